@@ -1,0 +1,136 @@
+# vrseg - build, test and run.
+#
+#   make            build bin/vrctl, bin/vr-controller, bin/vr-worker
+#   make run        install deps, build, process the bundled sample
+#   make test       install deps, build, fuzz the model loader briefly, run every test
+#   make test-gpu   CUDA kernels vs. their C twins (needs a GPU)
+#   make bench-gpu / bench-pipeline / bench-cpu   benchmarks (see docs/PERF.md)
+#   make bundle     relocatable tarball: bin/ + private lib/ (RPATH $ORIGIN/../lib)
+#
+# V=1 shows commands; DEV=1 adds -Werror; CUDA=0 forces a CPU-only build.
+
+V ?= 0
+ifeq ($(V),0)
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2)
+else
+Q :=
+say = @:
+endif
+
+CC      ?= gcc
+BUILD   := build
+PKGS    := libavformat libavcodec libavutil libswscale libswresample hiredis jansson libcurl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -MMD -MP -pthread -fno-strict-aliasing
+CFLAGS  += -Icommon -Ikernels -Iworker -Icontroller $(PKG_CFLAGS)
+ifeq ($(DEV),1)
+CFLAGS  += -Werror
+endif
+LDLIBS  := $(PKG_LIBS) -lm -ldl -lpthread
+
+# ---- CUDA: found or not found ----
+CUDA ?= auto
+ifeq ($(CUDA),auto)
+NVCC := $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+else ifeq ($(CUDA),0)
+NVCC :=
+else
+NVCC := $(CUDA)
+endif
+ifneq ($(NVCC),)
+CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_MSG  := CUDA: found $(NVCC): building kernels/*.cu for sm_90 (+PTX)
+NVFLAGS   := -O3 -std=c++17 -Xcompiler -fPIC,-Wall -Icommon -Ikernels \
+             -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
+             -DVR_HAVE_CUDA=1 -MMD -MP --expt-relaxed-constexpr
+CFLAGS    += -DVR_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lstdc++
+CU_SRC    := $(wildcard kernels/*.cu)
+else
+CUDA_MSG  := CUDA: not found (no nvcc): CPU-only build, --gpu unavailable
+CU_SRC    :=
+endif
+
+# ---- sources: one library per folder, one main per binary ----
+CORE_SRC   := $(wildcard common/*.c kernels/*.c)
+WORKER_SRC := $(filter-out worker/main.c,$(wildcard worker/*.c))
+CTL_SRC    := $(filter-out controller/main.c,$(wildcard controller/*.c))
+CLI_SRC    := $(filter-out cli/main.c,$(wildcard cli/*.c))
+TEST_SRC   := $(wildcard tests/t-*.c tests/util-*.c)
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$(1)))
+
+CORE_LIB   := $(BUILD)/libvrcore.a
+WORKER_LIB := $(BUILD)/libvrworker.a
+CTL_LIB    := $(BUILD)/libvrcontroller.a
+CLI_LIB    := $(BUILD)/libvrcli.a
+ALL_LIBS   := $(CLI_LIB) $(CTL_LIB) $(WORKER_LIB) $(CORE_LIB)
+
+BINS := bin/vrctl bin/vr-controller bin/vr-worker
+TEST_BIN := $(BUILD)/tests/vrtests
+
+.PHONY: all deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg
+all: cuda-msg $(BINS)
+
+cuda-msg:
+	@echo "$(CUDA_MSG)"
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(call say,NVCC,$<)
+	$(Q)$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(call obj,$(CORE_SRC) $(CU_SRC))
+$(WORKER_LIB): $(call obj,$(WORKER_SRC))
+$(CTL_LIB): $(call obj,$(CTL_SRC))
+$(CLI_LIB): $(call obj,$(CLI_SRC))
+$(BUILD)/%.a:
+	@mkdir -p $(dir $@)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+bin/vr-worker: $(BUILD)/worker/main.o $(WORKER_LIB) $(CORE_LIB)
+bin/vr-controller: $(BUILD)/controller/main.o $(CTL_LIB) $(CORE_LIB)
+bin/vrctl: $(BUILD)/cli/main.o $(CLI_LIB) $(CTL_LIB) $(WORKER_LIB) $(CORE_LIB)
+bin/%:
+	@mkdir -p bin
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -Wl,-rpath,'$$ORIGIN/../lib'
+
+# ---- tests ----
+$(TEST_BIN): $(call obj,$(TEST_SRC)) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+
+deps:
+	@deploy/install-deps.sh
+
+FUZZ_SECONDS ?= 30
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BIN)
+	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)$(MAKE) --no-print-directory test-unit
+
+test-unit: all $(TEST_BIN)
+	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(CURDIR)/bin $(TEST_BIN) $(TEST_ARGS)
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)deploy/run-sample.sh
+
+-include mk/*.mk
+
+clean:
+	rm -rf $(BUILD) bin dist
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,123 @@
+/*
+ * cli.c - table-driven subcommand dispatch and generated help (see cli.h).
+ */
+#include "cli.h"
+
+#include "log.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+static const struct cli_cmd *cli_cmd_now;
+static const char *cli_prog_now = "vrseg";
+
+const struct cli_cmd *cli_current(void) { return cli_cmd_now; }
+const char *cli_prog(void) { return cli_prog_now; }
+
+static void cli_usage_all(FILE *f, const char *prog, const char *about,
+                          const struct cli_cmd *cmds)
+{
+    fprintf(f, "%s - %s\n\nusage: %s <command> [options]\n\ncommands:\n",
+            prog, about, prog);
+    for (const struct cli_cmd *c = cmds; c->name; c++)
+        fprintf(f, "  %-16s %s%s\n", c->name, c->summary,
+                (c->flags & CLI_NOT_BUILT) ? " (not built yet)" : "");
+    fprintf(f, "\n'%s help <command>' or '%s <command> --help' shows a "
+               "command's options.\n", prog, prog);
+}
+
+void cli_cmd_usage(FILE *f, const char *prog, const struct cli_cmd *cmd)
+{
+    fprintf(f, "usage: %s %s %s\n\n%s\n", prog, cmd->name,
+            cmd->usage ? cmd->usage : "", cmd->summary);
+    if (cmd->help)
+        fprintf(f, "\n%s", cmd->help);
+    if (cmd->flags & CLI_NOT_BUILT)
+        fprintf(f, "\nThis command is not built yet.\n");
+}
+
+static const struct cli_cmd *cli_find(const struct cli_cmd *cmds, const char *name)
+{
+    for (const struct cli_cmd *c = cmds; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+static int cli_run(const char *prog, const struct cli_cmd *c, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            cli_cmd_usage(stdout, prog, c);
+            return 0;
+        }
+    }
+    if (c->flags & CLI_NOT_BUILT) {
+        fprintf(stderr, "%s %s: not built yet (a later issue brings it)\n",
+                prog, c->name);
+        return 2;
+    }
+    cli_cmd_now = c;
+    argv[0] = (char *)c->name;
+    return c->fn(argc, argv);
+}
+
+int cli_main(const char *prog, const char *about, const struct cli_cmd *cmds,
+             int argc, char **argv)
+{
+    cli_prog_now = prog;
+    log_init(prog);
+    const struct cli_cmd *dflt = NULL;
+    for (const struct cli_cmd *c = cmds; c->name; c++)
+        if (c->flags & CLI_DEFAULT)
+            dflt = c;
+
+    if (argc < 2) {
+        if (dflt)
+            return cli_run(prog, dflt, argc, argv);
+        cli_usage_all(stderr, prog, about, cmds);
+        return 2;
+    }
+    const char *a = argv[1];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        cli_usage_all(stdout, prog, about, cmds);
+        return 0;
+    }
+    if (strcmp(a, "help") == 0) {
+        if (argc < 3) {
+            cli_usage_all(stdout, prog, about, cmds);
+            return 0;
+        }
+        const struct cli_cmd *c = cli_find(cmds, argv[2]);
+        if (!c) {
+            fprintf(stderr, "%s: unknown command '%s'\n", prog, argv[2]);
+            return 2;
+        }
+        cli_cmd_usage(stdout, prog, c);
+        return 0;
+    }
+    if (a[0] == '-' && dflt)
+        return cli_run(prog, dflt, argc, argv);
+    const struct cli_cmd *c = cli_find(cmds, a);
+    if (!c) {
+        fprintf(stderr, "%s: unknown command '%s'\n\n", prog, a);
+        cli_usage_all(stderr, prog, about, cmds);
+        return 2;
+    }
+    return cli_run(prog, c, argc - 1, argv + 1);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+    const char *name = cli_cmd_now ? cli_cmd_now->name : "";
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s %s: %s\ntry '%s %s --help'\n", cli_prog_now, name, msg,
+            cli_prog_now, name);
+    return 2;
+}

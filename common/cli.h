@@ -1,0 +1,47 @@
+/*
+ * cli.h - subcommands from a table (after git's git.c and redis-cli).
+ *
+ * Each binary declares one `struct cli_cmd` array ending in a zeroed entry;
+ * cli_main() picks the entry named by argv[1], or the table's default entry
+ * when argv[1] is an option, and prints help generated from the table for
+ * `--help`, `-h` or `help [CMD]`. A command marked CLI_NOT_BUILT says that a
+ * later issue brings it and exits 2: nothing is faked.
+ */
+#ifndef VR_CLI_H
+#define VR_CLI_H
+
+#include <stdio.h>
+
+enum cli_flags {
+    CLI_NOT_BUILT = 1 << 0, /* listed in help, refuses to run */
+    CLI_DEFAULT   = 1 << 1, /* runs when argv[1] is an option or absent */
+};
+
+/* `fn` gets argc/argv with argv[0] set to the command's name, so getopt_long
+ * can be used directly. It returns the process exit code. */
+struct cli_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    unsigned flags;
+    const char *usage;   /* arguments, e.g. "[--model PATH] IN OUT" */
+    const char *summary; /* one line */
+    const char *help;    /* options explained, one per line; may be NULL */
+};
+
+/* Dispatches; returns the exit code for main(). `about` is one line shown
+ * at the top of the help. */
+int cli_main(const char *prog, const char *about, const struct cli_cmd *cmds,
+             int argc, char **argv);
+
+/* Prints the help of one command ("usage: prog name args" + summary + help). */
+void cli_cmd_usage(FILE *f, const char *prog, const struct cli_cmd *cmd);
+
+/* The command being run (valid inside fn), for error messages and usage. */
+const struct cli_cmd *cli_current(void);
+const char *cli_prog(void);
+
+/* Prints "prog cmd: <msg>\n" plus "try 'prog cmd --help'" to stderr and
+ * returns 2 (the exit code for bad usage). */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * config.c - table-driven, strict JSON configuration (see config.h).
+ */
+#include "config.h"
+
+#include "paths.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the key table ---- */
+
+enum key_type { K_INT, K_DOUBLE, K_BOOL, K_STR };
+
+struct config_key {
+    const char *name;
+    enum key_type type;
+    size_t off;
+    size_t size;            /* K_STR: buffer size */
+    double min, max;        /* K_INT, K_DOUBLE */
+    const char *choices;    /* K_STR: "a|b|c", or NULL for free text */
+};
+
+#define KI(n, lo, hi)  { #n, K_INT, offsetof(struct vr_config, n), 0, lo, hi, NULL }
+#define KD(n, lo, hi)  { #n, K_DOUBLE, offsetof(struct vr_config, n), 0, lo, hi, NULL }
+#define KB(n)          { #n, K_BOOL, offsetof(struct vr_config, n), 0, 0, 1, NULL }
+#define KS(n, ch)      { #n, K_STR, offsetof(struct vr_config, n), \
+                         sizeof(((struct vr_config *)0)->n), 0, 0, ch }
+
+static const struct config_key config_keys[] = {
+    KS(model, NULL),
+    KS(precision, "fp16|fp32"),
+    KI(tile_cols, 0, 16),
+    KI(tile_rows, 0, 16),
+    KD(tile_overlap, 0.0, 0.75),
+    KB(whole_pass),
+    KI(work_size, 64, 8192),
+    KS(refine, "guided|bilinear"),
+    KI(guided_radius, 1, 64),
+    KD(guided_eps, 1e-8, 1.0),
+    KD(smooth, 0.0, 0.95),
+    KI(batch, 1, 256),
+    KD(output_scale, 0.0625, 1.0),
+    KS(encoder, NULL),
+    KI(crf, 0, 51),
+    KS(preset, NULL),
+    { NULL, 0, 0, 0, 0, 0, NULL }
+};
+
+void config_defaults(struct vr_config *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->profile, sizeof c->profile, "%s", "builtin");
+    snprintf(c->model, sizeof c->model, "%s", "models/selfie_segmentation.tflite");
+    snprintf(c->precision, sizeof c->precision, "%s", "fp16");
+    c->tile_cols = 2;
+    c->tile_rows = 2;
+    c->tile_overlap = 0.25;
+    c->whole_pass = 1;
+    c->work_size = 512;
+    snprintf(c->refine, sizeof c->refine, "%s", "guided");
+    c->guided_radius = 4;
+    c->guided_eps = 1e-3;
+    c->smooth = 0.0;
+    c->batch = 4;
+    c->output_scale = 1.0;
+    snprintf(c->encoder, sizeof c->encoder, "%s", "auto");
+    c->crf = 23;
+    snprintf(c->preset, sizeof c->preset, "%s", "ultrafast");
+}
+
+/* ---- applying JSON ---- */
+
+static int choice_ok(const char *choices, const char *v)
+{
+    size_t vl = strlen(v);
+    for (const char *p = choices; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t l = bar ? (size_t)(bar - p) : strlen(p);
+        if (l == vl && strncmp(p, v, l) == 0)
+            return 1;
+        p += l + (bar ? 1 : 0);
+    }
+    return 0;
+}
+
+static int apply_key(struct vr_config *c, const struct config_key *k,
+                     json_t *v, const char *src, vr_err *err)
+{
+    char *base = (char *)c + k->off;
+    switch (k->type) {
+    case K_INT: {
+        if (!json_is_integer(v))
+            return vr_err_set(err, VR_EINVAL, "%s: key '%s' must be an integer", src, k->name);
+        json_int_t x = json_integer_value(v);
+        if (x < k->min || x > k->max)
+            return vr_err_set(err, VR_EINVAL, "%s: key '%s' = %lld is outside [%g, %g]",
+                              src, k->name, (long long)x, k->min, k->max);
+        *(int *)base = (int)x;
+        return 0;
+    }
+    case K_DOUBLE: {
+        if (!json_is_number(v))
+            return vr_err_set(err, VR_EINVAL, "%s: key '%s' must be a number", src, k->name);
+        double x = json_number_value(v);
+        if (!(x >= k->min && x <= k->max))
+            return vr_err_set(err, VR_EINVAL, "%s: key '%s' = %g is outside [%g, %g]",
+                              src, k->name, x, k->min, k->max);
+        *(double *)base = x;
+        return 0;
+    }
+    case K_BOOL:
+        if (!json_is_boolean(v))
+            return vr_err_set(err, VR_EINVAL, "%s: key '%s' must be true or false", src, k->name);
+        *(int *)base = json_is_true(v);
+        return 0;
+    case K_STR: {
+        if (!json_is_string(v))
+            return vr_err_set(err, VR_EINVAL, "%s: key '%s' must be a string", src, k->name);
+        const char *s = json_string_value(v);
+        if (strlen(s) >= k->size || !*s)
+            return vr_err_set(err, VR_EINVAL, "%s: key '%s' must be 1..%zu characters",
+                              src, k->name, k->size - 1);
+        if (k->choices && !choice_ok(k->choices, s))
+            return vr_err_set(err, VR_EINVAL, "%s: key '%s' = \"%s\" is not one of %s",
+                              src, k->name, s, k->choices);
+        memcpy(base, s, strlen(s) + 1);
+        return 0;
+    }
+    }
+    return vr_err_set(err, VR_EINVAL, "%s: key '%s': bad type", src, k->name);
+}
+
+static int apply_object(struct vr_config *c, json_t *root, const char *src, vr_err *err)
+{
+    if (!json_is_object(root))
+        return vr_err_set(err, VR_EINVAL, "%s: top level must be a JSON object", src);
+    /* Apply to a copy, so a bad file leaves *c untouched. */
+    struct vr_config tmp = *c;
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v) {
+        const struct config_key *k = config_keys;
+        while (k->name && strcmp(k->name, key) != 0)
+            k++;
+        if (!k->name)
+            return vr_err_set(err, VR_EINVAL, "%s: unknown key '%s'", src, key);
+        int rc = apply_key(&tmp, k, v, src, err);
+        if (rc)
+            return rc;
+    }
+    *c = tmp;
+    return 0;
+}
+
+int config_apply_text(struct vr_config *c, const char *text, const char *src, vr_err *err)
+{
+    json_error_t je;
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return vr_err_set(err, VR_EINVAL, "%s:%d:%d: %s", src, je.line, je.column, je.text);
+    int rc = apply_object(c, root, src, err);
+    json_decref(root);
+    return rc;
+}
+
+int config_apply_file(struct vr_config *c, const char *path, vr_err *err)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        if (je.line < 0 || strstr(je.text, "unable to open"))
+            return vr_err_set(err, VR_ENOENT, "%s: cannot read: %s", path, je.text);
+        return vr_err_set(err, VR_EINVAL, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    }
+    int rc = apply_object(c, root, path, err);
+    json_decref(root);
+    return rc;
+}
+
+int config_load_profile(struct vr_config *c, const char *name, vr_err *err)
+{
+    config_defaults(c);
+    if (!*name || strchr(name, '/') || strlen(name) >= sizeof c->profile)
+        return vr_err_set(err, VR_EINVAL, "bad profile name '%s'", name);
+    char rel[128], path[4096];
+    snprintf(rel, sizeof rel, "configs/%s.json", name);
+    if (vr_data_path(rel, path, sizeof path) != 0)
+        return vr_err_set(err, VR_ENOENT,
+                          "unknown profile '%s' (no %s; profiles: fast, balanced, quality)",
+                          name, rel);
+    int rc = config_apply_file(c, path, err);
+    if (rc == 0)
+        snprintf(c->profile, sizeof c->profile, "%s", name);
+    return rc;
+}
+
+int config_to_json(const struct vr_config *c, char *buf, int size)
+{
+    json_t *o = json_object();
+    for (const struct config_key *k = config_keys; k->name; k++) {
+        const char *base = (const char *)c + k->off;
+        json_t *v = NULL;
+        switch (k->type) {
+        case K_INT:    v = json_integer(*(const int *)base); break;
+        case K_DOUBLE: v = json_real(*(const double *)base); break;
+        case K_BOOL:   v = json_boolean(*(const int *)base); break;
+        case K_STR:    v = json_string(base); break;
+        }
+        json_object_set_new(o, k->name, v);
+    }
+    char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(o);
+    if (!s)
+        return -1;
+    int n = snprintf(buf, (size_t)size, "%s", s);
+    free(s);
+    return n < size ? n : -1;
+}

@@ -1,0 +1,58 @@
+/*
+ * config.h - processing settings: profiles (configs/<name>.json) plus
+ * overrides (-c FILE), read through jansson.
+ *
+ * A profile is a flat JSON object whose keys are listed in config.c's key
+ * table, each with its type and range; an unknown key, a wrong type or a
+ * value out of range is an error naming the key and the file. Later files
+ * override earlier ones key by key, so `--profile fast -c mine.json` starts
+ * from fast and changes only what mine.json names.
+ */
+#ifndef VR_CONFIG_H
+#define VR_CONFIG_H
+
+#include "vr_err.h"
+
+#define CONFIG_STR 256
+
+struct vr_config {
+    char profile[64];          /* name of the profile loaded first */
+    /* network */
+    char model[CONFIG_STR];    /* tflite path (resolved with vr_data_path) */
+    char precision[8];         /* "fp16" | "fp32" (GPU; CPU is always fp32) */
+    /* tiling, per eye */
+    int tile_cols, tile_rows;  /* grid of overlapping model-size tiles; 0x0 = none */
+    double tile_overlap;       /* fraction of a tile shared with its neighbour */
+    int whole_pass;            /* also run the whole eye once, blended under tiles */
+    int work_size;             /* long side (px) of the eye mask tiles are blended into */
+    /* refinement to full resolution */
+    char refine[16];           /* "guided" | "bilinear" */
+    int guided_radius;         /* box radius at work resolution */
+    double guided_eps;         /* regularisation, in [0,1]^2 intensity units */
+    double smooth;             /* temporal: weight of the previous mask, 0 = off */
+    /* pipeline */
+    int batch;                 /* frames per GPU batch */
+    double output_scale;       /* matte size relative to the input frame */
+    char encoder[32];          /* "auto" or an FFmpeg encoder name */
+    int crf;                   /* encoder quality (x264/x265 CRF) */
+    char preset[16];           /* encoder preset ("ultrafast", ...) */
+};
+
+/* Built-in defaults (the "balanced" values); never fails. */
+void config_defaults(struct vr_config *c);
+
+/* Applies the JSON object in `path` on top of *c. */
+int config_apply_file(struct vr_config *c, const char *path, vr_err *err);
+
+/* Applies a JSON text (for tests and --set); `src` names it in errors. */
+int config_apply_text(struct vr_config *c, const char *json, const char *src,
+                      vr_err *err);
+
+/* Defaults, then configs/<name>.json (found with vr_data_path). An unknown
+ * profile is an error listing the known ones. */
+int config_load_profile(struct vr_config *c, const char *name, vr_err *err);
+
+/* Writes the config as a JSON object into buf; returns bytes or -1. */
+int config_to_json(const struct vr_config *c, char *buf, int size);
+
+#endif

@@ -1,0 +1,32 @@
+#!/bin/sh
+# install-deps.sh - installs the Debian packages vrseg builds and tests with.
+# Quiet and quick when everything is already there; needs root (or sudo)
+# otherwise. Set VR_NO_INSTALL=1 to only report what is missing.
+set -eu
+PKGS="build-essential pkg-config clang libclang-rt-14-dev
+libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
+libhiredis-dev libjansson-dev libcurl4-openssl-dev libcriterion-dev
+redis-server ffmpeg xz-utils"
+
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing:$missing"
+if [ "${VR_NO_INSTALL:-0}" = 1 ]; then
+    echo "deps: VR_NO_INSTALL=1: install them by hand" >&2
+    exit 1
+fi
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "deps: need root or sudo to install:$missing" >&2; exit 1; }
+    SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "deps: done"

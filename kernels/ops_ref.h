@@ -1,0 +1,76 @@
+/*
+ * ops_ref.h - the plain-C reference of every network op (float32, NHWC,
+ * batched over n). These are the "C twins": the --cpu backend runs them, and
+ * every CUDA kernel in kernels/ops_cuda.h has the same arguments (plus a
+ * cudaStream_t) and is checked against them. Semantics are TensorFlow Lite's
+ * reference kernels, exactly: SAME/VALID padding, strides, dilation, fused
+ * activations, AVERAGE_POOL_2D counting only in-bounds taps,
+ * RESIZE_BILINEAR's align_corners / half_pixel_centers, and mediapipe's
+ * Convolution2DTransposeBias.
+ *
+ * Buffers are caller-owned, never aliased unless stated, and fully written.
+ */
+#ifndef VR_OPS_REF_H
+#define VR_OPS_REF_H
+
+#include <stddef.h>
+
+/* Geometry of a convolution-like op, filled by op_conv_geom(). */
+struct conv_geom {
+    int n;                 /* batch */
+    int ih, iw, cin;       /* input */
+    int oh, ow, cout;      /* output */
+    int kh, kw;            /* kernel */
+    int sh, sw;            /* strides */
+    int dh, dw;            /* dilations (1 = none) */
+    int pad_top, pad_left; /* leading padding (trailing is implied) */
+    int act;               /* enum model_act */
+};
+
+/* Fills output size and padding from TFLite's rules for `padding`
+ * (enum model_padding): SAME gives ceil(in/stride), VALID
+ * ceil((in - (k-1)*d) / stride); pad_top = max(needed, 0) / 2. */
+void op_conv_geom(struct conv_geom *g, int padding);
+
+/* Applies a fused activation (enum model_act) to one value. */
+float op_act(float x, int act);
+
+/* CONV_2D. w: OHWI [cout][kh][kw][cin]; b: [cout] or NULL. */
+void ref_conv2d(const struct conv_geom *g, const float *in, const float *w,
+                const float *b, float *out);
+
+/* DEPTHWISE_CONV_2D. cout = cin * depth_multiplier; w: [1][kh][kw][cout]. */
+void ref_dwconv2d(const struct conv_geom *g, const float *in, const float *w,
+                  const float *b, float *out);
+
+/* AVERAGE_POOL_2D (kh,kw = filter size; cin == cout). */
+void ref_avgpool(const struct conv_geom *g, const float *in, float *out);
+
+/* MEAN over H and W: out [n][c]. */
+void ref_mean_hw(int n, int h, int w, int c, const float *in, float *out);
+
+/* Element-wise, `count` values; in == out allowed. */
+void ref_relu(const float *in, float *out, size_t count);
+void ref_hard_swish(const float *in, float *out, size_t count); /* x*relu6(x+3)/6 */
+void ref_logistic(const float *in, float *out, size_t count);
+
+/* ADD / MUL of a [n][h][w][c] by b, which is either the same shape
+ * (b_full != 0) or one value per (n, c) broadcast over H,W
+ * (b_full == 0, b is [n][c]). Fused activation `act`. out may alias a. */
+void ref_add(int n, int h, int w, int c, const float *a, const float *b,
+             int b_full, int act, float *out);
+void ref_mul(int n, int h, int w, int c, const float *a, const float *b,
+             int b_full, int act, float *out);
+
+/* RESIZE_BILINEAR [n][ih][iw][c] -> [n][oh][ow][c]. */
+void ref_resize_bilinear(int n, int ih, int iw, int c, const float *in,
+                         int oh, int ow, int align_corners,
+                         int half_pixel_centers, float *out);
+
+/* mediapipe Convolution2DTransposeBias: out = bias + sum of in * w scattered
+ * with stride; w: OHWI [cout][kh][kw][cin]; g->oh/ow are the output size
+ * (VALID: (in-1)*s + k; SAME: in*s), g->pad_* the cropped leading rows/cols. */
+void ref_tconv_bias(const struct conv_geom *g, const float *in, const float *w,
+                    const float *b, float *out);
+
+#endif
