@@ -7,7 +7,8 @@
 #   make bench-gpu / bench-pipeline / bench-cpu   benchmarks (see docs/PERF.md)
 #   make bundle     relocatable tarball: bin/ + private lib/ (RPATH $ORIGIN/../lib)
 #
-# V=1 shows commands; DEV=1 adds -Werror; CUDA=0 forces a CPU-only build.
+# V=1 shows commands; DEV=1 adds -Werror; CUDA=0 forces a CPU-only build;
+# BUILD=dir BINDIR=dir keep a private build (e.g. one per CUDA setting).
 
 V ?= 0
 ifeq ($(V),0)
@@ -19,7 +20,8 @@ say = @:
 endif
 
 CC      ?= gcc
-BUILD   := build
+BUILD   ?= build
+BINDIR  ?= bin
 PKGS    := libavformat libavcodec libavutil libswscale libswresample hiredis jansson libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -70,7 +72,7 @@ CTL_LIB    := $(BUILD)/libvrcontroller.a
 CLI_LIB    := $(BUILD)/libvrcli.a
 ALL_LIBS   := $(CLI_LIB) $(CTL_LIB) $(WORKER_LIB) $(CORE_LIB)
 
-BINS := bin/vrctl bin/vr-controller bin/vr-worker
+BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker
 TEST_BIN := $(BUILD)/tests/vrtests
 
 .PHONY: all deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg
@@ -98,11 +100,11 @@ $(BUILD)/%.a:
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-bin/vr-worker: $(BUILD)/worker/main.o $(WORKER_LIB) $(CORE_LIB)
-bin/vr-controller: $(BUILD)/controller/main.o $(CTL_LIB) $(CORE_LIB)
-bin/vrctl: $(BUILD)/cli/main.o $(CLI_LIB) $(CTL_LIB) $(WORKER_LIB) $(CORE_LIB)
-bin/%:
-	@mkdir -p bin
+$(BINDIR)/vr-worker: $(BUILD)/worker/main.o $(WORKER_LIB) $(CORE_LIB)
+$(BINDIR)/vr-controller: $(BUILD)/controller/main.o $(CTL_LIB) $(CORE_LIB)
+$(BINDIR)/vrctl: $(BUILD)/cli/main.o $(CLI_LIB) $(CTL_LIB) $(WORKER_LIB) $(CORE_LIB)
+$(BINDIR)/%:
+	@mkdir -p $(BINDIR)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -Wl,-rpath,'$$ORIGIN/../lib'
 
@@ -122,7 +124,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-unit
 
 test-unit: all $(TEST_BIN)
-	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(CURDIR)/bin $(TEST_BIN) $(TEST_ARGS)
+	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(abspath $(BINDIR)) $(TEST_BIN) $(TEST_ARGS)
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -131,6 +133,6 @@ run: deps
 -include mk/*.mk
 
 clean:
-	rm -rf $(BUILD) bin dist
+	rm -rf $(BUILD) $(BINDIR) dist
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,30 @@
+/*
+ * net.h - runs a loaded model (model.h) on a batch of inputs.
+ *
+ * The CPU backend executes the ops in order with the C twins of ops_ref.h,
+ * float32, planning activation buffers once at creation so a run allocates
+ * nothing. The CUDA backend (net_cuda.h, when built with nvcc) runs the same
+ * graph with hand-written kernels; this header is the CPU one and is what
+ * the GPU one is checked against.
+ */
+#ifndef VR_NET_H
+#define VR_NET_H
+
+#include "model.h"
+#include "vr_err.h"
+
+struct net;
+
+/* Prepares the model for batches of up to max_batch inputs. The net keeps a
+ * pointer to `m`, which must outlive it. Returns 0 or a VR_E* code. */
+int net_create(const struct model *m, int max_batch, struct net **out, vr_err *err);
+
+/* Runs n (1..max_batch) inputs: `in` is [n][in_h][in_w][3] RGB in [0,1],
+ * `out` is [n][in_h][in_w] (the sigmoid output, channel 0). Both host
+ * memory, caller-owned. */
+int net_run(struct net *net, const float *in, int n, float *out, vr_err *err);
+
+/* Frees and clears *net; accepts NULL. */
+void net_free(struct net **net);
+
+#endif
