@@ -1,0 +1,49 @@
+/*
+ * net_cuda.h - the network on the GPU: the same graph as net.h, run with the
+ * hand-written kernels of kernels/ops_*.cu (fp16 half2 or fp32, fused where
+ * it pays), captured as one CUDA graph per batch size and replayed. Weights
+ * go to the GPU once, at creation. Only built with nvcc (VR_HAVE_CUDA).
+ */
+#ifndef VR_NET_CUDA_H
+#define VR_NET_CUDA_H
+
+#include "model.h"
+#include "vr_err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct netcu;
+
+/* Variant knobs the auto-tuner chooses among (tune.h). */
+struct netcu_opts {
+    int max_batch;   /* tiles per run */
+    int fp16;        /* 1: half2 kernels, fp32 accumulation where it matters */
+    int fused;       /* 1: fused conv+bias+act, SE block, tconv+sigmoid */
+    int block;       /* threads per block for the element-wise kernels (0 = default) */
+    int use_graph;   /* 1: capture one CUDA graph per batch size */
+};
+
+/* Prepares the net on the current CUDA device. `m` must outlive the net. */
+int netcu_create(const struct model *m, const struct netcu_opts *o,
+                 struct netcu **out, vr_err *err);
+
+/* Runs n tiles on `stream` (a cudaStream_t): d_in is device memory
+ * [n][in_h][in_w][3] float32 RGB in [0,1]; d_out is device memory
+ * [n][in_h][in_w] float32 (the sigmoid output). Asynchronous: returns after
+ * enqueueing; errors of the launch are reported, kernel faults surface at
+ * the caller's next synchronisation. */
+int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out,
+              void *stream, vr_err *err);
+
+/* Bytes of device memory the net holds (weights + activations). */
+size_t netcu_device_bytes(const struct netcu *net);
+
+void netcu_free(struct netcu **net);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * pipeline.h - one video through decode -> segment -> encode on one GPU (or
+ * the CPU), stages joined by bounded queues so they overlap. `vr-worker
+ * process` runs it on a whole file and `vr-worker serve` on each chunk.
+ */
+#ifndef VR_PIPELINE_H
+#define VR_PIPELINE_H
+
+#include "config.h"
+#include "metrics.h"
+#include "seg.h"
+#include "vr_err.h"
+
+enum pipe_output { PIPE_OUT_MASK = 0, PIPE_OUT_ALPHA_PACKED, PIPE_OUT_GREENSCREEN };
+
+struct pipe_opts {
+    enum seg_backend backend;
+    int gpu;                   /* device index for SEG_CUDA */
+    struct vr_config cfg;      /* profile + overrides */
+    int layout;                /* enum seg_layout, or -1 = auto (metadata, else aspect) */
+    enum pipe_output output;
+    const char *trace_path;    /* Chrome trace JSON, or NULL */
+    volatile int *cancel;      /* set non-zero to stop early (VR_ECANCELED), or NULL */
+};
+
+/* Processes `in` into `out`. The output is written to a temporary name in
+ * out's directory and renamed on success, so `out` is either complete or
+ * absent. `m` (may be NULL) receives the per-stage histograms and counts.
+ * Returns 0 or a VR_E* code; err names file, stream and position. */
+int pipeline_run(const struct pipe_opts *o, const char *in, const char *out,
+                 struct metrics *m, vr_err *err);
+
+#endif
