@@ -32,7 +32,7 @@ CFLAGS  += -Icommon -Ikernels -Iworker -Icontroller $(PKG_CFLAGS)
 ifeq ($(DEV),1)
 CFLAGS  += -Werror
 endif
-LDLIBS  := $(PKG_LIBS) -lm -ldl -lpthread
+LDLIBS  := -Wl,--as-needed $(PKG_LIBS) -lm -ldl -lpthread
 
 # ---- CUDA: found or not found ----
 CUDA ?= auto
@@ -136,3 +136,6 @@ clean:
 	rm -rf $(BUILD) $(BINDIR) dist
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+bundle: all
+	$(Q)deploy/bundle.sh $(BINDIR)
