@@ -3,19 +3,45 @@
  * table; help is generated from it.
  */
 #include "cli.h"
+#include "vrctl.h"
+
+#define VRCTL_REDIS "  --redis URL        redis://[user:password@]host:port[/db] or unix:///path.sock\n" \
+                    "                     (default $VR_REDIS)\n"
 
 static const struct cli_cmd vrctl_cmds[] = {
-    { "submit", 0, CLI_NOT_BUILT,
+    { "submit", cmd_submit, 0,
       "IN -o OUT [--profile P] [--output KIND] [--chunk-seconds S] [--priority N] [--wait]",
-      "validate a video and enqueue it as a job; prints the job id", NULL },
-    { "status", 0, CLI_NOT_BUILT, "[JOB] [--json]", "show jobs and their progress", NULL },
-    { "watch", 0, CLI_NOT_BUILT, "JOB", "live progress bar until the job ends", NULL },
-    { "workers", 0, CLI_NOT_BUILT, "", "list live workers with GPU, chunk and fps", NULL },
-    { "cancel", 0, CLI_NOT_BUILT, "JOB", "cancel a job: drop its chunks, stop running ones", NULL },
-    { "retry", 0, CLI_NOT_BUILT, "JOB", "re-run a failed job's failed chunks", NULL },
-    { "metrics", 0, CLI_NOT_BUILT, "JOB [--json]", "per-stage timings and percentiles of a job", NULL },
-    { "run", 0, CLI_NOT_BUILT, "IN -o OUT [--workers N] [--cpu]",
-      "all-in-one local mode: private redis, controller and workers", NULL },
+      "validate a video and enqueue it as a job; prints the job id",
+      VRCTL_REDIS
+      "  -o OUT             output file (.mkv, .mp4, .mov), written by the controller\n"
+      "  --profile P        fast, balanced (default) or quality\n"
+      "  --output KIND      mask (default), alpha or greenscreen\n"
+      "  --chunk-seconds S  chunk length; chunks start at keyframes (10)\n"
+      "  --priority N       -100..100, recorded with the job (0)\n"
+      "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
+      "  --wait             show progress until the job ends; exit 0 only when done\n" },
+    { "status", cmd_status, 0, "[JOB] [--json]", "show jobs and their progress",
+      VRCTL_REDIS "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n" },
+    { "watch", cmd_watch, 0, "JOB", "live progress bar until the job ends (exit 0 = done)",
+      VRCTL_REDIS },
+    { "workers", cmd_workers, 0, "[--json]", "list live workers with GPU, chunk and fps",
+      VRCTL_REDIS },
+    { "cancel", cmd_cancel, 0, "JOB", "cancel a job: drop its chunks, stop running ones",
+      VRCTL_REDIS },
+    { "retry", cmd_retry, 0, "JOB", "re-run a failed (or cancelled) job's unfinished chunks",
+      VRCTL_REDIS },
+    { "metrics", cmd_metrics, 0, "JOB [--json]",
+      "per-stage timings and percentiles (merged histograms) of a job", VRCTL_REDIS },
+    { "run", cmd_run, 0, "IN -o OUT [--workers N] [--cpu] [--profile P] [--chunk-seconds S]",
+      "all-in-one local mode: private redis, controller and workers",
+      "  --workers N        CPU workers (with --cpu; default 1); GPUs: one worker each\n"
+      "  --cpu              use the CPU engine even if a GPU is present\n"
+      "  --profile P        fast, balanced (default) or quality\n"
+      "  --output KIND      mask (default), alpha or greenscreen\n"
+      "  --chunk-seconds S  chunk length (5)\n"
+      "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
+      "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"
+      "Ctrl-C stops everything it started and removes its temp dir.\n" },
     { 0 }
 };
 

@@ -3,11 +3,18 @@
  * reclaims stalled chunks, stitches and aggregates. Subcommands from a table.
  */
 #include "cli.h"
+#include "ctl.h"
 
 static const struct cli_cmd controller_cmds[] = {
-    { "run", 0, CLI_DEFAULT | CLI_NOT_BUILT,
-      "--redis URL --storage DIR [--lease-seconds N]",
-      "consume jobs and results until stopped (the default command)", NULL },
+    { "run", cmd_controller_run, CLI_DEFAULT,
+      "--redis URL --storage DIR [--lease-seconds N] [--keep-chunks]",
+      "consume jobs and results until stopped (the default command)",
+      "  --redis URL        redis://[user:password@]host:port[/db] or unix:///path.sock\n"
+      "                     (default $VR_REDIS)\n"
+      "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
+      "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
+      "  --keep-chunks      keep DIR/jobs/<id>/{in,out} after a job is done\n"
+      "SIGTERM or Ctrl-C stops it; another controller (or a restart) carries on.\n" },
     { 0 }
 };
 

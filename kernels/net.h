@@ -24,6 +24,15 @@ int net_create(const struct model *m, int max_batch, struct net **out, vr_err *e
  * memory, caller-owned. */
 int net_run(struct net *net, const float *in, int n, float *out, vr_err *err);
 
+/* Makes later net_run() calls split their batch over `threads` threads
+ * (1..NET_MAX_THREADS): each runs the whole graph on its share of the items
+ * with activation memory of its own, so memory grows with the thread count
+ * and a batch of one still runs on one thread. Results are bit for bit those
+ * of one thread. Call between runs, never during one. Returns 0, or a VR_E*
+ * code with the net back on one thread. */
+#define NET_MAX_THREADS 64
+int net_set_threads(struct net *net, int threads, vr_err *err);
+
 /* Frees and clears *net; accepts NULL. */
 void net_free(struct net **net);
 

@@ -32,12 +32,36 @@ struct conv_geom {
  * ceil((in - (k-1)*d) / stride); pad_top = max(needed, 0) / 2. */
 void op_conv_geom(struct conv_geom *g, int padding);
 
-/* Applies a fused activation (enum model_act) to one value. */
+/* Output size and cropping of mediapipe's Convolution2DTransposeBias, from
+ * g->ih/iw, kh/kw, sh/sw and `padding`: with total = SAME ?
+ * max(0, k - (in-1) % s - 1) : 0, out = s*(in-1) + k - total and the
+ * leading crop pad_* = total / 2 (for the model's 2x2 stride 2 kernel and an
+ * even input, out = in*s; an odd input gives in*s - 1). */
+void op_tconv_geom(struct conv_geom *g, int padding);
+
+/* Applies a fused activation (enum model_act) to one value: a clamp to
+ * [0,inf), [-1,1] or [0,6] as TFLite's ActivationFunctionWithMinMax (NaN
+ * passes through). MACT_TANH applies tanhf; note that TFLite's own CPU
+ * kernels ignore a fused TANH (CalculateActivationRange leaves it
+ * unclamped), which is why net_create() refuses models that use it. */
 float op_act(float x, int act);
 
 /* CONV_2D. w: OHWI [cout][kh][kw][cin]; b: [cout] or NULL. */
 void ref_conv2d(const struct conv_geom *g, const float *in, const float *w,
                 const float *b, float *out);
+
+/* Repacks CONV_2D weights from OHWI [cout][kh][kw][cin] to HWIO
+ * [kh][kw][cin][cout], so the output-channel loop is contiguous. dst has
+ * cout*kh*kw*cin floats, caller-owned; src and dst must not alias. */
+void op_pack_hwio(const float *w_ohwi, int cout, int kh, int kw, int cin,
+                  float *w_hwio);
+
+/* CONV_2D with HWIO weights (op_pack_hwio): the CPU engine's fast path.
+ * Sums in the same order as ref_conv2d (taps fy, fx, ic from 0.0f, then
+ * bias, then activation), so both agree bit for bit unless the compiler
+ * contracts multiply-adds into FMA differently in the two. */
+void ref_conv2d_hwio(const struct conv_geom *g, const float *in, const float *w_hwio,
+                     const float *b, float *out);
 
 /* DEPTHWISE_CONV_2D. cout = cin * depth_multiplier; w: [1][kh][kw][cout]. */
 void ref_dwconv2d(const struct conv_geom *g, const float *in, const float *w,
@@ -68,8 +92,9 @@ void ref_resize_bilinear(int n, int ih, int iw, int c, const float *in,
                          int half_pixel_centers, float *out);
 
 /* mediapipe Convolution2DTransposeBias: out = bias + sum of in * w scattered
- * with stride; w: OHWI [cout][kh][kw][cin]; g->oh/ow are the output size
- * (VALID: (in-1)*s + k; SAME: in*s), g->pad_* the cropped leading rows/cols. */
+ * with stride; w: OHWI [cout][kh][kw][cin]; b: [cout] (required); g->oh/ow
+ * are the output size and g->pad_* the cropped leading rows/cols, as
+ * op_tconv_geom() fills them. g->act is ignored (the op has none). */
 void ref_tconv_bias(const struct conv_geom *g, const float *in, const float *w,
                     const float *b, float *out);
 

@@ -1,4 +1,5 @@
-# libFuzzer target for the tflite loader (clang + libclang-rt).
+# libFuzzer target for the tflite loader (clang + libclang-rt). Undefined
+# behaviour aborts (-fno-sanitize-recover) so UBSan findings fail the run too.
 FUZZ_CC  ?= clang
 FUZZ_SRC := fuzz/fuzz_model.c common/tflite.c common/err.c common/log.c
 FUZZ_BIN := $(BUILD)/fuzz/fuzz_model
@@ -6,7 +7,8 @@ FUZZ_BIN := $(BUILD)/fuzz/fuzz_model
 $(FUZZ_BIN): $(FUZZ_SRC) common/model.h
 	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus
 	$(call say,FUZZCC,$@)
-	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -Icommon -o $@ $(FUZZ_SRC) -lm
+	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
+	   -fno-sanitize-recover=undefined -Icommon -o $@ $(FUZZ_SRC) -lm
 
 fuzz: $(FUZZ_BIN)
 	@echo "fuzz: model loader for $(FUZZ_SECONDS) s"

@@ -1,12 +1,202 @@
-/* cmd_segment_image.c - placeholder until the image path lands. */
+/*
+ * cmd_segment_image.c - `vr-worker segment-image`: one PNG/JPEG in, its
+ * 8-bit person mask out as PNG at the input's size, on the CPU backend.
+ *
+ * The normal path is the whole engine (seg.h: layout, tiles, blend, guided
+ * refinement). --raw is the network alone, for checking it against other
+ * implementations: the input must already be the model's input size, and
+ * the output is round(sigmoid * 255) of one pass, nothing else.
+ */
 #include "commands.h"
 
+#include "cli.h"
+#include "config.h"
+#include "frame_ref.h"
+#include "log.h"
+#include "model.h"
+#include "net.h"
+#include "paths.h"
+#include "seg.h"
+#include "vio_image.h"
+
+#include <libavutil/log.h>
+
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct seg_image_args {
+    const char *model, *profile, *overrides, *in, *out;
+    enum seg_layout layout;
+    int raw;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- the two paths ---- */
+
+/* One network pass over an image that is exactly the model's input size. */
+static int run_raw(const struct vr_config *cfg, const struct vio_image *img,
+                   uint8_t *mask, const char *in, vr_err *err)
+{
+    struct model *m = NULL;
+    struct net *net = NULL;
+    float *x = NULL, *y = NULL;
+    char path[CONFIG_STR + 512];
+    int rc;
+
+    vr_data_path(cfg->model, path, sizeof path);
+    if ((rc = model_load(path, &m, err)) < 0)
+        return rc;
+    if (img->w != m->in_w || img->h != m->in_h) {
+        rc = vr_err_set(err, VR_EINVAL, "%s: --raw needs the model's input size %dx%d "
+                        "(%s), the image is %dx%d", in, m->in_w, m->in_h, path,
+                        img->w, img->h);
+        goto out;
+    }
+    if ((rc = net_create(m, 1, &net, err)) < 0)
+        goto out;
+    x = malloc((size_t)img->w * img->h * 3 * sizeof *x);
+    y = malloc((size_t)img->w * img->h * sizeof *y);
+    if (!x || !y) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto out;
+    }
+    struct seg_frame f = { .fmt = SEG_PIX_RGB24, .w = img->w, .h = img->h,
+                           .data = { img->data }, .linesize = { img->linesize } };
+    struct frame_rect all = { 0, 0, img->w, img->h };
+    frame_preprocess_ref(&f, &all, 1, img->w, img->h, x); /* same size: exact copy */
+    double t0 = now_ms();
+    if ((rc = net_run(net, x, 1, y, err)) < 0)
+        goto out;
+    log_debug("network: %.1f ms", now_ms() - t0);
+    for (size_t i = 0; i < (size_t)img->w * img->h; i++)
+        mask[i] = frame_to_u8(y[i]);
+out:
+    free(x);
+    free(y);
+    net_free(&net);
+    model_free(&m);
+    return rc;
+}
+
+/* The whole engine, CPU backend, one frame. */
+static int run_engine(const struct vr_config *cfg, enum seg_layout layout,
+                      const struct vio_image *img, uint8_t *mask, vr_err *err)
+{
+    struct seg *s = NULL;
+    struct seg_opts o = { .backend = SEG_CPU, .cfg = cfg, .layout = layout,
+                          .in_w = img->w, .in_h = img->h, .max_batch = 1 };
+    int rc = seg_create(&o, &s, err);
+    if (rc < 0)
+        return rc;
+    struct seg_frame f = { .fmt = SEG_PIX_RGB24, .w = img->w, .h = img->h,
+                           .data = { img->data }, .linesize = { img->linesize } };
+    struct seg_mask m = { .data = mask, .w = img->w, .h = img->h, .linesize = img->w };
+    struct seg_timing t;
+    rc = seg_run(s, &f, 1, &m, &t, err);
+    if (rc == 0)
+        log_debug("engine: preprocess %.1f ms, network %.1f ms, blend+refine %.1f ms",
+                  t.preprocess, t.inference, t.postprocess);
+    seg_free(&s);
+    return rc;
+}
+
+/* ---- command ---- */
+
+static int parse_args(int argc, char **argv, struct seg_image_args *a)
+{
+    static const struct option opts[] = {
+        { "model", required_argument, 0, 'm' },
+        { "layout", required_argument, 0, 'l' },
+        { "profile", required_argument, 0, 'p' },
+        { "raw", no_argument, 0, 'r' },
+        { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    memset(a, 0, sizeof *a);
+    a->profile = "balanced";
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': a->model = optarg; break;
+        case 'p': a->profile = optarg; break;
+        case 'c': a->overrides = optarg; break;
+        case 'r': a->raw = 1; break;
+        case 'l': {
+            int l = seg_layout_parse(optarg);
+            if (l < 0)
+                return cli_usage_error("--layout %s: expected mono, sbs or tb", optarg);
+            a->layout = (enum seg_layout)l;
+            break;
+        }
+        case 'h':
+            cli_cmd_usage(stdout, cli_prog(), cli_current());
+            return -1;
+        default:
+            return cli_usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return cli_usage_error("expected IN and OUT, got %d argument(s)", argc - optind);
+    a->in = argv[optind];
+    a->out = argv[optind + 1];
+    return 0;
+}
 
 int cmd_segment_image(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "vr-worker segment-image: not built yet\n");
-    return 2;
+    struct seg_image_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    av_log_set_level(AV_LOG_FATAL); /* our one-line message says what failed */
+
+    struct vr_config cfg;
+    struct vio_image *img = NULL;
+    uint8_t *mask = NULL;
+    vr_err err = { 0 };
+    if ((rc = config_load_profile(&cfg, a.profile, &err)) < 0
+        || (a.overrides && (rc = config_apply_file(&cfg, a.overrides, &err)) < 0))
+        goto fail;
+    if (a.model)
+        snprintf(cfg.model, sizeof cfg.model, "%s", a.model);
+    double t0 = now_ms();
+    if ((rc = vio_image_read(a.in, &img, &err)) < 0)
+        goto fail;
+    double t1 = now_ms();
+    if (!(mask = malloc((size_t)img->w * img->h))) {
+        rc = vr_err_set(&err, VR_ENOMEM, "%s: out of memory", a.in);
+        goto fail;
+    }
+    rc = a.raw ? run_raw(&cfg, img, mask, a.in, &err)
+               : run_engine(&cfg, a.layout, img, mask, &err);
+    if (rc < 0) {
+        if (!strstr(err.msg, a.in))
+            vr_err_prefix(&err, "%s", a.in);
+        goto fail;
+    }
+    double t2 = now_ms();
+    if ((rc = vio_image_write_gray_png(a.out, mask, img->w, img->h, img->w, &err)) < 0)
+        goto fail;
+    log_debug("%s: %dx%d read %.1f ms, segment %.1f ms, write %.1f ms", a.in, img->w,
+              img->h, t1 - t0, t2 - t1, now_ms() - t2);
+    free(mask);
+    vio_image_free(&img);
+    return 0;
+
+fail:
+    fprintf(stderr, "%s %s: %s\n", cli_prog(), cli_current()->name, err.msg);
+    free(mask);
+    vio_image_free(&img);
+    return 1;
 }

@@ -7,5 +7,8 @@
 
 int cmd_segment_image(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_process(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

@@ -17,12 +17,44 @@ static const struct cli_cmd worker_cmds[] = {
       "                   tiling or refinement; writes sigmoid*255, rounded\n" },
     { "info", cmd_info, 0, "",
       "show the build (CUDA or CPU-only), GPUs and models found", NULL },
-    { "process", 0, CLI_NOT_BUILT, "[--gpu N | --cpu] [--profile P] IN -o OUT",
-      "segment a whole video: decode, segment, encode", NULL },
-    { "serve", 0, CLI_NOT_BUILT, "--redis URL --storage DIR (--gpu N | --gpu all | --cpu)",
-      "pull chunks from Redis and process them", NULL },
-    { "tune", 0, CLI_NOT_BUILT, "[--force]",
-      "auto-tune the CUDA kernels for this GPU and print the table", NULL },
+    { "process", cmd_process, 0,
+      "[--gpu N | --cpu] [--profile fast|balanced|quality] [-c FILE] [--layout auto|mono|sbs|tb]\n"
+      "        [--output mask|alpha-packed|greenscreen] [--metrics FILE] [--trace FILE] IN -o OUT",
+      "segment a whole video: decode, segment, encode (audio and other streams copied)",
+      "  --gpu N          NVDEC decode + CUDA engine on GPU N (default: GPU 0 if any, else CPU)\n"
+      "  --cpu            CPU decode + C reference engine\n"
+      "  --profile NAME   fast, balanced (default) or quality (configs/NAME.json)\n"
+      "  -c FILE          JSON overrides (batch, output_scale, encoder, crf, preset, ...)\n"
+      "  --layout L       auto (default: stereo metadata, spherical metadata, file-name tag,\n"
+      "                   then aspect 2:1 = sbs, 1:2 = tb, else mono), mono, sbs or tb\n"
+      "  --output K       mask (default: grayscale matte at output_scale), alpha-packed\n"
+      "                   (colour + matte in the fisheye corners, DeoVR-style) or greenscreen\n"
+      "  --metrics FILE   per-stage latency histograms (p50/p95/p99), fps, GPU use as JSON\n"
+      "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
+      "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
+    { "serve", cmd_serve, 0,
+      "--redis URL --storage DIR (--gpu N | --gpu all | --cpu) [--heartbeat-ms N]",
+      "pull chunks from Redis and process them",
+      "  --redis URL        redis://[user:password@]host:port[/db] or unix:///path.sock\n"
+      "                     (default $VR_REDIS)\n"
+      "  --storage DIR      the storage root the controller splits into (same files)\n"
+      "  --gpu N | all      one GPU, or one worker process per GPU\n"
+      "  --cpu              the CPU engine (slow; CI and machines without a GPU)\n"
+      "  --heartbeat-ms N   heartbeat and lease renewal period (1000); keep it well\n"
+      "                     under the controller's --lease-seconds\n"
+      "  --max-chunks N     stop after N chunks (tests, batch nodes)\n"
+      "SIGTERM drains: the chunk in hand is finished, no more are taken.\n" },
+    { "tune", cmd_tune, 0,
+      "[--force] [--gpu N] [--profile P] [-c FILE] [--size WxH] [--layout L] [--image PATH]",
+      "auto-tune the CUDA kernels for this GPU and print the table",
+      "  --force          re-tune even when the cache has a result for this key\n"
+      "  --gpu N          CUDA device index (default 0)\n"
+      "  --profile P      fast, balanced (default) or quality; -c FILE overrides\n"
+      "  --size WxH       frame size to tune for (default 8192x4096)\n"
+      "  --layout L       mono, sbs (default) or tb\n"
+      "  --image PATH     PNG/JPEG stretched into each eye as the tiles' content\n"
+      "                   (default: a synthetic scene)\n"
+      "  cache: $VR_TUNE_CACHE, else ~/.cache/vrseg/tune.json\n" },
     { 0 }
 };
 

@@ -1,0 +1,174 @@
+/*
+ * cmd_submit.c - `vrctl submit`: validate the input (exists, probes as video)
+ * and the options before anything is enqueued, then record the job and
+ * announce it in one MULTI/EXEC; prints the job id alone on stdout.
+ */
+#include "vrctl.h"
+
+#include "cli.h"
+#include "config.h"
+#include "job.h"
+#include "remux.h"
+
+#include <getopt.h>
+#include <libavformat/avformat.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Absolute form of a path whose file may not exist yet (its directory must). */
+static int vrctl_abs_out(const char *out, char *buf, size_t n)
+{
+    char a[JOB_PATH_MAX], b[JOB_PATH_MAX], dir[JOB_PATH_MAX];
+    snprintf(a, sizeof a, "%s", out);
+    snprintf(b, sizeof b, "%s", out);
+    if (!realpath(dirname(a), dir))
+        return -1;
+    int w = snprintf(buf, n, "%s/%s", dir, basename(b));
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est, vr_err *err)
+{
+    char *spec = NULL;
+    int rc = job_spec_to_json(js, &spec, err);
+    if (rc < 0)
+        return rc;
+    char jk[128];
+    rq_key_job(jk, sizeof jk, js->id);
+    redisReply *r;
+    if (!(r = rq_cmd(q, err, "MULTI")))
+        goto fail;
+    freeReplyObject(r);
+    if (!(r = rq_cmd(q, err, "HSET %s spec %s state queued created_ms %lld chunks_done 0 "
+                             "frames_done 0 frames_total %lld priority %d", jk, spec,
+                     js->created_ms, frames_est, js->priority)))
+        goto fail;
+    freeReplyObject(r);
+    if (!(r = rq_cmd(q, err, "ZADD %s %lld %s", RQ_INDEX, js->created_ms, js->id)))
+        goto fail;
+    freeReplyObject(r);
+    if (!(r = rq_cmd(q, err, "SADD vr:active %s", js->id)))
+        goto fail;
+    freeReplyObject(r);
+    if (!(r = rq_cmd(q, err, "XADD %s * job %s", RQ_JOBS, js->id)))
+        goto fail;
+    freeReplyObject(r);
+    if (!(r = rq_cmd(q, err, "EXEC")))
+        goto fail;
+    int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 4;
+    freeReplyObject(r);
+    free(spec);
+    return ok ? 0 : vr_err_set(err, VR_EREDIS, "redis: the job transaction was not applied");
+fail:
+    free(spec);
+    return err ? err->code : VR_EREDIS;
+}
+
+int vrctl_prepare(const char *in, const char *out, struct job_spec *js, long long *frames_est)
+{
+    av_log_set_level(AV_LOG_FATAL);
+    struct remux_info info;
+    vr_err e = { 0 };
+    if (remux_probe(in, &info, &e) < 0) {
+        fprintf(stderr, "vrctl: %s\n", e.msg);
+        return -1;
+    }
+    *frames_est = info.frames_est;
+    if (!realpath(in, js->input)) {
+        fprintf(stderr, "vrctl: cannot resolve %s\n", in);
+        return -1;
+    }
+    if (vrctl_abs_out(out, js->output, sizeof js->output) < 0) {
+        fprintf(stderr, "vrctl: output directory of %s does not exist\n", out);
+        return -1;
+    }
+    if (!av_guess_format(NULL, js->output, NULL)) {
+        fprintf(stderr, "vrctl: %s: unknown output container (use .mkv, .mp4 or .mov)\n", out);
+        return -1;
+    }
+    if (!strcmp(js->input, js->output)) {
+        fprintf(stderr, "vrctl: the output would overwrite the input\n");
+        return -1;
+    }
+    struct vr_config cfg;
+    if (config_load_profile(&cfg, js->profile, &e) < 0) {
+        fprintf(stderr, "vrctl: %s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "output-file", required_argument, 0, 'o' },
+        { "profile", required_argument, 0, 'p' },
+        { "output", required_argument, 0, 'k' },
+        { "chunk-seconds", required_argument, 0, 'c' },
+        { "priority", required_argument, 0, 'P' },
+        { "max-attempts", required_argument, 0, 'a' },
+        { "wait", no_argument, 0, 'w' },
+        { "redis", required_argument, 0, 'r' },
+        { 0, 0, 0, 0 }
+    };
+    struct job_spec js;
+    job_spec_defaults(&js);
+    const char *out = NULL, *redis = NULL;
+    int wait = 0, o;
+    while ((o = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        switch (o) {
+        case 'o': out = optarg; break;
+        case 'p': snprintf(js.profile, sizeof js.profile, "%s", optarg); break;
+        case 'k':
+            if (!job_output_kind_valid(optarg))
+                return cli_usage_error("--output must be mask, alpha or greenscreen");
+            snprintf(js.output_kind, sizeof js.output_kind, "%s", optarg);
+            break;
+        case 'c':
+            js.chunk_seconds = atof(optarg);
+            if (!(js.chunk_seconds >= 0.2 && js.chunk_seconds <= 3600))
+                return cli_usage_error("--chunk-seconds must be 0.2..3600");
+            break;
+        case 'P':
+            js.priority = atoi(optarg);
+            if (js.priority < -100 || js.priority > 100)
+                return cli_usage_error("--priority must be -100..100");
+            break;
+        case 'a':
+            js.max_attempts = atoi(optarg);
+            if (js.max_attempts < 1 || js.max_attempts > 100)
+                return cli_usage_error("--max-attempts must be 1..100");
+            break;
+        case 'w': wait = 1; break;
+        case 'r': redis = optarg; break;
+        default: return cli_usage_error("unknown option");
+        }
+    }
+    if (argc - optind != 1)
+        return cli_usage_error("expected one input video");
+    if (!out)
+        return cli_usage_error("missing -o OUT");
+    const char *in = argv[optind];
+
+    long long frames_est = 0;
+    vr_err e = { 0 };
+    if (vrctl_prepare(in, out, &js, &frames_est) < 0)
+        return 1;
+    struct rq *q = vrctl_connect(redis);
+    if (!q)
+        return 1;
+    job_new_id(js.id, sizeof js.id);
+    js.created_ms = rq_now_ms();
+    if (vrctl_enqueue(q, &js, frames_est, &e) < 0) {
+        fprintf(stderr, "vrctl submit: %s\n", e.msg);
+        rq_free(&q);
+        return 1;
+    }
+    printf("%s\n", js.id);
+    fflush(stdout);
+    int rc = wait ? vrctl_watch(q, js.id, NULL) : 0;
+    rq_free(&q);
+    return rc;
+}

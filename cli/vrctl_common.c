@@ -1,0 +1,141 @@
+/*
+ * vrctl_common.c - what vrctl's commands share: the Redis connection and the
+ * live progress display of one job (bar, fps, ETA, one line per worker).
+ */
+#include "vrctl.h"
+
+#include "rq_stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rq *vrctl_connect(const char *url)
+{
+    const char *u = rq_url_pick(url);
+    if (!u) {
+        fprintf(stderr, "vrctl: no Redis address: pass --redis URL or set VR_REDIS "
+                        "(redis://host:port or unix:///path.sock)\n");
+        return NULL;
+    }
+    struct rq *q = NULL;
+    vr_err e = { 0 };
+    for (int attempt = 0;; attempt++) {
+        if (rq_open(u, 5000, &q, &e) == 0)
+            return q;
+        if (!q || e.code == VR_EINVAL || attempt == 4) {
+            fprintf(stderr, "vrctl: %s\n", e.msg);
+            rq_free(&q);
+            return NULL;
+        }
+        rq_free(&q);
+        usleep(200000u << attempt);
+    }
+}
+
+/* ---- progress ---- */
+
+static void vrctl_bar(char *buf, size_t n, double frac, int width)
+{
+    int fill = (int)(frac * width + 0.5);
+    if (fill > width)
+        fill = width;
+    size_t k = 0;
+    buf[k++] = '[';
+    for (int i = 0; i < width && k + 2 < n; i++)
+        buf[k++] = i < fill ? '#' : '.';
+    buf[k++] = ']';
+    buf[k] = '\0';
+}
+
+/* Lines of the live workers working on job `id` ("name  chunk  fps"). */
+static int vrctl_worker_lines(struct rq *q, const char *id, FILE *f)
+{
+    redisReply *r = rq_cmd(q, NULL, "SMEMBERS %s", RQ_WORKERS);
+    if (!r)
+        return 0;
+    int lines = 0;
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && i < 64; i++) {
+        char name[160], chunk[96] = "", fps[32] = "";
+        if (rq_reply_str(r->element[i], name, sizeof name, NULL) <= 0)
+            continue;
+        char key[200];
+        snprintf(key, sizeof key, "vr:worker:%s", name);
+        rq_hget(q, key, "chunk", chunk, sizeof chunk, NULL);
+        rq_hget(q, key, "fps", fps, sizeof fps, NULL);
+        if (strncmp(chunk, id, strlen(id)) != 0)
+            continue;
+        fprintf(f, "\033[K  %-40s chunk %-6s last chunk %s fps\n", name,
+                strchr(chunk, '/') ? strchr(chunk, '/') + 1 : chunk, fps);
+        lines++;
+    }
+    freeReplyObject(r);
+    return lines;
+}
+
+int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
+{
+    struct rq_job_status *st = malloc(sizeof *st);
+    if (!st)
+        return 2;
+    int tty = isatty(2), drawn = 0, fails = 0, rc;
+    long long last_done = -1;
+    for (;;) {
+        if (stop && *stop) {
+            rc = 3;
+            break;
+        }
+        vr_err e = { 0 };
+        if (rq_job_status(q, id, 0, st, &e) < 0) {
+            if (e.code == VR_ENOENT) {
+                fprintf(stderr, "vrctl: %s\n", e.msg);
+                rc = 2;
+                break;
+            }
+            if (++fails > 120) {
+                fprintf(stderr, "vrctl: %s (gave up)\n", e.msg);
+                rc = 2;
+                break;
+            }
+            rq_backoff(q);
+            continue;
+        }
+        fails = 0;
+        int ended = !strcmp(st->state, "done") || !strcmp(st->state, "failed") ||
+                    !strcmp(st->state, "cancelled");
+        double frac = st->frames_total > 0 ? (double)st->frames_done / st->frames_total : 0;
+        char bar[64], eta[32] = "--";
+        vrctl_bar(bar, sizeof bar, frac, 30);
+        if (st->eta_s >= 0 && !ended)
+            snprintf(eta, sizeof eta, "%.0fs", st->eta_s);
+        if (tty) {
+            if (drawn)
+                fprintf(stderr, "\033[%dA", drawn);
+            fprintf(stderr, "\033[K%s %s %3.0f%%  chunks %lld/%lld  frames %lld/%lld  %.1f fps  ETA %s  [%s]\n",
+                    id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
+                    st->frames_total, st->fps, eta, st->state);
+            drawn = 1 + (ended ? 0 : vrctl_worker_lines(q, id, stderr));
+            fprintf(stderr, "\033[J");
+        } else if (st->chunks_done != last_done || ended) {
+            fprintf(stderr, "%s %s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
+                    id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
+                    st->frames_total, st->fps, eta, st->state);
+            last_done = st->chunks_done;
+        }
+        if (ended) {
+            if (!strcmp(st->state, "done")) {
+                fprintf(stderr, "%s: done in %.1f s (%.1f fps; split %.2f s, stitch %.2f s): %s\n",
+                        id, st->wall_s, st->fps, st->split_s, st->stitch_s, st->output);
+                rc = 0;
+            } else {
+                fprintf(stderr, "%s: %s%s%s\n", id, st->state, st->error[0] ? ": " : "", st->error);
+                rc = 1;
+            }
+            break;
+        }
+        usleep(300000);
+    }
+    free(st);
+    return rc;
+}

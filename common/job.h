@@ -1,0 +1,79 @@
+/*
+ * job.h - the job spec (what `vrctl submit` enqueues), the chunk task (what
+ * a worker gets) and the split manifest (what the controller stitches from),
+ * as JSON through jansson. Parsing is strict: unknown keys, wrong types,
+ * values out of range and oversized texts are errors naming the key, so a
+ * bad record in Redis fails one job with a reason instead of a process.
+ */
+#ifndef VR_JOB_H
+#define VR_JOB_H
+
+#include "vr_err.h"
+
+#include <stddef.h>
+
+#define JOB_ID_MAX     40
+#define JOB_PATH_MAX   1024
+#define JOB_MAX_JSON   16384            /* spec or task text */
+#define JOB_MAX_MANIFEST (8 << 20)      /* manifest.json */
+
+struct job_spec {
+    char id[JOB_ID_MAX];
+    char input[JOB_PATH_MAX];       /* absolute path, visible to controllers */
+    char output[JOB_PATH_MAX];      /* absolute path */
+    char profile[64];               /* fast | balanced | quality */
+    char output_kind[16];           /* mask | alpha | greenscreen */
+    double chunk_seconds;           /* 0.2 .. 3600 */
+    int priority;                   /* -100 .. 100, recorded for status */
+    int max_attempts;               /* deliveries before a chunk is dead-lettered */
+    long long created_ms;
+};
+
+struct chunk_task {
+    char job[JOB_ID_MAX];
+    int idx;
+    char in[JOB_PATH_MAX];          /* relative to the storage root */
+    char out[JOB_PATH_MAX];         /* relative to the storage root */
+    char profile[64];
+    char output_kind[16];
+    long long frames;               /* frames the chunk holds */
+};
+
+/* Defaults: balanced, mask, 10 s chunks, priority 0, 3 attempts. */
+void job_spec_defaults(struct job_spec *j);
+
+/* A new job id: "<UTC yyyymmdd-hhmmss>-<8 hex random>". */
+void job_new_id(char *buf, size_t n);
+
+/* 1 when `id` is a plausible job id (alnum and '-', 1..JOB_ID_MAX-1). */
+int job_id_valid(const char *id);
+
+/* 1 when kind is mask|alpha|greenscreen. */
+int job_output_kind_valid(const char *kind);
+
+/* Serialises into a malloc'd compact JSON string (*out, free()). */
+int job_spec_to_json(const struct job_spec *j, char **out, vr_err *err);
+int chunk_task_to_json(const struct chunk_task *t, char **out, vr_err *err);
+
+/* Strict parsers; `len` bounds the text (JOB_MAX_JSON). */
+int job_spec_parse(const char *json, size_t len, struct job_spec *j, vr_err *err);
+int chunk_task_parse(const char *json, size_t len, struct chunk_task *t, vr_err *err);
+
+/* ---- manifest: the split's result, written next to the chunks ---- */
+
+struct job_manifest {
+    int nchunks;
+    long long frames;          /* source video frames */
+    double duration_s;
+    double split_s;            /* seconds the split took */
+    long long *chunk_frames;   /* [nchunks], owned */
+};
+
+/* Writes {"frames","duration_s","split_s","chunks":[frames...]} durably. */
+int job_manifest_write(const char *path, const struct job_manifest *m, vr_err *err);
+
+/* Reads and checks it (counts add up, limits); release with _release. */
+int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err);
+void job_manifest_release(struct job_manifest *m);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * nvml.h - GPU utilisation and memory through NVML, loaded at run time with
+ * dlopen("libnvidia-ml.so.1") so the binaries neither link against nor need
+ * the driver's library: where it is absent, nvml_open says so and callers
+ * report "unknown".
+ */
+#ifndef VR_NVML_H
+#define VR_NVML_H
+
+#include "vr_err.h"
+
+#include <stdint.h>
+
+struct vr_nvml;
+
+/* Opens the GPU named by `pci_bus_id` (as cudaDeviceGetPCIBusId writes it;
+ * NVML's index order can differ from CUDA's) or, when NULL, by NVML index
+ * `index`. Returns 0, or VR_ENOTSUP when NVML or the GPU is unavailable. */
+int nvml_open(const char *pci_bus_id, int index, struct vr_nvml **out, vr_err *err);
+
+/* One sample: GPU utilisation over NVML's last period (percent) and device
+ * memory in use (bytes, whole device). Returns 0 or VR_EIO. */
+int nvml_sample(struct vr_nvml *n, unsigned *util_pct, uint64_t *mem_used);
+
+/* Shuts NVML down and frees *n, clearing it; accepts NULL. */
+void nvml_close(struct vr_nvml **n);
+
+#endif

@@ -1,0 +1,629 @@
+/*
+ * remux.c - probe, keyframe split and timestamp-exact stitch by stream copy
+ * (see remux.h). libavformat only: nothing is decoded or encoded here.
+ */
+#include "remux.h"
+
+#include "storage.h"
+
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- helpers ---- */
+
+static int remux_averr(int ret, const char *what, const char *path, vr_err *err)
+{
+    char buf[128];
+    av_strerror(ret, buf, sizeof buf);
+    if (ret == AVERROR(ENOENT))
+        return vr_err_set(err, VR_ENOENT, "%s: no such file", path);
+    if (ret == AVERROR(ENOSPC))
+        return storage_errno(ENOSPC, what, path, err);
+    if (ret == AVERROR_INVALIDDATA)
+        return vr_err_set(err, VR_EFORMAT, "%s %s: not a readable media file (%s)", what, path, buf);
+    return vr_err_set(err, VR_ECODEC, "%s %s: %s", what, path, buf);
+}
+
+/* Opens `path` and finds its best video stream. */
+static int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
+{
+    *ic = NULL;
+    int ret = avformat_open_input(ic, path, NULL, NULL);
+    if (ret < 0)
+        return remux_averr(ret, "cannot open", path, err);
+    ret = avformat_find_stream_info(*ic, NULL);
+    if (ret < 0) {
+        avformat_close_input(ic);
+        return remux_averr(ret, "cannot read stream info of", path, err);
+    }
+    *vs = av_find_best_stream(*ic, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    if (*vs < 0) {
+        avformat_close_input(ic);
+        return vr_err_set(err, VR_EFORMAT, "%s: not a video (no video stream)", path);
+    }
+    return 0;
+}
+
+static int64_t remux_ts(const AVPacket *p)
+{
+    return p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+}
+
+int remux_chunk_name(const char *dir, int i, char *out, size_t n, vr_err *err)
+{
+    int w = snprintf(out, n, "%s/%05d.mkv", dir, i);
+    if (w < 0 || (size_t)w >= n)
+        return vr_err_set(err, VR_EINVAL, "chunk path too long under %s", dir);
+    return 0;
+}
+
+/* ---- probe ---- */
+
+int remux_probe(const char *in, struct remux_info *info, vr_err *err)
+{
+    memset(info, 0, sizeof *info);
+    struct stat st;
+    if (stat(in, &st) < 0)
+        return vr_err_set(err, VR_ENOENT, "%s: no such file", in);
+    if (!S_ISREG(st.st_mode))
+        return vr_err_set(err, VR_EFORMAT, "%s: not a regular file", in);
+    AVFormatContext *ic;
+    int vs;
+    int rc = remux_open(in, &ic, &vs, err);
+    if (rc < 0)
+        return rc;
+    AVStream *s = ic->streams[vs];
+    info->width = s->codecpar->width;
+    info->height = s->codecpar->height;
+    if (s->avg_frame_rate.num > 0 && s->avg_frame_rate.den > 0)
+        info->fps = av_q2d(s->avg_frame_rate);
+    if (ic->duration > 0)
+        info->duration_s = ic->duration / (double)AV_TIME_BASE;
+    info->frames_est = s->nb_frames > 0 ? s->nb_frames
+                                        : (long long)(info->duration_s * info->fps + 0.5);
+    info->has_audio = av_find_best_stream(ic, AVMEDIA_TYPE_AUDIO, -1, -1, NULL, 0) >= 0;
+    snprintf(info->codec, sizeof info->codec, "%s", avcodec_get_name(s->codecpar->codec_id));
+    if (info->width <= 0 || info->height <= 0)
+        rc = vr_err_set(err, VR_EFORMAT, "%s: video stream has no frame size", in);
+    avformat_close_input(&ic);
+    return rc;
+}
+
+/* ---- split ---- */
+
+struct remux_out {
+    AVFormatContext *oc;
+    char tmp[STORAGE_PATH_MAX], path[STORAGE_PATH_MAX];
+};
+
+static void remux_out_abort(struct remux_out *o)
+{
+    if (o->oc) {
+        if (!(o->oc->oformat->flags & AVFMT_NOFILE))
+            avio_closep(&o->oc->pb);
+        avformat_free_context(o->oc);
+        o->oc = NULL;
+        unlink(o->tmp);
+    }
+}
+
+/* Opens path's temp name for writing with a copy of stream `is`. `fmt` names
+ * the muxer (NULL: from the extension of path). */
+static int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
+                          AVFormatContext *ic, const int *copy, int ncopy, vr_err *err)
+{
+    snprintf(o->path, sizeof o->path, "%s", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s.part", path);
+    const AVOutputFormat *of = av_guess_format(fmt, path, NULL);
+    if (!of)
+        return vr_err_set(err, VR_ENOTSUP, "%s: unknown output container (use .mkv, .mp4 or .mov)", path);
+    int ret = avformat_alloc_output_context2(&o->oc, of, NULL, o->tmp);
+    if (ret < 0)
+        return remux_averr(ret, "cannot create", path, err);
+    for (int i = 0; i < ncopy; i++) {
+        AVStream *is = ic->streams[copy[i]];
+        AVStream *os = avformat_new_stream(o->oc, NULL);
+        if (!os)
+            goto nomem;
+        if (avcodec_parameters_copy(os->codecpar, is->codecpar) < 0)
+            goto nomem;
+        os->codecpar->codec_tag = 0;
+        os->time_base = is->time_base;
+        os->avg_frame_rate = is->avg_frame_rate;
+        os->r_frame_rate = is->r_frame_rate;
+        os->sample_aspect_ratio = is->sample_aspect_ratio;
+        os->disposition = is->disposition;
+        av_dict_copy(&os->metadata, is->metadata, 0);
+    }
+    av_dict_copy(&o->oc->metadata, ic->metadata, 0);
+    ret = avio_open(&o->oc->pb, o->tmp, AVIO_FLAG_WRITE);
+    if (ret < 0) {
+        avformat_free_context(o->oc);
+        o->oc = NULL;
+        return remux_averr(ret, "cannot create", o->tmp, err);
+    }
+    return 0;
+nomem:
+    remux_out_abort(o);
+    return vr_err_set(err, VR_ENOMEM, "out of memory");
+}
+
+static int remux_out_finish(struct remux_out *o, vr_err *err)
+{
+    int ret = av_write_trailer(o->oc);
+    int ret2 = avio_closep(&o->oc->pb);
+    avformat_free_context(o->oc);
+    o->oc = NULL;
+    if (ret < 0 || ret2 < 0) {
+        unlink(o->tmp);
+        return remux_averr(ret < 0 ? ret : ret2, "cannot finish", o->path, err);
+    }
+    int rc = storage_sync_file(o->tmp, err);
+    if (rc == 0 && rename(o->tmp, o->path) < 0)
+        rc = storage_errno(errno, "cannot rename into", o->path, err);
+    if (rc == 0)
+        rc = storage_sync_file(o->path, err);
+    if (rc < 0)
+        unlink(o->tmp);
+    return rc;
+}
+
+void remux_split_release(struct remux_split *s)
+{
+    if (!s)
+        return;
+    free(s->chunks);
+    memset(s, 0, sizeof *s);
+}
+
+int remux_split(const char *in, const char *dir, double chunk_seconds,
+                struct remux_split *out, vr_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!(chunk_seconds > 0))
+        return vr_err_set(err, VR_EINVAL, "chunk length must be > 0 seconds");
+    AVFormatContext *ic = NULL;
+    int vs, rc = remux_open(in, &ic, &vs, err);
+    if (rc < 0)
+        return rc;
+    if ((rc = storage_mkdirs(dir, err)) < 0)
+        goto fail_ic;
+    AVStream *ist = ic->streams[vs];
+    double tb = av_q2d(ist->time_base);
+    struct remux_out o = { 0 };
+    AVPacket *pkt = av_packet_alloc();
+    int cap = 64;
+    out->chunks = calloc((size_t)cap, sizeof *out->chunks);
+    if (!pkt || !out->chunks) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    int64_t chunk_start = AV_NOPTS_VALUE, first_ts = AV_NOPTS_VALUE, last_ts = 0;
+    struct remux_chunk *cur = NULL;
+    int ret;
+    while ((ret = av_read_frame(ic, pkt)) >= 0) {
+        if (pkt->stream_index != vs) {
+            av_packet_unref(pkt);
+            continue;
+        }
+        int64_t ts = remux_ts(pkt);
+        if (ts == AV_NOPTS_VALUE) {
+            rc = vr_err_set(err, VR_EFORMAT, "%s: video packet %lld has no timestamp",
+                            in, out->frames);
+            goto fail;
+        }
+        if (first_ts == AV_NOPTS_VALUE)
+            first_ts = ts;
+        if (!o.oc && !(pkt->flags & AV_PKT_FLAG_KEY)) {
+            rc = vr_err_set(err, VR_EFORMAT, "%s: video does not start with a keyframe", in);
+            goto fail;
+        }
+        int start_new = !o.oc || ((pkt->flags & AV_PKT_FLAG_KEY) &&
+                                  (ts - chunk_start) * tb >= chunk_seconds - 1e-6);
+        if (start_new) {
+            if (o.oc && (rc = remux_out_finish(&o, err)) < 0)
+                goto fail;
+            if (out->nchunks >= REMUX_MAX_CHUNKS) {
+                rc = vr_err_set(err, VR_EINVAL, "%s: more than %d chunks; use a longer chunk length",
+                                in, REMUX_MAX_CHUNKS);
+                goto fail;
+            }
+            if (out->nchunks == cap) {
+                cap *= 2;
+                void *p = realloc(out->chunks, (size_t)cap * sizeof *out->chunks);
+                if (!p) {
+                    rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+                    goto fail;
+                }
+                out->chunks = p;
+            }
+            char path[STORAGE_PATH_MAX];
+            if ((rc = remux_chunk_name(dir, out->nchunks, path, sizeof path, err)) < 0)
+                goto fail;
+            int copy[1] = { vs };
+            if ((rc = remux_out_open(&o, path, "matroska", ic, copy, 1, err)) < 0)
+                goto fail;
+            AVDictionary *opts = NULL;
+            av_dict_set(&opts, "fflags", "+bitexact", 0);
+            o.oc->flags |= AVFMT_FLAG_BITEXACT;
+            ret = avformat_write_header(o.oc, &opts);
+            av_dict_free(&opts);
+            if (ret < 0) {
+                rc = remux_averr(ret, "cannot write", path, err);
+                goto fail;
+            }
+            cur = &out->chunks[out->nchunks++];
+            memset(cur, 0, sizeof *cur);
+            cur->first_frame = out->frames;
+            cur->start_s = (ts - first_ts) * tb;
+            chunk_start = ts;
+        }
+        cur->frames++;
+        cur->bytes += pkt->size;
+        out->frames++;
+        int64_t end = ts + (pkt->duration > 0 ? pkt->duration : 0);
+        if (end > last_ts)
+            last_ts = end;
+        cur->duration_s = (end - chunk_start) * tb;
+        pkt->stream_index = 0;
+        /* Each chunk starts at 0 like a file of its own; stitching takes the
+         * source's timestamps back by frame rank, so nothing is lost. */
+        if (pkt->pts != AV_NOPTS_VALUE)
+            pkt->pts -= chunk_start;
+        if (pkt->dts != AV_NOPTS_VALUE)
+            pkt->dts -= chunk_start;
+        av_packet_rescale_ts(pkt, ist->time_base, o.oc->streams[0]->time_base);
+        ret = av_write_frame(o.oc, pkt);
+        av_packet_unref(pkt);
+        if (ret < 0) {
+            rc = remux_averr(ret, "cannot write", o.path, err);
+            goto fail;
+        }
+    }
+    if (ret != AVERROR_EOF) {
+        rc = remux_averr(ret, "cannot read", in, err);
+        goto fail;
+    }
+    if (!o.oc) {
+        rc = vr_err_set(err, VR_EFORMAT, "%s: the video stream has no frames", in);
+        goto fail;
+    }
+    if ((rc = remux_out_finish(&o, err)) < 0)
+        goto fail;
+    out->duration_s = (last_ts - first_ts) * tb;
+    av_packet_free(&pkt);
+    avformat_close_input(&ic);
+    return 0;
+fail:
+    remux_out_abort(&o);
+    av_packet_free(&pkt);
+    remux_split_release(out);
+fail_ic:
+    avformat_close_input(&ic);
+    return rc;
+}
+
+/* ---- stitch ---- */
+
+static int remux_cmp64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads every video pts of `path` into a malloc'd sorted array. */
+static int remux_pts_list(const char *path, int64_t **pts, long long *n, AVRational *tb,
+                          int64_t *frame_dur, vr_err *err)
+{
+    *pts = NULL;
+    *n = 0;
+    AVFormatContext *ic;
+    int vs, rc = remux_open(path, &ic, &vs, err);
+    if (rc < 0)
+        return rc;
+    *tb = ic->streams[vs]->time_base;
+    long long cap = 1024;
+    int64_t *a = malloc((size_t)cap * sizeof *a);
+    AVPacket *pkt = av_packet_alloc();
+    int ret;
+    *frame_dur = 0;
+    if (!a || !pkt) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto out;
+    }
+    while ((ret = av_read_frame(ic, pkt)) >= 0) {
+        if (pkt->stream_index == vs) {
+            if (*n == cap) {
+                if (cap >= 100000000) {
+                    rc = vr_err_set(err, VR_EFORMAT, "%s: too many frames", path);
+                    av_packet_unref(pkt);
+                    goto out;
+                }
+                cap *= 2;
+                int64_t *p = realloc(a, (size_t)cap * sizeof *a);
+                if (!p) {
+                    rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+                    av_packet_unref(pkt);
+                    goto out;
+                }
+                a = p;
+            }
+            a[(*n)++] = remux_ts(pkt);
+            if (pkt->duration > 0)
+                *frame_dur = pkt->duration;
+        }
+        av_packet_unref(pkt);
+    }
+    if (ret != AVERROR_EOF)
+        rc = remux_averr(ret, "cannot read", path, err);
+    qsort(a, (size_t)*n, sizeof *a, remux_cmp64);
+out:
+    av_packet_free(&pkt);
+    avformat_close_input(&ic);
+    if (rc < 0) {
+        free(a);
+        *n = 0;
+        return rc;
+    }
+    *pts = a;
+    return 0;
+}
+
+int remux_count(const char *path, long long *frames, double *duration_s, vr_err *err)
+{
+    int64_t *pts, fd;
+    long long n;
+    AVRational tb;
+    int rc = remux_pts_list(path, &pts, &n, &tb, &fd, err);
+    if (rc < 0)
+        return rc;
+    *frames = n;
+    *duration_s = n ? (pts[n - 1] + fd - pts[0]) * av_q2d(tb) : 0;
+    free(pts);
+    return 0;
+}
+
+/* Position in the sorted array of the value v (binary search; -1 absent). */
+static long long remux_rank(const int64_t *a, long long n, int64_t v)
+{
+    long long lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        long long mid = lo + (hi - lo) / 2;
+        if (a[mid] == v)
+            return mid;
+        if (a[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+struct remux_stitch_state {
+    AVFormatContext *src;        /* source, for audio */
+    int src_vs;
+    int *amap;                   /* source stream -> output stream, -1 = drop */
+    AVPacket *apkt;              /* next audio packet, or empty */
+    int audio_eof;
+};
+
+/* Writes source audio packets up to (and including) the time `until` (in
+ * tb), or all of them when until is INT64_MAX. */
+static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
+                            int64_t until, AVRational tb, vr_err *err)
+{
+    for (;;) {
+        if (!s->apkt->data && !s->audio_eof) {
+            int ret;
+            for (;;) {
+                ret = av_read_frame(s->src, s->apkt);
+                if (ret < 0)
+                    break;
+                if (s->amap[s->apkt->stream_index] >= 0)
+                    break;
+                av_packet_unref(s->apkt);
+            }
+            if (ret == AVERROR_EOF) {
+                s->audio_eof = 1;
+            } else if (ret < 0) {
+                return remux_averr(ret, "cannot read audio of", s->src->url, err);
+            }
+        }
+        if (s->audio_eof)
+            return 0;
+        AVStream *is = s->src->streams[s->apkt->stream_index];
+        int64_t ats = s->apkt->dts != AV_NOPTS_VALUE ? s->apkt->dts : s->apkt->pts;
+        if (until != INT64_MAX && ats != AV_NOPTS_VALUE &&
+            av_compare_ts(ats, is->time_base, until, tb) > 0)
+            return 0;
+        int os = s->amap[s->apkt->stream_index];
+        s->apkt->stream_index = os;
+        av_packet_rescale_ts(s->apkt, is->time_base, o->oc->streams[os]->time_base);
+        s->apkt->pos = -1;
+        int ret = av_interleaved_write_frame(o->oc, s->apkt);
+        av_packet_unref(s->apkt);
+        if (ret < 0)
+            return remux_averr(ret, "cannot write audio to", o->path, err);
+    }
+}
+
+int remux_stitch(const char *src, const char *const *chunks, int n,
+                 const long long *chunk_frames, const char *out, vr_err *err)
+{
+    if (n < 1 || n > REMUX_MAX_CHUNKS)
+        return vr_err_set(err, VR_EINVAL, "stitch: %d chunks", n);
+    int64_t *spts = NULL, sdur = 0;
+    long long sn = 0;
+    AVRational stb;
+    int rc = remux_pts_list(src, &spts, &sn, &stb, &sdur, err);
+    if (rc < 0)
+        return rc;
+    long long want = 0;
+    for (int i = 0; i < n; i++)
+        want += chunk_frames[i];
+    struct remux_stitch_state s = { 0 };
+    struct remux_out o = { 0 };
+    AVFormatContext *cc = NULL;
+    int64_t *cpts = NULL;
+    AVPacket *pkt = av_packet_alloc();
+    s.apkt = av_packet_alloc();
+    if (!pkt || !s.apkt) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (want != sn) {
+        rc = vr_err_set(err, VR_EFORMAT, "stitch: the chunks should hold %lld frames but the "
+                        "source %s has %lld", want, src, sn);
+        goto fail;
+    }
+    if ((rc = remux_open(src, &s.src, &s.src_vs, err)) < 0)
+        goto fail;
+    /* Output streams: 0 = video from the first chunk, then the source's audio. */
+    int cvs;
+    if ((rc = remux_open(chunks[0], &cc, &cvs, err)) < 0)
+        goto fail;
+    s.amap = malloc(s.src->nb_streams * sizeof *s.amap);
+    if (!s.amap) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    int copy[64], ncopy = 0;
+    copy[ncopy++] = cvs;
+    for (unsigned i = 0; i < s.src->nb_streams; i++) {
+        s.amap[i] = -1;
+        if (s.src->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO && ncopy < 64)
+            s.amap[i] = ncopy++;
+    }
+    /* remux_out_open copies streams from one context: open with the chunk's
+     * video, then add the source's audio streams by hand. */
+    if ((rc = remux_out_open(&o, out, NULL, cc, copy, 1, err)) < 0)
+        goto fail;
+    av_dict_copy(&o.oc->metadata, s.src->metadata, 0);
+    AVStream *ovs = o.oc->streams[0], *svs = s.src->streams[s.src_vs];
+    ovs->time_base = stb;
+    ovs->avg_frame_rate = svs->avg_frame_rate;
+    ovs->r_frame_rate = svs->r_frame_rate;
+    av_dict_copy(&ovs->metadata, svs->metadata, 0);
+    for (int i = 0; i < svs->nb_side_data; i++) {
+        const AVPacketSideData *sd = &svs->side_data[i];
+        uint8_t *d = av_stream_new_side_data(ovs, sd->type, sd->size);
+        if (d)
+            memcpy(d, sd->data, sd->size);
+    }
+    for (unsigned i = 0; i < s.src->nb_streams; i++) {
+        if (s.amap[i] < 0)
+            continue;
+        AVStream *is = s.src->streams[i];
+        AVStream *os = avformat_new_stream(o.oc, NULL);
+        if (!os || avcodec_parameters_copy(os->codecpar, is->codecpar) < 0) {
+            rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+            goto fail;
+        }
+        os->codecpar->codec_tag = 0;
+        os->time_base = is->time_base;
+        os->disposition = is->disposition;
+        av_dict_copy(&os->metadata, is->metadata, 0);
+    }
+    avformat_close_input(&cc);
+    int ret = avformat_write_header(o.oc, NULL);
+    if (ret < 0) {
+        rc = remux_averr(ret, "cannot write", out, err);
+        goto fail;
+    }
+    AVRational otb = o.oc->streams[0]->time_base;
+    long long base = 0, written = 0;
+    int64_t last_dts = INT64_MIN;
+    for (int c = 0; c < n; c++) {
+        long long cn;
+        AVRational ctb;
+        int64_t cfd;
+        if ((rc = remux_pts_list(chunks[c], &cpts, &cn, &ctb, &cfd, err)) < 0) {
+            vr_err_prefix(err, "chunk %d", c);
+            goto fail;
+        }
+        if (cn != chunk_frames[c]) {
+            rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): %lld frames, expected %lld",
+                            c, chunks[c], cn, chunk_frames[c]);
+            goto fail;
+        }
+        if ((rc = remux_open(chunks[c], &cc, &cvs, err)) < 0)
+            goto fail;
+        while ((ret = av_read_frame(cc, pkt)) >= 0) {
+            if (pkt->stream_index != cvs) {
+                av_packet_unref(pkt);
+                continue;
+            }
+            int64_t ts = remux_ts(pkt);
+            long long r = remux_rank(cpts, cn, ts);
+            if (r < 0) {
+                av_packet_unref(pkt);
+                rc = vr_err_set(err, VR_EFORMAT, "chunk %d: packet without timestamp", c);
+                goto fail;
+            }
+            int64_t pts = spts[base + r];
+            int64_t delay = (pkt->dts != AV_NOPTS_VALUE && pkt->pts != AV_NOPTS_VALUE)
+                                ? av_rescale_q(pkt->pts - pkt->dts, ctb, stb) : 0;
+            int64_t dts = pts - (delay > 0 ? delay : 0);
+            pkt->pts = av_rescale_q(pts, stb, otb);
+            pkt->dts = av_rescale_q(dts, stb, otb);
+            if (pkt->dts <= last_dts)
+                pkt->dts = last_dts + 1;
+            if (pkt->pts < pkt->dts)
+                pkt->pts = pkt->dts;
+            last_dts = pkt->dts;
+            pkt->duration = sdur > 0 ? av_rescale_q(sdur, stb, otb) : 0;
+            pkt->stream_index = 0;
+            pkt->pos = -1;
+            if ((rc = remux_audio_upto(&s, &o, dts, stb, err)) < 0) {
+                av_packet_unref(pkt);
+                goto fail;
+            }
+            ret = av_interleaved_write_frame(o.oc, pkt);
+            av_packet_unref(pkt);
+            if (ret < 0) {
+                rc = remux_averr(ret, "cannot write", out, err);
+                goto fail;
+            }
+            written++;
+        }
+        if (ret != AVERROR_EOF) {
+            rc = remux_averr(ret, "cannot read", chunks[c], err);
+            goto fail;
+        }
+        avformat_close_input(&cc);
+        free(cpts);
+        cpts = NULL;
+        base += cn;
+    }
+    if ((rc = remux_audio_upto(&s, &o, INT64_MAX, stb, err)) < 0)
+        goto fail;
+    if ((rc = remux_out_finish(&o, err)) < 0)
+        goto fail;
+    /* Check what was written, from the file. */
+    long long got;
+    double dur, sdur_s = sn ? (spts[sn - 1] + sdur - spts[0]) * av_q2d(stb) : 0;
+    if ((rc = remux_count(out, &got, &dur, err)) < 0)
+        goto fail;
+    double frame_s = sdur > 0 ? sdur * av_q2d(stb) : 0.1;
+    if (got != sn || written != sn)
+        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, source has %lld", out, got, sn);
+    else if (dur < sdur_s - frame_s - 0.002 || dur > sdur_s + frame_s + 0.002)
+        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: duration %.3f s, source %.3f s", out, dur, sdur_s);
+    if (rc < 0)
+        unlink(out);
+fail:
+    remux_out_abort(&o);
+    avformat_close_input(&cc);
+    avformat_close_input(&s.src);
+    av_packet_free(&pkt);
+    av_packet_free(&s.apkt);
+    free(s.amap);
+    free(cpts);
+    free(spts);
+    return rc;
+}

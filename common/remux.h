@@ -1,0 +1,83 @@
+/*
+ * remux.h - split a video into chunks at keyframes and stitch processed
+ * chunks back, both by stream copy through libavformat (no re-encode).
+ *
+ * Split: every video packet of the source goes into exactly one chunk file
+ * (Matroska, video only); a new chunk starts at the first keyframe at least
+ * `chunk_seconds` after the current chunk's start. Audio stays in the source.
+ *
+ * Stitch: the chunks' video packets, in chunk order, with the SOURCE's
+ * presentation timestamps (the k-th frame of the output gets the k-th
+ * timestamp of the source, whatever timestamps the chunk files carry), plus
+ * every audio stream of the source by stream copy, the container and stream
+ * metadata and the video stream's side data (stereo/spherical). Then the
+ * frame count and duration are checked against the source.
+ *
+ * Frame-exactness needs closed GOPs (leading pictures of an open GOP
+ * reference the previous chunk); the per-chunk frame count check catches a
+ * source where that breaks, with the chunk named.
+ */
+#ifndef VR_REMUX_H
+#define VR_REMUX_H
+
+#include "vr_err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REMUX_MAX_CHUNKS 100000
+
+/* What submit needs to know about an input before enqueueing it. */
+struct remux_info {
+    int width, height;
+    double fps;            /* average frame rate, 0 when unknown */
+    double duration_s;     /* container duration, 0 when unknown */
+    long long frames_est;  /* nb_frames or duration*fps, 0 when unknown */
+    int has_audio;
+    char codec[32];
+};
+
+/* Opens `in` and finds its video stream. Errors: VR_ENOENT (missing file),
+ * VR_EFORMAT (not a media file, or no video stream), with the path named. */
+int remux_probe(const char *in, struct remux_info *info, vr_err *err);
+
+struct remux_chunk {
+    long long first_frame; /* index of its first frame in presentation order */
+    long long frames;      /* video packets (= frames) in it */
+    double start_s;        /* source pts of its first keyframe, seconds */
+    double duration_s;
+    long long bytes;       /* packet payload bytes */
+};
+
+struct remux_split {
+    int nchunks;
+    struct remux_chunk *chunks;  /* owned; remux_split_release frees */
+    long long frames;            /* total video packets of the source */
+    double duration_s;
+};
+
+/* Splits `in` into dir/NNNNN.mkv (00000, 00001, ...). Each file is written
+ * under a temporary name, fsync'd and renamed. Returns 0 or VR_E* (a full
+ * disk is VR_ENOSPC naming the file). *out is filled on success. */
+int remux_split(const char *in, const char *dir, double chunk_seconds,
+                struct remux_split *out, vr_err *err);
+
+/* Frees what remux_split allocated; accepts a zeroed struct. */
+void remux_split_release(struct remux_split *s);
+
+/* Path of chunk i in dir ("dir/00012.mkv"); returns 0 or VR_EINVAL. */
+int remux_chunk_name(const char *dir, int i, char *out, size_t n, vr_err *err);
+
+/* Stitches n processed chunks (paths) into `out` (container chosen from its
+ * extension; written to a temporary name, fsync'd and renamed) with `src`'s
+ * audio, metadata and timestamps. chunk_frames[i] is the number of frames
+ * chunk i must hold (from the split). Checks frame count and duration and
+ * fails with the chunk named. Returns 0 or VR_E*. */
+int remux_stitch(const char *src, const char *const *chunks, int n,
+                 const long long *chunk_frames, const char *out, vr_err *err);
+
+/* Counts the video packets of `path` and its video duration in seconds
+ * (last pts + one frame - first pts). */
+int remux_count(const char *path, long long *frames, double *duration_s, vr_err *err);
+
+#endif

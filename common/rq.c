@@ -1,0 +1,380 @@
+/*
+ * rq.c - Redis connection: address parsing, connect with AUTH/SELECT,
+ * commands that drop the context after any error (hiredis contexts are
+ * unusable after one) and reconnect on the next call, backoff, and checked
+ * reply accessors. Streams live in rq_stream.c, Lua scripts in rq_scripts.c.
+ */
+#include "rq.h"
+
+#include "log.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+struct rq {
+    redisContext *c;       /* NULL while disconnected */
+    struct rq_url url;
+    char url_text[512];    /* for messages, password removed */
+    int timeout_ms;
+    int backoff_ms;        /* next rq_backoff sleep */
+    long long trips;
+    int warned_down;       /* logged "unreachable" once per outage */
+};
+
+/* ---- address ---- */
+
+static int rq_copy(char *dst, size_t n, const char *s, size_t len)
+{
+    if (len >= n)
+        return -1;
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+    return 0;
+}
+
+int rq_url_parse(const char *s, struct rq_url *u, vr_err *err)
+{
+    memset(u, 0, sizeof *u);
+    if (!s || !*s)
+        return vr_err_set(err, VR_EINVAL, "redis address is empty (use --redis URL or VR_REDIS)");
+    if (strncmp(s, "unix://", 7) == 0) {
+        const char *p = s + 7;
+        if (*p != '/')
+            return vr_err_set(err, VR_EINVAL, "redis address '%s': unix:// needs an absolute socket path", s);
+        if (rq_copy(u->path, sizeof u->path, p, strlen(p)) < 0)
+            return vr_err_set(err, VR_EINVAL, "redis address '%s': socket path longer than %zu bytes", s, sizeof u->path - 1);
+        u->is_unix = 1;
+        return 0;
+    }
+    if (strncmp(s, "redis://", 8) != 0)
+        return vr_err_set(err, VR_EINVAL, "redis address '%s': expected redis://[user:password@]host:port[/db] or unix:///path.sock", s);
+    const char *p = s + 8;
+    const char *at = strrchr(p, '@');
+    if (at) {
+        const char *colon = memchr(p, ':', (size_t)(at - p));
+        if (!colon)
+            return vr_err_set(err, VR_EINVAL, "redis address: credentials must be user:password@ (user may be empty)");
+        if (rq_copy(u->user, sizeof u->user, p, (size_t)(colon - p)) < 0 ||
+            rq_copy(u->pass, sizeof u->pass, colon + 1, (size_t)(at - colon - 1)) < 0)
+            return vr_err_set(err, VR_EINVAL, "redis address: user or password too long");
+        p = at + 1;
+    }
+    const char *slash = strchr(p, '/');
+    const char *end = slash ? slash : p + strlen(p);
+    const char *colon = NULL;
+    for (const char *q = p; q < end; q++)
+        if (*q == ':')
+            colon = q;
+    if (!colon)
+        return vr_err_set(err, VR_EINVAL, "redis address '%s': missing :port", s);
+    if (colon == p)
+        return vr_err_set(err, VR_EINVAL, "redis address '%s': missing host", s);
+    if (rq_copy(u->host, sizeof u->host, p, (size_t)(colon - p)) < 0)
+        return vr_err_set(err, VR_EINVAL, "redis address: host too long");
+    char *e;
+    long port = strtol(colon + 1, &e, 10);
+    if (e != end || colon + 1 == end || port < 1 || port > 65535)
+        return vr_err_set(err, VR_EINVAL, "redis address '%s': port must be 1..65535", s);
+    u->port = (int)port;
+    if (slash) {
+        long db = strtol(slash + 1, &e, 10);
+        if (*e || slash[1] == '\0' || db < 0 || db > 1000)
+            return vr_err_set(err, VR_EINVAL, "redis address '%s': database must be a number 0..1000", s);
+        u->db = (int)db;
+    }
+    return 0;
+}
+
+const char *rq_url_pick(const char *flag)
+{
+    if (flag && *flag)
+        return flag;
+    const char *env = getenv("VR_REDIS");
+    return (env && *env) ? env : NULL;
+}
+
+/* ---- connection ---- */
+
+static void rq_drop(struct rq *q)
+{
+    if (q->c) {
+        redisFree(q->c);
+        q->c = NULL;
+    }
+}
+
+static int rq_connect(struct rq *q, vr_err *err)
+{
+    struct timeval tv = { q->timeout_ms / 1000, (q->timeout_ms % 1000) * 1000 };
+    redisContext *c = q->url.is_unix ? redisConnectUnixWithTimeout(q->url.path, tv)
+                                     : redisConnectWithTimeout(q->url.host, q->url.port, tv);
+    if (!c)
+        return vr_err_set(err, VR_ENOMEM, "redis %s: out of memory", q->url_text);
+    if (c->err) {
+        vr_err_set(err, VR_EREDIS, "cannot reach redis at %s: %s", q->url_text, c->errstr);
+        redisFree(c);
+        return VR_EREDIS;
+    }
+    redisSetTimeout(c, tv);
+    q->c = c;
+    redisReply *r = NULL;
+    if (q->url.pass[0]) {
+        q->trips++;
+        r = q->url.user[0] ? redisCommand(c, "AUTH %s %s", q->url.user, q->url.pass)
+                           : redisCommand(c, "AUTH %s", q->url.pass);
+        if (!r || r->type == REDIS_REPLY_ERROR) {
+            vr_err_set(err, VR_EREDIS, "redis %s: AUTH failed: %s", q->url_text,
+                       r ? r->str : c->errstr);
+            goto fail;
+        }
+        freeReplyObject(r);
+    }
+    if (q->url.db) {
+        q->trips++;
+        r = redisCommand(c, "SELECT %d", q->url.db);
+        if (!r || r->type == REDIS_REPLY_ERROR) {
+            vr_err_set(err, VR_EREDIS, "redis %s: SELECT %d failed: %s", q->url_text,
+                       q->url.db, r ? r->str : c->errstr);
+            goto fail;
+        }
+        freeReplyObject(r);
+    }
+    if (q->warned_down)
+        log_info("redis %s: connected again", q->url_text);
+    q->warned_down = 0;
+    return 0;
+fail:
+    if (r)
+        freeReplyObject(r);
+    rq_drop(q);
+    return VR_EREDIS;
+}
+
+int rq_open(const char *url, int timeout_ms, struct rq **out, vr_err *err)
+{
+    *out = NULL;
+    struct rq *q = calloc(1, sizeof *q);
+    if (!q)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    int rc = rq_url_parse(url, &q->url, err);
+    if (rc < 0) {
+        free(q);
+        return rc;
+    }
+    if (q->url.is_unix)
+        snprintf(q->url_text, sizeof q->url_text, "unix://%s", q->url.path);
+    else
+        snprintf(q->url_text, sizeof q->url_text, "redis://%s:%d/%d", q->url.host,
+                 q->url.port, q->url.db);
+    q->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
+    q->backoff_ms = 100;
+    /* hiredis write()s to the socket: a server that went away would kill the
+     * process with SIGPIPE instead of returning an error we can retry. */
+    struct sigaction sa;
+    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+        signal(SIGPIPE, SIG_IGN);
+    *out = q;
+    return rq_connect(q, err);
+}
+
+void rq_free(struct rq **qp)
+{
+    if (!qp || !*qp)
+        return;
+    rq_drop(*qp);
+    free(*qp);
+    *qp = NULL;
+}
+
+int rq_connected(const struct rq *q) { return q && q->c != NULL; }
+long long rq_round_trips(const struct rq *q) { return q ? q->trips : 0; }
+
+int rq_backoff(struct rq *q)
+{
+    int ms = q->backoff_ms;
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+    q->backoff_ms = ms * 2 > 5000 ? 5000 : ms * 2;
+    return ms;
+}
+
+/* Turns a reply (or its absence) into the caller's result: error replies and
+ * lost connections become NULL + err; a lost connection drops the context. */
+static redisReply *rq_finish(struct rq *q, redisReply *r, vr_err *err)
+{
+    if (!r) {
+        vr_err_set(err, VR_EREDIS, "redis %s: %s", q->url_text,
+                   q->c && q->c->errstr[0] ? q->c->errstr : "connection lost");
+        if (!q->warned_down)
+            log_warn("redis %s: connection lost (%s); retrying with backoff",
+                     q->url_text, q->c && q->c->errstr[0] ? q->c->errstr : "?");
+        q->warned_down = 1;
+        rq_drop(q);
+        return NULL;
+    }
+    q->backoff_ms = 100;
+    if (r->type == REDIS_REPLY_ERROR) {
+        vr_err_set(err, VR_EREDIS, "redis: %.200s", r->str ? r->str : "error");
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+static int rq_ensure(struct rq *q, vr_err *err)
+{
+    if (q->c)
+        return 0;
+    int rc = rq_connect(q, err);
+    if (rc < 0 && !q->warned_down) {
+        log_warn("%s; retrying with backoff", err ? err->msg : "redis unreachable");
+        q->warned_down = 1;
+    }
+    return rc;
+}
+
+redisReply *rq_cmd(struct rq *q, vr_err *err, const char *fmt, ...)
+{
+    if (rq_ensure(q, err) < 0)
+        return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    q->trips++;
+    redisReply *r = redisvCommand(q->c, fmt, ap);
+    va_end(ap);
+    return rq_finish(q, r, err);
+}
+
+redisReply *rq_cmdargv(struct rq *q, vr_err *err, int argc, const char **argv,
+                       const size_t *lens)
+{
+    if (rq_ensure(q, err) < 0)
+        return NULL;
+    q->trips++;
+    redisReply *r = redisCommandArgv(q->c, argc, argv, lens);
+    return rq_finish(q, r, err);
+}
+
+int rq_check_noeviction(struct rq *q, vr_err *err)
+{
+    vr_err e = { 0 };
+    redisReply *r = rq_cmd(q, &e, "CONFIG GET maxmemory-policy");
+    if (!r) {
+        if (rq_connected(q)) { /* CONFIG renamed or forbidden by ACL */
+            log_warn("cannot read maxmemory-policy (%s); make sure it is noeviction", e.msg);
+            return 0;
+        }
+        return vr_err_set(err, e.code, "%s", e.msg);
+    }
+    int rc = 0;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_STRING &&
+        strcmp(r->element[1]->str, "noeviction") != 0)
+        rc = vr_err_set(err, VR_EINVAL,
+                        "redis %s runs with maxmemory-policy %.40s: it may evict queued chunks; "
+                        "set 'maxmemory-policy noeviction'", q->url_text, r->element[1]->str);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* ---- replies ---- */
+
+int rq_reply_str(const redisReply *r, char *buf, size_t n, vr_err *err)
+{
+    if (!r || r->type == REDIS_REPLY_NIL) {
+        if (n)
+            buf[0] = '\0';
+        return 0;
+    }
+    if (r->type == REDIS_REPLY_INTEGER) {
+        snprintf(buf, n, "%lld", r->integer);
+        return 1;
+    }
+    if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)
+        return vr_err_set(err, VR_EFORMAT, "redis: expected a string reply, got type %d", r->type);
+    if (r->len >= n)
+        return vr_err_set(err, VR_EFORMAT, "redis: reply of %zu bytes exceeds the %zu-byte limit",
+                          (size_t)r->len, n - 1);
+    memcpy(buf, r->str, r->len);
+    buf[r->len] = '\0';
+    return 1;
+}
+
+int rq_reply_ll(const redisReply *r, long long *v, vr_err *err)
+{
+    *v = 0;
+    if (!r || r->type == REDIS_REPLY_NIL)
+        return 0;
+    if (r->type == REDIS_REPLY_INTEGER) {
+        *v = r->integer;
+        return 1;
+    }
+    char buf[32], *e;
+    int rc = rq_reply_str(r, buf, sizeof buf, err);
+    if (rc <= 0)
+        return rc;
+    *v = strtoll(buf, &e, 10);
+    if (*e || e == buf)
+        return vr_err_set(err, VR_EFORMAT, "redis: '%s' is not an integer", buf);
+    return 1;
+}
+
+int rq_hget(struct rq *q, const char *key, const char *field, char *buf,
+            size_t n, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "HGET %s %s", key, field);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int rc = rq_reply_str(r, buf, n, err);
+    if (rc < 0)
+        vr_err_prefix(err, "%s %s", key, field);
+    freeReplyObject(r);
+    return rc;
+}
+
+int rq_hget_ll(struct rq *q, const char *key, const char *field, long long *v,
+               vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "HGET %s %s", key, field);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int rc = rq_reply_ll(r, v, err);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* ---- keys, events, clock ---- */
+
+void rq_key_job(char *buf, size_t n, const char *job) { snprintf(buf, n, "vr:job:%s", job); }
+void rq_key_chunk(char *buf, size_t n, const char *job, int idx)
+{
+    snprintf(buf, n, "vr:chunk:%s:%d", job, idx);
+}
+void rq_key_events(char *buf, size_t n, const char *job) { snprintf(buf, n, "vr:events:%s", job); }
+
+void rq_event(struct rq *q, const char *job, const char *fmt, ...)
+{
+    char line[512], key[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    rq_key_events(key, sizeof key, job);
+    /* A capped log, not a work queue: MAXLEN trimming is safe here. */
+    redisReply *r = rq_cmd(q, NULL, "XADD %s MAXLEN ~ 1000 * msg %s", key, line);
+    if (r)
+        freeReplyObject(r);
+}
+
+long long rq_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

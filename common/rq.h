@@ -1,0 +1,235 @@
+/*
+ * rq.h - the Redis queue: one hiredis connection per thread, the address
+ * syntax, bounded replies, reconnection with backoff, and the stream and
+ * Lua-script operations the controller, the workers and vrctl share.
+ *
+ * Addresses: `redis://[user:password@]host:port[/db]` or `unix:///path.sock`,
+ * from --redis or $VR_REDIS. A `struct rq` is not thread-safe: give every
+ * thread its own (hiredis contexts are single-threaded). After any I/O or
+ * protocol error the context is dropped and the next command reconnects, so
+ * a restarting Redis costs errors, never a crash; daemons call rq_backoff()
+ * between failed attempts. Every command counts one round trip
+ * (rq_round_trips), which the benchmark reports per chunk.
+ *
+ * Keys (all under "vr:"): vr:jobs (stream, group controllers), vr:job:<id>
+ * (hash), vr:chunk:<id>:<idx> (hash: the chunk record with its attempt count),
+ * vr:chunks (stream, group workers), vr:results (stream, group controllers),
+ * vr:dead (stream), vr:worker:<name> (hash with TTL), vr:workers (set),
+ * vr:index (sorted set of job ids), vr:events:<id> (capped stream).
+ */
+#ifndef VR_RQ_H
+#define VR_RQ_H
+
+#include "vr_err.h"
+
+#include <hiredis/hiredis.h>
+#include <stddef.h>
+
+/* ---- limits on what Redis may hand us ---- */
+#define RQ_MAX_FIELD   (256 * 1024) /* one stream field or hash value */
+#define RQ_MAX_FIELDS  32           /* fields in one stream entry */
+#define RQ_MAX_ELEMS   100000       /* elements of one array reply */
+#define RQ_ID_MAX      48           /* "ms-seq" stream ids */
+
+/* ---- keys and groups ---- */
+#define RQ_JOBS     "vr:jobs"
+#define RQ_CHUNKS   "vr:chunks"
+#define RQ_RESULTS  "vr:results"
+#define RQ_DEAD     "vr:dead"
+#define RQ_WORKERS  "vr:workers"
+#define RQ_INDEX    "vr:index"
+#define RQ_G_WORKERS     "workers"
+#define RQ_G_CONTROLLERS "controllers"
+
+/* ---- address ---- */
+struct rq_url {
+    int is_unix;          /* 1: path is a unix socket */
+    char host[256];
+    int port;
+    char path[108];       /* sun_path size */
+    char user[128];       /* empty: no ACL user (AUTH password only) */
+    char pass[256];       /* empty: no AUTH */
+    int db;
+};
+
+/* Parses `s` into *u. Errors name the URL part that is wrong. */
+int rq_url_parse(const char *s, struct rq_url *u, vr_err *err);
+
+/* The address to use: `flag` when non-NULL, else $VR_REDIS, else NULL
+ * (callers then print a usage error). Static or caller storage. */
+const char *rq_url_pick(const char *flag);
+
+/* ---- connection ---- */
+struct rq;
+
+/* Connects (once; the caller decides whether to retry) with a command
+ * timeout of `timeout_ms` (0 = 10000). Runs AUTH and SELECT. On failure
+ * *out is still set: the handle reconnects on its next command, so a daemon
+ * can start while Redis is down. Returns 0 or VR_EREDIS with text. */
+int rq_open(const char *url, int timeout_ms, struct rq **out, vr_err *err);
+
+/* Closes and frees; accepts NULL and clears the pointer. */
+void rq_free(struct rq **q);
+
+/* Runs one command (printf-style like redisCommand). Returns the reply,
+ * owned by the caller (freeReplyObject), or NULL with err set: VR_EREDIS for
+ * an error reply (message from Redis) or a lost connection (the context is
+ * dropped; the next call reconnects). */
+redisReply *rq_cmd(struct rq *q, vr_err *err, const char *fmt, ...);
+
+/* Same with an argument vector (binary-safe; lens may be NULL). */
+redisReply *rq_cmdargv(struct rq *q, vr_err *err, int argc, const char **argv,
+                       const size_t *lens);
+
+/* Sleeps the current backoff (100 ms doubling to 5 s) and raises it;
+ * a successful command resets it. Returns the milliseconds slept. */
+int rq_backoff(struct rq *q);
+
+/* Commands sent since rq_open (one per round trip). */
+long long rq_round_trips(const struct rq *q);
+
+/* 1 when the last command reached Redis, 0 while disconnected. */
+int rq_connected(const struct rq *q);
+
+/* Refuses to run against a Redis that may evict keys: maxmemory-policy must
+ * be noeviction (an evicted chunk record is a lost chunk). A server that
+ * forbids CONFIG is accepted with a warning. */
+int rq_check_noeviction(struct rq *q, vr_err *err);
+
+/* ---- reply helpers (all check type and size) ---- */
+
+/* Copies a string/status/integer reply into buf (size n); VR_EFORMAT when it
+ * is longer than n-1 or of another type; 1 = copied, 0 = nil. */
+int rq_reply_str(const redisReply *r, char *buf, size_t n, vr_err *err);
+
+/* Integer or numeric string reply into *v; nil gives 0 and returns 0. */
+int rq_reply_ll(const redisReply *r, long long *v, vr_err *err);
+
+/* Reads one hash field (HGET) into buf: 1 found, 0 absent, <0 error. */
+int rq_hget(struct rq *q, const char *key, const char *field, char *buf,
+            size_t n, vr_err *err);
+int rq_hget_ll(struct rq *q, const char *key, const char *field,
+               long long *v, vr_err *err);
+
+/* ---- streams ---- */
+
+/* One stream entry, bounded: fields point into buf. */
+struct rq_msg {
+    char stream[64];
+    char id[RQ_ID_MAX];
+    int nfields;
+    const char *key[RQ_MAX_FIELDS];
+    const char *val[RQ_MAX_FIELDS];
+    char *buf;            /* owned; rq_msg_release frees it */
+};
+
+/* Frees m->buf and zeroes *m; accepts a zeroed or released msg. */
+void rq_msg_release(struct rq_msg *m);
+
+/* The value of field `k`, or NULL. */
+const char *rq_msg_get(const struct rq_msg *m, const char *k);
+
+/* XGROUP CREATE stream group 0 MKSTREAM; an existing group is success. */
+int rq_group_ensure(struct rq *q, const char *stream, const char *group,
+                    vr_err *err);
+
+/* XREADGROUP of at most one new entry from the first stream of `streams`
+ * that has one, blocking up to block_ms (kept below the command timeout).
+ * Returns 1 with *m filled (release it), 0 when nothing came, <0 error.
+ * An entry that breaks the limits is acknowledged, logged and skipped (0),
+ * so one bad message cannot wedge a consumer. */
+int rq_read(struct rq *q, const char *group, const char *consumer,
+            const char *const *streams, int nstreams, int block_ms,
+            struct rq_msg *m, vr_err *err);
+
+/* XAUTOCLAIM one entry of `stream` idle for at least min_idle_ms to
+ * `consumer`: 1 with *m, 0 none, <0 error. (Jobs a dead controller held.) */
+int rq_autoclaim(struct rq *q, const char *stream, const char *group,
+                 const char *consumer, long long min_idle_ms,
+                 struct rq_msg *m, vr_err *err);
+
+/* XACK. */
+int rq_ack(struct rq *q, const char *stream, const char *group, const char *id,
+           vr_err *err);
+
+/* ---- scripts (rq_scripts.c): each one atomic on the server ---- */
+
+/* The worker's lease renewal: if `consumer` still owns entry `id`, XCLAIM it
+ * with JUSTID (resets idle, keeps the delivery count) and return 1; if
+ * another consumer reclaimed it, or it was requeued, return 0 (never takes it
+ * back). <0 on error. */
+int rq_lease_renew(struct rq *q, const char *consumer, const char *id,
+                   vr_err *err);
+
+/* Outcome of rq_chunk_start. */
+struct rq_start {
+    int attempt;          /* this delivery's attempt number (1-based) */
+    char task[8192];      /* the chunk task JSON */
+};
+
+/* Takes entry `id` (delivered to `consumer`) for processing: checks
+ * ownership, that the entry is the chunk's current one, that the chunk is not
+ * done and its job is live; raises the attempt count in the chunk record.
+ * Returns 1 = process it, 0 = skip (already acknowledged: stale, done or
+ * cancelled; *why says which), <0 error. */
+int rq_chunk_start(struct rq *q, const char *consumer, const char *id,
+                   const char *job, int idx, struct rq_start *st,
+                   char *why, size_t whyn, vr_err *err);
+
+/* Commits a processed chunk after its output is durable: only if `consumer`
+ * still owns `id`, records frames, fps and metrics in the chunk record, raises
+ * the job's counters once, XADDs the result and XACKs. Returns 1 committed,
+ * 0 lease lost (nothing written, nothing acked), <0 error. */
+int rq_chunk_commit(struct rq *q, const char *consumer, const char *id,
+                    const char *job, int idx, long long frames, double fps,
+                    const char *metrics_json, vr_err *err);
+
+/* A failed attempt. With consumer != NULL: the worker reports its own failure
+ * (owner checked). With consumer == NULL: the controller reclaims an entry
+ * idle for at least min_idle_ms (atomic XCLAIM, so a renewal in between
+ * wins). Then: attempts >= max -> dead-letter (vr:dead + a "dead" result),
+ * else requeue under a new entry id. Returns 1 requeued, 2 dead-lettered,
+ * 0 not taken (renewed, lost or stale), <0 error. */
+int rq_chunk_fail(struct rq *q, const char *consumer, const char *id,
+                  const char *job, int idx, const char *reason,
+                  long long min_idle_ms, vr_err *err);
+
+/* Creates the chunk record and its stream entry unless the record exists
+ * (idempotent: a controller that re-runs a split enqueues nothing twice).
+ * Returns 1 created, 0 existed, <0 error. */
+int rq_chunk_create(struct rq *q, const char *job, int idx, const char *task,
+                    int max_attempts, vr_err *err);
+
+/* Re-adds the stream entry of a chunk (a new id; the record points to it).
+ * force 0: only a queued or running chunk whose entry vanished (lost XADD);
+ * force 1: any chunk but a dead one, a done one too (its output went
+ * missing: the job's counters are lowered again); force 2: only a dead chunk
+ * (vrctl retry; its attempt count restarts at 0); force 3: a queued or
+ * running chunk whatever its entry (vrctl retry of a cancelled job).
+ * Returns 1 re-added, 0 not needed, VR_ENOENT without a record, <0 error. */
+int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
+                          vr_err *err);
+
+/* Moves a job to state `to` for controller `me` when its state is one of the
+ * comma-separated `from`, or is `to` already under a controller whose
+ * heartbeat key (vr:controller:<name>) expired. 1 taken, 0 not. */
+int rq_job_claim(struct rq *q, const char *job, const char *from, const char *to,
+                 const char *me, vr_err *err);
+
+/* Trims `stream` to the oldest entry that any group still needs (pending or
+ * not yet delivered): never drops pending work. Returns entries removed. */
+long long rq_trim_safe(struct rq *q, const char *stream, vr_err *err);
+
+/* Key builders (buf of 128 bytes is enough for ids within job.h's limit). */
+void rq_key_job(char *buf, size_t n, const char *job);
+void rq_key_chunk(char *buf, size_t n, const char *job, int idx);
+void rq_key_events(char *buf, size_t n, const char *job);
+
+/* Appends a progress line to the job's capped event stream (best effort). */
+void rq_event(struct rq *q, const char *job, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Milliseconds since the epoch (the clock stored in records). */
+long long rq_now_ms(void);
+
+#endif

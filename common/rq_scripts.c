@@ -1,0 +1,326 @@
+/*
+ * rq_scripts.c - the queue's state changes as Lua scripts, each atomic on the
+ * server, because each one closes a race that separate commands leave open:
+ *
+ *   renew    ownership check + XCLAIM JUSTID: a renewal sent after a reclaim
+ *            must not take the entry back;
+ *   start    ownership + staleness + job state, and the attempt count kept in
+ *            the chunk record (delivery counts can be lost on AOF reload);
+ *   commit   ownership + record the result + XACK (XACK alone does not check
+ *            the owner, so a late worker would ack the new owner's delivery);
+ *   fail     worker failure or lease reclaim (XCLAIM with min-idle, so a
+ *            renewal that lands first wins): requeue or dead-letter;
+ *   create   chunk record + entry, idempotent for a re-run split;
+ *   requeue  re-add an entry that vanished (lost XADD) keeping the attempts;
+ *   trim     XTRIM MINID no lower than any group's oldest pending or
+ *            undelivered entry.
+ */
+#include "rq.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- Lua ---- */
+
+#define LUA_OWNER \
+    "local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n" \
+    "local owned = (#p == 1 and p[1][2] == ARGV[2])\n"
+
+static const char RENEW_LUA[] =
+    LUA_OWNER
+    "if not owned then return 0 end\n"
+    "redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')\n"
+    "return 1\n";
+
+/* KEYS: chunks, chunk, job. ARGV: group, consumer, id, now. */
+static const char START_LUA[] =
+    LUA_OWNER
+    "if not owned then return {0, 'entry not owned'} end\n"
+    "local cur = redis.call('HMGET', KEYS[2], 'entry', 'state', 'task')\n"
+    "local js = redis.call('HGET', KEYS[3], 'state')\n"
+    "local why = nil\n"
+    "if cur[1] ~= ARGV[3] then why = 'stale entry'\n"
+    "elseif cur[2] == 'done' or cur[2] == 'dead' then why = 'chunk already ' .. cur[2]\n"
+    "elseif js ~= 'running' and js ~= 'splitting' then why = 'job is ' .. tostring(js or 'gone') end\n"
+    "if why then redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return {0, why} end\n"
+    "local a = redis.call('HINCRBY', KEYS[2], 'attempts', 1)\n"
+    "redis.call('HSET', KEYS[2], 'state', 'running', 'worker', ARGV[2], 'started_ms', ARGV[4])\n"
+    "return {a, cur[3]}\n";
+
+/* KEYS: chunks, chunk, job, results. ARGV: group, consumer, id, frames, fps,
+ * metrics, now, job, idx. */
+static const char COMMIT_LUA[] =
+    LUA_OWNER
+    "if not owned then return 0 end\n"
+    "if redis.call('HGET', KEYS[2], 'state') ~= 'done' then\n"
+    "  redis.call('HSET', KEYS[2], 'state', 'done', 'frames', ARGV[4], 'fps', ARGV[5],\n"
+    "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', ARGV[2])\n"
+    "  redis.call('HINCRBY', KEYS[3], 'chunks_done', 1)\n"
+    "  redis.call('HINCRBY', KEYS[3], 'frames_done', ARGV[4])\n"
+    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done')\n"
+    "end\n"
+    "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
+    "return 1\n";
+
+/* KEYS: chunks, chunk, job, results, dead. ARGV: group, consumer ('' =
+ * reclaim), id, reason, min_idle, job, idx. */
+static const char FAIL_LUA[] =
+    "if ARGV[2] ~= '' then\n"
+    "  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n"
+    "  if #p ~= 1 or p[1][2] ~= ARGV[2] then return 0 end\n"
+    "else\n"
+    "  local c = redis.call('XCLAIM', KEYS[1], ARGV[1], 'vr-reclaimer', ARGV[5], ARGV[3], 'JUSTID')\n"
+    "  if #c == 0 then return 0 end\n"
+    "end\n"
+    "local cur = redis.call('HMGET', KEYS[2], 'entry', 'state', 'attempts', 'max_attempts')\n"
+    "local js = redis.call('HGET', KEYS[3], 'state')\n"
+    "if cur[1] ~= ARGV[3] or cur[2] == 'done' or cur[2] == 'dead' or\n"
+    "   (js ~= 'running' and js ~= 'splitting') then\n"
+    "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 3 end\n"
+    "local a = tonumber(cur[3] or '0') local m = tonumber(cur[4] or '3')\n"
+    "redis.call('HSET', KEYS[2], 'error', ARGV[4])\n"
+    "if a >= m then\n"
+    "  redis.call('HSET', KEYS[2], 'state', 'dead')\n"
+    "  redis.call('XADD', KEYS[5], '*', 'job', ARGV[6], 'idx', ARGV[7], 'error', ARGV[4], 'attempts', a)\n"
+    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[6], 'idx', ARGV[7], 'kind', 'dead')\n"
+    "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 2\n"
+    "end\n"
+    "local nid = redis.call('XADD', KEYS[1], '*', 'job', ARGV[6], 'idx', ARGV[7])\n"
+    "redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid)\n"
+    "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
+    "return 1\n";
+
+/* KEYS: chunk, chunks. ARGV: task, max_attempts, job, idx. */
+static const char CREATE_LUA[] =
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\n"
+    "local nid = redis.call('XADD', KEYS[2], '*', 'job', ARGV[3], 'idx', ARGV[4])\n"
+    "redis.call('HSET', KEYS[1], 'task', ARGV[1], 'state', 'queued', 'attempts', 0,\n"
+    "           'max_attempts', ARGV[2], 'entry', nid)\n"
+    "return 1\n";
+
+/* KEYS: chunk, chunks, job. ARGV: job, idx, mode (see rq.h). */
+static const char REQUEUE_LUA[] =
+    "local cur = redis.call('HMGET', KEYS[1], 'entry', 'state', 'frames')\n"
+    "local mode = ARGV[3]\n"
+    "if not cur[2] then return -1 end\n"
+    "if mode == '2' then\n"
+    "  if cur[2] ~= 'dead' then return 0 end\n"
+    "  redis.call('HSET', KEYS[1], 'attempts', 0, 'error', '')\n"
+    "elseif cur[2] == 'dead' then return 0\n"
+    "elseif mode == '0' then\n"
+    "  if cur[2] == 'done' then return 0 end\n"
+    "  if cur[1] and #redis.call('XRANGE', KEYS[2], cur[1], cur[1]) > 0 then return 0 end\n"
+    "elseif mode == '3' then\n"
+    "  if cur[2] == 'done' then return 0 end\n"
+    "end\n"
+    "if cur[2] == 'done' then\n"
+    "  redis.call('HINCRBY', KEYS[3], 'chunks_done', -1)\n"
+    "  redis.call('HINCRBY', KEYS[3], 'frames_done', -tonumber(cur[3] or '0'))\n"
+    "end\n"
+    "local nid = redis.call('XADD', KEYS[2], '*', 'job', ARGV[1], 'idx', ARGV[2])\n"
+    "redis.call('HSET', KEYS[1], 'state', 'queued', 'entry', nid)\n"
+    "return 1\n";
+
+static const char TRIM_LUA[] =
+    "local function lt(a, b)\n"
+    "  local am, as = string.match(a, '(%d+)-(%d+)')\n"
+    "  local bm, bs = string.match(b, '(%d+)-(%d+)')\n"
+    "  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)\n"
+    "  if am ~= bm then return am < bm end\n"
+    "  return as < bs\n"
+    "end\n"
+    "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end\n"
+    "local groups = redis.call('XINFO', 'GROUPS', KEYS[1])\n"
+    "local minid = nil\n"
+    "for _, g in ipairs(groups) do\n"
+    "  local name, ld\n"
+    "  for i = 1, #g, 2 do\n"
+    "    if g[i] == 'name' then name = g[i+1] elseif g[i] == 'last-delivered-id' then ld = g[i+1] end\n"
+    "  end\n"
+    "  local cand = ld\n"
+    "  local p = redis.call('XPENDING', KEYS[1], name)\n"
+    "  if p[1] > 0 and lt(p[2], cand) then cand = p[2] end\n"
+    "  if minid == nil or lt(cand, minid) then minid = cand end\n"
+    "end\n"
+    "if minid == nil then return 0 end\n"
+    "return redis.call('XTRIM', KEYS[1], 'MINID', minid)\n";
+
+/* ---- running them ---- */
+
+/* EVAL script with nkeys keys followed by args; returns the reply (caller
+ * frees) or NULL with err. */
+static redisReply *rq_eval(struct rq *q, vr_err *err, const char *lua, int nkeys,
+                           const char **kv, int nkv)
+{
+    const char *argv[24];
+    char nk[8];
+    if (nkv + 3 > 24)
+        return NULL;
+    snprintf(nk, sizeof nk, "%d", nkeys);
+    argv[0] = "EVAL";
+    argv[1] = lua;
+    argv[2] = nk;
+    for (int i = 0; i < nkv; i++)
+        argv[3 + i] = kv[i];
+    return rq_cmdargv(q, err, 3 + nkv, argv, NULL);
+}
+
+static int rq_eval_int(struct rq *q, vr_err *err, const char *lua, int nkeys,
+                       const char **kv, int nkv, long long *out)
+{
+    redisReply *r = rq_eval(q, err, lua, nkeys, kv, nkv);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int rc = 0;
+    if (r->type != REDIS_REPLY_INTEGER)
+        rc = vr_err_set(err, VR_EFORMAT, "redis script: expected an integer reply");
+    else
+        *out = r->integer;
+    freeReplyObject(r);
+    return rc;
+}
+
+int rq_lease_renew(struct rq *q, const char *consumer, const char *id, vr_err *err)
+{
+    const char *kv[] = { RQ_CHUNKS, RQ_G_WORKERS, consumer, id };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, RENEW_LUA, 1, kv, 4, &v);
+    return rc < 0 ? rc : (int)v;
+}
+
+int rq_chunk_start(struct rq *q, const char *consumer, const char *id,
+                   const char *job, int idx, struct rq_start *st, char *why,
+                   size_t whyn, vr_err *err)
+{
+    char ck[128], jk[128], now[32];
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    rq_key_job(jk, sizeof jk, job);
+    snprintf(now, sizeof now, "%lld", rq_now_ms());
+    const char *kv[] = { RQ_CHUNKS, ck, jk, RQ_G_WORKERS, consumer, id, now };
+    redisReply *r = rq_eval(q, err, START_LUA, 3, kv, 7);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int rc;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_INTEGER) {
+        rc = vr_err_set(err, VR_EFORMAT, "chunk start script: unexpected reply");
+    } else if (r->element[0]->integer <= 0) {
+        rq_reply_str(r->element[1], why, whyn, NULL);
+        rc = 0;
+    } else {
+        st->attempt = (int)r->element[0]->integer;
+        rc = rq_reply_str(r->element[1], st->task, sizeof st->task, err);
+        if (rc == 0)
+            rc = vr_err_set(err, VR_EFORMAT, "chunk %s/%d has no task", job, idx);
+        else if (rc > 0)
+            rc = 1;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+int rq_chunk_commit(struct rq *q, const char *consumer, const char *id,
+                    const char *job, int idx, long long frames, double fps,
+                    const char *metrics_json, vr_err *err)
+{
+    char ck[128], jk[128], now[32], fr[32], fp[32], ix[16];
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    rq_key_job(jk, sizeof jk, job);
+    snprintf(now, sizeof now, "%lld", rq_now_ms());
+    snprintf(fr, sizeof fr, "%lld", frames);
+    snprintf(fp, sizeof fp, "%.3f", fps);
+    snprintf(ix, sizeof ix, "%d", idx);
+    const char *kv[] = { RQ_CHUNKS, ck, jk, RQ_RESULTS, RQ_G_WORKERS, consumer, id,
+                         fr, fp, metrics_json ? metrics_json : "{}", now, job, ix };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, COMMIT_LUA, 4, kv, 13, &v);
+    return rc < 0 ? rc : (int)v;
+}
+
+int rq_chunk_fail(struct rq *q, const char *consumer, const char *id,
+                  const char *job, int idx, const char *reason,
+                  long long min_idle_ms, vr_err *err)
+{
+    char ck[128], jk[128], mi[32], ix[16];
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    rq_key_job(jk, sizeof jk, job);
+    snprintf(mi, sizeof mi, "%lld", min_idle_ms);
+    snprintf(ix, sizeof ix, "%d", idx);
+    const char *kv[] = { RQ_CHUNKS, ck, jk, RQ_RESULTS, RQ_DEAD, RQ_G_WORKERS,
+                         consumer ? consumer : "", id, reason, mi, job, ix };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, FAIL_LUA, 5, kv, 12, &v);
+    if (rc < 0)
+        return rc;
+    return v == 3 ? 0 : (int)v;
+}
+
+int rq_chunk_create(struct rq *q, const char *job, int idx, const char *task,
+                    int max_attempts, vr_err *err)
+{
+    char ck[128], ma[16], ix[16];
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    snprintf(ma, sizeof ma, "%d", max_attempts);
+    snprintf(ix, sizeof ix, "%d", idx);
+    const char *kv[] = { ck, RQ_CHUNKS, task, ma, job, ix };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, CREATE_LUA, 2, kv, 6, &v);
+    return rc < 0 ? rc : (int)v;
+}
+
+int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
+                          vr_err *err)
+{
+    char ck[128], jk[128], ix[16];
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    rq_key_job(jk, sizeof jk, job);
+    snprintf(ix, sizeof ix, "%d", idx);
+    char mode[4];
+    snprintf(mode, sizeof mode, "%d", force >= 0 && force <= 3 ? force : 0);
+    const char *kv[] = { ck, RQ_CHUNKS, jk, job, ix, mode };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, REQUEUE_LUA, 3, kv, 6, &v);
+    if (rc < 0)
+        return rc;
+    if (v < 0)
+        return vr_err_set(err, VR_ENOENT, "chunk %s/%d: no chunk record", job, idx);
+    return (int)v;
+}
+
+long long rq_trim_safe(struct rq *q, const char *stream, vr_err *err)
+{
+    const char *kv[] = { stream };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, TRIM_LUA, 1, kv, 1, &v);
+    return rc < 0 ? rc : v;
+}
+
+/* ---- jobs ---- */
+
+/* KEYS: job. ARGV: from-states (comma list), to-state, me. Takes the job when
+ * its state is one of `from`, or when it is already `to` but held by a
+ * controller whose heartbeat key expired (it died mid-split or mid-stitch). */
+static const char CLAIM_LUA[] =
+    "local st = redis.call('HGET', KEYS[1], 'state')\n"
+    "if not st then return 0 end\n"
+    "local ok = false\n"
+    "for s in string.gmatch(ARGV[1], '[^,]+') do if s == st then ok = true end end\n"
+    "if not ok and st == ARGV[2] then\n"
+    "  local owner = redis.call('HGET', KEYS[1], 'controller')\n"
+    "  if (not owner) or owner == ARGV[3] or\n"
+    "     redis.call('EXISTS', 'vr:controller:' .. owner) == 0 then ok = true end\n"
+    "end\n"
+    "if not ok then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'controller', ARGV[3])\n"
+    "return 1\n";
+
+int rq_job_claim(struct rq *q, const char *job, const char *from, const char *to,
+                 const char *me, vr_err *err)
+{
+    char jk[128];
+    rq_key_job(jk, sizeof jk, job);
+    const char *kv[] = { jk, from, to, me };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, CLAIM_LUA, 1, kv, 4, &v);
+    return rc < 0 ? rc : (int)v;
+}

@@ -1,0 +1,58 @@
+/*
+ * rq_stats.h - a job's figures as read from Redis, for `vrctl status`,
+ * `vrctl watch`, `vrctl metrics` and the controller's final record: counts
+ * from the job hash, per-worker throughput and the per-stage histograms
+ * merged from the chunk records (merged histograms, never averaged
+ * percentiles).
+ */
+#ifndef VR_RQ_STATS_H
+#define VR_RQ_STATS_H
+
+#include "metrics.h"
+#include "rq.h"
+
+#include <jansson.h>
+
+#define RQ_STATS_MAX_WORKERS 64
+
+struct rq_worker_stat {
+    char name[128];
+    long long chunks, frames;
+    double busy_s;              /* sum of its chunks' processing times */
+};
+
+struct rq_job_status {
+    char id[48];
+    char state[16];             /* queued splitting running stitching done failed cancelled */
+    char error[512];
+    char input[1024], output[1024];
+    long long frames_total, frames_done;
+    long long chunks_total, chunks_done, chunks_running, chunks_dead, chunks_queued;
+    long long created_ms, started_ms, finished_ms;
+    double split_s, stitch_s;   /* seconds, 0 until done */
+    double wall_s;              /* started (or created) -> finished (or now) */
+    double fps;                 /* frames_done / wall_s */
+    double eta_s;               /* -1 unknown */
+    long long chunk_frames_sum; /* sum of done chunks' frames (must equal frames_done) */
+    int nworkers;
+    struct rq_worker_stat workers[RQ_STATS_MAX_WORKERS];
+    int have_metrics;           /* at least one chunk reported metrics */
+    struct metrics merged;      /* all done chunks' metrics merged */
+};
+
+/* Reads job `id`. with_chunks: also read every chunk record (per-worker
+ * figures, merged metrics). Returns 0, VR_ENOENT (no such job) or VR_E*.
+ * `st` is caller storage (it is large: allocate it). */
+int rq_job_status(struct rq *q, const char *id, int with_chunks,
+                  struct rq_job_status *st, vr_err *err);
+
+/* JSON object of the status (caller owns). Keys: id, state, error, input,
+ * output, frames, frames_done, chunks_total, chunks_done, chunks_running,
+ * chunks_dead, fps, wall_s, split_s, stitch_s, eta_s, workers{}, stages{}. */
+json_t *rq_job_status_json(const struct rq_job_status *st);
+
+/* Job ids, newest first (at most max), from the vr:index sorted set.
+ * Returns the count or <0. ids is caller storage of max * 48 bytes. */
+int rq_job_list(struct rq *q, char (*ids)[48], int max, vr_err *err);
+
+#endif

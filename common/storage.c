@@ -1,0 +1,187 @@
+/*
+ * storage.c - paths under the storage root and durable, atomic writes
+ * (see storage.h). Commit order for a chunk output is: data fsync'd, renamed,
+ * directory fsync'd, and only then recorded in Redis.
+ */
+#define _GNU_SOURCE
+#include "storage.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+int storage_errno(int e, const char *what, const char *path, vr_err *err)
+{
+    if (e == ENOSPC || e == EDQUOT)
+        return vr_err_set(err, VR_ENOSPC, "%s %s: disk full (free space on the storage "
+                          "volume and retry the job)", what, path);
+    if (e == ENOENT)
+        return vr_err_set(err, VR_ENOENT, "%s %s: %s", what, path, strerror(e));
+    return vr_err_set(err, VR_EIO, "%s %s: %s", what, path, strerror(e));
+}
+
+/* ---- paths ---- */
+
+int storage_path(const char *root, const char *rel, char *out, size_t n, vr_err *err)
+{
+    if (!rel || !*rel || rel[0] == '/')
+        return vr_err_set(err, VR_EINVAL, "storage path '%s' must be relative to the root",
+                          rel ? rel : "");
+    for (const char *p = rel; *p;) {
+        const char *s = strchr(p, '/');
+        size_t len = s ? (size_t)(s - p) : strlen(p);
+        if (len == 0 || (len == 2 && p[0] == '.' && p[1] == '.'))
+            return vr_err_set(err, VR_EINVAL, "storage path '%s': empty or '..' component", rel);
+        p += len + (s ? 1 : 0);
+    }
+    int w = snprintf(out, n, "%s/%s", root, rel);
+    if (w < 0 || (size_t)w >= n)
+        return vr_err_set(err, VR_EINVAL, "storage path '%s/%s' is too long", root, rel);
+    return 0;
+}
+
+int storage_mkdirs(const char *dir, vr_err *err)
+{
+    char buf[STORAGE_PATH_MAX];
+    size_t len = strlen(dir);
+    if (len == 0 || len >= sizeof buf)
+        return vr_err_set(err, VR_EINVAL, "directory name too long");
+    memcpy(buf, dir, len + 1);
+    for (char *p = buf + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                return storage_errno(errno, "cannot create directory", buf, err);
+            *p = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    return 0;
+}
+
+/* ---- durability ---- */
+
+static int storage_sync_dir_of(const char *path, vr_err *err)
+{
+    char buf[STORAGE_PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    const char *dir = dirname(buf);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return storage_errno(errno, "cannot open directory", dir, err);
+    int rc = 0;
+    if (fsync(fd) < 0 && errno != EINVAL)
+        rc = storage_errno(errno, "cannot sync directory", dir, err);
+    close(fd);
+    return rc;
+}
+
+int storage_sync_file(const char *path, vr_err *err)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return storage_errno(errno, "cannot open", path, err);
+    int rc = 0;
+    if (fsync(fd) < 0)
+        rc = storage_errno(errno, "cannot sync", path, err);
+    close(fd);
+    return rc < 0 ? rc : storage_sync_dir_of(path, err);
+}
+
+int storage_write_atomic(const char *path, const void *data, size_t len, vr_err *err)
+{
+    char tmp[STORAGE_PATH_MAX];
+    int w = snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    if (w < 0 || (size_t)w >= sizeof tmp)
+        return vr_err_set(err, VR_EINVAL, "path too long: %s", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return storage_errno(errno, "cannot create", tmp, err);
+    const char *p = data;
+    size_t left = len;
+    int rc = 0;
+    while (left > 0) {
+        ssize_t k = write(fd, p, left);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = storage_errno(errno, "cannot write", path, err);
+            break;
+        }
+        p += k;
+        left -= (size_t)k;
+    }
+    if (rc == 0 && fsync(fd) < 0)
+        rc = storage_errno(errno, "cannot sync", path, err);
+    if (close(fd) < 0 && rc == 0)
+        rc = storage_errno(errno, "cannot close", path, err);
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = storage_errno(errno, "cannot rename into", path, err);
+    if (rc < 0) {
+        unlink(tmp);
+        return rc;
+    }
+    return storage_sync_dir_of(path, err);
+}
+
+int storage_read_file(const char *path, size_t max, char **out, size_t *len, vr_err *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return storage_errno(errno, "cannot open", path, err);
+    char *buf = malloc(max + 1);
+    if (!buf) {
+        fclose(f);
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    }
+    size_t got = fread(buf, 1, max + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return vr_err_set(err, VR_EIO, "cannot read %s", path);
+    }
+    if (got > max) {
+        free(buf);
+        return vr_err_set(err, VR_EFORMAT, "%s is larger than the %zu-byte limit", path, max);
+    }
+    buf[got] = '\0';
+    *out = buf;
+    if (len)
+        *len = got;
+    return 0;
+}
+
+int storage_check_space(const char *dir, uint64_t need, vr_err *err)
+{
+    struct statvfs sv;
+    if (statvfs(dir, &sv) < 0)
+        return storage_errno(errno, "cannot stat file system of", dir, err);
+    uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+    if (avail < need)
+        return vr_err_set(err, VR_ENOSPC, "%s: disk full: %llu MiB free, %llu MiB needed",
+                          dir, (unsigned long long)(avail >> 20),
+                          (unsigned long long)(need >> 20));
+    return 0;
+}
+
+static int storage_rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)flag; (void)ftw;
+    return remove(p) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int storage_rmtree(const char *dir)
+{
+    return nftw(dir, storage_rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 ? VR_EIO : 0;
+}

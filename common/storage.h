@@ -1,0 +1,48 @@
+/*
+ * storage.h - the storage root every node mounts: paths relative to it,
+ * durable writes (temp name + fsync + rename + fsync of the directory) and
+ * disk-full handling. Tasks in Redis carry paths relative to the root, so
+ * nodes may mount it at different places.
+ */
+#ifndef VR_STORAGE_H
+#define VR_STORAGE_H
+
+#include "vr_err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORAGE_PATH_MAX 4096
+
+/* Joins root and a relative path into out. Refuses absolute paths, "..",
+ * empty names and overlong results (VR_EINVAL): a task from Redis must not
+ * point outside the root. */
+int storage_path(const char *root, const char *rel, char *out, size_t n, vr_err *err);
+
+/* mkdir -p (mode 0755); existing directories are fine. */
+int storage_mkdirs(const char *dir, vr_err *err);
+
+/* fsync()s the file, then its directory, so a rename into it is durable. */
+int storage_sync_file(const char *path, vr_err *err);
+
+/* Writes len bytes to path durably and atomically: path.tmp.<pid>, fsync,
+ * rename, fsync the directory. On failure the temp file is removed and path
+ * is unchanged; a full disk gives VR_ENOSPC naming the path. */
+int storage_write_atomic(const char *path, const void *data, size_t len, vr_err *err);
+
+/* Reads a whole file of at most max bytes into a malloc'd, NUL-terminated
+ * buffer (*out, free()). Larger files are VR_EFORMAT. */
+int storage_read_file(const char *path, size_t max, char **out, size_t *len, vr_err *err);
+
+/* VR_ENOSPC with a message when the file system holding `dir` has fewer
+ * than `need` bytes available for unprivileged users. */
+int storage_check_space(const char *dir, uint64_t need, vr_err *err);
+
+/* Removes a directory tree (best effort); returns 0 or VR_EIO. */
+int storage_rmtree(const char *dir);
+
+/* Maps an errno from an I/O call to a VR_E* code with text:
+ * "<what> <path>: disk full" for ENOSPC/EDQUOT, strerror otherwise. */
+int storage_errno(int e, const char *what, const char *path, vr_err *err);
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * vio_decode.c - vio_in: demux one file, decode its video stream on the CPU
+ * or with NVDEC (cuda hwaccel, frames left in GPU memory), and hand every
+ * other packet through untouched (see vio_video.h).
+ *
+ * Corrupt input must fail, not be concealed: the decoder runs with
+ * AV_EF_EXPLODE, frames flagged corrupt are errors, and a stream that ends
+ * well before the duration its container declares is reported as truncated.
+ */
+#include "vio_video.h"
+
+#include <libavutil/hwcontext.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/spherical.h>
+#include <libavutil/stereo3d.h>
+#include <stdio.h>
+#include <string.h>
+
+struct vio_in {
+    char path[1024];
+    AVFormatContext *fmt;
+    AVCodecContext *dec;
+    AVBufferRef *hw_dev;
+    AVStream *st;
+    struct vio_info info;
+    int64_t pkt_index;     /* video packets read */
+    int64_t frame_index;   /* frames returned */
+    int64_t video_bytes;
+    int64_t last_pts;      /* AV_NOPTS_VALUE before the first frame */
+    int64_t last_dur;      /* pts units of the last frame, for the truncation check */
+    int64_t last_pkt_pts;  /* of the last video packet sent, for error positions */
+    int draining;          /* demuxer at EOF, decoder flushed */
+};
+
+/* ---- helpers ---- */
+
+const char *vio_av_err(int averr, char *buf, size_t n)
+{
+    if (av_strerror(averr, buf, n) < 0)
+        snprintf(buf, n, "libav error %d", averr);
+    return buf;
+}
+
+void vio_fmt_pts(char *buf, size_t n, int64_t pts, AVRational tb)
+{
+    if (pts == AV_NOPTS_VALUE)
+        snprintf(buf, n, "no pts");
+    else
+        snprintf(buf, n, "pts %.3fs", (double)pts * av_q2d(tb));
+}
+
+/* "path: stream I (codec)" */
+static void where(const struct vio_in *in, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s: stream %d (%s)", in->path, in->info.video_index,
+             in->info.codec ? in->info.codec : "?");
+}
+
+static enum AVPixelFormat pick_cuda(AVCodecContext *ctx, const enum AVPixelFormat *fmts)
+{
+    (void)ctx;
+    for (const enum AVPixelFormat *p = fmts; *p != AV_PIX_FMT_NONE; p++)
+        if (*p == AV_PIX_FMT_CUDA)
+            return *p;
+    /* NVDEC cannot take this stream (profile, bit depth, size): failing here
+     * makes the first decode call fail with a message, never a silent CPU
+     * fallback that would break the caller's device-pointer assumption. */
+    return AV_PIX_FMT_NONE;
+}
+
+static int open_hw(struct vio_in *in, const AVCodec *codec, const struct vio_in_opts *o,
+                   vr_err *err)
+{
+    int ok = 0;
+    for (int i = 0;; i++) {
+        const AVCodecHWConfig *c = avcodec_get_hw_config(codec, i);
+        if (!c)
+            break;
+        if (c->device_type == AV_HWDEVICE_TYPE_CUDA &&
+            (c->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX))
+            ok = 1;
+    }
+    if (!ok)
+        return vr_err_set(err, VR_ENOTSUP, "%s: the %s decoder has no NVDEC (cuda) support in this build",
+                          in->path, codec->name);
+    char dev[16], eb[128];
+    snprintf(dev, sizeof dev, "%d", o->gpu);
+    int r = av_hwdevice_ctx_create(&in->hw_dev, AV_HWDEVICE_TYPE_CUDA, dev, NULL, 0);
+    if (r < 0)
+        return vr_err_set(err, VR_ECUDA, "%s: cannot open NVDEC on GPU %d: %s", in->path, o->gpu,
+                          vio_av_err(r, eb, sizeof eb));
+    in->dec->hw_device_ctx = av_buffer_ref(in->hw_dev);
+    if (!in->dec->hw_device_ctx)
+        return vr_err_set(err, VR_ENOMEM, "%s: out of memory", in->path);
+    in->dec->get_format = pick_cuda;
+    /* surfaces the pipeline holds (queued + batched) on top of the decoder's own */
+    in->dec->extra_hw_frames = o->extra_frames > 0 ? o->extra_frames : 8;
+    in->info.hw = 1;
+    return 0;
+}
+
+static void read_side_data(struct vio_in *in)
+{
+    in->info.stereo = -1;
+    in->info.projection = -1;
+    size_t sz = 0;
+    const AVStereo3D *s3 = (const AVStereo3D *)av_stream_get_side_data(in->st, AV_PKT_DATA_STEREO3D, &sz);
+    if (s3 && sz >= sizeof *s3) {
+        switch (s3->type) {
+        case AV_STEREO3D_2D:          in->info.stereo = 0; break;
+        case AV_STEREO3D_SIDEBYSIDE:  in->info.stereo = 1; break;
+        case AV_STEREO3D_TOPBOTTOM:   in->info.stereo = 2; break;
+        default: break; /* frame-packed, checkerboard...: not a layout we segment */
+        }
+    }
+    const AVSphericalMapping *sp =
+        (const AVSphericalMapping *)av_stream_get_side_data(in->st, AV_PKT_DATA_SPHERICAL, &sz);
+    if (sp && sz >= sizeof *sp) {
+        in->info.spherical = 1;
+        in->info.projection = (int)sp->projection;
+    }
+}
+
+/* ---- open ---- */
+
+int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
+{
+    *out = NULL;
+    char eb[128];
+    int rc;
+    struct vio_in *in = av_mallocz(sizeof *in);
+    if (!in)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    snprintf(in->path, sizeof in->path, "%s", o->path);
+    in->last_pts = AV_NOPTS_VALUE;
+    in->last_pkt_pts = AV_NOPTS_VALUE;
+    in->info.video_index = -1;
+
+    int r = avformat_open_input(&in->fmt, o->path, NULL, NULL);
+    if (r < 0) {
+        rc = vr_err_set(err, r == AVERROR(ENOENT) ? VR_ENOENT : VR_EFORMAT,
+                        "%s: cannot open: %s", o->path, vio_av_err(r, eb, sizeof eb));
+        goto fail;
+    }
+    if ((r = avformat_find_stream_info(in->fmt, NULL)) < 0) {
+        rc = vr_err_set(err, VR_EFORMAT, "%s: cannot read stream info: %s", o->path,
+                        vio_av_err(r, eb, sizeof eb));
+        goto fail;
+    }
+    const AVCodec *codec = NULL;
+    int vi = av_find_best_stream(in->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+    if (vi == AVERROR_STREAM_NOT_FOUND) {
+        rc = vr_err_set(err, VR_EFORMAT, "%s: no video stream", o->path);
+        goto fail;
+    }
+    if (vi < 0 || !codec) {
+        AVStream *s = vi >= 0 ? in->fmt->streams[vi] : NULL;
+        rc = vr_err_set(err, VR_ENOTSUP, "%s: stream %d: no decoder for codec %s", o->path, vi,
+                        s ? avcodec_get_name(s->codecpar->codec_id) : "?");
+        goto fail;
+    }
+    in->st = in->fmt->streams[vi];
+    AVCodecParameters *par = in->st->codecpar;
+    struct vio_info *inf = &in->info;
+    inf->video_index = vi;
+    inf->codec = avcodec_get_name(par->codec_id);
+    inf->w = par->width;
+    inf->h = par->height;
+    if (inf->w <= 0 || inf->h <= 0 || inf->w > VIO_MAX_DIM || inf->h > VIO_MAX_DIM) {
+        rc = vr_err_set(err, VR_EFORMAT, "%s: stream %d (%s): frame size %dx%d outside 1..%d",
+                        o->path, vi, inf->codec, inf->w, inf->h, VIO_MAX_DIM);
+        goto fail;
+    }
+    inf->time_base = in->st->time_base;
+    inf->frame_rate = av_guess_frame_rate(in->fmt, in->st, NULL);
+    inf->nb_frames = in->st->nb_frames;
+    if (in->st->duration != AV_NOPTS_VALUE && in->st->duration > 0)
+        inf->duration_s = (double)in->st->duration * av_q2d(in->st->time_base);
+    else if (in->fmt->duration > 0)
+        inf->duration_s = (double)in->fmt->duration / AV_TIME_BASE;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)par->format);
+    inf->bit_depth = d ? d->comp[0].depth : 8;
+    inf->sw_fmt = (enum AVPixelFormat)par->format;
+    inf->full_range = par->color_range == AVCOL_RANGE_JPEG;
+    read_side_data(in);
+
+    in->dec = avcodec_alloc_context3(codec);
+    if (!in->dec) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((r = avcodec_parameters_to_context(in->dec, par)) < 0) {
+        rc = vr_err_set(err, VR_ECODEC, "%s: stream %d: bad codec parameters: %s", o->path, vi,
+                        vio_av_err(r, eb, sizeof eb));
+        goto fail;
+    }
+    in->dec->pkt_timebase = in->st->time_base;
+    in->dec->err_recognition |= AV_EF_EXPLODE | AV_EF_CRCCHECK;
+    in->dec->thread_count = o->threads;
+    if (o->hw) {
+        if ((rc = open_hw(in, codec, o, err)) < 0)
+            goto fail;
+        inf->sw_fmt = inf->bit_depth > 8 ? AV_PIX_FMT_P010 : AV_PIX_FMT_NV12;
+    }
+    if ((r = avcodec_open2(in->dec, codec, NULL)) < 0) {
+        rc = vr_err_set(err, VR_ECODEC, "%s: stream %d: cannot open the %s decoder: %s", o->path,
+                        vi, codec->name, vio_av_err(r, eb, sizeof eb));
+        goto fail;
+    }
+    /* only the video stream is decoded; others are passed through */
+    for (unsigned i = 0; i < in->fmt->nb_streams; i++)
+        if ((int)i != vi && in->fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
+            (in->fmt->streams[i]->disposition & AV_DISPOSITION_ATTACHED_PIC))
+            in->fmt->streams[i]->discard = AVDISCARD_ALL;
+    *out = in;
+    return 0;
+fail:
+    vio_in_free(&in);
+    return rc;
+}
+
+const struct vio_info *vio_in_info(const struct vio_in *in) { return &in->info; }
+const AVFormatContext *vio_in_format(const struct vio_in *in) { return in->fmt; }
+int64_t vio_in_video_bytes(const struct vio_in *in) { return in->video_bytes; }
+int64_t vio_in_frames(const struct vio_in *in) { return in->frame_index; }
+
+/* ---- reading ---- */
+
+static int check_frame(struct vio_in *in, AVFrame *f, vr_err *err)
+{
+    char w[1200], pb[64];
+    where(in, w, sizeof w);
+    int64_t pts = f->best_effort_timestamp;
+    if (pts == AV_NOPTS_VALUE)
+        pts = f->pts;
+    vio_fmt_pts(pb, sizeof pb, pts, in->info.time_base);
+    if (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT))
+        return vr_err_set(err, VR_EFORMAT, "%s: frame %lld %s: corrupt frame (decode error flags 0x%x)",
+                          w, (long long)in->frame_index, pb, f->decode_error_flags);
+    if (f->width != in->info.w || f->height != in->info.h)
+        return vr_err_set(err, VR_ENOTSUP, "%s: frame %lld %s: size changes from %dx%d to %dx%d",
+                          w, (long long)in->frame_index, pb, in->info.w, in->info.h, f->width,
+                          f->height);
+    if (pts == AV_NOPTS_VALUE) {
+        /* a stream without timestamps: number frames at the guessed rate */
+        AVRational fr = in->info.frame_rate.num ? in->info.frame_rate : (AVRational){ 25, 1 };
+        int64_t step = av_rescale_q(1, av_inv_q(fr), in->info.time_base);
+        pts = in->last_pts == AV_NOPTS_VALUE ? 0 : in->last_pts + (step > 0 ? step : 1);
+    }
+    if (in->last_pts != AV_NOPTS_VALUE && pts <= in->last_pts)
+        return vr_err_set(err, VR_EFORMAT, "%s: frame %lld %s: timestamp not after the previous frame's",
+                          w, (long long)in->frame_index, pb);
+    in->last_dur = f->pkt_duration > 0 ? f->pkt_duration
+                   : in->last_pts != AV_NOPTS_VALUE ? pts - in->last_pts : 0;
+    f->pts = pts;
+    in->last_pts = pts;
+    if (in->info.hw && in->frame_index == 0 && f->hw_frames_ctx)
+        in->info.sw_fmt = ((AVHWFramesContext *)f->hw_frames_ctx->data)->sw_format;
+    in->frame_index++;
+    return 0;
+}
+
+/* The container said how long the stream is; a stream that stops well short
+ * of that was cut off (a partial download, a full disk). */
+static int check_complete(struct vio_in *in, vr_err *err)
+{
+    char w[1200];
+    where(in, w, sizeof w);
+    if (in->frame_index == 0)
+        return vr_err_set(err, VR_EFORMAT, "%s: no frame could be decoded (empty or truncated file)", w);
+    if (in->info.duration_s <= 0)
+        return 0;
+    int64_t start = in->st->start_time != AV_NOPTS_VALUE ? in->st->start_time : 0;
+    double end = (double)(in->last_pts + in->last_dur - start) * av_q2d(in->info.time_base);
+    double fr = in->info.frame_rate.num ? av_q2d(in->info.frame_rate) : 25;
+    double slack = 2.0 / fr + 0.1;
+    if (end + slack < in->info.duration_s)
+        return vr_err_set(err, VR_EFORMAT,
+                          "%s: truncated: the video ends after frame %lld at %.3fs but the container declares %.3fs",
+                          w, (long long)in->frame_index - 1, end, in->info.duration_s);
+    return 0;
+}
+
+int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
+{
+    char w[1200], eb[128], pb[64];
+    for (;;) {
+        int r = avcodec_receive_frame(in->dec, frame);
+        if (r == 0) {
+            int rc = check_frame(in, frame, err);
+            if (rc < 0) {
+                av_frame_unref(frame);
+                return rc;
+            }
+            return VIO_FRAME;
+        }
+        if (r == AVERROR_EOF) {
+            int rc = check_complete(in, err);
+            return rc < 0 ? rc : VIO_EOF;
+        }
+        if (r != AVERROR(EAGAIN)) {
+            where(in, w, sizeof w);
+            vio_fmt_pts(pb, sizeof pb, in->last_pkt_pts, in->info.time_base);
+            return vr_err_set(err, VR_EFORMAT, "%s: frame %lld (after packet %lld %s): cannot decode: %s",
+                              w, (long long)in->frame_index, (long long)in->pkt_index - 1, pb,
+                              vio_av_err(r, eb, sizeof eb));
+        }
+        if (in->draining) { /* EAGAIN while draining: decoder bug; do not spin */
+            where(in, w, sizeof w);
+            return vr_err_set(err, VR_ECODEC, "%s: decoder stalled while draining", w);
+        }
+        r = av_read_frame(in->fmt, pkt);
+        if (r == AVERROR_EOF || (r < 0 && avio_feof(in->fmt->pb) && !in->fmt->pb->error)) {
+            in->draining = 1;
+            avcodec_send_packet(in->dec, NULL);
+            continue;
+        }
+        if (r < 0) {
+            where(in, w, sizeof w);
+            return vr_err_set(err, VR_EIO, "%s: packet %lld: read failed: %s", w,
+                              (long long)in->pkt_index, vio_av_err(r, eb, sizeof eb));
+        }
+        if (pkt->stream_index != in->info.video_index)
+            return VIO_PACKET;
+        in->video_bytes += pkt->size;
+        int64_t idx = in->pkt_index++;
+        int64_t ppts = pkt->pts;
+        in->last_pkt_pts = ppts;
+        r = avcodec_send_packet(in->dec, pkt);
+        av_packet_unref(pkt);
+        if (r < 0) {
+            where(in, w, sizeof w);
+            vio_fmt_pts(pb, sizeof pb, ppts, in->info.time_base);
+            return vr_err_set(err, VR_EFORMAT, "%s: packet %lld %s: cannot decode: %s", w,
+                              (long long)idx, pb, vio_av_err(r, eb, sizeof eb));
+        }
+    }
+}
+
+void vio_in_free(struct vio_in **inp)
+{
+    struct vio_in *in = inp ? *inp : NULL;
+    if (!in)
+        return;
+    avcodec_free_context(&in->dec);
+    av_buffer_unref(&in->hw_dev);
+    avformat_close_input(&in->fmt);
+    av_free(in);
+    *inp = NULL;
+}

@@ -1,0 +1,375 @@
+/*
+ * vio_encode.c - vio_out: the output encoder (picked automatically or named
+ * in the config) and the muxer, which also takes the input's other streams
+ * as copied packets (see vio_video.h).
+ *
+ * The "auto" encoder rule:
+ *   1. frames wider or taller than 4096 use HEVC, smaller ones H.264 (H.264
+ *      encoders in NVENC and most players' decoders stop at 4096);
+ *   2. on GPU runs NVENC (h264_nvenc / hevc_nvenc) is tried first; it fails to
+ *      open on GPUs without an encoder (H100, H200) and we fall through;
+ *   3. libx264 / libx265 with the config's preset and crf, threads = cores.
+ */
+#include "vio_video.h"
+
+#include "log.h"
+
+#include <fcntl.h>
+#include <libavutil/opt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct vio_out {
+    char path[1024];
+    AVFormatContext *oc;
+    AVCodecContext *enc;
+    AVStream *vst;
+    AVPacket *pkt;
+    int *map;              /* input stream index -> output index or -1 */
+    int nmap;
+    AVRational *in_tb;     /* input streams' time bases, by input index */
+    pthread_mutex_t lock;  /* muxer access: encode thread vs. copy thread */
+    int lock_ok;
+    int header_written;
+    int64_t bytes;
+    int64_t frames;
+};
+
+/* ---- encoder ---- */
+
+static int ncores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < 1024 ? (int)n : 1;
+}
+
+/* x264/x265 preset names -> NVENC p1 (fastest) .. p7 */
+static const char *nvenc_preset(const char *p)
+{
+    static const char *const x[] = { "ultrafast", "superfast", "veryfast", "faster", "fast",
+                                     "medium", "slow" };
+    static const char *const nv[] = { "p1", "p1", "p2", "p3", "p4", "p5", "p6" };
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+        if (!strcmp(p, x[i]))
+            return nv[i];
+    return "p7";
+}
+
+static int try_encoder(struct vio_out *o, const char *name, const struct vio_out_opts *op,
+                       const struct vio_info *inf, vr_err *err)
+{
+    char eb[128];
+    const AVCodec *c = avcodec_find_encoder_by_name(name);
+    if (!c)
+        return vr_err_set(err, VR_ENOTSUP, "encoder %s is not in this FFmpeg build", name);
+    AVCodecContext *e = avcodec_alloc_context3(c);
+    if (!e)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    e->width = op->w;
+    e->height = op->h;
+    e->pix_fmt = op->pix_fmt;
+    e->time_base = inf->time_base;
+    e->framerate = inf->frame_rate;
+    e->sample_aspect_ratio = (AVRational){ 1, 1 };
+    e->color_range = op->full_range ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+    e->colorspace = AVCOL_SPC_BT709;
+    e->color_primaries = AVCOL_PRI_BT709;
+    e->color_trc = AVCOL_TRC_BT709;
+    if (o->oc->oformat->flags & AVFMT_GLOBALHEADER)
+        e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    int threads = op->threads > 0 ? op->threads : ncores();
+    AVDictionary *d = NULL;
+    char v[64];
+    const struct vr_config *cfg = op->cfg;
+    if (strstr(name, "nvenc")) {
+        av_dict_set(&d, "preset", nvenc_preset(cfg->preset), 0);
+        av_dict_set(&d, "rc", "constqp", 0);
+        snprintf(v, sizeof v, "%d", cfg->crf);
+        av_dict_set(&d, "qp", v, 0);
+        av_dict_set(&d, "gpu", "any", 0);
+    } else if (!strcmp(name, "libx264") || !strcmp(name, "libx265")) {
+        av_dict_set(&d, "preset", cfg->preset, 0);
+        snprintf(v, sizeof v, "%d", cfg->crf);
+        av_dict_set(&d, "crf", v, 0);
+        if (!strcmp(name, "libx265")) {
+            snprintf(v, sizeof v, "pools=%d:log-level=error", threads);
+            av_dict_set(&d, "x265-params", v, 0);
+        } else {
+            e->thread_count = threads;
+        }
+    } else {
+        e->thread_count = threads;
+    }
+    int r = avcodec_open2(e, c, &d);
+    av_dict_free(&d);
+    if (r < 0) {
+        avcodec_free_context(&e);
+        return vr_err_set(err, VR_ECODEC, "cannot open encoder %s at %dx%d: %s", name, op->w, op->h,
+                          vio_av_err(r, eb, sizeof eb));
+    }
+    o->enc = e;
+    return 0;
+}
+
+static int open_encoder(struct vio_out *o, const struct vio_out_opts *op,
+                        const struct vio_info *inf, vr_err *err)
+{
+    const char *want = op->cfg->encoder;
+    if (strcmp(want, "auto") != 0)
+        return try_encoder(o, want, op, inf, err);
+    int big = op->w > 4096 || op->h > 4096;
+    if (op->try_nvenc) {
+        vr_err e2 = { 0 };
+        if (try_encoder(o, big ? "hevc_nvenc" : "h264_nvenc", op, inf, &e2) == 0)
+            return 0;
+        log_info("NVENC unavailable (%s); using the CPU encoder", e2.msg);
+    }
+    return try_encoder(o, big ? "libx265" : "libx264", op, inf, err);
+}
+
+/* ---- streams ---- */
+
+static int add_copied_streams(struct vio_out *o, const AVFormatContext *ic, int video_index,
+                              vr_err *err)
+{
+    for (unsigned i = 0; i < ic->nb_streams && (int)i < o->nmap; i++) {
+        const AVStream *is = ic->streams[i];
+        o->in_tb[i] = is->time_base;
+        if ((int)i == video_index || is->discard == AVDISCARD_ALL)
+            continue;
+        enum AVMediaType t = is->codecpar->codec_type;
+        if (t != AVMEDIA_TYPE_AUDIO && t != AVMEDIA_TYPE_SUBTITLE && t != AVMEDIA_TYPE_DATA &&
+            t != AVMEDIA_TYPE_VIDEO) {
+            log_warn("%s: stream %u (%s) not copied: attachments are not carried", o->path, i,
+                     avcodec_get_name(is->codecpar->codec_id));
+            continue;
+        }
+        if (avformat_query_codec(o->oc->oformat, is->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 0) {
+            log_warn("%s: stream %u (%s) not copied: the %s container cannot hold it", o->path, i,
+                     avcodec_get_name(is->codecpar->codec_id), o->oc->oformat->name);
+            continue;
+        }
+        AVStream *os = avformat_new_stream(o->oc, NULL);
+        if (!os || avcodec_parameters_copy(os->codecpar, is->codecpar) < 0)
+            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        os->codecpar->codec_tag = 0;
+        os->time_base = is->time_base;
+        os->disposition = is->disposition;
+        av_dict_copy(&os->metadata, is->metadata, 0);
+        o->map[i] = os->index;
+    }
+    return 0;
+}
+
+/* Stereo and spherical side data travel to the output video, so players
+ * keep showing it as VR. */
+static void copy_vr_side_data(AVStream *dst, const AVStream *src)
+{
+    static const enum AVPacketSideDataType types[] = { AV_PKT_DATA_STEREO3D, AV_PKT_DATA_SPHERICAL };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        size_t sz = 0;
+        const uint8_t *sd = av_stream_get_side_data(src, types[i], &sz);
+        if (!sd || !sz)
+            continue;
+        uint8_t *copy = av_malloc(sz);
+        if (!copy)
+            continue;
+        memcpy(copy, sd, sz);
+        if (av_stream_add_side_data(dst, types[i], copy, sz) < 0)
+            av_free(copy);
+    }
+}
+
+/* ---- open ---- */
+
+int vio_out_open(const struct vio_out_opts *op, struct vio_out **out, vr_err *err)
+{
+    *out = NULL;
+    char eb[128];
+    int rc, r;
+    struct vio_out *o = av_mallocz(sizeof *o);
+    if (!o)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    snprintf(o->path, sizeof o->path, "%s", op->path);
+    if (pthread_mutex_init(&o->lock, NULL) != 0) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    o->lock_ok = 1;
+    const struct vio_info *inf = vio_in_info(op->in);
+    const AVFormatContext *ic = vio_in_format(op->in);
+    const AVOutputFormat *of = av_guess_format(NULL, op->format_name, NULL);
+    if (!of) {
+        rc = vr_err_set(err, VR_EINVAL, "%s: unknown container for this file name (use .mkv or .mp4)",
+                        op->format_name);
+        goto fail;
+    }
+    if ((r = avformat_alloc_output_context2(&o->oc, of, NULL, op->path)) < 0) {
+        rc = vr_err_set(err, VR_ENOMEM, "%s: %s", op->path, vio_av_err(r, eb, sizeof eb));
+        goto fail;
+    }
+    o->pkt = av_packet_alloc();
+    o->nmap = (int)ic->nb_streams;
+    o->map = av_malloc_array(o->nmap ? o->nmap : 1, sizeof *o->map);
+    o->in_tb = av_malloc_array(o->nmap ? o->nmap : 1, sizeof *o->in_tb);
+    if (!o->pkt || !o->map || !o->in_tb) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < o->nmap; i++)
+        o->map[i] = -1;
+
+    if ((rc = open_encoder(o, op, inf, err)) < 0) {
+        vr_err_prefix(err, "%s", op->format_name);
+        goto fail;
+    }
+    o->vst = avformat_new_stream(o->oc, NULL);
+    if (!o->vst || avcodec_parameters_from_context(o->vst->codecpar, o->enc) < 0) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    o->vst->time_base = o->enc->time_base;
+    o->vst->avg_frame_rate = inf->frame_rate;
+    const AVStream *ivs = ic->streams[inf->video_index];
+    av_dict_copy(&o->vst->metadata, ivs->metadata, 0);
+    av_dict_set(&o->vst->metadata, "encoder", NULL, 0);
+    o->vst->disposition = ivs->disposition;
+    copy_vr_side_data(o->vst, ivs);
+    if (op->copy_streams && (rc = add_copied_streams(o, ic, inf->video_index, err)) < 0)
+        goto fail;
+
+    if ((r = avio_open(&o->oc->pb, op->path, AVIO_FLAG_WRITE)) < 0) {
+        rc = vr_err_set(err, VR_EIO, "%s: cannot create: %s", op->path, vio_av_err(r, eb, sizeof eb));
+        goto fail;
+    }
+    if ((r = avformat_write_header(o->oc, NULL)) < 0) {
+        rc = vr_err_set(err, VR_EIO, "%s: cannot write the header: %s", op->path,
+                        vio_av_err(r, eb, sizeof eb));
+        goto fail;
+    }
+    o->header_written = 1;
+    *out = o;
+    return 0;
+fail:
+    vio_out_free(&o);
+    return rc;
+}
+
+const char *vio_out_encoder(const struct vio_out *o) { return o->enc->codec->name; }
+
+/* ---- writing ---- */
+
+static int mux(struct vio_out *o, AVPacket *p, vr_err *err)
+{
+    char eb[128];
+    pthread_mutex_lock(&o->lock);
+    int64_t sz = p->size;
+    int r = av_interleaved_write_frame(o->oc, p);  /* takes the reference */
+    if (r >= 0)
+        o->bytes += sz;
+    pthread_mutex_unlock(&o->lock);
+    if (r < 0)
+        return vr_err_set(err, r == AVERROR(ENOSPC) ? VR_ENOSPC : VR_EIO, "%s: cannot write: %s",
+                          o->path, vio_av_err(r, eb, sizeof eb));
+    return 0;
+}
+
+static int drain(struct vio_out *o, vr_err *err)
+{
+    char eb[128];
+    for (;;) {
+        int r = avcodec_receive_packet(o->enc, o->pkt);
+        if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
+            return 0;
+        if (r < 0)
+            return vr_err_set(err, VR_ECODEC, "%s: encoder %s failed: %s", o->path,
+                              o->enc->codec->name, vio_av_err(r, eb, sizeof eb));
+        o->pkt->stream_index = o->vst->index;
+        av_packet_rescale_ts(o->pkt, o->enc->time_base, o->vst->time_base);
+        int rc = mux(o, o->pkt, err);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+int vio_out_write(struct vio_out *o, const AVFrame *f, vr_err *err)
+{
+    char eb[128];
+    int r = avcodec_send_frame(o->enc, f);
+    if (r < 0)
+        return vr_err_set(err, VR_ECODEC, "%s: encoder %s refused frame %lld: %s", o->path,
+                          o->enc->codec->name, (long long)o->frames, vio_av_err(r, eb, sizeof eb));
+    o->frames++;
+    return drain(o, err);
+}
+
+int vio_out_copy(struct vio_out *o, AVPacket *pkt, vr_err *err)
+{
+    int si = pkt->stream_index;
+    if (si < 0 || si >= o->nmap || o->map[si] < 0) {
+        av_packet_unref(pkt);
+        return 0;
+    }
+    AVStream *os = o->oc->streams[o->map[si]];
+    av_packet_rescale_ts(pkt, o->in_tb[si], os->time_base);
+    pkt->stream_index = os->index;
+    pkt->pos = -1;
+    return mux(o, pkt, err);
+}
+
+int vio_out_finish(struct vio_out *o, vr_err *err)
+{
+    char eb[128];
+    int r = avcodec_send_frame(o->enc, NULL);
+    if (r < 0 && r != AVERROR_EOF)
+        return vr_err_set(err, VR_ECODEC, "%s: cannot flush encoder: %s", o->path,
+                          vio_av_err(r, eb, sizeof eb));
+    int rc = drain(o, err);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&o->lock);
+    r = av_write_trailer(o->oc);
+    o->header_written = 0;
+    int rc2 = o->oc->pb->error;
+    avio_closep(&o->oc->pb);
+    pthread_mutex_unlock(&o->lock);
+    if (r < 0 || rc2 < 0)
+        return vr_err_set(err, VR_EIO, "%s: cannot finish the file: %s", o->path,
+                          vio_av_err(r < 0 ? r : rc2, eb, sizeof eb));
+    /* durable before the caller renames it into place */
+    int fd = open(o->path, O_RDONLY);
+    if (fd < 0 || fsync(fd) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return vr_err_set(err, VR_EIO, "%s: fsync failed", o->path);
+    }
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end > 0)
+        o->bytes = end;
+    close(fd);
+    return 0;
+}
+
+int64_t vio_out_bytes(const struct vio_out *o) { return o->bytes; }
+
+void vio_out_free(struct vio_out **op)
+{
+    struct vio_out *o = op ? *op : NULL;
+    if (!o)
+        return;
+    if (o->oc) {
+        if (o->oc->pb)
+            avio_closep(&o->oc->pb);
+        avformat_free_context(o->oc);
+    }
+    avcodec_free_context(&o->enc);
+    av_packet_free(&o->pkt);
+    av_free(o->map);
+    av_free(o->in_tb);
+    if (o->lock_ok)
+        pthread_mutex_destroy(&o->lock);
+    av_free(o);
+    *op = NULL;
+}

@@ -1,0 +1,289 @@
+/*
+ * vio_image.c - PNG/JPEG in, gray PNG out (see vio_image.h).
+ *
+ * The image2 demuxer hands the whole file over as one packet, which lets us
+ * check the container's own end marker before decoding (PNG's IEND chunk,
+ * JPEG's EOI): libavcodec happily returns a half-grey picture for a
+ * truncated JPEG, and a mask of half a picture is worse than an error.
+ */
+#include "vio_image.h"
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- picture ---- */
+
+int vio_image_alloc(int w, int h, struct vio_image **out, vr_err *err)
+{
+    *out = NULL;
+    if (w < 1 || h < 1 || w > VIO_IMAGE_MAX_DIM || h > VIO_IMAGE_MAX_DIM)
+        return vr_err_set(err, VR_EINVAL, "image size %dx%d outside 1..%d",
+                          w, h, VIO_IMAGE_MAX_DIM);
+    struct vio_image *img = calloc(1, sizeof *img);
+    if (!img)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    img->w = w;
+    img->h = h;
+    img->linesize = (3 * w + 31) & ~31;
+    img->data = malloc((size_t)img->linesize * h);
+    if (!img->data) {
+        free(img);
+        return vr_err_set(err, VR_ENOMEM, "out of memory for a %dx%d image", w, h);
+    }
+    *out = img;
+    return 0;
+}
+
+void vio_image_free(struct vio_image **img)
+{
+    if (!img || !*img)
+        return;
+    free((*img)->data);
+    free(*img);
+    *img = NULL;
+}
+
+/* ---- read ---- */
+
+/* The encoded file ends where its format says it ends. */
+static int complete_file(enum AVCodecID id, const uint8_t *d, int n)
+{
+    if (id == AV_CODEC_ID_PNG) {
+        /* IEND chunk: length 0, type "IEND", CRC; a few trailing bytes ok */
+        for (int i = n - 8; i >= 8 && i >= n - 64; i--)
+            if (memcmp(d + i, "IEND", 4) == 0)
+                return 1;
+        return 0;
+    }
+    /* JPEG: EOI marker FF D9 near the end (some writers pad after it) */
+    for (int i = n - 2; i >= 2 && i >= n - 1024; i--)
+        if (d[i] == 0xFF && d[i + 1] == 0xD9)
+            return 1;
+    return 0;
+}
+
+static int av_msg(vr_err *err, int code, const char *path, const char *what, int averr)
+{
+    char buf[AV_ERROR_MAX_STRING_SIZE] = "";
+    av_strerror(averr, buf, sizeof buf);
+    return vr_err_set(err, code, "%s: %s: %s", path, what, buf);
+}
+
+int vio_image_read(const char *path, struct vio_image **out, vr_err *err)
+{
+    AVFormatContext *fmt = NULL;
+    AVCodecContext *dec = NULL;
+    AVPacket *pkt = NULL;
+    AVFrame *frm = NULL;
+    struct SwsContext *sws = NULL;
+    struct vio_image *img = NULL;
+    struct stat st;
+    int rc;
+
+    *out = NULL;
+    if (stat(path, &st) != 0)
+        return vr_err_set(err, VR_ENOENT, "%s: no such file", path);
+    if (!S_ISREG(st.st_mode))
+        return vr_err_set(err, VR_EFORMAT, "%s: not a regular file", path);
+    if (st.st_size == 0)
+        return vr_err_set(err, VR_EFORMAT, "%s: empty file, not an image", path);
+    if ((unsigned long long)st.st_size > VIO_IMAGE_MAX_FILE)
+        return vr_err_set(err, VR_EFORMAT, "%s: %lld bytes, more than the %u allowed",
+                          path, (long long)st.st_size, VIO_IMAGE_MAX_FILE);
+
+    /* image2 by name: probing would also accept text "formats" (tty, ...) */
+    const AVInputFormat *ifmt = av_find_input_format("image2");
+    rc = avformat_open_input(&fmt, path, ifmt, NULL);
+    if (rc < 0) {
+        rc = av_msg(err, VR_EFORMAT, path, "cannot open as an image", rc);
+        goto fail;
+    }
+    if (fmt->nb_streams < 1) {
+        rc = vr_err_set(err, VR_EFORMAT, "%s: not a PNG or JPEG image", path);
+        goto fail;
+    }
+    /* image2 guesses the codec from the name; trust the bytes instead */
+    enum AVCodecID id = AV_CODEC_ID_NONE;
+    pkt = av_packet_alloc();
+    if (!pkt) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    rc = av_read_frame(fmt, pkt);
+    if (rc < 0) {
+        rc = av_msg(err, VR_EFORMAT, path, "cannot read", rc);
+        goto fail;
+    }
+    if (pkt->size >= 8 && memcmp(pkt->data, "\x89PNG\r\n\x1a\n", 8) == 0)
+        id = AV_CODEC_ID_PNG;
+    else if (pkt->size >= 3 && pkt->data[0] == 0xFF && pkt->data[1] == 0xD8
+             && pkt->data[2] == 0xFF)
+        id = AV_CODEC_ID_MJPEG;
+    if (id == AV_CODEC_ID_NONE) {
+        rc = vr_err_set(err, VR_EFORMAT, "%s: not a PNG or JPEG image", path);
+        goto fail;
+    }
+    if (pkt->size != st.st_size || !complete_file(id, pkt->data, pkt->size)) {
+        rc = vr_err_set(err, VR_EFORMAT, "%s: truncated %s (no end marker)", path,
+                        id == AV_CODEC_ID_PNG ? "PNG" : "JPEG");
+        goto fail;
+    }
+
+    const AVCodec *codec = avcodec_find_decoder(id);
+    dec = codec ? avcodec_alloc_context3(codec) : NULL;
+    frm = av_frame_alloc();
+    if (!dec || !frm) {
+        rc = vr_err_set(err, VR_ECODEC, "%s: no %s decoder in this libavcodec", path,
+                        avcodec_get_name(id));
+        goto fail;
+    }
+    dec->err_recognition = AV_EF_EXPLODE | AV_EF_CRCCHECK;
+    dec->thread_count = 1;
+    if ((rc = avcodec_open2(dec, codec, NULL)) < 0) {
+        rc = av_msg(err, VR_ECODEC, path, "cannot open the decoder", rc);
+        goto fail;
+    }
+    if ((rc = avcodec_send_packet(dec, pkt)) < 0
+        || (rc = avcodec_send_packet(dec, NULL)) < 0
+        || (rc = avcodec_receive_frame(dec, frm)) < 0) {
+        rc = av_msg(err, VR_EFORMAT, path, "corrupt image", rc);
+        goto fail;
+    }
+    if (frm->decode_error_flags || (frm->flags & AV_FRAME_FLAG_CORRUPT)) {
+        rc = vr_err_set(err, VR_EFORMAT, "%s: corrupt image data", path);
+        goto fail;
+    }
+    if ((rc = vio_image_alloc(frm->width, frm->height, &img, err)) < 0) {
+        vr_err_prefix(err, "%s", path);
+        goto fail;
+    }
+    /* JPEG's yuvj* formats are plain YUV at full range: say so to swscale
+     * instead of handing it the deprecated names */
+    enum AVPixelFormat src = frm->format;
+    int full = frm->color_range == AVCOL_RANGE_JPEG;
+    switch (src) {
+    case AV_PIX_FMT_YUVJ420P: src = AV_PIX_FMT_YUV420P; full = 1; break;
+    case AV_PIX_FMT_YUVJ422P: src = AV_PIX_FMT_YUV422P; full = 1; break;
+    case AV_PIX_FMT_YUVJ444P: src = AV_PIX_FMT_YUV444P; full = 1; break;
+    case AV_PIX_FMT_YUVJ440P: src = AV_PIX_FMT_YUV440P; full = 1; break;
+    default: break;
+    }
+    sws = sws_getContext(frm->width, frm->height, src, img->w, img->h,
+                         AV_PIX_FMT_RGB24, SWS_POINT, NULL, NULL, NULL);
+    if (sws) {
+        const int *coef = sws_getCoefficients(SWS_CS_ITU601); /* JFIF is BT.601 */
+        sws_setColorspaceDetails(sws, coef, full, coef, 1, 0, 1 << 16, 1 << 16);
+    }
+    if (!sws) {
+        rc = vr_err_set(err, VR_ECODEC, "%s: cannot convert %s to RGB", path,
+                        av_get_pix_fmt_name(frm->format));
+        goto fail;
+    }
+    uint8_t *dst[4] = { img->data };
+    int dls[4] = { img->linesize };
+    sws_scale(sws, (const uint8_t *const *)frm->data, frm->linesize, 0, frm->height,
+              dst, dls);
+    *out = img;
+    img = NULL;
+    rc = 0;
+
+fail:
+    sws_freeContext(sws);
+    vio_image_free(&img);
+    av_frame_free(&frm);
+    av_packet_free(&pkt);
+    avcodec_free_context(&dec);
+    avformat_close_input(&fmt);
+    return rc;
+}
+
+/* ---- write ---- */
+
+int vio_image_write_gray_png(const char *path, const uint8_t *data, int w, int h,
+                             int linesize, vr_err *err)
+{
+    AVCodecContext *enc = NULL;
+    AVFrame *frm = NULL;
+    AVPacket *pkt = NULL;
+    FILE *f = NULL;
+    char tmp[4096];
+    int rc;
+
+    if (w < 1 || h < 1 || w > VIO_IMAGE_MAX_DIM || h > VIO_IMAGE_MAX_DIM)
+        return vr_err_set(err, VR_EINVAL, "%s: mask size %dx%d outside 1..%d",
+                          path, w, h, VIO_IMAGE_MAX_DIM);
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return vr_err_set(err, VR_EINVAL, "%s: path too long", path);
+
+    const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_PNG);
+    enc = codec ? avcodec_alloc_context3(codec) : NULL;
+    frm = av_frame_alloc();
+    pkt = av_packet_alloc();
+    if (!enc || !frm || !pkt) {
+        rc = vr_err_set(err, VR_ECODEC, "%s: no png encoder in this libavcodec", path);
+        goto fail;
+    }
+    enc->width = w;
+    enc->height = h;
+    enc->pix_fmt = AV_PIX_FMT_GRAY8;
+    enc->time_base = (AVRational){ 1, 1 };
+    if ((rc = avcodec_open2(enc, codec, NULL)) < 0) {
+        rc = av_msg(err, VR_ECODEC, path, "cannot open the png encoder", rc);
+        goto fail;
+    }
+    frm->width = w;
+    frm->height = h;
+    frm->format = AV_PIX_FMT_GRAY8;
+    if ((rc = av_frame_get_buffer(frm, 0)) < 0) {
+        rc = av_msg(err, VR_ENOMEM, path, "frame", rc);
+        goto fail;
+    }
+    for (int y = 0; y < h; y++)
+        memcpy(frm->data[0] + (size_t)y * frm->linesize[0], data + (size_t)y * linesize, w);
+    if ((rc = avcodec_send_frame(enc, frm)) < 0 || (rc = avcodec_send_frame(enc, NULL)) < 0
+        || (rc = avcodec_receive_packet(enc, pkt)) < 0) {
+        rc = av_msg(err, VR_ECODEC, path, "png encoding failed", rc);
+        goto fail;
+    }
+    f = fopen(tmp, "wb");
+    if (!f) {
+        rc = vr_err_set(err, VR_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+        goto fail;
+    }
+    if (fwrite(pkt->data, 1, pkt->size, f) != (size_t)pkt->size || fflush(f) != 0) {
+        rc = vr_err_set(err, errno == ENOSPC ? VR_ENOSPC : VR_EIO, "%s: write failed: %s",
+                        tmp, strerror(errno));
+        goto fail;
+    }
+    if (fclose(f) != 0) {
+        f = NULL;
+        rc = vr_err_set(err, VR_EIO, "%s: write failed: %s", tmp, strerror(errno));
+        goto fail;
+    }
+    f = NULL;
+    if (rename(tmp, path) != 0) {
+        rc = vr_err_set(err, VR_EIO, "%s: cannot rename into place: %s", path,
+                        strerror(errno));
+        goto fail;
+    }
+    rc = 0;
+    goto done;
+
+fail:
+    if (f)
+        fclose(f);
+    unlink(tmp);
+done:
+    av_packet_free(&pkt);
+    av_frame_free(&frm);
+    avcodec_free_context(&enc);
+    return rc;
+}

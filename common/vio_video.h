@@ -1,0 +1,144 @@
+/*
+ * vio_video.h - video I/O for the pipeline: demux + decode (vio_in), encode +
+ * mux with the other streams copied untouched (vio_out), on libavformat /
+ * libavcodec.
+ *
+ *   vio_in:  file ──demux──▶ video packets ──decode (CPU, or NVDEC through the
+ *            cuda hwaccel with frames left in GPU memory)──▶ AVFrame
+ *                          └▶ every other packet, as is (for vio_out_copy)
+ *   vio_out: AVFrame ──encode (NVENC if it opens, else libx264 / libx265)──▶
+ *            mux ◀── copied packets (timestamps rescaled, data untouched)
+ *
+ * Timestamps: decoded frames carry the input stream's pts (best effort) in
+ * the input video time base; vio_out encodes them with that time base, so
+ * every output frame has the input frame's time. Errors name the file, the
+ * stream and the position (packet or frame index and pts), e.g.
+ * "in.mkv: stream 0 (h264): packet 412 pts 16.480s: cannot decode: ...".
+ *
+ * Threading: one thread drives a vio_in; vio_out may be fed from two threads
+ * (encoded frames from one, copied packets from another): it serialises
+ * muxer access internally.
+ */
+#ifndef VR_VIO_VIDEO_H
+#define VR_VIO_VIDEO_H
+
+#include "config.h"
+#include "vr_err.h"
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <stdint.h>
+
+/* Frame sizes above these are refused before any allocation (16K x 16K). */
+#define VIO_MAX_DIM 16384
+
+/* ---- input ---- */
+
+struct vio_in_opts {
+    const char *path;
+    int hw;            /* 1: NVDEC via the cuda hwaccel (frames stay on the GPU) */
+    int gpu;           /* CUDA device index for hw */
+    int threads;       /* CPU decoder threads, 0 = auto */
+    int extra_frames;  /* hw: decoder surfaces the caller may hold at once */
+};
+
+struct vio_info {
+    int w, h;
+    enum AVPixelFormat sw_fmt; /* pixel format in memory (hw: NV12 / P010) */
+    int hw;                    /* frames are AV_PIX_FMT_CUDA with device pointers */
+    int bit_depth;
+    int full_range;
+    AVRational time_base;      /* of the video stream (frame pts) */
+    AVRational frame_rate;     /* guessed; {0,1} when unknown */
+    int64_t nb_frames;         /* container's count, 0 when unknown */
+    double duration_s;         /* container's, 0 when unknown */
+    const char *codec;         /* "h264", "hevc", ... (static) */
+    int video_index;           /* in the input's streams */
+    int stereo;                /* from side data: 0 mono, 1 sbs, 2 tb, -1 none */
+    int spherical;             /* spherical-video side data present (360/180) */
+    int projection;            /* enum AVSphericalProjection, -1 when none */
+};
+
+struct vio_in;
+
+/* Opens `o->path`, finds the best video stream and opens its decoder (with
+ * NVDEC when o->hw; an error when NVDEC cannot open, so the caller may fall
+ * back knowingly). Returns 0 or VR_ENOENT / VR_EFORMAT / VR_ENOTSUP /
+ * VR_ECODEC with the file named. */
+int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err);
+
+const struct vio_info *vio_in_info(const struct vio_in *in);
+
+/* The demuxer, for vio_out to copy stream parameters from (borrowed). */
+const AVFormatContext *vio_in_format(const struct vio_in *in);
+
+enum vio_event { VIO_EOF = 0, VIO_FRAME, VIO_PACKET };
+
+/* The next thing in the file: VIO_FRAME with `frame` holding a decoded
+ * video frame (the caller owns the reference: av_frame_unref), VIO_PACKET
+ * with `pkt` holding a non-video packet to copy (caller unrefs), or VIO_EOF
+ * once the decoder is drained. `frame` and `pkt` must be unreferenced on
+ * entry. Returns the event (>= 0) or a VR_E* code naming the position.
+ * A decode error, a frame marked corrupt, a stream that ends well before
+ * the duration its container declares, or a frame size change is an error. */
+int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err);
+
+/* Bytes of video packets read so far; frames returned so far. */
+int64_t vio_in_video_bytes(const struct vio_in *in);
+int64_t vio_in_frames(const struct vio_in *in);
+
+/* Frees and clears *in; accepts NULL and half-built inputs. */
+void vio_in_free(struct vio_in **in);
+
+/* ---- output ---- */
+
+struct vio_out_opts {
+    const char *path;          /* file to write (a temp name is fine) */
+    const char *format_name;   /* container, guessed from this name (the final name) */
+    const struct vio_in *in;   /* source of the copied streams and the time base */
+    int w, h;                  /* video frame size */
+    enum AVPixelFormat pix_fmt;/* of the frames given to vio_out_write (software) */
+    int full_range;
+    const struct vr_config *cfg; /* encoder ("auto" or a name), crf, preset */
+    int try_nvenc;             /* "auto" tries NVENC first (GPU runs) */
+    int threads;               /* encoder threads, 0 = tuned to the core count */
+    int copy_streams;          /* copy the input's non-video streams */
+};
+
+struct vio_out;
+
+/* Opens the encoder (see the rule in vio_encode.c) and the muxer and writes
+ * the header. Returns 0 or VR_E* naming the file or the encoder. */
+int vio_out_open(const struct vio_out_opts *o, struct vio_out **out, vr_err *err);
+
+/* The encoder that was opened ("libx264", "hevc_nvenc", ...). */
+const char *vio_out_encoder(const struct vio_out *o);
+
+/* Encodes `f` (pts in the input video time base; borrowed, not modified)
+ * and writes the packets that come out. Thread-safe against vio_out_copy. */
+int vio_out_write(struct vio_out *o, const AVFrame *f, vr_err *err);
+
+/* Writes a packet from vio_in_next (VIO_PACKET) with its timestamps rescaled
+ * to the output stream; the packet's data is not modified. Packets of
+ * streams that were not copied are dropped. The packet is unreferenced. */
+int vio_out_copy(struct vio_out *o, AVPacket *pkt, vr_err *err);
+
+/* Flushes the encoder, writes the trailer, flushes and fsyncs the file.
+ * Returns 0 or VR_E*. */
+int vio_out_finish(struct vio_out *o, vr_err *err);
+
+/* Bytes written to the file so far (after finish: its size). */
+int64_t vio_out_bytes(const struct vio_out *o);
+
+/* Frees and clears *o (does not delete the file); accepts NULL. */
+void vio_out_free(struct vio_out **o);
+
+/* ---- helpers ---- */
+
+/* "name: position" text for errors: pts in seconds, or "no pts". */
+void vio_fmt_pts(char *buf, size_t n, int64_t pts, AVRational tb);
+
+/* libav* error text. */
+const char *vio_av_err(int averr, char *buf, size_t n);
+
+#endif

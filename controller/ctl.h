@@ -1,0 +1,58 @@
+/*
+ * ctl.h - the controller's internals, shared by controller/ctl_*.c.
+ *
+ * One controller process owns one Redis connection for its loop and one for
+ * its heartbeat thread (hiredis contexts are per thread). The loop: read new
+ * jobs and results (XREADGROUP, group "controllers"), reclaim chunks whose
+ * lease lapsed, audit every active job against its manifest (lost XADDs,
+ * missing outputs, finished jobs, jobs a dead controller held), trim the
+ * streams safely. Redis state is the truth, so a restarted controller (or a
+ * second one) carries on where another stopped.
+ */
+#ifndef VR_CTL_H
+#define VR_CTL_H
+
+#include "rq.h"
+#include "storage.h"
+
+#include <signal.h>
+
+struct ctl {
+    struct rq *q;                 /* the loop's connection */
+    char url[512];
+    char storage[STORAGE_PATH_MAX];
+    char name[128];               /* consumer name host:ctl:nonce, unique per start */
+    long long lease_ms;           /* idle time after which a chunk is reclaimed */
+    int keep_chunks;              /* keep storage/jobs/<id>/ after success */
+    volatile sig_atomic_t *stop;
+};
+
+/* Controller entry point (the "run" row of vr-controller's table). */
+int cmd_controller_run(int argc, char **argv);
+
+/* Splits job `id` and enqueues its chunks if this controller can take it
+ * (state queued, or splitting under a dead controller). Failures mark the job
+ * failed with the reason; returns <0 only for Redis errors (retry later). */
+int ctl_job_start(struct ctl *c, const char *id);
+
+/* Stitches a job whose chunks are all done (if this controller can take it),
+ * verifies it, records the figures; requeues chunks whose outputs vanished. */
+int ctl_job_finish(struct ctl *c, const char *id);
+
+/* Marks a job failed with `reason` (unless it already ended). */
+int ctl_job_fail(struct ctl *c, const char *id, const char *reason);
+
+/* Reclaims chunk entries idle for longer than the lease: requeue or
+ * dead-letter (rq_chunk_fail). Returns entries handled or <0. */
+int ctl_reclaim(struct ctl *c);
+
+/* Walks the active jobs (vr:active): starts, finishes, fails, repairs. */
+int ctl_audit(struct ctl *c, int deep);
+
+/* Handles one vr:results entry. */
+int ctl_result(struct ctl *c, const char *job, int idx, const char *kind);
+
+/* storage/jobs/<id> relative paths. */
+void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub);
+
+#endif

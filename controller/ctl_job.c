@@ -1,0 +1,284 @@
+/*
+ * ctl_job.c - a job's life in the controller: split and enqueue, fail with a
+ * reason, stitch and record the figures. Each step starts with an atomic
+ * claim on the job's state, so two controllers never split or stitch the
+ * same job, and a step a dead controller left half done is redone from the
+ * manifest (idempotent: chunk records are created only once, outputs are
+ * renamed into place).
+ */
+#include "ctl.h"
+
+#include "job.h"
+#include "log.h"
+#include "remux.h"
+#include "rq_stats.h"
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double ctl_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub)
+{
+    if (sub)
+        snprintf(buf, n, "jobs/%s/%s", id, sub);
+    else
+        snprintf(buf, n, "jobs/%s", id);
+}
+
+static int ctl_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
+{
+    char jk[128], *text = malloc(JOB_MAX_JSON + 1);
+    if (!text)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    rq_key_job(jk, sizeof jk, id);
+    int rc = rq_hget(c->q, jk, "spec", text, JOB_MAX_JSON + 1, err);
+    if (rc == 0)
+        rc = vr_err_set(err, VR_EFORMAT, "job %s has no spec", id);
+    if (rc > 0)
+        rc = job_spec_parse(text, strlen(text), js, err);
+    free(text);
+    return rc < 0 ? rc : 0;
+}
+
+static int ctl_hset(struct ctl *c, const char *id, const char *field, const char *val)
+{
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    vr_err e = { 0 };
+    redisReply *r = rq_cmd(c->q, &e, "HSET %s %s %s", jk, field, val);
+    if (!r)
+        return e.code;
+    freeReplyObject(r);
+    return 0;
+}
+
+/* ---- failing ---- */
+
+int ctl_job_fail(struct ctl *c, const char *id, const char *reason)
+{
+    char jk[128], state[32] = "";
+    vr_err e = { 0 };
+    rq_key_job(jk, sizeof jk, id);
+    if (rq_hget(c->q, jk, "state", state, sizeof state, &e) < 0)
+        return e.code;
+    if (!strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled"))
+        return 0;
+    redisReply *r = rq_cmd(c->q, &e, "HSET %s state failed error %s finished_ms %lld controller %s",
+                           jk, reason, rq_now_ms(), c->name);
+    if (!r)
+        return e.code;
+    freeReplyObject(r);
+    r = rq_cmd(c->q, NULL, "SREM vr:active %s", id);
+    if (r)
+        freeReplyObject(r);
+    log_error("job %s failed: %s", id, reason);
+    rq_event(c->q, id, "failed: %s", reason);
+    return 0;
+}
+
+/* ---- split + enqueue ---- */
+
+int ctl_job_start(struct ctl *c, const char *id)
+{
+    vr_err e = { 0 };
+    int rc = rq_job_claim(c->q, id, "queued", "splitting", c->name, &e);
+    if (rc <= 0)
+        return rc < 0 ? rc : 0;
+    struct job_spec js;
+    if ((rc = ctl_spec(c, id, &js, &e)) < 0) {
+        if (rc == VR_EREDIS)
+            return rc;
+        return ctl_job_fail(c, id, e.msg);
+    }
+    char rel[256], indir[STORAGE_PATH_MAX], mpath[STORAGE_PATH_MAX], now[32];
+    snprintf(now, sizeof now, "%lld", rq_now_ms());
+    ctl_hset(c, id, "started_ms", now);
+    ctl_job_dir(rel, sizeof rel, id, "in");
+    storage_path(c->storage, rel, indir, sizeof indir, NULL);
+    ctl_job_dir(rel, sizeof rel, id, "manifest.json");
+    storage_path(c->storage, rel, mpath, sizeof mpath, NULL);
+
+    struct job_manifest man = { 0 };
+    if (job_manifest_read(mpath, &man, NULL) == 0) {
+        log_info("job %s: resuming from its manifest (%d chunks)", id, man.nchunks);
+    } else {
+        rq_event(c->q, id, "splitting %s into ~%.1f s chunks", js.input, js.chunk_seconds);
+        struct stat st;
+        if (stat(js.input, &st) < 0) {
+            vr_err_set(&e, VR_ENOENT, "input %s: no such file (on this controller)", js.input);
+            return ctl_job_fail(c, id, e.msg);
+        }
+        char jobdir[STORAGE_PATH_MAX];
+        ctl_job_dir(rel, sizeof rel, id, NULL);
+        storage_path(c->storage, rel, jobdir, sizeof jobdir, NULL);
+        if ((rc = storage_mkdirs(jobdir, &e)) < 0 ||
+            (rc = storage_check_space(jobdir, (uint64_t)st.st_size + (16 << 20), &e)) < 0)
+            return ctl_job_fail(c, id, e.msg);
+        double t0 = ctl_mono_s();
+        struct remux_split sp;
+        if ((rc = remux_split(js.input, indir, js.chunk_seconds, &sp, &e)) < 0) {
+            vr_err_prefix(&e, "split");
+            return ctl_job_fail(c, id, e.msg);
+        }
+        man.nchunks = sp.nchunks;
+        man.frames = sp.frames;
+        man.duration_s = sp.duration_s;
+        man.split_s = ctl_mono_s() - t0;
+        man.chunk_frames = calloc((size_t)sp.nchunks, sizeof *man.chunk_frames);
+        if (!man.chunk_frames) {
+            remux_split_release(&sp);
+            return ctl_job_fail(c, id, "out of memory");
+        }
+        for (int i = 0; i < sp.nchunks; i++)
+            man.chunk_frames[i] = sp.chunks[i].frames;
+        remux_split_release(&sp);
+        if ((rc = job_manifest_write(mpath, &man, &e)) < 0) {
+            job_manifest_release(&man);
+            return ctl_job_fail(c, id, e.msg);
+        }
+        log_info("job %s: %lld frames in %d chunks, split in %.2f s", id, man.frames,
+                 man.nchunks, man.split_s);
+    }
+    for (int i = 0; i < man.nchunks; i++) {
+        struct chunk_task t = { 0 };
+        snprintf(t.job, sizeof t.job, "%s", id);
+        t.idx = i;
+        snprintf(t.in, sizeof t.in, "jobs/%s/in/%05d.mkv", id, i);
+        snprintf(t.out, sizeof t.out, "jobs/%s/out/%05d.mkv", id, i);
+        snprintf(t.profile, sizeof t.profile, "%s", js.profile);
+        snprintf(t.output_kind, sizeof t.output_kind, "%s", js.output_kind);
+        t.frames = man.chunk_frames[i];
+        char *task = NULL;
+        if ((rc = chunk_task_to_json(&t, &task, &e)) < 0 ||
+            (rc = rq_chunk_create(c->q, id, i, task, js.max_attempts, &e)) < 0) {
+            free(task);
+            job_manifest_release(&man);
+            return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
+        }
+        free(task);
+    }
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    redisReply *r = rq_cmd(c->q, &e, "HSET %s state running chunks_total %d frames_total %lld split_s %.3f",
+                           jk, man.nchunks, man.frames, man.split_s);
+    job_manifest_release(&man);
+    if (!r)
+        return e.code;
+    freeReplyObject(r);
+    rq_event(c->q, id, "running: chunks enqueued");
+    return 1;
+}
+
+/* ---- stitch ---- */
+
+int ctl_job_finish(struct ctl *c, const char *id)
+{
+    vr_err e = { 0 };
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    long long done = 0, total = 0;
+    if (rq_hget_ll(c->q, jk, "chunks_done", &done, &e) < 0 ||
+        rq_hget_ll(c->q, jk, "chunks_total", &total, &e) < 0)
+        return e.code;
+    if (total <= 0 || done < total)
+        return 0;
+    int rc = rq_job_claim(c->q, id, "running", "stitching", c->name, &e);
+    if (rc <= 0)
+        return rc;
+    struct job_spec js;
+    if ((rc = ctl_spec(c, id, &js, &e)) < 0)
+        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
+    char rel[256], mpath[STORAGE_PATH_MAX];
+    ctl_job_dir(rel, sizeof rel, id, "manifest.json");
+    storage_path(c->storage, rel, mpath, sizeof mpath, NULL);
+    struct job_manifest man;
+    if ((rc = job_manifest_read(mpath, &man, &e)) < 0)
+        return ctl_job_fail(c, id, e.msg);
+    char (*paths)[STORAGE_PATH_MAX] = calloc((size_t)man.nchunks, sizeof *paths);
+    const char **pp = calloc((size_t)man.nchunks, sizeof *pp);
+    int missing = 0;
+    if (!paths || !pp) {
+        rc = ctl_job_fail(c, id, "out of memory");
+        goto out;
+    }
+    /* The manifest, not the stream, says what must exist: a committed chunk
+     * whose output vanished is run again. */
+    for (int i = 0; i < man.nchunks; i++) {
+        snprintf(rel, sizeof rel, "jobs/%s/out/%05d.mkv", id, i);
+        storage_path(c->storage, rel, paths[i], sizeof paths[i], NULL);
+        pp[i] = paths[i];
+        if (access(paths[i], R_OK) < 0) {
+            log_warn("job %s: chunk %d is marked done but its output %s is missing; requeued",
+                     id, i, paths[i]);
+            if ((rc = rq_chunk_requeue_lost(c->q, id, i, 1, &e)) < 0)
+                goto out;
+            missing++;
+        }
+    }
+    if (missing) {
+        ctl_hset(c, id, "state", "running");
+        rc = 0;
+        goto out;
+    }
+    rq_event(c->q, id, "stitching %d chunks into %s", man.nchunks, js.output);
+    char odir[STORAGE_PATH_MAX];
+    snprintf(odir, sizeof odir, "%s", js.output);
+    if ((rc = storage_mkdirs(dirname(odir), &e)) < 0) {
+        rc = ctl_job_fail(c, id, e.msg);
+        goto out;
+    }
+    double t0 = ctl_mono_s();
+    rc = remux_stitch(js.input, pp, man.nchunks, man.chunk_frames, js.output, &e);
+    double stitch_s = ctl_mono_s() - t0;
+    if (rc < 0) {
+        vr_err_prefix(&e, "stitch");
+        rc = ctl_job_fail(c, id, e.msg);
+        goto out;
+    }
+    /* Final figures: merged histograms of every chunk. */
+    struct rq_job_status *st = malloc(sizeof *st);
+    char *mjson = NULL;
+    if (st && rq_job_status(c->q, id, 1, st, NULL) == 0 && st->have_metrics)
+        mjson = metrics_to_string(&st->merged);
+    free(st);
+    redisReply *r = rq_cmd(c->q, &e, "HSET %s state done finished_ms %lld stitch_s %.3f metrics %s",
+                           jk, rq_now_ms(), stitch_s, mjson ? mjson : "{}");
+    free(mjson);
+    if (!r) {
+        rc = e.code;
+        goto out;
+    }
+    freeReplyObject(r);
+    r = rq_cmd(c->q, NULL, "SREM vr:active %s", id);
+    if (r)
+        freeReplyObject(r);
+    log_info("job %s: done: %s (%lld frames, stitched in %.2f s)", id, js.output, man.frames,
+             stitch_s);
+    rq_event(c->q, id, "done: %s", js.output);
+    if (!c->keep_chunks) {
+        char jobdir[STORAGE_PATH_MAX];
+        ctl_job_dir(rel, sizeof rel, id, "in");
+        storage_path(c->storage, rel, jobdir, sizeof jobdir, NULL);
+        storage_rmtree(jobdir);
+        ctl_job_dir(rel, sizeof rel, id, "out");
+        storage_path(c->storage, rel, jobdir, sizeof jobdir, NULL);
+        storage_rmtree(jobdir);
+    }
+    rc = 1;
+out:
+    free(paths);
+    free(pp);
+    job_manifest_release(&man);
+    return rc;
+}

@@ -1,0 +1,226 @@
+/*
+ * ctl_run.c - `vr-controller run`: options, connection (waiting for Redis
+ * with backoff), the heartbeat thread and the main loop (see ctl.h).
+ */
+#include "ctl.h"
+
+#include "cli.h"
+#include "job.h"
+#include "log.h"
+
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t ctl_stop;
+
+static void ctl_on_signal(int sig)
+{
+    (void)sig;
+    ctl_stop = 1;
+}
+
+/* ---- heartbeat: vr:controller:<name> with a TTL, so others can tell a
+ * dead controller's half-done split or stitch from a slow one ---- */
+
+struct ctl_hb {
+    struct ctl *c;
+    pthread_t th;
+    int started;
+};
+
+static void *ctl_hb_main(void *arg)
+{
+    struct ctl_hb *hb = arg;
+    struct rq *q = NULL;
+    rq_open(hb->c->url, 5000, &q, NULL);
+    while (!ctl_stop && q) {
+        redisReply *r = rq_cmd(q, NULL, "SET vr:controller:%s %lld PX 10000", hb->c->name,
+                               rq_now_ms());
+        if (r)
+            freeReplyObject(r);
+        for (int i = 0; i < 20 && !ctl_stop; i++)
+            usleep(100000);
+    }
+    if (q) {
+        redisReply *r = rq_cmd(q, NULL, "DEL vr:controller:%s", hb->c->name);
+        if (r)
+            freeReplyObject(r);
+    }
+    rq_free(&q);
+    return NULL;
+}
+
+/* ---- setup ---- */
+
+static int ctl_connect(struct ctl *c)
+{
+    vr_err e = { 0 };
+    if (rq_open(c->url, 10000, &c->q, &e) < 0) {
+        if (!c->q) {
+            fprintf(stderr, "vr-controller: %s\n", e.msg);
+            return -1;
+        }
+        log_warn("%s; waiting for it", e.msg);
+    }
+    while (!ctl_stop) {
+        if (rq_check_noeviction(c->q, &e) < 0) {
+            if (e.code == VR_EINVAL) {
+                log_error("%s", e.msg);
+                return -1;
+            }
+            rq_backoff(c->q);
+            continue;
+        }
+        if (rq_group_ensure(c->q, RQ_JOBS, RQ_G_CONTROLLERS, &e) == 0 &&
+            rq_group_ensure(c->q, RQ_RESULTS, RQ_G_CONTROLLERS, &e) == 0 &&
+            rq_group_ensure(c->q, RQ_CHUNKS, RQ_G_WORKERS, &e) == 0)
+            return 0;
+        rq_backoff(c->q);
+    }
+    return -1;
+}
+
+static void ctl_name(char *buf, size_t n)
+{
+    char host[64] = "host";
+    gethostname(host, sizeof host - 1);
+    unsigned char r[4] = { 0 };
+    if (getrandom(r, sizeof r, 0) != sizeof r)
+        r[0] = (unsigned char)getpid();
+    snprintf(buf, n, "%s:ctl:%02x%02x%02x%02x", host, r[0], r[1], r[2], r[3]);
+}
+
+/* ---- loop ---- */
+
+static void ctl_handle(struct ctl *c, struct rq_msg *m)
+{
+    const char *job = rq_msg_get(m, "job");
+    if (!job || !job_id_valid(job)) {
+        log_error("%s %s: entry without a valid job id; acknowledged and skipped", m->stream, m->id);
+    } else if (!strcmp(m->stream, RQ_JOBS)) {
+        ctl_job_start(c, job);
+    } else {
+        const char *idx = rq_msg_get(m, "idx"), *kind = rq_msg_get(m, "kind");
+        if (idx && kind)
+            ctl_result(c, job, atoi(idx), kind);
+    }
+    rq_ack(c->q, m->stream, RQ_G_CONTROLLERS, m->id, NULL);
+}
+
+static long long ctl_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int ctl_loop(struct ctl *c)
+{
+    const char *streams[] = { RQ_JOBS, RQ_RESULTS };
+    long long last_reclaim = 0, last_audit = 0;
+    long long every_reclaim = c->lease_ms / 4 < 1000 ? c->lease_ms / 4 : 1000;
+    unsigned audits = 0;
+    int down = 0;
+    log_info("controller %s: ready (storage %s, lease %.1f s)", c->name, c->storage,
+             c->lease_ms / 1000.0);
+    while (!ctl_stop) {
+        struct rq_msg m;
+        vr_err e = { 0 };
+        int rc = rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 2, 500, &m, &e);
+        if (rc < 0) {
+            if (!down)
+                log_warn("%s; retrying", e.msg);
+            down = 1;
+            rq_backoff(c->q);
+            if (strstr(e.msg, "NOGROUP"))
+                ctl_connect(c);
+            continue;
+        }
+        down = 0;
+        if (rc == 1) {
+            ctl_handle(c, &m);
+            rq_msg_release(&m);
+        }
+        long long now = ctl_mono_ms();
+        if (now - last_reclaim >= every_reclaim) {
+            ctl_reclaim(c);
+            last_reclaim = now;
+        }
+        if (now - last_audit >= 1000) {
+            ctl_audit(c, audits++ % 5 == 0);
+            last_audit = now;
+        }
+    }
+    log_info("controller %s: stopping", c->name);
+    return 0;
+}
+
+int cmd_controller_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "redis", required_argument, 0, 'r' },
+        { "storage", required_argument, 0, 's' },
+        { "lease-seconds", required_argument, 0, 'l' },
+        { "keep-chunks", no_argument, 0, 'k' },
+        { 0, 0, 0, 0 }
+    };
+    struct ctl c = { 0 };
+    const char *redis = NULL, *storage = NULL;
+    double lease = 30;
+    int o;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (o) {
+        case 'r': redis = optarg; break;
+        case 's': storage = optarg; break;
+        case 'l':
+            lease = atof(optarg);
+            if (!(lease >= 0.5 && lease <= 86400))
+                return cli_usage_error("--lease-seconds must be 0.5..86400");
+            break;
+        case 'k': c.keep_chunks = 1; break;
+        default: return cli_usage_error("unknown option");
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("unexpected argument '%s'", argv[optind]);
+    redis = rq_url_pick(redis);
+    if (!redis)
+        return cli_usage_error("--redis URL (or VR_REDIS) is required");
+    if (!storage)
+        return cli_usage_error("--storage DIR is required");
+    struct stat st;
+    if (stat(storage, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "vr-controller: storage root %s is not a directory\n", storage);
+        return 1;
+    }
+    if (!realpath(storage, c.storage)) {
+        fprintf(stderr, "vr-controller: cannot resolve %s\n", storage);
+        return 1;
+    }
+    snprintf(c.url, sizeof c.url, "%s", redis);
+    c.lease_ms = (long long)(lease * 1000);
+    ctl_name(c.name, sizeof c.name);
+    c.stop = &ctl_stop;
+    struct sigaction sa = { 0 };
+    sa.sa_handler = ctl_on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    if (ctl_connect(&c) < 0) {
+        rq_free(&c.q);
+        return 1;
+    }
+    struct ctl_hb hb = { .c = &c };
+    hb.started = pthread_create(&hb.th, NULL, ctl_hb_main, &hb) == 0;
+    int rc = ctl_loop(&c);
+    if (hb.started)
+        pthread_join(hb.th, NULL);
+    rq_free(&c.q);
+    return rc;
+}

@@ -1,0 +1,516 @@
+/*
+ * frame_sample.cu - the CUDA frame kernels that read the frame itself:
+ * preprocess (colour conversion + resize + normalise into the network's
+ * NHWC batch, for every tile of every eye of every frame in one launch),
+ * luma at work size (the guided filter's guide), and the refinement that
+ * writes the output masks (guided apply or bilinear upsample, fused with the
+ * temporal smoothing over all frames of a call). The C twins are in
+ * frame_ref.c; frame_ref.h spells out the sampling rules followed here.
+ *
+ * Frames come as NVDEC leaves them (NV12, P010 planes in device memory) or
+ * as RGB24 / YUV420P; the pixel format is a template parameter so the inner
+ * loops carry no format switch. One thread per output pixel (preprocess,
+ * luma) or per 4 horizontally adjacent output pixels (refine, so the mask is
+ * written in 32-bit words); neighbouring threads read neighbouring source
+ * pixels, so the box reads coalesce.
+ */
+#include "frame_cuda.h"
+
+#include <cuda_runtime.h>
+#include <string.h>
+
+/* ---- colour: one source pixel ---- */
+
+/* The planes of frame `i` of a batch. */
+struct fview {
+    const uint8_t *d0, *d1, *d2;
+    int l0, l1, l2;
+    int full_range;
+};
+
+static __device__ __forceinline__ fview fview_of(const frame_batch &fb, int i)
+{
+    fview v;
+    v.d0 = fb.data[i][0];
+    v.d1 = fb.data[i][1];
+    v.d2 = fb.data[i][2];
+    v.l0 = fb.linesize[i][0];
+    v.l1 = fb.linesize[i][1];
+    v.l2 = fb.linesize[i][2];
+    v.full_range = fb.full_range;
+    return v;
+}
+
+/* Normalised Y', Cb, Cr of pixel (x, y) (frame_ref.h's range rules; the
+ * divisions become multiplications by the reciprocal: within 1 ulp). */
+template <int FMT>
+static __device__ __forceinline__ void yuv_at(const fview &f, int x, int y, float &Y,
+                                              float &cb, float &cr)
+{
+    const int cx = x >> 1, cy = y >> 1;
+    float y0, u0, v0, k;
+    if (FMT == SEG_PIX_NV12) {
+        const uint8_t *uv = f.d1 + (size_t)cy * f.l1 + 2 * cx;
+        y0 = __ldg(f.d0 + (size_t)y * f.l0 + x);
+        uchar2 c = __ldg((const uchar2 *)uv);
+        u0 = c.x;
+        v0 = c.y;
+        k = 1.0f;
+    } else if (FMT == SEG_PIX_P010) {
+        const uint16_t *yp = (const uint16_t *)(f.d0 + (size_t)y * f.l0) + x;
+        const ushort2 *uv = (const ushort2 *)(f.d1 + (size_t)cy * f.l1) + cx;
+        y0 = (float)(__ldg(yp) >> 6);
+        ushort2 c = __ldg(uv);
+        u0 = (float)(c.x >> 6);
+        v0 = (float)(c.y >> 6);
+        k = 4.0f;
+    } else { /* YUV420P */
+        y0 = __ldg(f.d0 + (size_t)y * f.l0 + x);
+        u0 = __ldg(f.d1 + (size_t)cy * f.l1 + cx);
+        v0 = __ldg(f.d2 + (size_t)cy * f.l2 + cx);
+        k = 1.0f;
+    }
+    if (f.full_range) {
+        const float s = 1.0f / (255.0f * k);
+        Y = y0 * s;
+        cb = (u0 - 128.0f * k) * s;
+        cr = (v0 - 128.0f * k) * s;
+    } else {
+        const float sy = 1.0f / (219.0f * k), sc = 1.0f / (224.0f * k);
+        Y = (y0 - 16.0f * k) * sy;
+        cb = (u0 - 128.0f * k) * sc;
+        cr = (v0 - 128.0f * k) * sc;
+    }
+}
+
+static __device__ __forceinline__ float clamp01(float v)
+{
+    return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+}
+
+template <int FMT>
+static __device__ __forceinline__ void rgb_at(const fview &f, int x, int y, float &r,
+                                              float &g, float &b)
+{
+    if (FMT == SEG_PIX_RGB24) {
+        const uint8_t *p = f.d0 + (size_t)y * f.l0 + 3 * x;
+        r = __ldg(p) * (1.0f / 255.0f);
+        g = __ldg(p + 1) * (1.0f / 255.0f);
+        b = __ldg(p + 2) * (1.0f / 255.0f);
+        return;
+    }
+    float Y, cb, cr;
+    yuv_at<FMT>(f, x, y, Y, cb, cr);
+    r = clamp01(Y + 1.5748f * cr);
+    g = clamp01(Y - 0.187324f * cb - 0.468124f * cr);
+    b = clamp01(Y + 1.8556f * cb);
+}
+
+template <int FMT>
+static __device__ __forceinline__ float luma_at(const fview &f, int x, int y)
+{
+    if (FMT == SEG_PIX_RGB24) {
+        const uint8_t *p = f.d0 + (size_t)y * f.l0 + 3 * x;
+        return (0.2126f * __ldg(p) + 0.7152f * __ldg(p + 1) + 0.0722f * __ldg(p + 2))
+               * (1.0f / 255.0f);
+    }
+    if (FMT == SEG_PIX_NV12 || FMT == SEG_PIX_YUV420P) {
+        /* luma needs no chroma: skip its loads */
+        float y0 = __ldg(f.d0 + (size_t)y * f.l0 + x);
+        return clamp01(f.full_range ? y0 * (1.0f / 255.0f) : (y0 - 16.0f) * (1.0f / 219.0f));
+    }
+    float y0 = (float)(__ldg((const uint16_t *)(f.d0 + (size_t)y * f.l0) + x) >> 6);
+    return clamp01(f.full_range ? y0 * (1.0f / 1020.0f) : (y0 - 64.0f) * (1.0f / 876.0f));
+}
+
+/* ---- resampling (frame_ref.h's rule) ---- */
+
+static __device__ __forceinline__ bool is_area(int rw, int rh, int dw, int dh)
+{
+    return 2LL * rw > 3LL * dw || 2LL * rh > 3LL * dh;
+}
+
+static __device__ __forceinline__ void area_span(int o, int r, int d, int &a, int &b)
+{
+    a = (int)((long long)o * r / d);
+    b = (int)((long long)(o + 1) * r / d);
+    if (b <= a)
+        b = a + 1;
+}
+
+/* RGB of rect r resampled to dw x dh at output pixel (ox, oy). */
+template <int FMT>
+static __device__ __forceinline__ void sample_rgb(const fview &f, frame_rect r, int dw,
+                                                  int dh, bool area, int ox, int oy,
+                                                  float v[3])
+{
+    if (area) {
+        int x0, x1, y0, y1;
+        area_span(ox, r.w, dw, x0, x1);
+        area_span(oy, r.h, dh, y0, y1);
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;
+        for (int y = y0; y < y1; y++)
+            for (int x = x0; x < x1; x++) {
+                float a, b, c;
+                rgb_at<FMT>(f, r.x + x, r.y + y, a, b, c);
+                s0 += a;
+                s1 += b;
+                s2 += c;
+            }
+        float inv = 1.0f / (float)((x1 - x0) * (y1 - y0));
+        v[0] = s0 * inv;
+        v[1] = s1 * inv;
+        v[2] = s2 * inv;
+        return;
+    }
+    int xa, xb, ya, yb;
+    float tx, ty;
+    fcu_taps(ox, r.w, dw, &xa, &xb, &tx);
+    fcu_taps(oy, r.h, dh, &ya, &yb, &ty);
+    float q[4][3];
+    rgb_at<FMT>(f, r.x + xa, r.y + ya, q[0][0], q[0][1], q[0][2]);
+    rgb_at<FMT>(f, r.x + xb, r.y + ya, q[1][0], q[1][1], q[1][2]);
+    rgb_at<FMT>(f, r.x + xa, r.y + yb, q[2][0], q[2][1], q[2][2]);
+    rgb_at<FMT>(f, r.x + xb, r.y + yb, q[3][0], q[3][1], q[3][2]);
+#pragma unroll
+    for (int c = 0; c < 3; c++) {
+        float top = fcu_lerp(q[0][c], q[1][c], tx);
+        float bot = fcu_lerp(q[2][c], q[3][c], tx);
+        v[c] = fcu_lerp(top, bot, ty);
+    }
+}
+
+/* Luma of rect r resampled to dw x dh at output pixel (ox, oy). */
+template <int FMT>
+static __device__ __forceinline__ float sample_luma(const fview &f, frame_rect r, int dw,
+                                                    int dh, bool area, int ox, int oy)
+{
+    if (area) {
+        int x0, x1, y0, y1;
+        area_span(ox, r.w, dw, x0, x1);
+        area_span(oy, r.h, dh, y0, y1);
+        float s = 0.0f;
+        for (int y = y0; y < y1; y++)
+            for (int x = x0; x < x1; x++)
+                s += luma_at<FMT>(f, r.x + x, r.y + y);
+        return s * (1.0f / (float)((x1 - x0) * (y1 - y0)));
+    }
+    int xa, xb, ya, yb;
+    float tx, ty;
+    fcu_taps(ox, r.w, dw, &xa, &xb, &tx);
+    fcu_taps(oy, r.h, dh, &ya, &yb, &ty);
+    float top = fcu_lerp(luma_at<FMT>(f, r.x + xa, r.y + ya), luma_at<FMT>(f, r.x + xb, r.y + ya), tx);
+    float bot = fcu_lerp(luma_at<FMT>(f, r.x + xa, r.y + yb), luma_at<FMT>(f, r.x + xb, r.y + yb), tx);
+    return fcu_lerp(top, bot, ty);
+}
+
+/* ---- (1) preprocess ---- */
+
+/* grid: x = pixels of one tile / block, y = tile, z = frame. */
+template <int FMT>
+__global__ void __launch_bounds__(256)
+k_preprocess(const __grid_constant__ frame_batch fb, const frame_rect *__restrict__ rects,
+             int tpf, int mw, int mh, float *__restrict__ out)
+{
+    const int pix = blockIdx.x * blockDim.x + threadIdx.x;
+    if (pix >= mw * mh)
+        return;
+    const int tile = blockIdx.y, fr = blockIdx.z;
+    const frame_rect r = rects[tile];
+    const fview f = fview_of(fb, fr);
+    const int ox = pix % mw, oy = pix / mw;
+    float v[3];
+    sample_rgb<FMT>(f, r, mw, mh, is_area(r.w, r.h, mw, mh), ox, oy, v);
+    float *o = out + (((size_t)fr * tpf + tile) * mw * mh + pix) * 3;
+    o[0] = v[0];
+    o[1] = v[1];
+    o[2] = v[2];
+}
+
+#define FMT_DISPATCH(fmt, KERNEL, ...)                                              \
+    switch (fmt) {                                                                  \
+    case SEG_PIX_RGB24: KERNEL<SEG_PIX_RGB24><<<__VA_ARGS__; break;                 \
+    case SEG_PIX_NV12: KERNEL<SEG_PIX_NV12><<<__VA_ARGS__; break;                   \
+    case SEG_PIX_P010: KERNEL<SEG_PIX_P010><<<__VA_ARGS__; break;                   \
+    default: KERNEL<SEG_PIX_YUV420P><<<__VA_ARGS__; break;                          \
+    }
+
+extern "C" int frame_preprocess_batch_cuda(const struct frame_batch *fb,
+                                           const struct frame_rect *rects,
+                                           int tiles_per_frame, int mw, int mh, float *out,
+                                           cudaStream_t st, vr_err *err)
+{
+    if (fb->n < 1 || fb->n > FRAME_CU_MAX_FRAMES || tiles_per_frame < 1 || mw < 1 || mh < 1)
+        return vr_err_set(err, VR_EINVAL, "preprocess: %d frames x %d tiles of %dx%d",
+                          fb->n, tiles_per_frame, mw, mh);
+    dim3 grid((mw * mh + 255) / 256, tiles_per_frame, fb->n);
+    FMT_DISPATCH(fb->fmt, k_preprocess, grid, 256, 0, st>>>(*fb, rects, tiles_per_frame, mw, mh, out));
+    return fcu_check("preprocess", err);
+}
+
+/* ---- luma at work size ---- */
+
+/* grid: x = work pixels / block, y = eye, z = frame. */
+template <int FMT>
+__global__ void __launch_bounds__(256)
+k_luma(const __grid_constant__ frame_batch fb, const __grid_constant__ frame_cu_plan p,
+       float *__restrict__ out)
+{
+    const frame_cu_eye &e = p.e[blockIdx.y];
+    const int pix = blockIdx.x * blockDim.x + threadIdx.x;
+    if (pix >= e.work_w * e.work_h)
+        return;
+    const int fr = blockIdx.z;
+    const fview f = fview_of(fb, fr);
+    const int ox = pix % e.work_w, oy = pix / e.work_w;
+    out[(size_t)fr * p.work_per_frame + e.work_off + pix] =
+        sample_luma<FMT>(f, e.eye, e.work_w, e.work_h,
+                         is_area(e.eye.w, e.eye.h, e.work_w, e.work_h), ox, oy);
+}
+
+extern "C" int frame_luma_batch_cuda(const struct frame_batch *fb,
+                                     const struct frame_cu_plan *p, float *out,
+                                     cudaStream_t st, vr_err *err)
+{
+    dim3 grid((p->max_work + 255) / 256, p->n_eyes, fb->n);
+    FMT_DISPATCH(fb->fmt, k_luma, grid, 256, 0, st>>>(*fb, *p, out));
+    return fcu_check("luma", err);
+}
+
+/* ---- (3) refine + (4) smooth, fused over the frames of a call ---- */
+
+#define RPX 4 /* output pixels per thread, one 32-bit store */
+
+/* grid: x = groups of RPX pixels of a row / block, y = output row, z = eye.
+ * Each thread walks the frames in order so the EMA state stays in
+ * registers: prev is read once and written once per call. */
+template <int FMT, bool GUIDED>
+__global__ void __launch_bounds__(128)
+k_refine(const float *__restrict__ a, const float *__restrict__ b,
+         const __grid_constant__ frame_batch fb, const __grid_constant__ frame_cu_plan p,
+         const __grid_constant__ frame_masks m, uint8_t *__restrict__ prev, int prev_ls,
+         int have_prev, float smooth)
+{
+    const frame_cu_eye &e = p.e[blockIdx.z];
+    const int dw = e.out.w, dh = e.out.h, w = e.work_w, h = e.work_h;
+    const int oy = blockIdx.y;
+    const int ox0 = (blockIdx.x * blockDim.x + threadIdx.x) * RPX;
+    if (oy >= dh || ox0 >= dw)
+        return;
+    const int np = dw - ox0 < RPX ? dw - ox0 : RPX;
+
+    /* taps into the work images, shared by all frames */
+    int ya, yb;
+    float ty;
+    fcu_taps(oy, h, dh, &ya, &yb, &ty);
+    int xa[RPX], xb[RPX];
+    float tx[RPX];
+#pragma unroll
+    for (int k = 0; k < RPX; k++)
+        fcu_taps(ox0 + (k < np ? k : 0), w, dw, &xa[k], &xb[k], &tx[k]);
+
+    const bool area = is_area(e.eye.w, e.eye.h, dw, dh);
+    const bool direct = e.eye.w == dw && e.eye.h == dh;
+    const bool smoothing = prev != nullptr;
+    uint8_t pv[RPX] = { 0, 0, 0, 0 };
+    uint8_t *prow = smoothing ? prev + (size_t)(e.out.y + oy) * prev_ls + e.out.x + ox0 : nullptr;
+    if (smoothing && have_prev)
+        for (int k = 0; k < np; k++)
+            pv[k] = prow[k];
+
+    for (int fr = 0; fr < fb.n; fr++) {
+        const fview f = fview_of(fb, fr);
+        const size_t base = (size_t)fr * p.work_per_frame + e.work_off;
+        const float *a0 = a + base + (size_t)ya * w, *a1 = a + base + (size_t)yb * w;
+        const float *b0 = b + base + (size_t)ya * w, *b1 = b + base + (size_t)yb * w;
+        uint8_t v[RPX];
+#pragma unroll
+        for (int k = 0; k < RPX; k++) {
+            float at = fcu_lerp(__ldg(a0 + xa[k]), __ldg(a0 + xb[k]), tx[k]);
+            float ab = fcu_lerp(__ldg(a1 + xa[k]), __ldg(a1 + xb[k]), tx[k]);
+            float av = fcu_lerp(at, ab, ty);
+            if (GUIDED) {
+                float bt = fcu_lerp(__ldg(b0 + xa[k]), __ldg(b0 + xb[k]), tx[k]);
+                float bb = fcu_lerp(__ldg(b1 + xa[k]), __ldg(b1 + xb[k]), tx[k]);
+                float bv = fcu_lerp(bt, bb, ty);
+                const int ox = ox0 + (k < np ? k : 0);
+                float I = direct ? luma_at<FMT>(f, e.eye.x + ox, e.eye.y + oy)
+                                 : sample_luma<FMT>(f, e.eye, dw, dh, area, ox, oy);
+                v[k] = fcu_to_u8(__fadd_rn(__fmul_rn(av, I), bv));
+            } else {
+                v[k] = fcu_to_u8(av);
+            }
+        }
+        if (smoothing) {
+            /* frame_smooth_ref's EMA; the first frame after a reset seeds it */
+            const float s = (have_prev || fr > 0) ? smooth : 0.0f;
+#pragma unroll
+            for (int k = 0; k < RPX; k++) {
+                float x = __fadd_rn(__fadd_rn(__fmul_rn(s, (float)pv[k]),
+                                              __fmul_rn(1.0f - s, (float)v[k])), 0.5f);
+                v[k] = (uint8_t)(x >= 255.0f ? 255.0f : x);
+                pv[k] = v[k];
+            }
+        }
+        uint8_t *dst = m.data[fr] + (size_t)(e.out.y + oy) * m.linesize[fr] + e.out.x + ox0;
+        if (np == RPX && ((uintptr_t)dst & 3) == 0)
+            *(uint32_t *)dst = v[0] | v[1] << 8 | v[2] << 16 | (uint32_t)v[3] << 24;
+        else
+            for (int k = 0; k < np; k++)
+                dst[k] = v[k];
+    }
+    if (smoothing)
+        for (int k = 0; k < np; k++)
+            prow[k] = pv[k];
+}
+
+template <bool G>
+static void launch_refine(int fmt, dim3 grid, int threads, cudaStream_t st, const float *a,
+                          const float *b, const frame_batch &fb, const frame_cu_plan &p,
+                          const frame_masks &m, uint8_t *prev, int prev_ls, int have_prev,
+                          float smooth)
+{
+    switch (fmt) {
+    case SEG_PIX_RGB24:
+        k_refine<SEG_PIX_RGB24, G><<<grid, threads, 0, st>>>(a, b, fb, p, m, prev, prev_ls, have_prev, smooth);
+        break;
+    case SEG_PIX_NV12:
+        k_refine<SEG_PIX_NV12, G><<<grid, threads, 0, st>>>(a, b, fb, p, m, prev, prev_ls, have_prev, smooth);
+        break;
+    case SEG_PIX_P010:
+        k_refine<SEG_PIX_P010, G><<<grid, threads, 0, st>>>(a, b, fb, p, m, prev, prev_ls, have_prev, smooth);
+        break;
+    default:
+        k_refine<SEG_PIX_YUV420P, G><<<grid, threads, 0, st>>>(a, b, fb, p, m, prev, prev_ls, have_prev, smooth);
+        break;
+    }
+}
+
+extern "C" int frame_refine_batch_cuda(const float *a, const float *b, int guided,
+                                       const struct frame_batch *fb,
+                                       const struct frame_cu_plan *p,
+                                       const struct frame_masks *masks, uint8_t *prev,
+                                       int prev_linesize, int have_prev, float smooth,
+                                       cudaStream_t st, vr_err *err)
+{
+    int max_w = 0, max_h = 0;
+    for (int i = 0; i < p->n_eyes; i++) {
+        max_w = p->e[i].out.w > max_w ? p->e[i].out.w : max_w;
+        max_h = p->e[i].out.h > max_h ? p->e[i].out.h : max_h;
+    }
+    if (max_h > 65535)
+        return vr_err_set(err, VR_EINVAL, "refine: %d rows", max_h);
+    const int threads = 128;
+    dim3 grid((max_w + threads * RPX - 1) / (threads * RPX), max_h, p->n_eyes);
+    if (guided)
+        launch_refine<true>(fb->fmt, grid, threads, st, a, b, *fb, *p, *masks, prev,
+                            prev_linesize, have_prev, smooth);
+    else
+        launch_refine<false>(fb->fmt, grid, threads, st, a, b, *fb, *p, *masks, prev,
+                             prev_linesize, have_prev, smooth);
+    return fcu_check("refine", err);
+}
+
+/* ---- twins (one frame) ---- */
+
+extern "C" void frame_batch_one(struct frame_batch *fb, const struct seg_frame *f)
+{
+    fb->n = 1;
+    fb->fmt = f->fmt;
+    fb->full_range = f->full_range;
+    for (int i = 0; i < 3; i++) {
+        fb->data[0][i] = f->data[i];
+        fb->linesize[0][i] = f->linesize[i];
+    }
+}
+
+extern "C" int frame_preprocess_cuda(const struct seg_frame *f, const struct frame_rect *rects,
+                                     int n, int mw, int mh, float *out, cudaStream_t st,
+                                     vr_err *err)
+{
+    struct frame_batch fb;
+    frame_batch_one(&fb, f);
+    return frame_preprocess_batch_cuda(&fb, rects, n, mw, mh, out, st, err);
+}
+
+/* A one-eye plan whose eye is `rect` and whose work (or output) is dw x dh. */
+static void one_eye(struct frame_cu_plan *p, struct frame_rect rect, int ww, int wh,
+                    int dw, int dh)
+{
+    memset(p, 0, sizeof *p);
+    p->n_eyes = 1;
+    p->e[0].eye = rect;
+    p->e[0].out = (struct frame_rect){ 0, 0, dw, dh };
+    p->e[0].work_w = ww;
+    p->e[0].work_h = wh;
+    p->work_per_frame = (size_t)ww * wh;
+    p->max_work = ww * wh;
+    p->max_out = dw * dh;
+}
+
+extern "C" int frame_luma_cuda(const struct seg_frame *f, struct frame_rect rect, int dw,
+                               int dh, float *out, cudaStream_t st, vr_err *err)
+{
+    struct frame_batch fb;
+    struct frame_cu_plan p;
+    frame_batch_one(&fb, f);
+    one_eye(&p, rect, dw, dh, dw, dh);
+    return frame_luma_batch_cuda(&fb, &p, out, st, err);
+}
+
+extern "C" int frame_guided_apply_cuda(const float *a, const float *b, int w, int h,
+                                       const struct seg_frame *f, struct frame_rect rect,
+                                       uint8_t *dst, int dst_linesize, int dw, int dh,
+                                       cudaStream_t st, vr_err *err)
+{
+    struct frame_batch fb;
+    struct frame_cu_plan p;
+    struct frame_masks m;
+    frame_batch_one(&fb, f);
+    one_eye(&p, rect, w, h, dw, dh);
+    m.data[0] = dst;
+    m.linesize[0] = dst_linesize;
+    return frame_refine_batch_cuda(a, b, 1, &fb, &p, &m, NULL, 0, 0, 0.0f, st, err);
+}
+
+extern "C" int frame_upsample_bilinear_cuda(const float *mask, int w, int h, uint8_t *dst,
+                                            int dst_linesize, int dw, int dh,
+                                            cudaStream_t st, vr_err *err)
+{
+    /* the bilinear path reads no frame: a dummy RGB24 view of the right size */
+    struct frame_batch fb;
+    struct frame_cu_plan p;
+    struct frame_masks m;
+    memset(&fb, 0, sizeof fb);
+    fb.n = 1;
+    fb.fmt = SEG_PIX_RGB24;
+    one_eye(&p, (struct frame_rect){ 0, 0, dw, dh }, w, h, dw, dh);
+    m.data[0] = dst;
+    m.linesize[0] = dst_linesize;
+    return frame_refine_batch_cuda(mask, mask, 0, &fb, &p, &m, NULL, 0, 0, 0.0f, st, err);
+}
+
+/* ---- plan view ---- */
+
+extern "C" void frame_cu_plan_make(const struct tile_plan *tp, struct frame_cu_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->n_eyes = tp->n_eyes;
+    for (int i = 0; i < tp->n_eyes; i++) {
+        const struct tile_eye *te = &tp->eye[i];
+        struct frame_cu_eye *e = &p->e[i];
+        e->eye = te->eye;
+        e->out = te->out;
+        e->work_w = te->work_w;
+        e->work_h = te->work_h;
+        e->tile0 = p->tiles_per_frame;
+        e->ntiles = te->n;
+        e->work_off = p->work_per_frame;
+        p->tiles_per_frame += te->n;
+        p->work_per_frame += (size_t)te->work_w * te->work_h;
+        if (te->work_w * te->work_h > p->max_work)
+            p->max_work = te->work_w * te->work_h;
+        if (te->out.w * te->out.h > p->max_out)
+            p->max_out = te->out.w * te->out.h;
+    }
+}

@@ -1,0 +1,864 @@
+/*
+ * net_cuda.cu - the network on the GPU (net_cuda.h): plans the model's op
+ * list into kernel steps once, fuses where it pays, places activations in
+ * one reused device arena, and replays one CUDA graph per batch size.
+ *
+ * Planning (netcu_create):
+ *   1. one step per model op, with the best single-op kernel of ops_cuda.h
+ *      (a 1x1 stride-1 conv is the pointwise kernel, a global average pool
+ *      or MEAN the squeeze-excite kernel with no layer);
+ *   2. with opts.fused, passes that merge a step into its producer or
+ *      consumer when the tensor between them has that one consumer:
+ *      global pool -> 1x1 convs on the pooled vector -> activations become
+ *      one squeeze-excite step; a stand-alone activation joins the conv /
+ *      depthwise / transpose conv before it; a per-channel MUL and a
+ *      same-shape ADD after a pointwise conv become its epilogue; a
+ *      per-channel MUL and/or a same-shape ADD before a pointwise conv
+ *      become its prologue; an ADD after a depthwise conv its epilogue. A
+ *      merged step runs at the place of its last member, where every input
+ *      it reads has been written;
+ *   3. liveness over the ordered steps gives each materialised tensor an
+ *      offset in one arena sized for max_batch tiles (best fit reuse);
+ *   4. constant weights go to the device once, float32, 256-byte aligned.
+ * Running (netcu_run) enqueues the steps, or with opts.use_graph captures
+ * them once per batch size on a private stream and replays the graph on the
+ * caller's stream; a call with other input/output pointers re-captures and
+ * updates the executable graph in place (cudaGraphExecUpdate).
+ *
+ * Activations are float16 (opts.fp16) or float32; the network input and
+ * output stay float32 and the first / last kernels convert.
+ */
+/* the C headers carry no extern "C" of their own */
+extern "C" {
+#include "log.h"
+#include "model.h"
+#include "ops_ref.h"
+#include "vr_err.h"
+}
+#include "net_cuda.h"
+#include "ops_cuda.h"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- plan ---- */
+
+enum step_kind {
+    S_DEAD, S_CONV, S_PW, S_DW, S_SE, S_UNARY, S_ADD, S_MUL, S_RESIZE, S_AVGPOOL, S_TCONV
+};
+
+static const char *const kind_name[] = {
+    "dead", "conv", "pointwise", "depthwise", "squeeze-excite", "activation",
+    "add", "mul", "resize", "avgpool", "tconv"
+};
+
+struct se_layer_t { int wt, bt, cin, cout, act1, act2; };
+
+struct step {
+    int kind;
+    int pos;            /* model op index of the last member: execution order */
+    int op;             /* first model op (for messages) */
+    int x, x2;          /* main input; ADD/MUL second (b) operand */
+    int a_scale, bsum;  /* pointwise prologue: x * a_scale[n][c] + bsum */
+    int e_scale, res;   /* epilogue: * e_scale[n][c], + res */
+    int out;
+    struct conv_geom g; /* per tile (n = 1); n is set at run */
+    int wt, bt;         /* weight / bias constant tensors, -1 = none */
+    int act1, act2, act3;
+    int b_full;
+    int align, half;    /* RESIZE_BILINEAR */
+    int n_layers;
+    struct se_layer_t l[CU_SE_MAX_LAYERS];
+};
+
+struct tens {
+    int h, w, c;        /* per tile */
+    size_t off;         /* byte offset in the activation arena */
+    int placed;
+};
+
+struct gslot {
+    cudaGraphExec_t exec;
+    const void *in;     /* pointers the graph was captured with */
+    void *out;
+};
+
+struct netcu {
+    const struct model *m;
+    struct netcu_opts o;
+    struct tens *t;         /* [m->n_tensors] */
+    struct step *st;        /* [m->n_ops] */
+    int *order;             /* live steps, in execution order */
+    int n_order;
+    size_t *w_off;          /* [m->n_tensors]: byte offset in d_w, or SIZE_MAX */
+    unsigned char *d_w;
+    size_t w_bytes;
+    unsigned char *d_act;
+    size_t act_bytes;
+    cudaStream_t cap;       /* capture stream */
+    struct gslot *graphs;   /* [max_batch + 1] */
+};
+
+#define ALIGN256(x) (((x) + 255) & ~(size_t)255)
+
+static int is_const(const struct model *m, int t)
+{
+    return t >= 0 && t < m->n_tensors && m->tensors[t].data != NULL;
+}
+
+static int tshape(const struct model *m, int id, struct tens *t, vr_err *err)
+{
+    const struct model_tensor *T = &m->tensors[id];
+    const int *s = T->shape;
+    if (T->rank == 4 && s[0] == 1) {
+        t->h = s[1]; t->w = s[2]; t->c = s[3];
+    } else if (T->rank == 2 && s[0] == 1) {
+        t->h = 1; t->w = 1; t->c = s[1];
+    } else if (T->rank == 1) {
+        t->h = 1; t->w = 1; t->c = s[0];
+    } else {
+        return vr_err_set(err, VR_ENOTSUP, "netcu: tensor %d '%s': rank %d shape not NHWC "
+                          "with batch 1", id, T->name, T->rank);
+    }
+    if (t->h < 1 || t->w < 1 || t->c < 1 || t->h > MODEL_MAX_DIM || t->w > MODEL_MAX_DIM ||
+        t->c > MODEL_MAX_DIM || (size_t)t->h * t->w * t->c > ((size_t)1 << 28))
+        return vr_err_set(err, VR_EFORMAT, "netcu: tensor %d '%s': shape out of range",
+                          id, T->name);
+    return 0;
+}
+
+static int ufail(vr_err *err, const struct model *m, int i, const char *why)
+{
+    return vr_err_set(err, VR_ENOTSUP, "netcu: op %d (%s): %s", i,
+                      model_op_name(m->ops[i].kind), why);
+}
+
+static void geom_from(struct conv_geom *g, const struct tens *x, const struct model_op *o)
+{
+    memset(g, 0, sizeof *g);
+    g->n = 1;
+    g->ih = x->h; g->iw = x->w; g->cin = x->c;
+    g->sh = o->stride_h > 0 ? o->stride_h : 1;
+    g->sw = o->stride_w > 0 ? o->stride_w : 1;
+    g->dh = o->dilation_h > 0 ? o->dilation_h : 1;
+    g->dw = o->dilation_w > 0 ? o->dilation_w : 1;
+    g->act = o->act;
+}
+
+/* One step per model op (plan stage 1). */
+static int plan_op(struct netcu *net, int i, vr_err *err)
+{
+    const struct model *m = net->m;
+    const struct model_op *o = &m->ops[i];
+    struct step *s = &net->st[i];
+    memset(s, 0, sizeof *s);
+    s->pos = s->op = i;
+    s->x = o->in[0];
+    s->x2 = s->a_scale = s->bsum = s->e_scale = s->res = -1;
+    s->wt = s->bt = -1;
+    s->out = o->out;
+    if (o->n_in < 1 || s->x < 0 || s->x >= m->n_tensors || is_const(m, s->x) ||
+        s->out < 0 || s->out >= m->n_tensors)
+        return ufail(err, m, i, "input must be an activation tensor");
+    const struct tens *x = &net->t[s->x], *y = &net->t[s->out];
+    switch (o->kind) {
+    case MOP_CONV_2D:
+    case MOP_DEPTHWISE_CONV_2D:
+    case MOP_TRANSPOSE_CONV_BIAS: {
+        if (o->n_in < 2 || !is_const(m, o->in[1]) || m->tensors[o->in[1]].rank != 4)
+            return ufail(err, m, i, "weights must be a constant 4-D tensor");
+        const struct model_tensor *w = &m->tensors[o->in[1]];
+        s->wt = o->in[1];
+        s->bt = o->n_in > 2 && o->in[2] >= 0 ? o->in[2] : -1;
+        if (s->bt >= 0 && !is_const(m, s->bt))
+            return ufail(err, m, i, "bias must be constant");
+        geom_from(&s->g, x, o);
+        s->act1 = o->act;
+        if (o->kind == MOP_DEPTHWISE_CONV_2D) {
+            s->kind = S_DW;
+            s->g.kh = w->shape[1]; s->g.kw = w->shape[2]; s->g.cout = w->shape[3];
+            if (w->shape[0] != 1 || s->g.cout % s->g.cin)
+                return ufail(err, m, i, "depthwise weights do not fit the input channels");
+            op_conv_geom(&s->g, o->padding);
+        } else {
+            s->g.cout = w->shape[0]; s->g.kh = w->shape[1]; s->g.kw = w->shape[2];
+            if (w->shape[3] != x->c)
+                return ufail(err, m, i, "weights do not fit the input channels");
+            if (o->kind == MOP_TRANSPOSE_CONV_BIAS) {
+                s->kind = S_TCONV;
+                s->g.dh = s->g.dw = 1;
+                s->g.act = MACT_NONE;
+                s->act1 = CU_ACT_NONE;
+                op_tconv_geom(&s->g, o->padding);
+            } else {
+                op_conv_geom(&s->g, o->padding);
+                int pw = s->g.kh == 1 && s->g.kw == 1 && s->g.sh == 1 && s->g.sw == 1 &&
+                         s->g.pad_top == 0 && s->g.pad_left == 0 && s->g.cout % 8 == 0;
+                s->kind = pw ? S_PW : S_CONV;
+            }
+        }
+        if (s->bt >= 0 && m->tensors[s->bt].count != (size_t)s->g.cout)
+            return ufail(err, m, i, "bias size differs from the output channels");
+        if (s->g.oh != y->h || s->g.ow != y->w || s->g.cout != y->c)
+            return ufail(err, m, i, "output shape differs from the computed geometry");
+        return 0;
+    }
+    case MOP_HARD_SWISH:
+    case MOP_RELU:
+    case MOP_LOGISTIC:
+        s->kind = S_UNARY;
+        s->act1 = o->kind == MOP_RELU ? CU_ACT_RELU
+                : o->kind == MOP_HARD_SWISH ? CU_ACT_HSWISH : CU_ACT_LOGISTIC;
+        break;
+    case MOP_AVERAGE_POOL_2D:
+        geom_from(&s->g, x, o);
+        s->g.dh = s->g.dw = 1;
+        s->g.kh = o->filter_h; s->g.kw = o->filter_w; s->g.cout = x->c;
+        if (s->g.kh < 1 || s->g.kw < 1)
+            return ufail(err, m, i, "bad filter size");
+        op_conv_geom(&s->g, o->padding);
+        /* a window over the whole map is a mean: the reduction kernel */
+        s->kind = (s->g.oh == 1 && s->g.ow == 1 && s->g.kh >= x->h && s->g.kw >= x->w &&
+                   s->g.pad_top == 0 && s->g.pad_left == 0 && o->act == MACT_NONE)
+                      ? S_SE : S_AVGPOOL;
+        if (s->g.oh != y->h || s->g.ow != y->w)
+            return ufail(err, m, i, "output shape differs from the computed geometry");
+        return 0;
+    case MOP_MEAN:
+        s->kind = S_SE;
+        break;
+    case MOP_ADD:
+    case MOP_MUL: {
+        if (o->n_in < 2 || o->in[1] < 0 || is_const(m, o->in[1]))
+            return ufail(err, m, i, "constant operands are not supported on the GPU");
+        s->kind = o->kind == MOP_ADD ? S_ADD : S_MUL;
+        s->act1 = o->act;
+        s->x2 = o->in[1];
+        const struct tens *a = &net->t[s->x], *b = &net->t[s->x2];
+        int bchan = b->h == 1 && b->w == 1 && b->c == a->c;
+        int achan = a->h == 1 && a->w == 1 && a->c == b->c;
+        if (achan && !bchan) {    /* commutative: the broadcast one second */
+            int t = s->x; s->x = s->x2; s->x2 = t;
+            a = &net->t[s->x]; b = &net->t[s->x2];
+            bchan = 1;
+        }
+        s->b_full = a->h == b->h && a->w == b->w && a->c == b->c;
+        if (!s->b_full && !bchan)
+            return ufail(err, m, i, "operands are neither the same shape nor per-channel");
+        break;
+    }
+    case MOP_RESIZE_BILINEAR:
+        s->kind = S_RESIZE;
+        s->align = o->align_corners;
+        s->half = o->half_pixel_centers;
+        if (y->c != x->c)
+            return ufail(err, m, i, "channel count changes");
+        return 0;
+    default:
+        return ufail(err, m, i, "op not supported by the CUDA backend");
+    }
+    const struct tens *xo = &net->t[s->x];
+    if (s->kind == S_SE ? y->c != xo->c : (y->h != xo->h || y->w != xo->w || y->c != xo->c))
+        return ufail(err, m, i, "output shape differs from the input's");
+    return 0;
+}
+
+/* ---- fusion (plan stage 2) ---- */
+
+static int step_inputs(const struct step *s, int in[5])
+{
+    int k = 0;
+    const int c[5] = {s->x, s->x2, s->a_scale, s->bsum, s->e_scale};
+    for (int i = 0; i < 5; i++)
+        if (c[i] >= 0)
+            in[k++] = c[i];
+    if (s->res >= 0)
+        in[k++] = s->res;
+    return k;
+}
+
+/* Number of reads of tensor t by live steps (+1 if it is the graph output). */
+static int uses(const struct netcu *net, int t)
+{
+    int u = t == net->m->output;
+    for (int i = 0; i < net->m->n_ops; i++) {
+        if (net->st[i].kind == S_DEAD)
+            continue;
+        int in[6], k = step_inputs(&net->st[i], in);
+        for (int j = 0; j < k; j++)
+            u += in[j] == t;
+    }
+    return u;
+}
+
+/* The one live step reading t, when t has exactly one use, else NULL. */
+static struct step *sole_consumer(struct netcu *net, int t)
+{
+    if (t < 0 || uses(net, t) != 1)
+        return NULL;
+    for (int i = 0; i < net->m->n_ops; i++) {
+        struct step *s = &net->st[i];
+        if (s->kind == S_DEAD)
+            continue;
+        int in[6], k = step_inputs(s, in);
+        for (int j = 0; j < k; j++)
+            if (in[j] == t)
+                return s;
+    }
+    return NULL;
+}
+
+static struct step *producer(struct netcu *net, int t)
+{
+    for (int i = 0; i < net->m->n_ops; i++)
+        if (net->st[i].kind != S_DEAD && net->st[i].out == t)
+            return &net->st[i];
+    return NULL;
+}
+
+/* c (consumer) is absorbed into s: s now writes c's output, at c's place. */
+static void absorb(struct step *s, struct step *c)
+{
+    s->out = c->out;
+    if (c->pos > s->pos)
+        s->pos = c->pos;
+    c->kind = S_DEAD;
+}
+
+static int is_pw_conv_on_vector(const struct step *c, int t)
+{
+    return (c->kind == S_PW || c->kind == S_CONV) && c->x == t && c->g.ih == 1 &&
+           c->g.iw == 1 && c->g.kh == 1 && c->g.kw == 1 && c->g.cout <= CU_SE_MAX_CH;
+}
+
+static void fuse(struct netcu *net)
+{
+    const int n_ops = net->m->n_ops;
+    /* squeeze-excite: pool -> (1x1 conv on the vector -> [activation])* */
+    for (int i = 0; i < n_ops; i++) {
+        struct step *s = &net->st[i];
+        if (s->kind != S_SE || s->n_layers)
+            continue;
+        if (net->t[s->x].c > CU_SE_MAX_CH)
+            continue;
+        while (s->n_layers < CU_SE_MAX_LAYERS) {
+            struct step *c = sole_consumer(net, s->out);
+            if (!c || !is_pw_conv_on_vector(c, s->out))
+                break;
+            struct se_layer_t *L = &s->l[s->n_layers++];
+            L->wt = c->wt; L->bt = c->bt; L->cin = c->g.cin; L->cout = c->g.cout;
+            L->act1 = c->act1; L->act2 = CU_ACT_NONE;
+            absorb(s, c);
+            struct step *a = sole_consumer(net, s->out);
+            if (a && a->kind == S_UNARY) {
+                L->act2 = a->act1;
+                absorb(s, a);
+            }
+        }
+    }
+    /* a stand-alone activation after a conv */
+    for (int i = 0; i < n_ops; i++) {
+        struct step *s = &net->st[i];
+        int k = s->kind;
+        if (k != S_CONV && k != S_PW && k != S_DW && k != S_TCONV)
+            continue;
+        struct step *c = sole_consumer(net, s->out);
+        if (!c || c->kind != S_UNARY)
+            continue;
+        if (k == S_TCONV) {
+            if (s->act1 != CU_ACT_NONE)
+                continue;
+            s->act1 = c->act1;
+        } else {
+            s->act2 = c->act1;
+        }
+        absorb(s, c);
+    }
+    /* pointwise epilogue: per-channel scale, then residual add */
+    for (int i = 0; i < n_ops; i++) {
+        struct step *s = &net->st[i];
+        if (s->kind != S_PW)
+            continue;
+        struct step *c = sole_consumer(net, s->out);
+        if (c && c->kind == S_MUL && !c->b_full && c->x == s->out && c->act1 == MACT_NONE) {
+            s->e_scale = c->x2;
+            absorb(s, c);
+        }
+    }
+    for (int i = 0; i < n_ops; i++) {
+        struct step *s = &net->st[i];
+        if (s->kind != S_PW && !(s->kind == S_DW && s->g.cout == s->g.cin))
+            continue;
+        struct step *c = sole_consumer(net, s->out);
+        if (c && c->kind == S_ADD && c->b_full && c->x != c->x2) {
+            s->res = c->x == s->out ? c->x2 : c->x;
+            s->act3 = c->act1;
+            absorb(s, c);
+        }
+    }
+    /* pointwise prologue: [a * scale[n][c]] [+ b] */
+    for (int i = 0; i < n_ops; i++) {
+        struct step *s = &net->st[i];
+        if (s->kind != S_PW || s->a_scale >= 0 || s->bsum >= 0)
+            continue;
+        struct step *p = producer(net, s->x);
+        if (!p || uses(net, s->x) != 1)
+            continue;
+        if (p->kind == S_MUL && !p->b_full && p->act1 == MACT_NONE) {
+            s->x = p->x;
+            s->a_scale = p->x2;
+            p->kind = S_DEAD;
+        } else if (p->kind == S_ADD && p->b_full && p->act1 == MACT_NONE && p->x != p->x2) {
+            int ins[2] = {p->x, p->x2};
+            int done = 0;
+            for (int k = 0; k < 2 && !done; k++) {
+                struct step *q = producer(net, ins[k]);
+                if (q && q->kind == S_MUL && !q->b_full && q->act1 == MACT_NONE &&
+                    uses(net, ins[k]) == 1) {
+                    s->x = q->x;
+                    s->a_scale = q->x2;
+                    s->bsum = ins[1 - k];
+                    q->kind = S_DEAD;
+                    done = 1;
+                }
+            }
+            if (!done) {
+                s->x = ins[0];
+                s->bsum = ins[1];
+            }
+            p->kind = S_DEAD;
+        }
+    }
+}
+
+/* ---- placement (plan stage 3) ---- */
+
+struct freeblk { size_t off, size; };
+
+static int place(struct netcu *net, vr_err *err)
+{
+    const struct model *m = net->m;
+    int n_ops = m->n_ops, rc = VR_ENOMEM;
+    int *last = (int *)malloc(sizeof(int) * m->n_tensors);
+    struct freeblk *fl = (struct freeblk *)malloc(sizeof *fl * (m->n_tensors + 1));
+    int nfl = 0;
+    size_t top = 0, esz = net->o.fp16 ? 2 : 4;
+    if (!last || !fl)
+        goto fail;
+    /* order: live steps sorted by pos (stable) */
+    net->n_order = 0;
+    for (int p = 0; p < n_ops; p++)
+        for (int i = 0; i < n_ops; i++)
+            if (net->st[i].kind != S_DEAD && net->st[i].pos == p)
+                net->order[net->n_order++] = i;
+    for (int t = 0; t < m->n_tensors; t++)
+        last[t] = -1;
+    for (int k = 0; k < net->n_order; k++) {
+        int in[6], ni = step_inputs(&net->st[net->order[k]], in);
+        for (int j = 0; j < ni; j++)
+            last[in[j]] = k;
+    }
+    for (int k = 0; k < net->n_order; k++) {
+        const struct step *s = &net->st[net->order[k]];
+        int in[6], ni = step_inputs(s, in);
+        for (int j = 0; j < ni; j++)
+            if (in[j] != m->input && in[j] != m->output && !net->t[in[j]].placed) {
+                rc = vr_err_set(err, VR_EFORMAT, "netcu: op %d reads tensor %d before "
+                                "anything writes it", s->op, in[j]);
+                goto fail;
+            }
+        int o = s->out;
+        if (o != m->input && o != m->output) {
+            struct tens *T = &net->t[o];
+            size_t need = ALIGN256((size_t)T->h * T->w * T->c * esz * net->o.max_batch);
+            int best = -1;
+            for (int f = 0; f < nfl; f++)
+                if (fl[f].size >= need && (best < 0 || fl[f].size < fl[best].size))
+                    best = f;
+            if (best >= 0) {
+                T->off = fl[best].off;
+                fl[best].off += need;
+                fl[best].size -= need;
+                if (fl[best].size == 0)
+                    fl[best] = fl[--nfl];
+            } else {
+                T->off = top;
+                top += need;
+            }
+            T->placed = 1;
+            if (last[o] < 0)
+                last[o] = k;   /* never read: free at once */
+        }
+        /* free what this step read (and wrote) for the last time */
+        for (int j = 0; j <= ni; j++) {
+            int t = j < ni ? in[j] : o;
+            if (t == m->input || t == m->output || last[t] != k || !net->t[t].placed)
+                continue;
+            int dup = 0;
+            for (int q = 0; q < j; q++)
+                dup |= in[q] == t;
+            if (dup)
+                continue;
+            struct tens *T = &net->t[t];
+            fl[nfl].off = T->off;
+            fl[nfl].size = ALIGN256((size_t)T->h * T->w * T->c * esz * net->o.max_batch);
+            nfl++;
+        }
+    }
+    net->act_bytes = top;
+    rc = 0;
+fail:
+    if (rc == VR_ENOMEM)
+        vr_err_set(err, rc, "netcu: out of host memory while planning");
+    free(last);
+    free(fl);
+    return rc;
+}
+
+/* ---- weights (plan stage 4) ---- */
+
+static void want_w(struct netcu *net, int t, size_t *top)
+{
+    if (t < 0 || net->w_off[t] != SIZE_MAX)
+        return;
+    net->w_off[t] = *top;
+    *top += ALIGN256(net->m->tensors[t].count * sizeof(float));
+}
+
+static int upload_weights(struct netcu *net, vr_err *err)
+{
+    size_t top = 0;
+    for (int t = 0; t < net->m->n_tensors; t++)
+        net->w_off[t] = SIZE_MAX;
+    for (int k = 0; k < net->n_order; k++) {
+        const struct step *s = &net->st[net->order[k]];
+        want_w(net, s->wt, &top);
+        want_w(net, s->bt, &top);
+        for (int l = 0; l < s->n_layers; l++) {
+            want_w(net, s->l[l].wt, &top);
+            want_w(net, s->l[l].bt, &top);
+        }
+    }
+    net->w_bytes = top;
+    cudaError_t e = cudaMalloc((void **)&net->d_w, top ? top : 256);
+    if (e != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "netcu: cannot allocate %zu bytes of weights: %s",
+                          top, cudaGetErrorString(e));
+    for (int t = 0; t < net->m->n_tensors; t++) {
+        if (net->w_off[t] == SIZE_MAX)
+            continue;
+        const struct model_tensor *T = &net->m->tensors[t];
+        e = cudaMemcpy(net->d_w + net->w_off[t], T->data, T->count * sizeof(float),
+                       cudaMemcpyHostToDevice);
+        if (e != cudaSuccess)
+            return vr_err_set(err, VR_ECUDA, "netcu: cannot upload weights: %s",
+                              cudaGetErrorString(e));
+    }
+    return 0;
+}
+
+/* ---- running ---- */
+
+struct ctx {
+    struct netcu *net;
+    const float *in;
+    float *out;
+    int n;
+};
+
+static void *P(const struct ctx *c, int t)
+{
+    const struct model *m = c->net->m;
+    if (t < 0)
+        return NULL;
+    if (t == m->input)
+        return (void *)c->in;
+    if (t == m->output)
+        return c->out;
+    return c->net->d_act + c->net->t[t].off;
+}
+
+/* dtype of tensor t: the network's input and output are float32 */
+static int F(const struct ctx *c, int t)
+{
+    return c->net->o.fp16 && t != c->net->m->input && t != c->net->m->output;
+}
+
+static const float *W(const struct ctx *c, int t)
+{
+    return t < 0 ? NULL : (const float *)(c->net->d_w + c->net->w_off[t]);
+}
+
+static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
+{
+    const struct tens *x = &c->net->t[s->x];
+    const int n = c->n, f16 = c->net->o.fp16;
+    struct conv_geom g = s->g;
+    g.n = n;
+    switch (s->kind) {
+    case S_CONV:
+        return cu_conv2d_x(&g, P(c, s->x), F(c, s->x), W(c, s->wt), W(c, s->bt), s->act1,
+                           s->act2, P(c, s->out), F(c, s->out), st);
+    case S_PW: {
+        struct cu_pw_args a = {n, x->h * x->w, s->g.cin, s->g.cout, P(c, s->x),
+                               P(c, s->a_scale), P(c, s->bsum), W(c, s->wt), W(c, s->bt),
+                               s->act1, s->act2, P(c, s->e_scale), P(c, s->res), s->act3,
+                               P(c, s->out)};
+        return cu_pointwise(&a, f16, st);
+    }
+    case S_DW: {
+        g.act = s->act1;
+        struct cu_dw_args a = {g, P(c, s->x), W(c, s->wt), W(c, s->bt), s->act2,
+                               P(c, s->res), s->act3, P(c, s->out)};
+        return cu_dw_fused(&a, f16, st);
+    }
+    case S_SE: {
+        struct cu_se_args a;
+        memset(&a, 0, sizeof a);
+        a.n = n; a.h = x->h; a.w = x->w; a.c = x->c;
+        a.in = P(c, s->x);
+        a.n_layers = s->n_layers;
+        for (int l = 0; l < s->n_layers; l++) {
+            const struct se_layer_t *L = &s->l[l];
+            a.l[l] = (struct cu_se_layer){L->cin, L->cout, W(c, L->wt), W(c, L->bt),
+                                          L->act1, L->act2};
+        }
+        a.out = P(c, s->out);
+        return cu_se(&a, f16, st);
+    }
+    case S_UNARY:
+        return cu_unary_x(s->act1, P(c, s->x), F(c, s->x), P(c, s->out), F(c, s->out),
+                          (size_t)n * x->h * x->w * x->c, st);
+    case S_ADD:
+    case S_MUL:
+        if (f16)
+            return (s->kind == S_ADD ? cu_add_h : cu_mul_h)(
+                n, x->h, x->w, x->c, (const vr_half *)P(c, s->x),
+                (const vr_half *)P(c, s->x2), s->b_full, s->act1, (vr_half *)P(c, s->out), st);
+        return (s->kind == S_ADD ? cu_add : cu_mul)(
+            n, x->h, x->w, x->c, (const float *)P(c, s->x), (const float *)P(c, s->x2),
+            s->b_full, s->act1, (float *)P(c, s->out), st);
+    case S_RESIZE: {
+        const struct tens *y = &c->net->t[s->out];
+        if (f16)
+            return cu_resize_bilinear_h(n, x->h, x->w, x->c, (const vr_half *)P(c, s->x),
+                                        y->h, y->w, s->align, s->half,
+                                        (vr_half *)P(c, s->out), st);
+        return cu_resize_bilinear(n, x->h, x->w, x->c, (const float *)P(c, s->x), y->h,
+                                  y->w, s->align, s->half, (float *)P(c, s->out), st);
+    }
+    case S_AVGPOOL:
+        if (f16)
+            return cu_avgpool_h(&g, (const vr_half *)P(c, s->x), (vr_half *)P(c, s->out), st);
+        return cu_avgpool(&g, (const float *)P(c, s->x), (float *)P(c, s->out), st);
+    case S_TCONV:
+        return cu_tconv_x(&g, P(c, s->x), F(c, s->x), W(c, s->wt), W(c, s->bt), s->act1,
+                          P(c, s->out), F(c, s->out), st);
+    default:
+        return VR_EINVAL;
+    }
+}
+
+static int enqueue(const struct ctx *c, cudaStream_t st, vr_err *err)
+{
+    for (int k = 0; k < c->net->n_order; k++) {
+        const struct step *s = &c->net->st[c->net->order[k]];
+        int rc = run_step(c, s, st);
+        if (rc < 0) {
+            cudaError_t e = cudaGetLastError();
+            return vr_err_set(err, rc, "netcu: op %d (%s step, batch %d): %s", s->op,
+                              kind_name[s->kind], c->n,
+                              rc == VR_ECUDA ? cudaGetErrorString(e)
+                                             : "the kernel cannot take this geometry");
+        }
+    }
+    return 0;
+}
+
+/* Steps that read the float32 input or write the float32 output must be
+ * ones whose kernels convert (conv, activation, transpose conv). */
+static int check_dtypes(struct netcu *net, vr_err *err)
+{
+    if (!net->o.fp16)
+        return 0;
+    for (int k = 0; k < net->n_order; k++) {
+        const struct step *s = &net->st[net->order[k]];
+        if (s->kind == S_CONV || s->kind == S_UNARY || s->kind == S_TCONV)
+            continue;
+        int in[6], ni = step_inputs(s, in), bad = s->out == net->m->output;
+        for (int j = 0; j < ni; j++)
+            bad |= in[j] == net->m->input || in[j] == net->m->output;
+        if (bad)
+            return vr_err_set(err, VR_ENOTSUP, "netcu: op %d (%s step) touches the float32 "
+                              "network input/output: use fp32 for this model",
+                              s->op, kind_name[s->kind]);
+    }
+    return 0;
+}
+
+/* VR_NETCU_DUMP=1 prints the plan: one line per kernel. */
+static void dump_plan(const struct netcu *net)
+{
+    const char *env = getenv("VR_NETCU_DUMP");
+    if (!env || !*env || *env == '0')
+        return;
+    fprintf(stderr, "netcu plan (%s, %s): %d ops -> %d kernels\n",
+            net->o.fused ? "fused" : "unfused", net->o.fp16 ? "fp16" : "fp32",
+            net->m->n_ops, net->n_order);
+    for (int k = 0; k < net->n_order; k++) {
+        const struct step *s = &net->st[net->order[k]];
+        const struct tens *y = &net->t[s->out];
+        fprintf(stderr, "  %3d op %3d..%3d %-14s x=%d x2=%d as=%d b=%d es=%d res=%d -> %d "
+                "[%dx%dx%d] act %d/%d/%d layers %d\n", k, s->op, s->pos,
+                kind_name[s->kind], s->x, s->x2, s->a_scale, s->bsum, s->e_scale, s->res,
+                s->out, y->h, y->w, y->c, s->act1, s->act2, s->act3, s->n_layers);
+    }
+}
+
+/* ---- public API ---- */
+
+int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu **out,
+                 vr_err *err)
+{
+    int rc;
+    cudaError_t e;
+    *out = NULL;
+    if (!m || !o || o->max_batch < 1 || o->max_batch > 4096 || m->n_ops < 1)
+        return vr_err_set(err, VR_EINVAL, "netcu: max_batch must be 1..4096 (got %d)",
+                          o ? o->max_batch : 0);
+    if (m->in_c != 3 || m->input < 0 || m->output < 0 || m->input == m->output)
+        return vr_err_set(err, VR_ENOTSUP, "netcu: the model must take RGB and have one output");
+    struct netcu *net = (struct netcu *)calloc(1, sizeof *net);
+    if (!net)
+        return vr_err_set(err, VR_ENOMEM, "netcu: out of memory");
+    net->m = m;
+    net->o = *o;
+    net->t = (struct tens *)calloc(m->n_tensors, sizeof *net->t);
+    net->st = (struct step *)calloc(m->n_ops, sizeof *net->st);
+    net->order = (int *)calloc(m->n_ops, sizeof *net->order);
+    net->w_off = (size_t *)calloc(m->n_tensors, sizeof *net->w_off);
+    net->graphs = (struct gslot *)calloc(o->max_batch + 1, sizeof *net->graphs);
+    if (!net->t || !net->st || !net->order || !net->w_off || !net->graphs) {
+        rc = vr_err_set(err, VR_ENOMEM, "netcu: out of memory");
+        goto fail;
+    }
+    for (int t = 0; t < m->n_tensors; t++)
+        if (!m->tensors[t].data && (rc = tshape(m, t, &net->t[t], err)) < 0)
+            goto fail;
+    if (net->t[m->output].c != 1 || net->t[m->input].c != 3) {
+        rc = vr_err_set(err, VR_ENOTSUP, "netcu: output must have 1 channel, input 3");
+        goto fail;
+    }
+    for (int i = 0; i < m->n_ops; i++)
+        if ((rc = plan_op(net, i, err)) < 0)
+            goto fail;
+    if (o->fused)
+        fuse(net);
+    if ((rc = place(net, err)) < 0 || (rc = check_dtypes(net, err)) < 0)
+        goto fail;
+    dump_plan(net);
+    if ((rc = upload_weights(net, err)) < 0)
+        goto fail;
+    e = cudaMalloc((void **)&net->d_act, net->act_bytes ? net->act_bytes : 256);
+    if (e != cudaSuccess) {
+        rc = vr_err_set(err, VR_ECUDA, "netcu: cannot allocate %zu MiB of activations "
+                        "(max_batch %d): %s", net->act_bytes >> 20, o->max_batch,
+                        cudaGetErrorString(e));
+        goto fail;
+    }
+    if ((e = cudaStreamCreateWithFlags(&net->cap, cudaStreamNonBlocking)) != cudaSuccess) {
+        rc = vr_err_set(err, VR_ECUDA, "netcu: cannot create a stream: %s",
+                        cudaGetErrorString(e));
+        goto fail;
+    }
+    cu_ops_prepare();
+    log_debug("netcu: %d ops -> %d kernels (%s, %s), activations %zu KiB, weights %zu KiB",
+              m->n_ops, net->n_order, o->fused ? "fused" : "unfused",
+              o->fp16 ? "fp16" : "fp32", net->act_bytes >> 10, net->w_bytes >> 10);
+    *out = net;
+    return 0;
+fail:
+    netcu_free(&net);
+    return rc;
+}
+
+int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out, void *stream,
+              vr_err *err)
+{
+    if (!net || !d_in || !d_out || n < 1 || n > net->o.max_batch)
+        return vr_err_set(err, VR_EINVAL, "netcu: batch %d out of 1..%d", n,
+                          net ? net->o.max_batch : 0);
+    cudaStream_t st = (cudaStream_t)stream;
+    struct ctx c = {net, d_in, d_out, n};
+    if (!net->o.use_graph)
+        return enqueue(&c, st, err);
+    struct gslot *g = &net->graphs[n];
+    cudaError_t e;
+    if (!g->exec || g->in != d_in || g->out != d_out) {
+        cudaGraph_t graph = NULL;
+        if ((e = cudaStreamBeginCapture(net->cap, cudaStreamCaptureModeThreadLocal)) != cudaSuccess)
+            return vr_err_set(err, VR_ECUDA, "netcu: cannot capture a graph: %s",
+                              cudaGetErrorString(e));
+        int rc = enqueue(&c, net->cap, err);
+        e = cudaStreamEndCapture(net->cap, &graph);
+        if (rc < 0) {
+            if (graph)
+                cudaGraphDestroy(graph);
+            return rc;
+        }
+        if (e != cudaSuccess)
+            return vr_err_set(err, VR_ECUDA, "netcu: graph capture failed: %s",
+                              cudaGetErrorString(e));
+        if (g->exec) {
+            cudaGraphExecUpdateResultInfo info;
+            if (cudaGraphExecUpdate(g->exec, graph, &info) != cudaSuccess) {
+                cudaGetLastError();
+                cudaGraphExecDestroy(g->exec);
+                g->exec = NULL;
+            }
+        }
+        if (!g->exec && (e = cudaGraphInstantiate(&g->exec, graph, 0)) != cudaSuccess) {
+            cudaGraphDestroy(graph);
+            g->exec = NULL;
+            return vr_err_set(err, VR_ECUDA, "netcu: cannot instantiate the graph: %s",
+                              cudaGetErrorString(e));
+        }
+        cudaGraphDestroy(graph);
+        g->in = d_in;
+        g->out = d_out;
+    }
+    if ((e = cudaGraphLaunch(g->exec, st)) != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "netcu: graph launch failed: %s",
+                          cudaGetErrorString(e));
+    return 0;
+}
+
+size_t netcu_device_bytes(const struct netcu *net)
+{
+    return net ? net->w_bytes + net->act_bytes : 0;
+}
+
+void netcu_free(struct netcu **pnet)
+{
+    if (!pnet || !*pnet)
+        return;
+    struct netcu *net = *pnet;
+    if (net->graphs)
+        for (int i = 0; i <= net->o.max_batch; i++)
+            if (net->graphs[i].exec)
+                cudaGraphExecDestroy(net->graphs[i].exec);
+    if (net->cap)
+        cudaStreamDestroy(net->cap);
+    cudaFree(net->d_act);
+    cudaFree(net->d_w);
+    free(net->graphs);
+    free(net->w_off);
+    free(net->order);
+    free(net->st);
+    free(net->t);
+    free(net);
+    *pnet = NULL;
+}

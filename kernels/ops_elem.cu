@@ -1,0 +1,381 @@
+/*
+ * ops_elem.cu - CUDA element-wise, resampling and pooling ops of the
+ * network (ops_cuda.h): activations, ADD / MUL with per-channel broadcast,
+ * RESIZE_BILINEAR, AVERAGE_POOL_2D, MEAN, and the fused squeeze-excite chain
+ * (global mean -> 1x1 convs on the pooled vector -> activations), float32 and
+ * float16 activations.
+ *
+ * C references: ref_relu, ref_hard_swish, ref_logistic, ref_add, ref_mul,
+ * ref_resize_bilinear, ref_avgpool, ref_mean_hw (ops_ref.c) and ref_se
+ * (ops_fused_ref.c). Kernels first, then launchers; every launcher checks
+ * cudaGetLastError() and returns a VR_E* code.
+ *
+ * Where the channel count allows, each thread moves 8 values with one
+ * 16-byte access (8 halves) so a warp reads whole cache lines.
+ */
+#include "ops_cuda_dev.cuh"
+
+#define CU_THREADS 256
+
+static unsigned grid_for(size_t work)
+{
+    unsigned b = cu_blocks(work, CU_THREADS);
+    return b > 132u * 64u ? 132u * 64u : b;
+}
+
+/* ---- unary activations with dtype conversion ---- */
+
+template <typename TI, typename TO, int VW>
+__global__ void k_unary(int act, const TI *in, TO *out, size_t count)
+{
+    size_t nv = count / VW;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nv;
+         i += (size_t)gridDim.x * blockDim.x) {
+        if (VW == 8) {
+            float v[8];
+            ld8(in + i * 8, v);
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                v[j] = act_f(v[j], act);
+            st8(out + i * 8, v);
+        } else {
+            st1(out + i, act_f(ld1(in + i), act));
+        }
+    }
+}
+
+/* ---- ADD / MUL with per-(n, c) broadcast of b ---- */
+
+template <typename T, int VW, bool MUL>
+__global__ void k_binary(int hwc, int c, const T *a, const T *b, int b_full,
+                         int act, T *out, size_t count)
+{
+    size_t nv = count / VW;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nv;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t e = i * VW;
+        size_t be = b_full ? e : (e / hwc) * c + (e % c);
+        float x[VW], y[VW];
+        if (VW == 8) {
+            ld8(a + e, x);
+            ld8(b + be, y);
+        } else {
+            x[0] = ld1(a + e);
+            y[0] = ld1(b + be);
+        }
+#pragma unroll
+        for (int j = 0; j < VW; j++)
+            x[j] = act_f(MUL ? x[j] * y[j] : x[j] + y[j], act);
+        if (VW == 8)
+            st8(out + e, x);
+        else
+            st1(out + e, x[0]);
+    }
+}
+
+/* ---- RESIZE_BILINEAR, TFLite's reference arithmetic ---- */
+
+__device__ __forceinline__ void interp(int o, float scale, int half_pixel, int in_size,
+                                       int *lo, int *hi, float *frac)
+{
+    float v = half_pixel ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
+    float fl = floorf(v);
+    *lo = max((int)fl, 0);
+    *hi = min((int)ceilf(v), in_size - 1);
+    *frac = v - (float)*lo;
+}
+
+template <typename T, int VW>
+__global__ void k_resize(int n, int ih, int iw, int c, const T *in, int oh, int ow,
+                         float sy, float sx, int half_pixel, T *out)
+{
+    const int ng = c / VW;
+    size_t total = (size_t)n * oh * ow * ng;
+    for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += (size_t)gridDim.x * blockDim.x) {
+        int c0 = (int)(idx % ng) * VW;
+        size_t pix = idx / ng;
+        int ox = (int)(pix % ow);
+        size_t t = pix / ow;
+        int oy = (int)(t % oh);
+        int b = (int)(t / oh);
+        int y0, y1, x0, x1;
+        float fy, fx;
+        interp(oy, sy, half_pixel, ih, &y0, &y1, &fy);
+        interp(ox, sx, half_pixel, iw, &x0, &x1, &fx);
+        const T *base = in + (size_t)b * ih * iw * c + c0;
+        const T *p00 = base + ((size_t)y0 * iw + x0) * c, *p01 = base + ((size_t)y0 * iw + x1) * c;
+        const T *p10 = base + ((size_t)y1 * iw + x0) * c, *p11 = base + ((size_t)y1 * iw + x1) * c;
+        float v00[VW], v01[VW], v10[VW], v11[VW], r[VW];
+        if (VW == 8) {
+            ld8(p00, v00); ld8(p01, v01); ld8(p10, v10); ld8(p11, v11);
+        } else {
+            v00[0] = ld1(p00); v01[0] = ld1(p01); v10[0] = ld1(p10); v11[0] = ld1(p11);
+        }
+#pragma unroll
+        for (int j = 0; j < VW; j++)
+            r[j] = v00[j] * (1.0f - fy) * (1.0f - fx) + v10[j] * fy * (1.0f - fx) +
+                   v01[j] * (1.0f - fy) * fx + v11[j] * fy * fx;
+        if (VW == 8)
+            st8(out + pix * c + c0, r);
+        else
+            st1(out + pix * c + c0, r[0]);
+    }
+}
+
+/* ---- AVERAGE_POOL_2D (general window; in-bounds taps only) ---- */
+
+template <typename T>
+__global__ void k_avgpool(struct conv_geom g, const T *in, T *out)
+{
+    size_t total = (size_t)g.n * g.oh * g.ow * g.cout;
+    for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += (size_t)gridDim.x * blockDim.x) {
+        int ch = (int)(idx % g.cout);
+        size_t pix = idx / g.cout;
+        int ox = (int)(pix % g.ow);
+        size_t t = pix / g.ow;
+        int oy = (int)(t % g.oh);
+        int n = (int)(t / g.oh);
+        int iy0 = oy * g.sh - g.pad_top, ix0 = ox * g.sw - g.pad_left;
+        int fy0 = max(0, -iy0), fy1 = min(g.kh, g.ih - iy0);
+        int fx0 = max(0, -ix0), fx1 = min(g.kw, g.iw - ix0);
+        float s = 0.0f;
+        for (int fy = fy0; fy < fy1; fy++)
+            for (int fx = fx0; fx < fx1; fx++)
+                s += ld1(in + (((size_t)n * g.ih + iy0 + fy) * g.iw + ix0 + fx) * g.cin + ch);
+        int cnt = (fy1 - fy0) * (fx1 - fx0);
+        st1(out + idx, act_f(cnt > 0 ? s / (float)cnt : 0.0f, g.act));
+    }
+}
+
+/* ---- squeeze-excite chain: one block per image ---- */
+
+#define SE_THREADS 256
+struct se_k {
+    int h, w, c, n_layers;
+    const void *in;
+    struct cu_se_layer l[CU_SE_MAX_LAYERS];
+    void *out;
+};
+
+template <typename T, int VW>
+__global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
+{
+    __shared__ float part[2048];
+    __shared__ float v[CU_SE_MAX_CH], t[CU_SE_MAX_CH];
+    const int tid = threadIdx.x;
+    const int ng = k.c / VW;
+    const int R = ng >= SE_THREADS ? 1 : SE_THREADS / ng;   /* pixel rows in parallel */
+    const size_t hw = (size_t)k.h * k.w;
+    const T *in = (const T *)k.in + (size_t)blockIdx.x * hw * k.c;
+
+    for (int task = tid; task < ng * R; task += SE_THREADS) {
+        int gi = task % ng, r = task / ng;
+        float acc[VW];
+#pragma unroll
+        for (int j = 0; j < VW; j++)
+            acc[j] = 0.0f;
+#pragma unroll 4
+        for (size_t p = r; p < hw; p += R) {
+            float x[VW];
+            if (VW == 8)
+                ld8(in + p * k.c + gi * VW, x);
+            else
+                x[0] = ld1(in + p * k.c + gi);
+#pragma unroll
+            for (int j = 0; j < VW; j++)
+                acc[j] += x[j];
+        }
+#pragma unroll
+        for (int j = 0; j < VW; j++)
+            part[r * k.c + gi * VW + j] = acc[j];
+    }
+    __syncthreads();
+    for (int ch = tid; ch < k.c; ch += SE_THREADS) {
+        float s = 0.0f;
+        for (int r = 0; r < R; r++)
+            s += part[r * k.c + ch];
+        v[ch] = s / (float)hw;
+    }
+    __syncthreads();
+    int c = k.c;
+    for (int l = 0; l < k.n_layers; l++) {
+        const struct cu_se_layer L = k.l[l];
+        for (int co = tid; co < L.cout; co += SE_THREADS) {
+            float acc = L.bias ? L.bias[co] : 0.0f;
+            const float *wr = L.w + (size_t)co * L.cin;
+            for (int ci = 0; ci < L.cin; ci++)
+                acc = fmaf(v[ci], wr[ci], acc);
+            t[co] = act_f(act_f(acc, L.act1), L.act2);
+        }
+        __syncthreads();
+        for (int co = tid; co < L.cout; co += SE_THREADS)
+            v[co] = t[co];
+        __syncthreads();
+        c = L.cout;
+    }
+    T *out = (T *)k.out + (size_t)blockIdx.x * c;
+    for (int ch = tid; ch < c; ch += SE_THREADS)
+        st1(out + ch, v[ch]);
+}
+
+/* ---- launchers ---- */
+
+extern "C" int cu_unary_x(int act, const void *in, int in_f16, void *out, int out_f16,
+                          size_t count, cudaStream_t s)
+{
+    if (!in || !out)
+        return VR_EINVAL;
+    if (count == 0)
+        return 0;
+    int v8 = count % 8 == 0 && cu_aligned16(in) && cu_aligned16(out);
+    size_t work = v8 ? count / 8 : count;
+    unsigned grid = grid_for(work);
+#define UN(TI, TO)                                                                      \
+    do {                                                                                \
+        if (v8)                                                                         \
+            k_unary<TI, TO, 8><<<grid, CU_THREADS, 0, s>>>(act, (const TI *)in, (TO *)out, count); \
+        else                                                                            \
+            k_unary<TI, TO, 1><<<grid, CU_THREADS, 0, s>>>(act, (const TI *)in, (TO *)out, count); \
+    } while (0)
+    if (in_f16 && out_f16)
+        UN(__half, __half);
+    else if (in_f16)
+        UN(__half, float);
+    else if (out_f16)
+        UN(float, __half);
+    else
+        UN(float, float);
+#undef UN
+    return cu_check_launch();
+}
+
+extern "C" int cu_relu(const float *in, float *out, size_t count, cudaStream_t s)
+{ return cu_unary_x(CU_ACT_RELU, in, 0, out, 0, count, s); }
+extern "C" int cu_hard_swish(const float *in, float *out, size_t count, cudaStream_t s)
+{ return cu_unary_x(CU_ACT_HSWISH, in, 0, out, 0, count, s); }
+extern "C" int cu_logistic(const float *in, float *out, size_t count, cudaStream_t s)
+{ return cu_unary_x(CU_ACT_LOGISTIC, in, 0, out, 0, count, s); }
+extern "C" int cu_relu_h(const vr_half *in, vr_half *out, size_t count, cudaStream_t s)
+{ return cu_unary_x(CU_ACT_RELU, in, 1, out, 1, count, s); }
+extern "C" int cu_hard_swish_h(const vr_half *in, vr_half *out, size_t count, cudaStream_t s)
+{ return cu_unary_x(CU_ACT_HSWISH, in, 1, out, 1, count, s); }
+extern "C" int cu_logistic_h(const vr_half *in, vr_half *out, size_t count, cudaStream_t s)
+{ return cu_unary_x(CU_ACT_LOGISTIC, in, 1, out, 1, count, s); }
+
+template <typename T, bool MUL>
+static int launch_binary(int n, int h, int w, int c, const void *a, const void *b,
+                         int b_full, int act, void *out, cudaStream_t s)
+{
+    if (n <= 0 || h <= 0 || w <= 0 || c <= 0 || !a || !b || !out)
+        return VR_EINVAL;
+    size_t count = (size_t)n * h * w * c;
+    if ((size_t)h * w * c > 0x7fffffffu)
+        return VR_EINVAL;
+    int hwc = h * w * c;
+    int v8 = c % 8 == 0 && cu_aligned16(a) && cu_aligned16(b) && cu_aligned16(out);
+    if (v8)
+        k_binary<T, 8, MUL><<<grid_for(count / 8), CU_THREADS, 0, s>>>(
+            hwc, c, (const T *)a, (const T *)b, b_full, act, (T *)out, count);
+    else
+        k_binary<T, 1, MUL><<<grid_for(count), CU_THREADS, 0, s>>>(
+            hwc, c, (const T *)a, (const T *)b, b_full, act, (T *)out, count);
+    return cu_check_launch();
+}
+
+extern "C" int cu_add(int n, int h, int w, int c, const float *a, const float *b,
+                      int b_full, int act, float *out, cudaStream_t s)
+{ return launch_binary<float, false>(n, h, w, c, a, b, b_full, act, out, s); }
+extern "C" int cu_mul(int n, int h, int w, int c, const float *a, const float *b,
+                      int b_full, int act, float *out, cudaStream_t s)
+{ return launch_binary<float, true>(n, h, w, c, a, b, b_full, act, out, s); }
+extern "C" int cu_add_h(int n, int h, int w, int c, const vr_half *a, const vr_half *b,
+                        int b_full, int act, vr_half *out, cudaStream_t s)
+{ return launch_binary<__half, false>(n, h, w, c, a, b, b_full, act, out, s); }
+extern "C" int cu_mul_h(int n, int h, int w, int c, const vr_half *a, const vr_half *b,
+                        int b_full, int act, vr_half *out, cudaStream_t s)
+{ return launch_binary<__half, true>(n, h, w, c, a, b, b_full, act, out, s); }
+
+template <typename T>
+static int launch_resize(int n, int ih, int iw, int c, const void *in, int oh, int ow,
+                         int align_corners, int half_pixel, void *out, cudaStream_t s)
+{
+    if (n <= 0 || ih <= 0 || iw <= 0 || c <= 0 || oh <= 0 || ow <= 0 || !in || !out)
+        return VR_EINVAL;
+    /* TFLite: scale = in/out, or (in-1)/(out-1) with align_corners */
+    float sy = (align_corners && oh > 1) ? (float)(ih - 1) / (float)(oh - 1) : (float)ih / (float)oh;
+    float sx = (align_corners && ow > 1) ? (float)(iw - 1) / (float)(ow - 1) : (float)iw / (float)ow;
+    size_t pix = (size_t)n * oh * ow;
+    if (c % 8 == 0 && cu_aligned16(in) && cu_aligned16(out))
+        k_resize<T, 8><<<grid_for(pix * (c / 8)), CU_THREADS, 0, s>>>(
+            n, ih, iw, c, (const T *)in, oh, ow, sy, sx, half_pixel, (T *)out);
+    else
+        k_resize<T, 1><<<grid_for(pix * c), CU_THREADS, 0, s>>>(
+            n, ih, iw, c, (const T *)in, oh, ow, sy, sx, half_pixel, (T *)out);
+    return cu_check_launch();
+}
+
+extern "C" int cu_resize_bilinear(int n, int ih, int iw, int c, const float *in,
+                                  int oh, int ow, int align_corners,
+                                  int half_pixel_centers, float *out, cudaStream_t s)
+{ return launch_resize<float>(n, ih, iw, c, in, oh, ow, align_corners, half_pixel_centers, out, s); }
+extern "C" int cu_resize_bilinear_h(int n, int ih, int iw, int c, const vr_half *in,
+                                    int oh, int ow, int align_corners,
+                                    int half_pixel_centers, vr_half *out, cudaStream_t s)
+{ return launch_resize<__half>(n, ih, iw, c, in, oh, ow, align_corners, half_pixel_centers, out, s); }
+
+template <typename T>
+static int launch_avgpool(const struct conv_geom *g, const void *in, void *out, cudaStream_t s)
+{
+    if (!g || g->n <= 0 || g->oh <= 0 || g->ow <= 0 || g->cout <= 0 || g->cin != g->cout ||
+        g->sh <= 0 || g->sw <= 0 || !in || !out)
+        return VR_EINVAL;
+    size_t total = (size_t)g->n * g->oh * g->ow * g->cout;
+    k_avgpool<T><<<grid_for(total), CU_THREADS, 0, s>>>(*g, (const T *)in, (T *)out);
+    return cu_check_launch();
+}
+
+extern "C" int cu_avgpool(const struct conv_geom *g, const float *in, float *out, cudaStream_t s)
+{ return launch_avgpool<float>(g, in, out, s); }
+extern "C" int cu_avgpool_h(const struct conv_geom *g, const vr_half *in, vr_half *out, cudaStream_t s)
+{ return launch_avgpool<__half>(g, in, out, s); }
+
+extern "C" int cu_se(const struct cu_se_args *p, int f16, cudaStream_t s)
+{
+    if (!p || p->n <= 0 || p->h <= 0 || p->w <= 0 || p->c <= 0 || p->c > CU_SE_MAX_CH ||
+        p->n_layers < 0 || p->n_layers > CU_SE_MAX_LAYERS || !p->in || !p->out)
+        return VR_EINVAL;
+    struct se_k k;
+    k.h = p->h; k.w = p->w; k.c = p->c; k.n_layers = p->n_layers;
+    k.in = p->in; k.out = p->out;
+    int c = p->c;
+    for (int l = 0; l < p->n_layers; l++) {
+        const struct cu_se_layer *L = &p->l[l];
+        if (L->cin != c || L->cout <= 0 || L->cout > CU_SE_MAX_CH || !L->w)
+            return VR_EINVAL;
+        k.l[l] = *L;
+        c = L->cout;
+    }
+    int v8 = p->c % 8 == 0 && cu_aligned16(p->in);
+    /* part[] holds R rows of c partial sums: R * c <= 2048 */
+    if (f16) {
+        if (v8) k_se<__half, 8><<<p->n, SE_THREADS, 0, s>>>(k);
+        else    k_se<__half, 1><<<p->n, SE_THREADS, 0, s>>>(k);
+    } else {
+        if (v8) k_se<float, 8><<<p->n, SE_THREADS, 0, s>>>(k);
+        else    k_se<float, 1><<<p->n, SE_THREADS, 0, s>>>(k);
+    }
+    return cu_check_launch();
+}
+
+extern "C" int cu_mean_hw(int n, int h, int w, int c, const float *in, float *out, cudaStream_t s)
+{
+    struct cu_se_args a = {n, h, w, c, in, 0, {{0}}, out};
+    return cu_se(&a, 0, s);
+}
+extern "C" int cu_mean_hw_h(int n, int h, int w, int c, const vr_half *in, vr_half *out, cudaStream_t s)
+{
+    struct cu_se_args a = {n, h, w, c, in, 0, {{0}}, out};
+    return cu_se(&a, 1, s);
+}

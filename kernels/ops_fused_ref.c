@@ -1,0 +1,114 @@
+/*
+ * ops_fused_ref.c - plain-C twins of the fused GPU kernels (ops_fused.h).
+ *
+ * Each twin states, in the simplest loops or as a composition of the
+ * ops_ref.h ops, what its CUDA kernel in ops_net.cu must compute; the GPU
+ * test harness (tests/gpu/) compares them on random inputs. float32, host
+ * memory, no allocation.
+ */
+#include "ops_fused.h"
+
+#include <math.h>
+#include <stddef.h>
+
+/* ---- activations ---- */
+
+float ref_act_ext(float x, int act)
+{
+    switch (act) {
+    case CU_ACT_HSWISH: {
+        float r = x + 3.0f;
+        r = r < 0.0f ? 0.0f : (r > 6.0f ? 6.0f : r);
+        return x * r / 6.0f;
+    }
+    case CU_ACT_LOGISTIC:
+        return 1.0f / (1.0f + expf(-x));
+    default:
+        return op_act(x, act);
+    }
+}
+
+/* ---- fused kernels' twins ---- */
+
+void ref_pointwise(const struct cu_pw_args *p)
+{
+    const float *a = p->a, *as = p->a_scale, *b = p->b;
+    const float *es = p->e_scale, *res = p->res;
+    float *out = p->out;
+    for (int n = 0; n < p->n; n++)
+        for (int i = 0; i < p->hw; i++) {
+            size_t px = (size_t)n * p->hw + i;
+            for (int co = 0; co < p->cout; co++) {
+                float acc = p->bias ? p->bias[co] : 0.0f;
+                for (int ci = 0; ci < p->cin; ci++) {
+                    float x = a[px * p->cin + ci];
+                    if (as)
+                        x *= as[(size_t)n * p->cin + ci];
+                    if (b)
+                        x += b[px * p->cin + ci];
+                    acc += x * p->w[(size_t)co * p->cin + ci];
+                }
+                float v = ref_act_ext(ref_act_ext(acc, p->act1), p->act2);
+                if (es)
+                    v *= es[(size_t)n * p->cout + co];
+                if (res)
+                    v = ref_act_ext(v + res[px * p->cout + co], p->act3);
+                out[px * p->cout + co] = v;
+            }
+        }
+}
+
+void ref_dw_fused(const struct cu_dw_args *p)
+{
+    /* g.act is a model_act the twin op applies; the extended ones follow. */
+    ref_dwconv2d(&p->g, p->in, p->w, p->bias, p->out);
+    size_t count = (size_t)p->g.n * p->g.oh * p->g.ow * p->g.cout;
+    float *out = p->out;
+    const float *res = p->res;
+    for (size_t i = 0; i < count; i++) {
+        float v = ref_act_ext(out[i], p->act2);
+        if (res)
+            v = ref_act_ext(v + res[i], p->act3);
+        out[i] = v;
+    }
+}
+
+void ref_se(const struct cu_se_args *p)
+{
+    const float *in = p->in;
+    float *out = p->out;
+    float v[CU_SE_MAX_CH], t[CU_SE_MAX_CH];
+    size_t hw = (size_t)p->h * p->w;
+    for (int n = 0; n < p->n; n++) {
+        for (int c = 0; c < p->c; c++) {
+            float s = 0.0f;
+            for (size_t i = 0; i < hw; i++)
+                s += in[((size_t)n * hw + i) * p->c + c];
+            v[c] = s / (float)hw;
+        }
+        int c = p->c;
+        for (int l = 0; l < p->n_layers; l++) {
+            const struct cu_se_layer *L = &p->l[l];
+            for (int co = 0; co < L->cout; co++) {
+                float acc = L->bias ? L->bias[co] : 0.0f;
+                for (int ci = 0; ci < L->cin; ci++)
+                    acc += v[ci] * L->w[(size_t)co * L->cin + ci];
+                t[co] = ref_act_ext(ref_act_ext(acc, L->act1), L->act2);
+            }
+            c = L->cout;
+            for (int k = 0; k < c; k++)
+                v[k] = t[k];
+        }
+        for (int k = 0; k < c; k++)
+            out[(size_t)n * c + k] = v[k];
+    }
+}
+
+void ref_tconv_x(const struct conv_geom *g, const float *in, const float *w,
+                 const float *b, int act, float *out)
+{
+    ref_tconv_bias(g, in, w, b, out);
+    size_t count = (size_t)g->n * g->oh * g->ow * g->cout;
+    for (size_t i = 0; i < count; i++)
+        out[i] = ref_act_ext(out[i], act);
+}

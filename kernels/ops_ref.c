@@ -1,0 +1,780 @@
+/*
+ * ops_ref.c - the plain-C reference of every network op (see ops_ref.h).
+ *
+ * Each op follows TensorFlow Lite's reference kernel (mediapipe's for the
+ * transposed convolution) down to the order of its floating-point sums:
+ * a convolution sums its taps (fy, fx, ic) from 0.0f, then adds the bias,
+ * then clamps as ActivationFunctionWithMinMax does; a pool sums (fy, fx)
+ * and divides by the count of in-bounds taps; RESIZE_BILINEAR evaluates
+ * ComputeInterpolationValues and its four-term sum as written. Keeping the
+ * order means the fast loops here (vectorised over contiguous channels) and
+ * the plain ones give the same bits, and a CUDA twin can be held to a tight
+ * tolerance.
+ *
+ * Speed: these are also the CPU engine's kernels, so the hot loops run over
+ * contiguous channels in blocks of 8 with GNU C vector types (SSE2 at -O2
+ * on x86-64, NEON on arm64; no intrinsics), keep accumulators in registers
+ * and allocate nothing.
+ */
+#include "ops_ref.h"
+
+#include "model.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- small helpers ---- */
+
+typedef float v4 __attribute__((vector_size(16)));
+
+static inline v4 ld4(const float *p)
+{
+    v4 v;
+    memcpy(&v, p, sizeof v); /* unaligned load */
+    return v;
+}
+
+static inline void st4(float *p, v4 v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline v4 splat4(float x)
+{
+    return (v4){ x, x, x, x };
+}
+
+typedef int vi4 __attribute__((vector_size(16)));
+
+/* m ? a : b per lane, m from a vector comparison (all ones or zero). */
+static inline v4 vsel(vi4 m, v4 a, v4 b)
+{
+    return (v4)(((vi4)a & m) | ((vi4)b & ~m));
+}
+
+/* clampf() per lane, NaN passing through as there. */
+static inline v4 vclamp(v4 x, v4 lo, v4 hi)
+{
+    const v4 y = vsel(x < lo, lo, x);
+    return vsel(hi < y, hi, y);
+}
+
+/* TFLite's CalculateActivationRange for float: NONE (and TANH, which its
+ * CPU kernels ignore) clamp to [lowest, max], so infinities become
+ * +-FLT_MAX exactly as there. */
+static inline void act_range(int act, float *lo, float *hi)
+{
+    *lo = -FLT_MAX;
+    *hi = FLT_MAX;
+    if (act == MACT_RELU) {
+        *lo = 0.f;
+    } else if (act == MACT_RELU6) {
+        *lo = 0.f;
+        *hi = 6.f;
+    } else if (act == MACT_RELU_N1_TO_1) {
+        *lo = -1.f;
+        *hi = 1.f;
+    }
+}
+
+/* std::min(std::max(x, lo), hi) with std::max(a, b) = a < b ? b : a. */
+static inline float clampf(float x, float lo, float hi)
+{
+    float y = x < lo ? lo : x;
+    return hi < y ? hi : y;
+}
+
+float op_act(float x, int act)
+{
+    if (act == MACT_TANH)
+        return tanhf(x);
+    float lo, hi;
+    act_range(act, &lo, &hi);
+    return clampf(x, lo, hi);
+}
+
+/* Finishes one output pixel's block of 8 channels: bias (0.0f when absent,
+ * added anyway as TFLite does), then the activation. */
+static inline void finish8(float *o, v4 a0, v4 a1, const float *b, int act)
+{
+    if (b) {
+        a0 += ld4(b);
+        a1 += ld4(b + 4);
+    } else {
+        a0 += splat4(0.f);
+        a1 += splat4(0.f);
+    }
+    if (act == MACT_TANH) {
+        float t[8];
+        st4(t, a0);
+        st4(t + 4, a1);
+        for (int j = 0; j < 8; j++)
+            o[j] = tanhf(t[j]);
+        return;
+    }
+    float lo, hi;
+    act_range(act, &lo, &hi);
+    const v4 vlo = splat4(lo), vhi = splat4(hi);
+    st4(o, vclamp(a0, vlo, vhi));
+    st4(o + 4, vclamp(a1, vlo, vhi));
+}
+
+/* ---- geometry (tensorflow/lite/kernels/padding.h) ---- */
+
+static int window_out(int padding, int in, int k, int s, int d)
+{
+    int eff = (k - 1) * d + 1;
+    if (s <= 0)
+        return 0;
+    int o = padding == MPAD_SAME ? (in + s - 1) / s : (in + s - eff) / s;
+    return o > 0 ? o : 0;
+}
+
+static int window_pad(int s, int d, int in, int k, int out)
+{
+    int total = (out - 1) * s + (k - 1) * d + 1 - in;
+    return total > 0 ? total / 2 : 0;
+}
+
+void op_conv_geom(struct conv_geom *g, int padding)
+{
+    g->oh = window_out(padding, g->ih, g->kh, g->sh, g->dh);
+    g->ow = window_out(padding, g->iw, g->kw, g->sw, g->dw);
+    g->pad_top = window_pad(g->sh, g->dh, g->ih, g->kh, g->oh);
+    g->pad_left = window_pad(g->sw, g->dw, g->iw, g->kw, g->ow);
+}
+
+void op_tconv_geom(struct conv_geom *g, int padding)
+{
+    int th = 0, tw = 0;
+    if (padding == MPAD_SAME && g->sh > 0 && g->sw > 0 && g->ih > 0 && g->iw > 0) {
+        th = g->kh - (g->ih - 1) % g->sh - 1;
+        tw = g->kw - (g->iw - 1) % g->sw - 1;
+        th = th > 0 ? th : 0;
+        tw = tw > 0 ? tw : 0;
+    }
+    g->oh = g->sh * (g->ih - 1) + g->kh - th;
+    g->ow = g->sw * (g->iw - 1) + g->kw - tw;
+    g->pad_top = th / 2;
+    g->pad_left = tw / 2;
+}
+
+/* ---- CONV_2D ---- */
+
+void ref_conv2d(const struct conv_geom *g, const float *in, const float *w,
+                const float *b, float *out)
+{
+    const int cin = g->cin, cout = g->cout;
+    for (int n = 0; n < g->n; n++) {
+        const float *inb = in + (size_t)n * g->ih * g->iw * cin;
+        for (int oy = 0; oy < g->oh; oy++) {
+            for (int ox = 0; ox < g->ow; ox++) {
+                float *o = out + (((size_t)n * g->oh + oy) * g->ow + ox) * cout;
+                const int iy0 = oy * g->sh - g->pad_top, ix0 = ox * g->sw - g->pad_left;
+                for (int oc = 0; oc < cout; oc++) {
+                    float total = 0.f;
+                    for (int fy = 0; fy < g->kh; fy++) {
+                        const int iy = iy0 + g->dh * fy;
+                        if (iy < 0 || iy >= g->ih)
+                            continue;
+                        for (int fx = 0; fx < g->kw; fx++) {
+                            const int ix = ix0 + g->dw * fx;
+                            if (ix < 0 || ix >= g->iw)
+                                continue;
+                            const float *ip = inb + ((size_t)iy * g->iw + ix) * cin;
+                            const float *wp = w + (((size_t)oc * g->kh + fy) * g->kw + fx) * cin;
+                            for (int ic = 0; ic < cin; ic++)
+                                total += ip[ic] * wp[ic];
+                        }
+                    }
+                    o[oc] = op_act(total + (b ? b[oc] : 0.f), g->act);
+                }
+            }
+        }
+    }
+}
+
+void op_pack_hwio(const float *w_ohwi, int cout, int kh, int kw, int cin, float *w_hwio)
+{
+    const size_t taps = (size_t)kh * kw * cin; /* (fy, fx, ic) flattened */
+    for (int oc = 0; oc < cout; oc++)
+        for (size_t t = 0; t < taps; t++)
+            w_hwio[t * cout + oc] = w_ohwi[(size_t)oc * taps + t];
+}
+
+/* One 4-pixel x 8-channel tile of a GEMM: acc[2r + h] = sum over k of
+ * A[r][k] * B[k][h*4 .. h*4+3], k ascending from 0.0f. Kept out of line so
+ * the register allocator sees only this loop: 8 accumulators, 2 weight
+ * vectors and a broadcast fit the 16 SSE registers without spilling (a
+ * spilled accumulator puts a store-load on the add chain and halves the
+ * speed). */
+static __attribute__((noinline)) void tile4x8(int K, size_t lda, int ldb, const float *a,
+                                              const float *bp, v4 *acc)
+{
+    v4 s00 = splat4(0.f), s01 = s00, s10 = s00, s11 = s00;
+    v4 s20 = s00, s21 = s00, s30 = s00, s31 = s00;
+    const float *a1 = a + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+    for (int k = 0; k < K; k++, bp += ldb) {
+        const v4 b0 = ld4(bp), b1 = ld4(bp + 4);
+        v4 x = splat4(a[k]);
+        s00 += x * b0;
+        s01 += x * b1;
+        x = splat4(a1[k]);
+        s10 += x * b0;
+        s11 += x * b1;
+        x = splat4(a2[k]);
+        s20 += x * b0;
+        s21 += x * b1;
+        x = splat4(a3[k]);
+        s30 += x * b0;
+        s31 += x * b1;
+    }
+    acc[0] = s00, acc[1] = s01, acc[2] = s10, acc[3] = s11;
+    acc[4] = s20, acc[5] = s21, acc[6] = s30, acc[7] = s31;
+}
+
+/* C[m][n] = act(sum_k A[m][k] * B[k][n] + bias[n]), k ascending from 0.0f:
+ * a 1x1 stride-1 convolution over M pixels, in 4x8 tiles (each weight
+ * vector loaded once per 4 pixels) with scalar edges. */
+static void gemm_bias_act(size_t M, int K, int N, const float *A, const float *B,
+                          const float *bias, int act, float *C)
+{
+    size_t m = 0;
+    for (; m + 4 <= M; m += 4) {
+        const float *a0 = A + m * K;
+        float *c0 = C + m * N;
+        int n0 = 0;
+        for (; n0 + 8 <= N; n0 += 8) {
+            v4 acc[8];
+            tile4x8(K, (size_t)K, N, a0, B + n0, acc);
+            const float *bb = bias ? bias + n0 : NULL;
+            for (int r = 0; r < 4; r++)
+                finish8(c0 + (size_t)r * N + n0, acc[2 * r], acc[2 * r + 1], bb, act);
+        }
+        for (; n0 < N; n0++) {
+            for (int r = 0; r < 4; r++) {
+                const float *a = a0 + (size_t)r * K;
+                float total = 0.f;
+                for (int k = 0; k < K; k++)
+                    total += a[k] * B[(size_t)k * N + n0];
+                c0[(size_t)r * N + n0] = op_act(total + (bias ? bias[n0] : 0.f), act);
+            }
+        }
+    }
+    for (; m < M; m++) {
+        const float *a = A + m * K;
+        float *c = C + m * N;
+        int n0 = 0;
+        for (; n0 + 8 <= N; n0 += 8) {
+            v4 s0 = splat4(0.f), s1 = s0;
+            const float *bp = B + n0;
+            for (int k = 0; k < K; k++, bp += N) {
+                const v4 x = splat4(a[k]);
+                s0 += x * ld4(bp);
+                s1 += x * ld4(bp + 4);
+            }
+            finish8(c + n0, s0, s1, bias ? bias + n0 : NULL, act);
+        }
+        for (; n0 < N; n0++) {
+            float total = 0.f;
+            for (int k = 0; k < K; k++)
+                total += a[k] * B[(size_t)k * N + n0];
+            c[n0] = op_act(total + (bias ? bias[n0] : 0.f), act);
+        }
+    }
+}
+
+/* One output pixel of a general convolution with HWIO weights, any
+ * padding: channel blocks of 8 in registers, in-bounds taps only. */
+static void conv_pixel(const struct conv_geom *g, const float *inb, const float *w,
+                       const float *b, int oy, int ox, float *o)
+{
+    const int cin = g->cin, cout = g->cout;
+    const int iy0 = oy * g->sh - g->pad_top, ix0 = ox * g->sw - g->pad_left;
+    int oc = 0;
+    for (; oc + 8 <= cout; oc += 8) {
+        v4 s0 = splat4(0.f), s1 = s0;
+        for (int fy = 0; fy < g->kh; fy++) {
+            const int iy = iy0 + g->dh * fy;
+            if (iy < 0 || iy >= g->ih)
+                continue;
+            for (int fx = 0; fx < g->kw; fx++) {
+                const int ix = ix0 + g->dw * fx;
+                if (ix < 0 || ix >= g->iw)
+                    continue;
+                const float *ip = inb + ((size_t)iy * g->iw + ix) * cin;
+                const float *wp = w + ((size_t)fy * g->kw + fx) * cin * cout + oc;
+                for (int ic = 0; ic < cin; ic++, wp += cout) {
+                    const v4 x = splat4(ip[ic]);
+                    s0 += x * ld4(wp);
+                    s1 += x * ld4(wp + 4);
+                }
+            }
+        }
+        finish8(o + oc, s0, s1, b ? b + oc : NULL, g->act);
+    }
+    for (; oc < cout; oc++) {
+        float total = 0.f;
+        for (int fy = 0; fy < g->kh; fy++) {
+            const int iy = iy0 + g->dh * fy;
+            if (iy < 0 || iy >= g->ih)
+                continue;
+            for (int fx = 0; fx < g->kw; fx++) {
+                const int ix = ix0 + g->dw * fx;
+                if (ix < 0 || ix >= g->iw)
+                    continue;
+                const float *ip = inb + ((size_t)iy * g->iw + ix) * cin;
+                const float *wp = w + ((size_t)fy * g->kw + fx) * cin * cout + oc;
+                for (int ic = 0; ic < cin; ic++)
+                    total += ip[ic] * wp[(size_t)ic * cout];
+            }
+        }
+        o[oc] = op_act(total + (b ? b[oc] : 0.f), g->act);
+    }
+}
+
+/* Taps per output pixel up to which 4 interior pixels are gathered into a
+ * stack patch (4 x 1152 floats = 18 KiB) and run as a 4x8 GEMM tile. */
+#define CONV_PATCH_MAX 1152
+
+void ref_conv2d_hwio(const struct conv_geom *g, const float *in, const float *w,
+                     const float *b, float *out)
+{
+    const int cin = g->cin, cout = g->cout;
+    if (g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pad_top == 0 &&
+        g->pad_left == 0 && g->oh == g->ih && g->ow == g->iw) {
+        gemm_bias_act((size_t)g->n * g->ih * g->iw, cin, cout, in, w, b, g->act, out);
+        return;
+    }
+    const int K = g->kh * g->kw * cin;
+    const int tiled = K <= CONV_PATCH_MAX && cout >= 8;
+    float patch[tiled ? 4 * K : 1];
+    for (int n = 0; n < g->n; n++) {
+        const float *inb = in + (size_t)n * g->ih * g->iw * cin;
+        for (int oy = 0; oy < g->oh; oy++) {
+            const int iy0 = oy * g->sh - g->pad_top;
+            const int row_in = iy0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih;
+            float *orow = out + ((size_t)n * g->oh + oy) * g->ow * cout;
+            int ox = 0;
+            while (ox < g->ow) {
+                const int ixa = ox * g->sw - g->pad_left, ixb = ixa + 3 * g->sw;
+                if (!(tiled && row_in && ox + 4 <= g->ow && ixa >= 0 &&
+                      ixb + (g->kw - 1) * g->dw < g->iw)) {
+                    conv_pixel(g, inb, w, b, oy, ox, orow + (size_t)ox * cout);
+                    ox++;
+                    continue;
+                }
+                /* Four pixels with every tap in bounds: the patch holds their
+                 * taps in (fy, fx, ic) order, the HWIO weights' row order, so
+                 * the sums run as in ref_conv2d. */
+                for (int p = 0; p < 4; p++) {
+                    float *dst = patch + (size_t)p * K;
+                    for (int fy = 0; fy < g->kh; fy++)
+                        for (int fx = 0; fx < g->kw; fx++) {
+                            const float *ip = inb + ((size_t)(iy0 + g->dh * fy) * g->iw +
+                                                     ixa + p * g->sw + g->dw * fx) * cin;
+                            for (int ic = 0; ic < cin; ic++)
+                                *dst++ = ip[ic];
+                        }
+                }
+                float *o = orow + (size_t)ox * cout;
+                int oc = 0;
+                for (; oc + 8 <= cout; oc += 8) {
+                    v4 acc[8];
+                    tile4x8(K, (size_t)K, cout, patch, w + oc, acc);
+                    for (int p = 0; p < 4; p++)
+                        finish8(o + (size_t)p * cout + oc, acc[2 * p], acc[2 * p + 1],
+                                b ? b + oc : NULL, g->act);
+                }
+                for (; oc < cout; oc++)
+                    for (int p = 0; p < 4; p++) {
+                        float total = 0.f;
+                        for (int k = 0; k < K; k++)
+                            total += patch[(size_t)p * K + k] * w[(size_t)k * cout + oc];
+                        o[(size_t)p * cout + oc] = op_act(total + (b ? b[oc] : 0.f), g->act);
+                    }
+                ox += 4;
+            }
+        }
+    }
+}
+
+/* ---- DEPTHWISE_CONV_2D (reference/depthwiseconv_float.h) ---- */
+
+/* The taps of one axis that land inside [0, size): fy in [*f0, *f1). */
+static inline void tap_range(int i0, int d, int k, int size, int *f0, int *f1)
+{
+    int a = i0 < 0 ? (-i0 + d - 1) / d : 0;
+    int b = size - i0 > 0 ? (size - i0 + d - 1) / d : 0;
+    *f0 = a;
+    *f1 = b < k ? b : k;
+}
+
+/* One output pixel with depth_multiplier 1: channels in blocks of 16 and
+ * 8, in-bounds taps (fy, fx) in order, as the reference sums per channel. */
+static void dw_pixel_dm1(const struct conv_geom *g, const float *inb, const float *w,
+                         const float *b, int iy0, int ix0, float *o)
+{
+    const int c = g->cout;
+    int fy0, fy1, fx0, fx1;
+    tap_range(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
+    tap_range(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+    int c0 = 0;
+    for (; c0 + 16 <= c; c0 += 16) {
+        v4 s0 = splat4(0.f), s1 = s0, s2 = s0, s3 = s0;
+        for (int fy = fy0; fy < fy1; fy++) {
+            const float *irow = inb + (size_t)(iy0 + g->dh * fy) * g->iw * c + c0;
+            const float *wrow = w + (size_t)fy * g->kw * c + c0;
+            for (int fx = fx0; fx < fx1; fx++) {
+                const float *ip = irow + (size_t)(ix0 + g->dw * fx) * c;
+                const float *wp = wrow + (size_t)fx * c;
+                s0 += ld4(ip) * ld4(wp);
+                s1 += ld4(ip + 4) * ld4(wp + 4);
+                s2 += ld4(ip + 8) * ld4(wp + 8);
+                s3 += ld4(ip + 12) * ld4(wp + 12);
+            }
+        }
+        finish8(o + c0, s0, s1, b ? b + c0 : NULL, g->act);
+        finish8(o + c0 + 8, s2, s3, b ? b + c0 + 8 : NULL, g->act);
+    }
+    for (; c0 + 8 <= c; c0 += 8) {
+        v4 s0 = splat4(0.f), s1 = s0;
+        for (int fy = fy0; fy < fy1; fy++)
+            for (int fx = fx0; fx < fx1; fx++) {
+                const float *ip =
+                    inb + ((size_t)(iy0 + g->dh * fy) * g->iw + ix0 + g->dw * fx) * c + c0;
+                const float *wp = w + ((size_t)fy * g->kw + fx) * c + c0;
+                s0 += ld4(ip) * ld4(wp);
+                s1 += ld4(ip + 4) * ld4(wp + 4);
+            }
+        finish8(o + c0, s0, s1, b ? b + c0 : NULL, g->act);
+    }
+    for (; c0 < c; c0++) {
+        float total = 0.f;
+        for (int fy = fy0; fy < fy1; fy++)
+            for (int fx = fx0; fx < fx1; fx++)
+                total += inb[((size_t)(iy0 + g->dh * fy) * g->iw + ix0 + g->dw * fx) * c + c0] *
+                         w[((size_t)fy * g->kw + fx) * c + c0];
+        o[c0] = op_act(total + (b ? b[c0] : 0.f), g->act);
+    }
+}
+
+void ref_dwconv2d(const struct conv_geom *g, const float *in, const float *w,
+                  const float *b, float *out)
+{
+    const int cin = g->cin, cout = g->cout;
+    const int dm = cin > 0 ? cout / cin : 0;
+    for (int n = 0; n < g->n; n++) {
+        const float *inb = in + (size_t)n * g->ih * g->iw * cin;
+        for (int oy = 0; oy < g->oh; oy++) {
+            for (int ox = 0; ox < g->ow; ox++) {
+                float *o = out + (((size_t)n * g->oh + oy) * g->ow + ox) * cout;
+                const int iy0 = oy * g->sh - g->pad_top, ix0 = ox * g->sw - g->pad_left;
+                if (dm == 1) {
+                    dw_pixel_dm1(g, inb, w, b, iy0, ix0, o);
+                    continue;
+                }
+                for (int ic = 0; ic < cin; ic++) {
+                    for (int mi = 0; mi < dm; mi++) {
+                        const int oc = ic * dm + mi;
+                        float total = 0.f;
+                        for (int fy = 0; fy < g->kh; fy++) {
+                            const int iy = iy0 + g->dh * fy;
+                            if (iy < 0 || iy >= g->ih)
+                                continue;
+                            for (int fx = 0; fx < g->kw; fx++) {
+                                const int ix = ix0 + g->dw * fx;
+                                if (ix < 0 || ix >= g->iw)
+                                    continue;
+                                total += inb[((size_t)iy * g->iw + ix) * cin + ic] *
+                                         w[((size_t)fy * g->kw + fx) * cout + oc];
+                            }
+                        }
+                        o[oc] = op_act(total + (b ? b[oc] : 0.f), g->act);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- AVERAGE_POOL_2D and MEAN (reference/pooling.h, reduce.h) ---- */
+
+void ref_avgpool(const struct conv_geom *g, const float *in, float *out)
+{
+    const int c = g->cin;
+    float lo, hi;
+    act_range(g->act, &lo, &hi);
+    for (int n = 0; n < g->n; n++) {
+        const float *inb = in + (size_t)n * g->ih * g->iw * c;
+        for (int oy = 0; oy < g->oh; oy++) {
+            const int iy0 = oy * g->sh - g->pad_top;
+            const int fy0 = iy0 < 0 ? -iy0 : 0;
+            const int fy1 = g->kh < g->ih - iy0 ? g->kh : g->ih - iy0;
+            for (int ox = 0; ox < g->ow; ox++) {
+                const int ix0 = ox * g->sw - g->pad_left;
+                const int fx0 = ix0 < 0 ? -ix0 : 0;
+                const int fx1 = g->kw < g->iw - ix0 ? g->kw : g->iw - ix0;
+                float *o = out + (((size_t)n * g->oh + oy) * g->ow + ox) * c;
+                /* The count of in-bounds taps, as a float like TFLite's. */
+                const float count =
+                    (float)((fy1 > fy0 ? fy1 - fy0 : 0) * (fx1 > fx0 ? fx1 - fx0 : 0));
+                int c0 = 0;
+                for (; c0 + 8 <= c; c0 += 8) {
+                    v4 s0 = splat4(0.f), s1 = s0;
+                    for (int fy = fy0; fy < fy1; fy++)
+                        for (int fx = fx0; fx < fx1; fx++) {
+                            const float *ip =
+                                inb + ((size_t)(iy0 + fy) * g->iw + ix0 + fx) * c + c0;
+                            s0 += ld4(ip);
+                            s1 += ld4(ip + 4);
+                        }
+                    float t[8];
+                    st4(t, s0);
+                    st4(t + 4, s1);
+                    /* No tap in bounds: TFLite fails the op; we write act(0). */
+                    for (int j = 0; j < 8; j++)
+                        o[c0 + j] = clampf(count > 0.f ? t[j] / count : 0.f, lo, hi);
+                }
+                for (; c0 < c; c0++) {
+                    float total = 0.f;
+                    for (int fy = fy0; fy < fy1; fy++)
+                        for (int fx = fx0; fx < fx1; fx++)
+                            total += inb[((size_t)(iy0 + fy) * g->iw + ix0 + fx) * c + c0];
+                    o[c0] = clampf(count > 0.f ? total / count : 0.f, lo, hi);
+                }
+            }
+        }
+    }
+}
+
+void ref_mean_hw(int n, int h, int w, int c, const float *in, float *out)
+{
+    const size_t hw = (size_t)h * w;
+    for (int b = 0; b < n; b++) {
+        const float *inb = in + (size_t)b * hw * c;
+        float *o = out + (size_t)b * c;
+        int c0 = 0;
+        for (; c0 + 8 <= c; c0 += 8) {
+            v4 s0 = splat4(0.f), s1 = s0;
+            for (size_t p = 0; p < hw; p++) {
+                s0 += ld4(inb + p * c + c0);
+                s1 += ld4(inb + p * c + c0 + 4);
+            }
+            float t[8];
+            st4(t, s0);
+            st4(t + 4, s1);
+            for (int j = 0; j < 8; j++)
+                o[c0 + j] = t[j] / (float)(h * w);
+        }
+        for (; c0 < c; c0++) {
+            float total = 0.f;
+            for (size_t p = 0; p < hw; p++)
+                total += inb[p * c + c0];
+            o[c0] = total / (float)(h * w);
+        }
+    }
+}
+
+/* ---- element-wise ---- */
+
+void ref_relu(const float *in, float *out, size_t count)
+{
+    /* reference_ops::Relu: x < 0 ? 0 : x (NaN stays NaN) */
+    size_t i = 0;
+    const v4 zero = splat4(0.f);
+    for (; i + 4 <= count; i += 4) {
+        const v4 x = ld4(in + i);
+        st4(out + i, vsel(x < zero, zero, x));
+    }
+    for (; i < count; i++)
+        out[i] = in[i] < 0.f ? 0.f : in[i];
+}
+
+void ref_hard_swish(const float *in, float *out, size_t count)
+{
+    /* reference_ops::HardSwish: in * min(6, max(0, in + 3)) / 6, with
+     * std::max(0, r) = 0 < r ? r : 0 and std::min(6, r) = r < 6 ? r : 6. */
+    size_t i = 0;
+    const v4 zero = splat4(0.f), three = splat4(3.f), six = splat4(6.f);
+    for (; i + 4 <= count; i += 4) {
+        const v4 x = ld4(in + i);
+        v4 r = x + three;
+        r = vsel(zero < r, r, zero);
+        r = vsel(r < six, r, six);
+        st4(out + i, x * r / six);
+    }
+    for (; i < count; i++) {
+        const float x = in[i];
+        float r = x + 3.f;
+        r = 0.f < r ? r : 0.f;
+        r = r < 6.f ? r : 6.f;
+        out[i] = x * r / 6.f;
+    }
+}
+
+void ref_logistic(const float *in, float *out, size_t count)
+{
+    /* reference_ops::Logistic, with its cut-offs. */
+    const float upper = 16.619047164916992188f, lower = -9.f;
+    for (size_t i = 0; i < count; i++) {
+        const float x = in[i];
+        if (x > upper)
+            out[i] = 1.f;
+        else if (x < lower)
+            out[i] = expf(x);
+        else
+            out[i] = 1.f / (1.f + expf(-x));
+    }
+}
+
+/* ADD (op 0) or MUL (op 1) then clamp; b full or per-(n, c). */
+static void binary(int n, int h, int w, int c, const float *a, const float *b, int b_full,
+                   int act, int mul, float *out)
+{
+    float lo, hi;
+    act_range(act, &lo, &hi);
+    const size_t hw = (size_t)h * w;
+    if (act == MACT_TANH) {
+        /* Never in a model net.c accepts; kept consistent with op_act. */
+        for (int bi = 0; bi < n; bi++)
+            for (size_t p = 0; p < hw; p++)
+                for (int ci = 0; ci < c; ci++) {
+                    const size_t i = ((size_t)bi * hw + p) * c + ci;
+                    const float y = b_full ? b[i] : b[(size_t)bi * c + ci];
+                    out[i] = tanhf(mul ? a[i] * y : a[i] + y);
+                }
+        return;
+    }
+    for (int bi = 0; bi < n; bi++) {
+        for (size_t p = 0; p < hw; p++) {
+            const size_t base = ((size_t)bi * hw + p) * c;
+            const float *ap = a + base;
+            const float *bp = b_full ? b + base : b + (size_t)bi * c;
+            float *op = out + base;
+            const v4 vlo = splat4(lo), vhi = splat4(hi);
+            int ci = 0;
+            if (mul) {
+                for (; ci + 4 <= c; ci += 4)
+                    st4(op + ci, vclamp(ld4(ap + ci) * ld4(bp + ci), vlo, vhi));
+                for (; ci < c; ci++)
+                    op[ci] = clampf(ap[ci] * bp[ci], lo, hi);
+            } else {
+                for (; ci + 4 <= c; ci += 4)
+                    st4(op + ci, vclamp(ld4(ap + ci) + ld4(bp + ci), vlo, vhi));
+                for (; ci < c; ci++)
+                    op[ci] = clampf(ap[ci] + bp[ci], lo, hi);
+            }
+        }
+    }
+}
+
+void ref_add(int n, int h, int w, int c, const float *a, const float *b, int b_full,
+             int act, float *out)
+{
+    binary(n, h, w, c, a, b, b_full, act, 0, out);
+}
+
+void ref_mul(int n, int h, int w, int c, const float *a, const float *b, int b_full,
+             int act, float *out)
+{
+    binary(n, h, w, c, a, b, b_full, act, 1, out);
+}
+
+/* ---- RESIZE_BILINEAR (reference/resize_bilinear.h) ---- */
+
+static void interp_values(int value, float scale, int half_pixel_centers, int input_size,
+                          float *scaled, int *lower, int *upper)
+{
+    if (half_pixel_centers)
+        *scaled = ((float)value + 0.5f) * scale - 0.5f;
+    else
+        *scaled = (float)value * scale;
+    const int fl = (int)floorf(*scaled), ce = (int)ceilf(*scaled);
+    *lower = fl > 0 ? fl : 0;
+    *upper = ce < input_size - 1 ? ce : input_size - 1;
+}
+
+void ref_resize_bilinear(int n, int ih, int iw, int c, const float *in, int oh, int ow,
+                         int align_corners, int half_pixel_centers, float *out)
+{
+    float hs = (float)ih / (float)oh, ws = (float)iw / (float)ow;
+    if (align_corners && oh > 1)
+        hs = (float)(ih - 1) / (float)(oh - 1);
+    if (align_corners && ow > 1)
+        ws = (float)(iw - 1) / (float)(ow - 1);
+    for (int b = 0; b < n; b++) {
+        const float *inb = in + (size_t)b * ih * iw * c;
+        for (int y = 0; y < oh; y++) {
+            float iy;
+            int y0, y1;
+            interp_values(y, hs, half_pixel_centers, ih, &iy, &y0, &y1);
+            const float dy = iy - (float)y0;
+            for (int x = 0; x < ow; x++) {
+                float ix;
+                int x0, x1;
+                interp_values(x, ws, half_pixel_centers, iw, &ix, &x0, &x1);
+                const float dx = ix - (float)x0;
+                const float *p00 = inb + ((size_t)y0 * iw + x0) * c;
+                const float *p10 = inb + ((size_t)y1 * iw + x0) * c;
+                const float *p01 = inb + ((size_t)y0 * iw + x1) * c;
+                const float *p11 = inb + ((size_t)y1 * iw + x1) * c;
+                float *o = out + (((size_t)b * oh + y) * ow + x) * c;
+                /* Same products in the same order per lane as below. */
+                const v4 vdy = splat4(dy), vdx = splat4(dx);
+                const v4 vey = splat4(1 - dy), vex = splat4(1 - dx);
+                int ci = 0;
+                for (; ci + 4 <= c; ci += 4)
+                    st4(o + ci, ld4(p00 + ci) * vey * vex + ld4(p10 + ci) * vdy * vex +
+                                    ld4(p01 + ci) * vey * vdx + ld4(p11 + ci) * vdy * vdx);
+                for (; ci < c; ci++)
+                    o[ci] = p00[ci] * (1 - dy) * (1 - dx) + p10[ci] * dy * (1 - dx) +
+                            p01[ci] * (1 - dy) * dx + p11[ci] * dy * dx;
+            }
+        }
+    }
+}
+
+/* ---- Convolution2DTransposeBias (mediapipe transpose_conv_bias.cc) ---- */
+
+void ref_tconv_bias(const struct conv_geom *g, const float *in, const float *w,
+                    const float *b, float *out)
+{
+    const int cin = g->cin, cout = g->cout;
+    for (int n = 0; n < g->n; n++) {
+        float *ob = out + (size_t)n * g->oh * g->ow * cout;
+        const float *inb = in + (size_t)n * g->ih * g->iw * cin;
+        for (size_t p = 0; p < (size_t)g->oh * g->ow; p++)
+            for (int oc = 0; oc < cout; oc++)
+                ob[p * cout + oc] = b[oc];
+        /* mediapipe loops (in_y, in_x, ic, fy, fx, oc); for one output
+         * element the (fy, fx) pair follows from (in_y, in_x), so running ic
+         * innermost adds the same terms in the same order. */
+        for (int iy = 0; iy < g->ih; iy++) {
+            for (int ix = 0; ix < g->iw; ix++) {
+                const float *ip = inb + ((size_t)iy * g->iw + ix) * cin;
+                const int oy0 = iy * g->sh - g->pad_top, ox0 = ix * g->sw - g->pad_left;
+                for (int fy = 0; fy < g->kh; fy++) {
+                    const int oy = oy0 + fy;
+                    if (oy < 0 || oy >= g->oh)
+                        continue;
+                    for (int fx = 0; fx < g->kw; fx++) {
+                        const int ox = ox0 + fx;
+                        if (ox < 0 || ox >= g->ow)
+                            continue;
+                        float *o = ob + ((size_t)oy * g->ow + ox) * cout;
+                        for (int oc = 0; oc < cout; oc++) {
+                            const float *wp =
+                                w + (((size_t)oc * g->kh + fy) * g->kw + fx) * cin;
+                            float acc = o[oc];
+                            for (int ic = 0; ic < cin; ic++)
+                                acc += ip[ic] * wp[ic];
+                            o[oc] = acc;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

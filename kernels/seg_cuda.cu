@@ -1,0 +1,420 @@
+/*
+ * seg_cuda.cu - the CUDA backend of the segmentation engine (seg.h): the
+ * frame kernels of frame_cuda.h around the GPU network (net_cuda.h), every
+ * buffer allocated at creation and every stage batched over all frames and
+ * eyes of a call:
+ *
+ *   preprocess (1 launch: every tile of every eye of every frame)
+ *   -> netcu_run (1 call: all those tiles)
+ *   -> blend (1) -> luma at work size (1) -> guided coefficients (4)
+ *   -> refine + smoothing into the output masks (1, all frames)
+ *
+ * Frames and masks are device memory when on_device (NVDEC surfaces never
+ * leave the GPU); host frames and masks go through pinned staging buffers,
+ * allocated on the first call that needs them. Stage times come from CUDA
+ * events. seg_run() returns when the masks are written (it synchronises the
+ * engine's stream), so the caller may reuse its buffers at once.
+ */
+#include "frame_cuda.h" /* first: brings the C headers in with C linkage */
+extern "C" {
+#include "log.h"
+#include "model.h"
+}
+#include "net_cuda.h"
+#include "seg_impl.h"
+#include "tune.h"
+
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct seg_cu {
+    int dev;
+    cudaStream_t st;
+    cudaEvent_t ev[4];            /* stage boundaries, for seg_timing */
+    struct netcu *net;
+    struct netcu_opts nopts;
+    struct frame_cu_plan plan;
+    int mw, mh;
+    struct frame_rect *d_rects;   /* [tiles_per_frame], frame pixels */
+    struct frame_tile *d_tiles;   /* [tiles_per_frame], work pixels */
+    float *d_in, *d_out;          /* network batch in / out */
+    float *d_work, *d_luma, *d_a, *d_b, *d_scratch; /* work layout x max_batch */
+    uint8_t *d_prev;              /* smoothing state, out_w x out_h */
+    int have_prev;
+    /* host frames (allocated on first use) */
+    size_t plane_off[3], plane_pitch[3], plane_rows[3], frame_bytes;
+    uint8_t *d_frames;            /* [max_batch][frame_bytes] */
+    uint8_t *h_pin[2];            /* double-buffered upload staging */
+    cudaEvent_t pin_ev[2];
+    /* host masks (allocated on first use) */
+    uint8_t *d_masks;             /* [max_batch][out_h][out_w] */
+    uint8_t *h_masks;             /* pinned copy of it */
+    size_t dev_bytes;             /* what this backend allocated on the device */
+};
+
+#define CU_TRY(call, what)                                                          \
+    do {                                                                            \
+        cudaError_t e_ = (call);                                                    \
+        if (e_ != cudaSuccess) {                                                    \
+            rc = vr_err_set(err, VR_ECUDA, "seg (cuda): %s: %s", what,             \
+                            cudaGetErrorString(e_));                                \
+            goto fail;                                                              \
+        }                                                                           \
+    } while (0)
+
+static int dev_alloc(struct seg_cu *c, void **p, size_t bytes, const char *what, vr_err *err)
+{
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        return vr_err_set(err, VR_ENOMEM, "seg (cuda): cannot allocate %zu MB on GPU %d "
+                          "for %s: %s", bytes >> 20, c->dev, what, cudaGetErrorString(e));
+    }
+    c->dev_bytes += bytes;
+    return 0;
+}
+
+/* ---- host frame staging ---- */
+
+/* Tight plane layout of one host frame as uploaded. */
+static void host_layout(struct seg_cu *c, int fmt, int w, int h)
+{
+    int cw = (w + 1) / 2, ch = (h + 1) / 2;
+    size_t pitch[3] = { 0, 0, 0 }, rows[3] = { 0, 0, 0 };
+    switch (fmt) {
+    case SEG_PIX_RGB24: pitch[0] = 3 * (size_t)w; rows[0] = h; break;
+    case SEG_PIX_NV12: pitch[0] = w; rows[0] = h; pitch[1] = 2 * (size_t)cw; rows[1] = ch; break;
+    case SEG_PIX_P010: pitch[0] = 2 * (size_t)w; rows[0] = h; pitch[1] = 4 * (size_t)cw; rows[1] = ch; break;
+    default: pitch[0] = w; rows[0] = h; pitch[1] = pitch[2] = cw; rows[1] = rows[2] = ch; break;
+    }
+    size_t off = 0;
+    for (int p = 0; p < 3; p++) {
+        /* 256-byte aligned planes keep the kernels' 16/32-bit loads aligned */
+        c->plane_off[p] = off;
+        c->plane_pitch[p] = pitch[p];
+        c->plane_rows[p] = rows[p];
+        off += (pitch[p] * rows[p] + 255) & ~(size_t)255;
+    }
+    c->frame_bytes = off;
+}
+
+static int host_frames_ready(struct seg *s, struct seg_cu *c, int fmt, vr_err *err)
+{
+    int rc;
+    if (c->d_frames)
+        return 0;
+    host_layout(c, fmt, s->opts.in_w, s->opts.in_h);
+    if ((rc = dev_alloc(c, (void **)&c->d_frames, c->frame_bytes * s->opts.max_batch,
+                        "host frames", err)) < 0)
+        return rc;
+    for (int i = 0; i < 2; i++) {
+        CU_TRY(cudaMallocHost((void **)&c->h_pin[i], c->frame_bytes), "pinned frame buffer");
+        CU_TRY(cudaEventCreateWithFlags(&c->pin_ev[i], cudaEventDisableTiming), "event");
+    }
+    return 0;
+fail:
+    return rc;
+}
+
+/* Copies host frame f into device slot i (through a pinned buffer, so the
+ * transfer is a DMA that overlaps the next frame's memcpy) and points *v at
+ * the device copy. */
+static int upload_frame(struct seg_cu *c, const struct seg_frame *f, int i,
+                        struct frame_batch *fb, vr_err *err)
+{
+    int rc = 0, slot = i & 1;
+    uint8_t *pin = c->h_pin[slot], *dst = c->d_frames + (size_t)i * c->frame_bytes;
+    CU_TRY(cudaEventSynchronize(c->pin_ev[slot]), "upload");
+    for (int p = 0; p < 3; p++) {
+        if (!c->plane_rows[p])
+            continue;
+        for (size_t y = 0; y < c->plane_rows[p]; y++)
+            memcpy(pin + c->plane_off[p] + y * c->plane_pitch[p],
+                   f->data[p] + y * f->linesize[p], c->plane_pitch[p]);
+        fb->data[i][p] = dst + c->plane_off[p];
+        fb->linesize[i][p] = (int)c->plane_pitch[p];
+    }
+    CU_TRY(cudaMemcpyAsync(dst, pin, c->frame_bytes, cudaMemcpyHostToDevice, c->st), "upload");
+    CU_TRY(cudaEventRecord(c->pin_ev[slot], c->st), "upload");
+    return 0;
+fail:
+    return rc;
+}
+
+static int host_masks_ready(struct seg *s, struct seg_cu *c, vr_err *err)
+{
+    int rc;
+    size_t bytes = (size_t)s->opts.out_w * s->opts.out_h * s->opts.max_batch;
+    if (c->d_masks)
+        return 0;
+    if ((rc = dev_alloc(c, (void **)&c->d_masks, bytes, "host masks", err)) < 0)
+        return rc;
+    CU_TRY(cudaMallocHost((void **)&c->h_masks, bytes), "pinned mask buffer");
+    return 0;
+fail:
+    return rc;
+}
+
+/* ---- run ---- */
+
+static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
+                  struct seg_mask *masks, struct seg_timing *timing, vr_err *err)
+{
+    struct seg_cu *c = (struct seg_cu *)s->priv;
+    const struct frame_cu_plan *p = &c->plan;
+    const int ow = s->opts.out_w, oh = s->opts.out_h;
+    const int smoothing = s->cfg.smooth > 0.0;
+    int rc = 0, host_masks = 0;
+    static struct frame_batch fb_zero;
+    struct frame_batch fb = fb_zero;
+    struct frame_masks fm;
+
+    CU_TRY(cudaSetDevice(c->dev), "select GPU");
+    fb.n = n;
+    fb.fmt = frames[0].fmt;
+    fb.full_range = frames[0].full_range;
+    for (int i = 0; i < n; i++)
+        if (frames[i].fmt != frames[0].fmt || frames[i].full_range != frames[0].full_range)
+            return vr_err_set(err, VR_EINVAL, "seg (cuda): frames of one call differ in "
+                              "pixel format or range (frame %d)", i);
+
+    CU_TRY(cudaEventRecord(c->ev[0], c->st), "event");
+    for (int i = 0; i < n; i++) {
+        if (frames[i].on_device) {
+            for (int q = 0; q < 3; q++) {
+                fb.data[i][q] = frames[i].data[q];
+                fb.linesize[i][q] = frames[i].linesize[q];
+            }
+        } else {
+            if ((rc = host_frames_ready(s, c, fb.fmt, err)) < 0
+                || (rc = upload_frame(c, &frames[i], i, &fb, err)) < 0)
+                return rc;
+        }
+        if (masks[i].on_device) {
+            fm.data[i] = masks[i].data;
+            fm.linesize[i] = masks[i].linesize;
+        } else {
+            if ((rc = host_masks_ready(s, c, err)) < 0)
+                return rc;
+            fm.data[i] = c->d_masks + (size_t)i * ow * oh;
+            fm.linesize[i] = ow;
+            host_masks = 1;
+        }
+    }
+
+    if ((rc = frame_preprocess_batch_cuda(&fb, c->d_rects, p->tiles_per_frame, c->mw, c->mh,
+                                          c->d_in, c->st, err)) < 0)
+        return rc;
+    CU_TRY(cudaEventRecord(c->ev[1], c->st), "event");
+    if ((rc = netcu_run(c->net, c->d_in, n * p->tiles_per_frame, c->d_out, c->st, err)) < 0)
+        return vr_err_prefix(err, "seg (cuda): network");
+    CU_TRY(cudaEventRecord(c->ev[2], c->st), "event");
+
+    if ((rc = frame_blend_batch_cuda(c->d_out, n, c->mw, c->mh, c->d_tiles, p, c->d_work,
+                                     c->st, err)) < 0)
+        return rc;
+    if (s->refine_guided) {
+        if ((rc = frame_luma_batch_cuda(&fb, p, c->d_luma, c->st, err)) < 0
+            || (rc = frame_guided_coeffs_batch_cuda(c->d_luma, c->d_work, n, p,
+                                                    s->cfg.guided_radius,
+                                                    (float)s->cfg.guided_eps, c->d_a, c->d_b,
+                                                    c->d_scratch, c->st, err)) < 0)
+            return rc;
+    }
+    rc = frame_refine_batch_cuda(s->refine_guided ? c->d_a : c->d_work, c->d_b,
+                                 s->refine_guided, &fb, p, &fm,
+                                 smoothing ? c->d_prev : NULL, ow, c->have_prev,
+                                 (float)s->cfg.smooth, c->st, err);
+    if (rc < 0)
+        return rc;
+    if (host_masks)
+        CU_TRY(cudaMemcpyAsync(c->h_masks, c->d_masks, (size_t)n * ow * oh,
+                               cudaMemcpyDeviceToHost, c->st), "mask download");
+    CU_TRY(cudaEventRecord(c->ev[3], c->st), "event");
+    CU_TRY(cudaEventSynchronize(c->ev[3]), "segmentation kernels");
+    if (smoothing)
+        c->have_prev = 1;
+    for (int i = 0; i < n; i++)
+        if (!masks[i].on_device)
+            for (int y = 0; y < oh; y++)
+                memcpy(masks[i].data + (size_t)y * masks[i].linesize,
+                       c->h_masks + ((size_t)i * oh + y) * ow, ow);
+    if (timing) {
+        float t[3];
+        for (int k = 0; k < 3; k++)
+            CU_TRY(cudaEventElapsedTime(&t[k], c->ev[k], c->ev[k + 1]), "timing");
+        timing->preprocess = t[0];
+        timing->inference = t[1];
+        timing->postprocess = t[2];
+    }
+    return 0;
+fail:
+    return rc;
+}
+
+static void cu_reset(struct seg *s)
+{
+    struct seg_cu *c = (struct seg_cu *)s->priv;
+    if (c)
+        c->have_prev = 0;
+}
+
+static void cu_destroy(struct seg *s)
+{
+    struct seg_cu *c = (struct seg_cu *)s->priv;
+    if (!c)
+        return;
+    cudaSetDevice(c->dev);
+    if (c->st)
+        cudaStreamSynchronize(c->st);
+    netcu_free(&c->net);
+    void *dev[] = { c->d_rects, c->d_tiles, c->d_in, c->d_out, c->d_work, c->d_luma,
+                    c->d_a, c->d_b, c->d_scratch, c->d_prev, c->d_frames, c->d_masks };
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        cudaFree(dev[i]);
+    for (int i = 0; i < 2; i++) {
+        cudaFreeHost(c->h_pin[i]);
+        if (c->pin_ev[i])
+            cudaEventDestroy(c->pin_ev[i]);
+    }
+    cudaFreeHost(c->h_masks);
+    for (int i = 0; i < 4; i++)
+        if (c->ev[i])
+            cudaEventDestroy(c->ev[i]);
+    if (c->st)
+        cudaStreamDestroy(c->st);
+    free(c);
+    s->priv = NULL;
+}
+
+static const struct seg_backend_ops cuda_ops = {
+    "cuda", cu_run, cu_reset, cu_destroy,
+};
+
+/* ---- create ---- */
+
+/* The network variant: the tuner's choice for this GPU, model, geometry and
+ * profile when the cache has one, else fp16 per the profile, fused, graph. */
+static void pick_variant(struct seg *s, struct seg_cu *c, int tiles)
+{
+    struct netcu_opts o = { tiles, strcmp(s->cfg.precision, "fp32") != 0, 1, 0, 1 };
+    struct tune_key k;
+    struct tune_choice ch;
+    char key[320], path[512];
+    vr_err e = { 0, "" };
+    if (!getenv("VR_NO_TUNE") && tune_key_make(c->dev, s->model, &s->cfg, s->opts.layout,
+                                               s->opts.in_w, s->opts.in_h, &k, &e) == 0
+        && tune_cache_path(path, sizeof path, &e) == 0) {
+        tune_key_string(&k, key, sizeof key);
+        if (tune_cache_load(path, key, &ch, &e) == 0) {
+            o = ch.net;
+            o.max_batch = tiles;
+            if (strcmp(s->cfg.precision, "fp32") == 0)
+                o.fp16 = 0; /* a profile asking for fp32 gets it */
+            log_debug("seg (cuda): tuned variant from %s: fp16=%d fused=%d block=%d graph=%d",
+                      path, o.fp16, o.fused, o.block, o.use_graph);
+        }
+    }
+    c->nopts = o;
+}
+
+int seg_cuda_create(const struct seg_opts *o, struct seg **out, vr_err *err)
+{
+    return seg_cuda_create_variant(o, NULL, out, err);
+}
+
+extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct netcu_opts *net,
+                                       struct seg **out, vr_err *err)
+{
+    int rc;
+    struct seg_cu *c = NULL;
+    struct seg *s = (struct seg *)calloc(1, sizeof *s);
+    *out = NULL;
+    if (!s)
+        return vr_err_set(err, VR_ENOMEM, "seg: out of memory");
+    if ((rc = seg_common_init(s, o, err)) < 0)
+        goto fail;
+    s->ops = &cuda_ops;
+    if (!(c = (struct seg_cu *)calloc(1, sizeof *c))) {
+        rc = vr_err_set(err, VR_ENOMEM, "seg: out of memory");
+        goto fail;
+    }
+    s->priv = c;
+    c->dev = o->gpu;
+    {
+        int ndev = 0;
+        if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+            rc = vr_err_set(err, VR_ECUDA, "seg (cuda): no CUDA GPU found (is the NVIDIA "
+                            "driver loaded?); use --cpu");
+            goto fail;
+        }
+        if (o->gpu < 0 || o->gpu >= ndev) {
+            rc = vr_err_set(err, VR_EINVAL, "seg (cuda): GPU %d does not exist (%d found)",
+                            o->gpu, ndev);
+            goto fail;
+        }
+    }
+    CU_TRY(cudaSetDevice(c->dev), "select GPU");
+    CU_TRY(cudaStreamCreateWithFlags(&c->st, cudaStreamNonBlocking), "stream");
+    for (int i = 0; i < 4; i++)
+        CU_TRY(cudaEventCreate(&c->ev[i]), "event");
+
+    frame_cu_plan_make(&s->plan, &c->plan);
+    c->mw = s->model->in_w;
+    c->mh = s->model->in_h;
+    {
+        const struct frame_cu_plan *p = &c->plan;
+        const int B = o->max_batch, tpf = p->tiles_per_frame;
+        const size_t tile_px = (size_t)c->mw * c->mh, work = (size_t)B * p->work_per_frame;
+        struct frame_rect rects[FRAME_CU_MAX_EYES * TILE_MAX_PER_EYE];
+        struct frame_tile tiles[FRAME_CU_MAX_EYES * TILE_MAX_PER_EYE];
+        for (int e = 0; e < p->n_eyes; e++)
+            for (int t = 0; t < s->plan.eye[e].n; t++) {
+                rects[p->e[e].tile0 + t] = s->plan.eye[e].src[t];
+                tiles[p->e[e].tile0 + t] = s->plan.eye[e].dst[t];
+            }
+        if ((rc = dev_alloc(c, (void **)&c->d_rects, tpf * sizeof *rects, "tiles", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_tiles, tpf * sizeof *tiles, "tiles", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_in, B * tpf * tile_px * 3 * sizeof(float),
+                               "network input", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_out, B * tpf * tile_px * sizeof(float),
+                               "network output", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_work, work * sizeof(float), "work masks", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_luma, work * sizeof(float), "work luma", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_a, work * sizeof(float), "guided a", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_b, work * sizeof(float), "guided b", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_scratch, work * 6 * sizeof(float),
+                               "guided scratch", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_prev, (size_t)s->opts.out_w * s->opts.out_h,
+                               "smoothing state", err)) < 0)
+            goto fail;
+        CU_TRY(cudaMemcpy(c->d_rects, rects, tpf * sizeof *rects, cudaMemcpyHostToDevice),
+               "upload tiles");
+        CU_TRY(cudaMemcpy(c->d_tiles, tiles, tpf * sizeof *tiles, cudaMemcpyHostToDevice),
+               "upload tiles");
+        if (net) {
+            c->nopts = *net;
+            c->nopts.max_batch = B * tpf;
+        } else {
+            pick_variant(s, c, B * tpf);
+        }
+        if ((rc = netcu_create(s->model, &c->nopts, &c->net, err)) < 0) {
+            vr_err_prefix(err, "seg (cuda): network");
+            goto fail;
+        }
+    }
+    *out = s;
+    return 0;
+fail:
+    seg_free(&s);
+    return rc;
+}
+
+/* Bytes of device memory the engine holds (its buffers + the network). */
+extern "C" size_t seg_cuda_device_bytes(const struct seg *s)
+{
+    const struct seg_cu *c = s && s->priv && s->ops == &cuda_ops
+                                 ? (const struct seg_cu *)s->priv : NULL;
+    return c ? c->dev_bytes + netcu_device_bytes(c->net) : 0;
+}

@@ -1,0 +1,156 @@
+/*
+ * tiles.c - tile planning (see tiles.h). Pure arithmetic on the frame and
+ * model sizes; the engine calls it once per seg_create().
+ */
+#include "tiles.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- eyes ---- */
+
+/* Splits a w x h rectangle per layout into n eyes (odd sizes: the second eye
+ * takes the extra row or column, so the eyes tile the frame exactly). */
+static int split_eyes(enum seg_layout layout, int w, int h, struct frame_rect *e)
+{
+    switch (layout) {
+    case SEG_LAYOUT_SBS:
+        e[0] = (struct frame_rect){ 0, 0, w / 2, h };
+        e[1] = (struct frame_rect){ w / 2, 0, w - w / 2, h };
+        return 2;
+    case SEG_LAYOUT_TB:
+        e[0] = (struct frame_rect){ 0, 0, w, h / 2 };
+        e[1] = (struct frame_rect){ 0, h / 2, w, h - h / 2 };
+        return 2;
+    default:
+        e[0] = (struct frame_rect){ 0, 0, w, h };
+        return 1;
+    }
+}
+
+/* ---- one eye ---- */
+
+/* Positions of `n` tiles of length t spread evenly over [0, len): the first
+ * at 0, the last ending at len. */
+static void spread(int n, int t, int len, int *pos)
+{
+    if (n == 1) {
+        pos[0] = (len - t) / 2;
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        pos[i] = (int)lround((double)i * (len - t) / (n - 1));
+}
+
+static void plan_eye(const struct vr_config *cfg, int mw, int mh, struct tile_eye *te)
+{
+    const struct frame_rect E = te->eye;
+    double scale = (double)cfg->work_size / (E.w > E.h ? E.w : E.h);
+    if (scale > 1.0)
+        scale = 1.0; /* the work mask is never finer than the eye */
+    te->work_w = (int)lround(E.w * scale);
+    te->work_h = (int)lround(E.h * scale);
+    if (te->work_w < 1)
+        te->work_w = 1;
+    if (te->work_h < 1)
+        te->work_h = 1;
+    double sx = (double)te->work_w / E.w, sy = (double)te->work_h / E.h;
+
+    te->n = 0;
+    int cols = cfg->tile_cols, rows = cfg->tile_rows;
+    double ov = cfg->tile_overlap, aspect = (double)mw / mh, tw = 0.0;
+    /* Tiles exist to look closer at small people, never to magnify: while
+     * the grid's tiles would be smaller than the model input, use a coarser
+     * grid; a 1x1 grid is the whole pass, so it becomes none. */
+    while (cols > 0 && rows > 0) {
+        if (cols == 1 && rows == 1) {
+            cols = rows = 0;
+            break;
+        }
+        /* Smallest tile with the model's aspect whose grid covers the eye;
+         * clamped to the eye below, which distorts only when the grid asks
+         * for a tile wider (taller) than the eye itself. */
+        double need_w = E.w / (cols - (cols - 1) * ov);
+        double need_h = E.h / (rows - (rows - 1) * ov);
+        tw = need_w > need_h * aspect ? need_w : need_h * aspect;
+        if (tw >= mw)
+            break;
+        cols -= cols > 1;
+        rows -= rows > 1;
+    }
+    if (cols > 0 && rows > 0) {
+        double th = tw / aspect;
+        int iw = (int)ceil(tw), ih = (int)ceil(th);
+        if (iw > E.w)
+            iw = E.w;
+        if (ih > E.h)
+            ih = E.h;
+        int xs[TILE_MAX_GRID], ys[TILE_MAX_GRID];
+        spread(cols, iw, E.w, xs);
+        spread(rows, ih, E.h, ys);
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < cols; c++) {
+                struct frame_rect s = { E.x + xs[c], E.y + ys[r], iw, ih };
+                int edges = 0;
+                if (xs[c] > 0)
+                    edges |= FRAME_EDGE_L;
+                if (xs[c] + iw < E.w)
+                    edges |= FRAME_EDGE_R;
+                if (ys[r] > 0)
+                    edges |= FRAME_EDGE_T;
+                if (ys[r] + ih < E.h)
+                    edges |= FRAME_EDGE_B;
+                te->src[te->n] = s;
+                te->dst[te->n] = (struct frame_tile){
+                    .x = (float)(xs[c] * sx), .y = (float)(ys[r] * sy),
+                    .w = (float)(iw * sx), .h = (float)(ih * sy),
+                    .weight = 1.0f,
+                    /* ramp across the shared band; a hairline when tiles only abut */
+                    .feather = ov > 0.02 ? (float)ov : 0.02f,
+                    .edges = edges,
+                };
+                te->n++;
+            }
+    }
+    if (cfg->whole_pass || te->n == 0) {
+        te->src[te->n] = E;
+        te->dst[te->n] = (struct frame_tile){
+            .x = 0.0f, .y = 0.0f, .w = (float)te->work_w, .h = (float)te->work_h,
+            .weight = te->n ? TILE_WHOLE_WEIGHT : 1.0f, .feather = 0.0f, .edges = 0,
+        };
+        te->n++;
+    }
+}
+
+/* ---- plan ---- */
+
+int tile_plan_make(const struct vr_config *cfg, enum seg_layout layout,
+                   int in_w, int in_h, int out_w, int out_h, int mw, int mh,
+                   struct tile_plan *p, vr_err *err)
+{
+    memset(p, 0, sizeof *p);
+    if (cfg->tile_cols > TILE_MAX_GRID || cfg->tile_rows > TILE_MAX_GRID)
+        return vr_err_set(err, VR_EINVAL, "tile grid %dx%d: at most %dx%d",
+                          cfg->tile_cols, cfg->tile_rows, TILE_MAX_GRID, TILE_MAX_GRID);
+    if ((cfg->tile_cols > 0) != (cfg->tile_rows > 0))
+        return vr_err_set(err, VR_EINVAL, "tile grid %dx%d: both or neither must be 0",
+                          cfg->tile_cols, cfg->tile_rows);
+    if (mw < 1 || mh < 1)
+        return vr_err_set(err, VR_EINVAL, "model input %dx%d", mw, mh);
+    int min_w = layout == SEG_LAYOUT_SBS ? 4 : 2, min_h = layout == SEG_LAYOUT_TB ? 4 : 2;
+    if (in_w < min_w || in_h < min_h || out_w < min_w || out_h < min_h)
+        return vr_err_set(err, VR_EINVAL, "frame %dx%d (mask %dx%d) too small for layout %s",
+                          in_w, in_h, out_w, out_h, seg_layout_name(layout));
+
+    struct frame_rect eyes[2], outs[2];
+    p->n_eyes = split_eyes(layout, in_w, in_h, eyes);
+    split_eyes(layout, out_w, out_h, outs);
+    for (int i = 0; i < p->n_eyes; i++) {
+        p->eye[i].eye = eyes[i];
+        p->eye[i].out = outs[i];
+        plan_eye(cfg, mw, mh, &p->eye[i]);
+        if (p->eye[i].n > p->max_tiles)
+            p->max_tiles = p->eye[i].n;
+    }
+    return 0;
+}

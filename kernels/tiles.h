@@ -1,0 +1,58 @@
+/*
+ * tiles.h - the tile plan of a frame: which rectangles of each eye go
+ * through the network and where their outputs land in the eye's work mask.
+ * Plain C, computed once at seg_create() and shared by both backends.
+ *
+ * An eye (the whole frame for mono, a half for sbs/tb) gets a cols x rows
+ * grid of overlapping tiles whose aspect matches the model's input, so the
+ * network sees people undistorted; neighbours share `tile_overlap` of a
+ * tile; the outer tiles touch the eye's borders. When whole_pass is set (or
+ * the grid is 0 x 0) the whole eye is also one tile, blended with a low
+ * weight under the others. The work mask keeps the eye's aspect with its
+ * long side = work_size (never larger than the eye).
+ */
+#ifndef VR_TILES_H
+#define VR_TILES_H
+
+#include "config.h"
+#include "frame_ref.h"
+#include "seg.h"
+#include "vr_err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TILE_MAX_GRID 8                                  /* per axis */
+#define TILE_MAX_PER_EYE (TILE_MAX_GRID * TILE_MAX_GRID + 1)
+#define TILE_WHOLE_WEIGHT 0.05f                          /* whole pass under tiles */
+
+/* The plan of one eye. */
+struct tile_eye {
+    struct frame_rect eye;                  /* the eye, frame pixels */
+    struct frame_rect out;                  /* the eye in the output mask */
+    int work_w, work_h;                     /* work mask size */
+    int n;                                  /* tiles (incl. the whole pass) */
+    struct frame_rect src[TILE_MAX_PER_EYE];/* frame pixels, for preprocess */
+    struct frame_tile dst[TILE_MAX_PER_EYE];/* work pixels, for blend */
+};
+
+struct tile_plan {
+    int n_eyes;             /* 1 (mono) or 2 */
+    struct tile_eye eye[2];
+    int max_tiles;          /* largest eye[i].n */
+};
+
+/* Plans the eyes of an in_w x in_h frame (mask out_w x out_h) for a model of
+ * mw x mh with cfg's tile_cols, tile_rows, tile_overlap, whole_pass and
+ * work_size. Returns 0, or VR_EINVAL naming the bad value (a grid over
+ * TILE_MAX_GRID, a frame too small for its layout). */
+int tile_plan_make(const struct vr_config *cfg, enum seg_layout layout,
+                   int in_w, int in_h, int out_w, int out_h, int mw, int mh,
+                   struct tile_plan *p, vr_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,359 @@
+/*
+ * tune.cu - the auto-tuner's timing half (tune.h): builds one real-sized
+ * frame (an image stretched into every eye, or a deterministic synthetic
+ * scene) as NV12 like NVDEC gives it, segments it once with the CPU engine
+ * (float32 C network and C frame kernels: the reference mask), then builds
+ * the SEG_CUDA engine once per candidate network variant and batch size,
+ * times whole calls (preprocess + network + blend + refinement, CUDA
+ * events) on that frame in device memory, and keeps the fastest variant
+ * whose mask stays within TUNE_MAX_ABS of the reference.
+ *
+ * The mask, not the raw network output, is what is checked: blending and
+ * the guided filter average the network's output, and the mask is what the
+ * product delivers. Candidates are ordered most-promising first and timing
+ * stops at TUNE_BUDGET_S, so `vr-worker tune` finishes within a minute.
+ */
+#include "frame_cuda.h" /* first: brings the C headers in with C linkage */
+extern "C" {
+#include "seg.h"
+#include "log.h"
+#include "model.h"
+#include "paths.h"
+#include "vio_image.h"
+}
+#include "net_cuda.h"
+#include "tiles.h"
+#include "tune.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TUNE_WARMUP 2
+#define TUNE_REPS 10
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- key ---- */
+
+extern "C" int tune_key_make(int gpu, const struct model *m, const struct vr_config *cfg,
+                             enum seg_layout layout, int in_w, int in_h, struct tune_key *k,
+                             vr_err *err)
+{
+    cudaDeviceProp prop;
+    cudaError_t e = cudaGetDeviceProperties(&prop, gpu);
+    if (e != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "tune: GPU %d: %s", gpu, cudaGetErrorString(e));
+    memset(k, 0, sizeof *k);
+    snprintf(k->gpu_name, sizeof k->gpu_name, "%.95s", prop.name);
+    k->sm_count = prop.multiProcessorCount;
+    snprintf(k->model_hash, sizeof k->model_hash, "%s", m->hash);
+    k->in_w = in_w;
+    k->in_h = in_h;
+    k->layout = layout;
+    snprintf(k->profile, sizeof k->profile, "%s", cfg->profile);
+    return 0;
+}
+
+/* ---- the frame the candidates see ---- */
+
+/* A w x h RGB24 frame: `img` stretched (nearest) into every eye of the
+ * layout, or, without one, a synthetic scene (a lit background with
+ * texture and noise, and person-sized bright and dark blobs), so the
+ * network's output covers its whole range rather than sitting near 0. */
+static void make_frame(uint8_t *rgb, int w, int h, enum seg_layout layout,
+                       const struct vio_image *img)
+{
+    int ew = layout == SEG_LAYOUT_SBS ? w / 2 : w, eh = layout == SEG_LAYOUT_TB ? h / 2 : h;
+    uint32_t seed = 12345;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int ex = x >= ew ? x - ew : x, ey = y >= eh ? y - eh : y;
+            ex = ex < ew ? ex : ew - 1; /* odd sizes: the second eye's extra column */
+            ey = ey < eh ? ey : eh - 1;
+            uint8_t *o = rgb + ((size_t)y * w + x) * 3;
+            if (img) {
+                const uint8_t *s = img->data + (size_t)((long long)ey * img->h / eh) * img->linesize
+                                   + 3 * (size_t)((long long)ex * img->w / ew);
+                o[0] = s[0];
+                o[1] = s[1];
+                o[2] = s[2];
+                continue;
+            }
+            seed = seed * 1664525u + 1013904223u;
+            float u = (float)ex / ew, v = (float)ey / eh, n = (float)(seed >> 24) / 255.0f;
+            float bg = 0.35f + 0.25f * sinf(9.0f * u) * cosf(7.0f * v) + 0.1f * n;
+            /* a standing figure: head and torso ellipses */
+            float hx = (u - 0.45f) / 0.06f, hy = (v - 0.3f) / 0.08f;
+            float tx = (u - 0.45f) / 0.12f, ty = (v - 0.62f) / 0.25f;
+            int person = hx * hx + hy * hy < 1.0f || tx * tx + ty * ty < 1.0f;
+            float r = person ? 0.8f + 0.1f * n : bg, g = person ? 0.55f : bg * 0.9f,
+                  b = person ? 0.45f : bg * 1.1f;
+            o[0] = (uint8_t)fminf(255.0f, r * 255.0f);
+            o[1] = (uint8_t)fminf(255.0f, g * 255.0f);
+            o[2] = (uint8_t)fminf(255.0f, b * 255.0f);
+        }
+}
+
+/* ---- candidates ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* NV12 (BT.709 limited range, chroma averaged over 2x2) of an RGB24 frame;
+ * y is w*h bytes, uv w*(h/2) (even w, h). */
+static void rgb_to_nv12(const uint8_t *rgb, int w, int h, uint8_t *y, uint8_t *uv)
+{
+    for (int r = 0; r < h; r++)
+        for (int c = 0; c < w; c++) {
+            const uint8_t *p = rgb + ((size_t)r * w + c) * 3;
+            y[(size_t)r * w + c] =
+                (uint8_t)lrintf(16.0f + 219.0f / 255.0f * (0.2126f * p[0] + 0.7152f * p[1] + 0.0722f * p[2]));
+        }
+    for (int r = 0; r < h / 2; r++)
+        for (int c = 0; c < w / 2; c++) {
+            float R = 0, G = 0, B = 0;
+            for (int k = 0; k < 4; k++) {
+                const uint8_t *p = rgb + ((size_t)(2 * r + k / 2) * w + 2 * c + k % 2) * 3;
+                R += p[0];
+                G += p[1];
+                B += p[2];
+            }
+            R /= 4 * 255.0f;
+            G /= 4 * 255.0f;
+            B /= 4 * 255.0f;
+            float Y = 0.2126f * R + 0.7152f * G + 0.0722f * B;
+            uv[(size_t)r * w + 2 * c] = (uint8_t)lrintf(128.0f + 224.0f * (B - Y) / 1.8556f);
+            uv[(size_t)r * w + 2 * c + 1] = (uint8_t)lrintf(128.0f + 224.0f * (R - Y) / 1.5748f);
+        }
+}
+
+/* Times one variant through the whole CUDA engine: row->frames copies of
+ * the device frame `df` a call; fills ms, ms_per_frame, tiles_per_s and
+ * max_abs (first mask vs the CPU engine's `ref`, in [0,1] units). */
+static void time_candidate(const struct seg_opts *base, struct tune_row *row, int tpf,
+                           const struct seg_frame *df, uint8_t *d_masks, const uint8_t *ref,
+                           uint8_t *h_mask)
+{
+    struct seg *s = NULL;
+    struct seg_opts o = *base;
+    struct seg_frame f[FRAME_CU_MAX_FRAMES];
+    struct seg_mask m[FRAME_CU_MAX_FRAMES];
+    struct seg_timing t;
+    vr_err e = { 0, "" };
+    const size_t msz = (size_t)o.out_w * o.out_h;
+    double ms[TUNE_REPS];
+
+    row->ok = 0;
+    row->max_abs = -1.0;
+    o.max_batch = row->frames;
+    row->net.max_batch = row->frames * tpf;
+    if (seg_cuda_create_variant(&o, &row->net, &s, &e) < 0) {
+        snprintf(row->note, sizeof row->note, "create: %.38s", e.msg);
+        return;
+    }
+    for (int i = 0; i < row->frames; i++) {
+        f[i] = *df;
+        m[i] = (struct seg_mask){ d_masks + i * msz, o.out_w, o.out_h, o.out_w, 1 };
+    }
+    for (int i = 0; i < TUNE_WARMUP + TUNE_REPS; i++) {
+        seg_reset(s);
+        if (seg_run(s, f, row->frames, m, &t, &e) < 0) {
+            snprintf(row->note, sizeof row->note, "run: %.40s", e.msg);
+            seg_free(&s);
+            cudaGetLastError();
+            return;
+        }
+        if (i >= TUNE_WARMUP)
+            ms[i - TUNE_WARMUP] = t.preprocess + t.inference + t.postprocess;
+    }
+    seg_free(&s);
+    qsort(ms, TUNE_REPS, sizeof ms[0], cmp_double);
+    row->ms = ms[TUNE_REPS / 2];
+    row->ms_per_frame = row->ms / row->frames;
+    row->tiles_per_s = row->frames * tpf / (row->ms * 1e-3);
+    if (cudaMemcpy(h_mask, d_masks, msz, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        snprintf(row->note, sizeof row->note, "copy back failed");
+        return;
+    }
+    int worst = 0;
+    for (size_t i = 0; i < msz; i++) {
+        int d = abs((int)h_mask[i] - (int)ref[i]);
+        worst = d > worst ? d : worst;
+    }
+    row->max_abs = worst / 255.0;
+    row->ok = row->max_abs <= TUNE_MAX_ABS;
+    if (!row->ok)
+        snprintf(row->note, sizeof row->note, "mask off by %.3f", row->max_abs);
+}
+
+/* ---- run ---- */
+
+#define TRY_CUDA(call, what)                                                        \
+    do {                                                                            \
+        cudaError_t e_ = (call);                                                    \
+        if (e_ != cudaSuccess) {                                                    \
+            rc = vr_err_set(err, VR_ECUDA, "tune: %s: %s", what, cudaGetErrorString(e_)); \
+            goto done;                                                              \
+        }                                                                           \
+    } while (0)
+
+extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_err *err)
+{
+    static const int frames_opts[] = { 16, 4, 1 };
+    static const int block_opts[] = { 256, 128 };
+    double t0 = wall_s();
+    int rc = 0;
+    struct model *m = NULL;
+    struct seg *cpu = NULL;
+    struct vio_image *img = NULL;
+    struct tile_plan plan;
+    uint8_t *h_rgb = NULL, *h_nv12 = NULL, *d_nv12 = NULL, *ref = NULL, *h_mask = NULL;
+    uint8_t *d_masks = NULL;
+    char path[CONFIG_STR + 512];
+    int tpf = 0, fp16_allowed, w = p->in_w & ~1, h = p->in_h & ~1;
+    size_t msz;
+    struct seg_opts o;
+    struct seg_frame hf, df;
+    struct seg_mask hm;
+
+    memset(r, 0, sizeof *r);
+    r->best = -1;
+    TRY_CUDA(cudaSetDevice(p->gpu), "select GPU");
+    vr_data_path(p->cfg->model, path, sizeof path);
+    if ((rc = model_load(path, &m, err)) < 0)
+        goto done;
+    if ((rc = tune_key_make(p->gpu, m, p->cfg, p->layout, p->in_w, p->in_h, &r->key, err)) < 0)
+        goto done;
+    tune_key_string(&r->key, r->key_str, sizeof r->key_str);
+    if ((rc = tune_cache_path(r->cache_path, sizeof r->cache_path, err)) < 0)
+        goto done;
+    if (!p->force) {
+        vr_err ignore = { 0, "" };
+        if (tune_cache_load(r->cache_path, r->key_str, &r->choice, &ignore) == 0) {
+            r->from_cache = 1;
+            goto done;
+        }
+    }
+
+    /* the engine's options: the pipeline's mask size (output_scale, even) */
+    memset(&o, 0, sizeof o);
+    o.backend = SEG_CPU;
+    o.gpu = p->gpu;
+    o.cfg = p->cfg;
+    o.layout = p->layout;
+    o.in_w = w;
+    o.in_h = h;
+    o.out_w = (int)(w * p->cfg->output_scale) & ~1;
+    o.out_h = (int)(h * p->cfg->output_scale) & ~1;
+    o.out_w = o.out_w < 4 ? 4 : o.out_w;
+    o.out_h = o.out_h < 4 ? 4 : o.out_h;
+    o.max_batch = 1;
+    if ((rc = tile_plan_make(p->cfg, p->layout, w, h, o.out_w, o.out_h, m->in_w, m->in_h, &plan,
+                             err)) < 0)
+        goto done;
+    for (int e = 0; e < plan.n_eyes; e++)
+        tpf += plan.eye[e].n;
+    r->tiles_per_frame = tpf;
+    msz = (size_t)o.out_w * o.out_h;
+
+    /* one real-sized NV12 frame, on the host and on the GPU */
+    if (p->image && (rc = vio_image_read(p->image, &img, err)) < 0)
+        goto done;
+    h_rgb = (uint8_t *)malloc((size_t)w * h * 3);
+    h_nv12 = (uint8_t *)malloc((size_t)w * h * 3 / 2);
+    ref = (uint8_t *)malloc(msz);
+    h_mask = (uint8_t *)malloc(msz);
+    if (!h_rgb || !h_nv12 || !ref || !h_mask) {
+        rc = vr_err_set(err, VR_ENOMEM, "tune: out of memory");
+        goto done;
+    }
+    make_frame(h_rgb, w, h, p->layout, img);
+    rgb_to_nv12(h_rgb, w, h, h_nv12, h_nv12 + (size_t)w * h);
+    TRY_CUDA(cudaMalloc((void **)&d_nv12, (size_t)w * h * 3 / 2), "frame");
+    TRY_CUDA(cudaMemcpy(d_nv12, h_nv12, (size_t)w * h * 3 / 2, cudaMemcpyHostToDevice), "frame");
+    TRY_CUDA(cudaMalloc((void **)&d_masks, msz * frames_opts[0]), "masks");
+    memset(&hf, 0, sizeof hf);
+    hf.fmt = SEG_PIX_NV12;
+    hf.w = w;
+    hf.h = h;
+    hf.data[0] = h_nv12;
+    hf.data[1] = h_nv12 + (size_t)w * h;
+    hf.linesize[0] = hf.linesize[1] = w;
+    df = hf;
+    df.data[0] = d_nv12;
+    df.data[1] = d_nv12 + (size_t)w * h;
+    df.on_device = 1;
+
+    /* the reference: the CPU engine (float32 C network) */
+    hm = (struct seg_mask){ ref, o.out_w, o.out_h, o.out_w, 0 };
+    if ((rc = seg_create(&o, &cpu, err)) < 0 || (rc = seg_run(cpu, &hf, 1, &hm, NULL, err)) < 0) {
+        vr_err_prefix(err, "tune: CPU reference engine");
+        goto done;
+    }
+    o.backend = SEG_CUDA;
+
+    /* candidates, most promising first; fp32 only when the profile says so */
+    fp16_allowed = strcmp(p->cfg->precision, "fp32") != 0;
+    for (int fi = 0; fi < 3; fi++)
+        for (int hh = fp16_allowed ? 1 : 0; hh >= 0; hh--)
+            for (int fu = 1; fu >= 0; fu--)
+                for (int g = 1; g >= 0; g--)
+                    for (int bi = 0; bi < 2; bi++) {
+                        if (r->n_rows >= TUNE_MAX_ROWS)
+                            break;
+                        struct tune_row *row = &r->rows[r->n_rows];
+                        memset(row, 0, sizeof *row);
+                        row->frames = frames_opts[fi];
+                        row->net.fp16 = hh;
+                        row->net.fused = fu;
+                        row->net.use_graph = g;
+                        row->net.block = block_opts[bi];
+                        r->n_rows++;
+                        if (wall_s() - t0 > TUNE_BUDGET_S) {
+                            snprintf(row->note, sizeof row->note, "skipped: time budget");
+                            row->max_abs = -1.0;
+                            continue;
+                        }
+                        time_candidate(&o, row, tpf, &df, d_masks, ref, h_mask);
+                    }
+    for (int i = 0; i < r->n_rows; i++)
+        if (r->rows[i].ok && (r->best < 0 || r->rows[i].ms_per_frame < r->rows[r->best].ms_per_frame))
+            r->best = i;
+    if (r->best < 0) {
+        rc = vr_err_set(err, VR_ECUDA, "tune: no network variant kept the mask within %.2f of "
+                        "the CPU engine's (see the table)", TUNE_MAX_ABS);
+        goto done;
+    }
+    {
+        const struct tune_row *b = &r->rows[r->best];
+        r->choice.net = b->net;
+        r->choice.frames = b->frames;
+        r->choice.ms_per_frame = b->ms_per_frame;
+        r->choice.max_abs = b->max_abs;
+        rc = tune_cache_store(r->cache_path, r->key_str, &r->choice, err);
+    }
+done:
+    r->seconds = wall_s() - t0;
+    cudaFree(d_nv12);
+    cudaFree(d_masks);
+    free(h_rgb);
+    free(h_nv12);
+    free(ref);
+    free(h_mask);
+    seg_free(&cpu);
+    vio_image_free(&img);
+    model_free(&m);
+    return rc;
+}

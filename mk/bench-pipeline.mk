@@ -1,0 +1,13 @@
+# bench-pipeline.mk - `make bench-pipeline`: the video pipeline on the GPU
+# (bench/pipeline.sh: an 8192x4096 60 fps HEVC SBS clip made from real
+# footage; decode-only, encode-only and end-to-end fps with the stage
+# breakdown). vrbench-video is the stage benchmark tool.
+
+BENCH_VIDEO := $(BINDIR)/vrbench-video
+$(BENCH_VIDEO): $(BUILD)/bench/vrbench_video.o $(WORKER_LIB) $(CORE_LIB)
+
+.PHONY: bench-video-tool
+bench-video-tool: $(BENCH_VIDEO)
+
+bench-pipeline: all $(BENCH_VIDEO)
+	$(Q)bench/pipeline.sh $(abspath $(BINDIR))

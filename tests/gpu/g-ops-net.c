@@ -1,0 +1,395 @@
+/*
+ * g-ops-net.c - every CUDA kernel of the network (ops_cuda.h) against its
+ * C twin (ops_ref.h, ops_fused.h) on fresh random inputs, float32 and
+ * float16 activations, several geometries each: SAME / VALID, strides,
+ * dilations, depth multipliers, every activation, batch > 1, channel counts
+ * that take the 8-wide paths and odd ones that do not, pixel counts that
+ * leave partial blocks. Outputs are poisoned before each run, so an element
+ * the kernel did not write fails as NaN.
+ */
+#include "g-net-util.h"
+
+#include "model.h"
+#include "ops_ref.h"
+
+static const int acts[] = { CU_ACT_NONE, CU_ACT_RELU, CU_ACT_RELU_N1_TO_1, CU_ACT_RELU6,
+                            CU_ACT_HSWISH, CU_ACT_LOGISTIC };
+
+static float rt(int f16) { return f16 ? GN_RTOL16 : GN_RTOL32; }
+static float at(int f16) { return f16 ? GN_ATOL16 : GN_ATOL32; }
+
+/* ---- convolutions ---- */
+
+struct conv_case { int n, ih, iw, cin, cout, k, s, d, pad, act; };
+
+static void geom(struct conv_geom *g, const struct conv_case *c, int kh, int kw)
+{
+    memset(g, 0, sizeof *g);
+    g->n = c->n; g->ih = c->ih; g->iw = c->iw; g->cin = c->cin; g->cout = c->cout;
+    g->kh = kh; g->kw = kw; g->sh = g->sw = c->s; g->dh = g->dw = c->d; g->act = c->act;
+    op_conv_geom(g, c->pad);
+}
+
+Test(gpu_ops, conv2d)
+{
+    gn_seed("conv2d");
+    const struct conv_case cs[] = {
+        { 2, 17, 13, 3, 16, 3, 2, 1, MPAD_SAME, MACT_RELU6 },
+        { 3, 16, 16, 8, 12, 1, 1, 1, MPAD_VALID, MACT_NONE },
+        { 1, 9, 11, 5, 7, 3, 1, 2, MPAD_SAME, MACT_RELU },
+        { 2, 20, 19, 16, 24, 5, 2, 1, MPAD_VALID, MACT_RELU_N1_TO_1 },
+        { 1, 256, 256, 3, 16, 3, 2, 1, MPAD_SAME, MACT_NONE },   /* the model's first conv */
+    };
+    for (int f16 = 0; f16 <= 1; f16++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            struct conv_geom g;
+            geom(&g, &cs[i], cs[i].k, cs[i].k);
+            size_t ni = (size_t)g.n * g.ih * g.iw * g.cin, no = (size_t)g.n * g.oh * g.ow * g.cout;
+            size_t nw = (size_t)g.cout * g.kh * g.kw * g.cin;
+            float *in = gn_random(ni, -1, 1, f16), *w = gn_random(nw, -0.5f, 0.5f, 0);
+            float *b = gn_random(g.cout, -0.5f, 0.5f, 0), *want = malloc(no * 4);
+            ref_conv2d(&g, in, w, b, want);
+            void *din = gn_up(in, ni, f16), *dw = gn_up(w, nw, 0), *db = gn_up(b, g.cout, 0);
+            void *dout = gn_poisoned(no, f16);
+            int rc = f16 ? cu_conv2d_h(&g, din, dw, db, dout, 0) : cu_conv2d(&g, din, dw, db, dout, 0);
+            cr_assert_eq(rc, 0, "conv2d case %zu: rc %d", i, rc);
+            float *got = gn_down(dout, no, f16);
+            gn_compare(f16 ? "conv2d_h" : "conv2d", got, want, no, rt(f16), at(f16));
+            free(got);
+            /* mixed dtypes + an extended second activation (first layer path) */
+            GN_CUDA(cudaFree(dout));
+            void *din32 = gn_up(in, ni, 0);
+            dout = gn_poisoned(no, 1);
+            cr_assert_eq(cu_conv2d_x(&g, din32, 0, dw, db, g.act, CU_ACT_HSWISH, dout, 1, 0), 0);
+            for (size_t j = 0; j < no; j++)
+                want[j] = ref_act_ext(want[j], CU_ACT_HSWISH);
+            got = gn_down(dout, no, 1);
+            gn_compare("conv2d_x f32->f16", got, want, no, GN_RTOL16, GN_ATOL16);
+            free(got);
+            cudaFree(din32); cudaFree(din); cudaFree(dw); cudaFree(db); cudaFree(dout);
+            free(in); free(w); free(b); free(want);
+        }
+}
+
+Test(gpu_ops, dwconv2d)
+{
+    gn_seed("dwconv2d");
+    const struct conv_case cs[] = {
+        { 2, 32, 32, 16, 16, 3, 2, 1, MPAD_SAME, MACT_RELU },
+        { 3, 15, 17, 24, 24, 5, 1, 1, MPAD_SAME, MACT_NONE },
+        { 1, 10, 10, 4, 8, 3, 1, 1, MPAD_VALID, MACT_RELU6 },   /* depth multiplier 2 */
+        { 2, 12, 9, 8, 8, 3, 1, 2, MPAD_SAME, MACT_NONE },      /* dilation */
+        { 1, 16, 16, 5, 5, 5, 2, 1, MPAD_SAME, MACT_RELU },     /* odd channels */
+    };
+    for (int f16 = 0; f16 <= 1; f16++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            struct conv_geom g;
+            geom(&g, &cs[i], cs[i].k, cs[i].k);
+            size_t ni = (size_t)g.n * g.ih * g.iw * g.cin, no = (size_t)g.n * g.oh * g.ow * g.cout;
+            size_t nw = (size_t)g.kh * g.kw * g.cout;
+            float *in = gn_random(ni, -1, 1, f16), *w = gn_random(nw, -0.5f, 0.5f, 0);
+            float *b = gn_random(g.cout, -0.5f, 0.5f, 0), *want = malloc(no * 4);
+            ref_dwconv2d(&g, in, w, b, want);
+            void *din = gn_up(in, ni, f16), *dw = gn_up(w, nw, 0), *db = gn_up(b, g.cout, 0);
+            void *dout = gn_poisoned(no, f16);
+            int rc = f16 ? cu_dwconv2d_h(&g, din, dw, db, dout, 0)
+                         : cu_dwconv2d(&g, din, dw, db, dout, 0);
+            cr_assert_eq(rc, 0, "dwconv2d case %zu: rc %d", i, rc);
+            float *got = gn_down(dout, no, f16);
+            gn_compare(f16 ? "dwconv2d_h" : "dwconv2d", got, want, no, rt(f16), at(f16));
+            free(got);
+            cudaFree(din); cudaFree(dw); cudaFree(db); cudaFree(dout);
+            free(in); free(w); free(b); free(want);
+        }
+}
+
+Test(gpu_ops, dw_fused)
+{
+    gn_seed("dw_fused");
+    const struct conv_case cs[] = {
+        { 3, 32, 32, 24, 24, 3, 1, 1, MPAD_SAME, MACT_NONE },
+        { 2, 16, 16, 128, 128, 5, 1, 1, MPAD_SAME, MACT_NONE },
+        { 2, 7, 9, 6, 6, 3, 1, 1, MPAD_SAME, MACT_RELU },
+    };
+    for (int f16 = 0; f16 <= 1; f16++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            struct cu_dw_args a;
+            memset(&a, 0, sizeof a);
+            geom(&a.g, &cs[i], cs[i].k, cs[i].k);
+            a.act2 = acts[(i + f16) % 6];
+            a.act3 = acts[(i + 2) % 6];
+            const struct conv_geom *g = &a.g;
+            size_t ni = (size_t)g->n * g->ih * g->iw * g->cin, no = (size_t)g->n * g->oh * g->ow * g->cout;
+            size_t nw = (size_t)g->kh * g->kw * g->cout;
+            float *in = gn_random(ni, -1, 1, f16), *w = gn_random(nw, -0.5f, 0.5f, 0);
+            float *b = gn_random(g->cout, -0.5f, 0.5f, 0), *res = gn_random(no, -1, 1, f16);
+            float *want = malloc(no * 4);
+            struct cu_dw_args h = a;
+            h.in = in; h.w = w; h.bias = b; h.res = res; h.out = want;
+            ref_dw_fused(&h);
+            struct cu_dw_args d = a;
+            d.in = gn_up(in, ni, f16); d.w = gn_up(w, nw, 0); d.bias = gn_up(b, g->cout, 0);
+            d.res = gn_up(res, no, f16); d.out = gn_poisoned(no, f16);
+            cr_assert_eq(cu_dw_fused(&d, f16, 0), 0);
+            float *got = gn_down(d.out, no, f16);
+            gn_compare("dw_fused", got, want, no, rt(f16), at(f16));
+            free(got);
+            cudaFree((void *)d.in); cudaFree((void *)d.w); cudaFree((void *)d.bias);
+            cudaFree((void *)d.res); cudaFree(d.out);
+            free(in); free(w); free(b); free(res); free(want);
+        }
+}
+
+Test(gpu_ops, pointwise_fused)
+{
+    gn_seed("pointwise_fused");
+    /* n, hw, cin, cout, flags: 1 a_scale, 2 bsum, 4 e_scale, 8 res */
+    const int cs[][5] = {
+        { 2, 64 * 64, 16, 16, 0 }, { 3, 32 * 32, 24, 88, 1 }, { 2, 16 * 16, 128, 32, 15 },
+        { 3, 100, 12, 8, 3 }, { 1, 16 * 16, 32, 128, 4 }, { 2, 1, 96, 24, 8 },
+        { 2, 33, 5, 16, 6 },
+    };
+    for (int f16 = 0; f16 <= 1; f16++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            int n = cs[i][0], hw = cs[i][1], cin = cs[i][2], cout = cs[i][3], fl = cs[i][4];
+            size_t ni = (size_t)n * hw * cin, no = (size_t)n * hw * cout;
+            float *a = gn_random(ni, -1, 1, f16), *w = gn_random((size_t)cin * cout, -0.5f, 0.5f, 0);
+            float *b = gn_random(cout, -0.5f, 0.5f, 0);
+            float *as = gn_random((size_t)n * cin, 0, 1, f16), *bs = gn_random(ni, -1, 1, f16);
+            float *es = gn_random((size_t)n * cout, 0, 1, f16), *res = gn_random(no, -1, 1, f16);
+            float *want = malloc(no * 4);
+            struct cu_pw_args h = { n, hw, cin, cout, a, fl & 1 ? as : NULL, fl & 2 ? bs : NULL,
+                                    w, b, acts[i % 6], acts[(i + 3) % 6], fl & 4 ? es : NULL,
+                                    fl & 8 ? res : NULL, acts[(i + 1) % 6], want };
+            ref_pointwise(&h);
+            struct cu_pw_args d = h;
+            d.a = gn_up(a, ni, f16);
+            d.a_scale = fl & 1 ? gn_up(as, (size_t)n * cin, f16) : NULL;
+            d.b = fl & 2 ? gn_up(bs, ni, f16) : NULL;
+            d.w = gn_up(w, (size_t)cin * cout, 0);
+            d.bias = gn_up(b, cout, 0);
+            d.e_scale = fl & 4 ? gn_up(es, (size_t)n * cout, f16) : NULL;
+            d.res = fl & 8 ? gn_up(res, no, f16) : NULL;
+            d.out = gn_poisoned(no, f16);
+            cr_assert_eq(cu_pointwise(&d, f16, 0), 0, "pointwise case %zu", i);
+            float *got = gn_down(d.out, no, f16);
+            gn_compare("pointwise", got, want, no, rt(f16), at(f16) * (cin > 64 ? 2 : 1));
+            free(got);
+            cudaFree((void *)d.a); cudaFree((void *)d.a_scale); cudaFree((void *)d.b);
+            cudaFree((void *)d.w); cudaFree((void *)d.bias); cudaFree((void *)d.e_scale);
+            cudaFree((void *)d.res); cudaFree(d.out);
+            free(a); free(w); free(b); free(as); free(bs); free(es); free(res); free(want);
+        }
+}
+
+Test(gpu_ops, tconv)
+{
+    gn_seed("tconv");
+    /* n, ih, iw, cin, cout, k, s, padding */
+    const int cs[][8] = {
+        { 2, 16, 16, 16, 1, 2, 2, MPAD_VALID }, { 1, 7, 9, 5, 2, 3, 2, MPAD_SAME },
+        { 3, 8, 8, 8, 3, 2, 2, MPAD_SAME },
+    };
+    for (int f16 = 0; f16 <= 1; f16++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            struct conv_geom g;
+            memset(&g, 0, sizeof g);
+            g.n = cs[i][0]; g.ih = cs[i][1]; g.iw = cs[i][2]; g.cin = cs[i][3]; g.cout = cs[i][4];
+            g.kh = g.kw = cs[i][5]; g.sh = g.sw = cs[i][6]; g.dh = g.dw = 1;
+            op_tconv_geom(&g, cs[i][7]);
+            size_t ni = (size_t)g.n * g.ih * g.iw * g.cin, no = (size_t)g.n * g.oh * g.ow * g.cout;
+            size_t nw = (size_t)g.cout * g.kh * g.kw * g.cin;
+            float *in = gn_random(ni, -1, 1, f16), *w = gn_random(nw, -0.5f, 0.5f, 0);
+            float *b = gn_random(g.cout, -0.5f, 0.5f, 0), *want = malloc(no * 4);
+            ref_tconv_bias(&g, in, w, b, want);
+            void *din = gn_up(in, ni, f16), *dw = gn_up(w, nw, 0), *db = gn_up(b, g.cout, 0);
+            void *dout = gn_poisoned(no, f16);
+            int rc = f16 ? cu_tconv_bias_h(&g, din, dw, db, dout, 0)
+                         : cu_tconv_bias(&g, din, dw, db, dout, 0);
+            cr_assert_eq(rc, 0);
+            float *got = gn_down(dout, no, f16);
+            gn_compare("tconv_bias", got, want, no, rt(f16), at(f16));
+            free(got);
+            /* the network's last kernel: + sigmoid, float32 out */
+            cudaFree(dout);
+            dout = gn_poisoned(no, 0);
+            cr_assert_eq(cu_tconv_x(&g, din, f16, dw, db, CU_ACT_LOGISTIC, dout, 0, 0), 0);
+            ref_tconv_x(&g, in, w, b, CU_ACT_LOGISTIC, want);
+            got = gn_down(dout, no, 0);
+            gn_compare("tconv_x logistic", got, want, no, GN_RTOL32, GN_ATOL32);
+            free(got);
+            cudaFree(din); cudaFree(dw); cudaFree(db); cudaFree(dout);
+            free(in); free(w); free(b); free(want);
+        }
+}
+
+/* ---- element-wise, resampling, pooling ---- */
+
+Test(gpu_ops, unary)
+{
+    gn_seed("unary");
+    const size_t counts[] = { 1001, 4096 * 3 };
+    for (int f16 = 0; f16 <= 1; f16++)
+        for (int k = 0; k < 3; k++)
+            for (int ci = 0; ci < 2; ci++) {
+                size_t n = counts[ci];
+                float *in = gn_random(n, -6, 6, f16), *want = malloc(n * 4);
+                if (k == 0) ref_relu(in, want, n);
+                else if (k == 1) ref_hard_swish(in, want, n);
+                else ref_logistic(in, want, n);
+                void *din = gn_up(in, n, f16), *dout = gn_poisoned(n, f16);
+                int rc;
+                if (f16)
+                    rc = k == 0 ? cu_relu_h(din, dout, n, 0) : k == 1 ? cu_hard_swish_h(din, dout, n, 0)
+                                                                  : cu_logistic_h(din, dout, n, 0);
+                else
+                    rc = k == 0 ? cu_relu(din, dout, n, 0) : k == 1 ? cu_hard_swish(din, dout, n, 0)
+                                                                : cu_logistic(din, dout, n, 0);
+                cr_assert_eq(rc, 0);
+                float *got = gn_down(dout, n, f16);
+                gn_compare("unary", got, want, n, rt(f16), at(f16));
+                free(got);
+                /* conversion variant: f16 in -> f32 out and back */
+                cudaFree(dout);
+                dout = gn_poisoned(n, !f16);
+                cr_assert_eq(cu_unary_x(k == 0 ? CU_ACT_RELU : k == 1 ? CU_ACT_HSWISH : CU_ACT_LOGISTIC,
+                                        din, f16, dout, !f16, n, 0), 0);
+                got = gn_down(dout, n, !f16);
+                gn_compare("unary_x", got, want, n, GN_RTOL16, GN_ATOL16);
+                free(got);
+                cudaFree(din); cudaFree(dout); free(in); free(want);
+            }
+}
+
+Test(gpu_ops, add_mul)
+{
+    gn_seed("add_mul");
+    const int cs[][4] = { { 2, 16, 16, 16 }, { 3, 7, 5, 5 }, { 2, 32, 32, 24 } };
+    for (int f16 = 0; f16 <= 1; f16++)
+        for (size_t i = 0; i < 3; i++)
+            for (int full = 0; full <= 1; full++)
+                for (int mul = 0; mul <= 1; mul++) {
+                    int n = cs[i][0], h = cs[i][1], w = cs[i][2], c = cs[i][3];
+                    int act = (int)((i + full + mul) % 4);
+                    size_t cnt = (size_t)n * h * w * c, nb = full ? cnt : (size_t)n * c;
+                    float *a = gn_random(cnt, -2, 2, f16), *b = gn_random(nb, -2, 2, f16);
+                    float *want = malloc(cnt * 4);
+                    (mul ? ref_mul : ref_add)(n, h, w, c, a, b, full, act, want);
+                    void *da = gn_up(a, cnt, f16), *db = gn_up(b, nb, f16), *dout = gn_poisoned(cnt, f16);
+                    int rc = f16 ? (mul ? cu_mul_h : cu_add_h)(n, h, w, c, da, db, full, act, dout, 0)
+                                 : (mul ? cu_mul : cu_add)(n, h, w, c, da, db, full, act, dout, 0);
+                    cr_assert_eq(rc, 0);
+                    float *got = gn_down(dout, cnt, f16);
+                    gn_compare(mul ? "mul" : "add", got, want, cnt, rt(f16), at(f16));
+                    free(got);
+                    cudaFree(da); cudaFree(db); cudaFree(dout); free(a); free(b); free(want);
+                }
+}
+
+Test(gpu_ops, resize_bilinear)
+{
+    gn_seed("resize_bilinear");
+    /* n, ih, iw, c, oh, ow, align_corners, half_pixel_centers */
+    const int cs[][8] = {
+        { 2, 16, 16, 128, 32, 32, 0, 1 }, { 1, 7, 5, 3, 13, 11, 1, 0 },
+        { 3, 8, 8, 8, 16, 16, 0, 0 }, { 1, 9, 16, 24, 18, 32, 0, 1 }, { 2, 12, 10, 5, 5, 7, 0, 1 },
+    };
+    for (int f16 = 0; f16 <= 1; f16++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const int *q = cs[i];
+            size_t ni = (size_t)q[0] * q[1] * q[2] * q[3], no = (size_t)q[0] * q[4] * q[5] * q[3];
+            float *in = gn_random(ni, -1, 1, f16), *want = malloc(no * 4);
+            ref_resize_bilinear(q[0], q[1], q[2], q[3], in, q[4], q[5], q[6], q[7], want);
+            void *din = gn_up(in, ni, f16), *dout = gn_poisoned(no, f16);
+            int rc = f16 ? cu_resize_bilinear_h(q[0], q[1], q[2], q[3], din, q[4], q[5], q[6], q[7], dout, 0)
+                         : cu_resize_bilinear(q[0], q[1], q[2], q[3], din, q[4], q[5], q[6], q[7], dout, 0);
+            cr_assert_eq(rc, 0);
+            float *got = gn_down(dout, no, f16);
+            gn_compare("resize_bilinear", got, want, no, rt(f16), at(f16));
+            free(got);
+            cudaFree(din); cudaFree(dout); free(in); free(want);
+        }
+}
+
+Test(gpu_ops, avgpool_mean)
+{
+    gn_seed("avgpool_mean");
+    const struct conv_case cs[] = {
+        { 2, 16, 16, 8, 8, 3, 2, 1, MPAD_SAME, MACT_NONE },
+        { 1, 15, 15, 4, 4, 15, 1, 1, MPAD_VALID, MACT_NONE },
+        { 3, 9, 7, 3, 3, 2, 1, 1, MPAD_SAME, MACT_RELU6 },
+    };
+    for (int f16 = 0; f16 <= 1; f16++) {
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            struct conv_geom g;
+            geom(&g, &cs[i], cs[i].k, cs[i].k);
+            size_t ni = (size_t)g.n * g.ih * g.iw * g.cin, no = (size_t)g.n * g.oh * g.ow * g.cout;
+            float *in = gn_random(ni, -1, 1, f16), *want = malloc(no * 4);
+            ref_avgpool(&g, in, want);
+            void *din = gn_up(in, ni, f16), *dout = gn_poisoned(no, f16);
+            cr_assert_eq(f16 ? cu_avgpool_h(&g, din, dout, 0) : cu_avgpool(&g, din, dout, 0), 0);
+            float *got = gn_down(dout, no, f16);
+            gn_compare("avgpool", got, want, no, rt(f16), at(f16));
+            free(got); cudaFree(din); cudaFree(dout); free(in); free(want);
+        }
+        const int ms[][4] = { { 3, 16, 16, 24 }, { 2, 7, 5, 3 }, { 2, 128, 128, 16 } };
+        for (int i = 0; i < 3; i++) {
+            int n = ms[i][0], h = ms[i][1], w = ms[i][2], c = ms[i][3];
+            size_t ni = (size_t)n * h * w * c, no = (size_t)n * c;
+            float *in = gn_random(ni, -1, 1, f16), *want = malloc(no * 4);
+            ref_mean_hw(n, h, w, c, in, want);
+            void *din = gn_up(in, ni, f16), *dout = gn_poisoned(no, f16);
+            cr_assert_eq(f16 ? cu_mean_hw_h(n, h, w, c, din, dout, 0)
+                             : cu_mean_hw(n, h, w, c, din, dout, 0), 0);
+            float *got = gn_down(dout, no, f16);
+            gn_compare("mean_hw", got, want, no, rt(f16), at(f16));
+            free(got); cudaFree(din); cudaFree(dout); free(in); free(want);
+        }
+    }
+}
+
+Test(gpu_ops, squeeze_excite)
+{
+    gn_seed("squeeze_excite");
+    /* n, h, w, c, layers, mid */
+    const int cs[][6] = { { 3, 64, 64, 16, 2, 8 }, { 2, 16, 16, 96, 2, 24 },
+                          { 2, 16, 16, 32, 1, 128 }, { 2, 9, 7, 5, 2, 3 }, { 1, 128, 128, 16, 0, 0 } };
+    for (int f16 = 0; f16 <= 1; f16++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const int *q = cs[i];
+            struct cu_se_args h;
+            memset(&h, 0, sizeof h);
+            h.n = q[0]; h.h = q[1]; h.w = q[2]; h.c = q[3]; h.n_layers = q[4];
+            int c = q[3];
+            float *wl[3] = { 0 }, *bl[3] = { 0 };
+            for (int l = 0; l < h.n_layers; l++) {
+                int co = l == h.n_layers - 1 && h.n_layers > 1 ? q[3] : q[5];
+                wl[l] = gn_random((size_t)c * co, -0.5f, 0.5f, 0);
+                bl[l] = gn_random(co, -0.5f, 0.5f, 0);
+                h.l[l] = (struct cu_se_layer){ c, co, wl[l], bl[l], acts[(i + l) % 4],
+                                               l == h.n_layers - 1 ? CU_ACT_LOGISTIC : CU_ACT_RELU };
+                c = co;
+            }
+            size_t ni = (size_t)h.n * h.h * h.w * h.c, no = (size_t)h.n * c;
+            float *in = gn_random(ni, -1, 1, f16), *want = malloc(no * 4);
+            h.in = in; h.out = want;
+            ref_se(&h);
+            struct cu_se_args d = h;
+            d.in = gn_up(in, ni, f16);
+            for (int l = 0; l < h.n_layers; l++) {
+                d.l[l].w = gn_up(wl[l], (size_t)h.l[l].cin * h.l[l].cout, 0);
+                d.l[l].bias = gn_up(bl[l], h.l[l].cout, 0);
+            }
+            d.out = gn_poisoned(no, f16);
+            cr_assert_eq(cu_se(&d, f16, 0), 0);
+            float *got = gn_down(d.out, no, f16);
+            gn_compare("squeeze_excite", got, want, no, rt(f16) * 4, at(f16) * 4);
+            free(got);
+            cudaFree((void *)d.in); cudaFree(d.out);
+            for (int l = 0; l < h.n_layers; l++) {
+                cudaFree((void *)d.l[l].w); cudaFree((void *)d.l[l].bias);
+                free(wl[l]); free(bl[l]);
+            }
+            free(in); free(want);
+        }
+}

@@ -1,0 +1,269 @@
+/*
+ * t-dist-failures.c - the system under failure, with CPU workers and a real
+ * redis-server: a worker killed with SIGKILL mid-chunk (the job completes,
+ * output identical to a clean run); a corrupt chunk dead-lettered after N
+ * attempts failing its job with a reason while another job completes, and a
+ * bad job record failing alone; a controller killed mid-job and restarted
+ * (plus a lost chunk XADD) finishing the job; Redis restarted mid-job (AOF)
+ * losing nothing; cancel and retry.
+ */
+#include "rq.h"
+#include "util-redis.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct tdist D;
+static struct rq *Q;
+
+static void teardown(void)
+{
+    rq_free(&Q);
+    tdist_stop(&D, 0);
+}
+
+TestSuite(dist_fail, .fini = teardown, .timeout = 150);
+
+static void msleep(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static void connect_q(void)
+{
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+}
+
+/* Polls HGET key field until it equals `want` (or, when want is NULL, until
+ * it is an integer >= min). Fails the test after timeout_ms. */
+static void wait_field(const char *key, const char *field, const char *want, long long min,
+                       int timeout_ms)
+{
+    char v[256] = "";
+    for (int t = 0; t < timeout_ms; t += 10) {
+        v[0] = '\0';
+        if (rq_hget(Q, key, field, v, sizeof v, NULL) > 0) {
+            if (want ? strcmp(v, want) == 0 : atoll(v) >= min)
+                return;
+        }
+        msleep(10);
+    }
+    tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_fail("%s %s is '%s' after %d ms", key, field, v, timeout_ms);
+}
+
+static void job_field(const char *id, const char *field, char *out, size_t n)
+{
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    out[0] = '\0';
+    rq_hget(Q, jk, field, out, n, NULL);
+}
+
+static void video_md5(const char *path, char *out, size_t n)
+{
+    tsh_out(out, n, "ffmpeg -v error -i '%s' -map 0:v -c copy -f framemd5 - | grep -v '^#' | md5sum",
+            path);
+}
+
+static int frames_of(const char *path)
+{
+    char b[64];
+    tsh_out(b, sizeof b, "ffprobe -v error -count_packets -select_streams v "
+            "-show_entries stream=nb_read_packets -of csv=p=0 '%s'", path);
+    return atoi(b);
+}
+
+Test(dist_fail, kill9_worker_mid_chunk_output_identical_to_clean_run)
+{
+    cr_assert_eq(tdist_start(&D, 0, 2, 1, 1), 0);
+    connect_q();
+    char in[400], out1[400], out2[400], id1[64], id2[64], ck[128];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out1, sizeof out1, "%s/killed.mp4", D.r.dir);
+    snprintf(out2, sizeof out2, "%s/clean.mp4", D.r.dir);
+    cr_assert_eq(tclip_make(in, 4, 240, 10, 1), 0);
+    const char *two_s[] = { "--chunk-seconds", "2", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out1, two_s, id1, sizeof id1), 0);
+
+    /* The only worker dies with SIGKILL while it holds chunk 0. */
+    rq_key_chunk(ck, sizeof ck, id1, 0);
+    wait_field(ck, "state", "running", 0, 30000);
+    kill(D.w[0], SIGKILL);
+    waitpid(D.w[0], NULL, 0);
+    D.w[0] = 0;
+    tdist_worker(&D);
+    tdist_worker(&D);
+    int rc = tdist_watch(&D, id1, 60000);
+    if (rc)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0);
+    long long att = 0;
+    rq_hget_ll(Q, ck, "attempts", &att, NULL);
+    cr_assert_geq(att, 2, "chunk 0 ran %lld times", att);
+    char why[256];
+    rq_hget(Q, ck, "error", why, sizeof why, NULL);
+    cr_assert(strstr(why, "stopped renewing its lease"), "%s", why);
+
+    cr_assert_eq(tdist_submit(&D, in, out2, two_s, id2, sizeof id2), 0);
+    cr_assert_eq(tdist_watch(&D, id2, 60000), 0);
+    char a[128], b[128];
+    video_md5(out1, a, sizeof a);
+    video_md5(out2, b, sizeof b);
+    cr_assert_str_eq(a, b, "output after a kill -9 differs from a clean run");
+    cr_assert_eq(frames_of(out1), 40);
+}
+
+Test(dist_fail, corrupt_chunk_dead_lettered_other_jobs_go_on)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
+    connect_q();
+    char in[400], outa[400], outb[400], ida[64], idb[64], jk[128], chunk[512];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(outa, sizeof outa, "%s/a.mp4", D.r.dir);
+    snprintf(outb, sizeof outb, "%s/b.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
+    const char *two[] = { "--max-attempts", "2", NULL };
+    cr_assert_eq(tdist_submit(&D, in, outa, two, ida, sizeof ida), 0);
+    cr_assert_eq(tdist_submit(&D, in, outb, NULL, idb, sizeof idb), 0);
+    rq_key_job(jk, sizeof jk, ida);
+    wait_field(jk, "state", "running", 0, 30000);
+    rq_key_job(jk, sizeof jk, idb);
+    wait_field(jk, "state", "running", 0, 30000);
+
+    /* Chunk 1 of job A becomes garbage before any worker sees it. */
+    snprintf(chunk, sizeof chunk, "%s/jobs/%s/in/00001.mkv", D.storage, ida);
+    cr_assert_eq(tsh("head -c 20000 /dev/urandom > '%s'", chunk), 0);
+    /* A bad job record and an entry with a hostile id, straight into Redis. */
+    redisReply *r = rq_cmd(Q, NULL, "HSET vr:job:badjson-1 spec {not-json state queued");
+    freeReplyObject(r);
+    r = rq_cmd(Q, NULL, "SADD vr:active badjson-1");
+    freeReplyObject(r);
+    r = rq_cmd(Q, NULL, "XADD %s * job badjson-1", RQ_JOBS);
+    freeReplyObject(r);
+    r = rq_cmd(Q, NULL, "XADD %s * job ../../etc", RQ_JOBS);
+    freeReplyObject(r);
+
+    tdist_worker(&D);
+    tdist_worker(&D);
+    cr_assert_eq(tdist_watch(&D, ida, 60000), 1, "job A did not fail");
+    cr_assert_eq(tdist_watch(&D, idb, 60000), 0, "job B did not complete");
+    char err[512];
+    job_field(ida, "error", err, sizeof err);
+    cr_assert(strstr(err, "chunk 1") && strstr(err, "dead-lettered"), "%s", err);
+    char ck[128];
+    rq_key_chunk(ck, sizeof ck, ida, 1);
+    long long att = 0;
+    rq_hget_ll(Q, ck, "attempts", &att, NULL);
+    cr_assert_eq(att, 2);
+    r = rq_cmd(Q, NULL, "XLEN %s", RQ_DEAD);
+    cr_assert_eq(r->integer, 1);
+    freeReplyObject(r);
+    cr_assert_eq(frames_of(outb), 30);
+    job_field("badjson-1", "state", err, sizeof err);
+    cr_assert_str_eq(err, "failed");
+    job_field("badjson-1", "error", err, sizeof err);
+    cr_assert(strstr(err, "job spec"), "%s", err);
+
+    /* retry of A: its dead chunk is still corrupt, so it fails again, with
+     * the attempt count started over. */
+    const char *rargs[] = { "retry", ida, NULL };
+    cr_assert_eq(tdist_vrctl(&D, err, sizeof err, rargs), 0);
+    cr_assert_eq(tdist_watch(&D, ida, 60000), 1);
+    rq_hget_ll(Q, ck, "attempts", &att, NULL);
+    cr_assert_eq(att, 2);
+}
+
+Test(dist_fail, controller_restarted_mid_job_finishes_it_and_lost_xadd)
+{
+    cr_assert_eq(tdist_start(&D, 0, 3, 1, 0), 0);
+    connect_q();
+    char in[400], out[400], id[64], jk[128], ck[128], entry[64];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mp4", D.r.dir);
+    cr_assert_eq(tclip_make(in, 5, 160, 5, 1), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    rq_key_job(jk, sizeof jk, id);
+    wait_field(jk, "state", "running", 0, 30000);
+
+    /* Chunk 3's queue entry is lost (as after a Redis crash). */
+    rq_key_chunk(ck, sizeof ck, id, 3);
+    cr_assert_eq(rq_hget(Q, ck, "entry", entry, sizeof entry, NULL), 1);
+    redisReply *r = rq_cmd(Q, NULL, "XDEL %s %s", RQ_CHUNKS, entry);
+    cr_assert_eq(r->integer, 1);
+    freeReplyObject(r);
+
+    tdist_worker(&D);
+    wait_field(jk, "chunks_done", NULL, 1, 30000);
+    kill(D.ctl, SIGKILL);
+    waitpid(D.ctl, NULL, 0);
+    tdist_controller(&D);
+    int rc = tdist_watch(&D, id, 60000);
+    if (rc)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(frames_of(out), 50);
+    char ctl[160];
+    job_field(id, "controller", ctl, sizeof ctl);
+    cr_assert_str_neq(ctl, "", "no controller recorded");
+}
+
+Test(dist_fail, redis_restart_mid_job_loses_nothing)
+{
+    cr_assert_eq(tdist_start(&D, 1, 3, 1, 2), 0);
+    connect_q();
+    char in[400], out[400], id[64], jk[128];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mp4", D.r.dir);
+    cr_assert_eq(tclip_make(in, 5, 200, 5, 1), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    rq_key_job(jk, sizeof jk, id);
+    wait_field(jk, "chunks_done", NULL, 1, 30000);
+    tredis_kill(&D.r);
+    msleep(1500);
+    cr_assert_eq(tredis_restart(&D.r), 0);
+    rq_free(&Q);
+    connect_q();
+    int rc = tdist_watch(&D, id, 60000);
+    if (rc)
+        tsh("tail -40 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(frames_of(out), 50);
+    /* Every process is still alive: nobody crashed on the outage. */
+    cr_assert_eq(kill(D.ctl, 0), 0);
+    cr_assert_eq(waitpid(D.w[0], NULL, WNOHANG), 0);
+    cr_assert_eq(waitpid(D.w[1], NULL, WNOHANG), 0);
+}
+
+Test(dist_fail, cancel_then_retry)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
+    connect_q();
+    char in[400], out[400], id[64], jk[128], buf[256];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 3, 128, 5, 0), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    rq_key_job(jk, sizeof jk, id);
+    wait_field(jk, "state", "running", 0, 30000);
+    const char *cargs[] = { "cancel", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, cargs), 0);
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, cargs), 1, "cancelled twice");
+    tdist_worker(&D);
+    cr_assert_eq(tdist_watch(&D, id, 20000), 1);
+    msleep(1500); /* the worker skips the cancelled job's chunks */
+    job_field(id, "chunks_done", buf, sizeof buf);
+    cr_assert_eq(atoi(buf), 0);
+    const char *rargs[] = { "retry", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, rargs), 0);
+    cr_assert_eq(tdist_watch(&D, id, 60000), 0);
+    cr_assert_eq(frames_of(out), 30);
+}

@@ -1,0 +1,146 @@
+/*
+ * t-remux-split.c - keyframe split and stitch by stream copy on real clips:
+ * every packet lands in exactly one chunk (frames add up, each chunk starts
+ * with a keyframe, chunk packets concatenate to the source's), stitching the
+ * unprocessed chunks rebuilds the source's video packets and timestamps and
+ * its audio bit for bit, and bad inputs fail with a reason.
+ */
+#include "remux.h"
+#include "util-redis.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static char D[64];
+
+static void setup(void)
+{
+    snprintf(D, sizeof D, "/tmp/vrtest-remux-XXXXXX");
+    cr_assert_not_null(mkdtemp(D));
+}
+
+static void teardown(void)
+{
+    tsh("rm -rf '%s'", D);
+}
+
+TestSuite(remux, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(remux, probe_reports_video_and_rejects_non_video)
+{
+    char clip[128], txt[128];
+    snprintf(clip, sizeof clip, "%s/a.mp4", D);
+    cr_assert_eq(tclip_make(clip, 2, 128, 5, 1), 0);
+    struct remux_info info;
+    vr_err e = { 0 };
+    cr_assert_eq(remux_probe(clip, &info, &e), 0, "%s", e.msg);
+    cr_assert_eq(info.width, 128);
+    cr_assert_eq(info.height, 96);
+    cr_assert_eq(info.has_audio, 1);
+    cr_assert_str_eq(info.codec, "h264");
+    cr_assert_float_eq(info.fps, 10.0, 0.01);
+
+    cr_assert_eq(remux_probe("/nonexistent/x.mp4", &info, &e), VR_ENOENT);
+    cr_assert(strstr(e.msg, "no such file"), "%s", e.msg);
+    snprintf(txt, sizeof txt, "%s/notes.mp4", D);
+    FILE *f = fopen(txt, "w");
+    fputs("this is not a video\n", f);
+    fclose(f);
+    cr_assert_eq(remux_probe(txt, &info, &e), VR_EFORMAT);
+    cr_assert(strstr(e.msg, "notes.mp4"), "%s", e.msg);
+    snprintf(txt, sizeof txt, "%s/tone.m4a", D);
+    cr_assert_eq(tsh("ffmpeg -v error -f lavfi -i sine -t 1 '%s'", txt), 0);
+    cr_assert_eq(remux_probe(txt, &info, &e), VR_EFORMAT);
+    cr_assert(strstr(e.msg, "not a video"), "%s", e.msg);
+}
+
+Test(remux, split_is_frame_exact_and_stitch_rebuilds_source)
+{
+    char clip[128], dir[128], out[128], md5a[256], md5b[256];
+    snprintf(clip, sizeof clip, "%s/in.mp4", D);
+    snprintf(dir, sizeof dir, "%s/chunks", D);
+    snprintf(out, sizeof out, "%s/out.mp4", D);
+    cr_assert_eq(tclip_make(clip, 5, 160, 7, 1), 0);
+
+    struct remux_split s;
+    vr_err e = { 0 };
+    cr_assert_eq(remux_split(clip, dir, 1.0, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(s.frames, 50);
+    cr_assert_geq(s.nchunks, 4, "%d chunks", s.nchunks);
+    long long sum = 0;
+    const char *paths[64];
+    char names[64][160];
+    long long fr[64];
+    for (int i = 0; i < s.nchunks; i++) {
+        cr_assert_eq(s.chunks[i].first_frame, sum);
+        sum += s.chunks[i].frames;
+        /* Keyframe-aligned: GOP of 7 frames, so chunks are multiples of 7
+         * except the tail, and at least 1 s (10 frames) except the tail. */
+        if (i + 1 < s.nchunks) {
+            cr_assert_eq(s.chunks[i].frames % 7, 0, "chunk %d: %lld", i, s.chunks[i].frames);
+            cr_assert_geq(s.chunks[i].frames, 10);
+        }
+        remux_chunk_name(dir, i, names[i], sizeof names[i], NULL);
+        paths[i] = names[i];
+        fr[i] = s.chunks[i].frames;
+        long long n;
+        double d;
+        cr_assert_eq(remux_count(names[i], &n, &d, &e), 0, "%s", e.msg);
+        cr_assert_eq(n, s.chunks[i].frames);
+        char kf[64];
+        tsh_out(kf, sizeof kf, "ffprobe -v error -select_streams v -show_entries packet=flags "
+                "-of csv=p=0 '%s' | head -1", names[i]);
+        cr_assert(kf[0] == 'K', "chunk %d starts with '%s'", i, kf);
+    }
+    cr_assert_eq(sum, 50);
+
+    /* Identity processing: the chunks' video packets concatenated equal the
+     * source's, byte for byte. */
+    cr_assert_eq(remux_stitch(clip, paths, s.nchunks, fr, out, &e), 0, "%s", e.msg);
+    tsh_out(md5a, sizeof md5a, "ffmpeg -v error -i '%s' -map 0:v -c copy -f framemd5 - | "
+            "grep -v '^#' | md5sum", clip);
+    tsh_out(md5b, sizeof md5b, "ffmpeg -v error -i '%s' -map 0:v -c copy -f framemd5 - | "
+            "grep -v '^#' | md5sum", out);
+    cr_assert_str_eq(md5a, md5b, "video packets or timestamps differ");
+    tsh_out(md5a, sizeof md5a, "ffmpeg -v error -i '%s' -map 0:a -c copy -f md5 -", clip);
+    tsh_out(md5b, sizeof md5b, "ffmpeg -v error -i '%s' -map 0:a -c copy -f md5 -", out);
+    cr_assert_str_eq(md5a, md5b, "audio is not bit-exact");
+    cr_assert_gt(strlen(md5a), 10);
+
+    /* A chunk with a frame missing is caught and named. */
+    long long bad[64];
+    memcpy(bad, fr, sizeof bad);
+    bad[1] += 1;
+    bad[2] -= 1;
+    unlink(out);
+    cr_assert_eq(remux_stitch(clip, paths, s.nchunks, bad, out, &e), VR_EFORMAT);
+    cr_assert(strstr(e.msg, "chunk 1"), "%s", e.msg);
+    cr_assert_neq(access(out, F_OK), 0, "a failed stitch left its output");
+    remux_split_release(&s);
+}
+
+Test(remux, stitch_refuses_wrong_total_and_unknown_container)
+{
+    char clip[128], dir[128], out[128], c0[160];
+    snprintf(clip, sizeof clip, "%s/in.mp4", D);
+    snprintf(dir, sizeof dir, "%s/c", D);
+    cr_assert_eq(tclip_make(clip, 1, 96, 5, 0), 0);
+    struct remux_split s;
+    vr_err e = { 0 };
+    cr_assert_eq(remux_split(clip, dir, 10, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(s.nchunks, 1);
+    remux_chunk_name(dir, 0, c0, sizeof c0, NULL);
+    const char *p[] = { c0 };
+    long long fr = s.frames - 1;
+    snprintf(out, sizeof out, "%s/o.mkv", D);
+    cr_assert_eq(remux_stitch(clip, p, 1, &fr, out, &e), VR_EFORMAT);
+    cr_assert(strstr(e.msg, "frames"), "%s", e.msg);
+    fr = s.frames;
+    snprintf(out, sizeof out, "%s/o.xyz", D);
+    cr_assert_eq(remux_stitch(clip, p, 1, &fr, out, &e), VR_ENOTSUP);
+    snprintf(out, sizeof out, "%s/o.mkv", D);
+    cr_assert_eq(remux_stitch(clip, p, 1, &fr, out, &e), 0, "%s", e.msg);
+    remux_split_release(&s);
+}

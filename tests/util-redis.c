@@ -1,0 +1,342 @@
+/*
+ * util-redis.c - a throwaway redis-server per test and helpers to run the
+ * project's binaries (see util-redis.h).
+ */
+#include "util-redis.h"
+
+#include <hiredis/hiredis.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void tsleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* ---- redis-server ---- */
+
+static int tredis_spawn(struct tredis *t)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", t->sock,
+               "--unixsocketperm", "700", "--dir", t->dir, "--save", "",
+               "--appendonly", t->aof ? "yes" : "no", "--appendfsync", "always",
+               "--maxmemory-policy", "noeviction", "--daemonize", "no",
+               "--loglevel", "warning", (char *)NULL);
+        _exit(127);
+    }
+    t->pid = pid;
+    for (int i = 0; i < 200; i++) {
+        redisContext *c = redisConnectUnix(t->sock);
+        if (c && !c->err) {
+            redisReply *r = redisCommand(c, "PING");
+            int ok = r && r->type == REDIS_REPLY_STATUS;
+            if (r)
+                freeReplyObject(r);
+            redisFree(c);
+            if (ok)
+                return 0;
+        } else if (c) {
+            redisFree(c);
+        }
+        tsleep_ms(25);
+    }
+    fprintf(stderr, "util-redis: redis-server did not start on %s\n", t->sock);
+    tredis_kill(t);
+    return -1;
+}
+
+int tredis_start(struct tredis *t, int aof)
+{
+    memset(t, 0, sizeof *t);
+    t->aof = aof;
+    snprintf(t->dir, sizeof t->dir, "/tmp/vrtest-XXXXXX");
+    if (!mkdtemp(t->dir)) {
+        perror("mkdtemp");
+        return -1;
+    }
+    snprintf(t->sock, sizeof t->sock, "%s/redis.sock", t->dir);
+    snprintf(t->url, sizeof t->url, "unix://%s", t->sock);
+    if (tredis_spawn(t) < 0) {
+        tredis_stop(t);
+        return -1;
+    }
+    return 0;
+}
+
+void tredis_kill(struct tredis *t)
+{
+    if (t->pid <= 0)
+        return;
+    kill(t->pid, SIGTERM);
+    for (int i = 0; i < 100; i++) {
+        if (waitpid(t->pid, NULL, WNOHANG) == t->pid) {
+            t->pid = 0;
+            return;
+        }
+        tsleep_ms(20);
+    }
+    kill(t->pid, SIGKILL);
+    waitpid(t->pid, NULL, 0);
+    t->pid = 0;
+}
+
+int tredis_restart(struct tredis *t)
+{
+    tredis_kill(t);
+    unlink(t->sock);
+    return tredis_spawn(t);
+}
+
+void tredis_stop(struct tredis *t)
+{
+    tredis_kill(t);
+    if (t->dir[0] && strncmp(t->dir, "/tmp/vrtest-", 12) == 0) {
+        tsh("rm -rf '%s'", t->dir);
+        t->dir[0] = '\0';
+    }
+}
+
+/* ---- processes ---- */
+
+static void tproc_path(const char *bin, char *out, size_t n)
+{
+    const char *dir = getenv("VR_BIN_DIR");
+    snprintf(out, n, "%s/%s", dir && *dir ? dir : "bin", bin);
+}
+
+pid_t tproc_spawn(const char *bin, const char *const *argv, const char *log)
+{
+    char path[512];
+    tproc_path(bin, path, sizeof path);
+    const char *av[64];
+    int n = 0;
+    av[n++] = path;
+    for (int i = 1; argv && argv[i] && n < 63; i++)
+        av[n++] = argv[i];
+    av[n] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (log) {
+            int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (fd >= 0) {
+                dup2(fd, 1);
+                dup2(fd, 2);
+            }
+        }
+        execv(path, (char *const *)av);
+        _exit(127);
+    }
+    return pid;
+}
+
+int tproc_wait(pid_t pid, int timeout_ms)
+{
+    int st;
+    for (int waited = 0; waited <= timeout_ms; waited += 20) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        tsleep_ms(20);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+int tproc_run(const char *bin, const char *const *argv, char *out, size_t n)
+{
+    char path[512];
+    tproc_path(bin, path, sizeof path);
+    int pfd[2];
+    if (pipe(pfd) < 0)
+        return -1;
+    const char *av[64];
+    int k = 0;
+    av[k++] = path;
+    for (int i = 1; argv && argv[i] && k < 63; i++)
+        av[k++] = argv[i];
+    av[k] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        execv(path, (char *const *)av);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t got = 0;
+    char tmp[4096];
+    ssize_t r;
+    while ((r = read(pfd[0], tmp, sizeof tmp)) > 0) {
+        if (out && got + 1 < n) {
+            size_t c = (size_t)r < n - 1 - got ? (size_t)r : n - 1 - got;
+            memcpy(out + got, tmp, c);
+            got += c;
+        }
+    }
+    if (out && n)
+        out[got] = '\0';
+    close(pfd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int tsh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int tsh_out(char *out, size_t n, const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t got = fread(out, 1, n - 1, p);
+    out[got] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* ---- clips ---- */
+
+int tclip_make(const char *path, double seconds, int w, int gop, int audio)
+{
+    const char *src = "/usr/share/doc/opencv-doc/examples/data/vtest.avi";
+    int h = (w * 3 / 4) & ~1;
+    if (audio)
+        return tsh("ffmpeg -v error -y -i %s -f lavfi -i sine=frequency=440:sample_rate=48000 "
+                   "-t %.3f -map 0:v -map 1:a -vf scale=%d:%d -c:v libx264 -preset ultrafast "
+                   "-g %d -keyint_min %d -sc_threshold 0 -pix_fmt yuv420p -c:a aac -b:a 64k "
+                   "-shortest '%s'", src, seconds, w, h, gop, gop, path);
+    return tsh("ffmpeg -v error -y -i %s -t %.3f -vf scale=%d:%d -c:v libx264 -preset ultrafast "
+               "-g %d -keyint_min %d -sc_threshold 0 -pix_fmt yuv420p '%s'",
+               src, seconds, w, h, gop, gop, path);
+}
+
+/* ---- whole system ---- */
+
+pid_t tdist_worker(struct tdist *d)
+{
+    const char *argv[] = { "vr-worker", "serve", "--redis", d->r.url, "--storage", d->storage,
+                           "--cpu", "--heartbeat-ms", "300", NULL };
+    pid_t p = tproc_spawn("vr-worker", argv, d->log);
+    if (p > 0 && d->nw < 8)
+        d->w[d->nw++] = p;
+    return p;
+}
+
+pid_t tdist_controller(struct tdist *d)
+{
+    char lease[32];
+    snprintf(lease, sizeof lease, "%.2f", d->lease_s);
+    const char *argv[] = { "vr-controller", "run", "--redis", d->r.url, "--storage", d->storage,
+                           "--lease-seconds", lease, "--keep-chunks", NULL };
+    d->ctl = tproc_spawn("vr-controller", argv, d->log);
+    return d->ctl;
+}
+
+int tdist_start(struct tdist *d, int aof, double lease_s, int ctl, int workers)
+{
+    memset(d, 0, sizeof *d);
+    if (tredis_start(&d->r, aof) < 0)
+        return -1;
+    d->lease_s = lease_s;
+    snprintf(d->storage, sizeof d->storage, "%s/storage", d->r.dir);
+    snprintf(d->log, sizeof d->log, "%s/procs.log", d->r.dir);
+    if (tsh("mkdir -p '%s'", d->storage) != 0)
+        return -1;
+    if (ctl && tdist_controller(d) < 0)
+        return -1;
+    for (int i = 0; i < workers; i++)
+        if (tdist_worker(d) < 0)
+            return -1;
+    return 0;
+}
+
+int tdist_vrctl(struct tdist *d, char *out, size_t n, const char *const *args)
+{
+    const char *argv[40];
+    int k = 0;
+    argv[k++] = "vrctl";
+    for (int i = 0; args[i] && k < 36; i++)
+        argv[k++] = args[i];
+    argv[k++] = "--redis";
+    argv[k++] = d->r.url;
+    argv[k] = NULL;
+    return tproc_run("vrctl", argv, out, n);
+}
+
+int tdist_submit(struct tdist *d, const char *in, const char *out, const char *const *extra,
+                 char *id, size_t n)
+{
+    const char *args[40] = { "submit", in, "-o", out, "--profile", "fast", "--chunk-seconds", "1" };
+    int k = 8;
+    for (int i = 0; extra && extra[i] && k < 38; i++)
+        args[k++] = extra[i];
+    args[k] = NULL;
+    char buf[256] = "";
+    int rc = tdist_vrctl(d, buf, sizeof buf, args);
+    buf[strcspn(buf, "\n")] = '\0';
+    snprintf(id, n, "%s", buf);
+    return rc;
+}
+
+int tdist_watch(struct tdist *d, const char *id, int timeout_ms)
+{
+    const char *argv[] = { "vrctl", "watch", id, "--redis", d->r.url, NULL };
+    pid_t p = tproc_spawn("vrctl", argv, d->log);
+    return p < 0 ? -1 : tproc_wait(p, timeout_ms);
+}
+
+void tdist_stop(struct tdist *d, int show_log)
+{
+    for (int i = 0; i < d->nw; i++)
+        if (d->w[i] > 0) {
+            kill(d->w[i], SIGKILL);
+            waitpid(d->w[i], NULL, 0);
+        }
+    if (d->ctl > 0) {
+        kill(d->ctl, SIGKILL);
+        waitpid(d->ctl, NULL, 0);
+    }
+    if (show_log && d->log[0])
+        tsh("echo '---- processes:'; tail -n 40 '%s' >&2", d->log);
+    tredis_stop(&d->r);
+}

@@ -1,0 +1,93 @@
+/*
+ * util-redis.h - test harness: a real, throwaway redis-server on a unix
+ * socket in a mktemp directory (after hiredis' test.sh), plus helpers that
+ * start the project's binaries from $VR_BIN_DIR. The server dies with the
+ * test process (PR_SET_PDEATHSIG) and tredis_stop() removes the directory,
+ * so a failing test leaves nothing running.
+ */
+#ifndef VR_UTIL_REDIS_H
+#define VR_UTIL_REDIS_H
+
+#include <sys/types.h>
+
+struct tredis {
+    pid_t pid;          /* 0 when stopped */
+    int aof;            /* appendonly yes (for restart tests) */
+    char dir[256];      /* mktemp -d; also a scratch dir for the test */
+    char sock[300];
+    char url[320];      /* unix://<sock> */
+};
+
+/* Starts redis-server (--save '' --appendonly no|yes, noeviction) and waits
+ * until it answers PING. Returns 0 or -1 (message on stderr). */
+int tredis_start(struct tredis *t, int aof);
+
+/* Stops the server (SIGTERM, then SIGKILL) but keeps the directory. */
+void tredis_kill(struct tredis *t);
+
+/* Starts the server again on the same directory and socket (AOF reload). */
+int tredis_restart(struct tredis *t);
+
+/* Stops the server and removes the directory; safe to call twice. */
+void tredis_stop(struct tredis *t);
+
+/* Forks and execs $VR_BIN_DIR/<bin> with argv (NULL-terminated, argv[0] is
+ * ignored), stdout/stderr appended to `log` when non-NULL. The child dies with
+ * the test. Returns the pid or -1. */
+pid_t tproc_spawn(const char *bin, const char *const *argv, const char *log);
+
+/* Runs $VR_BIN_DIR/<bin> to completion; stdout into out (size n, may be
+ * NULL). Returns the exit status (or -1). */
+int tproc_run(const char *bin, const char *const *argv, char *out, size_t n);
+
+/* Waits up to timeout_ms for pid; returns its exit status, or -1 on timeout
+ * (the process is then killed). */
+int tproc_wait(pid_t pid, int timeout_ms);
+
+/* Runs a shell command (ffmpeg, ffprobe) and returns its exit status. */
+int tsh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Runs a shell command and captures its stdout (NUL-terminated). */
+int tsh_out(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Makes a small H.264 test clip from opencv's vtest.avi (10 fps): `seconds`
+ * long, width w (4:3), a keyframe every `gop` frames (closed GOPs), with a
+ * 440 Hz AAC track when `audio`. Returns 0 or the ffmpeg status. */
+int tclip_make(const char *path, double seconds, int w, int gop, int audio);
+
+/* ---- a whole system for integration tests ---- */
+
+struct tdist {
+    struct tredis r;
+    char storage[300];   /* <r.dir>/storage */
+    char log[300];       /* <r.dir>/procs.log: every process's output */
+    double lease_s;
+    pid_t ctl;
+    pid_t w[8];
+    int nw;
+};
+
+/* Redis (AOF when aof), the storage dir, a controller with the given lease
+ * (when ctl) and `workers` CPU workers. Returns 0 or -1. */
+int tdist_start(struct tdist *d, int aof, double lease_s, int ctl, int workers);
+
+/* Starts one more CPU worker / a controller; returns its pid. */
+pid_t tdist_worker(struct tdist *d);
+pid_t tdist_controller(struct tdist *d);
+
+/* `vrctl submit IN -o OUT --profile fast --chunk-seconds 1 [extra...]`;
+ * writes the job id into id. Returns vrctl's exit status. */
+int tdist_submit(struct tdist *d, const char *in, const char *out, const char *const *extra,
+                 char *id, size_t n);
+
+/* `vrctl watch ID` with a timeout; returns its exit status or -1. */
+int tdist_watch(struct tdist *d, const char *id, int timeout_ms);
+
+/* `vrctl <cmd> [args] --redis URL` with stdout into out; returns the status. */
+int tdist_vrctl(struct tdist *d, char *out, size_t n, const char *const *args);
+
+/* Stops everything (workers, controller, redis) and removes the dir; prints
+ * the processes' log tail when `show_log`. */
+void tdist_stop(struct tdist *d, int show_log);
+
+#endif

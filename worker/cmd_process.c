@@ -1,0 +1,186 @@
+/*
+ * cmd_process.c - `vr-worker process`: one video, start to finish, through
+ * the pipeline (pipeline.h), with its metrics printed and optionally written
+ * as JSON, and a Chrome trace on request.
+ */
+#include "commands.h"
+
+#include "config.h"
+#include "cli.h"
+#include "log.h"
+#include "metrics.h"
+#include "output_kinds.h"
+#include "pipeline.h"
+#include "pipeline_cuda.h"
+#include "seg.h"
+
+#include <getopt.h>
+#include <libavutil/log.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct process_args {
+    int gpu, cpu;                 /* --gpu N (gpu >= 0), --cpu */
+    const char *profile, *overrides, *metrics, *trace, *in, *out;
+    int layout;                   /* -1 = auto */
+    enum pipe_output output;
+};
+
+static volatile int cancel_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    cancel_flag = 1;
+}
+
+/* ---- arguments ---- */
+
+static int parse_args(int argc, char **argv, struct process_args *a)
+{
+    static const struct option opts[] = {
+        { "gpu", required_argument, 0, 'g' },
+        { "cpu", no_argument, 0, 'C' },
+        { "profile", required_argument, 0, 'p' },
+        { "layout", required_argument, 0, 'l' },
+        { "output", required_argument, 0, 'O' },
+        { "metrics", required_argument, 0, 'M' },
+        { "trace", required_argument, 0, 'T' },
+        { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    memset(a, 0, sizeof *a);
+    a->gpu = -1;
+    a->profile = "balanced";
+    a->layout = -1;
+    a->output = PIPE_OUT_MASK;
+    optind = 1;
+    opterr = 0;
+    int c;
+    /* no "+": IN may come before -o OUT */
+    while ((c = getopt_long(argc, argv, "c:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'g': {
+            char *end;
+            long g = strtol(optarg, &end, 10);
+            if (*end || g < 0 || g > 63)
+                return cli_usage_error("--gpu %s: expected a device index 0..63", optarg);
+            a->gpu = (int)g;
+            break;
+        }
+        case 'C': a->cpu = 1; break;
+        case 'p': a->profile = optarg; break;
+        case 'c': a->overrides = optarg; break;
+        case 'o': a->out = optarg; break;
+        case 'M': a->metrics = optarg; break;
+        case 'T': a->trace = optarg; break;
+        case 'l':
+            if (!strcmp(optarg, "auto"))
+                a->layout = -1;
+            else if ((a->layout = seg_layout_parse(optarg)) < 0)
+                return cli_usage_error("--layout %s: expected auto, mono, sbs or tb", optarg);
+            break;
+        case 'O': {
+            int k = output_kind_parse(optarg);
+            if (k < 0)
+                return cli_usage_error("--output %s: expected mask, alpha-packed or greenscreen", optarg);
+            a->output = (enum pipe_output)k;
+            break;
+        }
+        case 'h':
+            cli_cmd_usage(stdout, cli_prog(), cli_current());
+            return -1;
+        default:
+            return cli_usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (a->cpu && a->gpu >= 0)
+        return cli_usage_error("--gpu and --cpu exclude each other");
+    if (argc - optind != 1)
+        return cli_usage_error("expected one input file, got %d", argc - optind);
+    if (!a->out)
+        return cli_usage_error("missing -o OUT");
+    a->in = argv[optind];
+    return 0;
+}
+
+/* ---- report ---- */
+
+static void print_metrics(const struct metrics *m)
+{
+    printf("frames %llu in %.2f s: %.1f fps\n", (unsigned long long)m->frames, m->wall_s,
+           metrics_fps(m));
+    printf("%-12s %10s %10s %10s %10s\n", "stage (ms)", "p50", "p95", "p99", "mean");
+    for (int i = 0; i < MET_NSTAGES; i++) {
+        const struct hist *h = &m->stage[i];
+        if (!h->count)
+            continue;
+        printf("%-12s %10.3f %10.3f %10.3f %10.3f\n", metrics_stage_name(i),
+               hist_percentile(h, 50) / 1e3, hist_percentile(h, 95) / 1e3,
+               hist_percentile(h, 99) / 1e3, hist_mean(h) / 1e3);
+    }
+    if (m->gpu_util_samples)
+        printf("gpu: utilisation %.0f%%, peak memory %.0f MiB\n", metrics_gpu_util(m),
+               (double)m->gpu_mem_peak / (1 << 20));
+}
+
+/* ---- command ---- */
+
+int cmd_process(int argc, char **argv)
+{
+    struct process_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    av_log_set_level(AV_LOG_FATAL); /* our one-line messages say what failed */
+
+    struct pipe_opts o;
+    memset(&o, 0, sizeof o);
+    vr_err err = { 0 };
+    if ((rc = config_load_profile(&o.cfg, a.profile, &err)) < 0 ||
+        (a.overrides && (rc = config_apply_file(&o.cfg, a.overrides, &err)) < 0))
+        goto fail;
+    if (a.gpu >= 0) {
+        o.backend = SEG_CUDA;
+        o.gpu = a.gpu;
+    } else if (a.cpu) {
+        o.backend = SEG_CPU;
+    } else {
+        /* neither: the first GPU if there is one, else the CPU */
+        vr_err probe = { 0 };
+        o.backend = pcuda_init(0, NULL, 0, &probe) == 0 ? SEG_CUDA : SEG_CPU;
+        log_info("no --gpu/--cpu: using %s", o.backend == SEG_CUDA ? "GPU 0" : "the CPU");
+    }
+    o.layout = a.layout;
+    o.output = a.output;
+    o.trace_path = a.trace;
+    o.cancel = &cancel_flag;
+    if (a.output == PIPE_OUT_ALPHA_PACKED && !strstr(a.out, "_alpha"))
+        log_warn("%s: passthrough players look for \"_alpha\" in the file name (e.g. clip_FISHEYE190_alpha.mp4)",
+                 a.out);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+
+    struct metrics *m = calloc(1, sizeof *m);
+    if (!m) {
+        rc = vr_err_set(&err, VR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    rc = pipeline_run(&o, a.in, a.out, m, &err);
+    if (rc == 0) {
+        print_metrics(m);
+        if (a.metrics && (rc = metrics_write_file(m, a.metrics, &err)) < 0) {
+            free(m);
+            goto fail;
+        }
+    }
+    free(m);
+    if (rc < 0)
+        goto fail;
+    return 0;
+fail:
+    log_error("%s", err.msg[0] ? err.msg : vr_err_name(rc));
+    return 1;
+}

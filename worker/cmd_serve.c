@@ -1,0 +1,276 @@
+/*
+ * cmd_serve.c - `vr-worker serve`: options, `--gpu all` (one child process
+ * per GPU, each exec'd afresh so CUDA is initialised once per process), the
+ * Redis connection with backoff, and the pull loop. SIGTERM drains: the
+ * chunk in hand is finished and committed, nothing more is taken.
+ */
+#include "commands.h"
+#include "serve.h"
+
+#include "cli.h"
+#include "log.h"
+
+#include <dirent.h>
+#include <getopt.h>
+#include <libavutil/log.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t serve_drain;
+
+static void serve_on_signal(int sig)
+{
+    (void)sig;
+    serve_drain = 1;
+}
+
+/* ---- --gpu all ---- */
+
+/* GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else the
+ * driver's /proc listing (no CUDA call: the parent must not initialise CUDA
+ * before it forks). */
+static int serve_gpu_count(void)
+{
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (vis) {
+        if (!*vis)
+            return 0;
+        int n = 1;
+        for (const char *p = vis; *p; p++)
+            n += *p == ',';
+        return n;
+    }
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static int serve_all_gpus(int argc, char **argv)
+{
+    int n = serve_gpu_count();
+    if (n <= 0) {
+        fprintf(stderr, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
+        return 1;
+    }
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) {
+        fprintf(stderr, "vr-worker serve: cannot find my own binary\n");
+        return 1;
+    }
+    exe[len] = '\0';
+    pid_t *pids = calloc((size_t)n, sizeof *pids);
+    char **av = calloc((size_t)argc + 4, sizeof *av);
+    if (!pids || !av) {
+        free(pids);
+        free(av);
+        return 1;
+    }
+    struct sigaction sa = { 0 };
+    sa.sa_handler = serve_on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    for (int g = 0; g < n; g++) {
+        char gs[16];
+        snprintf(gs, sizeof gs, "%d", g);
+        int k = 0;
+        av[k++] = exe;
+        av[k++] = "serve";
+        for (int i = 1; i < argc; i++) {
+            if (!strcmp(argv[i], "--gpu") && i + 1 < argc) {
+                av[k++] = "--gpu";
+                av[k++] = gs;
+                i++;
+            } else if (!strcmp(argv[i], "--gpu=all")) {
+                av[k++] = "--gpu";
+                av[k++] = gs;
+            } else {
+                av[k++] = argv[i];
+            }
+        }
+        av[k] = NULL;
+        pids[g] = fork();
+        if (pids[g] == 0) {
+            execv(exe, av);
+            _exit(127);
+        }
+        log_info("GPU %d: worker pid %d", g, (int)pids[g]);
+    }
+    int bad = 0, left = n;
+    while (left > 0) {
+        int st;
+        pid_t p = waitpid(-1, &st, 0);
+        if (p < 0) {
+            if (serve_drain)
+                for (int g = 0; g < n; g++)
+                    if (pids[g] > 0)
+                        kill(pids[g], SIGTERM);
+            continue;
+        }
+        for (int g = 0; g < n; g++)
+            if (pids[g] == p) {
+                pids[g] = 0;
+                left--;
+                bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+            }
+    }
+    free(pids);
+    free(av);
+    return bad;
+}
+
+/* ---- the loop ---- */
+
+static int serve_connect(struct serve *s)
+{
+    vr_err e = { 0 };
+    if (rq_open(s->url, 10000, &s->q, &e) < 0) {
+        if (!s->q) {
+            fprintf(stderr, "vr-worker serve: %s\n", e.msg);
+            return -1;
+        }
+        log_warn("%s; waiting for it", e.msg);
+    }
+    while (!serve_drain) {
+        if (rq_group_ensure(s->q, RQ_CHUNKS, RQ_G_WORKERS, &e) == 0)
+            return 0;
+        rq_backoff(s->q);
+    }
+    return -1;
+}
+
+static int serve_loop(struct serve *s)
+{
+    const char *streams[] = { RQ_CHUNKS };
+    long long taken = 0;
+    int down = 0;
+    log_info("worker %s: ready (storage %s)", s->name, s->storage);
+    while (!serve_drain && (!s->max_chunks || taken < s->max_chunks)) {
+        struct rq_msg m;
+        vr_err e = { 0 };
+        /* BLOCK stays well below the 10 s command timeout. */
+        int rc = rq_read(s->q, RQ_G_WORKERS, s->name, streams, 1, 1000, &m, &e);
+        if (rc < 0) {
+            if (!down)
+                log_warn("%s; retrying", e.msg);
+            down = 1;
+            rq_backoff(s->q);
+            if (strstr(e.msg, "NOGROUP"))
+                rq_group_ensure(s->q, RQ_CHUNKS, RQ_G_WORKERS, NULL);
+            continue;
+        }
+        down = 0;
+        if (rc == 0)
+            continue;
+        taken++;
+        if (serve_chunk(s, &m) < 0)
+            rq_backoff(s->q);
+        rq_msg_release(&m);
+    }
+    log_info("worker %s: %s after %lld chunks", s->name,
+             serve_drain ? "drained" : "stopping", s->chunks_done);
+    return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "redis", required_argument, 0, 'r' },
+        { "storage", required_argument, 0, 's' },
+        { "gpu", required_argument, 0, 'g' },
+        { "cpu", no_argument, 0, 'c' },
+        { "heartbeat-ms", required_argument, 0, 'h' },
+        { "max-chunks", required_argument, 0, 'm' },
+        { 0, 0, 0, 0 }
+    };
+    struct serve s;
+    memset(&s, 0, sizeof s);
+    const char *redis = NULL, *storage = NULL, *gpu = NULL;
+    int cpu = 0, o;
+    s.hb_ms = 1000;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (o) {
+        case 'r': redis = optarg; break;
+        case 's': storage = optarg; break;
+        case 'g': gpu = optarg; break;
+        case 'c': cpu = 1; break;
+        case 'h':
+            s.hb_ms = atoi(optarg);
+            if (s.hb_ms < 100 || s.hb_ms > 60000)
+                return cli_usage_error("--heartbeat-ms must be 100..60000");
+            break;
+        case 'm': s.max_chunks = atoll(optarg); break;
+        default: return cli_usage_error("unknown option");
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("unexpected argument '%s'", argv[optind]);
+    if (!!gpu + cpu != 1)
+        return cli_usage_error("give exactly one of --gpu N, --gpu all, --cpu");
+    redis = rq_url_pick(redis);
+    if (!redis)
+        return cli_usage_error("--redis URL (or VR_REDIS) is required");
+    if (!storage)
+        return cli_usage_error("--storage DIR is required");
+    if (gpu && !strcmp(gpu, "all"))
+        return serve_all_gpus(argc, argv);
+    if (gpu) {
+        char *end;
+        s.gpu = (int)strtol(gpu, &end, 10);
+        if (*end || s.gpu < 0 || s.gpu > 63)
+            return cli_usage_error("--gpu takes a device index or 'all'");
+        s.backend = SEG_CUDA;
+    } else {
+        s.backend = SEG_CPU;
+    }
+    struct stat stt;
+    if (stat(storage, &stt) < 0 || !S_ISDIR(stt.st_mode) || !realpath(storage, s.storage)) {
+        fprintf(stderr, "vr-worker serve: storage root %s is not a directory\n", storage);
+        return 1;
+    }
+    snprintf(s.url, sizeof s.url, "%s", redis);
+    char host[64] = "host";
+    gethostname(host, sizeof host - 1);
+    unsigned char r[4] = { 0 };
+    if (getrandom(r, sizeof r, 0) != sizeof r)
+        r[0] = (unsigned char)getpid();
+    char dev[16];
+    if (s.backend == SEG_CUDA)
+        snprintf(dev, sizeof dev, "gpu%d", s.gpu);
+    else
+        snprintf(dev, sizeof dev, "cpu");
+    snprintf(s.name, sizeof s.name, "%s:%s:%02x%02x%02x%02x", host, dev, r[0], r[1], r[2], r[3]);
+    s.drain = &serve_drain;
+    pthread_mutex_init(&s.mu, NULL);
+    av_log_set_level(AV_LOG_FATAL);
+    struct sigaction sa = { 0 };
+    sa.sa_handler = serve_on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    if (serve_connect(&s) < 0) {
+        rq_free(&s.q);
+        return 1;
+    }
+    pthread_t hb;
+    int hb_ok = pthread_create(&hb, NULL, serve_hb_main, &s) == 0;
+    int rc = serve_loop(&s);
+    pthread_mutex_lock(&s.mu);
+    s.stop_hb = 1;
+    pthread_mutex_unlock(&s.mu);
+    if (hb_ok)
+        pthread_join(hb, NULL);
+    rq_free(&s.q);
+    pthread_mutex_destroy(&s.mu);
+    return rc;
+}

@@ -1,0 +1,741 @@
+/*
+ * pipeline.c - one video through decode -> segment -> compose + encode
+ * (see pipeline.h), three threads joined by bounded queues:
+ *
+ *   decode ──q_dec (2*batch)──▶ segment (batches of cfg.batch frames;
+ *     │                          GPU: frames stay in device memory, masks
+ *     │ copied packets           are downloaded into pinned host buffers)
+ *     ▼                                   │ q_seg (2*batch+4)
+ *   vio_out (muxer) ◀── encode ◀──────────┘
+ *                        (compose the output kind, encode, mux; mask
+ *                         buffers go back to the pool)
+ *
+ * Back-pressure: every queue and the pool of mask buffers is bounded, so a
+ * slow encoder stalls segmentation, which stalls decoding; memory stays at
+ * a few batches of frames whatever the video's length. The first error
+ * aborts every queue, each thread drains and exits, and the temporary
+ * output is deleted: OUT is either complete or absent.
+ */
+#define _GNU_SOURCE /* strcasestr */
+#include "pipeline.h"
+
+#include "log.h"
+#include "nvml.h"
+#include "output_kinds.h"
+#include "pipeline_cuda.h"
+#include "pipeline_queue.h"
+#include "trace.h"
+#include "vio_video.h"
+
+#include <fcntl.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_BATCH 64
+
+/* ---- the run's state ---- */
+
+struct mbuf {            /* one host matte, from the pool */
+    uint8_t *data;
+    int ls;
+};
+
+struct item {            /* one frame travelling through the stages */
+    AVFrame *frame;      /* decoded (host, or AV_PIX_FMT_CUDA); NULL once done with */
+    AVFrame *colour;     /* host YUV420P for compose, when the output needs it */
+    struct mbuf *mask;
+    int64_t index, pts;
+    double t_decoded;    /* µs, trace clock */
+    double post_us;      /* this frame's share of seg's postprocess */
+};
+
+struct pipe {
+    const struct pipe_opts *o;
+    const char *in_path;
+    int gpu;                     /* CUDA path */
+    struct vio_in *in;
+    struct vio_out *out;
+    struct seg *seg;
+    struct output_plan plan;
+    struct pq *q_dec, *q_seg, *pool;
+    struct mbuf *mbufs;
+    int nmbuf;
+    void *dmask[MAX_BATCH];      /* GPU: device mattes, one per batch slot */
+    size_t dpitch;
+    struct trace *trace;
+    struct metrics m;            /* each histogram written by one thread */
+    pthread_mutex_t elock;
+    int rc;                      /* first error */
+    vr_err err;
+    volatile int sampling;
+    struct vr_nvml *nvml;
+    uint64_t mem_base;           /* device memory in use before we started */
+};
+
+static double now_us(void) { return trace_now_us(); }
+
+static void fail(struct pipe *p, int rc, const vr_err *e)
+{
+    pthread_mutex_lock(&p->elock);
+    if (!p->rc) {
+        p->rc = rc;
+        if (e)
+            p->err = *e;
+        else
+            vr_err_set(&p->err, rc, "%s", vr_err_name(rc));
+    }
+    pthread_mutex_unlock(&p->elock);
+    pq_abort(p->q_dec);
+    pq_abort(p->q_seg);
+    pq_abort(p->pool);
+}
+
+static int failed(struct pipe *p)
+{
+    pthread_mutex_lock(&p->elock);
+    int rc = p->rc;
+    pthread_mutex_unlock(&p->elock);
+    return rc;
+}
+
+static void item_free(void *x)
+{
+    struct item *it = x;
+    if (!it)
+        return;
+    if (it->colour != it->frame)
+        av_frame_free(&it->colour);
+    av_frame_free(&it->frame);
+    free(it);
+}
+
+/* ---- layout ---- */
+
+static int name_has(const char *path, const char *const *tokens)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (; *tokens; tokens++)
+        if (strcasestr(base, *tokens))
+            return 1;
+    return 0;
+}
+
+/* The rule (docs/notes/pipeline.md): stereo metadata, then spherical
+ * metadata without stereo (= mono 360/180), then the file-name tags VR
+ * players use, then the aspect ratio: about 2:1 is SBS (two square eyes:
+ * the common VR180 release; a mono 2:1 equirect would carry spherical
+ * metadata), about 1:2 is TB (two stacked 2:1 eyes), anything else mono. */
+static enum seg_layout guess_layout(const struct vio_info *inf, const char *path,
+                                    const char **why)
+{
+    static const char *const sbs_tags[] = { "_LR", "_SBS", "_3dh", "_FISHEYE190", "_MKX200", "_180x180", NULL };
+    static const char *const tb_tags[] = { "_TB", "_3dv", "_OU", NULL };
+    if (inf->stereo >= 0) {
+        *why = "stereo3d metadata";
+        return (enum seg_layout)inf->stereo;
+    }
+    if (inf->spherical) {
+        *why = "spherical metadata without stereo3d: mono 360/180";
+        return SEG_LAYOUT_MONO;
+    }
+    if (name_has(path, tb_tags)) {
+        *why = "file name tag (_TB/_3dv/_OU)";
+        return SEG_LAYOUT_TB;
+    }
+    if (name_has(path, sbs_tags)) {
+        *why = "file name tag (_LR/_SBS/_3dh/_FISHEYE190...)";
+        return SEG_LAYOUT_SBS;
+    }
+    double a = (double)inf->w / inf->h;
+    if (a > 1.9 && a < 2.1) {
+        *why = "aspect ratio 2:1 (two square eyes); use --layout mono for mono 360";
+        return SEG_LAYOUT_SBS;
+    }
+    if (a > 1 / 2.1 && a < 1 / 1.9) {
+        *why = "aspect ratio 1:2 (two stacked eyes)";
+        return SEG_LAYOUT_TB;
+    }
+    *why = "aspect ratio: not 2:1 or 1:2";
+    return SEG_LAYOUT_MONO;
+}
+
+/* ---- frame formats ---- */
+
+static int seg_fmt_of(int fmt, int *full)
+{
+    *full = 0;
+    switch (fmt) {
+    case AV_PIX_FMT_YUVJ420P: *full = 1; return SEG_PIX_YUV420P;
+    case AV_PIX_FMT_YUV420P:  return SEG_PIX_YUV420P;
+    case AV_PIX_FMT_NV12:     return SEG_PIX_NV12;
+    case AV_PIX_FMT_P010:     return SEG_PIX_P010;
+    default:                  return -1;
+    }
+}
+
+/* A host YUV420P copy of `src` (any software format), for seg or compose. */
+static int to_yuv420p(const AVFrame *src, AVFrame **out, vr_err *err)
+{
+    AVFrame *d = av_frame_alloc();
+    if (!d)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    d->format = AV_PIX_FMT_YUV420P;
+    d->width = src->width;
+    d->height = src->height;
+    struct SwsContext *sws = NULL;
+    if (av_frame_get_buffer(d, 0) < 0)
+        goto nomem;
+    sws = sws_getContext(src->width, src->height, src->format, d->width, d->height,
+                         AV_PIX_FMT_YUV420P, SWS_POINT, NULL, NULL, NULL);
+    if (!sws)
+        goto nomem;
+    sws_scale(sws, (const uint8_t *const *)src->data, src->linesize, 0, src->height, d->data,
+              d->linesize);
+    sws_freeContext(sws);
+    av_frame_copy_props(d, src);
+    d->color_range = src->color_range == AVCOL_RANGE_JPEG || src->format == AV_PIX_FMT_YUVJ420P
+                         ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+    *out = d;
+    return 0;
+nomem:
+    av_frame_free(&d);
+    return vr_err_set(err, VR_ENOMEM, "cannot convert a %dx%d %s frame", src->width, src->height,
+                      av_get_pix_fmt_name(src->format));
+}
+
+/* ---- decode thread ---- */
+
+static void *decode_main(void *arg)
+{
+    struct pipe *p = arg;
+    trace_thread_name(p->trace, "decode");
+    AVFrame *f = av_frame_alloc();
+    AVPacket *pkt = av_packet_alloc();
+    vr_err e = { 0 };
+    int rc = 0;
+    if (!f || !pkt) {
+        rc = vr_err_set(&e, VR_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int64_t idx = 0;;) {
+        if (p->o->cancel && *p->o->cancel) {
+            rc = vr_err_set(&e, VR_ECANCELED, "%s: cancelled at frame %lld", p->in_path, (long long)idx);
+            break;
+        }
+        double t0 = now_us();
+        trace_nvtx_push("decode");
+        int ev = vio_in_next(p->in, f, pkt, &e);
+        trace_nvtx_pop();
+        if (ev < 0) {
+            rc = ev;
+            break;
+        }
+        if (ev == VIO_EOF)
+            break;
+        if (ev == VIO_PACKET) {
+            if ((rc = vio_out_copy(p->out, pkt, &e)) < 0)
+                break;
+            continue;
+        }
+        struct item *it = calloc(1, sizeof *it);
+        if (!it || !(it->frame = av_frame_alloc())) {
+            free(it);
+            av_frame_unref(f);
+            rc = vr_err_set(&e, VR_ENOMEM, "out of memory");
+            break;
+        }
+        av_frame_move_ref(it->frame, f);
+        it->index = idx++;
+        it->pts = it->frame->pts;
+        int full;
+        if (it->frame->format != AV_PIX_FMT_CUDA) {
+            /* host frames: seg takes 4:2:0 8-bit, NV12 and P010 as they
+             * are; anything else (10-bit planar, 4:2:2...) is converted */
+            int needs = seg_fmt_of(it->frame->format, &full) < 0 ||
+                        (p->plan.needs_colour && seg_fmt_of(it->frame->format, &full) != SEG_PIX_YUV420P);
+            if (needs) {
+                AVFrame *c = NULL;
+                if ((rc = to_yuv420p(it->frame, &c, &e)) < 0) {
+                    item_free(it);
+                    break;
+                }
+                av_frame_free(&it->frame);
+                it->frame = c;
+            }
+            if (p->plan.needs_colour)
+                it->colour = it->frame;
+        }
+        double t1 = now_us();
+        hist_record(&p->m.stage[MET_DECODE], t1 - t0);
+        trace_span(p->trace, "decode", t0, t1 - t0, it->index);
+        it->t_decoded = t1;
+        if (!pq_push(p->q_dec, it)) {
+            item_free(it);
+            break;
+        }
+    }
+out:
+    if (rc < 0)
+        fail(p, rc, &e);
+    pq_close(p->q_dec);
+    av_frame_free(&f);
+    av_packet_free(&pkt);
+    return NULL;
+}
+
+/* ---- segment thread ---- */
+
+static int frame_view(struct pipe *p, const AVFrame *f, struct seg_frame *v, vr_err *err)
+{
+    memset(v, 0, sizeof *v);
+    int fmt = f->format, full = 0;
+    if (fmt == AV_PIX_FMT_CUDA) {
+        fmt = ((const AVHWFramesContext *)f->hw_frames_ctx->data)->sw_format;
+        v->on_device = 1;
+    }
+    int sf = seg_fmt_of(fmt, &full);
+    if (sf < 0)
+        return vr_err_set(err, VR_ENOTSUP, "%s: decoded pixel format %s is not supported", p->in_path,
+                          av_get_pix_fmt_name(fmt));
+    v->fmt = (enum seg_pixfmt)sf;
+    v->w = f->width;
+    v->h = f->height;
+    v->full_range = full || f->color_range == AVCOL_RANGE_JPEG;
+    for (int i = 0; i < 3; i++) {
+        v->data[i] = f->data[i];
+        v->linesize[i] = f->linesize[i];
+    }
+    return 0;
+}
+
+/* GPU + an output that shows the picture: download and convert the frame. */
+static int fetch_colour(struct item *it, vr_err *err)
+{
+    AVFrame *sw = av_frame_alloc();
+    if (!sw)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    int r = av_hwframe_transfer_data(sw, it->frame, 0);
+    int rc = 0;
+    if (r < 0)
+        rc = vr_err_set(err, VR_ECUDA, "frame %lld: cannot download the decoded frame", (long long)it->index);
+    else
+        rc = to_yuv420p(sw, &it->colour, err);
+    av_frame_free(&sw);
+    return rc;
+}
+
+static int segment_batch(struct pipe *p, struct item **b, int n, vr_err *e)
+{
+    struct seg_frame fr[MAX_BATCH];
+    struct seg_mask mk[MAX_BATCH];
+    int rc;
+    for (int i = 0; i < n; i++) {
+        void *x;
+        if (!pq_pop(p->pool, &x))
+            return failed(p) ? failed(p) : VR_ECANCELED;
+        b[i]->mask = x;
+        if ((rc = frame_view(p, b[i]->frame, &fr[i], e)) < 0)
+            return rc;
+        mk[i].w = p->plan.mask_w;
+        mk[i].h = p->plan.mask_h;
+        if (p->gpu) {
+            mk[i].data = p->dmask[i];
+            mk[i].linesize = (int)p->dpitch;
+            mk[i].on_device = 1;
+        } else {
+            mk[i].data = b[i]->mask->data;
+            mk[i].linesize = b[i]->mask->ls;
+            mk[i].on_device = 0;
+        }
+    }
+    struct seg_timing tm = { 0, 0, 0 };
+    double t0 = now_us();
+    trace_nvtx_push("segment");
+    rc = seg_run(p->seg, fr, n, mk, &tm, e);
+    trace_nvtx_pop();
+    double t1 = now_us();
+    trace_span(p->trace, "segment", t0, t1 - t0, b[0]->index);
+    if (rc < 0) {
+        vr_err_prefix(e, "%s: frames %lld..%lld", p->in_path, (long long)b[0]->index,
+                      (long long)b[n - 1]->index);
+        return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        hist_record(&p->m.stage[MET_PREPROCESS], tm.preprocess * 1000.0 / n);
+        hist_record(&p->m.stage[MET_INFERENCE], tm.inference * 1000.0 / n);
+        b[i]->post_us = tm.postprocess * 1000.0 / n;
+    }
+    if (p->gpu) {
+        for (int i = 0; i < n; i++) {
+            double d0 = now_us();
+            trace_nvtx_push("d2h");
+            rc = pcuda_d2h(b[i]->mask->data, (size_t)b[i]->mask->ls, p->dmask[i], p->dpitch,
+                           p->plan.mask_w, p->plan.mask_h, e);
+            trace_nvtx_pop();
+            double d1 = now_us();
+            if (rc < 0)
+                return rc;
+            hist_record(&p->m.stage[MET_D2H], d1 - d0);
+            trace_span(p->trace, "d2h", d0, d1 - d0, b[i]->index);
+            if (p->plan.needs_colour && (rc = fetch_colour(b[i], e)) < 0)
+                return rc;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        /* the decoded frame is no longer needed (the colour copy may be):
+         * give the decoder surface / memory back now */
+        if (b[i]->colour == b[i]->frame)
+            b[i]->frame = NULL;
+        else
+            av_frame_free(&b[i]->frame);
+    }
+    return 0;
+}
+
+static void *segment_main(void *arg)
+{
+    struct pipe *p = arg;
+    trace_thread_name(p->trace, "segment");
+    if (p->gpu)
+        pcuda_bind(p->o->gpu);
+    int B = p->o->cfg.batch < MAX_BATCH ? p->o->cfg.batch : MAX_BATCH;
+    struct item *b[MAX_BATCH];
+    vr_err e = { 0 };
+    int rc = 0;
+    for (;;) {
+        int n = 0;
+        void *x;
+        /* fill the batch; a short one at the end of the stream */
+        while (n < B && pq_pop(p->q_dec, &x))
+            b[n++] = x;
+        if (n == 0 || failed(p)) {
+            for (int i = 0; i < n; i++)
+                item_free(b[i]);
+            break;
+        }
+        rc = segment_batch(p, b, n, &e);
+        int pushed = 0;
+        for (; rc == 0 && pushed < n; pushed++)
+            if (!pq_push(p->q_seg, b[pushed]))
+                break;
+        for (int i = pushed; i < n; i++) {
+            if (b[i]->mask)
+                pq_push(p->pool, b[i]->mask);
+            item_free(b[i]);
+        }
+        trace_counter(p->trace, "q_dec", now_us(), pq_depth(p->q_dec));
+        if (rc < 0 || pushed < n)
+            break;
+    }
+    if (rc < 0)
+        fail(p, rc, &e);
+    pq_close(p->q_seg);
+    return NULL;
+}
+
+/* ---- encode thread ---- */
+
+static void *encode_main(void *arg)
+{
+    struct pipe *p = arg;
+    trace_thread_name(p->trace, "encode");
+    vr_err e = { 0 };
+    int rc = 0;
+    AVFrame *ef = av_frame_alloc();
+    if (!ef) {
+        rc = vr_err_set(&e, VR_ENOMEM, "out of memory");
+        goto out;
+    }
+    ef->format = AV_PIX_FMT_YUV420P;
+    ef->width = p->plan.enc_w;
+    ef->height = p->plan.enc_h;
+    ef->color_range = p->plan.full_range ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+    if (av_frame_get_buffer(ef, 0) < 0) {
+        rc = vr_err_set(&e, VR_ENOMEM, "out of memory for a %dx%d frame", ef->width, ef->height);
+        goto out;
+    }
+    void *x;
+    while (pq_pop(p->q_seg, &x)) {
+        struct item *it = x;
+        double t0 = now_us();
+        if (av_frame_make_writable(ef) < 0) {
+            rc = vr_err_set(&e, VR_ENOMEM, "out of memory");
+            item_free(it);
+            break;
+        }
+        output_compose(&p->plan, it->colour, it->mask->data, it->mask->ls, ef);
+        ef->pts = it->pts;
+        double t1 = now_us();
+        trace_nvtx_push("encode");
+        rc = vio_out_write(p->out, ef, &e);
+        trace_nvtx_pop();
+        double t2 = now_us();
+        hist_record(&p->m.stage[MET_POSTPROCESS], it->post_us + (t1 - t0));
+        hist_record(&p->m.stage[MET_ENCODE], t2 - t1);
+        hist_record(&p->m.stage[MET_END_TO_END], t2 - it->t_decoded);
+        trace_span(p->trace, "compose", t0, t1 - t0, it->index);
+        trace_span(p->trace, "encode", t1, t2 - t1, it->index);
+        pq_push(p->pool, it->mask);
+        it->mask = NULL;
+        if (rc < 0) {
+            vr_err_prefix(&e, "frame %lld", (long long)it->index);
+            item_free(it);
+            break;
+        }
+        p->m.frames++;
+        item_free(it);
+    }
+out:
+    if (rc < 0)
+        fail(p, rc, &e);
+    av_frame_free(&ef);
+    return NULL;
+}
+
+/* ---- GPU sampler ---- */
+
+static void *sampler_main(void *arg)
+{
+    struct pipe *p = arg;
+    pcuda_bind(p->o->gpu);
+    while (p->sampling) {
+        unsigned util;
+        uint64_t mem;
+        if (p->nvml && nvml_sample(p->nvml, &util, &mem) == 0) {
+            p->m.gpu_util_sum += util;
+            p->m.gpu_util_samples++;
+            trace_counter(p->trace, "gpu_util", now_us(), util);
+        }
+        uint64_t used = pcuda_mem_used();
+        if (used > p->mem_base && used - p->mem_base > p->m.gpu_mem_peak)
+            p->m.gpu_mem_peak = used - p->mem_base;
+        struct timespec ts = { 0, 100 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* ---- set-up and teardown ---- */
+
+static int make_pool(struct pipe *p, vr_err *err)
+{
+    int B = p->o->cfg.batch < MAX_BATCH ? p->o->cfg.batch : MAX_BATCH;
+    p->nmbuf = 3 * B + 6; /* a batch in seg + q_seg + one being encoded */
+    p->mbufs = calloc((size_t)p->nmbuf, sizeof *p->mbufs);
+    int rc = pq_create(p->nmbuf, &p->pool, err);
+    if (!p->mbufs || rc < 0)
+        return rc < 0 ? rc : vr_err_set(err, VR_ENOMEM, "out of memory");
+    int ls = (p->plan.mask_w + 63) & ~63;
+    size_t bytes = (size_t)ls * (size_t)p->plan.mask_h;
+    for (int i = 0; i < p->nmbuf; i++) {
+        struct mbuf *m = &p->mbufs[i];
+        m->ls = ls;
+        if (p->gpu) {
+            if ((rc = pcuda_host_alloc((void **)&m->data, bytes, err)) < 0)
+                return rc;
+        } else if (!(m->data = aligned_alloc(64, bytes))) {
+            return vr_err_set(err, VR_ENOMEM, "out of memory for mask buffers");
+        }
+        pq_push(p->pool, m);
+    }
+    if (p->gpu)
+        for (int i = 0; i < B; i++)
+            if ((rc = pcuda_dev_alloc2d(&p->dmask[i], &p->dpitch, p->plan.mask_w, p->plan.mask_h, err)) < 0)
+                return rc;
+    return 0;
+}
+
+static void pipe_release(struct pipe *p)
+{
+    pq_free(&p->q_dec, item_free);
+    pq_free(&p->q_seg, item_free);
+    pq_free(&p->pool, NULL);
+    for (int i = 0; p->mbufs && i < p->nmbuf; i++) {
+        if (p->gpu)
+            pcuda_host_free(p->mbufs[i].data);
+        else
+            free(p->mbufs[i].data);
+    }
+    free(p->mbufs);
+    for (int i = 0; i < MAX_BATCH; i++)
+        pcuda_dev_free(p->dmask[i]);
+    seg_free(&p->seg);
+    vio_out_free(&p->out);
+    vio_in_free(&p->in);
+    trace_free(&p->trace);
+    nvml_close(&p->nvml);
+    pthread_mutex_destroy(&p->elock);
+}
+
+/* `dir/.base.tmp-PID` next to `out`, so the final rename stays in one
+ * file system. */
+static int temp_name(const char *out, char *tmp, size_t n, char *dir, size_t dn)
+{
+    char a[4096], b[4096];
+    if (snprintf(a, sizeof a, "%s", out) >= (int)sizeof a)
+        return -1;
+    snprintf(b, sizeof b, "%s", out);
+    const char *d = dirname(a), *base = basename(b);
+    if (snprintf(dir, dn, "%s", d) >= (int)dn)
+        return -1;
+    return snprintf(tmp, n, "%s/.%s.tmp-%d", d, base, (int)getpid()) >= (int)n ? -1 : 0;
+}
+
+static void fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+/* ---- the run ---- */
+
+static int open_all(struct pipe *p, const char *in, const char *tmp, const char *out, vr_err *err)
+{
+    const struct pipe_opts *o = p->o;
+    int rc;
+    int B = o->cfg.batch < MAX_BATCH ? o->cfg.batch : MAX_BATCH;
+    struct vio_in_opts io = { .path = in, .hw = p->gpu, .gpu = o->gpu, .extra_frames = 4 };
+    rc = vio_in_open(&io, &p->in, err);
+    if (rc == VR_ENOTSUP && p->gpu) {
+        log_warn("%s; decoding on the CPU and uploading frames", err->msg);
+        io.hw = 0;
+        rc = vio_in_open(&io, &p->in, err);
+    }
+    if (rc < 0)
+        return rc;
+    const struct vio_info *inf = vio_in_info(p->in);
+    enum seg_layout layout;
+    const char *why = "--layout";
+    if (o->layout >= 0)
+        layout = (enum seg_layout)o->layout;
+    else
+        layout = guess_layout(inf, in, &why);
+    log_info("%s: %dx%d %s %d-bit, %s decode, layout %s (%s)", in, inf->w, inf->h, inf->codec,
+             inf->bit_depth, inf->hw ? "NVDEC" : "CPU", seg_layout_name(layout), why);
+    if ((rc = output_plan_make(o->output, layout, inf->w, inf->h, &o->cfg, &p->plan, err)) < 0)
+        return vr_err_prefix(err, "%s", in);
+    struct seg_opts so = {
+        .backend = o->backend, .gpu = o->gpu, .cfg = &o->cfg, .layout = layout,
+        .in_w = inf->w, .in_h = inf->h, .out_w = p->plan.mask_w, .out_h = p->plan.mask_h,
+        .max_batch = B,
+    };
+    if ((rc = seg_create(&so, &p->seg, err)) < 0)
+        return rc;
+    struct vio_out_opts oo = {
+        .path = tmp, .format_name = out, .in = p->in, .w = p->plan.enc_w, .h = p->plan.enc_h,
+        .pix_fmt = AV_PIX_FMT_YUV420P, .full_range = p->plan.full_range, .cfg = &o->cfg,
+        .try_nvenc = p->gpu, .copy_streams = 1,
+    };
+    if ((rc = vio_out_open(&oo, &p->out, err)) < 0)
+        return rc;
+    log_info("%s: %s output %dx%d (matte %dx%d), encoder %s", out, output_kind_name(o->output),
+             p->plan.enc_w, p->plan.enc_h, p->plan.mask_w, p->plan.mask_h, vio_out_encoder(p->out));
+    if ((rc = pq_create(2 * B, &p->q_dec, err)) < 0 || (rc = pq_create(2 * B + 4, &p->q_seg, err)) < 0)
+        return rc;
+    if ((rc = make_pool(p, err)) < 0)
+        return rc;
+    if (o->trace_path && (rc = trace_create(o->trace_path, &p->trace, err)) < 0)
+        return rc;
+    return 0;
+}
+
+int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, struct metrics *m,
+                 vr_err *err)
+{
+    struct pipe p;
+    memset(&p, 0, sizeof p);
+    p.o = o;
+    p.in_path = in;
+    p.gpu = o->backend == SEG_CUDA;
+    pthread_mutex_init(&p.elock, NULL);
+    metrics_reset(&p.m);
+    double t_start = now_us();
+    char tmp[4096], dir[4096], pci[32] = "";
+    int rc;
+    if (temp_name(out, tmp, sizeof tmp, dir, sizeof dir) < 0) {
+        rc = vr_err_set(err, VR_EINVAL, "%s: path too long", out);
+        goto done;
+    }
+    if (p.gpu) {
+        if ((rc = pcuda_init(o->gpu, pci, sizeof pci, err)) < 0)
+            goto done;
+        p.mem_base = pcuda_mem_used();
+        vr_err ne = { 0 };
+        if (nvml_open(pci[0] ? pci : NULL, o->gpu, &p.nvml, &ne) < 0)
+            log_info("%s", ne.msg);
+    }
+    if ((rc = open_all(&p, in, tmp, out, err)) < 0)
+        goto done;
+
+    pthread_t td, ts, te, tsamp;
+    int have_samp = 0;
+    p.sampling = 1;
+    if (p.gpu && pthread_create(&tsamp, NULL, sampler_main, &p) == 0)
+        have_samp = 1;
+    int nd = pthread_create(&td, NULL, decode_main, &p);
+    int ns = nd ? -1 : pthread_create(&ts, NULL, segment_main, &p);
+    int ne = ns ? -1 : pthread_create(&te, NULL, encode_main, &p);
+    if (nd || ns || ne) {
+        vr_err e2;
+        vr_err_set(&e2, VR_ENOMEM, "cannot start the pipeline threads");
+        fail(&p, VR_ENOMEM, &e2);
+        pq_close(p.q_dec);
+        pq_close(p.q_seg);
+    }
+    if (!nd)
+        pthread_join(td, NULL);
+    if (!ns)
+        pthread_join(ts, NULL);
+    if (!ne)
+        pthread_join(te, NULL);
+    p.sampling = 0;
+    if (have_samp)
+        pthread_join(tsamp, NULL);
+
+    if ((rc = failed(&p)) < 0) {
+        *err = p.err;
+        if (!err->msg[0])
+            vr_err_set(err, rc, "%s: failed", in);
+        goto done;
+    }
+    if ((rc = vio_out_finish(p.out, err)) < 0)
+        goto done;
+    if (rename(tmp, out) < 0) {
+        rc = vr_err_set(err, VR_EIO, "%s: cannot rename %s into place", out, tmp);
+        goto done;
+    }
+    fsync_dir(dir);
+    p.m.bytes_in = (uint64_t)vio_in_video_bytes(p.in);
+    p.m.bytes_out = (uint64_t)vio_out_bytes(p.out);
+    if (vio_in_frames(p.in) != (int64_t)p.m.frames) {
+        rc = vr_err_set(err, VR_EIO, "%s: wrote %llu frames of %lld decoded", out,
+                        (unsigned long long)p.m.frames, (long long)vio_in_frames(p.in));
+        unlink(out);
+        goto done;
+    }
+done:
+    if (rc < 0)
+        unlink(tmp);
+    p.m.wall_s = (now_us() - t_start) / 1e6;
+    if (m)
+        *m = p.m;
+    vr_err te2 = { 0 };
+    if (p.trace && trace_close(&p.trace, &te2) < 0)
+        log_warn("%s", te2.msg);
+    pipe_release(&p);
+    if (p.gpu)
+        pcuda_release();
+    return rc;
+}

@@ -1,0 +1,142 @@
+/*
+ * pipeline_cuda.c - CUDA runtime calls for the pipeline (see
+ * pipeline_cuda.h); stubs in CPU-only builds.
+ */
+#include "pipeline_cuda.h"
+
+#ifdef VR_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+
+static cudaStream_t d2h_stream; /* one pipeline per process runs on the GPU */
+static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0)
+        return vr_err_set(err, VR_ECUDA, "no CUDA device (%s): use --cpu",
+                          e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    if (gpu < 0 || gpu >= count)
+        return vr_err_set(err, VR_EINVAL, "--gpu %d: this host has %d CUDA device(s)", gpu, count);
+    if ((e = cudaSetDevice(gpu)) != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "GPU %d: %s", gpu, cudaGetErrorString(e));
+    if (pci_bus_id && n && cudaDeviceGetPCIBusId(pci_bus_id, (int)n, gpu) != cudaSuccess)
+        pci_bus_id[0] = '\0';
+    pthread_mutex_lock(&stream_lock);
+    if (!d2h_stream)
+        e = cudaStreamCreateWithFlags(&d2h_stream, cudaStreamNonBlocking);
+    pthread_mutex_unlock(&stream_lock);
+    if (e != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "GPU %d: cannot create a stream: %s", gpu, cudaGetErrorString(e));
+    return 0;
+}
+
+void pcuda_bind(int gpu)
+{
+    cudaSetDevice(gpu);
+}
+
+int pcuda_host_alloc(void **p, size_t bytes, vr_err *err)
+{
+    cudaError_t e = cudaMallocHost(p, bytes);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        return vr_err_set(err, VR_ENOMEM, "cannot pin %zu bytes of host memory: %s", bytes,
+                          cudaGetErrorString(e));
+    }
+    return 0;
+}
+
+void pcuda_host_free(void *p)
+{
+    if (p)
+        cudaFreeHost(p);
+}
+
+int pcuda_dev_alloc2d(void **p, size_t *pitch, int w, int h, vr_err *err)
+{
+    cudaError_t e = cudaMallocPitch(p, pitch, (size_t)w, (size_t)h);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        return vr_err_set(err, VR_ECUDA, "cannot allocate a %dx%d device buffer: %s", w, h,
+                          cudaGetErrorString(e));
+    }
+    return 0;
+}
+
+void pcuda_dev_free(void *p)
+{
+    if (p)
+        cudaFree(p);
+}
+
+int pcuda_d2h(void *dst, size_t dpitch, const void *src, size_t spitch, int w, int h, vr_err *err)
+{
+    cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, (size_t)w, (size_t)h,
+                                      cudaMemcpyDeviceToHost, d2h_stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(d2h_stream);
+    if (e != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "mask download failed: %s", cudaGetErrorString(e));
+    return 0;
+}
+
+uint64_t pcuda_mem_used(void)
+{
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess)
+        return 0;
+    return (uint64_t)(tot - fr);
+}
+
+void pcuda_release(void)
+{
+    pthread_mutex_lock(&stream_lock);
+    if (d2h_stream)
+        cudaStreamDestroy(d2h_stream);
+    d2h_stream = NULL;
+    pthread_mutex_unlock(&stream_lock);
+}
+
+#else /* CPU-only build */
+
+int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err)
+{
+    (void)pci_bus_id;
+    (void)n;
+    return vr_err_set(err, VR_ENOTBUILT, "--gpu %d: this vr-worker was built without CUDA (no nvcc): use --cpu", gpu);
+}
+
+int pcuda_host_alloc(void **p, size_t bytes, vr_err *err)
+{
+    (void)bytes;
+    *p = NULL;
+    return vr_err_set(err, VR_ENOTBUILT, "built without CUDA");
+}
+
+void pcuda_bind(int gpu) { (void)gpu; }
+void pcuda_host_free(void *p) { (void)p; }
+
+int pcuda_dev_alloc2d(void **p, size_t *pitch, int w, int h, vr_err *err)
+{
+    (void)pitch;
+    (void)w;
+    (void)h;
+    *p = NULL;
+    return vr_err_set(err, VR_ENOTBUILT, "built without CUDA");
+}
+
+void pcuda_dev_free(void *p) { (void)p; }
+
+int pcuda_d2h(void *dst, size_t dpitch, const void *src, size_t spitch, int w, int h, vr_err *err)
+{
+    (void)dst; (void)dpitch; (void)src; (void)spitch; (void)w; (void)h;
+    return vr_err_set(err, VR_ENOTBUILT, "built without CUDA");
+}
+
+uint64_t pcuda_mem_used(void) { return 0; }
+void pcuda_release(void) {}
+
+#endif

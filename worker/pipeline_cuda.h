@@ -1,0 +1,43 @@
+/*
+ * pipeline_cuda.h - the few CUDA runtime calls the pipeline makes (device
+ * check, pinned host buffers, device masks, the mask download), kept in one
+ * file so that pipeline.c builds without CUDA. Without VR_HAVE_CUDA every
+ * function fails with VR_ENOTBUILT (or does nothing for the free functions).
+ */
+#ifndef VR_PIPELINE_CUDA_H
+#define VR_PIPELINE_CUDA_H
+
+#include "vr_err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Selects GPU `gpu`; VR_ECUDA "no CUDA device" when there is none, or
+ * VR_ENOTBUILT in a CPU-only build. Writes its PCI bus id (for NVML). */
+int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err);
+
+/* Makes `gpu` current on the calling thread (the runtime's current device
+ * is per thread); no-op without CUDA. */
+void pcuda_bind(int gpu);
+
+/* Pinned host memory (page-locked, for fast async copies); pcuda_host_free
+ * accepts NULL. */
+int pcuda_host_alloc(void **p, size_t bytes, vr_err *err);
+void pcuda_host_free(void *p);
+
+/* Device memory, pitched: *pitch receives the row stride. */
+int pcuda_dev_alloc2d(void **p, size_t *pitch, int w, int h, vr_err *err);
+void pcuda_dev_free(void *p);
+
+/* Copies a w x h byte image from the device to the host on the pipeline's
+ * own stream and waits for it. */
+int pcuda_d2h(void *dst, size_t dpitch, const void *src, size_t spitch, int w, int h, vr_err *err);
+
+/* Device memory the process holds now (cudaMemGetInfo total - free: whole
+ * device), bytes; 0 when unknown. */
+uint64_t pcuda_mem_used(void);
+
+/* Releases the pipeline's stream. */
+void pcuda_release(void);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * serve.h - `vr-worker serve` internals, shared by worker/cmd_serve.c and
+ * worker/serve_*.c.
+ *
+ * The main thread pulls one chunk at a time (XREADGROUP, group "workers"),
+ * runs pipeline_run() on it and commits (output durable -> result recorded
+ * -> XACK, atomically and only while it still owns the entry). A heartbeat
+ * thread with its own Redis connection refreshes vr:worker:<name> (TTL),
+ * renews the lease on the chunk being processed and stops the pipeline when
+ * the lease was lost or the job was cancelled.
+ */
+#ifndef VR_SERVE_H
+#define VR_SERVE_H
+
+#include "pipeline.h"
+#include "rq.h"
+#include "storage.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+struct serve {
+    char url[512];
+    char storage[STORAGE_PATH_MAX];
+    char name[128];               /* consumer name host:gpuN|cpu:nonce */
+    enum seg_backend backend;
+    int gpu;
+    int hb_ms;                    /* heartbeat and lease renewal period */
+    long long max_chunks;         /* stop after this many (0 = no limit) */
+    struct rq *q;                 /* main thread's connection */
+    volatile sig_atomic_t *drain; /* SIGTERM: finish the chunk, take no more */
+
+    pthread_mutex_t mu;           /* guards the fields below */
+    int busy;
+    char id[RQ_ID_MAX];           /* entry being processed */
+    char job[48];
+    int idx;
+    long long started_ms;
+    volatile int cancel;          /* handed to pipeline_run */
+    int lost;                     /* lease lost: never commit or ack */
+    int job_ended;                /* job cancelled or failed meanwhile */
+    long long chunks_done, frames_done;
+    double last_fps;
+    int stop_hb;
+};
+
+/* Heartbeat thread body (arg: struct serve *). */
+void *serve_hb_main(void *arg);
+
+/* Processes one delivered entry end to end (start, pipeline, commit or
+ * fail). Returns 0, or <0 on a Redis error (the entry stays pending and is
+ * reclaimed after the lease). */
+int serve_chunk(struct serve *s, const struct rq_msg *m);
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * serve_chunk.c - one chunk in a worker: take it (attempt counted in its
+ * record), run pipeline_run() on it, make the output durable, then commit
+ * (result + XACK, only while the lease is still ours) or report the failure
+ * (requeue or dead-letter, decided atomically in Redis).
+ */
+#include "serve.h"
+
+#include "job.h"
+#include "log.h"
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static enum pipe_output serve_output(const char *kind)
+{
+    if (!strcmp(kind, "alpha"))
+        return PIPE_OUT_ALPHA_PACKED;
+    if (!strcmp(kind, "greenscreen"))
+        return PIPE_OUT_GREENSCREEN;
+    return PIPE_OUT_MASK;
+}
+
+static void serve_set_busy(struct serve *s, const char *id, const char *job, int idx, int busy)
+{
+    pthread_mutex_lock(&s->mu);
+    s->busy = busy;
+    if (busy) {
+        snprintf(s->id, sizeof s->id, "%s", id);
+        snprintf(s->job, sizeof s->job, "%s", job);
+        s->idx = idx;
+        s->started_ms = rq_now_ms();
+        s->cancel = 0;
+        s->lost = 0;
+        s->job_ended = 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Runs the pipeline on the task; fills m and err. */
+static int serve_process(struct serve *s, const struct chunk_task *t, struct metrics *m,
+                         vr_err *err)
+{
+    struct pipe_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = config_load_profile(&o.cfg, t->profile, err);
+    if (rc < 0)
+        return rc;
+    o.backend = s->backend;
+    o.gpu = s->gpu;
+    o.layout = -1;
+    o.output = serve_output(t->output_kind);
+    o.cancel = &s->cancel;
+    char in[STORAGE_PATH_MAX], out[STORAGE_PATH_MAX], dir[STORAGE_PATH_MAX];
+    if ((rc = storage_path(s->storage, t->in, in, sizeof in, err)) < 0 ||
+        (rc = storage_path(s->storage, t->out, out, sizeof out, err)) < 0)
+        return rc;
+    snprintf(dir, sizeof dir, "%s", out);
+    if ((rc = storage_mkdirs(dirname(dir), err)) < 0)
+        return rc;
+    if ((rc = pipeline_run(&o, in, out, m, err)) < 0)
+        return rc;
+    /* Commit order: the output is durable before Redis hears of it. */
+    if ((rc = storage_sync_file(out, err)) < 0)
+        return rc;
+    if ((long long)m->frames != t->frames)
+        return vr_err_set(err, VR_EFORMAT, "%s: %llu frames written, the chunk has %lld",
+                          t->out, (unsigned long long)m->frames, t->frames);
+    return 0;
+}
+
+int serve_chunk(struct serve *s, const struct rq_msg *msg)
+{
+    const char *job = rq_msg_get(msg, "job"), *idxs = rq_msg_get(msg, "idx");
+    char *end = NULL;
+    long idx = idxs ? strtol(idxs, &end, 10) : -1;
+    if (!job || !job_id_valid(job) || !end || *end || idx < 0 || idx >= 100000) {
+        log_error("%s %s: not a chunk entry (job/idx missing or bad); acknowledged and skipped",
+                  msg->stream, msg->id);
+        return rq_ack(s->q, RQ_CHUNKS, RQ_G_WORKERS, msg->id, NULL);
+    }
+    struct rq_start *st = malloc(sizeof *st);
+    struct metrics *m = calloc(1, sizeof *m);
+    vr_err e = { 0 };
+    int rc = 0;
+    if (!st || !m) {
+        rc = VR_ENOMEM;
+        goto out;
+    }
+    char why[128] = "";
+    rc = rq_chunk_start(s->q, s->name, msg->id, job, (int)idx, st, why, sizeof why, &e);
+    if (rc <= 0) {
+        if (rc == 0)
+            log_info("job %s chunk %ld: skipped (%s)", job, idx, why);
+        else
+            log_warn("job %s chunk %ld: cannot start: %s", job, idx, e.msg);
+        goto out;
+    }
+    struct chunk_task t;
+    serve_set_busy(s, msg->id, job, (int)idx, 1);
+    log_info("job %s chunk %ld: attempt %d", job, idx, st->attempt);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = chunk_task_parse(st->task, strlen(st->task), &t, &e);
+    if (rc == 0 && (strcmp(t.job, job) || t.idx != idx))
+        rc = vr_err_set(&e, VR_EFORMAT, "chunk task names job %s chunk %d, entry %s/%ld",
+                        t.job, t.idx, job, idx);
+    if (rc == 0)
+        rc = serve_process(s, &t, m, &e);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+    pthread_mutex_lock(&s->mu);
+    int lost = s->lost, ended = s->job_ended;
+    pthread_mutex_unlock(&s->mu);
+    if (lost) {
+        /* Another worker owns the chunk now: no result, no XACK. */
+        log_warn("job %s chunk %ld: lease lost; dropped without acknowledging", job, idx);
+        rc = 0;
+    } else if (rc == 0) {
+        char *mj = metrics_to_string(m);
+        double fps = secs > 0 ? m->frames / secs : 0;
+        rc = rq_chunk_commit(s->q, s->name, msg->id, job, (int)idx, (long long)m->frames, fps,
+                             mj, &e);
+        free(mj);
+        if (rc == 1) {
+            log_info("job %s chunk %ld: %llu frames in %.2f s (%.1f fps)", job, idx,
+                     (unsigned long long)m->frames, secs, fps);
+            pthread_mutex_lock(&s->mu);
+            s->chunks_done++;
+            s->frames_done += (long long)m->frames;
+            s->last_fps = fps;
+            pthread_mutex_unlock(&s->mu);
+            rc = 0;
+        } else if (rc == 0) {
+            log_warn("job %s chunk %ld: lease lost before commit; result dropped", job, idx);
+        } else {
+            log_warn("job %s chunk %ld: cannot commit: %s", job, idx, e.msg);
+        }
+    } else {
+        if (!ended)
+            log_error("job %s chunk %ld attempt %d: %s", job, idx, st->attempt, e.msg);
+        char reason[sizeof e.msg];
+        snprintf(reason, sizeof reason, "%s", e.msg[0] ? e.msg : vr_err_name(rc));
+        vr_err fe = { 0 };
+        rc = rq_chunk_fail(s->q, s->name, msg->id, job, (int)idx, reason, 0, &fe);
+        if (rc == 2)
+            log_error("job %s chunk %ld: dead-lettered after %d attempts", job, idx, st->attempt);
+        rc = rc < 0 ? rc : 0;
+    }
+    serve_set_busy(s, NULL, NULL, 0, 0);
+out:
+    free(st);
+    free(m);
+    return rc;
+}
