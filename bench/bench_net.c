@@ -7,7 +7,10 @@
  * Prints a table, and one JSON object per case into --json.
  *
  *   bench-net --model models/selfie_segmentation.tflite [--batches 1,8,64]
- *             [--iters 30] [--json out.json] [--dump DIR]
+ *             [--iters 30] [--json out.json] [--dump DIR] [--profile BATCH]
+ *
+ * --profile BATCH first prints each kernel's time at that batch (events
+ * between steps, no graph) with the bytes it moves at least.
  *
  * --dump DIR writes DIR/in.f32 ([1][h][w][3]) and DIR/out.f32 ([1][h][w],
  * fp32 fused) so bench/torch_net.py can check its PyTorch network against
@@ -33,6 +36,14 @@
             return 1;                                                                \
         }                                                                            \
     } while (0)
+
+static int maxb_arg(const int *b, int n)
+{
+    int m = 1;
+    for (int i = 0; i < n; i++)
+        m = b[i] > m ? b[i] : m;
+    return m;
+}
 
 static int cmpf(const void *a, const void *b)
 {
@@ -79,7 +90,7 @@ static int write_file(const char *dir, const char *name, const void *p, size_t n
 int main(int argc, char **argv)
 {
     const char *model_path = "models/selfie_segmentation.tflite", *json = NULL, *dump = NULL;
-    int batches[MAX_BATCHES] = { 1, 8, 32, 64, 128, 256 }, nb = 6, iters = 30;
+    int batches[MAX_BATCHES] = { 1, 8, 32, 64, 128, 256 }, nb = 6, iters = 30, profile = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--model") && i + 1 < argc)
             model_path = argv[++i];
@@ -87,6 +98,8 @@ int main(int argc, char **argv)
             json = argv[++i];
         else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
             dump = argv[++i];
+        else if (!strcmp(argv[i], "--profile") && i + 1 < argc)
+            profile = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
             iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
@@ -104,6 +117,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (profile < 0 || profile > maxb_arg(batches, nb))
+        profile = 0;
     if (iters < 3 || iters > 10000)
         iters = 30;
     for (int i = 0; i < nb; i++)
@@ -151,7 +166,7 @@ int main(int argc, char **argv)
     }
     printf("bench-net: %s on %s (%d SMs), %dx%d tiles, median of %d graph replays\n",
            model_path, prop.name, prop.multiProcessorCount, w, h, iters);
-    printf("%-6s %-6s %-8s %10s %12s %10s\n", "batch", "prec", "variant", "ms/batch",
+    printf("%-6s %-7s %-8s %10s %12s %10s\n", "batch", "prec", "variant", "ms/batch",
            "tiles/s", "dev MiB");
     float *times = malloc(sizeof(float) * iters);
     if (!times)
@@ -162,7 +177,7 @@ int main(int argc, char **argv)
         if (write_file(dump, "in.f32", hin, tin * sizeof(float)))
             return 1;
         for (int v = 0; v < 3; v++) {   /* fp32 fused, fp32 unfused, fp16 fused */
-            struct netcu_opts o = { 1, v == 2, v != 1, 0, 1 };
+            struct netcu_opts o = { 1, v == 2 ? 1 : 0, v != 1, 0, 1 };
             struct netcu *net = NULL;
             if (netcu_create(m, &o, &net, &err) < 0 || netcu_run(net, din, 1, dout, st, &err) < 0) {
                 fprintf(stderr, "bench-net: %s\n", err.msg);
@@ -177,9 +192,27 @@ int main(int argc, char **argv)
         }
     }
 
+    if (profile > 0) {
+        /* per-kernel times (no graph: events between the steps), printed by
+         * netcu_free to stderr; fp16 = 1 and 2, fused */
+        setenv("VR_NETCU_PROFILE", "1", 1);
+        for (int p = 1; p <= 2; p++) {
+            struct netcu_opts o = { profile, p, 1, 0, 0 };
+            struct netcu *net = NULL;
+            if (netcu_create(m, &o, &net, &err) < 0)
+                return fprintf(stderr, "bench-net: %s\n", err.msg), 1;
+            for (int k = 0; k < 10; k++)
+                if (netcu_run(net, din, profile, dout, st, &err) < 0)
+                    return fprintf(stderr, "bench-net: %s\n", err.msg), 1;
+            netcu_free(&net);
+        }
+        unsetenv("VR_NETCU_PROFILE");
+    }
+
     for (int bi = 0; bi < nb; bi++)
-        for (int v = 0; v < 4; v++) {
-            int n = batches[bi], fp16 = !(v & 1), fused = !(v & 2);
+        for (int v = 0; v < 6; v++) {
+            /* fp16 = 1 (mixed, the product's), 2 (all float16), 0 (float32) */
+            int n = batches[bi], fp16 = (2 - v / 2) % 3, fused = !(v & 1);
             struct netcu_opts o = { n, fp16, fused, 0, 1 };
             struct netcu *net = NULL;
             if (netcu_create(m, &o, &net, &err) < 0) {
@@ -206,14 +239,15 @@ int main(int argc, char **argv)
             qsort(times, iters, sizeof *times, cmpf);
             float med = times[iters / 2];
             double tps = n / (med / 1e3);
-            printf("%-6d %-6s %-8s %10.3f %12.0f %10.1f\n", n, fp16 ? "fp16" : "fp32",
+            static const char *const pname[] = { "fp32", "fp16", "fp16all" };
+            printf("%-6d %-7s %-8s %10.3f %12.0f %10.1f\n", n, pname[fp16],
                    fused ? "fused" : "unfused", med, tps, netcu_device_bytes(net) / 1048576.0);
             if (jf)
                 fprintf(jf, "{\"bench\":\"net\",\"gpu\":\"%s\",\"model\":\"%s\",\"batch\":%d,"
                             "\"precision\":\"%s\",\"variant\":\"%s\",\"ms_median\":%.4f,"
                             "\"ms_min\":%.4f,\"ms_max\":%.4f,\"tiles_per_s\":%.1f,"
                             "\"device_bytes\":%zu}\n",
-                        prop.name, model_path, n, fp16 ? "fp16" : "fp32",
+                        prop.name, model_path, n, pname[fp16],
                         fused ? "fused" : "unfused", med, times[0], times[iters - 1], tps,
                         netcu_device_bytes(net));
             netcu_free(&net);

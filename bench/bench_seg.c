@@ -53,7 +53,7 @@ struct result {
     double engine_mb, used_mb;                     /* engine's allocations; process */
     double frame_bytes;                            /* bytes the frame kernels move */
     int ok;
-    char err[200];
+    char err[256];
 };
 
 static double now_s(void)

@@ -332,6 +332,12 @@ def main():
         d16 = float(np.abs(ref16 - ours).max())
         print('torch_net: check vs ours (fp32 fused): max |torch fp32 - ours| = %.3g, '
               'max |torch fp16 - ours| = %.3g, mask mean %.3f' % (d32, d16, float(ours.mean())))
+        for name in ('out-unfused.f32', 'out-fp16.f32'):
+            try:
+                o2 = np.fromfile(args.check + '/' + name, dtype=np.float32).reshape(1, h, w)
+                print('torch_net: max |torch fp32 - ours %s| = %.3g' % (name, float(np.abs(ref32 - o2).max())))
+            except (OSError, ValueError):
+                pass
         if d32 > 1e-3:
             print('torch_net: CHECK FAILED: PyTorch network differs from ours')
             failed = True
@@ -361,15 +367,18 @@ def main():
         for line in open(args.ours):
             j = json.loads(line)
             ours[(j['batch'], j['precision'], j['variant'])] = j['ms_median']
-    print('%-6s %-8s %10s %12s %12s %12s' % ('batch', 'torch', 'ms/batch', 'tiles/s',
-                                             'ours fp16', 'ours/torch'))
+    print('%-6s %-8s %10s %12s %12s %12s %14s %14s' % (
+        'batch', 'torch', 'ms/batch', 'tiles/s', 'ours fp16', 'ours/torch', 'ours fp16all',
+        'fp16all/torch'))
     out_json = []
     for (mode, b), ms in sorted(res.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         o = ours.get((b, 'fp16', 'fused'))
+        o2 = ours.get((b, 'fp16all', 'fused'))
         ratio = (ms / o) if o else float('nan')
-        print('%-6d %-8s %10.3f %12.0f %12s %12s' % (
+        print('%-6d %-8s %10.3f %12.0f %12s %12s %14s %14s' % (
             b, mode, ms, b / ms * 1e3, '%.0f' % (b / o * 1e3) if o else '-',
-            '%.2fx' % ratio if o else '-'))
+            '%.2fx' % ratio if o else '-', '%.0f' % (b / o2 * 1e3) if o2 else '-',
+            '%.2fx' % (ms / o2) if o2 else '-'))
         out_json.append({'bench': 'torch_net', 'gpu': dev, 'mode': mode, 'batch': b,
                          'precision': 'fp16', 'ms_median': ms, 'tiles_per_s': b / ms * 1e3,
                          'ours_fp16_fused_ms': o, 'speedup_ours_over_torch': ratio})

@@ -11,6 +11,9 @@
  *   vrbench-video encode FILE W H FRAMES INSTANCES [ENCODER [PRESET]]
  *       encode-only fps of matte-like frames (soft moving blobs) at W x H,
  *       INSTANCES encoders in parallel on separate frame ranges
+ *   vrbench-video diff A B
+ *       mean and max absolute luma difference of two videos' frames, after
+ *       scaling B to A's size (GPU matte vs CPU matte)
  *
  * Each prints one "RESULT name value unit" line that bench/pipeline.sh
  * collects. Run by `make bench-pipeline`; see docs/notes/pipeline.md.
@@ -339,6 +342,58 @@ static int cmd_encode(int argc, char **argv)
     return 0;
 }
 
+/* ---- diff ---- */
+
+static int read_luma(const char *path, AVFrame **fr, int max, vr_err *e)
+{
+    struct vio_in *in = NULL;
+    struct vio_in_opts io = { .path = path };
+    if (vio_in_open(&io, &in, e) < 0)
+        return -1;
+    AVFrame *f = av_frame_alloc();
+    AVPacket *p = av_packet_alloc();
+    int n = 0, ev;
+    while ((ev = vio_in_next(in, f, p, e)) > 0) {
+        if (ev == VIO_FRAME && n < max)
+            fr[n++] = av_frame_clone(f);
+        av_frame_unref(f);
+        av_packet_unref(p);
+    }
+    av_frame_free(&f);
+    av_packet_free(&p);
+    vio_in_free(&in);
+    return ev < 0 ? -1 : n;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    if (argc != 4)
+        return fprintf(stderr, "usage: diff A B\n"), 2;
+    enum { MAXF = 512 };
+    static AVFrame *a[MAXF], *b[MAXF];
+    vr_err e = { 0 };
+    int na = read_luma(argv[2], a, MAXF, &e), nb = na < 0 ? -1 : read_luma(argv[3], b, MAXF, &e);
+    if (na < 0 || nb < 0)
+        return die("diff", &e);
+    if (na != nb || na == 0)
+        return fprintf(stderr, "diff: %d vs %d frames\n", na, nb), 1;
+    double sum = 0;
+    int mx = 0;
+    long cnt = 0;
+    for (int i = 0; i < na; i++)
+        for (int y = 0; y < a[i]->height; y++)
+            for (int x = 0; x < a[i]->width; x++) {
+                int yb = y * b[i]->height / a[i]->height, xb = x * b[i]->width / a[i]->width;
+                int d = abs(a[i]->data[0][(size_t)y * a[i]->linesize[0] + x] -
+                            b[i]->data[0][(size_t)yb * b[i]->linesize[0] + xb]);
+                sum += d;
+                mx = d > mx ? d : mx;
+                cnt++;
+            }
+    printf("RESULT diff_mean_abs %.3f (max %d) over %d frames\n", sum / cnt, mx, na);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     av_log_set_level(AV_LOG_ERROR);
@@ -348,6 +403,8 @@ int main(int argc, char **argv)
         return cmd_decode(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "encode"))
         return cmd_encode(argc, argv);
-    fprintf(stderr, "usage: vrbench-video gen|decode|encode ... (see the file's header)\n");
+    if (argc > 1 && !strcmp(argv[1], "diff"))
+        return cmd_diff(argc, argv);
+    fprintf(stderr, "usage: vrbench-video gen|decode|encode|diff ... (see the file's header)\n");
     return 2;
 }

@@ -145,14 +145,16 @@ int cmd_metrics(int argc, char **argv)
         double wall = st->wall_s > 0 ? st->wall_s : 1;
         printf("split %.2f s (%.1f%% of the job), stitch %.2f s (%.1f%%)\n", st->split_s,
                100 * st->split_s / wall, st->stitch_s, 100 * st->stitch_s / wall);
-        printf("%-12s %10s %10s %10s %10s %10s\n", "stage (ms)", "frames", "p50", "p95", "p99", "mean");
+        printf("%-12s %10s %10s %10s %10s %10s %10s\n", "stage (ms)", "frames", "p50", "p95", "p99",
+               "mean", "total_s");
         for (int k = 0; st->have_metrics && k < MET_NSTAGES; k++) {
             const struct hist *h = &st->merged.stage[k];
             if (!h->count)
                 continue;
-            printf("%-12s %10llu %10.3f %10.3f %10.3f %10.3f\n", metrics_stage_name(k),
+            printf("%-12s %10llu %10.3f %10.3f %10.3f %10.3f %10.2f\n", metrics_stage_name(k),
                    (unsigned long long)h->count, hist_percentile(h, 50) / 1e3,
-                   hist_percentile(h, 95) / 1e3, hist_percentile(h, 99) / 1e3, hist_mean(h) / 1e3);
+                   hist_percentile(h, 95) / 1e3, hist_percentile(h, 99) / 1e3, hist_mean(h) / 1e3,
+                   h->sum_ns / 1e9);
         }
         for (int w = 0; w < st->nworkers; w++)
             printf("worker %-40s %lld chunks %lld frames %.1f fps\n", st->workers[w].name,

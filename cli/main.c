@@ -17,7 +17,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --profile P        fast, balanced (default) or quality\n"
       "  --output KIND      mask (default), alpha or greenscreen\n"
       "  --chunk-seconds S  chunk length; chunks start at keyframes (10)\n"
-      "  --priority N       -100..100, recorded with the job (0)\n"
+      "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
       "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
       "  --wait             show progress until the job ends; exit 0 only when done\n" },
     { "status", cmd_status, 0, "[JOB] [--json]", "show jobs and their progress",

@@ -74,6 +74,27 @@ static int vrctl_worker_lines(struct rq *q, const char *id, FILE *f)
     return lines;
 }
 
+/* The job's latest event line ("chunk 3: worker ... stopped renewing"). */
+static int vrctl_last_event(struct rq *q, const char *id, FILE *f)
+{
+    char key[128], msg[300] = "";
+    rq_key_events(key, sizeof key, id);
+    redisReply *r = rq_cmd(q, NULL, "XREVRANGE %s + - COUNT 1", key);
+    if (!r)
+        return 0;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+        r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2) {
+        const redisReply *fl = r->element[0]->element[1];
+        if (fl->type == REDIS_REPLY_ARRAY && fl->elements == 2)
+            rq_reply_str(fl->element[1], msg, sizeof msg, NULL);
+    }
+    freeReplyObject(r);
+    if (!msg[0])
+        return 0;
+    fprintf(f, "\033[K  last: %s\n", msg);
+    return 1;
+}
+
 int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
 {
     struct rq_job_status *st = malloc(sizeof *st);
@@ -116,6 +137,7 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
                     id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
                     st->frames_total, st->fps, eta, st->state);
             drawn = 1 + (ended ? 0 : vrctl_worker_lines(q, id, stderr));
+            drawn += vrctl_last_event(q, id, stderr);
             fprintf(stderr, "\033[J");
         } else if (st->chunks_done != last_done || ended) {
             fprintf(stderr, "%s %s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",

@@ -13,7 +13,9 @@
  *
  * Keys (all under "vr:"): vr:jobs (stream, group controllers), vr:job:<id>
  * (hash), vr:chunk:<id>:<idx> (hash: the chunk record with its attempt count),
- * vr:chunks (stream, group workers), vr:results (stream, group controllers),
+ * vr:chunks and vr:chunks:hi (streams, group workers; jobs with priority > 0
+ * go to the second, which workers read first), vr:results (stream, group
+ * controllers),
  * vr:dead (stream), vr:worker:<name> (hash with TTL), vr:workers (set),
  * vr:index (sorted set of job ids), vr:events:<id> (capped stream).
  */
@@ -33,7 +35,8 @@
 
 /* ---- keys and groups ---- */
 #define RQ_JOBS     "vr:jobs"
-#define RQ_CHUNKS   "vr:chunks"
+#define RQ_CHUNKS   "vr:chunks"     /* chunks of jobs with priority <= 0 */
+#define RQ_CHUNKS_HI "vr:chunks:hi" /* priority > 0: workers look here first */
 #define RQ_RESULTS  "vr:results"
 #define RQ_DEAD     "vr:dead"
 #define RQ_WORKERS  "vr:workers"
@@ -158,8 +161,8 @@ int rq_ack(struct rq *q, const char *stream, const char *group, const char *id,
  * with JUSTID (resets idle, keeps the delivery count) and return 1; if
  * another consumer reclaimed it, or it was requeued, return 0 (never takes it
  * back). <0 on error. */
-int rq_lease_renew(struct rq *q, const char *consumer, const char *id,
-                   vr_err *err);
+int rq_lease_renew(struct rq *q, const char *stream, const char *consumer,
+                   const char *id, vr_err *err);
 
 /* Outcome of rq_chunk_start. */
 struct rq_start {
@@ -172,7 +175,7 @@ struct rq_start {
  * done and its job is live; raises the attempt count in the chunk record.
  * Returns 1 = process it, 0 = skip (already acknowledged: stale, done or
  * cancelled; *why says which), <0 error. */
-int rq_chunk_start(struct rq *q, const char *consumer, const char *id,
+int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const char *id,
                    const char *job, int idx, struct rq_start *st,
                    char *why, size_t whyn, vr_err *err);
 
@@ -180,7 +183,7 @@ int rq_chunk_start(struct rq *q, const char *consumer, const char *id,
  * still owns `id`, records frames, fps and metrics in the chunk record, raises
  * the job's counters once, XADDs the result and XACKs. Returns 1 committed,
  * 0 lease lost (nothing written, nothing acked), <0 error. */
-int rq_chunk_commit(struct rq *q, const char *consumer, const char *id,
+int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, const char *id,
                     const char *job, int idx, long long frames, double fps,
                     const char *metrics_json, vr_err *err);
 
@@ -190,15 +193,20 @@ int rq_chunk_commit(struct rq *q, const char *consumer, const char *id,
  * wins). Then: attempts >= max -> dead-letter (vr:dead + a "dead" result),
  * else requeue under a new entry id. Returns 1 requeued, 2 dead-lettered,
  * 0 not taken (renewed, lost or stale), <0 error. */
-int rq_chunk_fail(struct rq *q, const char *consumer, const char *id,
+int rq_chunk_fail(struct rq *q, const char *stream, const char *consumer, const char *id,
                   const char *job, int idx, const char *reason,
                   long long min_idle_ms, vr_err *err);
 
-/* Creates the chunk record and its stream entry unless the record exists
- * (idempotent: a controller that re-runs a split enqueues nothing twice).
+/* The chunk stream for a job priority: RQ_CHUNKS_HI above 0, else RQ_CHUNKS.
+ * `stream` arguments above are the entry's stream (rq_msg.stream). */
+const char *rq_chunk_stream(int priority);
+
+/* Creates the chunk record (with its stream) and its entry in
+ * rq_chunk_stream(priority) unless the record exists (idempotent: a
+ * controller that re-runs a split enqueues nothing twice).
  * Returns 1 created, 0 existed, <0 error. */
 int rq_chunk_create(struct rq *q, const char *job, int idx, const char *task,
-                    int max_attempts, vr_err *err);
+                    int max_attempts, int priority, vr_err *err);
 
 /* Re-adds the stream entry of a chunk (a new id; the record points to it).
  * force 0: only a queued or running chunk whose entry vanished (lost XADD);

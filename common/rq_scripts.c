@@ -95,7 +95,7 @@ static const char CREATE_LUA[] =
     "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\n"
     "local nid = redis.call('XADD', KEYS[2], '*', 'job', ARGV[3], 'idx', ARGV[4])\n"
     "redis.call('HSET', KEYS[1], 'task', ARGV[1], 'state', 'queued', 'attempts', 0,\n"
-    "           'max_attempts', ARGV[2], 'entry', nid)\n"
+    "           'max_attempts', ARGV[2], 'entry', nid, 'stream', KEYS[2])\n"
     "return 1\n";
 
 /* KEYS: chunk, chunks, job. ARGV: job, idx, mode (see rq.h). */
@@ -180,15 +180,29 @@ static int rq_eval_int(struct rq *q, vr_err *err, const char *lua, int nkeys,
     return rc;
 }
 
-int rq_lease_renew(struct rq *q, const char *consumer, const char *id, vr_err *err)
+const char *rq_chunk_stream(int priority)
 {
-    const char *kv[] = { RQ_CHUNKS, RQ_G_WORKERS, consumer, id };
+    return priority > 0 ? RQ_CHUNKS_HI : RQ_CHUNKS;
+}
+
+/* The stream a chunk record names (RQ_CHUNKS for records without one). */
+static const char *rq_record_stream(struct rq *q, const char *ck)
+{
+    char st[32] = "";
+    rq_hget(q, ck, "stream", st, sizeof st, NULL);
+    return strcmp(st, RQ_CHUNKS_HI) == 0 ? RQ_CHUNKS_HI : RQ_CHUNKS;
+}
+
+int rq_lease_renew(struct rq *q, const char *stream, const char *consumer, const char *id,
+                   vr_err *err)
+{
+    const char *kv[] = { stream, RQ_G_WORKERS, consumer, id };
     long long v = 0;
     int rc = rq_eval_int(q, err, RENEW_LUA, 1, kv, 4, &v);
     return rc < 0 ? rc : (int)v;
 }
 
-int rq_chunk_start(struct rq *q, const char *consumer, const char *id,
+int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const char *id,
                    const char *job, int idx, struct rq_start *st, char *why,
                    size_t whyn, vr_err *err)
 {
@@ -196,7 +210,7 @@ int rq_chunk_start(struct rq *q, const char *consumer, const char *id,
     rq_key_chunk(ck, sizeof ck, job, idx);
     rq_key_job(jk, sizeof jk, job);
     snprintf(now, sizeof now, "%lld", rq_now_ms());
-    const char *kv[] = { RQ_CHUNKS, ck, jk, RQ_G_WORKERS, consumer, id, now };
+    const char *kv[] = { stream, ck, jk, RQ_G_WORKERS, consumer, id, now };
     redisReply *r = rq_eval(q, err, START_LUA, 3, kv, 7);
     if (!r)
         return err ? err->code : VR_EREDIS;
@@ -219,7 +233,7 @@ int rq_chunk_start(struct rq *q, const char *consumer, const char *id,
     return rc;
 }
 
-int rq_chunk_commit(struct rq *q, const char *consumer, const char *id,
+int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, const char *id,
                     const char *job, int idx, long long frames, double fps,
                     const char *metrics_json, vr_err *err)
 {
@@ -230,14 +244,14 @@ int rq_chunk_commit(struct rq *q, const char *consumer, const char *id,
     snprintf(fr, sizeof fr, "%lld", frames);
     snprintf(fp, sizeof fp, "%.3f", fps);
     snprintf(ix, sizeof ix, "%d", idx);
-    const char *kv[] = { RQ_CHUNKS, ck, jk, RQ_RESULTS, RQ_G_WORKERS, consumer, id,
+    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_G_WORKERS, consumer, id,
                          fr, fp, metrics_json ? metrics_json : "{}", now, job, ix };
     long long v = 0;
     int rc = rq_eval_int(q, err, COMMIT_LUA, 4, kv, 13, &v);
     return rc < 0 ? rc : (int)v;
 }
 
-int rq_chunk_fail(struct rq *q, const char *consumer, const char *id,
+int rq_chunk_fail(struct rq *q, const char *stream, const char *consumer, const char *id,
                   const char *job, int idx, const char *reason,
                   long long min_idle_ms, vr_err *err)
 {
@@ -246,7 +260,7 @@ int rq_chunk_fail(struct rq *q, const char *consumer, const char *id,
     rq_key_job(jk, sizeof jk, job);
     snprintf(mi, sizeof mi, "%lld", min_idle_ms);
     snprintf(ix, sizeof ix, "%d", idx);
-    const char *kv[] = { RQ_CHUNKS, ck, jk, RQ_RESULTS, RQ_DEAD, RQ_G_WORKERS,
+    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_DEAD, RQ_G_WORKERS,
                          consumer ? consumer : "", id, reason, mi, job, ix };
     long long v = 0;
     int rc = rq_eval_int(q, err, FAIL_LUA, 5, kv, 12, &v);
@@ -256,13 +270,13 @@ int rq_chunk_fail(struct rq *q, const char *consumer, const char *id,
 }
 
 int rq_chunk_create(struct rq *q, const char *job, int idx, const char *task,
-                    int max_attempts, vr_err *err)
+                    int max_attempts, int priority, vr_err *err)
 {
     char ck[128], ma[16], ix[16];
     rq_key_chunk(ck, sizeof ck, job, idx);
     snprintf(ma, sizeof ma, "%d", max_attempts);
     snprintf(ix, sizeof ix, "%d", idx);
-    const char *kv[] = { ck, RQ_CHUNKS, task, ma, job, ix };
+    const char *kv[] = { ck, rq_chunk_stream(priority), task, ma, job, ix };
     long long v = 0;
     int rc = rq_eval_int(q, err, CREATE_LUA, 2, kv, 6, &v);
     return rc < 0 ? rc : (int)v;
@@ -277,7 +291,7 @@ int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
     snprintf(ix, sizeof ix, "%d", idx);
     char mode[4];
     snprintf(mode, sizeof mode, "%d", force >= 0 && force <= 3 ? force : 0);
-    const char *kv[] = { ck, RQ_CHUNKS, jk, job, ix, mode };
+    const char *kv[] = { ck, rq_record_stream(q, ck), jk, job, ix, mode };
     long long v = 0;
     int rc = rq_eval_int(q, err, REQUEUE_LUA, 3, kv, 6, &v);
     if (rc < 0)

@@ -173,8 +173,9 @@ json_t *rq_job_status_json(const struct rq_job_status *st)
             const struct hist *h = &st->merged.stage[k];
             if (!h->count)
                 continue;
-            json_object_set_new(s, metrics_stage_name(k), json_pack("{s:I, s:f, s:f, s:f, s:f}",
-                                "n", (json_int_t)h->count, "mean_us", hist_mean(h),
+            json_object_set_new(s, metrics_stage_name(k), json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}",
+                                "n", (json_int_t)h->count, "total_s", h->sum_ns / 1e9,
+                                "mean_us", hist_mean(h),
                                 "p50_us", hist_percentile(h, 50), "p95_us", hist_percentile(h, 95),
                                 "p99_us", hist_percentile(h, 99)));
         }

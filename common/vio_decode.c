@@ -9,6 +9,8 @@
  */
 #include "vio_video.h"
 
+#include "log.h"
+
 #include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/spherical.h>
@@ -85,7 +87,19 @@ static int open_hw(struct vio_in *in, const AVCodec *codec, const struct vio_in_
                           in->path, codec->name);
     char dev[16], eb[128];
     snprintf(dev, sizeof dev, "%d", o->gpu);
-    int r = av_hwdevice_ctx_create(&in->hw_dev, AV_HWDEVICE_TYPE_CUDA, dev, NULL, 0);
+    /* the device's primary context: the one the CUDA runtime (the
+     * segmentation kernels) uses, so decoded frames are plain device
+     * memory to it, not another context's allocations */
+    AVDictionary *opts = NULL;
+    av_dict_set(&opts, "primary_ctx", "1", 0);
+    int r = av_hwdevice_ctx_create(&in->hw_dev, AV_HWDEVICE_TYPE_CUDA, dev, opts, 0);
+    av_dict_free(&opts);
+    if (r < 0) {
+        /* the primary context is already active with other flags (someone
+         * initialised the CUDA runtime first): a context of NVDEC's own */
+        log_warn("%s: NVDEC cannot share the CUDA runtime's context; using its own", in->path);
+        r = av_hwdevice_ctx_create(&in->hw_dev, AV_HWDEVICE_TYPE_CUDA, dev, NULL, 0);
+    }
     if (r < 0)
         return vr_err_set(err, VR_ECUDA, "%s: cannot open NVDEC on GPU %d: %s", in->path, o->gpu,
                           vio_av_err(r, eb, sizeof eb));
@@ -94,7 +108,7 @@ static int open_hw(struct vio_in *in, const AVCodec *codec, const struct vio_in_
         return vr_err_set(err, VR_ENOMEM, "%s: out of memory", in->path);
     in->dec->get_format = pick_cuda;
     /* surfaces the pipeline holds (queued + batched) on top of the decoder's own */
-    in->dec->extra_hw_frames = o->extra_frames > 0 ? o->extra_frames : 8;
+    in->dec->extra_hw_frames = o->extra_frames > 0 ? o->extra_frames : 4;
     in->info.hw = 1;
     return 0;
 }

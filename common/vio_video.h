@@ -39,7 +39,7 @@ struct vio_in_opts {
     int hw;            /* 1: NVDEC via the cuda hwaccel (frames stay on the GPU) */
     int gpu;           /* CUDA device index for hw */
     int threads;       /* CPU decoder threads, 0 = auto */
-    int extra_frames;  /* hw: decoder surfaces the caller may hold at once */
+    int extra_frames;  /* hw: extra decoder surfaces (0 = 4; 8 made NVDEC refuse 8K HEVC on an H100) */
 };
 
 struct vio_info {

@@ -33,10 +33,10 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind)
 
 /* ---- leases ---- */
 
-int ctl_reclaim(struct ctl *c)
+static int ctl_reclaim_stream(struct ctl *c, const char *stream)
 {
     vr_err e = { 0 };
-    redisReply *r = rq_cmd(c->q, &e, "XPENDING %s %s IDLE %lld - + 100", RQ_CHUNKS, RQ_G_WORKERS,
+    redisReply *r = rq_cmd(c->q, &e, "XPENDING %s %s IDLE %lld - + 100", stream, RQ_G_WORKERS,
                            c->lease_ms);
     if (!r)
         return e.code;
@@ -52,7 +52,7 @@ int ctl_reclaim(struct ctl *c)
             rq_reply_str(p->element[0], id, sizeof id, NULL) <= 0 ||
             rq_reply_str(p->element[1], owner, sizeof owner, NULL) <= 0)
             continue;
-        redisReply *x = rq_cmd(c->q, &e, "XRANGE %s %s %s", RQ_CHUNKS, id, id);
+        redisReply *x = rq_cmd(c->q, &e, "XRANGE %s %s %s", stream, id, id);
         if (!x)
             break;
         char job[64] = "", idxs[16] = "";
@@ -70,12 +70,12 @@ int ctl_reclaim(struct ctl *c)
         }
         freeReplyObject(x);
         if (!job_id_valid(job) || !idxs[0]) {
-            rq_ack(c->q, RQ_CHUNKS, RQ_G_WORKERS, id, NULL);
+            rq_ack(c->q, stream, RQ_G_WORKERS, id, NULL);
             continue;
         }
         char reason[256];
         snprintf(reason, sizeof reason, "worker %s stopped renewing its lease (killed or lost)", owner);
-        int rc = rq_chunk_fail(c->q, NULL, id, job, atoi(idxs), reason, c->lease_ms, &e);
+        int rc = rq_chunk_fail(c->q, stream, NULL, id, job, atoi(idxs), reason, c->lease_ms, &e);
         if (rc == 1) {
             log_warn("job %s chunk %s: %s; requeued", job, idxs, reason);
             rq_event(c->q, job, "chunk %s: %s; requeued", idxs, reason);
@@ -86,6 +86,13 @@ int ctl_reclaim(struct ctl *c)
     }
     freeReplyObject(r);
     return n;
+}
+
+int ctl_reclaim(struct ctl *c)
+{
+    int a = ctl_reclaim_stream(c, RQ_CHUNKS_HI);
+    int b = ctl_reclaim_stream(c, RQ_CHUNKS);
+    return a < 0 ? a : b < 0 ? b : a + b;
 }
 
 /* ---- active jobs ---- */
@@ -157,6 +164,7 @@ int ctl_audit(struct ctl *c, int deep)
         ctl_ack_orphans(c, RQ_JOBS);
         ctl_ack_orphans(c, RQ_RESULTS);
         rq_trim_safe(c->q, RQ_CHUNKS, NULL);
+        rq_trim_safe(c->q, RQ_CHUNKS_HI, NULL);
         rq_trim_safe(c->q, RQ_RESULTS, NULL);
         rq_trim_safe(c->q, RQ_JOBS, NULL);
     }

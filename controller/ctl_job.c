@@ -161,7 +161,7 @@ int ctl_job_start(struct ctl *c, const char *id)
         t.frames = man.chunk_frames[i];
         char *task = NULL;
         if ((rc = chunk_task_to_json(&t, &task, &e)) < 0 ||
-            (rc = rq_chunk_create(c->q, id, i, task, js.max_attempts, &e)) < 0) {
+            (rc = rq_chunk_create(c->q, id, i, task, js.max_attempts, js.priority, &e)) < 0) {
             free(task);
             job_manifest_release(&man);
             return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);

@@ -80,7 +80,8 @@ static int ctl_connect(struct ctl *c)
         }
         if (rq_group_ensure(c->q, RQ_JOBS, RQ_G_CONTROLLERS, &e) == 0 &&
             rq_group_ensure(c->q, RQ_RESULTS, RQ_G_CONTROLLERS, &e) == 0 &&
-            rq_group_ensure(c->q, RQ_CHUNKS, RQ_G_WORKERS, &e) == 0)
+            rq_group_ensure(c->q, RQ_CHUNKS, RQ_G_WORKERS, &e) == 0 &&
+            rq_group_ensure(c->q, RQ_CHUNKS_HI, RQ_G_WORKERS, &e) == 0)
             return 0;
         rq_backoff(c->q);
     }
@@ -158,7 +159,8 @@ static int ctl_loop(struct ctl *c)
             last_audit = now;
         }
     }
-    log_info("controller %s: stopping", c->name);
+    log_info("controller %s: stopping; redis round trips: %lld in the loop", c->name,
+             rq_round_trips(c->q));
     return 0;
 }
 

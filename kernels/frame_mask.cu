@@ -55,7 +55,7 @@ k_blend(const float *__restrict__ tiles, int mw, int mh, const frame_tile *__res
         return;
     const int fr = blockIdx.z;
     const float px = (float)(pix % e.work_w) + 0.5f, py = (float)(pix / e.work_w) + 0.5f;
-    float sw = 0.0f, sv = 0.0f;
+    float sw = 0.0f, sv = 0.0f, floor_v = 0.0f;
     for (int i = e.tile0; i < e.tile0 + e.ntiles; i++) {
         const frame_tile t = td[i];
         if (!(px >= t.x && px < __fadd_rn(t.x, t.w) && py >= t.y && py < __fadd_rn(t.y, t.h)))
@@ -67,10 +67,15 @@ k_blend(const float *__restrict__ tiles, int mw, int mh, const frame_tile *__res
         const float *src = tiles + ((size_t)fr * p.tiles_per_frame + i) * mw * mh;
         float val = tile_sample(src, mw, mh, __fsub_rn(__fmul_rn(u, (float)mw), 0.5f),
                                 __fsub_rn(__fmul_rn(v, (float)mh), 0.5f));
+        if (t.edges & FRAME_TILE_FLOOR) {
+            floor_v = fmaxf(floor_v, __fsub_rn(__fmul_rn(2.0f, val), 1.0f));
+            continue;
+        }
         sw = __fadd_rn(sw, w);
         sv = __fadd_rn(sv, __fmul_rn(w, val));
     }
-    out[(size_t)fr * p.work_per_frame + e.work_off + pix] = sw > 0.0f ? __fdiv_rn(sv, sw) : 0.0f;
+    out[(size_t)fr * p.work_per_frame + e.work_off + pix] =
+        fmaxf(sw > 0.0f ? __fdiv_rn(sv, sw) : 0.0f, floor_v);
 }
 
 extern "C" int frame_blend_batch_cuda(const float *tiles, int n, int mw, int mh,

@@ -225,7 +225,7 @@ void frame_blend_ref(const float *tiles, int n, int mw, int mh,
         float py = (float)y + 0.5f;
         for (int x = 0; x < ww; x++) {
             float px = (float)x + 0.5f;
-            float sw = 0.0f, sv = 0.0f;
+            float sw = 0.0f, sv = 0.0f, floor_v = 0.0f;
             for (int i = 0; i < n; i++) {
                 const struct frame_tile *t = &tile[i];
                 if (!(px >= t->x && px < t->x + t->w && py >= t->y && py < t->y + t->h))
@@ -236,10 +236,14 @@ void frame_blend_ref(const float *tiles, int n, int mw, int mh,
                           * ramp(v, t->feather, t->edges & FRAME_EDGE_T, t->edges & FRAME_EDGE_B);
                 float val = tile_sample(tiles + (size_t)i * mw * mh, mw, mh,
                                         u * (float)mw - 0.5f, v * (float)mh - 0.5f);
+                if (t->edges & FRAME_TILE_FLOOR) {
+                    floor_v = fmaxf(floor_v, 2.0f * val - 1.0f);
+                    continue;
+                }
                 sw += w;
                 sv += w * val;
             }
-            out[(size_t)y * ww + x] = sw > 0.0f ? sv / sw : 0.0f;
+            out[(size_t)y * ww + x] = fmaxf(sw > 0.0f ? sv / sw : 0.0f, floor_v);
         }
     }
 }

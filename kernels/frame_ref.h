@@ -91,6 +91,11 @@ void frame_luma_ref(const struct seg_frame *f, struct frame_rect rect,
 enum frame_edge {
     FRAME_EDGE_L = 1 << 0, FRAME_EDGE_R = 1 << 1,
     FRAME_EDGE_T = 1 << 2, FRAME_EDGE_B = 1 << 3,
+    /* Not an edge: the tile is a floor, not a vote (the whole-eye pass under
+     * a grid). A tile that sees only part of a large person can call it
+     * background; averaging would let it erase what the whole pass found, so
+     * the floor's confident values bound the blend from below instead. */
+    FRAME_TILE_FLOOR = 1 << 4,
 };
 
 /* Where one network output lands in the eye's work mask. */
@@ -110,8 +115,11 @@ struct frame_tile {
  * [0, mh-1]. The weight is t.weight * ramp_x * ramp_y where, for a
  * feathered left edge, ramp_x = clamp(u / t.feather, 1e-3, 1) (right edge:
  * 1 - u; both edges: the smaller; no feathered edge or feather <= 0: 1),
- * same for y with v. out = sum(w*value) / sum(w), or 0 where no tile covers
- * the pixel. */
+ * same for y with v. out = sum(w*value) / sum(w) over the tiles without
+ * FRAME_TILE_FLOOR (0 where none covers the pixel), then raised to
+ * 2*value - 1 of the covering FRAME_TILE_FLOOR tiles (weights unused): only
+ * where the floor is sure (> 0.5) does it lift the tiles, so its soft,
+ * low-resolution halo never does. */
 void frame_blend_ref(const float *tiles, int n, int mw, int mh,
                      const struct frame_tile *tile, int ww, int wh, float *out);
 

@@ -83,9 +83,50 @@ static __device__ __forceinline__ void yuv_at(const fview &f, int x, int y, floa
     }
 }
 
+/* clamp to [0, 1]: one FADD.SAT / FMUL.SAT where it follows arithmetic */
 static __device__ __forceinline__ float clamp01(float v)
 {
-    return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+    return __saturatef(v);
+}
+
+/* Y' (unclamped) of pixel (x, y) of a YUV frame. */
+template <int FMT>
+static __device__ __forceinline__ float luma_raw(const fview &f, int x, int y)
+{
+    if (FMT == SEG_PIX_P010) {
+        float y0 = (float)(__ldg((const uint16_t *)(f.d0 + (size_t)y * f.l0) + x) >> 6);
+        return f.full_range ? y0 * (1.0f / 1020.0f) : (y0 - 64.0f) * (1.0f / 876.0f);
+    }
+    float y0 = __ldg(f.d0 + (size_t)y * f.l0 + x);
+    return f.full_range ? y0 * (1.0f / 255.0f) : (y0 - 16.0f) * (1.0f / 219.0f);
+}
+
+/* The BT.709 colour offsets R-Y', G-Y', B-Y' of chroma sample (cx, cy). */
+template <int FMT>
+static __device__ __forceinline__ void chroma_at(const fview &f, int cx, int cy, float &dr,
+                                                 float &dg, float &db)
+{
+    float u0, v0, k;
+    if (FMT == SEG_PIX_NV12) {
+        uchar2 c = __ldg((const uchar2 *)(f.d1 + (size_t)cy * f.l1) + cx);
+        u0 = c.x;
+        v0 = c.y;
+        k = 1.0f;
+    } else if (FMT == SEG_PIX_P010) {
+        ushort2 c = __ldg((const ushort2 *)(f.d1 + (size_t)cy * f.l1) + cx);
+        u0 = (float)(c.x >> 6);
+        v0 = (float)(c.y >> 6);
+        k = 4.0f;
+    } else {
+        u0 = __ldg(f.d1 + (size_t)cy * f.l1 + cx);
+        v0 = __ldg(f.d2 + (size_t)cy * f.l2 + cx);
+        k = 1.0f;
+    }
+    const float sc = f.full_range ? 1.0f / (255.0f * k) : 1.0f / (224.0f * k);
+    const float cb = (u0 - 128.0f * k) * sc, cr = (v0 - 128.0f * k) * sc;
+    dr = 1.5748f * cr;
+    dg = -0.187324f * cb - 0.468124f * cr;
+    db = 1.8556f * cb;
 }
 
 template <int FMT>
@@ -130,12 +171,75 @@ static __device__ __forceinline__ bool is_area(int rw, int rh, int dw, int dh)
     return 2LL * rw > 3LL * dw || 2LL * rh > 3LL * dh;
 }
 
+/* 32-bit unsigned arithmetic gives the C twin's 64-bit result: o, r, d are
+ * at most 16384 (seg.c's SEG_MAX_DIM), so (o+1)*r < 2^29. A 64-bit division
+ * is a long software routine on the GPU; this is a few instructions. */
 static __device__ __forceinline__ void area_span(int o, int r, int d, int &a, int &b)
 {
-    a = (int)((long long)o * r / d);
-    b = (int)((long long)(o + 1) * r / d);
+    a = (int)((unsigned)o * (unsigned)r / (unsigned)d);
+    b = (int)((unsigned)(o + 1) * (unsigned)r / (unsigned)d);
     if (b <= a)
         b = a + 1;
+}
+
+/* u8 / 10-bit sample -> float without I2F (a quarter-rate instruction on
+ * sm_90): the sample as the mantissa of 2^23, minus 2^23. Exact. */
+static __device__ __forceinline__ float u2f(unsigned v)
+{
+    return __uint_as_float(0x4B000000u | v) - 8388608.0f;
+}
+
+/* Sums of R, G, B over the box [x0, x1) x [y0, y1) (frame pixels) of a
+ * 4:2:0 frame. The two pixels of a chroma sample share its colour offsets,
+ * so each row runs as: a lone odd first pixel, then even-aligned pairs (one
+ * chroma load and conversion per pair), then a lone last pixel: the same
+ * trip counts for all threads of a warp up to one pair. Per pixel: a load,
+ * a conversion, 3 saturating adds and 3 adds. */
+template <int FMT>
+static __device__ __forceinline__ void area_sum_yuv(const fview &f, int x0, int x1, int y0,
+                                                    int y1, float &s0, float &s1, float &s2)
+{
+    const float k = FMT == SEG_PIX_P010 ? 4.0f : 1.0f;
+    const float sy = f.full_range ? 1.0f / (255.0f * k) : 1.0f / (219.0f * k);
+    const float oy = f.full_range ? 0.0f : -16.0f * k * sy;
+    const float sc = f.full_range ? 1.0f / (255.0f * k) : 1.0f / (224.0f * k);
+    const float oc = -128.0f * k * sc;
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *yrow = f.d0 + (size_t)y * f.l0;
+        const uint8_t *c1 = f.d1 + (size_t)(y >> 1) * f.l1;
+        const uint8_t *c2 = FMT == SEG_PIX_YUV420P ? f.d2 + (size_t)(y >> 1) * f.l2 : nullptr;
+        int x = x0;
+        while (x < x1) {
+            const int cx = x >> 1;
+            float u, v;
+            if (FMT == SEG_PIX_NV12) {
+                uchar2 c = __ldg((const uchar2 *)c1 + cx);
+                u = u2f(c.x);
+                v = u2f(c.y);
+            } else if (FMT == SEG_PIX_P010) {
+                ushort2 c = __ldg((const ushort2 *)c1 + cx);
+                u = u2f(c.x >> 6);
+                v = u2f(c.y >> 6);
+            } else {
+                u = u2f(__ldg(c1 + cx));
+                v = u2f(__ldg(c2 + cx));
+            }
+            const float cb = fmaf(u, sc, oc), cr = fmaf(v, sc, oc);
+            const float dr = 1.5748f * cr, dg = -0.187324f * cb - 0.468124f * cr,
+                        db = 1.8556f * cb;
+            /* this chroma sample covers x and, when x is even, x + 1 */
+            const int n = ((x & 1) || x + 1 >= x1) ? 1 : 2;
+            for (int i = 0; i < n; i++, x++) {
+                const float yv = FMT == SEG_PIX_P010
+                                     ? u2f(__ldg((const uint16_t *)yrow + x) >> 6)
+                                     : u2f(__ldg(yrow + x));
+                const float Y = fmaf(yv, sy, oy);
+                s0 += clamp01(Y + dr);
+                s1 += clamp01(Y + dg);
+                s2 += clamp01(Y + db);
+            }
+        }
+    }
 }
 
 /* RGB of rect r resampled to dw x dh at output pixel (ox, oy). */
@@ -149,14 +253,18 @@ static __device__ __forceinline__ void sample_rgb(const fview &f, frame_rect r, 
         area_span(ox, r.w, dw, x0, x1);
         area_span(oy, r.h, dh, y0, y1);
         float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;
-        for (int y = y0; y < y1; y++)
-            for (int x = x0; x < x1; x++) {
-                float a, b, c;
-                rgb_at<FMT>(f, r.x + x, r.y + y, a, b, c);
-                s0 += a;
-                s1 += b;
-                s2 += c;
-            }
+        if (FMT == SEG_PIX_RGB24) {
+            for (int y = y0; y < y1; y++)
+                for (int x = x0; x < x1; x++) {
+                    float a, b, c;
+                    rgb_at<FMT>(f, r.x + x, r.y + y, a, b, c);
+                    s0 += a;
+                    s1 += b;
+                    s2 += c;
+                }
+        } else {
+            area_sum_yuv<FMT>(f, r.x + x0, r.x + x1, r.y + y0, r.y + y1, s0, s1, s2);
+        }
         float inv = 1.0f / (float)((x1 - x0) * (y1 - y0));
         v[0] = s0 * inv;
         v[1] = s1 * inv;
@@ -311,6 +419,24 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
 
     const bool area = is_area(e.eye.w, e.eye.h, dw, dh);
     const bool direct = e.eye.w == dw && e.eye.h == dh;
+    /* where each output pixel samples the frame's luma: the same for every
+     * frame, so computed once (area boxes, or bilinear taps) */
+    int lx0[RPX], lx1[RPX], ly0 = 0, ly1 = 0;
+    float ltx[RPX], lty = 0.0f;
+    if (GUIDED && !direct) {
+        if (area)
+            area_span(oy, e.eye.h, dh, ly0, ly1);
+        else
+            fcu_taps(oy, e.eye.h, dh, &ly0, &ly1, &lty);
+#pragma unroll
+        for (int k = 0; k < RPX; k++) {
+            const int ox = ox0 + (k < np ? k : 0);
+            if (area)
+                area_span(ox, e.eye.w, dw, lx0[k], lx1[k]);
+            else
+                fcu_taps(ox, e.eye.w, dw, &lx0[k], &lx1[k], &ltx[k]);
+        }
+    }
     const bool smoothing = prev != nullptr;
     uint8_t pv[RPX] = { 0, 0, 0, 0 };
     uint8_t *prow = smoothing ? prev + (size_t)(e.out.y + oy) * prev_ls + e.out.x + ox0 : nullptr;
@@ -334,8 +460,23 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
                 float bb = fcu_lerp(__ldg(b1 + xa[k]), __ldg(b1 + xb[k]), tx[k]);
                 float bv = fcu_lerp(bt, bb, ty);
                 const int ox = ox0 + (k < np ? k : 0);
-                float I = direct ? luma_at<FMT>(f, e.eye.x + ox, e.eye.y + oy)
-                                 : sample_luma<FMT>(f, e.eye, dw, dh, area, ox, oy);
+                float I;
+                if (direct) {
+                    I = luma_at<FMT>(f, e.eye.x + ox, e.eye.y + oy);
+                } else if (area) {
+                    float sum = 0.0f;
+                    for (int y = ly0; y < ly1; y++)
+                        for (int x = lx0[k]; x < lx1[k]; x++)
+                            sum += luma_at<FMT>(f, e.eye.x + x, e.eye.y + y);
+                    I = sum * (1.0f / (float)((lx1[k] - lx0[k]) * (ly1 - ly0)));
+                } else {
+                    const int X = e.eye.x, Y = e.eye.y;
+                    float top = fcu_lerp(luma_at<FMT>(f, X + lx0[k], Y + ly0),
+                                         luma_at<FMT>(f, X + lx1[k], Y + ly0), ltx[k]);
+                    float bot = fcu_lerp(luma_at<FMT>(f, X + lx0[k], Y + ly1),
+                                         luma_at<FMT>(f, X + lx1[k], Y + ly1), ltx[k]);
+                    I = fcu_lerp(top, bot, lty);
+                }
                 v[k] = fcu_to_u8(__fadd_rn(__fmul_rn(av, I), bv));
             } else {
                 v[k] = fcu_to_u8(av);

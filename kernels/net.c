@@ -46,10 +46,10 @@ struct step {
     const struct model_op *op;
     int in0, in1;           /* activation tensors; in1 -1 when none or constant */
     int out;
-    struct conv_geom g;     /* window ops; g.n is set per run */
+    struct conv_geom g;     /* window ops; each run uses a copy with its n */
     const float *w, *b;     /* weights and bias as the kernel takes them */
     float *own;             /* net-owned repacked weights or expanded constant */
-    const float *bconst;    /* ADD/MUL: constant second operand, [max_batch]... */
+    const float *bconst;    /* ADD/MUL: constant operand repeated max_batch times */
     int b_full;             /* ADD/MUL: second operand has the full shape */
 };
 
@@ -105,11 +105,9 @@ static int is_const(const struct model *m, int t)
     return t >= 0 && m->tensors[t].data != NULL;
 }
 
-static int opfail(vr_err *err, int code, const struct model *m, int i, const char *msg,
-                  const char *detail)
+static int opfail(vr_err *err, int code, const struct model *m, int i, const char *msg)
 {
-    return vr_err_set(err, code, "net: op %d (%s): %s%s", i, model_op_name(m->ops[i].kind),
-                      msg, detail ? detail : "");
+    return vr_err_set(err, code, "net: op %d (%s): %s", i, model_op_name(m->ops[i].kind), msg);
 }
 
 /* The file's per-item shape of tensor t, or -1 if it is not NHWC-like. */
@@ -131,9 +129,9 @@ static int file_shape(const struct model_tensor *t, struct ashape *s)
 static int need_weights(const struct model *m, int i, int t, int rank, vr_err *err)
 {
     if (!is_const(m, t))
-        return opfail(err, VR_EFORMAT, m, i, "weights are not a constant tensor", NULL);
+        return opfail(err, VR_EFORMAT, m, i, "weights are not a constant tensor");
     if (m->tensors[t].rank != rank)
-        return opfail(err, VR_EFORMAT, m, i, "weights have the wrong rank", NULL);
+        return opfail(err, VR_EFORMAT, m, i, "weights have the wrong rank");
     return 0;
 }
 
@@ -143,7 +141,7 @@ static int need_bias(const struct model *m, int i, int t, int cout, int required
     *b = NULL;
     if (t < 0) {
         if (required)
-            return opfail(err, VR_EFORMAT, m, i, "bias missing", NULL);
+            return opfail(err, VR_EFORMAT, m, i, "bias missing");
         return 0;
     }
     if (!is_const(m, t) || m->tensors[t].count != (size_t)cout)
@@ -153,14 +151,18 @@ static int need_bias(const struct model *m, int i, int t, int cout, int required
     return 0;
 }
 
-static int check_window(const struct model *m, int i, const struct model_op *o, vr_err *err)
+/* Strides (and, for convolutions, dilations) in 1..MODEL_MAX_DIM. */
+static int check_window(const struct model *m, int i, const struct model_op *o, int dilated,
+                        vr_err *err)
 {
-    if (o->stride_h < 1 || o->stride_w < 1 || o->dilation_h < 1 || o->dilation_w < 1 ||
-        o->stride_h > MODEL_MAX_DIM || o->stride_w > MODEL_MAX_DIM ||
-        o->dilation_h > MODEL_MAX_DIM || o->dilation_w > MODEL_MAX_DIM)
-        return opfail(err, VR_EFORMAT, m, i, "stride or dilation out of range", NULL);
+    if (o->stride_h < 1 || o->stride_w < 1 || o->stride_h > MODEL_MAX_DIM ||
+        o->stride_w > MODEL_MAX_DIM)
+        return opfail(err, VR_EFORMAT, m, i, "stride out of range");
+    if (dilated && (o->dilation_h < 1 || o->dilation_w < 1 || o->dilation_h > MODEL_MAX_DIM ||
+                    o->dilation_w > MODEL_MAX_DIM))
+        return opfail(err, VR_EFORMAT, m, i, "dilation out of range");
     if (o->padding != MPAD_SAME && o->padding != MPAD_VALID)
-        return opfail(err, VR_EFORMAT, m, i, "unknown padding", NULL);
+        return opfail(err, VR_EFORMAT, m, i, "unknown padding");
     return 0;
 }
 
@@ -182,7 +184,7 @@ static int prep_conv(struct net *net, int i, struct step *st, struct ashape *y, 
     const struct model *m = net->m;
     const struct model_op *o = st->op;
     const struct ashape *x = &net->shape[st->in0];
-    int rc = check_window(m, i, o, err);
+    int rc = check_window(m, i, o, 1, err);
     if (rc || (rc = need_weights(m, i, o->in[1], 4, err)))
         return rc;
     const struct model_tensor *w = &m->tensors[o->in[1]];
@@ -212,7 +214,7 @@ static int prep_dwconv(struct net *net, int i, struct step *st, struct ashape *y
     const struct model *m = net->m;
     const struct model_op *o = st->op;
     const struct ashape *x = &net->shape[st->in0];
-    int rc = check_window(m, i, o, err);
+    int rc = check_window(m, i, o, 1, err);
     if (rc || (rc = need_weights(m, i, o->in[1], 4, err)))
         return rc;
     const struct model_tensor *w = &m->tensors[o->in[1]];
@@ -239,12 +241,12 @@ static int prep_pool(struct net *net, int i, struct step *st, struct ashape *y, 
 {
     const struct model_op *o = st->op;
     const struct ashape *x = &net->shape[st->in0];
-    int rc = check_window(net->m, i, o, err);
+    int rc = check_window(net->m, i, o, 0, err);
     if (rc)
         return rc;
     if (o->filter_h < 1 || o->filter_w < 1 || o->filter_h > MODEL_MAX_DIM ||
         o->filter_w > MODEL_MAX_DIM)
-        return opfail(err, VR_EFORMAT, net->m, i, "filter size out of range", NULL);
+        return opfail(err, VR_EFORMAT, net->m, i, "filter size out of range");
     geom_in(&st->g, x, o);
     st->g.dh = st->g.dw = 1;
     st->g.cout = x->c;
@@ -260,7 +262,7 @@ static int prep_tconv(struct net *net, int i, struct step *st, struct ashape *y,
     const struct model *m = net->m;
     const struct model_op *o = st->op;
     const struct ashape *x = &net->shape[st->in0];
-    int rc = check_window(m, i, o, err);
+    int rc = check_window(m, i, o, 0, err);
     if (rc || (rc = need_weights(m, i, o->in[1], 4, err)))
         return rc;
     const struct model_tensor *w = &m->tensors[o->in[1]];
@@ -290,7 +292,7 @@ static int prep_binary(struct net *net, int i, struct step *st, struct ashape *y
     const struct model *m = net->m;
     const struct model_op *o = st->op;
     if (o->n_in < 2 || o->in[1] < 0)
-        return opfail(err, VR_EFORMAT, m, i, "needs two inputs", NULL);
+        return opfail(err, VR_EFORMAT, m, i, "needs two inputs");
     struct ashape a = net->shape[st->in0];
     if (!is_const(m, o->in[1])) {
         struct ashape b = net->shape[o->in[1]];
@@ -352,8 +354,7 @@ static int prep_op(struct net *net, int i, struct ashape *y, vr_err *err)
     if (o->act == MACT_TANH)
         return opfail(err, VR_ENOTSUP, m, i,
                       "fused TANH is ambiguous (TFLite's CPU kernels ignore it, its GPU "
-                      "delegate applies it); not supported",
-                      NULL);
+                      "delegate applies it); not supported");
     switch (o->kind) {
     case MOP_CONV_2D:
         return prep_conv(net, i, st, y, err);
@@ -377,14 +378,14 @@ static int prep_op(struct net *net, int i, struct ashape *y, vr_err *err)
     case MOP_RESIZE_BILINEAR:
         if (o->out_h < 1 || o->out_w < 1 || o->out_h > MODEL_MAX_DIM ||
             o->out_w > MODEL_MAX_DIM)
-            return opfail(err, VR_EFORMAT, m, i, "target size out of range", NULL);
+            return opfail(err, VR_EFORMAT, m, i, "target size out of range");
         if (o->align_corners && o->half_pixel_centers)
             return opfail(err, VR_EFORMAT, m, i,
-                          "align_corners and half_pixel_centers are exclusive", NULL);
+                          "align_corners and half_pixel_centers are exclusive");
         *y = (struct ashape){ o->out_h, o->out_w, x->c };
         return 0;
     default:
-        return opfail(err, VR_ENOTSUP, m, i, "op kind not supported by the CPU engine", NULL);
+        return opfail(err, VR_ENOTSUP, m, i, "op kind not supported by the CPU engine");
     }
 }
 
@@ -513,11 +514,11 @@ static int walk_graph(struct net *net, int *written, int *last_use, vr_err *err)
         st->out = o->out;
         if (o->n_in < 1 || o->in[0] < 0 || o->in[0] >= m->n_tensors || o->out < 0 ||
             o->out >= m->n_tensors)
-            return opfail(err, VR_EFORMAT, m, i, "tensor index out of range", NULL);
+            return opfail(err, VR_EFORMAT, m, i, "tensor index out of range");
         for (int k = 0; k < o->n_in && k < 3; k++) {
             int t = o->in[k];
             if (t < -1 || t >= m->n_tensors)
-                return opfail(err, VR_EFORMAT, m, i, "tensor index out of range", NULL);
+                return opfail(err, VR_EFORMAT, m, i, "tensor index out of range");
             /* Operands an op reads as activations must have been written. */
             int as_act = k == 0 || ((o->kind == MOP_ADD || o->kind == MOP_MUL) && k == 1);
             if (as_act && t >= 0 && !is_const(m, t) && !written[t])
@@ -528,7 +529,7 @@ static int walk_graph(struct net *net, int *written, int *last_use, vr_err *err)
                 last_use[t] = i;
         }
         if (is_const(m, o->in[0]))
-            return opfail(err, VR_ENOTSUP, m, i, "constant first input", NULL);
+            return opfail(err, VR_ENOTSUP, m, i, "constant first input");
         if (written[o->out] || is_const(m, o->out))
             return vr_err_set(err, VR_EFORMAT, "net: op %d (%s) writes tensor '%s' twice", i,
                               model_op_name(o->kind), tname(m, o->out));
@@ -548,7 +549,7 @@ static int walk_graph(struct net *net, int *written, int *last_use, vr_err *err)
                               i, model_op_name(o->kind), tname(m, o->out), f.h, f.w, f.c, y.h,
                               y.w, y.c);
         if (y.h < 1 || y.w < 1 || y.c < 1)
-            return opfail(err, VR_EFORMAT, m, i, "empty output", NULL);
+            return opfail(err, VR_EFORMAT, m, i, "empty output");
         net->shape[o->out] = y;
         written[o->out] = 1;
     }

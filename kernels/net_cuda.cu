@@ -25,8 +25,9 @@
  * caller's stream; a call with other input/output pointers re-captures and
  * updates the executable graph in place (cudaGraphExecUpdate).
  *
- * Activations are float16 (opts.fp16) or float32; the network input and
- * output stay float32 and the first / last kernels convert.
+ * Activations are float32, float16, or mixed (opts.fp16 = 1, see
+ * set_precision); every kernel takes each operand's dtype at run time, the
+ * network input and output stay float32.
  */
 /* the C headers carry no extern "C" of their own */
 extern "C" {
@@ -78,6 +79,7 @@ struct tens {
     int h, w, c;        /* per tile */
     size_t off;         /* byte offset in the activation arena */
     int placed;
+    int f16;            /* stored as float16 (else float32) */
 };
 
 struct gslot {
@@ -100,6 +102,10 @@ struct netcu {
     size_t act_bytes;
     cudaStream_t cap;       /* capture stream */
     struct gslot *graphs;   /* [max_batch + 1] */
+    /* VR_NETCU_PROFILE=1 (without use_graph): per-step event times */
+    cudaEvent_t *prof_ev;   /* [n_order + 1] */
+    double *prof_ms;        /* [n_order], summed over runs */
+    int prof_runs, prof_batch;
 };
 
 #define ALIGN256(x) (((x) + 255) & ~(size_t)255)
@@ -399,6 +405,19 @@ static void fuse(struct netcu *net)
             absorb(s, c);
         }
     }
+    /* an ADD feeding only a global pool: the pool sums both operands */
+    for (int i = 0; i < n_ops; i++) {
+        struct step *s = &net->st[i];
+        if (s->kind != S_SE || s->x2 >= 0)
+            continue;
+        struct step *p = producer(net, s->x);
+        if (p && p->kind == S_ADD && p->b_full && p->act1 == MACT_NONE && p->x != p->x2 &&
+            uses(net, s->x) == 1) {
+            s->x = p->x;
+            s->x2 = p->x2;
+            p->kind = S_DEAD;
+        }
+    }
     /* pointwise prologue: [a * scale[n][c]] [+ b] */
     for (int i = 0; i < n_ops; i++) {
         struct step *s = &net->st[i];
@@ -438,22 +457,30 @@ static void fuse(struct netcu *net)
 
 struct freeblk { size_t off, size; };
 
-static int place(struct netcu *net, vr_err *err)
+/* Live steps sorted by pos (stable). */
+static int order_steps(struct netcu *net, vr_err *err)
 {
-    const struct model *m = net->m;
-    int n_ops = m->n_ops, rc = VR_ENOMEM;
-    int *last = (int *)malloc(sizeof(int) * m->n_tensors);
-    struct freeblk *fl = (struct freeblk *)malloc(sizeof *fl * (m->n_tensors + 1));
-    int nfl = 0;
-    size_t top = 0, esz = net->o.fp16 ? 2 : 4;
-    if (!last || !fl)
-        goto fail;
-    /* order: live steps sorted by pos (stable) */
+    int n_ops = net->m->n_ops;
     net->n_order = 0;
     for (int p = 0; p < n_ops; p++)
         for (int i = 0; i < n_ops; i++)
             if (net->st[i].kind != S_DEAD && net->st[i].pos == p)
                 net->order[net->n_order++] = i;
+    if (net->n_order == 0)
+        return vr_err_set(err, VR_EFORMAT, "netcu: the model has no ops left to run");
+    return 0;
+}
+
+static int place(struct netcu *net, vr_err *err)
+{
+    const struct model *m = net->m;
+    int rc = VR_ENOMEM;
+    int *last = (int *)malloc(sizeof(int) * m->n_tensors);
+    struct freeblk *fl = (struct freeblk *)malloc(sizeof *fl * (m->n_tensors + 1));
+    int nfl = 0;
+    size_t top = 0;
+    if (!last || !fl)
+        goto fail;
     for (int t = 0; t < m->n_tensors; t++)
         last[t] = -1;
     for (int k = 0; k < net->n_order; k++) {
@@ -473,7 +500,8 @@ static int place(struct netcu *net, vr_err *err)
         int o = s->out;
         if (o != m->input && o != m->output) {
             struct tens *T = &net->t[o];
-            size_t need = ALIGN256((size_t)T->h * T->w * T->c * esz * net->o.max_batch);
+            size_t need = ALIGN256((size_t)T->h * T->w * T->c * (T->f16 ? 2 : 4) *
+                                   net->o.max_batch);
             int best = -1;
             for (int f = 0; f < nfl; f++)
                 if (fl[f].size >= need && (best < 0 || fl[f].size < fl[best].size))
@@ -504,7 +532,8 @@ static int place(struct netcu *net, vr_err *err)
                 continue;
             struct tens *T = &net->t[t];
             fl[nfl].off = T->off;
-            fl[nfl].size = ALIGN256((size_t)T->h * T->w * T->c * esz * net->o.max_batch);
+            fl[nfl].size = ALIGN256((size_t)T->h * T->w * T->c * (T->f16 ? 2 : 4) *
+                                    net->o.max_batch);
             nfl++;
         }
     }
@@ -581,10 +610,10 @@ static void *P(const struct ctx *c, int t)
     return c->net->d_act + c->net->t[t].off;
 }
 
-/* dtype of tensor t: the network's input and output are float32 */
+/* dtype of tensor t (set_precision): 1 = float16 */
 static int F(const struct ctx *c, int t)
 {
-    return c->net->o.fp16 && t != c->net->m->input && t != c->net->m->output;
+    return t >= 0 && c->net->t[t].f16;
 }
 
 static const float *W(const struct ctx *c, int t)
@@ -595,7 +624,8 @@ static const float *W(const struct ctx *c, int t)
 static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
     const struct tens *x = &c->net->t[s->x];
-    const int n = c->n, f16 = c->net->o.fp16;
+    const int n = c->n;
+    const unsigned io = (F(c, s->x) ? CU_DT_IN0 : 0) | (F(c, s->out) ? CU_DT_OUT : 0);
     struct conv_geom g = s->g;
     g.n = n;
     switch (s->kind) {
@@ -607,19 +637,22 @@ static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
                                P(c, s->a_scale), P(c, s->bsum), W(c, s->wt), W(c, s->bt),
                                s->act1, s->act2, P(c, s->e_scale), P(c, s->res), s->act3,
                                P(c, s->out)};
-        return cu_pointwise(&a, f16, st);
+        unsigned dt = io | (F(c, s->a_scale) ? CU_DT_IN1 : 0) | (F(c, s->bsum) ? CU_DT_IN2 : 0) |
+                      (F(c, s->e_scale) ? CU_DT_IN3 : 0) | (F(c, s->res) ? CU_DT_RES : 0);
+        return cu_pointwise_dt(&a, dt, st);
     }
     case S_DW: {
         g.act = s->act1;
         struct cu_dw_args a = {g, P(c, s->x), W(c, s->wt), W(c, s->bt), s->act2,
                                P(c, s->res), s->act3, P(c, s->out)};
-        return cu_dw_fused(&a, f16, st);
+        return cu_dw_fused_dt(&a, io | (F(c, s->res) ? CU_DT_RES : 0), st);
     }
     case S_SE: {
         struct cu_se_args a;
         memset(&a, 0, sizeof a);
         a.n = n; a.h = x->h; a.w = x->w; a.c = x->c;
         a.in = P(c, s->x);
+        a.in2 = P(c, s->x2);
         a.n_layers = s->n_layers;
         for (int l = 0; l < s->n_layers; l++) {
             const struct se_layer_t *L = &s->l[l];
@@ -627,33 +660,23 @@ static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
                                           L->act1, L->act2};
         }
         a.out = P(c, s->out);
-        return cu_se(&a, f16, st);
+        return cu_se_dt(&a, io | (F(c, s->x2) ? CU_DT_IN1 : 0), st);
     }
     case S_UNARY:
         return cu_unary_x(s->act1, P(c, s->x), F(c, s->x), P(c, s->out), F(c, s->out),
                           (size_t)n * x->h * x->w * x->c, st);
     case S_ADD:
     case S_MUL:
-        if (f16)
-            return (s->kind == S_ADD ? cu_add_h : cu_mul_h)(
-                n, x->h, x->w, x->c, (const vr_half *)P(c, s->x),
-                (const vr_half *)P(c, s->x2), s->b_full, s->act1, (vr_half *)P(c, s->out), st);
-        return (s->kind == S_ADD ? cu_add : cu_mul)(
-            n, x->h, x->w, x->c, (const float *)P(c, s->x), (const float *)P(c, s->x2),
-            s->b_full, s->act1, (float *)P(c, s->out), st);
+        return cu_binary_dt(s->kind == S_MUL, n, x->h, x->w, x->c, P(c, s->x), P(c, s->x2),
+                            s->b_full, s->act1, P(c, s->out),
+                            io | (F(c, s->x2) ? CU_DT_IN1 : 0), st);
     case S_RESIZE: {
         const struct tens *y = &c->net->t[s->out];
-        if (f16)
-            return cu_resize_bilinear_h(n, x->h, x->w, x->c, (const vr_half *)P(c, s->x),
-                                        y->h, y->w, s->align, s->half,
-                                        (vr_half *)P(c, s->out), st);
-        return cu_resize_bilinear(n, x->h, x->w, x->c, (const float *)P(c, s->x), y->h,
-                                  y->w, s->align, s->half, (float *)P(c, s->out), st);
+        return cu_resize_bilinear_dt(n, x->h, x->w, x->c, P(c, s->x), y->h, y->w, s->align,
+                                     s->half, P(c, s->out), io, st);
     }
     case S_AVGPOOL:
-        if (f16)
-            return cu_avgpool_h(&g, (const vr_half *)P(c, s->x), (vr_half *)P(c, s->out), st);
-        return cu_avgpool(&g, (const float *)P(c, s->x), (float *)P(c, s->out), st);
+        return cu_avgpool_dt(&g, P(c, s->x), P(c, s->out), io, st);
     case S_TCONV:
         return cu_tconv_x(&g, P(c, s->x), F(c, s->x), W(c, s->wt), W(c, s->bt), s->act1,
                           P(c, s->out), F(c, s->out), st);
@@ -664,9 +687,14 @@ static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
 
 static int enqueue(const struct ctx *c, cudaStream_t st, vr_err *err)
 {
+    struct netcu *net = c->net;
+    if (net->prof_ev)
+        cudaEventRecord(net->prof_ev[0], st);
     for (int k = 0; k < c->net->n_order; k++) {
         const struct step *s = &c->net->st[c->net->order[k]];
         int rc = run_step(c, s, st);
+        if (net->prof_ev)
+            cudaEventRecord(net->prof_ev[k + 1], st);
         if (rc < 0) {
             cudaError_t e = cudaGetLastError();
             return vr_err_set(err, rc, "netcu: op %d (%s step, batch %d): %s", s->op,
@@ -675,28 +703,88 @@ static int enqueue(const struct ctx *c, cudaStream_t st, vr_err *err)
                                              : "the kernel cannot take this geometry");
         }
     }
+    if (net->prof_ev && cudaEventSynchronize(net->prof_ev[net->n_order]) == cudaSuccess) {
+        for (int k = 0; k < net->n_order; k++) {
+            float ms = 0.0f;
+            cudaEventElapsedTime(&ms, net->prof_ev[k], net->prof_ev[k + 1]);
+            net->prof_ms[k] += ms;
+        }
+        net->prof_runs++;
+        net->prof_batch = c->n;
+    }
     return 0;
 }
 
-/* Steps that read the float32 input or write the float32 output must be
- * ones whose kernels convert (conv, activation, transpose conv). */
-static int check_dtypes(struct netcu *net, vr_err *err)
+/* Prints the per-step profile (stderr): each step's mean time, its share,
+ * and the bytes it must move at least (its inputs and output once). */
+static void prof_report(const struct netcu *net)
 {
-    if (!net->o.fp16)
-        return 0;
+    if (!net->prof_runs)
+        return;
+    double total = 0;
+    for (int k = 0; k < net->n_order; k++)
+        total += net->prof_ms[k];
+    fprintf(stderr, "netcu profile (%s, fp16=%d, batch %d, %d runs): %.3f ms a run\n",
+            net->o.fused ? "fused" : "unfused", net->o.fp16, net->prof_batch, net->prof_runs,
+            total / net->prof_runs);
     for (int k = 0; k < net->n_order; k++) {
         const struct step *s = &net->st[net->order[k]];
-        if (s->kind == S_CONV || s->kind == S_UNARY || s->kind == S_TCONV)
-            continue;
-        int in[6], ni = step_inputs(s, in), bad = s->out == net->m->output;
-        for (int j = 0; j < ni; j++)
-            bad |= in[j] == net->m->input || in[j] == net->m->output;
-        if (bad)
-            return vr_err_set(err, VR_ENOTSUP, "netcu: op %d (%s step) touches the float32 "
-                              "network input/output: use fp32 for this model",
-                              s->op, kind_name[s->kind]);
+        int in[6], ni = step_inputs(s, in);
+        double bytes = 0;
+        for (int j = 0; j <= ni; j++) {
+            int t = j < ni ? in[j] : s->out;
+            const struct tens *T = &net->t[t];
+            bytes += (double)T->h * T->w * T->c * (T->f16 ? 2 : 4);
+        }
+        bytes *= net->prof_batch;
+        double ms = net->prof_ms[k] / net->prof_runs;
+        const struct tens *y = &net->t[s->out];
+        fprintf(stderr, "  %3d %-14s -> %3dx%3dx%3d %8.4f ms %5.1f%% %7.2f MB %7.0f GB/s\n", k,
+                kind_name[s->kind], y->h, y->w, y->c, ms, 100.0 * net->prof_ms[k] / total,
+                bytes / 1e6, ms > 0 ? bytes / ms / 1e6 : 0.0);
     }
-    return 0;
+}
+
+/* Chooses each materialised tensor's dtype. fp16 == 0: all float32;
+ * fp16 == 2: all float16; fp16 == 1 (the product's): float16 only for the
+ * decoder's last stage, the tensors at the largest internal map size
+ * written after the bottleneck (the last step at the smallest size), and
+ * float32 elsewhere. Why: rounding every activation of this network to
+ * float16 moves the worst pixel of a real 256x256 mask by 0.10..0.13 on
+ * the GPU (0.02..0.05 in a numpy emulation of the fused plan on five
+ * tiles); the error is seeded in the encoder and amplified by all that
+ * follows. float16 in the whole decoder still gave 0.028 on the GPU; in
+ * the last stage alone 0.002..0.009 in the emulation. That stage
+ * (128x128x16 for the 256x256 model) moves the most bytes of the decoder
+ * (docs/notes/cuda-net.md). The network's input and output are float32. */
+static void set_precision(struct netcu *net)
+{
+    const struct model *m = net->m;
+    int split = net->n_order, mn = 0, mx = 0;
+    if (net->o.fp16 == 1) {
+        for (int k = 0; k < net->n_order; k++) {
+            const struct tens *y = &net->t[net->st[net->order[k]].out];
+            int a = y->h * y->w;
+            if (a > 1 && (mn == 0 || a < mn))
+                mn = a;
+            /* internal maps: smaller than the network's output */
+            if (a < net->t[m->output].h * net->t[m->output].w && a > mx)
+                mx = a;
+        }
+        for (int k = 0; k < net->n_order; k++) {
+            const struct tens *y = &net->t[net->st[net->order[k]].out];
+            if (y->h * y->w == mn)
+                split = k;
+        }
+    }
+    for (int k = 0; k < net->n_order; k++) {
+        int o = net->st[net->order[k]].out;
+        const struct tens *y = &net->t[o];
+        net->t[o].f16 = net->o.fp16 == 2 ||
+                        (net->o.fp16 == 1 && k > split && y->h * y->w == mx);
+    }
+    net->t[m->input].f16 = 0;
+    net->t[m->output].f16 = 0;
 }
 
 /* VR_NETCU_DUMP=1 prints the plan: one line per kernel. */
@@ -705,16 +793,17 @@ static void dump_plan(const struct netcu *net)
     const char *env = getenv("VR_NETCU_DUMP");
     if (!env || !*env || *env == '0')
         return;
-    fprintf(stderr, "netcu plan (%s, %s): %d ops -> %d kernels\n",
-            net->o.fused ? "fused" : "unfused", net->o.fp16 ? "fp16" : "fp32",
+    fprintf(stderr, "netcu plan (%s, fp16=%d): %d ops -> %d kernels\n",
+            net->o.fused ? "fused" : "unfused", net->o.fp16,
             net->m->n_ops, net->n_order);
     for (int k = 0; k < net->n_order; k++) {
         const struct step *s = &net->st[net->order[k]];
         const struct tens *y = &net->t[s->out];
         fprintf(stderr, "  %3d op %3d..%3d %-14s x=%d x2=%d as=%d b=%d es=%d res=%d -> %d "
-                "[%dx%dx%d] act %d/%d/%d layers %d\n", k, s->op, s->pos,
+                "[%dx%dx%d]%s act %d/%d/%d layers %d\n", k, s->op, s->pos,
                 kind_name[s->kind], s->x, s->x2, s->a_scale, s->bsum, s->e_scale, s->res,
-                s->out, y->h, y->w, y->c, s->act1, s->act2, s->act3, s->n_layers);
+                s->out, y->h, y->w, y->c, y->f16 ? "h" : "f", s->act1, s->act2, s->act3,
+                s->n_layers);
     }
 }
 
@@ -757,7 +846,10 @@ int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu
             goto fail;
     if (o->fused)
         fuse(net);
-    if ((rc = place(net, err)) < 0 || (rc = check_dtypes(net, err)) < 0)
+    if ((rc = order_steps(net, err)) < 0)
+        goto fail;
+    set_precision(net);
+    if ((rc = place(net, err)) < 0)
         goto fail;
     dump_plan(net);
     if ((rc = upload_weights(net, err)) < 0)
@@ -775,6 +867,19 @@ int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu
         goto fail;
     }
     cu_ops_prepare();
+    {
+        const char *pe = getenv("VR_NETCU_PROFILE");
+        if (pe && *pe && *pe != '0' && !o->use_graph) {
+            net->prof_ev = (cudaEvent_t *)calloc(net->n_order + 1, sizeof *net->prof_ev);
+            net->prof_ms = (double *)calloc(net->n_order, sizeof *net->prof_ms);
+            if (!net->prof_ev || !net->prof_ms) {
+                rc = vr_err_set(err, VR_ENOMEM, "netcu: out of memory");
+                goto fail;
+            }
+            for (int k = 0; k <= net->n_order; k++)
+                cudaEventCreate(&net->prof_ev[k]);
+        }
+    }
     log_debug("netcu: %d ops -> %d kernels (%s, %s), activations %zu KiB, weights %zu KiB",
               m->n_ops, net->n_order, o->fused ? "fused" : "unfused",
               o->fp16 ? "fp16" : "fp32", net->act_bytes >> 10, net->w_bytes >> 10);
@@ -846,6 +951,14 @@ void netcu_free(struct netcu **pnet)
     if (!pnet || !*pnet)
         return;
     struct netcu *net = *pnet;
+    if (net->prof_ev) {
+        prof_report(net);
+        for (int k = 0; k <= net->n_order; k++)
+            if (net->prof_ev[k])
+                cudaEventDestroy(net->prof_ev[k]);
+        free(net->prof_ev);
+    }
+    free(net->prof_ms);
     if (net->graphs)
         for (int i = 0; i <= net->o.max_batch; i++)
             if (net->graphs[i].exec)

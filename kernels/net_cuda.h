@@ -19,7 +19,10 @@ struct netcu;
 /* Variant knobs the auto-tuner chooses among (tune.h). */
 struct netcu_opts {
     int max_batch;   /* tiles per run */
-    int fp16;        /* 1: half2 kernels, fp32 accumulation where it matters */
+    int fp16;        /* 0: float32 activations; 1: float16 (half2 / 16-byte
+                      * accesses, float32 arithmetic) in the decoder's last,
+                      * largest stage, float32 before: masks within 0.02 of
+                      * float32; 2: float16 everywhere (fastest; ~0.1 max abs) */
     int fused;       /* 1: fused conv+bias+act, SE block, tconv+sigmoid */
     int block;       /* threads per block for the element-wise kernels (0 = default) */
     int use_graph;   /* 1: capture one CUDA graph per batch size */

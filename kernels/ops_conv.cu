@@ -19,36 +19,40 @@
 
 /* ---- generic CONV_2D: one thread per output pixel, 8 outputs at a time ---- */
 
-template <typename TI, typename TO, bool SMEM>
+template <typename TI, typename TO, bool SMEM, int CG>
 __global__ void k_conv2d(struct conv_geom g, const TI *__restrict__ in,
                          const float *__restrict__ w, const float *__restrict__ b,
                          int act1, int act2, TO *__restrict__ out)
 {
     extern __shared__ float sw[];
-    const float *W = w;
     const int ks = g.kh * g.kw * g.cin;   /* weights per output channel */
     if (SMEM) {
-        /* every thread of a warp reads the same weight: a broadcast */
-        for (int i = threadIdx.x; i < g.cout * ks; i += blockDim.x)
-            sw[i] = w[i];
+        /* transposed to [tap][ci][cout]: a thread's 8 outputs are 2 float4
+         * loads, the same for every thread of the warp (a broadcast) */
+        for (int i = threadIdx.x; i < g.cout * ks; i += blockDim.x) {
+            int co = i / ks, r = i - co * ks;
+            sw[r * g.cout + co] = w[i];
+        }
         __syncthreads();
-        W = sw;
     }
-    size_t npix = (size_t)g.n * g.oh * g.ow;
-    for (size_t pix = (size_t)blockIdx.x * blockDim.x + threadIdx.x; pix < npix;
-         pix += (size_t)gridDim.x * blockDim.x) {
-        int ox = (int)(pix % g.ow);
-        size_t t = pix / g.ow;
-        int oy = (int)(t % g.oh);
-        int n = (int)(t / g.oh);
+    /* sizes are checked < 2^31 by the launcher: 32-bit index arithmetic */
+    const unsigned npix = (unsigned)g.n * g.oh * g.ow;
+    for (unsigned pix = blockIdx.x * blockDim.x + threadIdx.x; pix < npix;
+         pix += gridDim.x * blockDim.x) {
+        int ox = (int)(pix % (unsigned)g.ow);
+        unsigned t = pix / (unsigned)g.ow;
+        int oy = (int)(t % (unsigned)g.oh);
+        int n = (int)(t / (unsigned)g.oh);
         int iy0 = oy * g.sh - g.pad_top, ix0 = ox * g.sw - g.pad_left;
         const TI *inb = in + (size_t)n * g.ih * g.iw * g.cin;
-        TO *o = out + pix * g.cout;
-        for (int co0 = 0; co0 < g.cout; co0 += 8) {
-            int nc = min(8, g.cout - co0);
-            float acc[8];
+        TO *o = out + (size_t)pix * g.cout;
+        /* CG outputs a pass: 16 when they divide cout, so each input is
+         * loaded once for all 16 output channels of the first layer */
+        for (int co0 = 0; co0 < g.cout; co0 += CG) {
+            int nc = min(CG, g.cout - co0);
+            float acc[CG];
 #pragma unroll
-            for (int j = 0; j < 8; j++)
+            for (int j = 0; j < CG; j++)
                 acc[j] = (j < nc && b) ? b[co0 + j] : 0.0f;
             for (int ky = 0; ky < g.kh; ky++) {
                 int iy = iy0 + ky * g.dh;
@@ -59,20 +63,43 @@ __global__ void k_conv2d(struct conv_geom g, const TI *__restrict__ in,
                     if (ix < 0 || ix >= g.iw)
                         continue;
                     const TI *ip = inb + ((size_t)iy * g.iw + ix) * g.cin;
-                    const float *wp = W + (size_t)co0 * ks + (ky * g.kw + kx) * g.cin;
+                    const int tap = (ky * g.kw + kx) * g.cin;
                     for (int ci = 0; ci < g.cin; ci++) {
                         float x = ld1(ip + ci);
+                        if (SMEM && nc == CG && (g.cout & 3) == 0) {
+                            const float *wp = sw + (tap + ci) * g.cout + co0;
 #pragma unroll
-                        for (int j = 0; j < 8; j++)
-                            if (j < nc)
-                                acc[j] += x * wp[(size_t)j * ks + ci];
+                            for (int q = 0; q < CG / 4; q++) {
+                                float4 w4 = *reinterpret_cast<const float4 *>(wp + 4 * q);
+                                acc[4 * q] = fmaf(x, w4.x, acc[4 * q]);
+                                acc[4 * q + 1] = fmaf(x, w4.y, acc[4 * q + 1]);
+                                acc[4 * q + 2] = fmaf(x, w4.z, acc[4 * q + 2]);
+                                acc[4 * q + 3] = fmaf(x, w4.w, acc[4 * q + 3]);
+                            }
+                        } else {
+#pragma unroll
+                            for (int j = 0; j < CG; j++)
+                                if (j < nc)
+                                    acc[j] += x * (SMEM ? sw[(tap + ci) * g.cout + co0 + j]
+                                                        : w[(size_t)(co0 + j) * ks + tap + ci]);
+                        }
                     }
                 }
             }
+            float v[CG];
 #pragma unroll
-            for (int j = 0; j < 8; j++)
-                if (j < nc)
-                    st1(o + co0 + j, act_f(act_f(acc[j], act1), act2));
+            for (int j = 0; j < CG; j++)
+                v[j] = act_f(act_f(acc[j], act1), act2);
+            if (nc == CG && (g.cout & 7) == 0) {
+#pragma unroll
+                for (int q = 0; q < CG / 8; q++)
+                    st8(o + co0 + 8 * q, v + 8 * q);   /* aligned: checked by the launcher */
+            } else {
+#pragma unroll
+                for (int j = 0; j < CG; j++)
+                    if (j < nc)
+                        st1(o + co0 + j, v[j]);
+            }
         }
     }
 }
@@ -87,19 +114,22 @@ struct pw_k {
     const void *es, *res;
     int act3;
     void *out;
+    unsigned dt;                     /* CU_DT_* bits: which buffers are __half */
 };
 
-#define PW_PX 4   /* pixels per thread */
-
-template <typename T>
+/* PX pixels per thread: 4 on big maps (fewer shared-memory loads per
+ * multiply-add), 1 on small ones (more threads and blocks in flight). */
+template <int PX>
 __global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
 {
+    const int PW_PX = PX;
     extern __shared__ float sm[];
     float *xs = sm;                    /* [cin][S]: staged inputs, channel-major */
     float *ws = sm + (size_t)k.cin * k.S;   /* [cin][cout]: transposed weights */
-    const T *A = (const T *)k.a, *AS = (const T *)k.as, *B = (const T *)k.b;
+    const int fa = k.dt & CU_DT_IN0, fs = k.dt & CU_DT_IN1, fb = k.dt & CU_DT_IN2;
     const int tid = threadIdx.x, nt = blockDim.x;
-    const size_t gp0 = (size_t)blockIdx.x * k.P;
+    const unsigned gp0 = blockIdx.x * (unsigned)k.P;   /* npix < 2^31: launcher */
+    const unsigned hw = (unsigned)k.hw;
 
     for (int i = tid; i < k.cin * k.cout; i += nt) {
         int co = i / k.cin, ci = i - co * k.cin;
@@ -109,20 +139,20 @@ __global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
         const int c8n = k.cin >> 3;
         for (int i = tid; i < k.P * c8n; i += nt) {
             int p = i / c8n, c8 = (i - p * c8n) << 3;
-            size_t gp = gp0 + p;
+            unsigned gp = gp0 + p;
             float v[8];
-            if (gp < (size_t)k.npix) {
-                ld8(A + gp * k.cin + c8, v);
-                if (AS) {
+            if (gp < (unsigned)k.npix) {
+                ldx8(k.a, fa, (size_t)gp * k.cin + c8, v);
+                if (k.as) {
                     float s[8];
-                    ld8(AS + (gp / k.hw) * k.cin + c8, s);
+                    ldx8(k.as, fs, (size_t)(gp / hw) * k.cin + c8, s);
 #pragma unroll
                     for (int j = 0; j < 8; j++)
                         v[j] *= s[j];
                 }
-                if (B) {
+                if (k.b) {
                     float s[8];
-                    ld8(B + gp * k.cin + c8, s);
+                    ldx8(k.b, fb, (size_t)gp * k.cin + c8, s);
 #pragma unroll
                     for (int j = 0; j < 8; j++)
                         v[j] += s[j];
@@ -139,14 +169,14 @@ __global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
     } else {
         for (int i = tid; i < k.P * k.cin; i += nt) {
             int p = i / k.cin, ci = i - p * k.cin;
-            size_t gp = gp0 + p;
+            unsigned gp = gp0 + p;
             float v = 0.0f;
-            if (gp < (size_t)k.npix) {
-                v = ld1(A + gp * k.cin + ci);
-                if (AS)
-                    v *= ld1(AS + (gp / k.hw) * k.cin + ci);
-                if (B)
-                    v += ld1(B + gp * k.cin + ci);
+            if (gp < (unsigned)k.npix) {
+                v = ldx1(k.a, fa, (size_t)gp * k.cin + ci);
+                if (k.as)
+                    v *= ldx1(k.as, fs, (size_t)(gp / hw) * k.cin + ci);
+                if (k.b)
+                    v += ldx1(k.b, fb, (size_t)gp * k.cin + ci);
             }
             xs[ci * k.S + p] = v;
         }
@@ -168,10 +198,18 @@ __global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
     const float *wp = ws + co0;
 #pragma unroll 4
     for (int ci = 0; ci < k.cin; ci++) {
-        float4 x = *reinterpret_cast<const float4 *>(xp + ci * k.S);
+        float xv[PX];
+        if (PX == 4) {
+            float4 x = *reinterpret_cast<const float4 *>(xp + ci * k.S);
+            xv[0] = x.x; xv[PX > 1 ? 1 : 0] = x.y; xv[PX > 2 ? 2 : 0] = x.z;
+            xv[PX > 3 ? 3 : 0] = x.w;
+        } else {
+#pragma unroll
+            for (int p = 0; p < PX; p++)
+                xv[p] = xp[ci * k.S + p];
+        }
         float4 w0 = *reinterpret_cast<const float4 *>(wp + ci * k.cout);
         float4 w1 = *reinterpret_cast<const float4 *>(wp + ci * k.cout + 4);
-        float xv[4] = {x.x, x.y, x.z, x.w};
         float wv[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
 #pragma unroll
         for (int p = 0; p < PW_PX; p++)
@@ -180,55 +218,55 @@ __global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
                 acc[p][j] = fmaf(xv[p], wv[j], acc[p][j]);
     }
 
-    const T *ES = (const T *)k.es, *R = (const T *)k.res;
-    T *O = (T *)k.out;
+    const int fe = k.dt & CU_DT_IN3, fr = k.dt & CU_DT_RES, fo = k.dt & CU_DT_OUT;
 #pragma unroll
     for (int p = 0; p < PW_PX; p++) {
-        size_t gp = gp0 + pg * PW_PX + p;
-        if (gp >= (size_t)k.npix)
+        unsigned gp = gp0 + pg * PW_PX + p;
+        if (gp >= (unsigned)k.npix)
             break;
         float v[8];
 #pragma unroll
         for (int j = 0; j < 8; j++)
             v[j] = act_f(act_f(acc[p][j], k.act1), k.act2);
-        if (ES) {
+        if (k.es) {
             float s[8];
-            ld8(ES + (gp / k.hw) * k.cout + co0, s);
+            ldx8(k.es, fe, (size_t)(gp / hw) * k.cout + co0, s);
 #pragma unroll
             for (int j = 0; j < 8; j++)
                 v[j] *= s[j];
         }
-        if (R) {
+        if (k.res) {
             float r[8];
-            ld8(R + gp * k.cout + co0, r);
+            ldx8(k.res, fr, (size_t)gp * k.cout + co0, r);
 #pragma unroll
             for (int j = 0; j < 8; j++)
                 v[j] = act_f(v[j] + r[j], k.act3);
         }
-        st8(O + gp * k.cout + co0, v);
+        stx8(k.out, fo, (size_t)gp * k.cout + co0, v);
     }
 }
 
 /* ---- depthwise conv with fused epilogue ---- */
 
-template <typename T, int VW>
-__global__ void k_dwconv(struct conv_geom g, int mult, const T *__restrict__ in,
+template <int VW>
+__global__ void k_dwconv(struct conv_geom g, int mult, const void *__restrict__ in,
                          const float *__restrict__ w, const float *__restrict__ b,
-                         int act2, const T *__restrict__ res, int act3,
-                         T *__restrict__ out)
+                         int act2, const void *__restrict__ res, int act3,
+                         void *__restrict__ out, unsigned dt)
 {
-    const int ng = g.cout / VW;
-    size_t total = (size_t)g.n * g.oh * g.ow * ng;
-    for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
-         idx += (size_t)gridDim.x * blockDim.x) {
+    const int fi = dt & CU_DT_IN0, fr = dt & CU_DT_RES, fo = dt & CU_DT_OUT;
+    const unsigned ng = g.cout / VW;
+    const unsigned total = (unsigned)g.n * g.oh * g.ow * ng;   /* < 2^31: launcher */
+    for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += gridDim.x * blockDim.x) {
         int c0 = (int)(idx % ng) * VW;
-        size_t pix = idx / ng;
-        int ox = (int)(pix % g.ow);
-        size_t t = pix / g.ow;
-        int oy = (int)(t % g.oh);
-        int n = (int)(t / g.oh);
+        unsigned pix = idx / ng;
+        int ox = (int)(pix % (unsigned)g.ow);
+        unsigned t = pix / (unsigned)g.ow;
+        int oy = (int)(t % (unsigned)g.oh);
+        int n = (int)(t / (unsigned)g.oh);
         int iy0 = oy * g.sh - g.pad_top, ix0 = ox * g.sw - g.pad_left;
-        const T *inb = in + (size_t)n * g.ih * g.iw * g.cin;
+        const size_t inb = (size_t)n * g.ih * g.iw * g.cin;
         float acc[VW];
 #pragma unroll
         for (int j = 0; j < VW; j++)
@@ -241,11 +279,11 @@ __global__ void k_dwconv(struct conv_geom g, int mult, const T *__restrict__ in,
                 int ix = ix0 + kx * g.dw;
                 if (ix < 0 || ix >= g.iw)
                     continue;
-                const T *ip = inb + ((size_t)iy * g.iw + ix) * g.cin;
+                const size_t ip = inb + ((size_t)iy * g.iw + ix) * g.cin;
                 const float *wp = w + (ky * g.kw + kx) * g.cout + c0;
                 if (VW == 8) {
                     float x[8], wv[8];
-                    ld8(ip + c0, x);
+                    ldx8(in, fi, ip + c0, x);
                     ld8(wp, wv);
 #pragma unroll
                     for (int j = 0; j < VW; j++)
@@ -253,11 +291,11 @@ __global__ void k_dwconv(struct conv_geom g, int mult, const T *__restrict__ in,
                 } else {
 #pragma unroll
                     for (int j = 0; j < VW; j++)
-                        acc[j] += ld1(ip + (c0 + j) / mult) * wp[j];
+                        acc[j] += ldx1(in, fi, ip + (c0 + j) / mult) * wp[j];
                 }
             }
         }
-        T *o = out + pix * g.cout + c0;
+        const size_t o = (size_t)pix * g.cout + c0;
         float v[VW];
 #pragma unroll
         for (int j = 0; j < VW; j++)
@@ -265,22 +303,22 @@ __global__ void k_dwconv(struct conv_geom g, int mult, const T *__restrict__ in,
         if (res) {
             float r[VW];
             if (VW == 8) {
-                ld8(res + pix * g.cout + c0, r);
+                ldx8(res, fr, o, r);
             } else {
 #pragma unroll
                 for (int j = 0; j < VW; j++)
-                    r[j] = ld1(res + pix * g.cout + c0 + j);
+                    r[j] = ldx1(res, fr, o + j);
             }
 #pragma unroll
             for (int j = 0; j < VW; j++)
                 v[j] = act_f(v[j] + r[j], act3);
         }
         if (VW == 8) {
-            st8(o, v);
+            stx8(out, fo, o, v);
         } else {
 #pragma unroll
             for (int j = 0; j < VW; j++)
-                st1(o + j, v[j]);
+                stx1(out, fo, o + j, v[j]);
         }
     }
 }
@@ -292,15 +330,15 @@ __global__ void k_tconv(struct conv_geom g, const TI *__restrict__ in,
                         const float *__restrict__ w, const float *__restrict__ b,
                         int act, int vec, TO *__restrict__ out)
 {
-    size_t total = (size_t)g.n * g.oh * g.ow * g.cout;
-    for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
-         idx += (size_t)gridDim.x * blockDim.x) {
-        int co = (int)(idx % g.cout);
-        size_t pix = idx / g.cout;
-        int ox = (int)(pix % g.ow);
-        size_t t = pix / g.ow;
-        int oy = (int)(t % g.oh);
-        int n = (int)(t / g.oh);
+    const unsigned total = (unsigned)g.n * g.oh * g.ow * g.cout;   /* < 2^31: launcher */
+    for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += gridDim.x * blockDim.x) {
+        int co = (int)(idx % (unsigned)g.cout);
+        unsigned pix = idx / (unsigned)g.cout;
+        int ox = (int)(pix % (unsigned)g.ow);
+        unsigned t = pix / (unsigned)g.ow;
+        int oy = (int)(t % (unsigned)g.oh);
+        int n = (int)(t / (unsigned)g.oh);
         float acc = b ? b[co] : 0.0f;
         for (int ky = 0; ky < g.kh; ky++) {
             int ty = oy + g.pad_top - ky;
@@ -337,6 +375,50 @@ __global__ void k_tconv(struct conv_geom g, const TI *__restrict__ in,
     }
 }
 
+/* Non-overlapping case (kernel == stride, no crop; the model's 2x2 stride
+ * 2): one thread per input pixel and output channel writes its kh x kw
+ * outputs, so each input is read once instead of kh*kw times. */
+template <typename TI, typename TO>
+__global__ void k_tconv_nov(struct conv_geom g, const TI *__restrict__ in,
+                            const float *__restrict__ w, const float *__restrict__ b,
+                            int act, int vec, TO *__restrict__ out)
+{
+    const unsigned total = (unsigned)g.n * g.ih * g.iw * g.cout;   /* < 2^31: launcher */
+    for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += gridDim.x * blockDim.x) {
+        int co = (int)(idx % (unsigned)g.cout);
+        unsigned pix = idx / (unsigned)g.cout;
+        int ix = (int)(pix % (unsigned)g.iw);
+        unsigned t = pix / (unsigned)g.iw;
+        int iy = (int)(t % (unsigned)g.ih);
+        int n = (int)(t / (unsigned)g.ih);
+        const TI *ip = in + (size_t)pix * g.cin;
+        float bias = b ? b[co] : 0.0f;
+        for (int ky = 0; ky < g.kh; ky++)
+            for (int kx = 0; kx < g.kw; kx++) {
+                const float *wp = w + (((size_t)co * g.kh + ky) * g.kw + kx) * g.cin;
+                float acc = bias;
+                int ci = 0;
+                if (vec) {
+                    for (; ci < g.cin; ci += 8) {
+                        float x[8], wv[8];
+                        ld8(ip + ci, x);
+                        ld8(wp + ci, wv);
+#pragma unroll
+                        for (int j = 0; j < 8; j++)
+                            acc = fmaf(x[j], wv[j], acc);
+                    }
+                }
+                for (; ci < g.cin; ci++)
+                    acc += ld1(ip + ci) * wp[ci];
+                int oy = iy * g.sh + ky, ox = ix * g.sw + kx;
+                if (oy < g.oh && ox < g.ow)
+                    st1(out + (((size_t)n * g.oh + oy) * g.ow + ox) * g.cout + co,
+                        act_f(acc, act));
+            }
+    }
+}
+
 /* ---- launchers ---- */
 
 #define CU_THREADS 256
@@ -349,7 +431,9 @@ static unsigned grid_for(size_t work)
 
 static int geom_ok(const struct conv_geom *g)
 {
-    return g && g->n > 0 && g->ih > 0 && g->iw > 0 && g->cin > 0 && g->oh > 0 &&
+    /* every kernel indexes with 32-bit arithmetic: outputs and inputs < 2^31 */
+    return g && (size_t)g->n * g->oh * g->ow * g->cout < 0x7fffffffu &&
+           (size_t)g->n * g->ih * g->iw * g->cin < 0x7fffffffu && g->n > 0 && g->ih > 0 && g->iw > 0 && g->cin > 0 && g->oh > 0 &&
            g->ow > 0 && g->cout > 0 && g->kh > 0 && g->kw > 0 && g->sh > 0 &&
            g->sw > 0 && g->dh > 0 && g->dw > 0;
 }
@@ -360,11 +444,17 @@ static int launch_conv2d(const struct conv_geom *g, const void *in, const float 
 {
     size_t wbytes = (size_t)g->cout * g->kh * g->kw * g->cin * sizeof(float);
     size_t npix = (size_t)g->n * g->oh * g->ow;
-    if (wbytes <= 48 * 1024)
-        k_conv2d<TI, TO, true><<<grid_for(npix), CU_THREADS, wbytes, s>>>(
+    if (!cu_aligned16(out) && g->cout % 8 == 0)
+        return VR_EINVAL;   /* 16-byte stores need an aligned output */
+    unsigned grid = grid_for(npix);
+    if (wbytes <= 48 * 1024 && g->cout % 16 == 0)
+        k_conv2d<TI, TO, true, 16><<<grid, CU_THREADS, wbytes, s>>>(
+            *g, (const TI *)in, w, b, act1, act2, (TO *)out);
+    else if (wbytes <= 48 * 1024)
+        k_conv2d<TI, TO, true, 8><<<grid, CU_THREADS, wbytes, s>>>(
             *g, (const TI *)in, w, b, act1, act2, (TO *)out);
     else
-        k_conv2d<TI, TO, false><<<grid_for(npix), CU_THREADS, 0, s>>>(
+        k_conv2d<TI, TO, false, 8><<<grid, CU_THREADS, 0, s>>>(
             *g, (const TI *)in, w, b, act1, act2, (TO *)out);
     return cu_check_launch();
 }
@@ -403,9 +493,9 @@ extern "C" int cu_ops_prepare(void)
 {
     if (pw_prepared)
         return 0;
-    cudaError_t a = cudaFuncSetAttribute(k_pointwise<__half>,
+    cudaError_t a = cudaFuncSetAttribute(k_pointwise<4>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, PW_MAX_SMEM);
-    cudaError_t b = cudaFuncSetAttribute(k_pointwise<float>,
+    cudaError_t b = cudaFuncSetAttribute(k_pointwise<1>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, PW_MAX_SMEM);
     if (a != cudaSuccess || b != cudaSuccess) {
         cudaGetLastError();
@@ -416,6 +506,11 @@ extern "C" int cu_ops_prepare(void)
 }
 
 extern "C" int cu_pointwise(const struct cu_pw_args *p, int f16, cudaStream_t s)
+{
+    return cu_pointwise_dt(p, f16 ? CU_DT_ALL : 0, s);
+}
+
+extern "C" int cu_pointwise_dt(const struct cu_pw_args *p, unsigned dt, cudaStream_t s)
 {
     if (!p || p->n <= 0 || p->hw <= 0 || p->cin <= 0 || p->cin > 1024 ||
         p->cout <= 0 || p->cout > 1024 || (p->cout & 7) || !p->a || !p->w || !p->out)
@@ -428,8 +523,13 @@ extern "C" int cu_pointwise(const struct cu_pw_args *p, int f16, cudaStream_t s)
         (p->b && !cu_aligned16(p->b)) || (p->res && !cu_aligned16(p->res)) ||
         (p->e_scale && !cu_aligned16(p->e_scale)) || (p->a_scale && !cu_aligned16(p->a_scale)))
         return VR_EINVAL;
+    /* big maps: 4 pixels a thread, 128-pixel tiles; small ones (the 16x16
+     * bottleneck): 1 pixel a thread and tiles small enough for ~2 blocks
+     * per SM, so latency is hidden by more warps rather than more work */
+    const int PX = npix >= (size_t)128 * 132 * 4 ? 4 : 1;
     int P = 128;
-    while (P > 16 && (P / PW_PX) * (p->cout / 8) > 256)
+    while (P > 16 && ((P / PX) * (p->cout / 8) > (PX == 4 ? 256 : 512) ||
+                      (PX == 1 && npix / P < 264)))
         P /= 2;
     size_t smem;
     for (;;) {
@@ -438,45 +538,47 @@ extern "C" int cu_pointwise(const struct cu_pw_args *p, int f16, cudaStream_t s)
             break;
         P /= 2;
     }
-    int threads = (P / PW_PX) * (p->cout / 8);
+    int threads = (P / PX) * (p->cout / 8);
     if (smem > PW_MAX_SMEM || threads > 512)
         return VR_EINVAL;
     if (smem > 48 * 1024 && cu_ops_prepare() < 0)
         return VR_ECUDA;
     struct pw_k k = {(int)npix, p->hw, p->cin, p->cout, P, P + 4, p->a, p->a_scale,
                      p->b, p->w, p->bias, p->act1, p->act2, p->e_scale, p->res,
-                     p->act3, p->out};
+                     p->act3, p->out, dt};
     unsigned blocks = cu_blocks(npix, (unsigned)P);
-    if (f16)
-        k_pointwise<__half><<<blocks, threads, smem, s>>>(k);
+    if (PX == 4)
+        k_pointwise<4><<<blocks, threads, smem, s>>>(k);
     else
-        k_pointwise<float><<<blocks, threads, smem, s>>>(k);
+        k_pointwise<1><<<blocks, threads, smem, s>>>(k);
     return cu_check_launch();
 }
 
-template <typename T>
-static int launch_dw(const struct cu_dw_args *p, cudaStream_t s)
+static int launch_dw(const struct cu_dw_args *p, unsigned dt, cudaStream_t s)
 {
     const struct conv_geom *g = &p->g;
     int mult = g->cout / g->cin;
     size_t pix = (size_t)g->n * g->oh * g->ow;
     if (mult == 1 && (g->cout & 7) == 0 && cu_aligned16(p->in) && cu_aligned16(p->out) &&
         cu_aligned16(p->w) && (!p->res || cu_aligned16(p->res)))
-        k_dwconv<T, 8><<<grid_for(pix * (g->cout / 8)), CU_THREADS, 0, s>>>(
-            *g, 1, (const T *)p->in, p->w, p->bias, p->act2, (const T *)p->res, p->act3,
-            (T *)p->out);
+        k_dwconv<8><<<grid_for(pix * (g->cout / 8)), CU_THREADS, 0, s>>>(
+            *g, 1, p->in, p->w, p->bias, p->act2, p->res, p->act3, p->out, dt);
     else
-        k_dwconv<T, 1><<<grid_for(pix * g->cout), CU_THREADS, 0, s>>>(
-            *g, mult, (const T *)p->in, p->w, p->bias, p->act2, (const T *)p->res, p->act3,
-            (T *)p->out);
+        k_dwconv<1><<<grid_for(pix * g->cout), CU_THREADS, 0, s>>>(
+            *g, mult, p->in, p->w, p->bias, p->act2, p->res, p->act3, p->out, dt);
     return cu_check_launch();
+}
+
+extern "C" int cu_dw_fused_dt(const struct cu_dw_args *p, unsigned dt, cudaStream_t s)
+{
+    if (!p || !geom_ok(&p->g) || !p->in || !p->w || !p->out || p->g.cout % p->g.cin)
+        return VR_EINVAL;
+    return launch_dw(p, dt, s);
 }
 
 extern "C" int cu_dw_fused(const struct cu_dw_args *p, int f16, cudaStream_t s)
 {
-    if (!p || !geom_ok(&p->g) || !p->in || !p->w || !p->out || p->g.cout % p->g.cin)
-        return VR_EINVAL;
-    return f16 ? launch_dw<__half>(p, s) : launch_dw<float>(p, s);
+    return cu_dw_fused_dt(p, f16 ? CU_DT_ALL : 0, s);
 }
 
 extern "C" int cu_dwconv2d(const struct conv_geom *g, const float *in, const float *w,
@@ -507,6 +609,19 @@ extern "C" int cu_tconv_x(const struct conv_geom *g, const void *in, int in_f16,
     unsigned grid = grid_for(total);
     /* 8-wide loads only where every row starts 16-byte aligned */
     int vec = (g->cin & 7) == 0 && cu_aligned16(in) && cu_aligned16(w);
+    if (g->kh == g->sh && g->kw == g->sw && g->pad_top == 0 && g->pad_left == 0 &&
+        (size_t)g->n * g->ih * g->iw * g->cout < 0x7fffffffu) {
+        unsigned gn = grid_for((size_t)g->n * g->ih * g->iw * g->cout);
+        if (in_f16 && out_f16)
+            k_tconv_nov<__half, __half><<<gn, CU_THREADS, 0, s>>>(*g, (const __half *)in, w, b, act, vec, (__half *)out);
+        else if (in_f16)
+            k_tconv_nov<__half, float><<<gn, CU_THREADS, 0, s>>>(*g, (const __half *)in, w, b, act, vec, (float *)out);
+        else if (out_f16)
+            k_tconv_nov<float, __half><<<gn, CU_THREADS, 0, s>>>(*g, (const float *)in, w, b, act, vec, (__half *)out);
+        else
+            k_tconv_nov<float, float><<<gn, CU_THREADS, 0, s>>>(*g, (const float *)in, w, b, act, vec, (float *)out);
+        return cu_check_launch();
+    }
     if (in_f16 && out_f16)
         k_tconv<__half, __half><<<grid, CU_THREADS, 0, s>>>(*g, (const __half *)in, w, b, act, vec, (__half *)out);
     else if (in_f16)

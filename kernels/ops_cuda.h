@@ -100,6 +100,30 @@ int cu_conv2d_x(const struct conv_geom *g, const void *in, int in_f16,
 int cu_unary_x(int act, const void *in, int in_f16, void *out, int out_f16,
                size_t count, cudaStream_t s);
 
+/* Per-operand dtypes for mixed precision: bit set = that buffer holds
+ * vr_half, clear = float. IN0 is the main input (pointwise a, depthwise /
+ * resize / pool / squeeze-excite input, ADD/MUL a), IN1 the second
+ * (pointwise a_scale, ADD/MUL b), IN2 the pointwise b, IN3 its e_scale.
+ * The plain `f16` launchers below pass all bits or none. */
+#define CU_DT_IN0 1u
+#define CU_DT_IN1 2u
+#define CU_DT_IN2 4u
+#define CU_DT_IN3 8u
+#define CU_DT_RES 16u
+#define CU_DT_OUT 32u
+#define CU_DT_ALL 63u
+
+int cu_pointwise_dt(const struct cu_pw_args *p, unsigned dt, cudaStream_t s);
+int cu_dw_fused_dt(const struct cu_dw_args *p, unsigned dt, cudaStream_t s);
+int cu_se_dt(const struct cu_se_args *p, unsigned dt, cudaStream_t s);
+int cu_binary_dt(int mul, int n, int h, int w, int c, const void *a, const void *b,
+                 int b_full, int act, void *out, unsigned dt, cudaStream_t s);
+int cu_resize_bilinear_dt(int n, int ih, int iw, int c, const void *in, int oh, int ow,
+                          int align_corners, int half_pixel_centers, void *out,
+                          unsigned dt, cudaStream_t s);
+int cu_avgpool_dt(const struct conv_geom *g, const void *in, void *out, unsigned dt,
+                  cudaStream_t s);
+
 /* Fused kernels: see ops_fused.h for what each computes. */
 int cu_pointwise(const struct cu_pw_args *p, int f16, cudaStream_t s);
 int cu_dw_fused(const struct cu_dw_args *p, int f16, cudaStream_t s);

@@ -59,6 +59,36 @@ __device__ __forceinline__ void st8(__half *p, const float v[8])
     *reinterpret_cast<uint4 *>(p) = u;
 }
 
+/* Runtime-typed access: `f16` says whether p holds __half or float. The
+ * flag is uniform across a launch, so the branch costs nothing measurable
+ * in these memory-bound kernels and lets one tensor be float32 while its
+ * neighbours are float16 (the network's mixed precision). */
+__device__ __forceinline__ float ldx1(const void *p, int f16, size_t i)
+{
+    return f16 ? ld1((const __half *)p + i) : ld1((const float *)p + i);
+}
+__device__ __forceinline__ void ldx8(const void *p, int f16, size_t i, float v[8])
+{
+    if (f16)
+        ld8((const __half *)p + i, v);
+    else
+        ld8((const float *)p + i, v);
+}
+__device__ __forceinline__ void stx1(void *p, int f16, size_t i, float v)
+{
+    if (f16)
+        st1((__half *)p + i, v);
+    else
+        st1((float *)p + i, v);
+}
+__device__ __forceinline__ void stx8(void *p, int f16, size_t i, const float v[8])
+{
+    if (f16)
+        st8((__half *)p + i, v);
+    else
+        st8((float *)p + i, v);
+}
+
 /* ---- activations (enum cu_act) ---- */
 
 __device__ __forceinline__ float act_f(float x, int act)

@@ -46,30 +46,31 @@ __global__ void k_unary(int act, const TI *in, TO *out, size_t count)
 
 /* ---- ADD / MUL with per-(n, c) broadcast of b ---- */
 
-template <typename T, int VW, bool MUL>
-__global__ void k_binary(int hwc, int c, const T *a, const T *b, int b_full,
-                         int act, T *out, size_t count)
+template <int VW, bool MUL>
+__global__ void k_binary(int hwc, int c, const void *a, const void *b, int b_full,
+                         int act, void *out, size_t count, unsigned dt)
 {
-    size_t nv = count / VW;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nv;
-         i += (size_t)gridDim.x * blockDim.x) {
-        size_t e = i * VW;
-        size_t be = b_full ? e : (e / hwc) * c + (e % c);
+    const int fa = dt & CU_DT_IN0, fb = dt & CU_DT_IN1, fo = dt & CU_DT_OUT;
+    const unsigned nv = (unsigned)(count / VW);   /* < 2^31: launcher */
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < nv;
+         i += gridDim.x * blockDim.x) {
+        unsigned e = i * VW;
+        unsigned be = b_full ? e : (e / (unsigned)hwc) * c + (e % (unsigned)c);
         float x[VW], y[VW];
         if (VW == 8) {
-            ld8(a + e, x);
-            ld8(b + be, y);
+            ldx8(a, fa, e, x);
+            ldx8(b, fb, be, y);
         } else {
-            x[0] = ld1(a + e);
-            y[0] = ld1(b + be);
+            x[0] = ldx1(a, fa, e);
+            y[0] = ldx1(b, fb, be);
         }
 #pragma unroll
         for (int j = 0; j < VW; j++)
             x[j] = act_f(MUL ? x[j] * y[j] : x[j] + y[j], act);
         if (VW == 8)
-            st8(out + e, x);
+            stx8(out, fo, e, x);
         else
-            st1(out + e, x[0]);
+            stx1(out, fo, e, x[0]);
     }
 }
 
@@ -85,49 +86,52 @@ __device__ __forceinline__ void interp(int o, float scale, int half_pixel, int i
     *frac = v - (float)*lo;
 }
 
-template <typename T, int VW>
-__global__ void k_resize(int n, int ih, int iw, int c, const T *in, int oh, int ow,
-                         float sy, float sx, int half_pixel, T *out)
+template <int VW>
+__global__ void k_resize(int n, int ih, int iw, int c, const void *in, int oh, int ow,
+                         float sy, float sx, int half_pixel, void *out, unsigned dt)
 {
-    const int ng = c / VW;
-    size_t total = (size_t)n * oh * ow * ng;
-    for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
-         idx += (size_t)gridDim.x * blockDim.x) {
+    const int fi = dt & CU_DT_IN0, fo = dt & CU_DT_OUT;
+    const unsigned ng = c / VW;
+    const unsigned total = (unsigned)n * oh * ow * ng;   /* < 2^31: launcher */
+    for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+         idx += gridDim.x * blockDim.x) {
         int c0 = (int)(idx % ng) * VW;
-        size_t pix = idx / ng;
-        int ox = (int)(pix % ow);
-        size_t t = pix / ow;
-        int oy = (int)(t % oh);
-        int b = (int)(t / oh);
+        unsigned pix = idx / ng;
+        int ox = (int)(pix % (unsigned)ow);
+        unsigned t = pix / (unsigned)ow;
+        int oy = (int)(t % (unsigned)oh);
+        int b = (int)(t / (unsigned)oh);
         int y0, y1, x0, x1;
         float fy, fx;
         interp(oy, sy, half_pixel, ih, &y0, &y1, &fy);
         interp(ox, sx, half_pixel, iw, &x0, &x1, &fx);
-        const T *base = in + (size_t)b * ih * iw * c + c0;
-        const T *p00 = base + ((size_t)y0 * iw + x0) * c, *p01 = base + ((size_t)y0 * iw + x1) * c;
-        const T *p10 = base + ((size_t)y1 * iw + x0) * c, *p11 = base + ((size_t)y1 * iw + x1) * c;
+        const size_t base = (size_t)b * ih * iw * c + c0;
+        const size_t p00 = base + ((size_t)y0 * iw + x0) * c, p01 = base + ((size_t)y0 * iw + x1) * c;
+        const size_t p10 = base + ((size_t)y1 * iw + x0) * c, p11 = base + ((size_t)y1 * iw + x1) * c;
         float v00[VW], v01[VW], v10[VW], v11[VW], r[VW];
         if (VW == 8) {
-            ld8(p00, v00); ld8(p01, v01); ld8(p10, v10); ld8(p11, v11);
+            ldx8(in, fi, p00, v00); ldx8(in, fi, p01, v01);
+            ldx8(in, fi, p10, v10); ldx8(in, fi, p11, v11);
         } else {
-            v00[0] = ld1(p00); v01[0] = ld1(p01); v10[0] = ld1(p10); v11[0] = ld1(p11);
+            v00[0] = ldx1(in, fi, p00); v01[0] = ldx1(in, fi, p01);
+            v10[0] = ldx1(in, fi, p10); v11[0] = ldx1(in, fi, p11);
         }
 #pragma unroll
         for (int j = 0; j < VW; j++)
             r[j] = v00[j] * (1.0f - fy) * (1.0f - fx) + v10[j] * fy * (1.0f - fx) +
                    v01[j] * (1.0f - fy) * fx + v11[j] * fy * fx;
         if (VW == 8)
-            st8(out + pix * c + c0, r);
+            stx8(out, fo, (size_t)pix * c + c0, r);
         else
-            st1(out + pix * c + c0, r[0]);
+            stx1(out, fo, (size_t)pix * c + c0, r[0]);
     }
 }
 
 /* ---- AVERAGE_POOL_2D (general window; in-bounds taps only) ---- */
 
-template <typename T>
-__global__ void k_avgpool(struct conv_geom g, const T *in, T *out)
+__global__ void k_avgpool(struct conv_geom g, const void *in, void *out, unsigned dt)
 {
+    const int fi = dt & CU_DT_IN0, fo = dt & CU_DT_OUT;
     size_t total = (size_t)g.n * g.oh * g.ow * g.cout;
     for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
          idx += (size_t)gridDim.x * blockDim.x) {
@@ -143,32 +147,34 @@ __global__ void k_avgpool(struct conv_geom g, const T *in, T *out)
         float s = 0.0f;
         for (int fy = fy0; fy < fy1; fy++)
             for (int fx = fx0; fx < fx1; fx++)
-                s += ld1(in + (((size_t)n * g.ih + iy0 + fy) * g.iw + ix0 + fx) * g.cin + ch);
+                s += ldx1(in, fi, (((size_t)n * g.ih + iy0 + fy) * g.iw + ix0 + fx) * g.cin + ch);
         int cnt = (fy1 - fy0) * (fx1 - fx0);
-        st1(out + idx, act_f(cnt > 0 ? s / (float)cnt : 0.0f, g.act));
+        stx1(out, fo, idx, act_f(cnt > 0 ? s / (float)cnt : 0.0f, g.act));
     }
 }
 
 /* ---- squeeze-excite chain: one block per image ---- */
 
-#define SE_THREADS 256
+#define SE_THREADS 1024
 struct se_k {
     int h, w, c, n_layers;
-    const void *in;
+    const void *in, *in2;
     struct cu_se_layer l[CU_SE_MAX_LAYERS];
     void *out;
+    unsigned dt;
 };
 
-template <typename T, int VW>
+template <int VW>
 __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
 {
-    __shared__ float part[2048];
+    const int fi = k.dt & CU_DT_IN0, f2 = k.dt & CU_DT_IN1, fo = k.dt & CU_DT_OUT;
+    __shared__ float part[8192];   /* R rows x c partial sums: R * c <= 8 * SE_THREADS */
     __shared__ float v[CU_SE_MAX_CH], t[CU_SE_MAX_CH];
     const int tid = threadIdx.x;
     const int ng = k.c / VW;
     const int R = ng >= SE_THREADS ? 1 : SE_THREADS / ng;   /* pixel rows in parallel */
     const size_t hw = (size_t)k.h * k.w;
-    const T *in = (const T *)k.in + (size_t)blockIdx.x * hw * k.c;
+    const size_t in = (size_t)blockIdx.x * hw * k.c;
 
     for (int task = tid; task < ng * R; task += SE_THREADS) {
         int gi = task % ng, r = task / ng;
@@ -180,12 +186,21 @@ __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
         for (size_t p = r; p < hw; p += R) {
             float x[VW];
             if (VW == 8)
-                ld8(in + p * k.c + gi * VW, x);
+                ldx8(k.in, fi, in + p * k.c + gi * VW, x);
             else
-                x[0] = ld1(in + p * k.c + gi);
+                x[0] = ldx1(k.in, fi, in + p * k.c + gi);
 #pragma unroll
             for (int j = 0; j < VW; j++)
                 acc[j] += x[j];
+            if (k.in2) {
+                if (VW == 8)
+                    ldx8(k.in2, f2, in + p * k.c + gi * VW, x);
+                else
+                    x[0] = ldx1(k.in2, f2, in + p * k.c + gi);
+#pragma unroll
+                for (int j = 0; j < VW; j++)
+                    acc[j] += x[j];
+            }
         }
 #pragma unroll
         for (int j = 0; j < VW; j++)
@@ -202,12 +217,19 @@ __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
     int c = k.c;
     for (int l = 0; l < k.n_layers; l++) {
         const struct cu_se_layer L = k.l[l];
-        for (int co = tid; co < L.cout; co += SE_THREADS) {
-            float acc = L.bias ? L.bias[co] : 0.0f;
+        /* one warp per output: lanes stride the weight row (coalesced),
+         * then a shuffle reduction */
+        const int warp = tid >> 5, lane = tid & 31;
+        for (int co = warp; co < L.cout; co += SE_THREADS / 32) {
             const float *wr = L.w + (size_t)co * L.cin;
-            for (int ci = 0; ci < L.cin; ci++)
+            float acc = 0.0f;
+            for (int ci = lane; ci < L.cin; ci += 32)
                 acc = fmaf(v[ci], wr[ci], acc);
-            t[co] = act_f(act_f(acc, L.act1), L.act2);
+#pragma unroll
+            for (int off = 16; off > 0; off >>= 1)
+                acc += __shfl_xor_sync(0xffffffffu, acc, off);
+            if (lane == 0)
+                t[co] = act_f(act_f(acc + (L.bias ? L.bias[co] : 0.0f), L.act1), L.act2);
         }
         __syncthreads();
         for (int co = tid; co < L.cout; co += SE_THREADS)
@@ -215,9 +237,8 @@ __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
         __syncthreads();
         c = L.cout;
     }
-    T *out = (T *)k.out + (size_t)blockIdx.x * c;
     for (int ch = tid; ch < c; ch += SE_THREADS)
-        st1(out + ch, v[ch]);
+        stx1(k.out, fo, (size_t)blockIdx.x * c + ch, v[ch]);
 }
 
 /* ---- launchers ---- */
@@ -264,91 +285,100 @@ extern "C" int cu_hard_swish_h(const vr_half *in, vr_half *out, size_t count, cu
 extern "C" int cu_logistic_h(const vr_half *in, vr_half *out, size_t count, cudaStream_t s)
 { return cu_unary_x(CU_ACT_LOGISTIC, in, 1, out, 1, count, s); }
 
-template <typename T, bool MUL>
-static int launch_binary(int n, int h, int w, int c, const void *a, const void *b,
-                         int b_full, int act, void *out, cudaStream_t s)
+extern "C" int cu_binary_dt(int mul, int n, int h, int w, int c, const void *a,
+                            const void *b, int b_full, int act, void *out, unsigned dt,
+                            cudaStream_t s)
 {
     if (n <= 0 || h <= 0 || w <= 0 || c <= 0 || !a || !b || !out)
         return VR_EINVAL;
     size_t count = (size_t)n * h * w * c;
-    if ((size_t)h * w * c > 0x7fffffffu)
+    if (count > 0x7fffffffu)
         return VR_EINVAL;
     int hwc = h * w * c;
     int v8 = c % 8 == 0 && cu_aligned16(a) && cu_aligned16(b) && cu_aligned16(out);
-    if (v8)
-        k_binary<T, 8, MUL><<<grid_for(count / 8), CU_THREADS, 0, s>>>(
-            hwc, c, (const T *)a, (const T *)b, b_full, act, (T *)out, count);
+    unsigned g8 = grid_for(count / 8), g1 = grid_for(count);
+    if (v8 && mul)
+        k_binary<8, true><<<g8, CU_THREADS, 0, s>>>(hwc, c, a, b, b_full, act, out, count, dt);
+    else if (v8)
+        k_binary<8, false><<<g8, CU_THREADS, 0, s>>>(hwc, c, a, b, b_full, act, out, count, dt);
+    else if (mul)
+        k_binary<1, true><<<g1, CU_THREADS, 0, s>>>(hwc, c, a, b, b_full, act, out, count, dt);
     else
-        k_binary<T, 1, MUL><<<grid_for(count), CU_THREADS, 0, s>>>(
-            hwc, c, (const T *)a, (const T *)b, b_full, act, (T *)out, count);
+        k_binary<1, false><<<g1, CU_THREADS, 0, s>>>(hwc, c, a, b, b_full, act, out, count, dt);
     return cu_check_launch();
 }
 
 extern "C" int cu_add(int n, int h, int w, int c, const float *a, const float *b,
                       int b_full, int act, float *out, cudaStream_t s)
-{ return launch_binary<float, false>(n, h, w, c, a, b, b_full, act, out, s); }
+{ return cu_binary_dt(0, n, h, w, c, a, b, b_full, act, out, 0, s); }
 extern "C" int cu_mul(int n, int h, int w, int c, const float *a, const float *b,
                       int b_full, int act, float *out, cudaStream_t s)
-{ return launch_binary<float, true>(n, h, w, c, a, b, b_full, act, out, s); }
+{ return cu_binary_dt(1, n, h, w, c, a, b, b_full, act, out, 0, s); }
 extern "C" int cu_add_h(int n, int h, int w, int c, const vr_half *a, const vr_half *b,
                         int b_full, int act, vr_half *out, cudaStream_t s)
-{ return launch_binary<__half, false>(n, h, w, c, a, b, b_full, act, out, s); }
+{ return cu_binary_dt(0, n, h, w, c, a, b, b_full, act, out, CU_DT_ALL, s); }
 extern "C" int cu_mul_h(int n, int h, int w, int c, const vr_half *a, const vr_half *b,
                         int b_full, int act, vr_half *out, cudaStream_t s)
-{ return launch_binary<__half, true>(n, h, w, c, a, b, b_full, act, out, s); }
+{ return cu_binary_dt(1, n, h, w, c, a, b, b_full, act, out, CU_DT_ALL, s); }
 
-template <typename T>
-static int launch_resize(int n, int ih, int iw, int c, const void *in, int oh, int ow,
-                         int align_corners, int half_pixel, void *out, cudaStream_t s)
+extern "C" int cu_resize_bilinear_dt(int n, int ih, int iw, int c, const void *in, int oh,
+                                     int ow, int align_corners, int half_pixel, void *out,
+                                     unsigned dt, cudaStream_t s)
 {
-    if (n <= 0 || ih <= 0 || iw <= 0 || c <= 0 || oh <= 0 || ow <= 0 || !in || !out)
+    if (n <= 0 || ih <= 0 || iw <= 0 || c <= 0 || oh <= 0 || ow <= 0 || !in || !out ||
+        (size_t)n * oh * ow * c > 0x7fffffffu || (size_t)n * ih * iw * c > 0x7fffffffu)
         return VR_EINVAL;
     /* TFLite: scale = in/out, or (in-1)/(out-1) with align_corners */
     float sy = (align_corners && oh > 1) ? (float)(ih - 1) / (float)(oh - 1) : (float)ih / (float)oh;
     float sx = (align_corners && ow > 1) ? (float)(iw - 1) / (float)(ow - 1) : (float)iw / (float)ow;
     size_t pix = (size_t)n * oh * ow;
     if (c % 8 == 0 && cu_aligned16(in) && cu_aligned16(out))
-        k_resize<T, 8><<<grid_for(pix * (c / 8)), CU_THREADS, 0, s>>>(
-            n, ih, iw, c, (const T *)in, oh, ow, sy, sx, half_pixel, (T *)out);
+        k_resize<8><<<grid_for(pix * (c / 8)), CU_THREADS, 0, s>>>(
+            n, ih, iw, c, in, oh, ow, sy, sx, half_pixel, out, dt);
     else
-        k_resize<T, 1><<<grid_for(pix * c), CU_THREADS, 0, s>>>(
-            n, ih, iw, c, (const T *)in, oh, ow, sy, sx, half_pixel, (T *)out);
+        k_resize<1><<<grid_for(pix * c), CU_THREADS, 0, s>>>(
+            n, ih, iw, c, in, oh, ow, sy, sx, half_pixel, out, dt);
     return cu_check_launch();
 }
 
 extern "C" int cu_resize_bilinear(int n, int ih, int iw, int c, const float *in,
                                   int oh, int ow, int align_corners,
                                   int half_pixel_centers, float *out, cudaStream_t s)
-{ return launch_resize<float>(n, ih, iw, c, in, oh, ow, align_corners, half_pixel_centers, out, s); }
+{ return cu_resize_bilinear_dt(n, ih, iw, c, in, oh, ow, align_corners, half_pixel_centers, out, 0, s); }
 extern "C" int cu_resize_bilinear_h(int n, int ih, int iw, int c, const vr_half *in,
                                     int oh, int ow, int align_corners,
                                     int half_pixel_centers, vr_half *out, cudaStream_t s)
-{ return launch_resize<__half>(n, ih, iw, c, in, oh, ow, align_corners, half_pixel_centers, out, s); }
+{ return cu_resize_bilinear_dt(n, ih, iw, c, in, oh, ow, align_corners, half_pixel_centers, out, CU_DT_ALL, s); }
 
-template <typename T>
-static int launch_avgpool(const struct conv_geom *g, const void *in, void *out, cudaStream_t s)
+extern "C" int cu_avgpool_dt(const struct conv_geom *g, const void *in, void *out,
+                             unsigned dt, cudaStream_t s)
 {
     if (!g || g->n <= 0 || g->oh <= 0 || g->ow <= 0 || g->cout <= 0 || g->cin != g->cout ||
         g->sh <= 0 || g->sw <= 0 || !in || !out)
         return VR_EINVAL;
     size_t total = (size_t)g->n * g->oh * g->ow * g->cout;
-    k_avgpool<T><<<grid_for(total), CU_THREADS, 0, s>>>(*g, (const T *)in, (T *)out);
+    k_avgpool<<<grid_for(total), CU_THREADS, 0, s>>>(*g, in, out, dt);
     return cu_check_launch();
 }
 
 extern "C" int cu_avgpool(const struct conv_geom *g, const float *in, float *out, cudaStream_t s)
-{ return launch_avgpool<float>(g, in, out, s); }
+{ return cu_avgpool_dt(g, in, out, 0, s); }
 extern "C" int cu_avgpool_h(const struct conv_geom *g, const vr_half *in, vr_half *out, cudaStream_t s)
-{ return launch_avgpool<__half>(g, in, out, s); }
+{ return cu_avgpool_dt(g, in, out, CU_DT_ALL, s); }
 
 extern "C" int cu_se(const struct cu_se_args *p, int f16, cudaStream_t s)
+{
+    return cu_se_dt(p, f16 ? CU_DT_ALL : 0, s);
+}
+
+extern "C" int cu_se_dt(const struct cu_se_args *p, unsigned dt, cudaStream_t s)
 {
     if (!p || p->n <= 0 || p->h <= 0 || p->w <= 0 || p->c <= 0 || p->c > CU_SE_MAX_CH ||
         p->n_layers < 0 || p->n_layers > CU_SE_MAX_LAYERS || !p->in || !p->out)
         return VR_EINVAL;
     struct se_k k;
     k.h = p->h; k.w = p->w; k.c = p->c; k.n_layers = p->n_layers;
-    k.in = p->in; k.out = p->out;
+    k.in = p->in; k.in2 = p->in2; k.out = p->out; k.dt = dt;
     int c = p->c;
     for (int l = 0; l < p->n_layers; l++) {
         const struct cu_se_layer *L = &p->l[l];
@@ -357,25 +387,22 @@ extern "C" int cu_se(const struct cu_se_args *p, int f16, cudaStream_t s)
         k.l[l] = *L;
         c = L->cout;
     }
-    int v8 = p->c % 8 == 0 && cu_aligned16(p->in);
+    int v8 = p->c % 8 == 0 && cu_aligned16(p->in) && (!p->in2 || cu_aligned16(p->in2));
     /* part[] holds R rows of c partial sums: R * c <= 2048 */
-    if (f16) {
-        if (v8) k_se<__half, 8><<<p->n, SE_THREADS, 0, s>>>(k);
-        else    k_se<__half, 1><<<p->n, SE_THREADS, 0, s>>>(k);
-    } else {
-        if (v8) k_se<float, 8><<<p->n, SE_THREADS, 0, s>>>(k);
-        else    k_se<float, 1><<<p->n, SE_THREADS, 0, s>>>(k);
-    }
+    if (v8)
+        k_se<8><<<p->n, SE_THREADS, 0, s>>>(k);
+    else
+        k_se<1><<<p->n, SE_THREADS, 0, s>>>(k);
     return cu_check_launch();
 }
 
 extern "C" int cu_mean_hw(int n, int h, int w, int c, const float *in, float *out, cudaStream_t s)
 {
-    struct cu_se_args a = {n, h, w, c, in, 0, {{0}}, out};
+    struct cu_se_args a = {n, h, w, c, in, NULL, 0, {{0}}, out};
     return cu_se(&a, 0, s);
 }
 extern "C" int cu_mean_hw_h(int n, int h, int w, int c, const vr_half *in, vr_half *out, cudaStream_t s)
 {
-    struct cu_se_args a = {n, h, w, c, in, 0, {{0}}, out};
+    struct cu_se_args a = {n, h, w, c, in, NULL, 0, {{0}}, out};
     return cu_se(&a, 1, s);
 }

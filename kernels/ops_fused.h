@@ -57,7 +57,8 @@ struct cu_dw_args {
 };
 
 /* Squeeze-excite style chain, one block per image: global mean over H,W of
- * in [n][h][w][c], then up to CU_SE_MAX_LAYERS fully connected layers
+ * in [n][h][w][c] (of in + in2 when in2, a same-shape tensor, is given:
+ * the mean is linear, so an ADD feeding the pool never needs writing), then up to CU_SE_MAX_LAYERS fully connected layers
  * (1x1 convs on a 1x1 map), each out = act2(act1(w . v + b)); out is
  * [n][cout of the last layer] (or [n][c] with no layer), dtype of `f16`. */
 #define CU_SE_MAX_LAYERS 3
@@ -65,7 +66,7 @@ struct cu_dw_args {
 struct cu_se_layer { int cin, cout; const float *w, *bias; int act1, act2; };
 struct cu_se_args {
     int n, h, w, c;
-    const void *in;
+    const void *in, *in2;
     int n_layers;
     struct cu_se_layer l[CU_SE_MAX_LAYERS];
     void *out;

@@ -75,7 +75,7 @@ void ref_dw_fused(const struct cu_dw_args *p)
 
 void ref_se(const struct cu_se_args *p)
 {
-    const float *in = p->in;
+    const float *in = p->in, *in2 = p->in2;
     float *out = p->out;
     float v[CU_SE_MAX_CH], t[CU_SE_MAX_CH];
     size_t hw = (size_t)p->h * p->w;
@@ -83,7 +83,8 @@ void ref_se(const struct cu_se_args *p)
         for (int c = 0; c < p->c; c++) {
             float s = 0.0f;
             for (size_t i = 0; i < hw; i++)
-                s += in[((size_t)n * hw + i) * p->c + c];
+                s += in[((size_t)n * hw + i) * p->c + c] +
+                     (in2 ? in2[((size_t)n * hw + i) * p->c + c] : 0.0f);
             v[c] = s / (float)hw;
         }
         int c = p->c;

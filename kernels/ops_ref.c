@@ -60,9 +60,10 @@ static inline v4 vclamp(v4 x, v4 lo, v4 hi)
     return vsel(hi < y, hi, y);
 }
 
-/* TFLite's CalculateActivationRange for float: NONE (and TANH, which its
- * CPU kernels ignore) clamp to [lowest, max], so infinities become
- * +-FLT_MAX exactly as there. */
+/* TFLite's CalculateActivationRange for float: NONE clamps to [lowest,
+ * max], so infinities become +-FLT_MAX exactly as there. (TFLite's CPU
+ * kernels treat a fused TANH the same way; every op here applies tanhf
+ * for it instead, as op_act() documents.) */
 static inline void act_range(int act, float *lo, float *hi)
 {
     *lo = -FLT_MAX;
@@ -503,9 +504,9 @@ void ref_dwconv2d(const struct conv_geom *g, const float *in, const float *w,
 
 void ref_avgpool(const struct conv_geom *g, const float *in, float *out)
 {
-    const int c = g->cin;
+    const int c = g->cin, act = g->act;
     float lo, hi;
-    act_range(g->act, &lo, &hi);
+    act_range(act, &lo, &hi);
     for (int n = 0; n < g->n; n++) {
         const float *inb = in + (size_t)n * g->ih * g->iw * c;
         for (int oy = 0; oy < g->oh; oy++) {
@@ -535,14 +536,17 @@ void ref_avgpool(const struct conv_geom *g, const float *in, float *out)
                     st4(t + 4, s1);
                     /* No tap in bounds: TFLite fails the op; we write act(0). */
                     for (int j = 0; j < 8; j++)
-                        o[c0 + j] = clampf(count > 0.f ? t[j] / count : 0.f, lo, hi);
+                        o[c0 + j] = act == MACT_TANH
+                                        ? tanhf(count > 0.f ? t[j] / count : 0.f)
+                                        : clampf(count > 0.f ? t[j] / count : 0.f, lo, hi);
                 }
                 for (; c0 < c; c0++) {
                     float total = 0.f;
                     for (int fy = fy0; fy < fy1; fy++)
                         for (int fx = fx0; fx < fx1; fx++)
                             total += inb[((size_t)(iy0 + fy) * g->iw + ix0 + fx) * c + c0];
-                    o[c0] = clampf(count > 0.f ? total / count : 0.f, lo, hi);
+                    o[c0] = act == MACT_TANH ? tanhf(count > 0.f ? total / count : 0.f)
+                                             : clampf(count > 0.f ? total / count : 0.f, lo, hi);
                 }
             }
         }

@@ -29,7 +29,9 @@ struct conv_geom {
 
 /* Fills output size and padding from TFLite's rules for `padding`
  * (enum model_padding): SAME gives ceil(in/stride), VALID
- * ceil((in - (k-1)*d) / stride); pad_top = max(needed, 0) / 2. */
+ * ceil((in - (k-1)*d) / stride), 0 when the window does not fit;
+ * pad_top = max(needed, 0) / 2, so an odd total pads one more row at the
+ * end. Reads ih, iw, kh, kw, sh, sw, dh and dw. */
 void op_conv_geom(struct conv_geom *g, int padding);
 
 /* Output size and cropping of mediapipe's Convolution2DTransposeBias, from
@@ -39,9 +41,10 @@ void op_conv_geom(struct conv_geom *g, int padding);
  * even input, out = in*s; an odd input gives in*s - 1). */
 void op_tconv_geom(struct conv_geom *g, int padding);
 
-/* Applies a fused activation (enum model_act) to one value: a clamp to
- * [0,inf), [-1,1] or [0,6] as TFLite's ActivationFunctionWithMinMax (NaN
- * passes through). MACT_TANH applies tanhf; note that TFLite's own CPU
+/* Applies a fused activation (enum model_act) to one value: the clamp of
+ * TFLite's ActivationFunctionWithMinMax to [-FLT_MAX, FLT_MAX] (NONE, so
+ * infinities become +-FLT_MAX), [0, FLT_MAX], [-1, 1] or [0, 6]; NaN passes
+ * through. MACT_TANH applies tanhf; note that TFLite's own CPU
  * kernels ignore a fused TANH (CalculateActivationRange leaves it
  * unclamped), which is why net_create() refuses models that use it. */
 float op_act(float x, int act);
@@ -56,10 +59,12 @@ void ref_conv2d(const struct conv_geom *g, const float *in, const float *w,
 void op_pack_hwio(const float *w_ohwi, int cout, int kh, int kw, int cin,
                   float *w_hwio);
 
-/* CONV_2D with HWIO weights (op_pack_hwio): the CPU engine's fast path.
- * Sums in the same order as ref_conv2d (taps fy, fx, ic from 0.0f, then
- * bias, then activation), so both agree bit for bit unless the compiler
- * contracts multiply-adds into FMA differently in the two. */
+/* CONV_2D with HWIO weights (op_pack_hwio): the CPU engine's fast path
+ * (1x1 stride 1 as a GEMM in 4x8 register tiles; other shapes gather 4
+ * interior pixels into a stack patch of at most 18 KiB). Sums in the same
+ * order as ref_conv2d (taps fy, fx, ic from 0.0f, then bias, then
+ * activation), so both agree bit for bit unless the compiler contracts
+ * multiply-adds into FMA differently in the two. */
 void ref_conv2d_hwio(const struct conv_geom *g, const float *in, const float *w_hwio,
                      const float *b, float *out);
 
@@ -67,7 +72,9 @@ void ref_conv2d_hwio(const struct conv_geom *g, const float *in, const float *w_
 void ref_dwconv2d(const struct conv_geom *g, const float *in, const float *w,
                   const float *b, float *out);
 
-/* AVERAGE_POOL_2D (kh,kw = filter size; cin == cout). */
+/* AVERAGE_POOL_2D (kh,kw = filter size; cin == cout; dh, dw unused): the
+ * sum of the in-bounds taps divided by their count, then g->act. A window
+ * with no tap in bounds (TFLite fails the op) gives act(0). */
 void ref_avgpool(const struct conv_geom *g, const float *in, float *out);
 
 /* MEAN over H and W: out [n][c]. */

@@ -10,6 +10,7 @@
  */
 #include "seg_impl.h"
 
+#include "cpu_ftz.h"
 #include "frame_ref.h"
 #include "net.h"
 
@@ -60,8 +61,8 @@ static void refine_eye(struct seg *s, struct seg_cpu *c, const struct seg_frame 
                            te->out.w, te->out.h);
 }
 
-static int cpu_run(struct seg *s, const struct seg_frame *frames, int n,
-                   struct seg_mask *masks, struct seg_timing *timing, vr_err *err)
+static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
+                       struct seg_mask *masks, struct seg_timing *timing, vr_err *err)
 {
     struct seg_cpu *c = s->priv;
     const int mw = s->model->in_w, mh = s->model->in_h;
@@ -112,6 +113,15 @@ static int cpu_run(struct seg *s, const struct seg_frame *frames, int n,
         timing->postprocess = t3 - t2;
     }
     return 0;
+}
+
+static int cpu_run(struct seg *s, const struct seg_frame *frames, int n,
+                   struct seg_mask *masks, struct seg_timing *timing, vr_err *err)
+{
+    unsigned csr = cpu_ftz_begin(); /* see cpu_ftz.h: 2x on background */
+    int rc = cpu_run_ftz(s, frames, n, masks, timing, err);
+    cpu_ftz_end(csr);
+    return rc;
 }
 
 static void cpu_reset(struct seg *s)

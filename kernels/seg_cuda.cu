@@ -25,6 +25,7 @@ extern "C" {
 #include "tune.h"
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +179,21 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
         if (frames[i].fmt != frames[0].fmt || frames[i].full_range != frames[0].full_range)
             return vr_err_set(err, VR_EINVAL, "seg (cuda): frames of one call differ in "
                               "pixel format or range (frame %d)", i);
+
+    /* the kernels load NV12 chroma as 16-bit and P010 samples as 16/32-bit
+     * words: device planes must be aligned as decoders give them */
+    for (int i = 0; i < n; i++) {
+        const struct seg_frame *f = &frames[i];
+        unsigned need0 = f->fmt == SEG_PIX_P010 ? 2 : 1;
+        unsigned need1 = f->fmt == SEG_PIX_P010 ? 4 : f->fmt == SEG_PIX_NV12 ? 2 : 1;
+        if (f->on_device
+            && (((uintptr_t)f->data[0] | (unsigned)f->linesize[0]) % need0
+                || (f->fmt != SEG_PIX_RGB24
+                    && ((uintptr_t)f->data[1] | (unsigned)f->linesize[1]) % need1)))
+            return vr_err_set(err, VR_EINVAL, "seg (cuda): frame %d: plane pointers and "
+                              "linesizes must be multiples of %u bytes for this format",
+                              i, need1);
+    }
 
     CU_TRY(cudaEventRecord(c->ev[0], c->st), "event");
     for (int i = 0; i < n; i++) {

@@ -116,7 +116,7 @@ static void plan_eye(const struct vr_config *cfg, int mw, int mh, struct tile_ey
         te->src[te->n] = E;
         te->dst[te->n] = (struct frame_tile){
             .x = 0.0f, .y = 0.0f, .w = (float)te->work_w, .h = (float)te->work_h,
-            .weight = te->n ? TILE_WHOLE_WEIGHT : 1.0f, .feather = 0.0f, .edges = 0,
+            .weight = 1.0f, .feather = 0.0f, .edges = te->n ? FRAME_TILE_FLOOR : 0,
         };
         te->n++;
     }

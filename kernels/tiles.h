@@ -25,7 +25,6 @@ extern "C" {
 
 #define TILE_MAX_GRID 8                                  /* per axis */
 #define TILE_MAX_PER_EYE (TILE_MAX_GRID * TILE_MAX_GRID + 1)
-#define TILE_WHOLE_WEIGHT 0.05f                          /* whole pass under tiles */
 
 /* The plan of one eye. */
 struct tile_eye {

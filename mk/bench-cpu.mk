@@ -6,7 +6,8 @@
 # (taskset), median of BENCH_RUNS: the network alone (--raw, 256x256,
 # model load and PNG I/O included) and a full-HD side-by-side frame
 # (3840x1080, two 1920x1080 eyes) through the whole engine with the
-# balanced profile (JPEG in, PNG out). Prints a table and the stage times
+# balanced profile (JPEG in, PNG out); `vr-worker info` gives the cost of
+# starting the process (loading libav*'s shared-library closure). Prints a table and the stage times
 # of one more run; numbers go to docs/notes/image-path.md.
 
 BENCH_RUNS ?= 7
@@ -34,6 +35,7 @@ bench-cpu: $(BINDIR)/vr-worker $(BENCH_SBS)
 	 }; \
 	 echo "bench-cpu: $(BENCH_RUNS) runs each, pinned to core $(BENCH_CORE); $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"; \
 	 printf "%-44s %10s %10s %10s\n" "case" "median ms" "min ms" "max ms"; \
+	 bench_one "process start only (vr-worker info)" $(BINDIR)/vr-worker info; \
 	 bench_one "segment-image --raw 256x256" \
 	   $(BINDIR)/vr-worker segment-image --raw tests/data/image/astronaut-256.png $(BENCH_DIR)/raw.png; \
 	 bench_one "segment-image sbs 3840x1080 (balanced)" \

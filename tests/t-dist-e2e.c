@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static struct tdist D;
 
@@ -151,4 +154,112 @@ Test(dist, submit_refuses_bad_input_before_enqueueing)
     snprintf(clip, sizeof clip, "%s/in.mp4", D.r.dir);
     cr_assert_eq(tclip_make(clip, 1, 96, 5, 0), 0);
     cr_assert_eq(tdist_submit(&D, clip, out, NULL, id, sizeof id), 1);
+}
+
+Test(dist, daemons_refuse_bad_setups_with_reasons)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    char out[1024];
+    /* No address: usage error. */
+    unsetenv("VR_REDIS");
+    const char *a1[] = { "vr-controller", "run", "--storage", D.storage, NULL };
+    cr_assert_eq(tproc_run("vr-controller", a1, out, sizeof out), 2);
+    const char *a2[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage, NULL };
+    cr_assert_eq(tproc_run("vr-worker", a2, out, sizeof out), 2, "neither --gpu nor --cpu");
+    /* A storage root that does not exist. */
+    const char *a3[] = { "vr-controller", "run", "--redis", D.r.url, "--storage", "/nonexistent/x", NULL };
+    cr_assert_eq(tproc_run("vr-controller", a3, out, sizeof out), 1);
+    /* A Redis that may evict keys is refused. */
+    struct rq *q = NULL;
+    cr_assert_eq(rq_open(D.r.url, 2000, &q, NULL), 0);
+    redisReply *r = rq_cmd(q, NULL, "CONFIG SET maxmemory-policy allkeys-lru");
+    cr_assert_not_null(r);
+    freeReplyObject(r);
+    rq_free(&q);
+    const char *a4[] = { "vr-controller", "run", "--redis", D.r.url, "--storage", D.storage, NULL };
+    cr_assert_eq(tproc_run("vr-controller", a4, out, sizeof out), 1);
+    /* --gpu all on a host without NVIDIA GPUs. */
+    if (access("/proc/driver/nvidia/gpus", F_OK) != 0) {
+        const char *a5[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage,
+                             "--gpu", "all", NULL };
+        cr_assert_eq(tproc_run("vr-worker", a5, out, sizeof out), 1);
+    }
+}
+
+Test(dist, two_controllers_share_the_work)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 2), 0);
+    pid_t first = D.ctl;
+    tdist_controller(&D); /* a second one, racing the first for every step */
+    char in[400], out[3][400], id[3][64];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    cr_assert_eq(tclip_make(in, 3, 128, 5, 1), 0);
+    for (int i = 0; i < 3; i++) {
+        snprintf(out[i], sizeof out[i], "%s/out%d.mkv", D.r.dir, i);
+        cr_assert_eq(tdist_submit(&D, in, out[i], NULL, id[i], sizeof id[i]), 0);
+    }
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(tdist_watch(&D, id[i], 60000), 0, "job %d", i);
+    char a[128], b[128];
+    for (int i = 0; i < 3; i++) {
+        tsh_out(b, sizeof b, "ffprobe -v error -count_packets -select_streams v "
+                "-show_entries stream=nb_read_packets -of csv=p=0 '%s'", out[i]);
+        cr_assert_eq(atoi(b), 30);
+    }
+    /* Same input, same output, whichever controller split and stitched. */
+    tsh_out(a, sizeof a, "ffmpeg -v error -i '%s' -map 0 -c copy -f framemd5 - | grep -v '^#' | md5sum", out[0]);
+    tsh_out(b, sizeof b, "ffmpeg -v error -i '%s' -map 0 -c copy -f framemd5 - | grep -v '^#' | md5sum", out[2]);
+    cr_assert_str_eq(a, b);
+    kill(first, SIGKILL);
+    waitpid(first, NULL, 0);
+}
+
+Test(dist, priority_job_overtakes_queued_work)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
+    char in[400], outa[400], outb[400], ida[64], idb[64];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(outa, sizeof outa, "%s/a.mkv", D.r.dir);
+    snprintf(outb, sizeof outb, "%s/b.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 3, 128, 5, 0), 0);
+    cr_assert_eq(tdist_submit(&D, in, outa, NULL, ida, sizeof ida), 0);
+    const char *urgent[] = { "--priority", "10", NULL };
+    cr_assert_eq(tdist_submit(&D, in, outb, urgent, idb, sizeof idb), 0);
+    /* Both split and queued before the only worker starts. */
+    struct rq *q = NULL;
+    cr_assert_eq(rq_open(D.r.url, 2000, &q, NULL), 0);
+    char st[32] = "";
+    for (int t = 0; t < 3000 && strcmp(st, "running"); t += 10) {
+        char jk[128];
+        rq_key_job(jk, sizeof jk, ida);
+        rq_hget(q, jk, "state", st, sizeof st, NULL);
+        if (!strcmp(st, "running")) {
+            rq_key_job(jk, sizeof jk, idb);
+            rq_hget(q, jk, "state", st, sizeof st, NULL);
+        }
+        usleep(10000);
+    }
+    cr_assert_str_eq(st, "running");
+    tdist_worker(&D);
+    cr_assert_eq(tdist_watch(&D, ida, 60000), 0);
+    cr_assert_eq(tdist_watch(&D, idb, 60000), 0);
+    long long fa = 0, fb = 0, last_b = 0, first_a = 1LL << 62;
+    for (int i = 0; i < 3; i++) {
+        char ck[128];
+        long long v = 0;
+        rq_key_chunk(ck, sizeof ck, idb, i);
+        rq_hget_ll(q, ck, "done_ms", &v, NULL);
+        last_b = v > last_b ? v : last_b;
+        rq_key_chunk(ck, sizeof ck, ida, i);
+        rq_hget_ll(q, ck, "started_ms", &v, NULL);
+        first_a = v < first_a ? v : first_a;
+    }
+    char jk[128];
+    rq_key_job(jk, sizeof jk, ida);
+    rq_hget_ll(q, jk, "finished_ms", &fa, NULL);
+    rq_key_job(jk, sizeof jk, idb);
+    rq_hget_ll(q, jk, "finished_ms", &fb, NULL);
+    rq_free(&q);
+    cr_assert_lt(fb, fa, "the priority job finished after the normal one");
+    cr_assert_leq(last_b, first_a, "a normal chunk ran before the priority job's last chunk");
 }

@@ -91,7 +91,8 @@ Test(dist_fail, kill9_worker_mid_chunk_output_identical_to_clean_run)
     snprintf(out1, sizeof out1, "%s/killed.mp4", D.r.dir);
     snprintf(out2, sizeof out2, "%s/clean.mp4", D.r.dir);
     cr_assert_eq(tclip_make(in, 4, 240, 10, 1), 0);
-    const char *two_s[] = { "--chunk-seconds", "2", NULL };
+    /* balanced: slow enough on the CPU that the kill lands mid-chunk */
+    const char *two_s[] = { "--chunk-seconds", "2", "--profile", "balanced", NULL };
     cr_assert_eq(tdist_submit(&D, in, out1, two_s, id1, sizeof id1), 0);
 
     /* The only worker dies with SIGKILL while it holds chunk 0. */
@@ -266,4 +267,53 @@ Test(dist_fail, cancel_then_retry)
     cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, rargs), 0);
     cr_assert_eq(tdist_watch(&D, id, 60000), 0);
     cr_assert_eq(frames_of(out), 30);
+}
+
+Test(dist_fail, lease_renewed_on_long_chunks_and_sigterm_drains)
+{
+    /* Lease 0.5 s (heartbeat 0.1 s), chunks that take longer: renewal must
+     * keep every chunk on its first attempt. */
+    cr_assert_eq(tdist_start(&D, 0, 0.5, 1, 0), 0);
+    D.hb_ms = 100;
+    tdist_worker(&D);
+    connect_q();
+    char in[400], out[400], id[64], ck[128], jk[128];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mp4", D.r.dir);
+    cr_assert_eq(tclip_make(in, 6, 320, 30, 0), 0);
+    /* balanced: about 30 ms a frame here, so a 30-frame chunk outlives the lease */
+    const char *three[] = { "--chunk-seconds", "3", "--profile", "balanced", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, three, id, sizeof id), 0);
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    wait_field(ck, "state", "running", 0, 30000);
+
+    /* SIGTERM: chunk 0 is finished and committed, chunk 1 is not taken. */
+    kill(D.w[0], SIGTERM);
+    int st;
+    cr_assert_eq(waitpid(D.w[0], &st, 0), D.w[0]);
+    D.w[0] = 0;
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "worker exit status %d", st);
+    char v[64];
+    rq_hget(Q, ck, "state", v, sizeof v, NULL);
+    cr_assert_str_eq(v, "done", "the draining worker did not finish its chunk");
+    rq_key_chunk(ck, sizeof ck, id, 1);
+    rq_hget(Q, ck, "state", v, sizeof v, NULL);
+    cr_assert_str_eq(v, "queued");
+
+    tdist_worker(&D);
+    cr_assert_eq(tdist_watch(&D, id, 60000), 0);
+    rq_key_job(jk, sizeof jk, id);
+    double longest = 0;
+    for (int i = 0; i < 2; i++) {
+        long long att = 0, t0 = 0, t1 = 0;
+        rq_key_chunk(ck, sizeof ck, id, i);
+        rq_hget_ll(Q, ck, "attempts", &att, NULL);
+        rq_hget_ll(Q, ck, "started_ms", &t0, NULL);
+        rq_hget_ll(Q, ck, "done_ms", &t1, NULL);
+        cr_assert_eq(att, 1, "chunk %d was taken away from a live worker (%lld attempts)", i, att);
+        if ((t1 - t0) / 1000.0 > longest)
+            longest = (t1 - t0) / 1000.0;
+    }
+    cr_assert_gt(longest, 0.5, "chunks took %.2f s: not longer than the lease, test proves nothing",
+                 longest);
 }

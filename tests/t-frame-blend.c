@@ -72,3 +72,24 @@ Test(frame_blend, tile_output_is_resampled_bilinearly)
     for (int i = 0; i < 4; i++)
         cr_assert_float_eq(out[i], want[i], TOL, "x=%d", i);
 }
+
+Test(frame_blend, floor_tile_raises_but_never_lowers)
+{
+    /* work 4x1: a grid tile over [0,2) says 0.2 (it sees part of a large
+     * person and calls it background); the whole pass, a floor over all of
+     * it, says 0.9 on the left and 0.1 on the right. The floor wins where it
+     * is sure (x=0: 2*0.9-1 = 0.8; x=1 samples 0.7 -> 0.4) and cannot lower
+     * a tile (a second tile over [2,4) says 0.7: x=2,3 stay 0.7). */
+    float t[3][2] = { { 0.2f, 0.2f }, { 0.7f, 0.7f }, { 0.9f, 0.1f } };
+    struct frame_tile tiles[3] = {
+        { 0, 0, 2, 1, 1.0f, 0.0f, 0 },
+        { 2, 0, 2, 1, 1.0f, 0.0f, 0 },
+        { 0, 0, 4, 1, 1.0f, 0.0f, FRAME_TILE_FLOOR },
+    };
+    float out[4];
+    frame_blend_ref(&t[0][0], 3, 2, 1, tiles, 4, 1, out);
+    cr_assert_float_eq(out[0], 0.8f, TOL, "%f", out[0]);
+    cr_assert_float_eq(out[1], 0.4f, TOL, "floor raised x=1: %f", out[1]); /* 0.9*.75+0.1*.25 */
+    cr_assert_float_eq(out[2], 0.7f, TOL, "%f", out[2]);
+    cr_assert_float_eq(out[3], 0.7f, TOL, "%f", out[3]);
+}

@@ -56,6 +56,9 @@ Test(ops_eltwise, add_mul_full_shape)
     cr_assert(out[0] == 6 && out[1] == 0 && out[2] == 0 && out[3] == 2);
     ref_mul(1, 1, 2, 2, a, b, 1, MACT_RELU_N1_TO_1, out);
     cr_assert(out[0] == 1 && out[1] == -1 && out[2] == -1 && out[3] == 1);
+    ref_add(1, 1, 2, 2, a, b, 1, MACT_TANH, out);
+    cr_assert_float_eq(out[1], tanhf(-1.f), 1e-7f);
+    cr_assert_float_eq(out[3], tanhf(4.5f), 1e-7f);
 }
 
 Test(ops_eltwise, broadcast_per_n_c)

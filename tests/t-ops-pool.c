@@ -7,6 +7,7 @@
 #include "ops_ref.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 
 static struct conv_geom pool_geom(int n, int ih, int iw, int c, int k, int s, int padding,
                                   int act)
@@ -55,6 +56,11 @@ Test(ops_pool, valid_2x2_stride2_two_channels)
     cr_assert_float_eq(out[2], 5.5f, 0);
     cr_assert_float_eq(out[4], 6.f, 0);
     cr_assert_float_eq(out[1], 0.f, 0);
+    /* TANH as op_act has it, the same in every op. */
+    g.act = MACT_TANH;
+    ref_avgpool(&g, in, out);
+    cr_assert_float_eq(out[0], tanhf(3.5f), 1e-7f);
+    cr_assert_float_eq(out[7], tanhf(-13.5f), 1e-7f);
 }
 
 Test(ops_pool, stride2_same_edge_counts)

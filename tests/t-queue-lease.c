@@ -50,7 +50,7 @@ static int take(const char *consumer, struct rq_msg *m, struct rq_start *st)
     if (rc == 0)
         return 0;
     char why[64] = "";
-    rc = rq_chunk_start(Q, consumer, m->id, rq_msg_get(m, "job"),
+    rc = rq_chunk_start(Q, RQ_CHUNKS, consumer, m->id, rq_msg_get(m, "job"),
                         atoi(rq_msg_get(m, "idx")), st, why, sizeof why, &e);
     cr_assert_geq(rc, 0, "%s", e.msg);
     return rc;
@@ -77,7 +77,7 @@ TestSuite(queue, .init = setup, .fini = teardown, .timeout = 30);
 Test(queue, renewal_after_reclaim_does_not_steal_back)
 {
     vr_err e = { 0 };
-    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{\"t\":0}", 3, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{\"t\":0}", 3, 0, &e), 1, "%s", e.msg);
     struct rq_msg a = { 0 }, b = { 0 };
     struct rq_start st;
     cr_assert_eq(take("hostA:0:aaaa", &a, &st), 1);
@@ -86,19 +86,19 @@ Test(queue, renewal_after_reclaim_does_not_steal_back)
 
     /* While alive, renewal keeps the entry even past the lease. */
     msleep(120);
-    cr_assert_eq(rq_lease_renew(Q, "hostA:0:aaaa", a.id, &e), 1, "%s", e.msg);
-    cr_assert_eq(rq_chunk_fail(Q, NULL, a.id, "j1", 0, "lease expired", 100, &e), 0,
+    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostA:0:aaaa", a.id, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, NULL, a.id, "j1", 0, "lease expired", 100, &e), 0,
                  "renewed entry was reclaimed");
 
     /* Worker A stalls: the controller reclaims, worker B takes the new entry. */
     msleep(150);
-    cr_assert_eq(rq_chunk_fail(Q, NULL, a.id, "j1", 0, "lease expired", 100, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, NULL, a.id, "j1", 0, "lease expired", 100, &e), 1, "%s", e.msg);
     cr_assert_eq(take("hostB:0:bbbb", &b, &st), 1);
     cr_assert_eq(st.attempt, 2);
 
     /* A wakes up and renews: it must learn it lost the chunk. */
-    cr_assert_eq(rq_lease_renew(Q, "hostA:0:aaaa", a.id, &e), 0);
-    cr_assert_eq(rq_lease_renew(Q, "hostB:0:bbbb", b.id, &e), 1);
+    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostA:0:aaaa", a.id, &e), 0);
+    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostB:0:bbbb", b.id, &e), 1);
     redisReply *r = rq_cmd(Q, &e, "XPENDING %s %s - + 10", RQ_CHUNKS, RQ_G_WORKERS);
     cr_assert_eq(r->elements, 1);
     cr_assert_str_eq(r->element[0]->element[1]->str, "hostB:0:bbbb");
@@ -110,27 +110,27 @@ Test(queue, renewal_after_reclaim_does_not_steal_back)
 Test(queue, late_worker_neither_commits_nor_acks)
 {
     vr_err e = { 0 };
-    cr_assert_eq(rq_chunk_create(Q, "j1", 1, "{}", 3, &e), 1);
+    cr_assert_eq(rq_chunk_create(Q, "j1", 1, "{}", 3, 0, &e), 1);
     struct rq_msg a = { 0 }, b = { 0 };
     struct rq_start st;
     cr_assert_eq(take("A:cpu:1", &a, &st), 1);
     msleep(80);
-    cr_assert_eq(rq_chunk_fail(Q, NULL, a.id, "j1", 1, "lease expired", 50, &e), 1);
+    cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, NULL, a.id, "j1", 1, "lease expired", 50, &e), 1);
     cr_assert_eq(take("B:cpu:2", &b, &st), 1);
 
     /* A finishes late: nothing recorded, B's delivery still pending. */
-    cr_assert_eq(rq_chunk_commit(Q, "A:cpu:1", a.id, "j1", 1, 10, 5.0, "{}", &e), 0);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, 10, 5.0, "{}", &e), 0);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 0);
     cr_assert_eq(pending(), 1);
     /* Its failure report is refused too (B owns the chunk). */
-    cr_assert_eq(rq_chunk_fail(Q, "A:cpu:1", a.id, "j1", 1, "boom", 0, &e), 0);
+    cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, "boom", 0, &e), 0);
 
-    cr_assert_eq(rq_chunk_commit(Q, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 1, "%s", e.msg);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);
     cr_assert_eq(hll("vr:job:j1", "frames_done"), 10);
     cr_assert_eq(pending(), 0);
     /* A duplicate commit (same owner, already acked) changes nothing. */
-    cr_assert_eq(rq_chunk_commit(Q, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 0);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 0);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);
     rq_msg_release(&a);
     rq_msg_release(&b);
@@ -140,12 +140,12 @@ Test(queue, trim_keeps_pending_and_undelivered)
 {
     vr_err e = { 0 };
     for (int i = 0; i < 3; i++)
-        cr_assert_eq(rq_chunk_create(Q, "j1", i, "{}", 3, &e), 1);
+        cr_assert_eq(rq_chunk_create(Q, "j1", i, "{}", 3, 0, &e), 1);
     struct rq_msg m0 = { 0 }, m1 = { 0 };
     struct rq_start st;
     cr_assert_eq(take("A:0:x", &m0, &st), 1);  /* idx 0: pending */
     cr_assert_eq(take("A:0:x", &m1, &st), 1);  /* idx 1: committed */
-    cr_assert_eq(rq_chunk_commit(Q, "A:0:x", m1.id, "j1", 1, 5, 1, "{}", &e), 1);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m1.id, "j1", 1, 5, 1, "{}", &e), 1);
     /* idx 2: never delivered */
     cr_assert_eq(rq_trim_safe(Q, RQ_CHUNKS, &e), 0, "%s", e.msg);
     redisReply *r = rq_cmd(Q, &e, "XLEN %s", RQ_CHUNKS);
@@ -153,7 +153,7 @@ Test(queue, trim_keeps_pending_and_undelivered)
     freeReplyObject(r);
 
     /* Once 0 is done, 0 and 1 can go; 2 (undelivered) must stay. */
-    cr_assert_eq(rq_chunk_commit(Q, "A:0:x", m0.id, "j1", 0, 5, 1, "{}", &e), 1);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m0.id, "j1", 0, 5, 1, "{}", &e), 1);
     cr_assert_geq(rq_trim_safe(Q, RQ_CHUNKS, &e), 1);
     struct rq_msg m2 = { 0 };
     cr_assert_eq(take("A:0:x", &m2, &st), 1);
@@ -166,11 +166,11 @@ Test(queue, trim_keeps_pending_and_undelivered)
 Test(queue, attempts_survive_aof_reload_and_dead_letter)
 {
     vr_err e = { 0 };
-    cr_assert_eq(rq_chunk_create(Q, "j1", 2, "{}", 2, &e), 1);
+    cr_assert_eq(rq_chunk_create(Q, "j1", 2, "{}", 2, 0, &e), 1);
     struct rq_msg m = { 0 };
     struct rq_start st;
     cr_assert_eq(take("A:0:1", &m, &st), 1);
-    cr_assert_eq(rq_chunk_fail(Q, "A:0:1", m.id, "j1", 2, "cannot decode", 0, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, "A:0:1", m.id, "j1", 2, "cannot decode", 0, &e), 1, "%s", e.msg);
     rq_msg_release(&m);
 
     /* Redis restarts from its AOF: the attempt count is still there. */
@@ -185,7 +185,7 @@ Test(queue, attempts_survive_aof_reload_and_dead_letter)
     cr_assert_eq(hll("vr:chunk:j1:2", "attempts"), 1);
     cr_assert_eq(take("B:0:2", &m, &st), 1);
     cr_assert_eq(st.attempt, 2);
-    cr_assert_eq(rq_chunk_fail(Q, "B:0:2", m.id, "j1", 2, "cannot decode: bad NAL", 0, &e), 2);
+    cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, "B:0:2", m.id, "j1", 2, "cannot decode: bad NAL", 0, &e), 2);
     rq_msg_release(&m);
 
     char state[32], err[256];
@@ -209,8 +209,8 @@ Test(queue, attempts_survive_aof_reload_and_dead_letter)
 Test(queue, lost_xadd_is_requeued_and_create_is_idempotent)
 {
     vr_err e = { 0 };
-    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, &e), 1);
-    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, &e), 0);
+    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1);
+    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 0);
     cr_assert_eq(rq_chunk_requeue_lost(Q, "j1", 0, 0, &e), 0); /* entry present */
     char id[RQ_ID_MAX];
     cr_assert_eq(rq_hget(Q, "vr:chunk:j1:0", "entry", id, sizeof id, &e), 1);
@@ -229,7 +229,7 @@ Test(queue, lost_xadd_is_requeued_and_create_is_idempotent)
 Test(queue, cancelled_job_chunks_are_skipped)
 {
     vr_err e = { 0 };
-    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, &e), 1);
+    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1);
     redisReply *r = rq_cmd(Q, &e, "HSET vr:job:j1 state cancelled");
     freeReplyObject(r);
     const char *streams[] = { RQ_CHUNKS };
@@ -237,7 +237,7 @@ Test(queue, cancelled_job_chunks_are_skipped)
     cr_assert_eq(rq_read(Q, RQ_G_WORKERS, "A:0:1", streams, 1, 0, &m, &e), 1);
     struct rq_start st;
     char why[64];
-    cr_assert_eq(rq_chunk_start(Q, "A:0:1", m.id, "j1", 0, &st, why, sizeof why, &e), 0);
+    cr_assert_eq(rq_chunk_start(Q, RQ_CHUNKS, "A:0:1", m.id, "j1", 0, &st, why, sizeof why, &e), 0);
     cr_assert(strstr(why, "cancelled"), "%s", why);
     cr_assert_eq(pending(), 0);
     rq_msg_release(&m);
@@ -253,7 +253,7 @@ Test(queue, malformed_entry_is_skipped_not_wedged)
     redisReply *r = rq_cmdargv(Q, &e, 5, argv, NULL);
     cr_assert_not_null(r, "%s", e.msg);
     freeReplyObject(r);
-    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, &e), 1);
+    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1);
     struct rq_msg m = { 0 };
     struct rq_start st;
     cr_assert_eq(take("A:0:1", &m, &st), 0);  /* oversized: acked and skipped */

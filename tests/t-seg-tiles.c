@@ -64,11 +64,10 @@ Test(seg_tiles, square_eye_2x2_with_whole_pass)
     cr_assert_eq(p.eye[0].dst[0].edges, FRAME_EDGE_R | FRAME_EDGE_B);
     cr_assert_eq(p.eye[0].dst[3].edges, FRAME_EDGE_L | FRAME_EDGE_T);
     cr_assert_float_eq(p.eye[0].dst[3].x, 428 * 0.512f, 1e-3f);
-    /* whole pass: the eye itself, under the tiles */
+    /* whole pass: the eye itself, a floor under the tiles */
     struct frame_rect w = p.eye[0].src[4];
     cr_assert(w.x == 0 && w.y == 0 && w.w == 1000 && w.h == 1000);
-    cr_assert_float_eq(p.eye[0].dst[4].weight, TILE_WHOLE_WEIGHT, 1e-6f);
-    cr_assert_eq(p.eye[0].dst[4].edges, 0);
+    cr_assert_eq(p.eye[0].dst[4].edges, FRAME_TILE_FLOOR);
 }
 
 Test(seg_tiles, landscape_model_keeps_its_aspect)

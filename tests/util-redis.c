@@ -254,8 +254,10 @@ int tclip_make(const char *path, double seconds, int w, int gop, int audio)
 
 pid_t tdist_worker(struct tdist *d)
 {
+    char hb[16];
+    snprintf(hb, sizeof hb, "%d", d->hb_ms > 0 ? d->hb_ms : 300);
     const char *argv[] = { "vr-worker", "serve", "--redis", d->r.url, "--storage", d->storage,
-                           "--cpu", "--heartbeat-ms", "300", NULL };
+                           "--cpu", "--heartbeat-ms", hb, NULL };
     pid_t p = tproc_spawn("vr-worker", argv, d->log);
     if (p > 0 && d->nw < 8)
         d->w[d->nw++] = p;

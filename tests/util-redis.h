@@ -62,6 +62,7 @@ struct tdist {
     char storage[300];   /* <r.dir>/storage */
     char log[300];       /* <r.dir>/procs.log: every process's output */
     double lease_s;
+    int hb_ms;           /* workers' --heartbeat-ms (0 = 300) */
     pid_t ctl;
     pid_t w[8];
     int nw;

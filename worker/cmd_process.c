@@ -150,7 +150,7 @@ int cmd_process(int argc, char **argv)
     } else {
         /* neither: the first GPU if there is one, else the CPU */
         vr_err probe = { 0 };
-        o.backend = pcuda_init(0, NULL, 0, &probe) == 0 ? SEG_CUDA : SEG_CPU;
+        o.backend = pcuda_check(0, &probe) == 0 ? SEG_CUDA : SEG_CPU;
         log_info("no --gpu/--cpu: using %s", o.backend == SEG_CUDA ? "GPU 0" : "the CPU");
     }
     o.layout = a.layout;

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "cpu_ftz.h"
 #include "frame_ref.h"
 #include "log.h"
 #include "model.h"
@@ -74,7 +75,10 @@ static int run_raw(const struct vr_config *cfg, const struct vio_image *img,
     struct frame_rect all = { 0, 0, img->w, img->h };
     frame_preprocess_ref(&f, &all, 1, img->w, img->h, x); /* same size: exact copy */
     double t0 = now_ms();
-    if ((rc = net_run(net, x, 1, y, err)) < 0)
+    unsigned csr = cpu_ftz_begin();
+    rc = net_run(net, x, 1, y, err);
+    cpu_ftz_end(csr);
+    if (rc < 0)
         goto out;
     log_debug("network: %.1f ms", now_ms() - t0);
     for (size_t i = 0; i < (size_t)img->w * img->h; i++)

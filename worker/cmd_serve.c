@@ -143,7 +143,8 @@ static int serve_connect(struct serve *s)
         log_warn("%s; waiting for it", e.msg);
     }
     while (!serve_drain) {
-        if (rq_group_ensure(s->q, RQ_CHUNKS, RQ_G_WORKERS, &e) == 0)
+        if (rq_group_ensure(s->q, RQ_CHUNKS_HI, RQ_G_WORKERS, &e) == 0 &&
+            rq_group_ensure(s->q, RQ_CHUNKS, RQ_G_WORKERS, &e) == 0)
             return 0;
         rq_backoff(s->q);
     }
@@ -152,22 +153,29 @@ static int serve_connect(struct serve *s)
 
 static int serve_loop(struct serve *s)
 {
-    const char *streams[] = { RQ_CHUNKS };
+    const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
     long long taken = 0;
     int down = 0;
     log_info("worker %s: ready (storage %s)", s->name, s->storage);
     while (!serve_drain && (!s->max_chunks || taken < s->max_chunks)) {
         struct rq_msg m;
         vr_err e = { 0 };
-        /* BLOCK stays well below the 10 s command timeout. */
-        int rc = rq_read(s->q, RQ_G_WORKERS, s->name, streams, 1, 1000, &m, &e);
+        /* Priority jobs first (a non-blocking look), then the normal stream;
+         * BLOCK stays well below the 10 s command timeout, and bounds how
+         * long a new priority chunk waits for an idle worker. One stream per
+         * read: a read of both could deliver two entries at once. */
+        int rc = rq_read(s->q, RQ_G_WORKERS, s->name, hi, 1, 0, &m, &e);
+        if (rc == 0)
+            rc = rq_read(s->q, RQ_G_WORKERS, s->name, normal, 1, 500, &m, &e);
         if (rc < 0) {
             if (!down)
                 log_warn("%s; retrying", e.msg);
             down = 1;
             rq_backoff(s->q);
-            if (strstr(e.msg, "NOGROUP"))
+            if (strstr(e.msg, "NOGROUP")) {
+                rq_group_ensure(s->q, RQ_CHUNKS_HI, RQ_G_WORKERS, NULL);
                 rq_group_ensure(s->q, RQ_CHUNKS, RQ_G_WORKERS, NULL);
+            }
             continue;
         }
         down = 0;
@@ -181,6 +189,17 @@ static int serve_loop(struct serve *s)
     log_info("worker %s: %s after %lld chunks", s->name,
              serve_drain ? "drained" : "stopping", s->chunks_done);
     return 0;
+}
+
+/* One line the benchmark reads: Redis round trips of the pull loop per
+ * chunk, and of the heartbeat thread per second. */
+static void serve_report(struct serve *s, double secs)
+{
+    long long main_trips = rq_round_trips(s->q);
+    log_info("worker %s: redis round trips: %lld in the pull loop (%.1f per chunk over %lld "
+             "chunks), %lld heartbeat (%.1f per second)", s->name, main_trips,
+             s->chunks_done ? (double)main_trips / s->chunks_done : 0.0, s->chunks_done,
+             s->hb_trips, secs > 0 ? s->hb_trips / secs : 0.0);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -262,6 +281,7 @@ int cmd_serve(int argc, char **argv)
         rq_free(&s.q);
         return 1;
     }
+    long long t_start = rq_now_ms();
     pthread_t hb;
     int hb_ok = pthread_create(&hb, NULL, serve_hb_main, &s) == 0;
     int rc = serve_loop(&s);
@@ -270,6 +290,7 @@ int cmd_serve(int argc, char **argv)
     pthread_mutex_unlock(&s.mu);
     if (hb_ok)
         pthread_join(hb, NULL);
+    serve_report(&s, (rq_now_ms() - t_start) / 1000.0);
     rq_free(&s.q);
     pthread_mutex_destroy(&s.mu);
     return rc;

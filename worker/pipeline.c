@@ -65,6 +65,7 @@ struct pipe {
     struct vio_out *out;
     struct seg *seg;
     struct output_plan plan;
+    struct seg_opts so;          /* the engine, created while decoding starts */
     struct pq *q_dec, *q_seg, *pool;
     struct mbuf *mbufs;
     int nmbuf;
@@ -626,13 +627,11 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
              inf->bit_depth, inf->hw ? "NVDEC" : "CPU", seg_layout_name(layout), why);
     if ((rc = output_plan_make(o->output, layout, inf->w, inf->h, &o->cfg, &p->plan, err)) < 0)
         return vr_err_prefix(err, "%s", in);
-    struct seg_opts so = {
+    p->so = (struct seg_opts){
         .backend = o->backend, .gpu = o->gpu, .cfg = &o->cfg, .layout = layout,
         .in_w = inf->w, .in_h = inf->h, .out_w = p->plan.mask_w, .out_h = p->plan.mask_h,
         .max_batch = B,
     };
-    if ((rc = seg_create(&so, &p->seg, err)) < 0)
-        return rc;
     struct vio_out_opts oo = {
         .path = tmp, .format_name = out, .in = p->in, .w = p->plan.enc_w, .h = p->plan.enc_h,
         .pix_fmt = AV_PIX_FMT_YUV420P, .full_range = p->plan.full_range, .cfg = &o->cfg,
@@ -644,7 +643,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
              p->plan.enc_w, p->plan.enc_h, p->plan.mask_w, p->plan.mask_h, vio_out_encoder(p->out));
     if ((rc = pq_create(2 * B, &p->q_dec, err)) < 0 || (rc = pq_create(2 * B + 4, &p->q_seg, err)) < 0)
         return rc;
-    if ((rc = make_pool(p, err)) < 0)
+    if (!p->gpu && (rc = make_pool(p, err)) < 0)
         return rc;
     if (o->trace_path && (rc = trace_create(o->trace_path, &p->trace, err)) < 0)
         return rc;
@@ -668,6 +667,13 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
         rc = vr_err_set(err, VR_EINVAL, "%s: path too long", out);
         goto done;
     }
+    /* NVDEC opens the GPU's primary context first (in open_all), then the
+     * CUDA runtime joins it: one context, so decoded frames are ordinary
+     * device memory to the kernels */
+    if (p.gpu && (rc = pcuda_check(o->gpu, err)) < 0)
+        goto done;
+    if ((rc = open_all(&p, in, tmp, out, err)) < 0)
+        goto done;
     if (p.gpu) {
         if ((rc = pcuda_init(o->gpu, pci, sizeof pci, err)) < 0)
             goto done;
@@ -675,19 +681,30 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
         vr_err ne = { 0 };
         if (nvml_open(pci[0] ? pci : NULL, o->gpu, &p.nvml, &ne) < 0)
             log_info("%s", ne.msg);
+        /* pinned mask buffers and device mattes need the runtime */
+        if ((rc = make_pool(&p, err)) < 0)
+            goto done;
     }
-    if ((rc = open_all(&p, in, tmp, out, err)) < 0)
-        goto done;
 
     pthread_t td, ts, te, tsamp;
     int have_samp = 0;
     p.sampling = 1;
     if (p.gpu && pthread_create(&tsamp, NULL, sampler_main, &p) == 0)
         have_samp = 1;
-    int nd = pthread_create(&td, NULL, decode_main, &p);
-    int ns = nd ? -1 : pthread_create(&ts, NULL, segment_main, &p);
-    int ne = ns ? -1 : pthread_create(&te, NULL, encode_main, &p);
-    if (nd || ns || ne) {
+    /* decoding starts first: opening NVDEC (on the first packet) and
+     * loading the engine take about half a second each, so overlap them */
+    int nd = pthread_create(&td, NULL, decode_main, &p), ns = -1, ne = -1;
+    if (!nd) {
+        vr_err se = { 0 };
+        int src = seg_create(&p.so, &p.seg, &se);
+        if (src < 0) {
+            fail(&p, src, &se);
+        } else {
+            ns = pthread_create(&ts, NULL, segment_main, &p);
+            ne = ns ? -1 : pthread_create(&te, NULL, encode_main, &p);
+        }
+    }
+    if (!failed(&p) && (nd || ns || ne)) {
         vr_err e2;
         vr_err_set(&e2, VR_ENOMEM, "cannot start the pipeline threads");
         fail(&p, VR_ENOMEM, &e2);

@@ -11,6 +11,18 @@
 static cudaStream_t d2h_stream; /* one pipeline per process runs on the GPU */
 static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
 
+int pcuda_check(int gpu, vr_err *err)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0)
+        return vr_err_set(err, VR_ECUDA, "no CUDA device (%s): use --cpu",
+                          e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    if (gpu < 0 || gpu >= count)
+        return vr_err_set(err, VR_EINVAL, "--gpu %d: this host has %d CUDA device(s)", gpu, count);
+    return 0;
+}
+
 int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err)
 {
     int count = 0;
@@ -101,6 +113,11 @@ void pcuda_release(void)
 }
 
 #else /* CPU-only build */
+
+int pcuda_check(int gpu, vr_err *err)
+{
+    return vr_err_set(err, VR_ENOTBUILT, "--gpu %d: this vr-worker was built without CUDA (no nvcc): use --cpu", gpu);
+}
 
 int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err)
 {

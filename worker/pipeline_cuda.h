@@ -12,6 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Checks that GPU `gpu` exists without creating a CUDA context (so NVDEC
+ * can open the device's primary context first, with its flags). Returns 0,
+ * VR_ECUDA "no CUDA device", VR_EINVAL or VR_ENOTBUILT. */
+int pcuda_check(int gpu, vr_err *err);
+
 /* Selects GPU `gpu`; VR_ECUDA "no CUDA device" when there is none, or
  * VR_ENOTBUILT in a CPU-only build. Writes its PCI bus id (for NVML). */
 int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err);

@@ -33,6 +33,7 @@ struct serve {
     pthread_mutex_t mu;           /* guards the fields below */
     int busy;
     char id[RQ_ID_MAX];           /* entry being processed */
+    char stream[64];              /* and its stream (RQ_CHUNKS or RQ_CHUNKS_HI) */
     char job[48];
     int idx;
     long long started_ms;
@@ -42,6 +43,7 @@ struct serve {
     long long chunks_done, frames_done;
     double last_fps;
     int stop_hb;
+    long long hb_trips;           /* heartbeat thread's round trips, set when it ends */
 };
 
 /* Heartbeat thread body (arg: struct serve *). */

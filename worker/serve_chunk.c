@@ -24,12 +24,14 @@ static enum pipe_output serve_output(const char *kind)
     return PIPE_OUT_MASK;
 }
 
-static void serve_set_busy(struct serve *s, const char *id, const char *job, int idx, int busy)
+static void serve_set_busy(struct serve *s, const struct rq_msg *m, const char *job, int idx,
+                           int busy)
 {
     pthread_mutex_lock(&s->mu);
     s->busy = busy;
     if (busy) {
-        snprintf(s->id, sizeof s->id, "%s", id);
+        snprintf(s->id, sizeof s->id, "%s", m->id);
+        snprintf(s->stream, sizeof s->stream, "%s", m->stream);
         snprintf(s->job, sizeof s->job, "%s", job);
         s->idx = idx;
         s->started_ms = rq_now_ms();
@@ -80,7 +82,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
     if (!job || !job_id_valid(job) || !end || *end || idx < 0 || idx >= 100000) {
         log_error("%s %s: not a chunk entry (job/idx missing or bad); acknowledged and skipped",
                   msg->stream, msg->id);
-        return rq_ack(s->q, RQ_CHUNKS, RQ_G_WORKERS, msg->id, NULL);
+        return rq_ack(s->q, msg->stream, RQ_G_WORKERS, msg->id, NULL);
     }
     struct rq_start *st = malloc(sizeof *st);
     struct metrics *m = calloc(1, sizeof *m);
@@ -91,7 +93,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         goto out;
     }
     char why[128] = "";
-    rc = rq_chunk_start(s->q, s->name, msg->id, job, (int)idx, st, why, sizeof why, &e);
+    rc = rq_chunk_start(s->q, msg->stream, s->name, msg->id, job, (int)idx, st, why, sizeof why, &e);
     if (rc <= 0) {
         if (rc == 0)
             log_info("job %s chunk %ld: skipped (%s)", job, idx, why);
@@ -100,7 +102,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         goto out;
     }
     struct chunk_task t;
-    serve_set_busy(s, msg->id, job, (int)idx, 1);
+    serve_set_busy(s, msg, job, (int)idx, 1);
     log_info("job %s chunk %ld: attempt %d", job, idx, st->attempt);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -123,7 +125,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
     } else if (rc == 0) {
         char *mj = metrics_to_string(m);
         double fps = secs > 0 ? m->frames / secs : 0;
-        rc = rq_chunk_commit(s->q, s->name, msg->id, job, (int)idx, (long long)m->frames, fps,
+        rc = rq_chunk_commit(s->q, msg->stream, s->name, msg->id, job, (int)idx, (long long)m->frames, fps,
                              mj, &e);
         free(mj);
         if (rc == 1) {
@@ -146,7 +148,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         char reason[sizeof e.msg];
         snprintf(reason, sizeof reason, "%s", e.msg[0] ? e.msg : vr_err_name(rc));
         vr_err fe = { 0 };
-        rc = rq_chunk_fail(s->q, s->name, msg->id, job, (int)idx, reason, 0, &fe);
+        rc = rq_chunk_fail(s->q, msg->stream, s->name, msg->id, job, (int)idx, reason, 0, &fe);
         if (rc == 2)
             log_error("job %s chunk %ld: dead-lettered after %d attempts", job, idx, st->attempt);
         rc = rc < 0 ? rc : 0;

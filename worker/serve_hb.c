@@ -15,8 +15,9 @@ static void serve_hb_once(struct serve *s, struct rq *q)
 {
     pthread_mutex_lock(&s->mu);
     int busy = s->busy, lost = s->lost;
-    char id[RQ_ID_MAX], job[48];
+    char id[RQ_ID_MAX], job[48], stream[64];
     snprintf(id, sizeof id, "%s", s->id);
+    snprintf(stream, sizeof stream, "%s", s->stream);
     snprintf(job, sizeof job, "%s", s->job);
     int idx = s->idx;
     long long cd = s->chunks_done, fd = s->frames_done;
@@ -25,7 +26,7 @@ static void serve_hb_once(struct serve *s, struct rq *q)
 
     if (busy && !lost) {
         vr_err e = { 0 };
-        int rc = rq_lease_renew(q, s->name, id, &e);
+        int rc = rq_lease_renew(q, stream, s->name, id, &e);
         if (rc == 0) {
             log_warn("job %s chunk %d: lease lost (reclaimed by the controller); stopping it, "
                      "no result will be written", job, idx);
@@ -97,6 +98,9 @@ void *serve_hb_main(void *arg)
         if (r)
             freeReplyObject(r);
     }
+    pthread_mutex_lock(&s->mu);
+    s->hb_trips = rq_round_trips(q);
+    pthread_mutex_unlock(&s->mu);
     rq_free(&q);
     return NULL;
 }

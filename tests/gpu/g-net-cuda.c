@@ -3,7 +3,8 @@
  * network (net_run, float32 C reference) on real images: both MediaPipe
  * models, every variant (fp16 / fp32 x fused / unfused x graph / no graph),
  * a batch of several tiles, output poisoned before each run. float32 must
- * agree closely; float16 masks within 0.02 max abs, the issue's bar.
+ * agree closely; mixed float16 (opts.fp16 = 1) masks within 0.02 max abs,
+ * the issue's bar; all-float16 (opts.fp16 = 2) is logged with a loose bar.
  * Also checks that a graph re-captured for new input/output pointers and
  * graphs of several batch sizes from one net give the same masks.
  */
@@ -18,6 +19,7 @@
 
 #define NET_TOL16 0.02f   /* the bar for float16 masks */
 #define NET_TOL32 2e-4f   /* float32: summation order only, through ~60 layers */
+#define NET_TOL16ALL 0.1f /* every activation float16: ~0.04 seen; a sanity bar */
 
 static const char *data_dir(void)
 {
@@ -72,11 +74,12 @@ static void check_model(const char *model_rel)
     cr_assert_eq(net_run(cpu, in, n, want, &err), 0, "%s", err.msg);
     net_free(&cpu);
     float *din = gn_up(in, tin * n, 0);
-    float worst_v[8];
-    for (int v = 0; v < 8; v++) {
+    float worst_v[10];
+    for (int v = 0; v < 10; v++) {
         /* float32 variants first: they locate a planning bug before float16
-         * rounding can hide it */
-        struct netcu_opts o = { n, v >= 4, v & 1, 0, (v >> 1) & 1 };
+         * rounding can hide it; then mixed float16 (fp16 = 1, the product's),
+         * then all-float16 (fp16 = 2, fused, graph and not) */
+        struct netcu_opts o = { n, v < 4 ? 0 : v < 8 ? 1 : 2, v < 8 ? v & 1 : 1, 0, (v >> 1) & 1 };
         struct netcu *net = NULL;
         cr_assert_eq(netcu_create(m, &o, &net, &err), 0, "%s", err.msg);
         float *dout = gn_poisoned(tout * n, 0);
@@ -116,11 +119,11 @@ static void check_model(const char *model_rel)
     cudaFree(din);
     free(in); free(want);
     model_free(&m);
-    for (int v = 0; v < 8; v++)
-        cr_expect(worst_v[v] <= (v >= 4 ? NET_TOL16 : NET_TOL32),
-                  "%s fp16=%d fused=%d graph=%d: max |gpu - cpu| %.4g over the bar %.4g",
-                  model_rel, v >= 4, v & 1, (v >> 1) & 1, worst_v[v],
-                  v >= 4 ? NET_TOL16 : NET_TOL32);
+    for (int v = 0; v < 10; v++) {
+        float bar = v < 4 ? NET_TOL32 : v < 8 ? NET_TOL16 : NET_TOL16ALL;
+        cr_expect(worst_v[v] <= bar, "%s variant %d: max |gpu - cpu| %.4g over the bar %.4g",
+                  model_rel, v, worst_v[v], bar);
+    }
 }
 
 Test(gpu_net, selfie_square_vs_cpu, .timeout = 120)

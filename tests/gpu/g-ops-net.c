@@ -372,10 +372,12 @@ Test(gpu_ops, squeeze_excite)
             }
             size_t ni = (size_t)h.n * h.h * h.w * h.c, no = (size_t)h.n * c;
             float *in = gn_random(ni, -1, 1, f16), *want = malloc(no * 4);
-            h.in = in; h.out = want;
+            float *in2 = i % 2 ? gn_random(ni, -1, 1, f16) : NULL;   /* pooled ADD */
+            h.in = in; h.in2 = in2; h.out = want;
             ref_se(&h);
             struct cu_se_args d = h;
             d.in = gn_up(in, ni, f16);
+            d.in2 = in2 ? gn_up(in2, ni, f16) : NULL;
             for (int l = 0; l < h.n_layers; l++) {
                 d.l[l].w = gn_up(wl[l], (size_t)h.l[l].cin * h.l[l].cout, 0);
                 d.l[l].bias = gn_up(bl[l], h.l[l].cout, 0);
@@ -385,11 +387,87 @@ Test(gpu_ops, squeeze_excite)
             float *got = gn_down(d.out, no, f16);
             gn_compare("squeeze_excite", got, want, no, rt(f16) * 4, at(f16) * 4);
             free(got);
-            cudaFree((void *)d.in); cudaFree(d.out);
+            cudaFree((void *)d.in); cudaFree((void *)d.in2); cudaFree(d.out);
+            free(in2);
             for (int l = 0; l < h.n_layers; l++) {
                 cudaFree((void *)d.l[l].w); cudaFree((void *)d.l[l].bias);
                 free(wl[l]); free(bl[l]);
             }
             free(in); free(want);
         }
+}
+
+/* ---- mixed precision: each operand float16 or float32 at random ---- */
+
+Test(gpu_ops, mixed_dtypes)
+{
+    gn_seed("mixed_dtypes");
+    for (int rep = 0; rep < 6; rep++) {
+        unsigned dt = gn_u32() & CU_DT_ALL;
+        int f[6];
+        for (int k = 0; k < 6; k++)
+            f[k] = (dt >> k) & 1;
+        /* pointwise with every prologue / epilogue operand */
+        int n = 2, hw = 24 * 24, cin = 24, cout = 16;
+        size_t ni = (size_t)n * hw * cin, no = (size_t)n * hw * cout;
+        float *a = gn_random(ni, -1, 1, f[0]), *as = gn_random((size_t)n * cin, 0, 1, f[1]);
+        float *bs = gn_random(ni, -1, 1, f[2]), *es = gn_random((size_t)n * cout, 0, 1, f[3]);
+        float *res = gn_random(no, -1, 1, f[4]), *w = gn_random((size_t)cin * cout, -.5f, .5f, 0);
+        float *b = gn_random(cout, -.5f, .5f, 0), *want = malloc(no * 4);
+        struct cu_pw_args h = { n, hw, cin, cout, a, as, bs, w, b, CU_ACT_NONE, CU_ACT_HSWISH,
+                                es, res, CU_ACT_RELU, want };
+        ref_pointwise(&h);
+        struct cu_pw_args d = h;
+        d.a = gn_up(a, ni, f[0]); d.a_scale = gn_up(as, (size_t)n * cin, f[1]);
+        d.b = gn_up(bs, ni, f[2]); d.e_scale = gn_up(es, (size_t)n * cout, f[3]);
+        d.res = gn_up(res, no, f[4]); d.w = gn_up(w, (size_t)cin * cout, 0);
+        d.bias = gn_up(b, cout, 0); d.out = gn_poisoned(no, f[5]);
+        cr_assert_eq(cu_pointwise_dt(&d, dt, 0), 0);
+        float *got = gn_down(d.out, no, f[5]);
+        gn_compare("pointwise_dt", got, want, no, f[5] ? GN_RTOL16 : GN_RTOL32,
+                   f[5] ? GN_ATOL16 : GN_ATOL32);
+        free(got);
+        /* depthwise with residual */
+        struct cu_dw_args dw;
+        memset(&dw, 0, sizeof dw);
+        struct conv_case cc = { n, 24, 24, cin, cin, 3, 1, 1, MPAD_SAME, MACT_RELU };
+        geom(&dw.g, &cc, 3, 3);
+        size_t nw = 9 * (size_t)cin;
+        float *wd = gn_random(nw, -.5f, .5f, 0), *res2 = gn_random(ni, -1, 1, f[4]);
+        float *want2 = malloc(ni * 4);
+        struct cu_dw_args hd = dw;
+        hd.in = a; hd.w = wd; hd.bias = b; hd.act2 = CU_ACT_HSWISH; hd.res = res2;
+        hd.act3 = CU_ACT_NONE; hd.out = want2;
+        /* bias has cout (16) values: the depthwise needs cin (24) */
+        float *b24 = gn_random(cin, -.5f, .5f, 0);
+        hd.bias = b24;
+        ref_dw_fused(&hd);
+        struct cu_dw_args dd = hd;
+        dd.in = d.a; dd.w = gn_up(wd, nw, 0); dd.bias = gn_up(b24, cin, 0);
+        dd.res = gn_up(res2, ni, f[4]); dd.out = gn_poisoned(ni, f[5]);
+        cr_assert_eq(cu_dw_fused_dt(&dd, dt & (CU_DT_IN0 | CU_DT_RES | CU_DT_OUT), 0), 0);
+        got = gn_down(dd.out, ni, f[5]);
+        gn_compare("dw_fused_dt", got, want2, ni, f[5] ? GN_RTOL16 : GN_RTOL32,
+                   f[5] ? GN_ATOL16 : GN_ATOL32);
+        free(got);
+        /* ADD of a float16 / float32 pair into either */
+        float *want3 = malloc(ni * 4);
+        ref_add(n, 24, 24, cin, a, bs, 1, MACT_NONE, want3);
+        void *o3 = gn_poisoned(ni, f[5]);
+        cr_assert_eq(cu_binary_dt(0, n, 24, 24, cin, d.a, d.b, 1, MACT_NONE, o3,
+                                  (f[0] ? CU_DT_IN0 : 0) | (f[2] ? CU_DT_IN1 : 0) |
+                                      (f[5] ? CU_DT_OUT : 0), 0), 0);
+        got = gn_down(o3, ni, f[5]);
+        gn_compare("add_dt", got, want3, ni, f[5] ? GN_RTOL16 : GN_RTOL32,
+                   f[5] ? GN_ATOL16 : GN_ATOL32);
+        free(got);
+        cudaFree(o3);
+        cudaFree((void *)d.a); cudaFree((void *)d.a_scale); cudaFree((void *)d.b);
+        cudaFree((void *)d.e_scale); cudaFree((void *)d.res); cudaFree((void *)d.w);
+        cudaFree((void *)d.bias); cudaFree(d.out);
+        cudaFree((void *)dd.w); cudaFree((void *)dd.bias); cudaFree((void *)dd.res);
+        cudaFree(dd.out);
+        free(a); free(as); free(bs); free(es); free(res); free(w); free(b); free(want);
+        free(wd); free(res2); free(want2); free(b24); free(want3);
+    }
 }

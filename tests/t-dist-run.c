@@ -1,0 +1,88 @@
+/*
+ * t-dist-run.c - `vrctl run`, the all-in-one mode: it starts its own
+ * redis-server, controller and CPU workers, produces the output, and leaves
+ * nothing behind, also when interrupted with Ctrl-C (SIGINT) mid-job.
+ */
+#include "util-redis.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static char W[64];
+
+static void setup(void)
+{
+    snprintf(W, sizeof W, "/tmp/vrtest-run-XXXXXX");
+    cr_assert_not_null(mkdtemp(W));
+}
+
+static void teardown(void)
+{
+    tsh("rm -rf '%s'", W);
+}
+
+TestSuite(dist_run, .init = setup, .fini = teardown, .timeout = 120);
+
+/* The temp dir vrctl run announced in its log, or "". */
+static void temp_dir_of(const char *log, char *out, size_t n)
+{
+    tsh_out(out, n, "sed -n 's/.*temp dir \\(\\/tmp\\/vrctl-run-[A-Za-z0-9]*\\).*/\\1/p' '%s'", log);
+    out[strcspn(out, "\n")] = '\0';
+}
+
+Test(dist_run, processes_a_clip_and_cleans_up)
+{
+    char in[128], out[128], log[128], tmp[128], n[64];
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 3, 128, 5, 1), 0);
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "2", "--profile",
+                           "fast", "--chunk-seconds", "1", NULL };
+    pid_t p = tproc_spawn("vrctl", argv, log);
+    int rc = tproc_wait(p, 90000);
+    if (rc)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 0);
+    tsh_out(n, sizeof n, "ffprobe -v error -count_packets -select_streams v "
+            "-show_entries stream=nb_read_packets -of csv=p=0 '%s'", out);
+    cr_assert_eq(atoi(n), 30);
+    temp_dir_of(log, tmp, sizeof tmp);
+    cr_assert_neq(tmp[0], '\0', "no temp dir announced");
+    cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
+    cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
+}
+
+Test(dist_run, ctrl_c_stops_everything_and_removes_temp)
+{
+    char in[128], out[128], log[128], tmp[128] = "";
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mp4", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 20, 480, 10, 0), 0);
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "1", "--profile",
+                           "fast", "--chunk-seconds", "1", NULL };
+    pid_t p = tproc_spawn("vrctl", argv, log);
+    for (int i = 0; i < 300 && !tmp[0]; i++) {
+        struct timespec ts = { 0, 20000000 };
+        nanosleep(&ts, NULL);
+        temp_dir_of(log, tmp, sizeof tmp);
+    }
+    cr_assert_neq(tmp[0], '\0', "no temp dir announced");
+    /* Let the job get going, then Ctrl-C. */
+    for (int i = 0; i < 300 && tsh("grep -q 'chunks [1-9]' '%s'", log) != 0; i++) {
+        struct timespec ts = { 0, 20000000 };
+        nanosleep(&ts, NULL);
+    }
+    kill(p, SIGINT);
+    int rc = tproc_wait(p, 30000);
+    cr_assert_eq(rc, 130, "exit %d", rc);
+    cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
+    cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
+    cr_assert_neq(access(out, F_OK), 0, "a partial output was left");
+}
