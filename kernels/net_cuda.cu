@@ -70,7 +70,8 @@ struct step {
     int wt, bt;         /* weight / bias constant tensors, -1 = none */
     int act1, act2, act3;
     int b_full;
-    int align, half;    /* RESIZE_BILINEAR */
+    int align, half;    /* RESIZE_BILINEAR, or a pointwise's resize-on-load */
+    int rs;             /* pointwise: x is resized to the output map on load */
     int n_layers;
     struct se_layer_t l[CU_SE_MAX_LAYERS];
 };
@@ -451,6 +452,22 @@ static void fuse(struct netcu *net)
             p->kind = S_DEAD;
         }
     }
+    /* a RESIZE_BILINEAR read only by a pointwise conv (no prologue): the
+     * conv samples the small map while staging its tile, so the upsampled
+     * tensor, the largest the decoder writes, is never written */
+    for (int i = 0; i < n_ops; i++) {
+        struct step *s = &net->st[i];
+        if (s->kind != S_PW || s->a_scale >= 0 || s->bsum >= 0 || s->rs || s->g.cin % 8)
+            continue;
+        struct step *p = producer(net, s->x);
+        if (p && p->kind == S_RESIZE && uses(net, s->x) == 1) {
+            s->x = p->x;
+            s->rs = 1;
+            s->align = p->align;
+            s->half = p->half;
+            p->kind = S_DEAD;
+        }
+    }
 }
 
 /* ---- placement (plan stage 3) ---- */
@@ -633,10 +650,12 @@ static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
         return cu_conv2d_x(&g, P(c, s->x), F(c, s->x), W(c, s->wt), W(c, s->bt), s->act1,
                            s->act2, P(c, s->out), F(c, s->out), st);
     case S_PW: {
-        struct cu_pw_args a = {n, x->h * x->w, s->g.cin, s->g.cout, P(c, s->x),
+        const struct tens *y = &c->net->t[s->out];
+        struct cu_pw_args a = {n, y->h * y->w, s->g.cin, s->g.cout, P(c, s->x),
                                P(c, s->a_scale), P(c, s->bsum), W(c, s->wt), W(c, s->bt),
                                s->act1, s->act2, P(c, s->e_scale), P(c, s->res), s->act3,
-                               P(c, s->out)};
+                               P(c, s->out), s->rs ? x->h : 0, s->rs ? x->w : 0,
+                               y->h, y->w, s->align, s->half};
         unsigned dt = io | (F(c, s->a_scale) ? CU_DT_IN1 : 0) | (F(c, s->bsum) ? CU_DT_IN2 : 0) |
                       (F(c, s->e_scale) ? CU_DT_IN3 : 0) | (F(c, s->res) ? CU_DT_RES : 0);
         return cu_pointwise_dt(&a, dt, st);
@@ -799,9 +818,10 @@ static void dump_plan(const struct netcu *net)
     for (int k = 0; k < net->n_order; k++) {
         const struct step *s = &net->st[net->order[k]];
         const struct tens *y = &net->t[s->out];
-        fprintf(stderr, "  %3d op %3d..%3d %-14s x=%d x2=%d as=%d b=%d es=%d res=%d -> %d "
+        fprintf(stderr, "  %3d op %3d..%3d %-14s x=%d%s x2=%d as=%d b=%d es=%d res=%d -> %d "
                 "[%dx%dx%d]%s act %d/%d/%d layers %d\n", k, s->op, s->pos,
-                kind_name[s->kind], s->x, s->x2, s->a_scale, s->bsum, s->e_scale, s->res,
+                kind_name[s->kind], s->x, s->rs ? "(resized)" : "", s->x2, s->a_scale,
+                s->bsum, s->e_scale, s->res,
                 s->out, y->h, y->w, y->c, y->f16 ? "h" : "f", s->act1, s->act2, s->act3,
                 s->n_layers);
     }

@@ -115,7 +115,21 @@ struct pw_k {
     int act3;
     void *out;
     unsigned dt;                     /* CU_DT_* bits: which buffers are __half */
+    int rs_h, rs_w, out_w;           /* resize-on-load source (rs_h > 0) */
+    float rs_sy, rs_sx;
+    int rs_half;
 };
+
+/* TFLite's ResizeBilinear coordinate (as k_resize in ops_elem.cu). */
+__device__ __forceinline__ void rs_coord(int o, float scale, int half, int size, int *lo,
+                                         int *hi, float *frac)
+{
+    float v = half ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
+    float fl = floorf(v);
+    *lo = max((int)fl, 0);
+    *hi = min((int)ceilf(v), size - 1);
+    *frac = v - (float)*lo;
+}
 
 /* PX pixels per thread: 4 on big maps (fewer shared-memory loads per
  * multiply-add), 1 on small ones (more threads and blocks in flight). */
@@ -141,8 +155,27 @@ __global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
             int p = i / c8n, c8 = (i - p * c8n) << 3;
             unsigned gp = gp0 + p;
             float v[8];
-            if (gp < (unsigned)k.npix) {
+            if (gp < (unsigned)k.npix && k.rs_h > 0) {
+                /* the upsampled input, sampled here instead of written */
+                unsigned n = gp / hw, pi = gp - n * hw;
+                int y0, y1, x0, x1;
+                float fy, fx;
+                rs_coord((int)(pi / (unsigned)k.out_w), k.rs_sy, k.rs_half, k.rs_h, &y0, &y1, &fy);
+                rs_coord((int)(pi % (unsigned)k.out_w), k.rs_sx, k.rs_half, k.rs_w, &x0, &x1, &fx);
+                size_t base = (size_t)n * k.rs_h * k.rs_w * k.cin + c8;
+                float v00[8], v01[8], v10[8], v11[8];
+                ldx8(k.a, fa, base + ((size_t)y0 * k.rs_w + x0) * k.cin, v00);
+                ldx8(k.a, fa, base + ((size_t)y0 * k.rs_w + x1) * k.cin, v01);
+                ldx8(k.a, fa, base + ((size_t)y1 * k.rs_w + x0) * k.cin, v10);
+                ldx8(k.a, fa, base + ((size_t)y1 * k.rs_w + x1) * k.cin, v11);
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    v[j] = v00[j] * (1.0f - fy) * (1.0f - fx) + v10[j] * fy * (1.0f - fx) +
+                           v01[j] * (1.0f - fy) * fx + v11[j] * fy * fx;
+            } else if (gp < (unsigned)k.npix) {
                 ldx8(k.a, fa, (size_t)gp * k.cin + c8, v);
+            }
+            if (gp < (unsigned)k.npix) {
                 if (k.as) {
                     float s[8];
                     ldx8(k.as, fs, (size_t)(gp / hw) * k.cin + c8, s);
@@ -545,7 +578,22 @@ extern "C" int cu_pointwise_dt(const struct cu_pw_args *p, unsigned dt, cudaStre
         return VR_ECUDA;
     struct pw_k k = {(int)npix, p->hw, p->cin, p->cout, P, P + 4, p->a, p->a_scale,
                      p->b, p->w, p->bias, p->act1, p->act2, p->e_scale, p->res,
-                     p->act3, p->out, dt};
+                     p->act3, p->out, dt, 0, 0, 0, 0.0f, 0.0f, 0};
+    if (p->rs_h > 0) {
+        /* resize on load: 8-wide channel groups only, output map given */
+        if ((p->cin & 7) || p->rs_w <= 0 || p->out_h <= 0 || p->out_w <= 0 ||
+            (size_t)p->out_h * p->out_w != (size_t)p->hw ||
+            (size_t)p->n * p->rs_h * p->rs_w * p->cin > 0x7fffffffu)
+            return VR_EINVAL;
+        k.rs_h = p->rs_h;
+        k.rs_w = p->rs_w;
+        k.out_w = p->out_w;
+        k.rs_sy = (p->rs_align && p->out_h > 1) ? (float)(p->rs_h - 1) / (float)(p->out_h - 1)
+                                                : (float)p->rs_h / (float)p->out_h;
+        k.rs_sx = (p->rs_align && p->out_w > 1) ? (float)(p->rs_w - 1) / (float)(p->out_w - 1)
+                                                : (float)p->rs_w / (float)p->out_w;
+        k.rs_half = p->rs_half;
+    }
     unsigned blocks = cu_blocks(npix, (unsigned)P);
     if (PX == 4)
         k_pointwise<4><<<blocks, threads, smem, s>>>(k);

@@ -15,6 +15,8 @@
  */
 #include "ops_cuda_dev.cuh"
 
+#include <string.h>
+
 #define CU_THREADS 256
 
 static unsigned grid_for(size_t work)
@@ -398,11 +400,15 @@ extern "C" int cu_se_dt(const struct cu_se_args *p, unsigned dt, cudaStream_t s)
 
 extern "C" int cu_mean_hw(int n, int h, int w, int c, const float *in, float *out, cudaStream_t s)
 {
-    struct cu_se_args a = {n, h, w, c, in, NULL, 0, {{0}}, out};
+    struct cu_se_args a;
+    memset(&a, 0, sizeof a);
+    a.n = n; a.h = h; a.w = w; a.c = c; a.in = in; a.out = out;
     return cu_se(&a, 0, s);
 }
 extern "C" int cu_mean_hw_h(int n, int h, int w, int c, const vr_half *in, vr_half *out, cudaStream_t s)
 {
-    struct cu_se_args a = {n, h, w, c, in, NULL, 0, {{0}}, out};
+    struct cu_se_args a;
+    memset(&a, 0, sizeof a);
+    a.n = n; a.h = h; a.w = w; a.c = c; a.in = in; a.out = out;
     return cu_se(&a, 1, s);
 }

@@ -28,7 +28,10 @@ enum cu_act {
 /* 1x1 stride-1 convolution with fused prologue and epilogue, for
  * [n][hw][cin] -> [n][hw][cout] (cout a multiple of 8, as in every pointwise
  * conv of the selfie models):
- *   x   = a * a_scale[n][ci] (if a_scale) + b (if b)
+ *   a'  = a, or with rs_h > 0 the RESIZE_BILINEAR of a ([n][rs_h][rs_w][cin])
+ *         to the output map out_h x out_w (hw = out_h * out_w), computed as
+ *         ref_resize_bilinear does, never written (needs cin % 8 == 0)
+ *   x   = a' * a_scale[n][ci] (if a_scale) + b (if b)
  *   v   = act2(act1(w . x + bias))
  *   v   = v * e_scale[n][co] (if e_scale); v = act3(v + res) (if res)
  * w is OHWI [cout][1][1][cin]. All activation buffers have the dtype of
@@ -41,6 +44,9 @@ struct cu_pw_args {
     const void *e_scale, *res;
     int act3;
     void *out;
+    int rs_h, rs_w;             /* resize source size; 0 = no resize */
+    int out_h, out_w;           /* output map (with rs_h > 0) */
+    int rs_align, rs_half;      /* align_corners, half_pixel_centers */
 };
 
 /* Depthwise conv (depth multiplier 1) with fused epilogue:

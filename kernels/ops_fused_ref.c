@@ -30,9 +30,45 @@ float ref_act_ext(float x, int act)
 
 /* ---- fused kernels' twins ---- */
 
+/* TFLite's ResizeBilinear coordinate: lower / upper source index and the
+ * scaled position (as ops_ref.c). */
+static void rs_coord(int v, float scale, int half, int size, float *pos, int *lo, int *hi)
+{
+    *pos = half ? ((float)v + 0.5f) * scale - 0.5f : (float)v * scale;
+    float fl = floorf(*pos);
+    *lo = fl > 0 ? (int)fl : 0;
+    int up = (int)ceilf(*pos);
+    *hi = up < size - 1 ? up : size - 1;
+}
+
+/* Input value ci of output pixel i of image n (resized when rs_h > 0). */
+static float pw_input(const struct cu_pw_args *p, int n, int i, int ci)
+{
+    const float *a = p->a;
+    if (p->rs_h <= 0)
+        return a[((size_t)n * p->hw + i) * p->cin + ci];
+    float hs = (float)p->rs_h / (float)p->out_h, ws = (float)p->rs_w / (float)p->out_w;
+    if (p->rs_align && p->out_h > 1)
+        hs = (float)(p->rs_h - 1) / (float)(p->out_h - 1);
+    if (p->rs_align && p->out_w > 1)
+        ws = (float)(p->rs_w - 1) / (float)(p->out_w - 1);
+    int y = i / p->out_w, x = i % p->out_w, y0, y1, x0, x1;
+    float iy, ix;
+    rs_coord(y, hs, p->rs_half, p->rs_h, &iy, &y0, &y1);
+    rs_coord(x, ws, p->rs_half, p->rs_w, &ix, &x0, &x1);
+    float dy = iy - (float)y0, dx = ix - (float)x0;
+    const float *base = a + (size_t)n * p->rs_h * p->rs_w * p->cin + ci;
+    float v00 = base[((size_t)y0 * p->rs_w + x0) * p->cin];
+    float v10 = base[((size_t)y1 * p->rs_w + x0) * p->cin];
+    float v01 = base[((size_t)y0 * p->rs_w + x1) * p->cin];
+    float v11 = base[((size_t)y1 * p->rs_w + x1) * p->cin];
+    return v00 * (1 - dy) * (1 - dx) + v10 * dy * (1 - dx) + v01 * (1 - dy) * dx +
+           v11 * dy * dx;
+}
+
 void ref_pointwise(const struct cu_pw_args *p)
 {
-    const float *a = p->a, *as = p->a_scale, *b = p->b;
+    const float *as = p->a_scale, *b = p->b;
     const float *es = p->e_scale, *res = p->res;
     float *out = p->out;
     for (int n = 0; n < p->n; n++)
@@ -41,7 +77,7 @@ void ref_pointwise(const struct cu_pw_args *p)
             for (int co = 0; co < p->cout; co++) {
                 float acc = p->bias ? p->bias[co] : 0.0f;
                 for (int ci = 0; ci < p->cin; ci++) {
-                    float x = a[px * p->cin + ci];
+                    float x = pw_input(p, n, i, ci);
                     if (as)
                         x *= as[(size_t)n * p->cin + ci];
                     if (b)

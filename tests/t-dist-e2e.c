@@ -183,6 +183,10 @@ Test(dist, daemons_refuse_bad_setups_with_reasons)
         const char *a5[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage,
                              "--gpu", "all", NULL };
         cr_assert_eq(tproc_run("vr-worker", a5, out, sizeof out), 1);
+        /* A GPU worker that cannot use its GPU takes no chunks. */
+        const char *a6[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage,
+                             "--gpu", "0", NULL };
+        cr_assert_eq(tproc_run("vr-worker", a6, out, sizeof out), 1);
     }
 }
 

@@ -182,6 +182,32 @@ Test(pipeline, hevc10_greenscreen_and_alpha_packed, .init = quiet)
     same_timing("sbs.mkv", out, &f, 1);
     cr_assert_eq(f.w, 480);
     cr_assert_eq(f.h, 240);
+    /* the layout was read as SBS: the top-left corner of each eye (x 0 and
+     * x 240) holds a quadrant of that eye's matte (40 % of 240 = 96, so
+     * 48x48), mostly background there (Y = 16), where the source shows a
+     * bright wall; the frame's centre is the untouched picture */
+    struct tv_file src;
+    char sp[512];
+    tv_data(sp, sizeof sp, "tests/data/video/sbs.mkv");
+    cr_assert_eq(tv_read(sp, 1, &src), 0);
+    for (int eye = 0; eye < 2; eye++) {
+        double o = 0, i0 = 0;
+        for (int y = 4; y < 44; y++)
+            for (int x = 4; x < 44; x++) {
+                o += f.luma[0][y * 480 + eye * 240 + x];
+                i0 += src.luma[0][y * 480 + eye * 240 + x];
+            }
+        o /= 1600;
+        i0 /= 1600;
+        cr_assert_lt(o, 40, "eye %d corner: luma %.1f is not a background matte", eye, o);
+        cr_assert_gt(i0, 60, "eye %d corner of the source: luma %.1f", eye, i0);
+    }
+    double dc = 0;
+    for (int y = 100; y < 140; y++)
+        for (int x = 100; x < 140; x++)
+            dc += abs(f.luma[0][y * 480 + x] - src.luma[0][y * 480 + x]);
+    cr_assert_lt(dc / 1600, 8, "the picture between the corners is the source's");
+    tv_free(&src);
     tv_free(&f);
     tv_rmdir(dir);
 }
@@ -235,4 +261,37 @@ Test(pipeline, gpu_without_device_fails_clearly, .init = quiet)
     cr_assert(strstr(msg, "no CUDA device") || strstr(msg, "without CUDA"), "%s", msg);
     cr_assert_eq(tv_count_entries(dir), 0);
     tv_rmdir(dir);
+}
+
+/* ---- the --layout auto rule ---- */
+
+#include "pipeline_layout.h"
+
+Test(pipeline, layout_rule)
+{
+    struct vio_info i;
+    const char *why;
+    memset(&i, 0, sizeof i);
+    i.stereo = -1;
+    i.projection = -1;
+    i.w = 8192, i.h = 4096;
+    cr_assert_eq(pipeline_guess_layout(&i, "/v/clip.mp4", &why), SEG_LAYOUT_SBS, "2:1 -> sbs");
+    cr_assert(strstr(why, "aspect"), "%s", why);
+    i.w = 4096, i.h = 8192;
+    cr_assert_eq(pipeline_guess_layout(&i, "clip.mp4", &why), SEG_LAYOUT_TB, "1:2 -> tb");
+    i.w = 3840, i.h = 2160;
+    cr_assert_eq(pipeline_guess_layout(&i, "clip.mp4", &why), SEG_LAYOUT_MONO, "16:9 -> mono");
+    cr_assert_eq(pipeline_guess_layout(&i, "/v/clip_LR.mp4", &why), SEG_LAYOUT_SBS, "name tag");
+    cr_assert_eq(pipeline_guess_layout(&i, "/v/clip_3dv.mp4", &why), SEG_LAYOUT_TB);
+    cr_assert_eq(pipeline_guess_layout(&i, "/v/clip_output.mp4", &why), SEG_LAYOUT_MONO,
+                 "_OU inside a word is no tag");
+    cr_assert_eq(pipeline_guess_layout(&i, "/v_TB/clip.mp4", &why), SEG_LAYOUT_MONO,
+                 "only the file name counts, not the directory");
+    i.w = 8192, i.h = 4096;
+    i.spherical = 1;
+    cr_assert_eq(pipeline_guess_layout(&i, "clip_LR.mp4", &why), SEG_LAYOUT_MONO,
+                 "spherical without stereo: mono 360");
+    i.stereo = 2;
+    cr_assert_eq(pipeline_guess_layout(&i, "clip_LR.mp4", &why), SEG_LAYOUT_TB, "stereo3d wins");
+    cr_assert(strstr(why, "stereo3d"), "%s", why);
 }

@@ -9,6 +9,8 @@
 
 #include "cli.h"
 #include "log.h"
+#include "paths.h"
+#include "pipeline_cuda.h"
 
 #include <dirent.h>
 #include <getopt.h>
@@ -252,6 +254,23 @@ int cmd_serve(int argc, char **argv)
         s.backend = SEG_CUDA;
     } else {
         s.backend = SEG_CPU;
+    }
+    /* A worker that cannot process anything must not take chunks: each one
+     * it took would burn an attempt of a good chunk. */
+    vr_err ce = { 0 };
+    if (s.backend == SEG_CUDA && pcuda_check(s.gpu, &ce) < 0) {
+        fprintf(stderr, "vr-worker serve: %s\n", ce.msg);
+        return 1;
+    }
+    struct vr_config cfg;
+    char model[4096];
+    if (config_load_profile(&cfg, "balanced", &ce) < 0 ||
+        vr_data_path(cfg.model, model, sizeof model) < 0) {
+        fprintf(stderr, "vr-worker serve: %s\n", ce.msg[0] ? ce.msg : "model not found");
+        if (!ce.msg[0])
+            fprintf(stderr, "vr-worker serve: cannot find %s (set VR_DATA_DIR to the directory "
+                            "holding models/ and configs/)\n", cfg.model);
+        return 1;
     }
     struct stat stt;
     if (stat(storage, &stt) < 0 || !S_ISDIR(stt.st_mode) || !realpath(storage, s.storage)) {

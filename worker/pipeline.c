@@ -16,13 +16,13 @@
  * aborts every queue, each thread drains and exits, and the temporary
  * output is deleted: OUT is either complete or absent.
  */
-#define _GNU_SOURCE /* strcasestr */
 #include "pipeline.h"
 
 #include "log.h"
 #include "nvml.h"
 #include "output_kinds.h"
 #include "pipeline_cuda.h"
+#include "pipeline_layout.h"
 #include "pipeline_queue.h"
 #include "trace.h"
 #include "vio_video.h"
@@ -116,57 +116,6 @@ static void item_free(void *x)
         av_frame_free(&it->colour);
     av_frame_free(&it->frame);
     free(it);
-}
-
-/* ---- layout ---- */
-
-static int name_has(const char *path, const char *const *tokens)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    for (; *tokens; tokens++)
-        if (strcasestr(base, *tokens))
-            return 1;
-    return 0;
-}
-
-/* The rule (docs/notes/pipeline.md): stereo metadata, then spherical
- * metadata without stereo (= mono 360/180), then the file-name tags VR
- * players use, then the aspect ratio: about 2:1 is SBS (two square eyes:
- * the common VR180 release; a mono 2:1 equirect would carry spherical
- * metadata), about 1:2 is TB (two stacked 2:1 eyes), anything else mono. */
-static enum seg_layout guess_layout(const struct vio_info *inf, const char *path,
-                                    const char **why)
-{
-    static const char *const sbs_tags[] = { "_LR", "_SBS", "_3dh", "_FISHEYE190", "_MKX200", "_180x180", NULL };
-    static const char *const tb_tags[] = { "_TB", "_3dv", "_OU", NULL };
-    if (inf->stereo >= 0) {
-        *why = "stereo3d metadata";
-        return (enum seg_layout)inf->stereo;
-    }
-    if (inf->spherical) {
-        *why = "spherical metadata without stereo3d: mono 360/180";
-        return SEG_LAYOUT_MONO;
-    }
-    if (name_has(path, tb_tags)) {
-        *why = "file name tag (_TB/_3dv/_OU)";
-        return SEG_LAYOUT_TB;
-    }
-    if (name_has(path, sbs_tags)) {
-        *why = "file name tag (_LR/_SBS/_3dh/_FISHEYE190...)";
-        return SEG_LAYOUT_SBS;
-    }
-    double a = (double)inf->w / inf->h;
-    if (a > 1.9 && a < 2.1) {
-        *why = "aspect ratio 2:1 (two square eyes); use --layout mono for mono 360";
-        return SEG_LAYOUT_SBS;
-    }
-    if (a > 1 / 2.1 && a < 1 / 1.9) {
-        *why = "aspect ratio 1:2 (two stacked eyes)";
-        return SEG_LAYOUT_TB;
-    }
-    *why = "aspect ratio: not 2:1 or 1:2";
-    return SEG_LAYOUT_MONO;
 }
 
 /* ---- frame formats ---- */
@@ -622,7 +571,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     if (o->layout >= 0)
         layout = (enum seg_layout)o->layout;
     else
-        layout = guess_layout(inf, in, &why);
+        layout = pipeline_guess_layout(inf, in, &why);
     log_info("%s: %dx%d %s %d-bit, %s decode, layout %s (%s)", in, inf->w, inf->h, inf->codec,
              inf->bit_depth, inf->hw ? "NVDEC" : "CPU", seg_layout_name(layout), why);
     if ((rc = output_plan_make(o->output, layout, inf->w, inf->h, &o->cfg, &p->plan, err)) < 0)

@@ -182,6 +182,53 @@ Test(gpu_ops, pointwise_fused)
         }
 }
 
+Test(gpu_ops, pointwise_resize_on_load)
+{
+    gn_seed("pointwise_resize_on_load");
+    /* n, small h, w, out h, w, cin, cout, align, half, flags (4 e_scale, 8 res) */
+    const int cs[][10] = { { 2, 16, 16, 32, 32, 128, 24, 0, 1, 0 },
+                           { 3, 32, 32, 64, 64, 24, 16, 0, 1, 8 },
+                           { 2, 7, 5, 13, 11, 8, 8, 1, 0, 4 },
+                           { 1, 9, 16, 18, 32, 16, 16, 0, 0, 12 } };
+    for (int f16 = 0; f16 <= 1; f16++)
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const int *q = cs[i];
+            int n = q[0], cin = q[5], cout = q[6], hw = q[3] * q[4];
+            size_t ni = (size_t)n * q[1] * q[2] * cin, no = (size_t)n * hw * cout;
+            float *a = gn_random(ni, -1, 1, f16), *w = gn_random((size_t)cin * cout, -.5f, .5f, 0);
+            float *b = gn_random(cout, -.5f, .5f, 0), *es = gn_random((size_t)n * cout, 0, 1, f16);
+            float *res = gn_random(no, -1, 1, f16), *want = malloc(no * 4);
+            /* the twin as a composition: ref_resize_bilinear, then ref_pointwise */
+            float *up = malloc((size_t)n * hw * cin * 4);
+            ref_resize_bilinear(n, q[1], q[2], cin, a, q[3], q[4], q[7], q[8], up);
+            struct cu_pw_args h = { n, hw, cin, cout, up, NULL, NULL, w, b, CU_ACT_NONE,
+                                    acts[i % 6], q[9] & 4 ? es : NULL, q[9] & 8 ? res : NULL,
+                                    CU_ACT_NONE, want, 0, 0, 0, 0, 0, 0 };
+            ref_pointwise(&h);
+            /* and the fused twin must agree with the composition */
+            float *want2 = malloc(no * 4);
+            struct cu_pw_args h2 = h;
+            h2.a = a; h2.out = want2;
+            h2.rs_h = q[1]; h2.rs_w = q[2]; h2.out_h = q[3]; h2.out_w = q[4];
+            h2.rs_align = q[7]; h2.rs_half = q[8];
+            ref_pointwise(&h2);
+            gn_compare("ref_pointwise resize twin", want2, want, no, 1e-5f, 1e-5f);
+            struct cu_pw_args d = h2;
+            d.a = gn_up(a, ni, f16); d.w = gn_up(w, (size_t)cin * cout, 0);
+            d.bias = gn_up(b, cout, 0);
+            d.e_scale = q[9] & 4 ? gn_up(es, (size_t)n * cout, f16) : NULL;
+            d.res = q[9] & 8 ? gn_up(res, no, f16) : NULL;
+            d.out = gn_poisoned(no, f16);
+            cr_assert_eq(cu_pointwise(&d, f16, 0), 0, "case %zu", i);
+            float *got = gn_down(d.out, no, f16);
+            gn_compare("pointwise resize-on-load", got, want, no, rt(f16), at(f16) * 2);
+            free(got);
+            cudaFree((void *)d.a); cudaFree((void *)d.w); cudaFree((void *)d.bias);
+            cudaFree((void *)d.e_scale); cudaFree((void *)d.res); cudaFree(d.out);
+            free(a); free(w); free(b); free(es); free(res); free(want); free(want2); free(up);
+        }
+}
+
 Test(gpu_ops, tconv)
 {
     gn_seed("tconv");
