@@ -118,8 +118,9 @@ deps:
 	@deploy/install-deps.sh
 
 FUZZ_SECONDS ?= 30
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(TEST_BIN)
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BIN)
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory test-unit
 
@@ -127,7 +128,7 @@ test-unit: all $(TEST_BIN)
 	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(abspath $(BINDIR)) $(TEST_BIN) $(TEST_ARGS)
 
 run: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all
 	$(Q)deploy/run-sample.sh
 
 -include mk/*.mk

@@ -90,8 +90,10 @@ static int cmd_gen(int argc, char **argv)
     AVDictionary *d = NULL;
     av_dict_set(&d, "preset", "ultrafast", 0);
     char xp[128];
-    snprintf(xp, sizeof xp, "log-level=error:vbv-maxrate=%d:vbv-bufsize=%d", (int)(mbps * 1000),
-             (int)(mbps * 1000));
+    /* Closed GOPs of one second: IDR cut points for `vrctl` chunks, as a
+     * deliverable for distributed processing is usually encoded. */
+    snprintf(xp, sizeof xp, "log-level=error:open-gop=0:vbv-maxrate=%d:vbv-bufsize=%d",
+             (int)(mbps * 1000), (int)(mbps * 1000));
     av_dict_set(&d, "x265-params", xp, 0);
     if (avcodec_open2(enc, c, &d) < 0)
         return die("libx265", NULL);

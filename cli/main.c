@@ -32,9 +32,12 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_REDIS },
     { "metrics", cmd_metrics, 0, "JOB [--json]",
       "per-stage timings and percentiles (merged histograms) of a job", VRCTL_REDIS },
-    { "run", cmd_run, 0, "IN -o OUT [--workers N] [--cpu] [--profile P] [--chunk-seconds S]",
+    { "run", cmd_run, 0,
+      "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [--chunk-seconds S]",
       "all-in-one local mode: private redis, controller and workers",
-      "  --workers N        CPU workers (with --cpu; default 1); GPUs: one worker each\n"
+      "  --workers N        CPU workers (with --cpu; default 1)\n"
+      "  --per-gpu N        chunks in flight per GPU, one worker process each (3):\n"
+      "                     one NVDEC session alone cannot keep up with 8K60\n"
       "  --cpu              use the CPU engine even if a GPU is present\n"
       "  --profile P        fast, balanced (default) or quality\n"
       "  --output KIND      mask (default), alpha or greenscreen\n"

@@ -13,6 +13,10 @@
 
 #include "vr_err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CONFIG_STR 256
 
 struct vr_config {
@@ -54,5 +58,9 @@ int config_load_profile(struct vr_config *c, const char *name, vr_err *err);
 
 /* Writes the config as a JSON object into buf; returns bytes or -1. */
 int config_to_json(const struct vr_config *c, char *buf, int size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,6 +8,10 @@
 #ifndef VR_LOG_H
 #define VR_LOG_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 /* Sets the program name shown in front of each line and reads VR_LOG. */
@@ -22,5 +26,9 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 #define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
 #define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -22,6 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Limits checked before anything read from the file is used. */
 #define MODEL_MAX_FILE    (64u << 20)
 #define MODEL_MAX_TENSORS 4096
@@ -104,5 +108,9 @@ void model_free(struct model **m);
 
 /* "CONV_2D", ... (static storage). */
 const char *model_op_name(enum model_op_kind k);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

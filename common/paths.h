@@ -10,11 +10,19 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Writes the first existing candidate for `name` into out (size n) and
  * returns 0; returns VR_ENOENT (out holds `name`) when none exists. */
 int vr_data_path(const char *name, char *out, size_t n);
 
 /* Directory of the running executable, without trailing slash. */
 int vr_exe_dir(char *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,7 @@
  */
 #include "remux.h"
 
+#include "log.h"
 #include "storage.h"
 
 #include <libavformat/avformat.h>
@@ -204,6 +205,7 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
         goto fail;
     }
     int64_t chunk_start = AV_NOPTS_VALUE, first_ts = AV_NOPTS_VALUE, last_ts = 0;
+    int open_gop_noted = 0;
     struct remux_chunk *cur = NULL;
     int ret;
     while ((ret = av_read_frame(ic, pkt)) >= 0) {
@@ -223,8 +225,13 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
             rc = vr_err_set(err, VR_EFORMAT, "%s: video does not start with a keyframe", in);
             goto fail;
         }
-        int start_new = !o.oc || ((pkt->flags & AV_PKT_FLAG_KEY) &&
-                                  (ts - chunk_start) * tb >= chunk_seconds - 1e-6);
+        int due = o.oc && (ts - chunk_start) * tb >= chunk_seconds - 1e-6;
+        int start_new = !o.oc || (due && remux_clean_cut(ist->codecpar, pkt));
+        if (due && !start_new && (pkt->flags & AV_PKT_FLAG_KEY) && !open_gop_noted) {
+            log_info("%s: open-GOP keyframes (e.g. HEVC CRA) are not clean cuts; "
+                     "chunks start only at IDR frames, so they may be longer", in);
+            open_gop_noted = 1;
+        }
         if (start_new) {
             if (o.oc && (rc = remux_out_finish(&o, err)) < 0)
                 goto fail;

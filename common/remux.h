@@ -14,8 +14,9 @@
  * frame count and duration are checked against the source.
  *
  * Frame-exactness needs closed GOPs (leading pictures of an open GOP
- * reference the previous chunk); the per-chunk frame count check catches a
- * source where that breaks, with the chunk named.
+ * reference the previous chunk), so chunks start only at clean cuts
+ * (remux_clean_cut): an open-GOP source gives fewer, longer chunks, never
+ * broken ones; the per-chunk frame count check still guards the rest.
  */
 #ifndef VR_REMUX_H
 #define VR_REMUX_H
@@ -26,6 +27,14 @@
 #include <stdint.h>
 
 #define REMUX_MAX_CHUNKS 100000
+
+struct AVCodecParameters;
+struct AVPacket;
+
+/* 1 when the video packet is a keyframe a chunk can start at: HEVC IDR/BLA,
+ * H.264 IDR (not an open-GOP CRA or recovery-point I picture), any keyframe
+ * of other codecs. Reads only the packet's NAL headers. */
+int remux_clean_cut(const struct AVCodecParameters *par, const struct AVPacket *pkt);
 
 /* What submit needs to know about an input before enqueueing it. */
 struct remux_info {

@@ -14,6 +14,10 @@
 #include <errno.h>
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- codes (negative; 0 is success) ---- */
 #define VR_OK        0
 #define VR_EINVAL   (-EINVAL)    /* bad argument, option or config value */
@@ -50,5 +54,9 @@ void vr_err_clear(vr_err *e);
 
 /* Short name of a code ("EINVAL", "EFORMAT", ...), static storage. */
 const char *vr_err_name(int code);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

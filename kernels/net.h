@@ -13,6 +13,10 @@
 #include "model.h"
 #include "vr_err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct net;
 
 /* Prepares the model for batches of up to max_batch inputs. The net keeps a
@@ -35,5 +39,9 @@ int net_set_threads(struct net *net, int threads, vr_err *err);
 
 /* Frees and clears *net; accepts NULL. */
 void net_free(struct net **net);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

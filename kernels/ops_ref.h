@@ -15,6 +15,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Geometry of a convolution-like op, filled by op_conv_geom(). */
 struct conv_geom {
     int n;                 /* batch */
@@ -104,5 +108,9 @@ void ref_resize_bilinear(int n, int ih, int iw, int c, const float *in,
  * op_tconv_geom() fills them. g->act is ignored (the op has none). */
 void ref_tconv_bias(const struct conv_geom *g, const float *in, const float *w,
                     const float *b, float *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -21,6 +21,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum seg_layout { SEG_LAYOUT_MONO = 0, SEG_LAYOUT_SBS, SEG_LAYOUT_TB };
 
 enum seg_pixfmt {
@@ -88,5 +92,9 @@ void seg_free(struct seg **s);
 /* "mono" / "sbs" / "tb" <-> enum; returns -1 for unknown text. */
 int seg_layout_parse(const char *s);
 const char *seg_layout_name(enum seg_layout l);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -142,5 +143,45 @@ Test(remux, stitch_refuses_wrong_total_and_unknown_container)
     cr_assert_eq(remux_stitch(clip, p, 1, &fr, out, &e), VR_ENOTSUP);
     snprintf(out, sizeof out, "%s/o.mkv", D);
     cr_assert_eq(remux_stitch(clip, p, 1, &fr, out, &e), 0, "%s", e.msg);
+    remux_split_release(&s);
+}
+
+/* Decoded frames of a file, counted by ffprobe (a real decoder, not ours). */
+static long long decoded_frames(const char *path)
+{
+    char out[64] = "";
+    if (tsh_out(out, sizeof out, "ffprobe -v error -count_frames -select_streams v:0 "
+                "-show_entries stream=nb_read_frames -of csv=p=0 '%s'", path) != 0)
+        return -1;
+    return atoll(out);
+}
+
+Test(remux, open_gop_hevc_is_cut_only_at_idr, .timeout = 120)
+{
+    /* Two x265 open-GOP encodes joined by stream copy: an IDR at frames 0
+     * and 30, CRAs every 10 frames in between. Cutting at a CRA would drop
+     * its leading pictures; the cuts must land on the IDRs only, and every
+     * chunk must decode (ffprobe) to exactly the frames it holds. */
+    char clip[128], dir[128];
+    snprintf(clip, sizeof clip, "%s/open.mkv", D);
+    snprintf(dir, sizeof dir, "%s/chunks", D);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(tsh("ffmpeg -v error -f lavfi -i testsrc2=size=128x96:rate=10 -frames:v 30 "
+                         "-c:v libx265 -preset ultrafast -x265-params "
+                         "log-level=error:keyint=10:min-keyint=10:scenecut=0:open-gop=1:bframes=3 "
+                         "'%s/part%d.mkv'", D, i), 0);
+    cr_assert_eq(tsh("cd '%s' && printf 'file part0.mkv\\nfile part1.mkv\\n' > list.txt && "
+                     "ffmpeg -v error -f concat -safe 0 -i list.txt -c copy '%s'", D, clip), 0);
+    struct remux_split s;
+    vr_err e = { 0 };
+    cr_assert_eq(remux_split(clip, dir, 0.5, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(s.frames, 60);
+    cr_assert_eq(s.nchunks, 2, "cuts only at the IDRs (0, 30): %d chunks", s.nchunks);
+    for (int i = 0; i < s.nchunks; i++) {
+        char path[160];
+        cr_assert_eq(remux_chunk_name(dir, i, path, sizeof path, &e), 0);
+        cr_assert_eq(s.chunks[i].frames, 30, "chunk %d", i);
+        cr_assert_eq(decoded_frames(path), s.chunks[i].frames, "chunk %d", i);
+    }
     remux_split_release(&s);
 }

@@ -160,7 +160,7 @@ Test(gpu_ops, pointwise_fused)
             float *want = malloc(no * 4);
             struct cu_pw_args h = { n, hw, cin, cout, a, fl & 1 ? as : NULL, fl & 2 ? bs : NULL,
                                     w, b, acts[i % 6], acts[(i + 3) % 6], fl & 4 ? es : NULL,
-                                    fl & 8 ? res : NULL, acts[(i + 1) % 6], want };
+                                    fl & 8 ? res : NULL, acts[(i + 1) % 6], want, 0, 0, 0, 0, 0, 0 };
             ref_pointwise(&h);
             struct cu_pw_args d = h;
             d.a = gn_up(a, ni, f16);
@@ -462,7 +462,7 @@ Test(gpu_ops, mixed_dtypes)
         float *res = gn_random(no, -1, 1, f[4]), *w = gn_random((size_t)cin * cout, -.5f, .5f, 0);
         float *b = gn_random(cout, -.5f, .5f, 0), *want = malloc(no * 4);
         struct cu_pw_args h = { n, hw, cin, cout, a, as, bs, w, b, CU_ACT_NONE, CU_ACT_HSWISH,
-                                es, res, CU_ACT_RELU, want };
+                                es, res, CU_ACT_RELU, want, 0, 0, 0, 0, 0, 0 };
         ref_pointwise(&h);
         struct cu_pw_args d = h;
         d.a = gn_up(a, ni, f[0]); d.a_scale = gn_up(as, (size_t)n * cin, f[1]);
