@@ -226,9 +226,9 @@ int cmd_run(int argc, char **argv)
     static const struct option opts[] = {
         { "workers", required_argument, 0, 'n' },
         { "cpu", no_argument, 0, 'c' },
-        { "profile", required_argument, 0, 'p' },
-        { "output", required_argument, 0, 'k' },
-        { "chunk-seconds", required_argument, 0, 's' },
+        { "profile", required_argument, 0, VRCTL_OPT_PROFILE },
+        { "output", required_argument, 0, VRCTL_OPT_OUTPUT },
+        { "chunk-seconds", required_argument, 0, VRCTL_OPT_CHUNK },
         { "lease-seconds", required_argument, 0, 'l' },
         { "keep-temp", no_argument, 0, 'K' },
         { "per-gpu", required_argument, 0, 'g' },
@@ -242,6 +242,11 @@ int cmd_run(int argc, char **argv)
      * flight per GPU is what keeps an H100 ahead of real time. */
     int workers = 0, cpu = 0, keep = 0, per_gpu = 3, o;
     while ((o = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        int spec = vrctl_spec_option(o, optarg, &js);
+        if (spec > 1)
+            return spec;
+        if (spec)
+            continue;
         switch (o) {
         case 'o': out = optarg; break;
         case 'n':
@@ -250,17 +255,6 @@ int cmd_run(int argc, char **argv)
                 return cli_usage_error("--workers must be 1..64");
             break;
         case 'c': cpu = 1; break;
-        case 'p': snprintf(js.profile, sizeof js.profile, "%s", optarg); break;
-        case 'k':
-            if (!job_output_kind_valid(optarg))
-                return cli_usage_error("--output must be mask, alpha or greenscreen");
-            snprintf(js.output_kind, sizeof js.output_kind, "%s", optarg);
-            break;
-        case 's':
-            js.chunk_seconds = atof(optarg);
-            if (!(js.chunk_seconds >= 0.2 && js.chunk_seconds <= 3600))
-                return cli_usage_error("--chunk-seconds must be 0.2..3600");
-            break;
         case 'l': lease = optarg; break;
         case 'K': keep = 1; break;
         case 'g':

@@ -104,9 +104,9 @@ int cmd_submit(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "output-file", required_argument, 0, 'o' },
-        { "profile", required_argument, 0, 'p' },
-        { "output", required_argument, 0, 'k' },
-        { "chunk-seconds", required_argument, 0, 'c' },
+        { "profile", required_argument, 0, VRCTL_OPT_PROFILE },
+        { "output", required_argument, 0, VRCTL_OPT_OUTPUT },
+        { "chunk-seconds", required_argument, 0, VRCTL_OPT_CHUNK },
         { "priority", required_argument, 0, 'P' },
         { "max-attempts", required_argument, 0, 'a' },
         { "wait", no_argument, 0, 'w' },
@@ -118,19 +118,13 @@ int cmd_submit(int argc, char **argv)
     const char *out = NULL, *redis = NULL;
     int wait = 0, o;
     while ((o = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        int spec = vrctl_spec_option(o, optarg, &js);
+        if (spec > 1)
+            return spec;
+        if (spec)
+            continue;
         switch (o) {
         case 'o': out = optarg; break;
-        case 'p': snprintf(js.profile, sizeof js.profile, "%s", optarg); break;
-        case 'k':
-            if (!job_output_kind_valid(optarg))
-                return cli_usage_error("--output must be mask, alpha or greenscreen");
-            snprintf(js.output_kind, sizeof js.output_kind, "%s", optarg);
-            break;
-        case 'c':
-            js.chunk_seconds = atof(optarg);
-            if (!(js.chunk_seconds >= 0.2 && js.chunk_seconds <= 3600))
-                return cli_usage_error("--chunk-seconds must be 0.2..3600");
-            break;
         case 'P':
             js.priority = atoi(optarg);
             if (js.priority < -100 || js.priority > 100)

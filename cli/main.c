@@ -15,7 +15,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_REDIS
       "  -o OUT             output file (.mkv, .mp4, .mov), written by the controller\n"
       "  --profile P        fast, balanced (default) or quality\n"
-      "  --output KIND      mask (default), alpha or greenscreen\n"
+      "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"
       "  --chunk-seconds S  chunk length; chunks start at keyframes (10)\n"
       "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
       "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
@@ -40,7 +40,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       "                     one NVDEC session alone cannot keep up with 8K60\n"
       "  --cpu              use the CPU engine even if a GPU is present\n"
       "  --profile P        fast, balanced (default) or quality\n"
-      "  --output KIND      mask (default), alpha or greenscreen\n"
+      "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"
       "  --chunk-seconds S  chunk length (5)\n"
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
       "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"

@@ -22,6 +22,13 @@ int cmd_run(int argc, char **argv);
  * printed here too. */
 struct rq *vrctl_connect(const char *url);
 
+/* The job-spec options `submit` and `run` share: VRCTL_OPT_PROFILE,
+ * VRCTL_OPT_OUTPUT and VRCTL_OPT_CHUNK as getopt codes. Applies option `o`
+ * with `arg` to *js and returns 1 when `o` is one of them, 0 when it is
+ * not, or the usage-error exit code (2) for a bad value. */
+enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK };
+int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
+
 /* Validates a job before anything is enqueued: the input exists and probes
  * as video, the output's directory exists and its container is known, the
  * profile loads. Fills js->input/output (absolute). Prints the reason and

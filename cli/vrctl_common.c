@@ -4,6 +4,7 @@
  */
 #include "vrctl.h"
 
+#include "cli.h"
 #include "rq_stats.h"
 
 #include <stdio.h>
@@ -160,4 +161,25 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
     }
     free(st);
     return rc;
+}
+
+int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
+{
+    switch (o) {
+    case VRCTL_OPT_PROFILE:
+        snprintf(js->profile, sizeof js->profile, "%s", arg);
+        return 1;
+    case VRCTL_OPT_OUTPUT:
+        if (!job_output_kind_valid(arg))
+            return cli_usage_error("--output must be mask, alpha (alpha-packed) or greenscreen");
+        snprintf(js->output_kind, sizeof js->output_kind, "%s", arg);
+        return 1;
+    case VRCTL_OPT_CHUNK:
+        js->chunk_seconds = atof(arg);
+        if (!(js->chunk_seconds >= 0.2 && js->chunk_seconds <= 3600))
+            return cli_usage_error("--chunk-seconds must be 0.2..3600");
+        return 1;
+    default:
+        return 0;
+    }
 }

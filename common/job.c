@@ -193,7 +193,8 @@ int job_id_valid(const char *id)
 
 int job_output_kind_valid(const char *k)
 {
-    return strcmp(k, "mask") == 0 || strcmp(k, "alpha") == 0 || strcmp(k, "greenscreen") == 0;
+    return strcmp(k, "mask") == 0 || strcmp(k, "alpha") == 0 ||
+           strcmp(k, "alpha-packed") == 0 || strcmp(k, "greenscreen") == 0;
 }
 
 int job_spec_to_json(const struct job_spec *j, char **out, vr_err *err)

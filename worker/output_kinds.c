@@ -10,6 +10,8 @@ static const char *const kind_names[] = { "mask", "alpha-packed", "greenscreen" 
 
 int output_kind_parse(const char *s)
 {
+    if (s && !strcmp(s, "alpha")) /* vrctl's short name */
+        return PIPE_OUT_ALPHA_PACKED;
     for (int i = 0; s && i < 3; i++)
         if (!strcmp(s, kind_names[i]))
             return i;

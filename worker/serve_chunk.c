@@ -7,6 +7,7 @@
 #include "serve.h"
 
 #include "job.h"
+#include "output_kinds.h"
 #include "log.h"
 
 #include <libgen.h>
@@ -17,11 +18,8 @@
 
 static enum pipe_output serve_output(const char *kind)
 {
-    if (!strcmp(kind, "alpha"))
-        return PIPE_OUT_ALPHA_PACKED;
-    if (!strcmp(kind, "greenscreen"))
-        return PIPE_OUT_GREENSCREEN;
-    return PIPE_OUT_MASK;
+    int k = output_kind_parse(kind); /* the spec was validated at submit */
+    return k < 0 ? PIPE_OUT_MASK : (enum pipe_output)k;
 }
 
 static void serve_set_busy(struct serve *s, const struct rq_msg *m, const char *job, int idx,
