@@ -100,11 +100,13 @@ int cmd_retry(int argc, char **argv)
     freeReplyObject(r);
     int again = 0;
     for (long long i = 0; i < total; i++) {
+        /* A dead chunk is re-armed (attempts from 0); any other unfinished
+         * one gets a fresh entry, its old one having been skipped. Never
+         * both: a re-armed chunk is queued, and a second entry would run it
+         * twice at once. */
         rc = rq_chunk_requeue_lost(q, id, (int)i, 2, &e);
-        if (rc < 0 && rc != VR_ENOENT)
-            goto fail;
-        again += rc == 1;
-        rc = rq_chunk_requeue_lost(q, id, (int)i, 3, &e); /* cancelled: entries acked */
+        if (rc == 0)
+            rc = rq_chunk_requeue_lost(q, id, (int)i, 3, &e);
         if (rc < 0 && rc != VR_ENOENT)
             goto fail;
         again += rc == 1;

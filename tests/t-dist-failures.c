@@ -180,7 +180,7 @@ Test(dist_fail, corrupt_chunk_dead_lettered_other_jobs_go_on)
     cr_assert_eq(tdist_vrctl(&D, err, sizeof err, rargs), 0);
     cr_assert_eq(tdist_watch(&D, ida, 60000), 1);
     rq_hget_ll(Q, ck, "attempts", &att, NULL);
-    cr_assert_eq(att, 2);
+    cr_assert_eq(att, 2, "attempts after retry: %lld", att);
 }
 
 Test(dist_fail, controller_restarted_mid_job_finishes_it_and_lost_xadd)

@@ -1,6 +1,7 @@
 /*
  * t-video-io.c - vio_in / vio_out without the segmentation engine: decode
- * of every test clip (H.264, HEVC 10-bit, SBS with stereo metadata), a
+ * of every test clip (H.264, HEVC 10-bit, SBS with stereo metadata, and
+ * VP9 and AV1 made at test time), a
  * decode -> encode -> mux round trip that keeps every timestamp and copies
  * the audio bit-exact, and clear errors for missing, corrupt and truncated
  * files.
@@ -11,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <libavutil/log.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void quiet(void) { av_log_set_level(AV_LOG_QUIET); }
@@ -152,5 +154,31 @@ Test(video, truncated_file_is_an_error, .init = quiet)
     cr_assert_lt(rc, 0, "a half file decoded as %d frames", rc);
     cr_assert(strstr(e.msg, bad), "%s", e.msg);
     cr_assert(strstr(e.msg, "truncated") || strstr(e.msg, "packet") || strstr(e.msg, "frame"), "%s", e.msg);
+    tv_rmdir(dir);
+}
+
+Test(video, decodes_vp9_and_av1, .init = quiet, .timeout = 120)
+{
+    /* Made here with ffmpeg's own encoders (libvpx-vp9, libsvtav1) from a
+     * cut of the vtest clip, so no binary clip of each codec is vendored. */
+    char dir[256], src[512];
+    tv_tmpdir(dir, sizeof dir);
+    tv_data(src, sizeof src, "tests/data/video/mono.mkv");
+    static const char *const enc[][2] = {
+        { "vp9.webm", "-c:v libvpx-vp9 -deadline realtime -cpu-used 8 -b:v 200k" },
+        { "av1.mkv", "-c:v libsvtav1 -preset 12 -pix_fmt yuv420p" },
+    };
+    for (int i = 0; i < 2; i++) {
+        char cmd[2048], out[512];
+        snprintf(out, sizeof out, "%s/%s", dir, enc[i][0]);
+        snprintf(cmd, sizeof cmd, "SVT_LOG=1 ffmpeg -v error -y -i '%s' -frames:v 12 -an %s '%s'", src,
+                 enc[i][1], out);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        vr_err e = { 0 };
+        struct vio_info inf;
+        int n = decode_all(out, &e, &inf);
+        cr_assert_eq(n, 12, "%s: %d frames (%s)", enc[i][0], n, e.msg);
+        cr_assert_str_eq(inf.codec, i == 0 ? "vp9" : "av1");
+    }
     tv_rmdir(dir);
 }
