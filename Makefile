@@ -36,6 +36,8 @@ LDLIBS  := -Wl,--as-needed $(PKG_LIBS) -lm -ldl -lpthread
 
 # ---- CUDA: found or not found ----
 CUDA ?= auto
+# nvcc on PATH may be a wrapper script (e.g. /usr/local/bin/nvcc), so the
+# toolkit home is the first candidate that has the runtime headers.
 ifeq ($(CUDA),auto)
 NVCC := $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 else ifeq ($(CUDA),0)
@@ -44,7 +46,14 @@ else
 NVCC := $(CUDA)
 endif
 ifneq ($(NVCC),)
-CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_HOME := $(firstword $(foreach d,$(patsubst %/bin/nvcc,%,$(realpath $(NVCC)) $(NVCC)) /usr/local/cuda,\
+               $(if $(wildcard $(d)/include/cuda_runtime_api.h),$(d))))
+ifeq ($(CUDA_HOME),)
+$(warning nvcc at $(NVCC) but no CUDA toolkit headers found: building CPU-only)
+NVCC :=
+endif
+endif
+ifneq ($(NVCC),)
 CUDA_MSG  := CUDA: found $(NVCC): building kernels/*.cu for sm_90 (+PTX)
 NVFLAGS   := -O3 -std=c++17 -Xcompiler -fPIC,-Wall -Icommon -Ikernels \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
