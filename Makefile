@@ -46,7 +46,8 @@ else
 NVCC := $(CUDA)
 endif
 ifneq ($(NVCC),)
-CUDA_HOME := $(firstword $(foreach d,$(patsubst %/bin/nvcc,%,$(realpath $(NVCC)) $(NVCC)) /usr/local/cuda,\
+CUDA_HOME := $(firstword $(foreach d,$(patsubst %/bin/nvcc,%,$(realpath $(NVCC)) $(NVCC)) \
+               /usr/local/cuda $(sort $(wildcard /usr/local/cuda-*)),\
                $(if $(wildcard $(d)/include/cuda_runtime_api.h),$(d))))
 ifeq ($(CUDA_HOME),)
 $(warning nvcc at $(NVCC) but no CUDA toolkit headers found: building CPU-only)
