@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #define RUN_MAX_PROCS 66
 
 static volatile int run_stop;
+static char run_dead[256];  /* why the job cannot finish (set before run_stop) */
 
 static void run_on_signal(int sig)
 {
@@ -168,6 +170,50 @@ static void run_tail(const char *path)
     fprintf(stderr, "---- %s (last lines)\n", path);
     for (int i = n > 8 ? n - 8 : 0; i < n; i++)
         fputs(lines[i % 8], stderr);
+}
+
+/* ---- children that die during the run ---- */
+
+/* Reaps the controller and workers as they exit: each death is reported
+ * with its log; when the controller or the last worker is gone the job can
+ * no longer finish, so the watch stops instead of waiting forever. Runs
+ * until *stop; procs[] entries it reaps become 0 (run_cleanup skips them). */
+struct run_monitor {
+    struct run *r;
+    volatile int stop;
+};
+
+static void *run_monitor_main(void *arg)
+{
+    struct run_monitor *m = arg;
+    struct run *r = m->r;
+    while (!m->stop && !run_dead[0]) {
+        int workers_left = 0;
+        for (int i = 0; i < r->nprocs; i++) {
+            int st;
+            if (r->procs[i] > 0 && waitpid(r->procs[i], &st, WNOHANG) == r->procs[i]) {
+                r->procs[i] = 0;
+                char how[64];
+                if (WIFSIGNALED(st))
+                    snprintf(how, sizeof how, "killed by signal %d (%s)", WTERMSIG(st),
+                             strsignal(WTERMSIG(st)));
+                else
+                    snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(st));
+                fprintf(stderr, "vrctl run: %s %s; its log: %s\n", i == 0 ? "the controller" : "a worker",
+                        how, r->logs[i]);
+                if (i == 0)
+                    snprintf(run_dead, sizeof run_dead, "the controller %s", how);
+            }
+            if (i > 0 && r->procs[i] > 0)
+                workers_left++;
+        }
+        if (!run_dead[0] && !workers_left)
+            snprintf(run_dead, sizeof run_dead, "no worker is left (all %d exited)", r->nprocs - 1);
+        if (run_dead[0])
+            run_stop = 1;
+        usleep(200 * 1000);
+    }
+    return NULL;
 }
 
 /* Stops workers first (SIGTERM drains), then the controller, then Redis;
@@ -341,8 +387,17 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "vrctl run: %s\n", e.msg);
         goto out;
     }
+    struct run_monitor mon = { .r = &r, .stop = 0 };
+    pthread_t mt;
+    int mon_ok = pthread_create(&mt, NULL, run_monitor_main, &mon) == 0;
     rc = vrctl_watch(q, js.id, &run_stop);
-    if (rc == 3) {
+    mon.stop = 1;
+    if (mon_ok)
+        pthread_join(mt, NULL);
+    if (rc == 3 && run_dead[0]) {
+        fprintf(stderr, "vrctl run: job %s cannot finish: %s (logs below)\n", js.id, run_dead);
+        rc = 1;
+    } else if (rc == 3) {
         fprintf(stderr, "vrctl run: interrupted; stopping workers, controller and redis\n");
         rc = 130;
     }

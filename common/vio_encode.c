@@ -120,11 +120,22 @@ static int open_encoder(struct vio_out *o, const struct vio_out_opts *op,
     if (strcmp(want, "auto") != 0)
         return try_encoder(o, want, op, inf, err);
     int big = op->w > 4096 || op->h > 4096;
-    if (op->try_nvenc) {
+    /* A worker opens an encoder per chunk: an NVENC that failed for this
+     * codec and size is not probed again (GPUs without NVENC: H100, H200). */
+    static struct { int w, h; } nvenc_failed[2];
+    static pthread_mutex_t nvenc_mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&nvenc_mu);
+    int known_bad = nvenc_failed[big].w == op->w && nvenc_failed[big].h == op->h;
+    pthread_mutex_unlock(&nvenc_mu);
+    if (op->try_nvenc && !known_bad) {
         vr_err e2 = { 0 };
         if (try_encoder(o, big ? "hevc_nvenc" : "h264_nvenc", op, inf, &e2) == 0)
             return 0;
         log_info("NVENC unavailable (%s); using the CPU encoder", e2.msg);
+        pthread_mutex_lock(&nvenc_mu);
+        nvenc_failed[big].w = op->w;
+        nvenc_failed[big].h = op->h;
+        pthread_mutex_unlock(&nvenc_mu);
     }
     return try_encoder(o, big ? "libx265" : "libx264", op, inf, err);
 }

@@ -1,7 +1,8 @@
 /*
  * t-dist-run.c - `vrctl run`, the all-in-one mode: it starts its own
  * redis-server, controller and CPU workers, produces the output, and leaves
- * nothing behind, also when interrupted with Ctrl-C (SIGINT) mid-job.
+ * nothing behind, also when interrupted with Ctrl-C (SIGINT) mid-job; when
+ * its only worker dies it says so and exits instead of waiting forever.
  */
 #include "util-redis.h"
 
@@ -82,6 +83,39 @@ Test(dist_run, ctrl_c_stops_everything_and_removes_temp)
     kill(p, SIGINT);
     int rc = tproc_wait(p, 30000);
     cr_assert_eq(rc, 130, "exit %d", rc);
+    cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
+    cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
+    cr_assert_neq(access(out, F_OK), 0, "a partial output was left");
+}
+
+Test(dist_run, dead_worker_ends_the_run_with_a_reason)
+{
+    char in[128], out[128], log[128], tmp[128] = "";
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mp4", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 20, 480, 10, 0), 0);
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "1", "--profile",
+                           "fast", "--chunk-seconds", "1", NULL };
+    pid_t p = tproc_spawn("vrctl", argv, log);
+    for (int i = 0; i < 300 && !tmp[0]; i++) {
+        struct timespec ts = { 0, 20000000 };
+        nanosleep(&ts, NULL);
+        temp_dir_of(log, tmp, sizeof tmp);
+    }
+    cr_assert_neq(tmp[0], '\0', "no temp dir announced");
+    for (int i = 0; i < 300 && tsh("grep -q 'chunks [1-9]' '%s'", log) != 0; i++) {
+        struct timespec ts = { 0, 20000000 };
+        nanosleep(&ts, NULL);
+    }
+    /* the lease is 30 s: without the check vrctl would wait far longer */
+    cr_assert_eq(tsh("pkill -KILL -f '[v]r-worker serve .*%s'", tmp), 0, "no worker to kill");
+    int rc = tproc_wait(p, 15000);
+    if (rc != 1)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 1, "exit %d", rc);
+    cr_assert_eq(tsh("grep -q 'a worker killed by signal 9' '%s'", log), 0, "death not reported");
+    cr_assert_eq(tsh("grep -q 'cannot finish: no worker is left' '%s'", log), 0, "no reason given");
     cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
     cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
     cr_assert_neq(access(out, F_OK), 0, "a partial output was left");

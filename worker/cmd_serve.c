@@ -193,8 +193,8 @@ static int serve_loop(struct serve *s)
     return 0;
 }
 
-/* One line the benchmark reads: Redis round trips of the pull loop per
- * chunk, and of the heartbeat thread per second. */
+/* Lines the benchmark reads: Redis round trips of the pull loop per chunk
+ * and of the heartbeat thread per second; how often the engine stayed warm. */
 static void serve_report(struct serve *s, double secs)
 {
     long long main_trips = rq_round_trips(s->q);
@@ -202,6 +202,11 @@ static void serve_report(struct serve *s, double secs)
              "chunks), %lld heartbeat (%.1f per second)", s->name, main_trips,
              s->chunks_done ? (double)main_trips / s->chunks_done : 0.0, s->chunks_done,
              s->hb_trips, secs > 0 ? s->hb_trips / secs : 0.0);
+    if (s->cold)
+        log_info("worker %s: engine built for every chunk (VR_WARM_ENGINE=0)", s->name);
+    else
+        log_info("worker %s: engine built %lld times, reused for %lld chunks", s->name,
+                 s->warm.built, s->warm.reused);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -290,6 +295,8 @@ int cmd_serve(int argc, char **argv)
         snprintf(dev, sizeof dev, "cpu");
     snprintf(s.name, sizeof s.name, "%s:%s:%02x%02x%02x%02x", host, dev, r[0], r[1], r[2], r[3]);
     s.drain = &serve_drain;
+    const char *warm = getenv("VR_WARM_ENGINE");
+    s.cold = warm && !strcmp(warm, "0");
     pthread_mutex_init(&s.mu, NULL);
     av_log_set_level(AV_LOG_FATAL);
     struct sigaction sa = { 0 };
@@ -310,6 +317,7 @@ int cmd_serve(int argc, char **argv)
     if (hb_ok)
         pthread_join(hb, NULL);
     serve_report(&s, (rq_now_ms() - t_start) / 1000.0);
+    pipe_warm_drop(&s.warm);
     rq_free(&s.q);
     pthread_mutex_destroy(&s.mu);
     return rc;

@@ -43,7 +43,10 @@ static const struct cli_cmd worker_cmds[] = {
       "  --heartbeat-ms N   heartbeat and lease renewal period (1000); keep it well\n"
       "                     under the controller's --lease-seconds\n"
       "  --max-chunks N     stop after N chunks (tests, batch nodes)\n"
-      "SIGTERM drains: the chunk in hand is finished, no more are taken.\n" },
+      "SIGTERM drains: the chunk in hand is finished, no more are taken.\n"
+      "The engine (model, weights, CUDA graphs) stays loaded from one chunk to the\n"
+      "next of the same profile and geometry; VR_WARM_ENGINE=0 rebuilds it for every\n"
+      "chunk (to measure what that costs).\n" },
     { "tune", cmd_tune, 0,
       "[--force] [--gpu N] [--profile P] [-c FILE] [--size WxH] [--layout L] [--image PATH]",
       "auto-tune the CUDA kernels for this GPU and print the table",

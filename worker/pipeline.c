@@ -79,6 +79,9 @@ struct pipe {
     volatile int sampling;
     struct vr_nvml *nvml;
     uint64_t mem_base;           /* device memory in use before we started */
+    struct {                     /* µs on the trace clock, for the set-up log line */
+        double start, in_open, out_open, gpu, pool, engine, first_dec, last_dec, first_enc;
+    } at;                        /* each field written by one thread */
 };
 
 static double now_us(void) { return trace_now_us(); }
@@ -228,6 +231,9 @@ static void *decode_main(void *arg)
         hist_record(&p->m.stage[MET_DECODE], t1 - t0);
         trace_span(p->trace, "decode", t0, t1 - t0, it->index);
         it->t_decoded = t1;
+        if (!p->at.first_dec)
+            p->at.first_dec = t1;
+        p->at.last_dec = t1;
         if (!pq_push(p->q_dec, it)) {
             item_free(it);
             break;
@@ -441,7 +447,8 @@ static void *encode_main(void *arg)
             item_free(it);
             break;
         }
-        p->m.frames++;
+        if (!p->m.frames++)
+            p->at.first_enc = now_us();
         item_free(it);
     }
 out:
@@ -518,7 +525,10 @@ static void pipe_release(struct pipe *p)
     free(p->mbufs);
     for (int i = 0; i < MAX_BATCH; i++)
         pcuda_dev_free(p->dmask[i]);
-    seg_free(&p->seg);
+    if (p->o->warm)
+        p->seg = NULL; /* the warm engine's, not ours */
+    else
+        seg_free(&p->seg);
     vio_out_free(&p->out);
     vio_in_free(&p->in);
     trace_free(&p->trace);
@@ -551,6 +561,20 @@ static void fsync_dir(const char *dir)
 
 /* ---- the run ---- */
 
+/* Where a run's fixed cost goes (ms from the start): what a short chunk
+ * pays besides its frames. */
+static void log_setup(const struct pipe *p, int engine_warm)
+{
+    const double s = p->at.start;
+#define MS(t) ((t) ? ((t) - s) / 1000.0 : 0.0)
+    log_info("%s: set-up: input open %.0f ms, encoder open %.0f, GPU %.0f, buffers %.0f, engine "
+             "%.0f ms (%s, overlaps decoding); frames: first decoded %.0f, first written %.0f, "
+             "last decoded %.0f, done %.0f", p->in_path, MS(p->at.in_open), MS(p->at.out_open),
+             MS(p->at.gpu), MS(p->at.pool), p->at.engine / 1000.0, engine_warm ? "warm" : "built",
+             MS(p->at.first_dec), MS(p->at.first_enc), MS(p->at.last_dec), MS(now_us()));
+#undef MS
+}
+
 static int open_all(struct pipe *p, const char *in, const char *tmp, const char *out, vr_err *err)
 {
     const struct pipe_opts *o = p->o;
@@ -558,6 +582,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     int B = o->cfg.batch < MAX_BATCH ? o->cfg.batch : MAX_BATCH;
     struct vio_in_opts io = { .path = in, .hw = p->gpu, .gpu = o->gpu, .extra_frames = 4 };
     rc = vio_in_open(&io, &p->in, err);
+    p->at.in_open = now_us();
     if (rc == VR_ENOTSUP && p->gpu) {
         log_warn("%s; decoding on the CPU and uploading frames", err->msg);
         io.hw = 0;
@@ -588,6 +613,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     };
     if ((rc = vio_out_open(&oo, &p->out, err)) < 0)
         return rc;
+    p->at.out_open = now_us();
     log_info("%s: %s output %dx%d (matte %dx%d), encoder %s", out, output_kind_name(o->output),
              p->plan.enc_w, p->plan.enc_h, p->plan.mask_w, p->plan.mask_h, vio_out_encoder(p->out));
     if ((rc = pq_create(2 * B, &p->q_dec, err)) < 0 || (rc = pq_create(2 * B + 4, &p->q_seg, err)) < 0)
@@ -610,6 +636,8 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
     pthread_mutex_init(&p.elock, NULL);
     metrics_reset(&p.m);
     double t_start = now_us();
+    p.at.start = t_start;
+    int engine_warm = 0;
     char tmp[4096], dir[4096], pci[32] = "";
     int rc;
     if (temp_name(out, tmp, sizeof tmp, dir, sizeof dir) < 0) {
@@ -626,6 +654,7 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
     if (p.gpu) {
         if ((rc = pcuda_init(o->gpu, pci, sizeof pci, err)) < 0)
             goto done;
+        p.at.gpu = now_us();
         p.mem_base = pcuda_mem_used();
         vr_err ne = { 0 };
         if (nvml_open(pci[0] ? pci : NULL, o->gpu, &p.nvml, &ne) < 0)
@@ -633,6 +662,7 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
         /* pinned mask buffers and device mattes need the runtime */
         if ((rc = make_pool(&p, err)) < 0)
             goto done;
+        p.at.pool = now_us();
     }
 
     pthread_t td, ts, te, tsamp;
@@ -645,7 +675,12 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
     int nd = pthread_create(&td, NULL, decode_main, &p), ns = -1, ne = -1;
     if (!nd) {
         vr_err se = { 0 };
-        int src = seg_create(&p.so, &p.seg, &se);
+        double t_eng = now_us();
+        long long built = o->warm ? o->warm->built : 0;
+        int src = o->warm ? pipe_warm_get(o->warm, &p.so, &p.seg, &se)
+                          : seg_create(&p.so, &p.seg, &se);
+        p.at.engine = now_us() - t_eng;
+        engine_warm = o->warm && o->warm->built == built;
         if (src < 0) {
             fail(&p, src, &se);
         } else {
@@ -683,6 +718,7 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
         goto done;
     }
     fsync_dir(dir);
+    log_setup(&p, engine_warm);
     p.m.bytes_in = (uint64_t)vio_in_video_bytes(p.in);
     p.m.bytes_out = (uint64_t)vio_out_bytes(p.out);
     if (vio_in_frames(p.in) != (int64_t)p.m.frames) {
@@ -692,8 +728,10 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
         goto done;
     }
 done:
-    if (rc < 0)
+    if (rc < 0) {
         unlink(tmp);
+        pipe_warm_drop(o->warm); /* never carry an engine out of a failed run */
+    }
     p.m.wall_s = (now_us() - t_start) / 1e6;
     if (m)
         *m = p.m;

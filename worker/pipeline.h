@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "metrics.h"
+#include "pipeline_warm.h"
 #include "seg.h"
 #include "vr_err.h"
 
@@ -21,6 +22,7 @@ struct pipe_opts {
     enum pipe_output output;
     const char *trace_path;    /* Chrome trace JSON, or NULL */
     volatile int *cancel;      /* set non-zero to stop early (VR_ECANCELED), or NULL */
+    struct pipe_warm *warm;    /* engine kept across runs (serve), or NULL: own engine */
 };
 
 /* Processes `in` into `out`. The output is written to a temporary name in

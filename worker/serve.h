@@ -28,6 +28,8 @@ struct serve {
     int hb_ms;                    /* heartbeat and lease renewal period */
     long long max_chunks;         /* stop after this many (0 = no limit) */
     struct rq *q;                 /* main thread's connection */
+    struct pipe_warm warm;        /* main thread's engine, kept across chunks */
+    int cold;                     /* VR_WARM_ENGINE=0: a new engine per chunk */
     volatile sig_atomic_t *drain; /* SIGTERM: finish the chunk, take no more */
 
     pthread_mutex_t mu;           /* guards the fields below */
