@@ -59,12 +59,15 @@ Test(dist_run, processes_a_clip_and_cleans_up)
     cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
 }
 
-Test(dist_run, ctrl_c_stops_everything_and_removes_temp)
+/* Starts `vrctl run` with one CPU worker on a 20 s clip and returns once
+ * the job is under way (a chunk done); fills the paths it used. */
+static pid_t start_run_mid_job(char *out, char *log, char *tmp, size_t n)
 {
-    char in[128], out[128], log[128], tmp[128] = "";
+    char in[128];
     snprintf(in, sizeof in, "%s/in.mp4", W);
-    snprintf(out, sizeof out, "%s/out.mp4", W);
-    snprintf(log, sizeof log, "%s/run.log", W);
+    snprintf(out, n, "%s/out.mp4", W);
+    snprintf(log, n, "%s/run.log", W);
+    tmp[0] = '\0';
     cr_assert_eq(tclip_make(in, 20, 480, 10, 0), 0);
     const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "1", "--profile",
                            "fast", "--chunk-seconds", "1", NULL };
@@ -72,42 +75,38 @@ Test(dist_run, ctrl_c_stops_everything_and_removes_temp)
     for (int i = 0; i < 300 && !tmp[0]; i++) {
         struct timespec ts = { 0, 20000000 };
         nanosleep(&ts, NULL);
-        temp_dir_of(log, tmp, sizeof tmp);
+        temp_dir_of(log, tmp, n);
     }
     cr_assert_neq(tmp[0], '\0', "no temp dir announced");
-    /* Let the job get going, then Ctrl-C. */
     for (int i = 0; i < 300 && tsh("grep -q 'chunks [1-9]' '%s'", log) != 0; i++) {
         struct timespec ts = { 0, 20000000 };
         nanosleep(&ts, NULL);
     }
-    kill(p, SIGINT);
-    int rc = tproc_wait(p, 30000);
-    cr_assert_eq(rc, 130, "exit %d", rc);
+    return p;
+}
+
+/* Nothing of the run is left: no temp dir, process or partial output. */
+static void assert_nothing_left(const char *tmp, const char *out)
+{
     cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
     cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
     cr_assert_neq(access(out, F_OK), 0, "a partial output was left");
 }
 
+Test(dist_run, ctrl_c_stops_everything_and_removes_temp)
+{
+    char out[128], log[128], tmp[128];
+    pid_t p = start_run_mid_job(out, log, tmp, sizeof tmp);
+    kill(p, SIGINT);
+    int rc = tproc_wait(p, 30000);
+    cr_assert_eq(rc, 130, "exit %d", rc);
+    assert_nothing_left(tmp, out);
+}
+
 Test(dist_run, dead_worker_ends_the_run_with_a_reason)
 {
-    char in[128], out[128], log[128], tmp[128] = "";
-    snprintf(in, sizeof in, "%s/in.mp4", W);
-    snprintf(out, sizeof out, "%s/out.mp4", W);
-    snprintf(log, sizeof log, "%s/run.log", W);
-    cr_assert_eq(tclip_make(in, 20, 480, 10, 0), 0);
-    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "1", "--profile",
-                           "fast", "--chunk-seconds", "1", NULL };
-    pid_t p = tproc_spawn("vrctl", argv, log);
-    for (int i = 0; i < 300 && !tmp[0]; i++) {
-        struct timespec ts = { 0, 20000000 };
-        nanosleep(&ts, NULL);
-        temp_dir_of(log, tmp, sizeof tmp);
-    }
-    cr_assert_neq(tmp[0], '\0', "no temp dir announced");
-    for (int i = 0; i < 300 && tsh("grep -q 'chunks [1-9]' '%s'", log) != 0; i++) {
-        struct timespec ts = { 0, 20000000 };
-        nanosleep(&ts, NULL);
-    }
+    char out[128], log[128], tmp[128];
+    pid_t p = start_run_mid_job(out, log, tmp, sizeof tmp);
     /* the lease is 30 s: without the check vrctl would wait far longer */
     cr_assert_eq(tsh("pkill -KILL -f '[v]r-worker serve .*%s'", tmp), 0, "no worker to kill");
     int rc = tproc_wait(p, 15000);
@@ -116,7 +115,5 @@ Test(dist_run, dead_worker_ends_the_run_with_a_reason)
     cr_assert_eq(rc, 1, "exit %d", rc);
     cr_assert_eq(tsh("grep -q 'a worker killed by signal 9' '%s'", log), 0, "death not reported");
     cr_assert_eq(tsh("grep -q 'cannot finish: no worker is left' '%s'", log), 0, "no reason given");
-    cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
-    cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
-    cr_assert_neq(access(out, F_OK), 0, "a partial output was left");
+    assert_nothing_left(tmp, out);
 }
