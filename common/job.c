@@ -51,6 +51,7 @@ static const struct jf task_fields[] = {
     S(struct chunk_task, profile, 1),
     S(struct chunk_task, output_kind, 1),
     N(struct chunk_task, frames, JF_LL, 1, 1e9, 1),
+    N(struct chunk_task, preroll_until, JF_LL, 0, 1e12, 0),
     { 0 }
 };
 
@@ -244,6 +245,18 @@ int job_manifest_write(const char *path, const struct job_manifest *m, vr_err *e
             goto nomem;
     json_object_set_new(o, "chunks", a);
     a = NULL;
+    int any_preroll = 0;
+    for (int i = 0; m->chunk_preroll && i < m->nchunks; i++)
+        any_preroll |= m->chunk_preroll[i] != 0;
+    if (any_preroll) {
+        if (!(a = json_array()))
+            goto nomem;
+        for (int i = 0; i < m->nchunks; i++)
+            if (json_array_append_new(a, json_integer(m->chunk_preroll[i])) < 0)
+                goto nomem;
+        json_object_set_new(o, "preroll_until", a);
+        a = NULL;
+    }
     json_object_set_new(o, "frames", json_integer(m->frames));
     json_object_set_new(o, "duration_s", json_real(m->duration_s));
     json_object_set_new(o, "split_s", json_real(m->split_s));
@@ -265,6 +278,7 @@ void job_manifest_release(struct job_manifest *m)
     if (!m)
         return;
     free(m->chunk_frames);
+    free(m->chunk_preroll);
     memset(m, 0, sizeof *m);
 }
 
@@ -293,7 +307,9 @@ int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err)
     m->duration_s = json_number_value(json_object_get(o, "duration_s"));
     m->split_s = json_number_value(json_object_get(o, "split_s"));
     m->chunk_frames = calloc((size_t)m->nchunks, sizeof *m->chunk_frames);
-    if (!m->chunk_frames) {
+    m->chunk_preroll = calloc((size_t)m->nchunks, sizeof *m->chunk_preroll);
+    if (!m->chunk_frames || !m->chunk_preroll) {
+        job_manifest_release(m);
         json_decref(o);
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     }
@@ -307,6 +323,17 @@ int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err)
         }
         m->chunk_frames[i] = n;
         sum += n;
+    }
+    json_t *pr = json_object_get(o, "preroll_until");
+    if (rc == 0 && pr && (!json_is_array(pr) || json_array_size(pr) != (size_t)m->nchunks))
+        rc = vr_err_set(err, VR_EFORMAT, "%s: 'preroll_until' needs one value per chunk", path);
+    for (int i = 0; rc == 0 && pr && i < m->nchunks; i++) {
+        json_t *v = json_array_get(pr, (size_t)i);
+        long long ms = json_is_integer(v) ? json_integer_value(v) : -1;
+        if (ms < 0 || ms > 1000000000000LL)
+            rc = vr_err_set(err, VR_EFORMAT, "%s: chunk %d has a bad preroll_until", path, i);
+        else
+            m->chunk_preroll[i] = ms;
     }
     if (rc == 0 && sum != m->frames)
         rc = vr_err_set(err, VR_EFORMAT, "%s: chunk frames add up to %lld, not %lld", path, sum,

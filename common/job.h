@@ -36,7 +36,8 @@ struct chunk_task {
     char out[JOB_PATH_MAX];         /* relative to the storage root */
     char profile[64];
     char output_kind[16];
-    long long frames;               /* frames the chunk holds */
+    long long frames;               /* frames the chunk holds (its output) */
+    long long preroll_until;        /* ms: frames before it are a pre-roll (remux.h); 0 = none */
 };
 
 /* Defaults: balanced, mask, 10 s chunks, priority 0, 3 attempts. */
@@ -67,9 +68,11 @@ struct job_manifest {
     double duration_s;
     double split_s;            /* seconds the split took */
     long long *chunk_frames;   /* [nchunks], owned */
+    long long *chunk_preroll;  /* [nchunks], owned: preroll_until of each chunk (0 = none) */
 };
 
-/* Writes {"frames","duration_s","split_s","chunks":[frames...]} durably. */
+/* Writes {"frames","duration_s","split_s","chunks":[frames...],
+ * "preroll_until":[ms...]} durably ("preroll_until" only when one is set). */
 int job_manifest_write(const char *path, const struct job_manifest *m, vr_err *err);
 
 /* Reads and checks it (counts add up, limits); release with _release. */

@@ -4,6 +4,8 @@
  */
 #include "remux.h"
 
+#include "remux_gop.h"
+
 #include "log.h"
 #include "storage.h"
 
@@ -174,6 +176,53 @@ static int remux_out_finish(struct remux_out *o, vr_err *err)
     return rc;
 }
 
+/* Writes pkt (source time base) into chunk o on a timeline that starts at
+ * `base`, as the chunk's stream 0; *pts gets the pts written (chunk time
+ * base). pkt's timestamps are changed. */
+static int remux_out_write(struct remux_out *o, AVPacket *pkt, int64_t base, AVRational tb,
+                           int64_t *pts, vr_err *err)
+{
+    pkt->stream_index = 0;
+    if (pkt->pts != AV_NOPTS_VALUE)
+        pkt->pts -= base;
+    if (pkt->dts != AV_NOPTS_VALUE)
+        pkt->dts -= base;
+    av_packet_rescale_ts(pkt, tb, o->oc->streams[0]->time_base);
+    *pts = pkt->pts;
+    int ret = av_write_frame(o->oc, pkt);
+    return ret < 0 ? remux_averr(ret, "cannot write", o->path, err) : 0;
+}
+
+/* Writes the pre-roll (the GOP before an open-GOP cut) at the head of a new
+ * chunk. */
+static int remux_write_preroll(struct remux_out *o, const struct remux_gop *g, int64_t base,
+                               AVRational tb, vr_err *err)
+{
+    AVPacket *c = av_packet_alloc();
+    if (!c)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < g->n && rc == 0; i++) {
+        int64_t pts;
+        if (av_packet_ref(c, g->pkt[i]) < 0)
+            rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        else
+            rc = remux_out_write(o, c, base, tb, &pts, err);
+        av_packet_unref(c);
+    }
+    av_packet_free(&c);
+    return rc;
+}
+
+/* A chunk with a pre-roll needs the time of its first own frame. */
+static int remux_preroll_check(const struct remux_chunk *c, const char *in, vr_err *err)
+{
+    if (c && c->preroll_frames && c->preroll_until == INT64_MAX)
+        return vr_err_set(err, VR_EFORMAT, "%s: chunk at %.2f s: an open-GOP cut needs "
+                          "presentation timestamps, and its packets have none", in, c->start_s);
+    return 0;
+}
+
 void remux_split_release(struct remux_split *s)
 {
     if (!s)
@@ -204,8 +253,9 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
         rc = vr_err_set(err, VR_ENOMEM, "out of memory");
         goto fail;
     }
-    int64_t chunk_start = AV_NOPTS_VALUE, first_ts = AV_NOPTS_VALUE, last_ts = 0;
-    int open_gop_noted = 0;
+    int64_t chunk_start = AV_NOPTS_VALUE, chunk_base = 0, first_ts = AV_NOPTS_VALUE, last_ts = 0;
+    int long_gop_noted = 0;
+    struct remux_gop gop = { 0 };
     struct remux_chunk *cur = NULL;
     int ret;
     while ((ret = av_read_frame(ic, pkt)) >= 0) {
@@ -225,15 +275,20 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
             rc = vr_err_set(err, VR_EFORMAT, "%s: video does not start with a keyframe", in);
             goto fail;
         }
+        int key = (pkt->flags & AV_PKT_FLAG_KEY) != 0;
         int due = o.oc && (ts - chunk_start) * tb >= chunk_seconds - 1e-6;
-        int start_new = !o.oc || (due && remux_clean_cut(ist->codecpar, pkt));
-        if (due && !start_new && (pkt->flags & AV_PKT_FLAG_KEY) && !open_gop_noted) {
-            log_info("%s: open-GOP keyframes (e.g. HEVC CRA) are not clean cuts; "
-                     "chunks start only at IDR frames, so they may be longer", in);
-            open_gop_noted = 1;
+        int clean = due && remux_clean_cut(ist->codecpar, pkt);
+        /* an open-GOP keyframe: cut with the GOP before it as a pre-roll */
+        int preroll = due && key && !clean && remux_gop_usable(&gop);
+        if (due && key && !clean && !preroll && !long_gop_noted) {
+            log_info("%s: a GOP before %.2f s is too long to serve as a pre-roll; its chunk "
+                     "goes on to the next keyframe", in, (ts - first_ts) * tb);
+            long_gop_noted = 1;
         }
+        int start_new = !o.oc || clean || preroll;
         if (start_new) {
-            if (o.oc && (rc = remux_out_finish(&o, err)) < 0)
+            if (o.oc && ((rc = remux_preroll_check(cur, in, err)) < 0 ||
+                         (rc = remux_out_finish(&o, err)) < 0))
                 goto fail;
             if (out->nchunks >= REMUX_MAX_CHUNKS) {
                 rc = vr_err_set(err, VR_EINVAL, "%s: more than %d chunks; use a longer chunk length",
@@ -269,7 +324,23 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
             cur->first_frame = out->frames;
             cur->start_s = (ts - first_ts) * tb;
             chunk_start = ts;
+            /* Each chunk starts at 0 like a file of its own; stitching takes
+             * the source's timestamps back by frame rank, so nothing is lost.
+             * A pre-roll's timeline starts at its lowest pts or dts, so no
+             * timestamp is negative and the muxer shifts nothing. */
+            chunk_base = ts;
+            if (preroll) {
+                int64_t m = remux_gop_min_ts(&gop);
+                chunk_base = m != AV_NOPTS_VALUE && m < ts ? m : ts;
+                cur->preroll_frames = gop.n;
+                cur->preroll_until = INT64_MAX;
+                if ((rc = remux_write_preroll(&o, &gop, chunk_base, ist->time_base, err)) < 0)
+                    goto fail;
+            }
         }
+        if (key)
+            remux_gop_reset(&gop);
+        remux_gop_push(&gop, pkt); /* with the source's timestamps */
         cur->frames++;
         cur->bytes += pkt->size;
         out->frames++;
@@ -277,20 +348,13 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
         if (end > last_ts)
             last_ts = end;
         cur->duration_s = (end - chunk_start) * tb;
-        pkt->stream_index = 0;
-        /* Each chunk starts at 0 like a file of its own; stitching takes the
-         * source's timestamps back by frame rank, so nothing is lost. */
-        if (pkt->pts != AV_NOPTS_VALUE)
-            pkt->pts -= chunk_start;
-        if (pkt->dts != AV_NOPTS_VALUE)
-            pkt->dts -= chunk_start;
-        av_packet_rescale_ts(pkt, ist->time_base, o.oc->streams[0]->time_base);
-        ret = av_write_frame(o.oc, pkt);
+        int64_t wpts;
+        rc = remux_out_write(&o, pkt, chunk_base, ist->time_base, &wpts, err);
         av_packet_unref(pkt);
-        if (ret < 0) {
-            rc = remux_averr(ret, "cannot write", o.path, err);
+        if (rc < 0)
             goto fail;
-        }
+        if (cur->preroll_frames && wpts != AV_NOPTS_VALUE && wpts < cur->preroll_until)
+            cur->preroll_until = wpts;
     }
     if (ret != AVERROR_EOF) {
         rc = remux_averr(ret, "cannot read", in, err);
@@ -300,14 +364,16 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
         rc = vr_err_set(err, VR_EFORMAT, "%s: the video stream has no frames", in);
         goto fail;
     }
-    if ((rc = remux_out_finish(&o, err)) < 0)
+    if ((rc = remux_preroll_check(cur, in, err)) < 0 || (rc = remux_out_finish(&o, err)) < 0)
         goto fail;
     out->duration_s = (last_ts - first_ts) * tb;
+    remux_gop_free(&gop);
     av_packet_free(&pkt);
     avformat_close_input(&ic);
     return 0;
 fail:
     remux_out_abort(&o);
+    remux_gop_free(&gop);
     av_packet_free(&pkt);
     remux_split_release(out);
 fail_ic:

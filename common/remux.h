@@ -13,10 +13,13 @@
  * metadata and the video stream's side data (stereo/spherical). Then the
  * frame count and duration are checked against the source.
  *
- * Frame-exactness needs closed GOPs (leading pictures of an open GOP
- * reference the previous chunk), so chunks start only at clean cuts
- * (remux_clean_cut): an open-GOP source gives fewer, longer chunks, never
- * broken ones; the per-chunk frame count check still guards the rest.
+ * Open GOPs: the leading pictures after an HEVC CRA (or an H.264 recovery
+ * point) reference the GOP before it. A chunk that starts at such a
+ * keyframe therefore begins with a pre-roll, a copy of that previous GOP
+ * (from its keyframe on). The worker decodes it for the references and
+ * outputs only frames at or after `preroll_until`. Clean cuts (IDR, BLA,
+ * remux_clean_cut) need no pre-roll. The per-chunk frame count check guards
+ * both.
  */
 #ifndef VR_REMUX_H
 #define VR_REMUX_H
@@ -52,7 +55,10 @@ int remux_probe(const char *in, struct remux_info *info, vr_err *err);
 
 struct remux_chunk {
     long long first_frame; /* index of its first frame in presentation order */
-    long long frames;      /* video packets (= frames) in it */
+    long long frames;      /* video packets (= frames) in it, not counting the pre-roll */
+    int preroll_frames;    /* packets of the GOP before it, at the file's head (0: none) */
+    long long preroll_until; /* with a pre-roll: decoded frames with pts (ms, the chunk
+                              * file's timeline) below this are references only */
     double start_s;        /* source pts of its first keyframe, seconds */
     double duration_s;
     long long bytes;       /* packet payload bytes */
@@ -65,7 +71,8 @@ struct remux_split {
     double duration_s;
 };
 
-/* Splits `in` into dir/NNNNN.mkv (00000, 00001, ...). Each file is written
+/* Splits `in` into dir/NNNNN.mkv (00000, 00001, ...), Matroska (pts in ms).
+ * Each file is written
  * under a temporary name, fsync'd and renamed. Returns 0 or VR_E* (a full
  * disk is VR_ENOSPC naming the file). *out is filled on success. */
 int remux_split(const char *in, const char *dir, double chunk_seconds,

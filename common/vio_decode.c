@@ -32,6 +32,8 @@ struct vio_in {
     int64_t last_dur;      /* pts units of the last frame, for the truncation check */
     int64_t last_pkt_pts;  /* of the last video packet sent, for error positions */
     int draining;          /* demuxer at EOF, decoder flushed */
+    int64_t preroll_until; /* ms; frames before it are references only (0: none) */
+    int64_t preroll_dropped;
 };
 
 /* ---- helpers ---- */
@@ -147,6 +149,7 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     snprintf(in->path, sizeof in->path, "%s", o->path);
     in->last_pts = AV_NOPTS_VALUE;
+    in->preroll_until = o->preroll_until_ms;
     in->last_pkt_pts = AV_NOPTS_VALUE;
     in->info.video_index = -1;
 
@@ -237,8 +240,19 @@ const struct vio_info *vio_in_info(const struct vio_in *in) { return &in->info; 
 const AVFormatContext *vio_in_format(const struct vio_in *in) { return in->fmt; }
 int64_t vio_in_video_bytes(const struct vio_in *in) { return in->video_bytes; }
 int64_t vio_in_frames(const struct vio_in *in) { return in->frame_index; }
+int64_t vio_in_preroll_dropped(const struct vio_in *in) { return in->preroll_dropped; }
 
 /* ---- reading ---- */
+
+/* A frame of a chunk's pre-roll (the GOP before an open-GOP cut): decoded
+ * for the references, never returned. Its leading pictures may be broken
+ * (their references lie before the file), so no check applies to it. */
+static int is_preroll(const struct vio_in *in, const AVFrame *f)
+{
+    int64_t pts = f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
+    return in->preroll_until > 0 && pts != AV_NOPTS_VALUE &&
+           av_rescale_q(pts, in->info.time_base, (AVRational){ 1, 1000 }) < in->preroll_until;
+}
 
 static int check_frame(struct vio_in *in, AVFrame *f, vr_err *err)
 {
@@ -300,6 +314,11 @@ int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
     char w[1200], eb[128], pb[64];
     for (;;) {
         int r = avcodec_receive_frame(in->dec, frame);
+        if (r == 0 && is_preroll(in, frame)) {
+            in->preroll_dropped++;
+            av_frame_unref(frame);
+            continue;
+        }
         if (r == 0) {
             int rc = check_frame(in, frame, err);
             if (rc < 0) {

@@ -40,6 +40,9 @@ struct vio_in_opts {
     int gpu;           /* CUDA device index for hw */
     int threads;       /* CPU decoder threads, 0 = auto */
     int extra_frames;  /* hw: extra decoder surfaces (0 = 4; 8 made NVDEC refuse 8K HEVC on an H100) */
+    int64_t preroll_until_ms; /* a chunk's pre-roll (remux.h): frames with pts below this
+                               * many ms are decoded as references and dropped, uncounted;
+                               * 0 = none */
 };
 
 struct vio_info {
@@ -83,9 +86,11 @@ enum vio_event { VIO_EOF = 0, VIO_FRAME, VIO_PACKET };
  * the duration its container declares, or a frame size change is an error. */
 int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err);
 
-/* Bytes of video packets read so far; frames returned so far. */
+/* Bytes of video packets read so far; frames returned so far; pre-roll
+ * frames decoded and dropped so far. */
 int64_t vio_in_video_bytes(const struct vio_in *in);
 int64_t vio_in_frames(const struct vio_in *in);
+int64_t vio_in_preroll_dropped(const struct vio_in *in);
 
 /* Frees and clears *in; accepts NULL and half-built inputs. */
 void vio_in_free(struct vio_in **in);

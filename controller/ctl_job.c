@@ -136,12 +136,21 @@ int ctl_job_start(struct ctl *c, const char *id)
         man.duration_s = sp.duration_s;
         man.split_s = ctl_mono_s() - t0;
         man.chunk_frames = calloc((size_t)sp.nchunks, sizeof *man.chunk_frames);
-        if (!man.chunk_frames) {
+        man.chunk_preroll = calloc((size_t)sp.nchunks, sizeof *man.chunk_preroll);
+        if (!man.chunk_frames || !man.chunk_preroll) {
             remux_split_release(&sp);
+            job_manifest_release(&man);
             return ctl_job_fail(c, id, "out of memory");
         }
-        for (int i = 0; i < sp.nchunks; i++)
+        int prerolls = 0;
+        for (int i = 0; i < sp.nchunks; i++) {
             man.chunk_frames[i] = sp.chunks[i].frames;
+            man.chunk_preroll[i] = sp.chunks[i].preroll_frames ? sp.chunks[i].preroll_until : 0;
+            prerolls += sp.chunks[i].preroll_frames > 0;
+        }
+        if (prerolls)
+            log_info("job %s: open-GOP source: %d chunks start with the GOP before them as a "
+                     "pre-roll", id, prerolls);
         remux_split_release(&sp);
         if ((rc = job_manifest_write(mpath, &man, &e)) < 0) {
             job_manifest_release(&man);
@@ -159,6 +168,7 @@ int ctl_job_start(struct ctl *c, const char *id)
         snprintf(t.profile, sizeof t.profile, "%s", js.profile);
         snprintf(t.output_kind, sizeof t.output_kind, "%s", js.output_kind);
         t.frames = man.chunk_frames[i];
+        t.preroll_until = man.chunk_preroll[i];
         char *task = NULL;
         if ((rc = chunk_task_to_json(&t, &task, &e)) < 0 ||
             (rc = rq_chunk_create(c->q, id, i, task, js.max_attempts, js.priority, &e)) < 0) {

@@ -3,10 +3,12 @@
  * redis-server: a multi-chunk clip with audio through 3 workers gives an
  * output with the input's frame count and timestamps and bit-exact audio,
  * mattes that match a single-node `vr-worker process` (mean difference
- * <= 1%), and status figures that add up. Bad inputs are refused before
- * anything is enqueued.
+ * <= 1%), and status figures that add up; so does an open-GOP HEVC clip
+ * cut at its CRAs with pre-rolls. Bad inputs are refused before anything is
+ * enqueued.
  */
 #include "rq.h"
+#include "t-video-util.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -126,6 +128,55 @@ Test(dist, three_workers_audio_timestamps_mattes_and_figures)
     const char *wargs[] = { "workers", NULL };
     cr_assert_eq(tdist_vrctl(&D, js, sizeof js, wargs), 0);
     cr_assert(strstr(js, ":cpu:"), "%s", js);
+}
+
+Test(dist, open_gop_hevc_splits_with_prerolls)
+{
+    /* x265's default open GOP: one IDR, then a CRA every 10 frames whose
+     * leading pictures reference the GOP before it. Each 1 s chunk after
+     * the first starts at a CRA with that GOP as a pre-roll; the output must
+     * still have every frame, the source's timestamps and audio, and the
+     * single-node mattes. */
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 2), 0);
+    char in[400], out[400], single[400], id[64], a[256], b[256], vt[512];
+    snprintf(in, sizeof in, "%s/open.mkv", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    snprintf(single, sizeof single, "%s/single.mkv", D.r.dir);
+    tv_data(vt, sizeof vt, "tests/data/video/mono.mkv");
+    cr_assert_eq(tsh("ffmpeg -v error -stream_loop 2 -i '%s' -f lavfi -i sine=frequency=440:duration=6 "
+                     "-map 0:v -map 1:a -frames:v 60 -c:v libx265 -preset ultrafast -x265-params "
+                     "log-level=error:keyint=10:min-keyint=10:scenecut=0:open-gop=1:bframes=3 "
+                     "-c:a aac -shortest '%s'", vt, in), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    int rc = tdist_watch(&D, id, 90000);
+    if (rc != 0)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0, "watch exit %d", rc);
+    cr_assert_eq(tsh("grep -q 'chunks start with the GOP before them as a pre-roll' '%s'", D.log), 0,
+                 "no pre-roll chunks: the split did not cut at the CRAs");
+
+    tsh_out(a, sizeof a, "ffprobe -v error -select_streams v -show_entries packet=pts_time "
+            "-of csv=p=0 '%s' | sort -n | md5sum", in);
+    tsh_out(b, sizeof b, "ffprobe -v error -select_streams v -show_entries packet=pts_time "
+            "-of csv=p=0 '%s' | sort -n | md5sum", out);
+    cr_assert_str_eq(a, b, "video timestamps differ");
+    tsh_out(a, sizeof a, "ffmpeg -v error -i '%s' -map 0:a -c copy -f md5 -", in);
+    tsh_out(b, sizeof b, "ffmpeg -v error -i '%s' -map 0:a -c copy -f md5 -", out);
+    cr_assert_str_eq(a, b, "audio is not bit-exact");
+
+    static char js[1 << 16];
+    const char *sargs[] = { "status", id, "--json", NULL };
+    cr_assert_eq(tdist_vrctl(&D, js, sizeof js, sargs), 0);
+    json_t *o = json_loads(js, 0, NULL);
+    cr_assert_not_null(o);
+    cr_assert_eq(json_integer_value(json_object_get(o, "frames")), 60);
+    cr_assert_geq(json_integer_value(json_object_get(o, "chunks_total")), 5);
+    json_decref(o);
+
+    const char *pargv[] = { "vr-worker", "process", "--cpu", "--profile", "fast", in, "-o", single, NULL };
+    cr_assert_eq(tproc_run("vr-worker", pargv, NULL, 0), 0);
+    double diff = mean_diff_pct(out, single);
+    cr_assert_leq(diff, 1.0, "mean matte difference %.3f%%", diff);
 }
 
 Test(dist, submit_refuses_bad_input_before_enqueueing)

@@ -84,12 +84,14 @@ Test(records, task_round_trip_and_limits)
     snprintf(t.profile, sizeof t.profile, "fast");
     snprintf(t.output_kind, sizeof t.output_kind, "alpha");
     t.frames = 50;
+    t.preroll_until = 1234;
     char *s = NULL;
     cr_assert_eq(chunk_task_to_json(&t, &s, NULL), 0);
     vr_err e = { 0 };
     cr_assert_eq(chunk_task_parse(s, strlen(s), &u, &e), 0, "%s", e.msg);
     cr_assert_eq(u.idx, 12);
     cr_assert_eq(u.frames, 50);
+    cr_assert_eq(u.preroll_until, 1234);
     cr_assert_str_eq(u.out, t.out);
     free(s);
     const char *neg = "{\"job\":\"a\",\"idx\":-1,\"in\":\"i\",\"out\":\"o\",\"profile\":\"fast\",\"output_kind\":\"mask\",\"frames\":1}";
@@ -110,12 +112,25 @@ Test(records, manifest_checked)
     cr_assert_eq(job_manifest_read(p, &r, &e), 0, "%s", e.msg);
     cr_assert_eq(r.nchunks, 3);
     cr_assert_eq(r.chunk_frames[1], 14);
+    cr_assert_eq(r.chunk_preroll[1], 0, "no pre-roll written, none read");
+    job_manifest_release(&r);
+    long long pr[3] = { 0, 900, 0 }; /* an open-GOP cut before chunk 1 */
+    m.chunk_preroll = pr;
+    cr_assert_eq(job_manifest_write(p, &m, &e), 0, "%s", e.msg);
+    cr_assert_eq(job_manifest_read(p, &r, &e), 0, "%s", e.msg);
+    cr_assert_eq(r.chunk_preroll[1], 900);
+    cr_assert_eq(r.chunk_preroll[2], 0);
     job_manifest_release(&r);
     FILE *f = fopen(p, "w");
     fputs("{\"chunks\":[10,14,6],\"frames\":31}", f);
     fclose(f);
     cr_assert_eq(job_manifest_read(p, &r, &e), VR_EFORMAT);
     cr_assert(strstr(e.msg, "add up"), "%s", e.msg);
+    f = fopen(p, "w");
+    fputs("{\"chunks\":[10,14,6],\"frames\":30,\"preroll_until\":[0,5]}", f);
+    fclose(f);
+    cr_assert_eq(job_manifest_read(p, &r, &e), VR_EFORMAT);
+    cr_assert(strstr(e.msg, "preroll_until"), "%s", e.msg);
     unlink(p);
     rmdir(dir);
 }

@@ -6,8 +6,10 @@
  * its audio bit for bit, and bad inputs fail with a reason.
  */
 #include "remux.h"
+#include "t-video-util.h"
 #include "util-redis.h"
 
+#include <libavutil/mathematics.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,22 +148,15 @@ Test(remux, stitch_refuses_wrong_total_and_unknown_container)
     remux_split_release(&s);
 }
 
-/* Decoded frames of a file, counted by ffprobe (a real decoder, not ours). */
-static long long decoded_frames(const char *path)
-{
-    char out[64] = "";
-    if (tsh_out(out, sizeof out, "ffprobe -v error -count_frames -select_streams v:0 "
-                "-show_entries stream=nb_read_frames -of csv=p=0 '%s'", path) != 0)
-        return -1;
-    return atoll(out);
-}
 
-Test(remux, open_gop_hevc_is_cut_only_at_idr, .timeout = 120)
+Test(remux, open_gop_hevc_cuts_at_cra_with_a_preroll, .timeout = 120)
 {
-    /* Two x265 open-GOP encodes joined by stream copy: an IDR at frames 0
-     * and 30, CRAs every 10 frames in between. Cutting at a CRA would drop
-     * its leading pictures; the cuts must land on the IDRs only, and every
-     * chunk must decode (ffprobe) to exactly the frames it holds. */
+    /* Two x265 open-GOP encodes joined by stream copy: IDRs at frames 0 and
+     * 30, CRAs every 10 frames in between, 3 B-frames. Chunks start at every
+     * keyframe; those at a CRA carry the GOP before as a pre-roll. Decoding
+     * a chunk and dropping the frames below preroll_until must give exactly
+     * its own frames, bit for bit the frames a decode of the whole source
+     * gives (the leading pictures after each CRA included). */
     char clip[128], dir[128];
     snprintf(clip, sizeof clip, "%s/open.mkv", D);
     snprintf(dir, sizeof dir, "%s/chunks", D);
@@ -176,12 +171,40 @@ Test(remux, open_gop_hevc_is_cut_only_at_idr, .timeout = 120)
     vr_err e = { 0 };
     cr_assert_eq(remux_split(clip, dir, 0.5, &s, &e), 0, "%s", e.msg);
     cr_assert_eq(s.frames, 60);
-    cr_assert_eq(s.nchunks, 2, "cuts only at the IDRs (0, 30): %d chunks", s.nchunks);
+    cr_assert_eq(s.nchunks, 6, "a chunk per keyframe: %d chunks", s.nchunks);
+
+    struct tv_file *src = calloc(1, sizeof *src), *c = calloc(1, sizeof *c);
+    cr_assert(src && c);
+    cr_assert_eq(tv_read(clip, 1, src), 0);
+    cr_assert_eq(src->nframes, 60);
     for (int i = 0; i < s.nchunks; i++) {
+        const struct remux_chunk *k = &s.chunks[i];
+        /* 9-11 packets each: a CRA's leading pictures follow it in decode
+         * order, so they travel with it */
+        cr_assert(k->frames >= 9 && k->frames <= 11, "chunk %d: %lld frames", i, k->frames);
+        /* IDRs (frames 0 and 30) are clean cuts; the CRAs need a pre-roll */
+        int at_idr = k->first_frame == 0 || k->first_frame == 30;
+        cr_assert_eq(k->preroll_frames > 0, !at_idr, "chunk %d (frame %lld): pre-roll %d", i,
+                     k->first_frame, k->preroll_frames);
         char path[160];
         cr_assert_eq(remux_chunk_name(dir, i, path, sizeof path, &e), 0);
-        cr_assert_eq(s.chunks[i].frames, 30, "chunk %d", i);
-        cr_assert_eq(decoded_frames(path), s.chunks[i].frames, "chunk %d", i);
+        cr_assert_eq(tv_read(path, 1, c), 0);
+        int kept = 0;
+        for (int f = 0; f < c->nframes; f++) {
+            long long ms = av_rescale_q(c->pts[f], c->tb, (AVRational){ 1, 1000 });
+            if (k->preroll_frames && ms < k->preroll_until)
+                continue;
+            cr_assert_lt(kept, k->frames, "chunk %d: more frames than its own", i);
+            long long sf = k->first_frame + kept++;
+            cr_assert(!memcmp(c->luma[f], src->luma[sf], (size_t)src->w * src->h),
+                      "chunk %d frame %d differs from source frame %lld", i, f, sf);
+        }
+        cr_assert_eq(kept, k->frames, "chunk %d decodes to %d of its %lld frames", i, kept,
+                     k->frames);
+        tv_free(c);
     }
+    tv_free(src);
+    free(src);
+    free(c);
     remux_split_release(&s);
 }

@@ -580,7 +580,8 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     const struct pipe_opts *o = p->o;
     int rc;
     int B = o->cfg.batch < MAX_BATCH ? o->cfg.batch : MAX_BATCH;
-    struct vio_in_opts io = { .path = in, .hw = p->gpu, .gpu = o->gpu, .extra_frames = 4 };
+    struct vio_in_opts io = { .path = in, .hw = p->gpu, .gpu = o->gpu, .extra_frames = 4,
+                              .preroll_until_ms = o->preroll_until_ms };
     rc = vio_in_open(&io, &p->in, err);
     p->at.in_open = now_us();
     if (rc == VR_ENOTSUP && p->gpu) {

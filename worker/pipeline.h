@@ -23,6 +23,8 @@ struct pipe_opts {
     const char *trace_path;    /* Chrome trace JSON, or NULL */
     volatile int *cancel;      /* set non-zero to stop early (VR_ECANCELED), or NULL */
     struct pipe_warm *warm;    /* engine kept across runs (serve), or NULL: own engine */
+    int64_t preroll_until_ms;  /* a chunk's pre-roll (remux.h): frames before it are
+                                * references only; 0 = none */
 };
 
 /* Processes `in` into `out`. The output is written to a temporary name in

@@ -55,6 +55,7 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     o.output = serve_output(t->output_kind);
     o.cancel = &s->cancel;
     o.warm = s->cold ? NULL : &s->warm;
+    o.preroll_until_ms = t->preroll_until;
     char in[STORAGE_PATH_MAX], out[STORAGE_PATH_MAX], dir[STORAGE_PATH_MAX];
     if ((rc = storage_path(s->storage, t->in, in, sizeof in, err)) < 0 ||
         (rc = storage_path(s->storage, t->out, out, sizeof out, err)) < 0)
