@@ -254,7 +254,7 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
         goto fail;
     }
     int64_t chunk_start = AV_NOPTS_VALUE, chunk_base = 0, first_ts = AV_NOPTS_VALUE, last_ts = 0;
-    int long_gop_noted = 0;
+    int open_noted = 0;
     struct remux_gop gop = { 0 };
     struct remux_chunk *cur = NULL;
     int ret;
@@ -278,12 +278,17 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
         int key = (pkt->flags & AV_PKT_FLAG_KEY) != 0;
         int due = o.oc && (ts - chunk_start) * tb >= chunk_seconds - 1e-6;
         int clean = due && remux_clean_cut(ist->codecpar, pkt);
-        /* an open-GOP keyframe: cut with the GOP before it as a pre-roll */
-        int preroll = due && key && !clean && remux_gop_usable(&gop);
-        if (due && key && !clean && !preroll && !long_gop_noted) {
-            log_info("%s: a GOP before %.2f s is too long to serve as a pre-roll; its chunk "
-                     "goes on to the next keyframe", in, (ts - first_ts) * tb);
-            long_gop_noted = 1;
+        /* an HEVC CRA: cut with the GOP before it as a pre-roll */
+        int open = due && !clean && remux_preroll_cut(ist->codecpar, pkt);
+        int preroll = open && remux_gop_usable(&gop);
+        if (due && key && !clean && !preroll && !open_noted) {
+            if (open)
+                log_info("%s: a GOP before %.2f s is too long to serve as a pre-roll; its chunk "
+                         "goes on to the next keyframe", in, (ts - first_ts) * tb);
+            else
+                log_info("%s: open-GOP keyframes of this codec are not cut; chunks start only "
+                         "at IDR frames, so they may be longer", in);
+            open_noted = 1;
         }
         int start_new = !o.oc || clean || preroll;
         if (start_new) {

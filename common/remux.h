@@ -13,13 +13,13 @@
  * metadata and the video stream's side data (stereo/spherical). Then the
  * frame count and duration are checked against the source.
  *
- * Open GOPs: the leading pictures after an HEVC CRA (or an H.264 recovery
- * point) reference the GOP before it. A chunk that starts at such a
- * keyframe therefore begins with a pre-roll, a copy of that previous GOP
- * (from its keyframe on). The worker decodes it for the references and
- * outputs only frames at or after `preroll_until`. Clean cuts (IDR, BLA,
- * remux_clean_cut) need no pre-roll. The per-chunk frame count check guards
- * both.
+ * Open GOPs: the leading pictures after an HEVC CRA reference the GOP
+ * before it. A chunk that starts at a CRA therefore begins with a pre-roll,
+ * a copy of that previous GOP (from its keyframe on). The worker decodes it
+ * for the references and outputs only frames at or after `preroll_until`.
+ * Clean cuts (IDR, BLA, remux_clean_cut) need no pre-roll. H.264
+ * open-GOP keyframes are not cut at all: fewer, longer chunks. The
+ * per-chunk frame count check guards every case.
  */
 #ifndef VR_REMUX_H
 #define VR_REMUX_H
@@ -38,6 +38,13 @@ struct AVPacket;
  * H.264 IDR (not an open-GOP CRA or recovery-point I picture), any keyframe
  * of other codecs. Reads only the packet's NAL headers. */
 int remux_clean_cut(const struct AVCodecParameters *par, const struct AVPacket *pkt);
+
+/* 1 when the packet is an HEVC CRA: a cut there needs the GOP before it as
+ * a pre-roll. libavcodec drops the leading pictures of the first CRA it
+ * decodes, so the pre-roll decodes cleanly. H.264 recovery points are not
+ * cut at all: its decoder reports their leading pictures' missing
+ * references as errors. */
+int remux_preroll_cut(const struct AVCodecParameters *par, const struct AVPacket *pkt);
 
 /* What submit needs to know about an input before enqueueing it. */
 struct remux_info {

@@ -5,8 +5,9 @@
  * picture (x265's default open GOP) is followed by leading pictures that
  * reference the GOP before it, and an H.264 I picture with only a recovery
  * point SEI is the same story: a chunk starting there decodes fewer frames
- * than it holds. Only IDR/BLA (HEVC) and IDR (H.264) start a chunk; other
- * codecs (AV1, VP9) trust the keyframe flag, their keyframes being closed.
+ * than it holds. IDR/BLA (HEVC) and IDR (H.264) are clean cuts; other codecs
+ * (AV1, VP9) trust the keyframe flag, their keyframes being closed. An HEVC
+ * CRA is a cut with a pre-roll (remux.h).
  */
 #include "remux.h"
 
@@ -65,6 +66,13 @@ static int first_vcl_type(const AVCodecParameters *par, const uint8_t *p, int si
 }
 
 /* ---- the rule ---- */
+
+int remux_preroll_cut(const AVCodecParameters *par, const AVPacket *pkt)
+{
+    if (!(pkt->flags & AV_PKT_FLAG_KEY) || par->codec_id != AV_CODEC_ID_HEVC)
+        return 0;
+    return first_vcl_type(par, pkt->data, pkt->size) == 21; /* CRA_NUT */
+}
 
 int remux_clean_cut(const AVCodecParameters *par, const AVPacket *pkt)
 {

@@ -208,3 +208,38 @@ Test(remux, open_gop_hevc_cuts_at_cra_with_a_preroll, .timeout = 120)
     free(c);
     remux_split_release(&s);
 }
+
+Test(remux, open_gop_h264_is_cut_only_at_idr, .timeout = 120)
+{
+    /* x264 open GOP: I pictures with recovery points every 10 frames. Its
+     * decoder errors on their leading pictures' missing references, so no
+     * pre-roll cut: the only cuts are the IDRs (frames 0 and 30), and every
+     * chunk decodes to exactly its frames. */
+    char clip[128], dir[128];
+    snprintf(clip, sizeof clip, "%s/open264.mkv", D);
+    snprintf(dir, sizeof dir, "%s/chunks", D);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(tsh("ffmpeg -v error -f lavfi -i testsrc2=size=128x96:rate=10 -frames:v 30 "
+                         "-c:v libx264 -preset ultrafast -bf 3 -x264-params "
+                         "keyint=10:min-keyint=10:scenecut=0:open-gop=1 '%s/p264_%d.mkv'", D, i), 0);
+    cr_assert_eq(tsh("cd '%s' && printf 'file p264_0.mkv\\nfile p264_1.mkv\\n' > l264.txt && "
+                     "ffmpeg -v error -f concat -safe 0 -i l264.txt -c copy '%s'", D, clip), 0);
+    struct remux_split s;
+    vr_err e = { 0 };
+    cr_assert_eq(remux_split(clip, dir, 0.5, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(s.frames, 60);
+    cr_assert_eq(s.nchunks, 2, "cuts only at the IDRs (0, 30): %d chunks", s.nchunks);
+    struct tv_file *c = calloc(1, sizeof *c);
+    cr_assert(c);
+    for (int i = 0; i < s.nchunks; i++) {
+        char path[160];
+        cr_assert_eq(remux_chunk_name(dir, i, path, sizeof path, &e), 0);
+        cr_assert_eq(s.chunks[i].frames, 30, "chunk %d", i);
+        cr_assert_eq(s.chunks[i].preroll_frames, 0, "chunk %d", i);
+        cr_assert_eq(tv_read(path, 0, c), 0);
+        cr_assert_eq(c->nframes, 30, "chunk %d decodes to %d frames", i, c->nframes);
+        tv_free(c);
+    }
+    free(c);
+    remux_split_release(&s);
+}
