@@ -194,24 +194,30 @@ static int remux_out_write(struct remux_out *o, AVPacket *pkt, int64_t base, AVR
 }
 
 /* Writes the pre-roll (the GOP before an open-GOP cut) at the head of a new
- * chunk. */
-static int remux_write_preroll(struct remux_out *o, const struct remux_gop *g, int64_t base,
-                               AVRational tb, vr_err *err)
+ * chunk, on a timeline that starts at its keyframe's pts, like any chunk.
+ * The keyframe's own leading pictures (pts before it) are left out: they
+ * reference the GOP before them, the decoder would drop them, and no later
+ * picture may reference them. Returns the packets written, or VR_E*. */
+static int remux_write_preroll(struct remux_out *o, const struct remux_gop *g, AVRational tb,
+                               vr_err *err)
 {
     AVPacket *c = av_packet_alloc();
     if (!c)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
-    int rc = 0;
+    int64_t base = remux_ts(g->pkt[0]);
+    int rc = 0, n = 0;
     for (int i = 0; i < g->n && rc == 0; i++) {
         int64_t pts;
+        if (i > 0 && g->pkt[i]->pts != AV_NOPTS_VALUE && g->pkt[i]->pts < base)
+            continue;
         if (av_packet_ref(c, g->pkt[i]) < 0)
             rc = vr_err_set(err, VR_ENOMEM, "out of memory");
-        else
-            rc = remux_out_write(o, c, base, tb, &pts, err);
+        else if ((rc = remux_out_write(o, c, base, tb, &pts, err)) == 0)
+            n++;
         av_packet_unref(c);
     }
     av_packet_free(&c);
-    return rc;
+    return rc < 0 ? rc : n;
 }
 
 /* A chunk with a pre-roll needs the time of its first own frame. */
@@ -329,18 +335,17 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
             cur->first_frame = out->frames;
             cur->start_s = (ts - first_ts) * tb;
             chunk_start = ts;
-            /* Each chunk starts at 0 like a file of its own; stitching takes
-             * the source's timestamps back by frame rank, so nothing is lost.
-             * A pre-roll's timeline starts at its lowest pts or dts, so no
-             * timestamp is negative and the muxer shifts nothing. */
+            /* Each chunk starts at 0 like a file of its own (at its
+             * pre-roll's keyframe when it has one); stitching takes the
+             * source's timestamps back by frame rank, so nothing is lost. */
             chunk_base = ts;
             if (preroll) {
-                int64_t m = remux_gop_min_ts(&gop);
-                chunk_base = m != AV_NOPTS_VALUE && m < ts ? m : ts;
-                cur->preroll_frames = gop.n;
-                cur->preroll_until = INT64_MAX;
-                if ((rc = remux_write_preroll(&o, &gop, chunk_base, ist->time_base, err)) < 0)
+                chunk_base = remux_ts(gop.pkt[0]);
+                if ((rc = remux_write_preroll(&o, &gop, ist->time_base, err)) < 0)
                     goto fail;
+                cur->preroll_frames = rc;
+                cur->preroll_until = INT64_MAX;
+                rc = 0;
             }
         }
         if (key)

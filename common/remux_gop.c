@@ -50,18 +50,6 @@ int remux_gop_usable(const struct remux_gop *g)
     return !g->overflow && g->n > 0;
 }
 
-int64_t remux_gop_min_ts(const struct remux_gop *g)
-{
-    int64_t m = AV_NOPTS_VALUE;
-    for (int i = 0; i < g->n; i++) {
-        const int64_t t[2] = { g->pkt[i]->pts, g->pkt[i]->dts };
-        for (int k = 0; k < 2; k++)
-            if (t[k] != AV_NOPTS_VALUE && (m == AV_NOPTS_VALUE || t[k] < m))
-                m = t[k];
-    }
-    return m;
-}
-
 void remux_gop_free(struct remux_gop *g)
 {
     if (!g)

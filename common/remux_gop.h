@@ -32,9 +32,6 @@ int remux_gop_push(struct remux_gop *g, const struct AVPacket *pkt);
 /* 1 when the GOP can serve as a pre-roll (some packets, within limits). */
 int remux_gop_usable(const struct remux_gop *g);
 
-/* The lowest pts or dts of the packets held (AV_NOPTS_VALUE when none). */
-int64_t remux_gop_min_ts(const struct remux_gop *g);
-
 /* Frees everything; accepts a zeroed struct. */
 void remux_gop_free(struct remux_gop *g);
 
