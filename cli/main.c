@@ -16,7 +16,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  -o OUT             output file (.mkv, .mp4, .mov), written by the controller\n"
       "  --profile P        fast, balanced (default) or quality\n"
       "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"
-      "  --chunk-seconds S  chunk length; chunks start at keyframes (10)\n"
+      "  --chunk-seconds S  chunk length; chunks start at keyframes (10); with an\n"
+      "                     open-GOP HEVC source each carries the GOP before it\n"
+      "                     as a pre-roll, so make S several GOPs long\n"
       "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
       "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
       "  --wait             show progress until the job ends; exit 0 only when done\n" },
@@ -44,7 +46,8 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --chunk-seconds S  chunk length (5)\n"
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
       "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"
-      "Ctrl-C stops everything it started and removes its temp dir.\n" },
+      "Ctrl-C stops everything it started and removes its temp dir. If the\n"
+      "controller or every worker dies, it says which (signal, log) and exits 1.\n" },
     { 0 }
 };
 
