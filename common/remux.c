@@ -49,6 +49,15 @@ static int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *e
         avformat_close_input(ic);
         return vr_err_set(err, VR_EFORMAT, "%s: not a video (no video stream)", path);
     }
+    /* a codec nothing here decodes fails now, not in every worker later */
+    enum AVCodecID id = (*ic)->streams[*vs]->codecpar->codec_id;
+    if (id == AV_CODEC_ID_NONE || !avcodec_find_decoder(id)) {
+        int si = *vs;
+        avformat_close_input(ic);
+        return vr_err_set(err, VR_ENOTSUP, "%s: stream %d (video): unsupported codec %s: this "
+                          "FFmpeg build has no decoder for it", path, si,
+                          id == AV_CODEC_ID_NONE ? "(unknown)" : avcodec_get_name(id));
+    }
     return 0;
 }
 

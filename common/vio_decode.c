@@ -171,9 +171,20 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
         goto fail;
     }
     if (vi < 0 || !codec) {
-        AVStream *s = vi >= 0 ? in->fmt->streams[vi] : NULL;
-        rc = vr_err_set(err, VR_ENOTSUP, "%s: stream %d: no decoder for codec %s", o->path, vi,
-                        s ? avcodec_get_name(s->codecpar->codec_id) : "?");
+        /* AVERROR_DECODER_NOT_FOUND: a video stream, but nothing decodes it
+         * (a codec the container names and FFmpeg does not know is "none") */
+        int si = -1;
+        for (unsigned i = 0; si < 0 && i < in->fmt->nb_streams; i++)
+            if (in->fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO)
+                si = (int)i;
+        const AVCodecParameters *p = si >= 0 ? in->fmt->streams[si]->codecpar : NULL;
+        char tag[AV_FOURCC_MAX_STRING_SIZE] = "";
+        if (p && p->codec_tag)
+            av_fourcc_make_string(tag, p->codec_tag);
+        rc = vr_err_set(err, VR_ENOTSUP, "%s: stream %d (video): unsupported codec %s%s%s: this "
+                        "FFmpeg build has no decoder for it", o->path, si,
+                        p && p->codec_id != AV_CODEC_ID_NONE ? avcodec_get_name(p->codec_id) : "(unknown)",
+                        tag[0] ? ", tag " : "", tag);
         goto fail;
     }
     in->st = in->fmt->streams[vi];

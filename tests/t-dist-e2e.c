@@ -191,6 +191,12 @@ Test(dist, submit_refuses_bad_input_before_enqueueing)
     cr_assert_eq(tdist_submit(&D, "/nonexistent/in.mp4", out, NULL, id, sizeof id), 1);
     cr_assert_str_eq(id, "");
     cr_assert_eq(tdist_submit(&D, txt, out, NULL, id, sizeof id), 1);
+    /* a real Matroska file whose codec nothing here decodes */
+    char unk[400], src[512];
+    snprintf(unk, sizeof unk, "%s/unknown.mkv", D.r.dir);
+    tv_data(src, sizeof src, "tests/data/video/mono.mkv");
+    cr_assert_eq(tsh("sed 's|V_MPEG4/ISO/AVC|V_MPEG4/ISO/XYZ|' '%s' > '%s'", src, unk), 0);
+    cr_assert_eq(tdist_submit(&D, unk, out, NULL, id, sizeof id), 1);
     const char *bad_kind[] = { "--output", "sparkles", NULL };
     cr_assert_eq(tdist_submit(&D, txt, out, bad_kind, id, sizeof id), 2);
     struct rq *q = NULL;

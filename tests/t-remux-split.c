@@ -32,7 +32,7 @@ static void teardown(void)
 
 TestSuite(remux, .init = setup, .fini = teardown, .timeout = 60);
 
-Test(remux, probe_reports_video_and_rejects_non_video)
+Test(remux, probe_reports_video_and_rejects_non_video_and_unknown_codecs)
 {
     char clip[128], txt[128];
     snprintf(clip, sizeof clip, "%s/a.mp4", D);
@@ -58,6 +58,13 @@ Test(remux, probe_reports_video_and_rejects_non_video)
     cr_assert_eq(tsh("ffmpeg -v error -f lavfi -i sine -t 1 '%s'", txt), 0);
     cr_assert_eq(remux_probe(txt, &info, &e), VR_EFORMAT);
     cr_assert(strstr(e.msg, "not a video"), "%s", e.msg);
+    /* a Matroska file whose codec nothing here decodes: named, refused */
+    char unk[128], src[512];
+    snprintf(unk, sizeof unk, "%s/unknown.mkv", D);
+    tv_data(src, sizeof src, "tests/data/video/mono.mkv");
+    cr_assert_eq(tsh("sed 's|V_MPEG4/ISO/AVC|V_MPEG4/ISO/XYZ|' '%s' > '%s'", src, unk), 0);
+    cr_assert_eq(remux_probe(unk, &info, &e), VR_ENOTSUP);
+    cr_assert(strstr(e.msg, "unsupported codec (unknown)") && strstr(e.msg, "unknown.mkv"), "%s", e.msg);
 }
 
 Test(remux, split_is_frame_exact_and_stitch_rebuilds_source)

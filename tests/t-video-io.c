@@ -4,8 +4,9 @@
  * VP9 and AV1 made at test time), a
  * decode -> encode -> mux round trip that keeps every timestamp and copies
  * the audio bit-exact, and clear errors for missing, corrupt and truncated
- * files.
+ * files and for a codec nothing decodes.
  */
+#define _GNU_SOURCE /* memmem */
 #include "t-video-util.h"
 #include "vio_video.h"
 
@@ -139,6 +140,30 @@ Test(video, corrupt_file_names_file_stream_and_position, .init = quiet)
     cr_assert(strstr(e.msg, bad), "names the file: %s", e.msg);
     cr_assert(strstr(e.msg, "stream 0"), "names the stream: %s", e.msg);
     cr_assert(strstr(e.msg, "packet") || strstr(e.msg, "frame"), "names the position: %s", e.msg);
+    tv_rmdir(dir);
+}
+
+Test(video, unknown_codec_is_named, .init = quiet)
+{
+    /* mono.mkv with its CodecID renamed: a well-formed file nothing decodes */
+    char path[512], dir[256], bad[512];
+    tv_data(path, sizeof path, "tests/data/video/mono.mkv");
+    tv_tmpdir(dir, sizeof dir);
+    snprintf(bad, sizeof bad, "%s/unknown.mkv", dir);
+    FILE *in = fopen(path, "rb"), *out = fopen(bad, "wb");
+    cr_assert(in && out);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    char *id = memmem(buf, n, "V_MPEG4/ISO/AVC", 15);
+    cr_assert_not_null(id);
+    memcpy(id + 12, "XYZ", 3);
+    cr_assert_eq(fwrite(buf, 1, n, out), n);
+    fclose(out);
+    vr_err e = { 0 };
+    cr_assert_eq(decode_all(bad, &e, NULL), VR_ENOTSUP);
+    cr_assert(strstr(e.msg, bad) && strstr(e.msg, "stream 0 (video)") &&
+              strstr(e.msg, "unsupported codec"), "%s", e.msg);
     tv_rmdir(dir);
 }
 
