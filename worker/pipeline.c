@@ -567,11 +567,14 @@ static void log_setup(const struct pipe *p, int engine_warm)
 {
     const double s = p->at.start;
 #define MS(t) ((t) ? ((t) - s) / 1000.0 : 0.0)
-    log_info("%s: set-up: input open %.0f ms, encoder open %.0f, GPU %.0f, buffers %.0f, engine "
-             "%.0f ms (%s, overlaps decoding); frames: first decoded %.0f, first written %.0f, "
-             "last decoded %.0f, done %.0f", p->in_path, MS(p->at.in_open), MS(p->at.out_open),
-             MS(p->at.gpu), MS(p->at.pool), p->at.engine / 1000.0, engine_warm ? "warm" : "built",
-             MS(p->at.first_dec), MS(p->at.first_enc), MS(p->at.last_dec), MS(now_us()));
+    char gpu[64] = "";
+    if (p->gpu)
+        snprintf(gpu, sizeof gpu, ", GPU %.0f, buffers %.0f", MS(p->at.gpu), MS(p->at.pool));
+    log_info("%s: set-up: input open %.0f ms, encoder open %.0f%s, engine %.0f ms (%s, overlaps "
+             "decoding); frames: first decoded %.0f, first written %.0f, last decoded %.0f, "
+             "done %.0f", p->in_path, MS(p->at.in_open), MS(p->at.out_open), gpu,
+             p->at.engine / 1000.0, engine_warm ? "warm" : "built", MS(p->at.first_dec),
+             MS(p->at.first_enc), MS(p->at.last_dec), MS(now_us()));
 #undef MS
 }
 
