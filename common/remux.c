@@ -359,7 +359,8 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
         }
         if (key)
             remux_gop_reset(&gop);
-        remux_gop_push(&gop, pkt); /* with the source's timestamps */
+        if (ist->codecpar->codec_id == AV_CODEC_ID_HEVC) /* only HEVC cuts with pre-rolls */
+            remux_gop_push(&gop, pkt); /* with the source's timestamps */
         cur->frames++;
         cur->bytes += pkt->size;
         out->frames++;
