@@ -49,7 +49,7 @@ int cmd_cancel(int argc, char **argv)
         rq_free(&q);
         return 1;
     }
-    if (!strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled")) {
+    if (job_state_ended(state)) {
         fprintf(stderr, "vrctl cancel: job %s already %s\n", id, state);
         rq_free(&q);
         return 1;

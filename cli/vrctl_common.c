@@ -124,8 +124,7 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
             continue;
         }
         fails = 0;
-        int ended = !strcmp(st->state, "done") || !strcmp(st->state, "failed") ||
-                    !strcmp(st->state, "cancelled");
+        int ended = job_state_ended(st->state);
         double frac = st->frames_total > 0 ? (double)st->frames_done / st->frames_total : 0;
         char bar[64], eta[32] = "--";
         vrctl_bar(bar, sizeof bar, frac, 30);

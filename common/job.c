@@ -198,6 +198,11 @@ int job_output_kind_valid(const char *k)
            strcmp(k, "alpha-packed") == 0 || strcmp(k, "greenscreen") == 0;
 }
 
+int job_state_ended(const char *s)
+{
+    return !strcmp(s, "done") || !strcmp(s, "failed") || !strcmp(s, "cancelled");
+}
+
 int job_spec_to_json(const struct job_spec *j, char **out, vr_err *err)
 {
     return jf_write(spec_fields, j, out, err);

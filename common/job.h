@@ -52,6 +52,9 @@ int job_id_valid(const char *id);
 /* 1 when kind is mask|alpha|greenscreen. */
 int job_output_kind_valid(const char *kind);
 
+/* 1 when a job in `state` has ended: done, failed or cancelled. */
+int job_state_ended(const char *state);
+
 /* Serialises into a malloc'd compact JSON string (*out, free()). */
 int job_spec_to_json(const struct job_spec *j, char **out, vr_err *err);
 int chunk_task_to_json(const struct chunk_task *t, char **out, vr_err *err);

@@ -122,8 +122,7 @@ static void ctl_audit_job(struct ctl *c, const char *id, int deep)
         ctl_job_finish(c, id);
     } else if (!strcmp(state, "stitching")) {
         ctl_job_finish(c, id);
-    } else if (!strcmp(state, "cancelled") || !strcmp(state, "done") || !strcmp(state, "failed") ||
-               !state[0]) {
+    } else if (job_state_ended(state) || !state[0]) {
         /* A cancelled job keeps its chunks so that `vrctl retry` can resume
          * it; storage/jobs/<id> may be deleted by hand. */
         redisReply *r = rq_cmd(c->q, NULL, "SREM vr:active %s", id);

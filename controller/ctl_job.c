@@ -72,7 +72,7 @@ int ctl_job_fail(struct ctl *c, const char *id, const char *reason)
     rq_key_job(jk, sizeof jk, id);
     if (rq_hget(c->q, jk, "state", state, sizeof state, &e) < 0)
         return e.code;
-    if (!strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled"))
+    if (job_state_ended(state))
         return 0;
     redisReply *r = rq_cmd(c->q, &e, "HSET %s state failed error %s finished_ms %lld controller %s",
                            jk, reason, rq_now_ms(), c->name);

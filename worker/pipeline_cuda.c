@@ -25,14 +25,11 @@ int pcuda_check(int gpu, vr_err *err)
 
 int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err)
 {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0)
-        return vr_err_set(err, VR_ECUDA, "no CUDA device (%s): use --cpu",
-                          e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-    if (gpu < 0 || gpu >= count)
-        return vr_err_set(err, VR_EINVAL, "--gpu %d: this host has %d CUDA device(s)", gpu, count);
-    if ((e = cudaSetDevice(gpu)) != cudaSuccess)
+    int rc = pcuda_check(gpu, err);
+    if (rc < 0)
+        return rc;
+    cudaError_t e = cudaSetDevice(gpu);
+    if (e != cudaSuccess)
         return vr_err_set(err, VR_ECUDA, "GPU %d: %s", gpu, cudaGetErrorString(e));
     if (pci_bus_id && n && cudaDeviceGetPCIBusId(pci_bus_id, (int)n, gpu) != cudaSuccess)
         pci_bus_id[0] = '\0';
@@ -123,7 +120,7 @@ int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err)
 {
     (void)pci_bus_id;
     (void)n;
-    return vr_err_set(err, VR_ENOTBUILT, "--gpu %d: this vr-worker was built without CUDA (no nvcc): use --cpu", gpu);
+    return pcuda_check(gpu, err);
 }
 
 int pcuda_host_alloc(void **p, size_t bytes, vr_err *err)
