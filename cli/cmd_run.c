@@ -8,9 +8,9 @@
 #include "vrctl.h"
 
 #include "cli.h"
+#include "gpus.h"
 #include "job.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -251,20 +251,6 @@ static void run_cleanup(struct run *r, int keep, int show_logs)
         fprintf(stderr, "vrctl run: could not remove %s\n", r->dir);
 }
 
-/* GPUs visible to this host (driver listing; no CUDA call here). */
-static int run_gpus(void)
-{
-    DIR *d = opendir("/proc/driver/nvidia/gpus");
-    if (!d)
-        return 0;
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        n += de->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 /* ---- command ---- */
 
 int cmd_run(int argc, char **argv)
@@ -318,7 +304,7 @@ int cmd_run(int argc, char **argv)
     long long frames_est;
     if (vrctl_prepare(argv[optind], out, &js, &frames_est) < 0)
         return 1;
-    int gpus = cpu ? 0 : run_gpus();
+    int gpus = cpu ? 0 : vr_gpu_count();
     if (!cpu && gpus == 0) {
         fprintf(stderr, "vrctl run: no NVIDIA GPU found; using the CPU engine (slow)\n");
         cpu = 1;

@@ -8,11 +8,11 @@
 #include "serve.h"
 
 #include "cli.h"
+#include "gpus.h"
 #include "log.h"
 #include "paths.h"
 #include "pipeline_cuda.h"
 
-#include <dirent.h>
 #include <getopt.h>
 #include <libavutil/log.h>
 #include <stdio.h>
@@ -33,34 +33,9 @@ static void serve_on_signal(int sig)
 
 /* ---- --gpu all ---- */
 
-/* GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else the
- * driver's /proc listing (no CUDA call: the parent must not initialise CUDA
- * before it forks). */
-static int serve_gpu_count(void)
-{
-    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    if (vis) {
-        if (!*vis)
-            return 0;
-        int n = 1;
-        for (const char *p = vis; *p; p++)
-            n += *p == ',';
-        return n;
-    }
-    DIR *d = opendir("/proc/driver/nvidia/gpus");
-    if (!d)
-        return 0;
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        n += de->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 static int serve_all_gpus(int argc, char **argv)
 {
-    int n = serve_gpu_count();
+    int n = vr_gpu_count();
     if (n <= 0) {
         fprintf(stderr, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
         return 1;
