@@ -166,9 +166,15 @@ static int check_window(const struct model *m, int i, const struct model_op *o, 
     return 0;
 }
 
-static void geom_in(struct conv_geom *g, const struct ashape *x, const struct model_op *o)
+/* The window of a conv-like op: input shape, the op's strides, dilations
+ * and activation, and the kernel size and output channels. */
+static void geom_in(struct conv_geom *g, const struct ashape *x, const struct model_op *o,
+                    int cout, int kh, int kw)
 {
     memset(g, 0, sizeof *g);
+    g->cout = cout;
+    g->kh = kh;
+    g->kw = kw;
     g->ih = x->h;
     g->iw = x->w;
     g->cin = x->c;
@@ -195,10 +201,7 @@ static int prep_conv(struct net *net, int i, struct step *st, struct ashape *y, 
                           i, cin, x->c);
     if ((rc = need_bias(m, i, o->n_in > 2 ? o->in[2] : -1, cout, 0, &st->b, err)))
         return rc;
-    geom_in(&st->g, x, o);
-    st->g.cout = cout;
-    st->g.kh = kh;
-    st->g.kw = kw;
+    geom_in(&st->g, x, o, cout, kh, kw);
     op_conv_geom(&st->g, o->padding);
     st->own = malloc(w->count * sizeof(float));
     if (!st->own)
@@ -227,10 +230,7 @@ static int prep_dwconv(struct net *net, int i, struct step *st, struct ashape *y
                           i, w->shape[0], kh, kw, cout, x->c, dm);
     if ((rc = need_bias(m, i, o->n_in > 2 ? o->in[2] : -1, cout, 0, &st->b, err)))
         return rc;
-    geom_in(&st->g, x, o);
-    st->g.cout = cout;
-    st->g.kh = kh;
-    st->g.kw = kw;
+    geom_in(&st->g, x, o, cout, kh, kw);
     op_conv_geom(&st->g, o->padding);
     st->w = w->data;
     *y = (struct ashape){ st->g.oh, st->g.ow, cout };
@@ -247,11 +247,8 @@ static int prep_pool(struct net *net, int i, struct step *st, struct ashape *y, 
     if (o->filter_h < 1 || o->filter_w < 1 || o->filter_h > MODEL_MAX_DIM ||
         o->filter_w > MODEL_MAX_DIM)
         return opfail(err, VR_EFORMAT, net->m, i, "filter size out of range");
-    geom_in(&st->g, x, o);
+    geom_in(&st->g, x, o, x->c, o->filter_h, o->filter_w);
     st->g.dh = st->g.dw = 1;
-    st->g.cout = x->c;
-    st->g.kh = o->filter_h;
-    st->g.kw = o->filter_w;
     op_conv_geom(&st->g, o->padding);
     *y = (struct ashape){ st->g.oh, st->g.ow, x->c };
     return 0;
@@ -273,12 +270,9 @@ static int prep_tconv(struct net *net, int i, struct step *st, struct ashape *y,
                           model_op_name(o->kind), w->shape[3], x->c);
     if ((rc = need_bias(m, i, o->n_in > 2 ? o->in[2] : -1, cout, 1, &st->b, err)))
         return rc;
-    geom_in(&st->g, x, o);
+    geom_in(&st->g, x, o, cout, kh, kw);
     st->g.dh = st->g.dw = 1;
     st->g.act = MACT_NONE;
-    st->g.cout = cout;
-    st->g.kh = kh;
-    st->g.kw = kw;
     op_tconv_geom(&st->g, o->padding);
     st->w = w->data;
     *y = (struct ashape){ st->g.oh, st->g.ow, cout };
