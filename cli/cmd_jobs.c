@@ -10,31 +10,13 @@
 #include "cli.h"
 #include "job.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-
-static int vrctl_job_arg(int argc, char **argv, const char **redis, const char **id)
-{
-    static const struct option opts[] = { { "redis", required_argument, 0, 'r' }, { 0, 0, 0, 0 } };
-    int o;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (o != 'r')
-            return cli_usage_error("unknown option");
-        *redis = optarg;
-    }
-    if (argc - optind != 1)
-        return cli_usage_error("expected one job id");
-    *id = argv[optind];
-    if (!job_id_valid(*id))
-        return cli_usage_error("'%s' is not a job id", *id);
-    return 0;
-}
 
 int cmd_cancel(int argc, char **argv)
 {
     const char *redis = NULL, *id;
-    int rc = vrctl_job_arg(argc, argv, &redis, &id);
+    int rc = vrctl_args(argc, argv, &redis, NULL, &id, 1);
     if (rc)
         return rc;
     struct rq *q = vrctl_connect(redis);
@@ -70,7 +52,7 @@ int cmd_cancel(int argc, char **argv)
 int cmd_retry(int argc, char **argv)
 {
     const char *redis = NULL, *id;
-    int rc = vrctl_job_arg(argc, argv, &redis, &id);
+    int rc = vrctl_args(argc, argv, &redis, NULL, &id, 1);
     if (rc)
         return rc;
     struct rq *q = vrctl_connect(redis);

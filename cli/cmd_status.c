@@ -8,39 +8,11 @@
 #include "job.h"
 #include "rq_stats.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Parses [--redis URL] [--json] [ID]; returns 0 or a usage exit code. */
-static int vrctl_args(int argc, char **argv, const char **redis, int *json, const char **id,
-                      int need_id)
-{
-    static const struct option opts[] = {
-        { "redis", required_argument, 0, 'r' },
-        { "json", no_argument, 0, 'j' },
-        { 0, 0, 0, 0 }
-    };
-    int o;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (o == 'r')
-            *redis = optarg;
-        else if (o == 'j' && json)
-            *json = 1;
-        else
-            return cli_usage_error("unknown option");
-    }
-    if (argc - optind > 1)
-        return cli_usage_error("too many arguments");
-    *id = argc - optind == 1 ? argv[optind] : NULL;
-    if (need_id && !*id)
-        return cli_usage_error("which job? (vrctl status lists them)");
-    if (*id && !job_id_valid(*id))
-        return cli_usage_error("'%s' is not a job id", *id);
-    return 0;
-}
-
 static void vrctl_print_job(const struct rq_job_status *st)
 {
     printf("%-26s %-10s chunks %lld/%lld  frames %lld/%lld  %.1f fps  %.1f s\n", st->id, st->state,

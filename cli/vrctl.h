@@ -22,6 +22,12 @@ int cmd_run(int argc, char **argv);
  * printed here too. */
 struct rq *vrctl_connect(const char *url);
 
+/* The arguments of the job commands: --redis URL, --json when json is not
+ * NULL, and an optional job id (required with need_id, checked with
+ * job_id_valid). Returns 0 or a usage error's exit code. */
+int vrctl_args(int argc, char **argv, const char **redis, int *json, const char **id,
+               int need_id);
+
 /* The job-spec options `submit` and `run` share: VRCTL_OPT_PROFILE,
  * VRCTL_OPT_OUTPUT and VRCTL_OPT_CHUNK as getopt codes. Applies option `o`
  * with `arg` to *js and returns 1 when `o` is one of them, 0 when it is

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "rq_stats.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,33 @@ static int vrctl_worker_lines(struct rq *q, const char *id, FILE *f)
     }
     freeReplyObject(r);
     return lines;
+}
+
+int vrctl_args(int argc, char **argv, const char **redis, int *json, const char **id,
+                      int need_id)
+{
+    static const struct option opts[] = {
+        { "redis", required_argument, 0, 'r' },
+        { "json", no_argument, 0, 'j' },
+        { 0, 0, 0, 0 }
+    };
+    int o;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (o == 'r')
+            *redis = optarg;
+        else if (o == 'j' && json)
+            *json = 1;
+        else
+            return cli_usage_error("unknown option");
+    }
+    if (argc - optind > 1)
+        return cli_usage_error("too many arguments");
+    *id = argc - optind == 1 ? argv[optind] : NULL;
+    if (need_id && !*id)
+        return cli_usage_error("which job? (vrctl status lists them)");
+    if (*id && !job_id_valid(*id))
+        return cli_usage_error("'%s' is not a job id", *id);
+    return 0;
 }
 
 /* The job's latest event line ("chunk 3: worker ... stopped renewing"). */
