@@ -18,7 +18,7 @@ static struct run seg_image(const char *dir, const char *args)
     struct run r;
     timg_bin(bin, sizeof bin, "vr-worker");
     snprintf(errf, sizeof errf, "%s/stderr", dir);
-    r.status = timg_sh("%s segment-image %s 2>%s >/dev/null", bin, args, errf);
+    r.status = tsh("%s segment-image %s 2>%s >/dev/null", bin, args, errf);
     timg_slurp(errf, r.err, sizeof r.err);
     return r;
 }
@@ -53,22 +53,22 @@ Test(image_cli, bad_inputs_fail_cleanly, .timeout = 60)
     expect_fail(dir, p, "no such file");
 
     snprintf(p, sizeof p, "%s/empty.jpg", dir);
-    timg_sh("touch %s", p);
+    tsh("touch %s", p);
     expect_fail(dir, p, "empty");
 
     snprintf(p, sizeof p, "%s/readme.png", dir);
-    timg_sh("echo hello > %s", p);
+    tsh("echo hello > %s", p);
     expect_fail(dir, p, "not a PNG or JPEG");
 
     snprintf(p, sizeof p, "%s/cut.jpg", dir);
-    timg_sh("head -c 20000 tests/data/people.jpg > %s", p);
+    tsh("head -c 20000 tests/data/people.jpg > %s", p);
     expect_fail(dir, p, "truncated");
 
     snprintf(p, sizeof p, "%s/flip.png", dir);
-    timg_sh("cp tests/data/image/astronaut-256.png %s && printf '\\377\\377\\377' | "
+    tsh("cp tests/data/image/astronaut-256.png %s && printf '\\377\\377\\377' | "
             "dd of=%s bs=1 seek=40000 conv=notrunc status=none", p, p);
     expect_fail(dir, p, "corrupt");
-    timg_sh("rm -rf %s", dir);
+    tsh("rm -rf %s", dir);
 }
 
 Test(image_cli, raw_with_wrong_size_names_both_sizes, .timeout = 60)
@@ -82,7 +82,7 @@ Test(image_cli, raw_with_wrong_size_names_both_sizes, .timeout = 60)
               && strstr(r.err, "tests/data/people.jpg"), "%s", r.err);
     snprintf(args, sizeof args, "%s/out.png", dir);
     cr_assert_neq(access(args, F_OK), 0);
-    timg_sh("rm -rf %s", dir);
+    tsh("rm -rf %s", dir);
 }
 
 Test(image_cli, bad_usage_exits_2, .timeout = 60)
@@ -99,5 +99,5 @@ Test(image_cli, bad_usage_exits_2, .timeout = 60)
     r = seg_image(dir, "--profile turbo tests/data/people.jpg x.png");
     cr_assert_eq(r.status, 1, "unknown profile is a run-time error: %s", r.err);
     cr_assert(strstr(r.err, "turbo"), "%s", r.err);
-    timg_sh("rm -rf %s", dir);
+    tsh("rm -rf %s", dir);
 }

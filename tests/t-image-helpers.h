@@ -1,16 +1,17 @@
 /*
  * t-image-helpers.h - small helpers shared by the image-path tests
  * (t-image-*.c, t-seg-*.c): run vr-worker, read a mask PNG back, measure
- * the mean mask in a box, make a scratch directory. Static, header-only:
+ * the mean mask in a box, make a scratch directory (shell commands: tsh
+ * from util-redis.h). Static, header-only:
  * each test file gets its own copy.
  */
 #ifndef VR_T_IMAGE_HELPERS_H
 #define VR_T_IMAGE_HELPERS_H
 
+#include "util-redis.h" /* tsh: run a shell command line */
 #include "vio_image.h"
 
 #include <criterion/criterion.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,20 +30,6 @@ static inline void timg_tmpdir(char *out, size_t n)
 {
     snprintf(out, n, "/tmp/vrt-image-XXXXXX");
     cr_assert_not_null(mkdtemp(out));
-}
-
-/* Runs a shell command line (printf-style); returns its exit status, or
- * -1 when it did not exit normally. */
-static inline int timg_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static inline int timg_sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Reads a whole small text file into buf (NUL-terminated). */

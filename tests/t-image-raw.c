@@ -18,7 +18,7 @@ Test(image_raw, matches_golden_within_one, .timeout = 60)
     timg_tmpdir(dir, sizeof dir);
     timg_bin(bin, sizeof bin, "vr-worker");
     snprintf(out, sizeof out, "%s/raw.png", dir);
-    cr_assert_eq(timg_sh("%s segment-image --raw tests/data/image/astronaut-256.png %s",
+    cr_assert_eq(tsh("%s segment-image --raw tests/data/image/astronaut-256.png %s",
                          bin, out), 0);
     struct timg_mask got = timg_read_mask(out), want = timg_read_mask(GOLDEN);
     cr_assert(got.w == 256 && got.h == 256, "raw output is %dx%d", got.w, got.h);
@@ -38,5 +38,5 @@ Test(image_raw, matches_golden_within_one, .timeout = 60)
     cr_assert_lt(timg_mean(&want, 150, 0, 185, 25), 30, "wall");
     free(got.v);
     free(want.v);
-    timg_sh("rm -rf %s", dir);
+    tsh("rm -rf %s", dir);
 }

@@ -18,7 +18,7 @@ static int max_diff_vs_ffmpeg(const char *path)
     char dir[64], raw[128];
     timg_tmpdir(dir, sizeof dir);
     snprintf(raw, sizeof raw, "%s/x.rgb", dir);
-    cr_assert_eq(timg_sh("ffmpeg -v error -y -i %s -f rawvideo -pix_fmt rgb24 %s", path, raw), 0);
+    cr_assert_eq(tsh("ffmpeg -v error -y -i %s -f rawvideo -pix_fmt rgb24 %s", path, raw), 0);
     struct vio_image *img = NULL;
     vr_err e = { 0 };
     cr_assert_eq(vio_image_read(path, &img, &e), 0, "%s", e.msg);
@@ -34,7 +34,7 @@ static int max_diff_vs_ffmpeg(const char *path)
         }
     fclose(f);
     vio_image_free(&img);
-    timg_sh("rm -rf %s", dir);
+    tsh("rm -rf %s", dir);
     return md;
 }
 
@@ -74,7 +74,7 @@ Test(image_read, gray_png_round_trip)
     char tmp[160];
     snprintf(tmp, sizeof tmp, "%s.tmp", out);
     cr_assert_neq(access(tmp, F_OK), 0, "temporary name left behind");
-    cr_assert_eq(timg_sh("ffprobe -v error -show_entries stream=codec_name,pix_fmt "
+    cr_assert_eq(tsh("ffprobe -v error -show_entries stream=codec_name,pix_fmt "
                          "-of csv=p=0 %s | grep -q 'png,gray'", out), 0,
                  "not an 8-bit gray PNG");
     struct timg_mask m = timg_read_mask(out);
@@ -83,7 +83,7 @@ Test(image_read, gray_png_round_trip)
     for (int i = 0; i < 35; i++)
         cr_assert_eq(m.v[i], px[i]);
     free(m.v);
-    timg_sh("rm -rf %s", dir);
+    tsh("rm -rf %s", dir);
 }
 
 /* ---- bad inputs ---- */
@@ -108,28 +108,28 @@ Test(image_read, bad_inputs_are_clear_errors)
     expect_error(p, VR_ENOENT, "no such file");
 
     snprintf(p, sizeof p, "%s/empty.png", dir);
-    timg_sh("touch %s", p);
+    tsh("touch %s", p);
     expect_error(p, VR_EFORMAT, "empty");
 
     snprintf(p, sizeof p, "%s/notes.png", dir);
-    timg_sh("echo 'this is text, not a picture' > %s", p);
+    tsh("echo 'this is text, not a picture' > %s", p);
     expect_error(p, VR_EFORMAT, "not a PNG or JPEG");
 
     snprintf(p, sizeof p, "%s/half.png", dir);
-    timg_sh("head -c 60000 %s > %s", ASTRO, p);
+    tsh("head -c 60000 %s > %s", ASTRO, p);
     expect_error(p, VR_EFORMAT, "truncated");
 
     snprintf(p, sizeof p, "%s/half.jpg", dir);
-    timg_sh("head -c 3000 %s > %s", BBALL, p);
+    tsh("head -c 3000 %s > %s", BBALL, p);
     expect_error(p, VR_EFORMAT, "truncated");
 
     /* flipped bytes inside the PNG's image data: its CRC no longer matches */
     snprintf(p, sizeof p, "%s/corrupt.png", dir);
-    timg_sh("cp %s %s && printf '\\377\\000\\377\\000' | "
+    tsh("cp %s %s && printf '\\377\\000\\377\\000' | "
             "dd of=%s bs=1 seek=50000 conv=notrunc status=none", ASTRO, p, p);
     expect_error(p, VR_EFORMAT, "corrupt");
 
     /* a directory is not an image either */
     expect_error(dir, VR_EFORMAT, "not a regular file");
-    timg_sh("rm -rf %s", dir);
+    tsh("rm -rf %s", dir);
 }

@@ -142,7 +142,7 @@ static uint8_t *yuv_file(const char *pix, size_t size)
     char dir[64], p[128];
     timg_tmpdir(dir, sizeof dir);
     snprintf(p, sizeof p, "%s/a.yuv", dir);
-    cr_assert_eq(timg_sh("ffmpeg -v error -y -i %s -vf "
+    cr_assert_eq(tsh("ffmpeg -v error -y -i %s -vf "
                          "scale=out_color_matrix=bt709:out_range=tv,format=%s "
                          "-f rawvideo %s", ASTRO, pix, p), 0);
     uint8_t *buf = malloc(size);
@@ -150,7 +150,7 @@ static uint8_t *yuv_file(const char *pix, size_t size)
     cr_assert_not_null(f);
     cr_assert_eq(fread(buf, 1, size, f), size);
     fclose(f);
-    timg_sh("rm -rf %s", dir);
+    tsh("rm -rf %s", dir);
     return buf;
 }
 

@@ -35,7 +35,7 @@ static void stereo(const char *filter, enum seg_layout layout, int ox, int oy)
     char dir[64], path[128];
     timg_tmpdir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/stereo.png", dir);
-    cr_assert_eq(timg_sh("ffmpeg -v error -y -i %s -i %s -filter_complex "
+    cr_assert_eq(tsh("ffmpeg -v error -y -i %s -i %s -filter_complex "
                          "'[0]format=rgb24[a];[1]format=rgb24[b];[a][b]%s' %s",
                          ASTRO, BBALL, filter, path), 0);
     struct timg_mask st = tseg_run(path, NULL, layout);
@@ -49,7 +49,7 @@ static void stereo(const char *filter, enum seg_layout layout, int ox, int oy)
     free(st.v);
     free(a.v);
     free(b.v);
-    timg_sh("rm -rf %s", dir);
+    tsh("rm -rf %s", dir);
 }
 
 Test(seg_layout, side_by_side, .timeout = 60)

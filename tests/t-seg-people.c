@@ -19,7 +19,7 @@ static void check_photo(const char *in, const char *profile, int w, int h,
     timg_tmpdir(dir, sizeof dir);
     timg_bin(bin, sizeof bin, "vr-worker");
     snprintf(out, sizeof out, "%s/mask.png", dir);
-    cr_assert_eq(timg_sh("%s segment-image --profile %s %s %s", bin, profile, in, out), 0);
+    cr_assert_eq(tsh("%s segment-image --profile %s %s %s", bin, profile, in, out), 0);
     struct timg_mask m = timg_read_mask(out);
     cr_assert(m.w == w && m.h == h, "%s: mask %dx%d, image %dx%d", in, m.w, m.h, w, h);
     for (int i = 0; i < n; i++) {
@@ -30,7 +30,7 @@ static void check_photo(const char *in, const char *profile, int w, int h,
             cr_assert_lt(v, 40, "%s: %s: mean mask %.1f", in, b[i].what, v);
     }
     free(m.v);
-    timg_sh("rm -rf %s", dir);
+    tsh("rm -rf %s", dir);
 }
 
 Test(seg_people, two_players_not_the_wall, .timeout = 60)

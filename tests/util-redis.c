@@ -209,7 +209,7 @@ int tproc_run(const char *bin, const char *const *argv, char *out, size_t n)
 
 int tsh(const char *fmt, ...)
 {
-    char cmd[4096];
+    char cmd[8192];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
