@@ -272,17 +272,18 @@ Test(dist_fail, cancel_then_retry)
 Test(dist_fail, lease_renewed_on_long_chunks_and_sigterm_drains)
 {
     /* Lease 0.5 s (heartbeat 0.1 s), chunks that take longer: renewal must
-     * keep every chunk on its first attempt. */
+     * keep every chunk on its first attempt. The chunks are made slow by the
+     * worker itself (40 ms a frame, 30 frames: 1.2 s), whatever the machine. */
     cr_assert_eq(tdist_start(&D, 0, 0.5, 1, 0), 0);
     D.hb_ms = 100;
+    setenv("VR_TEST_FRAME_DELAY_MS", "40", 1);
     tdist_worker(&D);
     connect_q();
     char in[400], out[400], id[64], ck[128], jk[128];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mp4", D.r.dir);
     cr_assert_eq(tclip_make(in, 6, 320, 30, 0), 0);
-    /* balanced: about 30 ms a frame here, so a 30-frame chunk outlives the lease */
-    const char *three[] = { "--chunk-seconds", "3", "--profile", "balanced", NULL };
+    const char *three[] = { "--chunk-seconds", "3", "--profile", "fast", NULL };
     cr_assert_eq(tdist_submit(&D, in, out, three, id, sizeof id), 0);
     rq_key_chunk(ck, sizeof ck, id, 0);
     wait_field(ck, "state", "running", 0, 30000);
@@ -301,6 +302,7 @@ Test(dist_fail, lease_renewed_on_long_chunks_and_sigterm_drains)
     cr_assert_str_eq(v, "queued");
 
     tdist_worker(&D);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
     cr_assert_eq(tdist_watch(&D, id, 60000), 0);
     rq_key_job(jk, sizeof jk, id);
     double longest = 0;

@@ -77,6 +77,7 @@ struct pipe {
     int rc;                      /* first error */
     vr_err err;
     volatile int sampling;
+    unsigned test_delay_us;      /* VR_TEST_FRAME_DELAY_MS, tests only */
     struct vr_nvml *nvml;
     uint64_t mem_base;           /* device memory in use before we started */
     struct {                     /* µs on the trace clock, for the set-up log line */
@@ -85,6 +86,19 @@ struct pipe {
 };
 
 static double now_us(void) { return trace_now_us(); }
+
+/* VR_TEST_FRAME_DELAY_MS (tests only): sleep this long after each encoded
+ * frame, so a test that needs a chunk slower than its lease makes it slow
+ * itself instead of assuming the machine's speed. Capped at 1 s. */
+static unsigned test_frame_delay_us(void)
+{
+    const char *s = getenv("VR_TEST_FRAME_DELAY_MS");
+    char *end;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || end == s || *end || v <= 0)
+        return 0;
+    return (unsigned)(v > 1000 ? 1000 : v) * 1000u;
+}
 
 static void fail(struct pipe *p, int rc, const vr_err *e)
 {
@@ -450,6 +464,8 @@ static void *encode_main(void *arg)
         if (!p->m.frames++)
             p->at.first_enc = now_us();
         item_free(it);
+        if (p->test_delay_us)
+            usleep(p->test_delay_us);
     }
 out:
     if (rc < 0)
@@ -637,6 +653,7 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
     p.o = o;
     p.in_path = in;
     p.gpu = o->backend == SEG_CUDA;
+    p.test_delay_us = test_frame_delay_us();
     pthread_mutex_init(&p.elock, NULL);
     metrics_reset(&p.m);
     double t_start = now_us();
