@@ -28,7 +28,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -MMD -MP -pthread -fno-strict-aliasing
-CFLAGS  += -Icommon -Ikernels -Iworker -Icontroller $(PKG_CFLAGS)
+CFLAGS  += $(PKG_CFLAGS)
 ifeq ($(DEV),1)
 CFLAGS  += -Werror
 endif
@@ -56,7 +56,7 @@ endif
 endif
 ifneq ($(NVCC),)
 CUDA_MSG  := CUDA: found $(NVCC): building kernels/*.cu for sm_90 (+PTX)
-NVFLAGS   := -O3 -std=c++17 -Xcompiler -fPIC,-Wall -Icommon -Ikernels \
+NVFLAGS   := -O3 -std=c++17 -Xcompiler -fPIC,-Wall \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
              -DVR_HAVE_CUDA=1 -MMD -MP --expt-relaxed-constexpr
 CFLAGS    += -DVR_HAVE_CUDA=1 -I$(CUDA_HOME)/include
@@ -67,25 +67,39 @@ CUDA_MSG  := CUDA: not found (no nvcc): CPU-only build, --gpu unavailable
 CU_SRC    :=
 endif
 
-# ---- sources: one library per folder, one main per binary ----
-CORE_SRC   := $(wildcard common/*.c kernels/*.c)
-WORKER_SRC := $(filter-out worker/main.c,$(wildcard worker/*.c))
-CTL_SRC    := $(filter-out controller/main.c,$(wildcard controller/*.c))
-CLI_SRC    := $(filter-out cli/main.c,$(wildcard cli/*.c))
-TEST_SRC   := $(wildcard tests/t-*.c tests/util-*.c)
+# ---- rooms: one library per folder, one main per binary ----
+# A room compiles with its own headers and those of the rooms it uses, no
+# others, so a wrong include fails the build; `make check-rooms` says which
+# line. The table is the architecture (docs/ARCHITECTURE.md):
+ROOMS           := common gpu media queue kernels worker controller cli
+USES_common     :=
+USES_gpu        := common
+USES_media      := common
+USES_queue      := common
+USES_kernels    := common
+USES_worker     := common gpu media queue kernels
+USES_controller := common media queue
+USES_cli        := common gpu media queue
+ALL_INC := $(addprefix -I,$(ROOMS) tests)
+$(foreach r,$(ROOMS),$(eval $(BUILD)/$(r)/%.o: ROOM_INC := $(addprefix -I,$(r) $(USES_$(r)))))
+$(BUILD)/tests/%.o $(BUILD)/bench/%.o: ROOM_INC := $(ALL_INC)
 
+room_src = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c)) $(if $(filter kernels,$(1)),$(CU_SRC))
 obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$(1)))
+lib = $(foreach r,$(1),$(BUILD)/libvr$(r).a)
+$(foreach r,$(ROOMS),$(eval $(call lib,$(r)): $(call obj,$(call room_src,$(r)))))
 
-CORE_LIB   := $(BUILD)/libvrcore.a
-WORKER_LIB := $(BUILD)/libvrworker.a
-CTL_LIB    := $(BUILD)/libvrcontroller.a
-CLI_LIB    := $(BUILD)/libvrcli.a
-ALL_LIBS   := $(CLI_LIB) $(CTL_LIB) $(WORKER_LIB) $(CORE_LIB)
+# what each binary links, dependents first
+WORKER_LIBS := $(call lib,worker kernels media queue gpu common)
+CTL_LIBS    := $(call lib,controller media queue common)
+CLI_LIBS    := $(call lib,cli media queue gpu common)
+ALL_LIBS    := $(call lib,cli controller worker kernels media queue gpu common)
+TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c)
 
 BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker
 TEST_BIN := $(BUILD)/tests/vrtests
 
-.PHONY: all deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg
+.PHONY: all deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms
 all: cuda-msg $(BINS)
 
 cuda-msg:
@@ -94,29 +108,28 @@ cuda-msg:
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(ROOM_INC) -c $< -o $@
 
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(call say,NVCC,$<)
-	$(Q)$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(Q)$(NVCC) $(NVFLAGS) $(ROOM_INC) -c $< -o $@
 
-$(CORE_LIB): $(call obj,$(CORE_SRC) $(CU_SRC))
-$(WORKER_LIB): $(call obj,$(WORKER_SRC))
-$(CTL_LIB): $(call obj,$(CTL_SRC))
-$(CLI_LIB): $(call obj,$(CLI_SRC))
 $(BUILD)/%.a:
 	@mkdir -p $(dir $@)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BINDIR)/vr-worker: $(BUILD)/worker/main.o $(WORKER_LIB) $(CORE_LIB)
-$(BINDIR)/vr-controller: $(BUILD)/controller/main.o $(CTL_LIB) $(CORE_LIB)
-$(BINDIR)/vrctl: $(BUILD)/cli/main.o $(CLI_LIB) $(CTL_LIB) $(WORKER_LIB) $(CORE_LIB)
+$(BINDIR)/vr-worker: $(BUILD)/worker/main.o $(WORKER_LIBS)
+$(BINDIR)/vr-controller: $(BUILD)/controller/main.o $(CTL_LIBS)
+$(BINDIR)/vrctl: $(BUILD)/cli/main.o $(CLI_LIBS)
 $(BINDIR)/%:
 	@mkdir -p $(BINDIR)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -Wl,-rpath,'$$ORIGIN/../lib'
+
+check-rooms:
+	$(Q)$(foreach r,$(ROOMS),USES_$(r)="$(USES_$(r))") tests/check-rooms.sh $(ROOMS)
 
 # ---- tests ----
 $(TEST_BIN): $(call obj,$(TEST_SRC)) $(ALL_LIBS)

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+_Static_assert(REMUX_MAX_CHUNKS == JOB_MAX_CHUNKS, "a split must fit a job manifest");
+
 static double ctl_mono_s(void)
 {
     struct timespec ts;

@@ -19,7 +19,6 @@ extern "C" {
 #include "log.h"
 #include "model.h"
 #include "paths.h"
-#include "vio_image.h"
 }
 #include "net_cuda.h"
 #include "tiles.h"
@@ -70,7 +69,7 @@ extern "C" int tune_key_make(int gpu, const struct model *m, const struct vr_con
  * texture and noise, and person-sized bright and dark blobs), so the
  * network's output covers its whole range rather than sitting near 0. */
 static void make_frame(uint8_t *rgb, int w, int h, enum seg_layout layout,
-                       const struct vio_image *img)
+                       const struct tune_image *img)
 {
     int ew = layout == SEG_LAYOUT_SBS ? w / 2 : w, eh = layout == SEG_LAYOUT_TB ? h / 2 : h;
     uint32_t seed = 12345;
@@ -217,7 +216,6 @@ extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_e
     int rc = 0;
     struct model *m = NULL;
     struct seg *cpu = NULL;
-    struct vio_image *img = NULL;
     struct tile_plan plan;
     uint8_t *h_rgb = NULL, *h_nv12 = NULL, *d_nv12 = NULL, *ref = NULL, *h_mask = NULL;
     uint8_t *d_masks = NULL;
@@ -269,8 +267,6 @@ extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_e
     msz = (size_t)o.out_w * o.out_h;
 
     /* one real-sized NV12 frame, on the host and on the GPU */
-    if (p->image && (rc = vio_image_read(p->image, &img, err)) < 0)
-        goto done;
     h_rgb = (uint8_t *)malloc((size_t)w * h * 3);
     h_nv12 = (uint8_t *)malloc((size_t)w * h * 3 / 2);
     ref = (uint8_t *)malloc(msz);
@@ -279,7 +275,7 @@ extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_e
         rc = vr_err_set(err, VR_ENOMEM, "tune: out of memory");
         goto done;
     }
-    make_frame(h_rgb, w, h, p->layout, img);
+    make_frame(h_rgb, w, h, p->layout, p->image);
     rgb_to_nv12(h_rgb, w, h, h_nv12, h_nv12 + (size_t)w * h);
     TRY_CUDA(cudaMalloc((void **)&d_nv12, (size_t)w * h * 3 / 2), "frame");
     TRY_CUDA(cudaMemcpy(d_nv12, h_nv12, (size_t)w * h * 3 / 2, cudaMemcpyHostToDevice), "frame");
@@ -353,7 +349,6 @@ done:
     free(ref);
     free(h_mask);
     seg_free(&cpu);
-    vio_image_free(&img);
     model_free(&m);
     return rc;
 }

@@ -26,6 +26,8 @@
 #include "seg.h"
 #include "vr_err.h"
 
+#include <stdint.h>
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -72,13 +74,21 @@ int tune_cache_store(const char *path, const char *key, const struct tune_choice
 
 /* ---- running the tuner (CUDA) ---- */
 
+/* An RGB24 picture the caller decoded (tune reads no files): borrowed for
+ * the duration of tune_run(). */
+struct tune_image {
+    int w, h;
+    int linesize;                 /* bytes per row, >= 3*w */
+    const uint8_t *data;
+};
+
 struct tune_params {
     int gpu;                      /* CUDA device index */
     const struct vr_config *cfg;  /* profile (model, tiles, precision) */
     enum seg_layout layout;
     int in_w, in_h;               /* frame size */
     int force;                    /* 1: ignore a cached result */
-    const char *image;            /* optional RGB image for the tiles' content */
+    const struct tune_image *image; /* optional picture for the tiles' content, or NULL */
 };
 
 struct tune_row {

@@ -1,14 +1,14 @@
 # libFuzzer target for the tflite loader (clang + libclang-rt). Undefined
 # behaviour aborts (-fno-sanitize-recover) so UBSan findings fail the run too.
 FUZZ_CC  ?= clang
-FUZZ_SRC := fuzz/fuzz_model.c common/tflite.c common/err.c common/log.c
+FUZZ_SRC := fuzz/fuzz_model.c kernels/tflite.c common/err.c common/log.c
 FUZZ_BIN := $(BUILD)/fuzz/fuzz_model
 
-$(FUZZ_BIN): $(FUZZ_SRC) common/model.h
+$(FUZZ_BIN): $(FUZZ_SRC) kernels/model.h
 	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus
 	$(call say,FUZZCC,$@)
 	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-	   -fno-sanitize-recover=undefined -Icommon -o $@ $(FUZZ_SRC) -lm
+	   -fno-sanitize-recover=undefined -Icommon -Ikernels -o $@ $(FUZZ_SRC) -lm
 
 fuzz: $(FUZZ_BIN)
 	@echo "fuzz: model loader for $(FUZZ_SECONDS) s"

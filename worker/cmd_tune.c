@@ -11,6 +11,7 @@
 #include "config.h"
 #include "seg.h"
 #include "tune.h"
+#include "vio_image.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -62,7 +63,7 @@ int cmd_tune(int argc, char **argv)
         { 0, 0, 0, 0 },
     };
     struct tune_params tp = { .gpu = 0, .layout = SEG_LAYOUT_SBS, .in_w = 8192, .in_h = 4096 };
-    const char *profile = "balanced", *overrides = NULL;
+    const char *profile = "balanced", *overrides = NULL, *image = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
         switch (c) {
@@ -89,7 +90,7 @@ int cmd_tune(int argc, char **argv)
             tp.layout = (enum seg_layout)l;
             break;
         }
-        case 'i': tp.image = optarg; break;
+        case 'i': image = optarg; break;
         default: return cli_usage_error("unknown option");
         }
     }
@@ -98,6 +99,7 @@ int cmd_tune(int argc, char **argv)
 
 #ifndef VR_HAVE_CUDA
     (void)print_report;
+    (void)image;
     (void)profile;
     (void)overrides;
     fprintf(stderr, "vr-worker tune: built without CUDA: nothing to tune\n");
@@ -111,12 +113,25 @@ int cmd_tune(int argc, char **argv)
         return 2;
     }
     tp.cfg = &cfg;
+    struct vio_image *img = NULL;
+    struct tune_image view;
+    if (image) {
+        if (vio_image_read(image, &img, &err) < 0) {
+            fprintf(stderr, "vr-worker tune: %s\n", err.msg);
+            return 2;
+        }
+        view = (struct tune_image){ .w = img->w, .h = img->h, .linesize = img->linesize,
+                                    .data = img->data };
+        tp.image = &view;
+    }
     struct tune_report *r = calloc(1, sizeof *r);
     if (!r) {
         fprintf(stderr, "vr-worker tune: out of memory\n");
+        vio_image_free(&img);
         return 1;
     }
     int rc = tune_run(&tp, r, &err);
+    vio_image_free(&img);
     if (r->key_str[0] && (rc == 0 || r->n_rows > 0))
         print_report(r);
     if (rc < 0)

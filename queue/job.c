@@ -5,7 +5,6 @@
  */
 #include "job.h"
 
-#include "remux.h"
 #include "storage.h"
 
 #include <jansson.h>
@@ -45,7 +44,7 @@ static const struct jf spec_fields[] = {
 
 static const struct jf task_fields[] = {
     S(struct chunk_task, job, 1),
-    N(struct chunk_task, idx, JF_INT, 0, REMUX_MAX_CHUNKS - 1, 1),
+    N(struct chunk_task, idx, JF_INT, 0, JOB_MAX_CHUNKS - 1, 1),
     S(struct chunk_task, in, 1),
     S(struct chunk_task, out, 1),
     S(struct chunk_task, profile, 1),
@@ -302,10 +301,10 @@ int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err)
         return vr_err_set(err, VR_EFORMAT, "%s: bad JSON: %s", path, je.text);
     json_t *a = json_object_get(o, "chunks"), *f = json_object_get(o, "frames");
     if (!json_is_array(a) || !json_is_integer(f) || json_array_size(a) < 1 ||
-        json_array_size(a) > REMUX_MAX_CHUNKS) {
+        json_array_size(a) > JOB_MAX_CHUNKS) {
         json_decref(o);
         return vr_err_set(err, VR_EFORMAT, "%s: needs 'chunks' (1..%d) and 'frames'", path,
-                          REMUX_MAX_CHUNKS);
+                          JOB_MAX_CHUNKS);
     }
     m->nchunks = (int)json_array_size(a);
     m->frames = json_integer_value(f);

@@ -16,6 +16,7 @@
 #define JOB_PATH_MAX   1024
 #define JOB_MAX_JSON   16384            /* spec or task text */
 #define JOB_MAX_MANIFEST (8 << 20)      /* manifest.json */
+#define JOB_MAX_CHUNKS 100000           /* chunks a job may have (= REMUX_MAX_CHUNKS) */
 
 struct job_spec {
     char id[JOB_ID_MAX];

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REMUX_MAX_CHUNKS 100000
+#define REMUX_MAX_CHUNKS 100000 /* = JOB_MAX_CHUNKS (queue/job.h), checked where both meet */
 
 struct AVCodecParameters;
 struct AVPacket;

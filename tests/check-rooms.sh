@@ -1,0 +1,69 @@
+#!/bin/sh
+# check-rooms.sh ROOM... - fails when a room reaches into one it must not.
+#
+# The Makefile passes the room table as USES_<room>="room ..." (the rooms a
+# room may include besides itself); docs/ARCHITECTURE.md explains it. Checks:
+#   1. every #include "x.h" of a room names its own header or one of a room
+#      it uses;
+#   2. Redis belongs to queue/: no hiredis type, no "vr:" key literal and no
+#      Lua script anywhere else in the product;
+#   3. a file is made durable in one place: no rename() outside the
+#      atomic-file helper (common/storage.c).
+# Each finding is printed as file:line and what rule it breaks.
+set -u
+cd "$(dirname "$0")/.."
+rooms="$*"
+found=$(mktemp)
+trap 'rm -f "$found"' EXIT
+
+room_of_header() { # prints the room holding header $1, or nothing
+    for r in $rooms; do
+        [ -f "$r/$1" ] && { echo "$r"; return; }
+    done
+}
+
+# code lines only: comment lines (" * ...", "/* ...", "// ...") are skipped
+code_grep() { # code_grep ERE FILE... -> file:line:text
+    grep -nE "$@" 2>/dev/null | grep -vE '^[^:]+:[0-9]+:[[:space:]]*(\*|/\*|//)'
+}
+
+# 1. includes follow the room table
+for r in $rooms; do
+    eval "uses=\${USES_$r-}"
+    for f in "$r"/*.c "$r"/*.h "$r"/*.cu "$r"/*.cuh; do
+        [ -f "$f" ] || continue
+        grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+        while IFS= read -r line; do
+            n=${line%%:*}
+            h=$(echo "$line" | sed 's/.*include[[:space:]]*"\([^"]*\)".*/\1/')
+            [ -f "$r/$h" ] && continue
+            owner=$(room_of_header "$h")
+            if [ -z "$owner" ]; then
+                echo "$f:$n includes \"$h\", which no room has"
+                continue
+            fi
+            case " $uses " in
+            *" $owner "*) ;;
+            *) echo "$f:$n includes $owner/$h: $r may use only: ${uses:-itself}" ;;
+            esac
+        done
+    done
+done >>"$found"
+
+for r in $rooms; do
+    # 2. Redis stays in queue/
+    [ "$r" = queue ] ||
+        code_grep 'redisReply|redisContext|hiredis|rq_cmd|"vr:|redis\.call|EVALSHA|"EVAL' \
+            "$r"/*.c "$r"/*.h "$r"/*.cu | sed 's/$/   <- Redis outside queue\//' >>"$found"
+    # 3. temp + rename only in the atomic-file helper
+    code_grep '(^|[^_a-zA-Z])rename(at)?[[:space:]]*\(' "$r"/*.c "$r"/*.cu |
+        grep -v '^common/storage\.c:' |
+        sed 's/$/   <- rename outside common\/storage.c (use its atomic-file helper)/' >>"$found"
+done
+
+if [ -s "$found" ]; then
+    sed 's/^/check-rooms: /' "$found" >&2
+    echo "check-rooms: FAILED ($(wc -l <"$found") findings)" >&2
+    exit 1
+fi
+echo "check-rooms: clean ($(echo $rooms | wc -w) rooms)"
