@@ -20,6 +20,7 @@
  * alone at the largest batch.
  */
 #include "config.h"
+#include "clock.h"
 #include "frame_cuda.h"
 #include "log.h"
 #include "seg.h"
@@ -55,13 +56,6 @@ struct result {
     int ok;
     char err[256];
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static double used_mb(void)
 {
@@ -176,7 +170,7 @@ static void run_case(const struct geom *g, int batch, int fp16, const struct vr_
         if (seg_run(s, f, batch, m, &t, &err) < 0)
             goto fail;
     int calls = 0;
-    double pre = 0, net = 0, post = 0, t0 = now_s(), t1;
+    double pre = 0, net = 0, post = 0, t0 = clock_mono_s(), t1;
     do {
         if (seg_run(s, f, batch, m, &t, &err) < 0)
             goto fail;
@@ -184,7 +178,7 @@ static void run_case(const struct geom *g, int batch, int fp16, const struct vr_
         net += t.inference;
         post += t.postprocess;
         calls++;
-        t1 = now_s();
+        t1 = clock_mono_s();
     } while (t1 - t0 < seconds || calls < 5);
     double frames = (double)calls * batch;
     r->fps = frames / (t1 - t0);

@@ -19,6 +19,7 @@
  * collects. Run by `make bench-pipeline`; see docs/notes/pipeline.md.
  */
 #include "config.h"
+#include "clock.h"
 #include "vio_video.h"
 
 #include <libavutil/log.h>
@@ -31,13 +32,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int die(const char *what, const vr_err *e)
 {
@@ -120,7 +114,7 @@ static int cmd_gen(int argc, char **argv)
     av_frame_get_buffer(o, 64);
     unsigned seed = 12345;
     const int shift = eye / 64;
-    double t0 = now_s();
+    double t0 = clock_mono_s();
     for (int i = 0; i < frames; i++) {
         const AVFrame *s = sf[i % ns];
         sws_scale(sws, (const uint8_t *const *)s->data, s->linesize, 0, s->height, left->data,
@@ -160,7 +154,7 @@ static int cmd_gen(int argc, char **argv)
     int64_t size = avio_size(oc->pb);
     avio_closep(&oc->pb);
     printf("gen: %s %dx%d %d frames at %d fps, %.1f Mbit/s, %.1f s to make\n", out, W, H, frames,
-           fps, size * 8.0 / (frames / (double)fps) / 1e6, now_s() - t0);
+           fps, size * 8.0 / (frames / (double)fps) / 1e6, clock_mono_s() - t0);
     return 0;
 }
 
@@ -206,7 +200,7 @@ static int cmd_decode(int argc, char **argv)
         return 2;
     struct dec_job j[32];
     pthread_t t[32];
-    double t0 = now_s();
+    double t0 = clock_mono_s();
     for (int i = 0; i < n; i++) {
         memset(&j[i], 0, sizeof j[i]);
         j[i].path = argv[2];
@@ -220,7 +214,7 @@ static int cmd_decode(int argc, char **argv)
             return die("decode", &j[i].e);
         total += j[i].frames;
     }
-    double dt = now_s() - t0;
+    double dt = clock_mono_s() - t0;
     printf("RESULT decode_%s_%dsess_fps %.1f fps (%lld frames in %.2f s)\n", hw ? "nvdec" : "cpu", n,
            total / dt, (long long)total, dt);
     return 0;
@@ -296,7 +290,7 @@ static void *enc_thread(void *arg)
         matte_frame(fr[i], i * 3);
     }
     if (pthread_barrier_wait(&enc_ready) == PTHREAD_BARRIER_SERIAL_THREAD)
-        enc_t0 = now_s();
+        enc_t0 = clock_mono_s();
     for (int i = 0; i < j->frames && j->rc == 0; i++) {
         fr[i % NPRE]->pts = i;
         j->rc = vio_out_write(o, fr[i % NPRE], &j->e);
@@ -338,7 +332,7 @@ static int cmd_encode(int argc, char **argv)
             return die("encode", &j[i].e);
         total += j[i].frames;
     }
-    double dt = now_s() - enc_t0;
+    double dt = clock_mono_s() - enc_t0;
     printf("RESULT encode_%s_%s_%dx%d_%dinst_fps %.1f fps (%d frames in %.2f s)\n", encoder, preset,
            w, h, n, total / dt, total, dt);
     return 0;

@@ -3,6 +3,7 @@
  * trace.h). One mutex guards the event array; thread ids are the kernel's.
  */
 #include "trace.h"
+#include "clock.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -56,9 +57,7 @@ fail:
 
 double trace_now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+    return clock_mono_us();
 }
 
 static void add(struct trace *t, const struct ev *e)

@@ -8,6 +8,7 @@
  */
 #include "ctl.h"
 
+#include "clock.h"
 #include "job.h"
 #include "log.h"
 #include "remux.h"
@@ -23,19 +24,22 @@
 
 _Static_assert(REMUX_MAX_CHUNKS == JOB_MAX_CHUNKS, "a split must fit a job manifest");
 
-static double ctl_mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub)
 {
     if (sub)
         snprintf(buf, n, "jobs/%s/%s", id, sub);
     else
         snprintf(buf, n, "jobs/%s", id);
+}
+
+/* Chunk i's file under the job's `sub` ("in" or "out"), relative to the
+ * storage root: the split's own naming (remux_chunk_name). */
+static void ctl_chunk_rel(char *buf, size_t n, const char *id, const char *sub, int i)
+{
+    char dir[256];
+    ctl_job_dir(dir, sizeof dir, id, sub);
+    if (remux_chunk_name(dir, i, buf, n, NULL) < 0)
+        buf[0] = '\0';
 }
 
 static int ctl_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
@@ -127,7 +131,7 @@ int ctl_job_start(struct ctl *c, const char *id)
         if ((rc = storage_mkdirs(jobdir, &e)) < 0 ||
             (rc = storage_check_space(jobdir, (uint64_t)st.st_size + (16 << 20), &e)) < 0)
             return ctl_job_fail(c, id, e.msg);
-        double t0 = ctl_mono_s();
+        double t0 = clock_mono_s();
         struct remux_split sp;
         if ((rc = remux_split(js.input, indir, js.chunk_seconds, &sp, &e)) < 0) {
             vr_err_prefix(&e, "split");
@@ -136,7 +140,7 @@ int ctl_job_start(struct ctl *c, const char *id)
         man.nchunks = sp.nchunks;
         man.frames = sp.frames;
         man.duration_s = sp.duration_s;
-        man.split_s = ctl_mono_s() - t0;
+        man.split_s = clock_mono_s() - t0;
         man.chunk_frames = calloc((size_t)sp.nchunks, sizeof *man.chunk_frames);
         man.chunk_preroll = calloc((size_t)sp.nchunks, sizeof *man.chunk_preroll);
         if (!man.chunk_frames || !man.chunk_preroll) {
@@ -165,8 +169,8 @@ int ctl_job_start(struct ctl *c, const char *id)
         struct chunk_task t = { 0 };
         snprintf(t.job, sizeof t.job, "%s", id);
         t.idx = i;
-        snprintf(t.in, sizeof t.in, "jobs/%s/in/%05d.mkv", id, i);
-        snprintf(t.out, sizeof t.out, "jobs/%s/out/%05d.mkv", id, i);
+        ctl_chunk_rel(t.in, sizeof t.in, id, "in", i);
+        ctl_chunk_rel(t.out, sizeof t.out, id, "out", i);
         snprintf(t.profile, sizeof t.profile, "%s", js.profile);
         snprintf(t.output_kind, sizeof t.output_kind, "%s", js.output_kind);
         t.frames = man.chunk_frames[i];
@@ -227,7 +231,7 @@ int ctl_job_finish(struct ctl *c, const char *id)
     /* The manifest, not the stream, says what must exist: a committed chunk
      * whose output vanished is run again. */
     for (int i = 0; i < man.nchunks; i++) {
-        snprintf(rel, sizeof rel, "jobs/%s/out/%05d.mkv", id, i);
+        ctl_chunk_rel(rel, sizeof rel, id, "out", i);
         storage_path(c->storage, rel, paths[i], sizeof paths[i], NULL);
         pp[i] = paths[i];
         if (access(paths[i], R_OK) < 0) {
@@ -250,9 +254,9 @@ int ctl_job_finish(struct ctl *c, const char *id)
         rc = ctl_job_fail(c, id, e.msg);
         goto out;
     }
-    double t0 = ctl_mono_s();
+    double t0 = clock_mono_s();
     rc = remux_stitch(js.input, pp, man.nchunks, man.chunk_frames, js.output, &e);
-    double stitch_s = ctl_mono_s() - t0;
+    double stitch_s = clock_mono_s() - t0;
     if (rc < 0) {
         vr_err_prefix(&e, "stitch");
         rc = ctl_job_fail(c, id, e.msg);

@@ -5,6 +5,7 @@
 #include "ctl.h"
 
 #include "cli.h"
+#include "clock.h"
 #include "job.h"
 #include "log.h"
 
@@ -115,13 +116,6 @@ static void ctl_handle(struct ctl *c, struct rq_msg *m)
     rq_ack(c->q, m->stream, RQ_G_CONTROLLERS, m->id, NULL);
 }
 
-static long long ctl_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int ctl_loop(struct ctl *c)
 {
     const char *streams[] = { RQ_JOBS, RQ_RESULTS };
@@ -149,7 +143,7 @@ static int ctl_loop(struct ctl *c)
             ctl_handle(c, &m);
             rq_msg_release(&m);
         }
-        long long now = ctl_mono_ms();
+        long long now = (long long)clock_mono_ms();
         if (now - last_reclaim >= every_reclaim) {
             ctl_reclaim(c);
             last_reclaim = now;

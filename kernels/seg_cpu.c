@@ -10,6 +10,7 @@
  */
 #include "seg_impl.h"
 
+#include "clock.h"
 #include "cpu_ftz.h"
 #include "frame_ref.h"
 #include "net.h"
@@ -31,13 +32,6 @@ struct seg_cpu {
     uint8_t *prev;         /* previous mask (out_w x out_h), for smoothing */
     int have_prev;
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* ---- run ---- */
 
@@ -74,7 +68,7 @@ static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
             return vr_err_set(err, VR_EINVAL,
                               "seg: the CPU backend takes host frames and masks");
 
-    double t0 = now_ms();
+    double t0 = clock_mono_ms();
     int k = 0;
     for (int i = 0; i < n; i++)
         for (int e = 0; e < p->n_eyes; e++) {
@@ -82,14 +76,14 @@ static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
                                  c->in + k * in_sz);
             k += p->eye[e].n;
         }
-    double t1 = now_ms();
+    double t1 = clock_mono_ms();
     for (int done = 0; done < k; done += c->net_batch) {
         int m = k - done < c->net_batch ? k - done : c->net_batch;
         int rc = net_run(c->net, c->in + done * in_sz, m, c->out + done * out_sz, err);
         if (rc < 0)
             return vr_err_prefix(err, "seg: network");
     }
-    double t2 = now_ms();
+    double t2 = clock_mono_ms();
     k = 0;
     for (int i = 0; i < n; i++) {
         for (int e = 0; e < p->n_eyes; e++) {
@@ -106,7 +100,7 @@ static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
             c->have_prev = 1;
         }
     }
-    double t3 = now_ms();
+    double t3 = clock_mono_ms();
     if (timing) {
         timing->preprocess = t1 - t0;
         timing->inference = t2 - t1;

@@ -16,6 +16,7 @@
 #include "frame_cuda.h" /* first: brings the C headers in with C linkage */
 extern "C" {
 #include "seg.h"
+#include "clock.h"
 #include "log.h"
 #include "model.h"
 #include "paths.h"
@@ -33,13 +34,6 @@ extern "C" {
 
 #define TUNE_WARMUP 2
 #define TUNE_REPS 10
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- key ---- */
 
@@ -212,7 +206,7 @@ extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_e
 {
     static const int frames_opts[] = { 16, 4, 1 };
     static const int block_opts[] = { 256, 128 };
-    double t0 = wall_s();
+    double t0 = clock_mono_s();
     int rc = 0;
     struct model *m = NULL;
     struct seg *cpu = NULL;
@@ -317,7 +311,7 @@ extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_e
                         row->net.use_graph = g;
                         row->net.block = block_opts[bi];
                         r->n_rows++;
-                        if (wall_s() - t0 > TUNE_BUDGET_S) {
+                        if (clock_mono_s() - t0 > TUNE_BUDGET_S) {
                             snprintf(row->note, sizeof row->note, "skipped: time budget");
                             row->max_abs = -1.0;
                             continue;
@@ -341,7 +335,7 @@ extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_e
         rc = tune_cache_store(r->cache_path, r->key_str, &r->choice, err);
     }
 done:
-    r->seconds = wall_s() - t0;
+    r->seconds = clock_mono_s() - t0;
     cudaFree(d_nv12);
     cudaFree(d_masks);
     free(h_rgb);

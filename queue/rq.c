@@ -6,6 +6,7 @@
  */
 #include "rq.h"
 
+#include "clock.h"
 #include "log.h"
 
 #include <signal.h>
@@ -374,7 +375,5 @@ void rq_event(struct rq *q, const char *job, const char *fmt, ...)
 
 long long rq_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return clock_wall_ms();
 }

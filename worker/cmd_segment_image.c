@@ -10,6 +10,7 @@
 #include "commands.h"
 
 #include "cli.h"
+#include "clock.h"
 #include "config.h"
 #include "cpu_ftz.h"
 #include "frame_ref.h"
@@ -33,13 +34,6 @@ struct seg_image_args {
     enum seg_layout layout;
     int raw;
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* ---- the two paths ---- */
 
@@ -74,13 +68,13 @@ static int run_raw(const struct vr_config *cfg, const struct vio_image *img,
                            .data = { img->data }, .linesize = { img->linesize } };
     struct frame_rect all = { 0, 0, img->w, img->h };
     frame_preprocess_ref(&f, &all, 1, img->w, img->h, x); /* same size: exact copy */
-    double t0 = now_ms();
+    double t0 = clock_mono_ms();
     unsigned csr = cpu_ftz_begin();
     rc = net_run(net, x, 1, y, err);
     cpu_ftz_end(csr);
     if (rc < 0)
         goto out;
-    log_debug("network: %.1f ms", now_ms() - t0);
+    log_debug("network: %.1f ms", clock_mono_ms() - t0);
     for (size_t i = 0; i < (size_t)img->w * img->h; i++)
         mask[i] = frame_to_u8(y[i]);
 out:
@@ -174,10 +168,10 @@ int cmd_segment_image(int argc, char **argv)
         goto fail;
     if (a.model)
         snprintf(cfg.model, sizeof cfg.model, "%s", a.model);
-    double t0 = now_ms();
+    double t0 = clock_mono_ms();
     if ((rc = vio_image_read(a.in, &img, &err)) < 0)
         goto fail;
-    double t1 = now_ms();
+    double t1 = clock_mono_ms();
     if (!(mask = malloc((size_t)img->w * img->h))) {
         rc = vr_err_set(&err, VR_ENOMEM, "%s: out of memory", a.in);
         goto fail;
@@ -189,11 +183,11 @@ int cmd_segment_image(int argc, char **argv)
             vr_err_prefix(&err, "%s", a.in);
         goto fail;
     }
-    double t2 = now_ms();
+    double t2 = clock_mono_ms();
     if ((rc = vio_image_write_gray_png(a.out, mask, img->w, img->h, img->w, &err)) < 0)
         goto fail;
     log_debug("%s: %dx%d read %.1f ms, segment %.1f ms, write %.1f ms", a.in, img->w,
-              img->h, t1 - t0, t2 - t1, now_ms() - t2);
+              img->h, t1 - t0, t2 - t1, clock_mono_ms() - t2);
     free(mask);
     vio_image_free(&img);
     return 0;

@@ -6,6 +6,7 @@
  */
 #include "serve.h"
 
+#include "clock.h"
 #include "job.h"
 #include "output_kinds.h"
 #include "log.h"
@@ -104,16 +105,14 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
     struct chunk_task t;
     serve_set_busy(s, msg, job, (int)idx, 1);
     log_info("job %s chunk %ld: attempt %d", job, idx, st->attempt);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = clock_mono_s();
     rc = chunk_task_parse(st->task, strlen(st->task), &t, &e);
     if (rc == 0 && (strcmp(t.job, job) || t.idx != idx))
         rc = vr_err_set(&e, VR_EFORMAT, "chunk task names job %s chunk %d, entry %s/%ld",
                         t.job, t.idx, job, idx);
     if (rc == 0)
         rc = serve_process(s, &t, m, &e);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    double secs = clock_mono_s() - t0;
 
     pthread_mutex_lock(&s->mu);
     int lost = s->lost, ended = s->job_ended;
