@@ -33,7 +33,7 @@ for b in "$OUT"/bin/*; do ldd "$b" 2>/dev/null; done |
         cp -L "$path" "$OUT/lib/$name"
     done
 for l in "$OUT"/lib/*; do patchelf --set-rpath '$ORIGIN' "$l" 2>/dev/null || true; done
-cp -r models configs "$OUT/"
+cp -r models configs LICENSE NOTICE "$OUT/"
 du -sh "$OUT" | sed 's/^/bundle: /'
 tar -C "$DIST" -cf - vrseg | xz -T2 -6 > "$DIST/vrseg-bundle.tar.xz"
 ls -la "$DIST/vrseg-bundle.tar.xz" | awk '{print "bundle:", $9, $5, "bytes"}'
