@@ -27,7 +27,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -MMD -MP -pthread -fno-strict-aliasing
+CFLAGS  += -std=gnu11 -Wall -Wextra -MMD -MP -pthread -fno-strict-aliasing -ffp-contract=off
 CFLAGS  += $(PKG_CFLAGS)
 ifeq ($(DEV),1)
 CFLAGS  += -Werror

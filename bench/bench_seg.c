@@ -241,7 +241,7 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
         }
     float *d_in = NULL, *d_out = NULL, *d_work = NULL, *d_luma = NULL, *d_a = NULL, *d_b = NULL,
           *d_scr = NULL;
-    uint8_t *d_mask = NULL, *d_prev = NULL;
+    uint8_t *d_mask = NULL;
     struct frame_rect *d_rects = NULL;
     struct frame_tile *d_tiles = NULL;
     int ok = cudaMalloc((void **)&d_in, batch * tpf * tile_px * 3 * 4) == cudaSuccess
@@ -252,7 +252,6 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
              && cudaMalloc((void **)&d_b, work * 4) == cudaSuccess
              && cudaMalloc((void **)&d_scr, work * 6 * 4) == cudaSuccess
              && cudaMalloc((void **)&d_mask, (size_t)batch * ow * oh) == cudaSuccess
-             && cudaMalloc((void **)&d_prev, (size_t)ow * oh) == cudaSuccess
              && cudaMalloc((void **)&d_rects, sizeof rects) == cudaSuccess
              && cudaMalloc((void **)&d_tiles, sizeof tiles) == cudaSuccess;
     if (!ok) {
@@ -284,7 +283,7 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
         { "luma at work size", Y + p.work_per_frame * 4.0 },
         { "blend", tpf * tile_px * 4.0 + p.work_per_frame * 4.0 },
         { "guided coefficients (4)", p.work_per_frame * 4.0 * 4 },
-        { "refine + smooth (mask)", Y + (double)ow * oh },
+        { "refine (mask)", Y + (double)ow * oh },
     };
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
@@ -304,8 +303,7 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
             case 2: rc = frame_blend_batch_cuda(d_out, batch, mw, mh, d_tiles, &p, d_work, 0, &err); break;
             case 3: rc = frame_guided_coeffs_batch_cuda(d_luma, d_work, batch, &p, cfg->guided_radius,
                                                         (float)cfg->guided_eps, d_a, d_b, d_scr, 0, &err); break;
-            default: rc = frame_refine_batch_cuda(d_a, d_b, 1, &fb, &p, &fm, d_prev, ow, 1,
-                                                  (float)cfg->smooth, 0, &err); break;
+            default: rc = frame_refine_batch_cuda(d_a, d_b, 1, &fb, &p, &fm, 0, &err); break;
             }
             cudaEventRecord(e1, 0);
             if (rc < 0 || cudaEventSynchronize(e1) != cudaSuccess) {
@@ -339,7 +337,6 @@ out:
     cudaFree(d_b);
     cudaFree(d_scr);
     cudaFree(d_mask);
-    cudaFree(d_prev);
     cudaFree(d_rects);
     cudaFree(d_tiles);
 }

@@ -42,6 +42,9 @@ static const struct config_key config_keys[] = {
     KI(guided_radius, 1, 64),
     KD(guided_eps, 1e-8, 1.0),
     KD(smooth, 0.0, 0.95),
+    KI(smooth_frames, 1, 8),
+    KI(smooth_still, 0, 255),
+    KD(scene_cut, 0.0, 255.0),
     KI(batch, 1, 256),
     KD(output_scale, 0.0625, 1.0),
     KS(encoder, NULL),
@@ -65,11 +68,19 @@ void config_defaults(struct vr_config *c)
     c->guided_radius = 4;
     c->guided_eps = 1e-3;
     c->smooth = 0.0;
+    c->smooth_frames = 4;
+    c->smooth_still = 6;
+    c->scene_cut = 30.0;
     c->batch = 4;
     c->output_scale = 1.0;
     snprintf(c->encoder, sizeof c->encoder, "%s", "auto");
     c->crf = 23;
     snprintf(c->preset, sizeof c->preset, "%s", "ultrafast");
+}
+
+int config_history_frames(const struct vr_config *c)
+{
+    return c->smooth > 0.0 && c->smooth_frames > 1 ? c->smooth_frames - 1 : 0;
 }
 
 /* ---- applying JSON ---- */

@@ -33,7 +33,11 @@ struct vr_config {
     char refine[16];           /* "guided" | "bilinear" */
     int guided_radius;         /* box radius at work resolution */
     double guided_eps;         /* regularisation, in [0,1]^2 intensity units */
-    double smooth;             /* temporal: weight of the previous mask, 0 = off */
+    /* temporal filter over a window of frames (kernels/frame_temporal.h) */
+    double smooth;             /* weight decay per frame back, 0 = off */
+    int smooth_frames;         /* window, the current frame included (1 = off) */
+    int smooth_still;          /* luma change (0..255) under which a pixel is still */
+    double scene_cut;          /* mean luma change (0..255) that starts a shot, 0 = never */
     /* pipeline */
     int batch;                 /* frames per GPU batch */
     double output_scale;       /* matte size relative to the input frame */
@@ -55,6 +59,11 @@ int config_apply_text(struct vr_config *c, const char *json, const char *src,
 /* Defaults, then configs/<name>.json (found with vr_data_path). An unknown
  * profile is an error listing the known ones. */
 int config_load_profile(struct vr_config *c, const char *name, vr_err *err);
+
+/* Frames before the current one that the temporal filter looks at (its
+ * window less one; 0 when smoothing is off): the warm-up a chunk needs so
+ * that its mattes equal a whole run's (kernels/frame_temporal.h). */
+int config_history_frames(const struct vr_config *c);
 
 /* Writes the config as a JSON object into buf; returns bytes or -1. */
 int config_to_json(const struct vr_config *c, char *buf, int size);

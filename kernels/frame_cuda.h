@@ -67,9 +67,6 @@ int frame_upsample_bilinear_cuda(const float *mask, int w, int h, uint8_t *dst,
                                  int dst_linesize, int dw, int dh,
                                  cudaStream_t st, vr_err *err);
 
-int frame_smooth_cuda(uint8_t *mask, int linesize, uint8_t *prev, int prev_linesize,
-                      int w, int h, float smooth, cudaStream_t st, vr_err *err);
-
 /* ---- batched forms (the engine's) ---- */
 
 #define FRAME_CU_MAX_FRAMES 64 /* frames per batch: seg.c's SEG_MAX_BATCH */
@@ -134,17 +131,13 @@ int frame_guided_coeffs_batch_cuda(const float *I, const float *p, int n,
                                    float *a, float *b, float *scratch,
                                    cudaStream_t st, vr_err *err);
 
-/* The refinement and smoothing of a whole call in one pass per output
- * pixel: for each frame in order, guided apply (a, b from the guided
- * coefficients; guided = 0: bilinear upsample of a alone, b unused) into
- * the frame's mask, then, when prev is not NULL, the EMA of frame_smooth_ref
- * with prev (out_w x out_h, prev_linesize) carried from frame to frame;
- * have_prev = 0 makes the first frame only seed prev (smooth 0). */
+/* The refinement of a whole call in one pass per output pixel: for each
+ * frame, guided apply (a, b from the guided coefficients; guided = 0:
+ * bilinear upsample of a alone, b unused) into the frame's mask. The
+ * temporal filter runs after it (frame_temporal.h). */
 int frame_refine_batch_cuda(const float *a, const float *b, int guided,
                             const struct frame_batch *fb, const struct frame_cu_plan *p,
-                            const struct frame_masks *masks, uint8_t *prev,
-                            int prev_linesize, int have_prev, float smooth,
-                            cudaStream_t st, vr_err *err);
+                            const struct frame_masks *masks, cudaStream_t st, vr_err *err);
 
 /* ---- helpers ---- */
 

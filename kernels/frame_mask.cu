@@ -2,7 +2,7 @@
  * frame_mask.cu - the CUDA frame kernels that work on masks at work size:
  * tile blending (network outputs into each eye's work mask), the
  * low-resolution half of the fast guided filter (box means and the a, b
- * coefficients), and the stand-alone temporal smoothing twin. The C twins
+ * coefficients). The C twins
  * are in frame_ref.c and frame_ref.h gives the rules.
  *
  * Work images are small (512 x 512 per eye in the balanced profile), so
@@ -193,33 +193,6 @@ extern "C" int frame_guided_coeffs_batch_cuda(const float *I, const float *p, in
     k_hbox<2><<<grid, 256, 0, st>>>(a0, b0, t0, t1, NULL, NULL, *pl, r);
     k_vbox<2><<<grid, 256, 0, st>>>(t0, t1, NULL, NULL, a, b, *pl, r, eps);
     return fcu_check("guided coefficients", err);
-}
-
-/* ---- (4) temporal smoothing twin ---- */
-
-__global__ void k_smooth(uint8_t *mask, int ls, uint8_t *prev, int pls, int w, int h,
-                         float smooth)
-{
-    const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
-    if (x >= w || y >= h)
-        return;
-    uint8_t *m = mask + (size_t)y * ls + x, *pp = prev + (size_t)y * pls + x;
-    float v = __fadd_rn(__fadd_rn(__fmul_rn(smooth, (float)*pp),
-                                  __fmul_rn(1.0f - smooth, (float)*m)), 0.5f);
-    uint8_t u = (uint8_t)(v >= 255.0f ? 255.0f : v);
-    *m = u;
-    *pp = u;
-}
-
-extern "C" int frame_smooth_cuda(uint8_t *mask, int linesize, uint8_t *prev,
-                                 int prev_linesize, int w, int h, float smooth,
-                                 cudaStream_t st, vr_err *err)
-{
-    if (w < 1 || h < 1 || h > 65535)
-        return vr_err_set(err, VR_EINVAL, "smooth: %dx%d", w, h);
-    dim3 grid((w + 255) / 256, h);
-    k_smooth<<<grid, 256, 0, st>>>(mask, linesize, prev, prev_linesize, w, h, smooth);
-    return fcu_check("smooth", err);
 }
 
 /* ---- twins (one image) ---- */

@@ -359,20 +359,3 @@ void frame_upsample_bilinear_ref(const float *mask, int w, int h,
         }
     }
 }
-
-/* ---- (4) temporal smoothing ---- */
-
-void frame_smooth_ref(uint8_t *mask, int linesize, uint8_t *prev, int prev_linesize,
-                      int w, int h, float smooth)
-{
-    for (int y = 0; y < h; y++) {
-        uint8_t *m = mask + (size_t)y * linesize;
-        uint8_t *p = prev + (size_t)y * prev_linesize;
-        for (int x = 0; x < w; x++) {
-            float v = smooth * (float)p[x] + (1.0f - smooth) * (float)m[x] + 0.5f;
-            uint8_t u = (uint8_t)(v >= 255.0f ? 255.0f : v);
-            m[x] = u;
-            p[x] = u;
-        }
-    }
-}

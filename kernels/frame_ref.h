@@ -152,14 +152,6 @@ void frame_guided_apply_ref(const float *a, const float *b, int w, int h,
 void frame_upsample_bilinear_ref(const float *mask, int w, int h,
                                  uint8_t *dst, int dst_linesize, int dw, int dh);
 
-/* ---- (4) temporal smoothing ---- */
-
-/* EMA of consecutive masks, in place: for each pixel
- * m = (uint8)floor(smooth*prev + (1-smooth)*m + 0.5), then prev = m.
- * `prev` is the engine's state (w x h). smooth = 0 copies m into prev. */
-void frame_smooth_ref(uint8_t *mask, int linesize, uint8_t *prev, int prev_linesize,
-                      int w, int h, float smooth);
-
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,7 @@
  * NHWC batch, for every tile of every eye of every frame in one launch),
  * luma at work size (the guided filter's guide), and the refinement that
  * writes the output masks (guided apply or bilinear upsample, fused with the
- * temporal smoothing over all frames of a call). The C twins are in
+ * over all frames of a call; the temporal filter is frame_temporal.cu). The C twins are in
  * frame_ref.c; frame_ref.h spells out the sampling rules followed here.
  *
  * Frames come as NVDEC leaves them (NV12, P010 planes in device memory) or
@@ -385,19 +385,17 @@ extern "C" int frame_luma_batch_cuda(const struct frame_batch *fb,
     return fcu_check("luma", err);
 }
 
-/* ---- (3) refine + (4) smooth, fused over the frames of a call ---- */
+/* ---- (3) refine, over the frames of a call ---- */
 
 #define RPX 4 /* output pixels per thread, one 32-bit store */
 
 /* grid: x = groups of RPX pixels of a row / block, y = output row, z = eye.
- * Each thread walks the frames in order so the EMA state stays in
- * registers: prev is read once and written once per call. */
+ * Each thread walks the frames of the call, reusing its taps. */
 template <int FMT, bool GUIDED>
 __global__ void __launch_bounds__(128)
 k_refine(const float *__restrict__ a, const float *__restrict__ b,
          const __grid_constant__ frame_batch fb, const __grid_constant__ frame_cu_plan p,
-         const __grid_constant__ frame_masks m, uint8_t *__restrict__ prev, int prev_ls,
-         int have_prev, float smooth)
+         const __grid_constant__ frame_masks m)
 {
     const frame_cu_eye &e = p.e[blockIdx.z];
     const int dw = e.out.w, dh = e.out.h, w = e.work_w, h = e.work_h;
@@ -437,13 +435,6 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
                 fcu_taps(ox, e.eye.w, dw, &lx0[k], &lx1[k], &ltx[k]);
         }
     }
-    const bool smoothing = prev != nullptr;
-    uint8_t pv[RPX] = { 0, 0, 0, 0 };
-    uint8_t *prow = smoothing ? prev + (size_t)(e.out.y + oy) * prev_ls + e.out.x + ox0 : nullptr;
-    if (smoothing && have_prev)
-        for (int k = 0; k < np; k++)
-            pv[k] = prow[k];
-
     for (int fr = 0; fr < fb.n; fr++) {
         const fview f = fview_of(fb, fr);
         const size_t base = (size_t)fr * p.work_per_frame + e.work_off;
@@ -482,17 +473,6 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
                 v[k] = fcu_to_u8(av);
             }
         }
-        if (smoothing) {
-            /* frame_smooth_ref's EMA; the first frame after a reset seeds it */
-            const float s = (have_prev || fr > 0) ? smooth : 0.0f;
-#pragma unroll
-            for (int k = 0; k < RPX; k++) {
-                float x = __fadd_rn(__fadd_rn(__fmul_rn(s, (float)pv[k]),
-                                              __fmul_rn(1.0f - s, (float)v[k])), 0.5f);
-                v[k] = (uint8_t)(x >= 255.0f ? 255.0f : x);
-                pv[k] = v[k];
-            }
-        }
         uint8_t *dst = m.data[fr] + (size_t)(e.out.y + oy) * m.linesize[fr] + e.out.x + ox0;
         if (np == RPX && ((uintptr_t)dst & 3) == 0)
             *(uint32_t *)dst = v[0] | v[1] << 8 | v[2] << 16 | (uint32_t)v[3] << 24;
@@ -500,29 +480,25 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
             for (int k = 0; k < np; k++)
                 dst[k] = v[k];
     }
-    if (smoothing)
-        for (int k = 0; k < np; k++)
-            prow[k] = pv[k];
 }
 
 template <bool G>
 static void launch_refine(int fmt, dim3 grid, int threads, cudaStream_t st, const float *a,
                           const float *b, const frame_batch &fb, const frame_cu_plan &p,
-                          const frame_masks &m, uint8_t *prev, int prev_ls, int have_prev,
-                          float smooth)
+                          const frame_masks &m)
 {
     switch (fmt) {
     case SEG_PIX_RGB24:
-        k_refine<SEG_PIX_RGB24, G><<<grid, threads, 0, st>>>(a, b, fb, p, m, prev, prev_ls, have_prev, smooth);
+        k_refine<SEG_PIX_RGB24, G><<<grid, threads, 0, st>>>(a, b, fb, p, m);
         break;
     case SEG_PIX_NV12:
-        k_refine<SEG_PIX_NV12, G><<<grid, threads, 0, st>>>(a, b, fb, p, m, prev, prev_ls, have_prev, smooth);
+        k_refine<SEG_PIX_NV12, G><<<grid, threads, 0, st>>>(a, b, fb, p, m);
         break;
     case SEG_PIX_P010:
-        k_refine<SEG_PIX_P010, G><<<grid, threads, 0, st>>>(a, b, fb, p, m, prev, prev_ls, have_prev, smooth);
+        k_refine<SEG_PIX_P010, G><<<grid, threads, 0, st>>>(a, b, fb, p, m);
         break;
     default:
-        k_refine<SEG_PIX_YUV420P, G><<<grid, threads, 0, st>>>(a, b, fb, p, m, prev, prev_ls, have_prev, smooth);
+        k_refine<SEG_PIX_YUV420P, G><<<grid, threads, 0, st>>>(a, b, fb, p, m);
         break;
     }
 }
@@ -530,9 +506,8 @@ static void launch_refine(int fmt, dim3 grid, int threads, cudaStream_t st, cons
 extern "C" int frame_refine_batch_cuda(const float *a, const float *b, int guided,
                                        const struct frame_batch *fb,
                                        const struct frame_cu_plan *p,
-                                       const struct frame_masks *masks, uint8_t *prev,
-                                       int prev_linesize, int have_prev, float smooth,
-                                       cudaStream_t st, vr_err *err)
+                                       const struct frame_masks *masks, cudaStream_t st,
+                                       vr_err *err)
 {
     int max_w = 0, max_h = 0;
     for (int i = 0; i < p->n_eyes; i++) {
@@ -544,11 +519,9 @@ extern "C" int frame_refine_batch_cuda(const float *a, const float *b, int guide
     const int threads = 128;
     dim3 grid((max_w + threads * RPX - 1) / (threads * RPX), max_h, p->n_eyes);
     if (guided)
-        launch_refine<true>(fb->fmt, grid, threads, st, a, b, *fb, *p, *masks, prev,
-                            prev_linesize, have_prev, smooth);
+        launch_refine<true>(fb->fmt, grid, threads, st, a, b, *fb, *p, *masks);
     else
-        launch_refine<false>(fb->fmt, grid, threads, st, a, b, *fb, *p, *masks, prev,
-                             prev_linesize, have_prev, smooth);
+        launch_refine<false>(fb->fmt, grid, threads, st, a, b, *fb, *p, *masks);
     return fcu_check("refine", err);
 }
 
@@ -611,7 +584,7 @@ extern "C" int frame_guided_apply_cuda(const float *a, const float *b, int w, in
     one_eye(&p, rect, w, h, dw, dh);
     m.data[0] = dst;
     m.linesize[0] = dst_linesize;
-    return frame_refine_batch_cuda(a, b, 1, &fb, &p, &m, NULL, 0, 0, 0.0f, st, err);
+    return frame_refine_batch_cuda(a, b, 1, &fb, &p, &m, st, err);
 }
 
 extern "C" int frame_upsample_bilinear_cuda(const float *mask, int w, int h, uint8_t *dst,
@@ -628,7 +601,7 @@ extern "C" int frame_upsample_bilinear_cuda(const float *mask, int w, int h, uin
     one_eye(&p, (struct frame_rect){ 0, 0, dw, dh }, w, h, dw, dh);
     m.data[0] = dst;
     m.linesize[0] = dst_linesize;
-    return frame_refine_batch_cuda(mask, mask, 0, &fb, &p, &m, NULL, 0, 0, 0.0f, st, err);
+    return frame_refine_batch_cuda(mask, mask, 0, &fb, &p, &m, st, err);
 }
 
 /* ---- plan view ---- */

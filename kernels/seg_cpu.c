@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "cpu_ftz.h"
 #include "frame_ref.h"
+#include "frame_temporal.h"
 #include "net.h"
 
 #include <stdlib.h>
@@ -29,9 +30,27 @@ struct seg_cpu {
     float *out;            /* [max_batch*per_frame][mh][mw] */
     float *work, *luma;    /* [work_h][work_w] of the largest eye */
     float *a, *b, *scratch;
-    uint8_t *prev;         /* previous mask (out_w x out_h), for smoothing */
-    int have_prev;
+    struct temporal_opts topt;  /* the temporal filter (frame_temporal.h) */
+    struct temporal_state tst;
+    uint8_t *ring_m, *ring_y;   /* its window: K-1 slots of out_w x out_h */
+    uint8_t *ycur;              /* the current frame's luma at mask size */
 };
+
+/* The temporal filter on one frame's mask: cut decision, filter, window. */
+static void temporal_frame(struct seg_cpu *c, const struct seg_frame *f, struct seg_mask *m)
+{
+    const struct temporal_opts *o = &c->topt;
+    if (o->frames < 2)
+        return;
+    frame_temporal_luma_ref(f, c->ycur, o->w, o->h);
+    uint64_t sad = 0;
+    if (c->tst.have > 0)
+        sad = frame_temporal_sad_ref(c->ycur, c->ring_y + (size_t)c->tst.head * o->w * o->h,
+                                     o->w, o->h);
+    temporal_cut(o, &c->tst, sad);
+    frame_temporal_ref(o, &c->tst, m->data, m->linesize, c->ycur, c->ring_m, c->ring_y);
+    temporal_push(o, &c->tst);
+}
 
 /* ---- run ---- */
 
@@ -90,15 +109,7 @@ static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
             refine_eye(s, c, &frames[i], &p->eye[e], c->out + k * out_sz, &masks[i]);
             k += p->eye[e].n;
         }
-        if (s->cfg.smooth > 0.0) {
-            if (c->have_prev)
-                frame_smooth_ref(masks[i].data, masks[i].linesize, c->prev, s->opts.out_w,
-                                 s->opts.out_w, s->opts.out_h, (float)s->cfg.smooth);
-            else
-                frame_smooth_ref(masks[i].data, masks[i].linesize, c->prev, s->opts.out_w,
-                                 s->opts.out_w, s->opts.out_h, 0.0f);
-            c->have_prev = 1;
-        }
+        temporal_frame(c, &frames[i], &masks[i]);
     }
     double t3 = clock_mono_ms();
     if (timing) {
@@ -122,7 +133,7 @@ static void cpu_reset(struct seg *s)
 {
     struct seg_cpu *c = s->priv;
     if (c)
-        c->have_prev = 0;
+        temporal_reset(&c->tst);
 }
 
 static void cpu_destroy(struct seg *s)
@@ -138,7 +149,9 @@ static void cpu_destroy(struct seg *s)
     free(c->a);
     free(c->b);
     free(c->scratch);
-    free(c->prev);
+    free(c->ring_m);
+    free(c->ring_y);
+    free(c->ycur);
     free(c);
     s->priv = NULL;
 }
@@ -183,9 +196,14 @@ int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
     c->a = malloc(work * sizeof(float));
     c->b = malloc(work * sizeof(float));
     c->scratch = malloc(work * 6 * sizeof(float));
-    c->prev = malloc((size_t)s->opts.out_w * s->opts.out_h);
+    temporal_opts_from_config(&c->topt, &s->cfg, s->opts.out_w, s->opts.out_h);
+    temporal_reset(&c->tst);
+    size_t plane = (size_t)s->opts.out_w * s->opts.out_h, slots = c->topt.frames - 1;
+    c->ring_m = malloc(plane * (slots ? slots : 1));
+    c->ring_y = malloc(plane * (slots ? slots : 1));
+    c->ycur = malloc(plane);
     if (!c->in || !c->out || !c->work || !c->luma || !c->a || !c->b || !c->scratch
-        || !c->prev)
+        || !c->ring_m || !c->ring_y || !c->ycur)
         goto nomem;
     *out = s;
     return 0;

@@ -16,6 +16,7 @@
  * engine's stream), so the caller may reuse its buffers at once.
  */
 #include "frame_cuda.h" /* first: brings the C headers in with C linkage */
+#include "frame_temporal.h"
 extern "C" {
 #include "log.h"
 #include "model.h"
@@ -41,8 +42,11 @@ struct seg_cu {
     struct frame_tile *d_tiles;   /* [tiles_per_frame], work pixels */
     float *d_in, *d_out;          /* network batch in / out */
     float *d_work, *d_luma, *d_a, *d_b, *d_scratch; /* work layout x max_batch */
-    uint8_t *d_prev;              /* smoothing state, out_w x out_h */
-    int have_prev;
+    struct temporal_opts topt;    /* the temporal filter (frame_temporal.h) */
+    struct temporal_state tst;    /* its window's bookkeeping, replayed on the host */
+    uint8_t *d_ring_m, *d_ring_y; /* its window: K-1 slots of out_w x out_h */
+    uint8_t *d_ycur;              /* [max_batch][out_h][out_w] lumas of a call */
+    unsigned long long *d_sad, *h_sad; /* [max_batch] luma change sums (h_: pinned) */
     /* host frames (allocated on first use) */
     size_t plane_off[3], plane_pitch[3], plane_rows[3], frame_bytes;
     uint8_t *d_frames;            /* [max_batch][frame_bytes] */
@@ -157,6 +161,27 @@ fail:
     return rc;
 }
 
+/* The temporal filter's window and per-call buffers (none when it is off). */
+static int temporal_alloc(struct seg *s, struct seg_cu *c, vr_err *err)
+{
+    int rc = 0;
+    const size_t plane = (size_t)s->opts.out_w * s->opts.out_h;
+    temporal_opts_from_config(&c->topt, &s->cfg, s->opts.out_w, s->opts.out_h);
+    temporal_reset(&c->tst);
+    if (c->topt.frames < 2)
+        return 0;
+    const size_t slots = c->topt.frames - 1, B = s->opts.max_batch;
+    if ((rc = dev_alloc(c, (void **)&c->d_ring_m, slots * plane, "temporal window", err)) < 0
+        || (rc = dev_alloc(c, (void **)&c->d_ring_y, slots * plane, "temporal window", err)) < 0
+        || (rc = dev_alloc(c, (void **)&c->d_ycur, B * plane, "temporal luma", err)) < 0
+        || (rc = dev_alloc(c, (void **)&c->d_sad, B * sizeof *c->d_sad, "temporal sums", err)) < 0)
+        return rc;
+    CU_TRY(cudaMallocHost((void **)&c->h_sad, B * sizeof *c->h_sad), "pinned temporal sums");
+    return 0;
+fail:
+    return rc;
+}
+
 /* ---- run ---- */
 
 static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
@@ -165,7 +190,7 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
     struct seg_cu *c = (struct seg_cu *)s->priv;
     const struct frame_cu_plan *p = &c->plan;
     const int ow = s->opts.out_w, oh = s->opts.out_h;
-    const int smoothing = s->cfg.smooth > 0.0;
+    const int smoothing = c->topt.frames > 1;
     int rc = 0, host_masks = 0;
     static struct frame_batch fb_zero;
     struct frame_batch fb = fb_zero;
@@ -239,18 +264,27 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
             return rc;
     }
     rc = frame_refine_batch_cuda(s->refine_guided ? c->d_a : c->d_work, c->d_b,
-                                 s->refine_guided, &fb, p, &fm,
-                                 smoothing ? c->d_prev : NULL, ow, c->have_prev,
-                                 (float)s->cfg.smooth, c->st, err);
+                                 s->refine_guided, &fb, p, &fm, c->st, err);
     if (rc < 0)
         return rc;
+    if (smoothing) {
+        if ((rc = frame_temporal_luma_cuda(&c->topt, &c->tst, &fb, s->opts.in_w, s->opts.in_h,
+                                           c->d_ycur, c->d_ring_y, c->d_sad, c->st, err)) < 0
+            || (rc = frame_temporal_cuda(&c->topt, &c->tst, n, &fm, c->d_ycur, c->d_sad,
+                                         c->d_ring_m, c->d_ring_y, c->st, err)) < 0)
+            return rc;
+        CU_TRY(cudaMemcpyAsync(c->h_sad, c->d_sad, n * sizeof *c->h_sad,
+                               cudaMemcpyDeviceToHost, c->st), "temporal sums");
+    }
     if (host_masks)
         CU_TRY(cudaMemcpyAsync(c->h_masks, c->d_masks, (size_t)n * ow * oh,
                                cudaMemcpyDeviceToHost, c->st), "mask download");
     CU_TRY(cudaEventRecord(c->ev[3], c->st), "event");
     CU_TRY(cudaEventSynchronize(c->ev[3]), "segmentation kernels");
-    if (smoothing)
-        c->have_prev = 1;
+    for (int i = 0; smoothing && i < n; i++) { /* the kernel's window decisions, on the host */
+        temporal_cut(&c->topt, &c->tst, c->h_sad[i]);
+        temporal_push(&c->topt, &c->tst);
+    }
     for (int i = 0; i < n; i++)
         if (!masks[i].on_device)
             for (int y = 0; y < oh; y++)
@@ -273,7 +307,7 @@ static void cu_reset(struct seg *s)
 {
     struct seg_cu *c = (struct seg_cu *)s->priv;
     if (c)
-        c->have_prev = 0;
+        temporal_reset(&c->tst);
 }
 
 static void cu_destroy(struct seg *s)
@@ -286,7 +320,8 @@ static void cu_destroy(struct seg *s)
         cudaStreamSynchronize(c->st);
     netcu_free(&c->net);
     void *dev[] = { c->d_rects, c->d_tiles, c->d_in, c->d_out, c->d_work, c->d_luma,
-                    c->d_a, c->d_b, c->d_scratch, c->d_prev, c->d_frames, c->d_masks };
+                    c->d_a, c->d_b, c->d_scratch, c->d_ring_m, c->d_ring_y, c->d_ycur,
+                    c->d_sad, c->d_frames, c->d_masks };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         cudaFree(dev[i]);
     for (int i = 0; i < 2; i++) {
@@ -295,6 +330,7 @@ static void cu_destroy(struct seg *s)
             cudaEventDestroy(c->pin_ev[i]);
     }
     cudaFreeHost(c->h_masks);
+    cudaFreeHost(c->h_sad);
     for (int i = 0; i < 4; i++)
         if (c->ev[i])
             cudaEventDestroy(c->ev[i]);
@@ -402,8 +438,7 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
             || (rc = dev_alloc(c, (void **)&c->d_b, work * sizeof(float), "guided b", err)) < 0
             || (rc = dev_alloc(c, (void **)&c->d_scratch, work * 6 * sizeof(float),
                                "guided scratch", err)) < 0
-            || (rc = dev_alloc(c, (void **)&c->d_prev, (size_t)s->opts.out_w * s->opts.out_h,
-                               "smoothing state", err)) < 0)
+            || (rc = temporal_alloc(s, c, err)) < 0)
             goto fail;
         CU_TRY(cudaMemcpy(c->d_rects, rects, tpf * sizeof *rects, cudaMemcpyHostToDevice),
                "upload tiles");

@@ -110,8 +110,9 @@ Test(seg_api, batch_equals_single_calls_and_smoothing_carries_over, .timeout = 6
     seg_free(&s);
     cr_assert_gt(timg_mean(&(struct timg_mask){ img->w, img->h, ma }, 95, 40, 135, 80), 200);
 
-    /* smooth 0.5: B after A is the rounded mean of both; after reset, B alone */
-    struct vr_config c5 = tseg_cfg("{\"smooth\": 0.5}");
+    /* smooth 0.5 with every pixel still and no cut detection: B after A is
+     * (B + 0.5 A) / 1.5 rounded; after reset, B alone */
+    struct vr_config c5 = tseg_cfg("{\"smooth\": 0.5, \"smooth_still\": 255, \"scene_cut\": 0}");
     s = make(&c5, img->w, img->h, 0, 0, 1);
     uint8_t *m1 = malloc(n), *m2 = malloc(n);
     struct seg_mask s1 = { m1, img->w, img->h, img->w, 0 }, s2 = s1;
@@ -120,7 +121,7 @@ Test(seg_api, batch_equals_single_calls_and_smoothing_carries_over, .timeout = 6
     cr_assert_eq(max_diff(m1, ma, n), 0, "first frame is not smoothed");
     cr_assert_eq(seg_run(s, &fb, 1, &s2, NULL, NULL), 0);
     for (size_t i = 0; i < n; i++) {
-        int want = (int)(0.5 * ma[i] + 0.5 * mb[i] + 0.5);
+        int want = (int)((mb[i] + 0.5 * ma[i]) / 1.5 + 0.5);
         cr_assert_leq(abs(m2[i] - want), 1, "px %zu: %d, want %d", i, m2[i], want);
     }
     seg_reset(s);

@@ -1,0 +1,170 @@
+/*
+ * frame_temporal.cu - the temporal filter's CUDA twin (frame_temporal.h
+ * gives the rule; the C twin is frame_temporal.c).
+ *
+ * Two kernels per call: the lumas of the batch's frames with each frame's
+ * sum of absolute change (integer atomics, so the sums are exact and the
+ * same as the C twin's in any order), then the filter, where a thread owns
+ * one pixel and walks the batch's frames in order, deciding cuts from the
+ * sums exactly as temporal_cut() does on the host.
+ */
+#include "frame_temporal.h"
+
+#include "frame_cuda.h"
+
+#include <cuda_runtime.h>
+
+static int ft_check(const char *what, vr_err *err)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "temporal %s: %s", what, cudaGetErrorString(e));
+    return 0;
+}
+
+/* ---- lumas and change sums ---- */
+
+struct ft_frames {
+    const uint8_t *y0[FRAME_CU_MAX_FRAMES];
+    int ls0[FRAME_CU_MAX_FRAMES];
+};
+
+static __device__ __forceinline__ uint8_t ft_luma(const uint8_t *plane, int ls, int fmt, int sw,
+                                                  int sh, int ox, int oy, int w, int h)
+{
+    int sy = (int)(((2LL * oy + 1) * sh) / (2LL * h));
+    int sx = (int)(((2LL * ox + 1) * sw) / (2LL * w));
+    const uint8_t *row = plane + (size_t)sy * ls;
+    if (fmt == SEG_PIX_RGB24) {
+        const uint8_t *px = row + 3 * (size_t)sx;
+        return (uint8_t)((77u * px[0] + 150u * px[1] + 29u * px[2] + 128u) >> 8);
+    }
+    if (fmt == SEG_PIX_P010)
+        return (uint8_t)(((const uint16_t *)row)[sx] >> 8);
+    return row[sx];
+}
+
+__global__ void __launch_bounds__(256)
+k_temporal_luma(const __grid_constant__ ft_frames f, int n, int fmt, int sw, int sh, int w, int h,
+                uint8_t *__restrict__ y, const uint8_t *__restrict__ prev_y,
+                unsigned long long *__restrict__ sad)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool in = p < w * h;
+    const int ox = in ? p % w : 0, oy = in ? p / w : 0;
+    const size_t plane = (size_t)w * h;
+    int last = in && prev_y ? prev_y[p] : -1;
+    for (int j = 0; j < n; j++) {
+        unsigned d = 0;
+        if (in) {
+            int v = ft_luma(f.y0[j], f.ls0[j], fmt, sw, sh, ox, oy, w, h);
+            y[j * plane + p] = (uint8_t)v;
+            if (last >= 0)
+                d = (unsigned)(v > last ? v - last : last - v);
+            last = v;
+        }
+        /* warp sum, then one atomic per warp and frame */
+        for (int o = 16; o > 0; o >>= 1)
+            d += __shfl_down_sync(0xffffffffu, d, o);
+        if ((threadIdx.x & 31) == 0 && d)
+            atomicAdd(&sad[j], (unsigned long long)d);
+    }
+}
+
+extern "C" int frame_temporal_luma_cuda(const struct temporal_opts *o,
+                                        const struct temporal_state *s,
+                                        const struct frame_batch *fb, int src_w, int src_h,
+                                        uint8_t *y,
+                                        const uint8_t *ring_y, unsigned long long *sad,
+                                        cudaStream_t st, vr_err *err)
+{
+    if (fb->n < 1 || fb->n > FRAME_CU_MAX_FRAMES || o->w < 1 || o->h < 1)
+        return vr_err_set(err, VR_EINVAL, "temporal: %d frames of %dx%d", fb->n, o->w, o->h);
+    ft_frames f;
+    for (int j = 0; j < fb->n; j++) {
+        f.y0[j] = fb->data[j][0];
+        f.ls0[j] = fb->linesize[j][0];
+    }
+    const uint8_t *prev = s->have > 0 ? ring_y + (size_t)s->head * o->w * o->h : NULL;
+    if (cudaMemsetAsync(sad, 0, sizeof *sad * fb->n, st) != cudaSuccess)
+        return ft_check("sums", err);
+    const int pix = o->w * o->h;
+    k_temporal_luma<<<(pix + 255) / 256, 256, 0, st>>>(f, fb->n, fb->fmt, src_w, src_h, o->w,
+                                                       o->h, y, prev, sad);
+    return ft_check("luma", err);
+}
+
+/* ---- the filter ---- */
+
+struct ft_params {
+    float weight[TEMPORAL_MAX_FRAMES];
+    unsigned long long cut_sad;
+    int still, slots, have, head, w, h, n;
+    uint8_t *mask[FRAME_CU_MAX_FRAMES];
+    int ls[FRAME_CU_MAX_FRAMES];
+};
+
+__global__ void __launch_bounds__(256)
+k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
+           const unsigned long long *__restrict__ sad, uint8_t *__restrict__ ring_m,
+           uint8_t *__restrict__ ring_y)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= a.w * a.h)
+        return;
+    const size_t plane = (size_t)a.w * a.h;
+    const int px = p % a.w, py = p / a.w;
+    int have = a.have, head = a.head;
+    for (int j = 0; j < a.n; j++) {
+        if (have > 0 && a.cut_sad && sad[j] > a.cut_sad)
+            have = 0;
+        uint8_t *m = a.mask[j] + (size_t)py * a.ls[j] + px;
+        const uint8_t raw = *m, yc = y[j * plane + p];
+        float acc = (float)raw, wsum = 1.0f;
+        for (int i = 1; i <= have; i++) {
+            int slot = ((head - (i - 1)) % a.slots + a.slots) % a.slots;
+            uint8_t yi = ring_y[slot * plane + p];
+            int d = yc > yi ? yc - yi : yi - yc;
+            if (d <= a.still) {
+                acc = __fadd_rn(acc, __fmul_rn(a.weight[i], (float)ring_m[slot * plane + p]));
+                wsum = __fadd_rn(wsum, a.weight[i]);
+            }
+        }
+        float q = __fadd_rn(__fdiv_rn(acc, wsum), 0.5f);
+        *m = (uint8_t)(int)q;
+        head = (head + 1) % a.slots;
+        ring_m[head * plane + p] = raw;
+        ring_y[head * plane + p] = yc;
+        if (have < a.slots)
+            have++;
+    }
+}
+
+extern "C" int frame_temporal_cuda(const struct temporal_opts *o, const struct temporal_state *s,
+                                   int n, const struct frame_masks *masks, const uint8_t *y,
+                                   const unsigned long long *sad, uint8_t *ring_m,
+                                   uint8_t *ring_y, cudaStream_t st, vr_err *err)
+{
+    if (o->frames < 2)
+        return 0;
+    if (n < 1 || n > FRAME_CU_MAX_FRAMES)
+        return vr_err_set(err, VR_EINVAL, "temporal: %d frames", n);
+    ft_params a;
+    for (int i = 0; i < TEMPORAL_MAX_FRAMES; i++)
+        a.weight[i] = o->weight[i];
+    a.cut_sad = o->cut_sad;
+    a.still = o->still;
+    a.slots = o->frames - 1;
+    a.have = s->have;
+    a.head = s->head;
+    a.w = o->w;
+    a.h = o->h;
+    a.n = n;
+    for (int j = 0; j < n; j++) {
+        a.mask[j] = masks->data[j];
+        a.ls[j] = masks->linesize[j];
+    }
+    const int pix = o->w * o->h;
+    k_temporal<<<(pix + 255) / 256, 256, 0, st>>>(a, y, sad, ring_m, ring_y);
+    return ft_check("filter", err);
+}
