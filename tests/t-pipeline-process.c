@@ -265,7 +265,7 @@ Test(pipeline, gpu_without_device_fails_clearly, .init = quiet)
 
 /* ---- the --layout auto rule ---- */
 
-#include "pipeline_layout.h"
+#include "vio_layout.h"
 
 Test(pipeline, layout_rule)
 {
@@ -275,23 +275,23 @@ Test(pipeline, layout_rule)
     i.stereo = -1;
     i.projection = -1;
     i.w = 8192, i.h = 4096;
-    cr_assert_eq(pipeline_guess_layout(&i, "/v/clip.mp4", &why), SEG_LAYOUT_SBS, "2:1 -> sbs");
+    cr_assert_eq(vio_guess_layout(&i, "/v/clip.mp4", &why), VIO_LAYOUT_SBS, "2:1 -> sbs");
     cr_assert(strstr(why, "aspect"), "%s", why);
     i.w = 4096, i.h = 8192;
-    cr_assert_eq(pipeline_guess_layout(&i, "clip.mp4", &why), SEG_LAYOUT_TB, "1:2 -> tb");
+    cr_assert_eq(vio_guess_layout(&i, "clip.mp4", &why), VIO_LAYOUT_TB, "1:2 -> tb");
     i.w = 3840, i.h = 2160;
-    cr_assert_eq(pipeline_guess_layout(&i, "clip.mp4", &why), SEG_LAYOUT_MONO, "16:9 -> mono");
-    cr_assert_eq(pipeline_guess_layout(&i, "/v/clip_LR.mp4", &why), SEG_LAYOUT_SBS, "name tag");
-    cr_assert_eq(pipeline_guess_layout(&i, "/v/clip_3dv.mp4", &why), SEG_LAYOUT_TB);
-    cr_assert_eq(pipeline_guess_layout(&i, "/v/clip_output.mp4", &why), SEG_LAYOUT_MONO,
+    cr_assert_eq(vio_guess_layout(&i, "clip.mp4", &why), VIO_LAYOUT_MONO, "16:9 -> mono");
+    cr_assert_eq(vio_guess_layout(&i, "/v/clip_LR.mp4", &why), VIO_LAYOUT_SBS, "name tag");
+    cr_assert_eq(vio_guess_layout(&i, "/v/clip_3dv.mp4", &why), VIO_LAYOUT_TB);
+    cr_assert_eq(vio_guess_layout(&i, "/v/clip_output.mp4", &why), VIO_LAYOUT_MONO,
                  "_OU inside a word is no tag");
-    cr_assert_eq(pipeline_guess_layout(&i, "/v_TB/clip.mp4", &why), SEG_LAYOUT_MONO,
+    cr_assert_eq(vio_guess_layout(&i, "/v_TB/clip.mp4", &why), VIO_LAYOUT_MONO,
                  "only the file name counts, not the directory");
     i.w = 8192, i.h = 4096;
     i.spherical = 1;
-    cr_assert_eq(pipeline_guess_layout(&i, "clip_LR.mp4", &why), SEG_LAYOUT_MONO,
+    cr_assert_eq(vio_guess_layout(&i, "clip_LR.mp4", &why), VIO_LAYOUT_MONO,
                  "spherical without stereo: mono 360");
     i.stereo = 2;
-    cr_assert_eq(pipeline_guess_layout(&i, "clip_LR.mp4", &why), SEG_LAYOUT_TB, "stereo3d wins");
+    cr_assert_eq(vio_guess_layout(&i, "clip_LR.mp4", &why), VIO_LAYOUT_TB, "stereo3d wins");
     cr_assert(strstr(why, "stereo3d"), "%s", why);
 }

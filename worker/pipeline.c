@@ -22,9 +22,9 @@
 #include "nvml.h"
 #include "output_kinds.h"
 #include "pipeline_cuda.h"
-#include "pipeline_layout.h"
 #include "pipeline_queue.h"
 #include "trace.h"
+#include "vio_layout.h"
 #include "vio_video.h"
 
 #include <fcntl.h>
@@ -84,6 +84,9 @@ struct pipe {
         double start, in_open, out_open, gpu, pool, engine, first_dec, last_dec, first_enc;
     } at;                        /* each field written by one thread */
 };
+
+_Static_assert(VIO_LAYOUT_MONO == (int)SEG_LAYOUT_MONO && VIO_LAYOUT_SBS == (int)SEG_LAYOUT_SBS
+                   && VIO_LAYOUT_TB == (int)SEG_LAYOUT_TB, "layouts numbered alike");
 
 static double now_us(void) { return trace_now_us(); }
 
@@ -616,7 +619,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     if (o->layout >= 0)
         layout = (enum seg_layout)o->layout;
     else
-        layout = pipeline_guess_layout(inf, in, &why);
+        layout = (enum seg_layout)vio_guess_layout(inf, in, &why);
     log_info("%s: %dx%d %s %d-bit, %s decode, layout %s (%s)", in, inf->w, inf->h, inf->codec,
              inf->bit_depth, inf->hw ? "NVDEC" : "CPU", seg_layout_name(layout), why);
     if ((rc = output_plan_make(o->output, layout, inf->w, inf->h, &o->cfg, &p->plan, err)) < 0)
