@@ -9,8 +9,11 @@ Reads both videos as 8-bit gray at the matte's size (ffmpeg CLI) and prints:
   picture   mean |Y_t - Y_t-1| over all pixels and frame pairs;
   matte     mean |M_t - M_t-1| over all pixels and frame pairs;
   still     mean |M_t - M_t-1| where the picture is still (|dY| <= 2):
-            flicker a viewer sees on a motionless person;
+            flicker a viewer sees on a motionless person (picture_still: the
+            picture's own change there);
   moving    mean |M_t - M_t-1| where it is not (the matte must follow);
+with --raw MATTE0 (the clip's matte without the filter), lag: mean
+|M - M0| where the picture moves (how far the filter holds the matte back);
 with --cut N (the first frame of a new shot) the frame pair across the cut
 is left out, and with --fresh MATTE2 (the same tool run on the new shot
 alone) the mean |diff| of the three frames from N on against it: what of
@@ -44,12 +47,13 @@ def main():
     ap.add_argument("matte")
     ap.add_argument("--cut", type=int, default=-1)
     ap.add_argument("--fresh")
+    ap.add_argument("--raw", help="the same clip's matte without temporal filtering")
     a = ap.parse_args()
     w, h = probe_size(a.matte)
     ys, ms = frames(a.source, w, h), frames(a.matte, w, h)
     if len(ys) != len(ms):
         sys.exit(f"matte_stability: {len(ys)} source frames, {len(ms)} matte frames")
-    pic = mat = still = moving = 0
+    pic = mat = still = moving = pic_still = 0
     n_all = n_still = n_moving = 0
     for t in range(1, len(ys)):
         if t == a.cut:
@@ -62,14 +66,24 @@ def main():
             mat += dm
             if dy <= 2:
                 still += dm
+                pic_still += dy
                 n_still += 1
             else:
                 moving += dm
                 n_moving += 1
         n_all += w * h
     res = {"frames": len(ms), "picture": pic / n_all, "matte": mat / n_all,
-           "still": still / max(n_still, 1), "moving": moving / max(n_moving, 1),
+           "still": still / max(n_still, 1), "picture_still": pic_still / max(n_still, 1), "moving": moving / max(n_moving, 1),
            "still_share": n_still / n_all}
+    if a.raw:
+        raw = frames(a.raw, w, h)
+        lag = n_lag = 0
+        for t in range(1, len(ys)):
+            for p in range(w * h):
+                if abs(ys[t][p] - ys[t - 1][p]) > 2:
+                    lag += abs(ms[t][p] - raw[t][p])
+                    n_lag += 1
+        res["lag"] = lag / max(n_lag, 1)
     if a.fresh and a.cut >= 0:
         fresh = frames(a.fresh, w, h)
         ghost = []

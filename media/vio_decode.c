@@ -33,7 +33,8 @@ struct vio_in {
     int64_t last_pkt_pts;  /* of the last video packet sent, for error positions */
     int draining;          /* demuxer at EOF, decoder flushed */
     int64_t preroll_until; /* ms; frames before it are references only (0: none) */
-    int64_t preroll_dropped;
+    int64_t warmup_from;   /* ms; pre-roll frames from here on are warm-up frames */
+    int64_t preroll_dropped, warmups;
 };
 
 /* ---- helpers ---- */
@@ -150,6 +151,7 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
     snprintf(in->path, sizeof in->path, "%s", o->path);
     in->last_pts = AV_NOPTS_VALUE;
     in->preroll_until = o->preroll_until_ms;
+    in->warmup_from = o->warmup_from_ms;
     in->last_pkt_pts = AV_NOPTS_VALUE;
     in->info.video_index = -1;
 
@@ -252,17 +254,26 @@ const AVFormatContext *vio_in_format(const struct vio_in *in) { return in->fmt; 
 int64_t vio_in_video_bytes(const struct vio_in *in) { return in->video_bytes; }
 int64_t vio_in_frames(const struct vio_in *in) { return in->frame_index; }
 int64_t vio_in_preroll_dropped(const struct vio_in *in) { return in->preroll_dropped; }
+int64_t vio_in_warmups(const struct vio_in *in) { return in->warmups; }
 
 /* ---- reading ---- */
 
-/* A frame of a chunk's pre-roll (the GOP before an open-GOP cut): decoded
- * for the references, never returned. Its leading pictures may be broken
- * (their references lie before the file), so no check applies to it. */
-static int is_preroll(const struct vio_in *in, const AVFrame *f)
+/* Where a frame of a chunk's pre-roll (the GOP before the chunk's first
+ * keyframe) stands: 0 not in the pre-roll, 1 a reference only (dropped),
+ * 2 a warm-up frame (returned as VIO_WARMUP for the temporal filter, never
+ * output). Leading pictures at the pre-roll's head may be broken (their
+ * references lie before the file), so no check applies to pre-roll frames. */
+static int preroll_kind(const struct vio_in *in, const AVFrame *f)
 {
     int64_t pts = f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
-    return in->preroll_until > 0 && pts != AV_NOPTS_VALUE &&
-           av_rescale_q(pts, in->info.time_base, (AVRational){ 1, 1000 }) < in->preroll_until;
+    if (in->preroll_until <= 0 || pts == AV_NOPTS_VALUE)
+        return 0;
+    int64_t ms = av_rescale_q(pts, in->info.time_base, (AVRational){ 1, 1000 });
+    if (ms >= in->preroll_until)
+        return 0;
+    if (ms < in->warmup_from)
+        return 1;
+    return 2;
 }
 
 static int check_frame(struct vio_in *in, AVFrame *f, vr_err *err)
@@ -325,10 +336,17 @@ int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
     char w[1200], eb[128], pb[64];
     for (;;) {
         int r = avcodec_receive_frame(in->dec, frame);
-        if (r == 0 && is_preroll(in, frame)) {
+        int pre = r == 0 ? preroll_kind(in, frame) : 0;
+        if (pre == 1) {
             in->preroll_dropped++;
             av_frame_unref(frame);
             continue;
+        }
+        if (pre == 2) {
+            if (frame->best_effort_timestamp != AV_NOPTS_VALUE)
+                frame->pts = frame->best_effort_timestamp;
+            in->warmups++;
+            return VIO_WARMUP;
         }
         if (r == 0) {
             int rc = check_frame(in, frame, err);

@@ -43,6 +43,9 @@ struct vio_in_opts {
     int64_t preroll_until_ms; /* a chunk's pre-roll (remux.h): frames with pts below this
                                * many ms are decoded as references and dropped, uncounted;
                                * 0 = none */
+    int64_t warmup_from_ms;   /* pre-roll frames at or after this many ms are returned as
+                               * VIO_WARMUP (the temporal filter's warm-up), uncounted;
+                               * set it to preroll_until_ms for none */
 };
 
 struct vio_info {
@@ -75,10 +78,11 @@ const struct vio_info *vio_in_info(const struct vio_in *in);
 /* The demuxer, for vio_out to copy stream parameters from (borrowed). */
 const AVFormatContext *vio_in_format(const struct vio_in *in);
 
-enum vio_event { VIO_EOF = 0, VIO_FRAME, VIO_PACKET };
+enum vio_event { VIO_EOF = 0, VIO_FRAME, VIO_PACKET, VIO_WARMUP };
 
 /* The next thing in the file: VIO_FRAME with `frame` holding a decoded
- * video frame (the caller owns the reference: av_frame_unref), VIO_PACKET
+ * video frame (the caller owns the reference: av_frame_unref), VIO_WARMUP
+ * likewise for a pre-roll frame to be segmented but not output, VIO_PACKET
  * with `pkt` holding a non-video packet to copy (caller unrefs), or VIO_EOF
  * once the decoder is drained. `frame` and `pkt` must be unreferenced on
  * entry. Returns the event (>= 0) or a VR_E* code naming the position.
@@ -86,11 +90,12 @@ enum vio_event { VIO_EOF = 0, VIO_FRAME, VIO_PACKET };
  * the duration its container declares, or a frame size change is an error. */
 int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err);
 
-/* Bytes of video packets read so far; frames returned so far; pre-roll
- * frames decoded and dropped so far. */
+/* Bytes of video packets read so far; frames returned so far (VIO_FRAME);
+ * pre-roll frames decoded and dropped so far; warm-up frames returned. */
 int64_t vio_in_video_bytes(const struct vio_in *in);
 int64_t vio_in_frames(const struct vio_in *in);
 int64_t vio_in_preroll_dropped(const struct vio_in *in);
+int64_t vio_in_warmups(const struct vio_in *in);
 
 /* Frees and clears *in; accepts NULL and half-built inputs. */
 void vio_in_free(struct vio_in **in);

@@ -39,6 +39,8 @@ static const struct jf spec_fields[] = {
     N(struct job_spec, priority, JF_INT, -100, 100, 0),
     N(struct job_spec, max_attempts, JF_INT, 1, 100, 0),
     N(struct job_spec, created_ms, JF_LL, 0, 9e15, 0),
+    S(struct job_spec, layout, 0),
+    S(struct job_spec, config, 0),
     { 0 }
 };
 
@@ -51,6 +53,9 @@ static const struct jf task_fields[] = {
     S(struct chunk_task, output_kind, 1),
     N(struct chunk_task, frames, JF_LL, 1, 1e9, 1),
     N(struct chunk_task, preroll_until, JF_LL, 0, 1e12, 0),
+    N(struct chunk_task, warmup_from, JF_LL, -1, 1e12, 0),
+    S(struct chunk_task, layout, 0),
+    S(struct chunk_task, config, 0),
     { 0 }
 };
 
@@ -160,6 +165,7 @@ void job_spec_defaults(struct job_spec *j)
     memset(j, 0, sizeof *j);
     snprintf(j->profile, sizeof j->profile, "balanced");
     snprintf(j->output_kind, sizeof j->output_kind, "mask");
+    snprintf(j->layout, sizeof j->layout, "auto");
     j->chunk_seconds = 10;
     j->max_attempts = 3;
 }
@@ -197,6 +203,12 @@ int job_output_kind_valid(const char *k)
            strcmp(k, "alpha-packed") == 0 || strcmp(k, "greenscreen") == 0;
 }
 
+int job_layout_valid(const char *l, int allow_auto)
+{
+    return !strcmp(l, "mono") || !strcmp(l, "sbs") || !strcmp(l, "tb") ||
+           (allow_auto && !strcmp(l, "auto"));
+}
+
 int job_state_ended(const char *s)
 {
     return !strcmp(s, "done") || !strcmp(s, "failed") || !strcmp(s, "cancelled");
@@ -223,13 +235,20 @@ int job_spec_parse(const char *json, size_t len, struct job_spec *j, vr_err *err
                         j->output_kind);
     if (rc == 0 && (j->input[0] != '/' || j->output[0] != '/'))
         rc = vr_err_set(err, VR_EFORMAT, "job spec: input and output must be absolute paths");
+    if (rc == 0 && !job_layout_valid(j->layout, 1))
+        rc = vr_err_set(err, VR_EFORMAT, "job spec: layout '%s' is not auto|mono|sbs|tb", j->layout);
     return rc;
 }
 
 int chunk_task_parse(const char *json, size_t len, struct chunk_task *t, vr_err *err)
 {
     memset(t, 0, sizeof *t);
+    t->warmup_from = -1;
     int rc = jf_parse(task_fields, "chunk task", json, len, t, err);
+    if (rc == 0 && t->warmup_from < 0)
+        t->warmup_from = t->preroll_until; /* no warm-up frames */
+    if (rc == 0 && t->layout[0] && !job_layout_valid(t->layout, 0))
+        rc = vr_err_set(err, VR_EFORMAT, "chunk task: layout '%s' is not mono|sbs|tb", t->layout);
     if (rc == 0 && !job_id_valid(t->job))
         rc = vr_err_set(err, VR_EFORMAT, "chunk task: bad job id");
     if (rc == 0 && !job_output_kind_valid(t->output_kind))

@@ -15,6 +15,7 @@
 #define JOB_ID_MAX     40
 #define JOB_PATH_MAX   1024
 #define JOB_MAX_JSON   16384            /* spec or task text */
+#define JOB_CONFIG_MAX 2048             /* a job's config overrides, JSON text */
 #define JOB_MAX_MANIFEST (8 << 20)      /* manifest.json */
 #define JOB_MAX_CHUNKS 100000           /* chunks a job may have (= REMUX_MAX_CHUNKS) */
 
@@ -28,6 +29,9 @@ struct job_spec {
     int priority;                   /* -100 .. 100, recorded for status */
     int max_attempts;               /* deliveries before a chunk is dead-lettered */
     long long created_ms;
+    char layout[8];                 /* auto | mono | sbs | tb (auto: decided at the split) */
+    char config[JOB_CONFIG_MAX];    /* overrides on the profile (-c FILE), a JSON object
+                                     * as text, checked at submit; "" = none */
 };
 
 struct chunk_task {
@@ -39,6 +43,11 @@ struct chunk_task {
     char output_kind[16];
     long long frames;               /* frames the chunk holds (its output) */
     long long preroll_until;        /* ms: frames before it are a pre-roll (remux.h); 0 = none */
+    long long warmup_from;          /* ms: pre-roll frames from here on warm the temporal filter
+                                     * up (segmented, not output); = preroll_until: none */
+    char layout[8];                 /* mono | sbs | tb, the job's (decided once for all chunks);
+                                     * "" in tasks of older controllers: the worker guesses */
+    char config[JOB_CONFIG_MAX];    /* the job's config overrides, "" = none */
 };
 
 /* Defaults: balanced, mask, 10 s chunks, priority 0, 3 attempts. */
@@ -52,6 +61,9 @@ int job_id_valid(const char *id);
 
 /* 1 when kind is mask|alpha|greenscreen. */
 int job_output_kind_valid(const char *kind);
+
+/* 1 when l is mono|sbs|tb, or auto when allow_auto. */
+int job_layout_valid(const char *l, int allow_auto);
 
 /* 1 when a job in `state` has ended: done, failed or cancelled. */
 int job_state_ended(const char *state);

@@ -218,7 +218,8 @@ Test(remux, open_gop_hevc_cuts_at_cra_with_a_preroll, .timeout = 120)
         cr_assert_eq(kept, k->frames, "chunk %d decodes to %d of its %lld frames", i, kept,
                      k->frames);
         tv_free(c);
-        struct vio_in_opts io = { .path = path, .preroll_until_ms = k->preroll_until };
+        struct vio_in_opts io = { .path = path, .preroll_until_ms = k->preroll_until,
+                                  .warmup_from_ms = k->preroll_until };
         struct vio_in *vi = NULL;
         cr_assert_eq(vio_in_open(&io, &vi, &e), 0, "%s", e.msg);
         AVFrame *fr = av_frame_alloc();

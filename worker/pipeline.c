@@ -53,6 +53,7 @@ struct item {            /* one frame travelling through the stages */
     AVFrame *colour;     /* host YUV420P for compose, when the output needs it */
     struct mbuf *mask;
     int64_t index, pts;
+    int warmup;          /* a chunk's warm-up frame: segmented (temporal filter), not output */
     double t_decoded;    /* µs, trace clock */
     double post_us;      /* this frame's share of seg's postprocess */
 };
@@ -224,7 +225,8 @@ static void *decode_main(void *arg)
             break;
         }
         av_frame_move_ref(it->frame, f);
-        it->index = idx++;
+        it->warmup = ev == VIO_WARMUP;
+        it->index = it->warmup ? -1 : idx++;
         it->pts = it->frame->pts;
         int full;
         if (it->frame->format != AV_PIX_FMT_CUDA) {
@@ -439,6 +441,12 @@ static void *encode_main(void *arg)
     void *x;
     while (pq_pop(p->q_seg, &x)) {
         struct item *it = x;
+        if (it->warmup) { /* its only use was the temporal filter's state */
+            pq_push(p->pool, it->mask);
+            it->mask = NULL;
+            item_free(it);
+            continue;
+        }
         double t0 = now_us();
         if (av_frame_make_writable(ef) < 0) {
             rc = vr_err_set(&e, VR_ENOMEM, "out of memory");
@@ -603,7 +611,8 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     int rc;
     int B = o->cfg.batch < MAX_BATCH ? o->cfg.batch : MAX_BATCH;
     struct vio_in_opts io = { .path = in, .hw = p->gpu, .gpu = o->gpu, .extra_frames = 4,
-                              .preroll_until_ms = o->preroll_until_ms };
+                              .preroll_until_ms = o->preroll_until_ms,
+                              .warmup_from_ms = o->warmup_from_ms };
     rc = vio_in_open(&io, &p->in, err);
     p->at.in_open = now_us();
     if (rc == VR_ENOTSUP && p->gpu) {

@@ -25,6 +25,8 @@ struct pipe_opts {
     struct pipe_warm *warm;    /* engine kept across runs (serve), or NULL: own engine */
     int64_t preroll_until_ms;  /* a chunk's pre-roll (remux.h): frames before it are
                                 * references only; 0 = none */
+    int64_t warmup_from_ms;    /* pre-roll frames from here on are segmented but not
+                                * output (the temporal filter's warm-up) */
 };
 
 /* Processes `in` into `out`. The output is written to a temporary name in

@@ -48,15 +48,20 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     struct pipe_opts o;
     memset(&o, 0, sizeof o);
     int rc = config_load_profile(&o.cfg, t->profile, err);
+    if (rc == 0 && t->config[0])
+        rc = config_apply_text(&o.cfg, t->config, "the job's config", err);
     if (rc < 0)
         return rc;
     o.backend = s->backend;
     o.gpu = s->gpu;
-    o.layout = -1;
+    /* the job's layout, decided once from the whole source (a chunk file
+     * has neither its name nor, always, its metadata) */
+    o.layout = t->layout[0] ? seg_layout_parse(t->layout) : -1;
     o.output = serve_output(t->output_kind);
     o.cancel = &s->cancel;
     o.warm = s->cold ? NULL : &s->warm;
     o.preroll_until_ms = t->preroll_until;
+    o.warmup_from_ms = t->warmup_from;
     char in[STORAGE_PATH_MAX], out[STORAGE_PATH_MAX], dir[STORAGE_PATH_MAX];
     if ((rc = storage_path(s->storage, t->in, in, sizeof in, err)) < 0 ||
         (rc = storage_path(s->storage, t->out, out, sizeof out, err)) < 0)

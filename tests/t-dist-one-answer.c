@@ -1,0 +1,186 @@
+/*
+ * t-dist-one-answer.c - the fleet gives the answer one process gives. The
+ * same clip through `vr-worker process` and through `vrctl run` with two
+ * CPU workers and 2 s chunks, with a lossless matte (FFV1): every frame
+ * equal, on clips whose layout comes from their stereo metadata, their
+ * file name and their aspect ratio, and an open-GOP HEVC source; with the
+ * default lossy encoder no frame's mean difference exceeds 1/255. A job
+ * whose layout or config is bad is refused before anything is queued.
+ */
+#include "t-video-util.h"
+#include "util-redis.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char W[256];
+
+static void setup(void)
+{
+    tv_tmpdir(W, sizeof W);
+}
+
+static void teardown(void)
+{
+    tv_rmdir(W);
+}
+
+TestSuite(one_answer, .init = setup, .fini = teardown, .timeout = 240);
+
+#define VTEST "/usr/share/doc/opencv-doc/examples/data/vtest.avi"
+
+/* 6 s of vtest at 10 fps scaled to w x h, a keyframe every second, with
+ * `extra` ffmpeg output options (metadata, codec). */
+static void make_clip(const char *path, int w, int h, const char *extra)
+{
+    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -t 6 -vf scale=%d:%d -pix_fmt yuv420p %s '%s'",
+                     w, h, extra, path), 0, "cannot make %s", path);
+}
+
+static const char *H264 = "-c:v libx264 -preset ultrafast -g 10 -keyint_min 10 -sc_threshold 0";
+
+/* `vr-worker process` and `vrctl run` (2 CPU workers, 2 s chunks) on `in`
+ * with config `cfg` (a file) and `profile`; outputs into a and b. */
+static void both_paths(const char *in, const char *cfg, const char *profile, const char *a,
+                       const char *b)
+{
+    char log[300];
+    snprintf(log, sizeof log, "%s/run.log", W);
+    const char *pargv[] = { "vr-worker", "process", "--cpu", "--profile", profile, "-c", cfg, in,
+                            "-o", a, NULL };
+    cr_assert_eq(tproc_run("vr-worker", pargv, NULL, 0), 0, "process failed on %s", in);
+    const char *rargv[] = { "vrctl", "run", in, "-o", b, "--cpu", "--workers", "2",
+                            "--chunk-seconds", "2", "--profile", profile, "-c", cfg, NULL };
+    pid_t p = tproc_spawn("vrctl", rargv, log);
+    int rc = tproc_wait(p, 180000);
+    if (rc)
+        tsh("tail -30 '%s' >&2", log);
+    cr_assert_eq(rc, 0, "vrctl run failed on %s", in);
+}
+
+/* Mean |a - b| of each frame's matte; the largest, and how many differ. */
+static double worst_frame_diff(const char *a, const char *b, int *differing)
+{
+    struct tv_file fa, fb;
+    cr_assert_eq(tv_read(a, 1, &fa), 0);
+    cr_assert_eq(tv_read(b, 1, &fb), 0);
+    tv_assert_same_timing(&fa, &fb);
+    cr_assert(fa.w == fb.w && fa.h == fb.h, "matte sizes differ: %dx%d vs %dx%d", fa.w, fa.h,
+              fb.w, fb.h);
+    double worst = 0;
+    *differing = 0;
+    for (int i = 0; i < fa.nframes; i++) {
+        double sum = 0;
+        for (size_t k = 0; k < (size_t)fa.w * fa.h; k++)
+            sum += abs((int)fa.luma[i][k] - (int)fb.luma[i][k]);
+        sum /= (double)fa.w * fa.h;
+        *differing += sum > 0;
+        worst = sum > worst ? sum : worst;
+    }
+    tv_free(&fa);
+    tv_free(&fb);
+    return worst;
+}
+
+static void lossless_equal(const char *clip, const char *profile)
+{
+    char cfg[300], a[300], b[300];
+    snprintf(cfg, sizeof cfg, "%s/lossless.json", W);
+    snprintf(a, sizeof a, "%s/process.mkv", W);
+    snprintf(b, sizeof b, "%s/fleet.mkv", W);
+    cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\"}' > '%s'", cfg), 0);
+    both_paths(clip, cfg, profile, a, b);
+    int differing;
+    double worst = worst_frame_diff(a, b, &differing);
+    cr_assert_eq(differing, 0, "%s: %d frames differ between process and the fleet (worst mean "
+                 "|diff| %.3f)", clip, differing, worst);
+}
+
+Test(one_answer, layout_from_stereo_metadata)
+{
+    char clip[300];
+    snprintf(clip, sizeof clip, "%s/clip.mkv", W); /* 8:3: the aspect alone says mono */
+    char extra[256];
+    snprintf(extra, sizeof extra, "%s -metadata:s:v:0 stereo_mode=left_right", H264);
+    make_clip(clip, 640, 240, extra);
+    lossless_equal(clip, "fast");
+}
+
+Test(one_answer, layout_from_the_file_name)
+{
+    char clip[300];
+    snprintf(clip, sizeof clip, "%s/holiday_sbs.mp4", W);
+    make_clip(clip, 640, 240, H264);
+    lossless_equal(clip, "balanced");
+}
+
+Test(one_answer, top_bottom_from_the_file_name)
+{
+    char clip[300];
+    snprintf(clip, sizeof clip, "%s/concert_TB.mkv", W); /* eyes of 320x180: not square */
+    make_clip(clip, 320, 360, H264);
+    lossless_equal(clip, "fast");
+}
+
+Test(one_answer, layout_from_the_aspect_ratio)
+{
+    char clip[300];
+    snprintf(clip, sizeof clip, "%s/clip.mp4", W);
+    make_clip(clip, 480, 240, H264);
+    lossless_equal(clip, "fast");
+}
+
+Test(one_answer, open_gop_hevc)
+{
+    char clip[300];
+    snprintf(clip, sizeof clip, "%s/open.mkv", W); /* x265's defaults: open GOPs, CRA keyframes */
+    make_clip(clip, 320, 240, "-c:v libx265 -preset ultrafast -x265-params "
+                              "keyint=10:min-keyint=10:scenecut=0:log-level=error");
+    lossless_equal(clip, "fast");
+}
+
+Test(one_answer, lossy_default_encoder_within_one_level)
+{
+    char clip[300], cfg[300], a[300], b[300];
+    snprintf(clip, sizeof clip, "%s/clip_LR.mp4", W);
+    snprintf(cfg, sizeof cfg, "%s/empty.json", W);
+    snprintf(a, sizeof a, "%s/process.mp4", W);
+    snprintf(b, sizeof b, "%s/fleet.mp4", W);
+    make_clip(clip, 640, 240, H264);
+    cr_assert_eq(tsh("echo '{}' > '%s'", cfg), 0);
+    both_paths(clip, cfg, "fast", a, b);
+    int differing;
+    double worst = worst_frame_diff(a, b, &differing);
+    cr_assert_leq(worst, 1.0, "a frame's mean |diff| is %.3f/255", worst);
+}
+
+/* Refused with the reason before anything is queued: nothing in Redis. */
+Test(one_answer, bad_layout_and_bad_config_refused_at_submit)
+{
+    struct tdist d;
+    memset(&d, 0, sizeof d);
+    cr_assert_eq(tdist_start(&d, 0, 5, 0, 0), 0);
+    char clip[300], out[300], bad[300], msg[2048];
+    snprintf(clip, sizeof clip, "%s/clip.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(bad, sizeof bad, "%s/bad.json", W);
+    make_clip(clip, 480, 240, H264);
+    cr_assert_eq(tsh("echo '{\"smooth_frames\": 99}' > '%s'", bad), 0);
+    const char *c1[] = { "submit", clip, "-o", out, "--layout", "diagonal", NULL };
+    cr_assert_eq(tdist_vrctl(&d, msg, sizeof msg, c1), 2, "a bad --layout is a usage error");
+    const char *c2[] = { "submit", clip, "-o", out, "-c", bad, NULL };
+    cr_assert_eq(tdist_vrctl(&d, msg, sizeof msg, c2), 1, "a bad config is refused");
+    char log[300];
+    snprintf(log, sizeof log, "%s/vrctl.err", W);
+    const char *c3[] = { "vrctl", "submit", clip, "-o", out, "-c", bad, "--redis", d.r.url, NULL };
+    pid_t p = tproc_spawn("vrctl", c3, log);
+    cr_assert_eq(tproc_wait(p, 20000), 1);
+    cr_assert_eq(tsh("grep -q \"smooth_frames\" '%s'", log), 0, "the message does not name the key");
+    const char *st[] = { "status", NULL };
+    cr_assert_eq(tdist_vrctl(&d, msg, sizeof msg, st), 0);
+    cr_assert_null(strstr(msg, "queued"), "a refused job was recorded: %s", msg);
+    tdist_stop(&d, 0);
+}
