@@ -73,6 +73,11 @@ static int try_encoder(struct vio_out *o, const char *name, const struct vio_out
     e->time_base = inf->time_base;
     e->framerate = inf->frame_rate;
     e->sample_aspect_ratio = (AVRational){ 1, 1 };
+    /* No B-frames: packets come out in presentation order, so a chunk's
+     * k-th packet is its k-th frame and the stitch gives it the source's
+     * k-th timestamp (reordered chunks scrambled the quality profile's
+     * timestamps at every cut). A matte loses next to nothing by it. */
+    e->max_b_frames = 0;
     e->color_range = op->full_range ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
     e->colorspace = AVCOL_SPC_BT709;
     e->color_primaries = AVCOL_PRI_BT709;

@@ -184,3 +184,27 @@ Test(one_answer, bad_layout_and_bad_config_refused_at_submit)
     cr_assert_null(strstr(msg, "queued"), "a refused job was recorded: %s", msg);
     tdist_stop(&d, 0);
 }
+
+/* The quality profile's encoder settings (a slower x264 preset, which
+ * would use B-frames): the fleet's output has the source's timestamps. */
+Test(one_answer, quality_profile_keeps_the_source_timestamps)
+{
+    char clip[300], cfg[300], a[300], b[300];
+    snprintf(clip, sizeof clip, "%s/clip.mp4", W);
+    snprintf(cfg, sizeof cfg, "%s/empty.json", W);
+    snprintf(a, sizeof a, "%s/process.mp4", W);
+    snprintf(b, sizeof b, "%s/fleet.mp4", W);
+    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -t 4 -vf scale=320:240 -pix_fmt yuv420p %s "
+                     "'%s'", H264, clip), 0);
+    cr_assert_eq(tsh("echo '{\"tile_cols\": 0, \"tile_rows\": 0}' > '%s'", cfg), 0);
+    both_paths(clip, cfg, "quality", a, b);
+    struct tv_file src, fa, fb;
+    cr_assert_eq(tv_read(clip, 0, &src), 0);
+    cr_assert_eq(tv_read(a, 0, &fa), 0);
+    cr_assert_eq(tv_read(b, 0, &fb), 0);
+    tv_assert_same_timing(&src, &fa);
+    tv_assert_same_timing(&src, &fb);
+    tv_free(&src);
+    tv_free(&fa);
+    tv_free(&fb);
+}
