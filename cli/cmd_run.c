@@ -257,10 +257,11 @@ int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "workers", required_argument, 0, 'n' },
-        { "cpu", no_argument, 0, 'c' },
+        { "cpu", no_argument, 0, 'U' },
         { "profile", required_argument, 0, VRCTL_OPT_PROFILE },
         { "output", required_argument, 0, VRCTL_OPT_OUTPUT },
         { "chunk-seconds", required_argument, 0, VRCTL_OPT_CHUNK },
+        { "layout", required_argument, 0, VRCTL_OPT_LAYOUT },
         { "lease-seconds", required_argument, 0, 'l' },
         { "keep-temp", no_argument, 0, 'K' },
         { "per-gpu", required_argument, 0, 'g' },
@@ -273,7 +274,7 @@ int cmd_run(int argc, char **argv)
     /* One NVDEC session decodes 8K HEVC at ~60-75 fps: several chunks in
      * flight per GPU is what keeps an H100 ahead of real time. */
     int workers = 0, cpu = 0, keep = 0, per_gpu = 3, o;
-    while ((o = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, VRCTL_OPTSTRING, opts, NULL)) != -1) {
         int spec = vrctl_spec_option(o, optarg, &js);
         if (spec > 1)
             return spec;
@@ -286,7 +287,7 @@ int cmd_run(int argc, char **argv)
             if (workers < 1 || workers > 64)
                 return cli_usage_error("--workers must be 1..64");
             break;
-        case 'c': cpu = 1; break;
+        case 'U': cpu = 1; break;
         case 'l': lease = optarg; break;
         case 'K': keep = 1; break;
         case 'g':

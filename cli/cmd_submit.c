@@ -9,8 +9,10 @@
 #include "config.h"
 #include "job.h"
 #include "remux.h"
+#include "storage.h"
 
 #include <getopt.h>
+#include <jansson.h>
 #include <libavformat/avformat.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -66,6 +68,43 @@ fail:
     return err ? err->code : VR_EREDIS;
 }
 
+/* The profile, with the -c file (its path in js->config) on top: the
+ * messages `vr-worker process -c` gives; js->config becomes the file's
+ * overrides as compact JSON, which every chunk applies. */
+static int vrctl_check_config(struct job_spec *js)
+{
+    struct vr_config cfg;
+    vr_err e = { 0 };
+    if (config_load_profile(&cfg, js->profile, &e) < 0) {
+        fprintf(stderr, "vrctl: %s\n", e.msg);
+        return -1;
+    }
+    if (!js->config[0])
+        return 0;
+    char path[sizeof js->config], *text = NULL;
+    size_t len;
+    snprintf(path, sizeof path, "%s", js->config);
+    if (storage_read_file(path, 64 * 1024, &text, &len, &e) < 0 ||
+        config_apply_text(&cfg, text, path, &e) < 0) {
+        fprintf(stderr, "vrctl: -c %s\n", e.msg);
+        free(text);
+        return -1;
+    }
+    json_t *o = json_loads(text, 0, NULL);
+    char *compact = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(o);
+    free(text);
+    if (!compact || strlen(compact) >= sizeof js->config) {
+        fprintf(stderr, "vrctl: -c %s: %s\n", path,
+                compact ? "more overrides than a job can carry (2 KiB)" : "out of memory");
+        free(compact);
+        return -1;
+    }
+    snprintf(js->config, sizeof js->config, "%s", compact);
+    free(compact);
+    return 0;
+}
+
 int vrctl_prepare(const char *in, const char *out, struct job_spec *js, long long *frames_est)
 {
     av_log_set_level(AV_LOG_FATAL);
@@ -92,11 +131,8 @@ int vrctl_prepare(const char *in, const char *out, struct job_spec *js, long lon
         fprintf(stderr, "vrctl: the output would overwrite the input\n");
         return -1;
     }
-    struct vr_config cfg;
-    if (config_load_profile(&cfg, js->profile, &e) < 0) {
-        fprintf(stderr, "vrctl: %s\n", e.msg);
+    if (vrctl_check_config(js) < 0)
         return -1;
-    }
     return 0;
 }
 
@@ -107,6 +143,7 @@ int cmd_submit(int argc, char **argv)
         { "profile", required_argument, 0, VRCTL_OPT_PROFILE },
         { "output", required_argument, 0, VRCTL_OPT_OUTPUT },
         { "chunk-seconds", required_argument, 0, VRCTL_OPT_CHUNK },
+        { "layout", required_argument, 0, VRCTL_OPT_LAYOUT },
         { "priority", required_argument, 0, 'P' },
         { "max-attempts", required_argument, 0, 'a' },
         { "wait", no_argument, 0, 'w' },
@@ -117,7 +154,7 @@ int cmd_submit(int argc, char **argv)
     job_spec_defaults(&js);
     const char *out = NULL, *redis = NULL;
     int wait = 0, o;
-    while ((o = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, VRCTL_OPTSTRING, opts, NULL)) != -1) {
         int spec = vrctl_spec_option(o, optarg, &js);
         if (spec > 1)
             return spec;

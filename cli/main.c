@@ -8,14 +8,23 @@
 #define VRCTL_REDIS "  --redis URL        redis://[user:password@]host:port[/db] or unix:///path.sock\n" \
                     "                     (default $VR_REDIS)\n"
 
+/* The job options submit and run share with `vr-worker process`. */
+#define VRCTL_SPEC_HELP                                                                         \
+    "  --profile P        fast, balanced (default) or quality\n"                               \
+    "  -c FILE            JSON overrides on the profile (as vr-worker process -c), checked\n"  \
+    "                     now and applied to every chunk\n"                                     \
+    "  --layout L         auto (default: stereo metadata, then file name tag, then aspect,\n"  \
+    "                     decided once from the whole source), mono, sbs or tb\n"              \
+    "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"
+
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, 0,
-      "IN -o OUT [--profile P] [--output KIND] [--chunk-seconds S] [--priority N] [--wait]",
+      "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
+      "       [--priority N] [--wait]",
       "validate a video and enqueue it as a job; prints the job id",
       VRCTL_REDIS
       "  -o OUT             output file (.mkv, .mp4, .mov), written by the controller\n"
-      "  --profile P        fast, balanced (default) or quality\n"
-      "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"
+      VRCTL_SPEC_HELP
       "  --chunk-seconds S  chunk length; chunks start at keyframes (10); with an\n"
       "                     open-GOP HEVC source each carries the GOP before it\n"
       "                     as a pre-roll, so make S several GOPs long\n"
@@ -35,14 +44,14 @@ static const struct cli_cmd vrctl_cmds[] = {
     { "metrics", cmd_metrics, 0, "JOB [--json]",
       "per-stage timings and percentiles (merged histograms) of a job", VRCTL_REDIS },
     { "run", cmd_run, 0,
-      "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [--chunk-seconds S]",
+      "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
+      "       [--output KIND] [--chunk-seconds S]",
       "all-in-one local mode: private redis, controller and workers",
       "  --workers N        CPU workers (with --cpu; default 1)\n"
       "  --per-gpu N        chunks in flight per GPU, one worker process each (3):\n"
       "                     one NVDEC session alone cannot keep up with 8K60\n"
       "  --cpu              use the CPU engine even if a GPU is present\n"
-      "  --profile P        fast, balanced (default) or quality\n"
-      "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"
+      VRCTL_SPEC_HELP
       "  --chunk-seconds S  chunk length (5)\n"
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
       "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"

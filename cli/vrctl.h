@@ -28,17 +28,22 @@ struct rq *vrctl_connect(const char *url);
 int vrctl_args(int argc, char **argv, const char **redis, int *json, const char **id,
                int need_id);
 
-/* The job-spec options `submit` and `run` share: VRCTL_OPT_PROFILE,
- * VRCTL_OPT_OUTPUT and VRCTL_OPT_CHUNK as getopt codes. Applies option `o`
- * with `arg` to *js and returns 1 when `o` is one of them, 0 when it is
- * not, or the usage-error exit code (2) for a bad value. */
-enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK };
+/* The job-spec options `submit` and `run` share, as `vr-worker process`
+ * has them: VRCTL_OPT_PROFILE, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK,
+ * VRCTL_OPT_LAYOUT as getopt codes and 'c' (-c FILE, the config overrides:
+ * its path goes into js->config, which vrctl_prepare replaces with the
+ * file's checked text). Applies option
+ * `o` with `arg` to *js and returns 1 when `o` is one of them, 0 when it
+ * is not, or an exit code (2 usage, 1 unreadable file) for a bad value. */
+enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_LAYOUT };
+#define VRCTL_OPTSTRING "o:c:"  /* short options of submit and run */
 int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
 
 /* Validates a job before anything is enqueued: the input exists and probes
  * as video, the output's directory exists and its container is known, the
- * profile loads. Fills js->input/output (absolute). Prints the reason and
- * returns -1 on failure. */
+ * profile loads with the job's config overrides on top (the same messages
+ * as `vr-worker process -c`; js->config is rewritten compact). Fills
+ * js->input/output (absolute). Prints the reason and returns -1 on failure. */
 int vrctl_prepare(const char *in, const char *out, struct job_spec *js, long long *frames_est);
 
 /* Records job js (id and created_ms set) in one MULTI/EXEC: hash, index,

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "rq_stats.h"
+#include "vio_layout.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -200,6 +201,16 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
         if (!job_output_kind_valid(arg))
             return cli_usage_error("--output must be mask, alpha (alpha-packed) or greenscreen");
         snprintf(js->output_kind, sizeof js->output_kind, "%s", arg);
+        return 1;
+    case VRCTL_OPT_LAYOUT:
+        if (vio_layout_parse(arg) == -1)
+            return cli_usage_error("--layout %s: want auto, mono, sbs or tb", arg);
+        snprintf(js->layout, sizeof js->layout, "%s", arg);
+        return 1;
+    case 'c': /* the path, until vrctl_prepare reads and checks the file */
+        if (strlen(arg) >= sizeof js->config)
+            return cli_usage_error("-c %s: path too long", arg);
+        snprintf(js->config, sizeof js->config, "%s", arg);
         return 1;
     case VRCTL_OPT_CHUNK:
         js->chunk_seconds = atof(arg);

@@ -12,6 +12,7 @@
 #ifndef VR_CTL_H
 #define VR_CTL_H
 
+#include "job.h"
 #include "rq.h"
 #include "storage.h"
 
@@ -51,6 +52,17 @@ int ctl_audit(struct ctl *c, int deep);
 
 /* Handles one vr:results entry. */
 int ctl_result(struct ctl *c, const char *job, int idx, const char *kind);
+
+/* What every chunk of a job is processed with (ctl_decide.c). */
+struct ctl_decision {
+    int warmup;                   /* frames of history the temporal filter needs */
+    char layout[8];               /* mono | sbs | tb */
+    const char *why;              /* how the layout was decided (static text) */
+};
+
+/* Decides from the spec and the source: the config (profile + overrides)
+ * must load, the source must open. Returns 0 or VR_E* with the reason. */
+int ctl_job_decide(const struct job_spec *js, struct ctl_decision *d, vr_err *err);
 
 /* storage/jobs/<id> relative paths. */
 void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub);

@@ -110,6 +110,12 @@ int ctl_job_start(struct ctl *c, const char *id)
     char rel[256], indir[STORAGE_PATH_MAX], mpath[STORAGE_PATH_MAX], now[32];
     snprintf(now, sizeof now, "%lld", rq_now_ms());
     ctl_hset(c, id, "started_ms", now);
+    struct ctl_decision dec;
+    if ((rc = ctl_job_decide(&js, &dec, &e)) < 0)
+        return ctl_job_fail(c, id, e.msg);
+    ctl_hset(c, id, "layout", dec.layout);
+    log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
+             dec.warmup);
     ctl_job_dir(rel, sizeof rel, id, "in");
     storage_path(c->storage, rel, indir, sizeof indir, NULL);
     ctl_job_dir(rel, sizeof rel, id, "manifest.json");
@@ -133,7 +139,7 @@ int ctl_job_start(struct ctl *c, const char *id)
             return ctl_job_fail(c, id, e.msg);
         double t0 = clock_mono_s();
         struct remux_split sp;
-        if ((rc = remux_split(js.input, indir, js.chunk_seconds, &sp, &e)) < 0) {
+        if ((rc = remux_split(js.input, indir, js.chunk_seconds, dec.warmup, &sp, &e)) < 0) {
             vr_err_prefix(&e, "split");
             return ctl_job_fail(c, id, e.msg);
         }
@@ -143,7 +149,8 @@ int ctl_job_start(struct ctl *c, const char *id)
         man.split_s = clock_mono_s() - t0;
         man.chunk_frames = calloc((size_t)sp.nchunks, sizeof *man.chunk_frames);
         man.chunk_preroll = calloc((size_t)sp.nchunks, sizeof *man.chunk_preroll);
-        if (!man.chunk_frames || !man.chunk_preroll) {
+        man.chunk_warmup = calloc((size_t)sp.nchunks, sizeof *man.chunk_warmup);
+        if (!man.chunk_frames || !man.chunk_preroll || !man.chunk_warmup) {
             remux_split_release(&sp);
             job_manifest_release(&man);
             return ctl_job_fail(c, id, "out of memory");
@@ -152,11 +159,13 @@ int ctl_job_start(struct ctl *c, const char *id)
         for (int i = 0; i < sp.nchunks; i++) {
             man.chunk_frames[i] = sp.chunks[i].frames;
             man.chunk_preroll[i] = sp.chunks[i].preroll_frames ? sp.chunks[i].preroll_until : 0;
+            man.chunk_warmup[i] = sp.chunks[i].preroll_frames && sp.chunks[i].warmup_from != INT64_MAX
+                                      ? sp.chunks[i].warmup_from : -1;
             prerolls += sp.chunks[i].preroll_frames > 0;
         }
         if (prerolls)
-            log_info("job %s: open-GOP source: %d chunks start with the GOP before them as a "
-                     "pre-roll", id, prerolls);
+            log_info("job %s: %d chunks start with the GOP before them as a pre-roll (%s)", id,
+                     prerolls, dec.warmup ? "the temporal filter's warm-up" : "open-GOP references");
         remux_split_release(&sp);
         if ((rc = job_manifest_write(mpath, &man, &e)) < 0) {
             job_manifest_release(&man);
@@ -175,6 +184,9 @@ int ctl_job_start(struct ctl *c, const char *id)
         snprintf(t.output_kind, sizeof t.output_kind, "%s", js.output_kind);
         t.frames = man.chunk_frames[i];
         t.preroll_until = man.chunk_preroll[i];
+        t.warmup_from = man.chunk_warmup[i] >= 0 ? man.chunk_warmup[i] : t.preroll_until;
+        snprintf(t.layout, sizeof t.layout, "%s", dec.layout);
+        snprintf(t.config, sizeof t.config, "%s", js.config);
         char *task = NULL;
         if ((rc = chunk_task_to_json(&t, &task, &e)) < 0 ||
             (rc = rq_chunk_create(c->q, id, i, task, js.max_attempts, js.priority, &e)) < 0) {

@@ -202,30 +202,55 @@ static int remux_out_write(struct remux_out *o, AVPacket *pkt, int64_t base, AVR
     return ret < 0 ? remux_averr(ret, "cannot write", o->path, err) : 0;
 }
 
-/* Writes the pre-roll (the GOP before an open-GOP cut) at the head of a new
- * chunk, on a timeline that starts at its keyframe's pts, like any chunk.
- * The keyframe's own leading pictures (pts before it) are left out: they
- * reference the GOP before them, the decoder would drop them, and no later
- * picture may reference them. Returns the packets written, or VR_E*. */
-static int remux_write_preroll(struct remux_out *o, const struct remux_gop *g, AVRational tb,
-                               vr_err *err)
+static int cmp_ll(const void *a, const void *b)
 {
-    AVPacket *c = av_packet_alloc();
-    if (!c)
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The warm-up start of a chunk: the pts (chunk timeline) of the
+ * warmup-th last pre-roll frame in presentation order, or the first one
+ * when the pre-roll has fewer frames. */
+static long long remux_warmup_from(long long *pts, int n, int warmup)
+{
+    qsort(pts, (size_t)n, sizeof *pts, cmp_ll);
+    return pts[n > warmup ? n - warmup : 0];
+}
+
+/* Writes the pre-roll (the GOP before the cut) at the head of a new chunk,
+ * on a timeline that starts at its keyframe's pts, like any chunk: the
+ * references of an open-GOP cut's leading pictures, and the frames that
+ * warm the temporal filter up. The keyframe's own leading pictures (pts
+ * before it) are left out: they reference the GOP before them, the decoder
+ * would drop them, and no later picture may reference them. Sets the
+ * chunk's warmup_from; returns the packets written, or VR_E*. */
+static int remux_write_preroll(struct remux_out *o, const struct remux_gop *g, AVRational tb,
+                               int warmup, struct remux_chunk *c, vr_err *err)
+{
+    AVPacket *p = av_packet_alloc();
+    if (!p)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
+    long long *written = malloc((size_t)g->n * sizeof *written);
+    if (!written) {
+        av_packet_free(&p);
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    }
     int64_t base = remux_ts(g->pkt[0]);
     int rc = 0, n = 0;
     for (int i = 0; i < g->n && rc == 0; i++) {
         int64_t pts;
         if (i > 0 && g->pkt[i]->pts != AV_NOPTS_VALUE && g->pkt[i]->pts < base)
             continue;
-        if (av_packet_ref(c, g->pkt[i]) < 0)
+        if (av_packet_ref(p, g->pkt[i]) < 0)
             rc = vr_err_set(err, VR_ENOMEM, "out of memory");
-        else if ((rc = remux_out_write(o, c, base, tb, &pts, err)) == 0)
-            n++;
-        av_packet_unref(c);
+        else if ((rc = remux_out_write(o, p, base, tb, &pts, err)) == 0)
+            written[n++] = pts;
+        av_packet_unref(p);
     }
-    av_packet_free(&c);
+    if (rc == 0 && n > 0)
+        c->warmup_from = warmup > 0 ? remux_warmup_from(written, n, warmup) : INT64_MAX;
+    free(written);
+    av_packet_free(&p);
     return rc < 0 ? rc : n;
 }
 
@@ -246,7 +271,7 @@ void remux_split_release(struct remux_split *s)
     memset(s, 0, sizeof *s);
 }
 
-int remux_split(const char *in, const char *dir, double chunk_seconds,
+int remux_split(const char *in, const char *dir, double chunk_seconds, int warmup,
                 struct remux_split *out, vr_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -295,7 +320,9 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
         int clean = due && remux_clean_cut(ist->codecpar, pkt);
         /* an HEVC CRA: cut with the GOP before it as a pre-roll */
         int open = due && !clean && remux_preroll_cut(ist->codecpar, pkt);
-        int preroll = open && remux_gop_usable(&gop);
+        /* a pre-roll: for an open-GOP cut's references, or for a clean cut
+         * when the temporal filter must be warmed up */
+        int preroll = (open || (clean && warmup > 0)) && remux_gop_usable(&gop);
         if (due && key && !clean && !preroll && !open_noted) {
             if (open)
                 log_info("%s: a GOP before %.2f s is too long to serve as a pre-roll; its chunk "
@@ -305,7 +332,7 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
                          "at IDR frames, so they may be longer", in);
             open_noted = 1;
         }
-        int start_new = !o.oc || clean || preroll;
+        int start_new = !o.oc || clean || (open && preroll);
         if (start_new) {
             if (o.oc && ((rc = remux_preroll_check(cur, in, err)) < 0 ||
                          (rc = remux_out_finish(&o, err)) < 0))
@@ -350,7 +377,7 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
             chunk_base = ts;
             if (preroll) {
                 chunk_base = remux_ts(gop.pkt[0]);
-                if ((rc = remux_write_preroll(&o, &gop, ist->time_base, err)) < 0)
+                if ((rc = remux_write_preroll(&o, &gop, ist->time_base, warmup, cur, err)) < 0)
                     goto fail;
                 cur->preroll_frames = rc;
                 cur->preroll_until = INT64_MAX;
@@ -359,7 +386,8 @@ int remux_split(const char *in, const char *dir, double chunk_seconds,
         }
         if (key)
             remux_gop_reset(&gop);
-        if (ist->codecpar->codec_id == AV_CODEC_ID_HEVC) /* only HEVC cuts with pre-rolls */
+        /* HEVC open-GOP cuts, and any cut that warms the filter up, need it */
+        if (ist->codecpar->codec_id == AV_CODEC_ID_HEVC || warmup > 0)
             remux_gop_push(&gop, pkt); /* with the source's timestamps */
         cur->frames++;
         cur->bytes += pkt->size;

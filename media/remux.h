@@ -17,6 +17,10 @@
  * before it. A chunk that starts at a CRA therefore begins with a pre-roll,
  * a copy of that previous GOP (from its keyframe on). The worker decodes it
  * for the references and outputs only frames at or after `preroll_until`.
+ * Warm-up: the temporal filter looks at a few frames before each one, so
+ * with it on every chunk after the first gets that pre-roll too, and the
+ * worker segments its last frames (from `warmup_from`) without outputting
+ * them.
  * Clean cuts (IDR, BLA, remux_clean_cut) need no pre-roll. H.264
  * open-GOP keyframes are not cut at all: fewer, longer chunks. The
  * per-chunk frame count check guards every case.
@@ -66,6 +70,8 @@ struct remux_chunk {
     int preroll_frames;    /* packets of the GOP before it, at the file's head (0: none) */
     long long preroll_until; /* with a pre-roll: decoded frames with pts (ms, the chunk
                               * file's timeline) below this are references only */
+    long long warmup_from; /* with a pre-roll: its frames from this pts (ms) on warm the
+                            * temporal filter up (LLONG_MAX: none) */
     double start_s;        /* source pts of its first keyframe, seconds */
     double duration_s;
     long long bytes;       /* packet payload bytes */
@@ -79,10 +85,13 @@ struct remux_split {
 };
 
 /* Splits `in` into dir/NNNNN.mkv (00000, 00001, ...), Matroska (pts in ms).
- * Each file is written
- * under a temporary name, fsync'd and renamed. Returns 0 or VR_E* (a full
- * disk is VR_ENOSPC naming the file). *out is filled on success. */
-int remux_split(const char *in, const char *dir, double chunk_seconds,
+ * With warmup > 0 (the frames of history the temporal filter needs) every
+ * chunk after the first carries the GOP before it as a pre-roll whose last
+ * `warmup` frames warm the filter up (remux_chunk.warmup_from), so each
+ * chunk's mattes equal a whole run's. Each file is written under a
+ * temporary name, fsync'd and renamed. Returns 0 or VR_E* (a full disk is
+ * VR_ENOSPC naming the file). *out is filled on success. */
+int remux_split(const char *in, const char *dir, double chunk_seconds, int warmup,
                 struct remux_split *out, vr_err *err);
 
 /* Frees what remux_split allocated; accepts a zeroed struct. */

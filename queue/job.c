@@ -258,6 +258,45 @@ int chunk_task_parse(const char *json, size_t len, struct chunk_task *t, vr_err 
 
 /* ---- manifest ---- */
 
+/* An optional per-chunk array: written only when a value differs from
+ * `none`; read back as `none` everywhere when absent. */
+static int put_per_chunk(json_t *o, const char *key, const long long *v, int n, long long none)
+{
+    int any = 0;
+    for (int i = 0; v && i < n; i++)
+        any |= v[i] != none;
+    if (!any)
+        return 0;
+    json_t *a = json_array();
+    if (!a)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (json_array_append_new(a, json_integer(v[i])) < 0) {
+            json_decref(a);
+            return -1;
+        }
+    return json_object_set_new(o, key, a);
+}
+
+static int get_per_chunk(json_t *o, const char *key, long long *v, int n, long long none,
+                         long long lo, long long hi, const char *path, vr_err *err)
+{
+    json_t *a = json_object_get(o, key);
+    for (int i = 0; i < n; i++)
+        v[i] = none;
+    if (!a)
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) != (size_t)n)
+        return vr_err_set(err, VR_EFORMAT, "%s: '%s' needs one value per chunk", path, key);
+    for (int i = 0; i < n; i++) {
+        json_t *x = json_array_get(a, (size_t)i);
+        if (!json_is_integer(x) || json_integer_value(x) < lo || json_integer_value(x) > hi)
+            return vr_err_set(err, VR_EFORMAT, "%s: chunk %d has a bad %s", path, i, key);
+        v[i] = json_integer_value(x);
+    }
+    return 0;
+}
+
 int job_manifest_write(const char *path, const struct job_manifest *m, vr_err *err)
 {
     json_t *o = json_object(), *a = json_array();
@@ -268,18 +307,9 @@ int job_manifest_write(const char *path, const struct job_manifest *m, vr_err *e
             goto nomem;
     json_object_set_new(o, "chunks", a);
     a = NULL;
-    int any_preroll = 0;
-    for (int i = 0; m->chunk_preroll && i < m->nchunks; i++)
-        any_preroll |= m->chunk_preroll[i] != 0;
-    if (any_preroll) {
-        if (!(a = json_array()))
-            goto nomem;
-        for (int i = 0; i < m->nchunks; i++)
-            if (json_array_append_new(a, json_integer(m->chunk_preroll[i])) < 0)
-                goto nomem;
-        json_object_set_new(o, "preroll_until", a);
-        a = NULL;
-    }
+    if (put_per_chunk(o, "preroll_until", m->chunk_preroll, m->nchunks, 0) < 0 ||
+        put_per_chunk(o, "warmup_from", m->chunk_warmup, m->nchunks, -1) < 0)
+        goto nomem;
     json_object_set_new(o, "frames", json_integer(m->frames));
     json_object_set_new(o, "duration_s", json_real(m->duration_s));
     json_object_set_new(o, "split_s", json_real(m->split_s));
@@ -302,6 +332,7 @@ void job_manifest_release(struct job_manifest *m)
         return;
     free(m->chunk_frames);
     free(m->chunk_preroll);
+    free(m->chunk_warmup);
     memset(m, 0, sizeof *m);
 }
 
@@ -331,7 +362,8 @@ int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err)
     m->split_s = json_number_value(json_object_get(o, "split_s"));
     m->chunk_frames = calloc((size_t)m->nchunks, sizeof *m->chunk_frames);
     m->chunk_preroll = calloc((size_t)m->nchunks, sizeof *m->chunk_preroll);
-    if (!m->chunk_frames || !m->chunk_preroll) {
+    m->chunk_warmup = calloc((size_t)m->nchunks, sizeof *m->chunk_warmup);
+    if (!m->chunk_frames || !m->chunk_preroll || !m->chunk_warmup) {
         job_manifest_release(m);
         json_decref(o);
         return vr_err_set(err, VR_ENOMEM, "out of memory");
@@ -347,17 +379,12 @@ int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err)
         m->chunk_frames[i] = n;
         sum += n;
     }
-    json_t *pr = json_object_get(o, "preroll_until");
-    if (rc == 0 && pr && (!json_is_array(pr) || json_array_size(pr) != (size_t)m->nchunks))
-        rc = vr_err_set(err, VR_EFORMAT, "%s: 'preroll_until' needs one value per chunk", path);
-    for (int i = 0; rc == 0 && pr && i < m->nchunks; i++) {
-        json_t *v = json_array_get(pr, (size_t)i);
-        long long ms = json_is_integer(v) ? json_integer_value(v) : -1;
-        if (ms < 0 || ms > 1000000000000LL)
-            rc = vr_err_set(err, VR_EFORMAT, "%s: chunk %d has a bad preroll_until", path, i);
-        else
-            m->chunk_preroll[i] = ms;
-    }
+    if (rc == 0)
+        rc = get_per_chunk(o, "preroll_until", m->chunk_preroll, m->nchunks, 0, 0,
+                           1000000000000LL, path, err);
+    if (rc == 0)
+        rc = get_per_chunk(o, "warmup_from", m->chunk_warmup, m->nchunks, -1, -1,
+                           1000000000000LL, path, err);
     if (rc == 0 && sum != m->frames)
         rc = vr_err_set(err, VR_EFORMAT, "%s: chunk frames add up to %lld, not %lld", path, sum,
                         m->frames);

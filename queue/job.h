@@ -85,10 +85,12 @@ struct job_manifest {
     double split_s;            /* seconds the split took */
     long long *chunk_frames;   /* [nchunks], owned */
     long long *chunk_preroll;  /* [nchunks], owned: preroll_until of each chunk (0 = none) */
+    long long *chunk_warmup;   /* [nchunks], owned: warmup_from of each chunk (-1 = none) */
 };
 
 /* Writes {"frames","duration_s","split_s","chunks":[frames...],
- * "preroll_until":[ms...]} durably ("preroll_until" only when one is set). */
+ * "preroll_until":[ms...],"warmup_from":[ms...]} durably (the last two only
+ * when a chunk has one). */
 int job_manifest_write(const char *path, const struct job_manifest *m, vr_err *err);
 
 /* Reads and checks it (counts add up, limits); release with _release. */

@@ -77,7 +77,7 @@ Test(remux, split_is_frame_exact_and_stitch_rebuilds_source)
 
     struct remux_split s;
     vr_err e = { 0 };
-    cr_assert_eq(remux_split(clip, dir, 1.0, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_split(clip, dir, 1.0, 0, &s, &e), 0, "%s", e.msg);
     cr_assert_eq(s.frames, 50);
     cr_assert_geq(s.nchunks, 4, "%d chunks", s.nchunks);
     long long sum = 0;
@@ -140,7 +140,7 @@ Test(remux, stitch_refuses_wrong_total_and_unknown_container)
     cr_assert_eq(tclip_make(clip, 1, 96, 5, 0), 0);
     struct remux_split s;
     vr_err e = { 0 };
-    cr_assert_eq(remux_split(clip, dir, 10, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_split(clip, dir, 10, 0, &s, &e), 0, "%s", e.msg);
     cr_assert_eq(s.nchunks, 1);
     remux_chunk_name(dir, 0, c0, sizeof c0, NULL);
     const char *p[] = { c0 };
@@ -185,7 +185,7 @@ Test(remux, open_gop_hevc_cuts_at_cra_with_a_preroll, .timeout = 120)
     snprintf(dir, sizeof dir, "%s/chunks", D);
     struct remux_split s;
     vr_err e = { 0 };
-    cr_assert_eq(remux_split(clip, dir, 0.2, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_split(clip, dir, 0.2, 0, &s, &e), 0, "%s", e.msg);
     cr_assert_eq(s.frames, 60);
     cr_assert_eq(s.nchunks, 6, "a chunk per keyframe: %d chunks", s.nchunks);
 
@@ -251,7 +251,7 @@ Test(remux, open_gop_h264_is_cut_only_at_idr, .timeout = 120)
     snprintf(dir, sizeof dir, "%s/chunks", D);
     struct remux_split s;
     vr_err e = { 0 };
-    cr_assert_eq(remux_split(clip, dir, 0.2, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_split(clip, dir, 0.2, 0, &s, &e), 0, "%s", e.msg);
     cr_assert_eq(s.frames, 60);
     cr_assert_eq(s.nchunks, 2, "cuts only at the IDRs (0, 30): %d chunks", s.nchunks);
     struct tv_file *c = calloc(1, sizeof *c);

@@ -247,7 +247,8 @@ static void *decode_main(void *arg)
                 it->colour = it->frame;
         }
         double t1 = now_us();
-        hist_record(&p->m.stage[MET_DECODE], t1 - t0);
+        if (!it->warmup) /* stage histograms count output frames */
+            hist_record(&p->m.stage[MET_DECODE], t1 - t0);
         trace_span(p->trace, "decode", t0, t1 - t0, it->index);
         it->t_decoded = t1;
         if (!p->at.first_dec)
