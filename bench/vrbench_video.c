@@ -13,7 +13,8 @@
  *       INSTANCES encoders in parallel on separate frame ranges
  *   vrbench-video diff A B
  *       mean and max absolute luma difference of two videos' frames, after
- *       scaling B to A's size (GPU matte vs CPU matte)
+ *       scaling B to A's size (GPU matte vs CPU matte; the fleet's matte vs
+ *       one process's), the worst frame and how many frames differ
  *
  * Each prints one "RESULT name value unit" line that bench/pipeline.sh
  * collects. Run by `make bench-pipeline`; see docs/notes/pipeline.md.
@@ -340,53 +341,69 @@ static int cmd_encode(int argc, char **argv)
 
 /* ---- diff ---- */
 
-static int read_luma(const char *path, AVFrame **fr, int max, vr_err *e)
+/* The next decoded frame of `in` into f (unreferenced first): 1, 0 at the
+ * end, <0 on error. */
+static int next_frame(struct vio_in *in, AVFrame *f, AVPacket *p, vr_err *e)
 {
-    struct vio_in *in = NULL;
-    struct vio_in_opts io = { .path = path };
-    if (vio_in_open(&io, &in, e) < 0)
-        return -1;
-    AVFrame *f = av_frame_alloc();
-    AVPacket *p = av_packet_alloc();
-    int n = 0, ev;
+    int ev;
+    av_frame_unref(f);
     while ((ev = vio_in_next(in, f, p, e)) > 0) {
-        if (ev == VIO_FRAME && n < max)
-            fr[n++] = av_frame_clone(f);
-        av_frame_unref(f);
         av_packet_unref(p);
+        if (ev == VIO_FRAME)
+            return 1;
+        av_frame_unref(f);
     }
-    av_frame_free(&f);
-    av_packet_free(&p);
-    vio_in_free(&in);
-    return ev < 0 ? -1 : n;
+    return ev;
 }
 
+/* Frame by frame, streaming: mean |A - B| of the luma (B sampled at A's
+ * size), the worst frame's mean, the largest pixel difference, the frames
+ * that differ at all and those whose mean exceeds one level. */
 static int cmd_diff(int argc, char **argv)
 {
     if (argc != 4)
         return fprintf(stderr, "usage: diff A B\n"), 2;
-    enum { MAXF = 512 };
-    static AVFrame *a[MAXF], *b[MAXF];
     vr_err e = { 0 };
-    int na = read_luma(argv[2], a, MAXF, &e), nb = na < 0 ? -1 : read_luma(argv[3], b, MAXF, &e);
-    if (na < 0 || nb < 0)
+    struct vio_in *ia = NULL, *ib = NULL;
+    struct vio_in_opts oa = { .path = argv[2] }, ob = { .path = argv[3] };
+    if (vio_in_open(&oa, &ia, &e) < 0 || vio_in_open(&ob, &ib, &e) < 0)
         return die("diff", &e);
-    if (na != nb || na == 0)
-        return fprintf(stderr, "diff: %d vs %d frames\n", na, nb), 1;
-    double sum = 0;
-    int mx = 0;
-    long cnt = 0;
-    for (int i = 0; i < na; i++)
-        for (int y = 0; y < a[i]->height; y++)
-            for (int x = 0; x < a[i]->width; x++) {
-                int yb = y * b[i]->height / a[i]->height, xb = x * b[i]->width / a[i]->width;
-                int d = abs(a[i]->data[0][(size_t)y * a[i]->linesize[0] + x] -
-                            b[i]->data[0][(size_t)yb * b[i]->linesize[0] + xb]);
-                sum += d;
+    AVFrame *a = av_frame_alloc(), *b = av_frame_alloc();
+    AVPacket *p = av_packet_alloc();
+    double sum = 0, worst = 0;
+    long long cnt = 0;
+    int mx = 0, n = 0, differ = 0, over1 = 0, ra, rb;
+    while ((ra = next_frame(ia, a, p, &e)) == 1 && (rb = next_frame(ib, b, p, &e)) == 1) {
+        double fs = 0;
+        for (int y = 0; y < a->height; y++) {
+            const uint8_t *la = a->data[0] + (size_t)y * a->linesize[0];
+            const uint8_t *lb = b->data[0] + (size_t)(y * b->height / a->height) * b->linesize[0];
+            for (int x = 0; x < a->width; x++) {
+                int d = abs(la[x] - lb[x * b->width / a->width]);
+                fs += d;
                 mx = d > mx ? d : mx;
-                cnt++;
             }
-    printf("RESULT diff_mean_abs %.3f (max %d) over %d frames\n", sum / cnt, mx, na);
+        }
+        sum += fs;
+        cnt += (long long)a->width * a->height;
+        fs /= (double)a->width * a->height;
+        worst = fs > worst ? fs : worst;
+        differ += fs > 0;
+        over1 += fs > 1.0;
+        n++;
+    }
+    int rest = ra == 1 ? 1 : next_frame(ib, b, p, &e);
+    av_frame_free(&a);
+    av_frame_free(&b);
+    av_packet_free(&p);
+    vio_in_free(&ia);
+    vio_in_free(&ib);
+    if (ra < 0 || rest < 0)
+        return die("diff", &e);
+    if (rest != 0 || n == 0)
+        return fprintf(stderr, "diff: the files have different frame counts (%d compared)\n", n), 1;
+    printf("RESULT diff_mean_abs %.4f (max %d; worst frame mean %.4f; %d of %d frames differ, "
+           "%d by more than 1/255 on average)\n", sum / cnt, mx, worst, differ, n, over1);
     return 0;
 }
 
