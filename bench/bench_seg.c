@@ -22,6 +22,7 @@
 #include "config.h"
 #include "clock.h"
 #include "frame_cuda.h"
+#include "frame_temporal.h"
 #include "log.h"
 #include "seg.h"
 
@@ -241,7 +242,12 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
         }
     float *d_in = NULL, *d_out = NULL, *d_work = NULL, *d_luma = NULL, *d_a = NULL, *d_b = NULL,
           *d_scr = NULL;
-    uint8_t *d_mask = NULL;
+    uint8_t *d_mask = NULL, *d_ty = NULL, *d_ring = NULL;
+    unsigned long long *d_sad = NULL;
+    struct temporal_opts topt;
+    struct temporal_state tst = { 0, 0 };
+    temporal_opts_from_config(&topt, cfg, ow, oh);
+    const size_t slots = topt.frames > 1 ? (size_t)topt.frames - 1 : 1;
     struct frame_rect *d_rects = NULL;
     struct frame_tile *d_tiles = NULL;
     int ok = cudaMalloc((void **)&d_in, batch * tpf * tile_px * 3 * 4) == cudaSuccess
@@ -252,6 +258,9 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
              && cudaMalloc((void **)&d_b, work * 4) == cudaSuccess
              && cudaMalloc((void **)&d_scr, work * 6 * 4) == cudaSuccess
              && cudaMalloc((void **)&d_mask, (size_t)batch * ow * oh) == cudaSuccess
+             && cudaMalloc((void **)&d_ty, (size_t)batch * ow * oh) == cudaSuccess
+             && cudaMalloc((void **)&d_ring, 2 * slots * ow * oh) == cudaSuccess
+             && cudaMalloc((void **)&d_sad, (size_t)batch * sizeof *d_sad) == cudaSuccess
              && cudaMalloc((void **)&d_rects, sizeof rects) == cudaSuccess
              && cudaMalloc((void **)&d_tiles, sizeof tiles) == cudaSuccess;
     if (!ok) {
@@ -278,13 +287,17 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
     struct {
         const char *name;
         double bytes; /* per frame, compulsory */
-    } k[5] = {
+    } k[7] = {
         { "preprocess (NV12 -> tiles)", 1.5 * Y + tpf * tile_px * 12.0 },
         { "luma at work size", Y + p.work_per_frame * 4.0 },
         { "blend", tpf * tile_px * 4.0 + p.work_per_frame * 4.0 },
         { "guided coefficients (4)", p.work_per_frame * 4.0 * 4 },
         { "refine (mask)", Y + (double)ow * oh },
+        { "temporal: luma + sums", (double)ow * oh * 2 },
+        { "temporal: filter (window full)", (double)ow * oh * (2 + 2.0 * slots + 2) },
     };
+    cudaMemset(d_ring, 0, 2 * slots * ow * oh);
+    tst.have = (int)slots; /* the steady state: a full window, no cut */
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
@@ -292,7 +305,7 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
            "of 20)\n%-30s %10s %10s %8s %9s\n", g->name, g->w, g->h, batch, ow, oh, tpf, "kernel",
            "ms/frame", "MB/frame", "GB/s", "% of copy");
     double total = 0;
-    for (int ki = 0; ki < 5; ki++) {
+    for (int ki = 0; ki < 7; ki++) {
         float ms[20];
         for (int rep = 0; rep < 22; rep++) {
             cudaEventRecord(e0, 0);
@@ -303,7 +316,11 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
             case 2: rc = frame_blend_batch_cuda(d_out, batch, mw, mh, d_tiles, &p, d_work, 0, &err); break;
             case 3: rc = frame_guided_coeffs_batch_cuda(d_luma, d_work, batch, &p, cfg->guided_radius,
                                                         (float)cfg->guided_eps, d_a, d_b, d_scr, 0, &err); break;
-            default: rc = frame_refine_batch_cuda(d_a, d_b, 1, &fb, &p, &fm, 0, &err); break;
+            case 4: rc = frame_refine_batch_cuda(d_a, d_b, 1, &fb, &p, &fm, 0, &err); break;
+            case 5: rc = frame_temporal_luma_cuda(&topt, &tst, &fb, g->w, g->h, d_ty,
+                                                  d_ring + slots * ow * oh, d_sad, 0, &err); break;
+            default: rc = frame_temporal_cuda(&topt, &tst, batch, &fm, d_ty, d_sad, d_ring,
+                                              d_ring + slots * ow * oh, 0, &err); break;
             }
             cudaEventRecord(e1, 0);
             if (rc < 0 || cudaEventSynchronize(e1) != cudaSuccess) {
@@ -337,6 +354,9 @@ out:
     cudaFree(d_b);
     cudaFree(d_scr);
     cudaFree(d_mask);
+    cudaFree(d_ty);
+    cudaFree(d_ring);
+    cudaFree(d_sad);
     cudaFree(d_rects);
     cudaFree(d_tiles);
 }

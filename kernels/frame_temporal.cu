@@ -29,12 +29,9 @@ struct ft_frames {
     int ls0[FRAME_CU_MAX_FRAMES];
 };
 
-static __device__ __forceinline__ uint8_t ft_luma(const uint8_t *plane, int ls, int fmt, int sw,
-                                                  int sh, int ox, int oy, int w, int h)
+/* The luma sample of a source row at column sx (the C twin's rule). */
+static __device__ __forceinline__ uint8_t ft_luma(const uint8_t *row, int fmt, int sx)
 {
-    int sy = (int)(((2LL * oy + 1) * sh) / (2LL * h));
-    int sx = (int)(((2LL * ox + 1) * sw) / (2LL * w));
-    const uint8_t *row = plane + (size_t)sy * ls;
     if (fmt == SEG_PIX_RGB24) {
         const uint8_t *px = row + 3 * (size_t)sx;
         return (uint8_t)((77u * px[0] + 150u * px[1] + 29u * px[2] + 128u) >> 8);
@@ -44,30 +41,46 @@ static __device__ __forceinline__ uint8_t ft_luma(const uint8_t *plane, int ls, 
     return row[sx];
 }
 
-__global__ void __launch_bounds__(256)
+#define FT_LUMA_THREADS 256
+
+/* grid: x = column blocks, y = row groups. Frames outer, rows inner: each
+ * thread keeps its column's source x (one division per launch), and each
+ * block adds its frame sums with one atomic per frame, not one per warp
+ * (thousands of warps on 16 addresses serialised). Sizes fit 32-bit math:
+ * (2 * 16384 + 1) * 16384 < 2^31. */
+__global__ void __launch_bounds__(FT_LUMA_THREADS)
 k_temporal_luma(const __grid_constant__ ft_frames f, int n, int fmt, int sw, int sh, int w, int h,
                 uint8_t *__restrict__ y, const uint8_t *__restrict__ prev_y,
                 unsigned long long *__restrict__ sad)
 {
-    const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool in = p < w * h;
-    const int ox = in ? p % w : 0, oy = in ? p / w : 0;
+    __shared__ unsigned warp_sum[FT_LUMA_THREADS / 32];
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool in = x < w;
+    const int sx = in ? ((2 * x + 1) * sw) / (2 * w) : 0;
     const size_t plane = (size_t)w * h;
-    int last = in && prev_y ? prev_y[p] : -1;
     for (int j = 0; j < n; j++) {
         unsigned d = 0;
-        if (in) {
-            int v = ft_luma(f.y0[j], f.ls0[j], fmt, sw, sh, ox, oy, w, h);
+        for (int oy = blockIdx.y; in && oy < h; oy += gridDim.y) {
+            const int sy = ((2 * oy + 1) * sh) / (2 * h);
+            const size_t p = (size_t)oy * w + x;
+            const int v = ft_luma(f.y0[j] + (size_t)sy * f.ls0[j], fmt, sx);
             y[j * plane + p] = (uint8_t)v;
-            if (last >= 0)
-                d = (unsigned)(v > last ? v - last : last - v);
-            last = v;
+            const int last = j > 0 ? y[(j - 1) * plane + p] : prev_y ? prev_y[p] : v;
+            d += (unsigned)(v > last ? v - last : last - v);
         }
-        /* warp sum, then one atomic per warp and frame */
         for (int o = 16; o > 0; o >>= 1)
             d += __shfl_down_sync(0xffffffffu, d, o);
-        if ((threadIdx.x & 31) == 0 && d)
-            atomicAdd(&sad[j], (unsigned long long)d);
+        if ((threadIdx.x & 31) == 0)
+            warp_sum[threadIdx.x >> 5] = d;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            unsigned long long t = 0;
+            for (int k = 0; k < FT_LUMA_THREADS / 32; k++)
+                t += warp_sum[k];
+            if (t)
+                atomicAdd(&sad[j], t);
+        }
+        __syncthreads();
     }
 }
 
@@ -88,9 +101,9 @@ extern "C" int frame_temporal_luma_cuda(const struct temporal_opts *o,
     const uint8_t *prev = s->have > 0 ? ring_y + (size_t)s->head * o->w * o->h : NULL;
     if (cudaMemsetAsync(sad, 0, sizeof *sad * fb->n, st) != cudaSuccess)
         return ft_check("sums", err);
-    const int pix = o->w * o->h;
-    k_temporal_luma<<<(pix + 255) / 256, 256, 0, st>>>(f, fb->n, fb->fmt, src_w, src_h, o->w,
-                                                       o->h, y, prev, sad);
+    dim3 grid((o->w + FT_LUMA_THREADS - 1) / FT_LUMA_THREADS, o->h < 128 ? o->h : 128);
+    k_temporal_luma<<<grid, FT_LUMA_THREADS, 0, st>>>(f, fb->n, fb->fmt, src_w, src_h, o->w, o->h,
+                                                      y, prev, sad);
     return ft_check("luma", err);
 }
 
@@ -121,8 +134,7 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
         uint8_t *m = a.mask[j] + (size_t)py * a.ls[j] + px;
         const uint8_t raw = *m, yc = y[j * plane + p];
         float acc = (float)raw, wsum = 1.0f;
-        for (int i = 1; i <= have; i++) {
-            int slot = ((head - (i - 1)) % a.slots + a.slots) % a.slots;
+        for (int i = 1, slot = head; i <= have; i++, slot = slot ? slot - 1 : a.slots - 1) {
             uint8_t yi = ring_y[slot * plane + p];
             int d = yc > yi ? yc - yi : yi - yc;
             if (d <= a.still) {
@@ -132,7 +144,7 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
         }
         float q = __fadd_rn(__fdiv_rn(acc, wsum), 0.5f);
         *m = (uint8_t)(int)q;
-        head = (head + 1) % a.slots;
+        head = head + 1 < a.slots ? head + 1 : 0;
         ring_m[head * plane + p] = raw;
         ring_y[head * plane + p] = yc;
         if (have < a.slots)
