@@ -9,99 +9,68 @@
 
 #include "cli.h"
 #include "job.h"
+#include "rq_jobs.h"
 
 #include <stdio.h>
 #include <string.h>
 
 int cmd_cancel(int argc, char **argv)
 {
-    const char *redis = NULL, *id;
-    int rc = vrctl_args(argc, argv, &redis, NULL, &id, 1);
+    struct vrctl_session v;
+    int rc = vrctl_begin(argc, argv, VRCTL_WANT_ID, &v);
     if (rc)
         return rc;
-    struct rq *q = vrctl_connect(redis);
-    if (!q)
-        return 1;
-    char jk[128], state[32] = "";
+    char state[32];
     vr_err e = { 0 };
-    rq_key_job(jk, sizeof jk, id);
-    rc = rq_hget(q, jk, "state", state, sizeof state, &e);
-    if (rc <= 0) {
-        fprintf(stderr, "vrctl cancel: %s\n", rc < 0 ? e.msg : "no such job");
-        rq_free(&q);
-        return 1;
+    rc = rq_job_cancel(v.q, v.id, "cancelled by the user", state, sizeof state, &e);
+    if (rc == 1) {
+        rq_event(v.q, v.id, "cancelled");
+        printf("%s cancelled\n", v.id);
+    } else if (rc == 0) {
+        fprintf(stderr, "vrctl cancel: job %s already %s\n", v.id, state);
+    } else {
+        fprintf(stderr, "vrctl cancel: %s\n", rc == VR_ENOENT ? "no such job" : e.msg);
     }
-    if (job_state_ended(state)) {
-        fprintf(stderr, "vrctl cancel: job %s already %s\n", id, state);
-        rq_free(&q);
-        return 1;
-    }
-    redisReply *r = rq_cmd(q, &e, "HSET %s state cancelled finished_ms %lld error %s", jk,
-                           rq_now_ms(), "cancelled by the user");
-    if (r)
-        freeReplyObject(r);
-    else
-        fprintf(stderr, "vrctl cancel: %s\n", e.msg);
-    rq_event(q, id, "cancelled");
-    rq_free(&q);
-    if (r)
-        printf("%s cancelled\n", id);
-    return r ? 0 : 1;
+    vrctl_end(&v);
+    return rc == 1 ? 0 : 1;
 }
 
 int cmd_retry(int argc, char **argv)
 {
-    const char *redis = NULL, *id;
-    int rc = vrctl_args(argc, argv, &redis, NULL, &id, 1);
+    struct vrctl_session v;
+    int rc = vrctl_begin(argc, argv, VRCTL_WANT_ID, &v);
     if (rc)
         return rc;
-    struct rq *q = vrctl_connect(redis);
-    if (!q)
-        return 1;
-    char jk[128], state[32] = "";
+    char state[32] = "";
     long long total = 0;
     vr_err e = { 0 };
-    rq_key_job(jk, sizeof jk, id);
-    if (rq_hget(q, jk, "state", state, sizeof state, &e) <= 0 ||
-        rq_hget_ll(q, jk, "chunks_total", &total, &e) < 0) {
-        fprintf(stderr, "vrctl retry: %s\n", e.msg[0] ? e.msg : "no such job");
-        rq_free(&q);
-        return 1;
-    }
-    if (strcmp(state, "failed") && strcmp(state, "cancelled")) {
+    /* The job is live again before its chunks are, or workers skip them. */
+    rc = rq_job_retry(v.q, v.id, &total, state, sizeof state, &e);
+    if (rc == 0)
         fprintf(stderr, "vrctl retry: job %s is %s; only failed or cancelled jobs are retried\n",
-                id, state);
-        rq_free(&q);
-        return 1;
-    }
-    /* The job must be live before its chunks are, or workers skip them. */
-    redisReply *r = rq_cmd(q, &e, "HSET %s state %s error %s finished_ms 0", jk,
-                           total > 0 ? "running" : "queued", "");
-    if (!r)
+                v.id, state);
+    if (rc <= 0)
         goto fail;
-    freeReplyObject(r);
     int again = 0;
     for (long long i = 0; i < total; i++) {
         /* A dead chunk is re-armed (attempts from 0); any other unfinished
          * one gets a fresh entry, its old one having been skipped. Never
          * both: a re-armed chunk is queued, and a second entry would run it
          * twice at once. */
-        rc = rq_chunk_requeue_lost(q, id, (int)i, 2, &e);
+        rc = rq_chunk_requeue_lost(v.q, v.id, (int)i, 2, &e);
         if (rc == 0)
-            rc = rq_chunk_requeue_lost(q, id, (int)i, 3, &e);
+            rc = rq_chunk_requeue_lost(v.q, v.id, (int)i, 3, &e);
         if (rc < 0 && rc != VR_ENOENT)
             goto fail;
         again += rc == 1;
     }
-    if (!(r = rq_cmd(q, &e, "SADD vr:active %s", id)))
-        goto fail;
-    freeReplyObject(r);
-    rq_event(q, id, "retry: %d chunks enqueued again", again);
-    printf("%s: retrying (%d chunks enqueued again)\n", id, again);
-    rq_free(&q);
+    rq_event(v.q, v.id, "retry: %d chunks enqueued again", again);
+    printf("%s: retrying (%d chunks enqueued again)\n", v.id, again);
+    vrctl_end(&v);
     return 0;
 fail:
-    fprintf(stderr, "vrctl retry: %s\n", e.msg);
-    rq_free(&q);
+    if (rc < 0)
+        fprintf(stderr, "vrctl retry: %s\n", rc == VR_ENOENT ? "no such job" : e.msg);
+    vrctl_end(&v);
     return 1;
 }

@@ -6,13 +6,13 @@
 
 #include "cli.h"
 #include "job.h"
+#include "rq_fleet.h"
 #include "rq_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Parses [--redis URL] [--json] [ID]; returns 0 or a usage exit code. */
 static void vrctl_print_job(const struct rq_job_status *st)
 {
     printf("%-26s %-10s chunks %lld/%lld  frames %lld/%lld  %.1f fps  %.1f s\n", st->id, st->state,
@@ -22,14 +22,13 @@ static void vrctl_print_job(const struct rq_job_status *st)
 
 int cmd_status(int argc, char **argv)
 {
-    const char *redis = NULL, *id;
-    int json = 0;
-    int rc = vrctl_args(argc, argv, &redis, &json, &id, 0);
+    struct vrctl_session v;
+    int rc = vrctl_begin(argc, argv, VRCTL_MAY_ID | VRCTL_WANT_JSON, &v);
     if (rc)
         return rc;
-    struct rq *q = vrctl_connect(redis);
-    if (!q)
-        return 1;
+    struct rq *q = v.q;
+    const char *id = v.id;
+    int json = v.json;
     struct rq_job_status *st = malloc(sizeof *st);
     char (*ids)[48] = calloc(50, 48);
     vr_err e = { 0 };
@@ -84,28 +83,24 @@ int cmd_status(int argc, char **argv)
 out:
     free(st);
     free(ids);
-    rq_free(&q);
+    vrctl_end(&v);
     return rc;
 }
 
 int cmd_metrics(int argc, char **argv)
 {
-    const char *redis = NULL, *id;
-    int json = 0;
-    int rc = vrctl_args(argc, argv, &redis, &json, &id, 1);
+    struct vrctl_session v;
+    int rc = vrctl_begin(argc, argv, VRCTL_WANT_ID | VRCTL_WANT_JSON, &v);
     if (rc)
         return rc;
-    struct rq *q = vrctl_connect(redis);
-    if (!q)
-        return 1;
     struct rq_job_status *st = malloc(sizeof *st);
     vr_err e = { 0 };
     rc = 1;
-    if (!st || rq_job_status(q, id, 1, st, &e) < 0) {
+    if (!st || rq_job_status(v.q, v.id, 1, st, &e) < 0) {
         fprintf(stderr, "vrctl metrics: %s\n", st ? e.msg : "out of memory");
         goto out;
     }
-    if (json) {
+    if (v.json) {
         json_t *o = rq_job_status_json(st);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         if (s)
@@ -136,80 +131,60 @@ int cmd_metrics(int argc, char **argv)
     rc = 0;
 out:
     free(st);
-    rq_free(&q);
+    vrctl_end(&v);
     return rc;
 }
 
 int cmd_watch(int argc, char **argv)
 {
-    const char *redis = NULL, *id;
-    int rc = vrctl_args(argc, argv, &redis, NULL, &id, 1);
+    struct vrctl_session v;
+    int rc = vrctl_begin(argc, argv, VRCTL_WANT_ID, &v);
     if (rc)
         return rc;
-    struct rq *q = vrctl_connect(redis);
-    if (!q)
-        return 1;
-    rc = vrctl_watch(q, id, NULL);
-    rq_free(&q);
+    rc = vrctl_watch(v.q, v.id, NULL);
+    vrctl_end(&v);
     return rc;
 }
 
 int cmd_workers(int argc, char **argv)
 {
-    const char *redis = NULL, *id;
-    int json = 0;
-    int rc = vrctl_args(argc, argv, &redis, &json, &id, 0);
+    struct vrctl_session v;
+    int rc = vrctl_begin(argc, argv, VRCTL_WANT_JSON, &v);
     if (rc)
         return rc;
-    struct rq *q = vrctl_connect(redis);
-    if (!q)
-        return 1;
+    enum { MAXW = 10000 };
+    struct rq_worker_info *w = calloc(MAXW, sizeof *w);
     vr_err e = { 0 };
-    redisReply *r = rq_cmd(q, &e, "SMEMBERS %s", RQ_WORKERS);
-    if (!r) {
+    int n = w ? rq_workers_list(v.q, w, MAXW, &e) : vr_err_set(&e, VR_ENOMEM, "out of memory");
+    if (n < 0) {
         fprintf(stderr, "vrctl workers: %s\n", e.msg);
-        rq_free(&q);
+        free(w);
+        vrctl_end(&v);
         return 1;
     }
     json_t *arr = json_array();
-    int live = 0;
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && i < 10000; i++) {
-        char name[160], key[200], v[6][64];
-        static const char *const f[6] = { "gpu", "state", "chunk", "fps", "chunks_done", "frames_done" };
-        if (rq_reply_str(r->element[i], name, sizeof name, NULL) <= 0)
-            continue;
-        snprintf(key, sizeof key, "vr:worker:%s", name);
-        int found = 0;
-        for (int k = 0; k < 6; k++) {
-            v[k][0] = '\0';
-            found |= rq_hget(q, key, f[k], v[k], sizeof v[k], NULL) > 0;
-        }
-        if (!found) { /* heartbeat expired: the worker is gone */
-            redisReply *d = rq_cmd(q, NULL, "SREM %s %s", RQ_WORKERS, name);
-            if (d)
-                freeReplyObject(d);
-            continue;
-        }
-        live++;
-        if (json)
-            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:f, s:I, s:I}", "name", name,
-                                  "gpu", v[0], "state", v[1], "chunk", v[2], "fps", atof(v[3]),
-                                  "chunks_done", (json_int_t)atoll(v[4]),
-                                  "frames_done", (json_int_t)atoll(v[5])));
+    for (int i = 0; i < n; i++) {
+        if (v.json)
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:f, s:I, s:I}", "name",
+                                  w[i].name, "gpu", w[i].gpu, "state", w[i].state, "chunk",
+                                  w[i].chunk, "fps", w[i].fps, "chunks_done",
+                                  (json_int_t)w[i].chunks_done, "frames_done",
+                                  (json_int_t)w[i].frames_done));
         else
-            printf("%-40s gpu %-4s %-8s chunk %-34s %6.1f fps  %s chunks, %s frames\n", name, v[0],
-                   v[1], v[2], atof(v[3]), v[4], v[5]);
+            printf("%-40s gpu %-4s %-8s chunk %-34s %6.1f fps  %lld chunks, %lld frames\n",
+                   w[i].name, w[i].gpu, w[i].state, w[i].chunk, w[i].fps, w[i].chunks_done,
+                   w[i].frames_done);
     }
-    freeReplyObject(r);
-    if (json) {
+    if (v.json) {
         char *s = json_dumps(arr, JSON_INDENT(2));
         if (s)
             printf("%s\n", s);
         free(s);
-    } else if (!live) {
+    } else if (!n) {
         printf("no live workers\n");
     }
     json_decref(arr);
-    rq_free(&q);
+    free(w);
+    vrctl_end(&v);
     return 0;
 }

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "job.h"
 #include "remux.h"
+#include "rq_jobs.h"
 #include "storage.h"
 
 #include <getopt.h>
@@ -35,37 +36,10 @@ int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est,
 {
     char *spec = NULL;
     int rc = job_spec_to_json(js, &spec, err);
-    if (rc < 0)
-        return rc;
-    char jk[128];
-    rq_key_job(jk, sizeof jk, js->id);
-    redisReply *r;
-    if (!(r = rq_cmd(q, err, "MULTI")))
-        goto fail;
-    freeReplyObject(r);
-    if (!(r = rq_cmd(q, err, "HSET %s spec %s state queued created_ms %lld chunks_done 0 "
-                             "frames_done 0 frames_total %lld priority %d", jk, spec,
-                     js->created_ms, frames_est, js->priority)))
-        goto fail;
-    freeReplyObject(r);
-    if (!(r = rq_cmd(q, err, "ZADD %s %lld %s", RQ_INDEX, js->created_ms, js->id)))
-        goto fail;
-    freeReplyObject(r);
-    if (!(r = rq_cmd(q, err, "SADD vr:active %s", js->id)))
-        goto fail;
-    freeReplyObject(r);
-    if (!(r = rq_cmd(q, err, "XADD %s * job %s", RQ_JOBS, js->id)))
-        goto fail;
-    freeReplyObject(r);
-    if (!(r = rq_cmd(q, err, "EXEC")))
-        goto fail;
-    int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 4;
-    freeReplyObject(r);
+    if (rc == 0)
+        rc = rq_job_submit(q, js->id, spec, js->created_ms, frames_est, js->priority, err);
     free(spec);
-    return ok ? 0 : vr_err_set(err, VR_EREDIS, "redis: the job transaction was not applied");
-fail:
-    free(spec);
-    return err ? err->code : VR_EREDIS;
+    return rc;
 }
 
 /* The profile, with the -c file (its path in js->config) on top: the

@@ -5,9 +5,6 @@
 #include "cli.h"
 #include "vrctl.h"
 
-#define VRCTL_REDIS "  --redis URL        redis://[user:password@]host:port[/db] or unix:///path.sock\n" \
-                    "                     (default $VR_REDIS)\n"
-
 /* The job options submit and run share with `vr-worker process`. */
 #define VRCTL_SPEC_HELP                                                                         \
     "  --profile P        fast, balanced (default) or quality\n"                               \
@@ -18,11 +15,10 @@
     "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"
 
 static const struct cli_cmd vrctl_cmds[] = {
-    { "submit", cmd_submit, 0,
+    { "submit", cmd_submit, CLI_NEEDS_REDIS,
       "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
       "       [--priority N] [--wait]",
       "validate a video and enqueue it as a job; prints the job id",
-      VRCTL_REDIS
       "  -o OUT             output file (.mkv, .mp4, .mov), written by the controller\n"
       VRCTL_SPEC_HELP
       "  --chunk-seconds S  chunk length; chunks start at keyframes (10); with an\n"
@@ -31,18 +27,14 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
       "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
       "  --wait             show progress until the job ends; exit 0 only when done\n" },
-    { "status", cmd_status, 0, "[JOB] [--json]", "show jobs and their progress",
-      VRCTL_REDIS "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n" },
-    { "watch", cmd_watch, 0, "JOB", "live progress bar until the job ends (exit 0 = done)",
-      VRCTL_REDIS },
-    { "workers", cmd_workers, 0, "[--json]", "list live workers with GPU, chunk and fps",
-      VRCTL_REDIS },
-    { "cancel", cmd_cancel, 0, "JOB", "cancel a job: drop its chunks, stop running ones",
-      VRCTL_REDIS },
-    { "retry", cmd_retry, 0, "JOB", "re-run a failed (or cancelled) job's unfinished chunks",
-      VRCTL_REDIS },
-    { "metrics", cmd_metrics, 0, "JOB [--json]",
-      "per-stage timings and percentiles (merged histograms) of a job", VRCTL_REDIS },
+    { "status", cmd_status, CLI_NEEDS_REDIS, "[JOB] [--json]", "show jobs and their progress",
+      "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n" },
+    { "watch", cmd_watch, CLI_NEEDS_REDIS, "JOB", "live progress bar until the job ends (exit 0 = done)", NULL },
+    { "workers", cmd_workers, CLI_NEEDS_REDIS, "[--json]", "list live workers with GPU, chunk and fps", NULL },
+    { "cancel", cmd_cancel, CLI_NEEDS_REDIS, "JOB", "cancel a job: drop its chunks, stop running ones", NULL },
+    { "retry", cmd_retry, CLI_NEEDS_REDIS, "JOB", "re-run a failed (or cancelled) job's unfinished chunks", NULL },
+    { "metrics", cmd_metrics, CLI_NEEDS_REDIS, "JOB [--json]",
+      "per-stage timings and percentiles (merged histograms) of a job", NULL },
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S]",

@@ -22,11 +22,21 @@ int cmd_run(int argc, char **argv);
  * printed here too. */
 struct rq *vrctl_connect(const char *url);
 
-/* The arguments of the job commands: --redis URL, --json when json is not
- * NULL, and an optional job id (required with need_id, checked with
- * job_id_valid). Returns 0 or a usage error's exit code. */
-int vrctl_args(int argc, char **argv, const char **redis, int *json, const char **id,
-               int need_id);
+/* What the job commands share: their arguments and the connection. */
+struct vrctl_session {
+    const char *id;      /* the job id argument (checked with job_id_valid), or NULL */
+    int json;            /* --json was given */
+    struct rq *q;        /* connected to --redis / $VR_REDIS */
+};
+enum { VRCTL_WANT_ID = 1 << 0, VRCTL_MAY_ID = 1 << 1, VRCTL_WANT_JSON = 1 << 2 };
+
+/* The prologue of status, watch, workers, metrics, cancel and retry:
+ * parses --redis URL, --json (with VRCTL_WANT_JSON) and a job id (required
+ * with VRCTL_WANT_ID, optional with VRCTL_MAY_ID), then connects. Returns
+ * 0 with s->q open (vrctl_end closes it), or the exit code: 2 usage, 1 no
+ * connection (the reason printed). */
+int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s);
+void vrctl_end(struct vrctl_session *s);
 
 /* The job-spec options `submit` and `run` share, as `vr-worker process`
  * has them: VRCTL_OPT_PROFILE, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK,
@@ -46,8 +56,7 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
  * js->input/output (absolute). Prints the reason and returns -1 on failure. */
 int vrctl_prepare(const char *in, const char *out, struct job_spec *js, long long *frames_est);
 
-/* Records job js (id and created_ms set) in one MULTI/EXEC: hash, index,
- * active set, vr:jobs entry. */
+/* Records job js (id and created_ms set): rq_job_submit with its JSON. */
 int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est, vr_err *err);
 
 /* Shows a progress bar (fps, ETA, a line per worker) on stderr until job `id`

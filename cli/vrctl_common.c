@@ -5,6 +5,8 @@
 #include "vrctl.h"
 
 #include "cli.h"
+#include "rq_fleet.h"
+#include "rq_jobs.h"
 #include "rq_stats.h"
 #include "vio_layout.h"
 
@@ -55,71 +57,60 @@ static void vrctl_bar(char *buf, size_t n, double frac, int width)
 /* Lines of the live workers working on job `id` ("name  chunk  fps"). */
 static int vrctl_worker_lines(struct rq *q, const char *id, FILE *f)
 {
-    redisReply *r = rq_cmd(q, NULL, "SMEMBERS %s", RQ_WORKERS);
-    if (!r)
-        return 0;
-    int lines = 0;
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && i < 64; i++) {
-        char name[160], chunk[96] = "", fps[32] = "";
-        if (rq_reply_str(r->element[i], name, sizeof name, NULL) <= 0)
+    enum { MAXW = 64 };
+    struct rq_worker_info *w = calloc(MAXW, sizeof *w);
+    int n = w ? rq_workers_list(q, w, MAXW, NULL) : 0, lines = 0;
+    for (int i = 0; i < n; i++) {
+        if (strncmp(w[i].chunk, id, strlen(id)) != 0)
             continue;
-        char key[200];
-        snprintf(key, sizeof key, "vr:worker:%s", name);
-        rq_hget(q, key, "chunk", chunk, sizeof chunk, NULL);
-        rq_hget(q, key, "fps", fps, sizeof fps, NULL);
-        if (strncmp(chunk, id, strlen(id)) != 0)
-            continue;
-        fprintf(f, "\033[K  %-40s chunk %-6s last chunk %s fps\n", name,
-                strchr(chunk, '/') ? strchr(chunk, '/') + 1 : chunk, fps);
+        const char *slash = strchr(w[i].chunk, '/');
+        fprintf(f, "\033[K  %-40s chunk %-6s last chunk %.2f fps\n", w[i].name,
+                slash ? slash + 1 : w[i].chunk, w[i].fps);
         lines++;
     }
-    freeReplyObject(r);
+    free(w);
     return lines;
 }
 
-int vrctl_args(int argc, char **argv, const char **redis, int *json, const char **id,
-                      int need_id)
+int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
 {
     static const struct option opts[] = {
         { "redis", required_argument, 0, 'r' },
         { "json", no_argument, 0, 'j' },
         { 0, 0, 0, 0 }
     };
+    const char *redis = NULL;
+    memset(s, 0, sizeof *s);
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (o == 'r')
-            *redis = optarg;
-        else if (o == 'j' && json)
-            *json = 1;
+            redis = optarg;
+        else if (o == 'j' && (want & VRCTL_WANT_JSON))
+            s->json = 1;
         else
             return cli_usage_error("unknown option");
     }
-    if (argc - optind > 1)
+    int takes_id = (want & (VRCTL_WANT_ID | VRCTL_MAY_ID)) != 0;
+    if (argc - optind > takes_id)
         return cli_usage_error("too many arguments");
-    *id = argc - optind == 1 ? argv[optind] : NULL;
-    if (need_id && !*id)
+    s->id = argc - optind == 1 ? argv[optind] : NULL;
+    if ((want & VRCTL_WANT_ID) && !s->id)
         return cli_usage_error("which job? (vrctl status lists them)");
-    if (*id && !job_id_valid(*id))
-        return cli_usage_error("'%s' is not a job id", *id);
-    return 0;
+    if (s->id && !job_id_valid(s->id))
+        return cli_usage_error("'%s' is not a job id", s->id);
+    return (s->q = vrctl_connect(redis)) ? 0 : 1;
+}
+
+void vrctl_end(struct vrctl_session *s)
+{
+    rq_free(&s->q);
 }
 
 /* The job's latest event line ("chunk 3: worker ... stopped renewing"). */
 static int vrctl_last_event(struct rq *q, const char *id, FILE *f)
 {
-    char key[128], msg[300] = "";
-    rq_key_events(key, sizeof key, id);
-    redisReply *r = rq_cmd(q, NULL, "XREVRANGE %s + - COUNT 1", key);
-    if (!r)
-        return 0;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-        r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2) {
-        const redisReply *fl = r->element[0]->element[1];
-        if (fl->type == REDIS_REPLY_ARRAY && fl->elements == 2)
-            rq_reply_str(fl->element[1], msg, sizeof msg, NULL);
-    }
-    freeReplyObject(r);
-    if (!msg[0])
+    char msg[300];
+    if (rq_event_last(q, id, msg, sizeof msg, NULL) <= 0)
         return 0;
     fprintf(f, "\033[K  last: %s\n", msg);
     return 1;

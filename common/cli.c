@@ -30,8 +30,12 @@ void cli_cmd_usage(FILE *f, const char *prog, const struct cli_cmd *cmd)
 {
     fprintf(f, "usage: %s %s %s\n\n%s\n", prog, cmd->name,
             cmd->usage ? cmd->usage : "", cmd->summary);
+    if (cmd->help || (cmd->flags & CLI_NEEDS_REDIS))
+        fprintf(f, "\n");
+    if (cmd->flags & CLI_NEEDS_REDIS)
+        fputs(CLI_REDIS_HELP, f);
     if (cmd->help)
-        fprintf(f, "\n%s", cmd->help);
+        fputs(cmd->help, f);
     if (cmd->flags & CLI_NOT_BUILT)
         fprintf(f, "\nThis command is not built yet.\n");
 }

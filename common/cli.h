@@ -13,9 +13,15 @@
 #include <stdio.h>
 
 enum cli_flags {
-    CLI_NOT_BUILT = 1 << 0, /* listed in help, refuses to run */
-    CLI_DEFAULT   = 1 << 1, /* runs when argv[1] is an option or absent */
+    CLI_NOT_BUILT   = 1 << 0, /* listed in help, refuses to run */
+    CLI_DEFAULT     = 1 << 1, /* runs when argv[1] is an option or absent */
+    CLI_NEEDS_REDIS = 1 << 2, /* talks to Redis: its help gets the --redis option */
 };
+
+/* The --redis option's help, printed for CLI_NEEDS_REDIS commands. */
+#define CLI_REDIS_HELP                                                                   \
+    "  --redis URL        redis://[user:password@]host:port[/db] or unix:///path.sock\n" \
+    "                     (default $VR_REDIS)\n"
 
 /* `fn` gets argc/argv with argv[0] set to the command's name, so getopt_long
  * can be used directly. It returns the process exit code. */

@@ -9,6 +9,8 @@
 
 #include "job.h"
 #include "log.h"
+#include "rq_fleet.h"
+#include "rq_jobs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,55 +38,21 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind)
 static int ctl_reclaim_stream(struct ctl *c, const char *stream)
 {
     vr_err e = { 0 };
-    redisReply *r = rq_cmd(c->q, &e, "XPENDING %s %s IDLE %lld - + 100", stream, RQ_G_WORKERS,
-                           c->lease_ms);
-    if (!r)
-        return e.code;
-    int n = 0;
-    if (r->type != REDIS_REPLY_ARRAY) {
-        freeReplyObject(r);
-        return vr_err_set(&e, VR_EFORMAT, "XPENDING: unexpected reply");
-    }
-    for (size_t i = 0; i < r->elements; i++) {
-        const redisReply *p = r->element[i];
-        char id[RQ_ID_MAX], owner[128];
-        if (p->type != REDIS_REPLY_ARRAY || p->elements != 4 ||
-            rq_reply_str(p->element[0], id, sizeof id, NULL) <= 0 ||
-            rq_reply_str(p->element[1], owner, sizeof owner, NULL) <= 0)
-            continue;
-        redisReply *x = rq_cmd(c->q, &e, "XRANGE %s %s %s", stream, id, id);
-        if (!x)
-            break;
-        char job[64] = "", idxs[16] = "";
-        if (x->type == REDIS_REPLY_ARRAY && x->elements == 1 &&
-            x->element[0]->elements == 2 && x->element[0]->element[1]->type == REDIS_REPLY_ARRAY) {
-            const redisReply *f = x->element[0]->element[1];
-            for (size_t k = 0; k + 1 < f->elements; k += 2) {
-                if (f->element[k]->type != REDIS_REPLY_STRING)
-                    continue;
-                if (!strcmp(f->element[k]->str, "job"))
-                    rq_reply_str(f->element[k + 1], job, sizeof job, NULL);
-                else if (!strcmp(f->element[k]->str, "idx"))
-                    rq_reply_str(f->element[k + 1], idxs, sizeof idxs, NULL);
-            }
-        }
-        freeReplyObject(x);
-        if (!job_id_valid(job) || !idxs[0]) {
-            rq_ack(c->q, stream, RQ_G_WORKERS, id, NULL);
-            continue;
-        }
+    struct rq_pending idle[100];
+    int n = rq_pending_idle(c->q, stream, c->lease_ms, idle, 100, &e);
+    for (int i = 0; i < n; i++) {
+        const struct rq_pending *p = &idle[i];
         char reason[256];
-        snprintf(reason, sizeof reason, "worker %s stopped renewing its lease (killed or lost)", owner);
-        int rc = rq_chunk_fail(c->q, stream, NULL, id, job, atoi(idxs), reason, c->lease_ms, &e);
+        snprintf(reason, sizeof reason, "worker %s stopped renewing its lease (killed or lost)",
+                 p->owner);
+        int rc = rq_chunk_fail(c->q, stream, NULL, p->id, p->job, p->idx, reason, c->lease_ms, &e);
         if (rc == 1) {
-            log_warn("job %s chunk %s: %s; requeued", job, idxs, reason);
-            rq_event(c->q, job, "chunk %s: %s; requeued", idxs, reason);
+            log_warn("job %s chunk %d: %s; requeued", p->job, p->idx, reason);
+            rq_event(c->q, p->job, "chunk %d: %s; requeued", p->idx, reason);
         } else if (rc == 2) {
-            log_warn("job %s chunk %s: %s; dead-lettered", job, idxs, reason);
+            log_warn("job %s chunk %d: %s; dead-lettered", p->job, p->idx, reason);
         }
-        n++;
     }
-    freeReplyObject(r);
     return n;
 }
 
@@ -99,16 +67,15 @@ int ctl_reclaim(struct ctl *c)
 
 static void ctl_audit_job(struct ctl *c, const char *id, int deep)
 {
-    char jk[128], state[32] = "";
+    char state[32] = "";
     vr_err e = { 0 };
-    rq_key_job(jk, sizeof jk, id);
-    if (rq_hget(c->q, jk, "state", state, sizeof state, &e) < 0)
+    if (rq_job_state(c->q, id, state, sizeof state, &e) < 0)
         return;
     if (!strcmp(state, "queued") || !strcmp(state, "splitting")) {
         ctl_job_start(c, id);
     } else if (!strcmp(state, "running")) {
         long long total = 0;
-        if (deep && rq_hget_ll(c->q, jk, "chunks_total", &total, NULL) >= 0) {
+        if (deep && rq_job_number(c->q, id, "chunks_total", &total, NULL) >= 0) {
             for (long long i = 0; i < total && i < 100000; i++) {
                 int rc = rq_chunk_requeue_lost(c->q, id, (int)i, 0, &e);
                 if (rc == 1) {
@@ -125,9 +92,7 @@ static void ctl_audit_job(struct ctl *c, const char *id, int deep)
     } else if (job_state_ended(state) || !state[0]) {
         /* A cancelled job keeps its chunks so that `vrctl retry` can resume
          * it; storage/jobs/<id> may be deleted by hand. */
-        redisReply *r = rq_cmd(c->q, NULL, "SREM vr:active %s", id);
-        if (r)
-            freeReplyObject(r);
+        rq_active_forget(c->q, id, NULL);
     }
 }
 
@@ -148,17 +113,17 @@ static void ctl_ack_orphans(struct ctl *c, const char *stream)
 int ctl_audit(struct ctl *c, int deep)
 {
     vr_err e = { 0 };
-    redisReply *r = rq_cmd(c->q, &e, "SMEMBERS vr:active");
-    if (!r)
+    enum { MAX_ACTIVE = 100000 };
+    char (*ids)[48] = malloc(MAX_ACTIVE * sizeof *ids);
+    if (!ids)
+        return vr_err_set(&e, VR_ENOMEM, "out of memory");
+    int n = rq_active_list(c->q, ids, MAX_ACTIVE, &e);
+    for (int i = 0; i < n; i++)
+        if (job_id_valid(ids[i]))
+            ctl_audit_job(c, ids[i], deep);
+    free(ids);
+    if (n < 0)
         return e.code;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements <= 100000) {
-        for (size_t i = 0; i < r->elements; i++) {
-            char id[64];
-            if (rq_reply_str(r->element[i], id, sizeof id, NULL) > 0 && job_id_valid(id))
-                ctl_audit_job(c, id, deep);
-        }
-    }
-    freeReplyObject(r);
     if (deep) {
         ctl_ack_orphans(c, RQ_JOBS);
         ctl_ack_orphans(c, RQ_RESULTS);

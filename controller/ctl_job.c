@@ -12,6 +12,7 @@
 #include "job.h"
 #include "log.h"
 #include "remux.h"
+#include "rq_jobs.h"
 #include "rq_stats.h"
 
 #include <libgen.h>
@@ -44,11 +45,10 @@ static void ctl_chunk_rel(char *buf, size_t n, const char *id, const char *sub, 
 
 static int ctl_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
 {
-    char jk[128], *text = malloc(JOB_MAX_JSON + 1);
+    char *text = malloc(JOB_MAX_JSON + 1);
     if (!text)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
-    rq_key_job(jk, sizeof jk, id);
-    int rc = rq_hget(c->q, jk, "spec", text, JOB_MAX_JSON + 1, err);
+    int rc = rq_job_spec(c->q, id, text, JOB_MAX_JSON + 1, err);
     if (rc == 0)
         rc = vr_err_set(err, VR_EFORMAT, "job %s has no spec", id);
     if (rc > 0)
@@ -57,37 +57,14 @@ static int ctl_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *
     return rc < 0 ? rc : 0;
 }
 
-static int ctl_hset(struct ctl *c, const char *id, const char *field, const char *val)
-{
-    char jk[128];
-    rq_key_job(jk, sizeof jk, id);
-    vr_err e = { 0 };
-    redisReply *r = rq_cmd(c->q, &e, "HSET %s %s %s", jk, field, val);
-    if (!r)
-        return e.code;
-    freeReplyObject(r);
-    return 0;
-}
-
 /* ---- failing ---- */
 
 int ctl_job_fail(struct ctl *c, const char *id, const char *reason)
 {
-    char jk[128], state[32] = "";
     vr_err e = { 0 };
-    rq_key_job(jk, sizeof jk, id);
-    if (rq_hget(c->q, jk, "state", state, sizeof state, &e) < 0)
-        return e.code;
-    if (job_state_ended(state))
-        return 0;
-    redisReply *r = rq_cmd(c->q, &e, "HSET %s state failed error %s finished_ms %lld controller %s",
-                           jk, reason, rq_now_ms(), c->name);
-    if (!r)
-        return e.code;
-    freeReplyObject(r);
-    r = rq_cmd(c->q, NULL, "SREM vr:active %s", id);
-    if (r)
-        freeReplyObject(r);
+    int rc = rq_job_fail(c->q, id, c->name, reason, &e);
+    if (rc <= 0)
+        return rc < 0 ? e.code : 0; /* it had ended already (a cancel, another failure) */
     log_error("job %s failed: %s", id, reason);
     rq_event(c->q, id, "failed: %s", reason);
     return 0;
@@ -109,11 +86,11 @@ int ctl_job_start(struct ctl *c, const char *id)
     }
     char rel[256], indir[STORAGE_PATH_MAX], mpath[STORAGE_PATH_MAX], now[32];
     snprintf(now, sizeof now, "%lld", rq_now_ms());
-    ctl_hset(c, id, "started_ms", now);
+    rq_job_note(c->q, id, "started_ms", now, NULL);
     struct ctl_decision dec;
     if ((rc = ctl_job_decide(&js, &dec, &e)) < 0)
         return ctl_job_fail(c, id, e.msg);
-    ctl_hset(c, id, "layout", dec.layout);
+    rq_job_note(c->q, id, "layout", dec.layout, NULL);
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
              dec.warmup);
     ctl_job_dir(rel, sizeof rel, id, "in");
@@ -196,14 +173,13 @@ int ctl_job_start(struct ctl *c, const char *id)
         }
         free(task);
     }
-    char jk[128];
-    rq_key_job(jk, sizeof jk, id);
-    redisReply *r = rq_cmd(c->q, &e, "HSET %s state running chunks_total %d frames_total %lld split_s %.3f",
-                           jk, man.nchunks, man.frames, man.split_s);
+    rc = rq_job_running(c->q, id, c->name, man.nchunks, man.frames, man.split_s, &e);
     job_manifest_release(&man);
-    if (!r)
-        return e.code;
-    freeReplyObject(r);
+    if (rc <= 0) {
+        if (rc == 0)
+            log_info("job %s: no longer this controller's split (cancelled or taken over)", id);
+        return rc < 0 ? e.code : 0;
+    }
     rq_event(c->q, id, "running: chunks enqueued");
     return 1;
 }
@@ -213,11 +189,9 @@ int ctl_job_start(struct ctl *c, const char *id)
 int ctl_job_finish(struct ctl *c, const char *id)
 {
     vr_err e = { 0 };
-    char jk[128];
-    rq_key_job(jk, sizeof jk, id);
     long long done = 0, total = 0;
-    if (rq_hget_ll(c->q, jk, "chunks_done", &done, &e) < 0 ||
-        rq_hget_ll(c->q, jk, "chunks_total", &total, &e) < 0)
+    if (rq_job_number(c->q, id, "chunks_done", &done, &e) < 0 ||
+        rq_job_number(c->q, id, "chunks_total", &total, &e) < 0)
         return e.code;
     if (total <= 0 || done < total)
         return 0;
@@ -255,8 +229,7 @@ int ctl_job_finish(struct ctl *c, const char *id)
         }
     }
     if (missing) {
-        ctl_hset(c, id, "state", "running");
-        rc = 0;
+        rc = rq_job_reopen(c->q, id, c->name, &e) < 0 ? e.code : 0;
         goto out;
     }
     rq_event(c->q, id, "stitching %d chunks into %s", man.nchunks, js.output);
@@ -280,17 +253,20 @@ int ctl_job_finish(struct ctl *c, const char *id)
     if (st && rq_job_status(c->q, id, 1, st, NULL) == 0 && st->have_metrics)
         mjson = metrics_to_string(&st->merged);
     free(st);
-    redisReply *r = rq_cmd(c->q, &e, "HSET %s state done finished_ms %lld stitch_s %.3f metrics %s",
-                           jk, rq_now_ms(), stitch_s, mjson ? mjson : "{}");
+    /* The output is in place; done is decided on the server: a cancel (or
+     * a failure) that came first wins, and then the output must not stay. */
+    rc = rq_job_done(c->q, id, c->name, stitch_s, mjson, &e);
     free(mjson);
-    if (!r) {
-        rc = e.code;
+    if (rc <= 0) {
+        if (rc == 0) {
+            char state[32] = "";
+            rq_job_state(c->q, id, state, sizeof state, NULL);
+            log_warn("job %s was %s during its stitch; %s removed", id, state, js.output);
+            unlink(js.output);
+        }
+        rc = rc < 0 ? e.code : 0;
         goto out;
     }
-    freeReplyObject(r);
-    r = rq_cmd(c->q, NULL, "SREM vr:active %s", id);
-    if (r)
-        freeReplyObject(r);
     log_info("job %s: done: %s (%lld frames, stitched in %.2f s)", id, js.output, man.frames,
              stitch_s);
     rq_event(c->q, id, "done: %s", js.output);

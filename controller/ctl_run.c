@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "job.h"
 #include "log.h"
+#include "rq_fleet.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -42,18 +43,12 @@ static void *ctl_hb_main(void *arg)
     struct rq *q = NULL;
     rq_open(hb->c->url, 5000, &q, NULL);
     while (!ctl_stop && q) {
-        redisReply *r = rq_cmd(q, NULL, "SET vr:controller:%s %lld PX 10000", hb->c->name,
-                               rq_now_ms());
-        if (r)
-            freeReplyObject(r);
+        rq_controller_heartbeat(q, hb->c->name, 10000, NULL);
         for (int i = 0; i < 20 && !ctl_stop; i++)
             usleep(100000);
     }
-    if (q) {
-        redisReply *r = rq_cmd(q, NULL, "DEL vr:controller:%s", hb->c->name);
-        if (r)
-            freeReplyObject(r);
-    }
+    if (q)
+        rq_controller_gone(q, hb->c->name, NULL);
     rq_free(&q);
     return NULL;
 }

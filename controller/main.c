@@ -6,11 +6,9 @@
 #include "ctl.h"
 
 static const struct cli_cmd controller_cmds[] = {
-    { "run", cmd_controller_run, CLI_DEFAULT,
+    { "run", cmd_controller_run, CLI_DEFAULT | CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--lease-seconds N] [--keep-chunks]",
       "consume jobs and results until stopped (the default command)",
-      "  --redis URL        redis://[user:password@]host:port[/db] or unix:///path.sock\n"
-      "                     (default $VR_REDIS)\n"
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
       "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
       "  --keep-chunks      keep DIR/jobs/<id>/{in,out} after a job is done\n"

@@ -17,7 +17,10 @@
  * go to the second, which workers read first), vr:results (stream, group
  * controllers),
  * vr:dead (stream), vr:worker:<name> (hash with TTL), vr:workers (set),
- * vr:index (sorted set of job ids), vr:events:<id> (capped stream).
+ * vr:controller:<name> (key with TTL), vr:active (set of live jobs),
+ * vr:index (sorted set of job ids), vr:events:<id> (capped stream). Every
+ * key is spelled in queue/ only; the verbs are here, in rq_jobs.h (a job's
+ * state changes) and rq_fleet.h (workers and controllers).
  */
 #ifndef VR_RQ_H
 #define VR_RQ_H
@@ -41,6 +44,9 @@
 #define RQ_DEAD     "vr:dead"
 #define RQ_WORKERS  "vr:workers"
 #define RQ_INDEX    "vr:index"
+#define RQ_ACTIVE   "vr:active"    /* set: jobs a controller must look after */
+#define RQ_WORKER_PREFIX     "vr:worker:"     /* + name: hash with a TTL (heartbeat) */
+#define RQ_CONTROLLER_PREFIX "vr:controller:" /* + name: key with a TTL (heartbeat) */
 #define RQ_G_WORKERS     "workers"
 #define RQ_G_CONTROLLERS "controllers"
 

@@ -16,6 +16,7 @@
  *            undelivered entry.
  */
 #include "rq.h"
+#include "rq_eval.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -147,15 +148,15 @@ static const char TRIM_LUA[] =
 
 /* ---- running them ---- */
 
-/* EVAL script with nkeys keys followed by args; returns the reply (caller
- * frees) or NULL with err. */
-static redisReply *rq_eval(struct rq *q, vr_err *err, const char *lua, int nkeys,
-                           const char **kv, int nkv)
+redisReply *rq_eval(struct rq *q, vr_err *err, const char *lua, int nkeys, const char **kv,
+                    int nkv)
 {
     const char *argv[24];
     char nk[8];
-    if (nkv + 3 > 24)
+    if (nkv + 3 > 24) {
+        vr_err_set(err, VR_EINVAL, "redis script: %d arguments (limit 21)", nkv);
         return NULL;
+    }
     snprintf(nk, sizeof nk, "%d", nkeys);
     argv[0] = "EVAL";
     argv[1] = lua;
@@ -165,8 +166,8 @@ static redisReply *rq_eval(struct rq *q, vr_err *err, const char *lua, int nkeys
     return rq_cmdargv(q, err, 3 + nkv, argv, NULL);
 }
 
-static int rq_eval_int(struct rq *q, vr_err *err, const char *lua, int nkeys,
-                       const char **kv, int nkv, long long *out)
+int rq_eval_int(struct rq *q, vr_err *err, const char *lua, int nkeys, const char **kv,
+                int nkv, long long *out)
 {
     redisReply *r = rq_eval(q, err, lua, nkeys, kv, nkv);
     if (!r)
@@ -311,7 +312,8 @@ long long rq_trim_safe(struct rq *q, const char *stream, vr_err *err)
 
 /* ---- jobs ---- */
 
-/* KEYS: job. ARGV: from-states (comma list), to-state, me. Takes the job when
+/* KEYS: job. ARGV: from-states (comma list), to-state, me, the controllers'
+ * heartbeat key prefix. Takes the job when
  * its state is one of `from`, or when it is already `to` but held by a
  * controller whose heartbeat key expired (it died mid-split or mid-stitch). */
 static const char CLAIM_LUA[] =
@@ -322,7 +324,7 @@ static const char CLAIM_LUA[] =
     "if not ok and st == ARGV[2] then\n"
     "  local owner = redis.call('HGET', KEYS[1], 'controller')\n"
     "  if (not owner) or owner == ARGV[3] or\n"
-    "     redis.call('EXISTS', 'vr:controller:' .. owner) == 0 then ok = true end\n"
+    "     redis.call('EXISTS', ARGV[4] .. owner) == 0 then ok = true end\n"
     "end\n"
     "if not ok then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'controller', ARGV[3])\n"
@@ -333,8 +335,8 @@ int rq_job_claim(struct rq *q, const char *job, const char *from, const char *to
 {
     char jk[128];
     rq_key_job(jk, sizeof jk, job);
-    const char *kv[] = { jk, from, to, me };
+    const char *kv[] = { jk, from, to, me, RQ_CONTROLLER_PREFIX };
     long long v = 0;
-    int rc = rq_eval_int(q, err, CLAIM_LUA, 1, kv, 4, &v);
+    int rc = rq_eval_int(q, err, CLAIM_LUA, 1, kv, 5, &v);
     return rc < 0 ? rc : (int)v;
 }

@@ -32,11 +32,9 @@ static const struct cli_cmd worker_cmds[] = {
       "  --metrics FILE   per-stage latency histograms (p50/p95/p99), fps, GPU use as JSON\n"
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
       "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
-    { "serve", cmd_serve, 0,
+    { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR (--gpu N | --gpu all | --cpu) [--heartbeat-ms N]",
       "pull chunks from Redis and process them",
-      "  --redis URL        redis://[user:password@]host:port[/db] or unix:///path.sock\n"
-      "                     (default $VR_REDIS)\n"
       "  --storage DIR      the storage root the controller splits into (same files)\n"
       "  --gpu N | all      one GPU, or one worker process per GPU\n"
       "  --cpu              the CPU engine (slow; CI and machines without a GPU)\n"

@@ -6,6 +6,8 @@
 #include "serve.h"
 
 #include "log.h"
+#include "rq_fleet.h"
+#include "rq_jobs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,9 +37,8 @@ static void serve_hb_once(struct serve *s, struct rq *q)
             s->cancel = 1;
             pthread_mutex_unlock(&s->mu);
         }
-        char jk[128], state[32] = "";
-        rq_key_job(jk, sizeof jk, job);
-        if (rq_hget(q, jk, "state", state, sizeof state, NULL) > 0 &&
+        char state[32] = "";
+        if (rq_job_state(q, job, state, sizeof state, NULL) > 0 &&
             (!strcmp(state, "cancelled") || !strcmp(state, "failed"))) {
             pthread_mutex_lock(&s->mu);
             if (!s->job_ended)
@@ -47,26 +48,18 @@ static void serve_hb_once(struct serve *s, struct rq *q)
             pthread_mutex_unlock(&s->mu);
         }
     }
-    char key[192], gpu[16], chunk[96];
-    snprintf(key, sizeof key, "vr:worker:%s", s->name);
+    struct rq_worker_info w = { .fps = fps, .chunks_done = cd, .frames_done = fd };
+    snprintf(w.name, sizeof w.name, "%s", s->name);
     if (s->backend == SEG_CUDA)
-        snprintf(gpu, sizeof gpu, "%d", s->gpu);
+        snprintf(w.gpu, sizeof w.gpu, "%d", s->gpu);
     else
-        snprintf(gpu, sizeof gpu, "cpu");
-    snprintf(chunk, sizeof chunk, "%s/%d", busy ? job : "", busy ? idx : -1);
-    const char *state = *s->drain ? "draining" : busy ? "busy" : "idle";
-    int ttl = s->hb_ms * 5 / 1000 + 2;
-    redisReply *r = rq_cmd(q, NULL, "HSET %s gpu %s state %s chunk %s fps %.2f chunks_done %lld "
-                           "frames_done %lld seen_ms %lld", key, gpu, state, busy ? chunk : "-",
-                           fps, cd, fd, rq_now_ms());
-    if (r)
-        freeReplyObject(r);
-    r = rq_cmd(q, NULL, "EXPIRE %s %d", key, ttl);
-    if (r)
-        freeReplyObject(r);
-    r = rq_cmd(q, NULL, "SADD %s %s", RQ_WORKERS, s->name);
-    if (r)
-        freeReplyObject(r);
+        snprintf(w.gpu, sizeof w.gpu, "cpu");
+    if (busy)
+        snprintf(w.chunk, sizeof w.chunk, "%.47s/%d", job, idx);
+    else
+        snprintf(w.chunk, sizeof w.chunk, "-");
+    snprintf(w.state, sizeof w.state, "%s", *s->drain ? "draining" : busy ? "busy" : "idle");
+    rq_worker_heartbeat(q, &w, s->hb_ms * 5 / 1000 + 2, NULL);
 }
 
 void *serve_hb_main(void *arg)
@@ -90,14 +83,8 @@ void *serve_hb_main(void *arg)
                 break;
         }
     }
-    if (q) {
-        redisReply *r = rq_cmd(q, NULL, "DEL vr:worker:%s", s->name);
-        if (r)
-            freeReplyObject(r);
-        r = rq_cmd(q, NULL, "SREM %s %s", RQ_WORKERS, s->name);
-        if (r)
-            freeReplyObject(r);
-    }
+    if (q)
+        rq_worker_gone(q, s->name, NULL);
     pthread_mutex_lock(&s->mu);
     s->hb_trips = rq_round_trips(q);
     pthread_mutex_unlock(&s->mu);

@@ -1,0 +1,176 @@
+/*
+ * rq_fleet.c - heartbeats of workers and controllers, the worker list and
+ * the stalled-entry scan (rq_fleet.h).
+ */
+#include "rq_fleet.h"
+
+#include "rq_eval.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* KEYS: worker, workers. ARGV: name, ttl, then field/value pairs. */
+static const char HEARTBEAT_LUA[] =
+    "for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
+    "redis.call('EXPIRE', KEYS[1], ARGV[2])\n"
+    "redis.call('SADD', KEYS[2], ARGV[1])\n"
+    "return 1\n";
+
+static void rq_key_worker(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, RQ_WORKER_PREFIX "%s", name);
+}
+
+int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s, vr_err *err)
+{
+    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32];
+    rq_key_worker(key, sizeof key, w->name);
+    snprintf(ttl, sizeof ttl, "%d", ttl_s);
+    snprintf(fps, sizeof fps, "%.2f", w->fps);
+    snprintf(cd, sizeof cd, "%lld", w->chunks_done);
+    snprintf(fd, sizeof fd, "%lld", w->frames_done);
+    snprintf(seen, sizeof seen, "%lld", rq_now_ms());
+    const char *kv[] = { key, RQ_WORKERS, w->name, ttl, "gpu", w->gpu, "state", w->state,
+                         "chunk", w->chunk, "fps", fps, "chunks_done", cd, "frames_done", fd,
+                         "seen_ms", seen };
+    long long v;
+    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 18, &v);
+}
+
+int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
+{
+    char key[200];
+    rq_key_worker(key, sizeof key, name);
+    redisReply *r = rq_cmd(q, err, "DEL %s", key);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    if (!(r = rq_cmd(q, err, "SREM %s %s", RQ_WORKERS, name)))
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    return 0;
+}
+
+/* One worker's record into w; 0 when it has expired. */
+static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
+{
+    char key[200], fps[32] = "", cd[32] = "", fd[32] = "";
+    rq_key_worker(key, sizeof key, w->name);
+    int found = rq_hget(q, key, "gpu", w->gpu, sizeof w->gpu, NULL) > 0;
+    found |= rq_hget(q, key, "state", w->state, sizeof w->state, NULL) > 0;
+    found |= rq_hget(q, key, "chunk", w->chunk, sizeof w->chunk, NULL) > 0;
+    found |= rq_hget(q, key, "fps", fps, sizeof fps, NULL) > 0;
+    found |= rq_hget(q, key, "chunks_done", cd, sizeof cd, NULL) > 0;
+    found |= rq_hget(q, key, "frames_done", fd, sizeof fd, NULL) > 0;
+    w->fps = atof(fps);
+    w->chunks_done = atoll(cd);
+    w->frames_done = atoll(fd);
+    return found;
+}
+
+int rq_workers_list(struct rq *q, struct rq_worker_info *out, int max, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "SMEMBERS %s", RQ_WORKERS);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int n = 0;
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && n < max; i++) {
+        struct rq_worker_info *w = &out[n];
+        memset(w, 0, sizeof *w);
+        if (rq_reply_str(r->element[i], w->name, sizeof w->name, NULL) <= 0)
+            continue;
+        if (rq_worker_read(q, w)) {
+            n++;
+            continue;
+        }
+        redisReply *d = rq_cmd(q, NULL, "SREM %s %s", RQ_WORKERS, w->name); /* expired */
+        if (d)
+            freeReplyObject(d);
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+int rq_controller_heartbeat(struct rq *q, const char *name, int ttl_ms, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "SET " RQ_CONTROLLER_PREFIX "%s %lld PX %d", name,
+                           rq_now_ms(), ttl_ms);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    return 0;
+}
+
+int rq_controller_gone(struct rq *q, const char *name, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "DEL " RQ_CONTROLLER_PREFIX "%s", name);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    return 0;
+}
+
+/* ---- stalled entries ---- */
+
+/* The job and chunk named by entry `id` of `stream`: 1, 0 when it names
+ * none (or vanished), <0 on error. */
+static int rq_entry_chunk(struct rq *q, const char *stream, const char *id, char *job,
+                          size_t jn, int *idx, vr_err *err)
+{
+    redisReply *x = rq_cmd(q, err, "XRANGE %s %s %s", stream, id, id);
+    if (!x)
+        return err ? err->code : VR_EREDIS;
+    char idxs[16] = "";
+    job[0] = '\0';
+    if (x->type == REDIS_REPLY_ARRAY && x->elements == 1 && x->element[0]->elements == 2 &&
+        x->element[0]->element[1]->type == REDIS_REPLY_ARRAY) {
+        const redisReply *f = x->element[0]->element[1];
+        for (size_t k = 0; k + 1 < f->elements; k += 2) {
+            if (f->element[k]->type != REDIS_REPLY_STRING)
+                continue;
+            if (!strcmp(f->element[k]->str, "job"))
+                rq_reply_str(f->element[k + 1], job, jn, NULL);
+            else if (!strcmp(f->element[k]->str, "idx"))
+                rq_reply_str(f->element[k + 1], idxs, sizeof idxs, NULL);
+        }
+    }
+    freeReplyObject(x);
+    char *end;
+    long v = strtol(idxs, &end, 10);
+    if (!job[0] || !idxs[0] || *end || v < 0 || v > 1000000)
+        return 0;
+    *idx = (int)v;
+    return 1;
+}
+
+int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
+                    struct rq_pending *out, int max, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "XPENDING %s %s IDLE %lld - + %d", stream, RQ_G_WORKERS,
+                           min_idle_ms, max);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    if (r->type != REDIS_REPLY_ARRAY) {
+        freeReplyObject(r);
+        return vr_err_set(err, VR_EFORMAT, "XPENDING: unexpected reply");
+    }
+    int n = 0, rc = 0;
+    for (size_t i = 0; i < r->elements && n < max; i++) {
+        const redisReply *p = r->element[i];
+        struct rq_pending *e = &out[n];
+        if (p->type != REDIS_REPLY_ARRAY || p->elements != 4 ||
+            rq_reply_str(p->element[0], e->id, sizeof e->id, NULL) <= 0 ||
+            rq_reply_str(p->element[1], e->owner, sizeof e->owner, NULL) <= 0)
+            continue;
+        if ((rc = rq_entry_chunk(q, stream, e->id, e->job, sizeof e->job, &e->idx, err)) < 0)
+            break;
+        if (rc == 0) { /* names no chunk: nothing could ever run it */
+            rq_ack(q, stream, RQ_G_WORKERS, e->id, NULL);
+            continue;
+        }
+        n++;
+    }
+    freeReplyObject(r);
+    return rc < 0 ? rc : n;
+}

@@ -1,0 +1,53 @@
+/*
+ * rq_fleet.h - who is working: workers' and controllers' heartbeats (keys
+ * with a TTL, so a dead process disappears by itself), the list `vrctl
+ * workers` and `watch` show, and the controller's scan for chunk entries
+ * whose worker stopped renewing its lease.
+ */
+#ifndef VR_RQ_FLEET_H
+#define VR_RQ_FLEET_H
+
+#include "rq.h"
+
+/* What a worker says of itself at each heartbeat. */
+struct rq_worker_info {
+    char name[160];               /* consumer name host:gpu:nonce */
+    char gpu[16];                 /* device index, or "cpu" */
+    char state[16];               /* idle | busy | draining */
+    char chunk[96];               /* "<job>/<idx>" while busy, else "-" */
+    double fps;                   /* of its last chunk */
+    long long chunks_done, frames_done;
+};
+
+/* Writes worker `w->name`'s record with a TTL of ttl_s seconds and lists it
+ * among the workers (one script: one round trip). */
+int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s, vr_err *err);
+
+/* A worker that stops cleanly removes its record. */
+int rq_worker_gone(struct rq *q, const char *name, vr_err *err);
+
+/* Up to max live workers into out; records whose TTL ran out are dropped
+ * from the list on the way. Returns the count or <0. */
+int rq_workers_list(struct rq *q, struct rq_worker_info *out, int max, vr_err *err);
+
+/* A controller's heartbeat key (TTL ttl_ms), and its removal at exit: how
+ * rq_job_claim tells a dead controller's half-done step from a slow one. */
+int rq_controller_heartbeat(struct rq *q, const char *name, int ttl_ms, vr_err *err);
+int rq_controller_gone(struct rq *q, const char *name, vr_err *err);
+
+/* A chunk entry pending longer than its lease allows. */
+struct rq_pending {
+    char id[RQ_ID_MAX];           /* stream entry id */
+    char owner[128];              /* the consumer that holds it */
+    char job[48];
+    int idx;
+};
+
+/* Up to max entries of `stream` (group workers) idle for at least
+ * min_idle_ms, with the job and chunk each names; entries that name none
+ * are acknowledged and skipped (nothing could ever run them). Returns the
+ * count or <0. */
+int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
+                    struct rq_pending *out, int max, vr_err *err);
+
+#endif

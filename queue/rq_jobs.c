@@ -1,0 +1,281 @@
+/*
+ * rq_jobs.c - a job's state changes, each one Lua script that checks the
+ * state it leaves (rq_jobs.h has the diagram), and the reads the other
+ * rooms make of a job record.
+ *
+ * Why scripts: a check in one command and a write in the next lets another
+ * party act in between. The case that happened: `vrctl cancel` during a
+ * stitch set `cancelled`, then the controller's unconditional `state done`
+ * overwrote it, and the user's cancel was lost. Now done moves only
+ * `stitching` held by this controller, and cancel only a live state, so
+ * whichever runs first on the server wins and the other sees it lost.
+ */
+#include "rq_jobs.h"
+
+#include "rq_eval.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Lua ---- */
+
+/* A job has ended: the scripts' shared test (= job_state_ended). */
+#define LUA_ENDED "local function ended(s) return s == 'done' or s == 'failed' or s == 'cancelled' end\n"
+
+/* KEYS: job, index, active, jobs. ARGV: id, spec, created, frames_est, priority. */
+static const char SUBMIT_LUA[] =
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'state', 'queued', 'created_ms', ARGV[3],\n"
+    "           'chunks_done', 0, 'frames_done', 0, 'frames_total', ARGV[4], 'priority', ARGV[5])\n"
+    "redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])\n"
+    "redis.call('SADD', KEYS[3], ARGV[1])\n"
+    "redis.call('XADD', KEYS[4], '*', 'job', ARGV[1])\n"
+    "return 1\n";
+
+/* KEYS: job. ARGV: from, to, me, then field/value pairs to set. Moves a job
+ * this controller holds in state `from` to `to`. */
+static const char MOVE_HELD_LUA[] =
+    "local st = redis.call('HMGET', KEYS[1], 'state', 'controller')\n"
+    "if st[1] ~= ARGV[1] or st[2] ~= ARGV[3] then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'state', ARGV[2])\n"
+    "for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
+    "return 1\n";
+
+/* KEYS: job, active. ARGV: id, me, now, stitch_s, metrics. */
+static const char DONE_LUA[] =
+    "local st = redis.call('HMGET', KEYS[1], 'state', 'controller')\n"
+    "if st[1] ~= 'stitching' or st[2] ~= ARGV[2] then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'state', 'done', 'finished_ms', ARGV[3], 'stitch_s', ARGV[4],\n"
+    "           'metrics', ARGV[5])\n"
+    "redis.call('SREM', KEYS[2], ARGV[1])\n"
+    "return 1\n";
+
+/* KEYS: job, active. ARGV: id, to (failed | cancelled), reason, now, me.
+ * Returns {1} moved, {0, state} already ended, {-1} no such job. */
+static const char END_LUA[] =
+    LUA_ENDED
+    "local st = redis.call('HGET', KEYS[1], 'state')\n"
+    "if not st then redis.call('SREM', KEYS[2], ARGV[1]) return {-1} end\n"
+    "if ended(st) then return {0, st} end\n"
+    "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'error', ARGV[3], 'finished_ms', ARGV[4])\n"
+    "if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'controller', ARGV[5]) end\n"
+    "redis.call('SREM', KEYS[2], ARGV[1])\n"
+    "return {1}\n";
+
+/* KEYS: job, active. ARGV: id. Returns {1, chunks_total}, {0, state} or {-1}. */
+static const char RETRY_LUA[] =
+    "local st = redis.call('HMGET', KEYS[1], 'state', 'chunks_total')\n"
+    "if not st[1] then return {-1} end\n"
+    "if st[1] ~= 'failed' and st[1] ~= 'cancelled' then return {0, st[1]} end\n"
+    "local total = tonumber(st[2] or '0') or 0\n"
+    "redis.call('HSET', KEYS[1], 'state', total > 0 and 'running' or 'queued', 'error', '',\n"
+    "           'finished_ms', 0)\n"
+    "redis.call('SADD', KEYS[2], ARGV[1])\n"
+    "return {1, tostring(total)}\n";
+
+/* ---- replies ---- */
+
+/* A script's {code[, text]} reply: the code, the text into buf. */
+static int rq_code_text(redisReply *r, char *buf, size_t n, vr_err *err)
+{
+    if (buf && n)
+        buf[0] = '\0';
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+        r->element[0]->type != REDIS_REPLY_INTEGER) {
+        freeReplyObject(r);
+        return vr_err_set(err, VR_EFORMAT, "redis script: unexpected reply");
+    }
+    int code = (int)r->element[0]->integer;
+    if (r->elements > 1 && buf && rq_reply_str(r->element[1], buf, n, err) < 0)
+        code = VR_EFORMAT;
+    freeReplyObject(r);
+    return code;
+}
+
+/* ---- the state changes ---- */
+
+int rq_job_submit(struct rq *q, const char *id, const char *spec_json, long long created_ms,
+                  long long frames_est, int priority, vr_err *err)
+{
+    char jk[128], created[32], frames[32], prio[16];
+    rq_key_job(jk, sizeof jk, id);
+    snprintf(created, sizeof created, "%lld", created_ms);
+    snprintf(frames, sizeof frames, "%lld", frames_est);
+    snprintf(prio, sizeof prio, "%d", priority);
+    const char *kv[] = { jk, RQ_INDEX, RQ_ACTIVE, RQ_JOBS, id, spec_json, created, frames, prio };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, SUBMIT_LUA, 4, kv, 9, &v);
+    if (rc < 0)
+        return rc;
+    return v == 1 ? 0 : vr_err_set(err, VR_EINVAL, "job %s exists already", id);
+}
+
+int rq_job_running(struct rq *q, const char *id, const char *me, int chunks_total,
+                   long long frames_total, double split_s, vr_err *err)
+{
+    char jk[128], total[16], frames[32], secs[32];
+    rq_key_job(jk, sizeof jk, id);
+    snprintf(total, sizeof total, "%d", chunks_total);
+    snprintf(frames, sizeof frames, "%lld", frames_total);
+    snprintf(secs, sizeof secs, "%.3f", split_s);
+    const char *kv[] = { jk, "splitting", "running", me, "chunks_total", total,
+                         "frames_total", frames, "split_s", secs };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, MOVE_HELD_LUA, 1, kv, 10, &v);
+    return rc < 0 ? rc : (int)v;
+}
+
+int rq_job_reopen(struct rq *q, const char *id, const char *me, vr_err *err)
+{
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    const char *kv[] = { jk, "stitching", "running", me };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, MOVE_HELD_LUA, 1, kv, 4, &v);
+    return rc < 0 ? rc : (int)v;
+}
+
+int rq_job_done(struct rq *q, const char *id, const char *me, double stitch_s,
+                const char *metrics_json, vr_err *err)
+{
+    char jk[128], now[32], secs[32];
+    rq_key_job(jk, sizeof jk, id);
+    snprintf(now, sizeof now, "%lld", rq_now_ms());
+    snprintf(secs, sizeof secs, "%.3f", stitch_s);
+    const char *kv[] = { jk, RQ_ACTIVE, id, me, now, secs, metrics_json ? metrics_json : "{}" };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, DONE_LUA, 2, kv, 7, &v);
+    return rc < 0 ? rc : (int)v;
+}
+
+/* Live -> `to` (failed or cancelled). */
+static int rq_job_end(struct rq *q, const char *id, const char *to, const char *reason,
+                      const char *me, char *state, size_t n, vr_err *err)
+{
+    char jk[128], now[32];
+    rq_key_job(jk, sizeof jk, id);
+    snprintf(now, sizeof now, "%lld", rq_now_ms());
+    const char *kv[] = { jk, RQ_ACTIVE, id, to, reason, now, me ? me : "" };
+    redisReply *r = rq_eval(q, err, END_LUA, 2, kv, 7);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int code = rq_code_text(r, state, n, err);
+    return code == -1 ? vr_err_set(err, VR_ENOENT, "no such job %s", id) : code;
+}
+
+int rq_job_fail(struct rq *q, const char *id, const char *me, const char *reason, vr_err *err)
+{
+    int rc = rq_job_end(q, id, "failed", reason, me, NULL, 0, err);
+    return rc == VR_ENOENT ? 0 : rc;
+}
+
+int rq_job_cancel(struct rq *q, const char *id, const char *reason, char *state, size_t n,
+                  vr_err *err)
+{
+    return rq_job_end(q, id, "cancelled", reason, NULL, state, n, err);
+}
+
+int rq_job_retry(struct rq *q, const char *id, long long *chunks_total, char *state, size_t n,
+                 vr_err *err)
+{
+    char jk[128], text[32];
+    rq_key_job(jk, sizeof jk, id);
+    const char *kv[] = { jk, RQ_ACTIVE, id };
+    redisReply *r = rq_eval(q, err, RETRY_LUA, 2, kv, 3);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int code = rq_code_text(r, text, sizeof text, err);
+    if (code == -1)
+        return vr_err_set(err, VR_ENOENT, "no such job %s", id);
+    if (code == 1)
+        *chunks_total = atoll(text);
+    else if (code == 0 && state)
+        snprintf(state, n, "%s", text);
+    return code;
+}
+
+/* ---- reads ---- */
+
+int rq_job_spec(struct rq *q, const char *id, char *buf, size_t n, vr_err *err)
+{
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    return rq_hget(q, jk, "spec", buf, n, err);
+}
+
+int rq_job_state(struct rq *q, const char *id, char *buf, size_t n, vr_err *err)
+{
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    buf[0] = '\0';
+    return rq_hget(q, jk, "state", buf, n, err);
+}
+
+int rq_job_number(struct rq *q, const char *id, const char *field, long long *v, vr_err *err)
+{
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    return rq_hget_ll(q, jk, field, v, err);
+}
+
+int rq_job_note(struct rq *q, const char *id, const char *field, const char *value,
+                vr_err *err)
+{
+    static const char *const scripted[] = { "state", "controller", "chunks_done", "frames_done",
+                                            "chunks_total", "error", NULL };
+    for (int i = 0; scripted[i]; i++)
+        if (!strcmp(field, scripted[i]))
+            return vr_err_set(err, VR_EINVAL, "job field '%s' changes only through its script",
+                              field);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    const char *argv[] = { "HSET", jk, field, value };
+    redisReply *r = rq_cmdargv(q, err, 4, argv, NULL);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    return 0;
+}
+
+/* ---- the active set and events ---- */
+
+int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "SMEMBERS %s", RQ_ACTIVE);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int n = 0;
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && n < max; i++)
+        if (rq_reply_str(r->element[i], ids[n], 48, NULL) > 0)
+            n++;
+    freeReplyObject(r);
+    return n;
+}
+
+int rq_active_forget(struct rq *q, const char *id, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "SREM %s %s", RQ_ACTIVE, id);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    return 0;
+}
+
+int rq_event_last(struct rq *q, const char *id, char *buf, size_t n, vr_err *err)
+{
+    char key[128];
+    rq_key_events(key, sizeof key, id);
+    buf[0] = '\0';
+    redisReply *r = rq_cmd(q, err, "XREVRANGE %s + - COUNT 1", key);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+        r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2) {
+        const redisReply *fl = r->element[0]->element[1];
+        if (fl->type == REDIS_REPLY_ARRAY && fl->elements == 2)
+            rq_reply_str(fl->element[1], buf, n, NULL);
+    }
+    freeReplyObject(r);
+    return buf[0] != '\0';
+}

@@ -1,0 +1,90 @@
+/*
+ * rq_jobs.h - a job's life in Redis: every state change is one Lua script
+ * that checks the state it leaves (rq_jobs.c), so two parties racing for a
+ * job (a user's cancel and the controller's stitch, two controllers, a
+ * retry and a late failure) end with one answer, never a mix of both.
+ *
+ *   submit   -> queued                          (vrctl submit/run)
+ *   claim    queued -> splitting -> running -> stitching  (rq_job_claim, rq.h)
+ *   running  splitting (held by me) -> running, with the split's figures
+ *   reopen   stitching (held by me) -> running (a chunk's output vanished)
+ *   done     stitching (held by me) -> done, with the final figures
+ *   fail     any live state -> failed, with the reason
+ *   cancel   any live state -> cancelled        (vrctl cancel)
+ *   retry    failed | cancelled -> running (queued before a split)  (vrctl retry)
+ *
+ * "Live" is queued, splitting, running or stitching; done, failed and
+ * cancelled have ended (job_state_ended). A job that ends leaves the active
+ * set in the same script.
+ */
+#ifndef VR_RQ_JOBS_H
+#define VR_RQ_JOBS_H
+
+#include "rq.h"
+
+/* Records a new job in one script: the hash (spec, state queued, counters),
+ * the index, the active set and its vr:jobs entry. VR_EINVAL when a job
+ * with that id exists. */
+int rq_job_submit(struct rq *q, const char *id, const char *spec_json, long long created_ms,
+                  long long frames_est, int priority, vr_err *err);
+
+/* The job's spec text into buf (n bytes): 1, 0 when the job or its spec is
+ * missing, <0 on error. */
+int rq_job_spec(struct rq *q, const char *id, char *buf, size_t n, vr_err *err);
+
+/* The job's state ("" when there is no such job) into buf: 1 found, 0 not,
+ * <0 error. */
+int rq_job_state(struct rq *q, const char *id, char *buf, size_t n, vr_err *err);
+
+/* A number field of the job hash (chunks_total, chunks_done...): 1, 0 absent. */
+int rq_job_number(struct rq *q, const char *id, const char *field, long long *v, vr_err *err);
+
+/* Writes a descriptive field (started_ms, layout): never `state` or the
+ * counters, which only the scripts change. */
+int rq_job_note(struct rq *q, const char *id, const char *field, const char *value,
+                vr_err *err);
+
+/* splitting -> running for controller `me`, with the split's figures.
+ * 1 moved, 0 the job is no longer this controller's split (cancelled,
+ * failed or taken over), <0 error. */
+int rq_job_running(struct rq *q, const char *id, const char *me, int chunks_total,
+                   long long frames_total, double split_s, vr_err *err);
+
+/* stitching -> running for controller `me` (outputs to redo). 1, 0, <0. */
+int rq_job_reopen(struct rq *q, const char *id, const char *me, vr_err *err);
+
+/* stitching -> done for controller `me`, with the stitch time and the
+ * merged metrics (JSON); leaves the active set. 1 done, 0 not (a cancel
+ * or a failure came first: the caller must not publish the output), <0. */
+int rq_job_done(struct rq *q, const char *id, const char *me, double stitch_s,
+                const char *metrics_json, vr_err *err);
+
+/* Live -> failed with `reason` (by controller `me`, or "" for others);
+ * leaves the active set. 1 failed now, 0 it had already ended, <0. */
+int rq_job_fail(struct rq *q, const char *id, const char *me, const char *reason, vr_err *err);
+
+/* Live -> cancelled with `reason`; leaves the active set. 1 cancelled now,
+ * 0 it had already ended (its state into `state`, n bytes), VR_ENOENT no
+ * such job, <0 error. */
+int rq_job_cancel(struct rq *q, const char *id, const char *reason, char *state, size_t n,
+                  vr_err *err);
+
+/* failed | cancelled -> running (queued when it was never split), error
+ * cleared, back in the active set; *chunks_total gets the job's chunk
+ * count so the caller can re-arm them. 1 moved, 0 the job is in another
+ * state (into `state`), VR_ENOENT no such job, <0 error. */
+int rq_job_retry(struct rq *q, const char *id, long long *chunks_total, char *state, size_t n,
+                 vr_err *err);
+
+/* ---- the active set: jobs a controller must look after ---- */
+
+/* Up to max active job ids (caller storage of max * 48 bytes): count, <0. */
+int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err);
+
+/* Drops an ended (or vanished) job from the active set. */
+int rq_active_forget(struct rq *q, const char *id, vr_err *err);
+
+/* The job's newest progress event text into buf: 1, 0 none, <0. */
+int rq_event_last(struct rq *q, const char *id, char *buf, size_t n, vr_err *err);
+
+#endif
