@@ -4,6 +4,8 @@
  */
 #include "metrics.h"
 
+#include "storage.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,16 +313,11 @@ int metrics_write_file(const struct metrics *m, const char *path, vr_err *err)
     json_t *j = metrics_to_json(m);
     if (!j)
         return vr_err_set(err, VR_ENOMEM, "metrics: out of memory");
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp) {
-        json_decref(j);
-        return vr_err_set(err, VR_EINVAL, "metrics: path too long: %s", path);
-    }
-    int rc = json_dump_file(j, tmp, JSON_INDENT(2));
+    char *text = json_dumps(j, JSON_INDENT(2));
     json_decref(j);
-    if (rc < 0 || rename(tmp, path) < 0) {
-        unlink(tmp);
-        return vr_err_set(err, VR_EIO, "metrics: cannot write %s", path);
-    }
-    return 0;
+    if (!text)
+        return vr_err_set(err, VR_ENOMEM, "metrics: out of memory");
+    int rc = storage_write_atomic(path, text, strlen(text), err);
+    free(text);
+    return rc < 0 ? vr_err_prefix(err, "metrics") : 0;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -97,18 +98,72 @@ int storage_sync_file(const char *path, vr_err *err)
     return rc < 0 ? rc : storage_sync_dir_of(path, err);
 }
 
+/* ---- atomic files: the one place a file is made durable ---- */
+
+int storage_temp(const char *path, char *tmp, size_t n, int *fd_out, vr_err *err)
+{
+    char dirb[STORAGE_PATH_MAX], baseb[STORAGE_PATH_MAX];
+    if (fd_out)
+        *fd_out = -1;
+    if (strlen(path) >= sizeof dirb)
+        return vr_err_set(err, VR_EINVAL, "path too long: %s", path);
+    snprintf(dirb, sizeof dirb, "%s", path);
+    snprintf(baseb, sizeof baseb, "%s", path);
+    const char *dir = dirname(dirb), *base = basename(baseb);
+    for (int attempt = 0; attempt < 16; attempt++) {
+        unsigned r = 0;
+        if (getrandom(&r, sizeof r, 0) != sizeof r)
+            r = (unsigned)rand();
+        int w = snprintf(tmp, n, "%s/.%s" STORAGE_TEMP_MARK "%d-%08x", dir, base, (int)getpid(), r);
+        if (w < 0 || (size_t)w >= n)
+            return vr_err_set(err, VR_EINVAL, "path too long: %s", path);
+        /* O_EXCL | O_NOFOLLOW: a file or link planted at the name is never
+         * written through; a fresh random name is tried instead */
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0)
+            return storage_errno(errno, "cannot create", tmp, err);
+        if (fd_out)
+            *fd_out = fd;
+        else
+            close(fd);
+        return 0;
+    }
+    return vr_err_set(err, VR_EIO, "cannot create a temporary file beside %s", path);
+}
+
+int storage_commit(const char *tmp, const char *path, vr_err *err)
+{
+    int fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int rc = fd < 0 ? storage_errno(errno, "cannot open", tmp, err) : 0;
+    if (rc == 0 && fsync(fd) < 0)
+        rc = storage_errno(errno, "cannot sync", path, err);
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = storage_errno(errno, "cannot rename into", path, err);
+    if (rc < 0) {
+        unlink(tmp);
+        return rc;
+    }
+    return storage_sync_dir_of(path, err);
+}
+
+void storage_abort(const char *tmp)
+{
+    if (tmp && tmp[0])
+        unlink(tmp);
+}
+
 int storage_write_atomic(const char *path, const void *data, size_t len, vr_err *err)
 {
     char tmp[STORAGE_PATH_MAX];
-    int w = snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    if (w < 0 || (size_t)w >= sizeof tmp)
-        return vr_err_set(err, VR_EINVAL, "path too long: %s", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return storage_errno(errno, "cannot create", tmp, err);
+    int fd, rc = storage_temp(path, tmp, sizeof tmp, &fd, err);
+    if (rc < 0)
+        return rc;
     const char *p = data;
     size_t left = len;
-    int rc = 0;
     while (left > 0) {
         ssize_t k = write(fd, p, left);
         if (k < 0) {
@@ -120,17 +175,13 @@ int storage_write_atomic(const char *path, const void *data, size_t len, vr_err 
         p += k;
         left -= (size_t)k;
     }
-    if (rc == 0 && fsync(fd) < 0)
-        rc = storage_errno(errno, "cannot sync", path, err);
     if (close(fd) < 0 && rc == 0)
         rc = storage_errno(errno, "cannot close", path, err);
-    if (rc == 0 && rename(tmp, path) < 0)
-        rc = storage_errno(errno, "cannot rename into", path, err);
     if (rc < 0) {
-        unlink(tmp);
+        storage_abort(tmp);
         return rc;
     }
-    return storage_sync_dir_of(path, err);
+    return storage_commit(tmp, path, err);
 }
 
 int storage_read_file(const char *path, size_t max, char **out, size_t *len, vr_err *err)

@@ -25,9 +25,33 @@ int storage_mkdirs(const char *dir, vr_err *err);
 /* fsync()s the file, then its directory, so a rename into it is durable. */
 int storage_sync_file(const char *path, vr_err *err);
 
-/* Writes len bytes to path durably and atomically: path.tmp.<pid>, fsync,
- * rename, fsync the directory. On failure the temp file is removed and path
- * is unchanged; a full disk gives VR_ENOSPC naming the path. */
+/* ---- atomic files: the one place a file is made durable ----
+ *
+ * A file appears whole or not at all: it is written under a temporary name
+ * beside its final one, fsync'd, renamed, and the directory fsync'd. Every
+ * writer in the product goes through here (check-rooms enforces it), so
+ * durability does not depend on which code wrote the file. Temporary
+ * names are "<dir>/.<name>.tmp-<pid>-<8 hex>": hidden, random (nobody can
+ * plant a link at the name in advance) and recognisable, so a crash's
+ * leftovers can be found by STORAGE_TEMP_MARK. */
+#define STORAGE_TEMP_MARK ".tmp-"
+
+/* Creates a new, empty temporary file beside `path` (O_EXCL | O_NOFOLLOW,
+ * mode 0644) and puts its name in tmp (n bytes). With fd_out the open
+ * descriptor is handed over (the caller closes it), else it is closed and
+ * other code (libav, a JSON dumper) opens the file by name. */
+int storage_temp(const char *path, char *tmp, size_t n, int *fd_out, vr_err *err);
+
+/* Makes the finished temporary file `tmp` the file `path`: fsync, rename,
+ * fsync of the directory. On failure tmp is removed and path unchanged; a
+ * full disk gives VR_ENOSPC naming the path. */
+int storage_commit(const char *tmp, const char *path, vr_err *err);
+
+/* Removes an unfinished temporary file; accepts "" and NULL. */
+void storage_abort(const char *tmp);
+
+/* Writes len bytes to path durably and atomically (storage_temp, write,
+ * storage_commit). */
 int storage_write_atomic(const char *path, const void *data, size_t len, vr_err *err);
 
 /* Reads a whole file of at most max bytes into a malloc'd, NUL-terminated

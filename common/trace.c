@@ -4,6 +4,7 @@
  */
 #include "trace.h"
 #include "clock.h"
+#include "storage.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -195,21 +196,21 @@ int trace_close(struct trace **tp, vr_err *err)
     struct trace *t = tp ? *tp : NULL;
     if (!t)
         return 0;
-    int rc = 0;
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", t->path, (int)getpid()) >= (int)sizeof tmp) {
-        rc = vr_err_set(err, VR_EINVAL, "trace: path too long: %s", t->path);
+    char tmp[STORAGE_PATH_MAX];
+    int fd, rc = storage_temp(t->path, tmp, sizeof tmp, &fd, err);
+    if (rc < 0)
         goto out;
-    }
     pthread_mutex_lock(&t->lock);
-    FILE *f = fopen(tmp, "w");
+    FILE *f = fdopen(fd, "w");
     int wr = f ? write_events(t, f) : -1;
-    if (f && fclose(f) != 0)
+    if (f ? fclose(f) != 0 : close(fd) != 0)
         wr = -1;
     pthread_mutex_unlock(&t->lock);
-    if (wr < 0 || rename(tmp, t->path) < 0) {
-        unlink(tmp);
+    if (wr < 0) {
+        storage_abort(tmp);
         rc = vr_err_set(err, VR_EIO, "trace: cannot write %s", t->path);
+    } else if ((rc = storage_commit(tmp, t->path, err)) < 0) {
+        vr_err_prefix(err, "trace");
     }
 out:
     trace_free(tp);

@@ -5,10 +5,12 @@
  *
  * The file is small and written rarely (once per GPU kind, model, geometry
  * and profile), so every store rereads it, changes one entry and replaces it
- * through a temporary file and rename(): concurrent workers may lose each
+ * atomically (storage_write_atomic): concurrent workers may lose each
  * other's entry (both re-tune later), never corrupt the file.
  */
 #include "tune.h"
+
+#include "storage.h"
 
 #include <jansson.h>
 
@@ -173,22 +175,15 @@ int tune_cache_store(const char *path, const char *key, const struct tune_choice
         json_decref(root);
         return vr_err_set(err, VR_ENOMEM, "tune cache: out of memory");
     }
-    char tmp[1100];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp) {
-        json_decref(root);
-        return vr_err_set(err, VR_EINVAL, "%s: path too long", path);
-    }
     if ((rc = make_dirs(path, err)) < 0) {
         json_decref(root);
         return rc;
     }
-    rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS);
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(root);
-    if (rc != 0 || rename(tmp, path) != 0) {
-        int e2 = errno;
-        unlink(tmp);
-        return vr_err_set(err, VR_EIO, "%s: cannot write the tune cache: %s", path,
-                          strerror(e2));
-    }
-    return 0;
+    if (!text)
+        return vr_err_set(err, VR_ENOMEM, "tune cache: out of memory");
+    rc = storage_write_atomic(path, text, strlen(text), err);
+    free(text);
+    return rc < 0 ? vr_err_prefix(err, "the tune cache") : 0;
 }

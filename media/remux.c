@@ -120,23 +120,29 @@ static void remux_out_abort(struct remux_out *o)
             avio_closep(&o->oc->pb);
         avformat_free_context(o->oc);
         o->oc = NULL;
-        unlink(o->tmp);
+        storage_abort(o->tmp);
     }
 }
 
-/* Opens path's temp name for writing with a copy of stream `is`. `fmt` names
- * the muxer (NULL: from the extension of path). */
+/* Opens a temporary file beside path (storage_temp) for writing with copies
+ * of the streams `copy` of ic. `fmt` names the muxer (NULL: from the
+ * extension of path). */
 static int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
                           AVFormatContext *ic, const int *copy, int ncopy, vr_err *err)
 {
     snprintf(o->path, sizeof o->path, "%s", path);
-    snprintf(o->tmp, sizeof o->tmp, "%s.part", path);
+    o->tmp[0] = '\0';
     const AVOutputFormat *of = av_guess_format(fmt, path, NULL);
     if (!of)
         return vr_err_set(err, VR_ENOTSUP, "%s: unknown output container (use .mkv, .mp4 or .mov)", path);
+    int rc = storage_temp(path, o->tmp, sizeof o->tmp, NULL, err);
+    if (rc < 0)
+        return rc;
     int ret = avformat_alloc_output_context2(&o->oc, of, NULL, o->tmp);
-    if (ret < 0)
+    if (ret < 0) {
+        storage_abort(o->tmp);
         return remux_averr(ret, "cannot create", path, err);
+    }
     for (int i = 0; i < ncopy; i++) {
         AVStream *is = ic->streams[copy[i]];
         AVStream *os = avformat_new_stream(o->oc, NULL);
@@ -157,6 +163,7 @@ static int remux_out_open(struct remux_out *o, const char *path, const char *fmt
     if (ret < 0) {
         avformat_free_context(o->oc);
         o->oc = NULL;
+        storage_abort(o->tmp);
         return remux_averr(ret, "cannot create", o->tmp, err);
     }
     return 0;
@@ -172,17 +179,10 @@ static int remux_out_finish(struct remux_out *o, vr_err *err)
     avformat_free_context(o->oc);
     o->oc = NULL;
     if (ret < 0 || ret2 < 0) {
-        unlink(o->tmp);
+        storage_abort(o->tmp);
         return remux_averr(ret < 0 ? ret : ret2, "cannot finish", o->path, err);
     }
-    int rc = storage_sync_file(o->tmp, err);
-    if (rc == 0 && rename(o->tmp, o->path) < 0)
-        rc = storage_errno(errno, "cannot rename into", o->path, err);
-    if (rc == 0)
-        rc = storage_sync_file(o->path, err);
-    if (rc < 0)
-        unlink(o->tmp);
-    return rc;
+    return storage_commit(o->tmp, o->path, err);
 }
 
 /* Writes pkt (source time base) into chunk o on a timeline that starts at

@@ -8,6 +8,8 @@
  */
 #include "vio_image.h"
 
+#include "storage.h"
+
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/imgutils.h>
@@ -213,15 +215,11 @@ int vio_image_write_gray_png(const char *path, const uint8_t *data, int w, int h
     AVCodecContext *enc = NULL;
     AVFrame *frm = NULL;
     AVPacket *pkt = NULL;
-    FILE *f = NULL;
-    char tmp[4096];
     int rc;
 
     if (w < 1 || h < 1 || w > VIO_IMAGE_MAX_DIM || h > VIO_IMAGE_MAX_DIM)
         return vr_err_set(err, VR_EINVAL, "%s: mask size %dx%d outside 1..%d",
                           path, w, h, VIO_IMAGE_MAX_DIM);
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return vr_err_set(err, VR_EINVAL, "%s: path too long", path);
 
     const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_PNG);
     enc = codec ? avcodec_alloc_context3(codec) : NULL;
@@ -253,35 +251,8 @@ int vio_image_write_gray_png(const char *path, const uint8_t *data, int w, int h
         rc = av_msg(err, VR_ECODEC, path, "png encoding failed", rc);
         goto fail;
     }
-    f = fopen(tmp, "wb");
-    if (!f) {
-        rc = vr_err_set(err, VR_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-        goto fail;
-    }
-    if (fwrite(pkt->data, 1, pkt->size, f) != (size_t)pkt->size || fflush(f) != 0) {
-        rc = vr_err_set(err, errno == ENOSPC ? VR_ENOSPC : VR_EIO, "%s: write failed: %s",
-                        tmp, strerror(errno));
-        goto fail;
-    }
-    if (fclose(f) != 0) {
-        f = NULL;
-        rc = vr_err_set(err, VR_EIO, "%s: write failed: %s", tmp, strerror(errno));
-        goto fail;
-    }
-    f = NULL;
-    if (rename(tmp, path) != 0) {
-        rc = vr_err_set(err, VR_EIO, "%s: cannot rename into place: %s", path,
-                        strerror(errno));
-        goto fail;
-    }
-    rc = 0;
-    goto done;
-
+    rc = storage_write_atomic(path, pkt->data, (size_t)pkt->size, err);
 fail:
-    if (f)
-        fclose(f);
-    unlink(tmp);
-done:
     av_packet_free(&pkt);
     av_frame_free(&frm);
     avcodec_free_context(&enc);

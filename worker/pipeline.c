@@ -23,6 +23,7 @@
 #include "output_kinds.h"
 #include "pipeline_cuda.h"
 #include "pipeline_queue.h"
+#include "storage.h"
 #include "trace.h"
 #include "vio_layout.h"
 #include "vio_video.h"
@@ -564,29 +565,6 @@ static void pipe_release(struct pipe *p)
     pthread_mutex_destroy(&p->elock);
 }
 
-/* `dir/.base.tmp-PID` next to `out`, so the final rename stays in one
- * file system. */
-static int temp_name(const char *out, char *tmp, size_t n, char *dir, size_t dn)
-{
-    char a[4096], b[4096];
-    if (snprintf(a, sizeof a, "%s", out) >= (int)sizeof a)
-        return -1;
-    snprintf(b, sizeof b, "%s", out);
-    const char *d = dirname(a), *base = basename(b);
-    if (snprintf(dir, dn, "%s", d) >= (int)dn)
-        return -1;
-    return snprintf(tmp, n, "%s/.%s.tmp-%d", d, base, (int)getpid()) >= (int)n ? -1 : 0;
-}
-
-static void fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
 /* ---- the run ---- */
 
 /* Where a run's fixed cost goes (ms from the start): what a short chunk
@@ -672,12 +650,10 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
     double t_start = now_us();
     p.at.start = t_start;
     int engine_warm = 0;
-    char tmp[4096], dir[4096], pci[32] = "";
+    char tmp[STORAGE_PATH_MAX] = "", pci[32] = "";
     int rc;
-    if (temp_name(out, tmp, sizeof tmp, dir, sizeof dir) < 0) {
-        rc = vr_err_set(err, VR_EINVAL, "%s: path too long", out);
+    if ((rc = storage_temp(out, tmp, sizeof tmp, NULL, err)) < 0)
         goto done;
-    }
     /* NVDEC opens the GPU's primary context first (in open_all), then the
      * CUDA runtime joins it: one context, so decoded frames are ordinary
      * device memory to the kernels */
@@ -747,23 +723,21 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
     }
     if ((rc = vio_out_finish(p.out, err)) < 0)
         goto done;
-    if (rename(tmp, out) < 0) {
-        rc = vr_err_set(err, VR_EIO, "%s: cannot rename %s into place", out, tmp);
-        goto done;
-    }
-    fsync_dir(dir);
-    log_setup(&p, engine_warm);
-    p.m.bytes_in = (uint64_t)vio_in_video_bytes(p.in);
-    p.m.bytes_out = (uint64_t)vio_out_bytes(p.out);
     if (vio_in_frames(p.in) != (int64_t)p.m.frames) {
         rc = vr_err_set(err, VR_EIO, "%s: wrote %llu frames of %lld decoded", out,
                         (unsigned long long)p.m.frames, (long long)vio_in_frames(p.in));
-        unlink(out);
         goto done;
     }
+    if ((rc = storage_commit(tmp, out, err)) < 0) {
+        tmp[0] = '\0'; /* storage_commit removed it */
+        goto done;
+    }
+    log_setup(&p, engine_warm);
+    p.m.bytes_in = (uint64_t)vio_in_video_bytes(p.in);
+    p.m.bytes_out = (uint64_t)vio_out_bytes(p.out);
 done:
     if (rc < 0) {
-        unlink(tmp);
+        storage_abort(tmp);
         pipe_warm_drop(o->warm); /* never carry an engine out of a failed run */
     }
     p.m.wall_s = (now_us() - t_start) / 1e6;

@@ -1,0 +1,113 @@
+/*
+ * t-storage-atomic.c - the one atomic-file helper (common/storage.h): a
+ * committed file is whole and the temporary gone; an aborted one leaves
+ * nothing; temporary names are fresh, hidden and recognisable; a link
+ * planted where a predictable temporary name would be is never written
+ * through; a failed commit leaves the old file as it was.
+ */
+#include "storage.h"
+#include "t-video-util.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char D[256];
+
+static void setup(void)
+{
+    tv_tmpdir(D, sizeof D);
+}
+
+static void teardown(void)
+{
+    tv_rmdir(D);
+}
+
+TestSuite(storage_atomic, .init = setup, .fini = teardown);
+
+static void read_all(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s missing", path);
+    size_t k = fread(buf, 1, n - 1, f);
+    buf[k] = '\0';
+    fclose(f);
+}
+
+Test(storage_atomic, commit_publishes_the_whole_file_and_removes_the_temp)
+{
+    char path[512], tmp[600], got[64];
+    snprintf(path, sizeof path, "%s/out.json", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_write_atomic(path, "{\"a\":1}", 7, &e), 0, "%s", e.msg);
+    read_all(path, got, sizeof got);
+    cr_assert_str_eq(got, "{\"a\":1}");
+    int fd;
+    cr_assert_eq(storage_temp(path, tmp, sizeof tmp, &fd, &e), 0, "%s", e.msg);
+    cr_assert(strstr(tmp, "/.out.json" STORAGE_TEMP_MARK), "temp name %s", tmp);
+    cr_assert_eq(write(fd, "new", 3), 3);
+    close(fd);
+    read_all(path, got, sizeof got);
+    cr_assert_str_eq(got, "{\"a\":1}", "the old file changed before the commit");
+    cr_assert_eq(storage_commit(tmp, path, &e), 0, "%s", e.msg);
+    read_all(path, got, sizeof got);
+    cr_assert_str_eq(got, "new");
+    cr_assert_neq(access(tmp, F_OK), 0, "the temp file stayed");
+    cr_assert_eq(tv_count_entries(D), 1, "only the file remains");
+}
+
+Test(storage_atomic, abort_leaves_nothing_and_names_are_fresh)
+{
+    char path[512], a[600], b[600];
+    snprintf(path, sizeof path, "%s/m.mkv", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_temp(path, a, sizeof a, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(storage_temp(path, b, sizeof b, NULL, &e), 0, "%s", e.msg);
+    cr_assert_str_neq(a, b, "two temps of one file share a name");
+    storage_abort(a);
+    storage_abort(b);
+    storage_abort("");
+    storage_abort(NULL);
+    cr_assert_eq(tv_count_entries(D), 0);
+}
+
+Test(storage_atomic, a_planted_link_is_not_written_through)
+{
+    char path[512], victim[512], link[600], got[64];
+    snprintf(path, sizeof path, "%s/out.mkv", D);
+    snprintf(victim, sizeof victim, "%s/victim", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_write_atomic(victim, "precious", 8, &e), 0);
+    /* the names the old writers used: <out>.part, <out>.tmp.<pid> */
+    snprintf(link, sizeof link, "%s.part", path);
+    cr_assert_eq(symlink(victim, link), 0);
+    snprintf(link, sizeof link, "%s.tmp.%d", path, (int)getpid());
+    cr_assert_eq(symlink(victim, link), 0);
+    cr_assert_eq(storage_write_atomic(path, "matte", 5, &e), 0, "%s", e.msg);
+    read_all(victim, got, sizeof got);
+    cr_assert_str_eq(got, "precious", "a link at a temp name was written through");
+    struct stat st;
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode));
+}
+
+Test(storage_atomic, a_failed_commit_keeps_the_old_file)
+{
+    char path[512], tmp[600], got[64];
+    snprintf(path, sizeof path, "%s/keep", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_write_atomic(path, "old", 3, &e), 0);
+    snprintf(tmp, sizeof tmp, "%s/.keep" STORAGE_TEMP_MARK "gone", D);
+    cr_assert_lt(storage_commit(tmp, path, &e), 0, "committing a missing temp succeeded");
+    read_all(path, got, sizeof got);
+    cr_assert_str_eq(got, "old");
+    char nodir[600];
+    snprintf(nodir, sizeof nodir, "%s/no/such/dir/f", D);
+    cr_assert_eq(storage_write_atomic(nodir, "x", 1, &e), VR_ENOENT, "%s", e.msg);
+}
