@@ -58,30 +58,10 @@ static void *ctl_hb_main(void *arg)
 static int ctl_connect(struct ctl *c)
 {
     vr_err e = { 0 };
-    if (rq_open(c->url, 10000, &c->q, &e) < 0) {
-        if (!c->q) {
-            fprintf(stderr, "vr-controller: %s\n", e.msg);
-            return -1;
-        }
-        log_warn("%s; waiting for it", e.msg);
-    }
-    while (!ctl_stop) {
-        if (rq_check_noeviction(c->q, &e) < 0) {
-            if (e.code == VR_EINVAL) {
-                log_error("%s", e.msg);
-                return -1;
-            }
-            rq_backoff(c->q);
-            continue;
-        }
-        if (rq_group_ensure(c->q, RQ_JOBS, RQ_G_CONTROLLERS, &e) == 0 &&
-            rq_group_ensure(c->q, RQ_RESULTS, RQ_G_CONTROLLERS, &e) == 0 &&
-            rq_group_ensure(c->q, RQ_CHUNKS, RQ_G_WORKERS, &e) == 0 &&
-            rq_group_ensure(c->q, RQ_CHUNKS_HI, RQ_G_WORKERS, &e) == 0)
-            return 0;
-        rq_backoff(c->q);
-    }
-    return -1;
+    int rc = rq_ready(&c->q, c->url, &ctl_stop, &e);
+    if (rc < 0 && rc != VR_ECANCELED)
+        log_error("%s", e.msg);
+    return rc;
 }
 
 static void ctl_name(char *buf, size_t n)

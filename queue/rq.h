@@ -28,6 +28,7 @@
 #include "vr_err.h"
 
 #include <hiredis/hiredis.h>
+#include <signal.h>
 #include <stddef.h>
 
 /* ---- limits on what Redis may hand us ---- */
@@ -141,6 +142,15 @@ const char *rq_msg_get(const struct rq_msg *m, const char *k);
 /* XGROUP CREATE stream group 0 MKSTREAM; an existing group is success. */
 int rq_group_ensure(struct rq *q, const char *stream, const char *group,
                     vr_err *err);
+
+/* What a daemon (controller, worker) does before its loop, and again when
+ * Redis comes back empty: connects to `url` when *q is NULL, then waits,
+ * backing off, until Redis answers, may not evict keys
+ * (rq_check_noeviction) and has every stream group. A Redis that is down
+ * is waited for (logged once); one that can never work (a bad address, an
+ * evicting maxmemory-policy) returns its error at once. Returns 0, that
+ * error, or VR_ECANCELED when *stop became non-zero. */
+int rq_ready(struct rq **q, const char *url, const volatile sig_atomic_t *stop, vr_err *err);
 
 /* XREADGROUP of at most one new entry from the first stream of `streams`
  * that has one, blocking up to block_ms (kept below the command timeout).

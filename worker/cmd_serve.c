@@ -112,20 +112,10 @@ static int serve_all_gpus(int argc, char **argv)
 static int serve_connect(struct serve *s)
 {
     vr_err e = { 0 };
-    if (rq_open(s->url, 10000, &s->q, &e) < 0) {
-        if (!s->q) {
-            fprintf(stderr, "vr-worker serve: %s\n", e.msg);
-            return -1;
-        }
-        log_warn("%s; waiting for it", e.msg);
-    }
-    while (!serve_drain) {
-        if (rq_group_ensure(s->q, RQ_CHUNKS_HI, RQ_G_WORKERS, &e) == 0 &&
-            rq_group_ensure(s->q, RQ_CHUNKS, RQ_G_WORKERS, &e) == 0)
-            return 0;
-        rq_backoff(s->q);
-    }
-    return -1;
+    int rc = rq_ready(&s->q, s->url, &serve_drain, &e);
+    if (rc < 0 && rc != VR_ECANCELED)
+        log_error("%s", e.msg);
+    return rc;
 }
 
 static int serve_loop(struct serve *s)
