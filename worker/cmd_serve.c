@@ -12,6 +12,7 @@
 #include "log.h"
 #include "paths.h"
 #include "pipeline_cuda.h"
+#include "supervise.h"
 
 #include <getopt.h>
 #include <libavutil/log.h>
@@ -33,6 +34,30 @@ static void serve_on_signal(int sig)
 
 /* ---- --gpu all ---- */
 
+/* argv with `--gpu all` replaced by `--gpu g` (av: argc + 2 slots). */
+static void serve_argv_for(int argc, char **argv, const char *exe, const char *g, char **av)
+{
+    int k = 0;
+    av[k++] = (char *)exe;
+    av[k++] = "serve";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--gpu") && i + 1 < argc) {
+            av[k++] = "--gpu";
+            av[k++] = (char *)g;
+            i++;
+        } else if (!strcmp(argv[i], "--gpu=all")) {
+            av[k++] = "--gpu";
+            av[k++] = (char *)g;
+        } else {
+            av[k++] = argv[i];
+        }
+    }
+    av[k] = NULL;
+}
+
+/* One worker process per GPU, each exec'd afresh (CUDA initialised once
+ * per process); SIGTERM/SIGINT are passed on (each drains); exits 0 only
+ * when every worker did. */
 static int serve_all_gpus(int argc, char **argv)
 {
     int n = vr_gpu_count();
@@ -47,62 +72,48 @@ static int serve_all_gpus(int argc, char **argv)
         return 1;
     }
     exe[len] = '\0';
-    pid_t *pids = calloc((size_t)n, sizeof *pids);
     char **av = calloc((size_t)argc + 4, sizeof *av);
-    if (!pids || !av) {
-        free(pids);
-        free(av);
+    if (!av)
         return 1;
-    }
-    struct sigaction sa = { 0 };
+    struct sigaction sa = { 0 }; /* no SA_RESTART: a signal ends the wait below */
     sa.sa_handler = serve_on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    for (int g = 0; g < n; g++) {
-        char gs[16];
+    struct sup sup = { 0 };
+    int bad = 0;
+    for (int g = 0; g < n && !bad; g++) {
+        char gs[16], name[32];
         snprintf(gs, sizeof gs, "%d", g);
-        int k = 0;
-        av[k++] = exe;
-        av[k++] = "serve";
-        for (int i = 1; i < argc; i++) {
-            if (!strcmp(argv[i], "--gpu") && i + 1 < argc) {
-                av[k++] = "--gpu";
-                av[k++] = gs;
-                i++;
-            } else if (!strcmp(argv[i], "--gpu=all")) {
-                av[k++] = "--gpu";
-                av[k++] = gs;
-            } else {
-                av[k++] = argv[i];
-            }
+        snprintf(name, sizeof name, "GPU %d worker", g);
+        serve_argv_for(argc, argv, exe, gs, av);
+        vr_err e = { 0 };
+        int i = sup_spawn(&sup, name, exe, av, NULL, 0, &e);
+        if (i < 0) {
+            log_error("%s", e.msg);
+            bad = 1;
+        } else {
+            log_info("GPU %d: worker pid %d", g, (int)sup.child[i].pid);
         }
-        av[k] = NULL;
-        pids[g] = fork();
-        if (pids[g] == 0) {
-            execv(exe, av);
-            _exit(127);
-        }
-        log_info("GPU %d: worker pid %d", g, (int)pids[g]);
     }
-    int bad = 0, left = n;
-    while (left > 0) {
-        int st;
-        pid_t p = waitpid(-1, &st, 0);
-        if (p < 0) {
-            if (serve_drain)
-                for (int g = 0; g < n; g++)
-                    if (pids[g] > 0)
-                        kill(pids[g], SIGTERM);
+    int passed_on = 0;
+    while (sup_running(&sup) > 0) {
+        int i = sup_reap(&sup, 1);
+        if (i < 0) {
+            if (serve_drain && !passed_on) {
+                sup_signal(&sup, SIGTERM);
+                passed_on = 1;
+            }
             continue;
         }
-        for (int g = 0; g < n; g++)
-            if (pids[g] == p) {
-                pids[g] = 0;
-                left--;
-                bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-            }
+        int st = sup.child[i].status;
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            char how[96];
+            sup_describe(st, how, sizeof how);
+            log_warn("%s %s", sup.child[i].name, how);
+            bad = 1;
+        }
     }
-    free(pids);
+    sup_release(&sup);
     free(av);
     return bad;
 }

@@ -1,0 +1,67 @@
+/*
+ * supervise.h - child processes a command starts and must account for:
+ * `vrctl run` (redis-server, a controller, workers) and `vr-worker serve
+ * --gpu all` (one worker per GPU). Spawning with a log file, noticing and
+ * describing deaths, and stopping them in order (SIGTERM, a grace period,
+ * then SIGKILL) live here once.
+ *
+ * A `struct sup` is used from one thread at a time (the caller hands it
+ * from a monitor thread to the main thread only after joining).
+ */
+#ifndef VR_SUPERVISE_H
+#define VR_SUPERVISE_H
+
+#include "vr_err.h"
+
+#include <stddef.h>
+#include <sys/types.h>
+
+enum sup_flags {
+    SUP_OWN_GROUP  = 1 << 0, /* own process group: a terminal's Ctrl-C reaches only us,
+                              * and we stop the children in order */
+    SUP_SEARCH_PATH = 1 << 1, /* prog without a '/' is looked up in PATH */
+};
+
+struct sup_child {
+    pid_t pid;                /* 0 once reaped */
+    char name[64];            /* for messages: "controller", "worker-gpu0-1" */
+    char log[256];            /* its stdout+stderr file, or "" (inherited) */
+    int status;               /* waitpid status once reaped */
+};
+
+struct sup {
+    struct sup_child *child;  /* owned */
+    int n, cap;
+};
+
+/* Starts prog with argv (argv[0] included, NULL-terminated), stdout and
+ * stderr appended to `log` when not NULL. The child gets SIGTERM if we die
+ * (PR_SET_PDEATHSIG), so nothing outlives a crashed parent. Returns the
+ * child's index (>= 0) or VR_E* with the reason. */
+int sup_spawn(struct sup *s, const char *name, const char *prog, char *const *argv,
+              const char *log, unsigned flags, vr_err *err);
+
+/* Reaps one child that has exited: its index, or -1 when none has (block
+ * 0, which looks at this table's children only), or when interrupted by a
+ * signal / no child is left (block 1, which waits for any child of the
+ * process: use it where all of them are in this table). */
+int sup_reap(struct sup *s, int block);
+
+/* Children not reaped yet. */
+int sup_running(const struct sup *s);
+
+/* "exited with status 3" / "killed by signal 9 (Killed)". */
+void sup_describe(int status, char *buf, size_t n);
+
+/* Sends sig to every running child. */
+void sup_signal(struct sup *s, int sig);
+
+/* Stops every running child, the last spawned first: SIGTERM to all, then
+ * each is given until grace_ms after the signal to exit, then SIGKILL. */
+void sup_stop(struct sup *s, int grace_ms);
+
+/* Frees the table (does not stop anyone: sup_stop first); accepts a zeroed
+ * struct. */
+void sup_release(struct sup *s);
+
+#endif
