@@ -531,6 +531,15 @@ struct remux_stitch_state {
     int *amap;                   /* source stream -> output stream, -1 = drop */
     AVPacket *apkt;              /* next audio packet, or empty */
     int audio_eof;
+    struct remux_out o;          /* the output, under its temporary name */
+    AVPacket *pkt;               /* a chunk's packet in flight */
+    int64_t *spts;               /* the source's frame pts, presentation order */
+    long long sn;                /* their count */
+    AVRational stb;              /* the source video's time base */
+    int64_t sdur;                /* one frame, stb */
+    long long base;              /* source frames before the current chunk */
+    long long written;           /* video packets written */
+    int64_t last_dts;            /* output time base */
 };
 
 /* Writes source audio packets up to (and including) the time `until` (in
@@ -573,60 +582,59 @@ static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
     }
 }
 
-int remux_stitch(const char *src, const char *const *chunks, int n,
-                 const long long *chunk_frames, const char *out, vr_err *err)
+/* ---- stitch: open, copy one chunk, finish ---- */
+
+static void stitch_release(struct remux_stitch_state *s)
 {
-    if (n < 1 || n > REMUX_MAX_CHUNKS)
-        return vr_err_set(err, VR_EINVAL, "stitch: %d chunks", n);
-    int64_t *spts = NULL, sdur = 0;
-    long long sn = 0;
-    AVRational stb;
-    int rc = remux_pts_list(src, &spts, &sn, &stb, &sdur, err);
+    remux_out_abort(&s->o);
+    avformat_close_input(&s->src);
+    av_packet_free(&s->pkt);
+    av_packet_free(&s->apkt);
+    free(s->amap);
+    free(s->spts);
+}
+
+/* A new output stream copying `is` (codec parameters, time base,
+ * disposition, metadata). */
+static AVStream *stitch_copy_stream(AVFormatContext *oc, const AVStream *is)
+{
+    AVStream *os = avformat_new_stream(oc, NULL);
+    if (!os || avcodec_parameters_copy(os->codecpar, is->codecpar) < 0)
+        return NULL;
+    os->codecpar->codec_tag = 0;
+    os->time_base = is->time_base;
+    os->disposition = is->disposition;
+    av_dict_copy(&os->metadata, is->metadata, 0);
+    return os;
+}
+
+/* Opens the source (timestamps, audio) and the output: stream 0 is the
+ * matte video with the parameters of the first chunk and the source
+ * video's time base, metadata and side data (stereo, spherical), then every
+ * audio stream of the source, however many. Writes the header. */
+static int stitch_open(struct remux_stitch_state *s, const char *src, const char *chunk0,
+                       const char *out, vr_err *err)
+{
+    s->last_dts = INT64_MIN;
+    s->pkt = av_packet_alloc();
+    s->apkt = av_packet_alloc();
+    if (!s->pkt || !s->apkt)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    int rc = remux_pts_list(src, &s->spts, &s->sn, &s->stb, &s->sdur, err);
+    if (rc < 0 || (rc = remux_open(src, &s->src, &s->src_vs, err)) < 0)
+        return rc;
+    AVFormatContext *cc = NULL;
+    int cvs;
+    if ((rc = remux_open(chunk0, &cc, &cvs, err)) < 0)
+        return rc;
+    rc = remux_out_open(&s->o, out, NULL, cc, &cvs, 1, err);
+    avformat_close_input(&cc);
     if (rc < 0)
         return rc;
-    long long want = 0;
-    for (int i = 0; i < n; i++)
-        want += chunk_frames[i];
-    struct remux_stitch_state s = { 0 };
-    struct remux_out o = { 0 };
-    AVFormatContext *cc = NULL;
-    int64_t *cpts = NULL;
-    AVPacket *pkt = av_packet_alloc();
-    s.apkt = av_packet_alloc();
-    if (!pkt || !s.apkt) {
-        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
-        goto fail;
-    }
-    if (want != sn) {
-        rc = vr_err_set(err, VR_EFORMAT, "stitch: the chunks should hold %lld frames but the "
-                        "source %s has %lld", want, src, sn);
-        goto fail;
-    }
-    if ((rc = remux_open(src, &s.src, &s.src_vs, err)) < 0)
-        goto fail;
-    /* Output streams: 0 = video from the first chunk, then the source's audio. */
-    int cvs;
-    if ((rc = remux_open(chunks[0], &cc, &cvs, err)) < 0)
-        goto fail;
-    s.amap = malloc(s.src->nb_streams * sizeof *s.amap);
-    if (!s.amap) {
-        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
-        goto fail;
-    }
-    int copy[64], ncopy = 0;
-    copy[ncopy++] = cvs;
-    for (unsigned i = 0; i < s.src->nb_streams; i++) {
-        s.amap[i] = -1;
-        if (s.src->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO && ncopy < 64)
-            s.amap[i] = ncopy++;
-    }
-    /* remux_out_open copies streams from one context: open with the chunk's
-     * video, then add the source's audio streams by hand. */
-    if ((rc = remux_out_open(&o, out, NULL, cc, copy, 1, err)) < 0)
-        goto fail;
-    av_dict_copy(&o.oc->metadata, s.src->metadata, 0);
-    AVStream *ovs = o.oc->streams[0], *svs = s.src->streams[s.src_vs];
-    ovs->time_base = stb;
+    AVFormatContext *oc = s->o.oc;
+    av_dict_copy(&oc->metadata, s->src->metadata, 0);
+    AVStream *ovs = oc->streams[0], *svs = s->src->streams[s->src_vs];
+    ovs->time_base = s->stb;
     ovs->avg_frame_rate = svs->avg_frame_rate;
     ovs->r_frame_rate = svs->r_frame_rate;
     av_dict_copy(&ovs->metadata, svs->metadata, 0);
@@ -636,115 +644,130 @@ int remux_stitch(const char *src, const char *const *chunks, int n,
         if (d)
             memcpy(d, sd->data, sd->size);
     }
-    for (unsigned i = 0; i < s.src->nb_streams; i++) {
-        if (s.amap[i] < 0)
+    if (!(s->amap = malloc(s->src->nb_streams * sizeof *s->amap)))
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    for (unsigned i = 0; i < s->src->nb_streams; i++) {
+        s->amap[i] = -1;
+        const AVStream *is = s->src->streams[i];
+        if (is->codecpar->codec_type != AVMEDIA_TYPE_AUDIO)
             continue;
-        AVStream *is = s.src->streams[i];
-        AVStream *os = avformat_new_stream(o.oc, NULL);
-        if (!os || avcodec_parameters_copy(os->codecpar, is->codecpar) < 0) {
-            rc = vr_err_set(err, VR_ENOMEM, "out of memory");
-            goto fail;
-        }
-        os->codecpar->codec_tag = 0;
-        os->time_base = is->time_base;
-        os->disposition = is->disposition;
-        av_dict_copy(&os->metadata, is->metadata, 0);
+        if (!stitch_copy_stream(oc, is))
+            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        s->amap[i] = (int)oc->nb_streams - 1;
     }
+    int ret = avformat_write_header(oc, NULL);
+    return ret < 0 ? remux_averr(ret, "cannot write", out, err) : 0;
+}
+
+/* One video packet of a chunk (chunk time base ctb, presentation rank r in
+ * the chunk) with the source's timestamp of that rank, after the source
+ * audio that comes before it. */
+static int stitch_write_packet(struct remux_stitch_state *s, AVPacket *pkt, long long r,
+                               AVRational ctb, vr_err *err)
+{
+    AVRational otb = s->o.oc->streams[0]->time_base;
+    int64_t pts = s->spts[s->base + r];
+    int64_t delay = (pkt->dts != AV_NOPTS_VALUE && pkt->pts != AV_NOPTS_VALUE)
+                        ? av_rescale_q(pkt->pts - pkt->dts, ctb, s->stb) : 0;
+    int64_t dts = pts - (delay > 0 ? delay : 0);
+    pkt->pts = av_rescale_q(pts, s->stb, otb);
+    pkt->dts = av_rescale_q(dts, s->stb, otb);
+    if (pkt->dts <= s->last_dts)
+        pkt->dts = s->last_dts + 1;
+    if (pkt->pts < pkt->dts)
+        pkt->pts = pkt->dts;
+    s->last_dts = pkt->dts;
+    pkt->duration = s->sdur > 0 ? av_rescale_q(s->sdur, s->stb, otb) : 0;
+    pkt->stream_index = 0;
+    pkt->pos = -1;
+    int rc = remux_audio_upto(s, &s->o, dts, s->stb, err);
+    if (rc < 0)
+        return rc;
+    int ret = av_interleaved_write_frame(s->o.oc, pkt);
+    if (ret < 0)
+        return remux_averr(ret, "cannot write", s->o.path, err);
+    s->written++;
+    return 0;
+}
+
+/* Copies chunk c (`path`, which must hold `frames` frames) into the output. */
+static int stitch_copy_chunk(struct remux_stitch_state *s, int c, const char *path,
+                             long long frames, vr_err *err)
+{
+    int64_t *cpts = NULL, cfd;
+    long long cn;
+    AVRational ctb;
+    AVFormatContext *cc = NULL;
+    int cvs, ret = 0;
+    int rc = remux_pts_list(path, &cpts, &cn, &ctb, &cfd, err);
+    if (rc < 0) {
+        vr_err_prefix(err, "chunk %d", c);
+        goto out;
+    }
+    if (cn != frames) {
+        rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): %lld frames, expected %lld", c, path,
+                        cn, frames);
+        goto out;
+    }
+    if ((rc = remux_open(path, &cc, &cvs, err)) < 0)
+        goto out;
+    while (rc == 0 && (ret = av_read_frame(cc, s->pkt)) >= 0) {
+        long long r = s->pkt->stream_index == cvs ? remux_rank(cpts, cn, remux_ts(s->pkt)) : -2;
+        if (r == -1)
+            rc = vr_err_set(err, VR_EFORMAT, "chunk %d: packet without timestamp", c);
+        else if (r >= 0)
+            rc = stitch_write_packet(s, s->pkt, r, ctb, err);
+        av_packet_unref(s->pkt);
+    }
+    if (rc == 0 && ret != AVERROR_EOF)
+        rc = remux_averr(ret, "cannot read", path, err);
+    s->base += cn;
+out:
     avformat_close_input(&cc);
-    int ret = avformat_write_header(o.oc, NULL);
-    if (ret < 0) {
-        rc = remux_averr(ret, "cannot write", out, err);
-        goto fail;
-    }
-    AVRational otb = o.oc->streams[0]->time_base;
-    long long base = 0, written = 0;
-    int64_t last_dts = INT64_MIN;
-    for (int c = 0; c < n; c++) {
-        long long cn;
-        AVRational ctb;
-        int64_t cfd;
-        if ((rc = remux_pts_list(chunks[c], &cpts, &cn, &ctb, &cfd, err)) < 0) {
-            vr_err_prefix(err, "chunk %d", c);
-            goto fail;
-        }
-        if (cn != chunk_frames[c]) {
-            rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): %lld frames, expected %lld",
-                            c, chunks[c], cn, chunk_frames[c]);
-            goto fail;
-        }
-        if ((rc = remux_open(chunks[c], &cc, &cvs, err)) < 0)
-            goto fail;
-        while ((ret = av_read_frame(cc, pkt)) >= 0) {
-            if (pkt->stream_index != cvs) {
-                av_packet_unref(pkt);
-                continue;
-            }
-            int64_t ts = remux_ts(pkt);
-            long long r = remux_rank(cpts, cn, ts);
-            if (r < 0) {
-                av_packet_unref(pkt);
-                rc = vr_err_set(err, VR_EFORMAT, "chunk %d: packet without timestamp", c);
-                goto fail;
-            }
-            int64_t pts = spts[base + r];
-            int64_t delay = (pkt->dts != AV_NOPTS_VALUE && pkt->pts != AV_NOPTS_VALUE)
-                                ? av_rescale_q(pkt->pts - pkt->dts, ctb, stb) : 0;
-            int64_t dts = pts - (delay > 0 ? delay : 0);
-            pkt->pts = av_rescale_q(pts, stb, otb);
-            pkt->dts = av_rescale_q(dts, stb, otb);
-            if (pkt->dts <= last_dts)
-                pkt->dts = last_dts + 1;
-            if (pkt->pts < pkt->dts)
-                pkt->pts = pkt->dts;
-            last_dts = pkt->dts;
-            pkt->duration = sdur > 0 ? av_rescale_q(sdur, stb, otb) : 0;
-            pkt->stream_index = 0;
-            pkt->pos = -1;
-            if ((rc = remux_audio_upto(&s, &o, dts, stb, err)) < 0) {
-                av_packet_unref(pkt);
-                goto fail;
-            }
-            ret = av_interleaved_write_frame(o.oc, pkt);
-            av_packet_unref(pkt);
-            if (ret < 0) {
-                rc = remux_averr(ret, "cannot write", out, err);
-                goto fail;
-            }
-            written++;
-        }
-        if (ret != AVERROR_EOF) {
-            rc = remux_averr(ret, "cannot read", chunks[c], err);
-            goto fail;
-        }
-        avformat_close_input(&cc);
-        free(cpts);
-        cpts = NULL;
-        base += cn;
-    }
-    if ((rc = remux_audio_upto(&s, &o, INT64_MAX, stb, err)) < 0)
-        goto fail;
-    if ((rc = remux_out_finish(&o, err)) < 0)
-        goto fail;
-    /* Check what was written, from the file. */
+    free(cpts);
+    return rc;
+}
+
+/* The rest of the audio, the trailer and the commit; then the frame count
+ * and duration are checked from the file itself. */
+static int stitch_finish(struct remux_stitch_state *s, const char *out, vr_err *err)
+{
+    int rc = remux_audio_upto(s, &s->o, INT64_MAX, s->stb, err);
+    if (rc < 0 || (rc = remux_out_finish(&s->o, err)) < 0)
+        return rc;
     long long got;
-    double dur, sdur_s = sn ? (spts[sn - 1] + sdur - spts[0]) * av_q2d(stb) : 0;
+    double dur, sdur_s = s->sn ? (s->spts[s->sn - 1] + s->sdur - s->spts[0]) * av_q2d(s->stb) : 0;
     if ((rc = remux_count(out, &got, &dur, err)) < 0)
-        goto fail;
-    double frame_s = sdur > 0 ? sdur * av_q2d(stb) : 0.1;
-    if (got != sn || written != sn)
-        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, source has %lld", out, got, sn);
+        return rc;
+    double frame_s = s->sdur > 0 ? s->sdur * av_q2d(s->stb) : 0.1;
+    if (got != s->sn || s->written != s->sn)
+        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, source has %lld", out,
+                        got, s->sn);
     else if (dur < sdur_s - frame_s - 0.002 || dur > sdur_s + frame_s + 0.002)
-        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: duration %.3f s, source %.3f s", out, dur, sdur_s);
+        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: duration %.3f s, source %.3f s", out, dur,
+                        sdur_s);
     if (rc < 0)
         unlink(out);
-fail:
-    remux_out_abort(&o);
-    avformat_close_input(&cc);
-    avformat_close_input(&s.src);
-    av_packet_free(&pkt);
-    av_packet_free(&s.apkt);
-    free(s.amap);
-    free(cpts);
-    free(spts);
+    return rc;
+}
+
+int remux_stitch(const char *src, const char *const *chunks, int n,
+                 const long long *chunk_frames, const char *out, vr_err *err)
+{
+    if (n < 1 || n > REMUX_MAX_CHUNKS)
+        return vr_err_set(err, VR_EINVAL, "stitch: %d chunks", n);
+    struct remux_stitch_state s = { 0 };
+    int rc = stitch_open(&s, src, chunks[0], out, err);
+    long long want = 0;
+    for (int i = 0; i < n; i++)
+        want += chunk_frames[i];
+    if (rc == 0 && want != s.sn)
+        rc = vr_err_set(err, VR_EFORMAT, "stitch: the chunks should hold %lld frames but the "
+                        "source %s has %lld", want, src, s.sn);
+    for (int c = 0; rc == 0 && c < n; c++)
+        rc = stitch_copy_chunk(&s, c, chunks[c], chunk_frames[c], err);
+    if (rc == 0)
+        rc = stitch_finish(&s, out, err);
+    stitch_release(&s);
     return rc;
 }

@@ -268,3 +268,41 @@ Test(remux, open_gop_h264_is_cut_only_at_idr, .timeout = 120)
     free(c);
     remux_split_release(&s);
 }
+
+/* A source with more audio streams than the old fixed table held (64):
+ * every one is stitched back, bit for bit. */
+Test(remux, stitch_keeps_every_audio_stream_past_64)
+{
+    enum { NA = 70 };
+    char clip[128], dir[128], out[128], maps[NA * 12 + 1] = "", n[32];
+    snprintf(clip, sizeof clip, "%s/many.mkv", D);
+    snprintf(dir, sizeof dir, "%s/chunks", D);
+    snprintf(out, sizeof out, "%s/out.mkv", D);
+    for (int i = 0; i < NA; i++)
+        strcat(maps, " -map 1:a");
+    cr_assert_eq(tsh("ffmpeg -v error -y -i /usr/share/doc/opencv-doc/examples/data/vtest.avi "
+                     "-f lavfi -i sine=frequency=440:sample_rate=8000 -t 2 -map 0:v %s "
+                     "-vf scale=64:48 -c:v libx264 -preset ultrafast -g 5 -pix_fmt yuv420p "
+                     "-c:a pcm_s16le -shortest '%s'", maps, clip), 0);
+    struct remux_split s;
+    vr_err e = { 0 };
+    cr_assert_eq(remux_split(clip, dir, 0.5, 0, &s, &e), 0, "%s", e.msg);
+    const char *paths[64];
+    char names[64][160];
+    long long fr[64];
+    cr_assert_leq(s.nchunks, 64);
+    for (int i = 0; i < s.nchunks; i++) {
+        remux_chunk_name(dir, i, names[i], sizeof names[i], NULL);
+        paths[i] = names[i];
+        fr[i] = s.chunks[i].frames;
+    }
+    cr_assert_eq(remux_stitch(clip, paths, s.nchunks, fr, out, &e), 0, "%s", e.msg);
+    tsh_out(n, sizeof n, "ffprobe -v error -select_streams a -show_entries stream=index -of csv=p=0 "
+            "'%s' | wc -l", out);
+    cr_assert_eq(atoi(n), NA, "%s audio streams of %d kept", n, NA);
+    char a[256], b[256];
+    tsh_out(a, sizeof a, "ffmpeg -v error -i '%s' -map 0:a:69 -c copy -f md5 -", clip);
+    tsh_out(b, sizeof b, "ffmpeg -v error -i '%s' -map 0:a:69 -c copy -f md5 -", out);
+    cr_assert_str_eq(a, b, "the 70th audio stream changed");
+    remux_split_release(&s);
+}
