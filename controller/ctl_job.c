@@ -72,6 +72,96 @@ int ctl_job_fail(struct ctl *c, const char *id, const char *reason)
 
 /* ---- split + enqueue ---- */
 
+/* The manifest from a split's result (the per-chunk arrays owned by man). */
+static int ctl_manifest_of(const struct remux_split *sp, double split_s, struct job_manifest *man)
+{
+    man->nchunks = sp->nchunks;
+    man->frames = sp->frames;
+    man->duration_s = sp->duration_s;
+    man->split_s = split_s;
+    man->chunk_frames = calloc((size_t)sp->nchunks, sizeof *man->chunk_frames);
+    man->chunk_preroll = calloc((size_t)sp->nchunks, sizeof *man->chunk_preroll);
+    man->chunk_warmup = calloc((size_t)sp->nchunks, sizeof *man->chunk_warmup);
+    if (!man->chunk_frames || !man->chunk_preroll || !man->chunk_warmup)
+        return VR_ENOMEM;
+    for (int i = 0; i < sp->nchunks; i++) {
+        const struct remux_chunk *k = &sp->chunks[i];
+        man->chunk_frames[i] = k->frames;
+        man->chunk_preroll[i] = k->preroll_frames ? k->preroll_until : 0;
+        man->chunk_warmup[i] = k->preroll_frames && k->warmup_from != INT64_MAX ? k->warmup_from : -1;
+    }
+    return 0;
+}
+
+/* Splits the source into storage/jobs/<id>/in/ and writes the manifest
+ * (mpath) that the stitch and a restarted controller go by. */
+static int ctl_split(struct ctl *c, const char *id, const struct job_spec *js,
+                     const struct ctl_decision *dec, const char *mpath, struct job_manifest *man,
+                     vr_err *err)
+{
+    rq_event(c->q, id, "splitting %s into ~%.1f s chunks", js->input, js->chunk_seconds);
+    struct stat st;
+    if (stat(js->input, &st) < 0)
+        return vr_err_set(err, VR_ENOENT, "input %s: no such file (on this controller)", js->input);
+    char rel[256], jobdir[STORAGE_PATH_MAX], indir[STORAGE_PATH_MAX];
+    ctl_job_dir(rel, sizeof rel, id, NULL);
+    storage_path(c->storage, rel, jobdir, sizeof jobdir, NULL);
+    ctl_job_dir(rel, sizeof rel, id, "in");
+    storage_path(c->storage, rel, indir, sizeof indir, NULL);
+    int rc = storage_mkdirs(jobdir, err);
+    if (rc == 0)
+        rc = storage_check_space(jobdir, (uint64_t)st.st_size + (16 << 20), err);
+    if (rc < 0)
+        return rc;
+    double t0 = clock_mono_s();
+    struct remux_split sp;
+    if ((rc = remux_split(js->input, indir, js->chunk_seconds, dec->warmup, &sp, err)) < 0)
+        return vr_err_prefix(err, "split");
+    rc = ctl_manifest_of(&sp, clock_mono_s() - t0, man);
+    int prerolls = 0;
+    for (int i = 0; i < sp.nchunks; i++)
+        prerolls += sp.chunks[i].preroll_frames > 0;
+    remux_split_release(&sp);
+    if (rc < 0)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    if (prerolls)
+        log_info("job %s: %d chunks start with the GOP before them as a pre-roll (%s)", id,
+                 prerolls, dec->warmup ? "the temporal filter's warm-up" : "open-GOP references");
+    if ((rc = job_manifest_write(mpath, man, err)) < 0)
+        return rc;
+    log_info("job %s: %lld frames in %d chunks, split in %.2f s", id, man->frames, man->nchunks,
+             man->split_s);
+    return 0;
+}
+
+/* Creates every chunk's record and queue entry (idempotent: a resumed
+ * split creates only the missing ones). */
+static int ctl_enqueue(struct ctl *c, const char *id, const struct job_spec *js,
+                       const struct ctl_decision *dec, const struct job_manifest *man,
+                       vr_err *err)
+{
+    for (int i = 0; i < man->nchunks; i++) {
+        struct chunk_task t = { .idx = i, .frames = man->chunk_frames[i],
+                                .preroll_until = man->chunk_preroll[i] };
+        snprintf(t.job, sizeof t.job, "%s", id);
+        ctl_chunk_rel(t.in, sizeof t.in, id, "in", i);
+        ctl_chunk_rel(t.out, sizeof t.out, id, "out", i);
+        snprintf(t.profile, sizeof t.profile, "%s", js->profile);
+        snprintf(t.output_kind, sizeof t.output_kind, "%s", js->output_kind);
+        t.warmup_from = man->chunk_warmup[i] >= 0 ? man->chunk_warmup[i] : t.preroll_until;
+        snprintf(t.layout, sizeof t.layout, "%s", dec->layout);
+        snprintf(t.config, sizeof t.config, "%s", js->config);
+        char *task = NULL;
+        int rc = chunk_task_to_json(&t, &task, err);
+        if (rc == 0)
+            rc = rq_chunk_create(c->q, id, i, task, js->max_attempts, js->priority, err);
+        free(task);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int ctl_job_start(struct ctl *c, const char *id)
 {
     vr_err e = { 0 };
@@ -79,12 +169,9 @@ int ctl_job_start(struct ctl *c, const char *id)
     if (rc <= 0)
         return rc < 0 ? rc : 0;
     struct job_spec js;
-    if ((rc = ctl_spec(c, id, &js, &e)) < 0) {
-        if (rc == VR_EREDIS)
-            return rc;
-        return ctl_job_fail(c, id, e.msg);
-    }
-    char rel[256], indir[STORAGE_PATH_MAX], mpath[STORAGE_PATH_MAX], now[32];
+    if ((rc = ctl_spec(c, id, &js, &e)) < 0)
+        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
+    char now[32], rel[256], mpath[STORAGE_PATH_MAX];
     snprintf(now, sizeof now, "%lld", rq_now_ms());
     rq_job_note(c->q, id, "started_ms", now, NULL);
     struct ctl_decision dec;
@@ -93,98 +180,86 @@ int ctl_job_start(struct ctl *c, const char *id)
     rq_job_note(c->q, id, "layout", dec.layout, NULL);
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
              dec.warmup);
-    ctl_job_dir(rel, sizeof rel, id, "in");
-    storage_path(c->storage, rel, indir, sizeof indir, NULL);
     ctl_job_dir(rel, sizeof rel, id, "manifest.json");
     storage_path(c->storage, rel, mpath, sizeof mpath, NULL);
-
     struct job_manifest man = { 0 };
     if (job_manifest_read(mpath, &man, NULL) == 0) {
         log_info("job %s: resuming from its manifest (%d chunks)", id, man.nchunks);
-    } else {
-        rq_event(c->q, id, "splitting %s into ~%.1f s chunks", js.input, js.chunk_seconds);
-        struct stat st;
-        if (stat(js.input, &st) < 0) {
-            vr_err_set(&e, VR_ENOENT, "input %s: no such file (on this controller)", js.input);
-            return ctl_job_fail(c, id, e.msg);
-        }
-        char jobdir[STORAGE_PATH_MAX];
-        ctl_job_dir(rel, sizeof rel, id, NULL);
-        storage_path(c->storage, rel, jobdir, sizeof jobdir, NULL);
-        if ((rc = storage_mkdirs(jobdir, &e)) < 0 ||
-            (rc = storage_check_space(jobdir, (uint64_t)st.st_size + (16 << 20), &e)) < 0)
-            return ctl_job_fail(c, id, e.msg);
-        double t0 = clock_mono_s();
-        struct remux_split sp;
-        if ((rc = remux_split(js.input, indir, js.chunk_seconds, dec.warmup, &sp, &e)) < 0) {
-            vr_err_prefix(&e, "split");
-            return ctl_job_fail(c, id, e.msg);
-        }
-        man.nchunks = sp.nchunks;
-        man.frames = sp.frames;
-        man.duration_s = sp.duration_s;
-        man.split_s = clock_mono_s() - t0;
-        man.chunk_frames = calloc((size_t)sp.nchunks, sizeof *man.chunk_frames);
-        man.chunk_preroll = calloc((size_t)sp.nchunks, sizeof *man.chunk_preroll);
-        man.chunk_warmup = calloc((size_t)sp.nchunks, sizeof *man.chunk_warmup);
-        if (!man.chunk_frames || !man.chunk_preroll || !man.chunk_warmup) {
-            remux_split_release(&sp);
-            job_manifest_release(&man);
-            return ctl_job_fail(c, id, "out of memory");
-        }
-        int prerolls = 0;
-        for (int i = 0; i < sp.nchunks; i++) {
-            man.chunk_frames[i] = sp.chunks[i].frames;
-            man.chunk_preroll[i] = sp.chunks[i].preroll_frames ? sp.chunks[i].preroll_until : 0;
-            man.chunk_warmup[i] = sp.chunks[i].preroll_frames && sp.chunks[i].warmup_from != INT64_MAX
-                                      ? sp.chunks[i].warmup_from : -1;
-            prerolls += sp.chunks[i].preroll_frames > 0;
-        }
-        if (prerolls)
-            log_info("job %s: %d chunks start with the GOP before them as a pre-roll (%s)", id,
-                     prerolls, dec.warmup ? "the temporal filter's warm-up" : "open-GOP references");
-        remux_split_release(&sp);
-        if ((rc = job_manifest_write(mpath, &man, &e)) < 0) {
-            job_manifest_release(&man);
-            return ctl_job_fail(c, id, e.msg);
-        }
-        log_info("job %s: %lld frames in %d chunks, split in %.2f s", id, man.frames,
-                 man.nchunks, man.split_s);
+    } else if ((rc = ctl_split(c, id, &js, &dec, mpath, &man, &e)) < 0) {
+        job_manifest_release(&man);
+        return ctl_job_fail(c, id, e.msg);
     }
-    for (int i = 0; i < man.nchunks; i++) {
-        struct chunk_task t = { 0 };
-        snprintf(t.job, sizeof t.job, "%s", id);
-        t.idx = i;
-        ctl_chunk_rel(t.in, sizeof t.in, id, "in", i);
-        ctl_chunk_rel(t.out, sizeof t.out, id, "out", i);
-        snprintf(t.profile, sizeof t.profile, "%s", js.profile);
-        snprintf(t.output_kind, sizeof t.output_kind, "%s", js.output_kind);
-        t.frames = man.chunk_frames[i];
-        t.preroll_until = man.chunk_preroll[i];
-        t.warmup_from = man.chunk_warmup[i] >= 0 ? man.chunk_warmup[i] : t.preroll_until;
-        snprintf(t.layout, sizeof t.layout, "%s", dec.layout);
-        snprintf(t.config, sizeof t.config, "%s", js.config);
-        char *task = NULL;
-        if ((rc = chunk_task_to_json(&t, &task, &e)) < 0 ||
-            (rc = rq_chunk_create(c->q, id, i, task, js.max_attempts, js.priority, &e)) < 0) {
-            free(task);
-            job_manifest_release(&man);
-            return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
-        }
-        free(task);
-    }
-    rc = rq_job_running(c->q, id, c->name, man.nchunks, man.frames, man.split_s, &e);
+    rc = ctl_enqueue(c, id, &js, &dec, &man, &e);
+    if (rc == 0)
+        rc = rq_job_running(c->q, id, c->name, man.nchunks, man.frames, man.split_s, &e);
     job_manifest_release(&man);
-    if (rc <= 0) {
-        if (rc == 0)
-            log_info("job %s: no longer this controller's split (cancelled or taken over)", id);
-        return rc < 0 ? e.code : 0;
+    if (rc < 0)
+        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
+    if (rc == 0) {
+        log_info("job %s: no longer this controller's split (cancelled or taken over)", id);
+        return 0;
     }
     rq_event(c->q, id, "running: chunks enqueued");
     return 1;
 }
 
 /* ---- stitch ---- */
+
+/* The chunk outputs' paths; each missing one (a committed chunk whose
+ * output vanished: the manifest, not the stream, says what must exist) is
+ * queued again. Returns how many were missing, or <0. */
+static int ctl_chunk_outputs(struct ctl *c, const char *id, int n, char (*paths)[STORAGE_PATH_MAX],
+                             vr_err *err)
+{
+    int missing = 0;
+    for (int i = 0; i < n; i++) {
+        char rel[256];
+        ctl_chunk_rel(rel, sizeof rel, id, "out", i);
+        storage_path(c->storage, rel, paths[i], sizeof paths[i], NULL);
+        if (access(paths[i], R_OK) == 0)
+            continue;
+        log_warn("job %s: chunk %d is marked done but its output %s is missing; requeued", id,
+                 i, paths[i]);
+        int rc = rq_chunk_requeue_lost(c->q, id, i, 1, err);
+        if (rc < 0)
+            return rc;
+        missing++;
+    }
+    return missing;
+}
+
+/* Records done with the merged metrics, unless a cancel or a failure came
+ * first: then the output it published is removed. 1 done, 0 not, <0. */
+static int ctl_record_done(struct ctl *c, const char *id, const char *output, double stitch_s,
+                           vr_err *err)
+{
+    struct rq_job_status *st = malloc(sizeof *st);
+    char *mjson = NULL;
+    if (st && rq_job_status(c->q, id, 1, st, NULL) == 0 && st->have_metrics)
+        mjson = metrics_to_string(&st->merged);
+    free(st);
+    int rc = rq_job_done(c->q, id, c->name, stitch_s, mjson, err);
+    free(mjson);
+    if (rc == 0) {
+        char state[32] = "";
+        rq_job_state(c->q, id, state, sizeof state, NULL);
+        log_warn("job %s was %s during its stitch; %s removed", id, state, output);
+        unlink(output);
+    }
+    return rc;
+}
+
+/* Removes storage/jobs/<id>/{in,out} (the chunks; the manifest stays). */
+static void ctl_drop_chunks(struct ctl *c, const char *id)
+{
+    static const char *const subs[] = { "in", "out" };
+    for (int i = 0; i < 2; i++) {
+        char rel[256], dir[STORAGE_PATH_MAX];
+        ctl_job_dir(rel, sizeof rel, id, subs[i]);
+        storage_path(c->storage, rel, dir, sizeof dir, NULL);
+        storage_rmtree(dir);
+    }
+}
 
 int ctl_job_finish(struct ctl *c, const char *id)
 {
@@ -201,7 +276,7 @@ int ctl_job_finish(struct ctl *c, const char *id)
     struct job_spec js;
     if ((rc = ctl_spec(c, id, &js, &e)) < 0)
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
-    char rel[256], mpath[STORAGE_PATH_MAX];
+    char rel[256], mpath[STORAGE_PATH_MAX], odir[STORAGE_PATH_MAX];
     ctl_job_dir(rel, sizeof rel, id, "manifest.json");
     storage_path(c->storage, rel, mpath, sizeof mpath, NULL);
     struct job_manifest man;
@@ -209,76 +284,35 @@ int ctl_job_finish(struct ctl *c, const char *id)
         return ctl_job_fail(c, id, e.msg);
     char (*paths)[STORAGE_PATH_MAX] = calloc((size_t)man.nchunks, sizeof *paths);
     const char **pp = calloc((size_t)man.nchunks, sizeof *pp);
-    int missing = 0;
     if (!paths || !pp) {
         rc = ctl_job_fail(c, id, "out of memory");
         goto out;
     }
-    /* The manifest, not the stream, says what must exist: a committed chunk
-     * whose output vanished is run again. */
-    for (int i = 0; i < man.nchunks; i++) {
-        ctl_chunk_rel(rel, sizeof rel, id, "out", i);
-        storage_path(c->storage, rel, paths[i], sizeof paths[i], NULL);
+    if ((rc = ctl_chunk_outputs(c, id, man.nchunks, paths, &e)) != 0) {
+        rc = rc < 0 ? rc : rq_job_reopen(c->q, id, c->name, &e) < 0 ? e.code : 0;
+        goto out;
+    }
+    for (int i = 0; i < man.nchunks; i++)
         pp[i] = paths[i];
-        if (access(paths[i], R_OK) < 0) {
-            log_warn("job %s: chunk %d is marked done but its output %s is missing; requeued",
-                     id, i, paths[i]);
-            if ((rc = rq_chunk_requeue_lost(c->q, id, i, 1, &e)) < 0)
-                goto out;
-            missing++;
-        }
-    }
-    if (missing) {
-        rc = rq_job_reopen(c->q, id, c->name, &e) < 0 ? e.code : 0;
-        goto out;
-    }
     rq_event(c->q, id, "stitching %d chunks into %s", man.nchunks, js.output);
-    char odir[STORAGE_PATH_MAX];
     snprintf(odir, sizeof odir, "%s", js.output);
-    if ((rc = storage_mkdirs(dirname(odir), &e)) < 0) {
-        rc = ctl_job_fail(c, id, e.msg);
-        goto out;
-    }
     double t0 = clock_mono_s();
-    rc = remux_stitch(js.input, pp, man.nchunks, man.chunk_frames, js.output, &e);
-    double stitch_s = clock_mono_s() - t0;
-    if (rc < 0) {
+    if ((rc = storage_mkdirs(dirname(odir), &e)) < 0 ||
+        (rc = remux_stitch(js.input, pp, man.nchunks, man.chunk_frames, js.output, &e)) < 0) {
         vr_err_prefix(&e, "stitch");
         rc = ctl_job_fail(c, id, e.msg);
         goto out;
     }
-    /* Final figures: merged histograms of every chunk. */
-    struct rq_job_status *st = malloc(sizeof *st);
-    char *mjson = NULL;
-    if (st && rq_job_status(c->q, id, 1, st, NULL) == 0 && st->have_metrics)
-        mjson = metrics_to_string(&st->merged);
-    free(st);
-    /* The output is in place; done is decided on the server: a cancel (or
-     * a failure) that came first wins, and then the output must not stay. */
-    rc = rq_job_done(c->q, id, c->name, stitch_s, mjson, &e);
-    free(mjson);
-    if (rc <= 0) {
-        if (rc == 0) {
-            char state[32] = "";
-            rq_job_state(c->q, id, state, sizeof state, NULL);
-            log_warn("job %s was %s during its stitch; %s removed", id, state, js.output);
-            unlink(js.output);
-        }
+    double stitch_s = clock_mono_s() - t0;
+    if ((rc = ctl_record_done(c, id, js.output, stitch_s, &e)) <= 0) {
         rc = rc < 0 ? e.code : 0;
         goto out;
     }
     log_info("job %s: done: %s (%lld frames, stitched in %.2f s)", id, js.output, man.frames,
              stitch_s);
     rq_event(c->q, id, "done: %s", js.output);
-    if (!c->keep_chunks) {
-        char jobdir[STORAGE_PATH_MAX];
-        ctl_job_dir(rel, sizeof rel, id, "in");
-        storage_path(c->storage, rel, jobdir, sizeof jobdir, NULL);
-        storage_rmtree(jobdir);
-        ctl_job_dir(rel, sizeof rel, id, "out");
-        storage_path(c->storage, rel, jobdir, sizeof jobdir, NULL);
-        storage_rmtree(jobdir);
-    }
+    if (!c->keep_chunks)
+        ctl_drop_chunks(c, id);
     rc = 1;
 out:
     free(paths);
