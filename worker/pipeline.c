@@ -636,6 +636,86 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     return 0;
 }
 
+/* GPU runs: the CUDA runtime joins the context NVDEC opened (in open_all),
+ * so decoded frames are ordinary device memory to the kernels; then NVML
+ * and the pinned mask buffers. */
+static int open_gpu(struct pipe *p, vr_err *err)
+{
+    char pci[32] = "";
+    int rc = pcuda_init(p->o->gpu, pci, sizeof pci, err);
+    if (rc < 0)
+        return rc;
+    p->at.gpu = now_us();
+    p->mem_base = pcuda_mem_used();
+    vr_err ne = { 0 };
+    if (nvml_open(pci[0] ? pci : NULL, p->o->gpu, &p->nvml, &ne) < 0)
+        log_info("%s", ne.msg);
+    if ((rc = make_pool(p, err)) < 0)
+        return rc;
+    p->at.pool = now_us();
+    return 0;
+}
+
+/* Starts decoding, gets the engine while NVDEC opens (each takes about
+ * half a second: they overlap), then the segment and encode threads, and
+ * waits for all of them. Errors land in p (failed()). Returns 1 when the
+ * engine was the warm one. */
+static int run_threads(struct pipe *p)
+{
+    const struct pipe_opts *o = p->o;
+    pthread_t td, ts, te, tsamp;
+    int have_samp = 0, engine_warm = 0;
+    p->sampling = 1;
+    if (p->gpu && pthread_create(&tsamp, NULL, sampler_main, p) == 0)
+        have_samp = 1;
+    int nd = pthread_create(&td, NULL, decode_main, p), ns = -1, ne = -1;
+    if (!nd) {
+        vr_err se = { 0 };
+        double t_eng = now_us();
+        long long built = o->warm ? o->warm->built : 0;
+        int src = o->warm ? pipe_warm_get(o->warm, &p->so, &p->seg, &se)
+                          : seg_create(&p->so, &p->seg, &se);
+        p->at.engine = now_us() - t_eng;
+        engine_warm = o->warm && o->warm->built == built;
+        if (src < 0) {
+            fail(p, src, &se);
+        } else {
+            ns = pthread_create(&ts, NULL, segment_main, p);
+            ne = ns ? -1 : pthread_create(&te, NULL, encode_main, p);
+        }
+    }
+    if (!failed(p) && (nd || ns || ne)) {
+        vr_err e2;
+        vr_err_set(&e2, VR_ENOMEM, "cannot start the pipeline threads");
+        fail(p, VR_ENOMEM, &e2);
+        pq_close(p->q_dec);
+        pq_close(p->q_seg);
+    }
+    if (!nd)
+        pthread_join(td, NULL);
+    if (!ns)
+        pthread_join(ts, NULL);
+    if (!ne)
+        pthread_join(te, NULL);
+    p->sampling = 0;
+    if (have_samp)
+        pthread_join(tsamp, NULL);
+    return engine_warm;
+}
+
+/* The output is complete: every decoded frame written, then committed
+ * (fsync, rename into place). */
+static int finish_output(struct pipe *p, const char *tmp, const char *out, vr_err *err)
+{
+    int rc = vio_out_finish(p->out, err);
+    if (rc < 0)
+        return rc;
+    if (vio_in_frames(p->in) != (int64_t)p->m.frames)
+        return vr_err_set(err, VR_EIO, "%s: wrote %llu frames of %lld decoded", out,
+                          (unsigned long long)p->m.frames, (long long)vio_in_frames(p->in));
+    return storage_commit(tmp, out, err);
+}
+
 int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, struct metrics *m,
                  vr_err *err)
 {
@@ -649,95 +729,27 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
     metrics_reset(&p.m);
     double t_start = now_us();
     p.at.start = t_start;
-    int engine_warm = 0;
-    char tmp[STORAGE_PATH_MAX] = "", pci[32] = "";
-    int rc;
-    if ((rc = storage_temp(out, tmp, sizeof tmp, NULL, err)) < 0)
-        goto done;
-    /* NVDEC opens the GPU's primary context first (in open_all), then the
-     * CUDA runtime joins it: one context, so decoded frames are ordinary
-     * device memory to the kernels */
-    if (p.gpu && (rc = pcuda_check(o->gpu, err)) < 0)
-        goto done;
-    if ((rc = open_all(&p, in, tmp, out, err)) < 0)
-        goto done;
-    if (p.gpu) {
-        if ((rc = pcuda_init(o->gpu, pci, sizeof pci, err)) < 0)
-            goto done;
-        p.at.gpu = now_us();
-        p.mem_base = pcuda_mem_used();
-        vr_err ne = { 0 };
-        if (nvml_open(pci[0] ? pci : NULL, o->gpu, &p.nvml, &ne) < 0)
-            log_info("%s", ne.msg);
-        /* pinned mask buffers and device mattes need the runtime */
-        if ((rc = make_pool(&p, err)) < 0)
-            goto done;
-        p.at.pool = now_us();
-    }
-
-    pthread_t td, ts, te, tsamp;
-    int have_samp = 0;
-    p.sampling = 1;
-    if (p.gpu && pthread_create(&tsamp, NULL, sampler_main, &p) == 0)
-        have_samp = 1;
-    /* decoding starts first: opening NVDEC (on the first packet) and
-     * loading the engine take about half a second each, so overlap them */
-    int nd = pthread_create(&td, NULL, decode_main, &p), ns = -1, ne = -1;
-    if (!nd) {
-        vr_err se = { 0 };
-        double t_eng = now_us();
-        long long built = o->warm ? o->warm->built : 0;
-        int src = o->warm ? pipe_warm_get(o->warm, &p.so, &p.seg, &se)
-                          : seg_create(&p.so, &p.seg, &se);
-        p.at.engine = now_us() - t_eng;
-        engine_warm = o->warm && o->warm->built == built;
-        if (src < 0) {
-            fail(&p, src, &se);
-        } else {
-            ns = pthread_create(&ts, NULL, segment_main, &p);
-            ne = ns ? -1 : pthread_create(&te, NULL, encode_main, &p);
-        }
-    }
-    if (!failed(&p) && (nd || ns || ne)) {
-        vr_err e2;
-        vr_err_set(&e2, VR_ENOMEM, "cannot start the pipeline threads");
-        fail(&p, VR_ENOMEM, &e2);
-        pq_close(p.q_dec);
-        pq_close(p.q_seg);
-    }
-    if (!nd)
-        pthread_join(td, NULL);
-    if (!ns)
-        pthread_join(ts, NULL);
-    if (!ne)
-        pthread_join(te, NULL);
-    p.sampling = 0;
-    if (have_samp)
-        pthread_join(tsamp, NULL);
-
-    if ((rc = failed(&p)) < 0) {
+    char tmp[STORAGE_PATH_MAX] = "";
+    int rc = storage_temp(out, tmp, sizeof tmp, NULL, err);
+    if (rc == 0 && p.gpu)
+        rc = pcuda_check(o->gpu, err);
+    if (rc == 0)
+        rc = open_all(&p, in, tmp, out, err);
+    if (rc == 0 && p.gpu)
+        rc = open_gpu(&p, err);
+    int engine_warm = rc == 0 ? run_threads(&p) : 0;
+    if (rc == 0 && (rc = failed(&p)) < 0) {
         *err = p.err;
         if (!err->msg[0])
             vr_err_set(err, rc, "%s: failed", in);
-        goto done;
     }
-    if ((rc = vio_out_finish(p.out, err)) < 0)
-        goto done;
-    if (vio_in_frames(p.in) != (int64_t)p.m.frames) {
-        rc = vr_err_set(err, VR_EIO, "%s: wrote %llu frames of %lld decoded", out,
-                        (unsigned long long)p.m.frames, (long long)vio_in_frames(p.in));
-        goto done;
+    if (rc == 0 && (rc = finish_output(&p, tmp, out, err)) == 0) {
+        log_setup(&p, engine_warm);
+        p.m.bytes_in = (uint64_t)vio_in_video_bytes(p.in);
+        p.m.bytes_out = (uint64_t)vio_out_bytes(p.out);
     }
-    if ((rc = storage_commit(tmp, out, err)) < 0) {
-        tmp[0] = '\0'; /* storage_commit removed it */
-        goto done;
-    }
-    log_setup(&p, engine_warm);
-    p.m.bytes_in = (uint64_t)vio_in_video_bytes(p.in);
-    p.m.bytes_out = (uint64_t)vio_out_bytes(p.out);
-done:
     if (rc < 0) {
-        storage_abort(tmp);
+        storage_abort(tmp); /* a no-op when the commit itself failed (it removed tmp) */
         pipe_warm_drop(o->warm); /* never carry an engine out of a failed run */
     }
     p.m.wall_s = (now_us() - t_start) / 1e6;
