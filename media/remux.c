@@ -271,161 +271,183 @@ void remux_split_release(struct remux_split *s)
     memset(s, 0, sizeof *s);
 }
 
+/* ---- split ---- */
+
+/* A split in progress. */
+struct split {
+    const char *in, *dir;
+    double chunk_seconds;
+    int warmup;                  /* frames of warm-up each chunk after the first needs */
+    AVFormatContext *ic;
+    AVStream *ist;               /* the video stream */
+    int vs;
+    double tb;                   /* seconds per ist time base unit */
+    struct remux_out o;          /* the chunk being written */
+    struct remux_gop gop;        /* the GOP so far: the next chunk's pre-roll */
+    struct remux_chunk *cur;     /* in out->chunks */
+    int cap, open_noted;
+    int64_t chunk_start, chunk_base, first_ts, last_ts;
+    struct remux_split *out;
+};
+
+/* Whether pkt (a video packet at ts) starts a new chunk, and with a
+ * pre-roll: a cut is due chunk_seconds after the current chunk's start, at
+ * a keyframe that can be cut (remux_clean_cut, or an HEVC CRA with the GOP
+ * before it as its references). With a warm-up every cut gets the GOP. */
+static int split_cut_here(struct split *sp, const AVPacket *pkt, int64_t ts, int *preroll)
+{
+    int key = (pkt->flags & AV_PKT_FLAG_KEY) != 0;
+    int due = sp->o.oc && (ts - sp->chunk_start) * sp->tb >= sp->chunk_seconds - 1e-6;
+    int clean = due && remux_clean_cut(sp->ist->codecpar, pkt);
+    int open = due && !clean && remux_preroll_cut(sp->ist->codecpar, pkt);
+    *preroll = (open || (clean && sp->warmup > 0)) && remux_gop_usable(&sp->gop);
+    if (due && key && !clean && !*preroll && !sp->open_noted) {
+        if (open)
+            log_info("%s: a GOP before %.2f s is too long to serve as a pre-roll; its chunk "
+                     "goes on to the next keyframe", sp->in, (ts - sp->first_ts) * sp->tb);
+        else
+            log_info("%s: open-GOP keyframes of this codec are not cut; chunks start only "
+                     "at IDR frames, so they may be longer", sp->in);
+        sp->open_noted = 1;
+    }
+    return !sp->o.oc || clean || (open && *preroll);
+}
+
+/* Finishes the current chunk file (if any) and opens the next one, at ts,
+ * with its pre-roll written first when it has one. */
+static int split_new_chunk(struct split *sp, int64_t ts, int preroll, vr_err *err)
+{
+    struct remux_split *out = sp->out;
+    int rc;
+    if (sp->o.oc && ((rc = remux_preroll_check(sp->cur, sp->in, err)) < 0 ||
+                     (rc = remux_out_finish(&sp->o, err)) < 0))
+        return rc;
+    if (out->nchunks >= REMUX_MAX_CHUNKS)
+        return vr_err_set(err, VR_EINVAL, "%s: more than %d chunks; use a longer chunk length",
+                          sp->in, REMUX_MAX_CHUNKS);
+    if (out->nchunks == sp->cap) {
+        void *p = realloc(out->chunks, (size_t)sp->cap * 2 * sizeof *out->chunks);
+        if (!p)
+            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        out->chunks = p;
+        sp->cap *= 2;
+    }
+    char path[STORAGE_PATH_MAX];
+    if ((rc = remux_chunk_name(sp->dir, out->nchunks, path, sizeof path, err)) < 0 ||
+        (rc = remux_out_open(&sp->o, path, "matroska", sp->ic, &sp->vs, 1, err)) < 0)
+        return rc;
+    AVDictionary *opts = NULL;
+    av_dict_set(&opts, "fflags", "+bitexact", 0);
+    sp->o.oc->flags |= AVFMT_FLAG_BITEXACT;
+    int ret = avformat_write_header(sp->o.oc, &opts);
+    av_dict_free(&opts);
+    if (ret < 0)
+        return remux_averr(ret, "cannot write", path, err);
+    struct remux_chunk *cur = sp->cur = &out->chunks[out->nchunks++];
+    memset(cur, 0, sizeof *cur);
+    cur->first_frame = out->frames;
+    cur->start_s = (ts - sp->first_ts) * sp->tb;
+    sp->chunk_start = ts;
+    /* Each chunk starts at 0 like a file of its own (at its pre-roll's
+     * keyframe when it has one); stitching takes the source's timestamps
+     * back by frame rank, so nothing is lost. */
+    sp->chunk_base = ts;
+    if (!preroll)
+        return 0;
+    sp->chunk_base = remux_ts(sp->gop.pkt[0]);
+    if ((rc = remux_write_preroll(&sp->o, &sp->gop, sp->ist->time_base, sp->warmup, cur, err)) < 0)
+        return rc;
+    cur->preroll_frames = rc;
+    cur->preroll_until = INT64_MAX;
+    return 0;
+}
+
+/* Writes one video packet of the current chunk and counts it. */
+static int split_write(struct split *sp, AVPacket *pkt, int64_t ts, vr_err *err)
+{
+    struct remux_chunk *cur = sp->cur;
+    if (pkt->flags & AV_PKT_FLAG_KEY)
+        remux_gop_reset(&sp->gop);
+    /* HEVC open-GOP cuts, and any cut that warms the filter up, need it */
+    if (sp->ist->codecpar->codec_id == AV_CODEC_ID_HEVC || sp->warmup > 0)
+        remux_gop_push(&sp->gop, pkt); /* with the source's timestamps */
+    cur->frames++;
+    cur->bytes += pkt->size;
+    sp->out->frames++;
+    int64_t end = ts + (pkt->duration > 0 ? pkt->duration : 0);
+    if (end > sp->last_ts)
+        sp->last_ts = end;
+    cur->duration_s = (end - sp->chunk_start) * sp->tb;
+    int64_t wpts;
+    int rc = remux_out_write(&sp->o, pkt, sp->chunk_base, sp->ist->time_base, &wpts, err);
+    if (rc == 0 && cur->preroll_frames && wpts != AV_NOPTS_VALUE && wpts < cur->preroll_until)
+        cur->preroll_until = wpts;
+    return rc;
+}
+
+/* Reads the source's video packets into chunk files. */
+static int split_run(struct split *sp, vr_err *err)
+{
+    AVPacket *pkt = av_packet_alloc();
+    if (!pkt)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    int rc = 0, ret;
+    while (rc == 0 && (ret = av_read_frame(sp->ic, pkt)) >= 0) {
+        if (pkt->stream_index != sp->vs) {
+            av_packet_unref(pkt);
+            continue;
+        }
+        int64_t ts = remux_ts(pkt);
+        int preroll;
+        if (ts == AV_NOPTS_VALUE)
+            rc = vr_err_set(err, VR_EFORMAT, "%s: video packet %lld has no timestamp", sp->in,
+                            sp->out->frames);
+        else if (!sp->o.oc && !(pkt->flags & AV_PKT_FLAG_KEY))
+            rc = vr_err_set(err, VR_EFORMAT, "%s: video does not start with a keyframe", sp->in);
+        if (rc == 0 && sp->first_ts == AV_NOPTS_VALUE)
+            sp->first_ts = ts;
+        if (rc == 0 && split_cut_here(sp, pkt, ts, &preroll))
+            rc = split_new_chunk(sp, ts, preroll, err);
+        if (rc == 0)
+            rc = split_write(sp, pkt, ts, err);
+        av_packet_unref(pkt);
+    }
+    av_packet_free(&pkt);
+    if (rc == 0 && ret != AVERROR_EOF)
+        rc = remux_averr(ret, "cannot read", sp->in, err);
+    if (rc == 0 && !sp->o.oc)
+        rc = vr_err_set(err, VR_EFORMAT, "%s: the video stream has no frames", sp->in);
+    if (rc == 0 && (rc = remux_preroll_check(sp->cur, sp->in, err)) == 0)
+        rc = remux_out_finish(&sp->o, err);
+    return rc;
+}
+
 int remux_split(const char *in, const char *dir, double chunk_seconds, int warmup,
                 struct remux_split *out, vr_err *err)
 {
     memset(out, 0, sizeof *out);
     if (!(chunk_seconds > 0))
         return vr_err_set(err, VR_EINVAL, "chunk length must be > 0 seconds");
-    AVFormatContext *ic = NULL;
-    int vs, rc = remux_open(in, &ic, &vs, err);
+    struct split sp = { .in = in, .dir = dir, .chunk_seconds = chunk_seconds, .warmup = warmup,
+                        .cap = 64, .chunk_start = AV_NOPTS_VALUE, .first_ts = AV_NOPTS_VALUE,
+                        .out = out };
+    int rc = remux_open(in, &sp.ic, &sp.vs, err);
     if (rc < 0)
         return rc;
-    if ((rc = storage_mkdirs(dir, err)) < 0)
-        goto fail_ic;
-    AVStream *ist = ic->streams[vs];
-    double tb = av_q2d(ist->time_base);
-    struct remux_out o = { 0 };
-    AVPacket *pkt = av_packet_alloc();
-    int cap = 64;
-    out->chunks = calloc((size_t)cap, sizeof *out->chunks);
-    if (!pkt || !out->chunks) {
+    sp.ist = sp.ic->streams[sp.vs];
+    sp.tb = av_q2d(sp.ist->time_base);
+    if ((rc = storage_mkdirs(dir, err)) == 0 &&
+        !(out->chunks = calloc((size_t)sp.cap, sizeof *out->chunks)))
         rc = vr_err_set(err, VR_ENOMEM, "out of memory");
-        goto fail;
-    }
-    int64_t chunk_start = AV_NOPTS_VALUE, chunk_base = 0, first_ts = AV_NOPTS_VALUE, last_ts = 0;
-    int open_noted = 0;
-    struct remux_gop gop = { 0 };
-    struct remux_chunk *cur = NULL;
-    int ret;
-    while ((ret = av_read_frame(ic, pkt)) >= 0) {
-        if (pkt->stream_index != vs) {
-            av_packet_unref(pkt);
-            continue;
-        }
-        int64_t ts = remux_ts(pkt);
-        if (ts == AV_NOPTS_VALUE) {
-            rc = vr_err_set(err, VR_EFORMAT, "%s: video packet %lld has no timestamp",
-                            in, out->frames);
-            goto fail;
-        }
-        if (first_ts == AV_NOPTS_VALUE)
-            first_ts = ts;
-        if (!o.oc && !(pkt->flags & AV_PKT_FLAG_KEY)) {
-            rc = vr_err_set(err, VR_EFORMAT, "%s: video does not start with a keyframe", in);
-            goto fail;
-        }
-        int key = (pkt->flags & AV_PKT_FLAG_KEY) != 0;
-        int due = o.oc && (ts - chunk_start) * tb >= chunk_seconds - 1e-6;
-        int clean = due && remux_clean_cut(ist->codecpar, pkt);
-        /* an HEVC CRA: cut with the GOP before it as a pre-roll */
-        int open = due && !clean && remux_preroll_cut(ist->codecpar, pkt);
-        /* a pre-roll: for an open-GOP cut's references, or for a clean cut
-         * when the temporal filter must be warmed up */
-        int preroll = (open || (clean && warmup > 0)) && remux_gop_usable(&gop);
-        if (due && key && !clean && !preroll && !open_noted) {
-            if (open)
-                log_info("%s: a GOP before %.2f s is too long to serve as a pre-roll; its chunk "
-                         "goes on to the next keyframe", in, (ts - first_ts) * tb);
-            else
-                log_info("%s: open-GOP keyframes of this codec are not cut; chunks start only "
-                         "at IDR frames, so they may be longer", in);
-            open_noted = 1;
-        }
-        int start_new = !o.oc || clean || (open && preroll);
-        if (start_new) {
-            if (o.oc && ((rc = remux_preroll_check(cur, in, err)) < 0 ||
-                         (rc = remux_out_finish(&o, err)) < 0))
-                goto fail;
-            if (out->nchunks >= REMUX_MAX_CHUNKS) {
-                rc = vr_err_set(err, VR_EINVAL, "%s: more than %d chunks; use a longer chunk length",
-                                in, REMUX_MAX_CHUNKS);
-                goto fail;
-            }
-            if (out->nchunks == cap) {
-                cap *= 2;
-                void *p = realloc(out->chunks, (size_t)cap * sizeof *out->chunks);
-                if (!p) {
-                    rc = vr_err_set(err, VR_ENOMEM, "out of memory");
-                    goto fail;
-                }
-                out->chunks = p;
-            }
-            char path[STORAGE_PATH_MAX];
-            if ((rc = remux_chunk_name(dir, out->nchunks, path, sizeof path, err)) < 0)
-                goto fail;
-            int copy[1] = { vs };
-            if ((rc = remux_out_open(&o, path, "matroska", ic, copy, 1, err)) < 0)
-                goto fail;
-            AVDictionary *opts = NULL;
-            av_dict_set(&opts, "fflags", "+bitexact", 0);
-            o.oc->flags |= AVFMT_FLAG_BITEXACT;
-            ret = avformat_write_header(o.oc, &opts);
-            av_dict_free(&opts);
-            if (ret < 0) {
-                rc = remux_averr(ret, "cannot write", path, err);
-                goto fail;
-            }
-            cur = &out->chunks[out->nchunks++];
-            memset(cur, 0, sizeof *cur);
-            cur->first_frame = out->frames;
-            cur->start_s = (ts - first_ts) * tb;
-            chunk_start = ts;
-            /* Each chunk starts at 0 like a file of its own (at its
-             * pre-roll's keyframe when it has one); stitching takes the
-             * source's timestamps back by frame rank, so nothing is lost. */
-            chunk_base = ts;
-            if (preroll) {
-                chunk_base = remux_ts(gop.pkt[0]);
-                if ((rc = remux_write_preroll(&o, &gop, ist->time_base, warmup, cur, err)) < 0)
-                    goto fail;
-                cur->preroll_frames = rc;
-                cur->preroll_until = INT64_MAX;
-                rc = 0;
-            }
-        }
-        if (key)
-            remux_gop_reset(&gop);
-        /* HEVC open-GOP cuts, and any cut that warms the filter up, need it */
-        if (ist->codecpar->codec_id == AV_CODEC_ID_HEVC || warmup > 0)
-            remux_gop_push(&gop, pkt); /* with the source's timestamps */
-        cur->frames++;
-        cur->bytes += pkt->size;
-        out->frames++;
-        int64_t end = ts + (pkt->duration > 0 ? pkt->duration : 0);
-        if (end > last_ts)
-            last_ts = end;
-        cur->duration_s = (end - chunk_start) * tb;
-        int64_t wpts;
-        rc = remux_out_write(&o, pkt, chunk_base, ist->time_base, &wpts, err);
-        av_packet_unref(pkt);
-        if (rc < 0)
-            goto fail;
-        if (cur->preroll_frames && wpts != AV_NOPTS_VALUE && wpts < cur->preroll_until)
-            cur->preroll_until = wpts;
-    }
-    if (ret != AVERROR_EOF) {
-        rc = remux_averr(ret, "cannot read", in, err);
-        goto fail;
-    }
-    if (!o.oc) {
-        rc = vr_err_set(err, VR_EFORMAT, "%s: the video stream has no frames", in);
-        goto fail;
-    }
-    if ((rc = remux_preroll_check(cur, in, err)) < 0 || (rc = remux_out_finish(&o, err)) < 0)
-        goto fail;
-    out->duration_s = (last_ts - first_ts) * tb;
-    remux_gop_free(&gop);
-    av_packet_free(&pkt);
-    avformat_close_input(&ic);
-    return 0;
-fail:
-    remux_out_abort(&o);
-    remux_gop_free(&gop);
-    av_packet_free(&pkt);
-    remux_split_release(out);
-fail_ic:
-    avformat_close_input(&ic);
+    if (rc == 0)
+        rc = split_run(&sp, err);
+    if (rc == 0)
+        out->duration_s = (sp.last_ts - sp.first_ts) * sp.tb;
+    else
+        remux_split_release(out);
+    remux_out_abort(&sp.o);
+    remux_gop_free(&sp.gop);
+    avformat_close_input(&sp.ic);
     return rc;
 }
 
