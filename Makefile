@@ -56,7 +56,7 @@ endif
 endif
 ifneq ($(NVCC),)
 CUDA_MSG  := CUDA: found $(NVCC): building kernels/*.cu for sm_90 (+PTX)
-NVFLAGS   := -O3 -std=c++17 -Xcompiler -fPIC,-Wall \
+NVFLAGS   := -O3 -std=c++20 -Xcompiler -fPIC,-Wall \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
              -DVR_HAVE_CUDA=1 -MMD -MP --expt-relaxed-constexpr
 CFLAGS    += -DVR_HAVE_CUDA=1 -I$(CUDA_HOME)/include

@@ -341,10 +341,11 @@ static int is_pw_conv_on_vector(const struct step *c, int t)
            c->g.iw == 1 && c->g.kh == 1 && c->g.kw == 1 && c->g.cout <= CU_SE_MAX_CH;
 }
 
-static void fuse(struct netcu *net)
+/* Fusion: squeeze-excite: the global pool absorbs the 1x1 convs on its
+ * vector and their activations. */
+static void fuse_squeeze_excite(struct netcu *net)
 {
     const int n_ops = net->m->n_ops;
-    /* squeeze-excite: pool -> (1x1 conv on the vector -> [activation])* */
     for (int i = 0; i < n_ops; i++) {
         struct step *s = &net->st[i];
         if (s->kind != S_SE || s->n_layers)
@@ -366,7 +367,12 @@ static void fuse(struct netcu *net)
             }
         }
     }
-    /* a stand-alone activation after a conv */
+}
+
+/* Fusion: a stand-alone activation after a conv becomes the conv's epilogue. */
+static void fuse_activations(struct netcu *net)
+{
+    const int n_ops = net->m->n_ops;
     for (int i = 0; i < n_ops; i++) {
         struct step *s = &net->st[i];
         int k = s->kind;
@@ -384,7 +390,13 @@ static void fuse(struct netcu *net)
         }
         absorb(s, c);
     }
-    /* pointwise epilogue: per-channel scale, then residual add */
+}
+
+/* Fusion: pointwise epilogue, part 1: a per-channel scale of the conv's
+ * output. */
+static void fuse_pw_scale(struct netcu *net)
+{
+    const int n_ops = net->m->n_ops;
     for (int i = 0; i < n_ops; i++) {
         struct step *s = &net->st[i];
         if (s->kind != S_PW)
@@ -395,6 +407,12 @@ static void fuse(struct netcu *net)
             absorb(s, c);
         }
     }
+}
+
+/* Fusion: pointwise and depthwise epilogue, part 2: the residual add. */
+static void fuse_residual(struct netcu *net)
+{
+    const int n_ops = net->m->n_ops;
     for (int i = 0; i < n_ops; i++) {
         struct step *s = &net->st[i];
         if (s->kind != S_PW && !(s->kind == S_DW && s->g.cout == s->g.cin))
@@ -406,7 +424,12 @@ static void fuse(struct netcu *net)
             absorb(s, c);
         }
     }
-    /* an ADD feeding only a global pool: the pool sums both operands */
+}
+
+/* Fusion: an ADD feeding only a global pool: the pool sums both operands. */
+static void fuse_pool_add(struct netcu *net)
+{
+    const int n_ops = net->m->n_ops;
     for (int i = 0; i < n_ops; i++) {
         struct step *s = &net->st[i];
         if (s->kind != S_SE || s->x2 >= 0)
@@ -419,7 +442,13 @@ static void fuse(struct netcu *net)
             p->kind = S_DEAD;
         }
     }
-    /* pointwise prologue: [a * scale[n][c]] [+ b] */
+}
+
+/* Fusion: pointwise prologue: [a * scale[n][c]] [+ b], read while the conv
+ * stages its input. */
+static void fuse_pw_prologue(struct netcu *net)
+{
+    const int n_ops = net->m->n_ops;
     for (int i = 0; i < n_ops; i++) {
         struct step *s = &net->st[i];
         if (s->kind != S_PW || s->a_scale >= 0 || s->bsum >= 0)
@@ -452,9 +481,14 @@ static void fuse(struct netcu *net)
             p->kind = S_DEAD;
         }
     }
-    /* a RESIZE_BILINEAR read only by a pointwise conv (no prologue): the
-     * conv samples the small map while staging its tile, so the upsampled
-     * tensor, the largest the decoder writes, is never written */
+}
+
+/* Fusion: a RESIZE_BILINEAR read only by a pointwise conv (no prologue): the
+ * conv samples the small map while staging its tile, so the upsampled
+ * tensor, the largest the decoder writes, is never written. */
+static void fuse_resize_into_pw(struct netcu *net)
+{
+    const int n_ops = net->m->n_ops;
     for (int i = 0; i < n_ops; i++) {
         struct step *s = &net->st[i];
         if (s->kind != S_PW || s->a_scale >= 0 || s->bsum >= 0 || s->rs || s->g.cin % 8)
@@ -468,6 +502,19 @@ static void fuse(struct netcu *net)
             p->kind = S_DEAD;
         }
     }
+}
+
+/* Fuses the graph's steps in place (absorbed steps become S_DEAD), pass
+ * after pass in this order: each sees what the earlier ones made. */
+static void fuse(struct netcu *net)
+{
+    fuse_squeeze_excite(net);
+    fuse_activations(net);
+    fuse_pw_scale(net);
+    fuse_residual(net);
+    fuse_pool_add(net);
+    fuse_pw_prologue(net);
+    fuse_resize_into_pw(net);
 }
 
 /* ---- placement (plan stage 3) ---- */
@@ -615,7 +662,9 @@ struct ctx {
     int n;
 };
 
-static void *P(const struct ctx *c, int t)
+/* Where tensor t lives on the device (the call's input and output, else
+ * its slice of the activation arena); NULL for t < 0 (an absent operand). */
+static void *tensor_ptr(const struct ctx *c, int t)
 {
     const struct model *m = c->net->m;
     if (t < 0)
@@ -627,78 +676,116 @@ static void *P(const struct ctx *c, int t)
     return c->net->d_act + c->net->t[t].off;
 }
 
-/* dtype of tensor t (set_precision): 1 = float16 */
-static int F(const struct ctx *c, int t)
+/* 1 when tensor t is stored as float16 (set_precision), 0 float32 or absent. */
+static int tensor_f16(const struct ctx *c, int t)
 {
     return t >= 0 && c->net->t[t].f16;
 }
 
-static const float *W(const struct ctx *c, int t)
+/* Constant tensor t (weights, biases) in the uploaded weight block. */
+static const float *weights(const struct ctx *c, int t)
 {
     return t < 0 ? NULL : (const float *)(c->net->d_w + c->net->w_off[t]);
+}
+
+/* The dtype bits of a fused kernel's operands (CU_DT_*): which are float16. */
+static unsigned dtype_bits(const struct ctx *c, int in0, int in1, int in2, int in3, int res,
+                           int out)
+{
+    return (tensor_f16(c, in0) ? CU_DT_IN0 : 0) | (tensor_f16(c, in1) ? CU_DT_IN1 : 0) |
+           (tensor_f16(c, in2) ? CU_DT_IN2 : 0) | (tensor_f16(c, in3) ? CU_DT_IN3 : 0) |
+           (tensor_f16(c, res) ? CU_DT_RES : 0) | (tensor_f16(c, out) ? CU_DT_OUT : 0);
+}
+
+static int run_pointwise(const struct ctx *c, const struct step *s, cudaStream_t st)
+{
+    const struct tens *x = &c->net->t[s->x], *y = &c->net->t[s->out];
+    struct cu_pw_args a = {
+        .n = c->n, .hw = y->h * y->w, .cin = s->g.cin, .cout = s->g.cout,
+        .a = tensor_ptr(c, s->x), .a_scale = tensor_ptr(c, s->a_scale),
+        .b = tensor_ptr(c, s->bsum),
+        .w = weights(c, s->wt), .bias = weights(c, s->bt),
+        .act1 = s->act1, .act2 = s->act2,
+        .e_scale = tensor_ptr(c, s->e_scale), .res = tensor_ptr(c, s->res),
+        .act3 = s->act3,
+        .out = tensor_ptr(c, s->out),
+        .rs_h = s->rs ? x->h : 0, .rs_w = s->rs ? x->w : 0,
+        .out_h = y->h, .out_w = y->w,
+        .rs_align = s->align, .rs_half = s->half,
+    };
+    return cu_pointwise_dt(&a, dtype_bits(c, s->x, s->a_scale, s->bsum, s->e_scale, s->res, s->out),
+                           st);
+}
+
+static int run_depthwise(const struct ctx *c, const struct step *s, struct conv_geom g,
+                         cudaStream_t st)
+{
+    g.act = s->act1;
+    struct cu_dw_args a = {
+        .g = g, .in = tensor_ptr(c, s->x),
+        .w = weights(c, s->wt), .bias = weights(c, s->bt),
+        .act2 = s->act2, .res = tensor_ptr(c, s->res), .act3 = s->act3,
+        .out = tensor_ptr(c, s->out),
+    };
+    return cu_dw_fused_dt(&a, dtype_bits(c, s->x, -1, -1, -1, s->res, s->out), st);
+}
+
+static int run_squeeze_excite(const struct ctx *c, const struct step *s, cudaStream_t st)
+{
+    const struct tens *x = &c->net->t[s->x];
+    struct cu_se_args a = {
+        .n = c->n, .h = x->h, .w = x->w, .c = x->c,
+        .in = tensor_ptr(c, s->x), .in2 = tensor_ptr(c, s->x2),
+        .n_layers = s->n_layers,
+        .l = {},
+        .out = tensor_ptr(c, s->out),
+    };
+    for (int l = 0; l < s->n_layers; l++) {
+        const struct se_layer_t *L = &s->l[l];
+        a.l[l] = (struct cu_se_layer){ .cin = L->cin, .cout = L->cout, .w = weights(c, L->wt),
+                                       .bias = weights(c, L->bt), .act1 = L->act1,
+                                       .act2 = L->act2 };
+    }
+    return cu_se_dt(&a, dtype_bits(c, s->x, s->x2, -1, -1, -1, s->out), st);
 }
 
 static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
     const struct tens *x = &c->net->t[s->x];
     const int n = c->n;
-    const unsigned io = (F(c, s->x) ? CU_DT_IN0 : 0) | (F(c, s->out) ? CU_DT_OUT : 0);
+    const unsigned io = dtype_bits(c, s->x, -1, -1, -1, -1, s->out);
     struct conv_geom g = s->g;
     g.n = n;
     switch (s->kind) {
     case S_CONV:
-        return cu_conv2d_x(&g, P(c, s->x), F(c, s->x), W(c, s->wt), W(c, s->bt), s->act1,
-                           s->act2, P(c, s->out), F(c, s->out), st);
-    case S_PW: {
-        const struct tens *y = &c->net->t[s->out];
-        struct cu_pw_args a = {n, y->h * y->w, s->g.cin, s->g.cout, P(c, s->x),
-                               P(c, s->a_scale), P(c, s->bsum), W(c, s->wt), W(c, s->bt),
-                               s->act1, s->act2, P(c, s->e_scale), P(c, s->res), s->act3,
-                               P(c, s->out), s->rs ? x->h : 0, s->rs ? x->w : 0,
-                               y->h, y->w, s->align, s->half};
-        unsigned dt = io | (F(c, s->a_scale) ? CU_DT_IN1 : 0) | (F(c, s->bsum) ? CU_DT_IN2 : 0) |
-                      (F(c, s->e_scale) ? CU_DT_IN3 : 0) | (F(c, s->res) ? CU_DT_RES : 0);
-        return cu_pointwise_dt(&a, dt, st);
-    }
-    case S_DW: {
-        g.act = s->act1;
-        struct cu_dw_args a = {g, P(c, s->x), W(c, s->wt), W(c, s->bt), s->act2,
-                               P(c, s->res), s->act3, P(c, s->out)};
-        return cu_dw_fused_dt(&a, io | (F(c, s->res) ? CU_DT_RES : 0), st);
-    }
-    case S_SE: {
-        struct cu_se_args a;
-        memset(&a, 0, sizeof a);
-        a.n = n; a.h = x->h; a.w = x->w; a.c = x->c;
-        a.in = P(c, s->x);
-        a.in2 = P(c, s->x2);
-        a.n_layers = s->n_layers;
-        for (int l = 0; l < s->n_layers; l++) {
-            const struct se_layer_t *L = &s->l[l];
-            a.l[l] = (struct cu_se_layer){L->cin, L->cout, W(c, L->wt), W(c, L->bt),
-                                          L->act1, L->act2};
-        }
-        a.out = P(c, s->out);
-        return cu_se_dt(&a, io | (F(c, s->x2) ? CU_DT_IN1 : 0), st);
-    }
+        return cu_conv2d_x(&g, tensor_ptr(c, s->x), tensor_f16(c, s->x), weights(c, s->wt),
+                           weights(c, s->bt), s->act1, s->act2, tensor_ptr(c, s->out),
+                           tensor_f16(c, s->out), st);
+    case S_PW:
+        return run_pointwise(c, s, st);
+    case S_DW:
+        return run_depthwise(c, s, g, st);
+    case S_SE:
+        return run_squeeze_excite(c, s, st);
     case S_UNARY:
-        return cu_unary_x(s->act1, P(c, s->x), F(c, s->x), P(c, s->out), F(c, s->out),
-                          (size_t)n * x->h * x->w * x->c, st);
+        return cu_unary_x(s->act1, tensor_ptr(c, s->x), tensor_f16(c, s->x), tensor_ptr(c, s->out),
+                          tensor_f16(c, s->out), (size_t)n * x->h * x->w * x->c, st);
     case S_ADD:
     case S_MUL:
-        return cu_binary_dt(s->kind == S_MUL, n, x->h, x->w, x->c, P(c, s->x), P(c, s->x2),
-                            s->b_full, s->act1, P(c, s->out),
-                            io | (F(c, s->x2) ? CU_DT_IN1 : 0), st);
+        return cu_binary_dt(s->kind == S_MUL, n, x->h, x->w, x->c, tensor_ptr(c, s->x),
+                            tensor_ptr(c, s->x2), s->b_full, s->act1, tensor_ptr(c, s->out),
+                            dtype_bits(c, s->x, s->x2, -1, -1, -1, s->out), st);
     case S_RESIZE: {
         const struct tens *y = &c->net->t[s->out];
-        return cu_resize_bilinear_dt(n, x->h, x->w, x->c, P(c, s->x), y->h, y->w, s->align,
-                                     s->half, P(c, s->out), io, st);
+        return cu_resize_bilinear_dt(n, x->h, x->w, x->c, tensor_ptr(c, s->x), y->h, y->w,
+                                     s->align, s->half, tensor_ptr(c, s->out), io, st);
     }
     case S_AVGPOOL:
-        return cu_avgpool_dt(&g, P(c, s->x), P(c, s->out), io, st);
+        return cu_avgpool_dt(&g, tensor_ptr(c, s->x), tensor_ptr(c, s->out), io, st);
     case S_TCONV:
-        return cu_tconv_x(&g, P(c, s->x), F(c, s->x), W(c, s->wt), W(c, s->bt), s->act1,
-                          P(c, s->out), F(c, s->out), st);
+        return cu_tconv_x(&g, tensor_ptr(c, s->x), tensor_f16(c, s->x), weights(c, s->wt),
+                          weights(c, s->bt), s->act1, tensor_ptr(c, s->out),
+                          tensor_f16(c, s->out), st);
     default:
         return VR_EINVAL;
     }
