@@ -69,7 +69,7 @@ int frame_upsample_bilinear_cuda(const float *mask, int w, int h, uint8_t *dst,
 
 /* ---- batched forms (the engine's) ---- */
 
-#define FRAME_CU_MAX_FRAMES 64 /* frames per batch: seg.c's SEG_MAX_BATCH */
+#define FRAME_CU_MAX_FRAMES 64 /* frames per batch: seg_impl.h's SEG_MAX_BATCH */
 #define FRAME_CU_MAX_EYES 2
 
 /* The frames of one call, passed to kernels by value (so no upload per

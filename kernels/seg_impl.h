@@ -2,7 +2,8 @@
  * seg_impl.h - what the two backends of the segmentation engine (seg.h)
  * share: the struct seg layout, the backend function table and the common
  * set-up (options checked, config copied, model loaded, tiles planned).
- * Only kernels/seg*.c and kernels/seg_cuda.cu include it.
+ * Only kernels/seg*.c and kernels/seg_cuda.cu include it; seg_common.c has
+ * the shared set-up and teardown.
  *
  * A backend's create function allocates a struct seg (calloc), calls
  * seg_common_init(), then sets `ops` and its own `priv`. seg_free() calls
@@ -21,6 +22,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define SEG_MAX_DIM   16384 /* per side; an 8K VR frame is 8192 x 4096 */
+#define SEG_MAX_BATCH 64    /* frames per seg_run() (= FRAME_CU_MAX_FRAMES) */
 
 struct seg_backend_ops {
     const char *name;   /* "cpu" / "cuda", for messages */

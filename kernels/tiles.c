@@ -154,3 +154,20 @@ int tile_plan_make(const struct vr_config *cfg, enum seg_layout layout,
     }
     return 0;
 }
+
+/* ---- layout names ---- */
+
+static const char *const layout_names[] = { "mono", "sbs", "tb" };
+
+int seg_layout_parse(const char *s)
+{
+    for (int i = 0; s && i < 3; i++)
+        if (strcmp(s, layout_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *seg_layout_name(enum seg_layout l)
+{
+    return (unsigned)l < 3 ? layout_names[l] : "?";
+}

@@ -202,147 +202,177 @@ static void time_candidate(const struct seg_opts *base, struct tune_row *row, in
         }                                                                           \
     } while (0)
 
-extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_err *err)
+/* What the candidates are timed on: one real-sized NV12 frame on the host
+ * and on the GPU, the CPU engine's mask of it (the reference), and the
+ * engine options every candidate shares. */
+struct tune_bench {
+    struct seg_opts o;
+    int tpf;                      /* tiles per frame */
+    size_t msz;                   /* mask bytes */
+    uint8_t *h_rgb, *h_nv12, *d_nv12, *ref, *h_mask, *d_masks;
+    struct seg_frame hf, df;      /* the frame, host and device views */
+};
+
+static void tune_bench_free(struct tune_bench *b)
+{
+    cudaFree(b->d_nv12);
+    cudaFree(b->d_masks);
+    free(b->h_rgb);
+    free(b->h_nv12);
+    free(b->ref);
+    free(b->h_mask);
+    memset(b, 0, sizeof *b);
+}
+
+/* The model, the key and its cache file; 1 when the cache already has the
+ * key (and not p->force): r->choice is filled, nothing to time. */
+static int tune_lookup(const struct tune_params *p, struct model **m, struct tune_report *r,
+                       vr_err *err)
+{
+    char path[CONFIG_STR + 512];
+    vr_data_path(p->cfg->model, path, sizeof path);
+    int rc = model_load(path, m, err);
+    if (rc == 0)
+        rc = tune_key_make(p->gpu, *m, p->cfg, p->layout, p->in_w, p->in_h, &r->key, err);
+    if (rc < 0)
+        return rc;
+    tune_key_string(&r->key, r->key_str, sizeof r->key_str);
+    if ((rc = tune_cache_path(r->cache_path, sizeof r->cache_path, err)) < 0)
+        return rc;
+    vr_err ignore = { 0, "" };
+    if (!p->force && tune_cache_load(r->cache_path, r->key_str, &r->choice, &ignore) == 0) {
+        r->from_cache = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* The engine's options (the pipeline's mask size: output_scale, even) and
+ * the frame, host and device, plus the CPU engine's reference mask. */
+static int tune_bench_make(const struct tune_params *p, const struct model *m, int max_frames,
+                           struct tune_bench *b, vr_err *err)
+{
+    const int w = p->in_w & ~1, h = p->in_h & ~1;
+    struct seg_opts *o = &b->o;
+    *o = (struct seg_opts){ .backend = SEG_CPU, .gpu = p->gpu, .cfg = p->cfg,
+                            .layout = p->layout, .in_w = w, .in_h = h,
+                            .out_w = (int)(w * p->cfg->output_scale) & ~1,
+                            .out_h = (int)(h * p->cfg->output_scale) & ~1, .max_batch = 1 };
+    o->out_w = o->out_w < 4 ? 4 : o->out_w;
+    o->out_h = o->out_h < 4 ? 4 : o->out_h;
+    struct tile_plan plan;
+    int rc = tile_plan_make(p->cfg, p->layout, w, h, o->out_w, o->out_h, m->in_w, m->in_h, &plan,
+                            err);
+    if (rc < 0)
+        return rc;
+    for (int e = 0; e < plan.n_eyes; e++)
+        b->tpf += plan.eye[e].n;
+    b->msz = (size_t)o->out_w * o->out_h;
+    b->h_rgb = (uint8_t *)malloc((size_t)w * h * 3);
+    b->h_nv12 = (uint8_t *)malloc((size_t)w * h * 3 / 2);
+    b->ref = (uint8_t *)malloc(b->msz);
+    b->h_mask = (uint8_t *)malloc(b->msz);
+    if (!b->h_rgb || !b->h_nv12 || !b->ref || !b->h_mask)
+        return vr_err_set(err, VR_ENOMEM, "tune: out of memory");
+    make_frame(b->h_rgb, w, h, p->layout, p->image);
+    rgb_to_nv12(b->h_rgb, w, h, b->h_nv12, b->h_nv12 + (size_t)w * h);
+    TRY_CUDA(cudaMalloc((void **)&b->d_nv12, (size_t)w * h * 3 / 2), "frame");
+    TRY_CUDA(cudaMemcpy(b->d_nv12, b->h_nv12, (size_t)w * h * 3 / 2, cudaMemcpyHostToDevice),
+             "frame");
+    TRY_CUDA(cudaMalloc((void **)&b->d_masks, b->msz * max_frames), "masks");
+    b->hf = (struct seg_frame){ .fmt = SEG_PIX_NV12, .w = w, .h = h,
+                                .data = { b->h_nv12, b->h_nv12 + (size_t)w * h },
+                                .linesize = { w, w } };
+    b->df = b->hf;
+    b->df.data[0] = b->d_nv12;
+    b->df.data[1] = b->d_nv12 + (size_t)w * h;
+    b->df.on_device = 1;
+    /* the reference: the CPU engine (float32 C network) */
+    {
+        struct seg *cpu = NULL;
+        struct seg_mask hm = { b->ref, o->out_w, o->out_h, o->out_w, 0 };
+        rc = seg_create(o, &cpu, err);
+        if (rc == 0)
+            rc = seg_run(cpu, &b->hf, 1, &hm, NULL, err);
+        seg_free(&cpu);
+        if (rc < 0)
+            return vr_err_prefix(err, "tune: CPU reference engine");
+    }
+    o->backend = SEG_CUDA;
+    return 0;
+done: /* TRY_CUDA's exit */
+    return rc;
+}
+
+/* Times every candidate, most promising first (fp32 only when the profile
+ * says so), until the time budget from t0 runs out. */
+static void tune_candidates(const struct tune_params *p, struct tune_bench *b,
+                            struct tune_report *r, double t0)
 {
     static const int frames_opts[] = { 16, 4, 1 };
     static const int block_opts[] = { 256, 128 };
-    double t0 = clock_mono_s();
-    int rc = 0;
-    struct model *m = NULL;
-    struct seg *cpu = NULL;
-    struct tile_plan plan;
-    uint8_t *h_rgb = NULL, *h_nv12 = NULL, *d_nv12 = NULL, *ref = NULL, *h_mask = NULL;
-    uint8_t *d_masks = NULL;
-    char path[CONFIG_STR + 512];
-    int tpf = 0, fp16_allowed, w = p->in_w & ~1, h = p->in_h & ~1;
-    size_t msz;
-    struct seg_opts o;
-    struct seg_frame hf, df;
-    struct seg_mask hm;
-
-    memset(r, 0, sizeof *r);
-    r->best = -1;
-    TRY_CUDA(cudaSetDevice(p->gpu), "select GPU");
-    vr_data_path(p->cfg->model, path, sizeof path);
-    if ((rc = model_load(path, &m, err)) < 0)
-        goto done;
-    if ((rc = tune_key_make(p->gpu, m, p->cfg, p->layout, p->in_w, p->in_h, &r->key, err)) < 0)
-        goto done;
-    tune_key_string(&r->key, r->key_str, sizeof r->key_str);
-    if ((rc = tune_cache_path(r->cache_path, sizeof r->cache_path, err)) < 0)
-        goto done;
-    if (!p->force) {
-        vr_err ignore = { 0, "" };
-        if (tune_cache_load(r->cache_path, r->key_str, &r->choice, &ignore) == 0) {
-            r->from_cache = 1;
-            goto done;
-        }
-    }
-
-    /* the engine's options: the pipeline's mask size (output_scale, even) */
-    memset(&o, 0, sizeof o);
-    o.backend = SEG_CPU;
-    o.gpu = p->gpu;
-    o.cfg = p->cfg;
-    o.layout = p->layout;
-    o.in_w = w;
-    o.in_h = h;
-    o.out_w = (int)(w * p->cfg->output_scale) & ~1;
-    o.out_h = (int)(h * p->cfg->output_scale) & ~1;
-    o.out_w = o.out_w < 4 ? 4 : o.out_w;
-    o.out_h = o.out_h < 4 ? 4 : o.out_h;
-    o.max_batch = 1;
-    if ((rc = tile_plan_make(p->cfg, p->layout, w, h, o.out_w, o.out_h, m->in_w, m->in_h, &plan,
-                             err)) < 0)
-        goto done;
-    for (int e = 0; e < plan.n_eyes; e++)
-        tpf += plan.eye[e].n;
-    r->tiles_per_frame = tpf;
-    msz = (size_t)o.out_w * o.out_h;
-
-    /* one real-sized NV12 frame, on the host and on the GPU */
-    h_rgb = (uint8_t *)malloc((size_t)w * h * 3);
-    h_nv12 = (uint8_t *)malloc((size_t)w * h * 3 / 2);
-    ref = (uint8_t *)malloc(msz);
-    h_mask = (uint8_t *)malloc(msz);
-    if (!h_rgb || !h_nv12 || !ref || !h_mask) {
-        rc = vr_err_set(err, VR_ENOMEM, "tune: out of memory");
-        goto done;
-    }
-    make_frame(h_rgb, w, h, p->layout, p->image);
-    rgb_to_nv12(h_rgb, w, h, h_nv12, h_nv12 + (size_t)w * h);
-    TRY_CUDA(cudaMalloc((void **)&d_nv12, (size_t)w * h * 3 / 2), "frame");
-    TRY_CUDA(cudaMemcpy(d_nv12, h_nv12, (size_t)w * h * 3 / 2, cudaMemcpyHostToDevice), "frame");
-    TRY_CUDA(cudaMalloc((void **)&d_masks, msz * frames_opts[0]), "masks");
-    memset(&hf, 0, sizeof hf);
-    hf.fmt = SEG_PIX_NV12;
-    hf.w = w;
-    hf.h = h;
-    hf.data[0] = h_nv12;
-    hf.data[1] = h_nv12 + (size_t)w * h;
-    hf.linesize[0] = hf.linesize[1] = w;
-    df = hf;
-    df.data[0] = d_nv12;
-    df.data[1] = d_nv12 + (size_t)w * h;
-    df.on_device = 1;
-
-    /* the reference: the CPU engine (float32 C network) */
-    hm = (struct seg_mask){ ref, o.out_w, o.out_h, o.out_w, 0 };
-    if ((rc = seg_create(&o, &cpu, err)) < 0 || (rc = seg_run(cpu, &hf, 1, &hm, NULL, err)) < 0) {
-        vr_err_prefix(err, "tune: CPU reference engine");
-        goto done;
-    }
-    o.backend = SEG_CUDA;
-
-    /* candidates, most promising first; fp32 only when the profile says so */
-    fp16_allowed = strcmp(p->cfg->precision, "fp32") != 0;
+    const int fp16_allowed = strcmp(p->cfg->precision, "fp32") != 0;
     for (int fi = 0; fi < 3; fi++)
         for (int hh = fp16_allowed ? 1 : 0; hh >= 0; hh--)
             for (int fu = 1; fu >= 0; fu--)
                 for (int g = 1; g >= 0; g--)
-                    for (int bi = 0; bi < 2; bi++) {
-                        if (r->n_rows >= TUNE_MAX_ROWS)
-                            break;
-                        struct tune_row *row = &r->rows[r->n_rows];
+                    for (int bi = 0; bi < 2 && r->n_rows < TUNE_MAX_ROWS; bi++) {
+                        struct tune_row *row = &r->rows[r->n_rows++];
                         memset(row, 0, sizeof *row);
                         row->frames = frames_opts[fi];
                         row->net.fp16 = hh;
                         row->net.fused = fu;
                         row->net.use_graph = g;
                         row->net.block = block_opts[bi];
-                        r->n_rows++;
                         if (clock_mono_s() - t0 > TUNE_BUDGET_S) {
                             snprintf(row->note, sizeof row->note, "skipped: time budget");
                             row->max_abs = -1.0;
                             continue;
                         }
-                        time_candidate(&o, row, tpf, &df, d_masks, ref, h_mask);
+                        time_candidate(&b->o, row, b->tpf, &b->df, b->d_masks, b->ref,
+                                       b->h_mask);
                     }
+}
+
+/* The fastest candidate that kept the mask within TUNE_MAX_ABS, stored in
+ * the cache. */
+static int tune_pick(struct tune_report *r, vr_err *err)
+{
     for (int i = 0; i < r->n_rows; i++)
         if (r->rows[i].ok && (r->best < 0 || r->rows[i].ms_per_frame < r->rows[r->best].ms_per_frame))
             r->best = i;
-    if (r->best < 0) {
-        rc = vr_err_set(err, VR_ECUDA, "tune: no network variant kept the mask within %.2f of "
-                        "the CPU engine's (see the table)", TUNE_MAX_ABS);
+    if (r->best < 0)
+        return vr_err_set(err, VR_ECUDA, "tune: no network variant kept the mask within %.2f of "
+                          "the CPU engine's (see the table)", TUNE_MAX_ABS);
+    const struct tune_row *b = &r->rows[r->best];
+    r->choice.net = b->net;
+    r->choice.frames = b->frames;
+    r->choice.ms_per_frame = b->ms_per_frame;
+    r->choice.max_abs = b->max_abs;
+    return tune_cache_store(r->cache_path, r->key_str, &r->choice, err);
+}
+
+extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_err *err)
+{
+    double t0 = clock_mono_s();
+    struct model *m = NULL;
+    struct tune_bench b;
+    memset(&b, 0, sizeof b);
+    memset(r, 0, sizeof *r);
+    r->best = -1;
+    int rc = 0;
+    TRY_CUDA(cudaSetDevice(p->gpu), "select GPU");
+    if ((rc = tune_lookup(p, &m, r, err)) != 0) {
+        rc = rc < 0 ? rc : 0; /* 1: from the cache */
         goto done;
     }
-    {
-        const struct tune_row *b = &r->rows[r->best];
-        r->choice.net = b->net;
-        r->choice.frames = b->frames;
-        r->choice.ms_per_frame = b->ms_per_frame;
-        r->choice.max_abs = b->max_abs;
-        rc = tune_cache_store(r->cache_path, r->key_str, &r->choice, err);
-    }
+    if ((rc = tune_bench_make(p, m, 16, &b, err)) < 0)
+        goto done;
+    tune_candidates(p, &b, r, t0);
+    rc = tune_pick(r, err);
 done:
     r->seconds = clock_mono_s() - t0;
-    cudaFree(d_nv12);
-    cudaFree(d_masks);
-    free(h_rgb);
-    free(h_nv12);
-    free(ref);
-    free(h_mask);
-    seg_free(&cpu);
+    tune_bench_free(&b);
     model_free(&m);
     return rc;
 }
