@@ -50,10 +50,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
     static const struct option opts[] = {
         { "workers", required_argument, 0, 'n' },
         { "cpu", no_argument, 0, 'U' },
-        { "profile", required_argument, 0, VRCTL_OPT_PROFILE },
-        { "output", required_argument, 0, VRCTL_OPT_OUTPUT },
-        { "chunk-seconds", required_argument, 0, VRCTL_OPT_CHUNK },
-        { "layout", required_argument, 0, VRCTL_OPT_LAYOUT },
+        VRCTL_SPEC_LONGOPTS,
         { "lease-seconds", required_argument, 0, 'l' },
         { "keep-temp", no_argument, 0, 'K' },
         { "per-gpu", required_argument, 0, 'g' },

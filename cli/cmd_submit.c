@@ -114,10 +114,7 @@ int cmd_submit(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "output-file", required_argument, 0, 'o' },
-        { "profile", required_argument, 0, VRCTL_OPT_PROFILE },
-        { "output", required_argument, 0, VRCTL_OPT_OUTPUT },
-        { "chunk-seconds", required_argument, 0, VRCTL_OPT_CHUNK },
-        { "layout", required_argument, 0, VRCTL_OPT_LAYOUT },
+        VRCTL_SPEC_LONGOPTS,
         { "priority", required_argument, 0, 'P' },
         { "max-attempts", required_argument, 0, 'a' },
         { "wait", no_argument, 0, 'w' },

@@ -47,6 +47,13 @@ void vrctl_end(struct vrctl_session *s);
  * is not, or an exit code (2 usage, 1 unreadable file) for a bad value. */
 enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_LAYOUT };
 #define VRCTL_OPTSTRING "o:c:"  /* short options of submit and run */
+/* Their long options, for the two commands' getopt tables. */
+#define VRCTL_SPEC_LONGOPTS                                          \
+    { "profile", required_argument, 0, VRCTL_OPT_PROFILE },         \
+    { "output", required_argument, 0, VRCTL_OPT_OUTPUT },           \
+    { "chunk-seconds", required_argument, 0, VRCTL_OPT_CHUNK },     \
+    { "layout", required_argument, 0, VRCTL_OPT_LAYOUT },           \
+    { "config", required_argument, 0, 'c' }
 int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
 
 /* Validates a job before anything is enqueued: the input exists and probes

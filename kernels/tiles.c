@@ -1,6 +1,7 @@
 /*
- * tiles.c - tile planning (see tiles.h). Pure arithmetic on the frame and
- * model sizes; the engine calls it once per seg_create().
+ * tiles.c - tile planning (see tiles.h) and the layout names. Pure
+ * arithmetic on the frame and model sizes; the engine calls it once per
+ * seg_create().
  */
 #include "tiles.h"
 

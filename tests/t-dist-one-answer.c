@@ -99,47 +99,43 @@ static void lossless_equal(const char *clip, const char *profile)
                  "|diff| %.3f)", clip, differing, worst);
 }
 
-Test(one_answer, layout_from_stereo_metadata)
+/* A clip named `name` in the work dir, w x h with `extra` encoder options,
+ * through both paths with a lossless matte. */
+static void clip_case(const char *name, int w, int h, const char *extra, const char *profile)
 {
     char clip[300];
-    snprintf(clip, sizeof clip, "%s/clip.mkv", W); /* 8:3: the aspect alone says mono */
-    char extra[256];
-    snprintf(extra, sizeof extra, "%s -metadata:s:v:0 stereo_mode=left_right", H264);
-    make_clip(clip, 640, 240, extra);
-    lossless_equal(clip, "fast");
+    snprintf(clip, sizeof clip, "%s/%s", W, name);
+    make_clip(clip, w, h, extra);
+    lossless_equal(clip, profile);
+}
+
+Test(one_answer, layout_from_stereo_metadata)
+{
+    /* 8:3: the aspect alone says mono */
+    clip_case("clip.mkv", 640, 240, "-c:v libx264 -preset ultrafast -g 10 -keyint_min 10 "
+              "-sc_threshold 0 -metadata:s:v:0 stereo_mode=left_right", "fast");
 }
 
 Test(one_answer, layout_from_the_file_name)
 {
-    char clip[300];
-    snprintf(clip, sizeof clip, "%s/holiday_sbs.mp4", W);
-    make_clip(clip, 640, 240, H264);
-    lossless_equal(clip, "balanced");
+    clip_case("holiday_sbs.mp4", 640, 240, H264, "balanced");
 }
 
 Test(one_answer, top_bottom_from_the_file_name)
 {
-    char clip[300];
-    snprintf(clip, sizeof clip, "%s/concert_TB.mkv", W); /* eyes of 320x180: not square */
-    make_clip(clip, 320, 360, H264);
-    lossless_equal(clip, "fast");
+    clip_case("concert_TB.mkv", 320, 360, H264, "fast"); /* eyes of 320x180: not square */
 }
 
 Test(one_answer, layout_from_the_aspect_ratio)
 {
-    char clip[300];
-    snprintf(clip, sizeof clip, "%s/clip.mp4", W);
-    make_clip(clip, 480, 240, H264);
-    lossless_equal(clip, "fast");
+    clip_case("clip.mp4", 480, 240, H264, "fast");
 }
 
 Test(one_answer, open_gop_hevc)
 {
-    char clip[300];
-    snprintf(clip, sizeof clip, "%s/open.mkv", W); /* x265's defaults: open GOPs, CRA keyframes */
-    make_clip(clip, 320, 240, "-c:v libx265 -preset ultrafast -x265-params "
-                              "keyint=10:min-keyint=10:scenecut=0:log-level=error");
-    lossless_equal(clip, "fast");
+    /* x265's defaults: open GOPs, CRA keyframes */
+    clip_case("open.mkv", 320, 240, "-c:v libx265 -preset ultrafast -x265-params "
+              "keyint=10:min-keyint=10:scenecut=0:log-level=error", "fast");
 }
 
 Test(one_answer, lossy_default_encoder_within_one_level)
