@@ -55,15 +55,6 @@ static void *ctl_hb_main(void *arg)
 
 /* ---- setup ---- */
 
-static int ctl_connect(struct ctl *c)
-{
-    vr_err e = { 0 };
-    int rc = rq_ready(&c->q, c->url, &ctl_stop, &e);
-    if (rc < 0 && rc != VR_ECANCELED)
-        log_error("%s", e.msg);
-    return rc;
-}
-
 static void ctl_name(char *buf, size_t n)
 {
     char host[64] = "host";
@@ -110,7 +101,7 @@ static int ctl_loop(struct ctl *c)
             down = 1;
             rq_backoff(c->q);
             if (strstr(e.msg, "NOGROUP"))
-                ctl_connect(c);
+                rq_ready(&c->q, c->url, &ctl_stop, NULL);
             continue;
         }
         down = 0;
@@ -183,7 +174,7 @@ int cmd_controller_run(int argc, char **argv)
     sa.sa_handler = ctl_on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    if (ctl_connect(&c) < 0) {
+    if (rq_ready(&c.q, c.url, &ctl_stop, NULL) < 0) {
         rq_free(&c.q);
         return 1;
     }

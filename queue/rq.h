@@ -148,8 +148,8 @@ int rq_group_ensure(struct rq *q, const char *stream, const char *group,
  * backing off, until Redis answers, may not evict keys
  * (rq_check_noeviction) and has every stream group. A Redis that is down
  * is waited for (logged once); one that can never work (a bad address, an
- * evicting maxmemory-policy) returns its error at once. Returns 0, that
- * error, or VR_ECANCELED when *stop became non-zero. */
+ * evicting maxmemory-policy) is logged and returns its error at once.
+ * Returns 0, that error, or VR_ECANCELED when *stop became non-zero. */
 int rq_ready(struct rq **q, const char *url, const volatile sig_atomic_t *stop, vr_err *err);
 
 /* XREADGROUP of at most one new entry from the first stream of `streams`

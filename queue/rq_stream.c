@@ -199,23 +199,28 @@ out:
 
 int rq_ready(struct rq **q, const char *url, const volatile sig_atomic_t *stop, vr_err *err)
 {
-    if (!*q && rq_open(url, 10000, q, err) < 0) {
-        if (!*q)
-            return err ? err->code : VR_EREDIS; /* the address itself is wrong */
-        log_warn("%s; waiting for it", err ? err->msg : "redis is down");
+    vr_err e = { 0 };
+    if (!*q && rq_open(url, 10000, q, &e) < 0) {
+        if (!*q) { /* the address itself is wrong */
+            log_error("%s", e.msg);
+            if (err)
+                *err = e;
+            return e.code;
+        }
+        log_warn("%s; waiting for it", e.msg);
     }
     static const char *const groups[][2] = {
         { RQ_JOBS, RQ_G_CONTROLLERS }, { RQ_RESULTS, RQ_G_CONTROLLERS },
         { RQ_CHUNKS, RQ_G_WORKERS },   { RQ_CHUNKS_HI, RQ_G_WORKERS },
     };
     while (!*stop) {
-        vr_err e = { 0 };
         int rc = rq_check_noeviction(*q, &e);
         for (size_t i = 0; rc == 0 && i < sizeof groups / sizeof groups[0]; i++)
             rc = rq_group_ensure(*q, groups[i][0], groups[i][1], &e);
         if (rc == 0)
             return 0;
         if (e.code == VR_EINVAL) { /* an evicting Redis: waiting will not help */
+            log_error("%s", e.msg);
             if (err)
                 *err = e;
             return e.code;

@@ -120,15 +120,6 @@ static int serve_all_gpus(int argc, char **argv)
 
 /* ---- the loop ---- */
 
-static int serve_connect(struct serve *s)
-{
-    vr_err e = { 0 };
-    int rc = rq_ready(&s->q, s->url, &serve_drain, &e);
-    if (rc < 0 && rc != VR_ECANCELED)
-        log_error("%s", e.msg);
-    return rc;
-}
-
 static int serve_loop(struct serve *s)
 {
     const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
@@ -279,7 +270,7 @@ int cmd_serve(int argc, char **argv)
     sa.sa_handler = serve_on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    if (serve_connect(&s) < 0) {
+    if (rq_ready(&s.q, s.url, &serve_drain, NULL) < 0) {
         rq_free(&s.q);
         return 1;
     }
