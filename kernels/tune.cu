@@ -368,6 +368,7 @@ extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_e
     }
     if ((rc = tune_bench_make(p, m, 16, &b, err)) < 0)
         goto done;
+    r->tiles_per_frame = b.tpf;
     tune_candidates(p, &b, r, t0);
     rc = tune_pick(r, err);
 done:
