@@ -52,7 +52,11 @@ int cmd_retry(int argc, char **argv)
     if (rc <= 0)
         goto fail;
     int again = 0;
-    for (long long i = 0; i < total; i++) {
+    /* A job cancelled mid-split has no total yet: its chunks so far are
+     * records 0, 1, ... (the split creates them in order); the controller
+     * splits it again and creates the rest. */
+    long long upto = total > 0 ? total : JOB_MAX_CHUNKS;
+    for (long long i = 0; i < upto; i++) {
         /* A dead chunk is re-armed (attempts from 0); any other unfinished
          * one gets a fresh entry, its old one having been skipped. Never
          * both: a re-armed chunk is queued, and a second entry would run it
@@ -60,6 +64,8 @@ int cmd_retry(int argc, char **argv)
         rc = rq_chunk_requeue_lost(v.q, v.id, (int)i, 2, &e);
         if (rc == 0)
             rc = rq_chunk_requeue_lost(v.q, v.id, (int)i, 3, &e);
+        if (rc == VR_ENOENT && total <= 0)
+            break;
         if (rc < 0 && rc != VR_ENOENT)
             goto fail;
         again += rc == 1;

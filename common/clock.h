@@ -7,6 +7,7 @@
 #ifndef VR_CLOCK_H
 #define VR_CLOCK_H
 
+#include <stdlib.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -31,6 +32,20 @@ static inline long long clock_wall_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Test-only slowness: the milliseconds in environment variable `env` (0
+ * when unset or not a positive number, at most 1000). A test that needs a
+ * slow step (a chunk longer than its lease, a split it can interrupt) makes
+ * it slow itself this way instead of assuming the machine's speed. */
+static inline unsigned clock_test_delay_ms(const char *env)
+{
+    const char *s = getenv(env);
+    char *end;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || end == s || *end || v <= 0)
+        return 0;
+    return (unsigned)(v > 1000 ? 1000 : v);
 }
 
 #ifdef __cplusplus

@@ -72,6 +72,25 @@ int ctl_job_fail(struct ctl *c, const char *id, const char *reason)
 
 /* ---- split + enqueue ---- */
 
+/* A split under way: what each chunk's queue entry is made of. */
+struct ctl_split_job {
+    struct ctl *c;
+    const char *id;
+    const struct job_spec *js;
+    const struct ctl_decision *dec;
+    double t0;              /* monotonic start of the split */
+};
+
+/* A chunk as the manifest keeps it: its frames, the end of its pre-roll (0:
+ * none) and where its warm-up starts (-1: none). */
+static void ctl_chunk_plan(const struct remux_chunk *k, long long *frames, long long *preroll,
+                           long long *warmup)
+{
+    *frames = k->frames;
+    *preroll = k->preroll_frames ? k->preroll_until : 0;
+    *warmup = k->preroll_frames && k->warmup_from != INT64_MAX ? k->warmup_from : -1;
+}
+
 /* The manifest from a split's result (the per-chunk arrays owned by man). */
 static int ctl_manifest_of(const struct remux_split *sp, double split_s, struct job_manifest *man)
 {
@@ -84,21 +103,71 @@ static int ctl_manifest_of(const struct remux_split *sp, double split_s, struct 
     man->chunk_warmup = calloc((size_t)sp->nchunks, sizeof *man->chunk_warmup);
     if (!man->chunk_frames || !man->chunk_preroll || !man->chunk_warmup)
         return VR_ENOMEM;
-    for (int i = 0; i < sp->nchunks; i++) {
-        const struct remux_chunk *k = &sp->chunks[i];
-        man->chunk_frames[i] = k->frames;
-        man->chunk_preroll[i] = k->preroll_frames ? k->preroll_until : 0;
-        man->chunk_warmup[i] = k->preroll_frames && k->warmup_from != INT64_MAX ? k->warmup_from : -1;
-    }
+    for (int i = 0; i < sp->nchunks; i++)
+        ctl_chunk_plan(&sp->chunks[i], &man->chunk_frames[i], &man->chunk_preroll[i],
+                       &man->chunk_warmup[i]);
     return 0;
 }
 
-/* Splits the source into storage/jobs/<id>/in/ and writes the manifest
- * (mpath) that the stitch and a restarted controller go by. */
-static int ctl_split(struct ctl *c, const char *id, const struct job_spec *js,
-                     const struct ctl_decision *dec, const char *mpath, struct job_manifest *man,
+/* Creates chunk i's record and queue entry (idempotent: a resumed split
+ * creates only the missing ones). */
+static int ctl_enqueue_chunk(const struct ctl_split_job *s, int i, long long frames,
+                             long long preroll, long long warmup, vr_err *err)
+{
+    struct chunk_task t = { .idx = i, .frames = frames, .preroll_until = preroll,
+                            .warmup_from = warmup >= 0 ? warmup : preroll };
+    snprintf(t.job, sizeof t.job, "%s", s->id);
+    ctl_chunk_rel(t.in, sizeof t.in, s->id, "in", i);
+    ctl_chunk_rel(t.out, sizeof t.out, s->id, "out", i);
+    snprintf(t.profile, sizeof t.profile, "%s", s->js->profile);
+    snprintf(t.output_kind, sizeof t.output_kind, "%s", s->js->output_kind);
+    snprintf(t.layout, sizeof t.layout, "%s", s->dec->layout);
+    snprintf(t.config, sizeof t.config, "%s", s->js->config);
+    char *task = NULL;
+    int rc = chunk_task_to_json(&t, &task, err);
+    if (rc == 0)
+        rc = rq_chunk_create(s->c->q, s->id, i, task, s->js->max_attempts, s->js->priority, err);
+    free(task);
+    return rc < 0 ? rc : 0;
+}
+
+/* remux_split's chunk_ready: queues each chunk as soon as its file is
+ * committed, so workers start while the rest of a long source is still
+ * being cut; stops the split once the job is no longer splitting (a
+ * cancel). VR_TEST_SPLIT_DELAY_MS (tests only) slows each chunk down. */
+static int ctl_split_chunk_ready(void *ctx, int idx, const struct remux_chunk *k, vr_err *err)
+{
+    const struct ctl_split_job *s = ctx;
+    char state[32] = "";
+    int rc = rq_job_state(s->c->q, s->id, state, sizeof state, err);
+    if (rc < 0)
+        return rc;
+    if (strcmp(state, "splitting"))
+        return vr_err_set(err, VR_ECANCELED, "the job is %s", state[0] ? state : "gone");
+    long long frames, preroll, warmup;
+    ctl_chunk_plan(k, &frames, &preroll, &warmup);
+    if ((rc = ctl_enqueue_chunk(s, idx, frames, preroll, warmup, err)) < 0)
+        return rc;
+    if (idx == 0) {
+        log_info("job %s: first chunk queued %.2f s into the split", s->id,
+                 clock_mono_s() - s->t0);
+        rq_event(s->c->q, s->id, "first chunk queued; splitting goes on");
+    }
+    unsigned delay = clock_test_delay_ms("VR_TEST_SPLIT_DELAY_MS");
+    if (delay)
+        usleep(delay * 1000u);
+    return 0;
+}
+
+/* Splits the source into storage/jobs/<id>/in/, queueing chunks as they are
+ * cut, and writes the manifest (mpath) that the stitch and a restarted
+ * controller go by. VR_ECANCELED: the job stopped splitting meanwhile. */
+static int ctl_split(struct ctl_split_job *s, const char *mpath, struct job_manifest *man,
                      vr_err *err)
 {
+    struct ctl *c = s->c;
+    const char *id = s->id;
+    const struct job_spec *js = s->js;
     rq_event(c->q, id, "splitting %s into ~%.1f s chunks", js->input, js->chunk_seconds);
     struct stat st;
     if (stat(js->input, &st) < 0)
@@ -113,11 +182,14 @@ static int ctl_split(struct ctl *c, const char *id, const struct job_spec *js,
         rc = storage_check_space(jobdir, (uint64_t)st.st_size + (16 << 20), err);
     if (rc < 0)
         return rc;
-    double t0 = clock_mono_s();
+    s->t0 = clock_mono_s();
+    const struct remux_split_opts so = { .chunk_seconds = js->chunk_seconds,
+                                         .warmup = s->dec->warmup,
+                                         .chunk_ready = ctl_split_chunk_ready, .ctx = s };
     struct remux_split sp;
-    if ((rc = remux_split(js->input, indir, js->chunk_seconds, dec->warmup, &sp, err)) < 0)
-        return vr_err_prefix(err, "split");
-    rc = ctl_manifest_of(&sp, clock_mono_s() - t0, man);
+    if ((rc = remux_split(js->input, indir, &so, &sp, err)) < 0)
+        return rc == VR_ECANCELED ? rc : vr_err_prefix(err, "split");
+    rc = ctl_manifest_of(&sp, clock_mono_s() - s->t0, man);
     int prerolls = 0;
     for (int i = 0; i < sp.nchunks; i++)
         prerolls += sp.chunks[i].preroll_frames > 0;
@@ -126,7 +198,7 @@ static int ctl_split(struct ctl *c, const char *id, const struct job_spec *js,
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     if (prerolls)
         log_info("job %s: %d chunks start with the GOP before them as a pre-roll (%s)", id,
-                 prerolls, dec->warmup ? "the temporal filter's warm-up" : "open-GOP references");
+                 prerolls, s->dec->warmup ? "the temporal filter's warm-up" : "open-GOP references");
     if ((rc = job_manifest_write(mpath, man, err)) < 0)
         return rc;
     log_info("job %s: %lld frames in %d chunks, split in %.2f s", id, man->frames, man->nchunks,
@@ -134,28 +206,13 @@ static int ctl_split(struct ctl *c, const char *id, const struct job_spec *js,
     return 0;
 }
 
-/* Creates every chunk's record and queue entry (idempotent: a resumed
- * split creates only the missing ones). */
-static int ctl_enqueue(struct ctl *c, const char *id, const struct job_spec *js,
-                       const struct ctl_decision *dec, const struct job_manifest *man,
-                       vr_err *err)
+/* Queues every chunk of the manifest (a split finished before, by this or
+ * a controller that died before the job ran): only the missing ones. */
+static int ctl_enqueue(const struct ctl_split_job *s, const struct job_manifest *man, vr_err *err)
 {
     for (int i = 0; i < man->nchunks; i++) {
-        struct chunk_task t = { .idx = i, .frames = man->chunk_frames[i],
-                                .preroll_until = man->chunk_preroll[i] };
-        snprintf(t.job, sizeof t.job, "%s", id);
-        ctl_chunk_rel(t.in, sizeof t.in, id, "in", i);
-        ctl_chunk_rel(t.out, sizeof t.out, id, "out", i);
-        snprintf(t.profile, sizeof t.profile, "%s", js->profile);
-        snprintf(t.output_kind, sizeof t.output_kind, "%s", js->output_kind);
-        t.warmup_from = man->chunk_warmup[i] >= 0 ? man->chunk_warmup[i] : t.preroll_until;
-        snprintf(t.layout, sizeof t.layout, "%s", dec->layout);
-        snprintf(t.config, sizeof t.config, "%s", js->config);
-        char *task = NULL;
-        int rc = chunk_task_to_json(&t, &task, err);
-        if (rc == 0)
-            rc = rq_chunk_create(c->q, id, i, task, js->max_attempts, js->priority, err);
-        free(task);
+        int rc = ctl_enqueue_chunk(s, i, man->chunk_frames[i], man->chunk_preroll[i],
+                                   man->chunk_warmup[i], err);
         if (rc < 0)
             return rc;
     }
@@ -183,13 +240,18 @@ int ctl_job_start(struct ctl *c, const char *id)
     ctl_job_dir(rel, sizeof rel, id, "manifest.json");
     storage_path(c->storage, rel, mpath, sizeof mpath, NULL);
     struct job_manifest man = { 0 };
+    struct ctl_split_job sj = { .c = c, .id = id, .js = &js, .dec = &dec };
     if (job_manifest_read(mpath, &man, NULL) == 0) {
         log_info("job %s: resuming from its manifest (%d chunks)", id, man.nchunks);
-    } else if ((rc = ctl_split(c, id, &js, &dec, mpath, &man, &e)) < 0) {
+        rc = ctl_enqueue(&sj, &man, &e);
+    } else if ((rc = ctl_split(&sj, mpath, &man, &e)) < 0) {
         job_manifest_release(&man);
-        return ctl_job_fail(c, id, e.msg);
+        if (rc == VR_ECANCELED) {
+            log_info("job %s: split stopped: %s", id, e.msg);
+            return 0;
+        }
+        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
     }
-    rc = ctl_enqueue(c, id, &js, &dec, &man, &e);
     if (rc == 0)
         rc = rq_job_running(c->q, id, c->name, man.nchunks, man.frames, man.split_s, &e);
     job_manifest_release(&man);

@@ -276,8 +276,7 @@ void remux_split_release(struct remux_split *s)
 /* A split in progress. */
 struct split {
     const char *in, *dir;
-    double chunk_seconds;
-    int warmup;                  /* frames of warm-up each chunk after the first needs */
+    const struct remux_split_opts *opt;
     AVFormatContext *ic;
     AVStream *ist;               /* the video stream */
     int vs;
@@ -297,10 +296,10 @@ struct split {
 static int split_cut_here(struct split *sp, const AVPacket *pkt, int64_t ts, int *preroll)
 {
     int key = (pkt->flags & AV_PKT_FLAG_KEY) != 0;
-    int due = sp->o.oc && (ts - sp->chunk_start) * sp->tb >= sp->chunk_seconds - 1e-6;
+    int due = sp->o.oc && (ts - sp->chunk_start) * sp->tb >= sp->opt->chunk_seconds - 1e-6;
     int clean = due && remux_clean_cut(sp->ist->codecpar, pkt);
     int open = due && !clean && remux_preroll_cut(sp->ist->codecpar, pkt);
-    *preroll = (open || (clean && sp->warmup > 0)) && remux_gop_usable(&sp->gop);
+    *preroll = (open || (clean && sp->opt->warmup > 0)) && remux_gop_usable(&sp->gop);
     if (due && key && !clean && !*preroll && !sp->open_noted) {
         if (open)
             log_info("%s: a GOP before %.2f s is too long to serve as a pre-roll; its chunk "
@@ -313,14 +312,25 @@ static int split_cut_here(struct split *sp, const AVPacket *pkt, int64_t ts, int
     return !sp->o.oc || clean || (open && *preroll);
 }
 
+/* Commits the current chunk's file and hands it to the caller. */
+static int split_end_chunk(struct split *sp, vr_err *err)
+{
+    int rc;
+    if ((rc = remux_preroll_check(sp->cur, sp->in, err)) < 0 ||
+        (rc = remux_out_finish(&sp->o, err)) < 0)
+        return rc;
+    if (!sp->opt->chunk_ready)
+        return 0;
+    return sp->opt->chunk_ready(sp->opt->ctx, sp->out->nchunks - 1, sp->cur, err);
+}
+
 /* Finishes the current chunk file (if any) and opens the next one, at ts,
  * with its pre-roll written first when it has one. */
 static int split_new_chunk(struct split *sp, int64_t ts, int preroll, vr_err *err)
 {
     struct remux_split *out = sp->out;
     int rc;
-    if (sp->o.oc && ((rc = remux_preroll_check(sp->cur, sp->in, err)) < 0 ||
-                     (rc = remux_out_finish(&sp->o, err)) < 0))
+    if (sp->o.oc && (rc = split_end_chunk(sp, err)) < 0)
         return rc;
     if (out->nchunks >= REMUX_MAX_CHUNKS)
         return vr_err_set(err, VR_EINVAL, "%s: more than %d chunks; use a longer chunk length",
@@ -355,7 +365,7 @@ static int split_new_chunk(struct split *sp, int64_t ts, int preroll, vr_err *er
     if (!preroll)
         return 0;
     sp->chunk_base = remux_ts(sp->gop.pkt[0]);
-    if ((rc = remux_write_preroll(&sp->o, &sp->gop, sp->ist->time_base, sp->warmup, cur, err)) < 0)
+    if ((rc = remux_write_preroll(&sp->o, &sp->gop, sp->ist->time_base, sp->opt->warmup, cur, err)) < 0)
         return rc;
     cur->preroll_frames = rc;
     cur->preroll_until = INT64_MAX;
@@ -369,7 +379,7 @@ static int split_write(struct split *sp, AVPacket *pkt, int64_t ts, vr_err *err)
     if (pkt->flags & AV_PKT_FLAG_KEY)
         remux_gop_reset(&sp->gop);
     /* HEVC open-GOP cuts, and any cut that warms the filter up, need it */
-    if (sp->ist->codecpar->codec_id == AV_CODEC_ID_HEVC || sp->warmup > 0)
+    if (sp->ist->codecpar->codec_id == AV_CODEC_ID_HEVC || sp->opt->warmup > 0)
         remux_gop_push(&sp->gop, pkt); /* with the source's timestamps */
     cur->frames++;
     cur->bytes += pkt->size;
@@ -417,18 +427,18 @@ static int split_run(struct split *sp, vr_err *err)
         rc = remux_averr(ret, "cannot read", sp->in, err);
     if (rc == 0 && !sp->o.oc)
         rc = vr_err_set(err, VR_EFORMAT, "%s: the video stream has no frames", sp->in);
-    if (rc == 0 && (rc = remux_preroll_check(sp->cur, sp->in, err)) == 0)
-        rc = remux_out_finish(&sp->o, err);
+    if (rc == 0)
+        rc = split_end_chunk(sp, err);
     return rc;
 }
 
-int remux_split(const char *in, const char *dir, double chunk_seconds, int warmup,
+int remux_split(const char *in, const char *dir, const struct remux_split_opts *o,
                 struct remux_split *out, vr_err *err)
 {
     memset(out, 0, sizeof *out);
-    if (!(chunk_seconds > 0))
+    if (!(o->chunk_seconds > 0))
         return vr_err_set(err, VR_EINVAL, "chunk length must be > 0 seconds");
-    struct split sp = { .in = in, .dir = dir, .chunk_seconds = chunk_seconds, .warmup = warmup,
+    struct split sp = { .in = in, .dir = dir, .opt = o,
                         .cap = 64, .chunk_start = AV_NOPTS_VALUE, .first_ts = AV_NOPTS_VALUE,
                         .out = out };
     int rc = remux_open(in, &sp.ic, &sp.vs, err);

@@ -84,14 +84,26 @@ struct remux_split {
     double duration_s;
 };
 
+/* How to split, and who hears of each chunk as soon as its file exists. */
+struct remux_split_opts {
+    double chunk_seconds;  /* a cut at the first usable keyframe this long after the last */
+    int warmup;            /* frames of history the temporal filter needs (0: none) */
+    /* Called once per chunk, in order, right after its file is committed and
+     * before the split reads on, so the caller can queue it while the rest
+     * of the source is still being cut (a long input streams). A return < 0
+     * stops the split with that error (a cancelled job, a queue gone). */
+    int (*chunk_ready)(void *ctx, int idx, const struct remux_chunk *c, vr_err *err);
+    void *ctx;
+};
+
 /* Splits `in` into dir/NNNNN.mkv (00000, 00001, ...), Matroska (pts in ms).
- * With warmup > 0 (the frames of history the temporal filter needs) every
- * chunk after the first carries the GOP before it as a pre-roll whose last
- * `warmup` frames warm the filter up (remux_chunk.warmup_from), so each
- * chunk's mattes equal a whole run's. Each file is written under a
- * temporary name, fsync'd and renamed. Returns 0 or VR_E* (a full disk is
- * VR_ENOSPC naming the file). *out is filled on success. */
-int remux_split(const char *in, const char *dir, double chunk_seconds, int warmup,
+ * With o->warmup > 0 every chunk after the first carries the GOP before it
+ * as a pre-roll whose last `warmup` frames warm the filter up
+ * (remux_chunk.warmup_from), so each chunk's mattes equal a whole run's.
+ * Each file is written under a temporary name, fsync'd and renamed, then
+ * handed to o->chunk_ready. Returns 0 or VR_E* (a full disk is VR_ENOSPC
+ * naming the file). *out is filled on success. */
+int remux_split(const char *in, const char *dir, const struct remux_split_opts *o,
                 struct remux_split *out, vr_err *err);
 
 /* Frees what remux_split allocated; accepts a zeroed struct. */

@@ -77,7 +77,8 @@ Test(remux, split_is_frame_exact_and_stitch_rebuilds_source)
 
     struct remux_split s;
     vr_err e = { 0 };
-    cr_assert_eq(remux_split(clip, dir, 1.0, 0, &s, &e), 0, "%s", e.msg);
+    const struct remux_split_opts so = { .chunk_seconds = 1.0 };
+    cr_assert_eq(remux_split(clip, dir, &so, &s, &e), 0, "%s", e.msg);
     cr_assert_eq(s.frames, 50);
     cr_assert_geq(s.nchunks, 4, "%d chunks", s.nchunks);
     long long sum = 0;
@@ -140,7 +141,8 @@ Test(remux, stitch_refuses_wrong_total_and_unknown_container)
     cr_assert_eq(tclip_make(clip, 1, 96, 5, 0), 0);
     struct remux_split s;
     vr_err e = { 0 };
-    cr_assert_eq(remux_split(clip, dir, 10, 0, &s, &e), 0, "%s", e.msg);
+    const struct remux_split_opts so = { .chunk_seconds = 10 };
+    cr_assert_eq(remux_split(clip, dir, &so, &s, &e), 0, "%s", e.msg);
     cr_assert_eq(s.nchunks, 1);
     remux_chunk_name(dir, 0, c0, sizeof c0, NULL);
     const char *p[] = { c0 };
@@ -185,7 +187,8 @@ Test(remux, open_gop_hevc_cuts_at_cra_with_a_preroll, .timeout = 120)
     snprintf(dir, sizeof dir, "%s/chunks", D);
     struct remux_split s;
     vr_err e = { 0 };
-    cr_assert_eq(remux_split(clip, dir, 0.2, 0, &s, &e), 0, "%s", e.msg);
+    const struct remux_split_opts so = { .chunk_seconds = 0.2 };
+    cr_assert_eq(remux_split(clip, dir, &so, &s, &e), 0, "%s", e.msg);
     cr_assert_eq(s.frames, 60);
     cr_assert_eq(s.nchunks, 6, "a chunk per keyframe: %d chunks", s.nchunks);
 
@@ -251,7 +254,8 @@ Test(remux, open_gop_h264_is_cut_only_at_idr, .timeout = 120)
     snprintf(dir, sizeof dir, "%s/chunks", D);
     struct remux_split s;
     vr_err e = { 0 };
-    cr_assert_eq(remux_split(clip, dir, 0.2, 0, &s, &e), 0, "%s", e.msg);
+    const struct remux_split_opts so = { .chunk_seconds = 0.2 };
+    cr_assert_eq(remux_split(clip, dir, &so, &s, &e), 0, "%s", e.msg);
     cr_assert_eq(s.frames, 60);
     cr_assert_eq(s.nchunks, 2, "cuts only at the IDRs (0, 30): %d chunks", s.nchunks);
     struct tv_file *c = calloc(1, sizeof *c);
@@ -286,7 +290,8 @@ Test(remux, stitch_keeps_every_audio_stream_past_64)
                      "-c:a pcm_s16le -shortest '%s'", maps, clip), 0);
     struct remux_split s;
     vr_err e = { 0 };
-    cr_assert_eq(remux_split(clip, dir, 0.5, 0, &s, &e), 0, "%s", e.msg);
+    const struct remux_split_opts so = { .chunk_seconds = 0.5 };
+    cr_assert_eq(remux_split(clip, dir, &so, &s, &e), 0, "%s", e.msg);
     const char *paths[64];
     char names[64][160];
     long long fr[64];
@@ -305,4 +310,59 @@ Test(remux, stitch_keeps_every_audio_stream_past_64)
     tsh_out(b, sizeof b, "ffmpeg -v error -i '%s' -map 0:a:69 -c copy -f md5 -", out);
     cr_assert_str_eq(a, b, "the 70th audio stream changed");
     remux_split_release(&s);
+}
+
+/* What the split's chunk_ready callback saw. */
+struct ready_log {
+    const char *dir;
+    int calls, stop_at;
+    int idx[64];
+    long long frames[64];
+    int later_file_existed; /* a file after the one handed over was already there */
+};
+
+static int ready_note(void *ctx, int idx, const struct remux_chunk *c, vr_err *err)
+{
+    struct ready_log *r = ctx;
+    char path[256], next[256];
+    remux_chunk_name(r->dir, idx, path, sizeof path, NULL);
+    remux_chunk_name(r->dir, idx + 1, next, sizeof next, NULL);
+    cr_assert_eq(access(path, R_OK), 0, "chunk %d handed over before its file exists", idx);
+    r->later_file_existed |= access(next, F_OK) == 0;
+    r->idx[r->calls] = idx;
+    r->frames[r->calls++] = c->frames;
+    if (idx == r->stop_at)
+        return vr_err_set(err, VR_ECANCELED, "stopped at chunk %d", idx);
+    return 0;
+}
+
+Test(remux, split_hands_each_chunk_over_as_soon_as_its_file_is_committed)
+{
+    char clip[128], dir[128];
+    snprintf(clip, sizeof clip, "%s/in.mp4", D);
+    snprintf(dir, sizeof dir, "%s/chunks", D);
+    cr_assert_eq(tclip_make(clip, 5, 160, 7, 0), 0);
+    struct ready_log r = { .dir = dir, .stop_at = -1 };
+    struct remux_split_opts so = { .chunk_seconds = 1.0, .chunk_ready = ready_note, .ctx = &r };
+    struct remux_split s;
+    vr_err e = { 0 };
+    cr_assert_eq(remux_split(clip, dir, &so, &s, &e), 0, "%s", e.msg);
+    cr_assert_eq(r.calls, s.nchunks);
+    for (int i = 0; i < s.nchunks; i++) {
+        cr_assert_eq(r.idx[i], i);
+        cr_assert_eq(r.frames[i], s.chunks[i].frames);
+    }
+    cr_assert_eq(r.later_file_existed, 0, "the split ran ahead of the caller");
+    remux_split_release(&s);
+
+    /* the caller stops the split (a cancelled job): no later chunk is cut */
+    char dir2[128], third[256];
+    snprintf(dir2, sizeof dir2, "%s/stopped", D);
+    struct ready_log r2 = { .dir = dir2, .stop_at = 1 };
+    so.ctx = &r2;
+    cr_assert_eq(remux_split(clip, dir2, &so, &s, &e), VR_ECANCELED);
+    cr_assert(strstr(e.msg, "stopped at chunk 1"), "%s", e.msg);
+    cr_assert_eq(r2.calls, 2);
+    remux_chunk_name(dir2, 2, third, sizeof third, NULL);
+    cr_assert_neq(access(third, F_OK), 0, "chunk 2 was cut after the stop");
 }

@@ -18,6 +18,7 @@
  */
 #include "pipeline.h"
 
+#include "clock.h"
 #include "log.h"
 #include "nvml.h"
 #include "output_kinds.h"
@@ -93,16 +94,10 @@ _Static_assert(VIO_LAYOUT_MONO == (int)SEG_LAYOUT_MONO && VIO_LAYOUT_SBS == (int
 static double now_us(void) { return trace_now_us(); }
 
 /* VR_TEST_FRAME_DELAY_MS (tests only): sleep this long after each encoded
- * frame, so a test that needs a chunk slower than its lease makes it slow
- * itself instead of assuming the machine's speed. Capped at 1 s. */
+ * frame (clock_test_delay_ms). */
 static unsigned test_frame_delay_us(void)
 {
-    const char *s = getenv("VR_TEST_FRAME_DELAY_MS");
-    char *end;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || end == s || *end || v <= 0)
-        return 0;
-    return (unsigned)(v > 1000 ? 1000 : v) * 1000u;
+    return clock_test_delay_ms("VR_TEST_FRAME_DELAY_MS") * 1000u;
 }
 
 static void fail(struct pipe *p, int rc, const vr_err *e)

@@ -1,0 +1,171 @@
+/*
+ * t-dist-stream.c - the streaming split, with CPU workers and a real
+ * redis-server: chunks are queued as the source is cut, not after; a
+ * controller killed mid-split is replaced and the job finishes with no
+ * chunk computed twice and the output of a clean run; a cancel mid-split
+ * stops the split, and a retry finishes the job. The controller sleeps
+ * after each chunk it queues (VR_TEST_SPLIT_DELAY_MS), so the split is slow
+ * whatever the machine's speed.
+ */
+#include "rq.h"
+#include "util-redis.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct tdist D;
+static struct rq *Q;
+
+static void setup(void)
+{
+    setenv("VR_TEST_SPLIT_DELAY_MS", "400", 1);
+}
+
+static void teardown(void)
+{
+    rq_free(&Q);
+    tdist_stop(&D, 0);
+}
+
+TestSuite(dist_stream, .init = setup, .fini = teardown, .timeout = 150);
+
+static void msleep(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* Redis, a controller, `workers` CPU workers, a 6 s clip of 0.5 s GOPs (six
+ * 1 s chunks, so the split takes at least 6 x 0.4 s), and the job's id. */
+static void start_job(int workers, char *in, char *out, const char *name, char *id, size_t n)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, workers), 0);
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+    snprintf(in, 400, "%s/in.mp4", D.r.dir);
+    snprintf(out, 400, "%s/%s", D.r.dir, name);
+    cr_assert_eq(tclip_make(in, 6, 160, 5, 1), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, n), 0);
+}
+
+static void field(const char *key, const char *f, char *out, size_t n)
+{
+    out[0] = '\0';
+    rq_hget(Q, key, f, out, n, NULL);
+}
+
+/* Waits until chunk idx of job id has a record; returns the job's state
+ * seen right after. */
+static void wait_chunk(const char *id, int idx, char *state, size_t n)
+{
+    char ck[128], jk[128], v[32];
+    rq_key_chunk(ck, sizeof ck, id, idx);
+    rq_key_job(jk, sizeof jk, id);
+    for (int t = 0; t < 30000; t += 10) {
+        field(ck, "state", v, sizeof v);
+        if (v[0]) {
+            field(jk, "state", state, n);
+            return;
+        }
+        msleep(10);
+    }
+    tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_fail("chunk %d of %s was never queued", idx, id);
+}
+
+static void finish(const char *id, int want)
+{
+    int rc = tdist_watch(&D, id, 90000);
+    if (rc != want)
+        tsh("tail -40 '%s' >&2", D.log);
+    cr_assert_eq(rc, want);
+}
+
+static int frames_of(const char *path)
+{
+    char b[64];
+    tsh_out(b, sizeof b, "ffprobe -v error -count_packets -select_streams v "
+            "-show_entries stream=nb_read_packets -of csv=p=0 '%s'", path);
+    return atoi(b);
+}
+
+static void video_md5(const char *path, char *out, size_t n)
+{
+    tsh_out(out, n, "ffmpeg -v error -i '%s' -map 0:v -c copy -f framemd5 - | grep -v '^#' | md5sum",
+            path);
+}
+
+Test(dist_stream, chunks_are_queued_while_the_source_is_still_being_split)
+{
+    char in[400], out[400], id[64], state[32];
+    start_job(1, in, out, "out.mp4", id, sizeof id);
+    wait_chunk(id, 0, state, sizeof state);
+    char last[600];
+    snprintf(last, sizeof last, "%s/jobs/%s/in/00005.mkv", D.storage, id);
+    cr_assert_neq(access(last, F_OK), 0, "chunk 0 was queued only after the whole split");
+    cr_assert_str_eq(state, "splitting", "chunk 0 was queued only after the split (%s)", state);
+    finish(id, 0);
+    cr_assert_eq(frames_of(out), 60);
+    char jk[128], total[16];
+    rq_key_job(jk, sizeof jk, id);
+    field(jk, "chunks_total", total, sizeof total);
+    cr_assert_eq(atoi(total), 6);
+}
+
+Test(dist_stream, controller_killed_mid_split_is_replaced_and_no_chunk_runs_twice)
+{
+    char in[400], out[400], clean[400], id[64], id2[64], state[32];
+    start_job(2, in, out, "killed.mkv", id, sizeof id);
+    wait_chunk(id, 2, state, sizeof state);
+    cr_assert_str_eq(state, "splitting");
+    kill(D.ctl, SIGKILL);
+    waitpid(D.ctl, NULL, 0);
+    /* The new controller takes the split over once the dead one's
+     * heartbeat has expired, and cuts the source again from the start. */
+    tdist_controller(&D);
+    finish(id, 0);
+    cr_assert_eq(frames_of(out), 60);
+    for (int i = 0; i < 6; i++) {
+        char ck[128], att[16];
+        rq_key_chunk(ck, sizeof ck, id, i);
+        field(ck, "attempts", att, sizeof att);
+        cr_assert_eq(atoi(att), 1, "chunk %d ran %s times", i, att);
+    }
+    snprintf(clean, sizeof clean, "%s/clean.mkv", D.r.dir);
+    cr_assert_eq(tdist_submit(&D, in, clean, NULL, id2, sizeof id2), 0);
+    finish(id2, 0);
+    char a[128], b[128];
+    video_md5(out, a, sizeof a);
+    video_md5(clean, b, sizeof b);
+    cr_assert_str_eq(a, b, "a split taken over mid-way gives another output");
+}
+
+Test(dist_stream, cancel_mid_split_stops_it_and_retry_finishes_the_job)
+{
+    char in[400], out[400], id[64], state[32], buf[256];
+    start_job(0, in, out, "out.mkv", id, sizeof id);
+    wait_chunk(id, 1, state, sizeof state);
+    cr_assert_str_eq(state, "splitting");
+    const char *cargs[] = { "cancel", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, cargs), 0);
+    finish(id, 1);
+    /* The split stops at the next chunk it would queue. */
+    char ck[128], last[32] = "";
+    rq_key_chunk(ck, sizeof ck, id, 5);
+    msleep(1500);
+    field(ck, "state", last, sizeof last);
+    cr_assert_str_eq(last, "", "the split went on to the last chunk after the cancel");
+    cr_assert_eq(tsh("grep -q 'split stopped: the job is cancelled' '%s'", D.log), 0);
+
+    const char *rargs[] = { "retry", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, rargs), 0);
+    tdist_worker(&D);
+    finish(id, 0);
+    cr_assert_eq(frames_of(out), 60);
+}
