@@ -1,0 +1,242 @@
+/*
+ * remux_io.c - the pieces the split and the stitch share (remux_io.h).
+ */
+#include "remux_io.h"
+
+#include "remux.h"
+
+#include <libavutil/avutil.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---- */
+
+int remux_averr(int ret, const char *what, const char *path, vr_err *err)
+{
+    char buf[128];
+    av_strerror(ret, buf, sizeof buf);
+    if (ret == AVERROR(ENOENT))
+        return vr_err_set(err, VR_ENOENT, "%s: no such file", path);
+    if (ret == AVERROR(ENOSPC))
+        return storage_errno(ENOSPC, what, path, err);
+    if (ret == AVERROR_INVALIDDATA)
+        return vr_err_set(err, VR_EFORMAT, "%s %s: not a readable media file (%s)", what, path, buf);
+    return vr_err_set(err, VR_ECODEC, "%s %s: %s", what, path, buf);
+}
+
+/* Opens `path` and finds its best video stream. */
+int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
+{
+    *ic = NULL;
+    int ret = avformat_open_input(ic, path, NULL, NULL);
+    if (ret < 0)
+        return remux_averr(ret, "cannot open", path, err);
+    ret = avformat_find_stream_info(*ic, NULL);
+    if (ret < 0) {
+        avformat_close_input(ic);
+        return remux_averr(ret, "cannot read stream info of", path, err);
+    }
+    *vs = av_find_best_stream(*ic, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    if (*vs < 0) {
+        avformat_close_input(ic);
+        return vr_err_set(err, VR_EFORMAT, "%s: not a video (no video stream)", path);
+    }
+    /* a codec nothing here decodes fails now, not in every worker later */
+    enum AVCodecID id = (*ic)->streams[*vs]->codecpar->codec_id;
+    if (id == AV_CODEC_ID_NONE || !avcodec_find_decoder(id)) {
+        int si = *vs;
+        avformat_close_input(ic);
+        return vr_err_set(err, VR_ENOTSUP, "%s: stream %d (video): unsupported codec %s: this "
+                          "FFmpeg build has no decoder for it", path, si,
+                          id == AV_CODEC_ID_NONE ? "(unknown)" : avcodec_get_name(id));
+    }
+    return 0;
+}
+
+/* ---- outputs ---- */
+
+void remux_out_abort(struct remux_out *o)
+{
+    if (o->oc) {
+        if (!(o->oc->oformat->flags & AVFMT_NOFILE))
+            avio_closep(&o->oc->pb);
+        avformat_free_context(o->oc);
+        o->oc = NULL;
+        storage_abort(o->tmp);
+    }
+}
+
+/* Opens a temporary file beside path (storage_temp) for writing with copies
+ * of the streams `copy` of ic. `fmt` names the muxer (NULL: from the
+ * extension of path). */
+int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
+                          AVFormatContext *ic, const int *copy, int ncopy, vr_err *err)
+{
+    snprintf(o->path, sizeof o->path, "%s", path);
+    o->tmp[0] = '\0';
+    const AVOutputFormat *of = av_guess_format(fmt, path, NULL);
+    if (!of)
+        return vr_err_set(err, VR_ENOTSUP, "%s: unknown output container (use .mkv, .mp4 or .mov)", path);
+    int rc = storage_temp(path, o->tmp, sizeof o->tmp, NULL, err);
+    if (rc < 0)
+        return rc;
+    int ret = avformat_alloc_output_context2(&o->oc, of, NULL, o->tmp);
+    if (ret < 0) {
+        storage_abort(o->tmp);
+        return remux_averr(ret, "cannot create", path, err);
+    }
+    for (int i = 0; i < ncopy; i++) {
+        AVStream *is = ic->streams[copy[i]];
+        AVStream *os = avformat_new_stream(o->oc, NULL);
+        if (!os)
+            goto nomem;
+        if (avcodec_parameters_copy(os->codecpar, is->codecpar) < 0)
+            goto nomem;
+        os->codecpar->codec_tag = 0;
+        os->time_base = is->time_base;
+        os->avg_frame_rate = is->avg_frame_rate;
+        os->r_frame_rate = is->r_frame_rate;
+        os->sample_aspect_ratio = is->sample_aspect_ratio;
+        os->disposition = is->disposition;
+        av_dict_copy(&os->metadata, is->metadata, 0);
+    }
+    av_dict_copy(&o->oc->metadata, ic->metadata, 0);
+    ret = avio_open(&o->oc->pb, o->tmp, AVIO_FLAG_WRITE);
+    if (ret < 0) {
+        avformat_free_context(o->oc);
+        o->oc = NULL;
+        storage_abort(o->tmp);
+        return remux_averr(ret, "cannot create", o->tmp, err);
+    }
+    return 0;
+nomem:
+    remux_out_abort(o);
+    return vr_err_set(err, VR_ENOMEM, "out of memory");
+}
+
+int remux_out_finish(struct remux_out *o, vr_err *err)
+{
+    int ret = av_write_trailer(o->oc);
+    int ret2 = avio_closep(&o->oc->pb);
+    avformat_free_context(o->oc);
+    o->oc = NULL;
+    if (ret < 0 || ret2 < 0) {
+        storage_abort(o->tmp);
+        return remux_averr(ret < 0 ? ret : ret2, "cannot finish", o->path, err);
+    }
+    return storage_commit(o->tmp, o->path, err);
+}
+
+/* Writes pkt (source time base) into chunk o on a timeline that starts at
+ * `base`, as the chunk's stream 0; *pts gets the pts written (chunk time
+ * base). pkt's timestamps are changed. */
+int remux_out_write(struct remux_out *o, AVPacket *pkt, int64_t base, AVRational tb,
+                           int64_t *pts, vr_err *err)
+{
+    pkt->stream_index = 0;
+    if (pkt->pts != AV_NOPTS_VALUE)
+        pkt->pts -= base;
+    if (pkt->dts != AV_NOPTS_VALUE)
+        pkt->dts -= base;
+    av_packet_rescale_ts(pkt, tb, o->oc->streams[0]->time_base);
+    *pts = pkt->pts;
+    int ret = av_write_frame(o->oc, pkt);
+    return ret < 0 ? remux_averr(ret, "cannot write", o->path, err) : 0;
+}
+
+/* ---- timestamps ---- */
+
+static int remux_cmp64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Reads every video pts of `path` into a malloc'd sorted array. */
+int remux_pts_list(const char *path, int64_t **pts, long long *n, AVRational *tb,
+                          int64_t *frame_dur, vr_err *err)
+{
+    *pts = NULL;
+    *n = 0;
+    AVFormatContext *ic;
+    int vs, rc = remux_open(path, &ic, &vs, err);
+    if (rc < 0)
+        return rc;
+    *tb = ic->streams[vs]->time_base;
+    long long cap = 1024;
+    int64_t *a = malloc((size_t)cap * sizeof *a);
+    AVPacket *pkt = av_packet_alloc();
+    int ret;
+    *frame_dur = 0;
+    if (!a || !pkt) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto out;
+    }
+    while ((ret = av_read_frame(ic, pkt)) >= 0) {
+        if (pkt->stream_index == vs) {
+            if (*n == cap) {
+                if (cap >= 100000000) {
+                    rc = vr_err_set(err, VR_EFORMAT, "%s: too many frames", path);
+                    av_packet_unref(pkt);
+                    goto out;
+                }
+                cap *= 2;
+                int64_t *p = realloc(a, (size_t)cap * sizeof *a);
+                if (!p) {
+                    rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+                    av_packet_unref(pkt);
+                    goto out;
+                }
+                a = p;
+            }
+            a[(*n)++] = remux_ts(pkt);
+            if (pkt->duration > 0)
+                *frame_dur = pkt->duration;
+        }
+        av_packet_unref(pkt);
+    }
+    if (ret != AVERROR_EOF)
+        rc = remux_averr(ret, "cannot read", path, err);
+    qsort(a, (size_t)*n, sizeof *a, remux_cmp64);
+out:
+    av_packet_free(&pkt);
+    avformat_close_input(&ic);
+    if (rc < 0) {
+        free(a);
+        *n = 0;
+        return rc;
+    }
+    *pts = a;
+    return 0;
+}
+
+int remux_count(const char *path, long long *frames, double *duration_s, vr_err *err)
+{
+    int64_t *pts, fd;
+    long long n;
+    AVRational tb;
+    int rc = remux_pts_list(path, &pts, &n, &tb, &fd, err);
+    if (rc < 0)
+        return rc;
+    *frames = n;
+    *duration_s = n ? (pts[n - 1] + fd - pts[0]) * av_q2d(tb) : 0;
+    free(pts);
+    return 0;
+}
+
+/* Position in the sorted array of the value v (binary search; -1 absent). */
+long long remux_rank(const int64_t *a, long long n, int64_t v)
+{
+    long long lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        long long mid = lo + (hi - lo) / 2;
+        if (a[mid] == v)
+            return mid;
+        if (a[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}

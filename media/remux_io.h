@@ -1,0 +1,58 @@
+/*
+ * remux_io.h - what the split and the stitch share inside media/: libav
+ * error mapping, opening an input at its video stream, an output written
+ * under a temporary name and published atomically (storage_temp/commit),
+ * and a file's sorted video timestamps. Not for use outside media/.
+ */
+#ifndef VR_REMUX_IO_H
+#define VR_REMUX_IO_H
+
+#include "storage.h"
+#include "vr_err.h"
+
+#include <libavformat/avformat.h>
+
+/* A libav error as VR_E* with what was being done and to which path. */
+int remux_averr(int ret, const char *what, const char *path, vr_err *err);
+
+/* Opens `path` and finds its best video stream; a codec nothing here
+ * decodes is refused (VR_ENOTSUP) now rather than in every worker later. */
+int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err);
+
+/* A packet's presentation time, else its decode time. */
+static inline int64_t remux_ts(const AVPacket *p)
+{
+    return p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+}
+
+/* An output under a temporary name beside `path` until remux_out_finish. */
+struct remux_out {
+    AVFormatContext *oc;
+    char tmp[STORAGE_PATH_MAX], path[STORAGE_PATH_MAX];
+};
+
+/* Opens o for writing with copies of the streams `copy` of ic; `fmt` names
+ * the muxer (NULL: from the extension of path). */
+int remux_out_open(struct remux_out *o, const char *path, const char *fmt, AVFormatContext *ic,
+                   const int *copy, int ncopy, vr_err *err);
+
+/* Writes pkt (time base tb) as stream 0 on a timeline starting at `base`;
+ * *pts gets the pts written (o's time base). pkt's timestamps change. */
+int remux_out_write(struct remux_out *o, AVPacket *pkt, int64_t base, AVRational tb,
+                    int64_t *pts, vr_err *err);
+
+/* Trailer, close, fsync and rename into place. */
+int remux_out_finish(struct remux_out *o, vr_err *err);
+
+/* Drops an unfinished output and its temporary file; safe to repeat. */
+void remux_out_abort(struct remux_out *o);
+
+/* Every video pts of `path`, sorted (malloc'd), with the stream's time base
+ * and the duration of one frame (0 when the packets carry none). */
+int remux_pts_list(const char *path, int64_t **pts, long long *n, AVRational *tb,
+                   int64_t *frame_dur, vr_err *err);
+
+/* Position of v in the sorted array a (binary search; -1 when absent). */
+long long remux_rank(const int64_t *a, long long n, int64_t v);
+
+#endif

@@ -1,0 +1,260 @@
+/*
+ * remux_stitch.c - the processed chunks back into one file by stream copy,
+ * with the source's timestamps, audio, metadata and side data (remux.h).
+ */
+#include "remux.h"
+
+#include "remux_io.h"
+
+#include <libavutil/avutil.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct remux_stitch_state {
+    AVFormatContext *src;        /* source, for audio */
+    int src_vs;
+    int *amap;                   /* source stream -> output stream, -1 = drop */
+    AVPacket *apkt;              /* next audio packet, or empty */
+    int audio_eof;
+    struct remux_out o;          /* the output, under its temporary name */
+    AVPacket *pkt;               /* a chunk's packet in flight */
+    int64_t *spts;               /* the source's frame pts, presentation order */
+    long long sn;                /* their count */
+    AVRational stb;              /* the source video's time base */
+    int64_t sdur;                /* one frame, stb */
+    long long base;              /* source frames before the current chunk */
+    long long written;           /* video packets written */
+    int64_t last_dts;            /* output time base */
+};
+
+/* Writes source audio packets up to (and including) the time `until` (in
+ * tb), or all of them when until is INT64_MAX. */
+static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
+                            int64_t until, AVRational tb, vr_err *err)
+{
+    for (;;) {
+        if (!s->apkt->data && !s->audio_eof) {
+            int ret;
+            for (;;) {
+                ret = av_read_frame(s->src, s->apkt);
+                if (ret < 0)
+                    break;
+                if (s->amap[s->apkt->stream_index] >= 0)
+                    break;
+                av_packet_unref(s->apkt);
+            }
+            if (ret == AVERROR_EOF) {
+                s->audio_eof = 1;
+            } else if (ret < 0) {
+                return remux_averr(ret, "cannot read audio of", s->src->url, err);
+            }
+        }
+        if (s->audio_eof)
+            return 0;
+        AVStream *is = s->src->streams[s->apkt->stream_index];
+        int64_t ats = s->apkt->dts != AV_NOPTS_VALUE ? s->apkt->dts : s->apkt->pts;
+        if (until != INT64_MAX && ats != AV_NOPTS_VALUE &&
+            av_compare_ts(ats, is->time_base, until, tb) > 0)
+            return 0;
+        int os = s->amap[s->apkt->stream_index];
+        s->apkt->stream_index = os;
+        av_packet_rescale_ts(s->apkt, is->time_base, o->oc->streams[os]->time_base);
+        s->apkt->pos = -1;
+        int ret = av_interleaved_write_frame(o->oc, s->apkt);
+        av_packet_unref(s->apkt);
+        if (ret < 0)
+            return remux_averr(ret, "cannot write audio to", o->path, err);
+    }
+}
+
+/* ---- stitch: open, copy one chunk, finish ---- */
+
+static void stitch_release(struct remux_stitch_state *s)
+{
+    remux_out_abort(&s->o);
+    avformat_close_input(&s->src);
+    av_packet_free(&s->pkt);
+    av_packet_free(&s->apkt);
+    free(s->amap);
+    free(s->spts);
+}
+
+/* A new output stream copying `is` (codec parameters, time base,
+ * disposition, metadata). */
+static AVStream *stitch_copy_stream(AVFormatContext *oc, const AVStream *is)
+{
+    AVStream *os = avformat_new_stream(oc, NULL);
+    if (!os || avcodec_parameters_copy(os->codecpar, is->codecpar) < 0)
+        return NULL;
+    os->codecpar->codec_tag = 0;
+    os->time_base = is->time_base;
+    os->disposition = is->disposition;
+    av_dict_copy(&os->metadata, is->metadata, 0);
+    return os;
+}
+
+/* Opens the source (timestamps, audio) and the output: stream 0 is the
+ * matte video with the parameters of the first chunk and the source
+ * video's time base, metadata and side data (stereo, spherical), then every
+ * audio stream of the source, however many. Writes the header. */
+static int stitch_open(struct remux_stitch_state *s, const char *src, const char *chunk0,
+                       const char *out, vr_err *err)
+{
+    s->last_dts = INT64_MIN;
+    s->pkt = av_packet_alloc();
+    s->apkt = av_packet_alloc();
+    if (!s->pkt || !s->apkt)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    int rc = remux_pts_list(src, &s->spts, &s->sn, &s->stb, &s->sdur, err);
+    if (rc < 0 || (rc = remux_open(src, &s->src, &s->src_vs, err)) < 0)
+        return rc;
+    AVFormatContext *cc = NULL;
+    int cvs;
+    if ((rc = remux_open(chunk0, &cc, &cvs, err)) < 0)
+        return rc;
+    rc = remux_out_open(&s->o, out, NULL, cc, &cvs, 1, err);
+    avformat_close_input(&cc);
+    if (rc < 0)
+        return rc;
+    AVFormatContext *oc = s->o.oc;
+    av_dict_copy(&oc->metadata, s->src->metadata, 0);
+    AVStream *ovs = oc->streams[0], *svs = s->src->streams[s->src_vs];
+    ovs->time_base = s->stb;
+    ovs->avg_frame_rate = svs->avg_frame_rate;
+    ovs->r_frame_rate = svs->r_frame_rate;
+    av_dict_copy(&ovs->metadata, svs->metadata, 0);
+    for (int i = 0; i < svs->nb_side_data; i++) {
+        const AVPacketSideData *sd = &svs->side_data[i];
+        uint8_t *d = av_stream_new_side_data(ovs, sd->type, sd->size);
+        if (d)
+            memcpy(d, sd->data, sd->size);
+    }
+    if (!(s->amap = malloc(s->src->nb_streams * sizeof *s->amap)))
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    for (unsigned i = 0; i < s->src->nb_streams; i++) {
+        s->amap[i] = -1;
+        const AVStream *is = s->src->streams[i];
+        if (is->codecpar->codec_type != AVMEDIA_TYPE_AUDIO)
+            continue;
+        if (!stitch_copy_stream(oc, is))
+            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        s->amap[i] = (int)oc->nb_streams - 1;
+    }
+    int ret = avformat_write_header(oc, NULL);
+    return ret < 0 ? remux_averr(ret, "cannot write", out, err) : 0;
+}
+
+/* One video packet of a chunk (chunk time base ctb, presentation rank r in
+ * the chunk) with the source's timestamp of that rank, after the source
+ * audio that comes before it. */
+static int stitch_write_packet(struct remux_stitch_state *s, AVPacket *pkt, long long r,
+                               AVRational ctb, vr_err *err)
+{
+    AVRational otb = s->o.oc->streams[0]->time_base;
+    int64_t pts = s->spts[s->base + r];
+    int64_t delay = (pkt->dts != AV_NOPTS_VALUE && pkt->pts != AV_NOPTS_VALUE)
+                        ? av_rescale_q(pkt->pts - pkt->dts, ctb, s->stb) : 0;
+    int64_t dts = pts - (delay > 0 ? delay : 0);
+    pkt->pts = av_rescale_q(pts, s->stb, otb);
+    pkt->dts = av_rescale_q(dts, s->stb, otb);
+    if (pkt->dts <= s->last_dts)
+        pkt->dts = s->last_dts + 1;
+    if (pkt->pts < pkt->dts)
+        pkt->pts = pkt->dts;
+    s->last_dts = pkt->dts;
+    pkt->duration = s->sdur > 0 ? av_rescale_q(s->sdur, s->stb, otb) : 0;
+    pkt->stream_index = 0;
+    pkt->pos = -1;
+    int rc = remux_audio_upto(s, &s->o, dts, s->stb, err);
+    if (rc < 0)
+        return rc;
+    int ret = av_interleaved_write_frame(s->o.oc, pkt);
+    if (ret < 0)
+        return remux_averr(ret, "cannot write", s->o.path, err);
+    s->written++;
+    return 0;
+}
+
+/* Copies chunk c (`path`, which must hold `frames` frames) into the output. */
+static int stitch_copy_chunk(struct remux_stitch_state *s, int c, const char *path,
+                             long long frames, vr_err *err)
+{
+    int64_t *cpts = NULL, cfd;
+    long long cn;
+    AVRational ctb;
+    AVFormatContext *cc = NULL;
+    int cvs, ret = 0;
+    int rc = remux_pts_list(path, &cpts, &cn, &ctb, &cfd, err);
+    if (rc < 0) {
+        vr_err_prefix(err, "chunk %d", c);
+        goto out;
+    }
+    if (cn != frames) {
+        rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): %lld frames, expected %lld", c, path,
+                        cn, frames);
+        goto out;
+    }
+    if ((rc = remux_open(path, &cc, &cvs, err)) < 0)
+        goto out;
+    while (rc == 0 && (ret = av_read_frame(cc, s->pkt)) >= 0) {
+        long long r = s->pkt->stream_index == cvs ? remux_rank(cpts, cn, remux_ts(s->pkt)) : -2;
+        if (r == -1)
+            rc = vr_err_set(err, VR_EFORMAT, "chunk %d: packet without timestamp", c);
+        else if (r >= 0)
+            rc = stitch_write_packet(s, s->pkt, r, ctb, err);
+        av_packet_unref(s->pkt);
+    }
+    if (rc == 0 && ret != AVERROR_EOF)
+        rc = remux_averr(ret, "cannot read", path, err);
+    s->base += cn;
+out:
+    avformat_close_input(&cc);
+    free(cpts);
+    return rc;
+}
+
+/* The rest of the audio, the trailer and the commit; then the frame count
+ * and duration are checked from the file itself. */
+static int stitch_finish(struct remux_stitch_state *s, const char *out, vr_err *err)
+{
+    int rc = remux_audio_upto(s, &s->o, INT64_MAX, s->stb, err);
+    if (rc < 0 || (rc = remux_out_finish(&s->o, err)) < 0)
+        return rc;
+    long long got;
+    double dur, sdur_s = s->sn ? (s->spts[s->sn - 1] + s->sdur - s->spts[0]) * av_q2d(s->stb) : 0;
+    if ((rc = remux_count(out, &got, &dur, err)) < 0)
+        return rc;
+    double frame_s = s->sdur > 0 ? s->sdur * av_q2d(s->stb) : 0.1;
+    if (got != s->sn || s->written != s->sn)
+        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, source has %lld", out,
+                        got, s->sn);
+    else if (dur < sdur_s - frame_s - 0.002 || dur > sdur_s + frame_s + 0.002)
+        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: duration %.3f s, source %.3f s", out, dur,
+                        sdur_s);
+    if (rc < 0)
+        unlink(out);
+    return rc;
+}
+
+int remux_stitch(const char *src, const char *const *chunks, int n,
+                 const long long *chunk_frames, const char *out, vr_err *err)
+{
+    if (n < 1 || n > REMUX_MAX_CHUNKS)
+        return vr_err_set(err, VR_EINVAL, "stitch: %d chunks", n);
+    struct remux_stitch_state s = { 0 };
+    int rc = stitch_open(&s, src, chunks[0], out, err);
+    long long want = 0;
+    for (int i = 0; i < n; i++)
+        want += chunk_frames[i];
+    if (rc == 0 && want != s.sn)
+        rc = vr_err_set(err, VR_EFORMAT, "stitch: the chunks should hold %lld frames but the "
+                        "source %s has %lld", want, src, s.sn);
+    for (int c = 0; rc == 0 && c < n; c++)
+        rc = stitch_copy_chunk(&s, c, chunks[c], chunk_frames[c], err);
+    if (rc == 0)
+        rc = stitch_finish(&s, out, err);
+    stitch_release(&s);
+    return rc;
+}
