@@ -26,6 +26,8 @@ struct ctl {
     long long lease_ms;           /* idle time after which a chunk is reclaimed */
     int keep_chunks;              /* keep storage/jobs/<id>/ after success */
     volatile sig_atomic_t *stop;
+    struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c) */
+    int nstitches;
 };
 
 /* Controller entry point (the "run" row of vr-controller's table). */
@@ -39,6 +41,19 @@ int ctl_job_start(struct ctl *c, const char *id);
 /* Stitches a job whose chunks are all done (if this controller can take it),
  * verifies it, records the figures; requeues chunks whose outputs vanished. */
 int ctl_job_finish(struct ctl *c, const char *id);
+
+/* Stitching ahead (ctl_stitch.c): appends the chunks of running job `id`
+ * that are done, in order, to its output under a temporary name (begun
+ * once chunk 0 is done). Drops the job's stitcher once it is not running. */
+void ctl_stitch_progress(struct ctl *c, const char *id);
+
+/* Hands job id's stitcher to the end of the job (NULL when there is none
+ * or an append failed: the end then stitches the whole job). */
+struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id);
+
+/* Drops job id's stitcher (its temporary output too); all of them at exit. */
+void ctl_stitch_drop(struct ctl *c, const char *id);
+void ctl_stitch_drop_all(struct ctl *c);
 
 /* Marks a job failed with `reason` (unless it already ended). */
 int ctl_job_fail(struct ctl *c, const char *id, const char *reason);
@@ -66,5 +81,11 @@ int ctl_job_decide(const struct job_spec *js, struct ctl_decision *d, vr_err *er
 
 /* storage/jobs/<id> relative paths. */
 void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub);
+
+/* The absolute path of chunk i's file under the job's `sub` ("in", "out"). */
+void ctl_chunk_path(struct ctl *c, const char *id, const char *sub, int i, char *buf, size_t n);
+
+/* The job's spec from its record (VR_EFORMAT when missing or invalid). */
+int ctl_job_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err);
 
 #endif

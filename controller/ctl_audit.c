@@ -30,6 +30,7 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind)
         return ctl_job_fail(c, job, reason);
     }
     rq_event(c->q, job, "chunk %d done", idx);
+    ctl_stitch_progress(c, job);
     return ctl_job_finish(c, job);
 }
 
@@ -86,10 +87,12 @@ static void ctl_audit_job(struct ctl *c, const char *id, int deep)
                 }
             }
         }
+        ctl_stitch_progress(c, id);
         ctl_job_finish(c, id);
     } else if (!strcmp(state, "stitching")) {
         ctl_job_finish(c, id);
     } else if (job_state_ended(state) || !state[0]) {
+        ctl_stitch_drop(c, id);
         /* A cancelled job keeps its chunks so that `vrctl retry` can resume
          * it; storage/jobs/<id> may be deleted by hand. */
         rq_active_forget(c->q, id, NULL);

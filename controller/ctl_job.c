@@ -43,7 +43,14 @@ static void ctl_chunk_rel(char *buf, size_t n, const char *id, const char *sub, 
         buf[0] = '\0';
 }
 
-static int ctl_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
+void ctl_chunk_path(struct ctl *c, const char *id, const char *sub, int i, char *buf, size_t n)
+{
+    char rel[256];
+    ctl_chunk_rel(rel, sizeof rel, id, sub, i);
+    storage_path(c->storage, rel, buf, n, NULL);
+}
+
+int ctl_job_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
 {
     char *text = malloc(JOB_MAX_JSON + 1);
     if (!text)
@@ -226,7 +233,7 @@ int ctl_job_start(struct ctl *c, const char *id)
     if (rc <= 0)
         return rc < 0 ? rc : 0;
     struct job_spec js;
-    if ((rc = ctl_spec(c, id, &js, &e)) < 0)
+    if ((rc = ctl_job_spec(c, id, &js, &e)) < 0)
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
     char now[32], rel[256], mpath[STORAGE_PATH_MAX];
     snprintf(now, sizeof now, "%lld", rq_now_ms());
@@ -323,6 +330,30 @@ static void ctl_drop_chunks(struct ctl *c, const char *id)
     }
 }
 
+/* Stitches what the stitcher taken over from ctl_stitch.c has not yet (the
+ * whole job when there is none) and publishes the checked output; *ahead
+ * gets the chunks that were in already. */
+static int ctl_stitch_rest(struct ctl *c, const char *id, const struct job_spec *js,
+                           const struct job_manifest *man, char (*paths)[STORAGE_PATH_MAX],
+                           int *ahead, vr_err *err)
+{
+    struct remux_stitcher *s = ctl_stitch_take(c, id);
+    char odir[JOB_PATH_MAX];
+    snprintf(odir, sizeof odir, "%s", js->output);
+    int rc = 0;
+    if (!s && ((rc = storage_mkdirs(dirname(odir), err)) < 0 ||
+               (rc = remux_stitch_begin(js->input, paths[0], man->chunk_frames, man->nchunks,
+                                        js->output, &s, err)) < 0))
+        return rc;
+    *ahead = remux_stitch_added(s);
+    for (int i = *ahead; rc == 0 && i < man->nchunks; i++)
+        rc = remux_stitch_add(s, paths[i], err);
+    if (rc == 0)
+        return remux_stitch_end(&s, err);
+    remux_stitch_abort(&s);
+    return rc;
+}
+
 int ctl_job_finish(struct ctl *c, const char *id)
 {
     vr_err e = { 0 };
@@ -336,31 +367,28 @@ int ctl_job_finish(struct ctl *c, const char *id)
     if (rc <= 0)
         return rc;
     struct job_spec js;
-    if ((rc = ctl_spec(c, id, &js, &e)) < 0)
+    if ((rc = ctl_job_spec(c, id, &js, &e)) < 0)
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
-    char rel[256], mpath[STORAGE_PATH_MAX], odir[STORAGE_PATH_MAX];
+    char rel[256], mpath[STORAGE_PATH_MAX];
     ctl_job_dir(rel, sizeof rel, id, "manifest.json");
     storage_path(c->storage, rel, mpath, sizeof mpath, NULL);
     struct job_manifest man;
     if ((rc = job_manifest_read(mpath, &man, &e)) < 0)
         return ctl_job_fail(c, id, e.msg);
     char (*paths)[STORAGE_PATH_MAX] = calloc((size_t)man.nchunks, sizeof *paths);
-    const char **pp = calloc((size_t)man.nchunks, sizeof *pp);
-    if (!paths || !pp) {
+    if (!paths) {
         rc = ctl_job_fail(c, id, "out of memory");
         goto out;
     }
     if ((rc = ctl_chunk_outputs(c, id, man.nchunks, paths, &e)) != 0) {
+        ctl_stitch_drop(c, id);
         rc = rc < 0 ? rc : rq_job_reopen(c->q, id, c->name, &e) < 0 ? e.code : 0;
         goto out;
     }
-    for (int i = 0; i < man.nchunks; i++)
-        pp[i] = paths[i];
     rq_event(c->q, id, "stitching %d chunks into %s", man.nchunks, js.output);
-    snprintf(odir, sizeof odir, "%s", js.output);
     double t0 = clock_mono_s();
-    if ((rc = storage_mkdirs(dirname(odir), &e)) < 0 ||
-        (rc = remux_stitch(js.input, pp, man.nchunks, man.chunk_frames, js.output, &e)) < 0) {
+    int ahead = 0;
+    if ((rc = ctl_stitch_rest(c, id, &js, &man, paths, &ahead, &e)) < 0) {
         vr_err_prefix(&e, "stitch");
         rc = ctl_job_fail(c, id, e.msg);
         goto out;
@@ -370,15 +398,14 @@ int ctl_job_finish(struct ctl *c, const char *id)
         rc = rc < 0 ? e.code : 0;
         goto out;
     }
-    log_info("job %s: done: %s (%lld frames, stitched in %.2f s)", id, js.output, man.frames,
-             stitch_s);
+    log_info("job %s: done: %s (%lld frames; %d of %d chunks stitched ahead, the rest in %.2f s)",
+             id, js.output, man.frames, ahead, man.nchunks, stitch_s);
     rq_event(c->q, id, "done: %s", js.output);
     if (!c->keep_chunks)
         ctl_drop_chunks(c, id);
     rc = 1;
 out:
     free(paths);
-    free(pp);
     job_manifest_release(&man);
     return rc;
 }

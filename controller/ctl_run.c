@@ -181,6 +181,7 @@ int cmd_controller_run(int argc, char **argv)
     struct ctl_hb hb = { .c = &c };
     hb.started = pthread_create(&hb.th, NULL, ctl_hb_main, &hb) == 0;
     int rc = ctl_loop(&c);
+    ctl_stitch_drop_all(&c);
     if (hb.started)
         pthread_join(hb.th, NULL);
     rq_free(&c.q);

@@ -113,12 +113,27 @@ void remux_split_release(struct remux_split *s);
 int remux_chunk_name(const char *dir, int i, char *out, size_t n, vr_err *err);
 
 /* Stitches n processed chunks (paths) into `out` (container chosen from its
- * extension; written to a temporary name, fsync'd and renamed) with `src`'s
- * audio, metadata and timestamps. chunk_frames[i] is the number of frames
- * chunk i must hold (from the split). Checks frame count and duration and
- * fails with the chunk named. Returns 0 or VR_E*. */
+ * extension; written to a temporary name, checked, fsync'd and renamed)
+ * with `src`'s audio, metadata and timestamps. chunk_frames[i] is the
+ * number of frames chunk i must hold (from the split). Checks frame count
+ * and duration and fails with the chunk named. Returns 0 or VR_E*.
+ * Equal to remux_stitch_begin, remux_stitch_add for each chunk, then
+ * remux_stitch_end. */
 int remux_stitch(const char *src, const char *const *chunks, int n,
                  const long long *chunk_frames, const char *out, vr_err *err);
+
+/* The same stitch, fed chunk by chunk as they finish, so that little is
+ * left to do after the last one: begin once chunk 0 exists (it gives the
+ * matte's stream parameters), add the chunks in order, end after the last.
+ * Until end has checked it the output is only a temporary file; abort
+ * removes it. After a failed add only abort is left. */
+struct remux_stitcher;
+int remux_stitch_begin(const char *src, const char *chunk0, const long long *chunk_frames,
+                       int n, const char *out, struct remux_stitcher **s, vr_err *err);
+int remux_stitch_add(struct remux_stitcher *s, const char *chunk, vr_err *err);
+int remux_stitch_added(const struct remux_stitcher *s); /* = the next chunk's index */
+int remux_stitch_end(struct remux_stitcher **s, vr_err *err);
+void remux_stitch_abort(struct remux_stitcher **s);
 
 /* Counts the video packets of `path` and its video duration in seconds
  * (last pts + one frame - first pts). */

@@ -63,7 +63,10 @@ void remux_out_abort(struct remux_out *o)
             avio_closep(&o->oc->pb);
         avformat_free_context(o->oc);
         o->oc = NULL;
+    }
+    if (o->tmp[0]) {
         storage_abort(o->tmp);
+        o->tmp[0] = '\0';
     }
 }
 
@@ -115,7 +118,7 @@ nomem:
     return vr_err_set(err, VR_ENOMEM, "out of memory");
 }
 
-int remux_out_finish(struct remux_out *o, vr_err *err)
+int remux_out_close(struct remux_out *o, vr_err *err)
 {
     int ret = av_write_trailer(o->oc);
     int ret2 = avio_closep(&o->oc->pb);
@@ -123,9 +126,23 @@ int remux_out_finish(struct remux_out *o, vr_err *err)
     o->oc = NULL;
     if (ret < 0 || ret2 < 0) {
         storage_abort(o->tmp);
+        o->tmp[0] = '\0';
         return remux_averr(ret < 0 ? ret : ret2, "cannot finish", o->path, err);
     }
-    return storage_commit(o->tmp, o->path, err);
+    return 0;
+}
+
+int remux_out_commit(struct remux_out *o, vr_err *err)
+{
+    int rc = storage_commit(o->tmp, o->path, err);
+    o->tmp[0] = '\0';
+    return rc;
+}
+
+int remux_out_finish(struct remux_out *o, vr_err *err)
+{
+    int rc = remux_out_close(o, err);
+    return rc < 0 ? rc : remux_out_commit(o, err);
 }
 
 /* Writes pkt (source time base) into chunk o on a timeline that starts at
@@ -164,6 +181,9 @@ int remux_pts_list(const char *path, int64_t **pts, long long *n, AVRational *tb
     if (rc < 0)
         return rc;
     *tb = ic->streams[vs]->time_base;
+    for (unsigned i = 0; i < ic->nb_streams; i++)
+        if ((int)i != vs)
+            ic->streams[i]->discard = AVDISCARD_ALL;
     long long cap = 1024;
     int64_t *a = malloc((size_t)cap * sizeof *a);
     AVPacket *pkt = av_packet_alloc();

@@ -41,7 +41,14 @@ int remux_out_open(struct remux_out *o, const char *path, const char *fmt, AVFor
 int remux_out_write(struct remux_out *o, AVPacket *pkt, int64_t base, AVRational tb,
                     int64_t *pts, vr_err *err);
 
-/* Trailer, close, fsync and rename into place. */
+/* Trailer and close; the file stays under its temporary name (o->tmp),
+ * to be checked before remux_out_commit (or dropped by remux_out_abort). */
+int remux_out_close(struct remux_out *o, vr_err *err);
+
+/* fsync and rename a closed output into place. */
+int remux_out_commit(struct remux_out *o, vr_err *err);
+
+/* remux_out_close, then remux_out_commit. */
 int remux_out_finish(struct remux_out *o, vr_err *err);
 
 /* Drops an unfinished output and its temporary file; safe to repeat. */

@@ -118,6 +118,8 @@ static int stitch_open(struct remux_stitch_state *s, const char *src, const char
     avformat_close_input(&cc);
     if (rc < 0)
         return rc;
+    /* this pass reads only audio: MP4 then skips the video's bytes */
+    s->src->streams[s->src_vs]->discard = AVDISCARD_ALL;
     AVFormatContext *oc = s->o.oc;
     av_dict_copy(&oc->metadata, s->src->metadata, 0);
     AVStream *ovs = oc->streams[0], *svs = s->src->streams[s->src_vs];
@@ -215,46 +217,113 @@ out:
     return rc;
 }
 
-/* The rest of the audio, the trailer and the commit; then the frame count
- * and duration are checked from the file itself. */
-static int stitch_finish(struct remux_stitch_state *s, const char *out, vr_err *err)
+/* The rest of the audio and the trailer; then the frame count and duration
+ * are checked from the file itself before it is published under its name,
+ * so a bad stitch never replaces anything. */
+static int stitch_finish(struct remux_stitch_state *s, vr_err *err)
 {
     int rc = remux_audio_upto(s, &s->o, INT64_MAX, s->stb, err);
-    if (rc < 0 || (rc = remux_out_finish(&s->o, err)) < 0)
+    if (rc < 0 || (rc = remux_out_close(&s->o, err)) < 0)
         return rc;
     long long got;
     double dur, sdur_s = s->sn ? (s->spts[s->sn - 1] + s->sdur - s->spts[0]) * av_q2d(s->stb) : 0;
-    if ((rc = remux_count(out, &got, &dur, err)) < 0)
+    if ((rc = remux_count(s->o.tmp, &got, &dur, err)) < 0)
         return rc;
     double frame_s = s->sdur > 0 ? s->sdur * av_q2d(s->stb) : 0.1;
     if (got != s->sn || s->written != s->sn)
-        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, source has %lld", out,
-                        got, s->sn);
-    else if (dur < sdur_s - frame_s - 0.002 || dur > sdur_s + frame_s + 0.002)
-        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: duration %.3f s, source %.3f s", out, dur,
-                        sdur_s);
+        return vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, source has %lld",
+                          s->o.path, got, s->sn);
+    if (dur < sdur_s - frame_s - 0.002 || dur > sdur_s + frame_s + 0.002)
+        return vr_err_set(err, VR_EFORMAT, "stitch %s: duration %.3f s, source %.3f s",
+                          s->o.path, dur, sdur_s);
+    return remux_out_commit(&s->o, err);
+}
+
+/* ---- the incremental stitch (remux.h) ---- */
+
+struct remux_stitcher {
+    struct remux_stitch_state st;
+    long long *chunk_frames;     /* [n], copied */
+    int n, added;
+    int broken;                  /* an add failed: only abort is left */
+};
+
+void remux_stitch_abort(struct remux_stitcher **sp)
+{
+    struct remux_stitcher *s = *sp;
+    if (!s)
+        return;
+    stitch_release(&s->st);
+    free(s->chunk_frames);
+    free(s);
+    *sp = NULL;
+}
+
+int remux_stitch_begin(const char *src, const char *chunk0, const long long *chunk_frames,
+                       int n, const char *out, struct remux_stitcher **sp, vr_err *err)
+{
+    *sp = NULL;
+    if (n < 1 || n > REMUX_MAX_CHUNKS)
+        return vr_err_set(err, VR_EINVAL, "stitch: %d chunks", n);
+    struct remux_stitcher *s = calloc(1, sizeof *s);
+    if (!s || !(s->chunk_frames = malloc((size_t)n * sizeof *s->chunk_frames))) {
+        free(s);
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    }
+    memcpy(s->chunk_frames, chunk_frames, (size_t)n * sizeof *chunk_frames);
+    s->n = n;
+    int rc = stitch_open(&s->st, src, chunk0, out, err);
+    long long want = 0;
+    for (int i = 0; i < n; i++)
+        want += chunk_frames[i];
+    if (rc == 0 && want != s->st.sn)
+        rc = vr_err_set(err, VR_EFORMAT, "stitch: the chunks should hold %lld frames but the "
+                        "source %s has %lld", want, src, s->st.sn);
+    if (rc < 0) {
+        remux_stitch_abort(&s);
+        return rc;
+    }
+    *sp = s;
+    return 0;
+}
+
+int remux_stitch_added(const struct remux_stitcher *s)
+{
+    return s->added;
+}
+
+int remux_stitch_add(struct remux_stitcher *s, const char *chunk, vr_err *err)
+{
+    if (s->broken || s->added >= s->n)
+        return vr_err_set(err, VR_EINVAL, "stitch: chunk %d: %s", s->added,
+                          s->broken ? "an earlier chunk failed" : "all chunks are in");
+    int rc = stitch_copy_chunk(&s->st, s->added, chunk, s->chunk_frames[s->added], err);
     if (rc < 0)
-        unlink(out);
+        s->broken = 1;
+    else
+        s->added++;
+    return rc;
+}
+
+int remux_stitch_end(struct remux_stitcher **sp, vr_err *err)
+{
+    struct remux_stitcher *s = *sp;
+    int rc = s->broken || s->added < s->n
+                 ? vr_err_set(err, VR_EINVAL, "stitch: %d of %d chunks added", s->added, s->n)
+                 : stitch_finish(&s->st, err);
+    remux_stitch_abort(sp);
     return rc;
 }
 
 int remux_stitch(const char *src, const char *const *chunks, int n,
                  const long long *chunk_frames, const char *out, vr_err *err)
 {
-    if (n < 1 || n > REMUX_MAX_CHUNKS)
-        return vr_err_set(err, VR_EINVAL, "stitch: %d chunks", n);
-    struct remux_stitch_state s = { 0 };
-    int rc = stitch_open(&s, src, chunks[0], out, err);
-    long long want = 0;
-    for (int i = 0; i < n; i++)
-        want += chunk_frames[i];
-    if (rc == 0 && want != s.sn)
-        rc = vr_err_set(err, VR_EFORMAT, "stitch: the chunks should hold %lld frames but the "
-                        "source %s has %lld", want, src, s.sn);
+    struct remux_stitcher *s;
+    int rc = remux_stitch_begin(src, chunks[0], chunk_frames, n, out, &s, err);
     for (int c = 0; rc == 0 && c < n; c++)
-        rc = stitch_copy_chunk(&s, c, chunks[c], chunk_frames[c], err);
+        rc = remux_stitch_add(s, chunks[c], err);
     if (rc == 0)
-        rc = stitch_finish(&s, out, err);
-    stitch_release(&s);
+        return remux_stitch_end(&s, err);
+    remux_stitch_abort(&s);
     return rc;
 }

@@ -3,9 +3,10 @@
  * redis-server: chunks are queued as the source is cut, not after; a
  * controller killed mid-split is replaced and the job finishes with no
  * chunk computed twice and the output of a clean run; a cancel mid-split
- * stops the split, and a retry finishes the job. The controller sleeps
- * after each chunk it queues (VR_TEST_SPLIT_DELAY_MS), so the split is slow
- * whatever the machine's speed.
+ * stops the split, and a retry finishes the job; the output is stitched as
+ * the chunks finish. The controller sleeps after each chunk it queues
+ * (VR_TEST_SPLIT_DELAY_MS), so the split is slow whatever the machine's
+ * speed.
  */
 #include "rq.h"
 #include "util-redis.h"
@@ -168,4 +169,17 @@ Test(dist_stream, cancel_mid_split_stops_it_and_retry_finishes_the_job)
     tdist_worker(&D);
     finish(id, 0);
     cr_assert_eq(frames_of(out), 60);
+}
+
+Test(dist_stream, the_output_is_stitched_while_the_chunks_finish)
+{
+    /* slow chunks: the controller sees each one finish on its own */
+    setenv("VR_TEST_FRAME_DELAY_MS", "50", 1);
+    char in[400], out[400], id[64], line[256];
+    start_job(1, in, out, "out.mp4", id, sizeof id);
+    finish(id, 0);
+    cr_assert_eq(frames_of(out), 60);
+    cr_assert_eq(tsh_out(line, sizeof line, "grep -o '[0-9]* of 6 chunks stitched ahead' '%s'",
+                         D.log), 0);
+    cr_assert_geq(atoi(line), 5, "only %s", line);
 }

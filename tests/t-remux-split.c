@@ -366,3 +366,61 @@ Test(remux, split_hands_each_chunk_over_as_soon_as_its_file_is_committed)
     remux_chunk_name(dir2, 2, third, sizeof third, NULL);
     cr_assert_neq(access(third, F_OK), 0, "chunk 2 was cut after the stop");
 }
+
+/* Every stream's packets and timestamps (the container's own ids differ). */
+static void file_md5(const char *path, char *out, size_t n)
+{
+    tsh_out(out, n, "ffmpeg -v error -i '%s' -map 0 -c copy -f framemd5 - | grep -v '^#' | md5sum",
+            path);
+}
+
+Test(remux, stitch_fed_chunk_by_chunk_equals_the_whole_stitch_and_publishes_only_at_the_end)
+{
+    char clip[128], dir[128], whole[128], ahead[128], names[16][160];
+    const char *paths[16];
+    long long fr[16];
+    snprintf(clip, sizeof clip, "%s/in.mp4", D);
+    snprintf(dir, sizeof dir, "%s/c", D);
+    snprintf(whole, sizeof whole, "%s/whole.mkv", D);
+    snprintf(ahead, sizeof ahead, "%s/ahead.mkv", D);
+    cr_assert_eq(tclip_make(clip, 4, 160, 5, 1), 0);
+    struct remux_split s;
+    vr_err e = { 0 };
+    const struct remux_split_opts so = { .chunk_seconds = 1.0 };
+    cr_assert_eq(remux_split(clip, dir, &so, &s, &e), 0, "%s", e.msg);
+    cr_assert_geq(s.nchunks, 3);
+    for (int i = 0; i < s.nchunks; i++) {
+        remux_chunk_name(dir, i, names[i], sizeof names[i], NULL);
+        paths[i] = names[i];
+        fr[i] = s.chunks[i].frames;
+    }
+    cr_assert_eq(remux_stitch(clip, paths, s.nchunks, fr, whole, &e), 0, "%s", e.msg);
+
+    struct remux_stitcher *st;
+    cr_assert_eq(remux_stitch_begin(clip, paths[0], fr, s.nchunks, ahead, &st, &e), 0, "%s", e.msg);
+    for (int i = 0; i < s.nchunks; i++) {
+        cr_assert_eq(remux_stitch_added(st), i);
+        cr_assert_eq(remux_stitch_add(st, paths[i], &e), 0, "%s", e.msg);
+        cr_assert_neq(access(ahead, F_OK), 0, "published before the end");
+    }
+    cr_assert_eq(remux_stitch_add(st, paths[0], &e), VR_EINVAL, "a chunk past the last");
+    cr_assert_eq(remux_stitch_end(&st, &e), 0, "%s", e.msg);
+    cr_assert_null(st);
+    char a[64], b[64];
+    file_md5(whole, a, sizeof a);
+    file_md5(ahead, b, sizeof b);
+    cr_assert_str_eq(a, b, "the stitch fed chunk by chunk is another file");
+
+    /* Ended early or dropped midway: nothing published, no temporary left. */
+    unlink(ahead);
+    cr_assert_eq(remux_stitch_begin(clip, paths[0], fr, s.nchunks, ahead, &st, &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_stitch_add(st, paths[0], &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_stitch_end(&st, &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "1 of"), "%s", e.msg);
+    cr_assert_eq(remux_stitch_begin(clip, paths[0], fr, s.nchunks, ahead, &st, &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_stitch_add(st, paths[0], &e), 0, "%s", e.msg);
+    remux_stitch_abort(&st);
+    cr_assert_null(st);
+    cr_assert_eq(tsh("ls -a '%s' | grep -q 'ahead'", D), 1, "a dropped stitch left a file");
+    remux_split_release(&s);
+}
