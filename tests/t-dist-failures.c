@@ -385,3 +385,47 @@ Test(dist_fail, cancel_mid_chunk_abandons_it_and_the_worker_goes_on)
     rq_hget(Q, ck, "state", buf, sizeof buf, NULL);
     cr_assert_str_neq(buf, "done");
 }
+
+Test(dist_fail, commit_during_redis_outage_is_retried_not_recomputed)
+{
+    /* Redis (AOF) goes away while the only worker is mid-chunk; the chunk
+     * finishes during the outage, so its commit fails. Redis comes back
+     * well within the lease (30 s): the worker must commit the finished
+     * chunk once instead of dropping it for a recompute after the lease. */
+    cr_assert_eq(tdist_start(&D, 1, 30, 1, 0), 0);
+    D.hb_ms = 100;
+    setenv("VR_TEST_FRAME_DELAY_MS", "100", 1);
+    tdist_worker(&D);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+    connect_q();
+    char in[400], out[400], id[64], ck[128];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 160, 10, 0), 0);
+    const char *two[] = { "--chunk-seconds", "2", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, two, id, sizeof id), 0);
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    wait_field(ck, "state", "running", 0, 30000);
+    tredis_kill(&D.r);
+    rq_free(&Q);
+    /* No guess at the chunk's length: wait until the worker has tried. */
+    char needle[160];
+    snprintf(needle, sizeof needle, "job %s chunk 0: cannot commit", id);
+    int seen = log_has(needle, 60000);
+    cr_assert_eq(tredis_restart(&D.r), 0);
+    connect_q();
+    if (!seen)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert(seen, "the worker never tried to commit during the outage");
+    int rc = tdist_watch(&D, id, 25000); /* shorter than the lease: no reclaim */
+    if (rc)
+        tsh("tail -40 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0);
+    long long att = 0;
+    rq_hget_ll(Q, ck, "attempts", &att, NULL);
+    cr_assert_eq(att, 1, "chunk 0 was computed %lld times", att);
+    cr_assert_eq(frames_of(out), 20);
+    char buf[64];
+    job_field(id, "chunks_done", buf, sizeof buf);
+    cr_assert_eq(atoi(buf), 1);
+}

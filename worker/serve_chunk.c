@@ -138,8 +138,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
     } else if (rc == 0) {
         char *mj = metrics_to_string(m);
         double fps = secs > 0 ? m->frames / secs : 0;
-        rc = rq_chunk_commit(s->q, msg->stream, s->name, msg->id, job, (int)idx, (long long)m->frames, fps,
-                             mj, &e);
+        rc = serve_commit(s, msg, job, (int)idx, (long long)m->frames, fps, mj, &e);
         free(mj);
         if (rc == 1) {
             log_info("job %s chunk %ld: %llu frames in %.2f s (%.1f fps)", job, idx,
@@ -156,7 +155,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
             log_info("job %s chunk %ld: job ended before commit; result dropped", job, idx);
             rc = 0;
         } else {
-            log_warn("job %s chunk %ld: cannot commit: %s", job, idx, e.msg);
+            log_error("job %s chunk %ld: cannot commit, gave up: %s", job, idx, e.msg);
         }
     } else {
         log_error("job %s chunk %ld attempt %d: %s", job, idx, st->attempt, e.msg);
