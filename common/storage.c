@@ -21,8 +21,7 @@
 int storage_errno(int e, const char *what, const char *path, vr_err *err)
 {
     if (e == ENOSPC || e == EDQUOT)
-        return vr_err_set(err, VR_ENOSPC, "%s %s: disk full (free space on the storage "
-                          "volume and retry the job)", what, path);
+        return vr_err_set(err, VR_ENOSPC, "%s %s: " STORAGE_DISK_FULL, what, path);
     if (e == ENOENT)
         return vr_err_set(err, VR_ENOENT, "%s %s: %s", what, path, strerror(e));
     return vr_err_set(err, VR_EIO, "%s %s: %s", what, path, strerror(e));
@@ -220,7 +219,7 @@ int storage_check_space(const char *dir, uint64_t need, vr_err *err)
         return storage_errno(errno, "cannot stat file system of", dir, err);
     uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
     if (avail < need)
-        return vr_err_set(err, VR_ENOSPC, "%s: disk full: %llu MiB free, %llu MiB needed",
+        return vr_err_set(err, VR_ENOSPC, "%s: %llu MiB free, %llu MiB needed: " STORAGE_DISK_FULL,
                           dir, (unsigned long long)(avail >> 20),
                           (unsigned long long)(need >> 20));
     return 0;

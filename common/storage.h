@@ -65,8 +65,12 @@ int storage_check_space(const char *dir, uint64_t need, vr_err *err);
 /* Removes a directory tree (best effort); returns 0 or VR_EIO. */
 int storage_rmtree(const char *dir);
 
+/* The one wording of a full disk (ENOSPC, EDQUOT, too little free space),
+ * the one the docs give: every writer says it the same way. */
+#define STORAGE_DISK_FULL "disk full (free space on the storage volume and retry the job)"
+
 /* Maps an errno from an I/O call to a VR_E* code with text:
- * "<what> <path>: disk full" for ENOSPC/EDQUOT, strerror otherwise. */
+ * "<what> <path>: " STORAGE_DISK_FULL for ENOSPC/EDQUOT, strerror otherwise. */
 int storage_errno(int e, const char *what, const char *path, vr_err *err);
 
 #endif
