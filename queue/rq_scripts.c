@@ -130,6 +130,7 @@ static const char REQUEUE_LUA[] =
     "  if cur[1] and #redis.call('XRANGE', KEYS[2], cur[1], cur[1]) > 0 then return 0 end\n"
     "elseif mode == '3' then\n"
     "  if cur[2] == 'done' then return 0 end\n"
+    "  redis.call('HSET', KEYS[1], 'attempts', 0, 'error', '')\n"
     "end\n"
     "if cur[2] == 'done' then\n"
     "  redis.call('HINCRBY', KEYS[3], 'chunks_done', -1)\n"

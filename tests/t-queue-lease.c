@@ -272,6 +272,35 @@ Test(queue, cancel_mid_chunk_renew_says_so_and_commit_counts_nothing)
     rq_msg_release(&a);
 }
 
+/* vrctl retry re-arms every unfinished chunk with its attempts from 0 (a job
+ * that failed for a full disk must not find its other chunks one attempt
+ * from the dead letter), and leaves done chunks alone. */
+Test(queue, retry_restarts_attempts_of_every_unfinished_chunk)
+{
+    vr_err e = { 0 };
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(rq_chunk_create(Q, "j1", i, "{}", 3, 0, &e), 1);
+    redisReply *r = rq_cmd(Q, &e, "HSET vr:chunk:j1:0 state running attempts 2 error full");
+    freeReplyObject(r);
+    r = rq_cmd(Q, &e, "HSET vr:chunk:j1:1 state dead attempts 3 error full");
+    freeReplyObject(r);
+    r = rq_cmd(Q, &e, "HSET vr:chunk:j1:2 state done attempts 2");
+    freeReplyObject(r);
+    /* cli/cmd_jobs.c's loop: a dead chunk is re-armed, else any unfinished one */
+    for (int i = 0; i < 3; i++) {
+        int rc = rq_chunk_requeue_lost(Q, "j1", i, 2, &e);
+        if (rc == 0)
+            rc = rq_chunk_requeue_lost(Q, "j1", i, 3, &e);
+        cr_assert_eq(rc, i < 2, "chunk %d: %d %s", i, rc, e.msg);
+    }
+    cr_assert_eq(hll("vr:chunk:j1:0", "attempts"), 0);
+    cr_assert_eq(hll("vr:chunk:j1:1", "attempts"), 0);
+    cr_assert_eq(hll("vr:chunk:j1:2", "attempts"), 2, "a done chunk was touched");
+    char v[32] = "";
+    rq_hget(Q, "vr:chunk:j1:0", "error", v, sizeof v, NULL);
+    cr_assert_str_eq(v, "");
+}
+
 Test(queue, malformed_entry_is_skipped_not_wedged)
 {
     vr_err e = { 0 };
