@@ -62,6 +62,17 @@ int storage_read_file(const char *path, size_t max, char **out, size_t *len, vr_
  * than `need` bytes available for unprivileged users. */
 int storage_check_space(const char *dir, uint64_t need, vr_err *err);
 
+/* Removes the temporary files (storage_temp's names) that a crash, a kill -9
+ * or a full disk left under `dir` (STORAGE_SWEEP_DEPTH levels deep, links
+ * not followed): those older than max_age_s, and those whose writer's pid
+ * is no live process on this host and that were untouched for grace_s (a
+ * node sharing the storage may be writing it: its pid means nothing here).
+ * Each removal is logged; *removed (may be NULL) gets the count. A missing
+ * dir is no error. Returns 0, or <0 when dir cannot be opened. */
+#define STORAGE_SWEEP_DEPTH 8
+int storage_sweep_temps(const char *dir, double max_age_s, double grace_s, long long *removed,
+                        vr_err *err);
+
 /* Removes a directory tree (best effort); returns 0 or VR_EIO. */
 int storage_rmtree(const char *dir);
 

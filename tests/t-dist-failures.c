@@ -429,3 +429,26 @@ Test(dist_fail, commit_during_redis_outage_is_retried_not_recomputed)
     job_field(id, "chunks_done", buf, sizeof buf);
     cr_assert_eq(atoi(buf), 1);
 }
+
+Test(dist_fail, controller_start_sweeps_leftover_temps)
+{
+    /* What a kill -9 or a full disk leaves: a temp beside a chunk output,
+     * two hours old. A fresh one (maybe another node's, being written) stays. */
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    char dir[400], old[600], fresh[600];
+    snprintf(dir, sizeof dir, "%s/jobs/j1/out", D.storage);
+    cr_assert_eq(tsh("mkdir -p '%s'", dir), 0);
+    snprintf(old, sizeof old, "%s/.00002.mkv.tmp-999999-0000abcd", dir);
+    snprintf(fresh, sizeof fresh, "%s/.00003.mkv.tmp-999999-0000abce", dir);
+    cr_assert_eq(tsh("echo x > '%s' && touch -d '2 hours ago' '%s' && echo x > '%s'", old, old,
+                     fresh), 0);
+    tdist_controller(&D);
+    int gone = 0;
+    for (int t = 0; t < 20000 && !gone; t += 50) {
+        gone = access(old, F_OK) != 0;
+        if (!gone)
+            msleep(50);
+    }
+    cr_assert(gone, "the controller left %s", old);
+    cr_assert_eq(access(fresh, F_OK), 0, "a fresh temp was removed");
+}
