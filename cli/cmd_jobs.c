@@ -57,8 +57,9 @@ int cmd_retry(int argc, char **argv)
      * splits it again and creates the rest. */
     long long upto = total > 0 ? total : JOB_MAX_CHUNKS;
     for (long long i = 0; i < upto; i++) {
-        /* A dead chunk is re-armed (attempts from 0); any other unfinished
-         * one gets a fresh entry, its old one having been skipped. Never
+        /* A dead chunk is re-armed; any other unfinished one gets a fresh
+         * entry, its old one having been skipped; both restart their
+         * attempts at 0 (the job's failure was not theirs). Never
          * both: a re-armed chunk is queued, and a second entry would run it
          * twice at once. */
         rc = rq_chunk_requeue_lost(v.q, v.id, (int)i, 2, &e);

@@ -6,23 +6,27 @@
 #define _GNU_SOURCE
 #include "storage.h"
 
+#include "log.h"
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 int storage_errno(int e, const char *what, const char *path, vr_err *err)
 {
     if (e == ENOSPC || e == EDQUOT)
-        return vr_err_set(err, VR_ENOSPC, "%s %s: disk full (free space on the storage "
-                          "volume and retry the job)", what, path);
+        return vr_err_set(err, VR_ENOSPC, "%s %s: " STORAGE_DISK_FULL, what, path);
     if (e == ENOENT)
         return vr_err_set(err, VR_ENOENT, "%s %s: %s", what, path, strerror(e));
     return vr_err_set(err, VR_EIO, "%s %s: %s", what, path, strerror(e));
@@ -220,7 +224,7 @@ int storage_check_space(const char *dir, uint64_t need, vr_err *err)
         return storage_errno(errno, "cannot stat file system of", dir, err);
     uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
     if (avail < need)
-        return vr_err_set(err, VR_ENOSPC, "%s: disk full: %llu MiB free, %llu MiB needed",
+        return vr_err_set(err, VR_ENOSPC, "%s: %llu MiB free, %llu MiB needed: " STORAGE_DISK_FULL,
                           dir, (unsigned long long)(avail >> 20),
                           (unsigned long long)(need >> 20));
     return 0;
@@ -235,4 +239,86 @@ static int storage_rm_one(const char *p, const struct stat *sb, int flag, struct
 int storage_rmtree(const char *dir)
 {
     return nftw(dir, storage_rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 ? VR_EIO : 0;
+}
+
+/* ---- leftovers of a crash ---- */
+
+/* The writer's pid when `name` is one of storage_temp's names
+ * (".<base>" STORAGE_TEMP_MARK "<pid>-<8 hex>"), else 0. */
+static pid_t storage_temp_pid(const char *name)
+{
+    if (name[0] != '.')
+        return 0;
+    const char *m = strstr(name, STORAGE_TEMP_MARK), *next;
+    while (m && (next = strstr(m + 1, STORAGE_TEMP_MARK)))
+        m = next; /* the last mark: the base name may hold one too */
+    if (!m)
+        return 0;
+    char *end;
+    long pid = strtol(m + strlen(STORAGE_TEMP_MARK), &end, 10);
+    if (pid <= 0 || *end != '-' || strlen(end + 1) != 8 || strspn(end + 1, "0123456789abcdef") != 8)
+        return 0;
+    return (pid_t)pid;
+}
+
+/* A temp file is a leftover when it is older than max_age_s, or when its
+ * writer's pid is no live process here and it was untouched for grace_s:
+ * the grace keeps a file another node is writing (its pid means nothing on
+ * this host) while its writer is alive and writing. */
+static int storage_temp_is_leftover(const char *name, const struct stat *sb, double max_age_s,
+                                    double grace_s)
+{
+    pid_t pid = storage_temp_pid(name);
+    if (!pid || !S_ISREG(sb->st_mode))
+        return 0;
+    double age = difftime(time(NULL), sb->st_mtime);
+    if (age > max_age_s)
+        return 1;
+    return age > grace_s && kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+/* Sweeps the directory open at dfd (consumed: closed here), named path. */
+static void storage_sweep_dir(int dfd, const char *path, int depth, double max_age_s,
+                              double grace_s, long long *removed)
+{
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        struct stat sb;
+        if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        char sub[STORAGE_PATH_MAX];
+        snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+        if (S_ISDIR(sb.st_mode) && depth < STORAGE_SWEEP_DEPTH) {
+            int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0)
+                storage_sweep_dir(fd, sub, depth + 1, max_age_s, grace_s, removed);
+        } else if (storage_temp_is_leftover(de->d_name, &sb, max_age_s, grace_s) &&
+                   unlinkat(dirfd(d), de->d_name, 0) == 0) {
+            (*removed)++;
+            log_info("removed %s, a leftover temporary file", sub);
+        }
+    }
+    closedir(d);
+}
+
+int storage_sweep_temps(const char *dir, double max_age_s, double grace_s, long long *removed,
+                        vr_err *err)
+{
+    long long n = 0;
+    if (removed)
+        *removed = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : storage_errno(errno, "cannot open directory", dir, err);
+    storage_sweep_dir(fd, dir, 0, max_age_s, grace_s, &n);
+    if (removed)
+        *removed = n;
+    return 0;
 }

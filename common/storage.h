@@ -62,11 +62,26 @@ int storage_read_file(const char *path, size_t max, char **out, size_t *len, vr_
  * than `need` bytes available for unprivileged users. */
 int storage_check_space(const char *dir, uint64_t need, vr_err *err);
 
+/* Removes the temporary files (storage_temp's names) that a crash, a kill -9
+ * or a full disk left under `dir` (STORAGE_SWEEP_DEPTH levels deep, links
+ * not followed): those older than max_age_s, and those whose writer's pid
+ * is no live process on this host and that were untouched for grace_s (a
+ * node sharing the storage may be writing it: its pid means nothing here).
+ * Each removal is logged; *removed (may be NULL) gets the count. A missing
+ * dir is no error. Returns 0, or <0 when dir cannot be opened. */
+#define STORAGE_SWEEP_DEPTH 8
+int storage_sweep_temps(const char *dir, double max_age_s, double grace_s, long long *removed,
+                        vr_err *err);
+
 /* Removes a directory tree (best effort); returns 0 or VR_EIO. */
 int storage_rmtree(const char *dir);
 
+/* The one wording of a full disk (ENOSPC, EDQUOT, too little free space),
+ * the one the docs give: every writer says it the same way. */
+#define STORAGE_DISK_FULL "disk full (free space on the storage volume and retry the job)"
+
 /* Maps an errno from an I/O call to a VR_E* code with text:
- * "<what> <path>: disk full" for ENOSPC/EDQUOT, strerror otherwise. */
+ * "<what> <path>: " STORAGE_DISK_FULL for ENOSPC/EDQUOT, strerror otherwise. */
 int storage_errno(int e, const char *what, const char *path, vr_err *err);
 
 #endif

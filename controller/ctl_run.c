@@ -9,6 +9,7 @@
 #include "job.h"
 #include "log.h"
 #include "rq_fleet.h"
+#include "storage.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -80,6 +81,25 @@ static void ctl_handle(struct ctl *c, struct rq_msg *m)
             ctl_result(c, job, atoi(idx), kind);
     }
     rq_ack(c->q, m->stream, RQ_G_CONTROLLERS, m->id, NULL);
+}
+
+/* Temporary files that ENOSPC or a kill -9 left under <storage>/jobs are
+ * never committed by anyone: removed at start when older than an hour, or
+ * when their writer's pid is dead here and they were untouched for two
+ * minutes (a worker on another node may be writing a fresh one). */
+#define CTL_TEMP_MAX_AGE_S 3600.0
+#define CTL_TEMP_GRACE_S   120.0
+
+static void ctl_sweep_temps(const char *storage)
+{
+    char jobs[STORAGE_PATH_MAX];
+    vr_err e = { 0 };
+    long long n = 0;
+    if (storage_path(storage, "jobs", jobs, sizeof jobs, &e) < 0 ||
+        storage_sweep_temps(jobs, CTL_TEMP_MAX_AGE_S, CTL_TEMP_GRACE_S, &n, &e) < 0)
+        log_warn("%s", e.msg);
+    else if (n)
+        log_info("storage %s: %lld leftover temporary files removed", storage, n);
 }
 
 static int ctl_loop(struct ctl *c)
@@ -166,6 +186,7 @@ int cmd_controller_run(int argc, char **argv)
         fprintf(stderr, "vr-controller: cannot resolve %s\n", storage);
         return 1;
     }
+    ctl_sweep_temps(c.storage);
     snprintf(c.url, sizeof c.url, "%s", redis);
     c.lease_ms = (long long)(lease * 1000);
     ctl_name(c.name, sizeof c.name);

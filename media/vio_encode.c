@@ -13,7 +13,9 @@
 #include "vio_video.h"
 
 #include "log.h"
+#include "storage.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <libavutil/opt.h>
 #include <pthread.h>
@@ -277,9 +279,18 @@ const char *vio_out_encoder(const struct vio_out *o) { return o->enc->codec->nam
 
 /* ---- writing ---- */
 
-static int mux(struct vio_out *o, AVPacket *p, vr_err *err)
+/* A libav write error as an error value: a full disk (or quota) in the
+ * words every writer uses (storage_errno), anything else as VR_EIO. */
+static int vio_out_io_err(const struct vio_out *o, int r, const char *what, vr_err *err)
 {
     char eb[128];
+    if (r == AVERROR(ENOSPC) || r == AVERROR(EDQUOT))
+        return storage_errno(AVUNERROR(r), what, o->path, err);
+    return vr_err_set(err, VR_EIO, "%s: %s: %s", o->path, what, vio_av_err(r, eb, sizeof eb));
+}
+
+static int mux(struct vio_out *o, AVPacket *p, vr_err *err)
+{
     pthread_mutex_lock(&o->lock);
     int64_t sz = p->size;
     int r = av_interleaved_write_frame(o->oc, p);  /* takes the reference */
@@ -287,8 +298,7 @@ static int mux(struct vio_out *o, AVPacket *p, vr_err *err)
         o->bytes += sz;
     pthread_mutex_unlock(&o->lock);
     if (r < 0)
-        return vr_err_set(err, r == AVERROR(ENOSPC) ? VR_ENOSPC : VR_EIO, "%s: cannot write: %s",
-                          o->path, vio_av_err(r, eb, sizeof eb));
+        return vio_out_io_err(o, r, "cannot write", err);
     return 0;
 }
 
@@ -352,14 +362,14 @@ int vio_out_finish(struct vio_out *o, vr_err *err)
     avio_closep(&o->oc->pb);
     pthread_mutex_unlock(&o->lock);
     if (r < 0 || rc2 < 0)
-        return vr_err_set(err, VR_EIO, "%s: cannot finish the file: %s", o->path,
-                          vio_av_err(r < 0 ? r : rc2, eb, sizeof eb));
+        return vio_out_io_err(o, r < 0 ? r : rc2, "cannot finish the file", err);
     /* durable before the caller renames it into place */
     int fd = open(o->path, O_RDONLY);
     if (fd < 0 || fsync(fd) < 0) {
+        int e = errno;
         if (fd >= 0)
             close(fd);
-        return vr_err_set(err, VR_EIO, "%s: fsync failed", o->path);
+        return storage_errno(e, "cannot fsync", o->path, err);
     }
     off_t end = lseek(fd, 0, SEEK_END);
     if (end > 0)

@@ -173,12 +173,15 @@ int rq_ack(struct rq *q, const char *stream, const char *group, const char *id,
 
 /* ---- scripts (rq_scripts.c): each one atomic on the server ---- */
 
-/* The worker's lease renewal: if `consumer` still owns entry `id`, XCLAIM it
- * with JUSTID (resets idle, keeps the delivery count) and return 1; if
- * another consumer reclaimed it, or it was requeued, return 0 (never takes it
- * back). <0 on error. */
+/* The worker's lease renewal: if `consumer` still owns entry `id` of job
+ * `job`, XCLAIM it with JUSTID (resets idle, keeps the delivery count) and
+ * return 1; if another consumer reclaimed it, or it was requeued, return 0
+ * (never takes it back); if the job is no longer splitting or running
+ * (cancelled, failed, gone) return RQ_RENEW_JOB_ENDED: the worker should
+ * drop the chunk. <0 on error. */
+#define RQ_RENEW_JOB_ENDED 2
 int rq_lease_renew(struct rq *q, const char *stream, const char *consumer,
-                   const char *id, vr_err *err);
+                   const char *id, const char *job, vr_err *err);
 
 /* Outcome of rq_chunk_start. */
 struct rq_start {
@@ -198,7 +201,10 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
 /* Commits a processed chunk after its output is durable: only if `consumer`
  * still owns `id`, records frames, fps and metrics in the chunk record, raises
  * the job's counters once, XADDs the result and XACKs. Returns 1 committed,
- * 0 lease lost (nothing written, nothing acked), <0 error. */
+ * 0 lease lost (nothing written, nothing acked), RQ_COMMIT_JOB_ENDED the job
+ * is no longer splitting or running (acked, nothing counted, the chunk left
+ * unfinished for a retry), <0 error. */
+#define RQ_COMMIT_JOB_ENDED 2
 int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, const char *id,
                     const char *job, int idx, long long frames, double fps,
                     const char *metrics_json, vr_err *err);
@@ -229,7 +235,8 @@ int rq_chunk_create(struct rq *q, const char *job, int idx, const char *task,
  * force 1: any chunk but a dead one, a done one too (its output went
  * missing: the job's counters are lowered again); force 2: only a dead chunk
  * (vrctl retry; its attempt count restarts at 0); force 3: a queued or
- * running chunk whatever its entry (vrctl retry of a cancelled job).
+ * running chunk whatever its entry, its attempt count restarting at 0 too
+ * (vrctl retry of any unfinished chunk of a failed or cancelled job).
  * Returns 1 re-added, 0 not needed, VR_ENOENT without a record, <0 error. */
 int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
                           vr_err *err);

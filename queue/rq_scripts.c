@@ -27,9 +27,18 @@
     "local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n" \
     "local owned = (#p == 1 and p[1][2] == ARGV[2])\n"
 
+/* A chunk belongs to a job that is splitting or running; any other state
+ * (cancelled, failed, gone) means its work is no longer wanted. */
+#define LUA_JOB_LIVE(key) \
+    "local js = redis.call('HGET', " key ", 'state')\n" \
+    "local live = (js == 'running' or js == 'splitting')\n"
+
+/* KEYS: chunks, job. ARGV: group, consumer, id. */
 static const char RENEW_LUA[] =
     LUA_OWNER
     "if not owned then return 0 end\n"
+    LUA_JOB_LIVE("KEYS[2]")
+    "if not live then return 2 end\n"
     "redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')\n"
     "return 1\n";
 
@@ -49,10 +58,18 @@ static const char START_LUA[] =
     "return {a, cur[3]}\n";
 
 /* KEYS: chunks, chunk, job, results. ARGV: group, consumer, id, frames, fps,
- * metrics, now, job, idx. */
+ * metrics, now, job, idx. A chunk of an ended job is acked uncounted and
+ * left unfinished, so a cancelled job shows no progress after the cancel
+ * and a retry runs the chunk again. */
 static const char COMMIT_LUA[] =
     LUA_OWNER
     "if not owned then return 0 end\n"
+    LUA_JOB_LIVE("KEYS[3]")
+    "if not live then\n"
+    "  if redis.call('HGET', KEYS[2], 'state') == 'running' then\n"
+    "    redis.call('HSET', KEYS[2], 'state', 'queued') end\n"
+    "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 2\n"
+    "end\n"
     "if redis.call('HGET', KEYS[2], 'state') ~= 'done' then\n"
     "  redis.call('HSET', KEYS[2], 'state', 'done', 'frames', ARGV[4], 'fps', ARGV[5],\n"
     "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', ARGV[2])\n"
@@ -113,6 +130,7 @@ static const char REQUEUE_LUA[] =
     "  if cur[1] and #redis.call('XRANGE', KEYS[2], cur[1], cur[1]) > 0 then return 0 end\n"
     "elseif mode == '3' then\n"
     "  if cur[2] == 'done' then return 0 end\n"
+    "  redis.call('HSET', KEYS[1], 'attempts', 0, 'error', '')\n"
     "end\n"
     "if cur[2] == 'done' then\n"
     "  redis.call('HINCRBY', KEYS[3], 'chunks_done', -1)\n"
@@ -195,11 +213,13 @@ static const char *rq_record_stream(struct rq *q, const char *ck)
 }
 
 int rq_lease_renew(struct rq *q, const char *stream, const char *consumer, const char *id,
-                   vr_err *err)
+                   const char *job, vr_err *err)
 {
-    const char *kv[] = { stream, RQ_G_WORKERS, consumer, id };
+    char jk[128];
+    rq_key_job(jk, sizeof jk, job);
+    const char *kv[] = { stream, jk, RQ_G_WORKERS, consumer, id };
     long long v = 0;
-    int rc = rq_eval_int(q, err, RENEW_LUA, 1, kv, 4, &v);
+    int rc = rq_eval_int(q, err, RENEW_LUA, 2, kv, 5, &v);
     return rc < 0 ? rc : (int)v;
 }
 

@@ -5,7 +5,7 @@
  * attempts failing its job with a reason while another job completes, and a
  * bad job record failing alone; a controller killed mid-job and restarted
  * (plus a lost chunk XADD) finishing the job; Redis restarted mid-job (AOF)
- * losing nothing; cancel and retry.
+ * losing nothing; cancel and retry; cancel mid-chunk abandons the chunk.
  */
 #include "rq.h"
 #include "util-redis.h"
@@ -318,4 +318,137 @@ Test(dist_fail, lease_renewed_on_long_chunks_and_sigterm_drains)
     }
     cr_assert_gt(longest, 0.5, "chunks took %.2f s: not longer than the lease, test proves nothing",
                  longest);
+}
+
+/* Polls the processes' log for `needle`; 1 when seen within timeout_ms. */
+static int log_has(const char *needle, int timeout_ms)
+{
+    for (int t = 0;; t += 50) {
+        if (tsh("grep -qF -- '%s' '%s'", needle, D.log) == 0)
+            return 1;
+        if (t >= timeout_ms)
+            return 0;
+        msleep(50);
+    }
+}
+
+Test(dist_fail, cancel_mid_chunk_abandons_it_and_the_worker_goes_on)
+{
+    /* Chunks made slow by the worker itself (300 ms a frame, 20 frames:
+     * at least 6 s each), whatever the machine, so the cancel lands mid-chunk. */
+    cr_assert_eq(tdist_start(&D, 0, 30, 1, 0), 0);
+    D.hb_ms = 100;
+    setenv("VR_TEST_FRAME_DELAY_MS", "300", 1);
+    tdist_worker(&D);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+    connect_q();
+    char ina[400], inb[400], outa[400], outb[400], ida[64], idb[64], ck[128], buf[512];
+    snprintf(ina, sizeof ina, "%s/a.mp4", D.r.dir);
+    snprintf(inb, sizeof inb, "%s/b.mp4", D.r.dir);
+    snprintf(outa, sizeof outa, "%s/a.mkv", D.r.dir);
+    snprintf(outb, sizeof outb, "%s/b.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(ina, 4, 160, 10, 0), 0);
+    cr_assert_eq(tclip_make(inb, 1, 160, 10, 0), 0);
+    const char *two[] = { "--chunk-seconds", "2", NULL };
+    cr_assert_eq(tdist_submit(&D, ina, outa, two, ida, sizeof ida), 0);
+    rq_key_chunk(ck, sizeof ck, ida, 0);
+    wait_field(ck, "state", "running", 0, 30000);
+    cr_assert_eq(tdist_submit(&D, inb, outb, two, idb, sizeof idb), 0);
+
+    const char *cargs[] = { "cancel", ida, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, cargs), 0);
+    /* The heartbeat learns it from the renewal and the pipeline stops
+     * mid-chunk: no output file, no commit. */
+    char needle[160];
+    snprintf(needle, sizeof needle, "job %s chunk 0: job ended; chunk abandoned", ida);
+    int seen = log_has(needle, 30000);
+    if (!seen)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert(seen, "the worker did not abandon the cancelled chunk");
+    cr_assert(log_has("cancelled at frame", 1000),
+              "the chunk was not stopped mid-way");
+    snprintf(buf, sizeof buf, "%s/jobs/%s/out/00000.mkv", D.storage, ida);
+    cr_assert_neq(access(buf, F_OK), 0, "a cancelled chunk's output was written");
+
+    /* The worker goes on with the other job; the cancelled one never moves. */
+    int rc = tdist_watch(&D, idb, 60000);
+    if (rc)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(frames_of(outb), 10);
+    job_field(ida, "state", buf, sizeof buf);
+    cr_assert_str_eq(buf, "cancelled");
+    job_field(ida, "chunks_done", buf, sizeof buf);
+    cr_assert_eq(atoi(buf), 0, "chunks counted after the cancel");
+    job_field(ida, "frames_done", buf, sizeof buf);
+    cr_assert_eq(atoi(buf), 0);
+    rq_hget(Q, ck, "state", buf, sizeof buf, NULL);
+    cr_assert_str_neq(buf, "done");
+}
+
+Test(dist_fail, commit_during_redis_outage_is_retried_not_recomputed)
+{
+    /* Redis (AOF) goes away while the only worker is mid-chunk; the chunk
+     * finishes during the outage, so its commit fails. Redis comes back
+     * well within the lease (30 s): the worker must commit the finished
+     * chunk once instead of dropping it for a recompute after the lease. */
+    cr_assert_eq(tdist_start(&D, 1, 30, 1, 0), 0);
+    D.hb_ms = 100;
+    setenv("VR_TEST_FRAME_DELAY_MS", "100", 1);
+    tdist_worker(&D);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+    connect_q();
+    char in[400], out[400], id[64], ck[128];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 160, 10, 0), 0);
+    const char *two[] = { "--chunk-seconds", "2", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, two, id, sizeof id), 0);
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    wait_field(ck, "state", "running", 0, 30000);
+    tredis_kill(&D.r);
+    rq_free(&Q);
+    /* No guess at the chunk's length: wait until the worker has tried. */
+    char needle[160];
+    snprintf(needle, sizeof needle, "job %s chunk 0: cannot commit", id);
+    int seen = log_has(needle, 60000);
+    cr_assert_eq(tredis_restart(&D.r), 0);
+    connect_q();
+    if (!seen)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert(seen, "the worker never tried to commit during the outage");
+    int rc = tdist_watch(&D, id, 25000); /* shorter than the lease: no reclaim */
+    if (rc)
+        tsh("tail -40 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0);
+    long long att = 0;
+    rq_hget_ll(Q, ck, "attempts", &att, NULL);
+    cr_assert_eq(att, 1, "chunk 0 was computed %lld times", att);
+    cr_assert_eq(frames_of(out), 20);
+    char buf[64];
+    job_field(id, "chunks_done", buf, sizeof buf);
+    cr_assert_eq(atoi(buf), 1);
+}
+
+Test(dist_fail, controller_start_sweeps_leftover_temps)
+{
+    /* What a kill -9 or a full disk leaves: a temp beside a chunk output,
+     * two hours old. A fresh one (maybe another node's, being written) stays. */
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    char dir[400], old[600], fresh[600];
+    snprintf(dir, sizeof dir, "%s/jobs/j1/out", D.storage);
+    cr_assert_eq(tsh("mkdir -p '%s'", dir), 0);
+    snprintf(old, sizeof old, "%s/.00002.mkv.tmp-999999-0000abcd", dir);
+    snprintf(fresh, sizeof fresh, "%s/.00003.mkv.tmp-999999-0000abce", dir);
+    cr_assert_eq(tsh("echo x > '%s' && touch -d '2 hours ago' '%s' && echo x > '%s'", old, old,
+                     fresh), 0);
+    tdist_controller(&D);
+    int gone = 0;
+    for (int t = 0; t < 20000 && !gone; t += 50) {
+        gone = access(old, F_OK) != 0;
+        if (!gone)
+            msleep(50);
+    }
+    cr_assert(gone, "the controller left %s", old);
+    cr_assert_eq(access(fresh, F_OK), 0, "a fresh temp was removed");
 }

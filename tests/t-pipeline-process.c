@@ -247,6 +247,35 @@ Test(pipeline, corrupt_and_truncated_fail_leaving_nothing, .init = quiet)
     tv_rmdir(dir);
 }
 
+/* A full disk while the output is written: one wording everywhere, the one
+ * the docs give ("disk full (free space on the storage volume and retry the
+ * job)"), and no temp file left. The disk is a 16 KiB tmpfs (the greenscreen output of the clip takes more) mounted in a
+ * private user + mount namespace (no root needed, nothing seen outside). */
+Test(pipeline, disk_full_names_the_fix_and_leaves_nothing, .init = quiet)
+{
+    if (system("unshare -rm true >/dev/null 2>&1") != 0)
+        cr_skip_test("no user namespaces here (unshare -rm)");
+    char dir[256], src[512], args[2048], msg[4096];
+    tv_tmpdir(dir, sizeof dir);
+    tv_data(src, sizeof src, "tests/data/video/mono.mkv");
+    const char *bin = getenv("VR_BIN_DIR");
+    snprintf(args, sizeof args,
+             "unshare -rm sh -c 'mount -t tmpfs -o size=16k vrfull %s && "
+             "%s/vr-worker process --cpu --profile fast --output greenscreen %s -o %s/out.mkv; st=$?; "
+             "ls -A %s | sed \"s/^/left: /\"; exit $st' 2>&1",
+             dir, bin ? bin : "bin", src, dir, dir);
+    FILE *p = popen(args, "r");
+    cr_assert_not_null(p);
+    size_t got = fread(msg, 1, sizeof msg - 1, p);
+    msg[got] = '\0';
+    int st = pclose(p);
+    cr_assert_neq(st, 0, "a full disk went unnoticed: %s", msg);
+    cr_assert(strstr(msg, "disk full (free space on the storage volume and retry the job)"),
+              "%s", msg);
+    cr_assert_null(strstr(msg, "left: "), "something left on the full disk: %s", msg);
+    tv_rmdir(dir);
+}
+
 Test(pipeline, gpu_without_device_fails_clearly, .init = quiet)
 {
     char dir[256], src[512], args[2048], msg[4096];

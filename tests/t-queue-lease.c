@@ -4,7 +4,9 @@
  * a late worker's commit neither records nor acks; trimming keeps pending
  * and undelivered entries; the attempt count lives in the chunk record and
  * survives an AOF reload; dead-lettering after N attempts; a lost XADD is
- * found and re-added; a duplicate commit counts once.
+ * found and re-added; a duplicate commit counts once; a cancel mid-chunk is
+ * told by the renewal and a racing commit counts nothing; retry restarts
+ * the attempts of every unfinished chunk.
  */
 #include "rq.h"
 #include "util-redis.h"
@@ -86,7 +88,7 @@ Test(queue, renewal_after_reclaim_does_not_steal_back)
 
     /* While alive, renewal keeps the entry even past the lease. */
     msleep(120);
-    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostA:0:aaaa", a.id, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostA:0:aaaa", a.id, "j1", &e), 1, "%s", e.msg);
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, NULL, a.id, "j1", 0, "lease expired", 100, &e), 0,
                  "renewed entry was reclaimed");
 
@@ -97,8 +99,8 @@ Test(queue, renewal_after_reclaim_does_not_steal_back)
     cr_assert_eq(st.attempt, 2);
 
     /* A wakes up and renews: it must learn it lost the chunk. */
-    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostA:0:aaaa", a.id, &e), 0);
-    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostB:0:bbbb", b.id, &e), 1);
+    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostA:0:aaaa", a.id, "j1", &e), 0);
+    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostB:0:bbbb", b.id, "j1", &e), 1);
     redisReply *r = rq_cmd(Q, &e, "XPENDING %s %s - + 10", RQ_CHUNKS, RQ_G_WORKERS);
     cr_assert_eq(r->elements, 1);
     cr_assert_str_eq(r->element[0]->element[1]->str, "hostB:0:bbbb");
@@ -241,6 +243,61 @@ Test(queue, cancelled_job_chunks_are_skipped)
     cr_assert(strstr(why, "cancelled"), "%s", why);
     cr_assert_eq(pending(), 0);
     rq_msg_release(&m);
+}
+
+/* Cancel lands while a worker holds a chunk: its next renewal says the job
+ * ended (not "lost"), and a commit that races the cancel is acked without
+ * counting, so a cancelled job never shows chunks done after the cancel. */
+Test(queue, cancel_mid_chunk_renew_says_so_and_commit_counts_nothing)
+{
+    vr_err e = { 0 };
+    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1);
+    redisReply *r = rq_cmd(Q, &e, "HSET vr:job:j1 chunks_done 0");
+    freeReplyObject(r);
+    struct rq_msg a = { 0 };
+    struct rq_start st;
+    cr_assert_eq(take("A:cpu:1", &a, &st), 1);
+    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", &e), 1, "%s", e.msg);
+    r = rq_cmd(Q, &e, "HSET vr:job:j1 state cancelled");
+    freeReplyObject(r);
+    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", &e), RQ_RENEW_JOB_ENDED);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 0, 10, 5.0, "{}", &e),
+                 RQ_COMMIT_JOB_ENDED, "%s", e.msg);
+    cr_assert_eq(hll("vr:job:j1", "chunks_done"), 0, "a cancelled job's chunk was counted");
+    cr_assert_eq(pending(), 0, "the entry of the ended job stays pending");
+    char v[32] = "";
+    rq_hget(Q, "vr:chunk:j1:0", "state", v, sizeof v, NULL);
+    cr_assert_str_eq(v, "queued", "retry must find the chunk unfinished");
+    rq_msg_release(&a);
+}
+
+/* vrctl retry re-arms every unfinished chunk with its attempts from 0 (a job
+ * that failed for a full disk must not find its other chunks one attempt
+ * from the dead letter), and leaves done chunks alone. */
+Test(queue, retry_restarts_attempts_of_every_unfinished_chunk)
+{
+    vr_err e = { 0 };
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(rq_chunk_create(Q, "j1", i, "{}", 3, 0, &e), 1);
+    redisReply *r = rq_cmd(Q, &e, "HSET vr:chunk:j1:0 state running attempts 2 error full");
+    freeReplyObject(r);
+    r = rq_cmd(Q, &e, "HSET vr:chunk:j1:1 state dead attempts 3 error full");
+    freeReplyObject(r);
+    r = rq_cmd(Q, &e, "HSET vr:chunk:j1:2 state done attempts 2");
+    freeReplyObject(r);
+    /* cli/cmd_jobs.c's loop: a dead chunk is re-armed, else any unfinished one */
+    for (int i = 0; i < 3; i++) {
+        int rc = rq_chunk_requeue_lost(Q, "j1", i, 2, &e);
+        if (rc == 0)
+            rc = rq_chunk_requeue_lost(Q, "j1", i, 3, &e);
+        cr_assert_eq(rc, i < 2, "chunk %d: %d %s", i, rc, e.msg);
+    }
+    cr_assert_eq(hll("vr:chunk:j1:0", "attempts"), 0);
+    cr_assert_eq(hll("vr:chunk:j1:1", "attempts"), 0);
+    cr_assert_eq(hll("vr:chunk:j1:2", "attempts"), 2, "a done chunk was touched");
+    char v[32] = "";
+    rq_hget(Q, "vr:chunk:j1:0", "error", v, sizeof v, NULL);
+    cr_assert_str_eq(v, "");
 }
 
 Test(queue, malformed_entry_is_skipped_not_wedged)

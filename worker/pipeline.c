@@ -438,6 +438,16 @@ static void *encode_main(void *arg)
     void *x;
     while (pq_pop(p->q_seg, &x)) {
         struct item *it = x;
+        /* Checked here too: the decoder may have read the whole chunk
+         * already, and a cancelled chunk must not be encoded to the end. */
+        if (p->o->cancel && *p->o->cancel) {
+            rc = vr_err_set(&e, VR_ECANCELED, "%s: cancelled at frame %lld", p->in_path,
+                            (long long)it->index);
+            if (it->mask)
+                pq_push(p->pool, it->mask);
+            item_free(it);
+            break;
+        }
         if (it->warmup) { /* its only use was the temporal filter's state */
             pq_push(p->pool, it->mask);
             it->mask = NULL;

@@ -126,11 +126,19 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         /* Another worker owns the chunk now: no result, no XACK. */
         log_warn("job %s chunk %ld: lease lost; dropped without acknowledging", job, idx);
         rc = 0;
+    } else if (ended) {
+        /* Cancelled or failed meanwhile: never commit, even if the pipeline
+         * finished before it saw the cancel; the fail script acks the entry
+         * of an ended job without touching its counters. */
+        log_info("job %s chunk %ld: job ended; chunk abandoned, not committed (%s)", job, idx,
+                 rc < 0 ? e.msg : "it had finished");
+        vr_err fe = { 0 };
+        rc = rq_chunk_fail(s->q, msg->stream, s->name, msg->id, job, (int)idx, "job ended", 0, &fe);
+        rc = rc < 0 ? rc : 0;
     } else if (rc == 0) {
         char *mj = metrics_to_string(m);
         double fps = secs > 0 ? m->frames / secs : 0;
-        rc = rq_chunk_commit(s->q, msg->stream, s->name, msg->id, job, (int)idx, (long long)m->frames, fps,
-                             mj, &e);
+        rc = serve_commit(s, msg, job, (int)idx, (long long)m->frames, fps, mj, &e);
         free(mj);
         if (rc == 1) {
             log_info("job %s chunk %ld: %llu frames in %.2f s (%.1f fps)", job, idx,
@@ -143,12 +151,14 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
             rc = 0;
         } else if (rc == 0) {
             log_warn("job %s chunk %ld: lease lost before commit; result dropped", job, idx);
+        } else if (rc == RQ_COMMIT_JOB_ENDED) {
+            log_info("job %s chunk %ld: job ended before commit; result dropped", job, idx);
+            rc = 0;
         } else {
-            log_warn("job %s chunk %ld: cannot commit: %s", job, idx, e.msg);
+            log_error("job %s chunk %ld: cannot commit, gave up: %s", job, idx, e.msg);
         }
     } else {
-        if (!ended)
-            log_error("job %s chunk %ld attempt %d: %s", job, idx, st->attempt, e.msg);
+        log_error("job %s chunk %ld attempt %d: %s", job, idx, st->attempt, e.msg);
         char reason[sizeof e.msg];
         snprintf(reason, sizeof reason, "%s", e.msg[0] ? e.msg : vr_err_name(rc));
         vr_err fe = { 0 };

@@ -7,7 +7,6 @@
 
 #include "log.h"
 #include "rq_fleet.h"
-#include "rq_jobs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -28,7 +27,7 @@ static void serve_hb_once(struct serve *s, struct rq *q)
 
     if (busy && !lost) {
         vr_err e = { 0 };
-        int rc = rq_lease_renew(q, stream, s->name, id, &e);
+        int rc = rq_lease_renew(q, stream, s->name, id, job, &e);
         if (rc == 0) {
             log_warn("job %s chunk %d: lease lost (reclaimed by the controller); stopping it, "
                      "no result will be written", job, idx);
@@ -36,13 +35,11 @@ static void serve_hb_once(struct serve *s, struct rq *q)
             s->lost = 1;
             s->cancel = 1;
             pthread_mutex_unlock(&s->mu);
-        }
-        char state[32] = "";
-        if (rq_job_state(q, job, state, sizeof state, NULL) > 0 &&
-            (!strcmp(state, "cancelled") || !strcmp(state, "failed"))) {
+        } else if (rc == RQ_RENEW_JOB_ENDED) {
+            /* cancelled or failed: the chunk's result is no longer wanted */
             pthread_mutex_lock(&s->mu);
             if (!s->job_ended)
-                log_info("job %s %s: stopping chunk %d", job, state, idx);
+                log_info("job %s no longer running: stopping chunk %d", job, idx);
             s->job_ended = 1;
             s->cancel = 1;
             pthread_mutex_unlock(&s->mu);
