@@ -19,7 +19,11 @@ struct vr_nvml {
     int (*shutdown)(void);
     int (*util)(nvml_dev, struct nvml_util *);
     int (*mem)(nvml_dev, struct nvml_mem *);
+    int (*enc_capacity)(nvml_dev, int, unsigned *); /* optional */
 };
+
+#define NVML_ERROR_NOT_SUPPORTED 3
+#define NVML_ENCODER_QUERY_H264 0
 
 int nvml_open(const char *pci_bus_id, int index, struct vr_nvml **out, vr_err *err)
 {
@@ -41,6 +45,8 @@ int nvml_open(const char *pci_bus_id, int index, struct vr_nvml **out, vr_err *e
     n->shutdown = (int (*)(void))dlsym(n->lib, "nvmlShutdown");
     n->util = (int (*)(nvml_dev, struct nvml_util *))dlsym(n->lib, "nvmlDeviceGetUtilizationRates");
     n->mem = (int (*)(nvml_dev, struct nvml_mem *))dlsym(n->lib, "nvmlDeviceGetMemoryInfo");
+    n->enc_capacity = (int (*)(nvml_dev, int, unsigned *))dlsym(n->lib,
+                                                               "nvmlDeviceGetEncoderCapacity");
     if (!init || !by_idx || !by_pci || !n->shutdown || !n->util || !n->mem) {
         vr_err_set(err, rc, "nvml: libnvidia-ml.so.1 lacks the expected functions");
         goto fail;
@@ -72,6 +78,17 @@ int nvml_sample(struct vr_nvml *n, unsigned *util_pct, uint64_t *mem_used)
     *util_pct = u.gpu;
     *mem_used = m.used;
     return 0;
+}
+
+int nvml_has_encoder(struct vr_nvml *n, int *nvml_rc)
+{
+    unsigned cap = 0;
+    int r = n && n->enc_capacity ? n->enc_capacity(n->dev, NVML_ENCODER_QUERY_H264, &cap) : -1;
+    if (nvml_rc)
+        *nvml_rc = r;
+    if (r == 0)
+        return 1;
+    return r == NVML_ERROR_NOT_SUPPORTED ? 0 : -1;
 }
 
 void nvml_close(struct vr_nvml **np)

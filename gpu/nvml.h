@@ -22,6 +22,12 @@ int nvml_open(const char *pci_bus_id, int index, struct vr_nvml **out, vr_err *e
  * memory in use (bytes, whole device). Returns 0 or VR_EIO. */
 int nvml_sample(struct vr_nvml *n, unsigned *util_pct, uint64_t *mem_used);
 
+/* Whether the GPU has a video encoder (NVENC), from NVML's encoder
+ * capacity query, without opening one: 1 yes, 0 no (NVML says the query is
+ * not supported: H100, H200, A100), -1 unknown (no NVML, another error).
+ * *nvml_rc (may be NULL) gets NVML's return code. */
+int nvml_has_encoder(struct vr_nvml *n, int *nvml_rc);
+
 /* Shuts NVML down and frees *n, clearing it; accepts NULL. */
 void nvml_close(struct vr_nvml **n);
 

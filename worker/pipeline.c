@@ -572,6 +572,21 @@ static void pipe_release(struct pipe *p)
 
 /* ---- the run ---- */
 
+/* Whether NVENC is worth trying: not where NVML says the GPU has no
+ * encoder. Opening one to find out costs ~0.5 s, and several seconds when a
+ * dozen workers create their CUDA contexts at once (issue 9). */
+static int gpu_may_have_nvenc(struct pipe *p)
+{
+    static int noted;
+    int nrc, has = nvml_has_encoder(p->nvml, &nrc);
+    if (!noted) {
+        noted = 1;
+        log_info("NVENC: %s (NVML encoder query: %d)", has > 0 ? "present" : has == 0
+                 ? "this GPU has none; CPU encoder" : "unknown; probed at the first encode", nrc);
+    }
+    return has != 0;
+}
+
 /* Where a run's fixed cost goes (ms from the start): what a short chunk
  * pays besides its frames. */
 static void log_setup(const struct pipe *p, int engine_warm)
@@ -625,7 +640,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     struct vio_out_opts oo = {
         .path = tmp, .format_name = out, .in = p->in, .w = p->plan.enc_w, .h = p->plan.enc_h,
         .pix_fmt = AV_PIX_FMT_YUV420P, .full_range = p->plan.full_range, .cfg = &o->cfg,
-        .try_nvenc = p->gpu, .copy_streams = 1,
+        .try_nvenc = p->gpu && gpu_may_have_nvenc(p), .copy_streams = 1,
     };
     if ((rc = vio_out_open(&oo, &p->out, err)) < 0)
         return rc;
