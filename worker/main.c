@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 #include "commands.h"
+#include "vio_lib.h"
 
 static const struct cli_cmd worker_cmds[] = {
     { "segment-image", cmd_segment_image, 0,
@@ -61,6 +62,7 @@ static const struct cli_cmd worker_cmds[] = {
 
 int main(int argc, char **argv)
 {
+    cli_version_extra(vio_lib_versions);
     return cli_main("vr-worker", "segments people in VR video, one process per GPU",
                     worker_cmds, argc, argv);
 }
