@@ -19,7 +19,8 @@ static const struct cli_cmd vrctl_cmds[] = {
       "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
       "       [--priority N] [--wait]",
       "validate a video and enqueue it as a job; prints the job id",
-      "  -o OUT             output file (.mkv, .mp4, .mov), written by the controller\n"
+      "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
+      "                     (what the stitch can write; others are refused now)\n"
       VRCTL_SPEC_HELP
       "  --chunk-seconds S  chunk length; chunks start at keyframes (10); with an\n"
       "                     open-GOP HEVC source each carries the GOP before it\n"
@@ -39,6 +40,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S]",
       "all-in-one local mode: private redis, controller and workers",
+      "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
       "  --per-gpu N        chunks in flight per GPU, one worker process each (3):\n"
       "                     one NVDEC session alone cannot keep up with 8K60\n"

@@ -33,3 +33,42 @@ Test(cli_edges, version_from_one_place, .timeout = 30)
     cr_assert(!strncmp(out, "vr-worker ", 10) && strstr(out, want), "vr-worker --version: %s", out);
     cr_assert(strstr(out, "libavcodec") && strstr(out, "libavformat"), "no libav versions: %s", out);
 }
+
+/* ---- output containers ---- */
+
+/* A 1 s clip in a fresh temp dir (dir gets the dir, clip the path). */
+static void edge_clip(char *dir, size_t dn, char *clip, size_t cn)
+{
+    snprintf(dir, dn, "/tmp/vrtest-edge-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(clip, cn, "%s/in.mp4", dir);
+    cr_assert_eq(tclip_make(clip, 1.0, 160, 5, 0), 0, "ffmpeg could not make the clip");
+}
+
+/* The stitch copies H.264/HEVC/FFV1 and the source's audio into matroska,
+ * mp4 or mov; .webm (VP8/VP9/AV1 only) was accepted and failed at the end
+ * of the job. Now submit and run refuse it before anything is queued. */
+Test(cli_edges, output_container_checked_before_queueing, .timeout = 60)
+{
+    char dir[64], clip[128], args[512], out[4096];
+    edge_clip(dir, sizeof dir, clip, sizeof clip);
+    const char *bad[] = { "x.webm", "x.avi", "x.ts", NULL };
+    for (int i = 0; bad[i]; i++) {
+        snprintf(args, sizeof args, "submit %s -o %s/%s --redis unix://%s/none.sock", clip, dir,
+                 bad[i], dir);
+        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 1, "submit %s: %s", bad[i], out);
+        cr_assert(strstr(out, bad[i]) && strstr(out, ".mkv, .mp4 or .mov"), "submit %s: %s",
+                  bad[i], out);
+        snprintf(args, sizeof args, "run %s -o %s/%s --cpu", clip, dir, bad[i]);
+        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 1, "run %s: %s", bad[i], out);
+        cr_assert(strstr(out, ".mkv, .mp4 or .mov"), "run %s: %s", bad[i], out);
+    }
+    const char *good[] = { "x.mkv", "x.mp4", "x.mov", NULL };
+    for (int i = 0; good[i]; i++) {
+        snprintf(args, sizeof args, "submit %s -o %s/%s --redis unix://%s/none.sock", clip, dir,
+                 good[i], dir);
+        run_sh(out, sizeof out, "vrctl", args);
+        cr_assert(!strstr(out, "container"), "submit %s refused: %s", good[i], out);
+    }
+    tsh("rm -rf '%s'", dir);
+}
