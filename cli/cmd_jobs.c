@@ -28,11 +28,13 @@ int cmd_cancel(int argc, char **argv)
         printf("%s cancelled\n", v.id);
     } else if (rc == 0) {
         fprintf(stderr, "vrctl cancel: job %s already %s\n", v.id, state);
+    } else if (rc == VR_ENOENT) {
+        rc = vrctl_no_job(v.id);
     } else {
-        fprintf(stderr, "vrctl cancel: %s\n", rc == VR_ENOENT ? "no such job" : e.msg);
+        fprintf(stderr, "vrctl cancel: %s\n", e.msg);
     }
     vrctl_end(&v);
-    return rc == 1 ? 0 : 1;
+    return rc == 1 ? 0 : rc == 2 ? 2 : 1;
 }
 
 int cmd_retry(int argc, char **argv)
@@ -69,8 +71,12 @@ int cmd_retry(int argc, char **argv)
     vrctl_end(&v);
     return 0;
 fail:
-    if (rc < 0)
-        fprintf(stderr, "vrctl retry: %s\n", rc == VR_ENOENT ? "no such job" : e.msg);
+    /* Only the job's own record answers VR_ENOENT here: a missing chunk
+     * record is skipped above. */
+    if (rc == VR_ENOENT)
+        rc = vrctl_no_job(v.id);
+    else if (rc < 0)
+        fprintf(stderr, "vrctl retry: %s\n", e.msg);
     vrctl_end(&v);
-    return 1;
+    return rc == 2 ? 2 : 1;
 }

@@ -46,7 +46,10 @@ int cmd_status(int argc, char **argv)
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) {
         if (rq_job_status(q, ids[i], id != NULL, st, &e) < 0) {
-            fprintf(stderr, "vrctl status: %s\n", e.msg);
+            if (id && e.code == VR_ENOENT)
+                rc = vrctl_no_job(id);
+            else
+                fprintf(stderr, "vrctl status: %s\n", e.msg);
             json_decref(arr);
             goto out;
         }
@@ -97,7 +100,10 @@ int cmd_metrics(int argc, char **argv)
     vr_err e = { 0 };
     rc = 1;
     if (!st || rq_job_status(v.q, v.id, 1, st, &e) < 0) {
-        fprintf(stderr, "vrctl metrics: %s\n", st ? e.msg : "out of memory");
+        if (st && e.code == VR_ENOENT)
+            rc = vrctl_no_job(v.id);
+        else
+            fprintf(stderr, "vrctl metrics: %s\n", st ? e.msg : "out of memory");
         goto out;
     }
     if (v.json) {

@@ -14,6 +14,11 @@
     "                     decided once from the whole source), mono, sbs or tb\n"              \
     "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"
 
+/* The exit codes of the commands that take a job. */
+#define VRCTL_EXIT_HELP                                                                         \
+    "exit: 0 ok, 1 failed (or, for watch, the job failed or was cancelled),\n"                \
+    "      2 bad usage or no such job (\"vrctl CMD: no job 'ID'\")\n"
+
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, CLI_NEEDS_REDIS,
       "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
@@ -29,13 +34,17 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
       "  --wait             show progress until the job ends; exit 0 only when done\n" },
     { "status", cmd_status, CLI_NEEDS_REDIS, "[JOB] [--json]", "show jobs and their progress",
-      "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n" },
-    { "watch", cmd_watch, CLI_NEEDS_REDIS, "JOB", "live progress bar until the job ends (exit 0 = done)", NULL },
+      "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n"
+      VRCTL_EXIT_HELP },
+    { "watch", cmd_watch, CLI_NEEDS_REDIS, "JOB", "live progress bar until the job ends (exit 0 = done)",
+      VRCTL_EXIT_HELP },
     { "workers", cmd_workers, CLI_NEEDS_REDIS, "[--json]", "list live workers with GPU, chunk and fps", NULL },
-    { "cancel", cmd_cancel, CLI_NEEDS_REDIS, "JOB", "cancel a job: drop its chunks, stop running ones", NULL },
-    { "retry", cmd_retry, CLI_NEEDS_REDIS, "JOB", "re-run a failed (or cancelled) job's unfinished chunks", NULL },
+    { "cancel", cmd_cancel, CLI_NEEDS_REDIS, "JOB", "cancel a job: drop its chunks, stop running ones",
+      VRCTL_EXIT_HELP },
+    { "retry", cmd_retry, CLI_NEEDS_REDIS, "JOB", "re-run a failed (or cancelled) job's unfinished chunks",
+      VRCTL_EXIT_HELP },
     { "metrics", cmd_metrics, CLI_NEEDS_REDIS, "JOB [--json]",
-      "per-stage timings and percentiles (merged histograms) of a job", NULL },
+      "per-stage timings and percentiles (merged histograms) of a job", VRCTL_EXIT_HELP },
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S]",

@@ -38,6 +38,11 @@ enum { VRCTL_WANT_ID = 1 << 0, VRCTL_MAY_ID = 1 << 1, VRCTL_WANT_JSON = 1 << 2 }
 int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s);
 void vrctl_end(struct vrctl_session *s);
 
+/* Prints "vrctl CMD: no job 'ID'" and returns 2: the one answer of every
+ * command to a job that does not exist (a bad argument, as usage errors
+ * are; 1 would read as "the job failed"). */
+int vrctl_no_job(const char *id);
+
 /* The job-spec options `submit` and `run` share, as `vr-worker process`
  * has them: VRCTL_OPT_PROFILE, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK,
  * VRCTL_OPT_LAYOUT as getopt codes and 'c' (-c FILE, the config overrides:

@@ -72,3 +72,25 @@ Test(cli_edges, output_container_checked_before_queueing, .timeout = 60)
     }
     tsh("rm -rf '%s'", dir);
 }
+
+/* ---- an unknown job ---- */
+
+/* Every command that takes a job answers an unknown one alike: one line
+ * "vrctl CMD: no job 'ID'" and exit 2 (as a bad argument), never 1, which
+ * for watch and submit --wait means the job failed. */
+Test(cli_edges, unknown_job_same_answer_everywhere, .timeout = 60)
+{
+    struct tredis r;
+    cr_assert_eq(tredis_start(&r, 0), 0);
+    const char *cmds[] = { "status", "metrics", "watch", "cancel", "retry", NULL };
+    const char *id = "20990101-000000-deadbeef";
+    for (int i = 0; cmds[i]; i++) {
+        char args[512], out[1024], want[128];
+        snprintf(args, sizeof args, "%s %s --redis %s", cmds[i], id, r.url);
+        int rc = run_sh(out, sizeof out, "vrctl", args);
+        snprintf(want, sizeof want, "vrctl %s: no job '%s'\n", cmds[i], id);
+        cr_expect_eq(rc, 2, "%s: exit %d: %s", cmds[i], rc, out);
+        cr_expect_str_eq(out, want, "%s", cmds[i]);
+    }
+    tredis_stop(&r);
+}
