@@ -9,6 +9,7 @@
 #include "rq_fleet.h"
 #include "rq_stats.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,7 @@ int cmd_status(int argc, char **argv)
     }
     if (json) {
         json_t *doc = id ? json_incref(json_array_get(arr, 0)) : json_incref(arr);
-        char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char *s = json_dumps(doc, VRCTL_JSON_FLAGS);
         if (s)
             printf("%s\n", s);
         free(s);
@@ -108,7 +109,7 @@ int cmd_metrics(int argc, char **argv)
     }
     if (v.json) {
         json_t *o = rq_job_status_json(st);
-        char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char *s = json_dumps(o, VRCTL_JSON_FLAGS);
         if (s)
             printf("%s\n", s);
         free(s);
@@ -173,7 +174,7 @@ int cmd_workers(int argc, char **argv)
         if (v.json)
             json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:f, s:I, s:I}", "name",
                                   w[i].name, "gpu", w[i].gpu, "state", w[i].state, "chunk",
-                                  w[i].chunk, "fps", w[i].fps, "chunks_done",
+                                  w[i].chunk, "fps", round(w[i].fps * 1000) / 1000, "chunks_done",
                                   (json_int_t)w[i].chunks_done, "frames_done",
                                   (json_int_t)w[i].frames_done));
         else
@@ -182,7 +183,7 @@ int cmd_workers(int argc, char **argv)
                    w[i].frames_done);
     }
     if (v.json) {
-        char *s = json_dumps(arr, JSON_INDENT(2));
+        char *s = json_dumps(arr, VRCTL_JSON_FLAGS);
         if (s)
             printf("%s\n", s);
         free(s);
