@@ -94,3 +94,65 @@ Test(cli_edges, unknown_job_same_answer_everywhere, .timeout = 60)
     }
     tredis_stop(&r);
 }
+
+/* ---- retry after a failed stitch; status --json ---- */
+
+static struct tdist D;
+
+static void dist_stop(void)
+{
+    tdist_stop(&D, 0);
+}
+
+/* No figure with float noise (0.46300000000000002): at most 3 decimals. */
+static void expect_tidy_reals(const char *json)
+{
+    for (const char *p = strchr(json, '.'); p; p = strchr(p + 1, '.')) {
+        int d = 0;
+        while (p[1 + d] >= '0' && p[1 + d] <= '9')
+            d++;
+        if (p > json && p[-1] >= '0' && p[-1] <= '9')
+            cr_expect_leq(d, 3, "noisy figure near: %.40s", p > json + 10 ? p - 10 : json);
+    }
+}
+
+/* A stitch that fails (the output name is taken by a directory) fails the
+ * job with its chunks all done; `vrctl retry` must stitch again, not
+ * re-queue nothing and leave the job "running" forever. Then status --json:
+ * tidy reals, and in the all-jobs list no per-chunk figures it did not read
+ * (chunk_frames_sum 0, workers {}). */
+Test(cli_edges, retry_restitches_and_status_json_is_tidy, .timeout = 120, .fini = dist_stop)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 1), 0);
+    char in[400], out[400], id[64], buf[16384];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    cr_assert_eq(tsh("mkdir '%s'", out), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    int rc = tdist_watch(&D, id, 90000);
+    cr_assert_eq(rc, 1, "watch exit %d: the stitch should have failed", rc);
+    const char *st[] = { "status", id, NULL };
+    tdist_vrctl(&D, buf, sizeof buf, st);
+    cr_assert(strstr(buf, "stitch"), "not a stitch failure: %s", buf);
+
+    cr_assert_eq(tsh("rmdir '%s'", out), 0);
+    const char *retry[] = { "retry", id, NULL };
+    rc = tdist_vrctl(&D, buf, sizeof buf, retry);
+    cr_assert_eq(rc, 0, "retry exit %d: %s", rc, buf);
+    cr_assert(strstr(buf, "stitching again"), "retry should say it stitches again: %s", buf);
+    rc = tdist_watch(&D, id, 60000);
+    if (rc != 0)
+        tsh("tail -20 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0, "after retry: watch exit %d", rc);
+    cr_assert_eq(tsh("ffprobe -v error '%s'", out), 0, "no output after the retry");
+
+    const char *one[] = { "status", id, "--json", NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, one), 0);
+    expect_tidy_reals(buf);
+    cr_expect(strstr(buf, "\"chunk_frames_sum\": 20"), "one job: %s", buf);
+    const char *all[] = { "status", "--json", NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, all), 0);
+    expect_tidy_reals(buf);
+    cr_expect(!strstr(buf, "chunk_frames_sum") && !strstr(buf, "\"workers\""), "list: %s", buf);
+}
