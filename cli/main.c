@@ -3,6 +3,7 @@
  * table; help is generated from it.
  */
 #include "cli.h"
+#include "vio_lib.h"
 #include "vrctl.h"
 
 /* The job options submit and run share with `vr-worker process`. */
@@ -65,6 +66,7 @@ static const struct cli_cmd vrctl_cmds[] = {
 
 int main(int argc, char **argv)
 {
+    vio_lib_log_route();
     return cli_main("vrctl", "submit and watch vrseg background-removal jobs",
                     vrctl_cmds, argc, argv);
 }

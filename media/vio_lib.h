@@ -11,4 +11,11 @@
  * one built against when they differ. */
 void vio_lib_versions(FILE *f);
 
+/* Routes libav's log lines (av_log) through log_msg: our timestamp and
+ * program name, "libav <component>:" in front, libav's level mapped to
+ * ours (panic..error: error, warning: warn, info and verbose: debug) and
+ * still filtered by av_log_set_level. Partial lines are joined per thread.
+ * Call once, early in main. */
+void vio_lib_log_route(void);
+
 #endif

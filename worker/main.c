@@ -63,6 +63,7 @@ static const struct cli_cmd worker_cmds[] = {
 int main(int argc, char **argv)
 {
     cli_version_extra(vio_lib_versions);
+    vio_lib_log_route();
     return cli_main("vr-worker", "segments people in VR video, one process per GPU",
                     worker_cmds, argc, argv);
 }
