@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Runs `$VR_BIN_DIR/<bin> <args>`, stdout and stderr into out; the status. */
 static int run_sh(char *out, size_t n, const char *bin, const char *args)
@@ -155,4 +156,22 @@ Test(cli_edges, retry_restitches_and_status_json_is_tidy, .timeout = 120, .fini 
     cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, all), 0);
     expect_tidy_reals(buf);
     cr_expect(!strstr(buf, "chunk_frames_sum") && !strstr(buf, "\"workers\""), "list: %s", buf);
+}
+
+/* ---- tune without a GPU ---- */
+
+/* Without a GPU (no device, or no driver at all) tune says so in words a
+ * user knows, not cudart's "CUDA driver version is insufficient". */
+Test(cli_edges, tune_without_gpu_says_so, .timeout = 30)
+{
+    char out[2048];
+    int rc = run_sh(out, sizeof out, "vr-worker", "tune --gpu 63");
+    cr_assert_eq(rc, 1, "exit %d: %s", rc, out);
+    cr_assert(!strstr(out, "insufficient"), "%s", out);
+    if (strstr(out, "built without CUDA"))
+        return;
+    if (access("/dev/nvidiactl", F_OK) != 0)
+        cr_assert(strstr(out, "no NVIDIA GPU found"), "%s", out);
+    else
+        cr_assert(strstr(out, "--gpu 63"), "%s", out);
 }
