@@ -6,6 +6,9 @@
 #include "vio_lib.h"
 #include "vrctl.h"
 
+#define VRCTL_STR_(x) #x
+#define VRCTL_STR(x) VRCTL_STR_(x)
+
 /* The job options submit and run share with `vr-worker process`. */
 #define VRCTL_SPEC_HELP                                                                         \
     "  --profile P        fast, balanced (default) or quality\n"                               \
@@ -13,7 +16,12 @@
     "                     now and applied to every chunk\n"                                     \
     "  --layout L         auto (default: stereo metadata, then file name tag, then aspect,\n"  \
     "                     decided once from the whole source), mono, sbs or tb\n"              \
-    "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"
+    "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"      \
+    "  --chunk-seconds S  chunk length, cut at keyframes (" VRCTL_STR(JOB_CHUNK_SECONDS_DEFAULT) "): long enough that a\n" \
+    "                     chunk's fixed cost (codec set-up, pre-roll) stays small,\n"  \
+    "                     short enough to spread a clip over the workers; with an\n"   \
+    "                     open-GOP HEVC source each chunk carries the GOP before it\n" \
+    "                     as a pre-roll, so make S several GOPs long\n"
 
 /* The exit codes of the commands that take a job. */
 #define VRCTL_EXIT_HELP                                                                         \
@@ -28,9 +36,6 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
       "                     (what the stitch can write; others are refused now)\n"
       VRCTL_SPEC_HELP
-      "  --chunk-seconds S  chunk length; chunks start at keyframes (10); with an\n"
-      "                     open-GOP HEVC source each carries the GOP before it\n"
-      "                     as a pre-roll, so make S several GOPs long\n"
       "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
       "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
       "  --wait             show progress until the job ends; exit 0 only when done\n" },
@@ -56,7 +61,6 @@ static const struct cli_cmd vrctl_cmds[] = {
       "                     one NVDEC session alone cannot keep up with 8K60\n"
       "  --cpu              use the CPU engine even if a GPU is present\n"
       VRCTL_SPEC_HELP
-      "  --chunk-seconds S  chunk length (5)\n"
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
       "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"
       "Ctrl-C stops everything it started and removes its temp dir. If the\n"

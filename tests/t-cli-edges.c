@@ -175,3 +175,22 @@ Test(cli_edges, tune_without_gpu_says_so, .timeout = 30)
     else
         cr_assert(strstr(out, "--gpu 63"), "%s", out);
 }
+
+/* ---- one --chunk-seconds default ---- */
+
+/* The line of `vrctl help CMD` about --chunk-seconds, and the next. */
+static void chunk_help(const char *cmd, char *out, size_t n)
+{
+    const char *d = getenv("VR_BIN_DIR");
+    tsh_out(out, n, "%s/vrctl help %s | grep -A1 -- '--chunk-seconds S '", d ? d : "bin", cmd);
+}
+
+/* submit said 10 s and run 5 s; one default now, with its reason. */
+Test(cli_edges, chunk_seconds_one_default, .timeout = 30)
+{
+    char a[1024], b[1024];
+    chunk_help("submit", a, sizeof a);
+    chunk_help("run", b, sizeof b);
+    cr_assert_str_eq(a, b);
+    cr_assert(strstr(a, "(10)"), "%s", a);
+}
