@@ -48,7 +48,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
     clock_gettime(CLOCK_REALTIME, &ts);
     localtime_r(&ts.tv_sec, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-    strftime(zone, sizeof zone, "%z", &tm);
-    fprintf(stderr, "%s.%03ld%s %s: %s: %s\n", stamp, ts.tv_nsec / 1000000, zone, log_prog,
-            level_names[lvl], line);
+    strftime(zone, sizeof zone, "%z", &tm); /* +hhmm; ISO 8601 extended wants +hh:mm */
+    fprintf(stderr, "%s.%03ld%.3s:%.2s %s: %s: %s\n", stamp, ts.tv_nsec / 1000000, zone, zone + 3,
+            log_prog, level_names[lvl], line);
 }

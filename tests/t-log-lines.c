@@ -41,7 +41,7 @@ static void expect_match(const char *text, const char *re)
     cr_expect_eq(m, 0, "'%s' does not match %s", text, re);
 }
 
-#define STAMP "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}[+-][0-9]{4} "
+#define STAMP "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}[+-][0-9]{2}:[0-9]{2} "
 
 static void say_hello(void)
 {
