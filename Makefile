@@ -34,6 +34,21 @@ CFLAGS  += -Werror
 endif
 LDLIBS  := -Wl,--as-needed $(PKG_LIBS) -lm -ldl -lpthread
 
+# ---- version: VERSION, plus `git describe` in a checkout ----
+# Only common/version.o sees it; the stamp changes (and rebuilds it) only
+# when the string does.
+VR_VERSION := $(shell cat VERSION 2>/dev/null || echo unknown)
+GIT_DESC   := $(shell git describe --always --dirty 2>/dev/null)
+ifneq ($(GIT_DESC),)
+VR_VERSION := $(VR_VERSION) (git $(GIT_DESC))
+endif
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(VR_VERSION)' | cmp -s - $@ || echo '$(VR_VERSION)' > $@
+$(BUILD)/common/version.o: $(BUILD)/version.stamp
+$(BUILD)/common/version.o: CFLAGS += -DVR_VERSION='"$(VR_VERSION)"'
+.PHONY: FORCE
+
 # ---- CUDA: found or not found ----
 CUDA ?= auto
 # nvcc on PATH may be a wrapper script (e.g. /usr/local/bin/nvcc), so the

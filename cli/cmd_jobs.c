@@ -3,7 +3,8 @@
  * for. Cancel marks the job; workers holding its chunks stop at their next
  * heartbeat and queued chunks are skipped. Retry re-arms a failed job's
  * dead-lettered chunks (attempts restart at 0) and lets a controller carry
- * on from its manifest.
+ * on from its manifest: a job that failed in its split is split again, one
+ * that failed in its stitch (all chunks done) is stitched again.
  */
 #include "vrctl.h"
 
@@ -28,11 +29,13 @@ int cmd_cancel(int argc, char **argv)
         printf("%s cancelled\n", v.id);
     } else if (rc == 0) {
         fprintf(stderr, "vrctl cancel: job %s already %s\n", v.id, state);
+    } else if (rc == VR_ENOENT) {
+        rc = vrctl_no_job(v.id);
     } else {
-        fprintf(stderr, "vrctl cancel: %s\n", rc == VR_ENOENT ? "no such job" : e.msg);
+        fprintf(stderr, "vrctl cancel: %s\n", e.msg);
     }
     vrctl_end(&v);
-    return rc == 1 ? 0 : 1;
+    return rc == 1 ? 0 : rc == 2 ? 2 : 1;
 }
 
 int cmd_retry(int argc, char **argv)
@@ -71,13 +74,29 @@ int cmd_retry(int argc, char **argv)
             goto fail;
         again += rc == 1;
     }
-    rq_event(v.q, v.id, "retry: %d chunks enqueued again", again);
-    printf("%s: retrying (%d chunks enqueued again)\n", v.id, again);
+    /* With nothing to re-run the controller's audit picks the job up
+     * again within a second: no chunks, it splits; all chunks done (the
+     * stitch failed), it stitches. Say which, not "0 chunks". */
+    long long done = 0;
+    rq_job_number(v.q, v.id, "chunks_done", &done, NULL);
+    char what[96];
+    if (total == 0)
+        snprintf(what, sizeof what, "splitting again");
+    else if (again == 0 && done >= total)
+        snprintf(what, sizeof what, "all %lld chunks are done: stitching again", total);
+    else
+        snprintf(what, sizeof what, "%d chunks enqueued again", again);
+    rq_event(v.q, v.id, "retry: %s", what);
+    printf("%s: retrying (%s)\n", v.id, what);
     vrctl_end(&v);
     return 0;
 fail:
-    if (rc < 0)
-        fprintf(stderr, "vrctl retry: %s\n", rc == VR_ENOENT ? "no such job" : e.msg);
+    /* Only the job's own record answers VR_ENOENT here: a missing chunk
+     * record is skipped above. */
+    if (rc == VR_ENOENT)
+        rc = vrctl_no_job(v.id);
+    else if (rc < 0)
+        fprintf(stderr, "vrctl retry: %s\n", e.msg);
     vrctl_end(&v);
-    return 1;
+    return rc == 2 ? 2 : 1;
 }

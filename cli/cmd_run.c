@@ -58,7 +58,6 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
     };
     memset(o, 0, sizeof *o);
     job_spec_defaults(&o->js);
-    o->js.chunk_seconds = 5;
     o->lease = "30";
     /* One NVDEC session decodes 8K HEVC at ~60-75 fps: several chunks in
      * flight per GPU is what keeps an H100 ahead of real time. */

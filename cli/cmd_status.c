@@ -9,6 +9,7 @@
 #include "rq_fleet.h"
 #include "rq_stats.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,10 @@ int cmd_status(int argc, char **argv)
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) {
         if (rq_job_status(q, ids[i], id != NULL, st, &e) < 0) {
-            fprintf(stderr, "vrctl status: %s\n", e.msg);
+            if (id && e.code == VR_ENOENT)
+                rc = vrctl_no_job(id);
+            else
+                fprintf(stderr, "vrctl status: %s\n", e.msg);
             json_decref(arr);
             goto out;
         }
@@ -70,7 +74,7 @@ int cmd_status(int argc, char **argv)
     }
     if (json) {
         json_t *doc = id ? json_incref(json_array_get(arr, 0)) : json_incref(arr);
-        char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char *s = json_dumps(doc, VRCTL_JSON_FLAGS);
         if (s)
             printf("%s\n", s);
         free(s);
@@ -97,12 +101,15 @@ int cmd_metrics(int argc, char **argv)
     vr_err e = { 0 };
     rc = 1;
     if (!st || rq_job_status(v.q, v.id, 1, st, &e) < 0) {
-        fprintf(stderr, "vrctl metrics: %s\n", st ? e.msg : "out of memory");
+        if (st && e.code == VR_ENOENT)
+            rc = vrctl_no_job(v.id);
+        else
+            fprintf(stderr, "vrctl metrics: %s\n", st ? e.msg : "out of memory");
         goto out;
     }
     if (v.json) {
         json_t *o = rq_job_status_json(st);
-        char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char *s = json_dumps(o, VRCTL_JSON_FLAGS);
         if (s)
             printf("%s\n", s);
         free(s);
@@ -167,7 +174,7 @@ int cmd_workers(int argc, char **argv)
         if (v.json)
             json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:f, s:I, s:I}", "name",
                                   w[i].name, "gpu", w[i].gpu, "state", w[i].state, "chunk",
-                                  w[i].chunk, "fps", w[i].fps, "chunks_done",
+                                  w[i].chunk, "fps", round(w[i].fps * 1000) / 1000, "chunks_done",
                                   (json_int_t)w[i].chunks_done, "frames_done",
                                   (json_int_t)w[i].frames_done));
         else
@@ -176,7 +183,7 @@ int cmd_workers(int argc, char **argv)
                    w[i].frames_done);
     }
     if (v.json) {
-        char *s = json_dumps(arr, JSON_INDENT(2));
+        char *s = json_dumps(arr, VRCTL_JSON_FLAGS);
         if (s)
             printf("%s\n", s);
         free(s);

@@ -97,8 +97,8 @@ int vrctl_prepare(const char *in, const char *out, struct job_spec *js, long lon
         fprintf(stderr, "vrctl: output directory of %s does not exist\n", out);
         return -1;
     }
-    if (!av_guess_format(NULL, js->output, NULL)) {
-        fprintf(stderr, "vrctl: %s: unknown output container (use .mkv, .mp4 or .mov)\n", out);
+    if (remux_out_check(out, &e) < 0) {
+        fprintf(stderr, "vrctl: %s\n", e.msg);
         return -1;
     }
     if (!strcmp(js->input, js->output)) {

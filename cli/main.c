@@ -3,7 +3,11 @@
  * table; help is generated from it.
  */
 #include "cli.h"
+#include "vio_lib.h"
 #include "vrctl.h"
+
+#define VRCTL_STR_(x) #x
+#define VRCTL_STR(x) VRCTL_STR_(x)
 
 /* The job options submit and run share with `vr-worker process`. */
 #define VRCTL_SPEC_HELP                                                                         \
@@ -12,39 +16,51 @@
     "                     now and applied to every chunk\n"                                     \
     "  --layout L         auto (default: stereo metadata, then file name tag, then aspect,\n"  \
     "                     decided once from the whole source), mono, sbs or tb\n"              \
-    "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"
+    "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"      \
+    "  --chunk-seconds S  chunk length, cut at keyframes (" VRCTL_STR(JOB_CHUNK_SECONDS_DEFAULT) "): long enough that a\n" \
+    "                     chunk's fixed cost (codec set-up, pre-roll) stays small,\n"  \
+    "                     short enough to spread a clip over the workers; with an\n"   \
+    "                     open-GOP HEVC source each chunk carries the GOP before it\n" \
+    "                     as a pre-roll, so make S several GOPs long\n"
+
+/* The exit codes of the commands that take a job. */
+#define VRCTL_EXIT_HELP                                                                         \
+    "exit: 0 ok, 1 failed (or, for watch, the job failed or was cancelled),\n"                \
+    "      2 bad usage or no such job (\"vrctl CMD: no job 'ID'\")\n"
 
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, CLI_NEEDS_REDIS,
       "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
       "       [--priority N] [--wait]",
       "validate a video and enqueue it as a job; prints the job id",
-      "  -o OUT             output file (.mkv, .mp4, .mov), written by the controller\n"
+      "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
+      "                     (what the stitch can write; others are refused now)\n"
       VRCTL_SPEC_HELP
-      "  --chunk-seconds S  chunk length; chunks start at keyframes (10); with an\n"
-      "                     open-GOP HEVC source each carries the GOP before it\n"
-      "                     as a pre-roll, so make S several GOPs long\n"
       "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
       "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
       "  --wait             show progress until the job ends; exit 0 only when done\n" },
     { "status", cmd_status, CLI_NEEDS_REDIS, "[JOB] [--json]", "show jobs and their progress",
-      "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n" },
-    { "watch", cmd_watch, CLI_NEEDS_REDIS, "JOB", "live progress bar until the job ends (exit 0 = done)", NULL },
+      "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n"
+      VRCTL_EXIT_HELP },
+    { "watch", cmd_watch, CLI_NEEDS_REDIS, "JOB", "live progress bar until the job ends (exit 0 = done)",
+      VRCTL_EXIT_HELP },
     { "workers", cmd_workers, CLI_NEEDS_REDIS, "[--json]", "list live workers with GPU, chunk and fps", NULL },
-    { "cancel", cmd_cancel, CLI_NEEDS_REDIS, "JOB", "cancel a job: drop its chunks, stop running ones", NULL },
-    { "retry", cmd_retry, CLI_NEEDS_REDIS, "JOB", "re-run a failed (or cancelled) job's unfinished chunks", NULL },
+    { "cancel", cmd_cancel, CLI_NEEDS_REDIS, "JOB", "cancel a job: drop its chunks, stop running ones",
+      VRCTL_EXIT_HELP },
+    { "retry", cmd_retry, CLI_NEEDS_REDIS, "JOB", "re-run a failed (or cancelled) job: its unfinished chunks, or its split or stitch",
+      VRCTL_EXIT_HELP },
     { "metrics", cmd_metrics, CLI_NEEDS_REDIS, "JOB [--json]",
-      "per-stage timings and percentiles (merged histograms) of a job", NULL },
+      "per-stage timings and percentiles (merged histograms) of a job", VRCTL_EXIT_HELP },
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S]",
       "all-in-one local mode: private redis, controller and workers",
+      "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
       "  --per-gpu N        chunks in flight per GPU, one worker process each (3):\n"
       "                     one NVDEC session alone cannot keep up with 8K60\n"
       "  --cpu              use the CPU engine even if a GPU is present\n"
       VRCTL_SPEC_HELP
-      "  --chunk-seconds S  chunk length (5)\n"
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
       "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"
       "Ctrl-C stops everything it started and removes its temp dir. If the\n"
@@ -54,6 +70,7 @@ static const struct cli_cmd vrctl_cmds[] = {
 
 int main(int argc, char **argv)
 {
+    vio_lib_log_route();
     return cli_main("vrctl", "submit and watch vrseg background-removal jobs",
                     vrctl_cmds, argc, argv);
 }

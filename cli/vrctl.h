@@ -8,6 +8,8 @@
 #include "job.h"
 #include "rq.h"
 
+#include <jansson.h>
+
 int cmd_submit(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
@@ -37,6 +39,15 @@ enum { VRCTL_WANT_ID = 1 << 0, VRCTL_MAY_ID = 1 << 1, VRCTL_WANT_JSON = 1 << 2 }
  * connection (the reason printed). */
 int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s);
 void vrctl_end(struct vrctl_session *s);
+
+/* How --json output is dumped: 12 significant digits, so figures rounded
+ * to milliseconds print as 0.463, not 0.46300000000000002. */
+#define VRCTL_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
+
+/* Prints "vrctl CMD: no job 'ID'" and returns 2: the one answer of every
+ * command to a job that does not exist (a bad argument, as usage errors
+ * are; 1 would read as "the job failed"). */
+int vrctl_no_job(const char *id);
 
 /* The job-spec options `submit` and `run` share, as `vr-worker process`
  * has them: VRCTL_OPT_PROFILE, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK,

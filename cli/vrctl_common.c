@@ -39,6 +39,13 @@ struct rq *vrctl_connect(const char *url)
     }
 }
 
+int vrctl_no_job(const char *id)
+{
+    const struct cli_cmd *c = cli_current();
+    fprintf(stderr, "vrctl %s: no job '%s'\n", c ? c->name : "", id);
+    return 2;
+}
+
 /* ---- progress ---- */
 
 static void vrctl_bar(char *buf, size_t n, double frac, int width)
@@ -131,8 +138,7 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
         vr_err e = { 0 };
         if (rq_job_status(q, id, 0, st, &e) < 0) {
             if (e.code == VR_ENOENT) {
-                fprintf(stderr, "vrctl: %s\n", e.msg);
-                rc = 2;
+                rc = vrctl_no_job(id);
                 break;
             }
             if (++fails > 120) {

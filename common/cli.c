@@ -4,12 +4,16 @@
 #include "cli.h"
 
 #include "log.h"
+#include "version.h"
 
 #include <stdarg.h>
 #include <string.h>
 
 static const struct cli_cmd *cli_cmd_now;
 static const char *cli_prog_now = "vrseg";
+static void (*cli_version_more)(FILE *f);
+
+void cli_version_extra(void (*extra)(FILE *f)) { cli_version_more = extra; }
 
 const struct cli_cmd *cli_current(void) { return cli_cmd_now; }
 const char *cli_prog(void) { return cli_prog_now; }
@@ -23,7 +27,7 @@ static void cli_usage_all(FILE *f, const char *prog, const char *about,
         fprintf(f, "  %-16s %s%s\n", c->name, c->summary,
                 (c->flags & CLI_NOT_BUILT) ? " (not built yet)" : "");
     fprintf(f, "\n'%s help <command>' or '%s <command> --help' shows a "
-               "command's options.\n", prog, prog);
+               "command's options; '%s --version' the version.\n", prog, prog, prog);
 }
 
 void cli_cmd_usage(FILE *f, const char *prog, const struct cli_cmd *cmd)
@@ -87,6 +91,12 @@ int cli_main(const char *prog, const char *about, const struct cli_cmd *cmds,
     const char *a = argv[1];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
         cli_usage_all(stdout, prog, about, cmds);
+        return 0;
+    }
+    if (strcmp(a, "--version") == 0) {
+        printf("%s %s\n", prog, vr_version());
+        if (cli_version_more)
+            cli_version_more(stdout);
         return 0;
     }
     if (strcmp(a, "help") == 0) {

@@ -5,7 +5,8 @@
  * cli_main() picks the entry named by argv[1], or the table's default entry
  * when argv[1] is an option, and prints help generated from the table for
  * `--help`, `-h` or `help [CMD]`. A command marked CLI_NOT_BUILT says that a
- * later issue brings it and exits 2: nothing is faked.
+ * later issue brings it and exits 2: nothing is faked. `--version` prints
+ * the version (common/version.h).
  */
 #ifndef VR_CLI_H
 #define VR_CLI_H
@@ -38,6 +39,11 @@ struct cli_cmd {
  * at the top of the help. */
 int cli_main(const char *prog, const char *about, const struct cli_cmd *cmds,
              int argc, char **argv);
+
+/* `prog --version` prints "prog VERSION" (common/version.h), then calls
+ * `extra` (may be NULL) for more lines, such as the libraries a binary
+ * runs with. Call before cli_main. */
+void cli_version_extra(void (*extra)(FILE *f));
 
 /* Prints the help of one command ("usage: prog name args" + summary + help). */
 void cli_cmd_usage(FILE *f, const char *prog, const struct cli_cmd *cmd);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *log_prog = "vrseg";
 static enum log_level log_level_now = LOG_INFO;
@@ -39,5 +40,15 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s: %s\n", log_prog, level_names[lvl], line);
+    /* ISO 8601, local time with its offset, to the millisecond: lines of a
+     * controller and several workers can be put side by side. */
+    struct timespec ts;
+    struct tm tm;
+    char stamp[40], zone[8];
+    clock_gettime(CLOCK_REALTIME, &ts);
+    localtime_r(&ts.tv_sec, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+    strftime(zone, sizeof zone, "%z", &tm); /* +hhmm; ISO 8601 extended wants +hh:mm */
+    fprintf(stderr, "%s.%03ld%.3s:%.2s %s: %s: %s\n", stamp, ts.tv_nsec / 1000000, zone, zone + 3,
+            log_prog, level_names[lvl], line);
 }

@@ -1,7 +1,8 @@
 /*
  * log.h - leveled logging to stderr.
  *
- * Lines look like "vr-worker: warn: chunk 3: retrying". The level comes from
+ * Lines look like "2026-11-24T18:17:00.123+01:00 vr-worker: warn: chunk 3:
+ * retrying" (local time, to the ms). The level comes from
  * VR_LOG (error|warn|info|debug, default info) or log_set_level(); the program
  * name from log_init(). Thread-safe: each line is written with one fprintf.
  */

@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 #include "ctl.h"
+#include "vio_lib.h"
 
 static const struct cli_cmd controller_cmds[] = {
     { "run", cmd_controller_run, CLI_DEFAULT | CLI_NEEDS_REDIS,
@@ -18,6 +19,7 @@ static const struct cli_cmd controller_cmds[] = {
 
 int main(int argc, char **argv)
 {
+    vio_lib_log_route();
     return cli_main("vr-controller", "splits, distributes and stitches vrseg jobs",
                     controller_cmds, argc, argv);
 }

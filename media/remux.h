@@ -112,6 +112,11 @@ void remux_split_release(struct remux_split *s);
 /* Path of chunk i in dir ("dir/00012.mkv"); returns 0 or VR_EINVAL. */
 int remux_chunk_name(const char *dir, int i, char *out, size_t n, vr_err *err);
 
+/* 0 when the stitch can write `path`'s container (by its extension: .mkv,
+ * .mp4, .mov), else VR_ENOTSUP with a message naming the file. Submit and
+ * run check this before a job is queued. */
+int remux_out_check(const char *path, vr_err *err);
+
 /* Stitches n processed chunks (paths) into `out` (container chosen from its
  * extension; written to a temporary name, checked, fsync'd and renamed)
  * with `src`'s audio, metadata and timestamps. chunk_frames[i] is the

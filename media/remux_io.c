@@ -70,6 +70,21 @@ void remux_out_abort(struct remux_out *o)
     }
 }
 
+/* What a stitch can write: the chunks' H.264 / HEVC / FFV1 and the
+ * source's audio, copied as they are. WebM takes VP8/VP9/AV1 only, and AVI
+ * or MPEG-TS lose the source's timestamps or metadata. */
+static const char *const remux_stitch_formats[] = { "matroska", "mp4", "mov", NULL };
+
+int remux_out_check(const char *path, vr_err *err)
+{
+    const AVOutputFormat *of = av_guess_format(NULL, path, NULL);
+    for (int i = 0; of && remux_stitch_formats[i]; i++)
+        if (!strcmp(of->name, remux_stitch_formats[i]))
+            return 0;
+    return vr_err_set(err, VR_ENOTSUP, "%s: the stitch cannot write %s (use .mkv, .mp4 or .mov)",
+                      path, of ? of->long_name : "an unknown container");
+}
+
 /* Opens a temporary file beside path (storage_temp) for writing with copies
  * of the streams `copy` of ic. `fmt` names the muxer (NULL: from the
  * extension of path). */
@@ -78,10 +93,13 @@ int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
 {
     snprintf(o->path, sizeof o->path, "%s", path);
     o->tmp[0] = '\0';
+    int rc;
+    if (!fmt && (rc = remux_out_check(path, err)) < 0)
+        return rc;
     const AVOutputFormat *of = av_guess_format(fmt, path, NULL);
     if (!of)
         return vr_err_set(err, VR_ENOTSUP, "%s: unknown output container (use .mkv, .mp4 or .mov)", path);
-    int rc = storage_temp(path, o->tmp, sizeof o->tmp, NULL, err);
+    rc = storage_temp(path, o->tmp, sizeof o->tmp, NULL, err);
     if (rc < 0)
         return rc;
     int ret = avformat_alloc_output_context2(&o->oc, of, NULL, o->tmp);

@@ -10,6 +10,7 @@
 #include "vio_video.h"
 
 #include "log.h"
+#include "vio_nvdec.h"
 
 #include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
@@ -228,6 +229,13 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
     in->dec->err_recognition |= AV_EF_EXPLODE | AV_EF_CRCCHECK;
     in->dec->thread_count = o->threads;
     if (o->hw) {
+        /* Known limits first (8K H.264 is beyond every NVDEC): the caller
+         * falls back to the CPU once, not after a failed decode per chunk. */
+        char why[160];
+        if (!vio_nvdec_can(inf->codec, inf->w, inf->h, inf->bit_depth, NULL, why, sizeof why)) {
+            rc = vr_err_set(err, VR_ENOTSUP, "%s: %s", o->path, why);
+            goto fail;
+        }
         if ((rc = open_hw(in, codec, o, err)) < 0)
             goto fail;
         inf->sw_fmt = inf->bit_depth > 8 ? AV_PIX_FMT_P010 : AV_PIX_FMT_NV12;

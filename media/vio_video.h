@@ -68,8 +68,9 @@ struct vio_info {
 struct vio_in;
 
 /* Opens `o->path`, finds the best video stream and opens its decoder (with
- * NVDEC when o->hw; an error when NVDEC cannot open, so the caller may fall
- * back knowingly). Returns 0 or VR_ENOENT / VR_EFORMAT / VR_ENOTSUP /
+ * NVDEC when o->hw; VR_ENOTSUP when NVDEC cannot take the stream, by its
+ * known limits (vio_nvdec.h) or its build, so the caller may fall back
+ * knowingly). Returns 0 or VR_ENOENT / VR_EFORMAT / VR_ENOTSUP /
  * VR_ECODEC with the file named. */
 int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err);
 

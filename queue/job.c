@@ -166,7 +166,7 @@ void job_spec_defaults(struct job_spec *j)
     snprintf(j->profile, sizeof j->profile, "balanced");
     snprintf(j->output_kind, sizeof j->output_kind, "mask");
     snprintf(j->layout, sizeof j->layout, "auto");
-    j->chunk_seconds = 10;
+    j->chunk_seconds = JOB_CHUNK_SECONDS_DEFAULT;
     j->max_attempts = 3;
 }
 

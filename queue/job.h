@@ -50,7 +50,14 @@ struct chunk_task {
     char config[JOB_CONFIG_MAX];    /* the job's config overrides, "" = none */
 };
 
-/* Defaults: balanced, mask, 10 s chunks, priority 0, 3 attempts. */
+/* The chunk length of submit and run alike: long enough that a chunk's
+ * fixed cost (decoder and encoder open, the pre-roll GOP decoded twice)
+ * stays a small part of it, short enough that a reclaimed chunk loses
+ * little and a short clip still spreads over several workers. */
+#define JOB_CHUNK_SECONDS_DEFAULT 10
+
+/* Defaults: balanced, mask, JOB_CHUNK_SECONDS_DEFAULT chunks, priority 0,
+ * 3 attempts. */
 void job_spec_defaults(struct job_spec *j);
 
 /* A new job id: "<UTC yyyymmdd-hhmmss>-<8 hex random>". */

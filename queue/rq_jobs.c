@@ -161,7 +161,7 @@ static int rq_job_end(struct rq *q, const char *id, const char *to, const char *
     if (!r)
         return err ? err->code : VR_EREDIS;
     int code = rq_code_text(r, state, n, err);
-    return code == -1 ? vr_err_set(err, VR_ENOENT, "no such job %s", id) : code;
+    return code == -1 ? vr_err_set(err, VR_ENOENT, "no job '%s'", id) : code;
 }
 
 int rq_job_fail(struct rq *q, const char *id, const char *me, const char *reason, vr_err *err)
@@ -187,7 +187,7 @@ int rq_job_retry(struct rq *q, const char *id, long long *chunks_total, char *st
         return err ? err->code : VR_EREDIS;
     int code = rq_code_text(r, text, sizeof text, err);
     if (code == -1)
-        return vr_err_set(err, VR_ENOENT, "no such job %s", id);
+        return vr_err_set(err, VR_ENOENT, "no job '%s'", id);
     if (code == 1)
         *chunks_total = atoll(text);
     else if (code == 0 && state)

@@ -6,6 +6,7 @@
 
 #include "job.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,36 +136,46 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
     st->eta_s = -1;
     if (st->fps > 0 && st->frames_total > 0)
         st->eta_s = (st->frames_total - st->frames_done) / st->fps;
-    if (with_chunks)
-        return rq_stats_chunks(q, st, err);
-    return 0;
+    if (!with_chunks)
+        return 0;
+    st->have_chunks = 1;
+    return rq_stats_chunks(q, st, err);
 }
 
 /* ---- output ---- */
 
+/* Milliseconds are the figures' resolution; more digits are noise. */
+static double rq_r3(double v)
+{
+    return round(v * 1000) / 1000;
+}
+
 json_t *rq_job_status_json(const struct rq_job_status *st)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f}",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f}",
                           "id", st->id, "state", st->state, "error", st->error,
                           "input", st->input, "output", st->output,
                           "frames", (json_int_t)st->frames_total,
                           "frames_done", (json_int_t)st->frames_done,
                           "chunks_total", (json_int_t)st->chunks_total,
                           "chunks_done", (json_int_t)st->chunks_done,
-                          "chunks_running", (json_int_t)st->chunks_running,
-                          "chunks_dead", (json_int_t)st->chunks_dead,
-                          "chunk_frames_sum", (json_int_t)st->chunk_frames_sum,
-                          "fps", st->fps, "wall_s", st->wall_s, "split_s", st->split_s,
-                          "stitch_s", st->stitch_s, "eta_s", st->eta_s);
-    if (!o)
-        return NULL;
+                          "fps", rq_r3(st->fps), "wall_s", rq_r3(st->wall_s),
+                          "split_s", rq_r3(st->split_s), "stitch_s", rq_r3(st->stitch_s),
+                          "eta_s", rq_r3(st->eta_s));
+    if (!o || !st->have_chunks)
+        return o;
+    /* Only the chunk records know these: without them they would be zeros
+     * that look like figures. */
+    json_object_set_new(o, "chunks_running", json_integer(st->chunks_running));
+    json_object_set_new(o, "chunks_dead", json_integer(st->chunks_dead));
+    json_object_set_new(o, "chunk_frames_sum", json_integer(st->chunk_frames_sum));
     json_t *w = json_object();
     for (int i = 0; w && i < st->nworkers; i++) {
         const struct rq_worker_stat *ws = &st->workers[i];
         json_object_set_new(w, ws->name, json_pack("{s:I, s:I, s:f, s:f}",
                             "chunks", (json_int_t)ws->chunks, "frames", (json_int_t)ws->frames,
-                            "busy_s", ws->busy_s,
-                            "fps", ws->busy_s > 0 ? ws->frames / ws->busy_s : 0.0));
+                            "busy_s", rq_r3(ws->busy_s),
+                            "fps", rq_r3(ws->busy_s > 0 ? ws->frames / ws->busy_s : 0.0)));
     }
     json_object_set_new(o, "workers", w ? w : json_null());
     if (st->have_metrics) {
@@ -174,10 +185,11 @@ json_t *rq_job_status_json(const struct rq_job_status *st)
             if (!h->count)
                 continue;
             json_object_set_new(s, metrics_stage_name(k), json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}",
-                                "n", (json_int_t)h->count, "total_s", h->sum_ns / 1e9,
-                                "mean_us", hist_mean(h),
-                                "p50_us", hist_percentile(h, 50), "p95_us", hist_percentile(h, 95),
-                                "p99_us", hist_percentile(h, 99)));
+                                "n", (json_int_t)h->count, "total_s", rq_r3(h->sum_ns / 1e9),
+                                "mean_us", rq_r3(hist_mean(h)),
+                                "p50_us", rq_r3(hist_percentile(h, 50)),
+                                "p95_us", rq_r3(hist_percentile(h, 95)),
+                                "p99_us", rq_r3(hist_percentile(h, 99))));
         }
         json_object_set_new(o, "stages", s ? s : json_null());
     }

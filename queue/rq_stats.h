@@ -36,6 +36,9 @@ struct rq_job_status {
     long long chunk_frames_sum; /* sum of done chunks' frames (must equal frames_done) */
     int nworkers;
     struct rq_worker_stat workers[RQ_STATS_MAX_WORKERS];
+    int have_chunks;            /* the chunk records were read (with_chunks): the
+                                 * chunks_running/dead/queued, chunk_frames_sum and
+                                 * workers figures are real, not zeros */
     int have_metrics;           /* at least one chunk reported metrics */
     struct metrics merged;      /* all done chunks' metrics merged */
 };
@@ -47,8 +50,11 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks,
                   struct rq_job_status *st, vr_err *err);
 
 /* JSON object of the status (caller owns). Keys: id, state, error, input,
- * output, frames, frames_done, chunks_total, chunks_done, chunks_running,
- * chunks_dead, fps, wall_s, split_s, stitch_s, eta_s, workers{}, stages{}. */
+ * output, frames, frames_done, chunks_total, chunks_done, fps, wall_s,
+ * split_s, stitch_s, eta_s; with have_chunks also chunks_running,
+ * chunks_dead, chunk_frames_sum, workers{}; with have_metrics stages{}.
+ * Seconds and fps are rounded to 3 decimals (dump with
+ * JSON_REAL_PRECISION(12) so they print as such). */
 json_t *rq_job_status_json(const struct rq_job_status *st);
 
 /* Job ids, newest first (at most max), from the vr:index sorted set.

@@ -101,3 +101,32 @@ Test(image_cli, bad_usage_exits_2, .timeout = 60)
     cr_assert(strstr(r.err, "turbo"), "%s", r.err);
     tsh("rm -rf %s", dir);
 }
+
+/* `process` defaults to --layout auto; segment-image takes it too (for an
+ * image: the file-name tags, then the aspect ratio). */
+Test(image_cli, layout_auto_accepted, .timeout = 120)
+{
+    char dir[64], args[512], out[256];
+    timg_tmpdir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/mask.png", dir);
+    snprintf(args, sizeof args, "--profile fast --layout auto tests/data/people.jpg %s", out);
+    struct run r = seg_image(dir, args);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_assert_eq(access(out, F_OK), 0);
+    tsh("rm -rf %s", dir);
+}
+
+/* The mask is always PNG: a .jpg name would get PNG bytes, so it is refused
+ * (exit 2, before any work) with a message saying why. */
+Test(image_cli, output_must_be_png, .timeout = 60)
+{
+    char dir[64], args[512], out[256];
+    timg_tmpdir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/mask.jpg", dir);
+    snprintf(args, sizeof args, "tests/data/people.jpg %s", out);
+    struct run r = seg_image(dir, args);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "mask.jpg") && strstr(r.err, ".png"), "%s", r.err);
+    cr_assert_neq(access(out, F_OK), 0);
+    tsh("rm -rf %s", dir);
+}

@@ -287,7 +287,7 @@ Test(pipeline, gpu_without_device_fails_clearly, .init = quiet)
         tv_rmdir(dir);
         return;
     }
-    cr_assert(strstr(msg, "no CUDA device") || strstr(msg, "without CUDA"), "%s", msg);
+    cr_assert(strstr(msg, "no NVIDIA GPU found") || strstr(msg, "without CUDA"), "%s", msg);
     cr_assert_eq(tv_count_entries(dir), 0);
     tv_rmdir(dir);
 }

@@ -20,6 +20,7 @@
 #include "paths.h"
 #include "seg.h"
 #include "vio_image.h"
+#include "vio_layout.h"
 
 #include <libavutil/log.h>
 
@@ -27,11 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 struct seg_image_args {
     const char *model, *profile, *overrides, *in, *out;
-    enum seg_layout layout;
+    int layout;          /* enum seg_layout, or VIO_LAYOUT_AUTO */
     int raw;
 };
 
@@ -130,13 +132,11 @@ static int parse_args(int argc, char **argv, struct seg_image_args *a)
         case 'p': a->profile = optarg; break;
         case 'c': a->overrides = optarg; break;
         case 'r': a->raw = 1; break;
-        case 'l': {
-            int l = seg_layout_parse(optarg);
-            if (l < 0)
-                return cli_usage_error("--layout %s: expected mono, sbs or tb", optarg);
-            a->layout = (enum seg_layout)l;
+        case 'l':
+            /* auto as `process` has it: vio_layout's numbers are seg_layout's */
+            if ((a->layout = vio_layout_parse(optarg)) == -1)
+                return cli_usage_error("--layout %s: expected auto, mono, sbs or tb", optarg);
             break;
-        }
         case 'h':
             cli_cmd_usage(stdout, cli_prog(), cli_current());
             return -1;
@@ -148,6 +148,10 @@ static int parse_args(int argc, char **argv, struct seg_image_args *a)
         return cli_usage_error("expected IN and OUT, got %d argument(s)", argc - optind);
     a->in = argv[optind];
     a->out = argv[optind + 1];
+    /* The writer makes PNG only; a .jpg name would hold PNG bytes. */
+    const char *dot = strrchr(a->out, '.');
+    if (!dot || strcasecmp(dot, ".png") != 0)
+        return cli_usage_error("%s: the mask is written as PNG: name it .png", a->out);
     return 0;
 }
 
@@ -171,13 +175,20 @@ int cmd_segment_image(int argc, char **argv)
     double t0 = clock_mono_ms();
     if ((rc = vio_image_read(a.in, &img, &err)) < 0)
         goto fail;
+    if (a.layout == VIO_LAYOUT_AUTO) {
+        /* An image has no stereo or spherical metadata: name tags, aspect. */
+        struct vio_info inf = { .w = img->w, .h = img->h, .stereo = -1 };
+        const char *why = "";
+        a.layout = vio_guess_layout(&inf, a.in, &why);
+        log_info("%s: layout %s (%s)", a.in, vio_layout_name(a.layout), why);
+    }
     double t1 = clock_mono_ms();
     if (!(mask = malloc((size_t)img->w * img->h))) {
         rc = vr_err_set(&err, VR_ENOMEM, "%s: out of memory", a.in);
         goto fail;
     }
     rc = a.raw ? run_raw(&cfg, img, mask, a.in, &err)
-               : run_engine(&cfg, a.layout, img, mask, &err);
+               : run_engine(&cfg, (enum seg_layout)a.layout, img, mask, &err);
     if (rc < 0) {
         if (!strstr(err.msg, a.in))
             vr_err_prefix(&err, "%s", a.in);

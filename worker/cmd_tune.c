@@ -11,6 +11,7 @@
 #include "config.h"
 #include "seg.h"
 #include "tune.h"
+#include "pipeline_cuda.h"
 #include "vio_image.h"
 
 #include <getopt.h>
@@ -107,6 +108,10 @@ int cmd_tune(int argc, char **argv)
 #else
     struct vr_config cfg;
     vr_err err = { 0, "" };
+    if (pcuda_check(tp.gpu, &err) < 0) {
+        fprintf(stderr, "vr-worker tune: %s\n", err.msg);
+        return 1;
+    }
     if (config_load_profile(&cfg, profile, &err) < 0
         || (overrides && config_apply_file(&cfg, overrides, &err) < 0)) {
         fprintf(stderr, "vr-worker tune: %s\n", err.msg);

@@ -4,13 +4,16 @@
  */
 #include "cli.h"
 #include "commands.h"
+#include "vio_lib.h"
 
 static const struct cli_cmd worker_cmds[] = {
     { "segment-image", cmd_segment_image, 0,
-      "[--model PATH] [--layout mono|sbs|tb] [--profile NAME] [-c FILE] [--raw] IN OUT",
+      "[--model PATH] [--layout auto|mono|sbs|tb] [--profile NAME] [-c FILE] [--raw] IN OUT.png",
       "segment the people in a PNG/JPEG image and write the 8-bit mask as PNG",
       "  --model PATH     tflite model (default: the profile's)\n"
-      "  --layout L       mono, sbs (side-by-side) or tb (top-bottom); default mono\n"
+      "  --layout L       mono (default), sbs (side-by-side), tb (top-bottom) or auto\n"
+      "                   (file name tag _LR/_TB/..., then 2:1 or 1:2 aspect)\n"
+      "  OUT.png          the mask is PNG; other names are refused\n"
       "  --profile NAME   fast, balanced (default) or quality (configs/NAME.json)\n"
       "  -c FILE          JSON overrides on top of the profile\n"
       "  --raw            IN must be the model's input size: one network pass, no\n"
@@ -61,6 +64,8 @@ static const struct cli_cmd worker_cmds[] = {
 
 int main(int argc, char **argv)
 {
+    cli_version_extra(vio_lib_versions);
+    vio_lib_log_route();
     return cli_main("vr-worker", "segments people in VR video, one process per GPU",
                     worker_cmds, argc, argv);
 }

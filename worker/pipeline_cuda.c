@@ -15,9 +15,13 @@ int pcuda_check(int gpu, vr_err *err)
 {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0)
-        return vr_err_set(err, VR_ECUDA, "no CUDA device (%s): use --cpu",
-                          e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    /* Without a driver cudart says "CUDA driver version is insufficient";
+     * what the user has to know is that there is no GPU to use. */
+    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice || (e == cudaSuccess && !count))
+        return vr_err_set(err, VR_ECUDA, "no NVIDIA GPU found (%s): use --cpu",
+                          e == cudaErrorInsufficientDriver ? "no NVIDIA driver loaded" : "no device");
+    if (e != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "no CUDA device: %s: use --cpu", cudaGetErrorString(e));
     if (gpu < 0 || gpu >= count)
         return vr_err_set(err, VR_EINVAL, "--gpu %d: this host has %d CUDA device(s)", gpu, count);
     return 0;

@@ -14,7 +14,8 @@
 
 /* Checks that GPU `gpu` exists without creating a CUDA context (so NVDEC
  * can open the device's primary context first, with its flags). Returns 0,
- * VR_ECUDA "no CUDA device", VR_EINVAL or VR_ENOTBUILT. */
+ * VR_ECUDA "no NVIDIA GPU found" (no device or no driver), VR_EINVAL (no
+ * such index) or VR_ENOTBUILT. */
 int pcuda_check(int gpu, vr_err *err);
 
 /* Selects GPU `gpu`; VR_ECUDA "no CUDA device" when there is none, or

@@ -1,0 +1,21 @@
+/*
+ * vio_lib.h - libav* process-wide: the library versions, and libav's log
+ * routed through common/log.h.
+ */
+#ifndef VR_VIO_LIB_H
+#define VR_VIO_LIB_H
+
+#include <stdio.h>
+
+/* Prints "FFmpeg X" and one line per library: the version running, and the
+ * one built against when they differ. */
+void vio_lib_versions(FILE *f);
+
+/* Routes libav's log lines (av_log) through log_msg: our timestamp and
+ * program name, "libav <component>:" in front, libav's level mapped to
+ * ours (panic..error: error, warning: warn, info and verbose: debug) and
+ * still filtered by av_log_set_level. Partial lines are joined per thread.
+ * Call once, early in main. */
+void vio_lib_log_route(void);
+
+#endif

@@ -1,0 +1,196 @@
+/*
+ * t-cli-edges.c - the edges of vrctl and vr-worker's command lines (issue
+ * 14): --version, output containers the stitch cannot write, the same
+ * answer for an unknown job from every job command, status --json figures.
+ */
+#include "util-redis.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Runs `$VR_BIN_DIR/<bin> <args>`, stdout and stderr into out; the status. */
+static int run_sh(char *out, size_t n, const char *bin, const char *args)
+{
+    const char *d = getenv("VR_BIN_DIR");
+    return tsh_out(out, n, "%s/%s %s 2>&1", d ? d : "bin", bin, args);
+}
+
+/* ---- --version ---- */
+
+Test(cli_edges, version_from_one_place, .timeout = 30)
+{
+    char want[64] = "", out[4096];
+    tsh_out(want, sizeof want, "cat '%s/VERSION'", getenv("VR_DATA_DIR") ? getenv("VR_DATA_DIR") : ".");
+    want[strcspn(want, "\n")] = '\0';
+    cr_assert(want[0], "no VERSION file");
+
+    cr_assert_eq(run_sh(out, sizeof out, "vrctl", "--version"), 0, "%s", out);
+    cr_assert(!strncmp(out, "vrctl ", 6) && strstr(out, want), "vrctl --version: %s", out);
+
+    cr_assert_eq(run_sh(out, sizeof out, "vr-worker", "--version"), 0, "%s", out);
+    cr_assert(!strncmp(out, "vr-worker ", 10) && strstr(out, want), "vr-worker --version: %s", out);
+    cr_assert(strstr(out, "libavcodec") && strstr(out, "libavformat"), "no libav versions: %s", out);
+}
+
+/* ---- output containers ---- */
+
+/* A 1 s clip in a fresh temp dir (dir gets the dir, clip the path). */
+static void edge_clip(char *dir, size_t dn, char *clip, size_t cn)
+{
+    snprintf(dir, dn, "/tmp/vrtest-edge-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(clip, cn, "%s/in.mp4", dir);
+    cr_assert_eq(tclip_make(clip, 1.0, 160, 5, 0), 0, "ffmpeg could not make the clip");
+}
+
+/* The stitch copies H.264/HEVC/FFV1 and the source's audio into matroska,
+ * mp4 or mov; .webm (VP8/VP9/AV1 only) was accepted and failed at the end
+ * of the job. Now submit and run refuse it before anything is queued. */
+Test(cli_edges, output_container_checked_before_queueing, .timeout = 60)
+{
+    char dir[64], clip[128], args[512], out[4096];
+    edge_clip(dir, sizeof dir, clip, sizeof clip);
+    const char *bad[] = { "x.webm", "x.avi", "x.ts", NULL };
+    for (int i = 0; bad[i]; i++) {
+        snprintf(args, sizeof args, "submit %s -o %s/%s --redis unix://%s/none.sock", clip, dir,
+                 bad[i], dir);
+        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 1, "submit %s: %s", bad[i], out);
+        cr_assert(strstr(out, bad[i]) && strstr(out, ".mkv, .mp4 or .mov"), "submit %s: %s",
+                  bad[i], out);
+        snprintf(args, sizeof args, "run %s -o %s/%s --cpu", clip, dir, bad[i]);
+        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 1, "run %s: %s", bad[i], out);
+        cr_assert(strstr(out, ".mkv, .mp4 or .mov"), "run %s: %s", bad[i], out);
+    }
+    const char *good[] = { "x.mkv", "x.mp4", "x.mov", NULL };
+    for (int i = 0; good[i]; i++) {
+        snprintf(args, sizeof args, "submit %s -o %s/%s --redis unix://%s/none.sock", clip, dir,
+                 good[i], dir);
+        run_sh(out, sizeof out, "vrctl", args);
+        cr_assert(!strstr(out, "container"), "submit %s refused: %s", good[i], out);
+    }
+    tsh("rm -rf '%s'", dir);
+}
+
+/* ---- an unknown job ---- */
+
+/* Every command that takes a job answers an unknown one alike: one line
+ * "vrctl CMD: no job 'ID'" and exit 2 (as a bad argument), never 1, which
+ * for watch and submit --wait means the job failed. */
+Test(cli_edges, unknown_job_same_answer_everywhere, .timeout = 60)
+{
+    struct tredis r;
+    cr_assert_eq(tredis_start(&r, 0), 0);
+    const char *cmds[] = { "status", "metrics", "watch", "cancel", "retry", NULL };
+    const char *id = "20990101-000000-deadbeef";
+    for (int i = 0; cmds[i]; i++) {
+        char args[512], out[1024], want[128];
+        snprintf(args, sizeof args, "%s %s --redis %s", cmds[i], id, r.url);
+        int rc = run_sh(out, sizeof out, "vrctl", args);
+        snprintf(want, sizeof want, "vrctl %s: no job '%s'\n", cmds[i], id);
+        cr_expect_eq(rc, 2, "%s: exit %d: %s", cmds[i], rc, out);
+        cr_expect_str_eq(out, want, "%s", cmds[i]);
+    }
+    tredis_stop(&r);
+}
+
+/* ---- retry after a failed stitch; status --json ---- */
+
+static struct tdist D;
+
+static void dist_stop(void)
+{
+    tdist_stop(&D, 0);
+}
+
+/* No figure with float noise (0.46300000000000002): at most 3 decimals. */
+static void expect_tidy_reals(const char *json)
+{
+    for (const char *p = strchr(json, '.'); p; p = strchr(p + 1, '.')) {
+        int d = 0;
+        while (p[1 + d] >= '0' && p[1 + d] <= '9')
+            d++;
+        if (p > json && p[-1] >= '0' && p[-1] <= '9')
+            cr_expect_leq(d, 3, "noisy figure near: %.40s", p > json + 10 ? p - 10 : json);
+    }
+}
+
+/* A stitch that fails (the output name is taken by a directory) fails the
+ * job with its chunks all done; `vrctl retry` must stitch again, not
+ * re-queue nothing and leave the job "running" forever. Then status --json:
+ * tidy reals, and in the all-jobs list no per-chunk figures it did not read
+ * (chunk_frames_sum 0, workers {}). */
+Test(cli_edges, retry_restitches_and_status_json_is_tidy, .timeout = 120, .fini = dist_stop)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 1), 0);
+    char in[400], out[400], id[64], buf[16384];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    cr_assert_eq(tsh("mkdir '%s'", out), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    int rc = tdist_watch(&D, id, 90000);
+    cr_assert_eq(rc, 1, "watch exit %d: the stitch should have failed", rc);
+    const char *st[] = { "status", id, NULL };
+    tdist_vrctl(&D, buf, sizeof buf, st);
+    cr_assert(strstr(buf, "stitch"), "not a stitch failure: %s", buf);
+
+    cr_assert_eq(tsh("rmdir '%s'", out), 0);
+    const char *retry[] = { "retry", id, NULL };
+    rc = tdist_vrctl(&D, buf, sizeof buf, retry);
+    cr_assert_eq(rc, 0, "retry exit %d: %s", rc, buf);
+    cr_assert(strstr(buf, "stitching again"), "retry should say it stitches again: %s", buf);
+    rc = tdist_watch(&D, id, 60000);
+    if (rc != 0)
+        tsh("tail -20 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0, "after retry: watch exit %d", rc);
+    cr_assert_eq(tsh("ffprobe -v error '%s'", out), 0, "no output after the retry");
+
+    const char *one[] = { "status", id, "--json", NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, one), 0);
+    expect_tidy_reals(buf);
+    cr_expect(strstr(buf, "\"chunk_frames_sum\": 20"), "one job: %s", buf);
+    const char *all[] = { "status", "--json", NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, all), 0);
+    expect_tidy_reals(buf);
+    cr_expect(!strstr(buf, "chunk_frames_sum") && !strstr(buf, "\"workers\""), "list: %s", buf);
+}
+
+/* ---- tune without a GPU ---- */
+
+/* Without a GPU (no device, or no driver at all) tune says so in words a
+ * user knows, not cudart's "CUDA driver version is insufficient". */
+Test(cli_edges, tune_without_gpu_says_so, .timeout = 30)
+{
+    char out[2048];
+    int rc = run_sh(out, sizeof out, "vr-worker", "tune --gpu 63");
+    cr_assert_eq(rc, 1, "exit %d: %s", rc, out);
+    cr_assert(!strstr(out, "insufficient"), "%s", out);
+    if (strstr(out, "built without CUDA"))
+        return;
+    if (access("/dev/nvidiactl", F_OK) != 0)
+        cr_assert(strstr(out, "no NVIDIA GPU found"), "%s", out);
+    else
+        cr_assert(strstr(out, "--gpu 63"), "%s", out);
+}
+
+/* ---- one --chunk-seconds default ---- */
+
+/* The line of `vrctl help CMD` about --chunk-seconds, and the next. */
+static void chunk_help(const char *cmd, char *out, size_t n)
+{
+    const char *d = getenv("VR_BIN_DIR");
+    tsh_out(out, n, "%s/vrctl help %s | grep -A1 -- '--chunk-seconds S '", d ? d : "bin", cmd);
+}
+
+/* submit said 10 s and run 5 s; one default now, with its reason. */
+Test(cli_edges, chunk_seconds_one_default, .timeout = 30)
+{
+    char a[1024], b[1024];
+    chunk_help("submit", a, sizeof a);
+    chunk_help("run", b, sizeof b);
+    cr_assert_str_eq(a, b);
+    cr_assert(strstr(a, "(10)"), "%s", a);
+}
