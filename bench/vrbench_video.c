@@ -8,9 +8,13 @@
  *   vrbench-video decode FILE SESSIONS [cpu]
  *       decode-only fps: SESSIONS threads each decode the whole file with
  *       NVDEC (frames left in GPU memory), or on the CPU
- *   vrbench-video encode FILE W H FRAMES INSTANCES [ENCODER [PRESET]]
+ *   vrbench-video encode FILE W H FRAMES INSTANCES [ENCODER [PRESET [THREADS]]]
  *       encode-only fps of matte-like frames (soft moving blobs) at W x H,
- *       INSTANCES encoders in parallel on separate frame ranges
+ *       INSTANCES encoders in parallel on separate frame ranges, each with
+ *       THREADS threads (default: the cores shared out)
+ *   vrbench-video repeat IN OUT TIMES
+ *       IN copied TIMES times end to end by stream copy (vrbench_repeat.c):
+ *       a long clip for the price of a short encode
  *   vrbench-video diff A B
  *       mean and max absolute luma difference of two videos' frames, after
  *       scaling B to A's size (GPU matte vs CPU matte; the fleet's matte vs
@@ -33,6 +37,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+int cmd_repeat(int argc, char **argv); /* vrbench_repeat.c */
 
 static int die(const char *what, const vr_err *e)
 {
@@ -310,12 +316,14 @@ out:
 static int cmd_encode(int argc, char **argv)
 {
     if (argc < 7)
-        return fprintf(stderr, "usage: encode FILE W H FRAMES INSTANCES [ENCODER [PRESET]]\n"), 2;
+        return fprintf(stderr, "usage: encode FILE W H FRAMES INSTANCES [ENCODER [PRESET "
+                       "[THREADS]]]\n"), 2;
     int w = atoi(argv[3]), h = atoi(argv[4]), frames = atoi(argv[5]), n = atoi(argv[6]);
     const char *encoder = argc > 7 ? argv[7] : "libx264", *preset = argc > 8 ? argv[8] : "ultrafast";
     if (n < 1 || n > 16)
         return 2;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = argc > 9 ? atoi(argv[9]) : (int)(cores / n > 0 ? cores / n : 1);
     struct enc_job j[16];
     pthread_t t[16];
     pthread_barrier_init(&enc_ready, NULL, (unsigned)n);
@@ -323,7 +331,7 @@ static int cmd_encode(int argc, char **argv)
         memset(&j[i], 0, sizeof j[i]);
         j[i] = (struct enc_job){ .src = argv[2], .encoder = encoder, .preset = preset, .w = w,
                                  .h = h, .frames = frames / n, .index = i };
-        j[i].threads = (int)(cores / n > 0 ? cores / n : 1); /* the cores, shared out */
+        j[i].threads = threads;
         pthread_create(&t[i], NULL, enc_thread, &j[i]);
     }
     int total = 0;
@@ -334,8 +342,9 @@ static int cmd_encode(int argc, char **argv)
         total += j[i].frames;
     }
     double dt = clock_mono_s() - enc_t0;
-    printf("RESULT encode_%s_%s_%dx%d_%dinst_fps %.1f fps (%d frames in %.2f s)\n", encoder, preset,
-           w, h, n, total / dt, total, dt);
+    printf("RESULT encode_%s_%s_%dx%d_%dinst_%dthr_fps %.1f fps (%d frames in %.2f s; %.1f "
+           "fps a core of %ld)\n", encoder, preset, w, h, n, threads, total / dt, total, dt,
+           total / dt / (double)cores, cores);
     return 0;
 }
 
@@ -418,6 +427,9 @@ int main(int argc, char **argv)
         return cmd_encode(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "diff"))
         return cmd_diff(argc, argv);
-    fprintf(stderr, "usage: vrbench-video gen|decode|encode|diff ... (see the file's header)\n");
+    if (argc > 1 && !strcmp(argv[1], "repeat"))
+        return cmd_repeat(argc, argv);
+    fprintf(stderr, "usage: vrbench-video gen|decode|encode|repeat|diff ... (see the file's "
+            "header)\n");
     return 2;
 }

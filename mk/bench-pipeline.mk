@@ -4,7 +4,7 @@
 # breakdown). vrbench-video is the stage benchmark tool.
 
 BENCH_VIDEO := $(BINDIR)/vrbench-video
-$(BENCH_VIDEO): $(BUILD)/bench/vrbench_video.o $(WORKER_LIBS)
+$(BENCH_VIDEO): $(BUILD)/bench/vrbench_video.o $(BUILD)/bench/vrbench_repeat.o $(WORKER_LIBS)
 
 .PHONY: bench-video-tool
 bench-video-tool: $(BENCH_VIDEO)
