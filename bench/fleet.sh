@@ -8,7 +8,7 @@
 # the split / stitch figures, the mean use of each resource and the one that
 # limits it.
 # Usage: bench/fleet.sh BINDIR   (results under $OUT, summary in fleet.txt)
-#   GEN=300 REPEAT=8 PER_GPU="3 6" CHUNK=2 CURVE=1 choose what runs.
+#   GEN=300 REPEAT=8 PER_GPU="3 6" CHUNK="2" CURVE=1 choose what runs.
 set -u
 B=$1
 GEN=${GEN:-300}
@@ -71,11 +71,11 @@ stop_samplers() {
 }
 
 # ---- the fleet ----
-run_fleet() { # name gpus per_gpu
+run_fleet() { # name gpus per_gpu chunk_seconds
     t0=$(now)
     start_samplers "$1"
     CUDA_VISIBLE_DEVICES=$2 timeout 580 "$B/vrctl" run "$CLIP" -o "$W/$1.mkv" --per-gpu "$3" \
-        --chunk-seconds "${CHUNK:-2}" --keep-temp > "$R/$1.log" 2>&1
+        --chunk-seconds "$4" --keep-temp > "$R/$1.log" 2>&1
     rc=$?
     t1=$(now)
     stop_samplers "$1"
@@ -96,8 +96,10 @@ run_fleet() { # name gpus per_gpu
 }
 
 ALL=$(seq -s, 0 $((NGPU - 1)))
-for p in ${PER_GPU:-3 6}; do
-    run_fleet "1gpu-per$p" 0 "$p"
-    [ "$NGPU" -gt 1 ] && run_fleet "${NGPU}gpu-per$p" "$ALL" "$p"
+for c in ${CHUNK:-2}; do
+    for p in ${PER_GPU:-3 6}; do
+        run_fleet "1gpu-per$p-chunk$c" 0 "$p" "$c"
+        [ "$NGPU" -gt 1 ] && run_fleet "${NGPU}gpu-per$p-chunk$c" "$ALL" "$p" "$c"
+    done
 done
 log "done"

@@ -191,8 +191,14 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
             snprintf(name, sizeof name, "worker-cpu%d", i);
         else
             snprintf(name, sizeof name, "worker-gpu%s-%d", gpu, i % o->per_gpu);
+        /* GPU workers share the host's cores for their x264 encodes:
+         * oversubscribed, x264 gives ~20% less (docs/PERF.md) */
+        char threads[24];
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        snprintf(threads, sizeof threads, "%ld", cores / n > 0 ? cores / n : 1);
         char *wargs[] = { "serve", "--redis", r->url, "--storage", r->storage,
-                          o->cpu ? "--cpu" : "--gpu", o->cpu ? NULL : gpu, NULL };
+                          o->cpu ? "--cpu" : "--gpu", o->cpu ? NULL : gpu, "--encode-threads",
+                          threads, NULL };
         if (run_add(r, &r->procs, "vr-worker", wargs, name) < 0)
             return -1;
     }

@@ -185,6 +185,7 @@ int cmd_serve(int argc, char **argv)
         { "cpu", no_argument, 0, 'c' },
         { "heartbeat-ms", required_argument, 0, 'h' },
         { "max-chunks", required_argument, 0, 'm' },
+        { "encode-threads", required_argument, 0, 'e' },
         { 0, 0, 0, 0 }
     };
     struct serve s;
@@ -204,6 +205,11 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage_error("--heartbeat-ms must be 100..60000");
             break;
         case 'm': s.max_chunks = atoll(optarg); break;
+        case 'e':
+            s.encode_threads = atoi(optarg);
+            if (s.encode_threads < 1 || s.encode_threads > 256)
+                return cli_usage_error("--encode-threads must be 1..256");
+            break;
         default: return cli_usage_error("unknown option");
         }
     }

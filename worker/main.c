@@ -36,7 +36,8 @@ static const struct cli_cmd worker_cmds[] = {
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
       "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
-      "--redis URL --storage DIR (--gpu N | --gpu all | --cpu) [--heartbeat-ms N]",
+      "--redis URL --storage DIR (--gpu N | --gpu all | --cpu) [--heartbeat-ms N]\n"
+      "                [--encode-threads N]",
       "pull chunks from Redis and process them",
       "  --storage DIR      the storage root the controller splits into (same files)\n"
       "  --gpu N | all      one GPU, or one worker process per GPU\n"
@@ -44,6 +45,9 @@ static const struct cli_cmd worker_cmds[] = {
       "  --heartbeat-ms N   heartbeat and lease renewal period (1000); keep it well\n"
       "                     under the controller's --lease-seconds\n"
       "  --max-chunks N     stop after N chunks (tests, batch nodes)\n"
+      "  --encode-threads N threads of the CPU matte encoder (default: one per core);\n"
+      "                     with several workers on a host give each its share of\n"
+      "                     the cores (vrctl run does): x264 loses ~20% oversubscribed\n"
       "SIGTERM drains: the chunk in hand is finished, no more are taken.\n"
       "The engine (model, weights, CUDA graphs) stays loaded from one chunk to the\n"
       "next of the same profile and geometry; VR_WARM_ENGINE=0 rebuilds it for every\n"

@@ -574,13 +574,18 @@ static void pipe_release(struct pipe *p)
 
 /* Whether NVENC is worth trying: not where NVML says the GPU has no
  * encoder. Opening one to find out costs ~0.5 s, and several seconds when a
- * dozen workers create their CUDA contexts at once (issue 9). */
+ * dozen workers create their CUDA contexts at once (issue 9). Asked once
+ * per process (the output opens before the GPU's own NVML handle). */
 static int gpu_may_have_nvenc(struct pipe *p)
 {
-    static int noted;
-    int nrc, has = nvml_has_encoder(p->nvml, &nrc);
-    if (!noted) {
-        noted = 1;
+    static int has = -2, nrc;
+    if (has == -2) {
+        struct vr_nvml *n = NULL;
+        if (nvml_open(NULL, p->o->gpu, &n, NULL) == 0)
+            has = nvml_has_encoder(n, &nrc);
+        else
+            has = -1, nrc = -1;
+        nvml_close(&n);
         log_info("NVENC: %s (NVML encoder query: %d)", has > 0 ? "present" : has == 0
                  ? "this GPU has none; CPU encoder" : "unknown; probed at the first encode", nrc);
     }
@@ -641,6 +646,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
         .path = tmp, .format_name = out, .in = p->in, .w = p->plan.enc_w, .h = p->plan.enc_h,
         .pix_fmt = AV_PIX_FMT_YUV420P, .full_range = p->plan.full_range, .cfg = &o->cfg,
         .try_nvenc = p->gpu && gpu_may_have_nvenc(p), .copy_streams = 1,
+        .threads = o->encode_threads,
     };
     if ((rc = vio_out_open(&oo, &p->out, err)) < 0)
         return rc;

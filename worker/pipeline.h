@@ -27,6 +27,7 @@ struct pipe_opts {
                                 * references only; 0 = none */
     int64_t warmup_from_ms;    /* pre-roll frames from here on are segmented but not
                                 * output (the temporal filter's warm-up) */
+    int encode_threads;        /* CPU encoder threads; 0 = one per core */
 };
 
 /* Processes `in` into `out`. The output is written to a temporary name in
