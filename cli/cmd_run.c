@@ -35,7 +35,7 @@ static void run_on_signal(int sig)
 /* What `vrctl run` was asked to do. */
 struct run_opts {
     struct job_spec js;           /* the job, checked by vrctl_prepare */
-    long long frames_est;
+    struct remux_info info;       /* the input's, from vrctl_prepare */
     const char *lease;            /* --lease-seconds, passed to the controller */
     int workers;                  /* CPU workers */
     int cpu;                      /* the CPU engine */
@@ -45,6 +45,26 @@ struct run_opts {
 };
 
 /* Options into *o; returns 0 or the exit code (2 usage, 1 bad job). */
+/* What the user left to the fleet. Chunks in flight per GPU: one NVDEC
+ * session decodes 8K HEVC at ~40-60 fps while its chunk also waits on the
+ * CPU encode, so several per GPU keep NVDEC busy; measured on an H100 with
+ * 16 cores: 3 a GPU 95 fps, 6 117, 8 125 (docs/PERF.md). Half a core's
+ * worth of encoding each, at most 8 (the H100's NVDEC engines are 7). The
+ * chunk length: a whole number of waves over those workers. */
+static void run_auto(struct run_opts *o)
+{
+    if (!o->cpu && !o->per_gpu) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN) / (o->gpus > 0 ? o->gpus : 1);
+        o->per_gpu = cores / 2 < 2 ? 2 : cores / 2 > 8 ? 8 : (int)(cores / 2);
+    }
+    int slots = o->cpu ? o->workers : o->gpus * o->per_gpu;
+    if (o->js.chunk_seconds == 0) {
+        o->js.chunk_seconds = job_auto_chunk_seconds(o->info.duration_s, slots);
+        fprintf(stderr, "vrctl run: chunks of %.2f s (%.1f s over %d workers)\n",
+                o->js.chunk_seconds, o->info.duration_s, slots);
+    }
+}
+
 static int run_parse(int argc, char **argv, struct run_opts *o)
 {
     static const struct option opts[] = {
@@ -59,9 +79,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
     memset(o, 0, sizeof *o);
     job_spec_defaults(&o->js);
     o->lease = "30";
-    /* One NVDEC session decodes 8K HEVC at ~60-75 fps: several chunks in
-     * flight per GPU is what keeps an H100 ahead of real time. */
-    o->per_gpu = 3;
+    o->per_gpu = 0; /* auto, below */
     const char *out = NULL;
     int c;
     while ((c = getopt_long(argc, argv, VRCTL_OPTSTRING, opts, NULL)) != -1) {
@@ -92,7 +110,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         return cli_usage_error("expected one input video");
     if (!out)
         return cli_usage_error("missing -o OUT");
-    if (vrctl_prepare(argv[optind], out, &o->js, &o->frames_est) < 0)
+    if (vrctl_prepare(argv[optind], out, &o->js, &o->info) < 0)
         return 1;
     o->gpus = o->cpu ? 0 : vr_gpu_count();
     if (!o->cpu && o->gpus == 0) {
@@ -101,6 +119,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
     }
     if (o->cpu && !o->workers)
         o->workers = 1;
+    run_auto(o);
     return 0;
 }
 
@@ -191,14 +210,11 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
             snprintf(name, sizeof name, "worker-cpu%d", i);
         else
             snprintf(name, sizeof name, "worker-gpu%s-%d", gpu, i % o->per_gpu);
-        /* GPU workers share the host's cores for their x264 encodes:
-         * oversubscribed, x264 gives ~20% less (docs/PERF.md) */
-        char threads[24];
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        snprintf(threads, sizeof threads, "%ld", cores / n > 0 ? cores / n : 1);
+        /* Each worker's encoder keeps a thread per core: its encodes come
+         * in bursts between decodes, and sharing the cores out (serve
+         * --encode-threads) measured slower on the H100 (docs/PERF.md) */
         char *wargs[] = { "serve", "--redis", r->url, "--storage", r->storage,
-                          o->cpu ? "--cpu" : "--gpu", o->cpu ? NULL : gpu, "--encode-threads",
-                          threads, NULL };
+                          o->cpu ? "--cpu" : "--gpu", o->cpu ? NULL : gpu, NULL };
         if (run_add(r, &r->procs, "vr-worker", wargs, name) < 0)
             return -1;
     }
@@ -287,7 +303,7 @@ static int run_supervise(struct run *r, struct run_opts *o)
     vr_err e = { 0 };
     job_new_id(o->js.id, sizeof o->js.id);
     o->js.created_ms = rq_now_ms();
-    if (vrctl_enqueue(q, &o->js, o->frames_est, &e) < 0) {
+    if (vrctl_enqueue(q, &o->js, o->info.frames_est, &e) < 0) {
         fprintf(stderr, "vrctl run: %s\n", e.msg);
         rq_free(&q);
         return 1;

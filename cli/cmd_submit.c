@@ -79,16 +79,14 @@ static int vrctl_check_config(struct job_spec *js)
     return 0;
 }
 
-int vrctl_prepare(const char *in, const char *out, struct job_spec *js, long long *frames_est)
+int vrctl_prepare(const char *in, const char *out, struct job_spec *js, struct remux_info *info)
 {
     av_log_set_level(AV_LOG_FATAL);
-    struct remux_info info;
     vr_err e = { 0 };
-    if (remux_probe(in, &info, &e) < 0) {
+    if (remux_probe(in, info, &e) < 0) {
         fprintf(stderr, "vrctl: %s\n", e.msg);
         return -1;
     }
-    *frames_est = info.frames_est;
     if (!realpath(in, js->input)) {
         fprintf(stderr, "vrctl: cannot resolve %s\n", in);
         return -1;
@@ -154,16 +152,16 @@ int cmd_submit(int argc, char **argv)
         return cli_usage_error("missing -o OUT");
     const char *in = argv[optind];
 
-    long long frames_est = 0;
+    struct remux_info info;
     vr_err e = { 0 };
-    if (vrctl_prepare(in, out, &js, &frames_est) < 0)
+    if (vrctl_prepare(in, out, &js, &info) < 0)
         return 1;
     struct rq *q = vrctl_connect(redis);
     if (!q)
         return 1;
     job_new_id(js.id, sizeof js.id);
     js.created_ms = rq_now_ms();
-    if (vrctl_enqueue(q, &js, frames_est, &e) < 0) {
+    if (vrctl_enqueue(q, &js, info.frames_est, &e) < 0) {
         fprintf(stderr, "vrctl submit: %s\n", e.msg);
         rq_free(&q);
         return 1;

@@ -17,9 +17,11 @@
     "  --layout L         auto (default: stereo metadata, then file name tag, then aspect,\n"  \
     "                     decided once from the whole source), mono, sbs or tb\n"              \
     "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"      \
-    "  --chunk-seconds S  chunk length, cut at keyframes (" VRCTL_STR(JOB_CHUNK_SECONDS_DEFAULT) "): long enough that a\n" \
-    "                     chunk's fixed cost (codec set-up, pre-roll) stays small,\n"  \
-    "                     short enough to spread a clip over the workers; with an\n"   \
+    "  --chunk-seconds S  chunk length, cut at keyframes; auto (default): at most\n"     \
+    "                     " VRCTL_STR(JOB_CHUNK_SECONDS_DEFAULT) " s, at least " VRCTL_STR(JOB_CHUNK_SECONDS_MIN_AUTO) " s, and a whole number of waves\n" \
+    "                     over the workers (vrctl run: its own; submit: those alive\n" \
+    "                     at the split), so none idles at the tail; a chunk's fixed\n" \
+    "                     cost (codec set-up, pre-roll GOP) stays small. With an\n"   \
     "                     open-GOP HEVC source each chunk carries the GOP before it\n" \
     "                     as a pre-roll, so make S several GOPs long\n"
 

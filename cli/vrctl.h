@@ -6,6 +6,7 @@
 #define VR_VRCTL_H
 
 #include "job.h"
+#include "remux.h"
 #include "rq.h"
 
 #include <jansson.h>
@@ -72,7 +73,7 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
  * profile loads with the job's config overrides on top (the same messages
  * as `vr-worker process -c`; js->config is rewritten compact). Fills
  * js->input/output (absolute). Prints the reason and returns -1 on failure. */
-int vrctl_prepare(const char *in, const char *out, struct job_spec *js, long long *frames_est);
+int vrctl_prepare(const char *in, const char *out, struct job_spec *js, struct remux_info *info);
 
 /* Records job js (id and created_ms set): rq_job_submit with its JSON. */
 int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est, vr_err *err);

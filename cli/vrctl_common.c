@@ -210,9 +210,9 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
         snprintf(js->config, sizeof js->config, "%s", arg);
         return 1;
     case VRCTL_OPT_CHUNK:
-        js->chunk_seconds = atof(arg);
-        if (!(js->chunk_seconds >= 0.2 && js->chunk_seconds <= 3600))
-            return cli_usage_error("--chunk-seconds must be 0.2..3600");
+        js->chunk_seconds = strcmp(arg, "auto") ? atof(arg) : 0;
+        if (strcmp(arg, "auto") && !(js->chunk_seconds >= 0.2 && js->chunk_seconds <= 3600))
+            return cli_usage_error("--chunk-seconds must be auto or 0.2..3600");
         return 1;
     default:
         return 0;

@@ -12,6 +12,7 @@
 #include "job.h"
 #include "log.h"
 #include "remux.h"
+#include "rq_fleet.h"
 #include "rq_jobs.h"
 #include "rq_stats.h"
 
@@ -226,6 +227,34 @@ static int ctl_enqueue(const struct ctl_split_job *s, const struct job_manifest 
     return 0;
 }
 
+/* A job submitted with chunk length "auto" gets one decided from the
+ * workers alive now and the source's duration, stored in its record
+ * (chunk_ms) before the split, so a split resumed by another controller
+ * cuts at the same places whatever the fleet is by then. */
+static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
+{
+    long long ms = 0;
+    int rc = rq_job_number(c->q, id, "chunk_ms", &ms, err);
+    if (rc < 0 || js->chunk_seconds > 0)
+        return rc < 0 ? rc : 0;
+    if (ms <= 0) {
+        struct remux_info info;
+        struct rq_worker_info w[128];
+        int n = rq_workers_list(c->q, w, 128, NULL);
+        double dur = remux_probe(js->input, &info, NULL) == 0 ? info.duration_s : 0;
+        double s = job_auto_chunk_seconds(dur, n > 0 ? n : 1);
+        ms = (long long)(s * 1000 + 0.5);
+        char v[32];
+        snprintf(v, sizeof v, "%lld", ms);
+        if ((rc = rq_job_note(c->q, id, "chunk_ms", v, err)) < 0)
+            return rc;
+        log_info("job %s: chunks of %.2f s (auto: %.1f s over %d workers alive)", id, s, dur,
+                 n > 0 ? n : 1);
+    }
+    js->chunk_seconds = ms / 1000.0;
+    return 0;
+}
+
 int ctl_job_start(struct ctl *c, const char *id)
 {
     vr_err e = { 0 };
@@ -238,6 +267,8 @@ int ctl_job_start(struct ctl *c, const char *id)
     char now[32], rel[256], mpath[STORAGE_PATH_MAX];
     snprintf(now, sizeof now, "%lld", rq_now_ms());
     rq_job_note(c->q, id, "started_ms", now, NULL);
+    if ((rc = ctl_chunk_length(c, id, &js, &e)) < 0)
+        return rc;
     struct ctl_decision dec;
     if ((rc = ctl_job_decide(&js, &dec, &e)) < 0)
         return ctl_job_fail(c, id, e.msg);

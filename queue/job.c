@@ -8,6 +8,7 @@
 #include "storage.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ static const struct jf spec_fields[] = {
     S(struct job_spec, output, 1),
     S(struct job_spec, profile, 1),
     S(struct job_spec, output_kind, 1),
-    N(struct job_spec, chunk_seconds, JF_DBL, 0.2, 3600, 1),
+    N(struct job_spec, chunk_seconds, JF_DBL, 0, 3600, 1),
     N(struct job_spec, priority, JF_INT, -100, 100, 0),
     N(struct job_spec, max_attempts, JF_INT, 1, 100, 0),
     N(struct job_spec, created_ms, JF_LL, 0, 9e15, 0),
@@ -166,8 +167,17 @@ void job_spec_defaults(struct job_spec *j)
     snprintf(j->profile, sizeof j->profile, "balanced");
     snprintf(j->output_kind, sizeof j->output_kind, "mask");
     snprintf(j->layout, sizeof j->layout, "auto");
-    j->chunk_seconds = JOB_CHUNK_SECONDS_DEFAULT;
+    j->chunk_seconds = 0;
     j->max_attempts = 3;
+}
+
+double job_auto_chunk_seconds(double duration_s, int slots)
+{
+    if (!(duration_s > 0) || slots < 1)
+        return JOB_CHUNK_SECONDS_DEFAULT;
+    double waves = ceil(duration_s / (slots * (double)JOB_CHUNK_SECONDS_DEFAULT));
+    double c = duration_s / (waves * slots);
+    return c < JOB_CHUNK_SECONDS_MIN_AUTO ? JOB_CHUNK_SECONDS_MIN_AUTO : c;
 }
 
 void job_new_id(char *buf, size_t n)
@@ -237,6 +247,9 @@ int job_spec_parse(const char *json, size_t len, struct job_spec *j, vr_err *err
         rc = vr_err_set(err, VR_EFORMAT, "job spec: input and output must be absolute paths");
     if (rc == 0 && !job_layout_valid(j->layout, 1))
         rc = vr_err_set(err, VR_EFORMAT, "job spec: layout '%s' is not auto|mono|sbs|tb", j->layout);
+    if (rc == 0 && j->chunk_seconds > 0 && j->chunk_seconds < 0.2)
+        rc = vr_err_set(err, VR_EFORMAT, "job spec: chunk_seconds %g is outside 0.2..3600 (0: "
+                        "auto)", j->chunk_seconds);
     return rc;
 }
 

@@ -25,7 +25,7 @@ struct job_spec {
     char output[JOB_PATH_MAX];      /* absolute path */
     char profile[64];               /* fast | balanced | quality */
     char output_kind[16];           /* mask | alpha | greenscreen */
-    double chunk_seconds;           /* 0.2 .. 3600 */
+    double chunk_seconds;           /* 0.2 .. 3600, or 0: chosen from the fleet */
     int priority;                   /* -100 .. 100, recorded for status */
     int max_attempts;               /* deliveries before a chunk is dead-lettered */
     long long created_ms;
@@ -50,14 +50,22 @@ struct chunk_task {
     char config[JOB_CONFIG_MAX];    /* the job's config overrides, "" = none */
 };
 
-/* The chunk length of submit and run alike: long enough that a chunk's
- * fixed cost (decoder and encoder open, the pre-roll GOP decoded twice)
- * stays a small part of it, short enough that a reclaimed chunk loses
- * little and a short clip still spreads over several workers. */
+/* The longest chunk the fleet chooses, and the shortest: long enough that a
+ * chunk's fixed cost (decoder and encoder open, the pre-roll GOP decoded
+ * twice) stays a small part of it, short enough that a reclaimed chunk
+ * loses little and a short clip still spreads over every worker. */
 #define JOB_CHUNK_SECONDS_DEFAULT 10
+#define JOB_CHUNK_SECONDS_MIN_AUTO 2
 
-/* Defaults: balanced, mask, JOB_CHUNK_SECONDS_DEFAULT chunks, priority 0,
- * 3 attempts. */
+/* The chunk length for a source of duration_s over `slots` workers: at
+ * most JOB_CHUNK_SECONDS_DEFAULT, at least JOB_CHUNK_SECONDS_MIN_AUTO, and
+ * a whole number of waves of chunks, so the last wave keeps every worker
+ * busy instead of leaving most of them idle at the tail. Unknown duration
+ * or slots: the default. */
+double job_auto_chunk_seconds(double duration_s, int slots);
+
+/* Defaults: balanced, mask, chunk length chosen from the fleet (0),
+ * priority 0, 3 attempts. */
 void job_spec_defaults(struct job_spec *j);
 
 /* A new job id: "<UTC yyyymmdd-hhmmss>-<8 hex random>". */

@@ -185,12 +185,12 @@ static void chunk_help(const char *cmd, char *out, size_t n)
     tsh_out(out, n, "%s/vrctl help %s | grep -A1 -- '--chunk-seconds S '", d ? d : "bin", cmd);
 }
 
-/* submit said 10 s and run 5 s; one default now, with its reason. */
+/* submit said 10 s and run 5 s; one default now (auto), with its reason. */
 Test(cli_edges, chunk_seconds_one_default, .timeout = 30)
 {
     char a[1024], b[1024];
     chunk_help("submit", a, sizeof a);
     chunk_help("run", b, sizeof b);
     cr_assert_str_eq(a, b);
-    cr_assert(strstr(a, "(10)"), "%s", a);
+    cr_assert(strstr(a, "auto (default)"), "%s", a);
 }

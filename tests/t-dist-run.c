@@ -117,3 +117,26 @@ Test(dist_run, dead_worker_ends_the_run_with_a_reason)
     cr_assert_eq(tsh("grep -q 'cannot finish: no worker is left' '%s'", log), 0, "no reason given");
     assert_nothing_left(tmp, out);
 }
+
+/* No --chunk-seconds: the run picks chunks that fill its workers in whole
+ * waves (4 s of 0.5 s GOPs over 2 workers: two chunks of 2 s). */
+Test(dist_run, chunk_length_chosen_from_its_workers)
+{
+    char in[128], out[128], log[128], n[64];
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 4, 128, 5, 0), 0);
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "2", "--profile",
+                           "fast", NULL };
+    pid_t p = tproc_spawn("vrctl", argv, log);
+    int rc = tproc_wait(p, 90000);
+    if (rc)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(tsh("grep -q 'chunks of 2.00 s (4.0 s over 2 workers)' '%s'", log), 0);
+    cr_assert_eq(tsh("tr '\\r' '\\n' < '%s' | grep -q 'chunks 2/2'", log), 0);
+    tsh_out(n, sizeof n, "ffprobe -v error -count_packets -select_streams v "
+            "-show_entries stream=nb_read_packets -of csv=p=0 '%s'", out);
+    cr_assert_eq(atoi(n), 40);
+}

@@ -9,6 +9,7 @@
  * speed.
  */
 #include "rq.h"
+#include "rq_fleet.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -182,4 +183,31 @@ Test(dist_stream, the_output_is_stitched_while_the_chunks_finish)
     cr_assert_eq(tsh_out(line, sizeof line, "grep -o '[0-9]* of 6 chunks stitched ahead' '%s'",
                          D.log), 0);
     cr_assert_geq(atoi(line), 5, "only %s", line);
+}
+
+/* Submitted with --chunk-seconds auto: the controller picks a length that
+ * fills the workers alive in whole waves and records it before the split
+ * (4 s of 0.5 s GOPs over 2 workers: 2 s, two chunks). */
+Test(dist_stream, auto_chunk_length_from_the_workers_alive)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 2), 0);
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+    char in[400], out[400], id[64], jk[128], v[32];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 4, 160, 5, 0), 0);
+    struct rq_worker_info w[4];
+    for (int t = 0; t < 300 && rq_workers_list(Q, w, 4, NULL) < 2; t++)
+        msleep(100); /* both workers have said hello */
+    cr_assert_eq(rq_workers_list(Q, w, 4, NULL), 2);
+    const char *extra[] = { "--chunk-seconds", "auto", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, extra, id, sizeof id), 0);
+    finish(id, 0);
+    rq_key_job(jk, sizeof jk, id);
+    field(jk, "chunk_ms", v, sizeof v);
+    cr_assert_eq(atoi(v), 2000, "chunk_ms %s", v);
+    field(jk, "chunks_total", v, sizeof v);
+    cr_assert_eq(atoi(v), 2);
+    cr_assert_eq(frames_of(out), 40);
 }

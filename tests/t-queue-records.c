@@ -182,3 +182,26 @@ Test(records, durable_write_and_disk_full)
     cr_assert_eq(storage_rmtree(dir), 0);
     cr_assert_neq(access(dir, F_OK), 0);
 }
+
+Test(records, auto_chunk_length_fills_whole_waves)
+{
+    /* 40 s over 8 workers: one wave of 5 s; over 3: 2 waves of 6.67 s */
+    cr_assert_float_eq(job_auto_chunk_seconds(40, 8), 5.0, 1e-9);
+    cr_assert_float_eq(job_auto_chunk_seconds(40, 3), 40.0 / 6, 1e-9);
+    /* an hour over 16: 10 s chunks (23 waves), never longer */
+    double c = job_auto_chunk_seconds(3600, 16);
+    cr_assert_leq(c, JOB_CHUNK_SECONDS_DEFAULT);
+    double chunks = 3600 / c, waves = chunks / 16;
+    cr_assert_float_eq(waves, (double)(long)(waves + 0.5), 1e-9, "%g waves", waves);
+    /* short clips: not below the floor; unknown figures: the default */
+    cr_assert_float_eq(job_auto_chunk_seconds(3, 8), JOB_CHUNK_SECONDS_MIN_AUTO, 1e-9);
+    cr_assert_float_eq(job_auto_chunk_seconds(0, 8), JOB_CHUNK_SECONDS_DEFAULT, 1e-9);
+    cr_assert_float_eq(job_auto_chunk_seconds(40, 0), JOB_CHUNK_SECONDS_DEFAULT, 1e-9);
+    /* a spec may ask for auto (0) */
+    const char *js = "{\"id\":\"a\",\"input\":\"/i\",\"output\":\"/o\",\"profile\":\"fast\","
+                     "\"output_kind\":\"mask\",\"chunk_seconds\":0}";
+    struct job_spec j;
+    vr_err e = { 0 };
+    cr_assert_eq(job_spec_parse(js, strlen(js), &j, &e), 0, "%s", e.msg);
+    cr_assert_eq(j.chunk_seconds, 0);
+}
