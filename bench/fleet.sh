@@ -8,7 +8,8 @@
 # the split / stitch figures, the mean use of each resource and the one that
 # limits it.
 # Usage: bench/fleet.sh BINDIR   (results under $OUT, summary in fleet.txt)
-#   GEN=300 REPEAT=8 PER_GPU="3 6" CHUNK="2" CURVE=1 choose what runs.
+#   GEN=300 REPEAT=8 PER_GPU="auto 6" CHUNK="auto 2" CURVE=1 choose what runs
+#   ("auto": vrctl run's own choice).
 set -u
 B=$1
 GEN=${GEN:-300}
@@ -74,14 +75,17 @@ stop_samplers() {
 run_fleet() { # name gpus per_gpu chunk_seconds
     t0=$(now)
     start_samplers "$1"
-    CUDA_VISIBLE_DEVICES=$2 timeout 580 "$B/vrctl" run "$CLIP" -o "$W/$1.mkv" --per-gpu "$3" \
+    pg=""
+    [ "$3" = auto ] || pg="--per-gpu $3"
+    # shellcheck disable=SC2086
+    CUDA_VISIBLE_DEVICES=$2 timeout 580 "$B/vrctl" run "$CLIP" -o "$W/$1.mkv" $pg \
         --chunk-seconds "$4" --keep-temp > "$R/$1.log" 2>&1
     rc=$?
     t1=$(now)
     stop_samplers "$1"
     fps=$(awk -v f="$FRAMES" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", f / (b - a) }')
     log "$1: rc $rc, $FRAMES frames in $(secs "$t0" "$t1") s: $fps fps (wall, all in)"
-    tr '\r' '\n' < "$R/$1.log" | grep -E ": done in|error|cannot" | tail -2 | sed 's/^/    /' \
+    tr '\r' '\n' < "$R/$1.log" | grep -E ": done in|chunks of|workers:|error|cannot" | tail -4 | sed 's/^/    /' \
         | tee -a "$R/fleet.txt"
     kept=$(sed -n 's/^vrctl run: kept \([^ ]*\) .*/\1/p' "$R/$1.log" | tail -1)
     if [ -n "$kept" ]; then
@@ -96,8 +100,8 @@ run_fleet() { # name gpus per_gpu chunk_seconds
 }
 
 ALL=$(seq -s, 0 $((NGPU - 1)))
-for c in ${CHUNK:-2}; do
-    for p in ${PER_GPU:-3 6}; do
+for c in ${CHUNK:-auto 2}; do
+    for p in ${PER_GPU:-auto 6}; do
         run_fleet "1gpu-per$p-chunk$c" 0 "$p" "$c"
         [ "$NGPU" -gt 1 ] && run_fleet "${NGPU}gpu-per$p-chunk$c" "$ALL" "$p" "$c"
     done

@@ -5,6 +5,7 @@
 #include "nvml.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- the NVML ABI subset (nvml.h from the driver, stable since 2012) ---- */
@@ -20,6 +21,8 @@ struct vr_nvml {
     int (*util)(nvml_dev, struct nvml_util *);
     int (*mem)(nvml_dev, struct nvml_mem *);
     int (*enc_capacity)(nvml_dev, int, unsigned *); /* optional */
+    int (*name)(nvml_dev, char *, unsigned);         /* optional */
+    int (*driver)(char *, unsigned);                  /* optional */
 };
 
 #define NVML_ERROR_NOT_SUPPORTED 3
@@ -47,6 +50,8 @@ int nvml_open(const char *pci_bus_id, int index, struct vr_nvml **out, vr_err *e
     n->mem = (int (*)(nvml_dev, struct nvml_mem *))dlsym(n->lib, "nvmlDeviceGetMemoryInfo");
     n->enc_capacity = (int (*)(nvml_dev, int, unsigned *))dlsym(n->lib,
                                                                "nvmlDeviceGetEncoderCapacity");
+    n->name = (int (*)(nvml_dev, char *, unsigned))dlsym(n->lib, "nvmlDeviceGetName");
+    n->driver = (int (*)(char *, unsigned))dlsym(n->lib, "nvmlSystemGetDriverVersion");
     if (!init || !by_idx || !by_pci || !n->shutdown || !n->util || !n->mem) {
         vr_err_set(err, rc, "nvml: libnvidia-ml.so.1 lacks the expected functions");
         goto fail;
@@ -89,6 +94,16 @@ int nvml_has_encoder(struct vr_nvml *n, int *nvml_rc)
     if (r == 0)
         return 1;
     return r == NVML_ERROR_NOT_SUPPORTED ? 0 : -1;
+}
+
+int nvml_identity(struct vr_nvml *n, char *buf, size_t len)
+{
+    char name[96], drv[80];
+    if (!n || !n->name || !n->driver || n->name(n->dev, name, sizeof name) != 0 ||
+        n->driver(drv, sizeof drv) != 0)
+        return VR_EIO;
+    snprintf(buf, len, "%s|%s", name, drv);
+    return 0;
 }
 
 void nvml_close(struct vr_nvml **np)

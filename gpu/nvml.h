@@ -9,6 +9,7 @@
 
 #include "vr_err.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct vr_nvml;
@@ -27,6 +28,10 @@ int nvml_sample(struct vr_nvml *n, unsigned *util_pct, uint64_t *mem_used);
  * not supported: H100, H200, A100), -1 unknown (no NVML, another error).
  * *nvml_rc (may be NULL) gets NVML's return code. */
 int nvml_has_encoder(struct vr_nvml *n, int *nvml_rc);
+
+/* "GPU name|driver version" (e.g. "NVIDIA H100 80GB HBM3|580.159.04"):
+ * what a host-wide memo of the GPU's abilities is keyed by. 0 or VR_EIO. */
+int nvml_identity(struct vr_nvml *n, char *buf, size_t len);
 
 /* Shuts NVML down and frees *n, clearing it; accepts NULL. */
 void nvml_close(struct vr_nvml **n);

@@ -120,6 +120,27 @@ static int try_encoder(struct vio_out *o, const char *name, const struct vio_out
     return 0;
 }
 
+int vio_encoder_probe(const char *name, vr_err *err)
+{
+    char eb[128];
+    const AVCodec *c = avcodec_find_encoder_by_name(name);
+    if (!c)
+        return vr_err_set(err, VR_ENOTSUP, "encoder %s is not in this FFmpeg build", name);
+    AVCodecContext *e = avcodec_alloc_context3(c);
+    if (!e)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    e->width = 256;
+    e->height = 256;
+    e->pix_fmt = AV_PIX_FMT_YUV420P;
+    e->time_base = (AVRational){ 1, 25 };
+    int r = avcodec_open2(e, c, NULL);
+    avcodec_free_context(&e);
+    if (r < 0)
+        return vr_err_set(err, VR_ECODEC, "cannot open encoder %s: %s", name,
+                          vio_av_err(r, eb, sizeof eb));
+    return 0;
+}
+
 static int open_encoder(struct vio_out *o, const struct vio_out_opts *op,
                         const struct vio_info *inf, vr_err *err)
 {

@@ -125,6 +125,11 @@ int vio_out_open(const struct vio_out_opts *o, struct vio_out **out, vr_err *err
 /* The encoder that was opened ("libx264", "hevc_nvenc", ...). */
 const char *vio_out_encoder(const struct vio_out *o);
 
+/* Opens and closes a small encoder `name` (e.g. h264_nvenc): 0 when it
+ * opens, VR_ENOTSUP / VR_ECODEC with libav's reason when not. How a host
+ * learns once whether its GPUs have NVENC (worker/nvenc_host.c). */
+int vio_encoder_probe(const char *name, vr_err *err);
+
 /* Encodes `f` (pts in the input video time base; borrowed, not modified)
  * and writes the packets that come out. Thread-safe against vio_out_copy. */
 int vio_out_write(struct vio_out *o, const AVFrame *f, vr_err *err);

@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "nvenc_host.h"
 #include "nvml.h"
 #include "output_kinds.h"
 #include "pipeline_cuda.h"
@@ -572,24 +573,18 @@ static void pipe_release(struct pipe *p)
 
 /* ---- the run ---- */
 
-/* Whether NVENC is worth trying: not where NVML says the GPU has no
- * encoder. Opening one to find out costs ~0.5 s, and several seconds when a
- * dozen workers create their CUDA contexts at once (issue 9). Asked once
- * per process (the output opens before the GPU's own NVML handle). */
+/* Whether NVENC is worth trying: not where this host's GPU is known to have
+ * none (nvenc_host.h); asked once per process. */
 static int gpu_may_have_nvenc(struct pipe *p)
 {
-    static int has = -2, nrc;
-    if (has == -2) {
-        struct vr_nvml *n = NULL;
-        if (nvml_open(NULL, p->o->gpu, &n, NULL) == 0)
-            has = nvml_has_encoder(n, &nrc);
-        else
-            has = -1, nrc = -1;
-        nvml_close(&n);
-        log_info("NVENC: %s (NVML encoder query: %d)", has > 0 ? "present" : has == 0
-                 ? "this GPU has none; CPU encoder" : "unknown; probed at the first encode", nrc);
+    static int has = -1;
+    if (has < 0) {
+        const char *how;
+        has = nvenc_host_available(p->o->gpu, &how);
+        log_info("NVENC: %s (%s)", has ? "present or unknown: tried first" : "none; CPU encoder",
+                 how);
     }
-    return has != 0;
+    return has;
 }
 
 /* Where a run's fixed cost goes (ms from the start): what a short chunk
