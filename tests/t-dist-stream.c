@@ -4,9 +4,9 @@
  * controller killed mid-split is replaced and the job finishes with no
  * chunk computed twice and the output of a clean run; a cancel mid-split
  * stops the split, and a retry finishes the job; the output is stitched as
- * the chunks finish. The controller sleeps after each chunk it queues
- * (VR_TEST_SPLIT_DELAY_MS), so the split is slow whatever the machine's
- * speed.
+ * the chunks finish, and a done chunk's input is removed at once. The
+ * controller sleeps after each chunk it queues (VR_TEST_SPLIT_DELAY_MS), so
+ * the split is slow whatever the machine's speed.
  */
 #include "rq.h"
 #include "rq_fleet.h"
@@ -210,4 +210,29 @@ Test(dist_stream, auto_chunk_length_from_the_workers_alive)
     field(jk, "chunks_total", v, sizeof v);
     cr_assert_eq(atoi(v), 2);
     cr_assert_eq(frames_of(out), 40);
+}
+
+/* A done chunk's copy of the source is removed as soon as the controller
+ * hears of it, while later chunks still run: storage holds the chunks in
+ * flight, not a second copy of the whole source. */
+Test(dist_stream, a_done_chunks_input_is_removed_while_the_job_runs)
+{
+    setenv("VR_TEST_FRAME_DELAY_MS", "50", 1);
+    char in[400], out[400], id[64], ck0[128], ck5[128], v[32], first[600];
+    start_job(1, in, out, "out.mp4", id, sizeof id);
+    rq_key_chunk(ck0, sizeof ck0, id, 0);
+    rq_key_chunk(ck5, sizeof ck5, id, 5);
+    snprintf(first, sizeof first, "%s/jobs/%s/in/00000.mkv", D.storage, id);
+    int t = 0;
+    for (; t < 60000; t += 10) {
+        field(ck0, "state", v, sizeof v);
+        if (!strcmp(v, "done") && access(first, F_OK) != 0)
+            break;
+        msleep(10);
+    }
+    cr_assert_lt(t, 60000, "chunk 0's input was kept after it was done");
+    field(ck5, "state", v, sizeof v);
+    cr_assert_str_neq(v, "done", "the job had already finished: the test proves nothing");
+    finish(id, 0);
+    cr_assert_eq(frames_of(out), 60);
 }
