@@ -82,3 +82,17 @@ void vio_lib_versions(FILE *f)
     vio_lib_line(f, "libavutil", LIBAVUTIL_VERSION_INT, avutil_version());
     vio_lib_line(f, "libswscale", LIBSWSCALE_VERSION_INT, swscale_version());
 }
+
+/* ---- encoders ---- */
+
+void vio_lib_encoders(FILE *f)
+{
+    /* what the outputs may ask for: x264/x265 on the CPU, NVENC, and the
+     * lossless FFV1 the exact comparisons use */
+    static const char *const names[] = { "libx264", "libx265", "h264_nvenc", "hevc_nvenc",
+                                         "ffv1" };
+    fprintf(f, "encoders in this libavcodec:");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        fprintf(f, " %s %s", names[i], avcodec_find_encoder_by_name(names[i]) ? "yes" : "no");
+    fputc('\n', f);
+}

@@ -1,6 +1,6 @@
 /*
- * vio_lib.h - libav* process-wide: the library versions, and libav's log
- * routed through common/log.h.
+ * vio_lib.h - libav* process-wide: the library versions, the encoders it
+ * has, and libav's log routed through common/log.h.
  */
 #ifndef VR_VIO_LIB_H
 #define VR_VIO_LIB_H
@@ -10,6 +10,11 @@
 /* Prints "FFmpeg X" and one line per library: the version running, and the
  * one built against when they differ. */
 void vio_lib_versions(FILE *f);
+
+/* One line: which of the encoders the outputs may use (libx264, libx265,
+ * h264_nvenc, hevc_nvenc, ffv1) this libavcodec was built with. Built in
+ * is not usable: NVENC also needs a GPU that has one (nvenc_host.h). */
+void vio_lib_encoders(FILE *f);
 
 /* Routes libav's log lines (av_log) through log_msg: our timestamp and
  * program name, "libav <component>:" in front, libav's level mapped to

@@ -1,7 +1,8 @@
 /*
  * t-cli-edges.c - the edges of vrctl and vr-worker's command lines (issue
  * 14): --version, output containers the stitch cannot write, the same
- * answer for an unknown job from every job command, status --json figures.
+ * answer for an unknown job from every job command, status --json figures,
+ * what vr-worker info finds.
  */
 #include "util-redis.h"
 
@@ -193,4 +194,29 @@ Test(cli_edges, chunk_seconds_one_default, .timeout = 30)
     chunk_help("run", b, sizeof b);
     cr_assert_str_eq(a, b);
     cr_assert(strstr(a, "auto (default)"), "%s", a);
+}
+
+/* ---- vr-worker info ---- */
+
+/* info names the version, libav and its encoders, the GPUs (or that there
+ * are none), and the tune cache with whether it exists; it promised GPUs
+ * and listed none. */
+Test(cli_edges, worker_info_says_what_it_finds, .timeout = 30)
+{
+    char dir[] = "/tmp/vrtest-info-XXXXXX", args[256], out[8192];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "%s/tune.json", dir);
+    setenv("VR_TUNE_CACHE", args, 1);
+    cr_assert_eq(run_sh(out, sizeof out, "vr-worker", "info"), 0, "%s", out);
+    cr_assert(!strncmp(out, "vr-worker ", 10), "no version first: %s", out);
+    cr_assert(strstr(out, "libavcodec"), "no libav versions: %s", out);
+    cr_assert(strstr(out, "encoders in this libavcodec:") && strstr(out, "libx264 yes"),
+              "no encoder line: %s", out);
+    cr_assert(strstr(out, "\nGPUs: "), "no GPU line: %s", out);
+    cr_assert(strstr(out, "tune.json (absent"), "tune cache not said absent: %s", out);
+    tsh("echo '{}' > '%s/tune.json'", dir);
+    cr_assert_eq(run_sh(out, sizeof out, "vr-worker", "info"), 0, "%s", out);
+    cr_assert(strstr(out, "tune.json (3 bytes)"), "tune cache not found: %s", out);
+    unsetenv("VR_TUNE_CACHE");
+    tsh("rm -rf '%s'", dir);
 }

@@ -1,22 +1,74 @@
 /*
  * cmd_info.c - `vr-worker info`: what this binary was built with and what it
- * finds at run time (GPUs, models, profiles).
+ * finds at run time: versions, GPUs (through NVML, without creating a CUDA
+ * context), whether they have NVENC as this host recorded it, the encoders
+ * libavcodec has, the tune cache, models and profiles. Quick and read-only:
+ * it probes nothing.
  */
 #include "commands.h"
 
+#include "gpus.h"
+#include "nvenc_host.h"
 #include "paths.h"
+#include "tune.h"
+#include "version.h"
+#include "vio_lib.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void info_gpus(void)
+{
+    int n = vr_gpu_count();
+    if (n == 0) {
+        printf("GPUs: none found (no NVIDIA driver, or CUDA_VISIBLE_DEVICES is empty): "
+               "only --cpu works here\n");
+        return;
+    }
+    printf("GPUs: %d\n", n);
+    for (int i = 0; i < n; i++) {
+        char ident[200] = "";
+        int nvenc = nvenc_host_recorded(i, ident, sizeof ident);
+        char *bar = strchr(ident, '|');
+        if (bar)
+            *bar = '\0';
+        printf("  GPU %d: %s", i, ident[0] ? ident : "(NVML unavailable: name unknown)");
+        if (bar)
+            printf(", driver %s", bar + 1);
+        printf(", NVENC %s\n", nvenc == 1   ? "present"
+                               : nvenc == 0 ? "none (x264/x265 on the CPU encode the mattes)"
+                                            : "not known yet (the first worker probes it once)");
+    }
+}
+
+static void info_tune_cache(void)
+{
+    char path[4096];
+    struct stat st;
+    if (tune_cache_path(path, sizeof path, NULL) < 0)
+        printf("tune cache: none (neither VR_TUNE_CACHE nor HOME is set)\n");
+    else if (stat(path, &st) == 0)
+        printf("tune cache: %s (%lld bytes)\n", path, (long long)st.st_size);
+    else
+        printf("tune cache: %s (absent: `vr-worker tune` fills it; untuned defaults meanwhile)\n",
+               path);
+}
 
 int cmd_info(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
+    printf("vr-worker %s\n", vr_version());
 #ifdef VR_HAVE_CUDA
     printf("build: CUDA kernels (sm_90 + PTX) and CPU reference\n");
 #else
     printf("build: CPU-only (built without nvcc)\n");
 #endif
+    vio_lib_versions(stdout);
+    vio_lib_encoders(stdout);
+    info_gpus();
+    info_tune_cache();
     static const char *const files[] = {
         "models/selfie_segmentation.tflite", "models/selfie_segmentation_landscape.tflite",
         "configs/fast.json", "configs/balanced.json", "configs/quality.json",

@@ -19,7 +19,7 @@ static const struct cli_cmd worker_cmds[] = {
       "  --raw            IN must be the model's input size: one network pass, no\n"
       "                   tiling or refinement; writes sigmoid*255, rounded\n" },
     { "info", cmd_info, 0, "",
-      "show the build (CUDA or CPU-only), GPUs and models found", NULL },
+      "show the version, build, libav and its encoders, GPUs (NVENC as recorded), tune cache, models", NULL },
     { "process", cmd_process, 0,
       "[--gpu N | --cpu] [--profile fast|balanced|quality] [-c FILE] [--layout auto|mono|sbs|tb]\n"
       "        [--output mask|alpha-packed|greenscreen] [--metrics FILE] [--trace FILE] IN -o OUT",

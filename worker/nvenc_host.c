@@ -29,10 +29,20 @@ static int memo_find(const char *text, const char *key)
     return -1;
 }
 
+/* The memo file beside the tune cache, its directory created (0 or -1). */
+static int memo_dir(char *dir, size_t n)
+{
+    char cache[STORAGE_PATH_MAX];
+    if (tune_cache_path(cache, sizeof cache, NULL) < 0)
+        return -1;
+    snprintf(dir, n, "%s", dirname(cache));
+    return 0;
+}
+
 /* Under the host's lock: the memo's answer, else a probe recorded in it. */
 static int memo_answer(const char *dir, const char *key, const char **how)
 {
-    char path[STORAGE_PATH_MAX], lock[STORAGE_PATH_MAX];
+    char path[STORAGE_PATH_MAX + 16], lock[STORAGE_PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/nvenc.txt", dir);
     snprintf(lock, sizeof lock, "%s/nvenc.lock", dir);
     int fd = open(lock, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
@@ -72,20 +82,40 @@ int nvenc_host_available(int gpu, const char **how)
 {
     const char *why = "unknown (no NVML); tried at the first encode";
     struct vr_nvml *n = NULL;
-    char key[200] = "", cache[STORAGE_PATH_MAX], dir[STORAGE_PATH_MAX];
+    char key[200] = "", dir[STORAGE_PATH_MAX];
     int has = -1;
     if (nvml_open(NULL, gpu, &n, NULL) == 0 && nvml_has_encoder(n, NULL) == 0) {
         has = 0;
         why = "NVML: no encoder";
-    } else if (n && nvml_identity(n, key, sizeof key) == 0 &&
-               tune_cache_path(cache, sizeof cache, NULL) == 0) {
-        snprintf(dir, sizeof dir, "%s", cache);
-        char *d = dirname(dir);
-        if (storage_mkdirs(d, NULL) == 0)
-            has = memo_answer(d, key, &why);
+    } else if (n && nvml_identity(n, key, sizeof key) == 0 && memo_dir(dir, sizeof dir) == 0 &&
+               storage_mkdirs(dir, NULL) == 0) {
+        has = memo_answer(dir, key, &why);
     }
     nvml_close(&n);
     if (how)
         *how = why;
     return has != 0;
+}
+
+int nvenc_host_recorded(int gpu, char *ident, size_t n)
+{
+    struct vr_nvml *nv = NULL;
+    char key[200] = "", dir[STORAGE_PATH_MAX], path[STORAGE_PATH_MAX + 16];
+    int has = -1;
+    if (nvml_open(NULL, gpu, &nv, NULL) == 0 && nvml_identity(nv, key, sizeof key) == 0) {
+        if (ident)
+            snprintf(ident, n, "%s", key);
+        if (nvml_has_encoder(nv, NULL) == 0) {
+            has = 0;
+        } else if (memo_dir(dir, sizeof dir) == 0) {
+            char *text = NULL;
+            size_t len = 0;
+            snprintf(path, sizeof path, "%s/nvenc.txt", dir);
+            if (storage_read_file(path, NVENC_MEMO_MAX, &text, &len, NULL) == 0)
+                has = memo_find(text, key);
+            free(text);
+        }
+    }
+    nvml_close(&nv);
+    return has;
 }
