@@ -114,7 +114,7 @@ TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c)
 BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker
 TEST_BIN := $(BUILD)/tests/vrtests
 
-.PHONY: all deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms
+.PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms
 all: cuda-msg $(BINS)
 
 cuda-msg:
@@ -157,7 +157,10 @@ deps:
 
 FUZZ_SECONDS ?= 30
 NPROC := $(shell nproc 2>/dev/null || echo 2)
-test: deps
+test-deps:
+	@deploy/install-deps.sh --test
+
+test: test-deps
 	$(Q)$(MAKE) --no-print-directory check-rooms
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BIN)
 	$(Q)$(MAKE) --no-print-directory fuzz

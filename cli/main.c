@@ -53,14 +53,23 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_EXIT_HELP },
     { "metrics", cmd_metrics, CLI_NEEDS_REDIS, "JOB [--json]",
       "per-stage timings and percentiles (merged histograms) of a job", VRCTL_EXIT_HELP },
+    { "report", cmd_report, CLI_NEEDS_REDIS, "JOB -o FILE.html",
+      "a job as one self-contained HTML page: fps over time, chunks per worker, stages, GPUs",
+      "  -o FILE            where to write it (any name; it fetches nothing when opened)\n"
+      "It shows throughput over time for the job and each worker, a timeline of the\n"
+      "chunks per worker (queued, running, committed, retried, dead), the stage\n"
+      "percentiles from the merged histograms, GPU use and memory per worker, split\n"
+      "and stitch time, chunk errors and the job's events. It works while the job runs.\n"
+      VRCTL_EXIT_HELP },
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
-      "  --per-gpu N        chunks in flight per GPU, one worker process each (3):\n"
-      "                     one NVDEC session alone cannot keep up with 8K60\n"
+      "  --per-gpu N        chunks in flight per GPU, one worker process each (1..8;\n"
+      "                     default half the cores per GPU, 2..8): one NVDEC session\n"
+      "                     alone cannot keep up with 8K60, each slot's x264 needs cores\n"
       "  --cpu              use the CPU engine even if a GPU is present\n"
       VRCTL_SPEC_HELP
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"

@@ -18,6 +18,7 @@ int cmd_workers(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_retry(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
 /* Connects to --redis/VR_REDIS; on failure prints the reason and returns
@@ -29,12 +30,15 @@ struct rq *vrctl_connect(const char *url);
 struct vrctl_session {
     const char *id;      /* the job id argument (checked with job_id_valid), or NULL */
     int json;            /* --json was given */
+    const char *output;  /* -o FILE (with VRCTL_WANT_OUT, required) */
     struct rq *q;        /* connected to --redis / $VR_REDIS */
 };
-enum { VRCTL_WANT_ID = 1 << 0, VRCTL_MAY_ID = 1 << 1, VRCTL_WANT_JSON = 1 << 2 };
+enum { VRCTL_WANT_ID = 1 << 0, VRCTL_MAY_ID = 1 << 1, VRCTL_WANT_JSON = 1 << 2,
+       VRCTL_WANT_OUT = 1 << 3 };
 
-/* The prologue of status, watch, workers, metrics, cancel and retry:
- * parses --redis URL, --json (with VRCTL_WANT_JSON) and a job id (required
+/* The prologue of status, watch, workers, metrics, report, cancel and
+ * retry: parses --redis URL, --json (with VRCTL_WANT_JSON), -o FILE (with
+ * VRCTL_WANT_OUT) and a job id (required
  * with VRCTL_WANT_ID, optional with VRCTL_MAY_ID), then connects. Returns
  * 0 with s->q open (vrctl_end closes it), or the exit code: 2 usage, 1 no
  * connection (the reason printed). */

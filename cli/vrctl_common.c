@@ -84,19 +84,24 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
     static const struct option opts[] = {
         { "redis", required_argument, 0, 'r' },
         { "json", no_argument, 0, 'j' },
+        { "output", required_argument, 0, 'o' },
         { 0, 0, 0, 0 }
     };
     const char *redis = NULL;
     memset(s, 0, sizeof *s);
     int o;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, (want & VRCTL_WANT_OUT) ? "o:" : "", opts, NULL)) != -1) {
         if (o == 'r')
             redis = optarg;
         else if (o == 'j' && (want & VRCTL_WANT_JSON))
             s->json = 1;
+        else if (o == 'o' && (want & VRCTL_WANT_OUT))
+            s->output = optarg;
         else
             return cli_usage_error("unknown option");
     }
+    if ((want & VRCTL_WANT_OUT) && !s->output)
+        return cli_usage_error("where to? (-o FILE)");
     int takes_id = (want & (VRCTL_WANT_ID | VRCTL_MAY_ID)) != 0;
     if (argc - optind > takes_id)
         return cli_usage_error("too many arguments");

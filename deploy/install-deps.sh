@@ -2,11 +2,16 @@
 # install-deps.sh - installs the Debian packages vrseg builds and tests with.
 # Quiet and quick when everything is already there; needs root (or sudo)
 # otherwise. Set VR_NO_INSTALL=1 to only report what is missing.
+#   install-deps.sh          what `make run` needs: build, run, the sample
+#   install-deps.sh --test   that plus what only the tests use (`make test`)
 set -eu
 PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
 libhiredis-dev libjansson-dev libcurl4-openssl-dev libcriterion-dev
 redis-server ffmpeg xz-utils opencv-doc procps"
+# chromium: the report opened headless (tests/t-ops-report.c)
+TEST_PKGS="chromium"
+[ "${1:-}" = --test ] && PKGS="$PKGS $TEST_PKGS"
 
 missing=""
 for p in $PKGS; do

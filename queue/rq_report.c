@@ -1,0 +1,101 @@
+/*
+ * rq_report.c - a job's chunk records and event stream read for the report
+ * (see rq_report.h).
+ */
+#include "rq_report.h"
+
+#include "job.h"
+#include "metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "1700000000123-0" -> 1700000000123; 0 when it is not a stream id. */
+static long long rq_id_ms(const char *id)
+{
+    char *end;
+    long long ms = strtoll(id, &end, 10);
+    return end != id && *end == '-' ? ms : 0;
+}
+
+static void rq_rec_fill(struct rq_chunk_rec *c, const redisReply *r, struct metrics *m)
+{
+    enum { STATE, WORKER, ERROR, ENTRY, STARTED, DONE, FRAMES, ATTEMPTS, METRICS, NFIELDS };
+    char v[METRICS][600];
+    for (int k = 0; k < METRICS; k++)
+        if (rq_reply_str(r->element[k], v[k], sizeof v[k], NULL) < 0)
+            v[k][0] = '\0';
+    snprintf(c->state, sizeof c->state, "%.15s", v[STATE]);
+    snprintf(c->worker, sizeof c->worker, "%.127s", v[WORKER]);
+    snprintf(c->error, sizeof c->error, "%.255s", v[ERROR]);
+    c->queued_ms = rq_id_ms(v[ENTRY]);
+    c->started_ms = atoll(v[STARTED]);
+    c->done_ms = atoll(v[DONE]);
+    c->frames = atoll(v[FRAMES]);
+    c->attempts = atoll(v[ATTEMPTS]);
+    c->gpu_util = -1;
+    const redisReply *mj = r->element[METRICS];
+    if (mj->type == REDIS_REPLY_STRING && mj->len > 2 && mj->len <= METRICS_MAX_JSON &&
+        metrics_from_string(m, mj->str, mj->len, NULL) == 0) {
+        c->gpu_util = metrics_gpu_util(m);
+        c->gpu_mem_peak = m->gpu_mem_peak;
+    }
+}
+
+int rq_report_chunks(struct rq *q, const char *id, int n, struct rq_chunk_rec *recs,
+                     vr_err *err)
+{
+    if (!job_id_valid(id))
+        return vr_err_set(err, VR_EINVAL, "'%s' is not a job id", id);
+    struct metrics *m = malloc(sizeof *m);
+    if (!m)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        char ck[128];
+        rq_key_chunk(ck, sizeof ck, id, i);
+        redisReply *r = rq_cmd(q, err, "HMGET %s state worker error entry started_ms done_ms "
+                                       "frames attempts metrics", ck);
+        if (!r) {
+            rc = err ? err->code : VR_EREDIS;
+            break;
+        }
+        memset(&recs[i], 0, sizeof recs[i]);
+        recs[i].idx = i;
+        recs[i].gpu_util = -1;
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 9)
+            rq_rec_fill(&recs[i], r, m);
+        freeReplyObject(r);
+    }
+    free(m);
+    return rc;
+}
+
+int rq_report_events(struct rq *q, const char *id, struct rq_event_rec *evs, int max,
+                     vr_err *err)
+{
+    if (!job_id_valid(id))
+        return vr_err_set(err, VR_EINVAL, "'%s' is not a job id", id);
+    char key[128];
+    rq_key_events(key, sizeof key, id);
+    redisReply *r = rq_cmd(q, err, "XRANGE %s - + COUNT %d", key, max);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int n = 0;
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && n < max; i++) {
+        const redisReply *e = r->element[i];
+        if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+            e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
+            continue;
+        const redisReply *kv = e->element[1];
+        evs[n].ms = rq_id_ms(e->element[0]->str);
+        evs[n].text[0] = '\0';
+        for (size_t k = 0; k + 1 < kv->elements; k += 2)
+            if (kv->element[k]->type == REDIS_REPLY_STRING && !strcmp(kv->element[k]->str, "msg"))
+                rq_reply_str(kv->element[k + 1], evs[n].text, sizeof evs[n].text, NULL);
+        n++;
+    }
+    freeReplyObject(r);
+    return n;
+}
