@@ -8,8 +8,8 @@
 # the split / stitch figures, the mean use of each resource and the one that
 # limits it.
 # Usage: bench/fleet.sh BINDIR   (results under $OUT, summary in fleet.txt)
-#   GEN=300 REPEAT=8 PER_GPU="auto 6" CHUNK="auto 2" CURVE=1 choose what runs
-#   ("auto": vrctl run's own choice).
+#   GEN=300 REPEAT=8 PER_GPU="auto 6" CHUNK="auto 2" CURVE=1 SERVE=1 choose
+#   what runs ("auto": vrctl run's own choice; SERVE=0 skips the serve runs).
 set -u
 B=$1
 GEN=${GEN:-300}
@@ -99,7 +99,46 @@ run_fleet() { # name gpus per_gpu chunk_seconds
     rm -f "$W/$1.mkv"
 }
 
+# Long-lived workers as a fleet runs them: redis-server, one vr-controller
+# and `vr-worker serve --gpu all` (its own slots per GPU), started before the
+# job and kept; the job is timed from `vrctl submit` to the end of `watch`.
+run_serve() { # name gpus
+    S=$W/serve-$1
+    rm -rf "$S" && mkdir -p "$S/storage"
+    "$B/redis-server" --port 0 --unixsocket "$S/r.sock" --save '' --appendonly no \
+        --dir "$S" > "$S/redis.log" 2>&1 &
+    RPID=$!
+    U=unix://$S/r.sock
+    for _ in $(seq 50); do [ -S "$S/r.sock" ] && break; sleep 0.1; done
+    "$B/vr-controller" --redis "$U" --storage "$S/storage" > "$R/$1-controller.log" 2>&1 &
+    CPID=$!
+    CUDA_VISIBLE_DEVICES=$2 "$B/vr-worker" serve --redis "$U" --storage "$S/storage" --gpu all \
+        > "$R/$1-workers.log" 2>&1 &
+    WPID=$!
+    sleep 3 # the workers register; their CUDA start is not the job's
+    t0=$(now)
+    start_samplers "$1"
+    id=$("$B/vrctl" submit "$CLIP" -o "$S/out.mkv" --redis "$U" 2> "$R/$1.log")
+    timeout 580 "$B/vrctl" watch "$id" --redis "$U" >> "$R/$1.log" 2>&1
+    rc=$?
+    t1=$(now)
+    stop_samplers "$1"
+    fps=$(awk -v f="$FRAMES" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", f / (b - a) }')
+    log "$1: rc $rc, $FRAMES frames in $(secs "$t0" "$t1") s: $fps fps (submit to done)"
+    grep -hE "per GPU on|chunks of|stitched ahead" "$R/$1-workers.log" "$R/$1-controller.log" \
+        | head -3 | sed 's/^/    /' | tee -a "$R/fleet.txt"
+    kill "$WPID" "$CPID" 2>/dev/null
+    wait "$WPID" "$CPID" 2>/dev/null
+    kill "$RPID" 2>/dev/null
+    wait "$RPID" 2>/dev/null
+    rm -rf "$S"
+}
+
 ALL=$(seq -s, 0 $((NGPU - 1)))
+if [ "${SERVE:-1}" = 1 ]; then
+    run_serve 1gpu-serve 0
+    [ "$NGPU" -gt 1 ] && run_serve "${NGPU}gpu-serve" "$ALL"
+fi
 for c in ${CHUNK:-auto 2}; do
     for p in ${PER_GPU:-auto 6}; do
         run_fleet "1gpu-per$p-chunk$c" 0 "$p" "$c"

@@ -45,18 +45,13 @@ struct run_opts {
 };
 
 /* Options into *o; returns 0 or the exit code (2 usage, 1 bad job). */
-/* What the user left to the fleet. Chunks in flight per GPU: one NVDEC
- * session decodes 8K HEVC at ~40-60 fps while its chunk also waits on the
- * CPU encode, so several per GPU keep NVDEC busy; measured on an H100 with
- * 16 cores: 3 a GPU 95 fps, 6 117, 8 125 (docs/PERF.md). Half a core's
- * worth of encoding each, at most 8 (the H100's NVDEC engines are 7). The
- * chunk length: a whole number of waves over those workers. */
+/* What the user left to the fleet: chunks in flight per GPU
+ * (vr_gpu_auto_slots), and the chunk length: a whole number of waves over
+ * those workers. */
 static void run_auto(struct run_opts *o)
 {
-    if (!o->cpu && !o->per_gpu) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN) / (o->gpus > 0 ? o->gpus : 1);
-        o->per_gpu = cores / 2 < 2 ? 2 : cores / 2 > 8 ? 8 : (int)(cores / 2);
-    }
+    if (!o->cpu && !o->per_gpu)
+        o->per_gpu = vr_gpu_auto_slots(o->gpus);
     int slots = o->cpu ? o->workers : o->gpus * o->per_gpu;
     if (o->js.chunk_seconds == 0) {
         o->js.chunk_seconds = job_auto_chunk_seconds(o->info.duration_s, slots);

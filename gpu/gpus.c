@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int vr_gpu_count(void)
 {
@@ -26,4 +27,10 @@ int vr_gpu_count(void)
         n += de->d_name[0] != '.';
     closedir(d);
     return n;
+}
+
+int vr_gpu_auto_slots(int gpus)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN) / (gpus > 0 ? gpus : 1);
+    return cores / 2 < 2 ? 2 : cores / 2 > 8 ? 8 : (int)(cores / 2);
 }

@@ -2,7 +2,7 @@
  * t-cli-edges.c - the edges of vrctl and vr-worker's command lines (issue
  * 14): --version, output containers the stitch cannot write, the same
  * answer for an unknown job from every job command, status --json figures,
- * what vr-worker info finds.
+ * what vr-worker info finds, serve --slots.
  */
 #include "util-redis.h"
 
@@ -219,4 +219,29 @@ Test(cli_edges, worker_info_says_what_it_finds, .timeout = 30)
     cr_assert(strstr(out, "tune.json (3 bytes)"), "tune cache not found: %s", out);
     unsetenv("VR_TUNE_CACHE");
     tsh("rm -rf '%s'", dir);
+}
+
+/* ---- vr-worker serve --slots ---- */
+
+/* Slots are GPU worker processes: refused with --cpu, checked strictly,
+ * and `--gpu all` on a host with no GPU says so before anything starts. */
+Test(cli_edges, serve_slots_checked, .timeout = 30)
+{
+    char out[4096];
+    static const char base[] = "serve --redis unix:///nonexistent.sock --storage /tmp";
+    char args[256];
+    snprintf(args, sizeof args, "%s --cpu --slots 2", base);
+    cr_assert_eq(run_sh(out, sizeof out, "vr-worker", args), 2, "%s", out);
+    cr_assert(strstr(out, "--slots is for GPU workers"), "%s", out);
+    static const char *const bad[] = { "0", "17", "2x", "", "-1", NULL };
+    for (int i = 0; bad[i]; i++) {
+        snprintf(args, sizeof args, "%s --gpu all --slots '%s'", base, bad[i]);
+        cr_assert_eq(run_sh(out, sizeof out, "vr-worker", args), 2, "--slots '%s': %s", bad[i], out);
+        cr_assert(strstr(out, "--slots takes 1..16 or auto"), "%s", out);
+    }
+    snprintf(args, sizeof args, "%s --gpu all --slots auto", base);
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    cr_assert_eq(run_sh(out, sizeof out, "vr-worker", args), 1, "%s", out);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    cr_assert(strstr(out, "no NVIDIA GPU found"), "%s", out);
 }

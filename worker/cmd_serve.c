@@ -1,6 +1,7 @@
 /*
- * cmd_serve.c - `vr-worker serve`: options, `--gpu all` (one child process
- * per GPU, each exec'd afresh so CUDA is initialised once per process), the
+ * cmd_serve.c - `vr-worker serve`: options, `--gpu all` and `--slots`
+ * (child worker processes per GPU, each exec'd afresh so CUDA is
+ * initialised once per process), the
  * Redis connection with backoff, and the pull loop. SIGTERM drains: the
  * chunk in hand is finished and committed, nothing more is taken.
  */
@@ -34,37 +35,44 @@ static void serve_on_signal(int sig)
 
 /* ---- --gpu all ---- */
 
-/* argv with `--gpu all` replaced by `--gpu g` (av: argc + 2 slots). */
+/* argv of one worker: `--gpu all|N` replaced by `--gpu g`, `--slots` left
+ * out (av: argc + 2 slots). */
 static void serve_argv_for(int argc, char **argv, const char *exe, const char *g, char **av)
 {
     int k = 0;
     av[k++] = (char *)exe;
     av[k++] = "serve";
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--gpu") && i + 1 < argc) {
-            av[k++] = "--gpu";
-            av[k++] = (char *)g;
+        if ((!strcmp(argv[i], "--gpu") || !strcmp(argv[i], "--slots")) && i + 1 < argc) {
+            if (argv[i][2] == 'g') {
+                av[k++] = "--gpu";
+                av[k++] = (char *)g;
+            }
             i++;
-        } else if (!strcmp(argv[i], "--gpu=all")) {
+        } else if (!strncmp(argv[i], "--gpu=", 6)) {
             av[k++] = "--gpu";
             av[k++] = (char *)g;
-        } else {
+        } else if (strncmp(argv[i], "--slots=", 8)) {
             av[k++] = argv[i];
         }
     }
     av[k] = NULL;
 }
 
-/* One worker process per GPU, each exec'd afresh (CUDA initialised once
- * per process); SIGTERM/SIGINT are passed on (each drains); exits 0 only
- * when every worker did. */
-static int serve_all_gpus(int argc, char **argv)
+/* `slots` worker processes per GPU (every GPU, or GPU `only` when >= 0),
+ * each exec'd afresh (CUDA initialised once per process); SIGTERM/SIGINT
+ * are passed on (each drains); exits 0 only when every worker did. */
+static int serve_supervise(int argc, char **argv, int only, int slots)
 {
-    int n = vr_gpu_count();
+    int n = only >= 0 ? 1 : vr_gpu_count();
     if (n <= 0) {
         fprintf(stderr, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
         return 1;
     }
+    if (slots <= 0)
+        slots = vr_gpu_auto_slots(n);
+    log_info("%d worker%s per GPU on %d GPU%s%s", slots, slots > 1 ? "s" : "", n,
+             n > 1 ? "s" : "", only >= 0 ? "" : " (--slots auto: half the cores per GPU, 2..8)");
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) {
@@ -81,10 +89,11 @@ static int serve_all_gpus(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     struct sup sup = { 0 };
     int bad = 0;
-    for (int g = 0; g < n && !bad; g++) {
-        char gs[16], name[32];
+    for (int k = 0; k < n * slots && !bad; k++) {
+        int g = only >= 0 ? only : k / slots;
+        char gs[16], name[48];
         snprintf(gs, sizeof gs, "%d", g);
-        snprintf(name, sizeof name, "GPU %d worker", g);
+        snprintf(name, sizeof name, "GPU %d worker %d", g, k % slots);
         serve_argv_for(argc, argv, exe, gs, av);
         vr_err e = { 0 };
         int i = sup_spawn(&sup, name, exe, av, NULL, 0, &e);
@@ -92,7 +101,7 @@ static int serve_all_gpus(int argc, char **argv)
             log_error("%s", e.msg);
             bad = 1;
         } else {
-            log_info("GPU %d: worker pid %d", g, (int)sup.child[i].pid);
+            log_info("%s: pid %d", name, (int)sup.child[i].pid);
         }
     }
     int passed_on = 0;
@@ -186,12 +195,13 @@ int cmd_serve(int argc, char **argv)
         { "heartbeat-ms", required_argument, 0, 'h' },
         { "max-chunks", required_argument, 0, 'm' },
         { "encode-threads", required_argument, 0, 'e' },
+        { "slots", required_argument, 0, 'S' },
         { 0, 0, 0, 0 }
     };
     struct serve s;
     memset(&s, 0, sizeof s);
     const char *redis = NULL, *storage = NULL, *gpu = NULL;
-    int cpu = 0, o;
+    int cpu = 0, slots = -1, o; /* -1: one for --gpu N, auto for --gpu all */
     s.hb_ms = 1000;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -210,6 +220,13 @@ int cmd_serve(int argc, char **argv)
             if (s.encode_threads < 1 || s.encode_threads > 256)
                 return cli_usage_error("--encode-threads must be 1..256");
             break;
+        case 'S': {
+            char *end;
+            slots = strcmp(optarg, "auto") ? (int)strtol(optarg, &end, 10) : 0;
+            if (strcmp(optarg, "auto") && (*end || end == optarg || slots < 1 || slots > 16))
+                return cli_usage_error("--slots takes 1..16 or auto");
+            break;
+        }
         default: return cli_usage_error("unknown option");
         }
     }
@@ -222,13 +239,17 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_error("--redis URL (or VR_REDIS) is required");
     if (!storage)
         return cli_usage_error("--storage DIR is required");
+    if (cpu && slots >= 0)
+        return cli_usage_error("--slots is for GPU workers (start more --cpu workers instead)");
     if (gpu && !strcmp(gpu, "all"))
-        return serve_all_gpus(argc, argv);
+        return serve_supervise(argc, argv, -1, slots);
     if (gpu) {
         char *end;
         s.gpu = (int)strtol(gpu, &end, 10);
         if (*end || s.gpu < 0 || s.gpu > 63)
             return cli_usage_error("--gpu takes a device index or 'all'");
+        if (slots == 0 || slots > 1)
+            return serve_supervise(argc, argv, s.gpu, slots);
         s.backend = SEG_CUDA;
     } else {
         s.backend = SEG_CPU;

@@ -36,11 +36,14 @@ static const struct cli_cmd worker_cmds[] = {
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
       "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
-      "--redis URL --storage DIR (--gpu N | --gpu all | --cpu) [--heartbeat-ms N]\n"
-      "                [--encode-threads N]",
+      "--redis URL --storage DIR (--gpu N | --gpu all | --cpu) [--slots N|auto]\n"
+      "                [--heartbeat-ms N] [--encode-threads N]",
       "pull chunks from Redis and process them",
       "  --storage DIR      the storage root the controller splits into (same files)\n"
-      "  --gpu N | all      one GPU, or one worker process per GPU\n"
+      "  --gpu N | all      one GPU, or every GPU this process may see\n"
+      "  --slots N|auto     worker processes (chunks in flight) per GPU: 1 with --gpu N,\n"
+      "                     auto with --gpu all (half the cores per GPU, 2..8: one NVDEC\n"
+      "                     session cannot keep up with 8K60, each slot's x264 needs cores)\n"
       "  --cpu              the CPU engine (slow; CI and machines without a GPU)\n"
       "  --heartbeat-ms N   heartbeat and lease renewal period (1000); keep it well\n"
       "                     under the controller's --lease-seconds\n"
