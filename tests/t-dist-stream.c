@@ -219,7 +219,18 @@ Test(dist_stream, a_done_chunks_input_is_removed_while_the_job_runs)
 {
     setenv("VR_TEST_FRAME_DELAY_MS", "50", 1);
     char in[400], out[400], id[64], ck0[128], ck5[128], v[32], first[600];
-    start_job(1, in, out, "out.mp4", id, sizeof id);
+    /* the suite's controllers run with --keep-chunks (tests look inside);
+     * this one must not */
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 1), 0);
+    const char *argv[] = { "vr-controller", "run", "--redis", D.r.url, "--storage", D.storage,
+                           "--lease-seconds", "5", NULL };
+    cr_assert_gt(D.ctl = tproc_spawn("vr-controller", argv, D.log), 0);
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mp4", D.r.dir);
+    cr_assert_eq(tclip_make(in, 6, 160, 5, 1), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
     rq_key_chunk(ck0, sizeof ck0, id, 0);
     rq_key_chunk(ck5, sizeof ck5, id, 5);
     snprintf(first, sizeof first, "%s/jobs/%s/in/00000.mkv", D.storage, id);

@@ -110,11 +110,11 @@ Test(supervise, serve_gpu_all_reports_every_failed_gpu_worker)
     char dir[256], out[4096];
     tv_tmpdir(dir, sizeof dir);
     setenv("CUDA_VISIBLE_DEVICES", "97,98", 1); /* two GPUs no host has */
-    int rc = tsh_out(out, sizeof out, "'%s/vr-worker' serve --gpu all --redis unix:///nonexistent.sock "
+    int rc = tsh_out(out, sizeof out, "'%s/vr-worker' serve --gpu all --slots 2 --redis unix:///nonexistent.sock "
                      "--storage '%s' 2>&1", getenv("VR_BIN_DIR"), dir);
     unsetenv("CUDA_VISIBLE_DEVICES");
     cr_assert_neq(rc, 0, "serve --gpu all succeeded without a GPU: %s", out);
-    cr_assert(strstr(out, "GPU 0 worker exited with status 1"), "%s", out);
-    cr_assert(strstr(out, "GPU 1 worker exited with status 1"), "%s", out);
+    cr_assert(strstr(out, "GPU 0 worker 0 exited with status 1"), "%s", out);
+    cr_assert(strstr(out, "GPU 1 worker 1 exited with status 1"), "%s", out);
     tv_rmdir(dir);
 }
