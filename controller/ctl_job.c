@@ -216,7 +216,20 @@ static int ctl_split(struct ctl_split_job *s, const char *mpath, struct job_mani
     if (prerolls)
         log_info("job %s: %d chunks start with the GOP before them as a pre-roll (%s)", id,
                  prerolls, s->dec->warmup ? "the temporal filter's warm-up" : "open-GOP references");
-    if ((rc = job_manifest_write(mpath, man, err)) < 0)
+    /* written through jobs/<id> opened beneath the storage root: a link
+     * swapped in for the job's directory meanwhile is not followed */
+    char jrel[256], jdir[BENEATH_FD_PATH_MAX], mfd[BENEATH_FD_PATH_MAX + 16];
+    char jreal[STORAGE_PATH_MAX];
+    ctl_job_dir(jrel, sizeof jrel, id, NULL);
+    storage_path(c->storage, jrel, jreal, sizeof jreal, NULL);
+    int jfd = ctl_storage_open(c, jrel, 1, jdir, sizeof jdir, err);
+    if (jfd < 0)
+        return jfd;
+    snprintf(mfd, sizeof mfd, "%s/%s", jdir, strrchr(mpath, '/') + 1);
+    rc = job_manifest_write(mfd, man, err);
+    beneath_unmask(err, jfd, jreal);
+    close(jfd);
+    if (rc < 0)
         return rc;
     log_info("job %s: %lld frames in %d chunks, split in %.2f s", id, man->frames, man->nchunks,
              man->split_s);
