@@ -7,7 +7,7 @@
  * a link planted at the stitch's old temporary name, or at a temp file's
  * name after its creation, is not written through; a chunk task naming
  * another job's out/ and a link inside the storage pointing out of it are
- * refused by the worker; `vr-worker process IN -o IN` refuses to destroy
+ * refused by the worker, whose messages keep the storage's names; `vr-worker process IN -o IN` refuses to destroy
  * its source. common/beneath's open is checked on both of its ways.
  */
 #define _GNU_SOURCE
@@ -238,7 +238,7 @@ Test(sec_paths, worker_refuses_other_jobs_files_and_links_out_of_storage)
     char in[400], out[400], id[64], other[64], err[512];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
-    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
     const char *one[] = { "--max-attempts", "2", NULL }; /* each chunk tried */
     cr_assert_eq(tdist_submit(&D, in, out, one, id, sizeof id), 0);
     wait_state(id, "running", NULL, 0, 30000);
@@ -257,12 +257,18 @@ Test(sec_paths, worker_refuses_other_jobs_files_and_links_out_of_storage)
     cr_assert_eq(tsh("redis-cli -s '%s' HSET '%s' task '%s' >/dev/null", D.r.sock, ck, hijacked),
                  0);
 
-    /* and jobs/<id>/out a link out of the storage root */
-    char outdir[600], outside[400];
-    snprintf(outdir, sizeof outdir, "%s/jobs/%s/out", D.storage, id);
-    snprintf(outside, sizeof outside, "%s/outside", D.r.dir);
-    cr_assert_eq(tsh("mkdir -p '%s' && rm -rf '%s' && ln -s '%s' '%s'", outside, outdir, outside,
-                     outdir), 0);
+    /* chunk 1's input moved out of the storage root, a link left in its
+     * place: followed, the chunk would succeed */
+    char in1[600], outside[400];
+    snprintf(in1, sizeof in1, "%s/jobs/%s/in/00001.mkv", D.storage, id);
+    snprintf(outside, sizeof outside, "%s/outside.mkv", D.r.dir);
+    cr_assert_eq(tsh("mv '%s' '%s' && ln -s '%s' '%s'", in1, outside, outside, in1), 0);
+
+    /* and chunk 2 garbage: its failure reads with the storage's names,
+     * not the /proc/self/fd ones the decoder was given */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/jobs/%s/in/00002.mkv", D.storage, id);
+    cr_assert_eq(tsh("head -c 20000 /dev/urandom > '%s'", bad), 0);
 
     cr_assert(tdist_worker(&D) > 0);
     wait_state(id, "failed", err, sizeof err, 60000);
@@ -272,10 +278,18 @@ Test(sec_paths, worker_refuses_other_jobs_files_and_links_out_of_storage)
     rq_hget(Q, ck, "error", e1, sizeof e1, NULL);
     cr_assert(strstr(e0, "touches only its own job's chunks"), "chunk 0: %s", e0);
     cr_assert(strstr(e1, "symbolic link"), "chunk 1: %s", e1);
+    char e2[512] = "";
+    rq_key_chunk(ck, sizeof ck, id, 2);
+    rq_hget(Q, ck, "error", e2, sizeof e2, NULL);
+    char in2[600];
+    snprintf(in2, sizeof in2, "%s/jobs/%s/in/00002.mkv", D.storage, id);
+    cr_assert(strstr(e2, in2) && !strstr(e2, "/proc/self/fd"), "chunk 2: %s", e2);
     char other_dir[600];
     snprintf(other_dir, sizeof other_dir, "%s/jobs/%s", D.storage, other);
     cr_assert(!exists(other_dir), "%s was created", other_dir);
-    cr_assert_eq(tsh("test -z \"$(ls -A '%s')\"", outside), 0, "%s was written", outside);
+    char out1[600];
+    snprintf(out1, sizeof out1, "%s/jobs/%s/out/00001.mkv", D.storage, id);
+    cr_assert(!exists(out1), "chunk 1 was processed through the link");
 }
 
 /* ---- vr-worker process ---- */
