@@ -13,6 +13,7 @@
 #include "supervise.h"
 
 #include <getopt.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -193,7 +194,14 @@ static int run_redis(struct run *r)
 /* The controller, then the workers: CPU workers, or per_gpu per GPU. */
 static int run_spawn_all(struct run *r, const struct run_opts *o)
 {
-    char *cargs[] = { "run", "--redis", r->url, "--storage", r->storage, "--lease-seconds",
+    /* the private controller may touch the input's directory and the
+     * output's, nothing else: the roots of its one job (realpath'd by
+     * vrctl_prepare, so no link is left in either) */
+    char in_root[JOB_PATH_MAX], out_root[JOB_PATH_MAX];
+    snprintf(in_root, sizeof in_root, "%s", o->js.input);
+    snprintf(out_root, sizeof out_root, "%s", o->js.output);
+    char *cargs[] = { "run", "--redis", r->url, "--storage", r->storage, "--input-root",
+                      dirname(in_root), "--output-root", dirname(out_root), "--lease-seconds",
                       (char *)o->lease, NULL };
     if (run_add(r, &r->procs, "vr-controller", cargs, "controller") < 0)
         return -1;

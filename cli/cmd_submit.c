@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Absolute form of a path whose file may not exist yet (its directory must). */
 static int vrctl_abs_out(const char *out, char *buf, size_t n)
@@ -99,7 +100,11 @@ int vrctl_prepare(const char *in, const char *out, struct job_spec *js, struct r
         fprintf(stderr, "vrctl: %s\n", e.msg);
         return -1;
     }
-    if (!strcmp(js->input, js->output)) {
+    /* the same file by device and inode, not by name (a hard link too) */
+    struct stat si, so;
+    if (!strcmp(js->input, js->output) ||
+        (stat(js->input, &si) == 0 && stat(js->output, &so) == 0 && si.st_dev == so.st_dev &&
+         si.st_ino == so.st_ino)) {
         fprintf(stderr, "vrctl: the output would overwrite the input\n");
         return -1;
     }

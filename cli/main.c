@@ -36,7 +36,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       "       [--priority N] [--wait]",
       "validate a video and enqueue it as a job; prints the job id",
       "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
-      "                     (what the stitch can write; others are refused now)\n"
+      "                     (what the stitch can write; others are refused now). IN and\n"
+      "                     OUT must lie under the controller's --input-root and\n"
+      "                     --output-root (default: its storage root), or the job fails\n"
       VRCTL_SPEC_HELP
       "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
       "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
@@ -74,6 +76,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_SPEC_HELP
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
       "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"
+      "Its controller reads under IN's directory and writes under OUT's only.\n"
       "Ctrl-C stops everything it started and removes its temp dir. If the\n"
       "controller or every worker dies, it says which (signal, log) and exits 1.\n" },
     { 0 }

@@ -22,6 +22,8 @@ struct ctl {
     struct rq *q;                 /* the loop's connection */
     char url[512];
     char storage[STORAGE_PATH_MAX];
+    char input_root[STORAGE_PATH_MAX];  /* jobs' inputs lie under it (--input-root) */
+    char output_root[STORAGE_PATH_MAX]; /* jobs' outputs lie under it (--output-root) */
     char name[128];               /* consumer name host:ctl:nonce, unique per start */
     long long lease_ms;           /* idle time after which a chunk is reclaimed */
     int keep_chunks;              /* keep storage/jobs/<id>/ after success */
@@ -29,6 +31,9 @@ struct ctl {
     struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c) */
     int nstitches;
 };
+
+struct ctl_paths;        /* a job's files, held beneath the roots (below) */
+struct remux_stitcher;
 
 /* Controller entry point (the "run" row of vr-controller's table). */
 int cmd_controller_run(int argc, char **argv);
@@ -48,8 +53,10 @@ int ctl_job_finish(struct ctl *c, const char *id);
 void ctl_stitch_progress(struct ctl *c, const char *id);
 
 /* Hands job id's stitcher to the end of the job (NULL when there is none
- * or an append failed: the end then stitches the whole job). */
-struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id);
+ * or an append failed: the end then stitches the whole job), with the
+ * job's files it writes through (*files, the caller's to close; closed
+ * ones when NULL is returned). */
+struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl_paths *files);
 
 /* Drops job id's stitcher (its temporary output too); all of them at exit. */
 void ctl_stitch_drop(struct ctl *c, const char *id);
@@ -75,9 +82,51 @@ struct ctl_decision {
     const char *why;              /* how the layout was decided (static text) */
 };
 
-/* Decides from the spec and the source: the config (profile + overrides)
- * must load, the source must open. Returns 0 or VR_E* with the reason. */
-int ctl_job_decide(const struct job_spec *js, struct ctl_decision *d, vr_err *err);
+/* Decides from the spec and the source (opened as `in`, named by
+ * js->input): the config (profile + overrides) must load, the source must
+ * open. Returns 0 or VR_E* with the reason. */
+int ctl_job_decide(const struct job_spec *js, const char *in, struct ctl_decision *d,
+                   vr_err *err);
+
+/* ---- a job's files, held beneath the roots (ctl_paths.c) ---- */
+
+/* The input and output of a job as opened beneath --input-root and
+ * --output-root, with the names libav is given for them. */
+struct ctl_paths {
+    int in;                             /* the input, O_RDONLY (-1: closed) */
+    int out_dir;                        /* the output's directory (-1: not opened) */
+    char in_path[64];                   /* /proc/self/fd/<in> */
+    char out_path[JOB_PATH_MAX + 64];   /* /proc/self/fd/<out_dir>/<output's name> */
+    char out_dir_real[JOB_PATH_MAX];    /* the output's directory, for messages */
+};
+#define CTL_PATHS_OUTPUT 1u             /* also create and open the output's directory */
+
+/* Checks that js->input lies under the input root and js->output under the
+ * output root (names: no "..", no path outside), opens the input (a regular
+ * file) beneath its root without following links, and refuses an output
+ * that is the input. With CTL_PATHS_OUTPUT the output's directory is
+ * created and opened beneath the output root too. On failure err names the
+ * root and its option, nothing is created and nothing is left open;
+ * ctl_paths_close releases a success. */
+int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
+                   struct ctl_paths *p, vr_err *err);
+void ctl_paths_close(struct ctl_paths *p);
+
+/* Turns the /proc/self/fd names of p in err's message back into js's. */
+void ctl_paths_unmask(const struct ctl_paths *p, const struct job_spec *js, vr_err *err);
+
+/* Adds chunk i of job id to the stitch *s, its output opened beneath the
+ * storage root; begins the stitch (*s NULL) with the job's files p, open
+ * with CTL_PATHS_OUTPUT, which must stay open until the stitch ends. */
+int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher **s,
+                     const struct job_spec *js, const struct job_manifest *man,
+                     const struct ctl_paths *p, vr_err *err);
+
+/* Opens rel beneath the storage root without following links: a file to
+ * read, or (dir) a directory created as needed. Returns the descriptor
+ * (the caller closes it) with its /proc/self/fd name in fdpath, or <0. */
+int ctl_storage_open(struct ctl *c, const char *rel, int dir, char *fdpath, size_t n,
+                     vr_err *err);
 
 /* storage/jobs/<id> relative paths. */
 void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub);

@@ -16,7 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-int ctl_job_decide(const struct job_spec *js, struct ctl_decision *d, vr_err *err)
+int ctl_job_decide(const struct job_spec *js, const char *in, struct ctl_decision *d,
+                   vr_err *err)
 {
     memset(d, 0, sizeof *d);
     struct vr_config cfg;
@@ -32,12 +33,12 @@ int ctl_job_decide(const struct job_spec *js, struct ctl_decision *d, vr_err *er
         d->why = "given with the job";
         return 0;
     }
-    struct vio_in_opts io = { .path = js->input };
-    struct vio_in *in = NULL;
-    if ((rc = vio_in_open(&io, &in, err)) < 0)
+    struct vio_in_opts io = { .path = in };
+    struct vio_in *src = NULL;
+    if ((rc = vio_in_open(&io, &src, err)) < 0)
         return rc;
-    enum vio_layout l = vio_guess_layout(vio_in_info(in), js->input, &d->why);
-    vio_in_free(&in);
+    enum vio_layout l = vio_guess_layout(vio_in_info(src), js->input, &d->why);
+    vio_in_free(&src);
     snprintf(d->layout, sizeof d->layout, "%s", vio_layout_name(l));
     return 0;
 }

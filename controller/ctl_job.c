@@ -8,6 +8,7 @@
  */
 #include "ctl.h"
 
+#include "beneath.h"
 #include "clock.h"
 #include "job.h"
 #include "log.h"
@@ -16,7 +17,7 @@
 #include "rq_jobs.h"
 #include "rq_stats.h"
 
-#include <libgen.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,7 @@ struct ctl_split_job {
     const char *id;
     const struct job_spec *js;
     const struct ctl_decision *dec;
+    const struct ctl_paths *p;  /* the input, open beneath the input root */
     double t0;              /* monotonic start of the split */
 };
 
@@ -178,24 +180,31 @@ static int ctl_split(struct ctl_split_job *s, const char *mpath, struct job_mani
     const struct job_spec *js = s->js;
     rq_event(c->q, id, "splitting %s into ~%.1f s chunks", js->input, js->chunk_seconds);
     struct stat st;
-    if (stat(js->input, &st) < 0)
-        return vr_err_set(err, VR_ENOENT, "input %s: no such file (on this controller)", js->input);
-    char rel[256], jobdir[STORAGE_PATH_MAX], indir[STORAGE_PATH_MAX];
-    ctl_job_dir(rel, sizeof rel, id, NULL);
-    storage_path(c->storage, rel, jobdir, sizeof jobdir, NULL);
+    if (fstat(s->p->in, &st) < 0)
+        return storage_errno(errno, "cannot stat", js->input, err);
+    /* jobs/<id>/in created and opened beneath the storage root, and the
+     * split writes through that descriptor: no link there is followed */
+    char rel[256], indir[BENEATH_FD_PATH_MAX], indir_real[STORAGE_PATH_MAX];
     ctl_job_dir(rel, sizeof rel, id, "in");
-    storage_path(c->storage, rel, indir, sizeof indir, NULL);
-    int rc = storage_mkdirs(jobdir, err);
-    if (rc == 0)
-        rc = storage_check_space(jobdir, (uint64_t)st.st_size + (16 << 20), err);
-    if (rc < 0)
+    storage_path(c->storage, rel, indir_real, sizeof indir_real, NULL);
+    int dfd = ctl_storage_open(c, rel, 1, indir, sizeof indir, err);
+    if (dfd < 0)
+        return dfd;
+    int rc = storage_check_space(indir, (uint64_t)st.st_size + (16 << 20), err);
+    if (rc < 0) {
+        close(dfd);
         return rc;
+    }
     s->t0 = clock_mono_s();
     const struct remux_split_opts so = { .chunk_seconds = js->chunk_seconds,
                                          .warmup = s->dec->warmup,
                                          .chunk_ready = ctl_split_chunk_ready, .ctx = s };
     struct remux_split sp;
-    if ((rc = remux_split(js->input, indir, &so, &sp, err)) < 0)
+    rc = remux_split(s->p->in_path, indir, &so, &sp, err);
+    beneath_unmask(err, dfd, indir_real);
+    ctl_paths_unmask(s->p, js, err);
+    close(dfd);
+    if (rc < 0)
         return rc == VR_ECANCELED ? rc : vr_err_prefix(err, "split");
     rc = ctl_manifest_of(&sp, clock_mono_s() - s->t0, man);
     int prerolls = 0;
@@ -207,7 +216,20 @@ static int ctl_split(struct ctl_split_job *s, const char *mpath, struct job_mani
     if (prerolls)
         log_info("job %s: %d chunks start with the GOP before them as a pre-roll (%s)", id,
                  prerolls, s->dec->warmup ? "the temporal filter's warm-up" : "open-GOP references");
-    if ((rc = job_manifest_write(mpath, man, err)) < 0)
+    /* written through jobs/<id> opened beneath the storage root: a link
+     * swapped in for the job's directory meanwhile is not followed */
+    char jrel[256], jdir[BENEATH_FD_PATH_MAX], mfd[BENEATH_FD_PATH_MAX + 16];
+    char jreal[STORAGE_PATH_MAX];
+    ctl_job_dir(jrel, sizeof jrel, id, NULL);
+    storage_path(c->storage, jrel, jreal, sizeof jreal, NULL);
+    int jfd = ctl_storage_open(c, jrel, 1, jdir, sizeof jdir, err);
+    if (jfd < 0)
+        return jfd;
+    snprintf(mfd, sizeof mfd, "%s/%s", jdir, strrchr(mpath, '/') + 1);
+    rc = job_manifest_write(mfd, man, err);
+    beneath_unmask(err, jfd, jreal);
+    close(jfd);
+    if (rc < 0)
         return rc;
     log_info("job %s: %lld frames in %d chunks, split in %.2f s", id, man->frames, man->nchunks,
              man->split_s);
@@ -231,7 +253,8 @@ static int ctl_enqueue(const struct ctl_split_job *s, const struct job_manifest 
  * workers alive now and the source's duration, stored in its record
  * (chunk_ms) before the split, so a split resumed by another controller
  * cuts at the same places whatever the fleet is by then. */
-static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
+static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, const char *in,
+                            vr_err *err)
 {
     long long ms = 0;
     int rc = rq_job_number(c->q, id, "chunk_ms", &ms, err);
@@ -241,7 +264,7 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
         struct remux_info info;
         struct rq_worker_info w[128];
         int n = rq_workers_list(c->q, w, 128, NULL);
-        double dur = remux_probe(js->input, &info, NULL) == 0 ? info.duration_s : 0;
+        double dur = remux_probe(in, &info, NULL) == 0 ? info.duration_s : 0;
         double s = job_auto_chunk_seconds(dur, n > 0 ? n : 1);
         ms = (long long)(s * 1000 + 0.5);
         char v[32];
@@ -255,6 +278,9 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
     return 0;
 }
 
+static int ctl_job_start_with(struct ctl *c, const char *id, const struct job_spec *js_,
+                              const struct ctl_paths *paths);
+
 int ctl_job_start(struct ctl *c, const char *id)
 {
     vr_err e = { 0 };
@@ -264,21 +290,39 @@ int ctl_job_start(struct ctl *c, const char *id)
     struct job_spec js;
     if ((rc = ctl_job_spec(c, id, &js, &e)) < 0)
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
+    /* the spec's paths lie under the roots, or nothing is touched */
+    struct ctl_paths paths;
+    if (ctl_paths_open(c, &js, 0, &paths, &e) < 0)
+        return ctl_job_fail(c, id, e.msg);
+    rc = ctl_job_start_with(c, id, &js, &paths);
+    ctl_paths_close(&paths);
+    return rc;
+}
+
+/* ctl_job_start once the spec's input is open beneath the input root. */
+static int ctl_job_start_with(struct ctl *c, const char *id, const struct job_spec *js_,
+                              const struct ctl_paths *paths)
+{
+    struct job_spec js = *js_;
+    vr_err e = { 0 };
+    int rc;
     char now[32], rel[256], mpath[STORAGE_PATH_MAX];
     snprintf(now, sizeof now, "%lld", rq_now_ms());
     rq_job_note(c->q, id, "started_ms", now, NULL);
-    if ((rc = ctl_chunk_length(c, id, &js, &e)) < 0)
+    if ((rc = ctl_chunk_length(c, id, &js, paths->in_path, &e)) < 0)
         return rc;
     struct ctl_decision dec;
-    if ((rc = ctl_job_decide(&js, &dec, &e)) < 0)
+    if ((rc = ctl_job_decide(&js, paths->in_path, &dec, &e)) < 0) {
+        ctl_paths_unmask(paths, &js, &e);
         return ctl_job_fail(c, id, e.msg);
+    }
     rq_job_note(c->q, id, "layout", dec.layout, NULL);
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
              dec.warmup);
     ctl_job_dir(rel, sizeof rel, id, "manifest.json");
     storage_path(c->storage, rel, mpath, sizeof mpath, NULL);
     struct job_manifest man = { 0 };
-    struct ctl_split_job sj = { .c = c, .id = id, .js = &js, .dec = &dec };
+    struct ctl_split_job sj = { .c = c, .id = id, .js = &js, .dec = &dec, .p = paths };
     if (job_manifest_read(mpath, &man, NULL) == 0) {
         log_info("job %s: resuming from its manifest (%d chunks)", id, man.nchunks);
         rc = ctl_enqueue(&sj, &man, &e);
@@ -330,8 +374,8 @@ static int ctl_chunk_outputs(struct ctl *c, const char *id, int n, char (*paths)
 
 /* Records done with the merged metrics, unless a cancel or a failure came
  * first: then the output it published is removed. 1 done, 0 not, <0. */
-static int ctl_record_done(struct ctl *c, const char *id, const char *output, double stitch_s,
-                           vr_err *err)
+static int ctl_record_done(struct ctl *c, const char *id, const char *output,
+                           const char *out_path, double stitch_s, vr_err *err)
 {
     struct rq_job_status *st = malloc(sizeof *st);
     char *mjson = NULL;
@@ -344,7 +388,7 @@ static int ctl_record_done(struct ctl *c, const char *id, const char *output, do
         char state[32] = "";
         rq_job_state(c->q, id, state, sizeof state, NULL);
         log_warn("job %s was %s during its stitch; %s removed", id, state, output);
-        unlink(output);
+        unlink(out_path); /* through the directory opened beneath the output root */
     }
     return rc;
 }
@@ -361,26 +405,50 @@ static void ctl_drop_chunks(struct ctl *c, const char *id)
     }
 }
 
+int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher **s,
+                     const struct job_spec *js, const struct job_manifest *man,
+                     const struct ctl_paths *p, vr_err *err)
+{
+    char rel[256], fdp[BENEATH_FD_PATH_MAX], real[STORAGE_PATH_MAX];
+    ctl_chunk_rel(rel, sizeof rel, id, "out", i);
+    storage_path(c->storage, rel, real, sizeof real, NULL);
+    int fd = ctl_storage_open(c, rel, 0, fdp, sizeof fdp, err);
+    if (fd < 0)
+        return fd;
+    int rc = *s ? remux_stitch_add(*s, fdp, err)
+                : remux_stitch_begin(p->in_path, fdp, man->chunk_frames, man->nchunks,
+                                     p->out_path, s, err);
+    beneath_unmask(err, fd, real);
+    ctl_paths_unmask(p, js, err);
+    close(fd);
+    return rc;
+}
+
 /* Stitches what the stitcher taken over from ctl_stitch.c has not yet (the
  * whole job when there is none) and publishes the checked output; *ahead
- * gets the chunks that were in already. */
+ * gets the chunks that were in already. *p is the job's files, or those the
+ * stitcher was begun with (taken over with it). */
 static int ctl_stitch_rest(struct ctl *c, const char *id, const struct job_spec *js,
-                           const struct job_manifest *man, char (*paths)[STORAGE_PATH_MAX],
-                           int *ahead, vr_err *err)
+                           const struct job_manifest *man, struct ctl_paths *p, int *ahead,
+                           vr_err *err)
 {
-    struct remux_stitcher *s = ctl_stitch_take(c, id);
-    char odir[JOB_PATH_MAX];
-    snprintf(odir, sizeof odir, "%s", js->output);
+    struct ctl_paths taken;
+    struct remux_stitcher *s = ctl_stitch_take(c, id, &taken);
     int rc = 0;
-    if (!s && ((rc = storage_mkdirs(dirname(odir), err)) < 0 ||
-               (rc = remux_stitch_begin(js->input, paths[0], man->chunk_frames, man->nchunks,
-                                        js->output, &s, err)) < 0))
+    if (s) {
+        ctl_paths_close(p);
+        *p = taken;
+    } else if ((rc = ctl_stitch_chunk(c, id, 0, &s, js, man, p, err)) < 0) {
         return rc;
+    }
     *ahead = remux_stitch_added(s);
     for (int i = *ahead; rc == 0 && i < man->nchunks; i++)
-        rc = remux_stitch_add(s, paths[i], err);
-    if (rc == 0)
-        return remux_stitch_end(&s, err);
+        rc = ctl_stitch_chunk(c, id, i, &s, js, man, p, err);
+    if (rc == 0) {
+        rc = remux_stitch_end(&s, err);
+        ctl_paths_unmask(p, js, err);
+        return rc;
+    }
     remux_stitch_abort(&s);
     return rc;
 }
@@ -406,6 +474,7 @@ int ctl_job_finish(struct ctl *c, const char *id)
     struct job_manifest man;
     if ((rc = job_manifest_read(mpath, &man, &e)) < 0)
         return ctl_job_fail(c, id, e.msg);
+    struct ctl_paths files = { .in = -1, .out_dir = -1 };
     char (*paths)[STORAGE_PATH_MAX] = calloc((size_t)man.nchunks, sizeof *paths);
     if (!paths) {
         rc = ctl_job_fail(c, id, "out of memory");
@@ -419,13 +488,14 @@ int ctl_job_finish(struct ctl *c, const char *id)
     rq_event(c->q, id, "stitching %d chunks into %s", man.nchunks, js.output);
     double t0 = clock_mono_s();
     int ahead = 0;
-    if ((rc = ctl_stitch_rest(c, id, &js, &man, paths, &ahead, &e)) < 0) {
+    if ((rc = ctl_paths_open(c, &js, CTL_PATHS_OUTPUT, &files, &e)) < 0 ||
+        (rc = ctl_stitch_rest(c, id, &js, &man, &files, &ahead, &e)) < 0) {
         vr_err_prefix(&e, "stitch");
         rc = ctl_job_fail(c, id, e.msg);
         goto out;
     }
     double stitch_s = clock_mono_s() - t0;
-    if ((rc = ctl_record_done(c, id, js.output, stitch_s, &e)) <= 0) {
+    if ((rc = ctl_record_done(c, id, js.output, files.out_path, stitch_s, &e)) <= 0) {
         rc = rc < 0 ? e.code : 0;
         goto out;
     }
@@ -436,6 +506,7 @@ int ctl_job_finish(struct ctl *c, const char *id)
         ctl_drop_chunks(c, id);
     rc = 1;
 out:
+    ctl_paths_close(&files);
     free(paths);
     job_manifest_release(&man);
     return rc;

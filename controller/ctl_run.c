@@ -109,8 +109,8 @@ static int ctl_loop(struct ctl *c)
     long long every_reclaim = c->lease_ms / 4 < 1000 ? c->lease_ms / 4 : 1000;
     unsigned audits = 0;
     int down = 0;
-    log_info("controller %s: ready (storage %s, lease %.1f s)", c->name, c->storage,
-             c->lease_ms / 1000.0);
+    log_info("controller %s: ready (storage %s, inputs under %s, outputs under %s, lease %.1f s)",
+             c->name, c->storage, c->input_root, c->output_root, c->lease_ms / 1000.0);
     while (!ctl_stop) {
         struct rq_msg m;
         vr_err e = { 0 };
@@ -144,6 +144,22 @@ static int ctl_loop(struct ctl *c)
     return 0;
 }
 
+/* A root directory resolved once (links in the root's own path are the
+ * operator's choice; none below it is followed). */
+static int ctl_root(const char *what, const char *dir, char *out)
+{
+    struct stat st;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "vr-controller: %s %s is not a directory\n", what, dir);
+        return -1;
+    }
+    if (!realpath(dir, out)) {
+        fprintf(stderr, "vr-controller: cannot resolve %s %s\n", what, dir);
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_controller_run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -151,10 +167,12 @@ int cmd_controller_run(int argc, char **argv)
         { "storage", required_argument, 0, 's' },
         { "lease-seconds", required_argument, 0, 'l' },
         { "keep-chunks", no_argument, 0, 'k' },
+        { "input-root", required_argument, 0, 'I' },
+        { "output-root", required_argument, 0, 'O' },
         { 0, 0, 0, 0 }
     };
     struct ctl c = { 0 };
-    const char *redis = NULL, *storage = NULL;
+    const char *redis = NULL, *storage = NULL, *in_root = NULL, *out_root = NULL;
     double lease = 30;
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -167,6 +185,8 @@ int cmd_controller_run(int argc, char **argv)
                 return cli_usage_error("--lease-seconds must be 0.5..86400");
             break;
         case 'k': c.keep_chunks = 1; break;
+        case 'I': in_root = optarg; break;
+        case 'O': out_root = optarg; break;
         default: return cli_usage_error("unknown option");
         }
     }
@@ -177,15 +197,10 @@ int cmd_controller_run(int argc, char **argv)
         return cli_usage_error("--redis URL (or VR_REDIS) is required");
     if (!storage)
         return cli_usage_error("--storage DIR is required");
-    struct stat st;
-    if (stat(storage, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "vr-controller: storage root %s is not a directory\n", storage);
+    if (ctl_root("storage root (--storage)", storage, c.storage) < 0 ||
+        ctl_root("input root (--input-root)", in_root ? in_root : storage, c.input_root) < 0 ||
+        ctl_root("output root (--output-root)", out_root ? out_root : storage, c.output_root) < 0)
         return 1;
-    }
-    if (!realpath(storage, c.storage)) {
-        fprintf(stderr, "vr-controller: cannot resolve %s\n", storage);
-        return 1;
-    }
     ctl_sweep_temps(c.storage);
     snprintf(c.url, sizeof c.url, "%s", redis);
     c.lease_ms = (long long)(lease * 1000);

@@ -16,7 +16,6 @@
 #include "remux.h"
 #include "rq_jobs.h"
 
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,8 @@
 struct ctl_stitch {
     char id[JOB_ID_MAX];
     struct remux_stitcher *s;
+    struct job_spec js;
+    struct ctl_paths files; /* the input and the output's directory it writes through */
     struct job_manifest man;
     int gave_up;            /* an append failed: the end stitches the whole job */
 };
@@ -42,6 +43,7 @@ static struct ctl_stitch *ctl_stitch_find(struct ctl *c, const char *id)
 static void ctl_stitch_remove(struct ctl *c, struct ctl_stitch *t)
 {
     remux_stitch_abort(&t->s);
+    ctl_paths_close(&t->files);
     job_manifest_release(&t->man);
     *t = c->stitches[--c->nstitches];
 }
@@ -61,14 +63,14 @@ void ctl_stitch_drop_all(struct ctl *c)
     c->stitches = NULL;
 }
 
-/* 1 when chunk idx is done and its output is on the storage (path set). */
-static int ctl_chunk_ready(struct ctl *c, const char *id, int idx, char *path, size_t n)
+/* 1 when chunk idx is done and its output is on the storage. */
+static int ctl_chunk_ready(struct ctl *c, const char *id, int idx)
 {
-    char ck[128], state[16] = "";
+    char ck[128], state[16] = "", path[STORAGE_PATH_MAX];
     rq_key_chunk(ck, sizeof ck, id, idx);
     if (rq_hget(c->q, ck, "state", state, sizeof state, NULL) <= 0 || strcmp(state, "done"))
         return 0;
-    ctl_chunk_path(c, id, "out", idx, path, n);
+    ctl_chunk_path(c, id, "out", idx, path, sizeof path);
     return access(path, R_OK) == 0;
 }
 
@@ -76,32 +78,30 @@ static int ctl_chunk_ready(struct ctl *c, const char *id, int idx, char *path, s
  * begun; NULL when it cannot start yet (or there is no room). */
 static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
 {
-    char path[STORAGE_PATH_MAX], rel[256], mpath[STORAGE_PATH_MAX], odir[JOB_PATH_MAX];
-    if (c->nstitches >= CTL_MAX_STITCHES || !ctl_chunk_ready(c, id, 0, path, sizeof path))
+    char rel[256], mpath[STORAGE_PATH_MAX];
+    if (c->nstitches >= CTL_MAX_STITCHES || !ctl_chunk_ready(c, id, 0))
         return NULL;
     if (!c->stitches && !(c->stitches = calloc(CTL_MAX_STITCHES, sizeof *c->stitches)))
         return NULL;
     struct ctl_stitch *t = &c->stitches[c->nstitches];
     memset(t, 0, sizeof *t);
     snprintf(t->id, sizeof t->id, "%s", id);
+    t->files.in = t->files.out_dir = -1;
     c->nstitches++;
-    struct job_spec js;
     vr_err e = { 0 };
     ctl_job_dir(rel, sizeof rel, id, "manifest.json");
     storage_path(c->storage, rel, mpath, sizeof mpath, NULL);
-    int rc = ctl_job_spec(c, id, &js, &e);
+    int rc = ctl_job_spec(c, id, &t->js, &e);
     if (rc == 0)
         rc = job_manifest_read(mpath, &t->man, &e);
-    if (rc == 0) {
-        snprintf(odir, sizeof odir, "%s", js.output);
-        rc = storage_mkdirs(dirname(odir), &e);
-    }
     if (rc == 0)
-        rc = remux_stitch_begin(js.input, path, t->man.chunk_frames, t->man.nchunks, js.output,
-                                &t->s, &e);
+        rc = ctl_paths_open(c, &t->js, CTL_PATHS_OUTPUT, &t->files, &e);
+    if (rc == 0)
+        rc = ctl_stitch_chunk(c, id, 0, &t->s, &t->js, &t->man, &t->files, &e);
     if (rc < 0) {
         log_warn("job %s: cannot stitch ahead (%s); the whole stitch waits for the last chunk",
                  id, e.msg);
+        ctl_paths_close(&t->files);
         t->gave_up = 1;
     }
     return t;
@@ -120,28 +120,33 @@ void ctl_stitch_progress(struct ctl *c, const char *id)
     }
     if (!t && !(t = ctl_stitch_start(c, id)))
         return;
-    char path[STORAGE_PATH_MAX];
     while (!t->gave_up && remux_stitch_added(t->s) < t->man.nchunks) {
         int next = remux_stitch_added(t->s);
-        if (!ctl_chunk_ready(c, id, next, path, sizeof path))
+        if (!ctl_chunk_ready(c, id, next))
             return;
         vr_err e = { 0 };
-        if (remux_stitch_add(t->s, path, &e) < 0) {
+        if (ctl_stitch_chunk(c, id, next, &t->s, &t->js, &t->man, &t->files, &e) < 0) {
             log_warn("job %s: stitching ahead stopped at chunk %d (%s); the whole stitch waits "
                      "for the last chunk", id, next, e.msg);
             remux_stitch_abort(&t->s);
+            ctl_paths_close(&t->files);
             t->gave_up = 1;
         }
     }
 }
 
-struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id)
+struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl_paths *files)
 {
+    files->in = files->out_dir = -1;
     struct ctl_stitch *t = ctl_stitch_find(c, id);
     if (!t)
         return NULL;
     struct remux_stitcher *s = t->gave_up ? NULL : t->s;
     t->s = NULL;
+    if (s) {
+        *files = t->files; /* the stitcher writes through its output directory */
+        t->files.in = t->files.out_dir = -1;
+    }
     ctl_stitch_remove(c, t);
     return s;
 }

@@ -8,10 +8,15 @@
 
 static const struct cli_cmd controller_cmds[] = {
     { "run", cmd_controller_run, CLI_DEFAULT | CLI_NEEDS_REDIS,
-      "--redis URL --storage DIR [--lease-seconds N] [--keep-chunks]",
+      "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N] "
+      "[--keep-chunks]",
       "consume jobs and results until stopped (the default command)",
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
       "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
+      "  --input-root DIR   a job's input must lie under DIR (default: the storage root)\n"
+      "  --output-root DIR  a job's output must lie under DIR (default: the storage root);\n"
+      "                     no link under either root is followed, and a job naming a path\n"
+      "                     outside its root fails, the message naming root and option\n"
       "  --keep-chunks      keep DIR/jobs/<id>/{in,out} after a job is done\n"
       "SIGTERM or Ctrl-C stops it; another controller (or a restart) carries on.\n" },
     { 0 }

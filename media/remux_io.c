@@ -4,11 +4,13 @@
 #include "remux_io.h"
 
 #include "remux.h"
+#include "beneath.h"
 
 #include <libavutil/avutil.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- helpers ---- */
 
@@ -65,6 +67,9 @@ void remux_out_abort(struct remux_out *o)
         o->oc = NULL;
     }
     if (o->tmp[0]) {
+        if (o->fd >= 0)
+            close(o->fd);
+        o->fd = -1;
         storage_abort(o->tmp);
         o->tmp[0] = '\0';
     }
@@ -93,18 +98,19 @@ int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
 {
     snprintf(o->path, sizeof o->path, "%s", path);
     o->tmp[0] = '\0';
+    o->fd = -1;
     int rc;
     if (!fmt && (rc = remux_out_check(path, err)) < 0)
         return rc;
     const AVOutputFormat *of = av_guess_format(fmt, path, NULL);
     if (!of)
         return vr_err_set(err, VR_ENOTSUP, "%s: unknown output container (use .mkv, .mp4 or .mov)", path);
-    rc = storage_temp(path, o->tmp, sizeof o->tmp, NULL, err);
+    rc = storage_temp(path, o->tmp, sizeof o->tmp, &o->fd, err);
     if (rc < 0)
         return rc;
     int ret = avformat_alloc_output_context2(&o->oc, of, NULL, o->tmp);
     if (ret < 0) {
-        storage_abort(o->tmp);
+        remux_out_abort(o);
         return remux_averr(ret, "cannot create", path, err);
     }
     for (int i = 0; i < ncopy; i++) {
@@ -123,12 +129,19 @@ int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
         av_dict_copy(&os->metadata, is->metadata, 0);
     }
     av_dict_copy(&o->oc->metadata, ic->metadata, 0);
-    ret = avio_open(&o->oc->pb, o->tmp, AVIO_FLAG_WRITE);
+    /* libav opens by name; the name of the descriptor storage_temp made
+     * (O_EXCL | O_NOFOLLOW) reopens that very file, so a link planted at
+     * the temporary name after its creation is never written through */
+    char fdp[BENEATH_FD_PATH_MAX];
+    beneath_fd_path(o->fd, NULL, fdp, sizeof fdp);
+    ret = avio_open(&o->oc->pb, fdp, AVIO_FLAG_WRITE);
     if (ret < 0) {
         avformat_free_context(o->oc);
         o->oc = NULL;
-        storage_abort(o->tmp);
-        return remux_averr(ret, "cannot create", o->tmp, err);
+        char tmp[STORAGE_PATH_MAX];
+        snprintf(tmp, sizeof tmp, "%s", o->tmp);
+        remux_out_abort(o);
+        return remux_averr(ret, "cannot create", tmp, err);
     }
     return 0;
 nomem:
@@ -142,6 +155,9 @@ int remux_out_close(struct remux_out *o, vr_err *err)
     int ret2 = avio_closep(&o->oc->pb);
     avformat_free_context(o->oc);
     o->oc = NULL;
+    if (o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
     if (ret < 0 || ret2 < 0) {
         storage_abort(o->tmp);
         o->tmp[0] = '\0';

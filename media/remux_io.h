@@ -29,6 +29,7 @@ static inline int64_t remux_ts(const AVPacket *p)
 struct remux_out {
     AVFormatContext *oc;
     char tmp[STORAGE_PATH_MAX], path[STORAGE_PATH_MAX];
+    int fd;                      /* the temporary file, open while tmp[0] (else -1) */
 };
 
 /* Opens o for writing with copies of the streams `copy` of ic; `fmt` names

@@ -268,7 +268,9 @@ pid_t tdist_controller(struct tdist *d)
 {
     char lease[32];
     snprintf(lease, sizeof lease, "%.2f", d->lease_s);
+    /* the tests' inputs and outputs lie beside the storage, in the temp dir */
     const char *argv[] = { "vr-controller", "run", "--redis", d->r.url, "--storage", d->storage,
+                           "--input-root", d->r.dir, "--output-root", d->r.dir,
                            "--lease-seconds", lease, "--keep-chunks", NULL };
     d->ctl = tproc_spawn("vr-controller", argv, d->log);
     return d->ctl;

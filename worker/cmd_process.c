@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct process_args {
     int gpu, cpu;                 /* --gpu N (gpu >= 0), --cpu */
@@ -103,6 +104,13 @@ static int parse_args(int argc, char **argv, struct process_args *a)
     if (!a->out)
         return cli_usage_error("missing -o OUT");
     a->in = argv[optind];
+    /* the same file by device and inode, not by name: m/../m/./x.mp4, a
+     * link or a hard link to the input would be replaced by the matte */
+    struct stat si, so;
+    if (stat(a->in, &si) == 0 && stat(a->out, &so) == 0 && si.st_dev == so.st_dev &&
+        si.st_ino == so.st_ino)
+        return cli_usage_error("-o %s is the input %s: the output would overwrite it", a->out,
+                               a->in);
     return 0;
 }
 

@@ -18,6 +18,7 @@
  */
 #include "pipeline.h"
 
+#include "beneath.h"
 #include "clock.h"
 #include "log.h"
 #include "nvenc_host.h"
@@ -750,12 +751,17 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
     metrics_reset(&p.m);
     double t_start = now_us();
     p.at.start = t_start;
-    char tmp[STORAGE_PATH_MAX] = "";
-    int rc = storage_temp(out, tmp, sizeof tmp, NULL, err);
+    char tmp[STORAGE_PATH_MAX] = "", tmp_fd[BENEATH_FD_PATH_MAX];
+    int tfd = -1;
+    int rc = storage_temp(out, tmp, sizeof tmp, &tfd, err);
+    /* the encoder opens by name: the name of the descriptor storage_temp
+     * made (O_EXCL | O_NOFOLLOW) reopens that very file, so a link planted
+     * at the temporary name meanwhile is never written through */
+    beneath_fd_path(tfd, NULL, tmp_fd, sizeof tmp_fd);
     if (rc == 0 && p.gpu)
         rc = pcuda_check(o->gpu, err);
     if (rc == 0)
-        rc = open_all(&p, in, tmp, out, err);
+        rc = open_all(&p, in, tmp_fd, out, err);
     if (rc == 0 && p.gpu)
         rc = open_gpu(&p, err);
     int engine_warm = rc == 0 ? run_threads(&p) : 0;
@@ -769,6 +775,9 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
         p.m.bytes_in = (uint64_t)vio_in_video_bytes(p.in);
         p.m.bytes_out = (uint64_t)vio_out_bytes(p.out);
     }
+    beneath_unmask(err, tfd, out);
+    if (tfd >= 0)
+        close(tfd);
     if (rc < 0) {
         storage_abort(tmp); /* a no-op when the commit itself failed (it removed tmp) */
         pipe_warm_drop(o->warm); /* never carry an engine out of a failed run */

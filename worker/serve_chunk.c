@@ -6,16 +6,19 @@
  */
 #include "serve.h"
 
+#include "beneath.h"
 #include "clock.h"
 #include "job.h"
 #include "output_kinds.h"
 #include "log.h"
 
-#include <libgen.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static enum pipe_output serve_output(const char *kind)
 {
@@ -41,6 +44,73 @@ static void serve_set_busy(struct serve *s, const struct rq_msg *m, const char *
     pthread_mutex_unlock(&s->mu);
 }
 
+/* ---- a task's files ----
+ *
+ * A task comes from Redis, which more than the controller can write: its
+ * paths must be its own job's chunk files (jobs/<job>/in/<name>,
+ * jobs/<job>/out/<name>), and are opened beneath the storage root without
+ * following any link, so neither another job's out/ nor a link out of the
+ * root can be reached through them. */
+
+/* Checks that rel is jobs/<t->job>/<sub>/<one name>. */
+static int serve_task_rel(const struct chunk_task *t, const char *rel, const char *sub,
+                          vr_err *err)
+{
+    char want[160];
+    snprintf(want, sizeof want, "jobs/%s/%s/", t->job, sub);
+    size_t wl = strlen(want);
+    const char *name = rel + wl;
+    if (strncmp(rel, want, wl) || !*name || strchr(name, '/') || !strcmp(name, ".") ||
+        !strcmp(name, ".."))
+        return vr_err_set(err, VR_EINVAL, "chunk task: %s path '%s' is not a file of %s (a task "
+                          "touches only its own job's chunks)", sub, rel, want);
+    return 0;
+}
+
+/* The task's files, open beneath the storage root. */
+struct serve_files {
+    int root, in, out_dir;                   /* descriptors, -1 when closed */
+    char in_path[BENEATH_FD_PATH_MAX];       /* /proc/self/fd/<in> */
+    char out_path[BENEATH_FD_PATH_MAX];      /* /proc/self/fd/<out_dir>/<name> */
+    char out_dir_real[STORAGE_PATH_MAX];     /* <storage>/jobs/<job>/out, for messages */
+};
+
+static void serve_files_close(struct serve_files *f)
+{
+    int *fds[] = { &f->root, &f->in, &f->out_dir };
+    for (int i = 0; i < 3; i++) {
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+        *fds[i] = -1;
+    }
+}
+
+static int serve_files_open(const struct serve *s, const struct chunk_task *t,
+                            struct serve_files *f, vr_err *err)
+{
+    f->root = f->in = f->out_dir = -1;
+    int rc;
+    if ((rc = serve_task_rel(t, t->in, "in", err)) < 0 ||
+        (rc = serve_task_rel(t, t->out, "out", err)) < 0)
+        return rc;
+    if ((f->root = open(s->storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return storage_errno(errno, "cannot open the storage root", s->storage, err);
+    char in_real[STORAGE_PATH_MAX], odir[STORAGE_PATH_MAX];
+    snprintf(in_real, sizeof in_real, "%.3000s/%.1000s", s->storage, t->in);
+    if ((f->in = beneath_open(f->root, t->in, O_RDONLY, 0)) < 0)
+        return beneath_err(f->in, "chunk input", in_real, s->storage, err);
+    snprintf(odir, sizeof odir, "%s", t->out);
+    const char *name = strrchr(t->out, '/') + 1; /* serve_task_rel: one name after out/ */
+    odir[name - 1 - t->out] = '\0';
+    snprintf(f->out_dir_real, sizeof f->out_dir_real, "%.3000s/%.1000s", s->storage, odir);
+    if ((f->out_dir = beneath_mkdirs(f->root, odir, 0755)) < 0)
+        return beneath_err(f->out_dir, "chunk output directory", f->out_dir_real, s->storage,
+                           err);
+    beneath_fd_path(f->in, NULL, f->in_path, sizeof f->in_path);
+    beneath_fd_path(f->out_dir, name, f->out_path, sizeof f->out_path);
+    return 0;
+}
+
 /* Runs the pipeline on the task; fills m and err. */
 static int serve_process(struct serve *s, const struct chunk_task *t, struct metrics *m,
                          vr_err *err)
@@ -63,17 +133,18 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     o.warm = s->cold ? NULL : &s->warm;
     o.preroll_until_ms = t->preroll_until;
     o.warmup_from_ms = t->warmup_from;
-    char in[STORAGE_PATH_MAX], out[STORAGE_PATH_MAX], dir[STORAGE_PATH_MAX];
-    if ((rc = storage_path(s->storage, t->in, in, sizeof in, err)) < 0 ||
-        (rc = storage_path(s->storage, t->out, out, sizeof out, err)) < 0)
-        return rc;
-    snprintf(dir, sizeof dir, "%s", out);
-    if ((rc = storage_mkdirs(dirname(dir), err)) < 0)
-        return rc;
-    if ((rc = pipeline_run(&o, in, out, m, err)) < 0)
-        return rc;
-    /* Commit order: the output is durable before Redis hears of it. */
-    if ((rc = storage_sync_file(out, err)) < 0)
+    struct serve_files f;
+    if ((rc = serve_files_open(s, t, &f, err)) == 0 &&
+        (rc = pipeline_run(&o, f.in_path, f.out_path, m, err)) == 0)
+        rc = storage_sync_file(f.out_path, err); /* durable before Redis hears of it */
+    if (rc < 0) {
+        char in_real[STORAGE_PATH_MAX];
+        snprintf(in_real, sizeof in_real, "%.3000s/%.1000s", s->storage, t->in);
+        beneath_unmask(err, f.in, in_real);
+        beneath_unmask(err, f.out_dir, f.out_dir_real);
+    }
+    serve_files_close(&f);
+    if (rc < 0)
         return rc;
     if ((long long)m->frames != t->frames)
         return vr_err_set(err, VR_EFORMAT, "%s: %llu frames written, the chunk has %lld",

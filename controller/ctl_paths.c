@@ -1,0 +1,167 @@
+/*
+ * ctl_paths.c - the files a job makes the controller touch, held beneath
+ * the roots it was started with.
+ *
+ * The controller often runs as root, and a job's input and output paths
+ * come from its spec, which whoever can submit a job (or write Redis)
+ * chooses. So the input must lie under --input-root and the output under
+ * --output-root (both the storage root by default), checked here by name
+ * (no "..", no path outside the root) and then opened from the root's
+ * directory without following any link (common/beneath.h): a spec naming
+ * /etc/passwd, /etc/x.mkv or root/../elsewhere is refused with a message
+ * naming the root and its option, and a link planted inside a root is not
+ * followed out of it. Chunk files are opened the same way beneath the
+ * storage root, where workers write.
+ *
+ * libav is handed "/proc/self/fd/N" names for the descriptors opened here
+ * (beneath.h says why that is safe); messages are turned back into the
+ * user's names with ctl_paths_unmask.
+ */
+#include "ctl.h"
+
+#include "beneath.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- names under a root ---- */
+
+/* path's part under root into rel, or an error naming the root and its
+ * option. */
+static int ctl_under(const char *what, const char *path, const char *root, const char *opt,
+                     char *rel, size_t n, vr_err *err)
+{
+    int rc = beneath_rel(root, path, rel, n);
+    if (rc == VR_ENOENT)
+        return vr_err_set(err, VR_EINVAL, "%s %s is outside the %s root %s (vr-controller %s)",
+                          what, path, what, root, opt);
+    if (rc < 0)
+        return vr_err_set(err, VR_EINVAL, "%s %s: not an absolute path without '..' "
+                          "(it must lie under %s, vr-controller %s)", what, path, root, opt);
+    return 0;
+}
+
+static int ctl_open_root(const char *root, vr_err *err)
+{
+    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return storage_errno(errno, "cannot open the root", root, err);
+    return fd;
+}
+
+/* ---- a job's input and output ---- */
+
+void ctl_paths_close(struct ctl_paths *p)
+{
+    if (p->in >= 0)
+        close(p->in);
+    if (p->out_dir >= 0)
+        close(p->out_dir);
+    p->in = p->out_dir = -1;
+}
+
+/* The output's directory opened beneath the output root (created when
+ * `create`); -ENOENT when it does not exist and !create. */
+static int ctl_out_dir(struct ctl *c, const char *dir_rel, int create)
+{
+    int root = open(c->output_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+        return -errno;
+    int fd = create ? beneath_mkdirs(root, dir_rel, 0755)
+                    : beneath_open(root, dir_rel, O_RDONLY | O_DIRECTORY, 0);
+    close(root);
+    return fd;
+}
+
+int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
+                   struct ctl_paths *p, vr_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->in = p->out_dir = -1;
+    char in_rel[JOB_PATH_MAX], out_rel[JOB_PATH_MAX];
+    int rc;
+    if ((rc = ctl_under("input", js->input, c->input_root, "--input-root", in_rel,
+                        sizeof in_rel, err)) < 0 ||
+        (rc = ctl_under("output", js->output, c->output_root, "--output-root", out_rel,
+                        sizeof out_rel, err)) < 0)
+        return rc;
+    char *slash = strrchr(out_rel, '/');
+    const char *name = slash ? slash + 1 : out_rel;
+    if (!*name)
+        return vr_err_set(err, VR_EINVAL, "output %s: names a directory, not a file", js->output);
+    /* O_NONBLOCK: a FIFO at the input's name must not hang the controller */
+    int root = ctl_open_root(c->input_root, err);
+    if (root < 0)
+        return root;
+    p->in = beneath_open(root, in_rel, O_RDONLY | O_NONBLOCK, 0);
+    close(root);
+    if (p->in < 0) {
+        rc = beneath_err(p->in, "input", js->input, c->input_root, err);
+        p->in = -1;
+        return rc;
+    }
+    struct stat si, so;
+    if (fstat(p->in, &si) < 0 || !S_ISREG(si.st_mode)) {
+        ctl_paths_close(p);
+        return vr_err_set(err, VR_EINVAL, "input %s: not a regular file", js->input);
+    }
+    fcntl(p->in, F_SETFL, fcntl(p->in, F_GETFL) & ~O_NONBLOCK);
+    beneath_fd_path(p->in, NULL, p->in_path, sizeof p->in_path);
+
+    char dir_rel[JOB_PATH_MAX];
+    snprintf(dir_rel, sizeof dir_rel, "%.*s", slash ? (int)(slash - out_rel) : 0, out_rel);
+    snprintf(p->out_dir_real, sizeof p->out_dir_real, "%.*s", (int)(strrchr(js->output, '/') -
+                                                                   js->output), js->output);
+    int fd = ctl_out_dir(c, dir_rel, (flags & CTL_PATHS_OUTPUT) != 0);
+    if (fd == -ENOENT && !(flags & CTL_PATHS_OUTPUT))
+        return 0; /* created by the stitch; nothing there to overwrite */
+    if (fd < 0) {
+        rc = beneath_err(fd, "output directory", p->out_dir_real[0] ? p->out_dir_real : "/",
+                         c->output_root, err);
+        ctl_paths_close(p);
+        return rc;
+    }
+    if (fstatat(fd, name, &so, AT_SYMLINK_NOFOLLOW) == 0 && so.st_dev == si.st_dev &&
+        so.st_ino == si.st_ino) {
+        close(fd);
+        ctl_paths_close(p);
+        return vr_err_set(err, VR_EINVAL, "output %s is the input %s: the output would "
+                          "overwrite it", js->output, js->input);
+    }
+    if (!(flags & CTL_PATHS_OUTPUT)) {
+        close(fd);
+        return 0;
+    }
+    p->out_dir = fd;
+    beneath_fd_path(p->out_dir, name, p->out_path, sizeof p->out_path);
+    return 0;
+}
+
+void ctl_paths_unmask(const struct ctl_paths *p, const struct job_spec *js, vr_err *err)
+{
+    beneath_unmask(err, p->in, js->input);
+    beneath_unmask(err, p->out_dir, p->out_dir_real[0] ? p->out_dir_real : "");
+}
+
+/* ---- the storage root ---- */
+
+int ctl_storage_open(struct ctl *c, const char *rel, int dir, char *fdpath, size_t n,
+                     vr_err *err)
+{
+    char real[STORAGE_PATH_MAX];
+    snprintf(real, sizeof real, "%.3000s/%.1000s", c->storage, rel);
+    int root = ctl_open_root(c->storage, err);
+    if (root < 0)
+        return root;
+    int fd = dir ? beneath_mkdirs(root, rel, 0755) : beneath_open(root, rel, O_RDONLY, 0);
+    close(root);
+    if (fd < 0)
+        return beneath_err(fd, dir ? "cannot create directory" : "cannot open", real,
+                           c->storage, err);
+    beneath_fd_path(fd, NULL, fdpath, n);
+    return fd;
+}

@@ -1,0 +1,369 @@
+/*
+ * t-sec-paths.c - the controller and the workers are nobody's root shell
+ * (issue 13, items 1, 2, 3, 5): a job's input and output must lie under the
+ * controller's --input-root / --output-root (a spec from `vrctl submit` run
+ * as nobody, or put straight into Redis with "..", or naming /etc/passwd,
+ * fails with a message naming the root and option, and creates nothing);
+ * a link planted at the stitch's old temporary name, or at a temp file's
+ * name after its creation, is not written through; a chunk task naming
+ * another job's out/ and a link inside the storage pointing out of it are
+ * refused by the worker, whose messages keep the storage's names; `vr-worker process IN -o IN` refuses to destroy
+ * its source. common/beneath's open is checked on both of its ways.
+ */
+#define _GNU_SOURCE
+#include "beneath.h"
+#include "job.h"
+#include "rq.h"
+#include "rq_jobs.h"
+#include "storage.h"
+#include "util-redis.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct tdist D;
+static struct rq *Q;
+
+static void teardown(void)
+{
+    rq_free(&Q);
+    tdist_stop(&D, 0);
+}
+
+TestSuite(sec_paths, .fini = teardown, .timeout = 150);
+
+static void msleep(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static void connect_q(void)
+{
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+}
+
+/* Waits until job id's state is `want`; its error into err (n bytes). */
+static void wait_state(const char *id, const char *want, char *err, size_t n, int timeout_ms)
+{
+    char key[128], v[64] = "";
+    rq_key_job(key, sizeof key, id);
+    for (int t = 0; t < timeout_ms; t += 20) {
+        if (rq_hget(Q, key, "state", v, sizeof v, NULL) > 0 && !strcmp(v, want)) {
+            if (err && rq_hget(Q, key, "error", err, n, NULL) <= 0)
+                err[0] = '\0';
+            return;
+        }
+        msleep(20);
+    }
+    tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_fail("job %s is '%s', not %s, after %d ms", id, v, want, timeout_ms);
+}
+
+/* Records a job with this input and output straight into Redis, as anyone
+ * who can write Redis could, without vrctl's checks. */
+static void submit_raw(const char *in, const char *out, char *id, size_t n)
+{
+    struct job_spec js;
+    job_spec_defaults(&js);
+    snprintf(js.input, sizeof js.input, "%s", in);
+    snprintf(js.output, sizeof js.output, "%s", out);
+    snprintf(js.profile, sizeof js.profile, "fast");
+    js.chunk_seconds = 1;
+    job_new_id(js.id, sizeof js.id);
+    js.created_ms = rq_now_ms();
+    char *spec = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(job_spec_to_json(&js, &spec, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_job_submit(Q, js.id, spec, js.created_ms, 10, 0, &e), 0, "%s", e.msg);
+    free(spec);
+    snprintf(id, n, "%s", js.id);
+}
+
+/* Runs $VR_BIN_DIR/<bin> argv as nobody when the test runs as root (as
+ * itself otherwise); returns its exit status. */
+static int run_as_nobody(const char *bin, const char *const *argv)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        int fd = open(D.log, O_WRONLY | O_APPEND | O_CREAT, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+            _exit(127);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", getenv("VR_BIN_DIR"), bin);
+        execv(path, (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    waitpid(p, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* ---- the controller's roots ---- */
+
+Test(sec_paths, controller_refuses_paths_outside_its_roots)
+{
+    cr_assert_eq(tdist_start(&D, 0, 30, 1, 0), 0);
+    connect_q();
+    char in[400], id[64], err[512];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    /* nobody may reach the clip and the Redis socket, as a user would */
+    tsh("chmod 0755 '%s'; chmod 0777 '%s'", D.r.dir, D.r.sock);
+
+    /* 1. vrctl submit, as nobody, of an output in /etc */
+    const char *etc = "/etc/written-by-nobody.mkv";
+    unlink(etc);
+    const char *argv[] = { "vrctl", "submit", in, "-o", etc, "--profile", "fast", "--redis",
+                           D.r.url, "--wait", NULL };
+    cr_assert_eq(run_as_nobody("vrctl", argv), 1, "the job must fail");
+    cr_assert(!exists(etc), "%s was created", etc);
+    char status[4096];
+    const char *sargs[] = { "status", "--json", NULL };
+    tdist_vrctl(&D, status, sizeof status, sargs);
+    cr_assert(strstr(status, "outside the output root") && strstr(status, "--output-root"),
+              "%s", status);
+
+    /* 2. ".." through the storage root, straight into Redis */
+    char out[600], outside[400];
+    snprintf(out, sizeof out, "%s/../OUTSIDE2/../dd.mkv", D.storage);
+    snprintf(outside, sizeof outside, "%s/OUTSIDE2", D.r.dir);
+    submit_raw(in, out, id, sizeof id);
+    wait_state(id, "failed", err, sizeof err, 20000);
+    cr_assert(strstr(err, "'..'") && strstr(err, "--output-root"), "%s", err);
+    cr_assert(!exists(outside), "%s was created", outside);
+
+    /* 3. an input outside the input root */
+    snprintf(out, sizeof out, "%s/passwd.mkv", D.r.dir);
+    submit_raw("/etc/passwd", out, id, sizeof id);
+    wait_state(id, "failed", err, sizeof err, 20000);
+    cr_assert(strstr(err, "/etc/passwd is outside the input root") &&
+              strstr(err, "--input-root"), "%s", err);
+    cr_assert(!exists(out));
+
+    /* 4. a link inside the input root pointing out of it */
+    char link[400];
+    snprintf(link, sizeof link, "%s/link.mp4", D.r.dir);
+    cr_assert_eq(symlink("/etc/passwd", link), 0);
+    submit_raw(link, out, id, sizeof id);
+    wait_state(id, "failed", err, sizeof err, 20000);
+    cr_assert(strstr(err, "symbolic link"), "%s", err);
+    char jobdir[600];
+    snprintf(jobdir, sizeof jobdir, "%s/jobs/%s", D.storage, id);
+    cr_assert(!exists(jobdir), "a refused job left %s", jobdir);
+}
+
+/* ---- temporary files ---- */
+
+Test(sec_paths, a_link_at_the_temp_name_is_not_written_through)
+{
+    /* the mechanism: storage_temp's descriptor reopened by its
+     * /proc/self/fd name, after its name was swapped for a link */
+    char dir[] = "/tmp/vr-sec-tmp-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char victim[400], out[400], tmp[STORAGE_PATH_MAX], fdp[BENEATH_FD_PATH_MAX];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    snprintf(out, sizeof out, "%s/out.mkv", dir);
+    int v = open(victim, O_WRONLY | O_CREAT, 0600);
+    cr_assert(v >= 0 && write(v, "secret", 6) == 6);
+    close(v);
+    int fd;
+    vr_err e = { 0 };
+    cr_assert_eq(storage_temp(out, tmp, sizeof tmp, &fd, &e), 0, "%s", e.msg);
+    unlink(tmp);
+    cr_assert_eq(symlink(victim, tmp), 0);
+    beneath_fd_path(fd, NULL, fdp, sizeof fdp);
+    int w = open(fdp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert(w >= 0 && write(w, "matte", 5) == 5);
+    close(w);
+    close(fd);
+    char got[16] = "";
+    FILE *f = fopen(victim, "r");
+    cr_assert(f && fread(got, 1, sizeof got - 1, f) == 6);
+    fclose(f);
+    cr_assert_str_eq(got, "secret");
+    tsh("rm -rf '%s'", dir);
+
+    /* a whole job with links planted at <out>.part (the old stitch's
+     * name) and at out.mkv's directory entries: the root-owned 0600 file
+     * they point at is unchanged, the output is a new regular file */
+    cr_assert_eq(tdist_start(&D, 0, 30, 1, 1), 0);
+    connect_q();
+    char in[400], part[500], id[64];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    snprintf(part, sizeof part, "%s.part", out);
+    snprintf(victim, sizeof victim, "%s/victim", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    v = open(victim, O_WRONLY | O_CREAT, 0600);
+    cr_assert(v >= 0 && write(v, "secret", 6) == 6);
+    close(v);
+    cr_assert_eq(symlink(victim, part), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    wait_state(id, "done", NULL, 0, 90000);
+    struct stat st;
+    cr_assert_eq(stat(victim, &st), 0);
+    cr_assert_eq(st.st_size, 6, "the link's target was written");
+    cr_assert_eq(lstat(out, &st), 0);
+    cr_assert(S_ISREG(st.st_mode));
+}
+
+/* ---- the workers' tasks ---- */
+
+Test(sec_paths, worker_refuses_other_jobs_files_and_links_out_of_storage)
+{
+    /* a controller and no worker yet: the chunks wait in the queue */
+    cr_assert_eq(tdist_start(&D, 0, 30, 1, 0), 0);
+    connect_q();
+    char in[400], out[400], id[64], other[64], err[512];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
+    const char *one[] = { "--max-attempts", "2", NULL }; /* each chunk tried */
+    cr_assert_eq(tdist_submit(&D, in, out, one, id, sizeof id), 0);
+    wait_state(id, "running", NULL, 0, 30000);
+    snprintf(other, sizeof other, "otherjob");
+
+    /* chunk 0's task rewritten to write into another job's out/ */
+    char ck[128], task[4096];
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    cr_assert(rq_hget(Q, ck, "task", task, sizeof task, NULL) > 0);
+    char from[128], to[128], *p;
+    snprintf(from, sizeof from, "jobs/%s/out/", id);
+    snprintf(to, sizeof to, "jobs/%s/out/", other);
+    cr_assert((p = strstr(task, from)));
+    char hijacked[4096];
+    snprintf(hijacked, sizeof hijacked, "%.*s%s%s", (int)(p - task), task, to, p + strlen(from));
+    cr_assert_eq(tsh("redis-cli -s '%s' HSET '%s' task '%s' >/dev/null", D.r.sock, ck, hijacked),
+                 0);
+
+    /* chunk 1's input moved out of the storage root, a link left in its
+     * place: followed, the chunk would succeed */
+    char in1[600], outside[400];
+    snprintf(in1, sizeof in1, "%s/jobs/%s/in/00001.mkv", D.storage, id);
+    snprintf(outside, sizeof outside, "%s/outside.mkv", D.r.dir);
+    cr_assert_eq(tsh("mv '%s' '%s' && ln -s '%s' '%s'", in1, outside, outside, in1), 0);
+
+    /* and chunk 2 garbage: its failure reads with the storage's names,
+     * not the /proc/self/fd ones the decoder was given */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/jobs/%s/in/00002.mkv", D.storage, id);
+    cr_assert_eq(tsh("head -c 20000 /dev/urandom > '%s'", bad), 0);
+
+    cr_assert(tdist_worker(&D) > 0);
+    wait_state(id, "failed", err, sizeof err, 60000);
+    char e0[512] = "", e1[512] = "";
+    rq_hget(Q, ck, "error", e0, sizeof e0, NULL);
+    rq_key_chunk(ck, sizeof ck, id, 1);
+    rq_hget(Q, ck, "error", e1, sizeof e1, NULL);
+    cr_assert(strstr(e0, "touches only its own job's chunks"), "chunk 0: %s", e0);
+    cr_assert(strstr(e1, "symbolic link"), "chunk 1: %s", e1);
+    char e2[512] = "";
+    rq_key_chunk(ck, sizeof ck, id, 2);
+    rq_hget(Q, ck, "error", e2, sizeof e2, NULL);
+    char in2[600];
+    snprintf(in2, sizeof in2, "%s/jobs/%s/in/00002.mkv", D.storage, id);
+    cr_assert(strstr(e2, in2) && !strstr(e2, "/proc/self/fd"), "chunk 2: %s", e2);
+    char other_dir[600];
+    snprintf(other_dir, sizeof other_dir, "%s/jobs/%s", D.storage, other);
+    cr_assert(!exists(other_dir), "%s was created", other_dir);
+    char out1[600];
+    snprintf(out1, sizeof out1, "%s/jobs/%s/out/00001.mkv", D.storage, id);
+    cr_assert(!exists(out1), "chunk 1 was processed through the link");
+}
+
+/* ---- vr-worker process ---- */
+
+Test(sec_paths, process_refuses_to_overwrite_its_input)
+{
+    cr_assert_eq(tredis_start(&D.r, 0), 0);
+    char m[300], in[400], alias[500], sum0[80] = "", sum1[80] = "";
+    snprintf(m, sizeof m, "%s/m", D.r.dir);
+    snprintf(in, sizeof in, "%s/x.mp4", m);
+    snprintf(alias, sizeof alias, "%s/../m/./x.mp4", m);
+    cr_assert_eq(tsh("mkdir -p '%s'", m), 0);
+    cr_assert_eq(tclip_make(in, 1, 160, 5, 0), 0);
+    tsh_out(sum0, sizeof sum0, "md5sum < '%s'", in);
+    const char *same[] = { "vr-worker", "process", "--cpu", "--profile", "fast", in, "-o", in,
+                           NULL };
+    cr_assert_eq(tproc_run("vr-worker", same, NULL, 0), 2);
+    const char *dotted[] = { "vr-worker", "process", "--cpu", "--profile", "fast", in, "-o",
+                             alias, NULL };
+    cr_assert_eq(tproc_run("vr-worker", dotted, NULL, 0), 2);
+    tsh_out(sum1, sizeof sum1, "md5sum < '%s'", in);
+    cr_assert_str_eq(sum0, sum1, "the source changed");
+    cr_assert(sum0[0]);
+}
+
+/* ---- common/beneath ---- */
+
+Test(sec_paths, open_beneath_refuses_links_and_dotdot_both_ways)
+{
+    char dir[] = "/tmp/vr-sec-beneath-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    cr_assert_eq(tsh("cd '%s' && mkdir -p r/a o && echo x > r/a/f && echo s > o/secret && "
+                     "ln -s ../../o r/a/up && ln -s f r/a/lf && ln -s a r/la", dir), 0);
+    char root[300];
+    snprintf(root, sizeof root, "%s/r", dir);
+    int rfd = open(root, O_RDONLY | O_DIRECTORY);
+    cr_assert(rfd >= 0);
+    int (*ways[])(int, const char *, int, mode_t) = { beneath_open, beneath_open_walk };
+    for (int w = 0; w < 2; w++) {
+        int fd = ways[w](rfd, "a/f", O_RDONLY, 0);
+        cr_assert(fd >= 0, "way %d: a/f: %s", w, strerror(-fd));
+        close(fd);
+        fd = ways[w](rfd, "./a//f", O_RDONLY, 0);
+        cr_assert(fd >= 0, "way %d: ./a//f", w);
+        close(fd);
+        cr_assert_eq(ways[w](rfd, "a/up/secret", O_RDONLY, 0) < 0, 1, "way %d: link up", w);
+        cr_assert_eq(ways[w](rfd, "a/lf", O_RDONLY, 0), -ELOOP, "way %d: final link", w);
+        cr_assert_lt(ways[w](rfd, "la/f", O_RDONLY, 0), 0, "way %d: link as a dir", w);
+        cr_assert_eq(ways[w](rfd, "a/../a/f", O_RDONLY, 0), -EXDEV, "way %d: ..", w);
+        cr_assert_eq(ways[w](rfd, "/etc/passwd", O_RDONLY, 0), -EXDEV, "way %d: absolute", w);
+        /* creating through a final link is refused, the target untouched */
+        cr_assert_lt(ways[w](rfd, "a/lf", O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
+    }
+    int d = beneath_mkdirs(rfd, "a/new/deeper", 0755);
+    cr_assert(d >= 0, "%s", strerror(-d));
+    close(d);
+    cr_assert_lt(beneath_mkdirs(rfd, "a/up/made", 0755), 0);
+    char made[400];
+    snprintf(made, sizeof made, "%s/o/made", dir);
+    cr_assert(!exists(made));
+    close(rfd);
+
+    char rel[256];
+    cr_assert_eq(beneath_rel("/srv/vr", "/srv/vr/a/./b.mkv", rel, sizeof rel), 0);
+    cr_assert_str_eq(rel, "a/b.mkv");
+    cr_assert_eq(beneath_rel("/srv/vr", "/srv/vr2/b.mkv", rel, sizeof rel), VR_ENOENT);
+    cr_assert_eq(beneath_rel("/srv/vr", "/srv/vr/../x", rel, sizeof rel), VR_EINVAL);
+    cr_assert_eq(beneath_rel("/srv/vr", "srv/vr/x", rel, sizeof rel), VR_EINVAL);
+    cr_assert_eq(beneath_rel("/", "/etc/passwd", rel, sizeof rel), 0);
+    cr_assert_str_eq(rel, "etc/passwd");
+
+    vr_err e;
+    vr_err_set(&e, VR_EIO, "cannot read /proc/self/fd/7: x; /proc/self/fd/71 stays");
+    beneath_unmask(&e, 7, "/data/in.mp4");
+    cr_assert_str_eq(e.msg, "cannot read /data/in.mp4: x; /proc/self/fd/71 stays");
+    tsh("rm -rf '%s'", dir);
+}
