@@ -110,7 +110,8 @@ run_serve() { # name gpus
     RPID=$!
     U=unix://$S/r.sock
     for _ in $(seq 50); do [ -S "$S/r.sock" ] && break; sleep 0.1; done
-    "$B/vr-controller" --redis "$U" --storage "$S/storage" > "$R/$1-controller.log" 2>&1 &
+    "$B/vr-controller" --redis "$U" --storage "$S/storage" --input-root "$W" --output-root "$S" \
+        > "$R/$1-controller.log" 2>&1 &
     CPID=$!
     CUDA_VISIBLE_DEVICES=$2 "$B/vr-worker" serve --redis "$U" --storage "$S/storage" --gpu all \
         > "$R/$1-workers.log" 2>&1 &

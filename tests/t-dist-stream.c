@@ -223,6 +223,7 @@ Test(dist_stream, a_done_chunks_input_is_removed_while_the_job_runs)
      * this one must not */
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 1), 0);
     const char *argv[] = { "vr-controller", "run", "--redis", D.r.url, "--storage", D.storage,
+                           "--input-root", D.r.dir, "--output-root", D.r.dir,
                            "--lease-seconds", "5", NULL };
     cr_assert_gt(D.ctl = tproc_spawn("vr-controller", argv, D.log), 0);
     vr_err e = { 0 };
