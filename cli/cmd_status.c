@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "job.h"
+#include "rq_events.h"
 #include "rq_fleet.h"
 #include "rq_stats.h"
 
@@ -13,6 +14,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { VRCTL_STATUS_EVENTS = 5 };
+
+/* The job's last events under `status JOB`. */
+static void vrctl_status_events(struct rq *q, const char *id)
+{
+    struct rq_event_entry ev[VRCTL_STATUS_EVENTS];
+    int n = rq_events_read(q, id, NULL, ev, VRCTL_STATUS_EVENTS, NULL);
+    if (n > 0)
+        printf("  last events (vrctl events %s for all):\n", id);
+    for (int i = 0; i < n; i++) {
+        printf("    ");
+        vrctl_event_print(&ev[i], 0, stdout);
+    }
+}
+
+/* The same as a JSON array of the event objects `events --json` prints. */
+static json_t *vrctl_events_json(struct rq *q, const char *id)
+{
+    struct rq_event_entry ev[VRCTL_STATUS_EVENTS];
+    json_t *arr = json_array();
+    int n = rq_events_read(q, id, NULL, ev, VRCTL_STATUS_EVENTS, NULL);
+    for (int i = 0; i < n; i++)
+        json_array_append_new(arr, json_pack("{s:s, s:I, s:o, s:o, s:s}", "id", ev[i].id,
+                              "time_ms", (json_int_t)ev[i].ms, "chunk",
+                              ev[i].chunk >= 0 ? json_integer(ev[i].chunk) : json_null(),
+                              "worker", ev[i].worker[0] ? json_string(ev[i].worker) : json_null(),
+                              "msg", ev[i].msg));
+    return arr;
+}
 
 static void vrctl_print_job(const struct rq_job_status *st)
 {
@@ -44,6 +75,11 @@ int cmd_status(int argc, char **argv)
         fprintf(stderr, "vrctl status: %s\n", e.msg);
         goto out;
     }
+    /* A full maxmemory stalls every job silently: say so first. */
+    char full[512] = "";
+    rq_memory_full(q, full, sizeof full, NULL);
+    if (full[0] && !json)
+        printf("stalled: %s\n", full);
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) {
         if (rq_job_status(q, ids[i], id != NULL, st, &e) < 0) {
@@ -54,8 +90,14 @@ int cmd_status(int argc, char **argv)
             json_decref(arr);
             goto out;
         }
-        if (json)
-            json_array_append_new(arr, rq_job_status_json(st));
+        if (json) {
+            json_t *o = rq_job_status_json(st);
+            if (full[0])
+                json_object_set_new(o, "stalled", json_string(full));
+            if (id)
+                json_object_set_new(o, "events", vrctl_events_json(q, id));
+            json_array_append_new(arr, o);
+        }
         else {
             vrctl_print_job(st);
             if (id) {
@@ -69,6 +111,7 @@ int cmd_status(int argc, char **argv)
                            st->workers[w].busy_s > 0 ? st->workers[w].frames / st->workers[w].busy_s : 0);
                 if (st->error[0])
                     printf("  error: %s\n", st->error);
+                vrctl_status_events(q, id);
             }
         }
     }
@@ -170,7 +213,11 @@ int cmd_workers(int argc, char **argv)
         return 1;
     }
     json_t *arr = json_array();
+    long long now = rq_now_ms();
     for (int i = 0; i < n; i++) {
+        /* a worker silent for 3 heartbeats is not busy, whatever its key says */
+        if (rq_worker_silent(&w[i], now))
+            snprintf(w[i].state, sizeof w[i].state, "silent");
         if (v.json)
             json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:f, s:I, s:I}", "name",
                                   w[i].name, "gpu", w[i].gpu, "state", w[i].state, "chunk",
