@@ -417,6 +417,9 @@ int ctl_job_finish(struct ctl *c, const char *id)
         goto out;
     }
     rq_event(c->q, id, "stitching %d chunks into %s", man.nchunks, js.output);
+    unsigned delay = clock_test_delay_ms("VR_TEST_STITCH_DELAY_MS"); /* tests only */
+    if (delay)
+        usleep(delay * 1000u);
     double t0 = clock_mono_s();
     int ahead = 0;
     if ((rc = ctl_stitch_rest(c, id, &js, &man, paths, &ahead, &e)) < 0) {
