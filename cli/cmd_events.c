@@ -57,8 +57,13 @@ void vrctl_event_print(const struct rq_event_entry *e, int json, FILE *f)
     char chunk[16] = "-";
     if (e->chunk >= 0)
         snprintf(chunk, sizeof chunk, "%d", e->chunk);
+    /* "chunk 3: worker W ..." : the chunk has its column already */
+    const char *msg = e->msg;
+    int skip = 0;
+    if (e->chunk >= 0 && sscanf(msg, "chunk %*d: %n", &skip) == 0 && skip > 0)
+        msg += skip;
     fprintf(f, "%02d:%02d:%02d.%03lld  chunk %-5s %-12s %-24s %s\n", tm.tm_hour, tm.tm_min,
-            tm.tm_sec, e->ms % 1000, chunk, kind, e->worker[0] ? e->worker : "-", e->msg);
+            tm.tm_sec, e->ms % 1000, chunk, kind, e->worker[0] ? e->worker : "-", msg);
 }
 
 int cmd_events(int argc, char **argv)

@@ -17,13 +17,16 @@
 
 enum { VRCTL_STATUS_EVENTS = 5 };
 
-/* The job's last events under `status JOB`. */
-static void vrctl_status_events(struct rq *q, const char *id)
+/* The job's last `max` events under `status JOB` (5), or under a live
+ * job of the list (1). */
+static void vrctl_status_events(struct rq *q, const char *id, int max)
 {
     struct rq_event_entry ev[VRCTL_STATUS_EVENTS];
-    int n = rq_events_read(q, id, NULL, ev, VRCTL_STATUS_EVENTS, NULL);
-    if (n > 0)
+    int n = rq_events_read(q, id, NULL, ev, max, NULL);
+    if (n > 0 && max > 1)
         printf("  last events (vrctl events %s for all):\n", id);
+    if (n > 0 && max == 1)
+        printf("  last event:\n");
     for (int i = 0; i < n; i++) {
         printf("    ");
         vrctl_event_print(&ev[i], 0, stdout);
@@ -100,6 +103,8 @@ int cmd_status(int argc, char **argv)
         }
         else {
             vrctl_print_job(st);
+            if (!id && !job_state_ended(st->state))
+                vrctl_status_events(q, ids[i], 1);
             if (id) {
                 printf("  input  %s\n  output %s\n", st->input, st->output);
                 printf("  split %.2f s, stitch %.2f s; chunks running %lld, queued %lld, dead %lld\n",
@@ -111,7 +116,7 @@ int cmd_status(int argc, char **argv)
                            st->workers[w].busy_s > 0 ? st->workers[w].frames / st->workers[w].busy_s : 0);
                 if (st->error[0])
                     printf("  error: %s\n", st->error);
-                vrctl_status_events(q, id);
+                vrctl_status_events(q, id, VRCTL_STATUS_EVENTS);
             }
         }
     }

@@ -23,6 +23,12 @@ Test(chaos_worker, kill9_mid_chunk)
     char id[64], out[400], ref[400];
     chaos_ref(in, "ref.mkv", ref);
     chaos_submit(in, "out.mkv", NULL, id, out);
+    /* `vrctl events --follow` from the start: it must see the requeue and
+     * the end, and stop by itself. */
+    char flog[400];
+    snprintf(flog, sizeof flog, "%s/follow.log", CH.d.r.dir);
+    const char *fargv[] = { "vrctl", "events", id, "--follow", "--redis", CH.d.r.url, NULL };
+    pid_t follow = tproc_spawn("vrctl", fargv, flog);
     chaos_wait_chunk(id, 0, "state", "running", 60000);
     chaos_kill9(&CH.d.w[0]);
     chaos_worker(0, 0);
@@ -31,7 +37,13 @@ Test(chaos_worker, kill9_mid_chunk)
     chaos_check_done(id, in, out, ref);
     cr_assert_geq(chaos_chunk_ll(id, 0, "attempts"), 2);
     const char *ev = chaos_events(id);
-    cr_assert(strstr(ev, "chunk 0: worker") && strstr(ev, "stopped renewing its lease"), "%s", ev);
+    cr_assert(strstr(ev, "chunk 0     requeued") && strstr(ev, "stopped renewing its lease"),
+              "%s", ev);
+    /* watch (its lines are in the processes' log) showed the requeue */
+    cr_assert(chaos_log_has("chunk 0     requeued", 0), "watch did not show the requeue");
+    cr_assert_eq(tproc_wait(follow, 15000), 0, "events --follow did not end with the job");
+    cr_assert_eq(tsh("grep -q 'requeued' '%s' && grep -q 'done: %s' '%s'", flog, out, flog), 0,
+                 "events --follow missed the requeue or the end");
 }
 
 Test(chaos_worker, kill9_right_after_the_output_rename)
