@@ -33,6 +33,23 @@ static void vrctl_status_events(struct rq *q, const char *id, int max)
     }
 }
 
+/* Workers that hold a chunk of job `id` (leased, counted as running) but
+ * stopped sending heartbeats: killed, stopped, or refused by Redis. Their
+ * chunks go back to the queue when the lease lapses. */
+static void vrctl_status_silent(struct rq *q, const char *id)
+{
+    enum { MAXW = 1000 };
+    struct rq_worker_info *w = calloc(MAXW, sizeof *w);
+    int n = w ? rq_workers_list(q, w, MAXW, NULL) : 0;
+    long long now = rq_now_ms();
+    size_t len = strlen(id);
+    for (int i = 0; i < n; i++)
+        if (!strncmp(w[i].chunk, id, len) && w[i].chunk[len] == '/' && rq_worker_silent(&w[i], now))
+            printf("  worker %s holds chunk %s but is silent for %.1f s (requeued when its lease "
+                   "lapses)\n", w[i].name, w[i].chunk + len + 1, (now - w[i].seen_ms) / 1000.0);
+    free(w);
+}
+
 /* The same as a JSON array of the event objects `events --json` prints. */
 static json_t *vrctl_events_json(struct rq *q, const char *id)
 {
@@ -114,6 +131,7 @@ int cmd_status(int argc, char **argv)
                     printf("  worker %-40s %lld chunks %lld frames %.1f fps\n", st->workers[w].name,
                            st->workers[w].chunks, st->workers[w].frames,
                            st->workers[w].busy_s > 0 ? st->workers[w].frames / st->workers[w].busy_s : 0);
+                vrctl_status_silent(q, id);
                 if (st->error[0])
                     printf("  error: %s\n", st->error);
                 vrctl_status_events(q, id, VRCTL_STATUS_EVENTS);

@@ -119,4 +119,11 @@ Test(cli_events, a_worker_whose_heartbeats_stopped_is_silent)
     usleep(1200 * 1000); /* 3 heartbeats + 0.5 s, its key still has 28 s */
     cr_assert_eq(vrctl(out, sizeof out, "workers", NULL, NULL), 0, "%s", out);
     cr_assert(strstr(out, "silent") && !strstr(out, "busy"), "%s", out);
+
+    /* status of its job names it, and the chunk it holds */
+    vr_err e = { 0 };
+    cr_assert_eq(rq_job_submit(Q, "j-w", "{}", 1, 10, 0, &e), 0, "%s", e.msg);
+    static char st[8192];
+    cr_assert_eq(vrctl(st, sizeof st, "status", "j-w", NULL), 0, "%s", st);
+    cr_assert(strstr(st, "worker box:cpu:00c0ffee holds chunk 0 but is silent"), "%s", st);
 }

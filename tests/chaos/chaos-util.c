@@ -4,6 +4,7 @@
 #include "chaos.h"
 
 #include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,35 @@ static void chaos_frames_md5(const char *path, char *out, size_t n)
             "awk -F, '{print $NF}' | md5sum", path);
 }
 
+/* The commit script announces a chunk's `done` result once: no chunk of
+ * the job has two in vr:results (trimming may drop some, never add; a
+ * `dead` result before a retry is no commit). */
+static void chaos_results_once(const char *id, long long total)
+{
+    static int seen[100000];
+    memset(seen, 0, sizeof seen);
+    redisReply *r = rq_cmd(CH.q, NULL, "XRANGE %s - +", RQ_RESULTS);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "cannot read %s", RQ_RESULTS);
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *f = r->element[i]->element[1];
+        const char *job = "", *kind = "";
+        int idx = -1;
+        for (size_t k = 0; k + 1 < f->elements; k += 2) {
+            const char *name = f->element[k]->str, *v = f->element[k + 1]->str;
+            if (!strcmp(name, "job"))
+                job = v;
+            else if (!strcmp(name, "idx"))
+                idx = atoi(v);
+            else if (!strcmp(name, "kind"))
+                kind = v;
+        }
+        if (strcmp(job, id) || strcmp(kind, "done") || idx < 0 || idx >= total || idx >= 100000)
+            continue;
+        cr_assert_eq(++seen[idx], 1, "chunk %d's done result was announced twice", idx);
+    }
+    freeReplyObject(r);
+}
+
 void chaos_check_done(const char *id, const char *in, const char *out, const char *ref)
 {
     char jk[128], v[600];
@@ -252,6 +282,7 @@ void chaos_check_done(const char *id, const char *in, const char *out, const cha
         sum += chaos_chunk_ll(id, i, "frames");
     }
     cr_assert_eq(sum, frames, "the chunks' frames add up to %lld of %lld", sum, frames);
+    chaos_results_once(id, total);
     int fin = chaos_frames(in), fout = chaos_frames(out);
     cr_assert_eq(fout, fin, "%s has %d frames, the source %d", out, fout, fin);
     char a[128], b[128];

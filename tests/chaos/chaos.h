@@ -78,7 +78,8 @@ int chaos_vrctl(char *out, size_t n, const char *const *args);
 void chaos_kill9(pid_t *pid);
 
 /* The end checks of a job that must be done: state done, no error, every
- * chunk done with exactly one commit and no stale error, the job's
+ * chunk done with exactly one commit and no stale error, one `done` result
+ * at most per chunk in vr:results, the job's
  * counters equal to the chunks' sums (lost = 0, committed twice = 0), the
  * output's frame count that of `in`, each decoded frame equal to ref's,
  * and its last event "done: <out>". */
