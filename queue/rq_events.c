@@ -90,9 +90,10 @@ int rq_memory_full(struct rq *q, char *buf, size_t n, vr_err *err)
         long long max = rq_info_ll(r->str, "maxmemory");
         if (max > 0 && used >= max) {
             full = 1;
-            snprintf(buf, n, "Redis is out of memory (%.1f MB used, maxmemory %.1f MB): it refuses "
-                     "every write, so no chunk can be committed and no progress recorded; raise "
-                     "maxmemory or free memory, work resumes by itself", used / 1e6, max / 1e6);
+            snprintf(buf, n, "Redis is out of memory (%.1f MB used, maxmemory %.*f MB): it "
+                     "refuses every write, so no chunk can be committed and no progress "
+                     "recorded; raise maxmemory or free memory, work resumes by itself",
+                     used / 1e6, max < 100000 ? 6 : 1, max / 1e6);
         }
     }
     freeReplyObject(r);

@@ -11,6 +11,7 @@
 #include "log.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* How long a finished chunk's commit is retried. Past the controller's
  * lease (30 s by default) the chunk has most likely been reclaimed, and the
@@ -46,9 +47,14 @@ int serve_commit(struct serve *s, const struct rq_msg *msg, const char *job, int
         if (clock_mono_s() - t0 > SERVE_COMMIT_RETRY_S)
             return rc;
         if (tries == 1) {
-            snprintf(first, sizeof first, "%s", err->msg);
+            /* Redis appends "script: <sha>, on @user_script:N." to a
+             * refused script: not for users */
+            snprintf(first, sizeof first, "%.*s", (int)strcspn(err->msg, "\n"), err->msg);
+            char *tail = strstr(first, " script: ");
+            if (tail)
+                *tail = '\0';
             rq_event(s->q, job, "chunk %d: worker %s cannot commit: %s; retrying", idx, s->name,
-                     err->msg);
+                     first);
         }
         if (tries == 1)
             log_warn("job %s chunk %d: cannot commit: %s; retrying while the lease may still "
