@@ -3,6 +3,8 @@
 #   make            build bin/vrctl, bin/vr-controller, bin/vr-worker
 #   make run        install deps, build, process the bundled sample
 #   make test       install deps, check the rooms, build, fuzz the model loader briefly, run every test
+#                   and the chaos suite
+#   make chaos      the chaos suite alone: one fault per test on a whole system (mk/chaos.mk)
 #   make test-gpu   CUDA kernels vs. their C twins (needs a GPU)
 #   make bench-gpu / bench-pipeline / bench-cpu   benchmarks (see docs/PERF.md)
 #   make bundle     relocatable tarball: bin/ + private lib/ (RPATH $ORIGIN/../lib)
@@ -165,6 +167,7 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BIN)
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory test-unit
+	$(Q)$(MAKE) --no-print-directory chaos
 
 test-unit: all $(TEST_BIN)
 	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(abspath $(BINDIR)) $(TEST_BIN) $(TEST_ARGS)

@@ -5,12 +5,13 @@
  * of the chunks per worker (queued, running, committed, retried, dead), the
  * per-stage latency percentiles from the merged histograms, GPU use per
  * worker, and the job's events. Everything comes from Redis (rq_stats.h,
- * rq_report.h), so a report can be made while the job runs or long after.
+ * rq_report.h, rq_events.h), so a report can be made while the job runs or long after.
  */
 #include "vrctl.h"
 
 #include "cli.h"
 #include "metrics.h"
+#include "rq_events.h"
 #include "rq_report.h"
 #include "rq_stats.h"
 #include "storage.h"
@@ -29,7 +30,7 @@ struct report {
     const struct rq_job_status *st;
     const struct rq_chunk_rec *c;
     int n;                        /* chunks */
-    const struct rq_event_rec *ev;
+    const struct rq_event_entry *ev;
     int nev;
     long long t0, t1;             /* the job's span, ms */
 };
@@ -251,9 +252,9 @@ static void report_timeline(const struct report *r, char (*w)[128], int nw)
         double x = xpos(r, r->ev[i].ms);
         fprintf(f, "<line class=\"tick%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"><title>"
                    "%.2f s: ",
-                strstr(r->ev[i].text, "requeued") || strstr(r->ev[i].text, "dead") ? " bad" : "",
+                strstr(r->ev[i].msg, "requeued") || strstr(r->ev[i].msg, "dead") ? " bad" : "",
                 x, x, h - 24, h - 12, rel_s(r, r->ev[i].ms));
-        esc(f, r->ev[i].text);
+        esc(f, r->ev[i].msg);
         fputs("</title></line>\n", f);
     }
     fprintf(f, "<text class=\"ax\" x=\"%d\" y=\"%d\">events</text></svg>\n", REPORT_LEFT - 6,
@@ -343,7 +344,7 @@ static void report_events(const struct report *r)
     fprintf(f, "<h3>Events (%d)</h3>\n<ol class=\"events\">\n", r->nev);
     for (int i = 0; i < r->nev; i++) {
         fprintf(f, "<li><span class=\"t\">%+.2f s</span> ", rel_s(r, r->ev[i].ms));
-        esc(f, r->ev[i].text);
+        esc(f, r->ev[i].msg);
         fputs("</li>\n", f);
     }
     fputs("</ol>\n", f);
@@ -425,7 +426,7 @@ int cmd_report(int argc, char **argv)
     if (rc)
         return rc;
     struct rq_job_status *st = malloc(sizeof *st);
-    struct rq_event_rec *ev = calloc(REPORT_EVENTS, sizeof *ev);
+    struct rq_event_entry *ev = calloc(REPORT_EVENTS, sizeof *ev);
     struct rq_chunk_rec *c = NULL;
     char *html = NULL;
     size_t len = 0;
@@ -448,7 +449,7 @@ int cmd_report(int argc, char **argv)
     }
     r.c = c;
     if (rq_report_chunks(v.q, v.id, r.n, c, &e) < 0 ||
-        (r.nev = rq_report_events(v.q, v.id, ev, REPORT_EVENTS, &e)) < 0) {
+        (r.nev = rq_events_read(v.q, v.id, NULL, ev, REPORT_EVENTS, &e)) < 0) {
         fprintf(stderr, "vrctl report: %s\n", e.msg);
         goto out;
     }

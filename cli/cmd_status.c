@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "job.h"
+#include "rq_events.h"
 #include "rq_fleet.h"
 #include "rq_stats.h"
 
@@ -13,6 +14,56 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { VRCTL_STATUS_EVENTS = 5 };
+
+/* The job's last `max` events under `status JOB` (5), or under a live
+ * job of the list (1). */
+static void vrctl_status_events(struct rq *q, const char *id, int max)
+{
+    struct rq_event_entry ev[VRCTL_STATUS_EVENTS];
+    int n = rq_events_read(q, id, NULL, ev, max, NULL);
+    if (n > 0 && max > 1)
+        printf("  last events (vrctl events %s for all):\n", id);
+    if (n > 0 && max == 1)
+        printf("  last event:\n");
+    for (int i = 0; i < n; i++) {
+        printf("    ");
+        vrctl_event_print(&ev[i], 0, stdout);
+    }
+}
+
+/* Workers that hold a chunk of job `id` (leased, counted as running) but
+ * stopped sending heartbeats: killed, stopped, or refused by Redis. Their
+ * chunks go back to the queue when the lease lapses. */
+static void vrctl_status_silent(struct rq *q, const char *id)
+{
+    enum { MAXW = 1000 };
+    struct rq_worker_info *w = calloc(MAXW, sizeof *w);
+    int n = w ? rq_workers_list(q, w, MAXW, NULL) : 0;
+    long long now = rq_now_ms();
+    size_t len = strlen(id);
+    for (int i = 0; i < n; i++)
+        if (!strncmp(w[i].chunk, id, len) && w[i].chunk[len] == '/' && rq_worker_silent(&w[i], now))
+            printf("  worker %s holds chunk %s but is silent for %.1f s (requeued when its lease "
+                   "lapses)\n", w[i].name, w[i].chunk + len + 1, (now - w[i].seen_ms) / 1000.0);
+    free(w);
+}
+
+/* The same as a JSON array of the event objects `events --json` prints. */
+static json_t *vrctl_events_json(struct rq *q, const char *id)
+{
+    struct rq_event_entry ev[VRCTL_STATUS_EVENTS];
+    json_t *arr = json_array();
+    int n = rq_events_read(q, id, NULL, ev, VRCTL_STATUS_EVENTS, NULL);
+    for (int i = 0; i < n; i++)
+        json_array_append_new(arr, json_pack("{s:s, s:I, s:o, s:o, s:s}", "id", ev[i].id,
+                              "time_ms", (json_int_t)ev[i].ms, "chunk",
+                              ev[i].chunk >= 0 ? json_integer(ev[i].chunk) : json_null(),
+                              "worker", ev[i].worker[0] ? json_string(ev[i].worker) : json_null(),
+                              "msg", ev[i].msg));
+    return arr;
+}
 
 static void vrctl_print_job(const struct rq_job_status *st)
 {
@@ -44,6 +95,11 @@ int cmd_status(int argc, char **argv)
         fprintf(stderr, "vrctl status: %s\n", e.msg);
         goto out;
     }
+    /* A full maxmemory stalls every job silently: say so first. */
+    char full[512] = "";
+    rq_memory_full(q, full, sizeof full, NULL);
+    if (full[0] && !json)
+        printf("stalled: %s\n", full);
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) {
         if (rq_job_status(q, ids[i], id != NULL, st, &e) < 0) {
@@ -54,10 +110,18 @@ int cmd_status(int argc, char **argv)
             json_decref(arr);
             goto out;
         }
-        if (json)
-            json_array_append_new(arr, rq_job_status_json(st));
+        if (json) {
+            json_t *o = rq_job_status_json(st);
+            if (full[0])
+                json_object_set_new(o, "stalled", json_string(full));
+            if (id)
+                json_object_set_new(o, "events", vrctl_events_json(q, id));
+            json_array_append_new(arr, o);
+        }
         else {
             vrctl_print_job(st);
+            if (!id && !job_state_ended(st->state))
+                vrctl_status_events(q, ids[i], 1);
             if (id) {
                 printf("  input  %s\n  output %s\n", st->input, st->output);
                 printf("  split %.2f s, stitch %.2f s; chunks running %lld, queued %lld, dead %lld\n",
@@ -67,8 +131,10 @@ int cmd_status(int argc, char **argv)
                     printf("  worker %-40s %lld chunks %lld frames %.1f fps\n", st->workers[w].name,
                            st->workers[w].chunks, st->workers[w].frames,
                            st->workers[w].busy_s > 0 ? st->workers[w].frames / st->workers[w].busy_s : 0);
+                vrctl_status_silent(q, id);
                 if (st->error[0])
                     printf("  error: %s\n", st->error);
+                vrctl_status_events(q, id, VRCTL_STATUS_EVENTS);
             }
         }
     }
@@ -170,7 +236,11 @@ int cmd_workers(int argc, char **argv)
         return 1;
     }
     json_t *arr = json_array();
+    long long now = rq_now_ms();
     for (int i = 0; i < n; i++) {
+        /* a worker silent for 3 heartbeats is not busy, whatever its key says */
+        if (rq_worker_silent(&w[i], now))
+            snprintf(w[i].state, sizeof w[i].state, "silent");
         if (v.json)
             json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:f, s:I, s:I}", "name",
                                   w[i].name, "gpu", w[i].gpu, "state", w[i].state, "chunk",

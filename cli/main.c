@@ -48,6 +48,11 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_EXIT_HELP },
     { "watch", cmd_watch, CLI_NEEDS_REDIS, "JOB", "live progress bar until the job ends (exit 0 = done)",
       VRCTL_EXIT_HELP },
+    { "events", cmd_events, CLI_NEEDS_REDIS, "JOB [--follow] [--json]",
+      "the job's events: chunks done, requeued (and whose lease lapsed), commits retried",
+      "  --follow           go on printing new events until the job ends\n"
+      "  --json             one JSON object a line: id, time_ms, chunk, worker, event, msg\n"
+      VRCTL_EXIT_HELP },
     { "workers", cmd_workers, CLI_NEEDS_REDIS, "[--json]", "list live workers with GPU, chunk and fps", NULL },
     { "cancel", cmd_cancel, CLI_NEEDS_REDIS, "JOB", "cancel a job: drop its chunks, stop running ones",
       VRCTL_EXIT_HELP },

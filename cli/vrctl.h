@@ -10,6 +10,7 @@
 #include "rq.h"
 
 #include <jansson.h>
+#include <stdio.h>
 
 int cmd_submit(int argc, char **argv);
 int cmd_status(int argc, char **argv);
@@ -20,6 +21,13 @@ int cmd_retry(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_events(int argc, char **argv);
+
+struct rq_event_entry;
+/* One event as a line ("12:03:04.512  chunk 3  requeued  worker  text") or,
+ * with json, one compact JSON object per line (id, time_ms, chunk, worker,
+ * event, msg). */
+void vrctl_event_print(const struct rq_event_entry *e, int json, FILE *f);
 
 /* Connects to --redis/VR_REDIS; on failure prints the reason and returns
  * NULL (callers exit 1). A NULL `url` with no VR_REDIS is a usage error
@@ -31,10 +39,11 @@ struct vrctl_session {
     const char *id;      /* the job id argument (checked with job_id_valid), or NULL */
     int json;            /* --json was given */
     const char *output;  /* -o FILE (with VRCTL_WANT_OUT, required) */
+    int follow;          /* --follow was given (with VRCTL_WANT_FOLLOW) */
     struct rq *q;        /* connected to --redis / $VR_REDIS */
 };
 enum { VRCTL_WANT_ID = 1 << 0, VRCTL_MAY_ID = 1 << 1, VRCTL_WANT_JSON = 1 << 2,
-       VRCTL_WANT_OUT = 1 << 3 };
+       VRCTL_WANT_OUT = 1 << 3, VRCTL_WANT_FOLLOW = 1 << 4 };
 
 /* The prologue of status, watch, workers, metrics, report, cancel and
  * retry: parses --redis URL, --json (with VRCTL_WANT_JSON), -o FILE (with

@@ -5,6 +5,7 @@
 #include "vrctl.h"
 
 #include "cli.h"
+#include "rq_events.h"
 #include "rq_fleet.h"
 #include "rq_jobs.h"
 #include "rq_stats.h"
@@ -67,8 +68,10 @@ static int vrctl_worker_lines(struct rq *q, const char *id, FILE *f)
     enum { MAXW = 64 };
     struct rq_worker_info *w = calloc(MAXW, sizeof *w);
     int n = w ? rq_workers_list(q, w, MAXW, NULL) : 0, lines = 0;
+    long long now = rq_now_ms();
     for (int i = 0; i < n; i++) {
-        if (strncmp(w[i].chunk, id, strlen(id)) != 0)
+        /* a killed worker's key lives 5 heartbeats; it is gone after 3 */
+        if (strncmp(w[i].chunk, id, strlen(id)) != 0 || rq_worker_silent(&w[i], now))
             continue;
         const char *slash = strchr(w[i].chunk, '/');
         fprintf(f, "\033[K  %-40s chunk %-6s last chunk %.2f fps\n", w[i].name,
@@ -85,6 +88,7 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
         { "redis", required_argument, 0, 'r' },
         { "json", no_argument, 0, 'j' },
         { "output", required_argument, 0, 'o' },
+        { "follow", no_argument, 0, 'f' },
         { 0, 0, 0, 0 }
     };
     const char *redis = NULL;
@@ -97,6 +101,8 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
             s->json = 1;
         else if (o == 'o' && (want & VRCTL_WANT_OUT))
             s->output = optarg;
+        else if (o == 'f' && (want & VRCTL_WANT_FOLLOW))
+            s->follow = 1;
         else
             return cli_usage_error("unknown option");
     }
@@ -118,14 +124,42 @@ void vrctl_end(struct vrctl_session *s)
     rq_free(&s->q);
 }
 
-/* The job's latest event line ("chunk 3: worker ... stopped renewing"). */
-static int vrctl_last_event(struct rq *q, const char *id, FILE *f)
+/* The job's latest events ("chunk 3: worker ... stopped renewing ...;
+ * requeued") and a full maxmemory, which stalls the job with no event. */
+static int vrctl_last_events(struct rq *q, const char *id, FILE *f)
 {
-    char msg[300];
-    if (rq_event_last(q, id, msg, sizeof msg, NULL) <= 0)
-        return 0;
-    fprintf(f, "\033[K  last: %s\n", msg);
-    return 1;
+    struct rq_event_entry ev[3];
+    char full[512];
+    int lines = 0;
+    if (rq_memory_full(q, full, sizeof full, NULL) > 0) {
+        fprintf(f, "\033[K  stalled: %s\n", full);
+        lines++;
+    }
+    int n = rq_events_read(q, id, NULL, ev, 3, NULL);
+    for (int i = 0; i < n; i++, lines++) {
+        fprintf(f, "\033[K  ");
+        vrctl_event_print(&ev[i], 0, f);
+    }
+    return lines;
+}
+
+/* Without a terminal: every event not printed yet, after the last one seen
+ * (`last`, RQ_ID_MAX bytes, "" before the first), and a stall once. */
+static void vrctl_new_events(struct rq *q, const char *id, char *last, int *stalled, FILE *f)
+{
+    struct rq_event_entry ev[50];
+    char full[512];
+    int is_full = rq_memory_full(q, full, sizeof full, NULL) > 0;
+    if (is_full && !*stalled)
+        fprintf(f, "%s: stalled: %s\n", id, full);
+    *stalled = is_full;
+    int n = rq_events_read(q, id, last[0] ? last : NULL, ev, 50, NULL);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s: ", id);
+        vrctl_event_print(&ev[i], 0, f);
+    }
+    if (n > 0)
+        snprintf(last, RQ_ID_MAX, "%s", ev[n - 1].id);
 }
 
 int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
@@ -135,6 +169,8 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
         return 2;
     int tty = isatty(2), drawn = 0, fails = 0, rc;
     long long last_done = -1;
+    char last_ev[RQ_ID_MAX] = "";
+    int stalled = 0;
     for (;;) {
         if (stop && *stop) {
             rc = 3;
@@ -168,9 +204,12 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
                     id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
                     st->frames_total, st->fps, eta, st->state);
             drawn = 1 + (ended ? 0 : vrctl_worker_lines(q, id, stderr));
-            drawn += vrctl_last_event(q, id, stderr);
+            drawn += vrctl_last_events(q, id, stderr);
             fprintf(stderr, "\033[J");
-        } else if (st->chunks_done != last_done || ended) {
+        } else {
+            vrctl_new_events(q, id, last_ev, &stalled, stderr);
+        }
+        if (!tty && (st->chunks_done != last_done || ended)) {
             fprintf(stderr, "%s %s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
                     id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
                     st->frames_total, st->fps, eta, st->state);

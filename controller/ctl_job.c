@@ -486,6 +486,9 @@ int ctl_job_finish(struct ctl *c, const char *id)
         goto out;
     }
     rq_event(c->q, id, "stitching %d chunks into %s", man.nchunks, js.output);
+    unsigned delay = clock_test_delay_ms("VR_TEST_STITCH_DELAY_MS"); /* tests only */
+    if (delay)
+        usleep(delay * 1000u);
     double t0 = clock_mono_s();
     int ahead = 0;
     if ((rc = ctl_paths_open(c, &js, CTL_PATHS_OUTPUT, &files, &e)) < 0 ||

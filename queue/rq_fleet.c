@@ -24,18 +24,19 @@ static void rq_key_worker(char *buf, size_t n, const char *name)
 
 int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s, vr_err *err)
 {
-    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32];
+    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], hb[16];
     rq_key_worker(key, sizeof key, w->name);
     snprintf(ttl, sizeof ttl, "%d", ttl_s);
     snprintf(fps, sizeof fps, "%.2f", w->fps);
     snprintf(cd, sizeof cd, "%lld", w->chunks_done);
     snprintf(fd, sizeof fd, "%lld", w->frames_done);
     snprintf(seen, sizeof seen, "%lld", rq_now_ms());
+    snprintf(hb, sizeof hb, "%d", w->hb_ms);
     const char *kv[] = { key, RQ_WORKERS, w->name, ttl, "gpu", w->gpu, "state", w->state,
                          "chunk", w->chunk, "fps", fps, "chunks_done", cd, "frames_done", fd,
-                         "seen_ms", seen };
+                         "seen_ms", seen, "hb_ms", hb };
     long long v;
-    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 18, &v);
+    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 20, &v);
 }
 
 int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
@@ -55,7 +56,7 @@ int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
 /* One worker's record into w; 0 when it has expired. */
 static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
 {
-    char key[200], fps[32] = "", cd[32] = "", fd[32] = "";
+    char key[200], fps[32] = "", cd[32] = "", fd[32] = "", seen[32] = "", hb[16] = "";
     rq_key_worker(key, sizeof key, w->name);
     int found = rq_hget(q, key, "gpu", w->gpu, sizeof w->gpu, NULL) > 0;
     found |= rq_hget(q, key, "state", w->state, sizeof w->state, NULL) > 0;
@@ -63,10 +64,20 @@ static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
     found |= rq_hget(q, key, "fps", fps, sizeof fps, NULL) > 0;
     found |= rq_hget(q, key, "chunks_done", cd, sizeof cd, NULL) > 0;
     found |= rq_hget(q, key, "frames_done", fd, sizeof fd, NULL) > 0;
+    found |= rq_hget(q, key, "seen_ms", seen, sizeof seen, NULL) > 0;
+    found |= rq_hget(q, key, "hb_ms", hb, sizeof hb, NULL) > 0;
+    w->seen_ms = atoll(seen);
+    w->hb_ms = atoi(hb);
     w->fps = atof(fps);
     w->chunks_done = atoll(cd);
     w->frames_done = atoll(fd);
     return found;
+}
+
+int rq_worker_silent(const struct rq_worker_info *w, long long now_ms)
+{
+    long long hb = w->hb_ms > 0 ? w->hb_ms : 1000;
+    return w->seen_ms > 0 && now_ms - w->seen_ms > 3 * hb + 500;
 }
 
 int rq_workers_list(struct rq *q, struct rq_worker_info *out, int max, vr_err *err)

@@ -17,7 +17,14 @@ struct rq_worker_info {
     char chunk[96];               /* "<job>/<idx>" while busy, else "-" */
     double fps;                   /* of its last chunk */
     long long chunks_done, frames_done;
+    int hb_ms;                    /* its heartbeat period */
+    long long seen_ms;            /* wall clock of its last heartbeat (read only) */
 };
+
+/* A worker silent for 3 heartbeats (killed, stopped, or Redis refusing its
+ * writes) while its key has not expired yet: lists show it as "silent",
+ * `watch` leaves it out. */
+int rq_worker_silent(const struct rq_worker_info *w, long long now_ms);
 
 /* Writes worker `w->name`'s record with a TTL of ttl_s seconds and lists it
  * among the workers (one script: one round trip). */

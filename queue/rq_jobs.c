@@ -261,21 +261,3 @@ int rq_active_forget(struct rq *q, const char *id, vr_err *err)
     freeReplyObject(r);
     return 0;
 }
-
-int rq_event_last(struct rq *q, const char *id, char *buf, size_t n, vr_err *err)
-{
-    char key[128];
-    rq_key_events(key, sizeof key, id);
-    buf[0] = '\0';
-    redisReply *r = rq_cmd(q, err, "XREVRANGE %s + - COUNT 1", key);
-    if (!r)
-        return err ? err->code : VR_EREDIS;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-        r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2) {
-        const redisReply *fl = r->element[0]->element[1];
-        if (fl->type == REDIS_REPLY_ARRAY && fl->elements == 2)
-            rq_reply_str(fl->element[1], buf, n, NULL);
-    }
-    freeReplyObject(r);
-    return buf[0] != '\0';
-}

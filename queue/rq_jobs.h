@@ -84,7 +84,4 @@ int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err);
 /* Drops an ended (or vanished) job from the active set. */
 int rq_active_forget(struct rq *q, const char *id, vr_err *err);
 
-/* The job's newest progress event text into buf: 1, 0 none, <0. */
-int rq_event_last(struct rq *q, const char *id, char *buf, size_t n, vr_err *err);
-
 #endif

@@ -1,6 +1,5 @@
 /*
- * rq_report.c - a job's chunk records and event stream read for the report
- * (see rq_report.h).
+ * rq_report.c - a job's chunk records read for the report (see rq_report.h).
  */
 #include "rq_report.h"
 
@@ -70,32 +69,4 @@ int rq_report_chunks(struct rq *q, const char *id, int n, struct rq_chunk_rec *r
     }
     free(m);
     return rc;
-}
-
-int rq_report_events(struct rq *q, const char *id, struct rq_event_rec *evs, int max,
-                     vr_err *err)
-{
-    if (!job_id_valid(id))
-        return vr_err_set(err, VR_EINVAL, "'%s' is not a job id", id);
-    char key[128];
-    rq_key_events(key, sizeof key, id);
-    redisReply *r = rq_cmd(q, err, "XRANGE %s - + COUNT %d", key, max);
-    if (!r)
-        return err ? err->code : VR_EREDIS;
-    int n = 0;
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && n < max; i++) {
-        const redisReply *e = r->element[i];
-        if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
-            e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
-            continue;
-        const redisReply *kv = e->element[1];
-        evs[n].ms = rq_id_ms(e->element[0]->str);
-        evs[n].text[0] = '\0';
-        for (size_t k = 0; k + 1 < kv->elements; k += 2)
-            if (kv->element[k]->type == REDIS_REPLY_STRING && !strcmp(kv->element[k]->str, "msg"))
-                rq_reply_str(kv->element[k + 1], evs[n].text, sizeof evs[n].text, NULL);
-        n++;
-    }
-    freeReplyObject(r);
-    return n;
 }

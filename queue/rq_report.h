@@ -1,8 +1,7 @@
 /*
- * rq_report.h - a job's history as Redis holds it, chunk by chunk and event
- * by event, for `vrctl report`: when each chunk was queued, started and
- * committed, by whom, how often it was tried, its GPU figures; and the job's
- * event stream with the time of each line.
+ * rq_report.h - a job's chunks as Redis holds them, for `vrctl report`: when
+ * each was queued, started and committed, by whom, how often it was tried,
+ * its GPU figures (the job's events: rq_events.h).
  */
 #ifndef VR_RQ_REPORT_H
 #define VR_RQ_REPORT_H
@@ -25,19 +24,9 @@ struct rq_chunk_rec {
     uint64_t gpu_mem_peak;      /* bytes, 0 unknown */
 };
 
-struct rq_event_rec {
-    long long ms;               /* when it was written (the stream id's time) */
-    char text[320];
-};
-
 /* Reads chunk records 0..n-1 of job `id` into recs (caller storage of n).
  * Returns 0 or VR_E* (a missing record reads as state ""). */
 int rq_report_chunks(struct rq *q, const char *id, int n, struct rq_chunk_rec *recs,
-                     vr_err *err);
-
-/* Reads the job's event stream, oldest first, at most max (the stream keeps
- * the last ~1000). Returns the count or VR_E*. */
-int rq_report_events(struct rq *q, const char *id, struct rq_event_rec *evs, int max,
                      vr_err *err);
 
 #endif

@@ -60,7 +60,11 @@ static const char START_LUA[] =
 /* KEYS: chunks, chunk, job, results. ARGV: group, consumer, id, frames, fps,
  * metrics, now, job, idx. A chunk of an ended job is acked uncounted and
  * left unfinished, so a cancelled job shows no progress after the cancel
- * and a retry runs the chunk again. */
+ * and a retry runs the chunk again. A done chunk drops the error of an
+ * earlier attempt (a reclaim's "stopped renewing its lease": the history is
+ * in the job's events), and `commits` counts the commits accepted from an
+ * owner: 1 for every done chunk, whatever failed around it (the chaos
+ * suite checks it). */
 static const char COMMIT_LUA[] =
     LUA_OWNER
     "if not owned then return 0 end\n"
@@ -76,7 +80,9 @@ static const char COMMIT_LUA[] =
     "  redis.call('HINCRBY', KEYS[3], 'chunks_done', 1)\n"
     "  redis.call('HINCRBY', KEYS[3], 'frames_done', ARGV[4])\n"
     "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done')\n"
+    "  redis.call('HDEL', KEYS[2], 'error')\n"
     "end\n"
+    "redis.call('HINCRBY', KEYS[2], 'commits', 1)\n"
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
     "return 1\n";
 

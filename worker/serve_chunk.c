@@ -208,6 +208,11 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         rc = rq_chunk_fail(s->q, msg->stream, s->name, msg->id, job, (int)idx, "job ended", 0, &fe);
         rc = rc < 0 ? rc : 0;
     } else if (rc == 0) {
+        /* VR_TEST_COMMIT_DELAY_MS (tests only): the output is renamed into
+         * place and not yet committed; a kill lands between the two. */
+        unsigned delay = clock_test_delay_ms("VR_TEST_COMMIT_DELAY_MS");
+        if (delay)
+            usleep(delay * 1000u);
         char *mj = metrics_to_string(m);
         double fps = secs > 0 ? m->frames / secs : 0;
         rc = serve_commit(s, msg, job, (int)idx, (long long)m->frames, fps, mj, &e);

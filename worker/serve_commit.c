@@ -11,6 +11,7 @@
 #include "log.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* How long a finished chunk's commit is retried. Past the controller's
  * lease (30 s by default) the chunk has most likely been reclaimed, and the
@@ -22,12 +23,18 @@ int serve_commit(struct serve *s, const struct rq_msg *msg, const char *job, int
                  long long frames, double fps, const char *metrics_json, vr_err *err)
 {
     double t0 = clock_mono_s();
+    char first[256] = "";
     for (int tries = 1;; tries++) {
         int rc = rq_chunk_commit(s->q, msg->stream, s->name, msg->id, job, idx, frames, fps,
                                  metrics_json, err);
         if (rc >= 0) {
-            if (tries > 1)
+            if (tries > 1) {
                 log_info("job %s chunk %d: commit went through on try %d", job, idx, tries);
+                /* The cause could not be recorded while Redis refused it;
+                 * now the job's events say why this chunk stalled. */
+                rq_event(s->q, job, "chunk %d: worker %s committed on try %d after: %s", idx,
+                         s->name, tries, first);
+            }
             return rc;
         }
         pthread_mutex_lock(&s->mu);
@@ -39,6 +46,16 @@ int serve_commit(struct serve *s, const struct rq_msg *msg, const char *job, int
             return RQ_COMMIT_JOB_ENDED;
         if (clock_mono_s() - t0 > SERVE_COMMIT_RETRY_S)
             return rc;
+        if (tries == 1) {
+            /* Redis appends "script: <sha>, on @user_script:N." to a
+             * refused script: not for users */
+            snprintf(first, sizeof first, "%.*s", (int)strcspn(err->msg, "\n"), err->msg);
+            char *tail = strstr(first, " script: ");
+            if (tail)
+                *tail = '\0';
+            rq_event(s->q, job, "chunk %d: worker %s cannot commit: %s; retrying", idx, s->name,
+                     first);
+        }
         if (tries == 1)
             log_warn("job %s chunk %d: cannot commit: %s; retrying while the lease may still "
                      "be ours", job, idx, err->msg);

@@ -45,7 +45,8 @@ static void serve_hb_once(struct serve *s, struct rq *q)
             pthread_mutex_unlock(&s->mu);
         }
     }
-    struct rq_worker_info w = { .fps = fps, .chunks_done = cd, .frames_done = fd };
+    struct rq_worker_info w = { .fps = fps, .chunks_done = cd, .frames_done = fd,
+                                .hb_ms = s->hb_ms };
     snprintf(w.name, sizeof w.name, "%s", s->name);
     if (s->backend == SEG_CUDA)
         snprintf(w.gpu, sizeof w.gpu, "%d", s->gpu);

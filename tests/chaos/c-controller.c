@@ -1,0 +1,110 @@
+/*
+ * c-controller.c - chaos: faults of controllers. kill -9 during the
+ * enqueue (mid-split), after the split, and mid-stitch, each replaced by a
+ * fresh controller; two controllers sharing ten jobs.
+ */
+#include "chaos.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(chaos_ctl, .fini = chaos_teardown, .timeout = 300);
+
+static void controller_with(const char *env, int ms)
+{
+    char v[16];
+    snprintf(v, sizeof v, "%d", ms);
+    setenv(env, v, 1);
+    tdist_controller(&CH.d);
+    unsetenv(env);
+}
+
+Test(chaos_ctl, kill9_during_enqueue)
+{
+    chaos_up(0, 3, 0, 0, 100);
+    chaos_kill9(&CH.d.ctl);
+    controller_with("VR_TEST_SPLIT_DELAY_MS", 400);
+    chaos_worker(0, 0);
+    const char *in = chaos_clip("in.mp4", 5, 160);
+    char id[64], out[400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    char ck[128], v[32] = "";
+    rq_key_chunk(ck, sizeof ck, id, 1);
+    for (int t = 0; t < 60000 && !v[0]; t += 10) {
+        chaos_hget(ck, "state", v, sizeof v);
+        if (!v[0])
+            chaos_msleep(10);
+    }
+    cr_assert(v[0], "chunk 1 was never queued");
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    chaos_hget(jk, "state", v, sizeof v);
+    cr_assert_str_eq(v, "splitting", "the split ended before the kill");
+    chaos_kill9(&CH.d.ctl);
+    tdist_controller(&CH.d);
+    chaos_watch(id, 0, 180000);
+    chaos_check_done(id, in, out, ref);
+}
+
+Test(chaos_ctl, kill9_after_the_split)
+{
+    chaos_up(0, 3, 1, 100, 100);
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_job(id, "state", "running", 60000);
+    chaos_kill9(&CH.d.ctl);
+    tdist_controller(&CH.d);
+    chaos_watch(id, 0, 180000);
+    chaos_check_done(id, in, out, ref);
+}
+
+Test(chaos_ctl, kill9_mid_stitch)
+{
+    /* The stitch waits 1 s after it starts; the kill lands there. Nothing
+     * is published by the dead one; the next controller (once the dead
+     * one's heartbeat key expires) stitches again. */
+    chaos_up(0, 3, 0, 0, 100);
+    chaos_kill9(&CH.d.ctl);
+    controller_with("VR_TEST_STITCH_DELAY_MS", 1000);
+    chaos_worker(0, 0);
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_job(id, "state", "stitching", 120000);
+    chaos_kill9(&CH.d.ctl);
+    cr_assert_neq(access(out, F_OK), 0, "the output was published mid-stitch");
+    tdist_controller(&CH.d);
+    chaos_watch(id, 0, 180000);
+    chaos_check_done(id, in, out, ref);
+    /* The dead stitch's temp (.out.mkv.tmp-<pid>-<hex>) stays beside the
+     * output: the output's directory is the user's, and nothing sweeps it
+     * (docs/notes/distributed.md, "Guarantees"). It is never published. */
+}
+
+Test(chaos_ctl, two_controllers_ten_jobs)
+{
+    chaos_up(0, 5, 3, 0, 100);
+    pid_t first = CH.d.ctl;
+    tdist_controller(&CH.d); /* a second one */
+    const char *in = chaos_clip("in.mp4", 2, 160);
+    char ids[10][64], outs[10][400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    for (int i = 0; i < 10; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "out%d.mkv", i);
+        chaos_submit(in, name, NULL, ids[i], outs[i]);
+    }
+    for (int i = 0; i < 10; i++)
+        chaos_watch(ids[i], 0, 240000);
+    for (int i = 0; i < 10; i++)
+        chaos_check_done(ids[i], in, outs[i], ref);
+    chaos_kill9(&first);
+}

@@ -1,0 +1,130 @@
+/*
+ * c-disk.c - chaos: a full disk, end to end. The storage volume fills up
+ * while workers run (their outputs fail with "disk full", the chunks are
+ * dead-lettered and the job fails saying so); the output's volume is too
+ * small for the stitch. After space is freed, `vrctl retry` finishes each
+ * job with the output of a clean run. The volumes are tmpfs mounts in a
+ * private mount namespace (a user namespace too when not root), so the
+ * whole system runs in it and nothing is seen outside.
+ */
+#define _GNU_SOURCE
+#include "chaos.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+static char Mounted[2][400];
+
+/* The tmpfs mounts go before the directory they are in is removed. */
+static void disk_teardown(void)
+{
+    for (int i = 0; i < 2; i++)
+        if (Mounted[i][0])
+            umount2(Mounted[i], MNT_DETACH);
+    chaos_teardown();
+}
+
+TestSuite(chaos_disk, .fini = disk_teardown, .timeout = 300);
+
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* This test process (and what it starts) in its own mount namespace. */
+static void private_mounts(void)
+{
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWNS) != 0) {
+        char map[64];
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+            cr_skip_test("no mount namespace here (unshare: %s)", strerror(errno));
+        write_file("/proc/self/setgroups", "deny");
+        snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
+        cr_assert_eq(write_file("/proc/self/uid_map", map), 0);
+        snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+        cr_assert_eq(write_file("/proc/self/gid_map", map), 0);
+    }
+    cr_assert_eq(mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL), 0, "%s", strerror(errno));
+}
+
+static void tmpfs(const char *dir, const char *size, int remount)
+{
+    char opts[64];
+    snprintf(opts, sizeof opts, "size=%s", size);
+    int rc = mount("vrchaos", dir, "tmpfs", remount ? MS_REMOUNT : 0, opts);
+    cr_assert_eq(rc, 0, "tmpfs %s on %s: %s", size, dir, strerror(errno));
+    for (int i = 0; i < 2 && !remount; i++)
+        if (!Mounted[i][0]) {
+            snprintf(Mounted[i], sizeof Mounted[i], "%s", dir);
+            break;
+        }
+}
+
+Test(chaos_disk, storage_full_while_workers_run_then_retry)
+{
+    private_mounts();
+    chaos_up(0, 5, 0, 0, 100);
+    tmpfs(CH.d.storage, "24m", 0);
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400], filler[500], buf[600];
+    chaos_ref(in, "ref.mkv", ref);
+    const char *two[] = { "--max-attempts", "2", NULL };
+    chaos_submit(in, "out.mkv", two, id, out);
+    chaos_wait_job(id, "state", "running", 60000);
+    /* the split is on disk; now nothing more fits */
+    snprintf(filler, sizeof filler, "%s/filler", CH.d.storage);
+    tsh("dd if=/dev/zero of='%s' bs=64k 2>/dev/null", filler);
+    chaos_worker(0, 0);
+    chaos_watch(id, 1, 120000);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    chaos_hget(jk, "error", buf, sizeof buf);
+    cr_assert(strstr(buf, "disk full") && strstr(buf, "dead-lettered"), "%s", buf);
+    cr_assert_eq(tsh("find '%s/jobs' -name '.*tmp-*' | grep -q .", CH.d.storage), 1,
+                 "a temp file is left on the full disk");
+
+    cr_assert_eq(unlink(filler), 0);
+    const char *rargs[] = { "retry", id, NULL };
+    cr_assert_eq(chaos_vrctl(buf, sizeof buf, rargs), 0, "%s", buf);
+    chaos_watch(id, 0, 120000);
+    chaos_check_done(id, in, out, ref);
+}
+
+Test(chaos_disk, output_volume_full_at_the_stitch_then_retry)
+{
+    private_mounts();
+    chaos_up(0, 5, 2, 0, 100);
+    char odir[400];
+    snprintf(odir, sizeof odir, "%s/outdisk", CH.d.r.dir);
+    cr_assert_eq(tsh("mkdir -p '%s'", odir), 0);
+    tmpfs(odir, "8k", 0);
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400], buf[600];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "outdisk/out.mkv", NULL, id, out);
+    chaos_watch(id, 1, 120000);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    chaos_hget(jk, "error", buf, sizeof buf);
+    cr_assert(strstr(buf, "disk full"), "%s", buf);
+    cr_assert_neq(access(out, F_OK), 0, "a partial output was published");
+    cr_assert_eq(tsh("ls -A '%s' | grep -q .", odir), 1, "the stitch left a temp behind");
+
+    tmpfs(odir, "16m", 1);
+    const char *rargs[] = { "retry", id, NULL };
+    cr_assert_eq(chaos_vrctl(buf, sizeof buf, rargs), 0, "%s", buf);
+    chaos_watch(id, 0, 120000);
+    chaos_check_done(id, in, out, ref);
+}

@@ -1,0 +1,76 @@
+/*
+ * c-load.c - chaos: load and user actions. Twenty jobs at once; a job of
+ * 1000 chunks stitched by a controller limited to 256 open files (av1an's
+ * users hit the open-file limit at stitch beyond ~1000 chunks); cancel
+ * mid-job, then retry.
+ */
+#include "chaos.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+TestSuite(chaos_load, .fini = chaos_teardown, .timeout = 600);
+
+Test(chaos_load, twenty_jobs_at_once)
+{
+    chaos_up(0, 10, 3, 0, 200);
+    const char *in = chaos_clip("in.mp4", 2, 160);
+    char ids[20][64], outs[20][400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    for (int i = 0; i < 20; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "out%02d.mkv", i);
+        chaos_submit(in, name, NULL, ids[i], outs[i]);
+    }
+    for (int i = 0; i < 20; i++)
+        chaos_watch(ids[i], 0, 300000);
+    for (int i = 0; i < 20; i++)
+        chaos_check_done(ids[i], in, outs[i], ref);
+}
+
+Test(chaos_load, a_thousand_chunks_under_256_open_files)
+{
+    /* 200 s at 10 fps, a keyframe every 2 frames, 0.2 s chunks: 1000
+     * chunks of 2 frames, 32x24 so that the work is the chunks' overhead. */
+    struct rlimit lim = { 256, 256 };
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &lim), 0);
+    chaos_up(0, 30, 3, 0, 300);
+    char in[400], id[64], out[400], ref[400];
+    snprintf(in, sizeof in, "%s/in.mp4", CH.d.r.dir);
+    cr_assert_eq(tsh("ffmpeg -v error -y -f lavfi -i testsrc=size=32x24:rate=10 -t 200 "
+                     "-c:v libx264 -preset ultrafast -g 2 -keyint_min 2 -sc_threshold 0 "
+                     "-pix_fmt yuv420p '%s'", in), 0);
+    chaos_ref(in, "ref.mkv", ref);
+    const char *short_chunks[] = { "--chunk-seconds", "0.2", NULL };
+    chaos_submit(in, "out.mkv", short_chunks, id, out);
+    chaos_watch(id, 0, 580000);
+    cr_assert_geq(chaos_job_ll(id, "chunks_total"), 1000);
+    chaos_check_done(id, in, out, ref);
+}
+
+Test(chaos_load, cancel_then_retry)
+{
+    chaos_up(0, 10, 1, 50, 100);
+    const char *in = chaos_clip("in.mp4", 4, 160);
+    char id[64], out[400], ref[400], buf[600];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_job_min(id, "chunks_done", 1, 60000);
+    const char *cargs[] = { "cancel", id, NULL };
+    cr_assert_eq(chaos_vrctl(buf, sizeof buf, cargs), 0, "%s", buf);
+    chaos_watch(id, 1, 60000);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    chaos_hget(jk, "state", buf, sizeof buf);
+    cr_assert_str_eq(buf, "cancelled");
+    chaos_hget(jk, "error", buf, sizeof buf);
+    cr_assert_str_eq(buf, "cancelled by the user");
+    const char *rargs[] = { "retry", id, NULL };
+    cr_assert_eq(chaos_vrctl(buf, sizeof buf, rargs), 0, "%s", buf);
+    chaos_watch(id, 0, 120000);
+    chaos_check_done(id, in, out, ref);
+    const char *ev = chaos_events(id);
+    cr_assert(strstr(ev, "cancelled") && strstr(ev, "retry"), "%s", ev);
+}

@@ -1,0 +1,129 @@
+/*
+ * t-cli-events.c - what vrctl shows of a job's life (issue 14, item 3):
+ * `vrctl events` lists the job's events with time, chunk, kind, worker and
+ * text (--json: one object a line); `status JOB` ends with the last ones;
+ * a full maxmemory is reported as the stall it is ("stalled: Redis is out
+ * of memory") instead of "running 0.0 fps"; a worker whose heartbeats
+ * stopped is "silent" in `workers` before its key expires.
+ */
+#include "rq.h"
+#include "rq_fleet.h"
+#include "rq_jobs.h"
+#include "util-redis.h"
+
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct tredis R;
+static struct rq *Q;
+
+static void setup(void)
+{
+    cr_assert_eq(tredis_start(&R, 0), 0);
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(R.url, 2000, &Q, &e), 0, "%s", e.msg);
+}
+
+static void teardown(void)
+{
+    rq_free(&Q);
+    tredis_stop(&R);
+}
+
+TestSuite(cli_events, .init = setup, .fini = teardown, .timeout = 60);
+
+/* `vrctl a [b [c]] --redis URL` (b, c may be NULL); stdout into out. */
+static int vrctl(char *out, size_t n, const char *a, const char *b, const char *c)
+{
+    const char *argv[8] = { "vrctl", a };
+    int k = 2;
+    if (b)
+        argv[k++] = b;
+    if (c)
+        argv[k++] = c;
+    argv[k++] = "--redis";
+    argv[k++] = R.url;
+    argv[k] = NULL;
+    return tproc_run("vrctl", argv, out, n);
+}
+
+static void job_with_events(const char *id)
+{
+    vr_err e = { 0 };
+    cr_assert_eq(rq_job_submit(Q, id, "{}", 1, 10, 0, &e), 0, "%s", e.msg);
+    rq_event(Q, id, "splitting /x/in.mp4 into ~1.0 s chunks");
+    rq_event(Q, id, "chunk 0 done");
+    rq_event(Q, id, "chunk 1: worker box:cpu:1a2b3c4d stopped renewing its lease (killed or "
+                    "lost); requeued");
+    rq_event(Q, id, "chunk 1: worker box:cpu:5e6f7a8b committed on try 3 after: OOM");
+}
+
+Test(cli_events, events_lists_time_chunk_kind_worker_and_text)
+{
+    static char out[16384];
+    job_with_events("j-ev");
+    cr_assert_eq(vrctl(out, sizeof out, "events", "j-ev", NULL), 0, "%s", out);
+    cr_assert(strstr(out, "chunk 0     done"), "%s", out);
+    const char *l = strstr(out, "stopped renewing");
+    cr_assert(l, "%s", out);
+    while (l > out && l[-1] != '\n')
+        l--;
+    cr_assert(strstr(l, "chunk 1 ") && strstr(l, "requeued ") && strstr(l, " box:cpu:1a2b3c4d "),
+              "requeue line without its columns: %s", l);
+    cr_assert(strstr(out, "committed    box:cpu:5e6f7a8b"), "%s", out);
+
+    cr_assert_eq(vrctl(out, sizeof out, "events", "j-ev", "--json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"chunk\":1,\"worker\":\"box:cpu:1a2b3c4d\",\"event\":\"requeued\""),
+              "%s", out);
+    cr_assert(strstr(out, "\"chunk\":null,\"worker\":null,\"event\":\"splitting\""), "%s", out);
+    int lines = 0;
+    for (const char *p = out; (p = strchr(p, '\n')); p++)
+        lines++;
+    cr_assert_eq(lines, 4, "one JSON object a line: %s", out);
+
+    cr_assert_eq(vrctl(out, sizeof out, "events", "no-such-job", NULL), 2);
+}
+
+Test(cli_events, status_shows_the_last_events_and_a_full_maxmemory)
+{
+    static char out[16384];
+    job_with_events("j-st");
+    cr_assert_eq(vrctl(out, sizeof out, "status", "j-st", NULL), 0, "%s", out);
+    cr_assert(strstr(out, "last events") && strstr(out, "stopped renewing"), "%s", out);
+    cr_assert(!strstr(out, "stalled"), "%s", out);
+
+    redisReply *r = rq_cmd(Q, NULL, "CONFIG SET maxmemory 1");
+    cr_assert(r);
+    freeReplyObject(r);
+    cr_assert_eq(vrctl(out, sizeof out, "status", NULL, NULL), 0, "%s", out);
+    cr_assert(strstr(out, "stalled: Redis is out of memory"), "%s", out);
+    cr_assert_eq(vrctl(out, sizeof out, "status", "j-st", "--json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"stalled\": \"Redis is out of memory"), "%s", out);
+    cr_assert(strstr(out, "\"events\": ["), "%s", out);
+}
+
+Test(cli_events, a_worker_whose_heartbeats_stopped_is_silent)
+{
+    static char out[4096];
+    struct rq_worker_info w = { .hb_ms = 100, .chunks_done = 1 };
+    snprintf(w.name, sizeof w.name, "box:cpu:00c0ffee");
+    snprintf(w.gpu, sizeof w.gpu, "cpu");
+    snprintf(w.state, sizeof w.state, "busy");
+    snprintf(w.chunk, sizeof w.chunk, "j-w/0");
+    cr_assert_eq(rq_worker_heartbeat(Q, &w, 30, NULL), 0);
+    cr_assert_eq(vrctl(out, sizeof out, "workers", NULL, NULL), 0, "%s", out);
+    cr_assert(strstr(out, "busy"), "%s", out);
+    usleep(1200 * 1000); /* 3 heartbeats + 0.5 s, its key still has 28 s */
+    cr_assert_eq(vrctl(out, sizeof out, "workers", NULL, NULL), 0, "%s", out);
+    cr_assert(strstr(out, "silent") && !strstr(out, "busy"), "%s", out);
+
+    /* status of its job names it, and the chunk it holds */
+    vr_err e = { 0 };
+    cr_assert_eq(rq_job_submit(Q, "j-w", "{}", 1, 10, 0, &e), 0, "%s", e.msg);
+    static char st[8192];
+    cr_assert_eq(vrctl(st, sizeof st, "status", "j-w", NULL), 0, "%s", st);
+    cr_assert(strstr(st, "worker box:cpu:00c0ffee holds chunk 0 but is silent"), "%s", st);
+}
