@@ -13,6 +13,7 @@
 #include "log.h"
 #include "remux.h"
 #include "rq_fleet.h"
+#include "rq_fleetstats.h"
 #include "rq_jobs.h"
 #include "rq_stats.h"
 
@@ -290,8 +291,9 @@ int ctl_job_start(struct ctl *c, const char *id)
         }
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
     }
+    double split_s = man.split_s;
     if (rc == 0)
-        rc = rq_job_running(c->q, id, c->name, man.nchunks, man.frames, man.split_s, &e);
+        rc = rq_job_running(c->q, id, c->name, man.nchunks, man.frames, split_s, &e);
     job_manifest_release(&man);
     if (rc < 0)
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
@@ -300,6 +302,7 @@ int ctl_job_start(struct ctl *c, const char *id)
         return 0;
     }
     rq_event(c->q, id, "running: chunks enqueued");
+    rq_fleetstats_note(c->q, RQ_NOTE_SPLIT, split_s, NULL);
     return 1;
 }
 
@@ -432,6 +435,7 @@ int ctl_job_finish(struct ctl *c, const char *id)
     log_info("job %s: done: %s (%lld frames; %d of %d chunks stitched ahead, the rest in %.2f s)",
              id, js.output, man.frames, ahead, man.nchunks, stitch_s);
     rq_event(c->q, id, "done: %s", js.output);
+    rq_fleetstats_note(c->q, RQ_NOTE_STITCH, stitch_s, NULL);
     if (!c->keep_chunks)
         ctl_drop_chunks(c, id);
     rc = 1;

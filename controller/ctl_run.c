@@ -151,10 +151,11 @@ int cmd_controller_run(int argc, char **argv)
         { "storage", required_argument, 0, 's' },
         { "lease-seconds", required_argument, 0, 'l' },
         { "keep-chunks", no_argument, 0, 'k' },
+        { "metrics-listen", required_argument, 0, 'M' },
         { 0, 0, 0, 0 }
     };
     struct ctl c = { 0 };
-    const char *redis = NULL, *storage = NULL;
+    const char *redis = NULL, *storage = NULL, *metrics_listen = NULL;
     double lease = 30;
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -167,6 +168,7 @@ int cmd_controller_run(int argc, char **argv)
                 return cli_usage_error("--lease-seconds must be 0.5..86400");
             break;
         case 'k': c.keep_chunks = 1; break;
+        case 'M': metrics_listen = optarg; break;
         default: return cli_usage_error("unknown option");
         }
     }
@@ -199,12 +201,22 @@ int cmd_controller_run(int argc, char **argv)
         rq_free(&c.q);
         return 1;
     }
+    struct ctl_prom *prom = NULL;
+    if (metrics_listen) {
+        vr_err e = { 0 };
+        if (ctl_prom_start(metrics_listen, c.url, &prom, &e) < 0) {
+            fprintf(stderr, "vr-controller: %s\n", e.msg);
+            rq_free(&c.q);
+            return e.code == VR_EINVAL ? 2 : 1;
+        }
+    }
     struct ctl_hb hb = { .c = &c };
     hb.started = pthread_create(&hb.th, NULL, ctl_hb_main, &hb) == 0;
     int rc = ctl_loop(&c);
     ctl_stitch_drop_all(&c);
     if (hb.started)
         pthread_join(hb.th, NULL);
+    ctl_prom_stop(&prom);
     rq_free(&c.q);
     return rc;
 }

@@ -5,8 +5,8 @@
 set -eu
 PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
-libhiredis-dev libjansson-dev libcurl4-openssl-dev libcriterion-dev
-redis-server ffmpeg xz-utils opencv-doc procps"
+libhiredis-dev libjansson-dev libcurl4-openssl-dev libcriterion-dev libmicrohttpd-dev
+redis-server ffmpeg xz-utils opencv-doc procps prometheus"
 
 missing=""
 for p in $PKGS; do

@@ -24,18 +24,20 @@ static void rq_key_worker(char *buf, size_t n, const char *name)
 
 int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s, vr_err *err)
 {
-    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32];
+    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], gu[32], gm[32];
     rq_key_worker(key, sizeof key, w->name);
     snprintf(ttl, sizeof ttl, "%d", ttl_s);
     snprintf(fps, sizeof fps, "%.2f", w->fps);
     snprintf(cd, sizeof cd, "%lld", w->chunks_done);
     snprintf(fd, sizeof fd, "%lld", w->frames_done);
     snprintf(seen, sizeof seen, "%lld", rq_now_ms());
+    snprintf(gu, sizeof gu, "%.1f", w->gpu_util);
+    snprintf(gm, sizeof gm, "%lld", w->gpu_mem);
     const char *kv[] = { key, RQ_WORKERS, w->name, ttl, "gpu", w->gpu, "state", w->state,
                          "chunk", w->chunk, "fps", fps, "chunks_done", cd, "frames_done", fd,
-                         "seen_ms", seen };
+                         "seen_ms", seen, "gpu_util", gu, "gpu_mem", gm };
     long long v;
-    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 18, &v);
+    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 22, &v);
 }
 
 int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
@@ -55,7 +57,7 @@ int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
 /* One worker's record into w; 0 when it has expired. */
 static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
 {
-    char key[200], fps[32] = "", cd[32] = "", fd[32] = "";
+    char key[200], fps[32] = "", cd[32] = "", fd[32] = "", gu[32] = "", gm[32] = "";
     rq_key_worker(key, sizeof key, w->name);
     int found = rq_hget(q, key, "gpu", w->gpu, sizeof w->gpu, NULL) > 0;
     found |= rq_hget(q, key, "state", w->state, sizeof w->state, NULL) > 0;
@@ -63,7 +65,11 @@ static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
     found |= rq_hget(q, key, "fps", fps, sizeof fps, NULL) > 0;
     found |= rq_hget(q, key, "chunks_done", cd, sizeof cd, NULL) > 0;
     found |= rq_hget(q, key, "frames_done", fd, sizeof fd, NULL) > 0;
+    rq_hget(q, key, "gpu_util", gu, sizeof gu, NULL);
+    rq_hget(q, key, "gpu_mem", gm, sizeof gm, NULL);
     w->fps = atof(fps);
+    w->gpu_util = gu[0] ? atof(gu) : -1;
+    w->gpu_mem = atoll(gm);
     w->chunks_done = atoll(cd);
     w->frames_done = atoll(fd);
     return found;

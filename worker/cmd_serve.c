@@ -193,6 +193,7 @@ int cmd_serve(int argc, char **argv)
     const char *redis = NULL, *storage = NULL, *gpu = NULL;
     int cpu = 0, o;
     s.hb_ms = 1000;
+    s.last_gpu_util = -1;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
         case 'r': redis = optarg; break;
