@@ -196,10 +196,10 @@ static const char TRIM_LUA[] =
 redisReply *rq_eval(struct rq *q, vr_err *err, const char *lua, int nkeys, const char **kv,
                     int nkv)
 {
-    const char *argv[24];
+    const char *argv[35];
     char nk[8];
-    if (nkv + 3 > 24) {
-        vr_err_set(err, VR_EINVAL, "redis script: %d arguments (limit 21)", nkv);
+    if (nkv + 3 > 35) {
+        vr_err_set(err, VR_EINVAL, "redis script: %d arguments (limit 32)", nkv);
         return NULL;
     }
     snprintf(nk, sizeof nk, "%d", nkeys);
