@@ -320,7 +320,8 @@ static enum MHD_Result ctl_prom_handler(void *cls, struct MHD_Connection *conn, 
 
 /* ---- lifecycle ---- */
 
-/* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every interface) into *ai. */
+/* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every IPv4 interface; "[::]:PORT"
+ * for IPv6 as well) into *ai. */
 static int ctl_prom_resolve(const char *listen, struct addrinfo **ai, vr_err *err)
 {
     char host[256], port[16];

@@ -197,18 +197,20 @@ int cmd_controller_run(int argc, char **argv)
     sa.sa_handler = ctl_on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    if (rq_ready(&c.q, c.url, &ctl_stop, NULL) < 0) {
-        rq_free(&c.q);
-        return 1;
-    }
+    /* Served before Redis is reached: a bad address is said at once, and
+     * /healthz answers 503 while the controller waits for Redis. */
     struct ctl_prom *prom = NULL;
     if (metrics_listen) {
         vr_err e = { 0 };
         if (ctl_prom_start(metrics_listen, c.url, &prom, &e) < 0) {
             fprintf(stderr, "vr-controller: %s\n", e.msg);
-            rq_free(&c.q);
             return e.code == VR_EINVAL ? 2 : 1;
         }
+    }
+    if (rq_ready(&c.q, c.url, &ctl_stop, NULL) < 0) {
+        ctl_prom_stop(&prom);
+        rq_free(&c.q);
+        return 1;
     }
     struct ctl_hb hb = { .c = &c };
     hb.started = pthread_create(&hb.th, NULL, ctl_hb_main, &hb) == 0;

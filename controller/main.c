@@ -15,7 +15,8 @@ static const struct cli_cmd controller_cmds[] = {
       "  --keep-chunks      keep DIR/jobs/<id>/{in,out} after a job is done\n"
       "  --metrics-listen ADDR:PORT  serve the fleet's figures in the Prometheus text\n"
       "                     format on /metrics, and /healthz (200 when Redis answers,\n"
-      "                     else 503); off unless given (e.g. 127.0.0.1:9464, :9464)\n"
+      "                     else 503); off unless given (e.g. 127.0.0.1:9464, :9464,\n"
+      "                     [::]:9464)\n"
       "SIGTERM or Ctrl-C stops it; another controller (or a restart) carries on.\n" },
     { 0 }
 };

@@ -171,13 +171,13 @@ static json_t *job_status(const char *id)
     return o;
 }
 
-/* Submits a 3 s clip (30 frames, 1 s chunks); each frame slowed down so the
- * job is certainly in flight for the first scrapes. */
+/* Submits a 3 s clip (30 frames, 1 s chunks), input and output under the
+ * storage root (a controller's default input and output root). */
 static void submit_job(char *id, size_t n)
 {
     char in[400], out[400];
-    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
-    snprintf(out, sizeof out, "%s/out.mp4", D.r.dir);
+    snprintf(in, sizeof in, "%s/in.mp4", D.storage);
+    snprintf(out, sizeof out, "%s/out.mp4", D.storage);
     cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
     cr_assert_eq(tdist_submit(&D, in, out, NULL, id, n), 0);
     cr_assert_gt(strlen(id), 10, "submit printed '%s'", id);
@@ -412,4 +412,37 @@ Test(ops_prom, prometheus_scrapes_the_controller_and_promtool_checks_a_scrape)
     int rc = tsh_out(out, sizeof out, "promtool check metrics < '%s' 2>&1", path);
     cr_assert_eq(rc, 0, "promtool check metrics: %s", out);
     cr_assert_str_eq(out, "", "promtool check metrics: %s", out);
+}
+
+/* ---- refusals and a Redis that is not there yet ---- */
+
+Test(ops_prom, bad_address_is_refused_and_healthz_is_503_while_redis_is_down)
+{
+    cr_assert_eq(tredis_start(&D.r, 0), 0);
+    char url[400], storage[400], listen[64], hurl[128], log[400], out[512] = "";
+    snprintf(url, sizeof url, "unix://%s/nobody-here.sock", D.r.dir);
+    snprintf(storage, sizeof storage, "%s", D.r.dir);
+    snprintf(log, sizeof log, "%s/ctl.log", D.r.dir);
+    /* said at once, without waiting for Redis */
+    int rc = tsh_out(out, sizeof out, "timeout 60 '%s/vr-controller' run --redis '%s' --storage '%s' "
+                     "--metrics-listen 9464 2>&1", getenv("VR_BIN_DIR"), url, storage);
+    cr_assert_eq(rc, 2, "%s", out);
+    cr_assert(strstr(out, "--metrics-listen 9464: want ADDR:PORT"), "%s", out);
+
+    /* Served before the controller reaches Redis: 503 until it does. */
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", free_port());
+    snprintf(hurl, sizeof hurl, "http://%s/healthz", listen);
+    const char *argv[] = { "vr-controller", "run", "--redis", url, "--storage", storage,
+                           "--metrics-listen", listen, NULL };
+    D.ctl = tproc_spawn("vr-controller", argv, log);
+    cr_assert_gt(D.ctl, 0);
+    char *t = NULL;
+    long code = 0;
+    for (double end = now_s() + 60; now_s() < end && code != 503; usleep(100000)) {
+        free(t);
+        code = http_get(hurl, &t);
+    }
+    cr_assert_eq(code, 503, "%ld %s", code, t);
+    cr_assert(strstr(t, "redis unreachable"), "%s", t);
+    free(t);
 }
