@@ -260,6 +260,19 @@ Test(ops_prom, scrapes_during_and_after_a_cpu_job_and_healthz_follows_redis)
         seen += count > 0;
     }
     cr_assert_geq(seen, 3, "stages with samples: %d", seen);
+    free(t);
+
+    /* The counters live in Redis: a restarted controller goes on from them. */
+    kill(D.ctl, SIGTERM);
+    cr_assert_eq(tproc_wait(D.ctl, 30000), 0);
+    start_controller(base, sizeof base);
+    snprintf(murl, sizeof murl, "%s/metrics", base);
+    snprintf(hurl, sizeof hurl, "%s/healthz", base);
+    t = scrape_until(murl, has_text, "vrseg_controller_splits_total 1\n", 60, &ok);
+    cr_assert(ok, "%s", t);
+    cr_assert_eq(series(t, "vrseg_frames_processed_total"), (double)frames);
+    cr_assert_eq(series(t, "vrseg_stage_latency_seconds_count{stage=\"decode\"}"),
+                 (double)json_integer_value(json_object_get(json_object_get(stages, "decode"), "n")));
     json_decref(st);
     free(t);
 
