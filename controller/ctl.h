@@ -43,6 +43,12 @@ int ctl_prom_start(const char *listen, const char *url, struct ctl_prom **out, v
 /* Stops serving and frees; accepts NULL and clears the pointer. */
 void ctl_prom_stop(struct ctl_prom **p);
 
+/* The Prometheus text of `fs` (ctl_prom_text.c): *out is malloc'd (the
+ * caller frees it), *len its length. VR_ENOMEM when it would pass 4 MiB or
+ * memory ran out (nothing is returned then). */
+struct rq_fleetstats;
+int ctl_prom_text(const struct rq_fleetstats *fs, char **out, size_t *len);
+
 /* Splits job `id` and enqueues its chunks if this controller can take it
  * (state queued, or splitting under a dead controller). Failures mark the job
  * failed with the reason; returns <0 only for Redis errors (retry later). */
