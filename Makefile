@@ -35,6 +35,10 @@ ifeq ($(DEV),1)
 CFLAGS  += -Werror
 endif
 LDLIBS  := -Wl,--as-needed $(PKG_LIBS) -lm -ldl -lpthread
+# libmicrohttpd: only vr-controller serves HTTP (--metrics-listen)
+MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
+$(BUILD)/controller/%.o: CFLAGS += $(MHD_CFLAGS)
 
 # ---- version: VERSION, plus `git describe` in a checkout ----
 # Only common/version.o sees it; the stamp changes (and rebuilds it) only
@@ -139,6 +143,7 @@ $(BUILD)/%.a:
 
 $(BINDIR)/vr-worker: $(BUILD)/worker/main.o $(WORKER_LIBS)
 $(BINDIR)/vr-controller: $(BUILD)/controller/main.o $(CTL_LIBS)
+$(BINDIR)/vr-controller: LDLIBS += $(MHD_LIBS)
 $(BINDIR)/vrctl: $(BUILD)/cli/main.o $(CLI_LIBS)
 $(BINDIR)/%:
 	@mkdir -p $(BINDIR)
@@ -152,7 +157,7 @@ check-rooms:
 $(TEST_BIN): $(call obj,$(TEST_SRC)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(MHD_LIBS) -lcriterion
 
 deps:
 	@deploy/install-deps.sh

@@ -38,6 +38,22 @@ struct remux_stitcher;
 /* Controller entry point (the "run" row of vr-controller's table). */
 int cmd_controller_run(int argc, char **argv);
 
+/* The Prometheus endpoint (ctl_prom.c): serves /metrics and /healthz on
+ * `listen` ("ADDR:PORT", "[V6]:PORT", ":PORT") from libmicrohttpd's own
+ * thread with its own connection to `url`. Returns 0, or VR_E* with the
+ * reason (bad address, cannot bind); *out is set on success. */
+struct ctl_prom;
+int ctl_prom_start(const char *listen, const char *url, struct ctl_prom **out, vr_err *err);
+
+/* Stops serving and frees; accepts NULL and clears the pointer. */
+void ctl_prom_stop(struct ctl_prom **p);
+
+/* The Prometheus text of `fs` (ctl_prom_text.c): *out is malloc'd (the
+ * caller frees it), *len its length. VR_ENOMEM when it would pass 4 MiB or
+ * memory ran out (nothing is returned then). */
+struct rq_fleetstats;
+int ctl_prom_text(const struct rq_fleetstats *fs, char **out, size_t *len);
+
 /* Splits job `id` and enqueues its chunks if this controller can take it
  * (state queued, or splitting under a dead controller). Failures mark the job
  * failed with the reason; returns <0 only for Redis errors (retry later). */

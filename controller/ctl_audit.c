@@ -10,6 +10,7 @@
 #include "job.h"
 #include "log.h"
 #include "rq_fleet.h"
+#include "rq_fleetstats.h"
 #include "rq_jobs.h"
 
 #include <errno.h>
@@ -70,6 +71,8 @@ static int ctl_reclaim_stream(struct ctl *c, const char *stream)
         snprintf(reason, sizeof reason, "worker %s stopped renewing its lease (killed or lost)",
                  p->owner);
         int rc = rq_chunk_fail(c->q, stream, NULL, p->id, p->job, p->idx, reason, c->lease_ms, &e);
+        if (rc == 1 || rc == 2)
+            rq_fleetstats_note(c->q, RQ_NOTE_RECLAIM, 0, NULL);
         if (rc == 1) {
             log_warn("job %s chunk %d: %s; requeued", p->job, p->idx, reason);
             rq_event(c->q, p->job, "chunk %d: %s; requeued", p->idx, reason);

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "remux.h"
 #include "rq_fleet.h"
+#include "rq_fleetstats.h"
 #include "rq_jobs.h"
 #include "rq_stats.h"
 
@@ -334,8 +335,9 @@ static int ctl_job_start_with(struct ctl *c, const char *id, const struct job_sp
         }
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
     }
+    double split_s = man.split_s;
     if (rc == 0)
-        rc = rq_job_running(c->q, id, c->name, man.nchunks, man.frames, man.split_s, &e);
+        rc = rq_job_running(c->q, id, c->name, man.nchunks, man.frames, split_s, &e);
     job_manifest_release(&man);
     if (rc < 0)
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
@@ -344,6 +346,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, const struct job_sp
         return 0;
     }
     rq_event(c->q, id, "running: chunks enqueued");
+    rq_fleetstats_note(c->q, RQ_NOTE_SPLIT, split_s, NULL);
     return 1;
 }
 
@@ -505,6 +508,7 @@ int ctl_job_finish(struct ctl *c, const char *id)
     log_info("job %s: done: %s (%lld frames; %d of %d chunks stitched ahead, the rest in %.2f s)",
              id, js.output, man.frames, ahead, man.nchunks, stitch_s);
     rq_event(c->q, id, "done: %s", js.output);
+    rq_fleetstats_note(c->q, RQ_NOTE_STITCH, stitch_s, NULL);
     if (!c->keep_chunks)
         ctl_drop_chunks(c, id);
     rc = 1;

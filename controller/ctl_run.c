@@ -169,10 +169,12 @@ int cmd_controller_run(int argc, char **argv)
         { "keep-chunks", no_argument, 0, 'k' },
         { "input-root", required_argument, 0, 'I' },
         { "output-root", required_argument, 0, 'O' },
+        { "metrics-listen", required_argument, 0, 'M' },
         { 0, 0, 0, 0 }
     };
     struct ctl c = { 0 };
     const char *redis = NULL, *storage = NULL, *in_root = NULL, *out_root = NULL;
+    const char *metrics_listen = NULL;
     double lease = 30;
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -187,6 +189,7 @@ int cmd_controller_run(int argc, char **argv)
         case 'k': c.keep_chunks = 1; break;
         case 'I': in_root = optarg; break;
         case 'O': out_root = optarg; break;
+        case 'M': metrics_listen = optarg; break;
         default: return cli_usage_error("unknown option");
         }
     }
@@ -210,7 +213,18 @@ int cmd_controller_run(int argc, char **argv)
     sa.sa_handler = ctl_on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    /* Served before Redis is reached: a bad address is said at once, and
+     * /healthz answers 503 while the controller waits for Redis. */
+    struct ctl_prom *prom = NULL;
+    if (metrics_listen) {
+        vr_err e = { 0 };
+        if (ctl_prom_start(metrics_listen, c.url, &prom, &e) < 0) {
+            fprintf(stderr, "vr-controller: %s\n", e.msg);
+            return e.code == VR_EINVAL ? 2 : 1;
+        }
+    }
     if (rq_ready(&c.q, c.url, &ctl_stop, NULL) < 0) {
+        ctl_prom_stop(&prom);
         rq_free(&c.q);
         return 1;
     }
@@ -220,6 +234,7 @@ int cmd_controller_run(int argc, char **argv)
     ctl_stitch_drop_all(&c);
     if (hb.started)
         pthread_join(hb.th, NULL);
+    ctl_prom_stop(&prom);
     rq_free(&c.q);
     return rc;
 }

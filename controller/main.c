@@ -8,8 +8,8 @@
 
 static const struct cli_cmd controller_cmds[] = {
     { "run", cmd_controller_run, CLI_DEFAULT | CLI_NEEDS_REDIS,
-      "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N] "
-      "[--keep-chunks]",
+      "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N]\n"
+      "       [--keep-chunks] [--metrics-listen ADDR:PORT]",
       "consume jobs and results until stopped (the default command)",
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
       "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
@@ -18,6 +18,10 @@ static const struct cli_cmd controller_cmds[] = {
       "                     no link under either root is followed, and a job naming a path\n"
       "                     outside its root fails, the message naming root and option\n"
       "  --keep-chunks      keep DIR/jobs/<id>/{in,out} after a job is done\n"
+      "  --metrics-listen ADDR:PORT  serve the fleet's figures in the Prometheus text\n"
+      "                     format on /metrics, and /healthz (200 when Redis answers,\n"
+      "                     else 503); off unless given (e.g. 127.0.0.1:9464, :9464,\n"
+      "                     [::]:9464)\n"
       "SIGTERM or Ctrl-C stops it; another controller (or a restart) carries on.\n" },
     { 0 }
 };

@@ -7,10 +7,11 @@
 set -eu
 PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
-libhiredis-dev libjansson-dev libcurl4-openssl-dev libcriterion-dev
+libhiredis-dev libjansson-dev libcurl4-openssl-dev libcriterion-dev libmicrohttpd-dev
 redis-server ffmpeg xz-utils opencv-doc procps"
-# chromium: the report opened headless (tests/t-ops-report.c)
-TEST_PKGS="chromium"
+# chromium: the report opened headless (tests/t-ops-report.c); prometheus
+# (and its promtool): the scrape test (tests/t-ops-prometheus.c)
+TEST_PKGS="chromium prometheus"
 [ "${1:-}" = --test ] && PKGS="$PKGS $TEST_PKGS"
 
 missing=""

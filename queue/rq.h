@@ -46,6 +46,8 @@
 #define RQ_WORKERS  "vr:workers"
 #define RQ_INDEX    "vr:index"
 #define RQ_ACTIVE   "vr:active"    /* set: jobs a controller must look after */
+#define RQ_STATS    "vr:stats"     /* hash: fleet counters (rq_fleetstats.h) */
+#define RQ_STATS_HIST "vr:stats:hist" /* hash: fleet stage histograms (rq_fleetstats.h) */
 #define RQ_WORKER_PREFIX     "vr:worker:"     /* + name: hash with a TTL (heartbeat) */
 #define RQ_CONTROLLER_PREFIX "vr:controller:" /* + name: key with a TTL (heartbeat) */
 #define RQ_G_WORKERS     "workers"

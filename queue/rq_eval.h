@@ -9,7 +9,7 @@
 #include "rq.h"
 
 /* EVAL `lua` with the first nkeys of kv as KEYS and the rest as ARGV (at
- * most 21 in all). Returns the reply (the caller frees it) or NULL with err. */
+ * most 32 in all). Returns the reply (the caller frees it) or NULL with err. */
 redisReply *rq_eval(struct rq *q, vr_err *err, const char *lua, int nkeys, const char **kv,
                     int nkv);
 

@@ -24,7 +24,7 @@ static void rq_key_worker(char *buf, size_t n, const char *name)
 
 int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s, vr_err *err)
 {
-    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], hb[16];
+    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], hb[16], gu[32], gm[32];
     rq_key_worker(key, sizeof key, w->name);
     snprintf(ttl, sizeof ttl, "%d", ttl_s);
     snprintf(fps, sizeof fps, "%.2f", w->fps);
@@ -32,11 +32,13 @@ int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s,
     snprintf(fd, sizeof fd, "%lld", w->frames_done);
     snprintf(seen, sizeof seen, "%lld", rq_now_ms());
     snprintf(hb, sizeof hb, "%d", w->hb_ms);
+    snprintf(gu, sizeof gu, "%.1f", w->gpu_util);
+    snprintf(gm, sizeof gm, "%lld", w->gpu_mem);
     const char *kv[] = { key, RQ_WORKERS, w->name, ttl, "gpu", w->gpu, "state", w->state,
                          "chunk", w->chunk, "fps", fps, "chunks_done", cd, "frames_done", fd,
-                         "seen_ms", seen, "hb_ms", hb };
+                         "seen_ms", seen, "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm };
     long long v;
-    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 20, &v);
+    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 24, &v);
 }
 
 int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
@@ -57,6 +59,7 @@ int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
 static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
 {
     char key[200], fps[32] = "", cd[32] = "", fd[32] = "", seen[32] = "", hb[16] = "";
+    char gu[32] = "", gm[32] = "";
     rq_key_worker(key, sizeof key, w->name);
     int found = rq_hget(q, key, "gpu", w->gpu, sizeof w->gpu, NULL) > 0;
     found |= rq_hget(q, key, "state", w->state, sizeof w->state, NULL) > 0;
@@ -68,7 +71,11 @@ static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
     found |= rq_hget(q, key, "hb_ms", hb, sizeof hb, NULL) > 0;
     w->seen_ms = atoll(seen);
     w->hb_ms = atoi(hb);
+    rq_hget(q, key, "gpu_util", gu, sizeof gu, NULL);
+    rq_hget(q, key, "gpu_mem", gm, sizeof gm, NULL);
     w->fps = atof(fps);
+    w->gpu_util = gu[0] ? atof(gu) : -1;
+    w->gpu_mem = atoll(gm);
     w->chunks_done = atoll(cd);
     w->frames_done = atoll(fd);
     return found;

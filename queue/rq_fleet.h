@@ -16,6 +16,9 @@ struct rq_worker_info {
     char state[16];               /* idle | busy | draining */
     char chunk[96];               /* "<job>/<idx>" while busy, else "-" */
     double fps;                   /* of its last chunk */
+    double gpu_util;              /* mean GPU utilisation (percent) over its last
+                                   * chunk; -1 unknown (CPU, no NVML, none yet) */
+    long long gpu_mem;            /* peak device memory of its last chunk, bytes (0 unknown) */
     long long chunks_done, frames_done;
     int hb_ms;                    /* its heartbeat period */
     long long seen_ms;            /* wall clock of its last heartbeat (read only) */

@@ -57,14 +57,40 @@ static const char START_LUA[] =
     "redis.call('HSET', KEYS[2], 'state', 'running', 'worker', ARGV[2], 'started_ms', ARGV[4])\n"
     "return {a, cur[3]}\n";
 
-/* KEYS: chunks, chunk, job, results. ARGV: group, consumer, id, frames, fps,
- * metrics, now, job, idx. A chunk of an ended job is acked uncounted and
- * left unfinished, so a cancelled job shows no progress after the cancel
- * and a retry runs the chunk again. A done chunk drops the error of an
- * earlier attempt (a reclaim's "stopped renewing its lease": the history is
- * in the job's events), and `commits` counts the commits accepted from an
- * owner: 1 for every done chunk, whatever failed around it (the chaos
- * suite checks it). */
+/* The fleet's counters, folded in with the commit that counts the chunk
+ * (exactly once, and kept in Redis so they survive controller restarts):
+ * frames and chunks into the stats hash, the chunk's per-stage histogram
+ * buckets into the histogram hash as "<stage>:<bucket>", "<stage>:n" and
+ * "<stage>:sum_ns" (rq_fleetstats.c reads them back). Unexpected metrics
+ * text folds nothing. KEYS[5], KEYS[6]; ARGV[4] frames, ARGV[6] metrics. */
+#define LUA_FLEET_FOLD \
+    "redis.call('HINCRBY', KEYS[5], 'frames', ARGV[4])\n" \
+    "redis.call('HINCRBY', KEYS[5], 'chunks', 1)\n" \
+    "local okm, mt = pcall(cjson.decode, ARGV[6])\n" \
+    "if okm and type(mt) == 'table' and type(mt.stages) == 'table' then\n" \
+    "  for sn, h in pairs(mt.stages) do\n" \
+    "    if type(sn) == 'string' and #sn <= 32 and string.match(sn, '^[a-z0-9_]+$') and\n" \
+    "       type(h) == 'table' and type(h.buckets) == 'table' and tonumber(h.n) then\n" \
+    "      for _, b in ipairs(h.buckets) do\n" \
+    "        local i, c = tonumber(b[1]), tonumber(b[2])\n" \
+    "        if i and c and i >= 0 and i < 100000 and c > 0 then\n" \
+    "          redis.call('HINCRBY', KEYS[6], sn .. ':' .. string.format('%d', i),\n" \
+    "                     string.format('%d', c)) end\n" \
+    "      end\n" \
+    "      redis.call('HINCRBY', KEYS[6], sn .. ':n', string.format('%d', tonumber(h.n)))\n" \
+    "      redis.call('HINCRBY', KEYS[6], sn .. ':sum_ns', string.format('%d', tonumber(h.sum_ns) or 0))\n" \
+    "    end\n" \
+    "  end\n" \
+    "end\n"
+
+/* KEYS: chunks, chunk, job, results, stats, stats histograms. ARGV: group,
+ * consumer, id, frames, fps, metrics, now, job, idx. A chunk of an ended job
+ * is acked uncounted and left unfinished, so a cancelled job shows no
+ * progress after the cancel and a retry runs the chunk again. A done chunk
+ * drops the error of an earlier attempt (a reclaim's "stopped renewing its
+ * lease": the history is in the job's events), and `commits` counts the
+ * commits accepted from an owner: 1 for every done chunk, whatever failed
+ * around it (the chaos suite checks it). */
 static const char COMMIT_LUA[] =
     LUA_OWNER
     "if not owned then return 0 end\n"
@@ -81,6 +107,7 @@ static const char COMMIT_LUA[] =
     "  redis.call('HINCRBY', KEYS[3], 'frames_done', ARGV[4])\n"
     "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done')\n"
     "  redis.call('HDEL', KEYS[2], 'error')\n"
+    LUA_FLEET_FOLD
     "end\n"
     "redis.call('HINCRBY', KEYS[2], 'commits', 1)\n"
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
@@ -175,10 +202,10 @@ static const char TRIM_LUA[] =
 redisReply *rq_eval(struct rq *q, vr_err *err, const char *lua, int nkeys, const char **kv,
                     int nkv)
 {
-    const char *argv[24];
+    const char *argv[35];
     char nk[8];
-    if (nkv + 3 > 24) {
-        vr_err_set(err, VR_EINVAL, "redis script: %d arguments (limit 21)", nkv);
+    if (nkv + 3 > 35) {
+        vr_err_set(err, VR_EINVAL, "redis script: %d arguments (limit 32)", nkv);
         return NULL;
     }
     snprintf(nk, sizeof nk, "%d", nkeys);
@@ -271,10 +298,10 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
     snprintf(fr, sizeof fr, "%lld", frames);
     snprintf(fp, sizeof fp, "%.3f", fps);
     snprintf(ix, sizeof ix, "%d", idx);
-    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_G_WORKERS, consumer, id,
-                         fr, fp, metrics_json ? metrics_json : "{}", now, job, ix };
+    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_STATS, RQ_STATS_HIST, RQ_G_WORKERS,
+                         consumer, id, fr, fp, metrics_json ? metrics_json : "{}", now, job, ix };
     long long v = 0;
-    int rc = rq_eval_int(q, err, COMMIT_LUA, 4, kv, 13, &v);
+    int rc = rq_eval_int(q, err, COMMIT_LUA, 6, kv, 15, &v);
     return rc < 0 ? rc : (int)v;
 }
 

@@ -203,6 +203,7 @@ int cmd_serve(int argc, char **argv)
     const char *redis = NULL, *storage = NULL, *gpu = NULL;
     int cpu = 0, slots = -1, o; /* -1: one for --gpu N, auto for --gpu all */
     s.hb_ms = 1000;
+    s.last_gpu_util = -1;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
         case 'r': redis = optarg; break;

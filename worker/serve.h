@@ -45,6 +45,8 @@ struct serve {
     int job_ended;                /* job cancelled or failed meanwhile */
     long long chunks_done, frames_done;
     double last_fps;
+    double last_gpu_util;         /* of the last chunk, percent; -1 unknown */
+    long long last_gpu_mem;       /* peak device bytes of the last chunk; 0 unknown */
     int stop_hb;
     long long hb_trips;           /* heartbeat thread's round trips, set when it ends */
 };

@@ -224,6 +224,8 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
             s->chunks_done++;
             s->frames_done += (long long)m->frames;
             s->last_fps = fps;
+            s->last_gpu_util = metrics_gpu_util(m);
+            s->last_gpu_mem = (long long)m->gpu_mem_peak;
             pthread_mutex_unlock(&s->mu);
             rc = 0;
         } else if (rc == 0) {

@@ -22,7 +22,8 @@ static void serve_hb_once(struct serve *s, struct rq *q)
     snprintf(job, sizeof job, "%s", s->job);
     int idx = s->idx;
     long long cd = s->chunks_done, fd = s->frames_done;
-    double fps = s->last_fps;
+    double fps = s->last_fps, gpu_util = s->last_gpu_util;
+    long long gpu_mem = s->last_gpu_mem;
     pthread_mutex_unlock(&s->mu);
 
     if (busy && !lost) {
@@ -46,7 +47,8 @@ static void serve_hb_once(struct serve *s, struct rq *q)
         }
     }
     struct rq_worker_info w = { .fps = fps, .chunks_done = cd, .frames_done = fd,
-                                .hb_ms = s->hb_ms };
+                                .hb_ms = s->hb_ms, .gpu_util = gpu_util,
+                                .gpu_mem = gpu_mem };
     snprintf(w.name, sizeof w.name, "%s", s->name);
     if (s->backend == SEG_CUDA)
         snprintf(w.gpu, sizeof w.gpu, "%d", s->gpu);

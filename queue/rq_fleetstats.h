@@ -1,0 +1,78 @@
+/*
+ * rq_fleetstats.h - the whole fleet's figures as read from Redis, for the
+ * controller's Prometheus endpoint: counters kept in Redis (so they survive
+ * controller restarts and add up across controllers), jobs by state, the
+ * jobs in flight with their chunks' states, the live workers, the
+ * fleet-wide per-stage histograms and the Redis round trip.
+ *
+ * Where the counters come from: the chunk commit script adds each committed
+ * chunk's frames and stage histograms (RQ_STATS, RQ_STATS_HIST: once per
+ * chunk, atomically with the commit); the controller notes its splits,
+ * stitches and lease reclaims with rq_fleetstats_note.
+ */
+#ifndef VR_RQ_FLEETSTATS_H
+#define VR_RQ_FLEETSTATS_H
+
+#include "metrics.h"
+#include "rq.h"
+#include "rq_fleet.h"
+
+#define RQ_FLEET_MAX_JOBS    100    /* jobs in flight listed one by one */
+#define RQ_FLEET_MAX_WORKERS 256    /* workers listed */
+#define RQ_FLEET_INDEX_SCAN  10000  /* newest jobs counted by state */
+#define RQ_FLEET_MAX_STATES  16
+
+/* Chunk states, the index of rq_flight_job.chunks[]. */
+enum { RQ_CK_QUEUED, RQ_CK_RUNNING, RQ_CK_DONE, RQ_CK_DEAD, RQ_CK_NSTATES };
+
+/* "queued", "running", "done", "dead"; NULL out of range. */
+const char *rq_chunk_state_name(int s);
+
+/* One job in flight (in vr:active). */
+struct rq_flight_job {
+    char id[48];
+    char state[16];
+    long long frames_total, frames_done;
+    long long chunks[RQ_CK_NSTATES];
+    double fps;                 /* frames_done / seconds since it started */
+};
+
+struct rq_fleetstats {
+    /* counters (monotonic while Redis keeps its data) */
+    long long frames;           /* frames of committed chunks */
+    long long chunks;           /* chunks committed */
+    long long reclaimed;        /* chunks whose lease lapsed (requeued or dead-lettered) */
+    long long splits, stitches;
+    double split_s, stitch_s;   /* controllers' seconds splitting and stitching */
+
+    /* jobs by state over the newest RQ_FLEET_INDEX_SCAN jobs of the index */
+    int nstates;
+    struct { char state[16]; long long n; } jobs[RQ_FLEET_MAX_STATES];
+
+    long long active;           /* jobs in vr:active (all of them) */
+    int njobs;                  /* of which listed in job[] */
+    struct rq_flight_job job[RQ_FLEET_MAX_JOBS];
+
+    int nworkers;
+    struct rq_worker_info workers[RQ_FLEET_MAX_WORKERS];
+
+    struct hist stage[MET_NSTAGES]; /* every committed chunk's, merged */
+
+    double redis_rtt_s;         /* one PING's round trip */
+};
+
+/* Reads everything into *fs (caller storage, large: allocate it). Returns
+ * 0 or VR_E* (Redis unreachable, unexpected reply). */
+int rq_fleetstats_read(struct rq *q, struct rq_fleetstats *fs, vr_err *err);
+
+/* What a controller notes (one round trip each). */
+enum rq_fleet_note { RQ_NOTE_SPLIT, RQ_NOTE_STITCH, RQ_NOTE_RECLAIM };
+
+/* Counts one split or stitch that took `seconds`, or one reclaim (seconds
+ * ignored). Returns 0 or VR_E*. */
+int rq_fleetstats_note(struct rq *q, enum rq_fleet_note what, double seconds, vr_err *err);
+
+/* A PING: 0 when Redis answers, VR_EREDIS otherwise. */
+int rq_ping(struct rq *q, vr_err *err);
+
+#endif
