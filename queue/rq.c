@@ -236,6 +236,7 @@ static int rq_connect(struct rq *q, vr_err *err)
     redisSetTimeout(c, tv);
     q->c = c;
     redisReply *r = NULL;
+    int code = VR_EREDIS;
     if (q->url.pass[0]) {
         q->trips++;
         r = q->url.user[0] ? redisCommand(c, "AUTH %s %s", q->url.user, q->url.pass)
@@ -245,6 +246,7 @@ static int rq_connect(struct rq *q, vr_err *err)
             goto fail;
         }
         if (r->type == REDIS_REPLY_ERROR) { /* waiting will not make it right */
+            code = VR_EINVAL;
             vr_err_set(err, VR_EINVAL, "redis %s: AUTH%s%s refused: %.120s (check the password "
                        "in the address or --redis-password-file)", q->url_text,
                        q->url.user[0] ? " as " : "", q->url.user, r->str);
@@ -270,7 +272,7 @@ fail:
     if (r)
         freeReplyObject(r);
     rq_drop(q);
-    return VR_EREDIS;
+    return code;
 }
 
 int rq_open(const char *url, int timeout_ms, struct rq **out, vr_err *err)

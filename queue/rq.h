@@ -236,6 +236,13 @@ int rq_chunk_fail(struct rq *q, const char *stream, const char *consumer, const 
                   const char *job, int idx, const char *reason,
                   long long min_idle_ms, vr_err *err);
 
+/* The same, saying whether the failure is permanent: a deterministic one
+ * (a corrupt bitstream, an input the engine cannot take) is dead-lettered at
+ * once, whatever attempts are left; the chunk record gets permanent=1. */
+int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, const char *id,
+                     const char *job, int idx, const char *reason, int permanent,
+                     long long min_idle_ms, vr_err *err);
+
 /* The chunk stream for a job priority: RQ_CHUNKS_HI above 0, else RQ_CHUNKS.
  * `stream` arguments above are the entry's stream (rq_msg.stream). */
 const char *rq_chunk_stream(int priority);
