@@ -350,7 +350,9 @@ static redisReply *rq_finish(struct rq *q, redisReply *r, vr_err *err)
         freeReplyObject(r);
         return NULL;
     }
-    if (r->type == REDIS_REPLY_ERROR && r->str && !strncmp(r->str, "NOPERM", 6)) {
+    /* an ACL denial: NOPERM, or from inside a script (Redis 7.0) an ERR */
+    if (r->type == REDIS_REPLY_ERROR && r->str &&
+        (!strncmp(r->str, "NOPERM", 6) || strstr(r->str, "user executing the script can't"))) {
         vr_err_set(err, VR_EINVAL, "redis %s: %.160s (this ACL user lacks a command or key "
                    "its role needs: README.md, 'Security')", q->url_text, r->str);
         freeReplyObject(r);

@@ -92,7 +92,8 @@ struct rq;
  * can start while Redis is down. Returns 0, VR_EREDIS with text (Redis is
  * unreachable: worth retrying), or VR_EINVAL (a bad address or password
  * file, *out NULL; or AUTH refused: retrying will not help). Error replies
- * NOAUTH and NOPERM from any later command are VR_EINVAL too. */
+ * NOAUTH and ACL denials (NOPERM, or a script's "can't run this command")
+ * from any later command are VR_EINVAL too. */
 int rq_open(const char *url, int timeout_ms, struct rq **out, vr_err *err);
 
 /* Closes and frees; accepts NULL and clears the pointer. */
