@@ -6,6 +6,7 @@
  */
 #include "serve.h"
 
+#include "cli.h"
 #include "clock.h"
 #include "job.h"
 #include "output_kinds.h"
@@ -94,9 +95,10 @@ static int serve_error_permanent(int code)
 int serve_chunk(struct serve *s, const struct rq_msg *msg)
 {
     const char *job = rq_msg_get(msg, "job"), *idxs = rq_msg_get(msg, "idx");
-    char *end = NULL;
-    long idx = idxs ? strtol(idxs, &end, 10) : -1;
-    if (!job || !job_id_valid(job) || !end || *end || idx < 0 || idx >= 100000) {
+    char bad[128];
+    long idx = -1;
+    if (!job || !job_id_valid(job) || !idxs ||
+        cli_parse_long("idx", idxs, 0, 99999, &idx, bad, sizeof bad) < 0) {
         log_error("%s %s: not a chunk entry (job/idx missing or bad); acknowledged and skipped",
                   msg->stream, msg->id);
         return rq_ack(s->q, msg->stream, RQ_G_WORKERS, msg->id, NULL);
