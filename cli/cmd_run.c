@@ -87,17 +87,21 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         switch (c) {
         case 'o': out = optarg; break;
         case 'n':
-            o->workers = atoi(optarg);
-            if (o->workers < 1 || o->workers > 64)
-                return cli_usage_error("--workers must be 1..64");
+            if (cli_opt_int("--workers", optarg, 1, 64, &o->workers))
+                return 2;
             break;
         case 'U': o->cpu = 1; break;
-        case 'l': o->lease = optarg; break;
+        case 'l': { /* checked here, before any process starts; passed on as text */
+            double lease;
+            if (cli_opt_double("--lease-seconds", optarg, 0.5, 86400, &lease))
+                return 2;
+            o->lease = optarg;
+            break;
+        }
         case 'K': o->keep = 1; break;
         case 'g':
-            o->per_gpu = atoi(optarg);
-            if (o->per_gpu < 1 || o->per_gpu > 8)
-                return cli_usage_error("--per-gpu must be 1..8");
+            if (cli_opt_int("--per-gpu", optarg, 1, 8, &o->per_gpu))
+                return 2;
             break;
         default: return cli_usage_error("unknown option");
         }
@@ -338,6 +342,9 @@ int cmd_run(int argc, char **argv)
     int rc = run_parse(argc, argv, &o);
     if (rc)
         return rc;
+    /* The private redis-server has no password: a file meant for a fleet's
+     * Redis must not reach this run's controller and workers. */
+    unsetenv("VR_REDIS_PASSWORD_FILE");
     struct run r;
     memset(&r, 0, sizeof r);
     ssize_t len = readlink("/proc/self/exe", r.exe_dir, sizeof r.exe_dir - 1);

@@ -122,6 +122,7 @@ int cmd_submit(int argc, char **argv)
         { "max-attempts", required_argument, 0, 'a' },
         { "wait", no_argument, 0, 'w' },
         { "redis", required_argument, 0, 'r' },
+        { "redis-password-file", required_argument, 0, 'R' },
         { 0, 0, 0, 0 }
     };
     struct job_spec js;
@@ -137,17 +138,16 @@ int cmd_submit(int argc, char **argv)
         switch (o) {
         case 'o': out = optarg; break;
         case 'P':
-            js.priority = atoi(optarg);
-            if (js.priority < -100 || js.priority > 100)
-                return cli_usage_error("--priority must be -100..100");
+            if (cli_opt_int("--priority", optarg, -100, 100, &js.priority))
+                return 2;
             break;
         case 'a':
-            js.max_attempts = atoi(optarg);
-            if (js.max_attempts < 1 || js.max_attempts > 100)
-                return cli_usage_error("--max-attempts must be 1..100");
+            if (cli_opt_int("--max-attempts", optarg, 1, 100, &js.max_attempts))
+                return 2;
             break;
         case 'w': wait = 1; break;
         case 'r': redis = optarg; break;
+        case 'R': rq_password_file(optarg); break;
         default: return cli_usage_error("unknown option");
         }
     }

@@ -86,6 +86,7 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
 {
     static const struct option opts[] = {
         { "redis", required_argument, 0, 'r' },
+        { "redis-password-file", required_argument, 0, 'p' },
         { "json", no_argument, 0, 'j' },
         { "output", required_argument, 0, 'o' },
         { "follow", no_argument, 0, 'f' },
@@ -97,6 +98,8 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
     while ((o = getopt_long(argc, argv, (want & VRCTL_WANT_OUT) ? "o:" : "", opts, NULL)) != -1) {
         if (o == 'r')
             redis = optarg;
+        else if (o == 'p')
+            rq_password_file(optarg);
         else if (o == 'j' && (want & VRCTL_WANT_JSON))
             s->json = 1;
         else if (o == 'o' && (want & VRCTL_WANT_OUT))
@@ -254,9 +257,14 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
         snprintf(js->config, sizeof js->config, "%s", arg);
         return 1;
     case VRCTL_OPT_CHUNK:
-        js->chunk_seconds = strcmp(arg, "auto") ? atof(arg) : 0;
-        if (strcmp(arg, "auto") && !(js->chunk_seconds >= 0.2 && js->chunk_seconds <= 3600))
-            return cli_usage_error("--chunk-seconds must be auto or 0.2..3600");
+        if (!strcmp(arg, "auto")) {
+            js->chunk_seconds = 0;
+            return 1;
+        }
+        char why[200];
+        if (cli_parse_double("--chunk-seconds", arg, 0.2, 3600, &js->chunk_seconds, why,
+                             sizeof why) < 0)
+            return cli_usage_error("%s, or auto", why);
         return 1;
     default:
         return 0;

@@ -6,7 +6,10 @@
 #include "log.h"
 #include "version.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct cli_cmd *cli_cmd_now;
@@ -134,4 +137,85 @@ int cli_usage_error(const char *fmt, ...)
     fprintf(stderr, "%s %s: %s\ntry '%s %s --help'\n", cli_prog_now, name, msg,
             cli_prog_now, name);
     return 2;
+}
+
+/* ---- numbers ---- */
+
+/* Digits with an optional sign, and for reals a point and an exponent:
+ * what strtol/strtod would also take (blanks, hex, inf, nan) is refused. */
+static int cli_number_chars(const char *s, int real)
+{
+    const char *p = s;
+    if (*p == '-' || *p == '+')
+        p++;
+    if (!isdigit((unsigned char)*p) && !(real && *p == '.' && isdigit((unsigned char)p[1])))
+        return 0;
+    for (; *p; p++)
+        if (!isdigit((unsigned char)*p) && !(real && strchr(".eE+-", *p)))
+            return 0;
+    return 1;
+}
+
+int cli_parse_long(const char *what, const char *s, long lo, long hi, long *out,
+                   char *err, size_t n)
+{
+    char *end;
+    errno = 0;
+    long v = s && cli_number_chars(s, 0) ? strtol(s, &end, 10) : 0;
+    if (!s || !cli_number_chars(s, 0) || *end || errno) {
+        snprintf(err, n, "%s '%s': not a whole number; want %ld..%ld", what, s ? s : "",
+                 lo, hi);
+        return -1;
+    }
+    if (v < lo || v > hi) {
+        snprintf(err, n, "%s %ld: out of range; want %ld..%ld", what, v, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *what, const char *s, double lo, double hi, double *out,
+                     char *err, size_t n)
+{
+    char *end;
+    errno = 0;
+    double v = s && cli_number_chars(s, 1) ? strtod(s, &end) : 0;
+    if (!s || !cli_number_chars(s, 1) || *end || errno) {
+        snprintf(err, n, "%s '%s': not a number; want %g..%g", what, s ? s : "", lo, hi);
+        return -1;
+    }
+    if (!(v >= lo && v <= hi)) {
+        snprintf(err, n, "%s %s: out of range; want %g..%g", what, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_opt_long(const char *opt, const char *arg, long lo, long hi, long long *out)
+{
+    char msg[256];
+    long v;
+    if (cli_parse_long(opt, arg, lo, hi, &v, msg, sizeof msg) < 0)
+        return cli_usage_error("%s", msg);
+    *out = v;
+    return 0;
+}
+
+int cli_opt_int(const char *opt, const char *arg, long lo, long hi, int *out)
+{
+    long long v;
+    int rc = cli_opt_long(opt, arg, lo, hi, &v);
+    if (rc == 0)
+        *out = (int)v;
+    return rc;
+}
+
+int cli_opt_double(const char *opt, const char *arg, double lo, double hi, double *out)
+{
+    char msg[256];
+    if (cli_parse_double(opt, arg, lo, hi, out, msg, sizeof msg) < 0)
+        return cli_usage_error("%s", msg);
+    return 0;
 }

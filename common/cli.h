@@ -21,8 +21,12 @@ enum cli_flags {
 
 /* The --redis option's help, printed for CLI_NEEDS_REDIS commands. */
 #define CLI_REDIS_HELP                                                                   \
-    "  --redis URL        redis://[user:password@]host:port[/db] or unix:///path.sock\n" \
-    "                     (default $VR_REDIS)\n"
+    "  --redis URL        redis://[user[:password]@]host:port[/db] ([::1]:port for IPv6,\n" \
+    "                     %XX escapes in user and password) or unix:///path.sock\n"        \
+    "                     (default $VR_REDIS); TLS: README.md, 'Security'\n"               \
+    "  --redis-password-file FILE\n"                                                       \
+    "                     the password on FILE's first line, kept out of argv and `ps`\n"  \
+    "                     (default $VR_REDIS_PASSWORD_FILE)\n"
 
 /* `fn` gets argc/argv with argv[0] set to the command's name, so getopt_long
  * can be used directly. It returns the process exit code. */
@@ -55,5 +59,22 @@ const char *cli_prog(void);
 /* Prints "prog cmd: <msg>\n" plus "try 'prog cmd --help'" to stderr and
  * returns 2 (the exit code for bad usage). */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- numbers from users ----
+ * One strict parser for every number an option, an environment variable or
+ * a Redis field gives: the whole string must be the number (no "5x", no
+ * "1e2" for an integer, no leading blanks, no hex, inf or nan), and it must
+ * lie in [lo, hi]. On failure `err` (size n) gets a message naming `what`
+ * ("--priority 'abc': not an integer; want -100..100") and -1 is returned. */
+int cli_parse_long(const char *what, const char *s, long lo, long hi, long *out,
+                   char *err, size_t n);
+int cli_parse_double(const char *what, const char *s, double lo, double hi, double *out,
+                     char *err, size_t n);
+
+/* The same for an option's argument inside a command: 0 with *out set, or
+ * the usage error printed (cli_usage_error) and 2 returned. */
+int cli_opt_int(const char *opt, const char *arg, long lo, long hi, int *out);
+int cli_opt_long(const char *opt, const char *arg, long lo, long hi, long long *out);
+int cli_opt_double(const char *opt, const char *arg, double lo, double hi, double *out);
 
 #endif

@@ -44,12 +44,18 @@ static void ctl_chunk_drop_input(struct ctl *c, const char *job, int idx)
 int ctl_result(struct ctl *c, const char *job, int idx, const char *kind)
 {
     if (strcmp(kind, "dead") == 0) {
-        char ck[128], err[400] = "", att[16] = "?";
+        char ck[128], err[400] = "", att[16] = "?", perm[4] = "";
         rq_key_chunk(ck, sizeof ck, job, idx);
         rq_hget(c->q, ck, "error", err, sizeof err, NULL);
         rq_hget(c->q, ck, "attempts", att, sizeof att, NULL);
+        rq_hget(c->q, ck, "permanent", perm, sizeof perm, NULL);
         char reason[512];
-        snprintf(reason, sizeof reason, "chunk %d failed %s times, dead-lettered: %s", idx, att, err);
+        if (!strcmp(perm, "1"))
+            snprintf(reason, sizeof reason, "chunk %d failed with a permanent error (attempt %s, "
+                     "not retried): %s", idx, att, err);
+        else
+            snprintf(reason, sizeof reason, "chunk %d failed %s times, dead-lettered: %s", idx,
+                     att, err);
         return ctl_job_fail(c, job, reason);
     }
     rq_event(c->q, job, "chunk %d done", idx);

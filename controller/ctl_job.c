@@ -64,6 +64,11 @@ int ctl_job_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err
     if (rc > 0)
         rc = job_spec_parse(text, strlen(text), js, err);
     free(text);
+    /* A spec copied under another key would send its chunks and output to
+     * the other job's files. */
+    if (rc >= 0 && strcmp(js->id, id))
+        rc = vr_err_set(err, VR_EFORMAT, "job %s: its spec names another id, '%.64s'; refused",
+                        id, js->id);
     return rc < 0 ? rc : 0;
 }
 

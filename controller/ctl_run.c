@@ -77,8 +77,13 @@ static void ctl_handle(struct ctl *c, struct rq_msg *m)
         ctl_job_start(c, job);
     } else {
         const char *idx = rq_msg_get(m, "idx"), *kind = rq_msg_get(m, "kind");
-        if (idx && kind)
-            ctl_result(c, job, atoi(idx), kind);
+        long i;
+        char why[160];
+        if (idx && kind && cli_parse_long("result idx", idx, 0, 1 << 30, &i, why, sizeof why) == 0)
+            ctl_result(c, job, (int)i, kind);
+        else
+            log_error("%s %s: %s; acknowledged and skipped", m->stream, m->id,
+                      idx && kind ? why : "result without idx or kind");
     }
     rq_ack(c->q, m->stream, RQ_G_CONTROLLERS, m->id, NULL);
 }
@@ -164,6 +169,7 @@ int cmd_controller_run(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "redis", required_argument, 0, 'r' },
+        { "redis-password-file", required_argument, 0, 'R' },
         { "storage", required_argument, 0, 's' },
         { "lease-seconds", required_argument, 0, 'l' },
         { "keep-chunks", no_argument, 0, 'k' },
@@ -180,11 +186,11 @@ int cmd_controller_run(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
         case 'r': redis = optarg; break;
+        case 'R': rq_password_file(optarg); break;
         case 's': storage = optarg; break;
         case 'l':
-            lease = atof(optarg);
-            if (!(lease >= 0.5 && lease <= 86400))
-                return cli_usage_error("--lease-seconds must be 0.5..86400");
+            if (cli_opt_double("--lease-seconds", optarg, 0.5, 86400, &lease))
+                return 2;
             break;
         case 'k': c.keep_chunks = 1; break;
         case 'I': in_root = optarg; break;

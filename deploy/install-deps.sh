@@ -10,8 +10,9 @@ libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
 libhiredis-dev libjansson-dev libcurl4-openssl-dev libcriterion-dev libmicrohttpd-dev
 redis-server ffmpeg xz-utils opencv-doc procps"
 # chromium: the report opened headless (tests/t-ops-report.c); prometheus
-# (and its promtool): the scrape test (tests/t-ops-prometheus.c)
-TEST_PKGS="chromium prometheus"
+# (and its promtool): the scrape test (tests/t-ops-prometheus.c); stunnel4
+# and openssl: the TLS tunnel recipe (tests/t-sec-tls.c)
+TEST_PKGS="chromium prometheus stunnel4 openssl"
 [ "${1:-}" = --test ] && PKGS="$PKGS $TEST_PKGS"
 
 missing=""

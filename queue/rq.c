@@ -6,10 +6,13 @@
  */
 #include "rq.h"
 
+#include "cli.h"
 #include "clock.h"
 #include "log.h"
 
+#include <ctype.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,56 +42,164 @@ static int rq_copy(char *dst, size_t n, const char *s, size_t len)
     return 0;
 }
 
+void rq_url_redact(const char *s, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", s ? s : "");
+    char *scheme = strstr(buf, "://");
+    char *at = scheme ? strrchr(scheme + 3, '@') : NULL;
+    char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
+    if (!colon)
+        return;
+    char rest[512];
+    snprintf(rest, sizeof rest, "%s", at);
+    snprintf(colon + 1, n - (size_t)(colon + 1 - buf), "***%s", rest);
+}
+
+/* Copies s[0..len) into dst (size n) decoding %XX escapes, so a password
+ * with '@', ':' or '/' can be written in a URL. -1: too long or a bad %. */
+static int rq_copy_decoded(char *dst, size_t n, const char *s, size_t len)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (k + 1 >= n)
+            return -1;
+        if (s[i] != '%') {
+            dst[k++] = s[i];
+            continue;
+        }
+        unsigned v;
+        char hex[3] = { 0 };
+        if (i + 2 >= len)
+            return -1;
+        memcpy(hex, s + i + 1, 2);
+        if (!isxdigit((unsigned char)hex[0]) || !isxdigit((unsigned char)hex[1]) ||
+            sscanf(hex, "%2x", &v) != 1 || v == 0)
+            return -1;
+        dst[k++] = (char)v;
+        i += 2;
+    }
+    dst[k] = '\0';
+    return 0;
+}
+
 int rq_url_parse(const char *s, struct rq_url *u, vr_err *err)
 {
     memset(u, 0, sizeof *u);
     if (!s || !*s)
         return vr_err_set(err, VR_EINVAL, "redis address is empty (use --redis URL or VR_REDIS)");
+    char shown[256]; /* s with its password replaced by *** */
+    rq_url_redact(s, shown, sizeof shown);
     if (strncmp(s, "unix://", 7) == 0) {
         const char *p = s + 7;
         if (*p != '/')
-            return vr_err_set(err, VR_EINVAL, "redis address '%s': unix:// needs an absolute socket path", s);
+            return vr_err_set(err, VR_EINVAL, "redis address '%s': unix:// needs an absolute socket path", shown);
         if (rq_copy(u->path, sizeof u->path, p, strlen(p)) < 0)
-            return vr_err_set(err, VR_EINVAL, "redis address '%s': socket path longer than %zu bytes", s, sizeof u->path - 1);
+            return vr_err_set(err, VR_EINVAL, "redis address '%s': socket path longer than %zu bytes", shown, sizeof u->path - 1);
         u->is_unix = 1;
         return 0;
     }
+    if (strncmp(s, "rediss://", 9) == 0)
+        return vr_err_set(err, VR_EINVAL, "redis address '%s': rediss:// (TLS) is not built in "
+                          "(Debian 12's hiredis 0.14 has no TLS); run a local TLS tunnel "
+                          "(stunnel) and give its redis:// address: README.md, 'Security'", shown);
     if (strncmp(s, "redis://", 8) != 0)
-        return vr_err_set(err, VR_EINVAL, "redis address '%s': expected redis://[user:password@]host:port[/db] or unix:///path.sock", s);
+        return vr_err_set(err, VR_EINVAL, "redis address '%s': expected redis://[user:password@]host:port[/db] or unix:///path.sock", shown);
     const char *p = s + 8;
     const char *at = strrchr(p, '@');
     if (at) {
         const char *colon = memchr(p, ':', (size_t)(at - p));
-        if (!colon)
-            return vr_err_set(err, VR_EINVAL, "redis address: credentials must be user:password@ (user may be empty)");
-        if (rq_copy(u->user, sizeof u->user, p, (size_t)(colon - p)) < 0 ||
-            rq_copy(u->pass, sizeof u->pass, colon + 1, (size_t)(at - colon - 1)) < 0)
-            return vr_err_set(err, VR_EINVAL, "redis address: user or password too long");
+        const char *uend = colon ? colon : at;
+        if (rq_copy_decoded(u->user, sizeof u->user, p, (size_t)(uend - p)) < 0 ||
+            (colon && rq_copy_decoded(u->pass, sizeof u->pass, colon + 1,
+                                      (size_t)(at - colon - 1)) < 0))
+            return vr_err_set(err, VR_EINVAL, "redis address '%s': user or password too long, "
+                              "or a bad %%XX escape in it", shown);
+        if (colon && !u->pass[0])
+            return vr_err_set(err, VR_EINVAL, "redis address '%s': empty password after ':'", shown);
         p = at + 1;
     }
     const char *slash = strchr(p, '/');
     const char *end = slash ? slash : p + strlen(p);
-    const char *colon = NULL;
-    for (const char *q = p; q < end; q++)
-        if (*q == ':')
-            colon = q;
-    if (!colon)
-        return vr_err_set(err, VR_EINVAL, "redis address '%s': missing :port", s);
-    if (colon == p)
-        return vr_err_set(err, VR_EINVAL, "redis address '%s': missing host", s);
-    if (rq_copy(u->host, sizeof u->host, p, (size_t)(colon - p)) < 0)
-        return vr_err_set(err, VR_EINVAL, "redis address: host too long");
-    char *e;
-    long port = strtol(colon + 1, &e, 10);
-    if (e != end || colon + 1 == end || port < 1 || port > 65535)
-        return vr_err_set(err, VR_EINVAL, "redis address '%s': port must be 1..65535", s);
-    u->port = (int)port;
-    if (slash) {
-        long db = strtol(slash + 1, &e, 10);
-        if (*e || slash[1] == '\0' || db < 0 || db > 1000)
-            return vr_err_set(err, VR_EINVAL, "redis address '%s': database must be a number 0..1000", s);
-        u->db = (int)db;
+    const char *colon = NULL, *hs = p, *he;
+    if (*p == '[') { /* an IPv6 literal: [::1]:6379 */
+        const char *rb = memchr(p, ']', (size_t)(end - p));
+        if (!rb || rb[1] != ':')
+            return vr_err_set(err, VR_EINVAL, "redis address '%s': IPv6 host must be [addr]:port", shown);
+        hs = p + 1;
+        he = rb;
+        colon = rb + 1;
+    } else {
+        for (const char *q = p; q < end; q++)
+            if (*q == ':')
+                colon = q;
+        he = colon;
+        if (colon && memchr(p, ':', (size_t)(colon - p)))
+            return vr_err_set(err, VR_EINVAL, "redis address '%s': write an IPv6 host in brackets, [addr]:port", shown);
     }
+    if (!colon)
+        return vr_err_set(err, VR_EINVAL, "redis address '%s': missing :port", shown);
+    if (he == hs)
+        return vr_err_set(err, VR_EINVAL, "redis address '%s': missing host", shown);
+    if (rq_copy(u->host, sizeof u->host, hs, (size_t)(he - hs)) < 0)
+        return vr_err_set(err, VR_EINVAL, "redis address: host too long");
+    char num[16], why[128];
+    long v;
+    if ((size_t)(end - colon - 1) >= sizeof num ||
+        rq_copy(num, sizeof num, colon + 1, (size_t)(end - colon - 1)) < 0 ||
+        cli_parse_long("port", num, 1, 65535, &v, why, sizeof why) < 0)
+        return vr_err_set(err, VR_EINVAL, "redis address '%s': port must be 1..65535", shown);
+    u->port = (int)v;
+    if (slash) {
+        if (cli_parse_long("database", slash + 1, 0, 1000, &v, why, sizeof why) < 0)
+            return vr_err_set(err, VR_EINVAL, "redis address '%s': database must be a number 0..1000", shown);
+        u->db = (int)v;
+    }
+    return 0;
+}
+
+/* ---- password file ---- */
+
+static char rq_pass_path[4096]; /* --redis-password-file; set before any thread */
+
+void rq_password_file(const char *path)
+{
+    snprintf(rq_pass_path, sizeof rq_pass_path, "%s", path ? path : "");
+}
+
+/* Reads the password file (its first line) into u->pass, so the password
+ * never appears in argv or the environment; refuses a password given twice. */
+static int rq_password_apply(struct rq_url *u, vr_err *err)
+{
+    const char *path = rq_pass_path[0] ? rq_pass_path : getenv("VR_REDIS_PASSWORD_FILE");
+    if (!path || !*path) {
+        if (u->user[0] && !u->pass[0])
+            return vr_err_set(err, VR_EINVAL, "redis address: user '%s' needs a password: "
+                              "redis://user:password@host:port or --redis-password-file FILE", u->user);
+        return 0;
+    }
+    if (u->pass[0])
+        return vr_err_set(err, VR_EINVAL, "redis password given twice: in the address and in "
+                          "%s (--redis-password-file / VR_REDIS_PASSWORD_FILE); keep one", path);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return vr_err_set(err, VR_EINVAL, "redis password file %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+        log_warn("redis password file %s can be read by others (chmod 600 it)", path);
+    char line[sizeof u->pass + 2];
+    int ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    size_t len = ok ? strcspn(line, "\r\n") : 0;
+    int whole = ok && (line[len] != '\0' || strlen(line) < sizeof line - 1);
+    if (!len || !whole || len >= sizeof u->pass) {
+        explicit_bzero(line, sizeof line);
+        return vr_err_set(err, VR_EINVAL, "redis password file %s: %s", path,
+                          !len ? "empty (want the password on its first line)"
+                               : "password longer than 255 bytes");
+    }
+    memcpy(u->pass, line, len);
+    u->pass[len] = '\0';
+    explicit_bzero(line, sizeof line);
     return 0;
 }
 
@@ -125,13 +236,20 @@ static int rq_connect(struct rq *q, vr_err *err)
     redisSetTimeout(c, tv);
     q->c = c;
     redisReply *r = NULL;
+    int code = VR_EREDIS;
     if (q->url.pass[0]) {
         q->trips++;
         r = q->url.user[0] ? redisCommand(c, "AUTH %s %s", q->url.user, q->url.pass)
                            : redisCommand(c, "AUTH %s", q->url.pass);
-        if (!r || r->type == REDIS_REPLY_ERROR) {
-            vr_err_set(err, VR_EREDIS, "redis %s: AUTH failed: %s", q->url_text,
-                       r ? r->str : c->errstr);
+        if (!r) {
+            vr_err_set(err, VR_EREDIS, "redis %s: AUTH failed: %s", q->url_text, c->errstr);
+            goto fail;
+        }
+        if (r->type == REDIS_REPLY_ERROR) { /* waiting will not make it right */
+            code = VR_EINVAL;
+            vr_err_set(err, VR_EINVAL, "redis %s: AUTH%s%s refused: %.120s (check the password "
+                       "in the address or --redis-password-file)", q->url_text,
+                       q->url.user[0] ? " as " : "", q->url.user, r->str);
             goto fail;
         }
         freeReplyObject(r);
@@ -154,7 +272,7 @@ fail:
     if (r)
         freeReplyObject(r);
     rq_drop(q);
-    return VR_EREDIS;
+    return code;
 }
 
 int rq_open(const char *url, int timeout_ms, struct rq **out, vr_err *err)
@@ -164,14 +282,19 @@ int rq_open(const char *url, int timeout_ms, struct rq **out, vr_err *err)
     if (!q)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     int rc = rq_url_parse(url, &q->url, err);
+    if (rc == 0)
+        rc = rq_password_apply(&q->url, err);
     if (rc < 0) {
+        explicit_bzero(q, sizeof *q);
         free(q);
         return rc;
     }
+    int v6 = strchr(q->url.host, ':') != NULL;
     if (q->url.is_unix)
         snprintf(q->url_text, sizeof q->url_text, "unix://%s", q->url.path);
     else
-        snprintf(q->url_text, sizeof q->url_text, "redis://%s:%d/%d", q->url.host,
+        snprintf(q->url_text, sizeof q->url_text, "redis://%s%s%s%s%s:%d/%d", q->url.user,
+                 q->url.user[0] ? "@" : "", v6 ? "[" : "", q->url.host, v6 ? "]" : "",
                  q->url.port, q->url.db);
     q->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
     q->backoff_ms = 100;
@@ -189,6 +312,7 @@ void rq_free(struct rq **qp)
     if (!qp || !*qp)
         return;
     rq_drop(*qp);
+    explicit_bzero(*qp, sizeof **qp); /* the password */
     free(*qp);
     *qp = NULL;
 }
@@ -220,6 +344,20 @@ static redisReply *rq_finish(struct rq *q, redisReply *r, vr_err *err)
         return NULL;
     }
     q->backoff_ms = 100;
+    if (r->type == REDIS_REPLY_ERROR && r->str && !strncmp(r->str, "NOAUTH", 6)) {
+        vr_err_set(err, VR_EINVAL, "redis %s: %.100s: give the password (redis://:password@"
+                   "host:port or --redis-password-file)", q->url_text, r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    /* an ACL denial: NOPERM, or from inside a script (Redis 7.0) an ERR */
+    if (r->type == REDIS_REPLY_ERROR && r->str &&
+        (!strncmp(r->str, "NOPERM", 6) || strstr(r->str, "user executing the script can't"))) {
+        vr_err_set(err, VR_EINVAL, "redis %s: %.160s (this ACL user lacks a command or key "
+                   "its role needs: README.md, 'Security')", q->url_text, r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
     if (r->type == REDIS_REPLY_ERROR) {
         vr_err_set(err, VR_EREDIS, "redis: %.200s", r->str ? r->str : "error");
         freeReplyObject(r);

@@ -64,8 +64,22 @@ struct rq_url {
     int db;
 };
 
-/* Parses `s` into *u. Errors name the URL part that is wrong. */
+/* Parses `s` into *u. Errors name the URL part that is wrong and never
+ * contain the password. User and password may be %XX-escaped (a '@', ':'
+ * or '/' in them); an IPv6 host is written [addr]:port. rediss:// (TLS) is
+ * refused with a pointer to the tunnel recipe (README.md, 'Security'):
+ * Debian 12's hiredis 0.14 has no TLS. */
 int rq_url_parse(const char *s, struct rq_url *u, vr_err *err);
+
+/* Copies `s` into buf (size n) with the password replaced by "***". */
+void rq_url_redact(const char *s, char *buf, size_t n);
+
+/* The password file (--redis-password-file; NULL or "" clears it): its
+ * first line is the password for every later rq_open, so it need not be in
+ * the URL, where `ps` shows it. Without one, $VR_REDIS_PASSWORD_FILE is
+ * used. A password both there and in the URL is an error. Call before
+ * starting threads. */
+void rq_password_file(const char *path);
 
 /* The address to use: `flag` when non-NULL, else $VR_REDIS, else NULL
  * (callers then print a usage error). Static or caller storage. */
@@ -77,7 +91,11 @@ struct rq;
 /* Connects (once; the caller decides whether to retry) with a command
  * timeout of `timeout_ms` (0 = 10000). Runs AUTH and SELECT. On failure
  * *out is still set: the handle reconnects on its next command, so a daemon
- * can start while Redis is down. Returns 0 or VR_EREDIS with text. */
+ * can start while Redis is down. Returns 0, VR_EREDIS with text (Redis is
+ * unreachable: worth retrying), or VR_EINVAL (a bad address or password
+ * file, *out NULL; or AUTH refused: retrying will not help). Error replies
+ * NOAUTH and ACL denials (NOPERM, or a script's "can't run this command")
+ * from any later command are VR_EINVAL too. */
 int rq_open(const char *url, int timeout_ms, struct rq **out, vr_err *err);
 
 /* Closes and frees; accepts NULL and clears the pointer. */
@@ -150,7 +168,7 @@ int rq_group_ensure(struct rq *q, const char *stream, const char *group,
  * backing off, until Redis answers, may not evict keys
  * (rq_check_noeviction) and has every stream group. A Redis that is down
  * is waited for (logged once); one that can never work (a bad address, an
- * evicting maxmemory-policy) is logged and returns its error at once.
+ * evicting maxmemory-policy, a refused password or ACL) is logged and returns its error at once.
  * Returns 0, that error, or VR_ECANCELED when *stop became non-zero. */
 int rq_ready(struct rq **q, const char *url, const volatile sig_atomic_t *stop, vr_err *err);
 
@@ -220,6 +238,13 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
 int rq_chunk_fail(struct rq *q, const char *stream, const char *consumer, const char *id,
                   const char *job, int idx, const char *reason,
                   long long min_idle_ms, vr_err *err);
+
+/* The same, saying whether the failure is permanent: a deterministic one
+ * (a corrupt bitstream, an input the engine cannot take) is dead-lettered at
+ * once, whatever attempts are left; the chunk record gets permanent=1. */
+int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, const char *id,
+                     const char *job, int idx, const char *reason, int permanent,
+                     long long min_idle_ms, vr_err *err);
 
 /* The chunk stream for a job priority: RQ_CHUNKS_HI above 0, else RQ_CHUNKS.
  * `stream` arguments above are the entry's stream (rq_msg.stream). */

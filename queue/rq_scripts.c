@@ -114,7 +114,8 @@ static const char COMMIT_LUA[] =
     "return 1\n";
 
 /* KEYS: chunks, chunk, job, results, dead. ARGV: group, consumer ('' =
- * reclaim), id, reason, min_idle, job, idx. */
+ * reclaim), id, reason, min_idle, job, idx, permanent ('1': dead-letter now,
+ * whatever the attempts left: another attempt would fail alike). */
 static const char FAIL_LUA[] =
     "if ARGV[2] ~= '' then\n"
     "  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n"
@@ -129,10 +130,11 @@ static const char FAIL_LUA[] =
     "   (js ~= 'running' and js ~= 'splitting') then\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 3 end\n"
     "local a = tonumber(cur[3] or '0') local m = tonumber(cur[4] or '3')\n"
-    "redis.call('HSET', KEYS[2], 'error', ARGV[4])\n"
-    "if a >= m then\n"
+    "redis.call('HSET', KEYS[2], 'error', ARGV[4], 'permanent', ARGV[8])\n"
+    "if a >= m or ARGV[8] == '1' then\n"
     "  redis.call('HSET', KEYS[2], 'state', 'dead')\n"
-    "  redis.call('XADD', KEYS[5], '*', 'job', ARGV[6], 'idx', ARGV[7], 'error', ARGV[4], 'attempts', a)\n"
+    "  redis.call('XADD', KEYS[5], '*', 'job', ARGV[6], 'idx', ARGV[7], 'error', ARGV[4], 'attempts', a,\n"
+    "             'permanent', ARGV[8])\n"
     "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[6], 'idx', ARGV[7], 'kind', 'dead')\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 2\n"
     "end\n"
@@ -309,15 +311,23 @@ int rq_chunk_fail(struct rq *q, const char *stream, const char *consumer, const 
                   const char *job, int idx, const char *reason,
                   long long min_idle_ms, vr_err *err)
 {
+    return rq_chunk_fail_ex(q, stream, consumer, id, job, idx, reason, 0, min_idle_ms, err);
+}
+
+int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, const char *id,
+                     const char *job, int idx, const char *reason, int permanent,
+                     long long min_idle_ms, vr_err *err)
+{
     char ck[128], jk[128], mi[32], ix[16];
     rq_key_chunk(ck, sizeof ck, job, idx);
     rq_key_job(jk, sizeof jk, job);
     snprintf(mi, sizeof mi, "%lld", min_idle_ms);
     snprintf(ix, sizeof ix, "%d", idx);
     const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_DEAD, RQ_G_WORKERS,
-                         consumer ? consumer : "", id, reason, mi, job, ix };
+                         consumer ? consumer : "", id, reason, mi, job, ix,
+                         permanent ? "1" : "0" };
     long long v = 0;
-    int rc = rq_eval_int(q, err, FAIL_LUA, 5, kv, 12, &v);
+    int rc = rq_eval_int(q, err, FAIL_LUA, 5, kv, 13, &v);
     if (rc < 0)
         return rc;
     return v == 3 ? 0 : (int)v;

@@ -201,7 +201,7 @@ int rq_ready(struct rq **q, const char *url, const volatile sig_atomic_t *stop, 
 {
     vr_err e = { 0 };
     if (!*q && rq_open(url, 10000, q, &e) < 0) {
-        if (!*q) { /* the address itself is wrong */
+        if (!*q || e.code == VR_EINVAL) { /* a wrong address or password: waiting will not help */
             log_error("%s", e.msg);
             if (err)
                 *err = e;
@@ -219,7 +219,7 @@ int rq_ready(struct rq **q, const char *url, const volatile sig_atomic_t *stop, 
             rc = rq_group_ensure(*q, groups[i][0], groups[i][1], &e);
         if (rc == 0)
             return 0;
-        if (e.code == VR_EINVAL) { /* an evicting Redis: waiting will not help */
+        if (e.code == VR_EINVAL) { /* an evicting Redis, AUTH or an ACL refused: waiting will not help */
             log_error("%s", e.msg);
             if (err)
                 *err = e;

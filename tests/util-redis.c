@@ -5,7 +5,10 @@
 #include "util-redis.h"
 
 #include <hiredis/hiredis.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +18,16 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* bind(2) on the loopback address of ss's family, port 0 (the kernel picks). */
+static int bind_any(int fd, struct sockaddr_storage *ss, socklen_t len)
+{
+    if (ss->ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)ss)->sin6_addr = in6addr_loopback;
+    else
+        ((struct sockaddr_in *)ss)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return bind(fd, (struct sockaddr *)ss, len);
+}
 
 static void tsleep_ms(int ms)
 {
@@ -113,6 +126,51 @@ void tredis_stop(struct tredis *t)
         tsh("rm -rf '%s'", t->dir);
         t->dir[0] = '\0';
     }
+}
+
+int tredis_tcp(struct tredis *t, const char *bind)
+{
+    int six = strchr(bind, ':') != NULL;
+    int fd = socket(six ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_storage ss;
+    socklen_t len = six ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    memset(&ss, 0, sizeof ss);
+    ss.ss_family = six ? AF_INET6 : AF_INET;
+    int port = -1;
+    if (fd >= 0 && bind_any(fd, &ss, len) == 0 && getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+        port = ntohs(six ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                         : ((struct sockaddr_in *)&ss)->sin_port);
+    if (fd >= 0)
+        close(fd);
+    if (port < 0)
+        return -1;
+    char p[16];
+    snprintf(p, sizeof p, "%d", port);
+    const char *b[] = { "CONFIG", "SET", "bind", bind, NULL };
+    const char *pp[] = { "CONFIG", "SET", "port", p, NULL };
+    return tredis_cmd(t, b) == 0 && tredis_cmd(t, pp) == 0 ? port : -1;
+}
+
+int tredis_cmd(struct tredis *t, const char *const *argv)
+{
+    int n = 0;
+    while (argv[n])
+        n++;
+    redisContext *c = redisConnectUnix(t->sock);
+    if (!c || c->err) {
+        fprintf(stderr, "util-redis: cannot reach %s\n", t->sock);
+        if (c)
+            redisFree(c);
+        return -1;
+    }
+    redisReply *r = redisCommandArgv(c, n, (const char **)argv, NULL);
+    int rc = r && r->type != REDIS_REPLY_ERROR ? 0 : -1;
+    if (rc)
+        fprintf(stderr, "util-redis: %s: %s\n", argv[0], r ? r->str : c->errstr);
+    if (r)
+        freeReplyObject(r);
+    redisFree(c);
+    return rc;
 }
 
 /* ---- processes ---- */

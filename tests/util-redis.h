@@ -31,6 +31,15 @@ int tredis_restart(struct tredis *t);
 /* Stops the server and removes the directory; safe to call twice. */
 void tredis_stop(struct tredis *t);
 
+/* Opens a TCP port too (CONFIG SET bind/port: Redis 7 takes both live) on
+ * `bind` ("127.0.0.1", "::1"), a free one; returns it or -1. */
+int tredis_tcp(struct tredis *t, const char *bind);
+
+/* Runs one command (argv, NULL-terminated) as the default user over the
+ * unix socket; returns 0 unless Redis answered an error or was unreachable
+ * (the error on stderr). */
+int tredis_cmd(struct tredis *t, const char *const *argv);
+
 /* Forks and execs $VR_BIN_DIR/<bin> with argv (NULL-terminated, argv[0] is
  * ignored), stdout/stderr appended to `log` when non-NULL. The child dies with
  * the test. Returns the pid or -1. */

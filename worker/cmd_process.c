@@ -63,14 +63,10 @@ static int parse_args(int argc, char **argv, struct process_args *a)
     /* no "+": IN may come before -o OUT */
     while ((c = getopt_long(argc, argv, "c:o:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'g': {
-            char *end;
-            long g = strtol(optarg, &end, 10);
-            if (*end || g < 0 || g > 63)
-                return cli_usage_error("--gpu %s: expected a device index 0..63", optarg);
-            a->gpu = (int)g;
+        case 'g':
+            if (cli_opt_int("--gpu", optarg, 0, 63, &a->gpu))
+                return 2;
             break;
-        }
         case 'C': a->cpu = 1; break;
         case 'p': a->profile = optarg; break;
         case 'c': a->overrides = optarg; break;

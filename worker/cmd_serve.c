@@ -189,6 +189,7 @@ int cmd_serve(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "redis", required_argument, 0, 'r' },
+        { "redis-password-file", required_argument, 0, 'R' },
         { "storage", required_argument, 0, 's' },
         { "gpu", required_argument, 0, 'g' },
         { "cpu", no_argument, 0, 'c' },
@@ -207,19 +208,21 @@ int cmd_serve(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
         case 'r': redis = optarg; break;
+        case 'R': rq_password_file(optarg); break;
         case 's': storage = optarg; break;
         case 'g': gpu = optarg; break;
         case 'c': cpu = 1; break;
         case 'h':
-            s.hb_ms = atoi(optarg);
-            if (s.hb_ms < 100 || s.hb_ms > 60000)
-                return cli_usage_error("--heartbeat-ms must be 100..60000");
+            if (cli_opt_int("--heartbeat-ms", optarg, 100, 60000, &s.hb_ms))
+                return 2;
             break;
-        case 'm': s.max_chunks = atoll(optarg); break;
+        case 'm':
+            if (cli_opt_long("--max-chunks", optarg, 0, 1000000000L, &s.max_chunks))
+                return 2;
+            break;
         case 'e':
-            s.encode_threads = atoi(optarg);
-            if (s.encode_threads < 1 || s.encode_threads > 256)
-                return cli_usage_error("--encode-threads must be 1..256");
+            if (cli_opt_int("--encode-threads", optarg, 1, 256, &s.encode_threads))
+                return 2;
             break;
         case 'S': {
             char *end;
@@ -245,10 +248,8 @@ int cmd_serve(int argc, char **argv)
     if (gpu && !strcmp(gpu, "all"))
         return serve_supervise(argc, argv, -1, slots);
     if (gpu) {
-        char *end;
-        s.gpu = (int)strtol(gpu, &end, 10);
-        if (*end || s.gpu < 0 || s.gpu > 63)
-            return cli_usage_error("--gpu takes a device index or 'all'");
+        if (cli_opt_int("--gpu", gpu, 0, 63, &s.gpu))
+            return 2; /* or 'all' (--help says so) */
         if (slots == 0 || slots > 1)
             return serve_supervise(argc, argv, s.gpu, slots);
         s.backend = SEG_CUDA;

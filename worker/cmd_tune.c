@@ -55,6 +55,24 @@ static void print_report(const struct tune_report *r)
         printf("took %.1f s\n", r->seconds);
 }
 
+/* "WxH", each side a whole number 4..16384. */
+static int tune_size(const char *arg, int *w, int *h)
+{
+    char ws[16], msg[128];
+    const char *x = strchr(arg, 'x');
+    long a, b;
+    if (!x || (size_t)(x - arg) >= sizeof ws)
+        return -1;
+    memcpy(ws, arg, (size_t)(x - arg));
+    ws[x - arg] = '\0';
+    if (cli_parse_long("width", ws, 4, 16384, &a, msg, sizeof msg) < 0 ||
+        cli_parse_long("height", x + 1, 4, 16384, &b, msg, sizeof msg) < 0)
+        return -1;
+    *w = (int)a;
+    *h = (int)b;
+    return 0;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -69,19 +87,14 @@ int cmd_tune(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
         switch (c) {
         case 'f': tp.force = 1; break;
-        case 'g': {
-            char *end;
-            long g = strtol(optarg, &end, 10);
-            if (*end || g < 0 || g > 64)
-                return cli_usage_error("--gpu %s: want a device index 0..64", optarg);
-            tp.gpu = (int)g;
+        case 'g':
+            if (cli_opt_int("--gpu", optarg, 0, 64, &tp.gpu))
+                return 2;
             break;
-        }
         case 'p': profile = optarg; break;
         case 'c': overrides = optarg; break;
         case 's':
-            if (sscanf(optarg, "%dx%d", &tp.in_w, &tp.in_h) != 2 || tp.in_w < 4
-                || tp.in_h < 4 || tp.in_w > 16384 || tp.in_h > 16384)
+            if (tune_size(optarg, &tp.in_w, &tp.in_h) < 0)
                 return cli_usage_error("--size %s: want WxH, 4..16384 each", optarg);
             break;
         case 'l': {

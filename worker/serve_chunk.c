@@ -7,6 +7,7 @@
 #include "serve.h"
 
 #include "beneath.h"
+#include "cli.h"
 #include "clock.h"
 #include "job.h"
 #include "output_kinds.h"
@@ -152,12 +153,23 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     return 0;
 }
 
+/* Whether another attempt, here or on another worker, would fail alike:
+ * the input itself is bad or unsupported (corrupt bitstream, a frame size
+ * the engine cannot take). Running out of memory or disk, I/O, CUDA,
+ * Redis and codec set-up failures (an encoder a busy GPU refuses) are
+ * worth retrying. */
+static int serve_error_permanent(int code)
+{
+    return code == VR_EFORMAT || code == VR_ENOTSUP || code == VR_EINVAL;
+}
+
 int serve_chunk(struct serve *s, const struct rq_msg *msg)
 {
     const char *job = rq_msg_get(msg, "job"), *idxs = rq_msg_get(msg, "idx");
-    char *end = NULL;
-    long idx = idxs ? strtol(idxs, &end, 10) : -1;
-    if (!job || !job_id_valid(job) || !end || *end || idx < 0 || idx >= 100000) {
+    char bad[128];
+    long idx = -1;
+    if (!job || !job_id_valid(job) || !idxs ||
+        cli_parse_long("idx", idxs, 0, 99999, &idx, bad, sizeof bad) < 0) {
         log_error("%s %s: not a chunk entry (job/idx missing or bad); acknowledged and skipped",
                   msg->stream, msg->id);
         return rq_ack(s->q, msg->stream, RQ_G_WORKERS, msg->id, NULL);
@@ -241,9 +253,12 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         char reason[sizeof e.msg];
         snprintf(reason, sizeof reason, "%s", e.msg[0] ? e.msg : vr_err_name(rc));
         vr_err fe = { 0 };
-        rc = rq_chunk_fail(s->q, msg->stream, s->name, msg->id, job, (int)idx, reason, 0, &fe);
+        int perm = serve_error_permanent(rc);
+        rc = rq_chunk_fail_ex(s->q, msg->stream, s->name, msg->id, job, (int)idx, reason, perm,
+                              0, &fe);
         if (rc == 2)
-            log_error("job %s chunk %ld: dead-lettered after %d attempts", job, idx, st->attempt);
+            log_error("job %s chunk %ld: dead-lettered after %d attempts%s", job, idx,
+                      st->attempt, perm ? " (a permanent error: not retried)" : "");
         rc = rc < 0 ? rc : 0;
     }
     serve_set_busy(s, NULL, NULL, 0, 0);
