@@ -100,7 +100,8 @@ Test(sec_acl, each_role_runs_a_job_as_its_own_user)
     pw_file("worker", pw, sizeof pw);
     pw_file("vrctl", pv, sizeof pv);
     const char *ctl[] = { "vr-controller", "run", "--redis", uc, "--redis-password-file", pc,
-                          "--storage", D.storage, "--lease-seconds", "5", NULL };
+                          "--storage", D.storage, "--input-root", D.r.dir, "--output-root",
+                          D.r.dir, "--lease-seconds", "5", NULL };
     const char *wk[] = { "vr-worker", "serve", "--cpu", "--redis", uw, "--redis-password-file", pw,
                          "--storage", D.storage, "--heartbeat-ms", "300", NULL };
     D.ctl = tproc_spawn("vr-controller", ctl, D.log);

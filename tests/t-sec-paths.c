@@ -232,24 +232,27 @@ Test(sec_paths, a_link_at_the_temp_name_is_not_written_through)
 
 Test(sec_paths, worker_refuses_other_jobs_files_and_links_out_of_storage)
 {
-    /* a controller and no worker yet: the chunks wait in the queue */
+    /* a controller and no worker yet: the chunks wait in the queue. Three
+     * jobs, one bad chunk each: a refused chunk is a permanent error that
+     * fails its job at once, and the job's other chunks are then skipped */
     cr_assert_eq(tdist_start(&D, 0, 30, 1, 0), 0);
     connect_q();
-    char in[400], out[400], id[64], other[64], err[512];
+    char in[400], out[3][400], id[3][64], other[64], err[512];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
-    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
-    const char *one[] = { "--max-attempts", "2", NULL }; /* each chunk tried */
-    cr_assert_eq(tdist_submit(&D, in, out, one, id, sizeof id), 0);
-    wait_state(id, "running", NULL, 0, 30000);
+    for (int j = 0; j < 3; j++) {
+        snprintf(out[j], sizeof out[j], "%s/out%d.mkv", D.r.dir, j);
+        cr_assert_eq(tdist_submit(&D, in, out[j], NULL, id[j], sizeof id[j]), 0);
+        wait_state(id[j], "running", NULL, 0, 30000);
+    }
     snprintf(other, sizeof other, "otherjob");
 
-    /* chunk 0's task rewritten to write into another job's out/ */
+    /* job 0's chunk 0: its task rewritten to write into another job's out/ */
     char ck[128], task[4096];
-    rq_key_chunk(ck, sizeof ck, id, 0);
+    rq_key_chunk(ck, sizeof ck, id[0], 0);
     cr_assert(rq_hget(Q, ck, "task", task, sizeof task, NULL) > 0);
     char from[128], to[128], *p;
-    snprintf(from, sizeof from, "jobs/%s/out/", id);
+    snprintf(from, sizeof from, "jobs/%s/out/", id[0]);
     snprintf(to, sizeof to, "jobs/%s/out/", other);
     cr_assert((p = strstr(task, from)));
     char hijacked[4096];
@@ -257,38 +260,36 @@ Test(sec_paths, worker_refuses_other_jobs_files_and_links_out_of_storage)
     cr_assert_eq(tsh("redis-cli -s '%s' HSET '%s' task '%s' >/dev/null", D.r.sock, ck, hijacked),
                  0);
 
-    /* chunk 1's input moved out of the storage root, a link left in its
-     * place: followed, the chunk would succeed */
+    /* job 1's chunk 1: its input moved out of the storage root, a link left
+     * in its place: followed, the chunk would succeed */
     char in1[600], outside[400];
-    snprintf(in1, sizeof in1, "%s/jobs/%s/in/00001.mkv", D.storage, id);
+    snprintf(in1, sizeof in1, "%s/jobs/%s/in/00001.mkv", D.storage, id[1]);
     snprintf(outside, sizeof outside, "%s/outside.mkv", D.r.dir);
     cr_assert_eq(tsh("mv '%s' '%s' && ln -s '%s' '%s'", in1, outside, outside, in1), 0);
 
-    /* and chunk 2 garbage: its failure reads with the storage's names,
-     * not the /proc/self/fd ones the decoder was given */
+    /* and job 2's chunk 2 garbage: its failure reads with the storage's
+     * names, not the /proc/self/fd ones the decoder was given */
     char bad[600];
-    snprintf(bad, sizeof bad, "%s/jobs/%s/in/00002.mkv", D.storage, id);
+    snprintf(bad, sizeof bad, "%s/jobs/%s/in/00002.mkv", D.storage, id[2]);
     cr_assert_eq(tsh("head -c 20000 /dev/urandom > '%s'", bad), 0);
 
     cr_assert(tdist_worker(&D) > 0);
-    wait_state(id, "failed", err, sizeof err, 60000);
-    char e0[512] = "", e1[512] = "";
-    rq_hget(Q, ck, "error", e0, sizeof e0, NULL);
-    rq_key_chunk(ck, sizeof ck, id, 1);
-    rq_hget(Q, ck, "error", e1, sizeof e1, NULL);
-    cr_assert(strstr(e0, "touches only its own job's chunks"), "chunk 0: %s", e0);
-    cr_assert(strstr(e1, "symbolic link"), "chunk 1: %s", e1);
-    char e2[512] = "";
-    rq_key_chunk(ck, sizeof ck, id, 2);
-    rq_hget(Q, ck, "error", e2, sizeof e2, NULL);
+    char e[3][512] = { "", "", "" };
+    for (int j = 0; j < 3; j++) {
+        wait_state(id[j], "failed", err, sizeof err, 60000);
+        rq_key_chunk(ck, sizeof ck, id[j], j);
+        rq_hget(Q, ck, "error", e[j], sizeof e[j], NULL);
+    }
+    cr_assert(strstr(e[0], "touches only its own job's chunks"), "job 0 chunk 0: %s", e[0]);
+    cr_assert(strstr(e[1], "symbolic link"), "job 1 chunk 1: %s", e[1]);
     char in2[600];
-    snprintf(in2, sizeof in2, "%s/jobs/%s/in/00002.mkv", D.storage, id);
-    cr_assert(strstr(e2, in2) && !strstr(e2, "/proc/self/fd"), "chunk 2: %s", e2);
+    snprintf(in2, sizeof in2, "%s/jobs/%s/in/00002.mkv", D.storage, id[2]);
+    cr_assert(strstr(e[2], in2) && !strstr(e[2], "/proc/self/fd"), "job 2 chunk 2: %s", e[2]);
     char other_dir[600];
     snprintf(other_dir, sizeof other_dir, "%s/jobs/%s", D.storage, other);
     cr_assert(!exists(other_dir), "%s was created", other_dir);
     char out1[600];
-    snprintf(out1, sizeof out1, "%s/jobs/%s/out/00001.mkv", D.storage, id);
+    snprintf(out1, sizeof out1, "%s/jobs/%s/out/00001.mkv", D.storage, id[1]);
     cr_assert(!exists(out1), "chunk 1 was processed through the link");
 }
 

@@ -155,7 +155,10 @@ Test(chaos_worker, poison_chunk_beside_a_good_job)
     chaos_hget(jk, "state", err, sizeof err);
     cr_assert_str_eq(err, "failed");
     chaos_hget(jk, "error", err, sizeof err);
-    cr_assert(strstr(err, "chunk 1 failed 2 times, dead-lettered"), "%s", err);
+    /* garbage is a permanent error: dead at its first attempt, not retried */
+    cr_assert(strstr(err, "chunk 1 failed with a permanent error (attempt 1, not retried)"), "%s",
+              err);
+    cr_assert_eq(chaos_chunk_ll(ida, 1, "attempts"), 1);
     cr_assert_eq(chaos_chunk_ll(ida, 1, "commits"), 0);
     cr_assert_neq(access(outa, F_OK), 0, "a failed job published its output");
     const char *ev = chaos_events(ida);
