@@ -74,12 +74,15 @@ static void ctl_handle(struct ctl *c, struct rq_msg *m)
     if (!job || !job_id_valid(job)) {
         log_error("%s %s: entry without a valid job id; acknowledged and skipped", m->stream, m->id);
     } else if (!strcmp(m->stream, RQ_JOBS)) {
+        log_ctx_thread(job, -1);
         ctl_job_start(c, job);
     } else {
         const char *idx = rq_msg_get(m, "idx"), *kind = rq_msg_get(m, "kind");
+        log_ctx_thread(job, idx ? atoi(idx) : -1);
         if (idx && kind)
             ctl_result(c, job, atoi(idx), kind);
     }
+    log_ctx_thread(NULL, -1);
     rq_ack(c->q, m->stream, RQ_G_CONTROLLERS, m->id, NULL);
 }
 
@@ -179,11 +182,11 @@ int cmd_controller_run(int argc, char **argv)
         return cli_usage_error("--storage DIR is required");
     struct stat st;
     if (stat(storage, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "vr-controller: storage root %s is not a directory\n", storage);
+        log_say(LOG_ERROR, "vr-controller: storage root %s is not a directory\n", storage);
         return 1;
     }
     if (!realpath(storage, c.storage)) {
-        fprintf(stderr, "vr-controller: cannot resolve %s\n", storage);
+        log_say(LOG_ERROR, "vr-controller: cannot resolve %s\n", storage);
         return 1;
     }
     ctl_sweep_temps(c.storage);

@@ -62,13 +62,13 @@ static int serve_all_gpus(int argc, char **argv)
 {
     int n = vr_gpu_count();
     if (n <= 0) {
-        fprintf(stderr, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
+        log_say(LOG_ERROR, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
         return 1;
     }
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) {
-        fprintf(stderr, "vr-worker serve: cannot find my own binary\n");
+        log_say(LOG_ERROR, "vr-worker serve: cannot find my own binary\n");
         return 1;
     }
     exe[len] = '\0';
@@ -237,22 +237,22 @@ int cmd_serve(int argc, char **argv)
      * it took would burn an attempt of a good chunk. */
     vr_err ce = { 0 };
     if (s.backend == SEG_CUDA && pcuda_check(s.gpu, &ce) < 0) {
-        fprintf(stderr, "vr-worker serve: %s\n", ce.msg);
+        log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg);
         return 1;
     }
     struct vr_config cfg;
     char model[4096];
     if (config_load_profile(&cfg, "balanced", &ce) < 0 ||
         vr_data_path(cfg.model, model, sizeof model) < 0) {
-        fprintf(stderr, "vr-worker serve: %s\n", ce.msg[0] ? ce.msg : "model not found");
+        log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg[0] ? ce.msg : "model not found");
         if (!ce.msg[0])
-            fprintf(stderr, "vr-worker serve: cannot find %s (set VR_DATA_DIR to the directory "
-                            "holding models/ and configs/)\n", cfg.model);
+            log_say(LOG_ERROR, "vr-worker serve: cannot find %s (set VR_DATA_DIR to the directory "
+                               "holding models/ and configs/)\n", cfg.model);
         return 1;
     }
     struct stat stt;
     if (stat(storage, &stt) < 0 || !S_ISDIR(stt.st_mode) || !realpath(storage, s.storage)) {
-        fprintf(stderr, "vr-worker serve: storage root %s is not a directory\n", storage);
+        log_say(LOG_ERROR, "vr-worker serve: storage root %s is not a directory\n", storage);
         return 1;
     }
     snprintf(s.url, sizeof s.url, "%s", redis);
@@ -267,6 +267,7 @@ int cmd_serve(int argc, char **argv)
     else
         snprintf(dev, sizeof dev, "cpu");
     snprintf(s.name, sizeof s.name, "%s:%s:%02x%02x%02x%02x", host, dev, r[0], r[1], r[2], r[3]);
+    log_ctx_worker(s.name);
     s.drain = &serve_drain;
     const char *warm = getenv("VR_WARM_ENGINE");
     s.cold = warm && !strcmp(warm, "0");
