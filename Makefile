@@ -2,7 +2,8 @@
 #
 #   make            build bin/vrctl, bin/vr-controller, bin/vr-worker
 #   make run        install deps, build, process the bundled sample
-#   make test       install deps, check the rooms, build, fuzz the model loader briefly, run every test
+#   make test       install deps, check the rooms, build, verify the systemd units, fuzz the
+#                   model loader briefly, run every test
 #   make test-gpu   CUDA kernels vs. their C twins (needs a GPU)
 #   make bench-gpu / bench-pipeline / bench-cpu   benchmarks (see docs/PERF.md)
 #   make bundle     relocatable tarball: bin/ + private lib/ (RPATH $ORIGIN/../lib)
@@ -160,6 +161,7 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 test: deps
 	$(Q)$(MAKE) --no-print-directory check-rooms
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BIN)
+	$(Q)$(MAKE) --no-print-directory check-systemd
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory test-unit
 

@@ -6,7 +6,7 @@ set -eu
 PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
 libhiredis-dev libjansson-dev libcurl4-openssl-dev libcriterion-dev
-redis-server ffmpeg xz-utils opencv-doc procps"
+redis-server ffmpeg xz-utils opencv-doc procps systemd"
 
 missing=""
 for p in $PKGS; do
