@@ -1,8 +1,9 @@
 /*
- * cmd_serve.c - `vr-worker serve`: options, `--gpu all` (one child process
- * per GPU, each exec'd afresh so CUDA is initialised once per process), the
- * Redis connection with backoff, and the pull loop. SIGTERM drains: the
- * chunk in hand is finished and committed, nothing more is taken.
+ * cmd_serve.c - `vr-worker serve`: options, `--gpu all` and `--procs N`
+ * (worker child processes, N on each GPU, each exec'd afresh so CUDA is
+ * initialised once per process), the Redis connection with backoff, and
+ * the pull loop. SIGTERM drains: the chunk in hand is finished and
+ * committed, nothing more is taken.
  */
 #include "commands.h"
 #include "serve.h"
@@ -32,38 +33,42 @@ static void serve_on_signal(int sig)
     serve_drain = 1;
 }
 
-/* ---- --gpu all ---- */
+/* ---- several worker processes: --gpu all, --procs N ---- */
 
-/* argv with `--gpu all` replaced by `--gpu g` (av: argc + 2 slots). */
+/* The child's argv: this one's options, then `--gpu g` (unless g is NULL:
+ * --cpu) and `--procs 1`, which win over the earlier ones as getopt reads
+ * them, so a child never spawns again however the options were spelled.
+ * av: argc + 6 slots. */
 static void serve_argv_for(int argc, char **argv, const char *exe, const char *g, char **av)
 {
     int k = 0;
     av[k++] = (char *)exe;
     av[k++] = "serve";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--gpu") && i + 1 < argc) {
-            av[k++] = "--gpu";
-            av[k++] = (char *)g;
-            i++;
-        } else if (!strcmp(argv[i], "--gpu=all")) {
-            av[k++] = "--gpu";
-            av[k++] = (char *)g;
-        } else {
-            av[k++] = argv[i];
-        }
+    for (int i = 1; i < argc; i++)
+        av[k++] = argv[i];
+    if (g) {
+        av[k++] = "--gpu";
+        av[k++] = (char *)g;
     }
+    av[k++] = "--procs";
+    av[k++] = "1";
     av[k] = NULL;
 }
 
-/* One worker process per GPU, each exec'd afresh (CUDA initialised once
- * per process); SIGTERM/SIGINT are passed on (each drains); exits 0 only
- * when every worker did. */
-static int serve_all_gpus(int argc, char **argv)
+/* `procs` worker processes on each GPU (`--gpu all`: every GPU, else GPU
+ * `gpu`; gpu < 0: the CPU engine), each exec'd afresh (CUDA initialised
+ * once per process); SIGTERM/SIGINT are passed on (each drains); exits 0
+ * only when every worker did. */
+static int serve_children(int argc, char **argv, int all, int gpu, int procs)
 {
-    int n = vr_gpu_count();
-    if (n <= 0) {
-        log_say(LOG_ERROR, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
-        return 1;
+    int first = gpu, n = 1;
+    if (all) {
+        first = 0;
+        n = vr_gpu_count();
+        if (n <= 0) {
+            log_say(LOG_ERROR, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
+            return 1;
+        }
     }
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -72,7 +77,7 @@ static int serve_all_gpus(int argc, char **argv)
         return 1;
     }
     exe[len] = '\0';
-    char **av = calloc((size_t)argc + 4, sizeof *av);
+    char **av = calloc((size_t)argc + 6, sizeof *av);
     if (!av)
         return 1;
     struct sigaction sa = { 0 }; /* no SA_RESTART: a signal ends the wait below */
@@ -81,18 +86,24 @@ static int serve_all_gpus(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     struct sup sup = { 0 };
     int bad = 0;
-    for (int g = 0; g < n && !bad; g++) {
-        char gs[16], name[32];
+    for (int k = 0; k < n * procs && !bad; k++) {
+        int g = first + k / procs;
+        char gs[16], name[48];
         snprintf(gs, sizeof gs, "%d", g);
-        snprintf(name, sizeof name, "GPU %d worker", g);
-        serve_argv_for(argc, argv, exe, gs, av);
+        if (procs == 1)
+            snprintf(name, sizeof name, "GPU %d worker", g);
+        else if (gpu >= 0 || all)
+            snprintf(name, sizeof name, "GPU %d worker %d", g, k % procs);
+        else
+            snprintf(name, sizeof name, "CPU worker %d", k);
+        serve_argv_for(argc, argv, exe, gpu >= 0 || all ? gs : NULL, av);
         vr_err e = { 0 };
         int i = sup_spawn(&sup, name, exe, av, NULL, 0, &e);
         if (i < 0) {
             log_error("%s", e.msg);
             bad = 1;
         } else {
-            log_info("GPU %d: worker pid %d", g, (int)sup.child[i].pid);
+            log_info("%s: pid %d", name, (int)sup.child[i].pid);
         }
     }
     int passed_on = 0;
@@ -186,12 +197,13 @@ int cmd_serve(int argc, char **argv)
         { "heartbeat-ms", required_argument, 0, 'h' },
         { "max-chunks", required_argument, 0, 'm' },
         { "encode-threads", required_argument, 0, 'e' },
+        { "procs", required_argument, 0, 'p' },
         { 0, 0, 0, 0 }
     };
     struct serve s;
     memset(&s, 0, sizeof s);
     const char *redis = NULL, *storage = NULL, *gpu = NULL;
-    int cpu = 0, o;
+    int cpu = 0, procs = 1, o;
     s.hb_ms = 1000;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -210,6 +222,11 @@ int cmd_serve(int argc, char **argv)
             if (s.encode_threads < 1 || s.encode_threads > 256)
                 return cli_usage_error("--encode-threads must be 1..256");
             break;
+        case 'p':
+            procs = atoi(optarg);
+            if (procs < 1 || procs > 16)
+                return cli_usage_error("--procs must be 1..16");
+            break;
         default: return cli_usage_error("unknown option");
         }
     }
@@ -222,9 +239,8 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_error("--redis URL (or VR_REDIS) is required");
     if (!storage)
         return cli_usage_error("--storage DIR is required");
-    if (gpu && !strcmp(gpu, "all"))
-        return serve_all_gpus(argc, argv);
-    if (gpu) {
+    int all = gpu && !strcmp(gpu, "all");
+    if (gpu && !all) {
         char *end;
         s.gpu = (int)strtol(gpu, &end, 10);
         if (*end || s.gpu < 0 || s.gpu > 63)
@@ -233,6 +249,8 @@ int cmd_serve(int argc, char **argv)
     } else {
         s.backend = SEG_CPU;
     }
+    if (all || procs > 1)
+        return serve_children(argc, argv, all, gpu ? s.gpu : -1, procs);
     /* A worker that cannot process anything must not take chunks: each one
      * it took would burn an attempt of a good chunk. */
     vr_err ce = { 0 };

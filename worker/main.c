@@ -36,12 +36,15 @@ static const struct cli_cmd worker_cmds[] = {
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
       "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
-      "--redis URL --storage DIR (--gpu N | --gpu all | --cpu) [--heartbeat-ms N]\n"
-      "                [--encode-threads N]",
+      "--redis URL --storage DIR (--gpu N | --gpu all | --cpu) [--procs N]\n"
+      "                [--heartbeat-ms N] [--encode-threads N]",
       "pull chunks from Redis and process them",
       "  --storage DIR      the storage root the controller splits into (same files)\n"
       "  --gpu N | all      one GPU, or one worker process per GPU\n"
       "  --cpu              the CPU engine (slow; CI and machines without a GPU)\n"
+      "  --procs N          N worker processes on each GPU (or N CPU workers), one\n"
+      "                     parent passing SIGTERM on (default 1; a GPU is kept busier\n"
+      "                     by several: vrctl run's --per-gpu, docs/PERF.md)\n"
       "  --heartbeat-ms N   heartbeat and lease renewal period (1000); keep it well\n"
       "                     under the controller's --lease-seconds\n"
       "  --max-chunks N     stop after N chunks (tests, batch nodes)\n"
