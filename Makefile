@@ -2,8 +2,8 @@
 #
 #   make            build bin/vrctl, bin/vr-controller, bin/vr-worker
 #   make run        install deps, build, process the bundled sample
-#   make test       install deps, check the rooms, build, fuzz the model loader briefly, run every test
-#                   and the chaos suite
+#   make test       install deps, check the rooms, build, verify the systemd units, fuzz the
+#                   model loader briefly, run every test and the chaos suite
 #   make chaos      the chaos suite alone: one fault per test on a whole system (mk/chaos.mk)
 #   make test-gpu   CUDA kernels vs. their C twins (needs a GPU)
 #   make bench-gpu / bench-pipeline / bench-cpu   benchmarks (see docs/PERF.md)
@@ -170,6 +170,7 @@ test-deps:
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory check-rooms
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BIN)
+	$(Q)$(MAKE) --no-print-directory check-systemd
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory chaos

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "gpus.h"
 #include "job.h"
+#include "log.h"
 #include "supervise.h"
 
 #include <getopt.h>
@@ -56,7 +57,7 @@ static void run_auto(struct run_opts *o)
     int slots = o->cpu ? o->workers : o->gpus * o->per_gpu;
     if (o->js.chunk_seconds == 0) {
         o->js.chunk_seconds = job_auto_chunk_seconds(o->info.duration_s, slots);
-        fprintf(stderr, "vrctl run: chunks of %.2f s (%.1f s over %d workers)\n",
+        log_say(LOG_INFO, "vrctl run: chunks of %.2f s (%.1f s over %d workers)\n",
                 o->js.chunk_seconds, o->info.duration_s, slots);
     }
 }
@@ -114,7 +115,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         return 1;
     o->gpus = o->cpu ? 0 : vr_gpu_count();
     if (!o->cpu && o->gpus == 0) {
-        fprintf(stderr, "vrctl run: no NVIDIA GPU found; using the CPU engine (slow)\n");
+        log_say(LOG_WARN, "vrctl run: no NVIDIA GPU found; using the CPU engine (slow)\n");
         o->cpu = 1;
     }
     if (o->cpu && !o->workers)
@@ -144,7 +145,7 @@ static int run_add(struct run *r, struct sup *s, const char *bin, char *const *a
     unsigned flags = SUP_OWN_GROUP; /* Ctrl-C reaches vrctl only: it stops the others in order */
     if (access(prog, X_OK) < 0) {
         if (strcmp(bin, "redis-server")) {
-            fprintf(stderr, "vrctl run: %s not found next to vrctl\n", prog);
+            log_say(LOG_ERROR, "vrctl run: %s not found next to vrctl\n", prog);
             return -1;
         }
         snprintf(prog, sizeof prog, "%s", bin); /* a bundle ships its own, else PATH */
@@ -159,7 +160,7 @@ static int run_add(struct run *r, struct sup *s, const char *bin, char *const *a
     snprintf(log, sizeof log, "%.63s/%.32s.log", r->dir, name);
     vr_err e = { 0 };
     if (sup_spawn(s, name, prog, argv, log, flags, &e) < 0) {
-        fprintf(stderr, "vrctl run: %s\n", e.msg);
+        log_say(LOG_ERROR, "vrctl run: %s\n", e.msg);
         return -1;
     }
     return 0;
@@ -185,13 +186,13 @@ static int run_redis(struct run *r)
                 return 0;
         }
         if (sup_reap(&r->infra, 0) >= 0) {
-            fprintf(stderr, "vrctl run: redis-server exited (is it installed? see %s)\n",
+            log_say(LOG_ERROR, "vrctl run: redis-server exited (is it installed? see %s)\n",
                     r->infra.child[0].log);
             return -1;
         }
         usleep(25000);
     }
-    fprintf(stderr, "vrctl run: redis-server did not start (see %s)\n", r->infra.child[0].log);
+    log_say(LOG_ERROR, "vrctl run: redis-server did not start (see %s)\n", r->infra.child[0].log);
     return -1;
 }
 
@@ -225,7 +226,7 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
         if (run_add(r, &r->procs, "vr-worker", wargs, name) < 0)
             return -1;
     }
-    fprintf(stderr, "vrctl run: %s workers: %d, temp dir %s\n", o->cpu ? "CPU" : "GPU", n, r->dir);
+    log_say(LOG_INFO, "vrctl run: %s workers: %d, temp dir %s\n", o->cpu ? "CPU" : "GPU", n, r->dir);
     return 0;
 }
 
@@ -241,7 +242,7 @@ static void run_tail(const char *path)
     fclose(f);
     if (!n)
         return;
-    fprintf(stderr, "---- %s (last lines)\n", path);
+    log_say(LOG_INFO, "---- %s (last lines)\n", path);
     for (int i = n > 8 ? n - 8 : 0; i < n; i++)
         fputs(lines[i % 8], stderr);
 }
@@ -257,13 +258,13 @@ static void run_cleanup(struct run *r, int keep, int show_logs)
     sup_release(&r->procs);
     sup_release(&r->infra);
     if (keep) {
-        fprintf(stderr, "vrctl run: kept %s (logs, storage)\n", r->dir);
+        log_say(LOG_INFO, "vrctl run: kept %s (logs, storage)\n", r->dir);
         return;
     }
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->dir);
     if (strncmp(r->dir, "/tmp/vrctl-run-", 15) == 0 && system(cmd) != 0)
-        fprintf(stderr, "vrctl run: could not remove %s\n", r->dir);
+        log_say(LOG_WARN, "vrctl run: could not remove %s\n", r->dir);
 }
 
 /* ---- supervise ---- */
@@ -285,7 +286,7 @@ static void *run_monitor_main(void *arg)
         while ((i = sup_reap(s, 0)) >= 0) {
             char how[96];
             sup_describe(s->child[i].status, how, sizeof how);
-            fprintf(stderr, "vrctl run: %s %s; its log: %s\n",
+            log_say(LOG_ERROR, "vrctl run: %s %s; its log: %s\n",
                     i == 0 ? "the controller" : "a worker", how, s->child[i].log);
             if (i == 0)
                 snprintf(run_dead, sizeof run_dead, "the controller %s", how);
@@ -311,7 +312,7 @@ static int run_supervise(struct run *r, struct run_opts *o)
     job_new_id(o->js.id, sizeof o->js.id);
     o->js.created_ms = rq_now_ms();
     if (vrctl_enqueue(q, &o->js, o->info.frames_est, &e) < 0) {
-        fprintf(stderr, "vrctl run: %s\n", e.msg);
+        log_say(LOG_ERROR, "vrctl run: %s\n", e.msg);
         rq_free(&q);
         return 1;
     }
@@ -324,11 +325,11 @@ static int run_supervise(struct run *r, struct run_opts *o)
         pthread_join(mt, NULL);
     rq_free(&q);
     if (rc == 3 && run_dead[0]) {
-        fprintf(stderr, "vrctl run: job %s cannot finish: %s (logs below)\n", o->js.id, run_dead);
+        log_say(LOG_ERROR, "vrctl run: job %s cannot finish: %s (logs below)\n", o->js.id, run_dead);
         return 1;
     }
     if (rc == 3) {
-        fprintf(stderr, "vrctl run: interrupted; stopping workers, controller and redis\n");
+        log_say(LOG_WARN, "vrctl run: interrupted; stopping workers, controller and redis\n");
         return 130;
     }
     return rc;
@@ -349,7 +350,7 @@ int cmd_run(int argc, char **argv)
     memset(&r, 0, sizeof r);
     ssize_t len = readlink("/proc/self/exe", r.exe_dir, sizeof r.exe_dir - 1);
     if (len <= 0) {
-        fprintf(stderr, "vrctl run: cannot find my own binary\n");
+        log_say(LOG_ERROR, "vrctl run: cannot find my own binary\n");
         return 1;
     }
     r.exe_dir[len] = '\0';

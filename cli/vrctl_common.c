@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "rq_events.h"
+#include "log.h"
 #include "rq_fleet.h"
 #include "rq_jobs.h"
 #include "rq_stats.h"
@@ -170,7 +171,8 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
     struct rq_job_status *st = malloc(sizeof *st);
     if (!st)
         return 2;
-    int tty = isatty(2), drawn = 0, fails = 0, rc;
+    int tty = isatty(2) && log_get_format() == LOG_TEXT, drawn = 0, fails = 0, rc;
+    log_ctx_thread(id, -1);
     long long last_done = -1;
     char last_ev[RQ_ID_MAX] = "";
     int stalled = 0;
@@ -186,7 +188,7 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
                 break;
             }
             if (++fails > 120) {
-                fprintf(stderr, "vrctl: %s (gave up)\n", e.msg);
+                log_say(LOG_ERROR, "vrctl: %s (gave up)\n", e.msg);
                 rc = 2;
                 break;
             }
@@ -213,24 +215,25 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
             vrctl_new_events(q, id, last_ev, &stalled, stderr);
         }
         if (!tty && (st->chunks_done != last_done || ended)) {
-            fprintf(stderr, "%s %s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
+            log_say(LOG_INFO, "%s %s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
                     id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
                     st->frames_total, st->fps, eta, st->state);
             last_done = st->chunks_done;
         }
         if (ended) {
             if (!strcmp(st->state, "done")) {
-                fprintf(stderr, "%s: done in %.1f s (%.1f fps; split %.2f s, stitch %.2f s): %s\n",
+                log_say(LOG_INFO, "%s: done in %.1f s (%.1f fps; split %.2f s, stitch %.2f s): %s\n",
                         id, st->wall_s, st->fps, st->split_s, st->stitch_s, st->output);
                 rc = 0;
             } else {
-                fprintf(stderr, "%s: %s%s%s\n", id, st->state, st->error[0] ? ": " : "", st->error);
+                log_say(LOG_ERROR, "%s: %s%s%s\n", id, st->state, st->error[0] ? ": " : "", st->error);
                 rc = 1;
             }
             break;
         }
         usleep(300000);
     }
+    log_ctx_thread(NULL, -1);
     free(st);
     return rc;
 }

@@ -29,6 +29,7 @@ static void cli_usage_all(FILE *f, const char *prog, const char *about,
     for (const struct cli_cmd *c = cmds; c->name; c++)
         fprintf(f, "  %-16s %s%s\n", c->name, c->summary,
                 (c->flags & CLI_NOT_BUILT) ? " (not built yet)" : "");
+    fprintf(f, "\nevery command:\n" CLI_LOG_HELP);
     fprintf(f, "\n'%s help <command>' or '%s <command> --help' shows a "
                "command's options; '%s --version' the version.\n", prog, prog, prog);
 }
@@ -37,12 +38,12 @@ void cli_cmd_usage(FILE *f, const char *prog, const struct cli_cmd *cmd)
 {
     fprintf(f, "usage: %s %s %s\n\n%s\n", prog, cmd->name,
             cmd->usage ? cmd->usage : "", cmd->summary);
-    if (cmd->help || (cmd->flags & CLI_NEEDS_REDIS))
-        fprintf(f, "\n");
+    fprintf(f, "\n");
     if (cmd->flags & CLI_NEEDS_REDIS)
         fputs(CLI_REDIS_HELP, f);
     if (cmd->help)
         fputs(cmd->help, f);
+    fputs(CLI_LOG_HELP, f);
     if (cmd->flags & CLI_NOT_BUILT)
         fprintf(f, "\nThis command is not built yet.\n");
 }
@@ -75,11 +76,51 @@ static int cli_run(const char *prog, const struct cli_cmd *c, int argc, char **a
     return c->fn(argc, argv);
 }
 
+/* Takes `--log-format F` / `--log-format=F` out of argv wherever it stands
+ * before a `--` (before the command or among its options: every command
+ * has it), sets the log format, and exports it as VR_LOG_FORMAT so the
+ * processes this one starts (vrctl run's, serve --gpu all's) log alike.
+ * Returns 0, or 2 after a usage message. */
+static int cli_log_format(const char *prog, int *argc, char **argv)
+{
+    int k = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *v = NULL;
+        if (!strcmp(argv[i], "--")) {
+            while (i < *argc)
+                argv[k++] = argv[i++];
+            break;
+        }
+        if (!strcmp(argv[i], "--log-format")) {
+            if (i + 1 >= *argc) {
+                fprintf(stderr, "%s: --log-format needs text or json\n", prog);
+                return 2;
+            }
+            v = argv[++i];
+        } else if (!strncmp(argv[i], "--log-format=", 13)) {
+            v = argv[i] + 13;
+        } else {
+            argv[k++] = argv[i];
+            continue;
+        }
+        if (log_set_format(v) < 0) {
+            fprintf(stderr, "%s: --log-format takes text or json, not '%s'\n", prog, v);
+            return 2;
+        }
+        setenv("VR_LOG_FORMAT", v, 1);
+    }
+    *argc = k;
+    argv[k] = NULL;
+    return 0;
+}
+
 int cli_main(const char *prog, const char *about, const struct cli_cmd *cmds,
              int argc, char **argv)
 {
     cli_prog_now = prog;
     log_init(prog);
+    if (cli_log_format(prog, &argc, argv))
+        return 2;
     const struct cli_cmd *dflt = NULL;
     for (const struct cli_cmd *c = cmds; c->name; c++)
         if (c->flags & CLI_DEFAULT)

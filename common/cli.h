@@ -6,7 +6,8 @@
  * when argv[1] is an option, and prints help generated from the table for
  * `--help`, `-h` or `help [CMD]`. A command marked CLI_NOT_BUILT says that a
  * later issue brings it and exits 2: nothing is faked. `--version` prints
- * the version (common/version.h).
+ * the version (common/version.h). `--log-format text|json`, anywhere before
+ * a `--`, sets the log format (common/log.h) for every command.
  */
 #ifndef VR_CLI_H
 #define VR_CLI_H
@@ -27,6 +28,12 @@ enum cli_flags {
     "  --redis-password-file FILE\n"                                                       \
     "                     the password on FILE's first line, kept out of argv and `ps`\n"  \
     "                     (default $VR_REDIS_PASSWORD_FILE)\n"
+
+/* The --log-format option's help; cli_main takes the option out of argv
+ * before a command sees it, so every command of every binary has it. */
+#define CLI_LOG_HELP                                                                     \
+    "  --log-format F     text (default; $VR_LOG_FORMAT) or json: one object a line\n"  \
+    "                     (time, level, component, job, chunk, worker, message)\n"
 
 /* `fn` gets argc/argv with argv[0] set to the command's name, so getopt_long
  * can be used directly. It returns the process exit code. */

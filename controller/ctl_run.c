@@ -74,17 +74,21 @@ static void ctl_handle(struct ctl *c, struct rq_msg *m)
     if (!job || !job_id_valid(job)) {
         log_error("%s %s: entry without a valid job id; acknowledged and skipped", m->stream, m->id);
     } else if (!strcmp(m->stream, RQ_JOBS)) {
+        log_ctx_thread(job, -1);
         ctl_job_start(c, job);
     } else {
         const char *idx = rq_msg_get(m, "idx"), *kind = rq_msg_get(m, "kind");
         long i;
         char why[160];
-        if (idx && kind && cli_parse_long("result idx", idx, 0, 1 << 30, &i, why, sizeof why) == 0)
+        if (idx && kind && cli_parse_long("result idx", idx, 0, 1 << 30, &i, why, sizeof why) == 0) {
+            log_ctx_thread(job, (int)i);
             ctl_result(c, job, (int)i, kind);
-        else
+        } else {
             log_error("%s %s: %s; acknowledged and skipped", m->stream, m->id,
                       idx && kind ? why : "result without idx or kind");
+        }
     }
+    log_ctx_thread(NULL, -1);
     rq_ack(c->q, m->stream, RQ_G_CONTROLLERS, m->id, NULL);
 }
 

@@ -1,6 +1,6 @@
 #!/bin/sh
-# bundle.sh - a relocatable vrseg: dist/vrseg/{bin,lib,models,configs} plus
-# dist/vrseg-bundle.tar.xz. Binaries find their private lib/ through RPATH
+# bundle.sh - a relocatable vrseg: dist/vrseg/{bin,lib,models,configs,systemd}
+# plus dist/vrseg-bundle.tar.xz. Binaries find their private lib/ through RPATH
 # $ORIGIN/../lib, so the tree runs on any x86-64 Linux with glibc >= this
 # machine's, NVIDIA driver libraries (libcuda, libnvcuvid) coming from the host.
 # Usage: [DIST=dir] deploy/bundle.sh [BINDIR] [extra binaries...]
@@ -34,6 +34,7 @@ for b in "$OUT"/bin/*; do ldd "$b" 2>/dev/null; done |
     done
 for l in "$OUT"/lib/*; do patchelf --set-rpath '$ORIGIN' "$l" 2>/dev/null || true; done
 cp -r models configs LICENSE NOTICE "$OUT/"
+cp -r deploy/systemd "$OUT/systemd"   # the units expect the tree at /opt/vrseg
 du -sh "$OUT" | sed 's/^/bundle: /'
 tar -C "$DIST" -cf - vrseg | xz -T2 -6 > "$DIST/vrseg-bundle.tar.xz"
 ls -la "$DIST/vrseg-bundle.tar.xz" | awk '{print "bundle:", $9, $5, "bytes"}'

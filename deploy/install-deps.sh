@@ -11,8 +11,9 @@ libhiredis-dev libjansson-dev libcurl4-openssl-dev libcriterion-dev libmicrohttp
 redis-server ffmpeg xz-utils opencv-doc procps"
 # chromium: the report opened headless (tests/t-ops-report.c); prometheus
 # (and its promtool): the scrape test (tests/t-ops-prometheus.c); stunnel4
-# and openssl: the TLS tunnel recipe (tests/t-sec-tls.c)
-TEST_PKGS="chromium prometheus stunnel4 openssl"
+# and openssl: the TLS tunnel recipe (tests/t-sec-tls.c); systemd: its
+# systemd-analyze verifies the units (tests/check-systemd.sh)
+TEST_PKGS="chromium prometheus stunnel4 openssl systemd"
 [ "${1:-}" = --test ] && PKGS="$PKGS $TEST_PKGS"
 
 missing=""

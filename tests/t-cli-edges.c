@@ -223,16 +223,16 @@ Test(cli_edges, worker_info_says_what_it_finds, .timeout = 30)
 
 /* ---- vr-worker serve --slots ---- */
 
-/* Slots are GPU worker processes: refused with --cpu, checked strictly,
+/* Slots are worker processes: auto only for GPUs, checked strictly,
  * and `--gpu all` on a host with no GPU says so before anything starts. */
 Test(cli_edges, serve_slots_checked, .timeout = 30)
 {
     char out[4096];
     static const char base[] = "serve --redis unix:///nonexistent.sock --storage /tmp";
     char args[256];
-    snprintf(args, sizeof args, "%s --cpu --slots 2", base);
+    snprintf(args, sizeof args, "%s --cpu --slots auto", base);
     cr_assert_eq(run_sh(out, sizeof out, "vr-worker", args), 2, "%s", out);
-    cr_assert(strstr(out, "--slots is for GPU workers"), "%s", out);
+    cr_assert(strstr(out, "--slots auto is for GPU workers"), "%s", out);
     static const char *const bad[] = { "0", "17", "2x", "", "-1", NULL };
     for (int i = 0; bad[i]; i++) {
         snprintf(args, sizeof args, "%s --gpu all --slots '%s'", base, bad[i]);

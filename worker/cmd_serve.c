@@ -1,9 +1,9 @@
 /*
- * cmd_serve.c - `vr-worker serve`: options, `--gpu all` and `--slots`
- * (child worker processes per GPU, each exec'd afresh so CUDA is
- * initialised once per process), the
- * Redis connection with backoff, and the pull loop. SIGTERM drains: the
- * chunk in hand is finished and committed, nothing more is taken.
+ * cmd_serve.c - `vr-worker serve`: options, `--gpu all` and `--slots N`
+ * (worker child processes, N on each GPU or N CPU workers, each exec'd
+ * afresh so CUDA is initialised once per process), the Redis connection
+ * with backoff, and the pull loop. SIGTERM drains: the chunk in hand is
+ * finished and committed, nothing more is taken.
  */
 #include "commands.h"
 #include "serve.h"
@@ -33,54 +33,57 @@ static void serve_on_signal(int sig)
     serve_drain = 1;
 }
 
-/* ---- --gpu all ---- */
+/* ---- several worker processes: --gpu all, --slots N ---- */
 
-/* argv of one worker: `--gpu all|N` replaced by `--gpu g`, `--slots` left
- * out (av: argc + 2 slots). */
+/* The child's argv: this one's options, then `--gpu g` (unless g is NULL:
+ * --cpu) and `--slots 1`, which win over the earlier ones as getopt reads
+ * them, so a child never spawns again however the options were spelled.
+ * av: argc + 6 slots. */
 static void serve_argv_for(int argc, char **argv, const char *exe, const char *g, char **av)
 {
     int k = 0;
     av[k++] = (char *)exe;
     av[k++] = "serve";
-    for (int i = 1; i < argc; i++) {
-        if ((!strcmp(argv[i], "--gpu") || !strcmp(argv[i], "--slots")) && i + 1 < argc) {
-            if (argv[i][2] == 'g') {
-                av[k++] = "--gpu";
-                av[k++] = (char *)g;
-            }
-            i++;
-        } else if (!strncmp(argv[i], "--gpu=", 6)) {
-            av[k++] = "--gpu";
-            av[k++] = (char *)g;
-        } else if (strncmp(argv[i], "--slots=", 8)) {
-            av[k++] = argv[i];
-        }
+    for (int i = 1; i < argc; i++)
+        av[k++] = argv[i];
+    if (g) {
+        av[k++] = "--gpu";
+        av[k++] = (char *)g;
     }
+    av[k++] = "--slots";
+    av[k++] = "1";
     av[k] = NULL;
 }
 
-/* `slots` worker processes per GPU (every GPU, or GPU `only` when >= 0),
- * each exec'd afresh (CUDA initialised once per process); SIGTERM/SIGINT
- * are passed on (each drains); exits 0 only when every worker did. */
-static int serve_supervise(int argc, char **argv, int only, int slots)
+/* `slots` worker processes on each GPU (`--gpu all`: every GPU, else GPU
+ * `gpu`; gpu < 0: the CPU engine), each exec'd afresh (CUDA initialised
+ * once per process); SIGTERM/SIGINT are passed on (each drains); exits 0
+ * only when every worker did. slots 0: auto (vr_gpu_auto_slots). */
+static int serve_children(int argc, char **argv, int all, int gpu, int slots)
 {
-    int n = only >= 0 ? 1 : vr_gpu_count();
-    if (n <= 0) {
-        fprintf(stderr, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
-        return 1;
+    int first = gpu, n = 1;
+    if (all) {
+        first = 0;
+        n = vr_gpu_count();
+        if (n <= 0) {
+            log_say(LOG_ERROR, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
+            return 1;
+        }
     }
-    if (slots <= 0)
+    int automatic = slots <= 0;
+    if (automatic)
         slots = vr_gpu_auto_slots(n);
-    log_info("%d worker%s per GPU on %d GPU%s%s", slots, slots > 1 ? "s" : "", n,
-             n > 1 ? "s" : "", only >= 0 ? "" : " (--slots auto: half the cores per GPU, 2..8)");
+    if (gpu >= 0 || all)
+        log_info("%d worker%s per GPU on %d GPU%s%s", slots, slots > 1 ? "s" : "", n,
+                 n > 1 ? "s" : "", automatic ? " (--slots auto: half the cores per GPU, 2..8)" : "");
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) {
-        fprintf(stderr, "vr-worker serve: cannot find my own binary\n");
+        log_say(LOG_ERROR, "vr-worker serve: cannot find my own binary\n");
         return 1;
     }
     exe[len] = '\0';
-    char **av = calloc((size_t)argc + 4, sizeof *av);
+    char **av = calloc((size_t)argc + 6, sizeof *av);
     if (!av)
         return 1;
     struct sigaction sa = { 0 }; /* no SA_RESTART: a signal ends the wait below */
@@ -90,11 +93,14 @@ static int serve_supervise(int argc, char **argv, int only, int slots)
     struct sup sup = { 0 };
     int bad = 0;
     for (int k = 0; k < n * slots && !bad; k++) {
-        int g = only >= 0 ? only : k / slots;
+        int g = first + k / slots;
         char gs[16], name[48];
         snprintf(gs, sizeof gs, "%d", g);
-        snprintf(name, sizeof name, "GPU %d worker %d", g, k % slots);
-        serve_argv_for(argc, argv, exe, gs, av);
+        if (gpu >= 0 || all)
+            snprintf(name, sizeof name, "GPU %d worker %d", g, k % slots);
+        else
+            snprintf(name, sizeof name, "CPU worker %d", k);
+        serve_argv_for(argc, argv, exe, gpu >= 0 || all ? gs : NULL, av);
         vr_err e = { 0 };
         int i = sup_spawn(&sup, name, exe, av, NULL, 0, &e);
         if (i < 0) {
@@ -202,7 +208,7 @@ int cmd_serve(int argc, char **argv)
     struct serve s;
     memset(&s, 0, sizeof s);
     const char *redis = NULL, *storage = NULL, *gpu = NULL;
-    int cpu = 0, slots = -1, o; /* -1: one for --gpu N, auto for --gpu all */
+    int cpu = 0, slots = -1, o; /* -1: 1 for --gpu N and --cpu, auto for --gpu all */
     s.hb_ms = 1000;
     s.last_gpu_util = -1;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -243,15 +249,16 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_error("--redis URL (or VR_REDIS) is required");
     if (!storage)
         return cli_usage_error("--storage DIR is required");
-    if (cpu && slots >= 0)
-        return cli_usage_error("--slots is for GPU workers (start more --cpu workers instead)");
-    if (gpu && !strcmp(gpu, "all"))
-        return serve_supervise(argc, argv, -1, slots);
+    int all = gpu && !strcmp(gpu, "all");
+    if (gpu && !all && cli_opt_int("--gpu", gpu, 0, 63, &s.gpu))
+        return 2; /* or 'all' (--help says so) */
+    if (slots < 0)
+        slots = all ? 0 : 1;
+    if (cpu && slots == 0)
+        return cli_usage_error("--slots auto is for GPU workers: give --cpu a number");
+    if (all || slots != 1)
+        return serve_children(argc, argv, all, gpu ? s.gpu : -1, slots);
     if (gpu) {
-        if (cli_opt_int("--gpu", gpu, 0, 63, &s.gpu))
-            return 2; /* or 'all' (--help says so) */
-        if (slots == 0 || slots > 1)
-            return serve_supervise(argc, argv, s.gpu, slots);
         s.backend = SEG_CUDA;
     } else {
         s.backend = SEG_CPU;
@@ -260,22 +267,22 @@ int cmd_serve(int argc, char **argv)
      * it took would burn an attempt of a good chunk. */
     vr_err ce = { 0 };
     if (s.backend == SEG_CUDA && pcuda_check(s.gpu, &ce) < 0) {
-        fprintf(stderr, "vr-worker serve: %s\n", ce.msg);
+        log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg);
         return 1;
     }
     struct vr_config cfg;
     char model[4096];
     if (config_load_profile(&cfg, "balanced", &ce) < 0 ||
         vr_data_path(cfg.model, model, sizeof model) < 0) {
-        fprintf(stderr, "vr-worker serve: %s\n", ce.msg[0] ? ce.msg : "model not found");
+        log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg[0] ? ce.msg : "model not found");
         if (!ce.msg[0])
-            fprintf(stderr, "vr-worker serve: cannot find %s (set VR_DATA_DIR to the directory "
-                            "holding models/ and configs/)\n", cfg.model);
+            log_say(LOG_ERROR, "vr-worker serve: cannot find %s (set VR_DATA_DIR to the directory "
+                               "holding models/ and configs/)\n", cfg.model);
         return 1;
     }
     struct stat stt;
     if (stat(storage, &stt) < 0 || !S_ISDIR(stt.st_mode) || !realpath(storage, s.storage)) {
-        fprintf(stderr, "vr-worker serve: storage root %s is not a directory\n", storage);
+        log_say(LOG_ERROR, "vr-worker serve: storage root %s is not a directory\n", storage);
         return 1;
     }
     snprintf(s.url, sizeof s.url, "%s", redis);
@@ -290,6 +297,7 @@ int cmd_serve(int argc, char **argv)
     else
         snprintf(dev, sizeof dev, "cpu");
     snprintf(s.name, sizeof s.name, "%s:%s:%02x%02x%02x%02x", host, dev, r[0], r[1], r[2], r[3]);
+    log_ctx_worker(s.name);
     s.drain = &serve_drain;
     const char *warm = getenv("VR_WARM_ENGINE");
     s.cold = warm && !strcmp(warm, "0");

@@ -174,6 +174,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
                   msg->stream, msg->id);
         return rq_ack(s->q, msg->stream, RQ_G_WORKERS, msg->id, NULL);
     }
+    log_ctx_process(job, (int)idx); /* every thread's lines name the chunk */
     struct rq_start *st = malloc(sizeof *st);
     struct metrics *m = calloc(1, sizeof *m);
     vr_err e = { 0 };
@@ -263,6 +264,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
     }
     serve_set_busy(s, NULL, NULL, 0, 0);
 out:
+    log_ctx_process(NULL, -1);
     free(st);
     free(m);
     return rc;
