@@ -155,10 +155,14 @@ static void vrctl_new_events(struct rq *q, const char *id, char *last, int *stal
     char full[512];
     int is_full = rq_memory_full(q, full, sizeof full, NULL) > 0;
     if (is_full && !*stalled)
-        fprintf(f, "%s: stalled: %s\n", id, full);
+        log_say(LOG_WARN, "%s: stalled: %s\n", id, full);
     *stalled = is_full;
     int n = rq_events_read(q, id, last[0] ? last : NULL, ev, 50, NULL);
     for (int i = 0; i < n; i++) {
+        if (log_get_format() == LOG_JSON) { /* one log object a line, like the rest */
+            log_say(LOG_INFO, "%s: event: %s\n", id, ev[i].msg);
+            continue;
+        }
         fprintf(f, "%s: ", id);
         vrctl_event_print(&ev[i], 0, f);
     }

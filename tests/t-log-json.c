@@ -160,7 +160,8 @@ Test(log_json, three_binaries_one_object_a_line, .fini = teardown, .timeout = 12
 
     /* the option before the command, after it, and with '=' */
     const char *ca[] = { "vr-controller", "--log-format", "json", "run", "--redis", D.r.url,
-                         "--storage", D.storage, "--lease-seconds", "5", NULL };
+                         "--storage", D.storage, "--input-root", D.r.dir, "--output-root",
+                         D.r.dir, "--lease-seconds", "5", NULL };
     D.ctl = tproc_spawn("vr-controller", ca, ctl_log);
     const char *wa[] = { "vr-worker", "serve", "--log-format=json", "--redis", D.r.url,
                          "--storage", D.storage, "--cpu", "--heartbeat-ms", "300", NULL };
