@@ -1,10 +1,10 @@
 /*
  * t-sec-input.c - bad input is refused, never waited on, and both paths
  * (`vr-worker process` and the fleet: `vrctl run` or a controller) treat
- * odd sources alike. A FIFO as the input, the -c file or the model is
- * refused at once (a blocking open() would hang the process, and a FIFO
- * given to a controller would wedge its loop); process stops on SIGTERM
- * mid-run; a truncated mkv is refused by both with the same words; a VFR
+ * odd sources alike. A FIFO as the input, the -c file, the model or the
+ * tune cache is refused at once (a blocking open() would hang the process,
+ * and a FIFO given to a controller would wedge its loop); process stops on
+ * SIGTERM mid-run; a truncated mkv is refused by both with the same words; a VFR
  * mp4 with short packet durations passes both with the same timestamps; a
  * second video stream and a subtitle stream are copied by both; a rotated
  * source's display matrix is on both mattes.
@@ -13,6 +13,7 @@
 #include "rq.h"
 #include "storage.h"
 #include "t-video-util.h"
+#include "tune.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -162,6 +163,12 @@ static int read_small(const char *path, vr_err *e)
     return rc;
 }
 
+static int load_tune(const char *path, vr_err *e)
+{
+    struct tune_choice c;
+    return tune_cache_load(path, "any", &c, e);
+}
+
 Test(sec_input, fifo_as_model_or_job_config_is_refused_at_once)
 {
     char fifo[300];
@@ -172,6 +179,9 @@ Test(sec_input, fifo_as_model_or_job_config_is_refused_at_once)
     /* what `vrctl submit -c FILE` reads the overrides with */
     cr_assert_eq(in_child(read_small, fifo, VR_EFORMAT, "not a regular file (a FIFO)"), 0,
                  "storage_read_file on a FIFO hung or said something else");
+    /* $VR_TUNE_CACHE may name anything */
+    cr_assert_eq(in_child(load_tune, fifo, VR_EFORMAT, "not a regular file (a FIFO)"), 0,
+                 "tune_cache_load on a FIFO hung or said something else");
     cr_assert_eq(in_child(storage_check_regular, W, VR_EFORMAT, "a directory"), 0);
 }
 
