@@ -257,7 +257,8 @@ int vio_out_open(const struct vio_out_opts *op, struct vio_out **out, vr_err *er
     o->vst->disposition = ivs->disposition;
     /* stereo, spherical, rotation: a player shows the matte as the source */
     vio_streams_side_data(o->vst, ivs, o->oc->oformat, op->format_name);
-    if (op->copy_streams && (rc = add_copied_streams(o, ic, inf->video_index, op->format_name, err)) < 0)
+    if (op->copy_streams &&
+        (rc = add_copied_streams(o, ic, inf->video_index, op->format_name, err)) < 0)
         goto fail;
 
     if ((r = avio_open(&o->oc->pb, op->path, AVIO_FLAG_WRITE)) < 0) {

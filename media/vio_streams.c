@@ -44,10 +44,10 @@ int vio_streams_plan(const AVFormatContext *ic, int vi, const AVOutputFormat *of
         if (!why || !*why)
             continue;
         ndropped++;
+        const char *type = av_get_media_type_string(is->codecpar->codec_type);
         if (used < sizeof dropped) {
             int w = snprintf(dropped + used, sizeof dropped - used, "%sstream %u (%s %s): %s",
-                             used ? "; " : "", i, av_get_media_type_string(is->codecpar->codec_type)
-                             ? av_get_media_type_string(is->codecpar->codec_type) : "unknown",
+                             used ? "; " : "", i, type ? type : "unknown",
                              avcodec_get_name(is->codecpar->codec_id), why);
             used += w > 0 ? (size_t)w : 0;
         }
@@ -80,7 +80,8 @@ void vio_streams_side_data(AVStream *dst, const AVStream *src, const AVOutputFor
         if (!sd || !sz)
             continue;
         if (types[i] == AV_PKT_DATA_DISPLAYMATRIX && !vio_holds_rotation(of)) {
-            double deg = sz >= 9 * sizeof(int32_t) ? av_display_rotation_get((const int32_t *)sd) : 0;
+            double deg = sz >= 9 * sizeof(int32_t)
+                             ? av_display_rotation_get((const int32_t *)sd) : 0;
             log_warn("%s: the source's display matrix (rotation %.0f degrees) is not carried: "
                      "the %s muxer does not write it (use .mp4 or .mov)", path, deg, of->name);
             continue;
