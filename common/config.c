@@ -4,12 +4,14 @@
 #include "config.h"
 
 #include "paths.h"
+#include "storage.h"
 
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the key table ---- */
 
@@ -181,10 +183,15 @@ int config_apply_text(struct vr_config *c, const char *text, const char *src, vr
 int config_apply_file(struct vr_config *c, const char *path, vr_err *err)
 {
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    /* a FIFO or a device named with -c is refused, not waited on */
+    int fd = storage_open_regular(path, err);
+    if (fd < 0)
+        return fd;
+    json_t *root = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+    close(fd);
     if (!root) {
-        if (je.line < 0 || strstr(je.text, "unable to open"))
-            return vr_err_set(err, VR_ENOENT, "%s: cannot read: %s", path, je.text);
+        if (je.line < 0)
+            return vr_err_set(err, VR_EIO, "%s: cannot read: %s", path, je.text);
         return vr_err_set(err, VR_EINVAL, "%s:%d:%d: %s", path, je.line, je.column, je.text);
     }
     int rc = apply_object(c, root, path, err);

@@ -188,12 +188,61 @@ int storage_write_atomic(const char *path, const void *data, size_t len, vr_err 
     return storage_commit(tmp, path, err);
 }
 
+/* ---- reading ---- */
+
+/* What a non-regular file is, for the message. */
+static const char *storage_kind(mode_t m)
+{
+    return S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device"
+           : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a plain file";
+}
+
+int storage_open_regular(const char *path, vr_err *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return storage_errno(errno, "cannot open", path, err);
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return storage_errno(e, "cannot stat", path, err);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return vr_err_set(err, VR_EFORMAT, "%s: not a regular file (%s)", path,
+                          storage_kind(st.st_mode));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        int e = errno;
+        close(fd);
+        return storage_errno(e, "cannot open", path, err);
+    }
+    return fd;
+}
+
+int storage_check_regular(const char *path, vr_err *err)
+{
+    int fd = storage_open_regular(path, err);
+    if (fd < 0)
+        return fd;
+    close(fd);
+    return 0;
+}
+
 int storage_read_file(const char *path, size_t max, char **out, size_t *len, vr_err *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return storage_errno(errno, "cannot open", path, err);
+    int fd = storage_open_regular(path, err);
+    if (fd < 0)
+        return fd;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return storage_errno(e, "cannot open", path, err);
+    }
     char *buf = malloc(max + 1);
     if (!buf) {
         fclose(f);

@@ -54,8 +54,22 @@ void storage_abort(const char *tmp);
  * storage_commit). */
 int storage_write_atomic(const char *path, const void *data, size_t len, vr_err *err);
 
-/* Reads a whole file of at most max bytes into a malloc'd, NUL-terminated
- * buffer (*out, free()). Larger files are VR_EFORMAT. */
+/* Opens `path` for reading only when it is a regular file: the open is
+ * non-blocking (a FIFO with no writer would block open() for ever, and a
+ * signal does not end that wait), then fstat decides and O_NONBLOCK is
+ * cleared again. Returns the descriptor (O_CLOEXEC; the caller closes it),
+ * or VR_ENOENT, VR_EFORMAT ("not a regular file (a FIFO)") or VR_EIO, the
+ * message naming `path`. */
+int storage_open_regular(const char *path, vr_err *err);
+
+/* 0 when `path` is a regular file that can be opened for reading, else
+ * storage_open_regular's error. What a caller checks before it lets a
+ * library (libav) open the file by name. */
+int storage_check_regular(const char *path, vr_err *err);
+
+/* Reads a whole regular file of at most max bytes into a malloc'd,
+ * NUL-terminated buffer (*out, free()). Larger files are VR_EFORMAT; a
+ * FIFO, device or directory is refused (storage_open_regular). */
 int storage_read_file(const char *path, size_t max, char **out, size_t *len, vr_err *err);
 
 /* VR_ENOSPC with a message when the file system holding `dir` has fewer

@@ -1267,17 +1267,23 @@ int model_load(const char *path, struct model **out, vr_err *err)
     if (!out || !path)
         return vr_err_set(err, VR_EINVAL, "model_load: no %s", out ? "path" : "output pointer");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* non-blocking: a FIFO with no writer would block open() for ever */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         return vr_err_set(err, e == ENOENT ? VR_ENOENT : VR_EIO, "%s: cannot open: %s",
                           path, strerror(e));
     }
-    struct stat st;
+    struct stat st = { 0 };
     uint8_t *buf = NULL;
-    int rc;
+    int rc, fl;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = vr_err_set(err, VR_EIO, "%s: not a regular file", path);
+        rc = vr_err_set(err, VR_EIO, "%s: not a regular file%s", path,
+                        S_ISFIFO(st.st_mode) ? " (a FIFO)" : "");
+        goto done;
+    }
+    if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        rc = vr_err_set(err, VR_EIO, "%s: cannot open: %s", path, strerror(errno));
         goto done;
     }
     if (st.st_size == 0) {

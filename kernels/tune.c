@@ -55,22 +55,20 @@ int tune_cache_path(char *buf, size_t n, vr_err *err)
 
 /* ---- load ---- */
 
-/* Reads the whole cache file, or NULL (absent, too big, not a cache). */
+/* Reads the whole cache file, or NULL (absent, too big, not a regular
+ * file, not a cache). */
 static json_t *read_cache(const char *path, vr_err *err, int *rc)
 {
-    struct stat st;
-    *rc = 0;
-    if (stat(path, &st) != 0) {
+    char *text = NULL;
+    size_t len = 0;
+    *rc = storage_read_file(path, TUNE_CACHE_MAX, &text, &len, err);
+    if (*rc == VR_ENOENT)
         *rc = vr_err_set(err, VR_ENOENT, "%s: no tune cache yet", path);
+    if (*rc < 0)
         return NULL;
-    }
-    if (st.st_size > (off_t)TUNE_CACHE_MAX) {
-        *rc = vr_err_set(err, VR_EFORMAT, "%s: %lld bytes, a tune cache is at most %u",
-                         path, (long long)st.st_size, TUNE_CACHE_MAX);
-        return NULL;
-    }
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    json_t *root = json_loadb(text, len, 0, &je);
+    free(text);
     if (!root) {
         *rc = vr_err_set(err, VR_EFORMAT, "%s:%d: %s", path, je.line, je.text);
         return NULL;

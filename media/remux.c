@@ -7,6 +7,7 @@
 
 #include "remux_gop.h"
 #include "remux_io.h"
+#include "vio_video.h"
 
 #include "log.h"
 #include "storage.h"
@@ -279,10 +280,16 @@ static int split_run(struct split *sp, vr_err *err)
         av_packet_unref(pkt);
     }
     av_packet_free(&pkt);
-    if (rc == 0 && ret != AVERROR_EOF)
+    /* a read error at the end of the file is its end, as for the decoder
+     * (vio_decode.c): what follows says whether the file was cut short */
+    if (rc == 0 && ret != AVERROR_EOF && !(avio_feof(sp->ic->pb) && !sp->ic->pb->error))
         rc = remux_averr(ret, "cannot read", sp->in, err);
     if (rc == 0 && !sp->o.oc)
         rc = vr_err_set(err, VR_EFORMAT, "%s: the video stream has no frames", sp->in);
+    /* a file cut short is refused as `vr-worker process` refuses it, not
+     * finished with the frames it still has */
+    if (rc == 0)
+        rc = vio_check_duration(sp->in, sp->ic, sp->vs, sp->out->frames, sp->last_ts, err);
     if (rc == 0)
         rc = split_end_chunk(sp, err);
     return rc;

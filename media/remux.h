@@ -9,9 +9,15 @@
  * Stitch: the chunks' video packets, in chunk order, with the SOURCE's
  * presentation timestamps (the k-th frame of the output gets the k-th
  * timestamp of the source, whatever timestamps the chunk files carry), plus
- * every audio stream of the source by stream copy, the container and stream
- * metadata and the video stream's side data (stereo/spherical). Then the
- * frame count and duration are checked against the source.
+ * the source's other streams by stream copy (audio, subtitles, other video,
+ * data: the streams `vr-worker process` copies, vio_streams.h), the
+ * container and stream metadata and the video stream's side data (stereo,
+ * spherical, rotation). Then the frame count and every frame's time are
+ * checked against the source.
+ *
+ * A source whose video ends well before the duration its container
+ * declares is refused by the split with the words the decoder uses
+ * ("truncated: ..."), so the fleet and `process` refuse it alike.
  *
  * Open GOPs: the leading pictures after an HEVC CRA reference the GOP
  * before it. A chunk that starts at a CRA therefore begins with a pre-roll,
@@ -119,9 +125,9 @@ int remux_out_check(const char *path, vr_err *err);
 
 /* Stitches n processed chunks (paths) into `out` (container chosen from its
  * extension; written to a temporary name, checked, fsync'd and renamed)
- * with `src`'s audio, metadata and timestamps. chunk_frames[i] is the
- * number of frames chunk i must hold (from the split). Checks frame count
- * and duration and fails with the chunk named. Returns 0 or VR_E*.
+ * with `src`'s other streams, metadata and timestamps. chunk_frames[i] is
+ * the number of frames chunk i must hold (from the split). Checks the frame
+ * count and each frame's time and fails with the chunk named. Returns 0 or VR_E*.
  * Equal to remux_stitch_begin, remux_stitch_add for each chunk, then
  * remux_stitch_end. */
 int remux_stitch(const char *src, const char *const *chunks, int n,

@@ -31,6 +31,10 @@ int remux_averr(int ret, const char *what, const char *path, vr_err *err)
 int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
 {
     *ic = NULL;
+    /* only a regular file: libav's open() of a FIFO would wait for ever */
+    int rc = storage_check_regular(path, err);
+    if (rc < 0)
+        return rc == VR_ENOENT ? vr_err_set(err, VR_ENOENT, "%s: no such file", path) : rc;
     int ret = avformat_open_input(ic, path, NULL, NULL);
     if (ret < 0)
         return remux_averr(ret, "cannot open", path, err);

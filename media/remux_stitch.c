@@ -1,10 +1,13 @@
 /*
  * remux_stitch.c - the processed chunks back into one file by stream copy,
- * with the source's timestamps, audio, metadata and side data (remux.h).
+ * with the source's timestamps, its other streams (audio, subtitles, other
+ * video, data: vio_streams.h, the rule `process` follows), metadata and
+ * side data (remux.h).
  */
 #include "remux.h"
 
 #include "remux_io.h"
+#include "vio_streams.h"
 
 #include <libavutil/avutil.h>
 #include <stdio.h>
@@ -13,11 +16,11 @@
 #include <unistd.h>
 
 struct remux_stitch_state {
-    AVFormatContext *src;        /* source, for audio */
+    AVFormatContext *src;        /* source, for its other streams */
     int src_vs;
     int *amap;                   /* source stream -> output stream, -1 = drop */
-    AVPacket *apkt;              /* next audio packet, or empty */
-    int audio_eof;
+    AVPacket *apkt;              /* next packet of a copied stream, or empty */
+    int audio_eof;               /* no more of them */
     struct remux_out o;          /* the output, under its temporary name */
     AVPacket *pkt;               /* a chunk's packet in flight */
     int64_t *spts;               /* the source's frame pts, presentation order */
@@ -29,8 +32,9 @@ struct remux_stitch_state {
     int64_t last_dts;            /* output time base */
 };
 
-/* Writes source audio packets up to (and including) the time `until` (in
- * tb), or all of them when until is INT64_MAX. */
+/* Writes the source's copied packets (audio, subtitles, ...) up to (and
+ * including) the time `until` (in tb), or all of them when until is
+ * INT64_MAX. */
 static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
                             int64_t until, AVRational tb, vr_err *err)
 {
@@ -48,7 +52,7 @@ static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
             if (ret == AVERROR_EOF) {
                 s->audio_eof = 1;
             } else if (ret < 0) {
-                return remux_averr(ret, "cannot read audio of", s->src->url, err);
+                return remux_averr(ret, "cannot read the streams of", s->src->url, err);
             }
         }
         if (s->audio_eof)
@@ -65,7 +69,7 @@ static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
         int ret = av_interleaved_write_frame(o->oc, s->apkt);
         av_packet_unref(s->apkt);
         if (ret < 0)
-            return remux_averr(ret, "cannot write audio to", o->path, err);
+            return remux_averr(ret, "cannot write copied streams to", o->path, err);
     }
 }
 
@@ -95,10 +99,11 @@ static AVStream *stitch_copy_stream(AVFormatContext *oc, const AVStream *is)
     return os;
 }
 
-/* Opens the source (timestamps, audio) and the output: stream 0 is the
- * matte video with the parameters of the first chunk and the source
- * video's time base, metadata and side data (stereo, spherical), then every
- * audio stream of the source, however many. Writes the header. */
+/* Opens the source (timestamps, other streams) and the output: stream 0
+ * is the matte video with the parameters of the first chunk and the source
+ * video's time base, metadata and side data (stereo, spherical, rotation),
+ * then every other stream of the source that `process` copies too
+ * (vio_streams_plan), however many. Writes the header. */
 static int stitch_open(struct remux_stitch_state *s, const char *src, const char *chunk0,
                        const char *out, vr_err *err)
 {
@@ -118,7 +123,7 @@ static int stitch_open(struct remux_stitch_state *s, const char *src, const char
     avformat_close_input(&cc);
     if (rc < 0)
         return rc;
-    /* this pass reads only audio: MP4 then skips the video's bytes */
+    /* this pass reads only the other streams: MP4 then skips the video's bytes */
     s->src->streams[s->src_vs]->discard = AVDISCARD_ALL;
     AVFormatContext *oc = s->o.oc;
     av_dict_copy(&oc->metadata, s->src->metadata, 0);
@@ -127,19 +132,17 @@ static int stitch_open(struct remux_stitch_state *s, const char *src, const char
     ovs->avg_frame_rate = svs->avg_frame_rate;
     ovs->r_frame_rate = svs->r_frame_rate;
     av_dict_copy(&ovs->metadata, svs->metadata, 0);
-    for (int i = 0; i < svs->nb_side_data; i++) {
-        const AVPacketSideData *sd = &svs->side_data[i];
-        uint8_t *d = av_stream_new_side_data(ovs, sd->type, sd->size);
-        if (d)
-            memcpy(d, sd->data, sd->size);
-    }
-    if (!(s->amap = malloc(s->src->nb_streams * sizeof *s->amap)))
+    vio_streams_side_data(ovs, svs, oc->oformat, out);
+    if (!(s->amap = malloc((s->src->nb_streams ? s->src->nb_streams : 1) * sizeof *s->amap)))
         return vr_err_set(err, VR_ENOMEM, "out of memory");
+    vio_streams_plan(s->src, s->src_vs, oc->oformat, out, s->amap);
     for (unsigned i = 0; i < s->src->nb_streams; i++) {
-        s->amap[i] = -1;
         const AVStream *is = s->src->streams[i];
-        if (is->codecpar->codec_type != AVMEDIA_TYPE_AUDIO)
+        if (!s->amap[i]) {
+            s->amap[i] = -1;
+            s->src->streams[i]->discard = AVDISCARD_ALL;
             continue;
+        }
         if (!stitch_copy_stream(oc, is))
             return vr_err_set(err, VR_ENOMEM, "out of memory");
         s->amap[i] = (int)oc->nb_streams - 1;
@@ -155,7 +158,10 @@ static int stitch_write_packet(struct remux_stitch_state *s, AVPacket *pkt, long
                                AVRational ctb, vr_err *err)
 {
     AVRational otb = s->o.oc->streams[0]->time_base;
-    int64_t pts = s->spts[s->base + r];
+    long long k = s->base + r;
+    int64_t pts = s->spts[k];
+    /* a frame lasts until the next one (VFR sources keep their rhythm) */
+    int64_t dur = k + 1 < s->sn ? s->spts[k + 1] - pts : s->sdur;
     int64_t delay = (pkt->dts != AV_NOPTS_VALUE && pkt->pts != AV_NOPTS_VALUE)
                         ? av_rescale_q(pkt->pts - pkt->dts, ctb, s->stb) : 0;
     int64_t dts = pts - (delay > 0 ? delay : 0);
@@ -166,7 +172,7 @@ static int stitch_write_packet(struct remux_stitch_state *s, AVPacket *pkt, long
     if (pkt->pts < pkt->dts)
         pkt->pts = pkt->dts;
     s->last_dts = pkt->dts;
-    pkt->duration = s->sdur > 0 ? av_rescale_q(s->sdur, s->stb, otb) : 0;
+    pkt->duration = dur > 0 ? av_rescale_q(dur, s->stb, otb) : 0;
     pkt->stream_index = 0;
     pkt->pos = -1;
     int rc = remux_audio_upto(s, &s->o, dts, s->stb, err);
@@ -217,26 +223,45 @@ out:
     return rc;
 }
 
-/* The rest of the audio and the trailer; then the frame count and duration
- * are checked from the file itself before it is published under its name,
- * so a bad stitch never replaces anything. */
+/* Every frame of the output at its source frame's time, relative to the
+ * first (a muxer may shift the whole timeline), within one tick of the
+ * coarser time base and one more for the dts nudges of stitch_write_packet.
+ * Packet durations are not compared: containers store them loosely (MP4's
+ * last sample, Matroska's default duration), timestamps exactly. */
+static int stitch_check_times(const struct remux_stitch_state *s, const int64_t *opts,
+                              long long n, AVRational otb, vr_err *err)
+{
+    double tick = av_q2d(otb) > av_q2d(s->stb) ? av_q2d(otb) : av_q2d(s->stb);
+    for (long long k = 0; k < n; k++) {
+        double want = (s->spts[k] - s->spts[0]) * av_q2d(s->stb);
+        double got = (opts[k] - opts[0]) * av_q2d(otb);
+        if (got < want - 2 * tick - 1e-9 || got > want + 2 * tick + 1e-9)
+            return vr_err_set(err, VR_EFORMAT, "stitch %s: frame %lld at %.3f s, source %.3f s "
+                              "(from the first frame)", s->o.path, k, got, want);
+    }
+    return 0;
+}
+
+/* The rest of the copied streams and the trailer; then the frame count and
+ * every frame's time are checked from the file itself before it is
+ * published under its name, so a bad stitch never replaces anything. */
 static int stitch_finish(struct remux_stitch_state *s, vr_err *err)
 {
     int rc = remux_audio_upto(s, &s->o, INT64_MAX, s->stb, err);
     if (rc < 0 || (rc = remux_out_close(&s->o, err)) < 0)
         return rc;
+    int64_t *opts, ofd;
     long long got;
-    double dur, sdur_s = s->sn ? (s->spts[s->sn - 1] + s->sdur - s->spts[0]) * av_q2d(s->stb) : 0;
-    if ((rc = remux_count(s->o.tmp, &got, &dur, err)) < 0)
+    AVRational otb;
+    if ((rc = remux_pts_list(s->o.tmp, &opts, &got, &otb, &ofd, err)) < 0)
         return rc;
-    double frame_s = s->sdur > 0 ? s->sdur * av_q2d(s->stb) : 0.1;
     if (got != s->sn || s->written != s->sn)
-        return vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, source has %lld",
-                          s->o.path, got, s->sn);
-    if (dur < sdur_s - frame_s - 0.002 || dur > sdur_s + frame_s + 0.002)
-        return vr_err_set(err, VR_EFORMAT, "stitch %s: duration %.3f s, source %.3f s",
-                          s->o.path, dur, sdur_s);
-    return remux_out_commit(&s->o, err);
+        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, source has %lld",
+                        s->o.path, got, s->sn);
+    else
+        rc = stitch_check_times(s, opts, got, otb, err);
+    free(opts);
+    return rc < 0 ? rc : remux_out_commit(&s->o, err);
 }
 
 /* ---- the incremental stitch (remux.h) ---- */

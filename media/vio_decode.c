@@ -10,6 +10,7 @@
 #include "vio_video.h"
 
 #include "log.h"
+#include "storage.h"
 #include "vio_nvdec.h"
 
 #include <libavutil/hwcontext.h>
@@ -156,6 +157,10 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
     in->last_pkt_pts = AV_NOPTS_VALUE;
     in->info.video_index = -1;
 
+    /* only a regular file: libav's open() of a FIFO would wait for ever,
+     * and a device or a socket is no video either */
+    if ((rc = storage_check_regular(o->path, err)) < 0)
+        goto fail;
     int r = avformat_open_input(&in->fmt, o->path, NULL, NULL);
     if (r < 0) {
         rc = vr_err_set(err, r == AVERROR(ENOENT) ? VR_ENOENT : VR_EFORMAT,
@@ -318,6 +323,29 @@ static int check_frame(struct vio_in *in, AVFrame *f, vr_err *err)
     return 0;
 }
 
+int vio_check_duration(const char *path, AVFormatContext *fmt, int vi, long long frames,
+                       int64_t end, vr_err *err)
+{
+    const AVStream *st = fmt->streams[vi];
+    double declared = 0;
+    if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
+        declared = (double)st->duration * av_q2d(st->time_base);
+    else if (fmt->duration > 0)
+        declared = (double)fmt->duration / AV_TIME_BASE;
+    if (declared <= 0 || frames <= 0)
+        return 0;
+    int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    double end_s = (double)(end - start) * av_q2d(st->time_base);
+    AVRational g = av_guess_frame_rate(fmt, fmt->streams[vi], NULL);
+    double fr = g.num > 0 && g.den > 0 ? av_q2d(g) : 25;
+    double slack = 2.0 / fr + 0.1;
+    if (end_s + slack < declared)
+        return vr_err_set(err, VR_EFORMAT, "%s: stream %d (%s): truncated: the video ends after "
+                          "frame %lld at %.3fs but the container declares %.3fs", path, vi,
+                          avcodec_get_name(st->codecpar->codec_id), frames - 1, end_s, declared);
+    return 0;
+}
+
 /* The container said how long the stream is; a stream that stops well short
  * of that was cut off (a partial download, a full disk). */
 static int check_complete(struct vio_in *in, vr_err *err)
@@ -326,17 +354,8 @@ static int check_complete(struct vio_in *in, vr_err *err)
     where(in, w, sizeof w);
     if (in->frame_index == 0)
         return vr_err_set(err, VR_EFORMAT, "%s: no frame could be decoded (empty or truncated file)", w);
-    if (in->info.duration_s <= 0)
-        return 0;
-    int64_t start = in->st->start_time != AV_NOPTS_VALUE ? in->st->start_time : 0;
-    double end = (double)(in->last_pts + in->last_dur - start) * av_q2d(in->info.time_base);
-    double fr = in->info.frame_rate.num ? av_q2d(in->info.frame_rate) : 25;
-    double slack = 2.0 / fr + 0.1;
-    if (end + slack < in->info.duration_s)
-        return vr_err_set(err, VR_EFORMAT,
-                          "%s: truncated: the video ends after frame %lld at %.3fs but the container declares %.3fs",
-                          w, (long long)in->frame_index - 1, end, in->info.duration_s);
-    return 0;
+    return vio_check_duration(in->path, in->fmt, in->info.video_index, in->frame_index,
+                              in->last_pts + in->last_dur, err);
 }
 
 int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)

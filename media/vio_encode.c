@@ -13,6 +13,7 @@
 #include "vio_video.h"
 
 #include "log.h"
+#include "vio_streams.h"
 #include "storage.h"
 
 #include <errno.h>
@@ -170,55 +171,34 @@ static int open_encoder(struct vio_out *o, const struct vio_out_opts *op,
 
 /* ---- streams ---- */
 
+/* Every stream vio_streams_plan keeps, copied as it is; the rest dropped
+ * with one line saying so. */
 static int add_copied_streams(struct vio_out *o, const AVFormatContext *ic, int video_index,
-                              vr_err *err)
+                              const char *name, vr_err *err)
 {
-    for (unsigned i = 0; i < ic->nb_streams && (int)i < o->nmap; i++) {
+    int *copy = av_malloc_array(ic->nb_streams ? ic->nb_streams : 1, sizeof *copy);
+    if (!copy)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    vio_streams_plan(ic, video_index, o->oc->oformat, name, copy);
+    int rc = 0;
+    for (unsigned i = 0; rc == 0 && i < ic->nb_streams && (int)i < o->nmap; i++) {
         const AVStream *is = ic->streams[i];
         o->in_tb[i] = is->time_base;
-        if ((int)i == video_index || is->discard == AVDISCARD_ALL)
+        if (!copy[i])
             continue;
-        enum AVMediaType t = is->codecpar->codec_type;
-        if (t != AVMEDIA_TYPE_AUDIO && t != AVMEDIA_TYPE_SUBTITLE && t != AVMEDIA_TYPE_DATA &&
-            t != AVMEDIA_TYPE_VIDEO) {
-            log_warn("%s: stream %u (%s) not copied: attachments are not carried", o->path, i,
-                     avcodec_get_name(is->codecpar->codec_id));
-            continue;
-        }
-        if (avformat_query_codec(o->oc->oformat, is->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 0) {
-            log_warn("%s: stream %u (%s) not copied: the %s container cannot hold it", o->path, i,
-                     avcodec_get_name(is->codecpar->codec_id), o->oc->oformat->name);
-            continue;
-        }
         AVStream *os = avformat_new_stream(o->oc, NULL);
-        if (!os || avcodec_parameters_copy(os->codecpar, is->codecpar) < 0)
-            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        if (!os || avcodec_parameters_copy(os->codecpar, is->codecpar) < 0) {
+            rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+            break;
+        }
         os->codecpar->codec_tag = 0;
         os->time_base = is->time_base;
         os->disposition = is->disposition;
         av_dict_copy(&os->metadata, is->metadata, 0);
         o->map[i] = os->index;
     }
-    return 0;
-}
-
-/* Stereo and spherical side data travel to the output video, so players
- * keep showing it as VR. */
-static void copy_vr_side_data(AVStream *dst, const AVStream *src)
-{
-    static const enum AVPacketSideDataType types[] = { AV_PKT_DATA_STEREO3D, AV_PKT_DATA_SPHERICAL };
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-        size_t sz = 0;
-        const uint8_t *sd = av_stream_get_side_data(src, types[i], &sz);
-        if (!sd || !sz)
-            continue;
-        uint8_t *copy = av_malloc(sz);
-        if (!copy)
-            continue;
-        memcpy(copy, sd, sz);
-        if (av_stream_add_side_data(dst, types[i], copy, sz) < 0)
-            av_free(copy);
-    }
+    av_free(copy);
+    return rc;
 }
 
 /* ---- open ---- */
@@ -275,8 +255,10 @@ int vio_out_open(const struct vio_out_opts *op, struct vio_out **out, vr_err *er
     av_dict_copy(&o->vst->metadata, ivs->metadata, 0);
     av_dict_set(&o->vst->metadata, "encoder", NULL, 0);
     o->vst->disposition = ivs->disposition;
-    copy_vr_side_data(o->vst, ivs);
-    if (op->copy_streams && (rc = add_copied_streams(o, ic, inf->video_index, err)) < 0)
+    /* stereo, spherical, rotation: a player shows the matte as the source */
+    vio_streams_side_data(o->vst, ivs, o->oc->oformat, op->format_name);
+    if (op->copy_streams &&
+        (rc = add_copied_streams(o, ic, inf->video_index, op->format_name, err)) < 0)
         goto fail;
 
     if ((r = avio_open(&o->oc->pb, op->path, AVIO_FLAG_WRITE)) < 0) {

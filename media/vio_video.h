@@ -154,6 +154,16 @@ void vio_out_free(struct vio_out **o);
 /* "name: position" text for errors: pts in seconds, or "no pts". */
 void vio_fmt_pts(char *buf, size_t n, int64_t pts, AVRational tb);
 
+/* The truncation check both readers make (a decode here, the split in
+ * remux.c), so both refuse a cut-off file with the same words: `frames`
+ * frames of stream vi of fmt were read and the last ends at `end` (pts +
+ * duration, the stream's time base); VR_EFORMAT when that is well short of
+ * the duration the container declares ("truncated: the video ends after
+ * frame N at Xs but the container declares Ys"), 0 otherwise or when it
+ * declares none. */
+int vio_check_duration(const char *path, AVFormatContext *fmt, int vi, long long frames,
+                       int64_t end, vr_err *err);
+
 /* libav* error text. */
 const char *vio_av_err(int averr, char *buf, size_t n);
 

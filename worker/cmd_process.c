@@ -29,7 +29,7 @@ struct process_args {
     enum pipe_output output;
 };
 
-static volatile int cancel_flag;
+static volatile int cancel_flag; /* set by SIGINT / SIGTERM: the pipeline stops */
 
 static void on_signal(int sig)
 {
@@ -164,8 +164,13 @@ int cmd_process(int argc, char **argv)
     if (a.output == PIPE_OUT_ALPHA_PACKED && !strstr(a.out, "_alpha"))
         log_warn("%s: passthrough players look for \"_alpha\" in the file name (e.g. clip_FISHEYE190_alpha.mp4)",
                  a.out);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    /* no SA_RESTART: a read the signal lands in returns EINTR rather than
+     * waiting on, and the pipeline's threads see cancel_flag */
+    struct sigaction sa = { 0 };
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 
     struct metrics *m = calloc(1, sizeof *m);
     if (!m) {

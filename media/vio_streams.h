@@ -1,0 +1,33 @@
+/*
+ * vio_streams.h - what an output carries of its source besides the matte:
+ * the other streams, copied (audio, subtitles, other video, data), and the
+ * video stream's side data (stereo and spherical metadata, the rotation's
+ * display matrix). One rule for `vr-worker process` (vio_encode.c) and the
+ * stitch (remux_stitch.c), so the fleet's output holds what one process's
+ * holds. What the output container cannot hold is named in one log line;
+ * it never fails the output. Not for use outside media/.
+ */
+#ifndef VR_VIO_STREAMS_H
+#define VR_VIO_STREAMS_H
+
+#include <libavformat/avformat.h>
+
+/* Decides, for each stream of ic, whether an output of format `of` copies
+ * it: copy[i] (ic->nb_streams entries, filled) is 1 for every audio,
+ * subtitle, data and video stream other than the matte's source `vi` that
+ * the container can hold, 0 for the rest: vi itself, cover art, attachments
+ * (fonts), streams the caller discarded, codecs the container refuses. The
+ * dropped ones are logged in one warning naming `path`. Returns the number
+ * of streams copied. */
+int vio_streams_plan(const AVFormatContext *ic, int vi, const AVOutputFormat *of,
+                     const char *path, int *copy);
+
+/* Copies the side data of the source video stream `src` that still holds
+ * for a matte of it (stereo 3D, spherical, display matrix) onto `dst`; the
+ * display matrix is added only where the muxer writes it (the MP4 / MOV
+ * family; FFmpeg 5.1's Matroska muxer does not), else one warning says the
+ * rotation is dropped. */
+void vio_streams_side_data(AVStream *dst, const AVStream *src, const AVOutputFormat *of,
+                           const char *path);
+
+#endif
