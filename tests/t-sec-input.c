@@ -211,7 +211,7 @@ Test(sec_input, a_fifo_input_fails_its_job_and_the_next_job_finishes)
     rq_hget(Q, jk, "state", state, sizeof state, NULL);
     rq_hget(Q, jk, "error", why, sizeof why, NULL);
     cr_assert_str_eq(state, "failed");
-    cr_assert(strstr(why, "not a regular file (a FIFO)"), "%s", why);
+    cr_assert(strstr(why, "not a regular file"), "%s", why); /* the roots check or the open */
 }
 
 /* ---- signals ---- */
