@@ -5,6 +5,7 @@
 #   make test       install deps, check the rooms, build, verify the systemd units, fuzz the
 #                   model loader briefly, run every test and the chaos suite
 #   make chaos      the chaos suite alone: one fault per test on a whole system (mk/chaos.mk)
+#   make asan       everything CPU-only under ASan + UBSan, the CPU test suite run on it (mk/asan.mk)
 #   make test-gpu   CUDA kernels vs. their C twins (needs a GPU)
 #   make bench-gpu / bench-pipeline / bench-cpu   benchmarks (see docs/PERF.md)
 #   make bundle     relocatable tarball: bin/ + private lib/ (RPATH $ORIGIN/../lib)
@@ -28,17 +29,19 @@ PKGS    := libavformat libavcodec libavutil libswscale libswresample hiredis jan
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# CFLAGS from the command line (`make CFLAGS=-O0`) replace -O2 -g only: the
+# project's own flags are added with `override`, so they are never lost.
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -MMD -MP -pthread -fno-strict-aliasing -ffp-contract=off
-CFLAGS  += $(PKG_CFLAGS)
+override CFLAGS  += -std=gnu11 -Wall -Wextra -MMD -MP -pthread -fno-strict-aliasing -ffp-contract=off
+override CFLAGS  += $(PKG_CFLAGS)
 ifeq ($(DEV),1)
-CFLAGS  += -Werror
+override CFLAGS  += -Werror
 endif
 LDLIBS  := -Wl,--as-needed $(PKG_LIBS) -lm -ldl -lpthread
 # libmicrohttpd: only vr-controller serves HTTP (--metrics-listen)
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
-$(BUILD)/controller/%.o: CFLAGS += $(MHD_CFLAGS)
+$(BUILD)/controller/%.o: override CFLAGS += $(MHD_CFLAGS)
 
 # ---- version: VERSION, plus `git describe` in a checkout ----
 # Only common/version.o sees it; the stamp changes (and rebuilds it) only
@@ -52,7 +55,7 @@ $(BUILD)/version.stamp: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(VR_VERSION)' | cmp -s - $@ || echo '$(VR_VERSION)' > $@
 $(BUILD)/common/version.o: $(BUILD)/version.stamp
-$(BUILD)/common/version.o: CFLAGS += -DVR_VERSION='"$(VR_VERSION)"'
+$(BUILD)/common/version.o: override CFLAGS += -DVR_VERSION='"$(VR_VERSION)"'
 .PHONY: FORCE
 
 # ---- CUDA: found or not found ----
@@ -80,7 +83,7 @@ CUDA_MSG  := CUDA: found $(NVCC): building kernels/*.cu for sm_90 (+PTX)
 NVFLAGS   := -O3 -std=c++20 -Xcompiler -fPIC,-Wall \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
              -DVR_HAVE_CUDA=1 -MMD -MP --expt-relaxed-constexpr
-CFLAGS    += -DVR_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+override CFLAGS += -DVR_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lstdc++
 CU_SRC    := $(wildcard kernels/*.cu)
 else
