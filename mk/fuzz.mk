@@ -1,19 +1,37 @@
-# libFuzzer target for the tflite loader (clang + libclang-rt). Undefined
-# behaviour aborts (-fno-sanitize-recover) so UBSan findings fail the run too.
-FUZZ_CC  ?= clang
-FUZZ_SRC := fuzz/fuzz_model.c kernels/tflite.c common/err.c common/log.c
-FUZZ_BIN := $(BUILD)/fuzz/fuzz_model
+# libFuzzer targets (clang + libclang-rt): the tflite loader, the job spec
+# and chunk task parsers (what anyone who can write Redis hands the
+# controller and the workers), and the profile/config parser. Undefined
+# behaviour aborts (-fno-sanitize-recover) so UBSan findings fail the run
+# too. `make fuzz` (part of `make test`) gives the model loader two thirds
+# of FUZZ_SECONDS and the two JSON parsers a sixth each.
+FUZZ_CC    ?= clang
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+              -Icommon -Ikernels -Iqueue
+FUZZ_BASE  := common/err.c common/log.c
+FUZZ_model_SRC    := fuzz/fuzz_model.c kernels/tflite.c common/storage.c $(FUZZ_BASE)
+FUZZ_job_spec_SRC := fuzz/fuzz_job_spec.c queue/job.c common/storage.c $(FUZZ_BASE)
+FUZZ_config_SRC   := fuzz/fuzz_config.c common/config.c common/paths.c common/storage.c \
+                     $(FUZZ_BASE)
+FUZZ_TARGETS := model job_spec config
+FUZZ_BIN = $(BUILD)/fuzz/fuzz_$(1)
 
-$(FUZZ_BIN): $(FUZZ_SRC) kernels/model.h
-	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN,$(t)): $(FUZZ_$(t)_SRC) $(wildcard common/*.h queue/*.h kernels/model.h)))
+$(BUILD)/fuzz/fuzz_%:
+	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)
-	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
-	   -fno-sanitize-recover=undefined -Icommon -Ikernels -o $@ $(FUZZ_SRC) -lm
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_$*_SRC) -ljansson -lm
 
-fuzz: $(FUZZ_BIN)
-	@echo "fuzz: model loader for $(FUZZ_SECONDS) s"
-	$(Q)cp -f models/*.tflite tests/data/fuzz-seeds/* $(BUILD)/fuzz/corpus/ 2>/dev/null || true
-	$(Q)$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=300000 -rss_limit_mb=2048 \
-	   -print_final_stats=0 $(BUILD)/fuzz/corpus >$(BUILD)/fuzz/log 2>&1 || \
-	   { tail -40 $(BUILD)/fuzz/log; echo "fuzz: FAILED"; exit 1; }
-	@grep -E "^#[0-9]+.*DONE" $(BUILD)/fuzz/log | tail -1 | sed 's/^/fuzz: /'; echo "fuzz: clean"
+# fuzz_one target seconds seed-dirs...
+fuzz_one = \
+	mkdir -p $(BUILD)/fuzz/corpus-$(1) && cp -f $(3) $(BUILD)/fuzz/corpus-$(1)/ 2>/dev/null; \
+	$(call FUZZ_BIN,$(1)) -max_total_time=$(2) -max_len=300000 -rss_limit_mb=2048 \
+	   -print_final_stats=0 $(BUILD)/fuzz/corpus-$(1) > $(BUILD)/fuzz/log-$(1) 2>&1 || \
+	   { tail -40 $(BUILD)/fuzz/log-$(1); echo "fuzz: $(1): FAILED"; exit 1; }; \
+	grep -E "^Done [0-9]+ runs" $(BUILD)/fuzz/log-$(1) | tail -1 | sed 's/^/fuzz: $(1): /'
+
+fuzz: $(foreach t,$(FUZZ_TARGETS),$(call FUZZ_BIN,$(t)))
+	@echo "fuzz: the model loader, the job spec / chunk task and config parsers, $(FUZZ_SECONDS) s in all"
+	$(Q)$(call fuzz_one,model,$(shell expr $(FUZZ_SECONDS) \* 2 / 3),models/*.tflite tests/data/fuzz-seeds/*.tflite)
+	$(Q)$(call fuzz_one,job_spec,$(shell expr $(FUZZ_SECONDS) / 6),tests/data/fuzz-seeds/job/*)
+	$(Q)$(call fuzz_one,config,$(shell expr $(FUZZ_SECONDS) / 6),tests/data/fuzz-seeds/config/*)
+	@echo "fuzz: clean"
