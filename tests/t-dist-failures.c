@@ -31,12 +31,6 @@ static void teardown(void)
 
 TestSuite(dist_fail, .fini = teardown, .timeout = 150);
 
-static void msleep(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
 static void connect_q(void)
 {
     vr_err e = { 0 };
@@ -55,7 +49,7 @@ static void wait_field(const char *key, const char *field, const char *want, lon
             if (want ? strcmp(v, want) == 0 : atoll(v) >= min)
                 return;
         }
-        msleep(10);
+        tmsleep(10);
     }
     tsh("tail -30 '%s' >&2", D.log);
     cr_assert_fail("%s %s is '%s' after %d ms", key, field, v, timeout_ms);
@@ -235,7 +229,7 @@ Test(dist_fail, redis_restart_mid_job_loses_nothing)
     rq_key_job(jk, sizeof jk, id);
     wait_field(jk, "chunks_done", NULL, 1, 30000);
     tredis_kill(&D.r);
-    msleep(1500);
+    tmsleep(1500);
     cr_assert_eq(tredis_restart(&D.r), 0);
     rq_free(&Q);
     connect_q();
@@ -266,7 +260,7 @@ Test(dist_fail, cancel_then_retry)
     cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, cargs), 1, "cancelled twice");
     tdist_worker(&D);
     cr_assert_eq(tdist_watch(&D, id, 20000), 1);
-    msleep(1500); /* the worker skips the cancelled job's chunks */
+    tmsleep(1500); /* the worker skips the cancelled job's chunks */
     job_field(id, "chunks_done", buf, sizeof buf);
     cr_assert_eq(atoi(buf), 0);
     const char *rargs[] = { "retry", id, NULL };
@@ -334,7 +328,7 @@ static int log_has(const char *needle, int timeout_ms)
             return 1;
         if (t >= timeout_ms)
             return 0;
-        msleep(50);
+        tmsleep(50);
     }
 }
 
@@ -453,7 +447,7 @@ Test(dist_fail, controller_start_sweeps_leftover_temps)
     for (int t = 0; t < 20000 && !gone; t += 50) {
         gone = access(old, F_OK) != 0;
         if (!gone)
-            msleep(50);
+            tmsleep(50);
     }
     cr_assert(gone, "the controller left %s", old);
     cr_assert_eq(access(fresh, F_OK), 0, "a fresh temp was removed");

@@ -37,12 +37,6 @@ static void teardown(void)
 
 TestSuite(dist_stream, .init = setup, .fini = teardown, .timeout = 150);
 
-static void msleep(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
 /* Redis, a controller, `workers` CPU workers, a 6 s clip of 0.5 s GOPs (six
  * 1 s chunks, so the split takes at least 6 x 0.4 s), and the job's id. */
 static void start_job(int workers, char *in, char *out, const char *name, char *id, size_t n)
@@ -75,7 +69,7 @@ static void wait_chunk(const char *id, int idx, char *state, size_t n)
             field(jk, "state", state, n);
             return;
         }
-        msleep(10);
+        tmsleep(10);
     }
     tsh("tail -30 '%s' >&2", D.log);
     cr_assert_fail("chunk %d of %s was never queued", idx, id);
@@ -160,7 +154,7 @@ Test(dist_stream, cancel_mid_split_stops_it_and_retry_finishes_the_job)
     /* The split stops at the next chunk it would queue. */
     char ck[128], last[32] = "";
     rq_key_chunk(ck, sizeof ck, id, 5);
-    msleep(1500);
+    tmsleep(1500);
     field(ck, "state", last, sizeof last);
     cr_assert_str_eq(last, "", "the split went on to the last chunk after the cancel");
     cr_assert_eq(tsh("grep -q 'split stopped: the job is cancelled' '%s'", D.log), 0);
@@ -199,7 +193,7 @@ Test(dist_stream, auto_chunk_length_from_the_workers_alive)
     cr_assert_eq(tclip_make(in, 4, 160, 5, 0), 0);
     struct rq_worker_info w[4];
     for (int t = 0; t < 300 && rq_workers_list(Q, w, 4, NULL) < 2; t++)
-        msleep(100); /* both workers have said hello */
+        tmsleep(100); /* both workers have said hello */
     cr_assert_eq(rq_workers_list(Q, w, 4, NULL), 2);
     const char *extra[] = { "--chunk-seconds", "auto", NULL };
     cr_assert_eq(tdist_submit(&D, in, out, extra, id, sizeof id), 0);
@@ -240,7 +234,7 @@ Test(dist_stream, a_done_chunks_input_is_removed_while_the_job_runs)
         field(ck0, "state", v, sizeof v);
         if (!strcmp(v, "done") && access(first, F_OK) != 0)
             break;
-        msleep(10);
+        tmsleep(10);
     }
     cr_assert_lt(t, 60000, "chunk 0's input was kept after it was done");
     field(ck5, "state", v, sizeof v);

@@ -20,25 +20,6 @@
 
 /* ---- the logger itself ---- */
 
-/* Runs fn with stderr going into buf. */
-static void capture_stderr(void (*fn)(void), char *buf, size_t n)
-{
-    char path[] = "/tmp/vrtest-logjson-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
-    fn();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t got = pread(fd, buf, n - 1, 0);
-    buf[got > 0 ? got : 0] = '\0';
-    close(fd);
-    unlink(path);
-}
-
 static const char *const keys[] = { "time", "level", "component", "job", "chunk", "worker",
                                     "message" };
 
@@ -78,7 +59,7 @@ Test(log_json, escaped_and_every_field)
     log_init("t-log");
     cr_assert_eq(log_set_format("xml"), -1);
     cr_assert_eq(log_set_format("json"), 0);
-    capture_stderr(say_nasty, out, sizeof out);
+    tcapture_stderr(say_nasty, out, sizeof out);
     log_set_format("text");
 
     char *l1 = out, *l2 = strchr(l1, '\n');

@@ -4,6 +4,7 @@
  * their level mapped and the libav component named.
  */
 #include "log.h"
+#include "util-redis.h"
 #include "vio_lib.h"
 
 #include <criterion/criterion.h>
@@ -12,25 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Runs fn with stderr going into buf. */
-static void capture_stderr(void (*fn)(void), char *buf, size_t n)
-{
-    char path[] = "/tmp/vrtest-log-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
-    fn();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t got = pread(fd, buf, n - 1, 0);
-    buf[got > 0 ? got : 0] = '\0';
-    close(fd);
-    unlink(path);
-}
 
 static void expect_match(const char *text, const char *re)
 {
@@ -52,7 +34,7 @@ Test(log_lines, iso_timestamp_with_ms)
 {
     char out[1024];
     log_init("t-log");
-    capture_stderr(say_hello, out, sizeof out);
+    tcapture_stderr(say_hello, out, sizeof out);
     expect_match(out, STAMP "t-log: info: chunk 3: hello$");
 }
 
@@ -71,7 +53,7 @@ Test(log_lines, libav_routed_through_our_log)
     char out[2048];
     log_init("t-log");
     vio_lib_log_route();
-    capture_stderr(libav_lines, out, sizeof out);
+    tcapture_stderr(libav_lines, out, sizeof out);
     expect_match(out, STAMP "t-log: warn: libav h264: a warning in 2 parts$");
     expect_match(out, STAMP "t-log: error: libav: no context$");
     cr_expect(!strstr(out, "too chatty"), "%s", out);

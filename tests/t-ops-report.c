@@ -27,12 +27,6 @@ static void teardown(void)
 
 TestSuite(report, .fini = teardown, .timeout = 180);
 
-static void msleep(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
 /* Waits until chunk idx of job id is running. */
 static void wait_running(struct rq *q, const char *id, int idx)
 {
@@ -42,7 +36,7 @@ static void wait_running(struct rq *q, const char *id, int idx)
         rq_hget(q, ck, "state", v, sizeof v, NULL);
         if (!strcmp(v, "running"))
             return;
-        msleep(20);
+        tmsleep(20);
     }
     cr_assert_fail("chunk %d never ran (%s)", idx, v);
 }

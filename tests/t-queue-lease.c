@@ -18,12 +18,6 @@
 static struct tredis T;
 static struct rq *Q;
 
-static void msleep(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
 static void setup(void)
 {
     cr_assert_eq(tredis_start(&T, 1), 0);
@@ -87,13 +81,13 @@ Test(queue, renewal_after_reclaim_does_not_steal_back)
     cr_assert_str_eq(st.task, "{\"t\":0}");
 
     /* While alive, renewal keeps the entry even past the lease. */
-    msleep(120);
+    tmsleep(120);
     cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostA:0:aaaa", a.id, "j1", &e), 1, "%s", e.msg);
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, NULL, a.id, "j1", 0, "lease expired", 100, &e), 0,
                  "renewed entry was reclaimed");
 
     /* Worker A stalls: the controller reclaims, worker B takes the new entry. */
-    msleep(150);
+    tmsleep(150);
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, NULL, a.id, "j1", 0, "lease expired", 100, &e), 1, "%s", e.msg);
     cr_assert_eq(take("hostB:0:bbbb", &b, &st), 1);
     cr_assert_eq(st.attempt, 2);
@@ -116,7 +110,7 @@ Test(queue, late_worker_neither_commits_nor_acks)
     struct rq_msg a = { 0 }, b = { 0 };
     struct rq_start st;
     cr_assert_eq(take("A:cpu:1", &a, &st), 1);
-    msleep(80);
+    tmsleep(80);
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, NULL, a.id, "j1", 1, "lease expired", 50, &e), 1);
     cr_assert_eq(take("B:cpu:2", &b, &st), 1);
 

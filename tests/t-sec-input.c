@@ -51,12 +51,6 @@ static void wpath(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", W, name);
 }
 
-static void msleep(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
 /* The whole of a small text file ("" when unreadable). */
 static void slurp(const char *path, char *buf, size_t n)
 {
@@ -231,10 +225,10 @@ Test(sec_input, process_stops_on_sigterm_mid_run)
         slurp(log, text, sizeof text);
         if (strstr(text, "mask output"))
             break;
-        msleep(50);
+        tmsleep(50);
     }
     cr_assert(strstr(text, "mask output"), "process never started: %s", text);
-    msleep(300);
+    tmsleep(300);
     kill(p, SIGTERM);
     int rc = tproc_wait(p, 20000);
     slurp(log, text, sizeof text);

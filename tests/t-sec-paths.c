@@ -41,12 +41,6 @@ static void teardown(void)
 
 TestSuite(sec_paths, .fini = teardown, .timeout = 150);
 
-static void msleep(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
 static void connect_q(void)
 {
     vr_err e = { 0 };
@@ -64,7 +58,7 @@ static void wait_state(const char *id, const char *want, char *err, size_t n, in
                 err[0] = '\0';
             return;
         }
-        msleep(20);
+        tmsleep(20);
     }
     tsh("tail -30 '%s' >&2", D.log);
     cr_assert_fail("job %s is '%s', not %s, after %d ms", id, v, want, timeout_ms);

@@ -34,12 +34,6 @@ static void teardown(void)
 TestSuite(sec_redis, .fini = teardown, .timeout = 150);
 TestSuite(sec_cli, .timeout = 60);
 
-static void msleep(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
 /* Runs `$VR_BIN_DIR/<cmdline>` with stderr into out; returns the status. */
 static int run_bin(char *out, size_t n, const char *cmdline)
 {
@@ -157,7 +151,7 @@ Test(sec_redis, password_file_keeps_it_out_of_argv)
     rq_password_file(NULL);
     long long nw = 0, nc = 0;
     for (int i = 0; i < 300 && (nw < 1 || nc < 1); i++) {
-        msleep(50);
+        tmsleep(50);
         redisReply *r = rq_cmd(Q, NULL, "SCARD " RQ_WORKERS);
         nw = r ? r->integer : 0;
         freeReplyObject(r);
@@ -204,7 +198,7 @@ static void wait_state(const char *id, const char *want, int timeout_ms)
     for (int t = 0; t < timeout_ms; t += 50) {
         if (rq_job_state(Q, id, st, sizeof st, NULL) > 0 && !strcmp(st, want))
             return;
-        msleep(50);
+        tmsleep(50);
     }
     tsh("tail -30 '%s' >&2", D.log);
     cr_assert_fail("job %s is '%s', not %s, after %d ms", id, st, want, timeout_ms);

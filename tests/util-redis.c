@@ -402,3 +402,31 @@ void tdist_stop(struct tdist *d, int show_log)
         tsh("echo '---- processes:'; tail -n 40 '%s' >&2", d->log);
     tredis_stop(&d->r);
 }
+
+/* ---- small helpers ---- */
+
+void tmsleep(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+void tcapture_stderr(void (*fn)(void), char *buf, size_t n)
+{
+    char path[] = "/tmp/vrtest-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    buf[0] = '\0';
+    if (fd < 0)
+        return;
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    fn();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ssize_t got = pread(fd, buf, n - 1, 0);
+    buf[got > 0 ? got : 0] = '\0';
+    close(fd);
+    unlink(path);
+}

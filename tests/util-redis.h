@@ -56,6 +56,12 @@ int tproc_wait(pid_t pid, int timeout_ms);
 /* Runs a shell command (ffmpeg, ffprobe) and returns its exit status. */
 int tsh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Sleeps ms milliseconds. */
+void tmsleep(int ms);
+
+/* Runs fn with this process's stderr going into buf (NUL-terminated). */
+void tcapture_stderr(void (*fn)(void), char *buf, size_t n);
+
 /* Runs a shell command and captures its stdout (NUL-terminated). */
 int tsh_out(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
