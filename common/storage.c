@@ -310,6 +310,34 @@ static pid_t storage_temp_pid(const char *name)
     return (pid_t)pid;
 }
 
+long long storage_drop_temps_of(int dirfd, const char *base)
+{
+    int fd = dirfd >= 0 ? dup(dirfd) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    size_t bl = strlen(base);
+    long long n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *name = de->d_name;
+        pid_t pid = storage_temp_pid(name);
+        if (!pid || pid == getpid() || strncmp(name + 1, base, bl) ||
+            strncmp(name + 1 + bl, STORAGE_TEMP_MARK, strlen(STORAGE_TEMP_MARK)))
+            continue;
+        if (unlinkat(dirfd, name, 0) == 0) {
+            log_info("removed %s, a temporary file of %s its writer (pid %d) left", name, base,
+                     (int)pid);
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
 /* A temp file is a leftover when it is older than max_age_s, or when its
  * writer's pid is no live process here and it was untouched for grace_s:
  * the grace keeps a file another node is writing (its pid means nothing on

@@ -87,6 +87,13 @@ int storage_check_space(const char *dir, uint64_t need, vr_err *err);
 int storage_sweep_temps(const char *dir, double max_age_s, double grace_s, long long *removed,
                         vr_err *err);
 
+/* Removes the temporary files of `base` (storage_temp's names for it) in
+ * the directory open at dirfd, but those this process writes: for a writer
+ * that holds the file's only right to be written (the controller that
+ * claimed a job's stitch), every other such file was left by a writer that
+ * died or lost that right. Links are not followed. Returns the count. */
+long long storage_drop_temps_of(int dirfd, const char *base);
+
 /* Removes a directory tree (best effort); returns 0 or VR_EIO. */
 int storage_rmtree(const char *dir);
 

@@ -19,6 +19,7 @@
 #include "rq_stats.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,8 +500,16 @@ int ctl_job_finish(struct ctl *c, const char *id)
         usleep(delay * 1000u);
     double t0 = clock_mono_s();
     int ahead = 0;
-    if ((rc = ctl_paths_open(c, &js, CTL_PATHS_OUTPUT, &files, &e)) < 0 ||
-        (rc = ctl_stitch_rest(c, id, &js, &man, &files, &ahead, &e)) < 0) {
+    if ((rc = ctl_paths_open(c, &js, CTL_PATHS_OUTPUT, &files, &e)) == 0) {
+        /* this controller holds the stitch now: another's temporary output
+         * (a controller killed mid-stitch, or one that lost its claim) is
+         * abandoned, and nothing else would ever remove it */
+        char base[JOB_PATH_MAX];
+        snprintf(base, sizeof base, "%s", js.output);
+        storage_drop_temps_of(files.out_dir, basename(base));
+        rc = ctl_stitch_rest(c, id, &js, &man, &files, &ahead, &e);
+    }
+    if (rc < 0) {
         vr_err_prefix(&e, "stitch");
         rc = ctl_job_fail(c, id, e.msg);
         goto out;

@@ -81,12 +81,18 @@ Test(chaos_ctl, kill9_mid_stitch)
     chaos_wait_job(id, "state", "stitching", 120000);
     chaos_kill9(&CH.d.ctl);
     cr_assert_neq(access(out, F_OK), 0, "the output was published mid-stitch");
+    /* the dead one's stitch-ahead left its temporary output beside it */
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s", out);
+    *strrchr(dir, '/') = '\0';
+    cr_assert_eq(tsh("ls -a '%s' | grep -q '^\\.out\\.mkv\\.tmp-'", dir), 0,
+                 "no temporary output was left: the test proves nothing");
     tdist_controller(&CH.d);
     chaos_watch(id, 0, 180000);
     chaos_check_done(id, in, out, ref);
-    /* The dead stitch's temp (.out.mkv.tmp-<pid>-<hex>) stays beside the
-     * output: the output's directory is the user's, and nothing sweeps it
-     * (docs/notes/distributed.md, "Guarantees"). It is never published. */
+    /* the controller that claimed the stitch removed it */
+    cr_assert_neq(tsh("ls -a '%s' | grep '^\\.out\\.mkv\\.tmp-'", dir), 0,
+                  "the dead stitch's temporary output is still there");
 }
 
 Test(chaos_ctl, two_controllers_ten_jobs)
