@@ -40,7 +40,8 @@
 /* ---- keys and groups ---- */
 #define RQ_JOBS     "vr:jobs"
 #define RQ_CHUNKS   "vr:chunks"     /* chunks of jobs with priority <= 0 */
-#define RQ_CHUNKS_HI "vr:chunks:hi" /* priority > 0: workers look here first */
+/* chunks of jobs with priority > 0, and chunks tried again: workers look here first */
+#define RQ_CHUNKS_HI "vr:chunks:hi"
 #define RQ_RESULTS  "vr:results"
 #define RQ_DEAD     "vr:dead"
 #define RQ_WORKERS  "vr:workers"

@@ -113,9 +113,12 @@ static const char COMMIT_LUA[] =
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
     "return 1\n";
 
-/* KEYS: chunks, chunk, job, results, dead. ARGV: group, consumer ('' =
- * reclaim), id, reason, min_idle, job, idx, permanent ('1': dead-letter now,
- * whatever the attempts left: another attempt would fail alike). */
+/* KEYS: chunks, chunk, job, results, dead, priority chunks. ARGV: group,
+ * consumer ('' = reclaim), id, reason, min_idle, job, idx, permanent ('1':
+ * dead-letter now, whatever the attempts left: another attempt would fail
+ * alike). A chunk tried again goes into the priority stream, which workers
+ * read first: it is its job's oldest unfinished work, and at the back of
+ * the queue it would be the job's tail, the fleet idle around it. */
 static const char FAIL_LUA[] =
     "if ARGV[2] ~= '' then\n"
     "  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n"
@@ -138,8 +141,8 @@ static const char FAIL_LUA[] =
     "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[6], 'idx', ARGV[7], 'kind', 'dead')\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 2\n"
     "end\n"
-    "local nid = redis.call('XADD', KEYS[1], '*', 'job', ARGV[6], 'idx', ARGV[7])\n"
-    "redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid)\n"
+    "local nid = redis.call('XADD', KEYS[6], '*', 'job', ARGV[6], 'idx', ARGV[7])\n"
+    "redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid, 'stream', KEYS[6])\n"
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
     "return 1\n";
 
@@ -323,11 +326,11 @@ int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, con
     rq_key_job(jk, sizeof jk, job);
     snprintf(mi, sizeof mi, "%lld", min_idle_ms);
     snprintf(ix, sizeof ix, "%d", idx);
-    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_DEAD, RQ_G_WORKERS,
+    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_DEAD, RQ_CHUNKS_HI, RQ_G_WORKERS,
                          consumer ? consumer : "", id, reason, mi, job, ix,
                          permanent ? "1" : "0" };
     long long v = 0;
-    int rc = rq_eval_int(q, err, FAIL_LUA, 5, kv, 13, &v);
+    int rc = rq_eval_int(q, err, FAIL_LUA, 6, kv, 14, &v);
     if (rc < 0)
         return rc;
     return v == 3 ? 0 : (int)v;

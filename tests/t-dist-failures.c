@@ -123,6 +123,41 @@ Test(dist_fail, kill9_worker_mid_chunk_output_identical_to_clean_run)
     cr_assert_eq(frames_of(out1), 40);
 }
 
+/* A chunk whose worker died goes ahead of the chunks still queued behind
+ * it (the priority stream): at the back it would be the job's tail. One
+ * worker holds chunk 0 and is killed; the other runs the rest one by one,
+ * and must take chunk 0 again before the last one. The workers are slowed
+ * (VR_TEST_FRAME_DELAY_MS) so the queue is still full after the lease. */
+Test(dist_fail, a_chunk_tried_again_runs_before_the_queue_behind_it)
+{
+    setenv("VR_TEST_FRAME_DELAY_MS", "100", 1);
+    cr_assert_eq(tdist_start(&D, 0, 1, 1, 1), 0);
+    connect_q();
+    char in[400], out[400], id[64], ck0[128], ck5[128];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 6, 160, 5, 0), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    rq_key_chunk(ck0, sizeof ck0, id, 0);
+    rq_key_chunk(ck5, sizeof ck5, id, 5);
+    wait_field(ck0, "state", "running", 0, 30000);
+    kill(D.w[0], SIGKILL);
+    waitpid(D.w[0], NULL, 0);
+    D.w[0] = 0;
+    tdist_worker(&D);
+    int rc = tdist_watch(&D, id, 120000);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+    if (rc)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0);
+    long long att = 0, s0 = 0, s5 = 0;
+    rq_hget_ll(Q, ck0, "attempts", &att, NULL);
+    rq_hget_ll(Q, ck0, "started_ms", &s0, NULL);
+    rq_hget_ll(Q, ck5, "started_ms", &s5, NULL);
+    cr_assert_geq(att, 2, "chunk 0 was not tried again");
+    cr_assert_lt(s0, s5, "chunk 0, tried again, waited behind the whole queue");
+}
+
 Test(dist_fail, corrupt_chunk_dead_lettered_other_jobs_go_on)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
