@@ -211,7 +211,10 @@ Test(dist_stream, auto_chunk_length_from_the_workers_alive)
  * flight, not a second copy of the whole source. */
 Test(dist_stream, a_done_chunks_input_is_removed_while_the_job_runs)
 {
-    setenv("VR_TEST_FRAME_DELAY_MS", "50", 1);
+    /* One worker at >= 1.5 s a chunk: chunk 5 cannot be done before ~7.5 s,
+     * long after the split (6 x 0.4 s) has let the controller read chunk
+     * 0's result, however busy the machine is. */
+    setenv("VR_TEST_FRAME_DELAY_MS", "150", 1);
     char in[400], out[400], id[64], ck0[128], ck5[128], v[32], first[600];
     /* the suite's controllers run with --keep-chunks (tests look inside);
      * this one must not */

@@ -24,6 +24,7 @@ static void setup(void)
     vr_err e = { 0 };
     cr_assert_eq(rq_open(T.url, 2000, &Q, &e), 0, "%s", e.msg);
     cr_assert_eq(rq_group_ensure(Q, RQ_CHUNKS, RQ_G_WORKERS, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_group_ensure(Q, RQ_CHUNKS_HI, RQ_G_WORKERS, &e), 0, "%s", e.msg);
     cr_assert_eq(rq_group_ensure(Q, RQ_RESULTS, RQ_G_CONTROLLERS, &e), 0, "%s", e.msg);
     redisReply *r = rq_cmd(Q, &e, "HSET vr:job:j1 state running chunks_total 3");
     cr_assert_not_null(r, "%s", e.msg);
@@ -36,17 +37,20 @@ static void teardown(void)
     tredis_stop(&T);
 }
 
-/* Delivers the next chunk entry to `consumer` and starts it. */
+/* Delivers the next chunk entry to `consumer` and starts it, reading as a
+ * worker does: the priority stream (where a chunk tried again goes) first. */
 static int take(const char *consumer, struct rq_msg *m, struct rq_start *st)
 {
-    const char *streams[] = { RQ_CHUNKS };
+    const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
     vr_err e = { 0 };
-    int rc = rq_read(Q, RQ_G_WORKERS, consumer, streams, 1, 0, m, &e);
+    int rc = rq_read(Q, RQ_G_WORKERS, consumer, hi, 1, 0, m, &e);
+    if (rc == 0)
+        rc = rq_read(Q, RQ_G_WORKERS, consumer, normal, 1, 0, m, &e);
     cr_assert_geq(rc, 0, "%s", e.msg);
     if (rc == 0)
         return 0;
     char why[64] = "";
-    rc = rq_chunk_start(Q, RQ_CHUNKS, consumer, m->id, rq_msg_get(m, "job"),
+    rc = rq_chunk_start(Q, m->stream, consumer, m->id, rq_msg_get(m, "job"),
                         atoi(rq_msg_get(m, "idx")), st, why, sizeof why, &e);
     cr_assert_geq(rc, 0, "%s", e.msg);
     return rc;
@@ -59,12 +63,17 @@ static long long hll(const char *key, const char *field)
     return v;
 }
 
+/* Entries delivered and not acked, in both chunk streams. */
 static long long pending(void)
 {
-    redisReply *r = rq_cmd(Q, NULL, "XPENDING %s %s", RQ_CHUNKS, RQ_G_WORKERS);
-    cr_assert_not_null(r);
-    long long n = r->element[0]->integer;
-    freeReplyObject(r);
+    long long n = 0;
+    const char *streams[] = { RQ_CHUNKS, RQ_CHUNKS_HI };
+    for (int i = 0; i < 2; i++) {
+        redisReply *r = rq_cmd(Q, NULL, "XPENDING %s %s", streams[i], RQ_G_WORKERS);
+        cr_assert_not_null(r);
+        n += r->element[0]->integer;
+        freeReplyObject(r);
+    }
     return n;
 }
 
@@ -94,8 +103,9 @@ Test(queue, renewal_after_reclaim_does_not_steal_back)
 
     /* A wakes up and renews: it must learn it lost the chunk. */
     cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostA:0:aaaa", a.id, "j1", &e), 0);
-    cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "hostB:0:bbbb", b.id, "j1", &e), 1);
-    redisReply *r = rq_cmd(Q, &e, "XPENDING %s %s - + 10", RQ_CHUNKS, RQ_G_WORKERS);
+    cr_assert_str_eq(b.stream, RQ_CHUNKS_HI, "a chunk tried again goes ahead of the queue");
+    cr_assert_eq(rq_lease_renew(Q, b.stream, "hostB:0:bbbb", b.id, "j1", &e), 1);
+    redisReply *r = rq_cmd(Q, &e, "XPENDING %s %s - + 10", b.stream, RQ_G_WORKERS);
     cr_assert_eq(r->elements, 1);
     cr_assert_str_eq(r->element[0]->element[1]->str, "hostB:0:bbbb");
     freeReplyObject(r);
@@ -121,12 +131,12 @@ Test(queue, late_worker_neither_commits_nor_acks)
     /* Its failure report is refused too (B owns the chunk). */
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, "boom", 0, &e), 0);
 
-    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 1, "%s", e.msg);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);
     cr_assert_eq(hll("vr:job:j1", "frames_done"), 10);
     cr_assert_eq(pending(), 0);
     /* A duplicate commit (same owner, already acked) changes nothing. */
-    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 0);
+    cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 0);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);
     rq_msg_release(&a);
     rq_msg_release(&b);
@@ -181,7 +191,7 @@ Test(queue, attempts_survive_aof_reload_and_dead_letter)
     cr_assert_eq(hll("vr:chunk:j1:2", "attempts"), 1);
     cr_assert_eq(take("B:0:2", &m, &st), 1);
     cr_assert_eq(st.attempt, 2);
-    cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, "B:0:2", m.id, "j1", 2, "cannot decode: bad NAL", 0, &e), 2);
+    cr_assert_eq(rq_chunk_fail(Q, m.stream, "B:0:2", m.id, "j1", 2, "cannot decode: bad NAL", 0, &e), 2);
     rq_msg_release(&m);
 
     char state[32], err[256];
