@@ -30,6 +30,7 @@ struct ctl {
     volatile sig_atomic_t *stop;
     struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c) */
     int nstitches;
+    long long last_reclaim_ms;    /* monotonic: the loop's and the split's last reclaim */
 };
 
 struct ctl_paths;        /* a job's files, held beneath the roots (below) */
@@ -90,6 +91,12 @@ int ctl_audit(struct ctl *c, int deep);
 
 /* Handles one vr:results entry. */
 int ctl_result(struct ctl *c, const char *job, int idx, const char *kind);
+
+/* Between the chunks of a split (ctl_run.c): handles the results already
+ * waiting, without blocking, and reclaims lapsed leases when one is due, so
+ * a long source being cut does not hold up the fleet's results, stitches
+ * and reclaims. New jobs wait for the loop (a split never starts another). */
+void ctl_poll_results(struct ctl *c);
 
 /* What every chunk of a job is processed with (ctl_decide.c). */
 struct ctl_decision {

@@ -173,6 +173,8 @@ static int ctl_split_chunk_ready(void *ctx, int idx, const struct remux_chunk *k
     unsigned delay = clock_test_delay_ms("VR_TEST_SPLIT_DELAY_MS");
     if (delay)
         usleep(delay * 1000u);
+    ctl_poll_results(s->c);
+    log_ctx_thread(s->id, -1); /* the results handled set their own */
     return 0;
 }
 
@@ -353,6 +355,10 @@ static int ctl_job_start_with(struct ctl *c, const char *id, const struct job_sp
     }
     rq_event(c->q, id, "running: chunks enqueued");
     rq_fleetstats_note(c->q, RQ_NOTE_SPLIT, split_s, NULL);
+    /* chunks that finished while the split went on (their results were
+     * read then): stitched ahead now, and a job already complete ends */
+    ctl_stitch_progress(c, id);
+    ctl_job_finish(c, id);
     return 1;
 }
 

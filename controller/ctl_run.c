@@ -111,11 +111,38 @@ static void ctl_sweep_temps(const char *storage)
         log_info("storage %s: %lld leftover temporary files removed", storage, n);
 }
 
+/* Reclaims lapsed leases when the last reclaim is a quarter lease (at most
+ * a second) ago. */
+static void ctl_reclaim_due(struct ctl *c)
+{
+    long long every = c->lease_ms / 4 < 1000 ? c->lease_ms / 4 : 1000;
+    long long now = (long long)clock_mono_ms();
+    if (now - c->last_reclaim_ms >= every) {
+        ctl_reclaim(c);
+        c->last_reclaim_ms = now;
+    }
+}
+
+/* At most this many results a call: a split goes on between the calls. */
+#define CTL_POLL_MAX 64
+
+void ctl_poll_results(struct ctl *c)
+{
+    const char *streams[] = { RQ_RESULTS };
+    for (int i = 0; i < CTL_POLL_MAX && !ctl_stop; i++) {
+        struct rq_msg m;
+        if (rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 1, 0, &m, NULL) != 1)
+            break; /* none waiting, or Redis trouble the split meets next */
+        ctl_handle(c, &m);
+        rq_msg_release(&m);
+    }
+    ctl_reclaim_due(c);
+}
+
 static int ctl_loop(struct ctl *c)
 {
     const char *streams[] = { RQ_JOBS, RQ_RESULTS };
-    long long last_reclaim = 0, last_audit = 0;
-    long long every_reclaim = c->lease_ms / 4 < 1000 ? c->lease_ms / 4 : 1000;
+    long long last_audit = 0;
     unsigned audits = 0;
     int down = 0;
     log_info("controller %s: ready (storage %s, inputs under %s, outputs under %s, lease %.1f s)",
@@ -138,11 +165,8 @@ static int ctl_loop(struct ctl *c)
             ctl_handle(c, &m);
             rq_msg_release(&m);
         }
+        ctl_reclaim_due(c);
         long long now = (long long)clock_mono_ms();
-        if (now - last_reclaim >= every_reclaim) {
-            ctl_reclaim(c);
-            last_reclaim = now;
-        }
         if (now - last_audit >= 1000) {
             ctl_audit(c, audits++ % 5 == 0);
             last_audit = now;

@@ -4,7 +4,8 @@
  * CPU workers and 2 s chunks, with a lossless matte (FFV1): every frame
  * equal, on clips whose layout comes from their stereo metadata, their
  * file name and their aspect ratio, and an open-GOP HEVC source; with the
- * default lossy encoder no frame's mean difference exceeds 1/255. A job
+ * default lossy encoder no frame's mean difference exceeds 1/255. Every
+ * profile: fast and balanced on the layout clips, quality on its own. A job
  * whose layout or config is bad is refused before anything is queued.
  */
 #include "t-video-util.h"
@@ -136,6 +137,26 @@ Test(one_answer, open_gop_hevc)
     /* x265's defaults: open GOPs, CRA keyframes */
     clip_case("open.mkv", 320, 240, "-c:v libx265 -preset ultrafast -x265-params "
               "keyint=10:min-keyint=10:scenecut=0:log-level=error", "fast");
+}
+
+Test(one_answer, quality_profile_equal_too)
+{
+    /* the quality profile's larger work size and edge refinement, without
+     * its tiles (they only make the CPU run longer): 4 s of 320x240 */
+    char clip[300], cfg[300], a[300], b[300];
+    snprintf(clip, sizeof clip, "%s/clip.mp4", W);
+    snprintf(cfg, sizeof cfg, "%s/quality-lossless.json", W);
+    snprintf(a, sizeof a, "%s/process.mkv", W);
+    snprintf(b, sizeof b, "%s/fleet.mkv", W);
+    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -t 4 -vf scale=320:240 -pix_fmt yuv420p %s "
+                     "'%s'", H264, clip), 0);
+    cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\", \"tile_cols\": 0, \"tile_rows\": 0}' > '%s'",
+                     cfg), 0);
+    both_paths(clip, cfg, "quality", a, b);
+    int differing;
+    double worst = worst_frame_diff(a, b, &differing);
+    cr_assert_eq(differing, 0, "quality: %d frames differ between process and the fleet (worst "
+                 "mean |diff| %.3f)", differing, worst);
 }
 
 Test(one_answer, lossy_default_encoder_within_one_level)

@@ -97,6 +97,20 @@ static void video_md5(const char *path, char *out, size_t n)
             path);
 }
 
+/* Redis, one CPU worker and a controller without --keep-chunks (the
+ * suite's keep them, for tests that look inside), which removes a done
+ * chunk's input. */
+static void start_dropping_controller(void)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 1), 0);
+    const char *argv[] = { "vr-controller", "run", "--redis", D.r.url, "--storage", D.storage,
+                           "--input-root", D.r.dir, "--output-root", D.r.dir,
+                           "--lease-seconds", "5", NULL };
+    cr_assert_gt(D.ctl = tproc_spawn("vr-controller", argv, D.log), 0);
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+}
+
 Test(dist_stream, chunks_are_queued_while_the_source_is_still_being_split)
 {
     char in[400], out[400], id[64], state[32];
@@ -179,6 +193,39 @@ Test(dist_stream, the_output_is_stitched_while_the_chunks_finish)
     cr_assert_geq(atoi(line), 5, "only %s", line);
 }
 
+/* A long split does not hold the fleet's results up: the controller reads
+ * them between the chunks it cuts, so a done chunk's input goes (and a
+ * lapsed lease would be reclaimed) while the job is still splitting. Each
+ * chunk is cut 3 s apart; the job is cancelled once it has shown it. */
+Test(dist_stream, results_are_handled_while_the_split_goes_on)
+{
+    setenv("VR_TEST_SPLIT_DELAY_MS", "3000", 1);
+    char in[400], out[400], id[64], ck0[128], jk[128], v[32], state[32], first[600], buf[256];
+    start_dropping_controller();
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 6, 160, 5, 1), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    rq_key_chunk(ck0, sizeof ck0, id, 0);
+    rq_key_job(jk, sizeof jk, id);
+    snprintf(first, sizeof first, "%s/jobs/%s/in/00000.mkv", D.storage, id);
+    int t = 0;
+    for (; t < 60000; t += 10) {
+        field(ck0, "state", v, sizeof v);
+        if (!strcmp(v, "done") && access(first, F_OK) != 0)
+            break;
+        tmsleep(10);
+    }
+    cr_assert_lt(t, 60000, "chunk 0's result was not handled");
+    field(jk, "state", state, sizeof state);
+    field(jk, "chunks_total", v, sizeof v);
+    cr_assert_str_eq(state, "splitting", "chunk 0's result was handled only once the split had "
+                     "ended (the job %s, %s chunks)", state, v);
+    const char *cargs[] = { "cancel", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, cargs), 0);
+    finish(id, 1);
+}
+
 /* Submitted with --chunk-seconds auto: the controller picks a length that
  * fills the workers alive in whole waves and records it before the split
  * (4 s of 0.5 s GOPs over 2 workers: 2 s, two chunks). */
@@ -216,15 +263,7 @@ Test(dist_stream, a_done_chunks_input_is_removed_while_the_job_runs)
      * 0's result, however busy the machine is. */
     setenv("VR_TEST_FRAME_DELAY_MS", "150", 1);
     char in[400], out[400], id[64], ck0[128], ck5[128], v[32], first[600];
-    /* the suite's controllers run with --keep-chunks (tests look inside);
-     * this one must not */
-    cr_assert_eq(tdist_start(&D, 0, 5, 0, 1), 0);
-    const char *argv[] = { "vr-controller", "run", "--redis", D.r.url, "--storage", D.storage,
-                           "--input-root", D.r.dir, "--output-root", D.r.dir,
-                           "--lease-seconds", "5", NULL };
-    cr_assert_gt(D.ctl = tproc_spawn("vr-controller", argv, D.log), 0);
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+    start_dropping_controller();
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mp4", D.r.dir);
     cr_assert_eq(tclip_make(in, 6, 160, 5, 1), 0);
