@@ -367,7 +367,8 @@ static int next_frame(struct vio_in *in, AVFrame *f, AVPacket *p, vr_err *e)
 
 /* Frame by frame, streaming: mean |A - B| of the luma (B sampled at A's
  * size), the worst frame's mean, the largest pixel difference, the frames
- * that differ at all and those whose mean exceeds one level. */
+ * that differ at all and those whose mean exceeds one level; the first 40
+ * frames that differ, each with its mean, on stderr. */
 static int cmd_diff(int argc, char **argv)
 {
     if (argc != 4)
@@ -397,6 +398,8 @@ static int cmd_diff(int argc, char **argv)
         cnt += (long long)a->width * a->height;
         fs /= (double)a->width * a->height;
         worst = fs > worst ? fs : worst;
+        if (fs > 0 && differ < 40) /* where they part: the frames, to stderr */
+            fprintf(stderr, "diff: frame %d mean %.4f\n", n, fs);
         differ += fs > 0;
         over1 += fs > 1.0;
         n++;

@@ -34,6 +34,7 @@ struct seg_cu {
     int dev;
     cudaStream_t st;
     cudaEvent_t ev[4];            /* stage boundaries, for seg_timing */
+    cudaEvent_t decoded;          /* the legacy default stream's work so far (NVDEC copies) */
     struct netcu *net;
     struct netcu_opts nopts;
     struct frame_cu_plan plan;
@@ -220,6 +221,17 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
                               i, need1);
     }
 
+    /* libavcodec copies each NVDEC surface out on the context's legacy
+     * default stream, asynchronously: the engine's non-blocking stream
+     * waits for those copies, or a busy GPU lets the preprocess read a
+     * frame before it is whole (3 workers sharing an H100: 6-10 of 300
+     * frames differed from one process's, from the 11th frame on). */
+    for (int i = 0; i < n; i++)
+        if (frames[i].on_device) {
+            CU_TRY(cudaEventRecord(c->decoded, cudaStreamLegacy), "event");
+            CU_TRY(cudaStreamWaitEvent(c->st, c->decoded, 0), "wait for the decoder");
+            break;
+        }
     CU_TRY(cudaEventRecord(c->ev[0], c->st), "event");
     for (int i = 0; i < n; i++) {
         if (frames[i].on_device) {
@@ -334,6 +346,8 @@ static void cu_destroy(struct seg *s)
     for (int i = 0; i < 4; i++)
         if (c->ev[i])
             cudaEventDestroy(c->ev[i]);
+    if (c->decoded)
+        cudaEventDestroy(c->decoded);
     if (c->st)
         cudaStreamDestroy(c->st);
     free(c);
@@ -411,6 +425,7 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
     CU_TRY(cudaStreamCreateWithFlags(&c->st, cudaStreamNonBlocking), "stream");
     for (int i = 0; i < 4; i++)
         CU_TRY(cudaEventCreate(&c->ev[i]), "event");
+    CU_TRY(cudaEventCreateWithFlags(&c->decoded, cudaEventDisableTiming), "event");
 
     frame_cu_plan_make(&s->plan, &c->plan);
     c->mw = s->model->in_w;
