@@ -139,20 +139,29 @@ Test(one_answer, open_gop_hevc)
               "keyint=10:min-keyint=10:scenecut=0:log-level=error", "fast");
 }
 
+/* 4 s of vtest at 320x240 through both paths with the quality profile and
+ * config `json`; the source and the outputs (of extension ext) into clip,
+ * a and b. */
+static void quality_both_paths(const char *json, const char *ext, char *clip, char *a, char *b)
+{
+    char cfg[300];
+    snprintf(clip, 300, "%s/clip.mp4", W);
+    snprintf(cfg, sizeof cfg, "%s/quality.json", W);
+    snprintf(a, 300, "%s/process.%s", W, ext);
+    snprintf(b, 300, "%s/fleet.%s", W, ext);
+    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -t 4 -vf scale=320:240 -pix_fmt yuv420p %s "
+                     "'%s'", H264, clip), 0);
+    cr_assert_eq(tsh("echo '%s' > '%s'", json, cfg), 0);
+    both_paths(clip, cfg, "quality", a, b);
+}
+
 Test(one_answer, quality_profile_equal_too)
 {
     /* the quality profile's larger work size and edge refinement, without
-     * its tiles (they only make the CPU run longer): 4 s of 320x240 */
-    char clip[300], cfg[300], a[300], b[300];
-    snprintf(clip, sizeof clip, "%s/clip.mp4", W);
-    snprintf(cfg, sizeof cfg, "%s/quality-lossless.json", W);
-    snprintf(a, sizeof a, "%s/process.mkv", W);
-    snprintf(b, sizeof b, "%s/fleet.mkv", W);
-    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -t 4 -vf scale=320:240 -pix_fmt yuv420p %s "
-                     "'%s'", H264, clip), 0);
-    cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\", \"tile_cols\": 0, \"tile_rows\": 0}' > '%s'",
-                     cfg), 0);
-    both_paths(clip, cfg, "quality", a, b);
+     * its tiles (they only make the CPU run longer) */
+    char clip[300], a[300], b[300];
+    quality_both_paths("{\"encoder\": \"ffv1\", \"tile_cols\": 0, \"tile_rows\": 0}", "mkv",
+                       clip, a, b);
     int differing;
     double worst = worst_frame_diff(a, b, &differing);
     cr_assert_eq(differing, 0, "quality: %d frames differ between process and the fleet (worst "
@@ -207,15 +216,8 @@ Test(one_answer, bad_layout_and_bad_config_refused_at_submit)
  * would use B-frames): the fleet's output has the source's timestamps. */
 Test(one_answer, quality_profile_keeps_the_source_timestamps)
 {
-    char clip[300], cfg[300], a[300], b[300];
-    snprintf(clip, sizeof clip, "%s/clip.mp4", W);
-    snprintf(cfg, sizeof cfg, "%s/empty.json", W);
-    snprintf(a, sizeof a, "%s/process.mp4", W);
-    snprintf(b, sizeof b, "%s/fleet.mp4", W);
-    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -t 4 -vf scale=320:240 -pix_fmt yuv420p %s "
-                     "'%s'", H264, clip), 0);
-    cr_assert_eq(tsh("echo '{\"tile_cols\": 0, \"tile_rows\": 0}' > '%s'", cfg), 0);
-    both_paths(clip, cfg, "quality", a, b);
+    char clip[300], a[300], b[300];
+    quality_both_paths("{\"tile_cols\": 0, \"tile_rows\": 0}", "mp4", clip, a, b);
     struct tv_file src, fa, fb;
     cr_assert_eq(tv_read(clip, 0, &src), 0);
     cr_assert_eq(tv_read(a, 0, &fa), 0);

@@ -38,16 +38,30 @@ static void teardown(void)
 TestSuite(dist_stream, .init = setup, .fini = teardown, .timeout = 150);
 
 /* Redis, a controller, `workers` CPU workers, a 6 s clip of 0.5 s GOPs (six
- * 1 s chunks, so the split takes at least 6 x 0.4 s), and the job's id. */
-static void start_job(int workers, char *in, char *out, const char *name, char *id, size_t n)
+ * 1 s chunks, so the split takes at least 6 x 0.4 s), and the job's id.
+ * With keep 0 the controller runs without --keep-chunks (the suite's keep
+ * the chunks, for tests that look inside) and removes a done chunk's input. */
+static void start_job_ex(int workers, int keep, char *in, char *out, const char *name, char *id,
+                         size_t n)
 {
-    cr_assert_eq(tdist_start(&D, 0, 5, 1, workers), 0);
+    cr_assert_eq(tdist_start(&D, 0, 5, keep, workers), 0);
+    if (!keep) {
+        const char *argv[] = { "vr-controller", "run", "--redis", D.r.url, "--storage",
+                               D.storage, "--input-root", D.r.dir, "--output-root", D.r.dir,
+                               "--lease-seconds", "5", NULL };
+        cr_assert_gt(D.ctl = tproc_spawn("vr-controller", argv, D.log), 0);
+    }
     vr_err e = { 0 };
     cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
     snprintf(in, 400, "%s/in.mp4", D.r.dir);
     snprintf(out, 400, "%s/%s", D.r.dir, name);
     cr_assert_eq(tclip_make(in, 6, 160, 5, 1), 0);
     cr_assert_eq(tdist_submit(&D, in, out, NULL, id, n), 0);
+}
+
+static void start_job(int workers, char *in, char *out, const char *name, char *id, size_t n)
+{
+    start_job_ex(workers, 1, in, out, name, id, n);
 }
 
 static void field(const char *key, const char *f, char *out, size_t n)
@@ -97,18 +111,20 @@ static void video_md5(const char *path, char *out, size_t n)
             path);
 }
 
-/* Redis, one CPU worker and a controller without --keep-chunks (the
- * suite's keep them, for tests that look inside), which removes a done
- * chunk's input. */
-static void start_dropping_controller(void)
+/* Waits until chunk 0 of job id is done and its input file is gone. */
+static void wait_first_input_dropped(const char *id)
 {
-    cr_assert_eq(tdist_start(&D, 0, 5, 0, 1), 0);
-    const char *argv[] = { "vr-controller", "run", "--redis", D.r.url, "--storage", D.storage,
-                           "--input-root", D.r.dir, "--output-root", D.r.dir,
-                           "--lease-seconds", "5", NULL };
-    cr_assert_gt(D.ctl = tproc_spawn("vr-controller", argv, D.log), 0);
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+    char ck0[128], v[32], first[600];
+    rq_key_chunk(ck0, sizeof ck0, id, 0);
+    snprintf(first, sizeof first, "%s/jobs/%s/in/00000.mkv", D.storage, id);
+    for (int t = 0; t < 60000; t += 10) {
+        field(ck0, "state", v, sizeof v);
+        if (!strcmp(v, "done") && access(first, F_OK) != 0)
+            return;
+        tmsleep(10);
+    }
+    tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_fail("chunk 0's input was not removed once it was done");
 }
 
 Test(dist_stream, chunks_are_queued_while_the_source_is_still_being_split)
@@ -200,23 +216,10 @@ Test(dist_stream, the_output_is_stitched_while_the_chunks_finish)
 Test(dist_stream, results_are_handled_while_the_split_goes_on)
 {
     setenv("VR_TEST_SPLIT_DELAY_MS", "3000", 1);
-    char in[400], out[400], id[64], ck0[128], jk[128], v[32], state[32], first[600], buf[256];
-    start_dropping_controller();
-    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
-    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
-    cr_assert_eq(tclip_make(in, 6, 160, 5, 1), 0);
-    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
-    rq_key_chunk(ck0, sizeof ck0, id, 0);
+    char in[400], out[400], id[64], jk[128], v[32], state[32], buf[256];
+    start_job_ex(1, 0, in, out, "out.mkv", id, sizeof id);
+    wait_first_input_dropped(id);
     rq_key_job(jk, sizeof jk, id);
-    snprintf(first, sizeof first, "%s/jobs/%s/in/00000.mkv", D.storage, id);
-    int t = 0;
-    for (; t < 60000; t += 10) {
-        field(ck0, "state", v, sizeof v);
-        if (!strcmp(v, "done") && access(first, F_OK) != 0)
-            break;
-        tmsleep(10);
-    }
-    cr_assert_lt(t, 60000, "chunk 0's result was not handled");
     field(jk, "state", state, sizeof state);
     field(jk, "chunks_total", v, sizeof v);
     cr_assert_str_eq(state, "splitting", "chunk 0's result was handled only once the split had "
@@ -262,23 +265,10 @@ Test(dist_stream, a_done_chunks_input_is_removed_while_the_job_runs)
      * long after the split (6 x 0.4 s) has let the controller read chunk
      * 0's result, however busy the machine is. */
     setenv("VR_TEST_FRAME_DELAY_MS", "150", 1);
-    char in[400], out[400], id[64], ck0[128], ck5[128], v[32], first[600];
-    start_dropping_controller();
-    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
-    snprintf(out, sizeof out, "%s/out.mp4", D.r.dir);
-    cr_assert_eq(tclip_make(in, 6, 160, 5, 1), 0);
-    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
-    rq_key_chunk(ck0, sizeof ck0, id, 0);
+    char in[400], out[400], id[64], ck5[128], v[32];
+    start_job_ex(1, 0, in, out, "out.mp4", id, sizeof id);
+    wait_first_input_dropped(id);
     rq_key_chunk(ck5, sizeof ck5, id, 5);
-    snprintf(first, sizeof first, "%s/jobs/%s/in/00000.mkv", D.storage, id);
-    int t = 0;
-    for (; t < 60000; t += 10) {
-        field(ck0, "state", v, sizeof v);
-        if (!strcmp(v, "done") && access(first, F_OK) != 0)
-            break;
-        tmsleep(10);
-    }
-    cr_assert_lt(t, 60000, "chunk 0's input was kept after it was done");
     field(ck5, "state", v, sizeof v);
     cr_assert_str_neq(v, "done", "the job had already finished: the test proves nothing");
     finish(id, 0);
