@@ -8,7 +8,8 @@
  * fails its job and reaches the controller's URL only. With the receiver
  * really stopped when the job ends, the event arrives once it is back, once;
  * so it does when the controller is killed (-9) before it could deliver and
- * a new one starts. A redirect is followed to http(s) only. Bad URLs are
+ * a new one starts. `vrctl run --notify` delivers before it stops its
+ * processes. A redirect is followed to http(s) only. Bad URLs are
  * usage errors before anything is queued. At the queue level: one claim at
  * a time, and a lapsed claim passes to the next controller.
  *
@@ -439,6 +440,40 @@ Test(ops_webhook, controller_killed_before_delivering_delivers_after_restart_onc
     json_decref(delivered_once("/hook", id, 1, "failed", NULL));
     json_decref(delivered_once("/all", id, 1, "failed", NULL));
     cr_assert_eq(hook_count(NULL, NULL, NULL), 2);
+}
+
+/* ---- vrctl run ---- */
+
+Test(ops_webhook, vrctl_run_posts_the_jobs_end_signed_before_it_stops)
+{
+    /* only for its temp dir and the receiver: vrctl run brings its own Redis */
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    hook_start(0);
+    char in[400], out[400], log[400], own[128], sec[400];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    snprintf(log, sizeof log, "%s/run.log", D.r.dir);
+    snprintf(sec, sizeof sec, "%s/hook.secret", D.r.dir);
+    cr_assert_eq(tclip_make(in, 1, 128, 5, 0), 0);
+    cr_assert_eq(tsh("umask 077; printf '%%s\\n' '%s' > '%s'", SECRET, sec), 0);
+    hook_url(own, sizeof own, "/hook");
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--profile", "fast",
+                           "--notify", own, "--notify-secret-file", sec, NULL };
+    int rc = tproc_wait(tproc_spawn("vrctl", argv, log), 90000);
+    if (rc)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(hook_count(NULL, NULL, NULL), 1);
+    struct hook_req r;
+    hook_count("/hook", NULL, &r);
+    char *colon = strrchr(r.delivery, ':');
+    cr_assert(colon && !strcmp(colon, ":1"), "delivery '%s'", r.delivery);
+    *colon = '\0';
+    json_t *o = delivered_once("/hook", r.delivery, 1, "done", NULL);
+    cr_assert_str_eq(jstr(o, "output"), out);
+    cr_assert_eq(json_integer_value(json_object_get(o, "frames")), 10);
+    json_decref(o);
+    cr_assert_eq(tsh("grep -q 'webhook delivered' '%s'", log), 0, "vrctl run did not say so");
 }
 
 /* ---- redirects ---- */
