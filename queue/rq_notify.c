@@ -157,6 +157,13 @@ int rq_notify_claim(struct rq *q, const char *me, long long now_ms, long long le
     else if (r->elements == 2 && (rc = rq_notify_parse(r->element[1], d, err)) == 0)
         rc = 1;
     freeReplyObject(r);
+    if (rc == VR_EFORMAT && d->id[0]) {
+        /* a record no script wrote: dropped, or it would come back each lease */
+        const char *argv[] = { "ZREM", RQ_NOTIFY, d->id };
+        redisReply *z = rq_cmdargv(q, NULL, 3, argv, NULL);
+        if (z)
+            freeReplyObject(z);
+    }
     return rc;
 }
 

@@ -64,7 +64,8 @@ enum { RQ_NOTIFY_TRY_AGAIN = 0, RQ_NOTIFY_DELIVERED = 1, RQ_NOTIFY_GIVEN_UP = 2 
 /* Claims the first delivery due at `now_ms` for controller `me` until
  * now_ms + lease_ms, into *d. Returns 1 claimed, 0 none due, <0 error. A
  * queued id whose record is gone (removed by hand) is dropped on the way
- * (0). */
+ * (0); one whose record is malformed is dropped too (VR_EFORMAT, naming
+ * it). */
 int rq_notify_claim(struct rq *q, const char *me, long long now_ms, long long lease_ms,
                     struct rq_notify *d, vr_err *err);
 

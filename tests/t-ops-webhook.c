@@ -245,13 +245,21 @@ static void submit(const char *in, const char *out, const char *own, char *id, s
     cr_assert(job_id_valid(id), "submit printed '%s'", id);
 }
 
-/* A job that fails at once, before any worker: its output is outside the
- * controller's output root. */
-static void submit_failing(const char *in, const char *own, char *id, size_t n)
+/* A job that fails at once, before any worker (its output is outside the
+ * controller's output root), with the receiver's `path` as its own URL
+ * (none when NULL); its input is made when `in` is NULL. */
+static void submit_failing(const char *in, const char *path, char *id, size_t n)
 {
-    char out[128];
+    char out[128], own[128], clip[400];
+    if (!in) {
+        snprintf(clip, sizeof clip, "%s/in.mp4", D.r.dir);
+        cr_assert_eq(tclip_make(clip, 1, 160, 5, 0), 0);
+        in = clip;
+    }
     snprintf(out, sizeof out, "/tmp/vrtest-webhook-outside-%d.mkv", (int)getpid());
-    submit(in, out, own, id, n);
+    if (path)
+        hook_url(own, sizeof own, path);
+    submit(in, out, path ? own : NULL, id, n);
 }
 
 /* The one POST of delivery "<id>:<seq>" at `path`: method, headers, a
@@ -312,7 +320,7 @@ Test(ops_webhook, done_failed_cancelled_and_retried_ends_each_posted_once_signed
     const char *cancel[] = { "cancel", idc, NULL };
     cr_assert_eq(tdist_vrctl(&D, v, sizeof v, cancel), 0);
     /* failed */
-    submit_failing(in, own, idf, sizeof idf);
+    submit_failing(in, "/hook", idf, sizeof idf);
     /* a spec put straight into Redis with a file:// webhook: the job fails
      * on its spec, and only the controller's URL hears of it */
     struct job_spec js;
@@ -394,11 +402,8 @@ Test(ops_webhook, done_failed_cancelled_and_retried_ends_each_posted_once_signed
 Test(ops_webhook, receiver_down_when_the_job_ends_gets_it_later_once)
 {
     start(0, "/all");
-    char in[400], own[128], id[64], v[1024];
-    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
-    cr_assert_eq(tclip_make(in, 1, 160, 5, 0), 0);
-    hook_url(own, sizeof own, "/hook");
-    submit_failing(in, own, id, sizeof id);
+    char id[64], v[1024];
+    submit_failing(NULL, "/hook", id, sizeof id);
     wait_job(id, "state", "failed", 0, 30000);
     /* tries refused while the receiver is down, recorded in Redis */
     wait_job(id, "notify_attempts", NULL, 2, 30000);
@@ -420,11 +425,8 @@ Test(ops_webhook, receiver_down_when_the_job_ends_gets_it_later_once)
 Test(ops_webhook, controller_killed_before_delivering_delivers_after_restart_once)
 {
     start(0, "/all");
-    char in[400], own[128], id[64];
-    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
-    cr_assert_eq(tclip_make(in, 1, 160, 5, 0), 0);
-    hook_url(own, sizeof own, "/hook");
-    submit_failing(in, own, id, sizeof id);
+    char id[64];
+    submit_failing(NULL, "/hook", id, sizeof id);
     /* the job has ended, and its delivery could not go out yet */
     wait_job(id, "notify_attempts", NULL, 1, 30000);
     kill(D.ctl, SIGKILL);
@@ -488,11 +490,8 @@ Test(ops_webhook, redirects_followed_to_http_only)
               getsockname(lfd, (struct sockaddr *)&a, &al) == 0);
     H.ftp_port = ntohs(a.sin_port);
     start(1, "/redir-ftp");
-    char in[400], own[128], id[64], v[512];
-    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
-    cr_assert_eq(tclip_make(in, 1, 160, 5, 0), 0);
-    hook_url(own, sizeof own, "/redir-http");
-    submit_failing(in, own, id, sizeof id);
+    char id[64], v[512];
+    submit_failing(NULL, "/redir-http", id, sizeof id);
     /* the job's URL redirects (302) to /hook: followed, still a POST; the
      * controller's redirects to ftp://: refused at once, never retried */
     wait_job(id, "notify_state", "failed", 0, 30000);
@@ -645,4 +644,13 @@ Test(ops_webhook, one_claim_at_a_time_and_a_lapsed_claim_passes_on)
     cr_assert_str_eq(v, "failed");
     job_field("j-claim", "notify_error", v, sizeof v);
     cr_assert_str_eq(v, "HTTP 503");
+
+    /* a record no script wrote (no job) is refused and dropped, not retried */
+    redisReply *r = rq_cmd(Q, NULL, "HSET %s:x-1:1 urls http://a/x", RQ_NOTIFY);
+    freeReplyObject(r);
+    r = rq_cmd(Q, NULL, "ZADD %s 0 x-1:1", RQ_NOTIFY);
+    freeReplyObject(r);
+    cr_assert_eq(rq_notify_claim(Q, "ctl-a", rq_now_ms(), 1000, &a, &e), VR_EFORMAT);
+    cr_assert(strstr(e.msg, "x-1:1"), "%s", e.msg);
+    cr_assert_eq(zscore("x-1:1"), -1);
 }
