@@ -272,8 +272,10 @@ static void ctl_notify_round(struct ctl_notify *n)
     vr_err e = { 0 };
     /* input and output from the spec; one that does not parse leaves them out */
     int have_spec = ctl_job_spec_via(n->q, d->job, n->js, &e) == 0;
-    if (!have_spec && e.code == VR_EREDIS)
+    if (!have_spec && e.code == VR_EREDIS) {
+        log_ctx_thread(NULL, -1);
         return; /* Redis went away: the lease lapses, this or another controller goes on */
+    }
     char *body = ctl_notify_body(d, have_spec ? n->js : NULL);
     int round = d->attempts + 1, outcome[RQ_NOTIFY_MAX_URLS] = { 0 }, left = 0;
     char why[512] = "", url[160];
