@@ -11,6 +11,8 @@
 #include "gpus.h"
 #include "job.h"
 #include "log.h"
+#include "rq_notify.h"
+#include "storage.h"
 #include "supervise.h"
 
 #include <getopt.h>
@@ -39,6 +41,8 @@ struct run_opts {
     struct job_spec js;           /* the job, checked by vrctl_prepare */
     struct remux_info info;       /* the input's, from vrctl_prepare */
     const char *lease;            /* --lease-seconds, passed to the controller */
+    char secret[4096];            /* --notify-secret-file, absolute, passed to the controller;
+                                   * "" = none (VR_NOTIFY_SECRET_FILE still reaches it) */
     int workers;                  /* CPU workers */
     int cpu;                      /* the CPU engine */
     int per_gpu;                  /* GPU worker processes per GPU */
@@ -71,6 +75,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         { "lease-seconds", required_argument, 0, 'l' },
         { "keep-temp", no_argument, 0, 'K' },
         { "per-gpu", required_argument, 0, 'g' },
+        { "notify-secret-file", required_argument, 0, 'S' },
         { 0, 0, 0, 0 }
     };
     memset(o, 0, sizeof *o);
@@ -104,9 +109,22 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             if (cli_opt_int("--per-gpu", optarg, 1, 8, &o->per_gpu))
                 return 2;
             break;
+        case 'S': { /* read now, so a bad file is said before anything starts */
+            char secret[1024];
+            vr_err e = { 0 };
+            int ok = storage_read_secret(optarg, secret, sizeof secret, &e) > 0;
+            explicit_bzero(secret, sizeof secret);
+            if (!ok)
+                return cli_usage_error("--notify-secret-file %s", e.msg);
+            if (!realpath(optarg, o->secret))
+                return cli_usage_error("--notify-secret-file %s: cannot resolve", optarg);
+            break;
+        }
         default: return cli_usage_error("unknown option");
         }
     }
+    if (o->secret[0] && !o->js.notify[0])
+        return cli_usage_error("--notify-secret-file signs the --notify POST: give --notify URL");
     if (argc - optind != 1)
         return cli_usage_error("expected one input video");
     if (!out)
@@ -207,7 +225,8 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
     snprintf(out_root, sizeof out_root, "%s", o->js.output);
     char *cargs[] = { "run", "--redis", r->url, "--storage", r->storage, "--input-root",
                       dirname(in_root), "--output-root", dirname(out_root), "--lease-seconds",
-                      (char *)o->lease, NULL };
+                      (char *)o->lease, o->secret[0] ? "--notify-secret-file" : NULL,
+                      (char *)o->secret, NULL };
     if (run_add(r, &r->procs, "vr-controller", cargs, "controller") < 0)
         return -1;
     int n = o->cpu ? o->workers : o->gpus * o->per_gpu;
@@ -301,6 +320,28 @@ static void *run_monitor_main(void *arg)
     return NULL;
 }
 
+/* A job with a webhook: its delivery goes out from this run's controller,
+ * which stops with the run, so the run waits for it (at most
+ * RUN_NOTIFY_WAIT_S; Ctrl-C stops waiting) and says how it went. */
+#define RUN_NOTIFY_WAIT_S 60
+
+static void run_wait_notify(struct rq *q, const char *id)
+{
+    char state[32] = "", why[512] = "";
+    for (int i = 0; i < RUN_NOTIFY_WAIT_S * 10 && !run_stop && !run_dead[0]; i++) {
+        if (rq_notify_state(q, id, state, sizeof state, why, sizeof why, NULL) > 0 &&
+            strcmp(state, "pending"))
+            break;
+        if (i == 10)
+            log_say(LOG_INFO, "vrctl run: waiting for the webhook delivery...\n");
+        usleep(100000);
+    }
+    if (!strcmp(state, "delivered"))
+        log_say(LOG_INFO, "vrctl run: webhook delivered\n");
+    else
+        log_say(LOG_WARN, "vrctl run: webhook not delivered%s%s\n", why[0] ? ": " : "", why);
+}
+
 /* Enqueues the job and shows its progress while the monitor watches the
  * processes. Returns vrctl's exit code. */
 static int run_supervise(struct run *r, struct run_opts *o)
@@ -320,6 +361,8 @@ static int run_supervise(struct run *r, struct run_opts *o)
     pthread_t mt;
     int mon_ok = pthread_create(&mt, NULL, run_monitor_main, &mon) == 0;
     int rc = vrctl_watch(q, o->js.id, &run_stop);
+    if ((rc == 0 || rc == 1) && o->js.notify[0])
+        run_wait_notify(q, o->js.id);
     mon.stop = 1;
     if (mon_ok)
         pthread_join(mt, NULL);

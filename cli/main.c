@@ -17,6 +17,8 @@
     "  --layout L         auto (default: stereo metadata, then file name tag, then aspect,\n"  \
     "                     decided once from the whole source), mono, sbs or tb\n"              \
     "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"      \
+    "  --notify URL       POST the job's end (done, failed, cancelled) to URL as JSON;\n"  \
+    "                     http:// or https:// only (README.md, 'Webhooks')\n"             \
     "  --chunk-seconds S  chunk length, cut at keyframes; auto (default): at most\n"     \
     "                     " VRCTL_STR(JOB_CHUNK_SECONDS_DEFAULT) " s, at least " VRCTL_STR(JOB_CHUNK_SECONDS_MIN_AUTO) " s, and a whole number of waves\n" \
     "                     over the workers (vrctl run: its own; submit: those alive\n" \
@@ -33,7 +35,7 @@
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, CLI_NEEDS_REDIS,
       "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
-      "       [--priority N] [--wait]",
+      "       [--notify URL] [--priority N] [--wait]",
       "validate a video and enqueue it as a job; prints the job id",
       "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
       "                     (what the stitch can write; others are refused now). IN and\n"
@@ -70,7 +72,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_EXIT_HELP },
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
-      "       [--output KIND] [--chunk-seconds S]",
+      "       [--output KIND] [--chunk-seconds S] [--notify URL [--notify-secret-file FILE]]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
@@ -80,6 +82,8 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --cpu              use the CPU engine even if a GPU is present\n"
       VRCTL_SPEC_HELP
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
+      "  --notify-secret-file FILE  sign the --notify POST (as vr-controller's option);\n"
+      "                     vrctl run waits for the webhook (at most 60 s) before it ends\n"
       "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"
       "Its controller reads under IN's directory and writes under OUT's only.\n"
       "Ctrl-C stops everything it started and removes its temp dir. If the\n"

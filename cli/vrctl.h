@@ -65,12 +65,15 @@ int vrctl_no_job(const char *id);
 
 /* The job-spec options `submit` and `run` share, as `vr-worker process`
  * has them: VRCTL_OPT_PROFILE, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK,
- * VRCTL_OPT_LAYOUT as getopt codes and 'c' (-c FILE, the config overrides:
+ * VRCTL_OPT_LAYOUT, VRCTL_OPT_NOTIFY (the webhook URL, checked here: a bad
+ * one is a usage error before anything is queued) as getopt codes and 'c'
+ * (-c FILE, the config overrides:
  * its path goes into js->config, which vrctl_prepare replaces with the
  * file's checked text). Applies option
  * `o` with `arg` to *js and returns 1 when `o` is one of them, 0 when it
  * is not, or an exit code (2 usage, 1 unreadable file) for a bad value. */
-enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_LAYOUT };
+enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_LAYOUT,
+       VRCTL_OPT_NOTIFY };
 #define VRCTL_OPTSTRING "o:c:"  /* short options of submit and run */
 /* Their long options, for the two commands' getopt tables. */
 #define VRCTL_SPEC_LONGOPTS                                          \
@@ -78,6 +81,7 @@ enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_L
     { "output", required_argument, 0, VRCTL_OPT_OUTPUT },           \
     { "chunk-seconds", required_argument, 0, VRCTL_OPT_CHUNK },     \
     { "layout", required_argument, 0, VRCTL_OPT_LAYOUT },           \
+    { "notify", required_argument, 0, VRCTL_OPT_NOTIFY },           \
     { "config", required_argument, 0, 'c' }
 int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
 

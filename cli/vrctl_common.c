@@ -258,6 +258,13 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
             return cli_usage_error("--layout %s: want auto, mono, sbs or tb", arg);
         snprintf(js->layout, sizeof js->layout, "%s", arg);
         return 1;
+    case VRCTL_OPT_NOTIFY: {
+        vr_err e = { 0 };
+        if (job_notify_check(arg, &e) < 0)
+            return cli_usage_error("--notify %s: %s", arg, e.msg);
+        snprintf(js->notify, sizeof js->notify, "%s", arg);
+        return 1;
+    }
     case 'c': /* the path, until vrctl_prepare reads and checks the file */
         if (strlen(arg) >= sizeof js->config)
             return cli_usage_error("-c %s: path too long", arg);

@@ -231,6 +231,33 @@ int storage_check_regular(const char *path, vr_err *err)
     return 0;
 }
 
+int storage_read_secret(const char *path, char *buf, size_t n, vr_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return vr_err_set(err, VR_EINVAL, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+        log_warn("%s can be read by others (chmod 600 it)", path);
+    char line[4096 + 2];
+    int ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    size_t len = ok ? strcspn(line, "\r\n") : 0;
+    int whole = ok && (line[len] != '\0' || strlen(line) < sizeof line - 1);
+    int rc = (int)len;
+    if (!len)
+        rc = vr_err_set(err, VR_EINVAL, "%s: empty (want it on its first line)", path);
+    else if (!whole || len >= n)
+        rc = vr_err_set(err, VR_EINVAL, "%s: longer than %zu bytes", path,
+                        (n < sizeof line - 1 ? n : sizeof line - 1) - 1);
+    else
+        memcpy(buf, line, len);
+    if (n)
+        buf[rc > 0 ? len : 0] = '\0';
+    explicit_bzero(line, sizeof line);
+    return rc;
+}
+
 int storage_read_file(const char *path, size_t max, char **out, size_t *len, vr_err *err)
 {
     *out = NULL;

@@ -72,6 +72,14 @@ int storage_check_regular(const char *path, vr_err *err);
  * FIFO, device or directory is refused (storage_open_regular). */
 int storage_read_file(const char *path, size_t max, char **out, size_t *len, vr_err *err);
 
+/* A secret kept out of argv (a Redis password, a webhook signing key): the
+ * first line of `path` without its line end, into buf (n bytes, NUL-
+ * terminated). Warns when others may read the file. Returns its length, or
+ * VR_EINVAL with the reason after "path: " ("empty (want it on its first
+ * line)", "longer than N bytes", the open error); the secret is never in a
+ * message, and the read buffer is wiped. */
+int storage_read_secret(const char *path, char *buf, size_t n, vr_err *err);
+
 /* VR_ENOSPC with a message when the file system holding `dir` has fewer
  * than `need` bytes available for unprivileged users. */
 int storage_check_space(const char *dir, uint64_t need, vr_err *err);

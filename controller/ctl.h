@@ -18,6 +18,23 @@
 
 #include <signal.h>
 
+/* ---- webhooks (ctl_notify.c) ---- */
+
+#define CTL_NOTIFY_SECRET_MAX   1024      /* bytes of the signing secret */
+#define CTL_NOTIFY_RETRY_MS     1000      /* the first retry's delay; it doubles */
+#define CTL_NOTIFY_RETRY_MAX_MS 300000    /* ... up to 5 minutes */
+
+/* What `vr-controller run` was told about webhooks. */
+struct ctl_notify_cfg {
+    char url[JOB_NOTIFY_MAX];     /* --notify: every job's end is POSTed here too; "" none */
+    char secret[CTL_NOTIFY_SECRET_MAX]; /* --notify-secret-file's first line; "" = unsigned */
+    size_t secret_len;
+    double timeout_s;             /* --notify-timeout: one POST, its redirects included */
+    int max_attempts;             /* --notify-attempts: rounds before a URL is given up */
+    long long retry_ms;           /* the first retry's delay (CTL_NOTIFY_RETRY_MS, or
+                                   * VR_TEST_NOTIFY_RETRY_MS in tests) */
+};
+
 struct ctl {
     struct rq *q;                 /* the loop's connection */
     char url[512];
@@ -31,6 +48,7 @@ struct ctl {
     struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c) */
     int nstitches;
     long long last_reclaim_ms;    /* monotonic: the loop's and the split's last reclaim */
+    struct ctl_notify_cfg notify; /* webhooks */
 };
 
 struct ctl_paths;        /* a job's files, held beneath the roots (below) */
@@ -54,6 +72,29 @@ void ctl_prom_stop(struct ctl_prom **p);
  * memory ran out (nothing is returned then). */
 struct rq_fleetstats;
 int ctl_prom_text(const struct rq_fleetstats *fs, char **out, size_t *len);
+
+/* Webhooks (ctl_notify.c). The delivery thread, with its own Redis
+ * connection and libcurl handle, claims the deliveries that job ends
+ * scheduled (queue/rq_notify.h), POSTs each job's event to its URLs and
+ * records the round, so a slow or dead receiver never holds up the loop.
+ * Started for every controller (a job may carry its own URL); stops when
+ * *c->stop is set, a POST in flight being cut short. curl_global_init must
+ * have run. Returns 0, or VR_E* when the thread cannot start (*out NULL). */
+struct ctl_notify;
+int ctl_notify_start(struct ctl *c, struct ctl_notify **out, vr_err *err);
+
+/* Joins the thread and frees; accepts NULL and clears the pointer. */
+void ctl_notify_stop(struct ctl_notify **n);
+
+/* Records the URLs job `id`'s end goes to (its `notify` field): the spec's
+ * own (js; NULL when the spec is invalid: its URL is not trusted) and this
+ * controller's --notify. Called when the controller starts the job. */
+int ctl_notify_urls(struct ctl *c, const char *id, const struct job_spec *js, vr_err *err);
+
+/* Reads the signing secret (--notify-secret-file, else $VR_NOTIFY_SECRET_FILE
+ * when path is NULL; neither: unsigned) into cfg. 0 or VR_EINVAL with the
+ * reason. */
+int ctl_notify_secret(const char *path, struct ctl_notify_cfg *cfg, vr_err *err);
 
 /* Splits job `id` and enqueues its chunks if this controller can take it
  * (state queued, or splitting under a dead controller). Failures mark the job
@@ -157,7 +198,9 @@ void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub);
 /* The absolute path of chunk i's file under the job's `sub` ("in", "out"). */
 void ctl_chunk_path(struct ctl *c, const char *id, const char *sub, int i, char *buf, size_t n);
 
-/* The job's spec from its record (VR_EFORMAT when missing or invalid). */
+/* The job's spec from its record (VR_EFORMAT when missing or invalid),
+ * read through the loop's connection, or through q (another thread's). */
 int ctl_job_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err);
+int ctl_job_spec_via(struct rq *q, const char *id, struct job_spec *js, vr_err *err);
 
 #endif

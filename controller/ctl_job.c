@@ -56,10 +56,15 @@ void ctl_chunk_path(struct ctl *c, const char *id, const char *sub, int i, char 
 
 int ctl_job_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
 {
+    return ctl_job_spec_via(c->q, id, js, err);
+}
+
+int ctl_job_spec_via(struct rq *q, const char *id, struct job_spec *js, vr_err *err)
+{
     char *text = malloc(JOB_MAX_JSON + 1);
     if (!text)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
-    int rc = rq_job_spec(c->q, id, text, JOB_MAX_JSON + 1, err);
+    int rc = rq_job_spec(q, id, text, JOB_MAX_JSON + 1, err);
     if (rc == 0)
         rc = vr_err_set(err, VR_EFORMAT, "job %s has no spec", id);
     if (rc > 0)
@@ -297,8 +302,16 @@ int ctl_job_start(struct ctl *c, const char *id)
     if (rc <= 0)
         return rc < 0 ? rc : 0;
     struct job_spec js;
-    if ((rc = ctl_job_spec(c, id, &js, &e)) < 0)
-        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
+    rc = ctl_job_spec(c, id, &js, &e);
+    if (rc == VR_EREDIS)
+        return rc;
+    /* the job's webhooks, checked: an invalid spec's own URL is dropped, so
+     * its failure goes to this controller's --notify only */
+    vr_err ne = { 0 };
+    if (ctl_notify_urls(c, id, rc < 0 ? NULL : &js, &ne) < 0)
+        return ne.code == VR_EREDIS ? ne.code : ctl_job_fail(c, id, ne.msg);
+    if (rc < 0)
+        return ctl_job_fail(c, id, e.msg);
     /* the spec's paths lie under the roots, or nothing is touched */
     struct ctl_paths paths;
     if (ctl_paths_open(c, &js, 0, &paths, &e) < 0)

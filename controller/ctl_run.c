@@ -1,6 +1,7 @@
 /*
  * ctl_run.c - `vr-controller run`: options, connection (waiting for Redis
- * with backoff), the heartbeat thread and the main loop (see ctl.h).
+ * with backoff), the heartbeat thread, the webhook thread (ctl_notify.c)
+ * and the main loop (see ctl.h).
  */
 #include "ctl.h"
 
@@ -204,12 +205,21 @@ int cmd_controller_run(int argc, char **argv)
         { "input-root", required_argument, 0, 'I' },
         { "output-root", required_argument, 0, 'O' },
         { "metrics-listen", required_argument, 0, 'M' },
+        { "notify", required_argument, 0, 'N' },
+        { "notify-secret-file", required_argument, 0, 'S' },
+        { "notify-timeout", required_argument, 0, 'T' },
+        { "notify-attempts", required_argument, 0, 'A' },
         { 0, 0, 0, 0 }
     };
     struct ctl c = { 0 };
     const char *redis = NULL, *storage = NULL, *in_root = NULL, *out_root = NULL;
-    const char *metrics_listen = NULL;
+    const char *metrics_listen = NULL, *secret_file = NULL;
     double lease = 30;
+    c.notify.timeout_s = 10;
+    c.notify.max_attempts = 20;
+    unsigned test_retry = clock_test_delay_ms("VR_TEST_NOTIFY_RETRY_MS"); /* tests only */
+    c.notify.retry_ms = test_retry ? test_retry : CTL_NOTIFY_RETRY_MS;
+    vr_err ne = { 0 };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -224,6 +234,20 @@ int cmd_controller_run(int argc, char **argv)
         case 'I': in_root = optarg; break;
         case 'O': out_root = optarg; break;
         case 'M': metrics_listen = optarg; break;
+        case 'N':
+            if (job_notify_check(optarg, &ne) < 0)
+                return cli_usage_error("--notify %s: %s", optarg, ne.msg);
+            snprintf(c.notify.url, sizeof c.notify.url, "%s", optarg);
+            break;
+        case 'S': secret_file = optarg; break;
+        case 'T':
+            if (cli_opt_double("--notify-timeout", optarg, 0.5, 300, &c.notify.timeout_s))
+                return 2;
+            break;
+        case 'A':
+            if (cli_opt_int("--notify-attempts", optarg, 1, 1000, &c.notify.max_attempts))
+                return 2;
+            break;
         default: return cli_usage_error("unknown option");
         }
     }
@@ -234,6 +258,8 @@ int cmd_controller_run(int argc, char **argv)
         return cli_usage_error("--redis URL (or VR_REDIS) is required");
     if (!storage)
         return cli_usage_error("--storage DIR is required");
+    if (ctl_notify_secret(secret_file, &c.notify, &ne) < 0)
+        return cli_usage_error("%s", ne.msg);
     if (ctl_root("storage root (--storage)", storage, c.storage) < 0 ||
         ctl_root("input root (--input-root)", in_root ? in_root : storage, c.input_root) < 0 ||
         ctl_root("output root (--output-root)", out_root ? out_root : storage, c.output_root) < 0)
@@ -264,10 +290,15 @@ int cmd_controller_run(int argc, char **argv)
     }
     struct ctl_hb hb = { .c = &c };
     hb.started = pthread_create(&hb.th, NULL, ctl_hb_main, &hb) == 0;
+    struct ctl_notify *notify = NULL;
+    if (ctl_notify_start(&c, &notify, &ne) < 0)
+        log_error("%s; job ends are not notified by this controller", ne.msg);
     int rc = ctl_loop(&c);
     ctl_stitch_drop_all(&c);
     if (hb.started)
         pthread_join(hb.th, NULL);
+    ctl_notify_stop(&notify);
+    explicit_bzero(c.notify.secret, sizeof c.notify.secret);
     ctl_prom_stop(&prom);
     rq_free(&c.q);
     return rc;

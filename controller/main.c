@@ -6,10 +6,14 @@
 #include "ctl.h"
 #include "vio_lib.h"
 
+#include <curl/curl.h>
+#include <stdio.h>
+
 static const struct cli_cmd controller_cmds[] = {
     { "run", cmd_controller_run, CLI_DEFAULT | CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N]\n"
-      "       [--keep-chunks] [--metrics-listen ADDR:PORT]",
+      "       [--keep-chunks] [--metrics-listen ADDR:PORT] [--notify URL]\n"
+      "       [--notify-secret-file FILE] [--notify-timeout S] [--notify-attempts N]",
       "consume jobs and results until stopped (the default command)",
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
       "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
@@ -22,6 +26,16 @@ static const struct cli_cmd controller_cmds[] = {
       "                     format on /metrics, and /healthz (200 when Redis answers,\n"
       "                     else 503); off unless given (e.g. 127.0.0.1:9464, :9464,\n"
       "                     [::]:9464)\n"
+      "  --notify URL       POST every job's end (done, failed, cancelled) to URL as JSON,\n"
+      "                     besides the job's own `vrctl submit --notify`; http(s) only,\n"
+      "                     redirects to other schemes refused (README.md, 'Webhooks')\n"
+      "  --notify-secret-file FILE\n"
+      "                     sign each POST: X-Vrseg-Signature: sha256=<HMAC-SHA256 of the\n"
+      "                     body keyed by FILE's first line> (default $VR_NOTIFY_SECRET_FILE;\n"
+      "                     none: unsigned)\n"
+      "  --notify-timeout S one POST's limit, redirects included (10; connect: 5 at most)\n"
+      "  --notify-attempts N  tries per URL before it is given up (20); retries wait 1 s,\n"
+      "                     2 s, 4 s ... up to 5 min, kept in Redis across restarts\n"
       "SIGTERM or Ctrl-C stops it; another controller (or a restart) carries on.\n" },
     { 0 }
 };
@@ -29,6 +43,13 @@ static const struct cli_cmd controller_cmds[] = {
 int main(int argc, char **argv)
 {
     vio_lib_log_route();
-    return cli_main("vr-controller", "splits, distributes and stitches vrseg jobs",
-                    controller_cmds, argc, argv);
+    /* once, before any thread: the webhook sender (ctl_notify.c) uses libcurl */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "vr-controller: libcurl failed to start\n");
+        return 1;
+    }
+    int rc = cli_main("vr-controller", "splits, distributes and stitches vrseg jobs",
+                      controller_cmds, argc, argv);
+    curl_global_cleanup();
+    return rc;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -24,8 +25,11 @@ struct jf {
     enum jf_type type;
     size_t off, size;      /* offset in the struct; size of a string buffer */
     double lo, hi;         /* range for numbers */
-    int required;
+    int required;          /* 1: must be present; JF_OMIT_EMPTY: a string left out
+                            * of the JSON when "" (a key added later, so that a spec
+                            * without it still reads in an older controller) */
 };
+#define JF_OMIT_EMPTY 2
 
 #define S(T, f, req) { #f, JF_STR, offsetof(T, f), sizeof(((T *)0)->f), 0, 0, req }
 #define N(T, f, ty, lo, hi, req) { #f, ty, offsetof(T, f), 0, lo, hi, req }
@@ -42,6 +46,7 @@ static const struct jf spec_fields[] = {
     N(struct job_spec, created_ms, JF_LL, 0, 9e15, 0),
     S(struct job_spec, layout, 0),
     S(struct job_spec, config, 0),
+    S(struct job_spec, notify, JF_OMIT_EMPTY),
     { 0 }
 };
 
@@ -68,6 +73,8 @@ static int jf_write(const struct jf *t, const void *obj, char **out, vr_err *err
     const char *base = obj;
     for (const struct jf *f = t; f->key; f++) {
         json_t *v = NULL;
+        if (f->required == JF_OMIT_EMPTY && !base[f->off])
+            continue;
         switch (f->type) {
         case JF_STR: v = json_string(base + f->off); break;
         case JF_INT: v = json_integer(*(const int *)(base + f->off)); break;
@@ -113,7 +120,7 @@ static int jf_parse(const struct jf *t, const char *what, const char *json, size
     for (const struct jf *f = t; f->key; f++) {
         v = json_object_get(o, f->key);
         if (!v) {
-            if (f->required) {
+            if (f->required == 1) {
                 rc = vr_err_set(err, VR_EFORMAT, "%s: missing '%s'", what, f->key);
                 goto out;
             }
@@ -224,6 +231,23 @@ int job_state_ended(const char *s)
     return !strcmp(s, "done") || !strcmp(s, "failed") || !strcmp(s, "cancelled");
 }
 
+int job_notify_check(const char *url, vr_err *err)
+{
+    size_t skip = !strncasecmp(url, "http://", 7) ? 7 : !strncasecmp(url, "https://", 8) ? 8 : 0;
+    if (!skip)
+        return vr_err_set(err, VR_EINVAL, "not an http:// or https:// URL");
+    size_t n = strlen(url);
+    if (n >= JOB_NOTIFY_MAX)
+        return vr_err_set(err, VR_EINVAL, "URL longer than %d bytes", JOB_NOTIFY_MAX - 1);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)url[i] <= ' ' || (unsigned char)url[i] >= 0x7f)
+            return vr_err_set(err, VR_EINVAL, "a space, control or non-ASCII byte at %zu "
+                              "(write it %%XX-escaped)", i);
+    if (!url[skip] || strchr("/?#", url[skip]))
+        return vr_err_set(err, VR_EINVAL, "no host after the scheme");
+    return 0;
+}
+
 int job_spec_to_json(const struct job_spec *j, char **out, vr_err *err)
 {
     return jf_write(spec_fields, j, out, err);
@@ -250,6 +274,10 @@ int job_spec_parse(const char *json, size_t len, struct job_spec *j, vr_err *err
     if (rc == 0 && j->chunk_seconds > 0 && j->chunk_seconds < 0.2)
         rc = vr_err_set(err, VR_EFORMAT, "job spec: chunk_seconds %g is outside 0.2..3600 (0: "
                         "auto)", j->chunk_seconds);
+    vr_err ne = { 0 };
+    if (rc == 0 && j->notify[0] && job_notify_check(j->notify, &ne) < 0)
+        rc = vr_err_set(err, VR_EFORMAT, "job spec: notify '%.80s': %s; refused", j->notify,
+                        ne.msg);
     return rc;
 }
 

@@ -18,6 +18,7 @@
 #define JOB_CONFIG_MAX 2048             /* a job's config overrides, JSON text */
 #define JOB_MAX_MANIFEST (8 << 20)      /* manifest.json */
 #define JOB_MAX_CHUNKS 100000           /* chunks a job may have (= REMUX_MAX_CHUNKS) */
+#define JOB_NOTIFY_MAX 1024             /* a webhook URL, with its NUL */
 
 struct job_spec {
     char id[JOB_ID_MAX];
@@ -32,6 +33,8 @@ struct job_spec {
     char layout[8];                 /* auto | mono | sbs | tb (auto: decided at the split) */
     char config[JOB_CONFIG_MAX];    /* overrides on the profile (-c FILE), a JSON object
                                      * as text, checked at submit; "" = none */
+    char notify[JOB_NOTIFY_MAX];    /* webhook POSTed when the job ends (job_notify_check);
+                                     * "" = none, and then absent from the JSON */
 };
 
 struct chunk_task {
@@ -82,6 +85,12 @@ int job_layout_valid(const char *l, int allow_auto);
 
 /* 1 when a job in `state` has ended: done, failed or cancelled. */
 int job_state_ended(const char *state);
+
+/* Checks a webhook URL (a job's --notify, the controller's): http:// or
+ * https:// (any case) then a host, at most JOB_NOTIFY_MAX-1 bytes, printable
+ * ASCII only (no space, no control character). Returns 0, or VR_EINVAL with
+ * the reason in err (the URL is not repeated in it). */
+int job_notify_check(const char *url, vr_err *err);
 
 /* Serialises into a malloc'd compact JSON string (*out, free()). */
 int job_spec_to_json(const struct job_spec *j, char **out, vr_err *err);

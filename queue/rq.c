@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "log.h"
+#include "storage.h"
 
 #include <ctype.h>
 #include <signal.h>
@@ -180,27 +181,8 @@ static int rq_password_apply(struct rq_url *u, vr_err *err)
     if (u->pass[0])
         return vr_err_set(err, VR_EINVAL, "redis password given twice: in the address and in "
                           "%s (--redis-password-file / VR_REDIS_PASSWORD_FILE); keep one", path);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return vr_err_set(err, VR_EINVAL, "redis password file %s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
-        log_warn("redis password file %s can be read by others (chmod 600 it)", path);
-    char line[sizeof u->pass + 2];
-    int ok = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    size_t len = ok ? strcspn(line, "\r\n") : 0;
-    int whole = ok && (line[len] != '\0' || strlen(line) < sizeof line - 1);
-    if (!len || !whole || len >= sizeof u->pass) {
-        explicit_bzero(line, sizeof line);
-        return vr_err_set(err, VR_EINVAL, "redis password file %s: %s", path,
-                          !len ? "empty (want the password on its first line)"
-                               : "password longer than 255 bytes");
-    }
-    memcpy(u->pass, line, len);
-    u->pass[len] = '\0';
-    explicit_bzero(line, sizeof line);
-    return 0;
+    int rc = storage_read_secret(path, u->pass, sizeof u->pass, err);
+    return rc < 0 ? vr_err_prefix(err, "redis password file") : 0;
 }
 
 const char *rq_url_pick(const char *flag)

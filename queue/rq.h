@@ -18,7 +18,9 @@
  * controllers),
  * vr:dead (stream), vr:worker:<name> (hash with TTL), vr:workers (set),
  * vr:controller:<name> (key with TTL), vr:active (set of live jobs),
- * vr:index (sorted set of job ids), vr:events:<id> (capped stream). Every
+ * vr:index (sorted set of job ids), vr:events:<id> (capped stream),
+ * vr:notify (sorted set of webhook deliveries by due time) and
+ * vr:notify:<id>:<seq> (hash: one delivery, rq_notify.h). Every
  * key is spelled in queue/ only; the verbs are here, in rq_jobs.h (a job's
  * state changes) and rq_fleet.h (workers and controllers).
  */
@@ -49,6 +51,7 @@
 #define RQ_ACTIVE   "vr:active"    /* set: jobs a controller must look after */
 #define RQ_STATS    "vr:stats"     /* hash: fleet counters (rq_fleetstats.h) */
 #define RQ_STATS_HIST "vr:stats:hist" /* hash: fleet stage histograms (rq_fleetstats.h) */
+#define RQ_NOTIFY   "vr:notify"    /* sorted set: webhook deliveries by due time (rq_notify.h) */
 #define RQ_WORKER_PREFIX     "vr:worker:"     /* + name: hash with a TTL (heartbeat) */
 #define RQ_CONTROLLER_PREFIX "vr:controller:" /* + name: key with a TTL (heartbeat) */
 #define RQ_G_WORKERS     "workers"

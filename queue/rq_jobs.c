@@ -23,11 +23,38 @@
 /* A job has ended: the scripts' shared test (= job_state_ended). */
 #define LUA_ENDED "local function ended(s) return s == 'done' or s == 'failed' or s == 'cancelled' end\n"
 
-/* KEYS: job, index, active, jobs. ARGV: id, spec, created, frames_est, priority. */
+/* A job has ended (done, failed or cancelled) and has webhooks (its
+ * `notify` field, one URL a line): the end's delivery "<id>:<seq>" is
+ * recorded with what its event says and queued in vr:notify, due now
+ * (rq_notify.h). Called by the scripts that end a job, so no end goes
+ * without its delivery. */
+#define LUA_NOTIFY \
+    "local function notify(jk, zk, id, now)\n" \
+    "  local urls = redis.call('HGET', jk, 'notify')\n" \
+    "  if not urls or urls == '' then return end\n" \
+    "  local seq = redis.call('HINCRBY', jk, 'notify_seq', 1)\n" \
+    "  local did = id .. ':' .. seq\n" \
+    "  local f = redis.call('HMGET', jk, 'state', 'error', 'created_ms', 'started_ms',\n" \
+    "                       'finished_ms', 'frames_done', 'frames_total')\n" \
+    "  redis.call('HSET', zk .. ':' .. did, 'job', id, 'seq', seq, 'urls', urls, 'attempts', 0,\n" \
+    "             'state', f[1], 'error', f[2] or '', 'created_ms', f[3] or 0,\n" \
+    "             'started_ms', f[4] or 0, 'finished_ms', f[5] or 0,\n" \
+    "             'frames_done', f[6] or 0, 'frames_total', f[7] or 0)\n" \
+    "  redis.call('ZADD', zk, now, did)\n" \
+    "  redis.call('HSET', jk, 'notify_state', 'pending', 'notify_attempts', 0, 'notify_error', '')\n" \
+    "end\n"
+
+/* KEYS: job, index, active, jobs. ARGV: id, spec, created, frames_est,
+ * priority. The spec's webhook (checked by vrctl; the controller that
+ * starts the job checks it again and rewrites the list) becomes the job's
+ * `notify`, so a job cancelled before any controller saw it still has it. */
 static const char SUBMIT_LUA[] =
     "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'state', 'queued', 'created_ms', ARGV[3],\n"
     "           'chunks_done', 0, 'frames_done', 0, 'frames_total', ARGV[4], 'priority', ARGV[5])\n"
+    "local okj, sp = pcall(cjson.decode, ARGV[2])\n"
+    "if okj and type(sp) == 'table' and type(sp.notify) == 'string' and sp.notify ~= '' then\n"
+    "  redis.call('HSET', KEYS[1], 'notify', sp.notify) end\n"
     "redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])\n"
     "redis.call('SADD', KEYS[3], ARGV[1])\n"
     "redis.call('XADD', KEYS[4], '*', 'job', ARGV[1])\n"
@@ -42,25 +69,29 @@ static const char MOVE_HELD_LUA[] =
     "for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
     "return 1\n";
 
-/* KEYS: job, active. ARGV: id, me, now, stitch_s, metrics. */
+/* KEYS: job, active, notify. ARGV: id, me, now, stitch_s, metrics. */
 static const char DONE_LUA[] =
+    LUA_NOTIFY
     "local st = redis.call('HMGET', KEYS[1], 'state', 'controller')\n"
     "if st[1] ~= 'stitching' or st[2] ~= ARGV[2] then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'state', 'done', 'finished_ms', ARGV[3], 'stitch_s', ARGV[4],\n"
     "           'metrics', ARGV[5])\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
+    "notify(KEYS[1], KEYS[3], ARGV[1], ARGV[3])\n"
     "return 1\n";
 
-/* KEYS: job, active. ARGV: id, to (failed | cancelled), reason, now, me.
- * Returns {1} moved, {0, state} already ended, {-1} no such job. */
+/* KEYS: job, active, notify. ARGV: id, to (failed | cancelled), reason,
+ * now, me. Returns {1} moved, {0, state} already ended, {-1} no such job. */
 static const char END_LUA[] =
     LUA_ENDED
+    LUA_NOTIFY
     "local st = redis.call('HGET', KEYS[1], 'state')\n"
     "if not st then redis.call('SREM', KEYS[2], ARGV[1]) return {-1} end\n"
     "if ended(st) then return {0, st} end\n"
     "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'error', ARGV[3], 'finished_ms', ARGV[4])\n"
     "if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'controller', ARGV[5]) end\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
+    "notify(KEYS[1], KEYS[3], ARGV[1], ARGV[4])\n"
     "return {1}\n";
 
 /* KEYS: job, active. ARGV: id. Returns {1, chunks_total}, {0, state} or {-1}. */
@@ -143,9 +174,10 @@ int rq_job_done(struct rq *q, const char *id, const char *me, double stitch_s,
     rq_key_job(jk, sizeof jk, id);
     snprintf(now, sizeof now, "%lld", rq_now_ms());
     snprintf(secs, sizeof secs, "%.3f", stitch_s);
-    const char *kv[] = { jk, RQ_ACTIVE, id, me, now, secs, metrics_json ? metrics_json : "{}" };
+    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, id, me, now, secs,
+                         metrics_json ? metrics_json : "{}" };
     long long v = 0;
-    int rc = rq_eval_int(q, err, DONE_LUA, 2, kv, 7, &v);
+    int rc = rq_eval_int(q, err, DONE_LUA, 3, kv, 8, &v);
     return rc < 0 ? rc : (int)v;
 }
 
@@ -156,8 +188,8 @@ static int rq_job_end(struct rq *q, const char *id, const char *to, const char *
     char jk[128], now[32];
     rq_key_job(jk, sizeof jk, id);
     snprintf(now, sizeof now, "%lld", rq_now_ms());
-    const char *kv[] = { jk, RQ_ACTIVE, id, to, reason, now, me ? me : "" };
-    redisReply *r = rq_eval(q, err, END_LUA, 2, kv, 7);
+    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, id, to, reason, now, me ? me : "" };
+    redisReply *r = rq_eval(q, err, END_LUA, 3, kv, 8);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int code = rq_code_text(r, state, n, err);
@@ -223,7 +255,8 @@ int rq_job_note(struct rq *q, const char *id, const char *field, const char *val
                 vr_err *err)
 {
     static const char *const scripted[] = { "state", "controller", "chunks_done", "frames_done",
-                                            "chunks_total", "error", NULL };
+                                            "chunks_total", "error", "notify_seq", "notify_state",
+                                            NULL };
     for (int i = 0; scripted[i]; i++)
         if (!strcmp(field, scripted[i]))
             return vr_err_set(err, VR_EINVAL, "job field '%s' changes only through its script",

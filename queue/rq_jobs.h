@@ -15,7 +15,8 @@
  *
  * "Live" is queued, splitting, running or stitching; done, failed and
  * cancelled have ended (job_state_ended). A job that ends leaves the active
- * set in the same script.
+ * set in the same script, and when it has webhooks (its `notify` field)
+ * that script also schedules the end's delivery (rq_notify.h).
  */
 #ifndef VR_RQ_JOBS_H
 #define VR_RQ_JOBS_H
@@ -39,8 +40,9 @@ int rq_job_state(struct rq *q, const char *id, char *buf, size_t n, vr_err *err)
 /* A number field of the job hash (chunks_total, chunks_done...): 1, 0 absent. */
 int rq_job_number(struct rq *q, const char *id, const char *field, long long *v, vr_err *err);
 
-/* Writes a descriptive field (started_ms, layout): never `state` or the
- * counters, which only the scripts change. */
+/* Writes a descriptive field (started_ms, layout, notify: the webhook URLs,
+ * one a line): never `state`, the counters or the webhook's sequence and
+ * state, which only the scripts change. */
 int rq_job_note(struct rq *q, const char *id, const char *field, const char *value,
                 vr_err *err);
 

@@ -3,9 +3,11 @@
  * README.md's "Security" section gives them: a redis-server takes those
  * exact lines (passwords filled in), its default user is turned off, and a
  * real CPU job runs with the controller, the worker and vrctl each logged
- * in as its own user (passwords from files). Nothing is denied on the way
- * (ACL LOG stays empty), and a role cannot do another's work: the worker's
- * user may not submit a job.
+ * in as its own user (passwords from files), with a webhook (to a port
+ * nobody listens on, given up after one try: the end's delivery, its claim
+ * and its record all run as the controller's user). Nothing is denied on
+ * the way (ACL LOG stays empty), and a role cannot do another's work: the
+ * worker's user may not submit a job.
  */
 #include "rq.h"
 #include "util-redis.h"
@@ -101,7 +103,7 @@ Test(sec_acl, each_role_runs_a_job_as_its_own_user)
     pw_file("vrctl", pv, sizeof pv);
     const char *ctl[] = { "vr-controller", "run", "--redis", uc, "--redis-password-file", pc,
                           "--storage", D.storage, "--input-root", D.r.dir, "--output-root",
-                          D.r.dir, "--lease-seconds", "5", NULL };
+                          D.r.dir, "--lease-seconds", "5", "--notify-attempts", "1", NULL };
     const char *wk[] = { "vr-worker", "serve", "--cpu", "--redis", uw, "--redis-password-file", pw,
                          "--storage", D.storage, "--heartbeat-ms", "300", NULL };
     D.ctl = tproc_spawn("vr-controller", ctl, D.log);
@@ -111,8 +113,13 @@ Test(sec_acl, each_role_runs_a_job_as_its_own_user)
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
+    /* a port that was free a moment ago: the POST is refused */
+    int dead = tfree_port("127.0.0.1");
+    cr_assert_gt(dead, 0);
+    char hook[64];
+    snprintf(hook, sizeof hook, "http://127.0.0.1:%d/hook", dead);
     const char *sub[] = { "submit", in, "-o", out, "--profile", "fast", "--chunk-seconds", "1",
-                          NULL };
+                          "--notify", hook, NULL };
     int rc = vrctl_as(uv, pv, id, sizeof id, sub);
     if (rc)
         tsh("tail -30 '%s' >&2", D.log);
@@ -141,6 +148,13 @@ Test(sec_acl, each_role_runs_a_job_as_its_own_user)
     struct rq *q = NULL;
     vr_err e = { 0 };
     cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
+    char jk[160], ns[32] = "";
+    rq_key_job(jk, sizeof jk, id);
+    for (int t = 0; t < 30000 && strcmp(ns, "failed"); t += 50) {
+        rq_hget(q, jk, "notify_state", ns, sizeof ns, NULL);
+        tmsleep(50);
+    }
+    cr_assert_str_eq(ns, "failed", "the webhook's delivery did not run to its end");
     redisReply *r = rq_cmd(q, &e, "ACL LOG");
     cr_assert_not_null(r, "%s", e.msg);
     size_t denied = r->elements;

@@ -128,7 +128,7 @@ void tredis_stop(struct tredis *t)
     }
 }
 
-int tredis_tcp(struct tredis *t, const char *bind)
+int tfree_port(const char *bind)
 {
     int six = strchr(bind, ':') != NULL;
     int fd = socket(six ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
@@ -142,6 +142,12 @@ int tredis_tcp(struct tredis *t, const char *bind)
                          : ((struct sockaddr_in *)&ss)->sin_port);
     if (fd >= 0)
         close(fd);
+    return port;
+}
+
+int tredis_tcp(struct tredis *t, const char *bind)
+{
+    int port = tfree_port(bind);
     if (port < 0)
         return -1;
     char p[16];
@@ -327,9 +333,11 @@ pid_t tdist_controller(struct tdist *d)
     char lease[32];
     snprintf(lease, sizeof lease, "%.2f", d->lease_s);
     /* the tests' inputs and outputs lie beside the storage, in the temp dir */
-    const char *argv[] = { "vr-controller", "run", "--redis", d->r.url, "--storage", d->storage,
-                           "--input-root", d->r.dir, "--output-root", d->r.dir,
-                           "--lease-seconds", lease, "--keep-chunks", NULL };
+    const char *argv[32] = { "vr-controller", "run", "--redis", d->r.url, "--storage", d->storage,
+                             "--input-root", d->r.dir, "--output-root", d->r.dir,
+                             "--lease-seconds", lease, "--keep-chunks" };
+    for (int i = 0, k = 13; i < 12 && d->ctl_args[i]; i++)
+        argv[k++] = d->ctl_args[i];
     d->ctl = tproc_spawn("vr-controller", argv, d->log);
     return d->ctl;
 }

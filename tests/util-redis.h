@@ -31,6 +31,10 @@ int tredis_restart(struct tredis *t);
 /* Stops the server and removes the directory; safe to call twice. */
 void tredis_stop(struct tredis *t);
 
+/* A TCP port free on `bind` ("127.0.0.1", "::1") a moment ago (the kernel's
+ * pick for port 0), or -1. */
+int tfree_port(const char *bind);
+
 /* Opens a TCP port too (CONFIG SET bind/port: Redis 7 takes both live) on
  * `bind` ("127.0.0.1", "::1"), a free one; returns it or -1. */
 int tredis_tcp(struct tredis *t, const char *bind);
@@ -81,13 +85,15 @@ struct tdist {
     pid_t ctl;
     pid_t w[8];
     int nw;
+    const char *ctl_args[12]; /* more options for tdist_controller, NULL-terminated (set
+                               * after tdist_start, which clears them) */
 };
 
 /* Redis (AOF when aof), the storage dir, a controller with the given lease
  * (when ctl) and `workers` CPU workers. Returns 0 or -1. */
 int tdist_start(struct tdist *d, int aof, double lease_s, int ctl, int workers);
 
-/* Starts one more CPU worker / a controller; returns its pid. */
+/* Starts one more CPU worker / a controller (with d->ctl_args); returns its pid. */
 pid_t tdist_worker(struct tdist *d);
 pid_t tdist_controller(struct tdist *d);
 

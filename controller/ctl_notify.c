@@ -1,0 +1,415 @@
+/*
+ * ctl_notify.c - job-end webhooks: `vrctl submit --notify URL` and the
+ * controller's `--notify URL`. A job that ends (done, failed, cancelled)
+ * gets one delivery per end, scheduled in Redis by the script that ends it
+ * (queue/rq_notify.h); this file is the sender.
+ *
+ * The sender is a thread of its own, with its own Redis connection (hiredis
+ * contexts are per thread) and its own libcurl handle, so a receiver that
+ * is slow or down never holds up the controller's loop. It claims the first
+ * due delivery (a lease in Redis: no other controller takes it meanwhile),
+ * builds the event from the delivery's snapshot and the job's spec, POSTs
+ * it to each URL not yet served, and records the round: every URL 2xx ->
+ * delivered; else the next try at now + 1 s, 2 s, 4 s ... (at most 5 min),
+ * until --notify-attempts rounds, then the URLs left are given up
+ * (notify_state failed, logged, in the job's events). A URL refused for
+ * good (not http(s), a redirect to another scheme, a redirect loop) is
+ * given up at once.
+ *
+ * The POST: JSON body, Content-Type application/json, X-Vrseg-Event
+ * (job.done | job.failed | job.cancelled), X-Vrseg-Delivery ("<job>:<seq>",
+ * the same at every try: receivers dedupe on it), and with a secret
+ * X-Vrseg-Signature: sha256=<hex HMAC-SHA256(secret, body)>. The body is
+ * the same bytes at every try. Only http and https, for the URL and for
+ * redirects (at most 3, the POST kept); connect and total timeouts.
+ */
+#include "ctl.h"
+
+#include "log.h"
+#include "rq_jobs.h"
+#include "rq_notify.h"
+#include "sha256.h"
+#include "version.h"
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CTL_NOTIFY_IDLE_MS     300   /* the wait between looks at an empty queue */
+#define CTL_NOTIFY_CONNECT_MAX 5.0   /* seconds to connect, at most (--notify-timeout caps it) */
+#define CTL_NOTIFY_REDIRECTS   3
+
+struct ctl_notify {
+    struct ctl *c;
+    pthread_t th;
+    struct rq *q;                 /* the thread's own connection */
+    CURL *h;                      /* the thread's own handle (keeps connections alive) */
+    struct rq_notify *d;          /* the delivery in hand */
+    struct job_spec *js;          /* its job's spec */
+};
+
+/* ---- the URLs a job's end goes to ---- */
+
+int ctl_notify_urls(struct ctl *c, const char *id, const struct job_spec *js, vr_err *err)
+{
+    char list[2 * JOB_NOTIFY_MAX + 2] = "";
+    const char *own = js && js->notify[0] ? js->notify : "";
+    const char *all = strcmp(c->notify.url, own) ? c->notify.url : "";
+    snprintf(list, sizeof list, "%s%s%s", own, own[0] && all[0] ? "\n" : "", all);
+    return rq_job_note(c->q, id, "notify", list, err);
+}
+
+int ctl_notify_secret(const char *path, struct ctl_notify_cfg *cfg, vr_err *err)
+{
+    const char *env = getenv("VR_NOTIFY_SECRET_FILE");
+    const char *p = path ? path : env && *env ? env : NULL;
+    cfg->secret[0] = '\0';
+    cfg->secret_len = 0;
+    if (!p)
+        return 0;
+    int rc = storage_read_secret(p, cfg->secret, sizeof cfg->secret, err);
+    if (rc < 0)
+        return vr_err_prefix(err, "webhook secret (%s)",
+                             path ? "--notify-secret-file" : "VR_NOTIFY_SECRET_FILE");
+    cfg->secret_len = (size_t)rc;
+    return 0;
+}
+
+/* A URL for logs and events: scheme://host[:port]/path, without a user,
+ * password, query or fragment (a token often lives there). */
+static void ctl_notify_redact(const char *url, char *buf, size_t n)
+{
+    const char *sep = strstr(url, "://");
+    size_t scheme = sep ? (size_t)(sep + 3 - url) : 0;
+    const char *auth = url + scheme;
+    size_t alen = strcspn(auth, "/?#");
+    const char *at = memchr(auth, '@', alen);
+    const char *host = at ? at + 1 : auth;
+    const char *path = auth + alen;
+    size_t plen = strcspn(path, "?#");
+    snprintf(buf, n, "%.*s%.*s%.*s%s", (int)scheme, url, (int)(path - host), host, (int)plen,
+             path, path[plen] ? "?..." : "");
+}
+
+/* ---- the event ---- */
+
+/* A string member; bytes that are not UTF-8 (an error message from a
+ * codec) become '?', so the event is always valid JSON. */
+static int ctl_notify_put(json_t *o, const char *key, const char *val)
+{
+    json_t *s = json_string(val);
+    if (!s) {
+        char clean[1024];
+        size_t i = 0;
+        for (; val[i] && i < sizeof clean - 1; i++)
+            clean[i] = (unsigned char)val[i] < 0x80 ? val[i] : '?';
+        clean[i] = '\0';
+        s = json_string(clean);
+    }
+    return json_object_set_new(o, key, s);
+}
+
+static double ctl_notify_r3(double v)
+{
+    return round(v * 1000) / 1000;
+}
+
+/* The event's JSON (malloc'd; the caller frees it), or NULL when out of
+ * memory. js may be NULL (a spec that does not parse): no input/output. */
+static char *ctl_notify_body(const struct rq_notify *d, const struct job_spec *js)
+{
+    char event[32];
+    snprintf(event, sizeof event, "job.%s", d->state);
+    long long t0 = d->started_ms ? d->started_ms : d->created_ms;
+    double wall = t0 && d->finished_ms > t0 ? (d->finished_ms - t0) / 1000.0 : 0;
+    json_t *o = json_object();
+    int bad = !o;
+    bad = bad || ctl_notify_put(o, "event", event) || ctl_notify_put(o, "delivery", d->id) ||
+          ctl_notify_put(o, "id", d->job) || ctl_notify_put(o, "state", d->state) ||
+          ctl_notify_put(o, "input", js ? js->input : "") ||
+          ctl_notify_put(o, "output", js ? js->output : "");
+    bad = bad || json_object_set_new(o, "frames", json_integer(d->frames_done)) ||
+          json_object_set_new(o, "frames_total", json_integer(d->frames_total)) ||
+          json_object_set_new(o, "fps", json_real(ctl_notify_r3(wall > 0 ? d->frames_done / wall : 0))) ||
+          json_object_set_new(o, "wall_s", json_real(ctl_notify_r3(wall))) ||
+          ctl_notify_put(o, "error", d->error) ||
+          json_object_set_new(o, "created_ms", json_integer(d->created_ms)) ||
+          json_object_set_new(o, "finished_ms", json_integer(d->finished_ms));
+    char *s = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    json_decref(o);
+    return s;
+}
+
+/* ---- one POST ---- */
+
+enum { CTL_POST_OK = 1, CTL_POST_RETRY = 0, CTL_POST_REFUSED = -1 };
+
+static size_t ctl_notify_discard(char *p, size_t sz, size_t n, void *arg)
+{
+    (void)p, (void)arg;
+    return sz * n; /* the answer's body is not read */
+}
+
+/* libcurl's progress callback: a stopping controller cuts the POST short. */
+static int ctl_notify_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+    (void)a, (void)b, (void)c, (void)d;
+    const struct ctl_notify *n = arg;
+    return *n->c->stop ? 1 : 0;
+}
+
+/* POSTs body to url with the event's headers. CTL_POST_OK on a 2xx,
+ * CTL_POST_REFUSED when trying again cannot help, else CTL_POST_RETRY;
+ * why (n bytes) says what went wrong. */
+static int ctl_notify_post(struct ctl_notify *n, const char *url, const char *body,
+                           char *why, size_t wn)
+{
+    vr_err ue = { 0 };
+    if (job_notify_check(url, &ue) < 0) {
+        snprintf(why, wn, "refused: %s", ue.msg);
+        return CTL_POST_REFUSED;
+    }
+    const struct ctl_notify_cfg *cfg = &n->c->notify;
+    char h_event[64], h_delivery[128], h_sig[128], ua[96];
+    snprintf(h_event, sizeof h_event, "X-Vrseg-Event: job.%s", n->d->state);
+    snprintf(h_delivery, sizeof h_delivery, "X-Vrseg-Delivery: %s", n->d->id);
+    snprintf(ua, sizeof ua, "vrseg/%s", vr_version());
+    struct curl_slist *hs = NULL, *t;
+    const char *lines[] = { "Content-Type: application/json", h_event, h_delivery,
+                            "Expect:", cfg->secret_len ? h_sig : NULL };
+    if (cfg->secret_len) {
+        unsigned char mac[SHA256_DIGEST_LEN];
+        char hex[SHA256_HEX_LEN];
+        sha256_hmac(cfg->secret, cfg->secret_len, body, strlen(body), mac);
+        sha256_hex(mac, hex);
+        snprintf(h_sig, sizeof h_sig, "X-Vrseg-Signature: sha256=%s", hex);
+    }
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0] && lines[i]; i++) {
+        if (!(t = curl_slist_append(hs, lines[i]))) {
+            curl_slist_free_all(hs);
+            snprintf(why, wn, "out of memory");
+            return CTL_POST_RETRY;
+        }
+        hs = t;
+    }
+    CURL *h = n->h;
+    char cerr[CURL_ERROR_SIZE] = "";
+    long tmo = (long)(cfg->timeout_s * 1000);
+    curl_easy_reset(h);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: the _STR forms */
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)CTL_NOTIFY_REDIRECTS);
+    curl_easy_setopt(h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hs);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, ua);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(fmin(cfg->timeout_s, CTL_NOTIFY_CONNECT_MAX) * 1000));
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* a thread: no SIGALRM for DNS timeouts */
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ctl_notify_discard);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, ctl_notify_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, n);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    CURLcode rc = curl_easy_perform(h);
+    long code = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(hs);
+    if (rc == CURLE_OK && code >= 200 && code < 300)
+        return CTL_POST_OK;
+    if (rc == CURLE_OK) {
+        snprintf(why, wn, "HTTP %ld", code);
+        return CTL_POST_RETRY;
+    }
+    snprintf(why, wn, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
+    switch (rc) {
+    case CURLE_UNSUPPORTED_PROTOCOL: /* a redirect to ftp:, file: ... */
+        snprintf(why, wn, "refused: a redirect to a scheme other than http(s) (%s)",
+                 cerr[0] ? cerr : curl_easy_strerror(rc));
+        return CTL_POST_REFUSED;
+    case CURLE_URL_MALFORMAT:
+    case CURLE_TOO_MANY_REDIRECTS:
+        return CTL_POST_REFUSED;
+    default:
+        return CTL_POST_RETRY;
+    }
+}
+
+/* ---- one round of a delivery ---- */
+
+/* The wait before round `attempts` + 1: retry_ms doubled per round done,
+ * at most CTL_NOTIFY_RETRY_MAX_MS. */
+static long long ctl_notify_backoff(const struct ctl_notify_cfg *cfg, int attempts)
+{
+    long long w = cfg->retry_ms;
+    for (int i = 1; i < attempts && w < CTL_NOTIFY_RETRY_MAX_MS; i++)
+        w *= 2;
+    return w < CTL_NOTIFY_RETRY_MAX_MS ? w : CTL_NOTIFY_RETRY_MAX_MS;
+}
+
+/* POSTs n->d's event to each URL it has not reached yet and records the round. */
+static void ctl_notify_round(struct ctl_notify *n)
+{
+    struct rq_notify *d = n->d;
+    const struct ctl_notify_cfg *cfg = &n->c->notify;
+    log_ctx_thread(d->job, -1);
+    vr_err e = { 0 };
+    /* input and output from the spec; one that does not parse leaves them out */
+    int have_spec = ctl_job_spec_via(n->q, d->job, n->js, &e) == 0;
+    if (!have_spec && e.code == VR_EREDIS) {
+        log_ctx_thread(NULL, -1);
+        return; /* Redis went away: the lease lapses, this or another controller goes on */
+    }
+    char *body = ctl_notify_body(d, have_spec ? n->js : NULL);
+    int round = d->attempts + 1, outcome[RQ_NOTIFY_MAX_URLS] = { 0 }, left = 0;
+    char why[512] = "", url[160];
+    for (int i = 0; i < d->nurls; i++) {
+        if (d->done[i])
+            continue;
+        char w[CURL_ERROR_SIZE + 96] = "out of memory";
+        int r = body ? ctl_notify_post(n, d->urls[i], body, w, sizeof w) : CTL_POST_RETRY;
+        ctl_notify_redact(d->urls[i], url, sizeof url);
+        if (r == CTL_POST_OK) {
+            outcome[i] = RQ_NOTIFY_DELIVERED;
+            log_info("job %s: webhook %s delivered to %s (attempt %d)", d->job, d->id, url, round);
+            rq_event(n->q, d->job, "webhook job.%s delivered to %s (attempt %d)", d->state, url,
+                     round);
+            continue;
+        }
+        if (r == CTL_POST_REFUSED)
+            outcome[i] = RQ_NOTIFY_GIVEN_UP;
+        else
+            left++;
+        size_t l = strlen(why);
+        snprintf(why + l, sizeof why - l, "%s%s: %s", l ? "; " : "", url, w);
+        if (r == CTL_POST_REFUSED) {
+            log_error("job %s: webhook %s to %s given up: %s", d->job, d->id, url, w);
+            rq_event(n->q, d->job, "webhook to %s given up: %.300s", url, w);
+        }
+    }
+    free(body);
+    if (*n->c->stop && left) /* cut short: due again at once, for the next controller */
+        snprintf(why, sizeof why, "the controller stopped mid-POST");
+    int give_up = left && round >= cfg->max_attempts && !*n->c->stop;
+    long long next = 0;
+    if (left && !give_up)
+        next = rq_now_ms() + (*n->c->stop ? 0 : ctl_notify_backoff(cfg, round));
+    int rc = rq_notify_record(n->q, d, n->c->name, outcome, next, why, &e);
+    if (rc < 0)
+        log_warn("job %s: webhook %s: cannot record the round (%s); it is tried again after "
+                 "its lease", d->job, d->id, e.msg);
+    else if (rc == 0)
+        log_warn("job %s: webhook %s not delivered (attempt %d of %d): %s; next try in %.1f s",
+                 d->job, d->id, round, cfg->max_attempts, why, (next - rq_now_ms()) / 1000.0);
+    else if (give_up) {
+        log_error("job %s: webhook %s given up after %d attempts: %s", d->job, d->id, round, why);
+        rq_event(n->q, d->job, "webhook given up after %d attempts: %.300s", round, why);
+    }
+    log_ctx_thread(NULL, -1);
+}
+
+/* ---- the thread ---- */
+
+/* Sleeps ms milliseconds, or less when the controller stops. */
+static void ctl_notify_nap(const struct ctl_notify *n, int ms)
+{
+    for (int t = 0; t < ms && !*n->c->stop; t += 50)
+        usleep(50000);
+}
+
+static void *ctl_notify_main(void *arg)
+{
+    struct ctl_notify *n = arg;
+    const struct ctl_notify_cfg *cfg = &n->c->notify;
+    /* a round POSTs to at most RQ_NOTIFY_MAX_URLS URLs, each within the
+     * timeout: the claim outlives it with a margin */
+    long long lease = (long long)(cfg->timeout_s * 1000) * RQ_NOTIFY_MAX_URLS + 5000;
+    int down = 0;
+    while (!*n->c->stop) {
+        vr_err e = { 0 };
+        int rc = rq_notify_claim(n->q, n->c->name, rq_now_ms(), lease, n->d, &e);
+        if (rc < 0) {
+            if (!down) /* VR_EINVAL: an ACL denial, say (deploy/redis-users.acl) */
+                log_msg(e.code == VR_EINVAL ? LOG_ERROR : LOG_WARN, "webhooks: %s; retrying", e.msg);
+            down = 1;
+            rq_backoff(n->q);
+            continue;
+        }
+        down = 0;
+        if (rc == 0)
+            ctl_notify_nap(n, CTL_NOTIFY_IDLE_MS);
+        else
+            ctl_notify_round(n);
+    }
+    return NULL;
+}
+
+static void ctl_notify_free(struct ctl_notify *n)
+{
+    rq_free(&n->q);
+    if (n->h)
+        curl_easy_cleanup(n->h);
+    free(n->d);
+    free(n->js);
+    free(n);
+}
+
+int ctl_notify_start(struct ctl *c, struct ctl_notify **out, vr_err *err)
+{
+    *out = NULL;
+    struct ctl_notify *n = calloc(1, sizeof *n);
+    if (!n)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    n->c = c;
+    n->d = malloc(sizeof *n->d);
+    n->js = malloc(sizeof *n->js);
+    n->h = curl_easy_init();
+    if (!n->d || !n->js || !n->h) {
+        ctl_notify_free(n);
+        return vr_err_set(err, VR_ENOMEM, "webhooks: out of memory (or libcurl failed to start)");
+    }
+    /* Redis may be down now: the handle reconnects at the next claim */
+    rq_open(c->url, 5000, &n->q, NULL);
+    if (!n->q) {
+        ctl_notify_free(n);
+        return vr_err_set(err, VR_EINVAL, "webhooks: cannot use redis address");
+    }
+    if (pthread_create(&n->th, NULL, ctl_notify_main, n) != 0) {
+        ctl_notify_free(n);
+        return vr_err_set(err, VR_ENOMEM, "webhooks: cannot start the delivery thread");
+    }
+    if (c->notify.url[0] || c->notify.secret_len) {
+        char url[160];
+        ctl_notify_redact(c->notify.url, url, sizeof url);
+        log_info("webhooks: every job's end to %s; %s", c->notify.url[0] ? url : "(none)",
+                 c->notify.secret_len ? "signed (X-Vrseg-Signature)" : "unsigned");
+    }
+    *out = n;
+    return 0;
+}
+
+void ctl_notify_stop(struct ctl_notify **np)
+{
+    struct ctl_notify *n = np ? *np : NULL;
+    if (!n)
+        return;
+    pthread_join(n->th, NULL);
+    ctl_notify_free(n);
+    *np = NULL;
+}
