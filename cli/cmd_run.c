@@ -106,7 +106,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         }
         case 'K': o->keep = 1; break;
         case 'g':
-            if (cli_opt_int("--per-gpu", optarg, 1, 8, &o->per_gpu))
+            if (cli_opt_int("--per-gpu", optarg, 1, 16, &o->per_gpu))
                 return 2;
             break;
         case 'S': { /* read now, so a bad file is said before anything starts */

@@ -76,9 +76,10 @@ static const struct cli_cmd vrctl_cmds[] = {
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
-      "  --per-gpu N        chunks in flight per GPU, one worker process each (1..8;\n"
-      "                     default half the cores per GPU, 2..8): one NVDEC session\n"
-      "                     alone cannot keep up with 8K60, each slot's x264 needs cores\n"
+      "  --per-gpu N        chunks in flight per GPU, one worker process each (1..16,\n"
+      "                     as serve --slots; default half the cores per GPU, 2..8):\n"
+      "                     one NVDEC session alone cannot keep up with 8K60, each\n"
+      "                     slot's x264 needs cores\n"
       "  --cpu              use the CPU engine even if a GPU is present\n"
       VRCTL_SPEC_HELP
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
