@@ -50,18 +50,6 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A port nobody listens on now (the kernel's pick for port 0). */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t l = sizeof a;
-    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-              getsockname(fd, (struct sockaddr *)&a, &l) == 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 struct body {
     char *p;
     size_t len;
@@ -137,7 +125,7 @@ static char *scrape_until(const char *url, int (*want)(const char *, void *), vo
 /* Starts a controller serving metrics on a free port; url = its base. */
 static void start_controller(char *base, size_t n)
 {
-    int port = free_port();
+    int port = tfree_port("127.0.0.1");
     char listen[64], lease[16];
     snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
     snprintf(lease, sizeof lease, "%.2f", D.lease_s);
@@ -306,7 +294,7 @@ static void start_prometheus(const char *target, char *base, size_t n)
     snprintf(cfg, sizeof cfg, "%s/prometheus.yml", D.r.dir);
     snprintf(tsdb, sizeof tsdb, "%s/tsdb", D.r.dir);
     snprintf(log, sizeof log, "%s/prometheus.log", D.r.dir);
-    snprintf(listen, sizeof listen, "127.0.0.1:%d", free_port());
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", tfree_port("127.0.0.1"));
     FILE *f = fopen(cfg, "w");
     cr_assert_not_null(f);
     fprintf(f, "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
@@ -447,7 +435,7 @@ Test(ops_prom, bad_address_is_refused_and_healthz_is_503_while_redis_is_down)
     cr_assert(strstr(out, "--metrics-listen 9464: want ADDR:PORT"), "%s", out);
 
     /* Served before the controller reaches Redis: 503 until it does. */
-    snprintf(listen, sizeof listen, "127.0.0.1:%d", free_port());
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", tfree_port("127.0.0.1"));
     snprintf(hurl, sizeof hurl, "http://%s/healthz", listen);
     const char *argv[] = { "vr-controller", "run", "--redis", url, "--storage", storage,
                            "--metrics-listen", listen, NULL };

@@ -39,21 +39,6 @@ static void teardown(void)
 
 TestSuite(sec_tls, .fini = teardown, .timeout = 150);
 
-/* A free loopback TCP port (the kernel's pick). */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, len) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 /* stunnel with config file `conf`, in the foreground, dying with the test. */
 static pid_t stunnel_start(const char *conf, const char *log)
 {
@@ -91,7 +76,8 @@ Test(sec_tls, a_job_through_an_stunnel_tunnel)
     }
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
     const char *dir = D.r.dir;
-    int rport = tredis_tcp(&D.r, "127.0.0.1"), sport = free_port(), cport = free_port();
+    int rport = tredis_tcp(&D.r, "127.0.0.1");
+    int sport = tfree_port("127.0.0.1"), cport = tfree_port("127.0.0.1");
     cr_assert(rport > 0 && sport > 0 && cport > 0 && sport != cport);
 
     /* README.md, "Security": the certificate, the server side (on the Redis
