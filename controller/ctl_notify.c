@@ -127,6 +127,7 @@ static char *ctl_notify_body(const struct rq_notify *d, const struct job_spec *j
     snprintf(event, sizeof event, "job.%s", d->state);
     long long t0 = d->started_ms ? d->started_ms : d->created_ms;
     double wall = t0 && d->finished_ms > t0 ? (d->finished_ms - t0) / 1000.0 : 0;
+    double fps = wall > 0 ? d->frames_done / wall : 0;
     json_t *o = json_object();
     int bad = !o;
     bad = bad || ctl_notify_put(o, "event", event) || ctl_notify_put(o, "delivery", d->id) ||
@@ -135,12 +136,13 @@ static char *ctl_notify_body(const struct rq_notify *d, const struct job_spec *j
           ctl_notify_put(o, "output", js ? js->output : "");
     bad = bad || json_object_set_new(o, "frames", json_integer(d->frames_done)) ||
           json_object_set_new(o, "frames_total", json_integer(d->frames_total)) ||
-          json_object_set_new(o, "fps", json_real(ctl_notify_r3(wall > 0 ? d->frames_done / wall : 0))) ||
+          json_object_set_new(o, "fps", json_real(ctl_notify_r3(fps))) ||
           json_object_set_new(o, "wall_s", json_real(ctl_notify_r3(wall))) ||
           ctl_notify_put(o, "error", d->error) ||
           json_object_set_new(o, "created_ms", json_integer(d->created_ms)) ||
           json_object_set_new(o, "finished_ms", json_integer(d->finished_ms));
-    char *s = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    size_t flags = JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12);
+    char *s = bad ? NULL : json_dumps(o, flags);
     json_decref(o);
     return s;
 }
@@ -346,7 +348,8 @@ static void *ctl_notify_main(void *arg)
         int rc = rq_notify_claim(n->q, n->c->name, rq_now_ms(), lease, n->d, &e);
         if (rc < 0) {
             if (!down) /* VR_EINVAL: an ACL denial, say (deploy/redis-users.acl) */
-                log_msg(e.code == VR_EINVAL ? LOG_ERROR : LOG_WARN, "webhooks: %s; retrying", e.msg);
+                log_msg(e.code == VR_EINVAL ? LOG_ERROR : LOG_WARN, "webhooks: %s; retrying",
+                        e.msg);
             down = 1;
             rq_backoff(n->q);
             continue;
