@@ -1,7 +1,8 @@
 /*
  * bench_net.c - `make bench-net` (part 1 of `make bench-gpu`): throughput of
  * the network alone on the GPU, tiles/s, for batch sizes x fp16 / fp32 x
- * fused / unfused (always one CUDA graph per batch), timed with CUDA events
+ * blocks / fused / unfused (netcu_opts.fused 2 / 1 / 0; always one CUDA
+ * graph per batch), timed with CUDA events
  * around each replay after a warm-up; the median of --iters replays. Input
  * is a real image's tile repeated with small random jitter (never zeros).
  * Prints a table, and one JSON object per case into --json.
@@ -13,8 +14,9 @@
  * between steps, no graph) with the bytes it moves at least.
  *
  * --dump DIR writes DIR/in.f32 ([1][h][w][3]) and DIR/out.f32 ([1][h][w],
- * fp32 fused) so bench/torch_net.py can check its PyTorch network against
- * ours on the same input.
+ * fp32 fused), and the other variants' masks beside it, so
+ * bench/torch_net.py can check its PyTorch network against ours on the
+ * same input.
  */
 #include "model.h"
 #include "net_cuda.h"
@@ -176,8 +178,12 @@ int main(int argc, char **argv)
         mkdir(dump, 0755);
         if (write_file(dump, "in.f32", hin, tin * sizeof(float)))
             return 1;
-        for (int v = 0; v < 3; v++) {   /* fp32 fused, fp32 unfused, fp16 fused */
-            struct netcu_opts o = { 1, v == 2 ? 1 : 0, v != 1, 0, 1 };
+        /* fp32 fused, fp32 unfused, fp16 fused, fp32 blocks, fp16 blocks */
+        static const int dv[5][2] = { { 0, 1 }, { 0, 0 }, { 1, 1 }, { 0, 2 }, { 1, 2 } };
+        static const char *const dname[5] = { "out.f32", "out-unfused.f32", "out-fp16.f32",
+                                              "out-blocks.f32", "out-fp16-blocks.f32" };
+        for (int v = 0; v < 5; v++) {
+            struct netcu_opts o = { 1, dv[v][0], dv[v][1], 0, 1 };
             struct netcu *net = NULL;
             if (netcu_create(m, &o, &net, &err) < 0 || netcu_run(net, din, 1, dout, st, &err) < 0) {
                 fprintf(stderr, "bench-net: %s\n", err.msg);
@@ -185,8 +191,7 @@ int main(int argc, char **argv)
             }
             CK(cudaStreamSynchronize(st));
             CK(cudaMemcpy(hout, dout, tout * sizeof(float), cudaMemcpyDeviceToHost));
-            const char *name = v == 0 ? "out.f32" : v == 1 ? "out-unfused.f32" : "out-fp16.f32";
-            if (write_file(dump, name, hout, tout * sizeof(float)))
+            if (write_file(dump, dname[v], hout, tout * sizeof(float)))
                 return 1;
             netcu_free(&net);
         }
@@ -194,10 +199,11 @@ int main(int argc, char **argv)
 
     if (profile > 0) {
         /* per-kernel times (no graph: events between the steps), printed by
-         * netcu_free to stderr; fp16 = 1 and 2, fused */
+         * netcu_free to stderr; fp16 = 1 fused and blocks, fp16 = 2 blocks */
         setenv("VR_NETCU_PROFILE", "1", 1);
-        for (int p = 1; p <= 2; p++) {
-            struct netcu_opts o = { profile, p, 1, 0, 0 };
+        static const int pv[3][2] = { { 1, 1 }, { 1, 2 }, { 2, 2 } };
+        for (int p = 0; p < 3; p++) {
+            struct netcu_opts o = { profile, pv[p][0], pv[p][1], 0, 0 };
             struct netcu *net = NULL;
             if (netcu_create(m, &o, &net, &err) < 0)
                 return fprintf(stderr, "bench-net: %s\n", err.msg), 1;
@@ -210,9 +216,11 @@ int main(int argc, char **argv)
     }
 
     for (int bi = 0; bi < nb; bi++)
-        for (int v = 0; v < 6; v++) {
-            /* fp16 = 1 (mixed, the product's), 2 (all float16), 0 (float32) */
-            int n = batches[bi], fp16 = (2 - v / 2) % 3, fused = !(v & 1);
+        for (int v = 0; v < 9; v++) {
+            /* fp16 = 1 (mixed, the product's), 2 (all float16), 0 (float32);
+             * fused 2 (blocks), 1, 0 */
+            static const int prec[3] = { 1, 2, 0 };
+            int n = batches[bi], fp16 = prec[v / 3], fused = 2 - v % 3;
             struct netcu_opts o = { n, fp16, fused, 0, 1 };
             struct netcu *net = NULL;
             if (netcu_create(m, &o, &net, &err) < 0) {
@@ -240,15 +248,16 @@ int main(int argc, char **argv)
             float med = times[iters / 2];
             double tps = n / (med / 1e3);
             static const char *const pname[] = { "fp32", "fp16", "fp16all" };
+            static const char *const vname[] = { "unfused", "fused", "blocks" };
             printf("%-6d %-7s %-8s %10.3f %12.0f %10.1f\n", n, pname[fp16],
-                   fused ? "fused" : "unfused", med, tps, netcu_device_bytes(net) / 1048576.0);
+                   vname[fused], med, tps, netcu_device_bytes(net) / 1048576.0);
             if (jf)
                 fprintf(jf, "{\"bench\":\"net\",\"gpu\":\"%s\",\"model\":\"%s\",\"batch\":%d,"
                             "\"precision\":\"%s\",\"variant\":\"%s\",\"ms_median\":%.4f,"
                             "\"ms_min\":%.4f,\"ms_max\":%.4f,\"tiles_per_s\":%.1f,"
                             "\"device_bytes\":%zu}\n",
                         prop.name, model_path, n, pname[fp16],
-                        fused ? "fused" : "unfused", med, times[0], times[iters - 1], tps,
+                        vname[fused], med, times[0], times[iters - 1], tps,
                         netcu_device_bytes(net));
             netcu_free(&net);
         }

@@ -48,15 +48,23 @@ extern "C" {
 /* ---- plan ---- */
 
 enum step_kind {
-    S_DEAD, S_CONV, S_PW, S_DW, S_SE, S_UNARY, S_ADD, S_MUL, S_RESIZE, S_AVGPOOL, S_TCONV
+    S_DEAD, S_CONV, S_PW, S_DW, S_SE, S_UNARY, S_ADD, S_MUL, S_RESIZE, S_AVGPOOL, S_TCONV,
+    S_IR
 };
 
 static const char *const kind_name[] = {
     "dead", "conv", "pointwise", "depthwise", "squeeze-excite", "activation",
-    "add", "mul", "resize", "avgpool", "tconv"
+    "add", "mul", "resize", "avgpool", "tconv", "ir-blocks"
 };
 
 struct se_layer_t { int wt, bt, cin, cout, act1, act2; };
+
+/* One inverted-residual block of an S_IR step: constant tensor ids and
+ * activations (cu_ir_block's fields). */
+struct ir_blk_t {
+    int ce, k, cs, residual, act3;
+    int we, be, ae1, ae2, wd, bd, ad1, ad2, w1, b1, ar1, ar2, w2, b2, as1, as2, wp, bp, ap1, ap2;
+};
 
 struct step {
     int kind;
@@ -74,6 +82,8 @@ struct step {
     int rs;             /* pointwise: x is resized to the output map on load */
     int n_layers;
     struct se_layer_t l[CU_SE_MAX_LAYERS];
+    int n_ir;           /* S_IR: blocks of the chain */
+    struct ir_blk_t ir[CU_IR_MAX_BLOCKS];
 };
 
 struct tens {
@@ -108,6 +118,13 @@ struct netcu {
     double *prof_ms;        /* [n_order], summed over runs */
     int prof_runs, prof_batch;
 };
+
+/* opts.fused in words: 0 one kernel per op, 1 per-op fusions, 2 also the
+ * block chains. */
+static const char *fused_name(int fused)
+{
+    return fused >= 2 ? "blocks" : fused ? "fused" : "unfused";
+}
 
 #define ALIGN256(x) (((x) + 255) & ~(size_t)255)
 
@@ -504,6 +521,110 @@ static void fuse_resize_into_pw(struct netcu *net)
     }
 }
 
+/* The chain kernel's arguments for S_IR step s, with the weights at `w`
+ * (device weights when running, NULL: the model's host data, for the
+ * planner's fit check); in, out and n are left to the caller. */
+static void ir_fill(const struct netcu *net, const struct step *s, const unsigned char *w,
+                    struct cu_ir_args *a)
+{
+    const struct model *m = net->m;
+    const struct tens *x = &net->t[s->x];
+#define IR_W(t) ((t) < 0 ? (const float *)NULL \
+                 : w ? (const float *)(w + net->w_off[t]) : (const float *)m->tensors[t].data)
+    memset(a, 0, sizeof *a);
+    a->h = x->h; a->w = x->w; a->c = x->c;
+    a->n_blocks = s->n_ir;
+    for (int i = 0; i < s->n_ir; i++) {
+        const struct ir_blk_t *b = &s->ir[i];
+        a->b[i] = (struct cu_ir_block){
+            b->ce, b->k, b->cs,
+            IR_W(b->we), IR_W(b->be), b->ae1, b->ae2,
+            IR_W(b->wd), IR_W(b->bd), b->ad1, b->ad2,
+            IR_W(b->w1), IR_W(b->b1), b->ar1, b->ar2,
+            IR_W(b->w2), IR_W(b->b2), b->as1, b->as2,
+            IR_W(b->wp), IR_W(b->bp), b->ap1, b->ap2,
+            b->residual, b->act3 };
+    }
+#undef IR_W
+}
+
+/* Steps A (expand), B (depthwise), C (squeeze-excite) of the block that
+ * pointwise step D (project, SE scale as prologue) ends, when they form
+ * one inverted-residual block the chain kernel computes: each inner tensor
+ * read only inside the block, the residual (if any) the block's input. */
+static int match_ir(struct netcu *net, struct step *D, struct step **pa, struct step **pb,
+                    struct step **pc)
+{
+    if (D->kind != S_PW || D->a_scale < 0 || D->bsum >= 0 || D->e_scale >= 0 || D->rs)
+        return 0;
+    struct step *C = producer(net, D->a_scale), *B = producer(net, D->x);
+    if (!C || C->kind != S_SE || C->x != D->x || C->x2 >= 0 || C->n_layers != 2 ||
+        uses(net, C->out) != 1 || C->l[0].cin != D->g.cin || C->l[1].cout != D->g.cin)
+        return 0;
+    const struct conv_geom *g = B ? &B->g : NULL;
+    if (!B || B->kind != S_DW || B->res >= 0 || g->cin != g->cout || g->sh != 1 ||
+        g->sw != 1 || g->dh != 1 || g->dw != 1 || g->kh != g->kw ||
+        g->pad_top != g->kh / 2 || g->pad_left != g->kw / 2 || g->oh != g->ih ||
+        g->ow != g->iw || uses(net, B->out) != 2)
+        return 0;
+    struct step *A = producer(net, B->x);
+    if (!A || A->kind != S_PW || A->a_scale >= 0 || A->bsum >= 0 || A->e_scale >= 0 ||
+        A->res >= 0 || A->rs || uses(net, A->out) != 1 || A->g.cout != g->cin ||
+        A->g.cin != D->g.cout || (D->res >= 0 && D->res != A->x))
+        return 0;
+    *pa = A; *pb = B; *pc = C;
+    return 1;
+}
+
+/* Fusion (opts.fused == 2): each inverted-residual block the chain kernel
+ * takes becomes one S_IR step (at the expand's slot, running at the
+ * project's place); then an S_IR step whose output only the next S_IR step
+ * reads absorbs it, up to CU_IR_MAX_BLOCKS blocks. */
+static void fuse_ir_blocks(struct netcu *net)
+{
+    const int n_ops = net->m->n_ops;
+    for (int i = 0; i < n_ops; i++) {
+        struct step *A, *B, *C, *D = &net->st[i];
+        if (!match_ir(net, D, &A, &B, &C))
+            continue;
+        struct ir_blk_t b = {
+            D->g.cin, B->g.kh, C->l[0].cout, D->res >= 0, D->act3,
+            A->wt, A->bt, A->act1, A->act2, B->wt, B->bt, B->act1, B->act2,
+            C->l[0].wt, C->l[0].bt, C->l[0].act1, C->l[0].act2,
+            C->l[1].wt, C->l[1].bt, C->l[1].act1, C->l[1].act2,
+            D->wt, D->bt, D->act1, D->act2 };
+        struct step t = *A;
+        t.kind = S_IR;
+        t.out = D->out;
+        t.pos = D->pos;
+        t.n_ir = 1;
+        t.ir[0] = b;
+        struct cu_ir_args a;
+        ir_fill(net, &t, NULL, &a);
+        if (!cu_ir_smem(&a))
+            continue;
+        *A = t;
+        B->kind = C->kind = D->kind = S_DEAD;
+    }
+    for (int i = 0; i < n_ops; i++) {
+        struct step *s = &net->st[i];
+        while (s->kind == S_IR) {
+            struct step *c = sole_consumer(net, s->out);
+            if (!c || c->kind != S_IR || c->x != s->out || s->n_ir + c->n_ir > CU_IR_MAX_BLOCKS)
+                break;
+            struct step t = *s;
+            memcpy(&t.ir[t.n_ir], c->ir, sizeof c->ir[0] * c->n_ir);
+            t.n_ir += c->n_ir;
+            struct cu_ir_args a;
+            ir_fill(net, &t, NULL, &a);
+            if (!cu_ir_smem(&a))
+                break;
+            *s = t;
+            absorb(s, c);
+        }
+    }
+}
+
 /* Fuses the graph's steps in place (absorbed steps become S_DEAD), pass
  * after pass in this order: each sees what the earlier ones made. */
 static void fuse(struct netcu *net)
@@ -515,6 +636,8 @@ static void fuse(struct netcu *net)
     fuse_pool_add(net);
     fuse_pw_prologue(net);
     fuse_resize_into_pw(net);
+    if (net->o.fused >= 2)
+        fuse_ir_blocks(net);
 }
 
 /* ---- placement (plan stage 3) ---- */
@@ -634,6 +757,13 @@ static int upload_weights(struct netcu *net, vr_err *err)
             want_w(net, s->l[l].wt, &top);
             want_w(net, s->l[l].bt, &top);
         }
+        for (int b = 0; b < s->n_ir; b++) {
+            const struct ir_blk_t *B = &s->ir[b];
+            const int ids[] = { B->we, B->be, B->wd, B->bd, B->w1, B->b1, B->w2, B->b2,
+                                B->wp, B->bp };
+            for (size_t j = 0; j < sizeof ids / sizeof ids[0]; j++)
+                want_w(net, ids[j], &top);
+        }
     }
     net->w_bytes = top;
     cudaError_t e = cudaMalloc((void **)&net->d_w, top ? top : 256);
@@ -749,6 +879,16 @@ static int run_squeeze_excite(const struct ctx *c, const struct step *s, cudaStr
     return cu_se_dt(&a, dtype_bits(c, s->x, s->x2, -1, -1, -1, s->out), st);
 }
 
+static int run_ir_chain(const struct ctx *c, const struct step *s, cudaStream_t st)
+{
+    struct cu_ir_args a;
+    ir_fill(c->net, s, c->net->d_w, &a);
+    a.n = c->n;
+    a.in = tensor_ptr(c, s->x);
+    a.out = tensor_ptr(c, s->out);
+    return cu_ir_chain_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, s->out), st);
+}
+
 static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
     const struct tens *x = &c->net->t[s->x];
@@ -767,6 +907,8 @@ static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
         return run_depthwise(c, s, g, st);
     case S_SE:
         return run_squeeze_excite(c, s, st);
+    case S_IR:
+        return run_ir_chain(c, s, st);
     case S_UNARY:
         return cu_unary_x(s->act1, tensor_ptr(c, s->x), tensor_f16(c, s->x), tensor_ptr(c, s->out),
                           tensor_f16(c, s->out), (size_t)n * x->h * x->w * x->c, st);
@@ -831,7 +973,7 @@ static void prof_report(const struct netcu *net)
     for (int k = 0; k < net->n_order; k++)
         total += net->prof_ms[k];
     fprintf(stderr, "netcu profile (%s, fp16=%d, batch %d, %d runs): %.3f ms a run\n",
-            net->o.fused ? "fused" : "unfused", net->o.fp16, net->prof_batch, net->prof_runs,
+            fused_name(net->o.fused), net->o.fp16, net->prof_batch, net->prof_runs,
             total / net->prof_runs);
     for (int k = 0; k < net->n_order; k++) {
         const struct step *s = &net->st[net->order[k]];
@@ -900,17 +1042,16 @@ static void dump_plan(const struct netcu *net)
     if (!env || !*env || *env == '0')
         return;
     fprintf(stderr, "netcu plan (%s, fp16=%d): %d ops -> %d kernels\n",
-            net->o.fused ? "fused" : "unfused", net->o.fp16,
-            net->m->n_ops, net->n_order);
+            fused_name(net->o.fused), net->o.fp16, net->m->n_ops, net->n_order);
     for (int k = 0; k < net->n_order; k++) {
         const struct step *s = &net->st[net->order[k]];
         const struct tens *y = &net->t[s->out];
         fprintf(stderr, "  %3d op %3d..%3d %-14s x=%d%s x2=%d as=%d b=%d es=%d res=%d -> %d "
-                "[%dx%dx%d]%s act %d/%d/%d layers %d\n", k, s->op, s->pos,
+                "[%dx%dx%d]%s act %d/%d/%d layers %d blocks %d\n", k, s->op, s->pos,
                 kind_name[s->kind], s->x, s->rs ? "(resized)" : "", s->x2, s->a_scale,
                 s->bsum, s->e_scale, s->res,
                 s->out, y->h, y->w, y->c, y->f16 ? "h" : "f", s->act1, s->act2, s->act3,
-                s->n_layers);
+                s->n_layers, s->n_ir);
     }
 }
 
@@ -925,6 +1066,8 @@ int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu
     if (!m || !o || o->max_batch < 1 || o->max_batch > 4096 || m->n_ops < 1)
         return vr_err_set(err, VR_EINVAL, "netcu: max_batch must be 1..4096 (got %d)",
                           o ? o->max_batch : 0);
+    if (o->fused < 0 || o->fused > 2)
+        return vr_err_set(err, VR_EINVAL, "netcu: fused must be 0, 1 or 2 (got %d)", o->fused);
     if (m->in_c != 3 || m->input < 0 || m->output < 0 || m->input == m->output)
         return vr_err_set(err, VR_ENOTSUP, "netcu: the model must take RGB and have one output");
     struct netcu *net = (struct netcu *)calloc(1, sizeof *net);
@@ -988,7 +1131,7 @@ int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu
         }
     }
     log_debug("netcu: %d ops -> %d kernels (%s, %s), activations %zu KiB, weights %zu KiB",
-              m->n_ops, net->n_order, o->fused ? "fused" : "unfused",
+              m->n_ops, net->n_order, fused_name(o->fused),
               o->fp16 ? "fp16" : "fp32", net->act_bytes >> 10, net->w_bytes >> 10);
     *out = net;
     return 0;
@@ -1051,6 +1194,11 @@ int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out, void *s
 size_t netcu_device_bytes(const struct netcu *net)
 {
     return net ? net->w_bytes + net->act_bytes : 0;
+}
+
+int netcu_kernels(const struct netcu *net)
+{
+    return net ? net->n_order : 0;
 }
 
 void netcu_free(struct netcu **pnet)

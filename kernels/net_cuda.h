@@ -23,7 +23,10 @@ struct netcu_opts {
                       * accesses, float32 arithmetic) in the decoder's last,
                       * largest stage, float32 before: masks within 0.02 of
                       * float32; 2: float16 everywhere (fastest; ~0.1 max abs) */
-    int fused;       /* 1: fused conv+bias+act, SE block, tconv+sigmoid */
+    int fused;       /* 0: one kernel per op; 1: fused conv+bias+act, SE
+                      * block, tconv+sigmoid, prologues and epilogues; 2: as
+                      * 1, and each run of inverted-residual blocks on a
+                      * small map in one kernel (ops_block.cu) */
     int block;       /* threads per block for the element-wise kernels (0 = default) */
     int use_graph;   /* 1: capture one CUDA graph per batch size */
 };
@@ -42,6 +45,9 @@ int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out,
 
 /* Bytes of device memory the net holds (weights + activations). */
 size_t netcu_device_bytes(const struct netcu *net);
+
+/* Kernels one run launches (the plan's steps after fusion). */
+int netcu_kernels(const struct netcu *net);
 
 void netcu_free(struct netcu **net);
 

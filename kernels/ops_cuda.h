@@ -129,6 +129,17 @@ int cu_pointwise(const struct cu_pw_args *p, int f16, cudaStream_t s);
 int cu_dw_fused(const struct cu_dw_args *p, int f16, cudaStream_t s);
 int cu_se(const struct cu_se_args *p, int f16, cudaStream_t s);
 
+/* Chained inverted-residual blocks (ops_fused.h), one thread block per
+ * image, every tensor of the chain in shared memory: IN0 and OUT of `dt`
+ * apply. cu_ir_smem gives the shared memory the chain needs on the current
+ * device, or 0 when the kernel cannot take it (map wider than 16, h * w or
+ * c not a multiple of 16, ce not a multiple of 16 or over 128, cs over 32,
+ * kernel size other than 3 or 5, or too big for the device's shared
+ * memory); the launchers then return VR_EINVAL. */
+size_t cu_ir_smem(const struct cu_ir_args *a);
+int cu_ir_chain(const struct cu_ir_args *a, int f16, cudaStream_t s);
+int cu_ir_chain_dt(const struct cu_ir_args *a, unsigned dt, cudaStream_t s);
+
 /* Convolution2DTransposeBias then activation `act` (CU_ACT_LOGISTIC for the
  * network's last op), with dtype conversion. */
 int cu_tconv_x(const struct conv_geom *g, const void *in, int in_f16,

@@ -78,11 +78,46 @@ struct cu_se_args {
     void *out;
 };
 
+/* Chained inverted-residual blocks (MobileNetV3's bottleneck) on a small
+ * map, one thread block per image with every tensor in shared memory. With
+ * x the running [h][w][c] map, each block in order computes
+ *   e = act_e2(act_e1(x . we + be))               1x1, c -> ce
+ *   d = act_d2(act_d1(dw(e) + bd))                depthwise k x k, stride 1,
+ *                                                 SAME, multiplier 1
+ *   v = act_s2(act_s1(w2 . act_r2(act_r1(w1 . mean_hw(d) + b1)) + b2))
+ *                                                 squeeze-excite, [ce]
+ *   y = act_p2(act_p1((d * v) . wp + bp))         1x1, ce -> c
+ *   x = residual ? act3(y + x) : y
+ * Weights in the model's layouts: we, w1, w2, wp OHWI [cout][1][1][cin],
+ * wd [1][k][k][ce]; biases may be NULL. Activations are CU_ACT_* (act_*1
+ * the convs' own model_act). in and out are [n][h][w][c], the dtypes of
+ * the launcher's flags (float32 in the twin). */
+#define CU_IR_MAX_BLOCKS 8
+struct cu_ir_block {
+    int ce, k, cs;
+    const float *we, *be; int act_e1, act_e2;
+    const float *wd, *bd; int act_d1, act_d2;
+    const float *w1, *b1; int act_r1, act_r2;
+    const float *w2, *b2; int act_s1, act_s2;
+    const float *wp, *bp; int act_p1, act_p2;
+    int residual, act3;
+};
+struct cu_ir_args {
+    int n, h, w, c;
+    const void *in;
+    void *out;
+    int n_blocks;
+    struct cu_ir_block b[CU_IR_MAX_BLOCKS];
+};
+
 /* C twins of the fused kernels (ops_fused_ref.c), float32 host memory. */
 float ref_act_ext(float x, int act);
 void ref_pointwise(const struct cu_pw_args *p);
 void ref_dw_fused(const struct cu_dw_args *p);
 void ref_se(const struct cu_se_args *p);
+/* The twin of the block chain, built from the twins above; 0, or VR_ENOMEM
+ * when its scratch cannot be allocated, VR_EINVAL for a bad geometry. */
+int ref_ir_chain(const struct cu_ir_args *p);
 void ref_tconv_x(const struct conv_geom *g, const float *in, const float *w,
                  const float *b, int act, float *out);
 

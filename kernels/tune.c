@@ -114,7 +114,7 @@ int tune_cache_load(const char *path, const char *key, struct tune_choice *c, vr
     }
     memset(c, 0, sizeof *c);
     if (!json_is_object(e) || get_int(e, "fp16", 0, 1, &c->net.fp16)
-        || get_int(e, "fused", 0, 1, &c->net.fused) || get_int(e, "block", 0, 1024, &c->net.block)
+        || get_int(e, "fused", 0, 2, &c->net.fused) || get_int(e, "block", 0, 1024, &c->net.block)
         || get_int(e, "graph", 0, 1, &c->net.use_graph)
         || get_int(e, "tiles", 1, 1 << 16, &c->net.max_batch)
         || get_int(e, "frames", 1, 1024, &c->frames)

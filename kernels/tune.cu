@@ -314,7 +314,7 @@ static void tune_candidates(const struct tune_params *p, struct tune_bench *b,
     const int fp16_allowed = strcmp(p->cfg->precision, "fp32") != 0;
     for (int fi = 0; fi < 3; fi++)
         for (int hh = fp16_allowed ? 1 : 0; hh >= 0; hh--)
-            for (int fu = 1; fu >= 0; fu--)
+            for (int fu = 2; fu >= 0; fu--)
                 for (int g = 1; g >= 0; g--)
                     for (int bi = 0; bi < 2 && r->n_rows < TUNE_MAX_ROWS; bi++) {
                         struct tune_row *row = &r->rows[r->n_rows++];

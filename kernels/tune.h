@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define TUNE_MAX_ABS     0.02      /* largest |mask - CPU engine mask| accepted, [0,1] units */
-#define TUNE_MAX_ROWS    64        /* candidates timed in one run */
+#define TUNE_MAX_ROWS    96        /* candidates timed in one run */
 #define TUNE_BUDGET_S    50.0      /* stop timing new candidates past this */
 #define TUNE_CACHE_MAX   (1u << 20) /* bytes of a cache file we agree to read */
 

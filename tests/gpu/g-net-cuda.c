@@ -1,7 +1,8 @@
 /*
  * g-net-cuda.c - the whole network on the GPU (netcu_run) against the CPU
  * network (net_run, float32 C reference) on real images: both MediaPipe
- * models, every variant (fp16 / fp32 x fused / unfused x graph / no graph),
+ * models, every variant (fp16 / fp32 x unfused / fused / block chains x
+ * graph / no graph),
  * a batch of several tiles, output poisoned before each run. float32 must
  * agree closely; mixed float16 (opts.fp16 = 1) masks within 0.02 max abs,
  * the issue's bar; all-float16 (opts.fp16 = 2) is logged with a loose bar.
@@ -76,14 +77,22 @@ static void check_model(const char *model_rel)
     cr_assert_eq(net_run(cpu, in, n, want, &err), 0, "%s", err.msg);
     net_free(&cpu);
     float *din = gn_up(in, tin * n, 0);
-    float worst_v[10];
-    for (int v = 0; v < 10; v++) {
-        /* float32 variants first: they locate a planning bug before float16
-         * rounding can hide it; then mixed float16 (fp16 = 1, the product's),
-         * then all-float16 (fp16 = 2, fused, graph and not) */
-        struct netcu_opts o = { n, v < 4 ? 0 : v < 8 ? 1 : 2, v < 8 ? v & 1 : 1, 0, (v >> 1) & 1 };
+    /* float32 variants first: they locate a planning bug before float16
+     * rounding can hide it; then mixed float16 (fp16 = 1, the product's),
+     * then all-float16 (fp16 = 2); each { fp16, fused, graph } */
+    static const int var[][3] = {
+        { 0, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 }, { 0, 1, 1 }, { 0, 2, 0 }, { 0, 2, 1 },
+        { 1, 0, 0 }, { 1, 1, 0 }, { 1, 0, 1 }, { 1, 1, 1 }, { 1, 2, 0 }, { 1, 2, 1 },
+        { 2, 1, 0 }, { 2, 1, 1 }, { 2, 2, 1 },
+    };
+    enum { N_VAR = sizeof var / sizeof var[0] };
+    float worst_v[N_VAR];
+    int kernels[3] = { 0 };
+    for (int v = 0; v < N_VAR; v++) {
+        struct netcu_opts o = { n, var[v][0], var[v][1], 0, var[v][2] };
         struct netcu *net = NULL;
         cr_assert_eq(netcu_create(m, &o, &net, &err), 0, "%s", err.msg);
+        kernels[o.fused] = netcu_kernels(net);
         float *dout = gn_poisoned(tout * n, 0);
         cr_assert_eq(netcu_run(net, din, n, dout, NULL, &err), 0, "%s", err.msg);
         float *got = gn_down(dout, tout * n, 0);
@@ -121,8 +130,13 @@ static void check_model(const char *model_rel)
     cudaFree(din);
     free(in); free(want);
     model_free(&m);
-    for (int v = 0; v < 10; v++) {
-        float bar = v < 4 ? NET_TOL32 : v < 8 ? NET_TOL16 : NET_TOL16ALL;
+    /* the block chains must really replace kernels, or variant 2 tests
+     * nothing new */
+    cr_expect(kernels[2] < kernels[1] && kernels[1] < kernels[0],
+              "%s: kernels unfused %d, fused %d, blocks %d", model_rel, kernels[0], kernels[1],
+              kernels[2]);
+    for (int v = 0; v < N_VAR; v++) {
+        float bar = var[v][0] == 0 ? NET_TOL32 : var[v][0] == 1 ? NET_TOL16 : NET_TOL16ALL;
         cr_expect(worst_v[v] <= bar, "%s variant %d: max |gpu - cpu| %.4g over the bar %.4g",
                   model_rel, v, worst_v[v], bar);
     }
@@ -149,7 +163,12 @@ Test(gpu_net, bad_arguments)
     struct netcu *net = NULL;
     cr_assert_eq(netcu_create(m, &o, &net, &err), VR_EINVAL);
     cr_assert_null(net);
+    o = (struct netcu_opts){ 1, 1, 3, 0, 1 };
+    cr_assert_eq(netcu_create(m, &o, &net, &err), VR_EINVAL);
+    cr_assert(strstr(err.msg, "fused"), "%s", err.msg);
+    cr_assert_null(net);
     o.max_batch = 2;
+    o.fused = 2;
     cr_assert_eq(netcu_create(m, &o, &net, &err), 0, "%s", err.msg);
     float *d = gn_poisoned(256 * 256 * 3 * 3, 0);
     cr_assert_eq(netcu_run(net, d, 3, d, NULL, &err), VR_EINVAL);
