@@ -49,12 +49,12 @@ extern "C" {
 
 enum step_kind {
     S_DEAD, S_CONV, S_PW, S_DW, S_SE, S_UNARY, S_ADD, S_MUL, S_RESIZE, S_AVGPOOL, S_TCONV,
-    S_IR
+    S_IR, S_TAIL, S_PWDW
 };
 
 static const char *const kind_name[] = {
     "dead", "conv", "pointwise", "depthwise", "squeeze-excite", "activation",
-    "add", "mul", "resize", "avgpool", "tconv", "ir-blocks"
+    "add", "mul", "resize", "avgpool", "tconv", "ir-blocks", "decoder-tail", "pw+depthwise"
 };
 
 struct se_layer_t { int wt, bt, cin, cout, act1, act2; };
@@ -65,6 +65,13 @@ struct ir_blk_t {
     int ce, k, cs, residual, act3;
     int we, be, ae1, ae2, wd, bd, ad1, ad2, w1, b1, ar1, ar2, w2, b2, as1, as2, wp, bp, ap1, ap2;
 };
+
+/* The decoder tail of an S_TAIL step: constant tensor ids and activations
+ * (cu_tail_args' fields). */
+struct tail_t { int c, k, cout, wp, bp, ap1, ap2, wd, bd, ad1, ad2, ad3, wt, bt, at; };
+
+/* The 1x1 conv an S_PWDW step runs before its depthwise conv. */
+struct pwdw_t { int wp, bp, ap1, ap2; };
 
 struct step {
     int kind;
@@ -84,6 +91,8 @@ struct step {
     struct se_layer_t l[CU_SE_MAX_LAYERS];
     int n_ir;           /* S_IR: blocks of the chain */
     struct ir_blk_t ir[CU_IR_MAX_BLOCKS];
+    struct tail_t tail; /* S_TAIL */
+    struct pwdw_t pwdw; /* S_PWDW: the 1x1 conv; g, wt, bt, act1, act2: the depthwise's */
 };
 
 struct tens {
@@ -625,6 +634,76 @@ static void fuse_ir_blocks(struct netcu *net)
     }
 }
 
+/* Fusion (opts.fused == 2): the decoder's tail - a pointwise step (its
+ * prologue kept), a depthwise step adding the pointwise output back, and a
+ * 2x2 stride-2 transpose conv - becomes one S_TAIL step when the tail
+ * kernel takes the geometry. */
+static void fuse_tail(struct netcu *net)
+{
+    const int n_ops = net->m->n_ops;
+    for (int i = 0; i < n_ops; i++) {
+        struct step *T = &net->st[i];
+        if (T->kind != S_TCONV || T->g.kh != 2 || T->g.kw != 2 || T->g.sh != 2 ||
+            T->g.sw != 2 || T->g.pad_top || T->g.pad_left)
+            continue;
+        struct step *D = producer(net, T->x);
+        if (!D || D->kind != S_DW || uses(net, T->x) != 1 || D->g.cin != D->g.cout ||
+            D->g.sh != 1 || D->g.sw != 1 || D->g.dh != 1 || D->g.dw != 1 ||
+            D->g.kh != D->g.kw || D->g.pad_top != D->g.kh / 2 ||
+            D->g.pad_left != D->g.kw / 2 || D->res < 0 || D->res != D->x)
+            continue;
+        struct step *P = producer(net, D->x);
+        if (!P || P->kind != S_PW || P->rs || P->e_scale >= 0 || P->res >= 0 ||
+            uses(net, D->x) != 2)
+            continue;
+        const struct tens *x = &net->t[P->x];
+        struct cu_tail_args a = {
+            .n = 1, .h = x->h, .w = x->w, .cin = P->g.cin, .c = P->g.cout, .k = D->g.kh,
+            .cout = T->g.cout, .wp = net->m->tensors[P->wt].data,
+            .wd = net->m->tensors[D->wt].data, .wt = net->m->tensors[T->wt].data,
+            .bt = T->bt >= 0 ? net->m->tensors[T->bt].data : NULL,
+        };
+        if (!cu_tail_ok(&a))
+            continue;
+        struct step t = *P;
+        t.kind = S_TAIL;
+        t.out = T->out;
+        t.pos = T->pos;
+        t.tail = (struct tail_t){ P->g.cout, D->g.kh, T->g.cout, P->wt, P->bt, P->act1,
+                                  P->act2, D->wt, D->bt, D->act1, D->act2, D->act3, T->wt,
+                                  T->bt, T->act1 };
+        *P = t;
+        D->kind = T->kind = S_DEAD;
+    }
+}
+
+/* Fusion (opts.fused == 2): a plain pointwise step read only by a
+ * depthwise step becomes part of it (S_PWDW), the 1x1 conv's output never
+ * written, when the pw+dw kernel takes the geometry. */
+static void fuse_pw_dw(struct netcu *net)
+{
+    const int n_ops = net->m->n_ops;
+    for (int i = 0; i < n_ops; i++) {
+        struct step *D = &net->st[i];
+        if (D->kind != S_DW || D->res >= 0)
+            continue;
+        struct step *P = producer(net, D->x);
+        if (!P || P->kind != S_PW || P->rs || P->a_scale >= 0 || P->bsum >= 0 ||
+            P->e_scale >= 0 || P->res >= 0 || uses(net, D->x) != 1)
+            continue;
+        struct cu_pwdw_args a = { .g = D->g, .cin = P->g.cin, .wp = net->m->tensors[P->wt].data,
+                                  .wd = net->m->tensors[D->wt].data };
+        a.g.act = D->act1;
+        if (!cu_pwdw_ok(&a))
+            continue;
+        D->pwdw = (struct pwdw_t){ P->wt, P->bt, P->act1, P->act2 };
+        D->kind = S_PWDW;
+        D->x = P->x;
+        D->op = P->op;
+        P->kind = S_DEAD;
+    }
+}
+
 /* Fuses the graph's steps in place (absorbed steps become S_DEAD), pass
  * after pass in this order: each sees what the earlier ones made. */
 static void fuse(struct netcu *net)
@@ -636,8 +715,11 @@ static void fuse(struct netcu *net)
     fuse_pool_add(net);
     fuse_pw_prologue(net);
     fuse_resize_into_pw(net);
-    if (net->o.fused >= 2)
+    if (net->o.fused >= 2) {
         fuse_ir_blocks(net);
+        fuse_tail(net);
+        fuse_pw_dw(net);
+    }
 }
 
 /* ---- placement (plan stage 3) ---- */
@@ -756,6 +838,16 @@ static int upload_weights(struct netcu *net, vr_err *err)
         for (int l = 0; l < s->n_layers; l++) {
             want_w(net, s->l[l].wt, &top);
             want_w(net, s->l[l].bt, &top);
+        }
+        if (s->kind == S_PWDW) {
+            want_w(net, s->pwdw.wp, &top);
+            want_w(net, s->pwdw.bp, &top);
+        }
+        if (s->kind == S_TAIL) {
+            const int ids[] = { s->tail.wp, s->tail.bp, s->tail.wd, s->tail.bd, s->tail.wt,
+                                s->tail.bt };
+            for (size_t j = 0; j < sizeof ids / sizeof ids[0]; j++)
+                want_w(net, ids[j], &top);
         }
         for (int b = 0; b < s->n_ir; b++) {
             const struct ir_blk_t *B = &s->ir[b];
@@ -889,6 +981,37 @@ static int run_ir_chain(const struct ctx *c, const struct step *s, cudaStream_t 
     return cu_ir_chain_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, s->out), st);
 }
 
+static int run_tail(const struct ctx *c, const struct step *s, cudaStream_t st)
+{
+    const struct tens *x = &c->net->t[s->x];
+    const struct tail_t *t = &s->tail;
+    struct cu_tail_args a = {
+        .n = c->n, .h = x->h, .w = x->w, .cin = x->c, .c = t->c, .k = t->k, .cout = t->cout,
+        .a = tensor_ptr(c, s->x), .a_scale = tensor_ptr(c, s->a_scale),
+        .b = tensor_ptr(c, s->bsum),
+        .wp = weights(c, t->wp), .bp = weights(c, t->bp), .act_p1 = t->ap1, .act_p2 = t->ap2,
+        .wd = weights(c, t->wd), .bd = weights(c, t->bd), .act_d1 = t->ad1,
+        .act_d2 = t->ad2, .act_d3 = t->ad3,
+        .wt = weights(c, t->wt), .bt = weights(c, t->bt), .act_t = t->at,
+        .out = tensor_ptr(c, s->out),
+    };
+    return cu_tail_dt(&a, dtype_bits(c, s->x, s->a_scale, s->bsum, -1, -1, s->out), st);
+}
+
+static int run_pwdw(const struct ctx *c, const struct step *s, struct conv_geom g,
+                    cudaStream_t st)
+{
+    g.act = s->act1;
+    struct cu_pwdw_args a = {
+        .g = g, .cin = c->net->t[s->x].c, .in = tensor_ptr(c, s->x),
+        .wp = weights(c, s->pwdw.wp), .bp = weights(c, s->pwdw.bp),
+        .act_p1 = s->pwdw.ap1, .act_p2 = s->pwdw.ap2,
+        .wd = weights(c, s->wt), .bd = weights(c, s->bt), .act_d2 = s->act2,
+        .out = tensor_ptr(c, s->out),
+    };
+    return cu_pwdw_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, s->out), st);
+}
+
 static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
     const struct tens *x = &c->net->t[s->x];
@@ -909,6 +1032,10 @@ static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
         return run_squeeze_excite(c, s, st);
     case S_IR:
         return run_ir_chain(c, s, st);
+    case S_TAIL:
+        return run_tail(c, s, st);
+    case S_PWDW:
+        return run_pwdw(c, s, g, st);
     case S_UNARY:
         return cu_unary_x(s->act1, tensor_ptr(c, s->x), tensor_f16(c, s->x), tensor_ptr(c, s->out),
                           tensor_f16(c, s->out), (size_t)n * x->h * x->w * x->c, st);

@@ -42,27 +42,6 @@ struct ir_k {
     struct cu_ir_block b[CU_IR_MAX_BLOCKS];
 };
 
-/* Activations, kept small: act_f inlined at every output of the unrolled
- * loops made the kernel 600 KB of code, and instruction fetch, not the
- * arithmetic, set its pace (0.34 instructions a cycle). The common ones
- * inline, the rest a call; the unrolled epilogues inline only the
- * combinations the selfie models use (ir_epilogue). */
-__device__ __noinline__ float ir_act_rare(float x, int act)
-{
-    return act_f(x, act);
-}
-
-__device__ __forceinline__ float ir_act(float x, int act)
-{
-    if (act == CU_ACT_NONE)
-        return x;
-    if (act == CU_ACT_RELU)
-        return fmaxf(x, 0.0f);
-    if (act == CU_ACT_HSWISH)
-        return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f);
-    return ir_act_rare(x, act);
-}
-
 /* x = hi + lo, both float16: the pair carries ~22 bits of x's 24. */
 __device__ __forceinline__ void ir_split(float2 x, uint32_t &hi, uint32_t &lo)
 {
@@ -267,7 +246,7 @@ __device__ __forceinline__ void ir_depthwise(float *E, int es, int ce, int h, in
             float sum = 0.0f;     /* activations in a rolled loop: small code */
 #pragma unroll 1
             for (int x = 0; x < w; x++) {
-                const float v = ir_act(ir_act(e[x * es], act1), act2);
+                const float v = act_small(act_small(e[x * es], act1), act2);
                 e[x * es] = v;
                 sum += v;
             }
@@ -323,7 +302,7 @@ __device__ __forceinline__ void ir_squeeze(const struct cu_ir_block &B, const fl
         for (int m = 16; m > 0; m >>= 1)
             acc += __shfl_xor_sync(0xffffffffu, acc, m);
         if (lane == 0 && j < cs)
-            s1[j] = ir_act(ir_act(acc + b1r[i], B.act_r1), B.act_r2);
+            s1[j] = act_small(act_small(acc + b1r[i], B.act_r1), B.act_r2);
     }
     __syncthreads();
     const float s1l = lane < cs ? s1[lane] : 0.0f;
@@ -335,7 +314,7 @@ __device__ __forceinline__ void ir_squeeze(const struct cu_ir_block &B, const fl
         for (int m = 16; m > 0; m >>= 1)
             acc += __shfl_xor_sync(0xffffffffu, acc, m);
         if (lane == 0 && ch < ce)
-            v[ch] = ir_act(ir_act(acc + b2r[i], B.act_s1), B.act_s2);
+            v[ch] = act_small(act_small(acc + b2r[i], B.act_s1), B.act_s2);
     }
 }
 

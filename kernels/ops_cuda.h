@@ -140,6 +140,24 @@ size_t cu_ir_smem(const struct cu_ir_args *a);
 int cu_ir_chain(const struct cu_ir_args *a, int f16, cudaStream_t s);
 int cu_ir_chain_dt(const struct cu_ir_args *a, unsigned dt, cudaStream_t s);
 
+/* The decoder tail (ops_fused.h) in one kernel, a 16x16 block of the map a
+ * thread block: IN0 = a, IN1 = a_scale, IN2 = b, OUT of `dt` apply.
+ * cu_tail_ok says whether the kernel takes the geometry (cin = c = 16 or
+ * 8, k 1 or 3, cout up to 4, the transpose conv's weights and bias given);
+ * the launchers return VR_EINVAL otherwise. */
+int cu_tail_ok(const struct cu_tail_args *a);
+int cu_tail(const struct cu_tail_args *a, int f16, cudaStream_t s);
+int cu_tail_dt(const struct cu_tail_args *a, unsigned dt, cudaStream_t s);
+
+/* A 1x1 conv and the depthwise conv after it (ops_fused.h) in one kernel,
+ * an 8x8 (or 4x4) block of the output a thread block: IN0 and OUT of `dt`
+ * apply. cu_pwdw_ok says whether the kernel takes the geometry (c a
+ * multiple of 8, cin up to 256, depthwise up to 5x5, stride 1 or 2, no
+ * dilation, the window in 100 KB of shared memory). */
+int cu_pwdw_ok(const struct cu_pwdw_args *a);
+int cu_pwdw(const struct cu_pwdw_args *a, int f16, cudaStream_t s);
+int cu_pwdw_dt(const struct cu_pwdw_args *a, unsigned dt, cudaStream_t s);
+
 /* Convolution2DTransposeBias then activation `act` (CU_ACT_LOGISTIC for the
  * network's last op), with dtype conversion. */
 int cu_tconv_x(const struct conv_geom *g, const void *in, int in_f16,

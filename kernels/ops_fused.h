@@ -110,6 +110,38 @@ struct cu_ir_args {
     struct cu_ir_block b[CU_IR_MAX_BLOCKS];
 };
 
+/* The decoder's last stage in one kernel: per pixel of an h x w map,
+ *   x = a * a_scale[n][.] (if a_scale) + b (if b)      prologue, cin channels
+ *   t = act_p2(act_p1(x . wp + bp))                    1x1, cin -> c
+ *   u = act_d3(act_d2(act_d1(dw(t) + bd)) + t)         depthwise k x k,
+ *                                                      stride 1, SAME
+ *   out = act_t(tconv(u) + bt)                         Convolution2DTransposeBias
+ *                                                      2x2, stride 2, c -> cout
+ * out is [n][2h][2w][cout]; wp OHWI [c][1][1][cin], wd [1][k][k][c], wt
+ * [cout][2][2][c]. */
+struct cu_tail_args {
+    int n, h, w, cin, c, k, cout;
+    const void *a, *a_scale, *b;
+    const float *wp, *bp; int act_p1, act_p2;
+    const float *wd, *bd; int act_d1, act_d2, act_d3;
+    const float *wt, *bt; int act_t;
+    void *out;
+};
+
+/* A 1x1 conv and the depthwise conv after it, the conv's output never
+ * written: t = act_p2(act_p1(in . wp + bp)) (cin -> c), out =
+ * act_d2(dw(t)) with g the depthwise geometry (g.act its own activation,
+ * any stride, padding from op_conv_geom; g.n, g.cin = g.cout = c). wp OHWI
+ * [c][1][1][cin], wd [1][kh][kw][c]. */
+struct cu_pwdw_args {
+    struct conv_geom g;
+    int cin;
+    const void *in;
+    const float *wp, *bp; int act_p1, act_p2;
+    const float *wd, *bd; int act_d2;
+    void *out;
+};
+
 /* C twins of the fused kernels (ops_fused_ref.c), float32 host memory. */
 float ref_act_ext(float x, int act);
 void ref_pointwise(const struct cu_pw_args *p);
@@ -118,6 +150,11 @@ void ref_se(const struct cu_se_args *p);
 /* The twin of the block chain, built from the twins above; 0, or VR_ENOMEM
  * when its scratch cannot be allocated, VR_EINVAL for a bad geometry. */
 int ref_ir_chain(const struct cu_ir_args *p);
+/* The twin of the decoder tail (ops_tail_ref.c); 0, VR_ENOMEM or VR_EINVAL. */
+int ref_tail(const struct cu_tail_args *p);
+/* The twin of the pointwise + depthwise kernel (ops_pwdw_ref.c); 0,
+ * VR_ENOMEM or VR_EINVAL. */
+int ref_pwdw(const struct cu_pwdw_args *p);
 void ref_tconv_x(const struct conv_geom *g, const float *in, const float *w,
                  const float *b, int act, float *out);
 

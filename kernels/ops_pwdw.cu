@@ -1,0 +1,247 @@
+/*
+ * ops_pwdw.cu - a 1x1 conv and the depthwise conv after it in one kernel
+ * (cu_pwdw, ops_fused.h). The 1x1 conv's output - in the selfie encoder
+ * 128x128x16, 64x64x72, 32x32x88 and 32x32x96 maps, 1.2 to 1.5 MB a tile
+ * in float32 - was written and read back once; here it lives in shared
+ * memory for the window one block of the output needs (the window's ring is
+ * computed by both neighbouring blocks: 13-50% more 1x1 work, none of the
+ * traffic).
+ *
+ * k_pwdw: one thread block of 256 threads per OB x OB block of the output
+ * of one image, OB = 8, or 4 where the window of 8 would not fit:
+ *   0. the input window to shared memory (x, cin channels)
+ *   1. t = 1x1 conv on the window, a thread 8 outputs of one pixel at a
+ *      time (zero outside the map: the depthwise SAME padding pads t)
+ *   2. the depthwise taps, a thread 4 channels of one output pixel at a time.
+ * Rows of x and t have odd strides, so a warp's pixels hit distinct banks.
+ */
+#include "ops_window.cuh"
+
+#define PD_THREADS 256
+#define PD_MAX_K 5
+#define PD_MAX_S 2
+#define PD_SMEM_MAX (100 * 1024)   /* two thread blocks an SM */
+
+struct pd_k {
+    struct cu_pwdw_args a;
+    int ob, rh, rw;             /* output block side; window rows, columns */
+    unsigned dt;
+};
+
+/* Stages the weights and biases: wp transposed to [ci][o], wd as is. */
+__device__ __forceinline__ void pd_stage(const struct cu_pwdw_args &a, int cin, float *Wp,
+                                         float *Wd, float *Bp, float *Bd)
+{
+    const struct conv_geom &g = a.g;
+    const int c = g.cin;
+    for (int i = threadIdx.x; i < c * cin; i += blockDim.x)
+        Wp[(i % cin) * c + i / cin] = __ldg(a.wp + i);
+    for (int i = threadIdx.x; i < g.kh * g.kw * c; i += blockDim.x)
+        Wd[i] = __ldg(a.wd + i);
+    for (int i = threadIdx.x; i < c; i += blockDim.x) {
+        Bp[i] = a.bp ? __ldg(a.bp + i) : 0.0f;
+        Bd[i] = a.bd ? __ldg(a.bd + i) : 0.0f;
+    }
+}
+
+/* Channels cq..cq+3 of output pixel (oy, ox) = block pixel (by, bx):
+ * depthwise taps on the window T, bias, activations, stored. */
+__device__ __forceinline__ void pd_out4(const struct cu_pwdw_args &a, const float *T, int rw,
+                                        int ts, const float *Wd, const float *Bd, int c, int by,
+                                        int bx, int oy, int ox, int cq, int n, int out16)
+{
+    const struct conv_geom &g = a.g;
+    float acc[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        acc[j] = Bd[cq + j];
+    dw_taps4(acc, T, rw, ts, Wd, c, g, by, bx, cq);
+    act_vec(acc, g.act);
+    act_vec(acc, a.act_d2);
+    const size_t o = (((size_t)n * g.oh + oy) * g.ow + ox) * c + cq;
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        stx1(a.out, out16, o + j, acc[j]);
+}
+
+__global__ void __launch_bounds__(PD_THREADS) k_pwdw(const pd_k p)
+{
+    extern __shared__ float4 pd_sm4[];
+    const struct cu_pwdw_args &a = p.a;
+    const struct conv_geom &g = a.g;
+    const int c = g.cin, cin = a.cin, xs = cin + 1, ts = c + 1, tid = threadIdx.x;
+    const int win = p.rh * p.rw, n = blockIdx.z;
+    float *Wp = reinterpret_cast<float *>(pd_sm4);       /* [ci][o] */
+    float *Wd = Wp + cin * c, *Bp = Wd + g.kh * g.kw * c, *Bd = Bp + c;
+    float *X = Bd + c, *T = X + win * xs;
+    const int oy0 = blockIdx.y * p.ob, ox0 = blockIdx.x * p.ob;
+    const int iy0 = oy0 * g.sh - g.pad_top, ix0 = ox0 * g.sw - g.pad_left;
+    pd_stage(a, cin, Wp, Wd, Bp, Bd);
+    const int in16 = (p.dt & CU_DT_IN0) != 0, out16 = (p.dt & CU_DT_OUT) != 0;
+    for (int i = tid; i < win * cin; i += PD_THREADS) {
+        const int pix = i / cin, ch = i - pix * cin;
+        const int y = iy0 + pix / p.rw, x = ix0 + pix % p.rw;
+        X[pix * xs + ch] = y >= 0 && y < g.ih && x >= 0 && x < g.iw
+                               ? ldx1(a.in, in16, (((size_t)n * g.ih + y) * g.iw + x) * cin + ch)
+                               : 0.0f;
+    }
+    __syncthreads();
+
+    for (int u = tid; u < win * (c / 8); u += PD_THREADS) {
+        const int pix = u % win, o0 = (u / win) * 8;
+        const int y = iy0 + pix / p.rw, x = ix0 + pix % p.rw;
+        float acc[8];
+        if (y < 0 || y >= g.ih || x < 0 || x >= g.iw) {
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                acc[j] = 0.0f;
+        } else {
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                acc[j] = Bp[o0 + j];
+            const float *xp = X + pix * xs;
+            for (int ci = 0; ci < cin; ci++) {
+                fma_row(acc, Wp + ci * c + o0, xp[ci]);
+            }
+            act_vec(acc, a.act_p1);
+            act_vec(acc, a.act_p2);
+        }
+        float *t = T + pix * ts + o0;
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            t[j] = acc[j];
+    }
+    __syncthreads();
+
+    for (int u = tid; u < p.ob * p.ob * (c / 4); u += PD_THREADS) {
+        const int q = u % (c / 4), pq = u / (c / 4), cq = q * 4;
+        const int by = pq / p.ob, bx = pq % p.ob, oy = oy0 + by, ox = ox0 + bx;
+        if (oy >= g.oh || ox >= g.ow)
+            continue;
+        pd_out4(a, T, p.rw, ts, Wd, Bd, c, by, bx, oy, ox, cq, n, out16);
+    }
+}
+
+/* The selfie encoder's first pair (cin = c = 16, 3x3): channel counts
+ * compiled in, 8x8 blocks, a thread all c outputs of a window pixel and 4
+ * channels of an output pixel. 1.7x faster there than k_pwdw, which wins
+ * on the wider pairs. */
+#define PQ_B 8
+#define PQ_R ((PQ_B - 1) * PD_MAX_S + 3)
+
+template <int C>
+__global__ void __launch_bounds__(PQ_B * PQ_B * (C / 4)) k_pwdw_sq(const pd_k p)
+{
+    constexpr int NT = PQ_B * PQ_B * (C / 4), TS = C + 1;
+    __shared__ float T[PQ_R * PQ_R * TS];
+    __shared__ __align__(16) float Wp[C * C];           /* [ci][o] */
+    __shared__ __align__(16) float Wd[9 * C];
+    __shared__ __align__(16) float Bp[C], Bd[C];
+    const struct cu_pwdw_args &a = p.a;
+    const struct conv_geom &g = a.g;
+    const int tid = threadIdx.x, n = blockIdx.z;
+    const int oy0 = blockIdx.y * PQ_B, ox0 = blockIdx.x * PQ_B;
+    const int iy0 = oy0 * g.sh - g.pad_top, ix0 = ox0 * g.sw - g.pad_left;
+    pd_stage(a, C, Wp, Wd, Bp, Bd);
+    __syncthreads();
+
+    const int in16 = (p.dt & CU_DT_IN0) != 0, out16 = (p.dt & CU_DT_OUT) != 0;
+    for (int i = tid; i < p.rh * p.rw; i += NT) {
+        const int y = iy0 + i / p.rw, x = ix0 + i % p.rw;
+        float acc[C];
+        if (y < 0 || y >= g.ih || x < 0 || x >= g.iw) {
+#pragma unroll
+            for (int o = 0; o < C; o++)
+                acc[o] = 0.0f;
+        } else {
+            const size_t px = ((size_t)n * g.ih + y) * g.iw + x;
+#pragma unroll
+            for (int o = 0; o < C; o++)
+                acc[o] = Bp[o];
+#pragma unroll
+            for (int q = 0; q < C / 8; q++) {
+                float v[8];
+                ldx8(a.in, in16, px * C + q * 8, v);
+                fma_rows8(acc, Wp + q * 8 * C, v);
+            }
+            act_vec(acc, a.act_p1);
+            act_vec(acc, a.act_p2);
+        }
+#pragma unroll
+        for (int o = 0; o < C; o++)
+            T[i * TS + o] = acc[o];
+    }
+    __syncthreads();
+
+    const int pq = tid / (C / 4), cq = (tid % (C / 4)) * 4;
+    const int by = pq / PQ_B, bx = pq % PQ_B, oy = oy0 + by, ox = ox0 + bx;
+    if (oy >= g.oh || ox >= g.ow)
+        return;
+    pd_out4(a, T, p.rw, TS, Wd, Bd, C, by, bx, oy, ox, cq, n, out16);
+}
+
+/* Output block side and shared memory for a, or 0 when it does not fit. */
+static size_t pd_plan(const struct cu_pwdw_args *a, int *ob, int *rh, int *rw)
+{
+    const struct conv_geom *g = &a->g;
+    for (int b = 8; b >= 4; b /= 2) {
+        const int h = (b - 1) * g->sh + g->kh, w = (b - 1) * g->sw + g->kw;
+        const size_t floats = (size_t)a->cin * g->cin + (size_t)g->kh * g->kw * g->cin +
+                              2 * (size_t)g->cin + (size_t)h * w * (a->cin + 1) +
+                              (size_t)h * w * (g->cin + 1);
+        if (floats * sizeof(float) <= PD_SMEM_MAX) {
+            *ob = b; *rh = h; *rw = w;
+            return floats * sizeof(float);
+        }
+    }
+    return 0;
+}
+
+extern "C" int cu_pwdw_ok(const struct cu_pwdw_args *a)
+{
+    const struct conv_geom *g = a ? &a->g : NULL;
+    int ob, rh, rw;
+    return a && g->cin >= 8 && g->cin % 8 == 0 && g->cout == g->cin && a->cin >= 1 &&
+           a->cin <= 256 && g->n >= 1 && g->ih >= 1 && g->iw >= 1 && g->kh >= 1 &&
+           g->kh <= PD_MAX_K && g->kw >= 1 && g->kw <= PD_MAX_K && g->sh >= 1 &&
+           g->sh <= PD_MAX_S && g->sw >= 1 && g->sw <= PD_MAX_S && g->dh == 1 && g->dw == 1 &&
+           g->oh >= 1 && g->ow >= 1 && g->pad_top >= 0 && g->pad_left >= 0 &&
+           g->pad_top < g->kh && g->pad_left < g->kw && a->wp && a->wd &&
+           pd_plan(a, &ob, &rh, &rw) > 0;
+}
+
+extern "C" int cu_pwdw_dt(const struct cu_pwdw_args *a, unsigned dt, cudaStream_t s)
+{
+    if (!cu_pwdw_ok(a) || !a->in || !a->out ||
+        (size_t)a->g.n * a->g.ih * a->g.iw * (a->cin > a->g.cin ? a->cin : a->g.cin) >
+            0x7fffffffu)
+        return VR_EINVAL;
+    pd_k k = { *a, 0, 0, 0, dt };
+    if (a->cin == a->g.cin && (a->cin == 16 || a->cin == 8) && a->g.kh <= 3 && a->g.kw <= 3) {
+        k.ob = PQ_B;
+        k.rh = (PQ_B - 1) * a->g.sh + a->g.kh;
+        k.rw = (PQ_B - 1) * a->g.sw + a->g.kw;
+        dim3 grid((a->g.ow + PQ_B - 1) / PQ_B, (a->g.oh + PQ_B - 1) / PQ_B, a->g.n);
+        if (a->cin == 16)
+            k_pwdw_sq<16><<<grid, PQ_B * PQ_B * 4, 0, s>>>(k);
+        else
+            k_pwdw_sq<8><<<grid, PQ_B * PQ_B * 2, 0, s>>>(k);
+        return cu_check_launch();
+    }
+    const size_t smem = pd_plan(a, &k.ob, &k.rh, &k.rw);
+    /* per device context, and not a stream operation: safe while capturing */
+    if (smem > 48 * 1024 &&
+        cudaFuncSetAttribute(k_pwdw, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             PD_SMEM_MAX) != cudaSuccess) {
+        cudaGetLastError();
+        return VR_ECUDA;
+    }
+    dim3 grid((a->g.ow + k.ob - 1) / k.ob, (a->g.oh + k.ob - 1) / k.ob, a->g.n);
+    k_pwdw<<<grid, PD_THREADS, smem, s>>>(k);
+    return cu_check_launch();
+}
+
+extern "C" int cu_pwdw(const struct cu_pwdw_args *a, int f16, cudaStream_t s)
+{
+    return cu_pwdw_dt(a, f16 ? CU_DT_ALL : 0, s);
+}
