@@ -3,7 +3,7 @@
 #
 #   make test-gpu     every CUDA kernel vs. its C twin, and the whole network
 #                     vs. the CPU network on real images (needs a GPU)
-#   make bench-net    network tiles/s: batch x fp16/fp32 x fused/unfused, then
+#   make bench-net    network tiles/s: batch x fp16/fp32 x blocks/fused/unfused, then
 #                     the same network in PyTorch (bench/torch_net.py) if
 #                     python3 with torch is there; part of `make bench-gpu`
 #
