@@ -17,6 +17,10 @@
  *      become its prologue; an ADD after a depthwise conv its epilogue. A
  *      merged step runs at the place of its last member, where every input
  *      it reads has been written;
+ *      With opts.fused == 2, three more passes give whole stages one kernel
+ *      each where it takes the geometry: a run of inverted-residual blocks
+ *      (S_IR, ops_block.cu), the decoder's last stage (S_TAIL, ops_tail.cu),
+ *      a pointwise conv and the depthwise after it (S_PWDW, ops_pwdw.cu);
  *   3. liveness over the ordered steps gives each materialised tensor an
  *      offset in one arena sized for max_batch tiles (best fit reuse);
  *   4. constant weights go to the device once, float32, 256-byte aligned.
@@ -129,7 +133,7 @@ struct netcu {
 };
 
 /* opts.fused in words: 0 one kernel per op, 1 per-op fusions, 2 also the
- * block chains. */
+ * stage kernels (block chains, pw+dw pairs, decoder tail). */
 static const char *fused_name(int fused)
 {
     return fused >= 2 ? "blocks" : fused ? "fused" : "unfused";
@@ -557,6 +561,16 @@ static void ir_fill(const struct netcu *net, const struct step *s, const unsigne
 #undef IR_W
 }
 
+/* 1 when s is a depthwise step the stage kernels take: multiplier 1,
+ * square, stride 1, no dilation, SAME (the output map is the input map). */
+static int is_same_dw(const struct step *s)
+{
+    const struct conv_geom *g = &s->g;
+    return s->kind == S_DW && g->cin == g->cout && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
+           g->dw == 1 && g->kh == g->kw && g->pad_top == g->kh / 2 &&
+           g->pad_left == g->kw / 2 && g->oh == g->ih && g->ow == g->iw;
+}
+
 /* Steps A (expand), B (depthwise), C (squeeze-excite) of the block that
  * pointwise step D (project, SE scale as prologue) ends, when they form
  * one inverted-residual block the chain kernel computes: each inner tensor
@@ -570,15 +584,11 @@ static int match_ir(struct netcu *net, struct step *D, struct step **pa, struct 
     if (!C || C->kind != S_SE || C->x != D->x || C->x2 >= 0 || C->n_layers != 2 ||
         uses(net, C->out) != 1 || C->l[0].cin != D->g.cin || C->l[1].cout != D->g.cin)
         return 0;
-    const struct conv_geom *g = B ? &B->g : NULL;
-    if (!B || B->kind != S_DW || B->res >= 0 || g->cin != g->cout || g->sh != 1 ||
-        g->sw != 1 || g->dh != 1 || g->dw != 1 || g->kh != g->kw ||
-        g->pad_top != g->kh / 2 || g->pad_left != g->kw / 2 || g->oh != g->ih ||
-        g->ow != g->iw || uses(net, B->out) != 2)
+    if (!B || !is_same_dw(B) || B->res >= 0 || uses(net, B->out) != 2)
         return 0;
     struct step *A = producer(net, B->x);
     if (!A || A->kind != S_PW || A->a_scale >= 0 || A->bsum >= 0 || A->e_scale >= 0 ||
-        A->res >= 0 || A->rs || uses(net, A->out) != 1 || A->g.cout != g->cin ||
+        A->res >= 0 || A->rs || uses(net, A->out) != 1 || A->g.cout != B->g.cin ||
         A->g.cin != D->g.cout || (D->res >= 0 && D->res != A->x))
         return 0;
     *pa = A; *pb = B; *pc = C;
@@ -647,10 +657,7 @@ static void fuse_tail(struct netcu *net)
             T->g.sw != 2 || T->g.pad_top || T->g.pad_left)
             continue;
         struct step *D = producer(net, T->x);
-        if (!D || D->kind != S_DW || uses(net, T->x) != 1 || D->g.cin != D->g.cout ||
-            D->g.sh != 1 || D->g.sw != 1 || D->g.dh != 1 || D->g.dw != 1 ||
-            D->g.kh != D->g.kw || D->g.pad_top != D->g.kh / 2 ||
-            D->g.pad_left != D->g.kw / 2 || D->res < 0 || D->res != D->x)
+        if (!D || !is_same_dw(D) || uses(net, T->x) != 1 || D->res < 0 || D->res != D->x)
             continue;
         struct step *P = producer(net, D->x);
         if (!P || P->kind != S_PW || P->rs || P->e_scale >= 0 || P->res >= 0 ||

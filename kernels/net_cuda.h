@@ -25,8 +25,10 @@ struct netcu_opts {
                       * float32; 2: float16 everywhere (fastest; ~0.1 max abs) */
     int fused;       /* 0: one kernel per op; 1: fused conv+bias+act, SE
                       * block, tconv+sigmoid, prologues and epilogues; 2: as
-                      * 1, and each run of inverted-residual blocks on a
-                      * small map in one kernel (ops_block.cu) */
+                      * 1, and stage kernels with the stage's maps in shared
+                      * memory: inverted-residual block runs (ops_block.cu),
+                      * pointwise + depthwise pairs (ops_pwdw.cu), the
+                      * decoder's last stage (ops_tail.cu) */
     int block;       /* threads per block for the element-wise kernels (0 = default) */
     int use_graph;   /* 1: capture one CUDA graph per batch size */
 };

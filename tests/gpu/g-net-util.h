@@ -149,4 +149,26 @@ static inline float gn_compare(const char *what, const float *got, const float *
 #define GN_RTOL16 2e-3f
 #define GN_ATOL16 2e-3f
 
+/* A kernel's output d (count values, float16 when f16) against its twin's
+ * want, at that dtype's tolerance (the float32 one times k32, for kernels
+ * whose sums run longer than one op's); logs and returns the largest
+ * difference. */
+static inline float gn_check(const char *what, size_t case_i, const void *d, const float *want,
+                             size_t count, int f16, float k32)
+{
+    float *got = gn_down(d, count, f16);
+    float worst = gn_compare(what, got, want, count, f16 ? GN_RTOL16 : k32 * GN_RTOL32,
+                             f16 ? GN_ATOL16 : k32 * GN_ATOL32);
+    cr_log_info("%s case %zu f16=%d: max abs diff %.3g", what, case_i, f16, worst);
+    free(got);
+    return worst;
+}
+
+/* cudaFree of every pointer in p (NULL ones included: a no-op). */
+static inline void gn_free_device(const void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cudaFree((void *)p[i]);
+}
+
 #endif

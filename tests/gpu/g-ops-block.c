@@ -63,13 +63,13 @@ static struct cu_ir_block device_block(const struct cu_ir_block *h, int c)
 
 static void free_block(struct cu_ir_block *b, int dev)
 {
-    const float *p[] = { b->we, b->be, b->wd, b->bd, b->w1, b->b1, b->w2, b->b2, b->wp, b->bp };
-    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
-        if (dev)
-            cudaFree((void *)p[i]);
-        else
-            free((void *)p[i]);
+    const void *p[] = { b->we, b->be, b->wd, b->bd, b->w1, b->b1, b->w2, b->b2, b->wp, b->bp };
+    if (dev) {
+        gn_free_device(p, sizeof p / sizeof p[0]);
+        return;
     }
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
+        free((void *)p[i]);
 }
 
 Test(gpu_ops, ir_chain)
@@ -101,12 +101,7 @@ Test(gpu_ops, ir_chain)
             d.out = gn_poisoned(count, f16);
             cr_assert(cu_ir_smem(&d) > 0, "case %zu: the kernel refuses its geometry", i);
             cr_assert_eq(cu_ir_chain(&d, f16, 0), 0, "case %zu", i);
-            float *got = gn_down(d.out, count, f16);
-            float worst = gn_compare("ir_chain", got, want, count,
-                                     f16 ? GN_RTOL16 : 10 * GN_RTOL32,
-                                     f16 ? GN_ATOL16 : 10 * GN_ATOL32);
-            cr_log_info("ir_chain case %zu f16=%d: max abs diff %.3g", i, f16, worst);
-            free(got);
+            gn_check("ir_chain", i, d.out, want, count, f16, 10);
             cudaFree((void *)d.in);
             cudaFree(d.out);
             for (int b = 0; b < q->n_blocks; b++) {

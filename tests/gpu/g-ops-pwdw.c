@@ -56,14 +56,10 @@ Test(gpu_ops, pw_dw)
             d.out = gn_poisoned(nout, f16);
             cr_assert(cu_pwdw_ok(&d), "case %zu refused", i);
             cr_assert_eq(cu_pwdw(&d, f16, 0), 0, "case %zu", i);
-            float *got = gn_down(d.out, nout, f16);
-            float worst = gn_compare("pw_dw", got, want, nout, f16 ? GN_RTOL16 : 4 * GN_RTOL32,
-                                     f16 ? GN_ATOL16 : 4 * GN_ATOL32);
-            cr_log_info("pw_dw case %zu f16=%d: max abs diff %.3g", i, f16, worst);
+            gn_check("pw_dw", i, d.out, want, nout, f16, 4);
             const void *dev[] = { d.in, d.wp, d.bp, d.wd, d.bd, d.out };
-            for (size_t j = 0; j < sizeof dev / sizeof dev[0]; j++)
-                cudaFree((void *)dev[j]);
-            float *host[] = { in, wp, bp, wd, bd, want, got };
+            gn_free_device(dev, sizeof dev / sizeof dev[0]);
+            float *host[] = { in, wp, bp, wd, bd, want };
             for (size_t j = 0; j < sizeof host / sizeof host[0]; j++)
                 free(host[j]);
         }

@@ -59,16 +59,11 @@ Test(gpu_ops, decoder_tail)
             d.out = gn_poisoned(nout, f16);
             cr_assert(cu_tail_ok(&d), "case %zu refused", i);
             cr_assert_eq(cu_tail(&d, f16, 0), 0, "case %zu", i);
-            float *got = gn_down(d.out, nout, f16);
-            float worst = gn_compare("decoder_tail", got, want, nout,
-                                     f16 ? GN_RTOL16 : 4 * GN_RTOL32,
-                                     f16 ? GN_ATOL16 : 4 * GN_ATOL32);
-            cr_log_info("decoder_tail case %zu f16=%d: max abs diff %.3g", i, f16, worst);
+            gn_check("decoder_tail", i, d.out, want, nout, f16, 4);
             const void *dev[] = { d.a, d.a_scale, d.b, d.wp, d.bp, d.wd, d.bd, d.wt, d.bt,
                                   d.out };
-            for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
-                cudaFree((void *)dev[k]);
-            float *host[] = { in, scale, sum, wp, bp, wd, bd, wt, bt, want, got };
+            gn_free_device(dev, sizeof dev / sizeof dev[0]);
+            float *host[] = { in, scale, sum, wp, bp, wd, bd, wt, bt, want };
             for (size_t k = 0; k < sizeof host / sizeof host[0]; k++)
                 free(host[k]);
         }
