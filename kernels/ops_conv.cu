@@ -89,7 +89,9 @@ __global__ void k_conv2d(struct conv_geom g, const TI *__restrict__ in,
             float v[CG];
 #pragma unroll
             for (int j = 0; j < CG; j++)
-                v[j] = act_f(act_f(acc[j], act1), act2);
+                v[j] = acc[j];
+            act_vec(v, act1);
+            act_vec(v, act2);
             if (nc == CG && (g.cout & 7) == 0) {
 #pragma unroll
                 for (int q = 0; q < CG / 8; q++)
@@ -260,7 +262,9 @@ __global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
         float v[8];
 #pragma unroll
         for (int j = 0; j < 8; j++)
-            v[j] = act_f(act_f(acc[p][j], k.act1), k.act2);
+            v[j] = acc[p][j];
+        act_vec(v, k.act1);
+        act_vec(v, k.act2);
         if (k.es) {
             float s[8];
             ldx8(k.es, fe, (size_t)(gp / hw) * k.cout + co0, s);
@@ -273,7 +277,8 @@ __global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
             ldx8(k.res, fr, (size_t)gp * k.cout + co0, r);
 #pragma unroll
             for (int j = 0; j < 8; j++)
-                v[j] = act_f(v[j] + r[j], k.act3);
+                v[j] += r[j];
+            act_vec(v, k.act3);
         }
         stx8(k.out, fo, (size_t)gp * k.cout + co0, v);
     }
@@ -332,7 +337,9 @@ __global__ void k_dwconv(struct conv_geom g, int mult, const void *__restrict__ 
         float v[VW];
 #pragma unroll
         for (int j = 0; j < VW; j++)
-            v[j] = act_f(act_f(acc[j], g.act), act2);
+            v[j] = acc[j];
+        act_vec(v, g.act);
+        act_vec(v, act2);
         if (res) {
             float r[VW];
             if (VW == 8) {
@@ -344,7 +351,8 @@ __global__ void k_dwconv(struct conv_geom g, int mult, const void *__restrict__ 
             }
 #pragma unroll
             for (int j = 0; j < VW; j++)
-                v[j] = act_f(v[j] + r[j], act3);
+                v[j] += r[j];
+            act_vec(v, act3);
         }
         if (VW == 8) {
             stx8(out, fo, o, v);
@@ -498,6 +506,8 @@ extern "C" int cu_conv2d_x(const struct conv_geom *g, const void *in, int in_f16
 {
     if (!geom_ok(g) || !in || !w || !out)
         return VR_EINVAL;
+    if (cu_stem_ok(g, out))   /* the network's first layer: ops_stem.cu */
+        return cu_stem(g, in, in_f16, w, b, act1, act2, out, out_f16, s);
     if (in_f16 && out_f16)
         return launch_conv2d<__half, __half>(g, in, w, b, act1, act2, out, s);
     if (in_f16)

@@ -94,6 +94,11 @@ int cu_tconv_bias_h(const struct conv_geom *g, const vr_half *in, const float *w
 int cu_conv2d_x(const struct conv_geom *g, const void *in, int in_f16,
                 const float *w, const float *b, int act1, int act2,
                 void *out, int out_f16, cudaStream_t s);
+/* The same for the network's first layer (3 -> 16 channels, 3x3, stride 2,
+ * 16-byte aligned output), which cu_conv2d_x sends here: ops_stem.cu. */
+int cu_stem_ok(const struct conv_geom *g, const void *out);
+int cu_stem(const struct conv_geom *g, const void *in, int in_f16, const float *w,
+            const float *b, int act1, int act2, void *out, int out_f16, cudaStream_t s);
 
 /* Element-wise activation (CU_ACT_*) with dtype conversion; in == out allowed
  * when the dtypes match. */

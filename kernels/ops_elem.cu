@@ -36,9 +36,7 @@ __global__ void k_unary(int act, const TI *in, TO *out, size_t count)
         if (VW == 8) {
             float v[8];
             ld8(in + i * 8, v);
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                v[j] = act_f(v[j], act);
+            act_vec(v, act);
             st8(out + i * 8, v);
         } else {
             st1(out + i, act_f(ld1(in + i), act));
@@ -68,7 +66,8 @@ __global__ void k_binary(int hwc, int c, const void *a, const void *b, int b_ful
         }
 #pragma unroll
         for (int j = 0; j < VW; j++)
-            x[j] = act_f(MUL ? x[j] * y[j] : x[j] + y[j], act);
+            x[j] = MUL ? x[j] * y[j] : x[j] + y[j];
+        act_vec(x, act);
         if (VW == 8)
             stx8(out, fo, e, x);
         else

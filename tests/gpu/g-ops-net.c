@@ -39,6 +39,10 @@ Test(gpu_ops, conv2d)
         { 1, 9, 11, 5, 7, 3, 1, 2, MPAD_SAME, MACT_RELU },
         { 2, 20, 19, 16, 24, 5, 2, 1, MPAD_VALID, MACT_RELU_N1_TO_1 },
         { 1, 256, 256, 3, 16, 3, 2, 1, MPAD_SAME, MACT_NONE },   /* the model's first conv */
+        /* more for ops_stem.cu: the landscape model's, VALID, partial blocks */
+        { 3, 144, 256, 3, 16, 3, 2, 1, MPAD_SAME, MACT_NONE },
+        { 2, 41, 70, 3, 16, 3, 2, 1, MPAD_VALID, MACT_RELU },
+        { 1, 35, 67, 3, 8, 3, 2, 1, MPAD_SAME, MACT_NONE },     /* 8 outputs: generic */
     };
     for (int f16 = 0; f16 <= 1; f16++)
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
@@ -400,7 +404,8 @@ Test(gpu_ops, squeeze_excite)
     gn_seed("squeeze_excite");
     /* n, h, w, c, layers, mid */
     const int cs[][6] = { { 3, 64, 64, 16, 2, 8 }, { 2, 16, 16, 96, 2, 24 },
-                          { 2, 16, 16, 32, 1, 128 }, { 2, 9, 7, 5, 2, 3 }, { 1, 128, 128, 16, 0, 0 } };
+                          { 2, 16, 16, 32, 1, 128 }, { 2, 9, 7, 5, 2, 3 }, { 1, 128, 128, 16, 0, 0 },
+                          { 3, 128, 128, 16, 2, 4 }, { 2, 72, 128, 16, 2, 4 } };
     for (int f16 = 0; f16 <= 1; f16++)
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
             const int *q = cs[i];
