@@ -90,7 +90,8 @@ struct step {
     int act1, act2, act3;
     int b_full;
     int align, half;    /* RESIZE_BILINEAR, or a pointwise's resize-on-load */
-    int rs;             /* pointwise: x is resized to the output map on load */
+    int rs;             /* pointwise: x is resized to the output map on load (1), or the
+                         * conv runs on x and its result is resized (2, RS_AFTER) */
     int n_layers;
     struct se_layer_t l[CU_SE_MAX_LAYERS];
     int n_ir;           /* S_IR: blocks of the chain */
@@ -124,6 +125,7 @@ struct netcu {
     size_t w_bytes;
     unsigned char *d_act;
     size_t act_bytes;
+    size_t rs_off, rs_bytes;   /* RS_AFTER steps' small-map result, at the arena's end */
     cudaStream_t cap;       /* capture stream */
     struct gslot *graphs;   /* [max_batch + 1] */
     /* VR_NETCU_PROFILE=1 (without use_graph): per-step event times */
@@ -534,6 +536,22 @@ static void fuse_resize_into_pw(struct netcu *net)
     }
 }
 
+/* Fusion level 2: a resize-on-load pointwise conv with no epilogue but its
+ * activations runs at the small map's size, and its result is resized:
+ * bilinear weights sum to one, so resize(x) . w + b = resize(x . w + b)
+ * (to rounding). The decoder's three such convs (16x16x128 -> 32x32x24,
+ * 32x32x24 -> 64x64x16, 64x64x16 -> 128x128x16) do a quarter of the
+ * multiply-adds and interpolate cout channels instead of cin. */
+#define RS_AFTER 2
+static void resize_after_pw(struct netcu *net)
+{
+    for (int i = 0; i < net->m->n_ops; i++) {
+        struct step *s = &net->st[i];
+        if (s->kind == S_PW && s->rs == 1 && s->e_scale < 0 && s->res < 0 && s->g.cout % 8 == 0)
+            s->rs = RS_AFTER;
+    }
+}
+
 /* The chain kernel's arguments for S_IR step s, with the weights at `w`
  * (device weights when running, NULL: the model's host data, for the
  * planner's fit check); in, out and n are left to the caller. */
@@ -726,6 +744,7 @@ static void fuse(struct netcu *net)
         fuse_ir_blocks(net);
         fuse_tail(net);
         fuse_pw_dw(net);
+        resize_after_pw(net);
     }
 }
 
@@ -813,7 +832,16 @@ static int place(struct netcu *net, vr_err *err)
             nfl++;
         }
     }
-    net->act_bytes = top;
+    net->rs_off = top;
+    net->rs_bytes = 0;
+    for (int k = 0; k < net->n_order; k++) {
+        const struct step *s = &net->st[net->order[k]];
+        const struct tens *x = &net->t[s->x];
+        size_t b = (size_t)x->h * x->w * s->g.cout * sizeof(float) * net->o.max_batch;
+        if (s->kind == S_PW && s->rs == RS_AFTER && b > net->rs_bytes)
+            net->rs_bytes = b;
+    }
+    net->act_bytes = top + ALIGN256(net->rs_bytes);
     rc = 0;
 fail:
     if (rc == VR_ENOMEM)
@@ -926,9 +954,30 @@ static unsigned dtype_bits(const struct ctx *c, int in0, int in1, int in2, int i
            (tensor_f16(c, res) ? CU_DT_RES : 0) | (tensor_f16(c, out) ? CU_DT_OUT : 0);
 }
 
+/* An RS_AFTER step: the 1x1 conv on the small map into float32 scratch,
+ * then the resize with the step's activations. */
+static int run_pointwise_rs_after(const struct ctx *c, const struct step *s, cudaStream_t st)
+{
+    const struct tens *x = &c->net->t[s->x], *y = &c->net->t[s->out];
+    float *mid = (float *)(c->net->d_act + c->net->rs_off);
+    struct cu_pw_args a = {
+        .n = c->n, .hw = x->h * x->w, .cin = s->g.cin, .cout = s->g.cout,
+        .a = tensor_ptr(c, s->x), .w = weights(c, s->wt), .bias = weights(c, s->bt),
+        .act1 = CU_ACT_NONE, .act2 = CU_ACT_NONE, .act3 = CU_ACT_NONE, .out = mid,
+    };
+    int rc = cu_pointwise_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, -1), st);
+    if (rc < 0)
+        return rc;
+    return cu_resize_bilinear_dt(c->n, x->h, x->w, s->g.cout, mid, y->h, y->w, s->align,
+                                 s->half, s->act1, s->act2, tensor_ptr(c, s->out),
+                                 dtype_bits(c, -1, -1, -1, -1, -1, s->out), st);
+}
+
 static int run_pointwise(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
     const struct tens *x = &c->net->t[s->x], *y = &c->net->t[s->out];
+    if (s->rs == RS_AFTER)
+        return run_pointwise_rs_after(c, s, st);
     struct cu_pw_args a = {
         .n = c->n, .hw = y->h * y->w, .cin = s->g.cin, .cout = s->g.cout,
         .a = tensor_ptr(c, s->x), .a_scale = tensor_ptr(c, s->a_scale),
@@ -1054,7 +1103,8 @@ static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
     case S_RESIZE: {
         const struct tens *y = &c->net->t[s->out];
         return cu_resize_bilinear_dt(n, x->h, x->w, x->c, tensor_ptr(c, s->x), y->h, y->w,
-                                     s->align, s->half, tensor_ptr(c, s->out), io, st);
+                                     s->align, s->half, CU_ACT_NONE, CU_ACT_NONE,
+                                     tensor_ptr(c, s->out), io, st);
     }
     case S_AVGPOOL:
         return cu_avgpool_dt(&g, tensor_ptr(c, s->x), tensor_ptr(c, s->out), io, st);
@@ -1332,7 +1382,10 @@ size_t netcu_device_bytes(const struct netcu *net)
 
 int netcu_kernels(const struct netcu *net)
 {
-    return net ? net->n_order : 0;
+    int k = 0;
+    for (int i = 0; net && i < net->n_order; i++)
+        k += 1 + (net->st[net->order[i]].rs == RS_AFTER);   /* conv + resize */
+    return k;
 }
 
 void netcu_free(struct netcu **pnet)

@@ -123,9 +123,10 @@ int cu_dw_fused_dt(const struct cu_dw_args *p, unsigned dt, cudaStream_t s);
 int cu_se_dt(const struct cu_se_args *p, unsigned dt, cudaStream_t s);
 int cu_binary_dt(int mul, int n, int h, int w, int c, const void *a, const void *b,
                  int b_full, int act, void *out, unsigned dt, cudaStream_t s);
+/* ... then out = act2(act1(resized)) */
 int cu_resize_bilinear_dt(int n, int ih, int iw, int c, const void *in, int oh, int ow,
-                          int align_corners, int half_pixel_centers, void *out,
-                          unsigned dt, cudaStream_t s);
+                          int align_corners, int half_pixel_centers, int act1, int act2,
+                          void *out, unsigned dt, cudaStream_t s);
 int cu_avgpool_dt(const struct conv_geom *g, const void *in, void *out, unsigned dt,
                   cudaStream_t s);
 

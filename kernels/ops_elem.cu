@@ -89,7 +89,8 @@ __device__ __forceinline__ void interp(int o, float scale, int half_pixel, int i
 
 template <int VW>
 __global__ void k_resize(int n, int ih, int iw, int c, const void *in, int oh, int ow,
-                         float sy, float sx, int half_pixel, void *out, unsigned dt)
+                         float sy, float sx, int half_pixel, int act1, int act2, void *out,
+                         unsigned dt)
 {
     const int fi = dt & CU_DT_IN0, fo = dt & CU_DT_OUT;
     const unsigned ng = c / VW;
@@ -121,6 +122,8 @@ __global__ void k_resize(int n, int ih, int iw, int c, const void *in, int oh, i
         for (int j = 0; j < VW; j++)
             r[j] = v00[j] * (1.0f - fy) * (1.0f - fx) + v10[j] * fy * (1.0f - fx) +
                    v01[j] * (1.0f - fy) * fx + v11[j] * fy * fx;
+        act_vec(r, act1);
+        act_vec(r, act2);
         if (VW == 8)
             stx8(out, fo, (size_t)pix * c + c0, r);
         else
@@ -323,8 +326,8 @@ extern "C" int cu_mul_h(int n, int h, int w, int c, const vr_half *a, const vr_h
 { return cu_binary_dt(1, n, h, w, c, a, b, b_full, act, out, CU_DT_ALL, s); }
 
 extern "C" int cu_resize_bilinear_dt(int n, int ih, int iw, int c, const void *in, int oh,
-                                     int ow, int align_corners, int half_pixel, void *out,
-                                     unsigned dt, cudaStream_t s)
+                                     int ow, int align_corners, int half_pixel, int act1,
+                                     int act2, void *out, unsigned dt, cudaStream_t s)
 {
     if (n <= 0 || ih <= 0 || iw <= 0 || c <= 0 || oh <= 0 || ow <= 0 || !in || !out ||
         (size_t)n * oh * ow * c > 0x7fffffffu || (size_t)n * ih * iw * c > 0x7fffffffu)
@@ -335,21 +338,21 @@ extern "C" int cu_resize_bilinear_dt(int n, int ih, int iw, int c, const void *i
     size_t pix = (size_t)n * oh * ow;
     if (c % 8 == 0 && cu_aligned16(in) && cu_aligned16(out))
         k_resize<8><<<grid_for(pix * (c / 8)), CU_THREADS, 0, s>>>(
-            n, ih, iw, c, in, oh, ow, sy, sx, half_pixel, out, dt);
+            n, ih, iw, c, in, oh, ow, sy, sx, half_pixel, act1, act2, out, dt);
     else
         k_resize<1><<<grid_for(pix * c), CU_THREADS, 0, s>>>(
-            n, ih, iw, c, in, oh, ow, sy, sx, half_pixel, out, dt);
+            n, ih, iw, c, in, oh, ow, sy, sx, half_pixel, act1, act2, out, dt);
     return cu_check_launch();
 }
 
 extern "C" int cu_resize_bilinear(int n, int ih, int iw, int c, const float *in,
                                   int oh, int ow, int align_corners,
                                   int half_pixel_centers, float *out, cudaStream_t s)
-{ return cu_resize_bilinear_dt(n, ih, iw, c, in, oh, ow, align_corners, half_pixel_centers, out, 0, s); }
+{ return cu_resize_bilinear_dt(n, ih, iw, c, in, oh, ow, align_corners, half_pixel_centers, CU_ACT_NONE, CU_ACT_NONE, out, 0, s); }
 extern "C" int cu_resize_bilinear_h(int n, int ih, int iw, int c, const vr_half *in,
                                     int oh, int ow, int align_corners,
                                     int half_pixel_centers, vr_half *out, cudaStream_t s)
-{ return cu_resize_bilinear_dt(n, ih, iw, c, in, oh, ow, align_corners, half_pixel_centers, out, CU_DT_ALL, s); }
+{ return cu_resize_bilinear_dt(n, ih, iw, c, in, oh, ow, align_corners, half_pixel_centers, CU_ACT_NONE, CU_ACT_NONE, out, CU_DT_ALL, s); }
 
 extern "C" int cu_avgpool_dt(const struct conv_geom *g, const void *in, void *out,
                              unsigned dt, cudaStream_t s)

@@ -358,6 +358,15 @@ Test(gpu_ops, resize_bilinear)
             float *got = gn_down(dout, no, f16);
             gn_compare("resize_bilinear", got, want, no, rt(f16), at(f16));
             free(got);
+            /* with activations after it (the decoder's resized 1x1 convs) */
+            int a1 = acts[i % 6], a2 = i % 2 ? CU_ACT_HSWISH : CU_ACT_NONE;
+            for (size_t j = 0; j < no; j++)
+                want[j] = ref_act_ext(ref_act_ext(want[j], a1), a2);
+            cr_assert_eq(cu_resize_bilinear_dt(q[0], q[1], q[2], q[3], din, q[4], q[5], q[6], q[7],
+                                               a1, a2, dout, f16 ? CU_DT_ALL : 0, 0), 0);
+            got = gn_down(dout, no, f16);
+            gn_compare("resize_bilinear + act", got, want, no, rt(f16), at(f16));
+            free(got);
             cudaFree(din); cudaFree(dout); free(in); free(want);
         }
 }
