@@ -22,9 +22,7 @@
  * may be float16. Rows of x and e are padded (IR_PAD), staged weights too
  * (IR_WPAD), to spread a fragment's rows over the shared-memory banks.
  */
-#include "ops_cuda_dev.cuh"
-
-#include <cuda_fp16.h>
+#include "ops_mma.cuh"
 
 #define IR_THREADS 512
 #define IR_WARPS (IR_THREADS / 32)
@@ -41,24 +39,6 @@ struct ir_k {
     unsigned dt;
     struct cu_ir_block b[CU_IR_MAX_BLOCKS];
 };
-
-/* x = hi + lo, both float16: the pair carries ~22 bits of x's 24. */
-__device__ __forceinline__ void ir_split(float2 x, uint32_t &hi, uint32_t &lo)
-{
-    const __half2 h = __floats2half2_rn(x.x, x.y);
-    const float2 hf = __half22float2(h);
-    const __half2 l = __floats2half2_rn(x.x - hf.x, x.y - hf.y);
-    hi = *reinterpret_cast<const uint32_t *>(&h);
-    lo = *reinterpret_cast<const uint32_t *>(&l);
-}
-
-__device__ __forceinline__ void ir_mma(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 /* Stages w [n][k] (float32, scaled by scale[k] if given) as float16 hi and
  * lo parts [n][k + IR_WPAD] (the pad spreads a fragment's rows over the
@@ -129,10 +109,10 @@ __device__ __forceinline__ void ir_gemm(const float *A, int as, int K, const __h
         for (int k0 = 0; k0 < K; k0 += 16) {
             const float *a0 = A + (m0 + g) * as + k0 + 2 * t, *a1 = a0 + 8 * as;
             uint32_t ah[4], al[4];
-            ir_split(*reinterpret_cast<const float2 *>(a0), ah[0], al[0]);
-            ir_split(*reinterpret_cast<const float2 *>(a1), ah[1], al[1]);
-            ir_split(*reinterpret_cast<const float2 *>(a0 + 8), ah[2], al[2]);
-            ir_split(*reinterpret_cast<const float2 *>(a1 + 8), ah[3], al[3]);
+            mma_split(*reinterpret_cast<const float2 *>(a0), ah[0], al[0]);
+            mma_split(*reinterpret_cast<const float2 *>(a1), ah[1], al[1]);
+            mma_split(*reinterpret_cast<const float2 *>(a0 + 8), ah[2], al[2]);
+            mma_split(*reinterpret_cast<const float2 *>(a1 + 8), ah[3], al[3]);
 #pragma unroll
             for (int j = 0; j < NB; j++) {
                 const int off = (n0 + 8 * j + g) * ks + k0 + 2 * t;
@@ -140,9 +120,9 @@ __device__ __forceinline__ void ir_gemm(const float *A, int as, int K, const __h
                 const uint32_t bh1 = *reinterpret_cast<const uint32_t *>(Wh + off + 8);
                 const uint32_t bl0 = *reinterpret_cast<const uint32_t *>(Wl + off);
                 const uint32_t bl1 = *reinterpret_cast<const uint32_t *>(Wl + off + 8);
-                ir_mma(acc[j], al, bh0, bh1);
-                ir_mma(acc[j], ah, bl0, bl1);
-                ir_mma(acc[j], ah, bh0, bh1);
+                mma_16816(acc[j], al, bh0, bh1);
+                mma_16816(acc[j], ah, bl0, bl1);
+                mma_16816(acc[j], ah, bh0, bh1);
             }
         }
         const int fast = act1 == CU_ACT_NONE && (!residual || act3 == CU_ACT_NONE);

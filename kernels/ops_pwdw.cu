@@ -9,18 +9,29 @@
  *
  * k_pwdw: one thread block of 256 threads per OB x OB block of the output
  * of one image, OB = 8, or 4 where the window of 8 would not fit:
- *   0. the input window to shared memory (x, cin channels)
- *   1. t = 1x1 conv on the window, a thread 8 outputs of one pixel at a
- *      time (zero outside the map: the depthwise SAME padding pads t)
+ *   0. the input window to shared memory (x: a thread a pixel, 8 channels a
+ *      load; pixels and channels zero-padded to multiples of 16)
+ *   1. t = 1x1 conv on the window on the tensor cores (ops_mma.cuh), a
+ *      warp 16 window pixels and all outputs; zero outside the map (the
+ *      depthwise SAME padding pads t)
  *   2. the depthwise taps, a thread 4 channels of one output pixel at a time.
- * Rows of x and t have odd strides, so a warp's pixels hit distinct banks.
+ * The first version ran the 1x1 conv on the CUDA cores, a thread 8 outputs
+ * of a pixel with per-element index divisions: issue-bound (ncu: 0.73
+ * warps issued a cycle a scheduler), 0.27 ms of the network's 1.1 at batch
+ * 64. Rows of t have odd strides, so a warp's pixels hit distinct banks in
+ * phase 2.
  */
+#include "ops_mma.cuh"
 #include "ops_window.cuh"
 
 #define PD_THREADS 256
 #define PD_MAX_K 5
 #define PD_MAX_S 2
 #define PD_SMEM_MAX (100 * 1024)   /* two thread blocks an SM */
+#define PD_XPAD 4                   /* float row padding of the staged window */
+#define PD_WPAD 8                   /* half row padding of the staged 1x1 weights */
+
+static __host__ __device__ inline int pd_up16(int v) { return (v + 15) & ~15; }
 
 struct pd_k {
     struct cu_pwdw_args a;
@@ -64,53 +75,119 @@ __device__ __forceinline__ void pd_out4(const struct cu_pwdw_args &a, const floa
         stx1(a.out, out16, o + j, acc[j]);
 }
 
+/* t[p][o] = mask[p] ? act2(act1(x[p] . wp[o] + bp[o])) : 0 for the winp
+ * window pixels: a warp takes 16 pixels, splits their inputs into float16
+ * fragments once (KS k-steps of 16; KS = 0: any kp, re-split for each
+ * group of 8 outputs) and runs every group of outputs. */
+template <int KS>
+__device__ __forceinline__ void pd_conv1x1(const float *X, int xs, int kp, const __half *Wh,
+                                           const __half *Wl, int c, const float *Bp,
+                                           const float *mask, int act1, int act2, float *T,
+                                           int ts, int winp)
+{
+    constexpr int KR = KS > 0 ? KS : 1;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, ws = kp + PD_WPAD;
+    for (int m0 = (threadIdx.x >> 5) * 16; m0 < winp; m0 += (PD_THREADS / 32) * 16) {
+        uint32_t ah[KR][4], al[KR][4];
+        const float *a0 = X + (m0 + g) * xs + 2 * t, *a1 = a0 + 8 * xs;
+        if (KS > 0)
+#pragma unroll
+            for (int k = 0; k < KR; k++) {
+                mma_split(*reinterpret_cast<const float2 *>(a0 + 16 * k), ah[k][0], al[k][0]);
+                mma_split(*reinterpret_cast<const float2 *>(a1 + 16 * k), ah[k][1], al[k][1]);
+                mma_split(*reinterpret_cast<const float2 *>(a0 + 16 * k + 8), ah[k][2], al[k][2]);
+                mma_split(*reinterpret_cast<const float2 *>(a1 + 16 * k + 8), ah[k][3], al[k][3]);
+            }
+        const float m_lo = mask[m0 + g], m_hi = mask[m0 + g + 8];
+        for (int n0 = 0; n0 < c; n0 += 8) {
+            float acc[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+            const int ks_n = KS > 0 ? KS : kp / 16;
+#pragma unroll
+            for (int k = 0; k < ks_n; k++) {
+                const int kk = KS > 0 ? k : 0;
+                if (KS == 0) {
+                    mma_split(*reinterpret_cast<const float2 *>(a0 + 16 * k), ah[0][0], al[0][0]);
+                    mma_split(*reinterpret_cast<const float2 *>(a1 + 16 * k), ah[0][1], al[0][1]);
+                    mma_split(*reinterpret_cast<const float2 *>(a0 + 16 * k + 8), ah[0][2], al[0][2]);
+                    mma_split(*reinterpret_cast<const float2 *>(a1 + 16 * k + 8), ah[0][3], al[0][3]);
+                }
+                const int off = (n0 + g) * ws + 16 * k + 2 * t;
+                const uint32_t bh0 = *reinterpret_cast<const uint32_t *>(Wh + off);
+                const uint32_t bh1 = *reinterpret_cast<const uint32_t *>(Wh + off + 8);
+                const uint32_t bl0 = *reinterpret_cast<const uint32_t *>(Wl + off);
+                const uint32_t bl1 = *reinterpret_cast<const uint32_t *>(Wl + off + 8);
+                mma_16816(acc, al[kk], bh0, bh1);
+                mma_16816(acc, ah[kk], bl0, bl1);
+                mma_16816(acc, ah[kk], bh0, bh1);
+            }
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int p = m0 + g + (r >> 1) * 8, o = n0 + 2 * t + (r & 1);
+                const float v = act_small(act_small(acc[r] + Bp[o], act1), act2);
+                T[p * ts + o] = (r >> 1 ? m_hi : m_lo) != 0.0f ? v : 0.0f;
+            }
+        }
+    }
+}
+
 __global__ void __launch_bounds__(PD_THREADS) k_pwdw(const pd_k p)
 {
     extern __shared__ float4 pd_sm4[];
     const struct cu_pwdw_args &a = p.a;
     const struct conv_geom &g = a.g;
-    const int c = g.cin, cin = a.cin, xs = cin + 1, ts = c + 1, tid = threadIdx.x;
-    const int win = p.rh * p.rw, n = blockIdx.z;
-    float *Wp = reinterpret_cast<float *>(pd_sm4);       /* [ci][o] */
-    float *Wd = Wp + cin * c, *Bp = Wd + g.kh * g.kw * c, *Bd = Bp + c;
-    float *X = Bd + c, *T = X + win * xs;
+    const int c = g.cin, cin = a.cin, kp = pd_up16(cin), xs = kp + PD_XPAD, ts = c + 1;
+    const int tid = threadIdx.x, win = p.rh * p.rw, winp = pd_up16(win), n = blockIdx.z;
+    /* layout: see pd_plan */
+    float *Wd = reinterpret_cast<float *>(pd_sm4), *Bp = Wd + g.kh * g.kw * c, *Bd = Bp + c;
+    float *mask = Bd + c, *X = mask + winp, *T = X + winp * xs;
+    __half *Wh = reinterpret_cast<__half *>(T + winp * ts), *Wl = Wh + c * (kp + PD_WPAD);
     const int oy0 = blockIdx.y * p.ob, ox0 = blockIdx.x * p.ob;
     const int iy0 = oy0 * g.sh - g.pad_top, ix0 = ox0 * g.sw - g.pad_left;
-    pd_stage(a, cin, Wp, Wd, Bp, Bd);
     const int in16 = (p.dt & CU_DT_IN0) != 0, out16 = (p.dt & CU_DT_OUT) != 0;
-    for (int i = tid; i < win * cin; i += PD_THREADS) {
-        const int pix = i / cin, ch = i - pix * cin;
+
+    /* the window, a thread a pixel */
+    const int vec = (cin & 7) == 0 && ((uintptr_t)a.in & 15) == 0;   /* 16-byte loads */
+    for (int pix = tid; pix < winp; pix += PD_THREADS) {
         const int y = iy0 + pix / p.rw, x = ix0 + pix % p.rw;
-        X[pix * xs + ch] = y >= 0 && y < g.ih && x >= 0 && x < g.iw
-                               ? ldx1(a.in, in16, (((size_t)n * g.ih + y) * g.iw + x) * cin + ch)
-                               : 0.0f;
+        const int in = pix < win && y >= 0 && y < g.ih && x >= 0 && x < g.iw;
+        const size_t src = in ? (((size_t)n * g.ih + y) * g.iw + x) * cin : 0;
+        float *xr = X + pix * xs;
+        mask[pix] = in ? 1.0f : 0.0f;
+        for (int c8 = 0; c8 < kp; c8 += 8) {
+            float v[8];
+            if (in && vec && c8 < cin) {
+                ldx8(a.in, in16, src + c8, v);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    v[j] = in && c8 + j < cin ? ldx1(a.in, in16, src + c8 + j) : 0.0f;
+            }
+            reinterpret_cast<float4 *>(xr + c8)[0] = make_float4(v[0], v[1], v[2], v[3]);
+            reinterpret_cast<float4 *>(xr + c8)[1] = make_float4(v[4], v[5], v[6], v[7]);
+        }
+    }
+    /* the 1x1 weights as float16 hi / lo parts [c][kp + PD_WPAD], zero past cin */
+    for (int i = tid; i < c * kp; i += PD_THREADS) {
+        const int o = i / kp, ci = i - o * kp;
+        const float v = ci < cin ? __ldg(a.wp + o * cin + ci) : 0.0f;
+        const __half hi = __float2half_rn(v);
+        Wh[o * (kp + PD_WPAD) + ci] = hi;
+        Wl[o * (kp + PD_WPAD) + ci] = __float2half_rn(v - __half2float(hi));
+    }
+    for (int i = tid; i < g.kh * g.kw * c; i += PD_THREADS)
+        Wd[i] = __ldg(a.wd + i);
+    for (int i = tid; i < c; i += PD_THREADS) {
+        Bp[i] = a.bp ? __ldg(a.bp + i) : 0.0f;
+        Bd[i] = a.bd ? __ldg(a.bd + i) : 0.0f;
     }
     __syncthreads();
 
-    for (int u = tid; u < win * (c / 8); u += PD_THREADS) {
-        const int pix = u % win, o0 = (u / win) * 8;
-        const int y = iy0 + pix / p.rw, x = ix0 + pix % p.rw;
-        float acc[8];
-        if (y < 0 || y >= g.ih || x < 0 || x >= g.iw) {
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                acc[j] = 0.0f;
-        } else {
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                acc[j] = Bp[o0 + j];
-            const float *xp = X + pix * xs;
-            for (int ci = 0; ci < cin; ci++) {
-                fma_row(acc, Wp + ci * c + o0, xp[ci]);
-            }
-            act_vec(acc, a.act_p1);
-            act_vec(acc, a.act_p2);
-        }
-        float *t = T + pix * ts + o0;
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            t[j] = acc[j];
-    }
+    if (kp == 16)
+        pd_conv1x1<1>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
+    else if (kp == 32)
+        pd_conv1x1<2>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
+    else
+        pd_conv1x1<0>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
     __syncthreads();
 
     for (int u = tid; u < p.ob * p.ob * (c / 4); u += PD_THREADS) {
@@ -184,11 +261,13 @@ __global__ void __launch_bounds__(PQ_B * PQ_B * (C / 4)) k_pwdw_sq(const pd_k p)
 static size_t pd_plan(const struct cu_pwdw_args *a, int *ob, int *rh, int *rw)
 {
     const struct conv_geom *g = &a->g;
+    const size_t c = g->cin, kp = pd_up16(a->cin);
     for (int b = 8; b >= 4; b /= 2) {
         const int h = (b - 1) * g->sh + g->kh, w = (b - 1) * g->sw + g->kw;
-        const size_t floats = (size_t)a->cin * g->cin + (size_t)g->kh * g->kw * g->cin +
-                              2 * (size_t)g->cin + (size_t)h * w * (a->cin + 1) +
-                              (size_t)h * w * (g->cin + 1);
+        const size_t winp = pd_up16(h * w);
+        /* k_pwdw's layout: Wd, Bp, Bd, mask, x, t (floats), Wh, Wl (halves) */
+        const size_t floats = (size_t)g->kh * g->kw * c + 2 * c + winp + winp * (kp + PD_XPAD) +
+                              winp * (c + 1) + c * (kp + PD_WPAD);
         if (floats * sizeof(float) <= PD_SMEM_MAX) {
             *ob = b; *rh = h; *rw = w;
             return floats * sizeof(float);

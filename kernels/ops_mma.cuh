@@ -1,0 +1,34 @@
+/*
+ * ops_mma.cuh - the tensor-core primitives of the 1x1 convs that keep their
+ * input in shared memory (ops_block.cu, ops_pwdw.cu). A float32 operand is
+ * split into float16 hi + lo parts and three m16n8k16 products (hi*hi +
+ * hi*lo + lo*hi) accumulate in float32: ~1e-6 from float32 arithmetic,
+ * where plain float16 inputs would move the mask by ~0.03. Private to the
+ * kernels' .cu files.
+ */
+#ifndef VR_OPS_MMA_CUH
+#define VR_OPS_MMA_CUH
+
+#include "ops_cuda_dev.cuh"
+
+#include <cuda_fp16.h>
+
+/* x = hi + lo, both float16: the pair carries ~22 bits of x's 24. */
+__device__ __forceinline__ void mma_split(float2 x, uint32_t &hi, uint32_t &lo)
+{
+    const __half2 h = __floats2half2_rn(x.x, x.y);
+    const float2 hf = __half22float2(h);
+    const __half2 l = __floats2half2_rn(x.x - hf.x, x.y - hf.y);
+    hi = *reinterpret_cast<const uint32_t *>(&h);
+    lo = *reinterpret_cast<const uint32_t *>(&l);
+}
+
+__device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+#endif
