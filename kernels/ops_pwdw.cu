@@ -18,8 +18,8 @@
  * The first version ran the 1x1 conv on the CUDA cores, a thread 8 outputs
  * of a pixel with per-element index divisions: issue-bound (ncu: 0.73
  * warps issued a cycle a scheduler), 0.27 ms of the network's 1.1 at batch
- * 64. Rows of t have odd strides, so a warp's pixels hit distinct banks in
- * phase 2.
+ * 64. Pixels of t are c + 4 floats apart: 16-byte aligned, and 8
+ * consecutive pixels' 16-byte accesses fall on distinct banks.
  */
 #include "ops_mma.cuh"
 #include "ops_window.cuh"
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(PD_THREADS) k_pwdw(const pd_k p)
     extern __shared__ float4 pd_sm4[];
     const struct cu_pwdw_args &a = p.a;
     const struct conv_geom &g = a.g;
-    const int c = g.cin, cin = a.cin, kp = pd_up16(cin), xs = kp + PD_XPAD, ts = c + 1;
+    const int c = g.cin, cin = a.cin, kp = pd_up16(cin), xs = kp + PD_XPAD, ts = c + 4;
     const int tid = threadIdx.x, win = p.rh * p.rw, winp = pd_up16(win), n = blockIdx.z;
     /* layout: see pd_plan */
     float *Wd = reinterpret_cast<float *>(pd_sm4), *Bp = Wd + g.kh * g.kw * c, *Bd = Bp + c;
@@ -209,8 +209,8 @@ __global__ void __launch_bounds__(PD_THREADS) k_pwdw(const pd_k p)
 template <int C>
 __global__ void __launch_bounds__(PQ_B * PQ_B * (C / 4)) k_pwdw_sq(const pd_k p)
 {
-    constexpr int NT = PQ_B * PQ_B * (C / 4), TS = C + 1;
-    __shared__ float T[PQ_R * PQ_R * TS];
+    constexpr int NT = PQ_B * PQ_B * (C / 4), TS = C + 4;   /* 16-byte pixels */
+    __shared__ __align__(16) float T[PQ_R * PQ_R * TS];
     __shared__ __align__(16) float Wp[C * C];           /* [ci][o] */
     __shared__ __align__(16) float Wd[9 * C];
     __shared__ __align__(16) float Bp[C], Bd[C];
@@ -245,8 +245,9 @@ __global__ void __launch_bounds__(PQ_B * PQ_B * (C / 4)) k_pwdw_sq(const pd_k p)
             act_vec(acc, a.act_p2);
         }
 #pragma unroll
-        for (int o = 0; o < C; o++)
-            T[i * TS + o] = acc[o];
+        for (int o = 0; o < C; o += 4)
+            *reinterpret_cast<float4 *>(T + i * TS + o) =
+                make_float4(acc[o], acc[o + 1], acc[o + 2], acc[o + 3]);
     }
     __syncthreads();
 
@@ -267,7 +268,7 @@ static size_t pd_plan(const struct cu_pwdw_args *a, int *ob, int *rh, int *rw)
         const size_t winp = pd_up16(h * w);
         /* k_pwdw's layout: Wd, Bp, Bd, mask, x, t (floats), Wh, Wl (halves) */
         const size_t floats = (size_t)g->kh * g->kw * c + 2 * c + winp + winp * (kp + PD_XPAD) +
-                              winp * (c + 1) + c * (kp + PD_WPAD);
+                              winp * (c + 4) + c * (kp + PD_WPAD);
         if (floats * sizeof(float) <= PD_SMEM_MAX) {
             *ob = b; *rh = h; *rw = w;
             return floats * sizeof(float);

@@ -38,8 +38,11 @@ struct tl_k {
 template <int CIN, int C>
 __global__ void __launch_bounds__(TL_THREADS) k_tail(const tl_k p)
 {
-    constexpr int TS = C + 1;   /* odd stride: a warp's pixels on distinct banks */
-    __shared__ float T[TL_R * TL_R * TS];
+    /* row stride C + 4: 16-byte aligned pixels, and 8 consecutive pixels'
+     * 16-byte accesses on distinct banks (C + 1, with scalar accesses, made
+     * the kernel shared-memory bound) */
+    constexpr int TS = C + 4;
+    __shared__ __align__(16) float T[TL_R * TL_R * TS];
     __shared__ __align__(16) float Wp[CIN * C];   /* [ci][o] */
     __shared__ __align__(16) float Wd[9 * C];
     __shared__ __align__(16) float Wt[TL_MAX_COUT * 4 * C];
@@ -67,8 +70,8 @@ __global__ void __launch_bounds__(TL_THREADS) k_tail(const tl_k p)
         float *t = T + i * TS;
         if (y < 0 || y >= a.h || x < 0 || x >= a.w) {
 #pragma unroll
-            for (int o = 0; o < C; o++)
-                t[o] = 0.0f;
+            for (int o = 0; o < C; o += 4)
+                *reinterpret_cast<float4 *>(t + o) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             continue;
         }
         const size_t px = ((size_t)n * a.h + y) * a.w + x;
@@ -97,8 +100,9 @@ __global__ void __launch_bounds__(TL_THREADS) k_tail(const tl_k p)
         act_vec(acc, a.act_p1);
         act_vec(acc, a.act_p2);
 #pragma unroll
-        for (int o = 0; o < C; o++)
-            t[o] = acc[o];
+        for (int o = 0; o < C; o += 4)
+            *reinterpret_cast<float4 *>(t + o) = make_float4(acc[o], acc[o + 1], acc[o + 2],
+                                                             acc[o + 3]);
     }
     __syncthreads();
 
@@ -113,15 +117,16 @@ __global__ void __launch_bounds__(TL_THREADS) k_tail(const tl_k p)
         u[ch] = Bd[ch];
     for (int ky = 0; ky < a.k; ky++)
         for (int kx = 0; kx < a.k; kx++) {
-            const float *t = T + ((py + 1 + ky - r) * TL_R + px + 1 + kx - r) * TS;
+            const float4 *t4 = reinterpret_cast<const float4 *>(
+                T + ((py + 1 + ky - r) * TL_R + px + 1 + kx - r) * TS);
             const float4 *w4 = reinterpret_cast<const float4 *>(Wd + (ky * a.k + kx) * C);
 #pragma unroll
             for (int c4 = 0; c4 < C / 4; c4++) {
-                const float4 w = w4[c4];
-                u[4 * c4] = fmaf(t[4 * c4], w.x, u[4 * c4]);
-                u[4 * c4 + 1] = fmaf(t[4 * c4 + 1], w.y, u[4 * c4 + 1]);
-                u[4 * c4 + 2] = fmaf(t[4 * c4 + 2], w.z, u[4 * c4 + 2]);
-                u[4 * c4 + 3] = fmaf(t[4 * c4 + 3], w.w, u[4 * c4 + 3]);
+                const float4 w = w4[c4], t = t4[c4];
+                u[4 * c4] = fmaf(t.x, w.x, u[4 * c4]);
+                u[4 * c4 + 1] = fmaf(t.y, w.y, u[4 * c4 + 1]);
+                u[4 * c4 + 2] = fmaf(t.z, w.z, u[4 * c4 + 2]);
+                u[4 * c4 + 3] = fmaf(t.w, w.w, u[4 * c4 + 3]);
             }
         }
     const float *tc = T + ((py + 1) * TL_R + px + 1) * TS;

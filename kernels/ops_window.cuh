@@ -35,20 +35,22 @@ __device__ __forceinline__ void fma_rows8(float (&acc)[N], const float *w, const
 }
 
 /* Depthwise taps (geometry g) of channels cq..cq+3 of the output pixel at
- * (by, bx) of a block whose window T has rw columns and row stride ts;
- * wd [kh][kw][c] in shared memory. acc holds the bias on entry. */
+ * (by, bx) of a block whose window T (16-byte aligned) has rw columns and
+ * pixel stride ts (a multiple of 4); wd [kh][kw][c] in shared memory. acc
+ * holds the bias on entry. */
 __device__ __forceinline__ void dw_taps4(float acc[4], const float *T, int rw, int ts,
                                          const float *wd, int c, const struct conv_geom &g,
                                          int by, int bx, int cq)
 {
     for (int ky = 0; ky < g.kh; ky++)
         for (int kx = 0; kx < g.kw; kx++) {
-            const float *t = T + ((by * g.sh + ky) * rw + bx * g.sw + kx) * ts + cq;
+            const float4 t = *reinterpret_cast<const float4 *>(
+                T + ((by * g.sh + ky) * rw + bx * g.sw + kx) * ts + cq);
             const float4 w = *reinterpret_cast<const float4 *>(wd + (ky * g.kw + kx) * c + cq);
-            acc[0] = fmaf(t[0], w.x, acc[0]);
-            acc[1] = fmaf(t[1], w.y, acc[1]);
-            acc[2] = fmaf(t[2], w.z, acc[2]);
-            acc[3] = fmaf(t[3], w.w, acc[3]);
+            acc[0] = fmaf(t.x, w.x, acc[0]);
+            acc[1] = fmaf(t.y, w.y, acc[1]);
+            acc[2] = fmaf(t.z, w.z, acc[2]);
+            acc[3] = fmaf(t.w, w.w, acc[3]);
         }
 }
 
