@@ -127,6 +127,11 @@ struct netcu {
     size_t act_bytes;
     size_t rs_off, rs_bytes;   /* RS_AFTER steps' small-map result, at the arena's end */
     cudaStream_t cap;       /* capture stream */
+    cudaStream_t side;      /* a split batch's second half */
+    cudaEvent_t fork, join;
+    int split;              /* batches of 2+ run as two halves, one arena each */
+    int arena_batch;        /* images an arena holds */
+    size_t arena_bytes;     /* one arena (act_bytes: all of them) */
     struct gslot *graphs;   /* [max_batch + 1] */
     /* VR_NETCU_PROFILE=1 (without use_graph): per-step event times */
     cudaEvent_t *prof_ev;   /* [n_order + 1] */
@@ -796,7 +801,7 @@ static int place(struct netcu *net, vr_err *err)
         if (o != m->input && o != m->output) {
             struct tens *T = &net->t[o];
             size_t need = ALIGN256((size_t)T->h * T->w * T->c * (T->f16 ? 2 : 4) *
-                                   net->o.max_batch);
+                                   net->arena_batch);
             int best = -1;
             for (int f = 0; f < nfl; f++)
                 if (fl[f].size >= need && (best < 0 || fl[f].size < fl[best].size))
@@ -828,7 +833,7 @@ static int place(struct netcu *net, vr_err *err)
             struct tens *T = &net->t[t];
             fl[nfl].off = T->off;
             fl[nfl].size = ALIGN256((size_t)T->h * T->w * T->c * (T->f16 ? 2 : 4) *
-                                    net->o.max_batch);
+                                    net->arena_batch);
             nfl++;
         }
     }
@@ -837,11 +842,12 @@ static int place(struct netcu *net, vr_err *err)
     for (int k = 0; k < net->n_order; k++) {
         const struct step *s = &net->st[net->order[k]];
         const struct tens *x = &net->t[s->x];
-        size_t b = (size_t)x->h * x->w * s->g.cout * sizeof(float) * net->o.max_batch;
+        size_t b = (size_t)x->h * x->w * s->g.cout * sizeof(float) * net->arena_batch;
         if (s->kind == S_PW && s->rs == RS_AFTER && b > net->rs_bytes)
             net->rs_bytes = b;
     }
-    net->act_bytes = top + ALIGN256(net->rs_bytes);
+    net->arena_bytes = top + ALIGN256(net->rs_bytes);
+    net->act_bytes = net->arena_bytes * (net->split ? 2 : 1);
     rc = 0;
 fail:
     if (rc == VR_ENOMEM)
@@ -917,10 +923,11 @@ struct ctx {
     const float *in;
     float *out;
     int n;
+    size_t arena;   /* byte offset of the arena this call uses (a split batch's half) */
 };
 
 /* Where tensor t lives on the device (the call's input and output, else
- * its slice of the activation arena); NULL for t < 0 (an absent operand). */
+ * its slice of the call's activation arena); NULL for t < 0 (an absent operand). */
 static void *tensor_ptr(const struct ctx *c, int t)
 {
     const struct model *m = c->net->m;
@@ -930,7 +937,7 @@ static void *tensor_ptr(const struct ctx *c, int t)
         return (void *)c->in;
     if (t == m->output)
         return c->out;
-    return c->net->d_act + c->net->t[t].off;
+    return c->net->d_act + c->arena + c->net->t[t].off;
 }
 
 /* 1 when tensor t is stored as float16 (set_precision), 0 float32 or absent. */
@@ -959,7 +966,7 @@ static unsigned dtype_bits(const struct ctx *c, int in0, int in1, int in2, int i
 static int run_pointwise_rs_after(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
     const struct tens *x = &c->net->t[s->x], *y = &c->net->t[s->out];
-    float *mid = (float *)(c->net->d_act + c->net->rs_off);
+    float *mid = (float *)(c->net->d_act + c->arena + c->net->rs_off);
     struct cu_pw_args a = {
         .n = c->n, .hw = x->h * x->w, .cin = s->g.cin, .cout = s->g.cout,
         .a = tensor_ptr(c, s->x), .w = weights(c, s->wt), .bias = weights(c, s->bt),
@@ -1241,6 +1248,35 @@ static void dump_plan(const struct netcu *net)
 
 /* ---- public API ---- */
 
+/* The batch in two halves on two streams (fork / join events, captured
+ * into one graph alike): each image's arithmetic is the same, and the
+ * halves' latency-bound kernels (the small maps, the block chain's one
+ * thread block a tile) fill each other's idle SMs. */
+static int enqueue_split(const struct ctx *c, cudaStream_t st, vr_err *err)
+{
+    struct netcu *net = c->net;
+    if (!net->split || c->n < 2)
+        return enqueue(c, st, err);
+    const int n1 = (c->n + 1) / 2;
+    const struct tens *ti = &net->t[net->m->input], *to = &net->t[net->m->output];
+    struct ctx a = *c, b = *c;
+    a.n = n1;
+    b.n = c->n - n1;
+    b.arena = c->arena + net->arena_bytes;
+    b.in = c->in + (size_t)n1 * ti->h * ti->w * ti->c;
+    b.out = c->out + (size_t)n1 * to->h * to->w * to->c;
+    cudaError_t e;
+    if ((e = cudaEventRecord(net->fork, st)) != cudaSuccess ||
+        (e = cudaStreamWaitEvent(net->side, net->fork, 0)) != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "netcu: cannot fork the batch: %s", cudaGetErrorString(e));
+    int rc = enqueue(&a, st, err);
+    int rc2 = enqueue(&b, net->side, err);
+    if ((e = cudaEventRecord(net->join, net->side)) != cudaSuccess ||
+        (e = cudaStreamWaitEvent(st, net->join, 0)) != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "netcu: cannot join the batch: %s", cudaGetErrorString(e));
+    return rc < 0 ? rc : rc2;
+}
+
 int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu **out,
                  vr_err *err)
 {
@@ -1283,6 +1319,12 @@ int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu
     if ((rc = order_steps(net, err)) < 0)
         goto fail;
     set_precision(net);
+    {
+        const char *pe = getenv("VR_NETCU_PROFILE");   /* per-step events: one stream */
+        net->split = !o->one_stream && o->max_batch >= 32 &&
+                     !(pe && *pe && *pe != '0' && !o->use_graph);
+    }
+    net->arena_batch = net->split ? (o->max_batch + 1) / 2 : o->max_batch;
     if ((rc = place(net, err)) < 0)
         goto fail;
     dump_plan(net);
@@ -1292,6 +1334,13 @@ int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu
     if (e != cudaSuccess) {
         rc = vr_err_set(err, VR_ECUDA, "netcu: cannot allocate %zu MiB of activations "
                         "(max_batch %d): %s", net->act_bytes >> 20, o->max_batch,
+                        cudaGetErrorString(e));
+        goto fail;
+    }
+    if ((e = cudaStreamCreateWithFlags(&net->side, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = cudaEventCreateWithFlags(&net->fork, cudaEventDisableTiming)) != cudaSuccess ||
+        (e = cudaEventCreateWithFlags(&net->join, cudaEventDisableTiming)) != cudaSuccess) {
+        rc = vr_err_set(err, VR_ECUDA, "netcu: cannot create a stream: %s",
                         cudaGetErrorString(e));
         goto fail;
     }
@@ -1331,9 +1380,9 @@ int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out, void *s
         return vr_err_set(err, VR_EINVAL, "netcu: batch %d out of 1..%d", n,
                           net ? net->o.max_batch : 0);
     cudaStream_t st = (cudaStream_t)stream;
-    struct ctx c = {net, d_in, d_out, n};
+    struct ctx c = {net, d_in, d_out, n, 0};
     if (!net->o.use_graph)
-        return enqueue(&c, st, err);
+        return enqueue_split(&c, st, err);
     struct gslot *g = &net->graphs[n];
     cudaError_t e;
     if (!g->exec || g->in != d_in || g->out != d_out) {
@@ -1341,7 +1390,7 @@ int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out, void *s
         if ((e = cudaStreamBeginCapture(net->cap, cudaStreamCaptureModeThreadLocal)) != cudaSuccess)
             return vr_err_set(err, VR_ECUDA, "netcu: cannot capture a graph: %s",
                               cudaGetErrorString(e));
-        int rc = enqueue(&c, net->cap, err);
+        int rc = enqueue_split(&c, net->cap, err);
         e = cudaStreamEndCapture(net->cap, &graph);
         if (rc < 0) {
             if (graph)
@@ -1407,6 +1456,12 @@ void netcu_free(struct netcu **pnet)
                 cudaGraphExecDestroy(net->graphs[i].exec);
     if (net->cap)
         cudaStreamDestroy(net->cap);
+    if (net->side)
+        cudaStreamDestroy(net->side);
+    if (net->fork)
+        cudaEventDestroy(net->fork);
+    if (net->join)
+        cudaEventDestroy(net->join);
     cudaFree(net->d_act);
     cudaFree(net->d_w);
     free(net->graphs);

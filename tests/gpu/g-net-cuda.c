@@ -7,7 +7,8 @@
  * agree closely; mixed float16 (opts.fp16 = 1) masks within 0.02 max abs,
  * the issue's bar; all-float16 (opts.fp16 = 2) is logged with a loose bar.
  * Also checks that a graph re-captured for new input/output pointers and
- * graphs of several batch sizes from one net give the same masks.
+ * graphs of several batch sizes from one net give the same masks, and that
+ * a batch split over two streams gives the bits of one stream.
  */
 #include "g-net-util.h"
 
@@ -89,7 +90,7 @@ static void check_model(const char *model_rel)
     float worst_v[N_VAR];
     int kernels[3] = { 0 };
     for (int v = 0; v < N_VAR; v++) {
-        struct netcu_opts o = { n, var[v][0], var[v][1], 0, var[v][2] };
+        struct netcu_opts o = { n, var[v][0], var[v][1], 0, var[v][2], 0 };
         struct netcu *net = NULL;
         cr_assert_eq(netcu_create(m, &o, &net, &err), 0, "%s", err.msg);
         kernels[o.fused] = netcu_kernels(net);
@@ -152,6 +153,53 @@ Test(gpu_net, selfie_landscape_vs_cpu, .timeout = 120)
     check_model("models/selfie_segmentation_landscape.tflite");
 }
 
+/* A net made for 40 tiles runs batches as two halves on two streams unless
+ * told not to: every variant, graph or not, even and odd batches, the same
+ * bits as one stream. */
+Test(gpu_net, split_batch_same_bits, .timeout = 120)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", data_dir());
+    struct model *m = NULL;
+    vr_err err = { 0 };
+    cr_assert_eq(model_load(path, &m, &err), 0, "%s", err.msg);
+    const int h = m->in_h, w = m->in_w, n = 40;
+    const size_t tin = (size_t)h * w * 3, tout = (size_t)h * w;
+    float *in = malloc(tin * n * 4);
+    cr_assert(in);
+    for (int i = 0; i < N_IMG; i++)
+        load_tile(images[i], h, w, in + tin * i);
+    for (int i = N_IMG; i < n; i++)   /* the images again, each darker than the last */
+        for (size_t k = 0; k < tin; k++)
+            in[tin * i + k] = in[tin * (i % N_IMG) + k] * (1.0f - 0.02f * i);
+    float *din = gn_up(in, tin * n, 0);
+    static const int var[][3] = { { 1, 2, 1 }, { 1, 2, 0 }, { 0, 2, 1 }, { 1, 1, 1 } };
+    for (size_t v = 0; v < sizeof var / sizeof var[0]; v++)
+        for (int batch = 7; batch <= n; batch += n - 7) {
+            float *got[2];
+            for (int one = 0; one <= 1; one++) {
+                struct netcu_opts o = { n, var[v][0], var[v][1], 0, var[v][2], one };
+                struct netcu *net = NULL;
+                cr_assert_eq(netcu_create(m, &o, &net, &err), 0, "%s", err.msg);
+                float *dout = gn_poisoned(tout * batch, 0);
+                cr_assert_eq(netcu_run(net, din, batch, dout, NULL, &err), 0, "%s", err.msg);
+                got[one] = gn_down(dout, tout * batch, 0);
+                cudaFree(dout);
+                netcu_free(&net);
+            }
+            for (size_t k = 0; k < tout * batch; k++)
+                cr_assert(isfinite(got[0][k]) && got[0][k] == got[1][k],
+                          "fp16=%d fused=%d graph=%d batch %d: element %zu: split %g, one "
+                          "stream %g", var[v][0], var[v][1], var[v][2], batch, k, got[0][k],
+                          got[1][k]);
+            free(got[0]);
+            free(got[1]);
+        }
+    cudaFree(din);
+    free(in);
+    model_free(&m);
+}
+
 Test(gpu_net, bad_arguments)
 {
     char path[1024];
@@ -159,11 +207,11 @@ Test(gpu_net, bad_arguments)
     struct model *m = NULL;
     vr_err err = { 0 };
     cr_assert_eq(model_load(path, &m, &err), 0, "%s", err.msg);
-    struct netcu_opts o = { 0, 1, 1, 0, 1 };
+    struct netcu_opts o = { 0, 1, 1, 0, 1, 0 };
     struct netcu *net = NULL;
     cr_assert_eq(netcu_create(m, &o, &net, &err), VR_EINVAL);
     cr_assert_null(net);
-    o = (struct netcu_opts){ 1, 1, 3, 0, 1 };
+    o = (struct netcu_opts){ 1, 1, 3, 0, 1, 0 };
     cr_assert_eq(netcu_create(m, &o, &net, &err), VR_EINVAL);
     cr_assert(strstr(err.msg, "fused"), "%s", err.msg);
     cr_assert_null(net);
