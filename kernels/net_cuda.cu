@@ -21,8 +21,12 @@
  *      each where it takes the geometry: a run of inverted-residual blocks
  *      (S_IR, ops_block.cu), the decoder's last stage (S_TAIL, ops_tail.cu),
  *      a pointwise conv and the depthwise after it (S_PWDW, ops_pwdw.cu);
+ *      and a 1x1 conv on an upsampled map runs on the small map before the
+ *      resize (RS_AFTER);
  *   3. liveness over the ordered steps gives each materialised tensor an
- *      offset in one arena sized for max_batch tiles (best fit reuse);
+ *      offset in one arena sized for max_batch tiles (best fit reuse); a
+ *      net made for 32+ tiles has two arenas of half that, and runs each
+ *      batch as two halves on two streams (enqueue_split);
  *   4. constant weights go to the device once, float32, 256-byte aligned.
  * Running (netcu_run) enqueues the steps, or with opts.use_graph captures
  * them once per batch size on a private stream and replays the graph on the

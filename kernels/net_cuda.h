@@ -28,7 +28,8 @@ struct netcu_opts {
                       * 1, and stage kernels with the stage's maps in shared
                       * memory: inverted-residual block runs (ops_block.cu),
                       * pointwise + depthwise pairs (ops_pwdw.cu), the
-                      * decoder's last stage (ops_tail.cu) */
+                      * decoder's last stage (ops_tail.cu); the decoder's
+                      * resized 1x1 convs on the small map, then resized */
     int block;       /* threads per block for the element-wise kernels (0 = default) */
     int use_graph;   /* 1: capture one CUDA graph per batch size */
     int one_stream;  /* 1: never split a batch. By default a net made for 32+
