@@ -92,12 +92,14 @@ Test(gpu_frame, refine_batch)
 /* NF frames of `fmt`: runs of still frames (small noise) and a scene cut;
  * random raw masks. The C twin frame by frame vs the CUDA twin in two
  * calls (the window carried across them): masks, window and bookkeeping
- * equal to the bit. */
-static void temporal_case(int fmt)
+ * equal to the bit. `aligned`: widths and mask rows multiples of 4 (the
+ * kernel's 4-pixel path), else any. */
+static void temporal_case(int fmt, int aligned)
 {
     enum { NF = 11, SPLIT = 5 };
     const int fw = gf_int(64, 400) & ~1, fh = gf_int(32, 300) & ~1;
-    const int w = gf_int(16, fw), h = gf_int(8, fh), ls = w + gf_int(0, 40);
+    const int w = aligned ? 4 * gf_int(4, fw / 4) : gf_int(16, fw), h = gf_int(8, fh);
+    const int ls = w + (aligned ? 4 * gf_int(0, 10) : gf_int(0, 40));
     const int K = gf_int(2, TEMPORAL_MAX_FRAMES);
     struct temporal_opts o;
     temporal_opts_make(&o, K, gf_unif(0.3f, 0.9f), gf_int(2, 12), gf_unif(10.0f, 40.0f), w, h);
@@ -209,6 +211,8 @@ Test(gpu_frame, temporal_twin_every_format)
     gf_seed("temporal");
     const int fmts[] = { SEG_PIX_NV12, SEG_PIX_P010, SEG_PIX_YUV420P, SEG_PIX_RGB24 };
     for (int r = 0; r < 3; r++)
-        for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
-            temporal_case(fmts[i]);
+        for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+            temporal_case(fmts[i], 0);
+            temporal_case(fmts[i], 1);
+        }
 }
