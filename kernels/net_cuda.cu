@@ -102,6 +102,8 @@ struct step {
     struct ir_blk_t ir[CU_IR_MAX_BLOCKS];
     struct tail_t tail; /* S_TAIL */
     struct pwdw_t pwdw; /* S_PWDW: the 1x1 conv; g, wt, bt, act1, act2: the depthwise's */
+    int pool;           /* S_CONV (the stem kernel): also writes its pool sums (POOL_STEM) */
+    int x2_pool;        /* S_SE: x2's sums come from those */
 };
 
 struct tens {
@@ -130,6 +132,8 @@ struct netcu {
     unsigned char *d_act;
     size_t act_bytes;
     size_t rs_off, rs_bytes;   /* RS_AFTER steps' small-map result, at the arena's end */
+    size_t pool_off;           /* then the stem's pool sums: [arena_batch][pool_parts][16] */
+    int pool_parts;
     cudaStream_t cap;       /* capture stream */
     cudaStream_t side;      /* a split batch's second half */
     cudaEvent_t fork, join;
@@ -561,6 +565,39 @@ static void resize_after_pw(struct netcu *net)
     }
 }
 
+/* Fusion level 2: a squeeze-excite pool over the sum of two maps, one of
+ * them written by the first conv (the stem kernel, ops_stem.cu), takes
+ * that map's channel sums from the stem kernel's thread blocks (32 a tile)
+ * instead of reading it again: in the selfie models the decoder's 128x128
+ * pool, whose float32 skip map is 1 MB of the 1.5 it read a tile. */
+static void pool_from_stem(struct netcu *net)
+{
+    static float aligned[4] __attribute__((aligned(16)));
+    for (int i = 0; i < net->m->n_ops && !net->pool_parts; i++) {
+        struct step *s = &net->st[i];
+        if (s->kind != S_SE || s->x2 < 0)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            struct step *p = producer(net, k ? s->x2 : s->x);
+            if (!p || p->kind != S_CONV)
+                continue;
+            struct conv_geom g = p->g;
+            g.n = 1;
+            if (!cu_stem_ok(&g, aligned))
+                continue;
+            if (!k) {   /* the stem's map as the second operand */
+                const int t = s->x;
+                s->x = s->x2;
+                s->x2 = t;
+            }
+            p->pool = 1;
+            s->x2_pool = 1;
+            net->pool_parts = cu_stem_parts(&g);
+            break;
+        }
+    }
+}
+
 /* The chain kernel's arguments for S_IR step s, with the weights at `w`
  * (device weights when running, NULL: the model's host data, for the
  * planner's fit check); in, out and n are left to the caller. */
@@ -754,6 +791,7 @@ static void fuse(struct netcu *net)
         fuse_tail(net);
         fuse_pw_dw(net);
         resize_after_pw(net);
+        pool_from_stem(net);
     }
 }
 
@@ -850,7 +888,9 @@ static int place(struct netcu *net, vr_err *err)
         if (s->kind == S_PW && s->rs == RS_AFTER && b > net->rs_bytes)
             net->rs_bytes = b;
     }
-    net->arena_bytes = top + ALIGN256(net->rs_bytes);
+    net->pool_off = top + ALIGN256(net->rs_bytes);
+    net->arena_bytes = net->pool_off +
+                       ALIGN256((size_t)net->arena_batch * net->pool_parts * 16 * sizeof(float));
     net->act_bytes = net->arena_bytes * (net->split ? 2 : 1);
     rc = 0;
 fail:
@@ -1028,6 +1068,9 @@ static int run_squeeze_excite(const struct ctx *c, const struct step *s, cudaStr
         .n_layers = s->n_layers,
         .l = {},
         .out = tensor_ptr(c, s->out),
+        .in2_part = s->x2_pool ? (const float *)(c->net->d_act + c->arena + c->net->pool_off)
+                               : NULL,
+        .in2_parts = s->x2_pool ? c->net->pool_parts : 0,
     };
     for (int l = 0; l < s->n_layers; l++) {
         const struct se_layer_t *L = &s->l[l];
@@ -1088,6 +1131,11 @@ static int run_step(const struct ctx *c, const struct step *s, cudaStream_t st)
     g.n = n;
     switch (s->kind) {
     case S_CONV:
+        if (s->pool)
+            return cu_stem(&g, tensor_ptr(c, s->x), tensor_f16(c, s->x), weights(c, s->wt),
+                           weights(c, s->bt), s->act1, s->act2, tensor_ptr(c, s->out),
+                           tensor_f16(c, s->out),
+                           (float *)(c->net->d_act + c->arena + c->net->pool_off), st);
         return cu_conv2d_x(&g, tensor_ptr(c, s->x), tensor_f16(c, s->x), weights(c, s->wt),
                            weights(c, s->bt), s->act1, s->act2, tensor_ptr(c, s->out),
                            tensor_f16(c, s->out), st);

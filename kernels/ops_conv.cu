@@ -507,7 +507,7 @@ extern "C" int cu_conv2d_x(const struct conv_geom *g, const void *in, int in_f16
     if (!geom_ok(g) || !in || !w || !out)
         return VR_EINVAL;
     if (cu_stem_ok(g, out))   /* the network's first layer: ops_stem.cu */
-        return cu_stem(g, in, in_f16, w, b, act1, act2, out, out_f16, s);
+        return cu_stem(g, in, in_f16, w, b, act1, act2, out, out_f16, NULL, s);
     if (in_f16 && out_f16)
         return launch_conv2d<__half, __half>(g, in, w, b, act1, act2, out, s);
     if (in_f16)

@@ -95,10 +95,15 @@ int cu_conv2d_x(const struct conv_geom *g, const void *in, int in_f16,
                 const float *w, const float *b, int act1, int act2,
                 void *out, int out_f16, cudaStream_t s);
 /* The same for the network's first layer (3 -> 16 channels, 3x3, stride 2,
- * 16-byte aligned output), which cu_conv2d_x sends here: ops_stem.cu. */
+ * 16-byte aligned output), which cu_conv2d_x sends here: ops_stem.cu. With
+ * `pool` (else NULL) it also writes each thread block's per-channel sums of
+ * its outputs as stored, pool [n][cu_stem_parts(g)][16], for a later
+ * squeeze-excite pool over this map (cu_se_args.in2_part). */
 int cu_stem_ok(const struct conv_geom *g, const void *out);
+int cu_stem_parts(const struct conv_geom *g);
 int cu_stem(const struct conv_geom *g, const void *in, int in_f16, const float *w,
-            const float *b, int act1, int act2, void *out, int out_f16, cudaStream_t s);
+            const float *b, int act1, int act2, void *out, int out_f16, float *pool,
+            cudaStream_t s);
 
 /* Element-wise activation (CU_ACT_*) with dtype conversion; in == out allowed
  * when the dtypes match. */

@@ -166,6 +166,8 @@ struct se_k {
     struct cu_se_layer l[CU_SE_MAX_LAYERS];
     void *out;
     unsigned dt;
+    const float *part2;   /* in2's sums [n][parts2][c] instead of in2 */
+    int parts2;
 };
 
 template <int VW>
@@ -215,6 +217,8 @@ __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
         float s = 0.0f;
         for (int r = 0; r < R; r++)
             s += part[r * k.c + ch];
+        for (int q = 0; q < k.parts2; q++)
+            s += k.part2[((size_t)blockIdx.x * k.parts2 + q) * k.c + ch];
         v[ch] = s / (float)hw;
     }
     __syncthreads();
@@ -382,7 +386,11 @@ extern "C" int cu_se_dt(const struct cu_se_args *p, unsigned dt, cudaStream_t s)
         return VR_EINVAL;
     struct se_k k;
     k.h = p->h; k.w = p->w; k.c = p->c; k.n_layers = p->n_layers;
-    k.in = p->in; k.in2 = p->in2; k.out = p->out; k.dt = dt;
+    k.in = p->in; k.in2 = p->in2_part ? NULL : p->in2; k.out = p->out; k.dt = dt;
+    k.part2 = p->in2_part;
+    k.parts2 = p->in2_part ? p->in2_parts : 0;
+    if (p->in2_part && p->in2_parts < 1)
+        return VR_EINVAL;
     int c = p->c;
     for (int l = 0; l < p->n_layers; l++) {
         const struct cu_se_layer *L = &p->l[l];
@@ -391,7 +399,7 @@ extern "C" int cu_se_dt(const struct cu_se_args *p, unsigned dt, cudaStream_t s)
         k.l[l] = *L;
         c = L->cout;
     }
-    int v8 = p->c % 8 == 0 && cu_aligned16(p->in) && (!p->in2 || cu_aligned16(p->in2));
+    int v8 = p->c % 8 == 0 && cu_aligned16(p->in) && (!k.in2 || cu_aligned16(k.in2));
     /* part[] holds R rows of c partial sums: R * c <= 2048 */
     if (v8)
         k_se<8><<<p->n, SE_THREADS, 0, s>>>(k);

@@ -76,6 +76,10 @@ struct cu_se_args {
     int n_layers;
     struct cu_se_layer l[CU_SE_MAX_LAYERS];
     void *out;
+    /* in2's sums given instead of in2 (the GPU kernel only; else NULL):
+     * float [n][in2_parts][c], summed in part order (cu_stem's pool) */
+    const float *in2_part;
+    int in2_parts;
 };
 
 /* Chained inverted-residual blocks (MobileNetV3's bottleneck) on a small

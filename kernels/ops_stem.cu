@@ -11,6 +11,11 @@
  * stride-2 taps of a warp read consecutive words, and each thread computes
  * two output pixels (16 channels each) per weight load. Taps are summed in
  * the generic kernel's order (ky, kx, ci), outside-the-map taps as zeros.
+ *
+ * With `pool`, each thread block also writes the sums of its output pixels
+ * (as stored) per channel, pool[n][block][16] in a fixed order: the decoder's
+ * squeeze-excite pool over this map then adds 32 numbers a channel instead
+ * of reading 1 MB a tile again (cu_se_args.in2_part).
  */
 #include "ops_cuda_dev.cuh"
 
@@ -26,11 +31,46 @@
 #define STEM_THREADS 256
 #define STEM_LOADS ((STEM_WIN + STEM_THREADS - 1) / STEM_THREADS)
 
+/* v as a TO buffer holds it. */
+template <typename TO>
+__device__ __forceinline__ float stored_value(float v)
+{
+    return sizeof(TO) == 2 ? __half2float(__float2half_rn(v)) : v;
+}
+
+/* The thread block's channel sums of its outputs (a thread's two pixels,
+ * those inside the map, as stored) to dst[16]: each warp's by a shuffle
+ * tree, then the warps' in order (the same bits every run). */
+template <typename TO>
+__device__ __forceinline__ void stem_pool(const float (&acc)[2][STEM_COUT], bool in0, bool in1,
+                                          float *dst)
+{
+    __shared__ float warp_sum[STEM_THREADS / 32][STEM_COUT];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int j = 0; j < STEM_COUT; j++) {
+        float v = (in0 ? stored_value<TO>(acc[0][j]) : 0.0f) +
+                  (in1 ? stored_value<TO>(acc[1][j]) : 0.0f);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+            v += __shfl_xor_sync(0xffffffffu, v, off);
+        if (lane == 0)
+            warp_sum[warp][j] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x < STEM_COUT) {
+        float s = 0.0f;
+        for (int k = 0; k < STEM_THREADS / 32; k++)
+            s += warp_sum[k][threadIdx.x];
+        dst[threadIdx.x] = s;
+    }
+}
+
 template <typename TI, typename TO>
 __global__ void __launch_bounds__(STEM_THREADS, 3) k_stem(struct conv_geom g, const TI *__restrict__ in,
                                               const float *__restrict__ w,
                                               const float *__restrict__ b, int act1, int act2,
-                                              TO *__restrict__ out)
+                                              TO *__restrict__ out, float *__restrict__ pool)
 {
     __shared__ float xs[STEM_CIN][STEM_WR][2][STEM_HC];
     __shared__ __align__(16) float ws[STEM_TAPS][STEM_COUT];   /* [tap][cout]: broadcasts */
@@ -108,6 +148,11 @@ __global__ void __launch_bounds__(STEM_THREADS, 3) k_stem(struct conv_geom g, co
         st8(o, acc[h]);
         st8(o + 8, acc[h] + 8);
     }
+    if (pool)
+        stem_pool<TO>(acc, oy0 + ty < g.oh && ox0 + tx < g.ow,
+                      oy0 + ty + 8 < g.oh && ox0 + tx < g.ow,
+                      pool + ((size_t)n * gridDim.x * gridDim.y + blockIdx.y * gridDim.x +
+                              blockIdx.x) * STEM_COUT);
 }
 
 extern "C" int cu_stem_ok(const struct conv_geom *g, const void *out)
@@ -117,8 +162,13 @@ extern "C" int cu_stem_ok(const struct conv_geom *g, const void *out)
            cu_aligned16(out);
 }
 
+extern "C" int cu_stem_parts(const struct conv_geom *g)
+{
+    return ((g->ow + STEM_TW - 1) / STEM_TW) * ((g->oh + STEM_TH - 1) / STEM_TH);
+}
+
 extern "C" int cu_stem(const struct conv_geom *g, const void *in, int in_f16, const float *w,
-                       const float *b, int act1, int act2, void *out, int out_f16,
+                       const float *b, int act1, int act2, void *out, int out_f16, float *pool,
                        cudaStream_t s)
 {
     if (!cu_stem_ok(g, out) || !in || !w)
@@ -126,7 +176,8 @@ extern "C" int cu_stem(const struct conv_geom *g, const void *in, int in_f16, co
     dim3 grid((unsigned)(g->ow + STEM_TW - 1) / STEM_TW, (unsigned)(g->oh + STEM_TH - 1) / STEM_TH,
               (unsigned)g->n);
 #define STEM(TI, TO) \
-    k_stem<TI, TO><<<grid, STEM_THREADS, 0, s>>>(*g, (const TI *)in, w, b, act1, act2, (TO *)out)
+    k_stem<TI, TO><<<grid, STEM_THREADS, 0, s>>>(*g, (const TI *)in, w, b, act1, act2, (TO *)out, \
+                                                 pool)
     if (in_f16 && out_f16)
         STEM(__half, __half);
     else if (in_f16)

@@ -30,6 +30,32 @@ static void geom(struct conv_geom *g, const struct conv_case *c, int kh, int kw)
     op_conv_geom(g, c->pad);
 }
 
+/* The stem kernel's pool sums (cu_stem with `pool`) against the sums of
+ * the outputs it stored, per 16x32 block of each image. */
+static void stem_pool_check(const struct conv_geom *g, const void *din, int f16, const void *dw,
+                            const void *db, const float *stored)
+{
+    const int parts = cu_stem_parts(g), bw = (g->ow + 31) / 32;
+    const size_t np = (size_t)g->n * parts * 16, no = (size_t)g->n * g->oh * g->ow * 16;
+    float *dpool = NULL, *pool = malloc(np * sizeof *pool), *want = calloc(np, sizeof *want);
+    cr_assert(pool && want);
+    GN_CUDA(cudaMalloc((void **)&dpool, np * sizeof *dpool));
+    void *dout = gn_poisoned(no, f16);
+    cr_assert_eq(cu_stem(g, din, f16, dw, db, g->act, CU_ACT_NONE, dout, f16, dpool, 0), 0);
+    GN_CUDA(cudaMemcpy(pool, dpool, np * sizeof *pool, cudaMemcpyDeviceToHost));
+    for (int n = 0; n < g->n; n++)
+        for (int y = 0; y < g->oh; y++)
+            for (int x = 0; x < g->ow; x++)
+                for (int c = 0; c < 16; c++)
+                    want[((size_t)n * parts + (y / 16) * bw + x / 32) * 16 + c] +=
+                        stored[(((size_t)n * g->oh + y) * g->ow + x) * 16 + c];
+    gn_compare("stem pool sums", pool, want, np, 1e-5f, 1e-4f);
+    cudaFree(dpool);
+    cudaFree(dout);
+    free(pool);
+    free(want);
+}
+
 Test(gpu_ops, conv2d)
 {
     gn_seed("conv2d");
@@ -59,6 +85,8 @@ Test(gpu_ops, conv2d)
             cr_assert_eq(rc, 0, "conv2d case %zu: rc %d", i, rc);
             float *got = gn_down(dout, no, f16);
             gn_compare(f16 ? "conv2d_h" : "conv2d", got, want, no, rt(f16), at(f16));
+            if (cu_stem_ok(&g, dout))
+                stem_pool_check(&g, din, f16, dw, db, got);
             free(got);
             /* mixed dtypes + an extended second activation (first layer path) */
             GN_CUDA(cudaFree(dout));
@@ -448,6 +476,29 @@ Test(gpu_ops, squeeze_excite)
             float *got = gn_down(d.out, no, f16);
             gn_compare("squeeze_excite", got, want, no, rt(f16) * 4, at(f16) * 4);
             free(got);
+            if (in2) {   /* in2 given as the sums of 3 pixel ranges an image */
+                const int parts = 3;
+                const size_t hw = (size_t)h.h * h.w;
+                float *ps = calloc((size_t)h.n * parts * h.c, sizeof *ps);
+                cr_assert(ps);
+                for (int n = 0; n < h.n; n++)
+                    for (size_t p = 0; p < hw; p++)
+                        for (int ch = 0; ch < h.c; ch++)
+                            ps[((size_t)n * parts + p * parts / hw) * h.c + ch] +=
+                                in2[((size_t)n * hw + p) * h.c + ch];
+                struct cu_se_args d2 = d;
+                d2.in2_part = gn_up(ps, (size_t)h.n * parts * h.c, 0);
+                d2.in2_parts = parts;
+                d2.out = gn_poisoned(no, f16);
+                cr_assert_eq(cu_se(&d2, f16, 0), 0);
+                got = gn_down(d2.out, no, f16);
+                gn_compare("squeeze_excite, in2 as sums", got, want, no, rt(f16) * 4,
+                           at(f16) * 4);
+                free(got);
+                cudaFree((void *)d2.in2_part);
+                cudaFree(d2.out);
+                free(ps);
+            }
             cudaFree((void *)d.in); cudaFree((void *)d.in2); cudaFree(d.out);
             free(in2);
             for (int l = 0; l < h.n_layers; l++) {
