@@ -102,7 +102,7 @@ struct step {
     struct ir_blk_t ir[CU_IR_MAX_BLOCKS];
     struct tail_t tail; /* S_TAIL */
     struct pwdw_t pwdw; /* S_PWDW: the 1x1 conv; g, wt, bt, act1, act2: the depthwise's */
-    int pool;           /* S_CONV (the stem kernel): also writes its pool sums (POOL_STEM) */
+    int pool;           /* S_CONV (the stem kernel): also writes its pool sums (pool_from_stem) */
     int x2_pool;        /* S_SE: x2's sums come from those */
 };
 
