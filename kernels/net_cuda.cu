@@ -1342,6 +1342,8 @@ int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu
         return vr_err_set(err, VR_EINVAL, "netcu: fused must be 0, 1 or 2 (got %d)", o->fused);
     if (m->in_c != 3 || m->input < 0 || m->output < 0 || m->input == m->output)
         return vr_err_set(err, VR_ENOTSUP, "netcu: the model must take RGB and have one output");
+    const char *pe = getenv("VR_NETCU_PROFILE");   /* per-step events, one stream */
+    const int profiling = pe && *pe && *pe != '0' && !o->use_graph;
     struct netcu *net = (struct netcu *)calloc(1, sizeof *net);
     if (!net)
         return vr_err_set(err, VR_ENOMEM, "netcu: out of memory");
@@ -1371,11 +1373,7 @@ int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu
     if ((rc = order_steps(net, err)) < 0)
         goto fail;
     set_precision(net);
-    {
-        const char *pe = getenv("VR_NETCU_PROFILE");   /* per-step events: one stream */
-        net->split = !o->one_stream && o->max_batch >= 32 &&
-                     !(pe && *pe && *pe != '0' && !o->use_graph);
-    }
+    net->split = !o->one_stream && o->max_batch >= 32 && !profiling;
     net->arena_batch = net->split ? (o->max_batch + 1) / 2 : o->max_batch;
     if ((rc = place(net, err)) < 0)
         goto fail;
@@ -1391,29 +1389,22 @@ int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu
     }
     if ((e = cudaStreamCreateWithFlags(&net->side, cudaStreamNonBlocking)) != cudaSuccess ||
         (e = cudaEventCreateWithFlags(&net->fork, cudaEventDisableTiming)) != cudaSuccess ||
-        (e = cudaEventCreateWithFlags(&net->join, cudaEventDisableTiming)) != cudaSuccess) {
-        rc = vr_err_set(err, VR_ECUDA, "netcu: cannot create a stream: %s",
-                        cudaGetErrorString(e));
-        goto fail;
-    }
-    if ((e = cudaStreamCreateWithFlags(&net->cap, cudaStreamNonBlocking)) != cudaSuccess) {
+        (e = cudaEventCreateWithFlags(&net->join, cudaEventDisableTiming)) != cudaSuccess ||
+        (e = cudaStreamCreateWithFlags(&net->cap, cudaStreamNonBlocking)) != cudaSuccess) {
         rc = vr_err_set(err, VR_ECUDA, "netcu: cannot create a stream: %s",
                         cudaGetErrorString(e));
         goto fail;
     }
     cu_ops_prepare();
-    {
-        const char *pe = getenv("VR_NETCU_PROFILE");
-        if (pe && *pe && *pe != '0' && !o->use_graph) {
-            net->prof_ev = (cudaEvent_t *)calloc(net->n_order + 1, sizeof *net->prof_ev);
-            net->prof_ms = (double *)calloc(net->n_order, sizeof *net->prof_ms);
-            if (!net->prof_ev || !net->prof_ms) {
-                rc = vr_err_set(err, VR_ENOMEM, "netcu: out of memory");
-                goto fail;
-            }
-            for (int k = 0; k <= net->n_order; k++)
-                cudaEventCreate(&net->prof_ev[k]);
+    if (profiling) {
+        net->prof_ev = (cudaEvent_t *)calloc(net->n_order + 1, sizeof *net->prof_ev);
+        net->prof_ms = (double *)calloc(net->n_order, sizeof *net->prof_ms);
+        if (!net->prof_ev || !net->prof_ms) {
+            rc = vr_err_set(err, VR_ENOMEM, "netcu: out of memory");
+            goto fail;
         }
+        for (int k = 0; k <= net->n_order; k++)
+            cudaEventCreate(&net->prof_ev[k]);
     }
     log_debug("netcu: %d ops -> %d kernels (%s, %s), activations %zu KiB, weights %zu KiB",
               m->n_ops, net->n_order, fused_name(o->fused),
