@@ -95,7 +95,8 @@ struct step {
     int b_full;
     int align, half;    /* RESIZE_BILINEAR, or a pointwise's resize-on-load */
     int rs;             /* pointwise: x is resized to the output map on load (1), or the
-                         * conv runs on x and its result is resized (2, RS_AFTER) */
+                         * conv runs on x and its result is resized (2, RS_AFTER), or
+                         * its readers resize it (3, RS_DEFER) */
     int n_layers;
     struct se_layer_t l[CU_SE_MAX_LAYERS];
     int n_ir;           /* S_IR: blocks of the chain */
@@ -111,7 +112,16 @@ struct tens {
     size_t off;         /* byte offset in the activation arena */
     int placed;
     int f16;            /* stored as float16 (else float32) */
+    int rs_h, rs_w, rs_align, rs_half;   /* rs_h > 0: stored as the small map whose
+                                          * bilinear resize it is (RS_DEFER) */
 };
+
+/* Bytes a tile of tensor T takes as stored. */
+static size_t tile_bytes(const struct tens *T)
+{
+    const size_t px = T->rs_h > 0 ? (size_t)T->rs_h * T->rs_w : (size_t)T->h * T->w;
+    return px * T->c * (T->f16 ? 2 : 4);
+}
 
 struct gslot {
     cudaGraphExec_t exec;
@@ -598,6 +608,55 @@ static void pool_from_stem(struct netcu *net)
     }
 }
 
+/* Fusion level 2: an RS_AFTER conv without activations whose map is read
+ * only by squeeze-excite pools (as the pooled map, the other operand as
+ * sums) and decoder tails (as the prologue's sum) is never resized: it is
+ * stored small (tens.rs_*) and they resize where they read (the pool: each
+ * small pixel weighted by what its taps sum to, the mean being linear). In
+ * the selfie models: the 128x128 decoder map, 1 MB a tile written and read
+ * twice. */
+#define RS_DEFER 3
+static int defer_ok(const struct netcu *net, const struct step *s)
+{
+    const struct tens *x = &net->t[s->x];
+    if (s->kind != S_PW || s->rs != RS_AFTER || s->act1 != CU_ACT_NONE ||
+        s->act2 != CU_ACT_NONE || s->out == net->m->output || x->h > CU_SE_MAX_RS ||
+        x->w > CU_SE_MAX_RS)
+        return 0;
+    int readers = 0;
+    for (int j = 0; j < net->m->n_ops; j++) {
+        const struct step *r = &net->st[j];
+        int in[6], k = r->kind == S_DEAD ? 0 : step_inputs(r, in), reads = 0;
+        for (int q = 0; q < k; q++)
+            reads += in[q] == s->out;
+        if (!reads)
+            continue;
+        readers++;
+        const int pool = r->kind == S_SE && r->x == s->out && (r->x2 < 0 || r->x2_pool);
+        const int tail = r->kind == S_TAIL && r->bsum == s->out && r->x != s->out &&
+                         r->a_scale != s->out;
+        if (reads != 1 || !(pool || tail))
+            return 0;
+    }
+    return readers > 0;
+}
+
+static void defer_resize(struct netcu *net)
+{
+    for (int i = 0; i < net->m->n_ops; i++) {
+        struct step *s = &net->st[i];
+        if (!defer_ok(net, s))
+            continue;
+        const struct tens *x = &net->t[s->x];
+        struct tens *y = &net->t[s->out];
+        s->rs = RS_DEFER;
+        y->rs_h = x->h;
+        y->rs_w = x->w;
+        y->rs_align = s->align;
+        y->rs_half = s->half;
+    }
+}
+
 /* The chain kernel's arguments for S_IR step s, with the weights at `w`
  * (device weights when running, NULL: the model's host data, for the
  * planner's fit check); in, out and n are left to the caller. */
@@ -792,6 +851,7 @@ static void fuse(struct netcu *net)
         fuse_pw_dw(net);
         resize_after_pw(net);
         pool_from_stem(net);
+        defer_resize(net);
     }
 }
 
@@ -842,8 +902,7 @@ static int place(struct netcu *net, vr_err *err)
         int o = s->out;
         if (o != m->input && o != m->output) {
             struct tens *T = &net->t[o];
-            size_t need = ALIGN256((size_t)T->h * T->w * T->c * (T->f16 ? 2 : 4) *
-                                   net->arena_batch);
+            size_t need = ALIGN256(tile_bytes(T) * net->arena_batch);
             int best = -1;
             for (int f = 0; f < nfl; f++)
                 if (fl[f].size >= need && (best < 0 || fl[f].size < fl[best].size))
@@ -874,8 +933,7 @@ static int place(struct netcu *net, vr_err *err)
                 continue;
             struct tens *T = &net->t[t];
             fl[nfl].off = T->off;
-            fl[nfl].size = ALIGN256((size_t)T->h * T->w * T->c * (T->f16 ? 2 : 4) *
-                                    net->arena_batch);
+            fl[nfl].size = ALIGN256(tile_bytes(T) * net->arena_batch);
             nfl++;
         }
     }
@@ -1006,18 +1064,21 @@ static unsigned dtype_bits(const struct ctx *c, int in0, int in1, int in2, int i
 }
 
 /* An RS_AFTER step: the 1x1 conv on the small map into float32 scratch,
- * then the resize with the step's activations. */
+ * then the resize with the step's activations; an RS_DEFER step: the conv
+ * on the small map, which is the output as stored. */
 static int run_pointwise_rs_after(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
     const struct tens *x = &c->net->t[s->x], *y = &c->net->t[s->out];
     float *mid = (float *)(c->net->d_act + c->arena + c->net->rs_off);
+    const int defer = s->rs == RS_DEFER;
     struct cu_pw_args a = {
         .n = c->n, .hw = x->h * x->w, .cin = s->g.cin, .cout = s->g.cout,
         .a = tensor_ptr(c, s->x), .w = weights(c, s->wt), .bias = weights(c, s->bt),
-        .act1 = CU_ACT_NONE, .act2 = CU_ACT_NONE, .act3 = CU_ACT_NONE, .out = mid,
+        .act1 = CU_ACT_NONE, .act2 = CU_ACT_NONE, .act3 = CU_ACT_NONE,
+        .out = defer ? tensor_ptr(c, s->out) : mid,
     };
-    int rc = cu_pointwise_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, -1), st);
-    if (rc < 0)
+    int rc = cu_pointwise_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, defer ? s->out : -1), st);
+    if (rc < 0 || defer)
         return rc;
     return cu_resize_bilinear_dt(c->n, x->h, x->w, s->g.cout, mid, y->h, y->w, s->align,
                                  s->half, s->act1, s->act2, tensor_ptr(c, s->out),
@@ -1027,7 +1088,7 @@ static int run_pointwise_rs_after(const struct ctx *c, const struct step *s, cud
 static int run_pointwise(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
     const struct tens *x = &c->net->t[s->x], *y = &c->net->t[s->out];
-    if (s->rs == RS_AFTER)
+    if (s->rs == RS_AFTER || s->rs == RS_DEFER)
         return run_pointwise_rs_after(c, s, st);
     struct cu_pw_args a = {
         .n = c->n, .hw = y->h * y->w, .cin = s->g.cin, .cout = s->g.cout,
@@ -1071,6 +1132,8 @@ static int run_squeeze_excite(const struct ctx *c, const struct step *s, cudaStr
         .in2_part = s->x2_pool ? (const float *)(c->net->d_act + c->arena + c->net->pool_off)
                                : NULL,
         .in2_parts = s->x2_pool ? c->net->pool_parts : 0,
+        .in_rs_h = x->rs_h, .in_rs_w = x->rs_w, .in_rs_align = x->rs_align,
+        .in_rs_half = x->rs_half,
     };
     for (int l = 0; l < s->n_layers; l++) {
         const struct se_layer_t *L = &s->l[l];
@@ -1105,6 +1168,13 @@ static int run_tail(const struct ctx *c, const struct step *s, cudaStream_t st)
         .wt = weights(c, t->wt), .bt = weights(c, t->bt), .act_t = t->at,
         .out = tensor_ptr(c, s->out),
     };
+    if (s->bsum >= 0) {   /* a deferred resize (RS_DEFER) */
+        const struct tens *b = &c->net->t[s->bsum];
+        a.b_rs_h = b->rs_h;
+        a.b_rs_w = b->rs_w;
+        a.b_rs_align = b->rs_align;
+        a.b_rs_half = b->rs_half;
+    }
     return cu_tail_dt(&a, dtype_bits(c, s->x, s->a_scale, s->bsum, -1, -1, s->out), st);
 }
 
@@ -1224,8 +1294,7 @@ static void prof_report(const struct netcu *net)
         double bytes = 0;
         for (int j = 0; j <= ni; j++) {
             int t = j < ni ? in[j] : s->out;
-            const struct tens *T = &net->t[t];
-            bytes += (double)T->h * T->w * T->c * (T->f16 ? 2 : 4);
+            bytes += (double)tile_bytes(&net->t[t]);
         }
         bytes *= net->prof_batch;
         double ms = net->prof_ms[k] / net->prof_runs;

@@ -15,7 +15,7 @@
  * the way in and the activations / scale / residual on the way out, so each
  * activation makes one trip through device memory.
  */
-#include "ops_cuda_dev.cuh"
+#include "ops_resize.cuh"
 
 /* ---- generic CONV_2D: one thread per output pixel, 8 outputs at a time ---- */
 
@@ -122,17 +122,6 @@ struct pw_k {
     int rs_half;
 };
 
-/* TFLite's ResizeBilinear coordinate (as k_resize in ops_elem.cu). */
-__device__ __forceinline__ void rs_coord(int o, float scale, int half, int size, int *lo,
-                                         int *hi, float *frac)
-{
-    float v = half ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
-    float fl = floorf(v);
-    *lo = max((int)fl, 0);
-    *hi = min((int)ceilf(v), size - 1);
-    *frac = v - (float)*lo;
-}
-
 /* PX pixels per thread: 4 on big maps (fewer shared-memory loads per
  * multiply-add), 1 on small ones (more threads and blocks in flight). */
 template <int PX>
@@ -164,16 +153,8 @@ __global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
                 float fy, fx;
                 rs_coord((int)(pi / (unsigned)k.out_w), k.rs_sy, k.rs_half, k.rs_h, &y0, &y1, &fy);
                 rs_coord((int)(pi % (unsigned)k.out_w), k.rs_sx, k.rs_half, k.rs_w, &x0, &x1, &fx);
-                size_t base = (size_t)n * k.rs_h * k.rs_w * k.cin + c8;
-                float v00[8], v01[8], v10[8], v11[8];
-                ldx8(k.a, fa, base + ((size_t)y0 * k.rs_w + x0) * k.cin, v00);
-                ldx8(k.a, fa, base + ((size_t)y0 * k.rs_w + x1) * k.cin, v01);
-                ldx8(k.a, fa, base + ((size_t)y1 * k.rs_w + x0) * k.cin, v10);
-                ldx8(k.a, fa, base + ((size_t)y1 * k.rs_w + x1) * k.cin, v11);
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    v[j] = v00[j] * (1.0f - fy) * (1.0f - fx) + v10[j] * fy * (1.0f - fx) +
-                           v01[j] * (1.0f - fy) * fx + v11[j] * fy * fx;
+                rs_load8(k.a, fa, (size_t)n * k.rs_h * k.rs_w * k.cin, k.rs_w, k.cin, c8, y0,
+                         y1, x0, x1, fy, fx, v);
             } else if (gp < (unsigned)k.npix) {
                 ldx8(k.a, fa, (size_t)gp * k.cin + c8, v);
             }
@@ -598,10 +579,8 @@ extern "C" int cu_pointwise_dt(const struct cu_pw_args *p, unsigned dt, cudaStre
         k.rs_h = p->rs_h;
         k.rs_w = p->rs_w;
         k.out_w = p->out_w;
-        k.rs_sy = (p->rs_align && p->out_h > 1) ? (float)(p->rs_h - 1) / (float)(p->out_h - 1)
-                                                : (float)p->rs_h / (float)p->out_h;
-        k.rs_sx = (p->rs_align && p->out_w > 1) ? (float)(p->rs_w - 1) / (float)(p->out_w - 1)
-                                                : (float)p->rs_w / (float)p->out_w;
+        k.rs_sy = rs_scale(p->rs_h, p->out_h, p->rs_align);
+        k.rs_sx = rs_scale(p->rs_w, p->out_w, p->rs_align);
         k.rs_half = p->rs_half;
     }
     unsigned blocks = cu_blocks(npix, (unsigned)P);

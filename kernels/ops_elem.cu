@@ -13,7 +13,7 @@
  * Where the channel count allows, each thread moves 8 values with one
  * 16-byte access (8 halves) so a warp reads whole cache lines.
  */
-#include "ops_cuda_dev.cuh"
+#include "ops_resize.cuh"
 
 #include <string.h>
 
@@ -77,16 +77,6 @@ __global__ void k_binary(int hwc, int c, const void *a, const void *b, int b_ful
 
 /* ---- RESIZE_BILINEAR, TFLite's reference arithmetic ---- */
 
-__device__ __forceinline__ void interp(int o, float scale, int half_pixel, int in_size,
-                                       int *lo, int *hi, float *frac)
-{
-    float v = half_pixel ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
-    float fl = floorf(v);
-    *lo = max((int)fl, 0);
-    *hi = min((int)ceilf(v), in_size - 1);
-    *frac = v - (float)*lo;
-}
-
 template <int VW>
 __global__ void k_resize(int n, int ih, int iw, int c, const void *in, int oh, int ow,
                          float sy, float sx, int half_pixel, int act1, int act2, void *out,
@@ -105,23 +95,19 @@ __global__ void k_resize(int n, int ih, int iw, int c, const void *in, int oh, i
         int b = (int)(t / (unsigned)oh);
         int y0, y1, x0, x1;
         float fy, fx;
-        interp(oy, sy, half_pixel, ih, &y0, &y1, &fy);
-        interp(ox, sx, half_pixel, iw, &x0, &x1, &fx);
-        const size_t base = (size_t)b * ih * iw * c + c0;
-        const size_t p00 = base + ((size_t)y0 * iw + x0) * c, p01 = base + ((size_t)y0 * iw + x1) * c;
-        const size_t p10 = base + ((size_t)y1 * iw + x0) * c, p11 = base + ((size_t)y1 * iw + x1) * c;
-        float v00[VW], v01[VW], v10[VW], v11[VW], r[VW];
+        rs_coord(oy, sy, half_pixel, ih, &y0, &y1, &fy);
+        rs_coord(ox, sx, half_pixel, iw, &x0, &x1, &fx);
+        const size_t img = (size_t)b * ih * iw * c;
+        float r[VW];
         if (VW == 8) {
-            ldx8(in, fi, p00, v00); ldx8(in, fi, p01, v01);
-            ldx8(in, fi, p10, v10); ldx8(in, fi, p11, v11);
+            rs_load8(in, fi, img, iw, c, c0, y0, y1, x0, x1, fy, fx, r);
         } else {
-            v00[0] = ldx1(in, fi, p00); v01[0] = ldx1(in, fi, p01);
-            v10[0] = ldx1(in, fi, p10); v11[0] = ldx1(in, fi, p11);
+            const size_t base = img + c0;
+            r[0] = rs_blend(ldx1(in, fi, base + ((size_t)y0 * iw + x0) * c),
+                            ldx1(in, fi, base + ((size_t)y0 * iw + x1) * c),
+                            ldx1(in, fi, base + ((size_t)y1 * iw + x0) * c),
+                            ldx1(in, fi, base + ((size_t)y1 * iw + x1) * c), fy, fx);
         }
-#pragma unroll
-        for (int j = 0; j < VW; j++)
-            r[j] = v00[j] * (1.0f - fy) * (1.0f - fx) + v10[j] * fy * (1.0f - fx) +
-                   v01[j] * (1.0f - fy) * fx + v11[j] * fy * fx;
         act_vec(r, act1);
         act_vec(r, act2);
         if (VW == 8)
@@ -168,19 +154,52 @@ struct se_k {
     unsigned dt;
     const float *part2;   /* in2's sums [n][parts2][c] instead of in2 */
     int parts2;
+    int rs_h, rs_w, rs_half;   /* in is the small map of a deferred resize (RS) */
+    float rs_sy, rs_sx;
 };
 
-template <int VW>
+/* The weight each of the `in` source rows (or columns) has in the sum of
+ * the resize to `out` rows: the sum of its taps' weights over the output
+ * rows, in output order (deterministic). Only outputs within two source
+ * pixels' reach are visited. */
+__device__ void se_rs_weights(int out, int in, float scale, int half, float *w)
+{
+    for (int i = threadIdx.x; i < in; i += SE_THREADS) {
+        int o0 = 0, o1 = out - 1;
+        if (scale > 0.0f) {
+            o0 = max(o0, (int)floorf(((float)i - 1.5f) / scale) - 1);
+            o1 = min(o1, (int)ceilf(((float)i + 1.5f) / scale) + 1);
+        }
+        float s = 0.0f;
+        for (int o = o0; o <= o1; o++) {
+            int lo, hi;
+            float f;
+            rs_coord(o, scale, half, in, &lo, &hi, &f);
+            s += (lo == i ? 1.0f - f : 0.0f) + (hi == i ? f : 0.0f);
+        }
+        w[i] = s;
+    }
+}
+
+template <int VW, bool RS>
 __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
 {
     const int fi = k.dt & CU_DT_IN0, f2 = k.dt & CU_DT_IN1, fo = k.dt & CU_DT_OUT;
     __shared__ float part[8192];   /* R rows x c partial sums: R * c <= 8 * SE_THREADS */
     __shared__ float v[CU_SE_MAX_CH], t[CU_SE_MAX_CH];
+    __shared__ float wy[RS ? CU_SE_MAX_RS : 1], wx[RS ? CU_SE_MAX_RS : 1];
     const int tid = threadIdx.x;
     const int ng = k.c / VW;
     const int R = ng >= SE_THREADS ? 1 : SE_THREADS / ng;   /* pixel rows in parallel */
     const size_t hw = (size_t)k.h * k.w;
-    const size_t in = (size_t)blockIdx.x * hw * k.c;
+    const int iw = RS ? k.rs_w : k.w;
+    const size_t ihw = RS ? (size_t)k.rs_h * k.rs_w : hw;   /* pixels read */
+    const size_t in = (size_t)blockIdx.x * ihw * k.c;
+    if (RS) {
+        se_rs_weights(k.h, k.rs_h, k.rs_sy, k.rs_half, wy);
+        se_rs_weights(k.w, k.rs_w, k.rs_sx, k.rs_half, wx);
+        __syncthreads();
+    }
 
     for (int task = tid; task < ng * R; task += SE_THREADS) {
         int gi = task % ng, r = task / ng;
@@ -189,16 +208,24 @@ __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
         for (int j = 0; j < VW; j++)
             acc[j] = 0.0f;
 #pragma unroll 4
-        for (size_t p = r; p < hw; p += R) {
+        for (size_t p = r; p < ihw; p += R) {
             float x[VW];
             if (VW == 8)
                 ldx8(k.in, fi, in + p * k.c + gi * VW, x);
             else
                 x[0] = ldx1(k.in, fi, in + p * k.c + gi);
+            if (RS) {   /* in2 comes as sums then */
+                const unsigned q = (unsigned)p;   /* < 2^31: the map's size */
+                const float wgt = wy[q / (unsigned)iw] * wx[q % (unsigned)iw];
 #pragma unroll
-            for (int j = 0; j < VW; j++)
-                acc[j] += x[j];
-            if (k.in2) {
+                for (int j = 0; j < VW; j++)
+                    acc[j] = fmaf(x[j], wgt, acc[j]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VW; j++)
+                    acc[j] += x[j];
+            }
+            if (!RS && k.in2) {
                 if (VW == 8)
                     ldx8(k.in2, f2, in + p * k.c + gi * VW, x);
                 else
@@ -336,9 +363,7 @@ extern "C" int cu_resize_bilinear_dt(int n, int ih, int iw, int c, const void *i
     if (n <= 0 || ih <= 0 || iw <= 0 || c <= 0 || oh <= 0 || ow <= 0 || !in || !out ||
         (size_t)n * oh * ow * c > 0x7fffffffu || (size_t)n * ih * iw * c > 0x7fffffffu)
         return VR_EINVAL;
-    /* TFLite: scale = in/out, or (in-1)/(out-1) with align_corners */
-    float sy = (align_corners && oh > 1) ? (float)(ih - 1) / (float)(oh - 1) : (float)ih / (float)oh;
-    float sx = (align_corners && ow > 1) ? (float)(iw - 1) / (float)(ow - 1) : (float)iw / (float)ow;
+    const float sy = rs_scale(ih, oh, align_corners), sx = rs_scale(iw, ow, align_corners);
     size_t pix = (size_t)n * oh * ow;
     if (c % 8 == 0 && cu_aligned16(in) && cu_aligned16(out))
         k_resize<8><<<grid_for(pix * (c / 8)), CU_THREADS, 0, s>>>(
@@ -399,12 +424,27 @@ extern "C" int cu_se_dt(const struct cu_se_args *p, unsigned dt, cudaStream_t s)
         k.l[l] = *L;
         c = L->cout;
     }
+    k.rs_h = k.rs_w = k.rs_half = 0;
+    k.rs_sy = k.rs_sx = 0.0f;
+    if (p->in_rs_h > 0) {
+        if (p->in_rs_w <= 0 || p->in_rs_h > CU_SE_MAX_RS || p->in_rs_w > CU_SE_MAX_RS || k.in2)
+            return VR_EINVAL;
+        k.rs_h = p->in_rs_h;
+        k.rs_w = p->in_rs_w;
+        k.rs_half = p->in_rs_half;
+        k.rs_sy = rs_scale(p->in_rs_h, p->h, p->in_rs_align);
+        k.rs_sx = rs_scale(p->in_rs_w, p->w, p->in_rs_align);
+    }
     int v8 = p->c % 8 == 0 && cu_aligned16(p->in) && (!k.in2 || cu_aligned16(k.in2));
     /* part[] holds R rows of c partial sums: R * c <= 2048 */
-    if (v8)
-        k_se<8><<<p->n, SE_THREADS, 0, s>>>(k);
+    if (v8 && k.rs_h)
+        k_se<8, true><<<p->n, SE_THREADS, 0, s>>>(k);
+    else if (v8)
+        k_se<8, false><<<p->n, SE_THREADS, 0, s>>>(k);
+    else if (k.rs_h)
+        k_se<1, true><<<p->n, SE_THREADS, 0, s>>>(k);
     else
-        k_se<1><<<p->n, SE_THREADS, 0, s>>>(k);
+        k_se<1, false><<<p->n, SE_THREADS, 0, s>>>(k);
     return cu_check_launch();
 }
 

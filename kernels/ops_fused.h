@@ -64,11 +64,13 @@ struct cu_dw_args {
 
 /* Squeeze-excite style chain, one block per image: global mean over H,W of
  * in [n][h][w][c] (of in + in2 when in2, a same-shape tensor, is given:
- * the mean is linear, so an ADD feeding the pool never needs writing), then up to CU_SE_MAX_LAYERS fully connected layers
+ * the mean is linear, so an ADD feeding the pool never needs writing), then
+ * up to CU_SE_MAX_LAYERS fully connected layers
  * (1x1 convs on a 1x1 map), each out = act2(act1(w . v + b)); out is
  * [n][cout of the last layer] (or [n][c] with no layer), dtype of `f16`. */
 #define CU_SE_MAX_LAYERS 3
 #define CU_SE_MAX_CH 1024
+#define CU_SE_MAX_RS 1024   /* a deferred resize's small map: rows, columns */
 struct cu_se_layer { int cin, cout; const float *w, *bias; int act1, act2; };
 struct cu_se_args {
     int n, h, w, c;
@@ -80,6 +82,11 @@ struct cu_se_args {
      * float [n][in2_parts][c], summed in part order (cu_stem's pool) */
     const float *in2_part;
     int in2_parts;
+    /* in_rs_h > 0: `in` is a [n][in_rs_h][in_rs_w][c] map and the pool is
+     * over its bilinear resize to h x w (TFLite's rule, in_rs_align /
+     * in_rs_half), never written: the mean is linear, so each small pixel
+     * weighs what its taps sum to. in2 only as sums then. */
+    int in_rs_h, in_rs_w, in_rs_align, in_rs_half;
 };
 
 /* Chained inverted-residual blocks (MobileNetV3's bottleneck) on a small
@@ -130,6 +137,9 @@ struct cu_tail_args {
     const float *wd, *bd; int act_d1, act_d2, act_d3;
     const float *wt, *bt; int act_t;
     void *out;
+    /* b_rs_h > 0: b is a [n][b_rs_h][b_rs_w][cin] map, bilinearly resized
+     * to h x w where it is read (TFLite's rule, b_rs_align / b_rs_half) */
+    int b_rs_h, b_rs_w, b_rs_align, b_rs_half;
 };
 
 /* A 1x1 conv and the depthwise conv after it, the conv's output never
@@ -150,7 +160,8 @@ struct cu_pwdw_args {
 float ref_act_ext(float x, int act);
 void ref_pointwise(const struct cu_pw_args *p);
 void ref_dw_fused(const struct cu_dw_args *p);
-void ref_se(const struct cu_se_args *p);
+/* 0, or VR_ENOMEM when the resize of a deferred `in` cannot be held. */
+int ref_se(const struct cu_se_args *p);
 /* The twin of the block chain, built from the twins above; 0, or VR_ENOMEM
  * when its scratch cannot be allocated, VR_EINVAL for a bad geometry. */
 int ref_ir_chain(const struct cu_ir_args *p);

@@ -2,14 +2,17 @@
  * ops_fused_ref.c - plain-C twins of the fused GPU kernels (ops_fused.h).
  *
  * Each twin states, in the simplest loops or as a composition of the
- * ops_ref.h ops, what its CUDA kernel in ops_net.cu must compute; the GPU
- * test harness (tests/gpu/) compares them on random inputs. float32, host
- * memory, no allocation.
+ * ops_ref.h ops, what its CUDA kernel (ops_conv.cu, ops_elem.cu) must
+ * compute; the GPU test harness (tests/gpu/) compares them on random
+ * inputs. float32, host memory; only ref_se allocates (a deferred resize).
  */
 #include "ops_fused.h"
+#include "ops_ref.h"
+#include "vr_err.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 /* ---- activations ---- */
 
@@ -109,12 +112,21 @@ void ref_dw_fused(const struct cu_dw_args *p)
     }
 }
 
-void ref_se(const struct cu_se_args *p)
+int ref_se(const struct cu_se_args *p)
 {
-    const float *in = p->in, *in2 = p->in2;
-    float *out = p->out;
+    const float *in2 = p->in2;
+    const float *in = p->in;
+    float *out = p->out, *resized = NULL;
     float v[CU_SE_MAX_CH], t[CU_SE_MAX_CH];
     size_t hw = (size_t)p->h * p->w;
+    if (p->in_rs_h > 0) {   /* the deferred resize, written out here */
+        resized = malloc(hw * p->n * p->c * sizeof(float));
+        if (!resized)
+            return VR_ENOMEM;
+        ref_resize_bilinear(p->n, p->in_rs_h, p->in_rs_w, p->c, in, p->h, p->w,
+                            p->in_rs_align, p->in_rs_half, resized);
+        in = resized;
+    }
     for (int n = 0; n < p->n; n++) {
         for (int c = 0; c < p->c; c++) {
             float s = 0.0f;
@@ -139,6 +151,8 @@ void ref_se(const struct cu_se_args *p)
         for (int k = 0; k < c; k++)
             out[(size_t)n * c + k] = v[k];
     }
+    free(resized);
+    return 0;
 }
 
 void ref_tconv_x(const struct conv_geom *g, const float *in, const float *w,

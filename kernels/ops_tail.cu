@@ -11,7 +11,9 @@
  * One thread block of 256 threads per 16x16 block of one image (16 or 8
  * channels, the counts compiled in):
  *   1. t = 1x1 conv of the prologue, for the 18x18 pixels (zero outside
- *      the map: the depthwise conv's SAME padding pads t, not its input)
+ *      the map: the depthwise conv's SAME padding pads t, not its input);
+ *      the prologue's sum operand may be a small map resized here (the
+ *      decoder's deferred resize: its 128x128 map is never written)
  *   2. thread per pixel: the depthwise taps, bias, activations, residual
  *   3. the same thread: its 2x2 output pixels of the transpose conv.
  * Float32 arithmetic; the inputs and the output in the dtypes `dt` names.
@@ -19,6 +21,7 @@
 extern "C" {
 #include "model.h"
 }
+#include "ops_resize.cuh"
 #include "ops_window.cuh"
 
 #define TL_B 16                 /* block of the map a thread block computes */
@@ -30,13 +33,18 @@ struct tl_k {
     struct cu_tail_args a;
     int oh, ow;                 /* output map of the transpose conv */
     unsigned dt;
+    float b_sy, b_sx;           /* b's resize scales, when b_rs_h */
 };
 
 /* Channel counts are template arguments (CIN in, C of t): every loop
  * unrolls to straight code with no guards. A generic version with runtime
- * counts was 105 KB of code and ran at a quarter of this speed. */
+ * counts was 105 KB of code and ran at a quarter of this speed. Four
+ * thread blocks an SM (64 registers, no spills): left free, the compiler
+ * takes 122 registers for the resize on load and halves the blocks in
+ * flight. (Staging the small map's window in shared memory instead was
+ * slower: 0.152 vs 0.129 ms at batch 64.) */
 template <int CIN, int C>
-__global__ void __launch_bounds__(TL_THREADS) k_tail(const tl_k p)
+__global__ void __launch_bounds__(TL_THREADS, 4) k_tail(const tl_k p)
 {
     /* row stride C + 4: 16-byte aligned pixels, and 8 consecutive pixels'
      * 16-byte accesses on distinct banks (C + 1, with scalar accesses, made
@@ -60,11 +68,12 @@ __global__ void __launch_bounds__(TL_THREADS) k_tail(const tl_k p)
         Wd[i] = __ldg(a.wd + i);
     for (int i = tid; i < a.cout * 4 * C; i += TL_THREADS)
         Wt[i] = __ldg(a.wt + i);
+    const int a16 = (p.dt & CU_DT_IN0) != 0, s16 = (p.dt & CU_DT_IN1) != 0,
+              b16 = (p.dt & CU_DT_IN2) != 0, o16 = (p.dt & CU_DT_OUT) != 0;
+    const size_t bimg = (size_t)n * a.b_rs_h * a.b_rs_w * CIN;
     __syncthreads();
 
     /* 1. t on the block and its ring */
-    const int a16 = (p.dt & CU_DT_IN0) != 0, s16 = (p.dt & CU_DT_IN1) != 0,
-              b16 = (p.dt & CU_DT_IN2) != 0, o16 = (p.dt & CU_DT_OUT) != 0;
     for (int i = tid; i < TL_R * TL_R; i += TL_THREADS) {
         const int y = y0 + i / TL_R - 1, x = x0 + i % TL_R - 1;
         float *t = T + i * TS;
@@ -75,6 +84,12 @@ __global__ void __launch_bounds__(TL_THREADS) k_tail(const tl_k p)
             continue;
         }
         const size_t px = ((size_t)n * a.h + y) * a.w + x;
+        int by0 = 0, by1 = 0, bx0 = 0, bx1 = 0;
+        float fy = 0.0f, fx = 0.0f;
+        if (a.b_rs_h) {
+            rs_coord(y, p.b_sy, a.b_rs_half, a.b_rs_h, &by0, &by1, &fy);
+            rs_coord(x, p.b_sx, a.b_rs_half, a.b_rs_w, &bx0, &bx1, &fx);
+        }
         float acc[C];
 #pragma unroll
         for (int o = 0; o < C; o++)
@@ -90,7 +105,11 @@ __global__ void __launch_bounds__(TL_THREADS) k_tail(const tl_k p)
                     v[k] *= sc[k];
             }
             if (a.b) {
-                ldx8(a.b, b16, px * CIN + q * 8, b);
+                if (a.b_rs_h)
+                    rs_load8(a.b, b16, bimg, a.b_rs_w, CIN, q * 8, by0, by1, bx0, bx1, fy,
+                             fx, b);
+                else
+                    ldx8(a.b, b16, px * CIN + q * 8, b);
 #pragma unroll
                 for (int k = 0; k < 8; k++)
                     v[k] += b[k];
@@ -176,7 +195,11 @@ extern "C" int cu_tail_dt(const struct cu_tail_args *a, unsigned dt, cudaStream_
     op_tconv_geom(&g, MPAD_SAME);
     if (g.pad_top || g.pad_left)
         return VR_EINVAL;
-    tl_k k = { *a, g.oh, g.ow, dt };
+    if (a->b_rs_h > 0 && (a->b_rs_w <= 0 || (size_t)a->n * a->b_rs_h * a->b_rs_w * a->cin >
+                                                  0x7fffffffu))
+        return VR_EINVAL;
+    tl_k k = { *a, g.oh, g.ow, dt, rs_scale(a->b_rs_h, a->h, a->b_rs_align),
+               rs_scale(a->b_rs_w, a->w, a->b_rs_align) };
     dim3 grid((a->w + TL_B - 1) / TL_B, (a->h + TL_B - 1) / TL_B, a->n);
     if (a->c == 16)
         k_tail<16, 16><<<grid, TL_THREADS, 0, s>>>(k);

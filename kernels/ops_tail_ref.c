@@ -17,15 +17,22 @@ int ref_tail(const struct cu_tail_args *p)
         p->k < 1 || !(p->k & 1) || !p->a || !p->wp || !p->wd || !p->wt || !p->bt || !p->out)
         return VR_EINVAL;
     const size_t map = (size_t)p->n * p->h * p->w * p->c;
+    const size_t bmap = p->b_rs_h > 0 ? (size_t)p->n * p->h * p->w * p->cin : 1;
     float *t = malloc(map * sizeof(float)), *u = malloc(map * sizeof(float));
-    if (!t || !u) {
+    float *b = malloc(bmap * sizeof(float));   /* a deferred resize of b, written out */
+    if (!t || !u || !b) {
         free(t);
         free(u);
+        free(b);
         return VR_ENOMEM;
     }
+    if (p->b_rs_h > 0 && p->b)
+        ref_resize_bilinear(p->n, p->b_rs_h, p->b_rs_w, p->cin, p->b, p->h, p->w,
+                            p->b_rs_align, p->b_rs_half, b);
     struct cu_pw_args pw = {
         .n = p->n, .hw = p->h * p->w, .cin = p->cin, .cout = p->c, .a = p->a,
-        .a_scale = p->a_scale, .b = p->b, .w = p->wp, .bias = p->bp, .act1 = p->act_p1,
+        .a_scale = p->a_scale, .b = p->b_rs_h > 0 && p->b ? b : p->b, .w = p->wp,
+        .bias = p->bp, .act1 = p->act_p1,
         .act2 = p->act_p2, .out = t,
     };
     ref_pointwise(&pw);
@@ -43,5 +50,6 @@ int ref_tail(const struct cu_tail_args *p)
     ref_tconv_x(&tg, u, p->wt, p->bt, p->act_t, p->out);
     free(t);
     free(u);
+    free(b);
     return 0;
 }

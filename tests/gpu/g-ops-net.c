@@ -463,7 +463,7 @@ Test(gpu_ops, squeeze_excite)
             float *in = gn_random(ni, -1, 1, f16), *want = malloc(no * 4);
             float *in2 = i % 2 ? gn_random(ni, -1, 1, f16) : NULL;   /* pooled ADD */
             h.in = in; h.in2 = in2; h.out = want;
-            ref_se(&h);
+            cr_assert_eq(ref_se(&h), 0);
             struct cu_se_args d = h;
             d.in = gn_up(in, ni, f16);
             d.in2 = in2 ? gn_up(in2, ni, f16) : NULL;
