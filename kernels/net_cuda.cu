@@ -17,12 +17,13 @@
  *      become its prologue; an ADD after a depthwise conv its epilogue. A
  *      merged step runs at the place of its last member, where every input
  *      it reads has been written;
- *      With opts.fused == 2, three more passes give whole stages one kernel
+ *      With opts.fused == 2, more passes give whole stages one kernel
  *      each where it takes the geometry: a run of inverted-residual blocks
- *      (S_IR, ops_block.cu), the decoder's last stage (S_TAIL, ops_tail.cu),
- *      a pointwise conv and the depthwise after it (S_PWDW, ops_pwdw.cu);
- *      and a 1x1 conv on an upsampled map runs on the small map before the
- *      resize (RS_AFTER);
+ *      (S_IR, ops_block.cu), a decoder stage (S_TAIL, ops_tail.cu), a
+ *      pointwise conv and the depthwise after it (S_PWDW, ops_pwdw.cu); a
+ *      1x1 conv on an upsampled map runs on the small map before the
+ *      resize (RS_AFTER), and where only pools and decoder stages read
+ *      the upsampled map, they resize it as they read (RS_DEFER);
  *   3. liveness over the ordered steps gives each materialised tensor an
  *      offset in one arena sized for max_batch tiles (best fit reuse); a
  *      net made for 32+ tiles has two arenas of half that, and runs each
@@ -62,7 +63,7 @@ enum step_kind {
 
 static const char *const kind_name[] = {
     "dead", "conv", "pointwise", "depthwise", "squeeze-excite", "activation",
-    "add", "mul", "resize", "avgpool", "tconv", "ir-blocks", "decoder-tail", "pw+depthwise"
+    "add", "mul", "resize", "avgpool", "tconv", "ir-blocks", "decoder-stage", "pw+depthwise"
 };
 
 struct se_layer_t { int wt, bt, cin, cout, act1, act2; };
@@ -74,9 +75,9 @@ struct ir_blk_t {
     int we, be, ae1, ae2, wd, bd, ad1, ad2, w1, b1, ar1, ar2, w2, b2, as1, as2, wp, bp, ap1, ap2;
 };
 
-/* The decoder tail of an S_TAIL step: constant tensor ids and activations
- * (cu_tail_args' fields). */
-struct tail_t { int c, k, cout, wp, bp, ap1, ap2, wd, bd, ad1, ad2, ad3, wt, bt, at; };
+/* The decoder stage of an S_TAIL step: constant tensor ids and activations
+ * (cu_tail_args' fields; pw: it ends in a 1x1 conv, wt and bt). */
+struct tail_t { int c, k, cout, wp, bp, ap1, ap2, wd, bd, ad1, ad2, ad3, wt, bt, at, pw; };
 
 /* The 1x1 conv an S_PWDW step runs before its depthwise conv. */
 struct pwdw_t { int wp, bp, ap1, ap2; };
@@ -570,7 +571,8 @@ static void resize_after_pw(struct netcu *net)
 {
     for (int i = 0; i < net->m->n_ops; i++) {
         struct step *s = &net->st[i];
-        if (s->kind == S_PW && s->rs == 1 && s->e_scale < 0 && s->res < 0 && s->g.cout % 8 == 0)
+        if (s->kind == S_PW && s->rs == 1 && s->a_scale < 0 && s->bsum < 0 && s->e_scale < 0 &&
+            s->res < 0 && s->g.cout % 8 == 0)
             s->rs = RS_AFTER;
     }
 }
@@ -608,18 +610,18 @@ static void pool_from_stem(struct netcu *net)
     }
 }
 
-/* Fusion level 2: an RS_AFTER conv without activations whose map is read
- * only by squeeze-excite pools (as the pooled map, the other operand as
- * sums) and decoder tails (as the prologue's sum) is never resized: it is
- * stored small (tens.rs_*) and they resize where they read (the pool: each
- * small pixel weighted by what its taps sum to, the mean being linear). In
- * the selfie models: the 128x128 decoder map, 1 MB a tile written and read
- * twice. */
+/* Fusion level 2: an RS_AFTER conv (or stage ending in one) without
+ * activations whose map is read only by squeeze-excite pools and decoder
+ * stages (as the prologue's sum) is never resized: it is stored small
+ * (tens.rs_*) and they resize where they read (the pool: each small pixel
+ * weighted by what its taps sum to, the mean being linear). In the selfie
+ * models: the decoder's 32x32, 64x64 and 128x128 upsampled maps, each
+ * written once and read twice (1 MB a tile at 128x128). */
 #define RS_DEFER 3
 static int defer_ok(const struct netcu *net, const struct step *s)
 {
     const struct tens *x = &net->t[s->x];
-    if (s->kind != S_PW || s->rs != RS_AFTER || s->act1 != CU_ACT_NONE ||
+    if ((s->kind != S_PW && s->kind != S_TAIL) || s->rs != RS_AFTER || s->act1 != CU_ACT_NONE ||
         s->act2 != CU_ACT_NONE || s->out == net->m->output || x->h > CU_SE_MAX_RS ||
         x->w > CU_SE_MAX_RS)
         return 0;
@@ -632,7 +634,7 @@ static int defer_ok(const struct netcu *net, const struct step *s)
         if (!reads)
             continue;
         readers++;
-        const int pool = r->kind == S_SE && r->x == s->out && (r->x2 < 0 || r->x2_pool);
+        const int pool = r->kind == S_SE && (r->x == s->out || !r->x2_pool);
         const int tail = r->kind == S_TAIL && r->bsum == s->out && r->x != s->out &&
                          r->a_scale != s->out;
         if (reads != 1 || !(pool || tail))
@@ -649,6 +651,13 @@ static void defer_resize(struct netcu *net)
             continue;
         const struct tens *x = &net->t[s->x];
         struct tens *y = &net->t[s->out];
+        for (int j = 0; j < net->m->n_ops; j++) {   /* pools read it as their x */
+            struct step *r = &net->st[j];
+            if (r->kind == S_SE && r->x2 == s->out) {
+                r->x2 = r->x;
+                r->x = s->out;
+            }
+        }
         s->rs = RS_DEFER;
         y->rs_h = x->h;
         y->rs_w = x->w;
@@ -767,43 +776,79 @@ static void fuse_ir_blocks(struct netcu *net)
     }
 }
 
-/* Fusion (opts.fused == 2): the decoder's tail - a pointwise step (its
- * prologue kept), a depthwise step adding the pointwise output back, and a
- * 2x2 stride-2 transpose conv - becomes one S_TAIL step when the tail
- * kernel takes the geometry. */
+/* The head of a decoder stage whose map x the stage's last op reads: a
+ * pointwise step P (its prologue kept) and a depthwise step D adding P's
+ * output back, each map read by nothing else; 1 and *P, *D when found. */
+static int stage_head(struct netcu *net, int x, struct step **P, struct step **D)
+{
+    struct step *d = producer(net, x);
+    if (!d || !is_same_dw(d) || uses(net, x) != 1 || d->res < 0 || d->res != d->x)
+        return 0;
+    struct step *p = producer(net, d->x);
+    if (!p || p->kind != S_PW || p->rs || p->e_scale >= 0 || p->res >= 0 ||
+        uses(net, d->x) != 2)
+        return 0;
+    *P = p;
+    *D = d;
+    return 1;
+}
+
+/* Stage head P, D and its last step L (the transpose conv, or with `pw`
+ * the 1x1 conv) become one S_TAIL step in P's place, when the stage kernel
+ * takes the geometry. */
+static void fuse_stage_into(struct netcu *net, struct step *P, struct step *D, struct step *L,
+                            int pw)
+{
+    const struct tens *x = &net->t[P->x];
+    struct cu_tail_args a = {
+        .n = 1, .h = x->h, .w = x->w, .cin = P->g.cin, .c = P->g.cout, .k = D->g.kh,
+        .cout = L->g.cout, .wp = net->m->tensors[P->wt].data,
+        .wd = net->m->tensors[D->wt].data, .wt = net->m->tensors[L->wt].data,
+        .bt = L->bt >= 0 ? net->m->tensors[L->bt].data : NULL, .pw = pw,
+    };
+    if (!cu_tail_ok(&a))
+        return;
+    struct step t = *P;
+    t.kind = S_TAIL;
+    t.out = L->out;
+    t.pos = L->pos;
+    t.tail = (struct tail_t){ P->g.cout, D->g.kh, L->g.cout, P->wt, P->bt, P->act1,
+                              P->act2, D->wt, D->bt, D->act1, D->act2, D->act3, L->wt,
+                              L->bt, L->act1, pw };
+    if (pw) {   /* L's conv runs on this map; its result is resized as L's was */
+        t.rs = RS_AFTER;
+        t.align = L->align;
+        t.half = L->half;
+        t.act1 = t.act2 = CU_ACT_NONE;
+    }
+    *P = t;
+    D->kind = L->kind = S_DEAD;
+}
+
+/* Fusion (opts.fused == 2): the decoder's tail - a stage head and a 2x2
+ * stride-2 transpose conv - becomes one S_TAIL step. */
 static void fuse_tail(struct netcu *net)
 {
-    const int n_ops = net->m->n_ops;
-    for (int i = 0; i < n_ops; i++) {
-        struct step *T = &net->st[i];
-        if (T->kind != S_TCONV || T->g.kh != 2 || T->g.kw != 2 || T->g.sh != 2 ||
-            T->g.sw != 2 || T->g.pad_top || T->g.pad_left)
-            continue;
-        struct step *D = producer(net, T->x);
-        if (!D || !is_same_dw(D) || uses(net, T->x) != 1 || D->res < 0 || D->res != D->x)
-            continue;
-        struct step *P = producer(net, D->x);
-        if (!P || P->kind != S_PW || P->rs || P->e_scale >= 0 || P->res >= 0 ||
-            uses(net, D->x) != 2)
-            continue;
-        const struct tens *x = &net->t[P->x];
-        struct cu_tail_args a = {
-            .n = 1, .h = x->h, .w = x->w, .cin = P->g.cin, .c = P->g.cout, .k = D->g.kh,
-            .cout = T->g.cout, .wp = net->m->tensors[P->wt].data,
-            .wd = net->m->tensors[D->wt].data, .wt = net->m->tensors[T->wt].data,
-            .bt = T->bt >= 0 ? net->m->tensors[T->bt].data : NULL,
-        };
-        if (!cu_tail_ok(&a))
-            continue;
-        struct step t = *P;
-        t.kind = S_TAIL;
-        t.out = T->out;
-        t.pos = T->pos;
-        t.tail = (struct tail_t){ P->g.cout, D->g.kh, T->g.cout, P->wt, P->bt, P->act1,
-                                  P->act2, D->wt, D->bt, D->act1, D->act2, D->act3, T->wt,
-                                  T->bt, T->act1 };
-        *P = t;
-        D->kind = T->kind = S_DEAD;
+    for (int i = 0; i < net->m->n_ops; i++) {
+        struct step *T = &net->st[i], *P, *D;
+        if (T->kind == S_TCONV && T->g.kh == 2 && T->g.kw == 2 && T->g.sh == 2 &&
+            T->g.sw == 2 && !T->g.pad_top && !T->g.pad_left && stage_head(net, T->x, &P, &D))
+            fuse_stage_into(net, P, D, T, 0);
+    }
+}
+
+/* Fusion (opts.fused == 2, after resize_after_pw): a decoder stage before
+ * the last - a stage head, then the next stage's 1x1 conv on this map,
+ * resized after (RS_AFTER) with no activation or epilogue - becomes one
+ * S_TAIL step ending in that conv. The depthwise output is never written. */
+static void fuse_stage(struct netcu *net)
+{
+    for (int i = 0; i < net->m->n_ops; i++) {
+        struct step *L = &net->st[i], *P, *D;
+        if (L->kind == S_PW && L->rs == RS_AFTER && L->act1 == CU_ACT_NONE &&
+            L->act2 == CU_ACT_NONE && L->a_scale < 0 && L->bsum < 0 &&
+            stage_head(net, L->x, &P, &D))
+            fuse_stage_into(net, P, D, L, 1);
     }
 }
 
@@ -850,6 +895,7 @@ static void fuse(struct netcu *net)
         fuse_tail(net);
         fuse_pw_dw(net);
         resize_after_pw(net);
+        fuse_stage(net);
         pool_from_stem(net);
         defer_resize(net);
     }
@@ -942,8 +988,9 @@ static int place(struct netcu *net, vr_err *err)
     for (int k = 0; k < net->n_order; k++) {
         const struct step *s = &net->st[net->order[k]];
         const struct tens *x = &net->t[s->x];
-        size_t b = (size_t)x->h * x->w * s->g.cout * sizeof(float) * net->arena_batch;
-        if (s->kind == S_PW && s->rs == RS_AFTER && b > net->rs_bytes)
+        const int cout = s->kind == S_TAIL ? s->tail.cout : s->g.cout;
+        size_t b = (size_t)x->h * x->w * cout * sizeof(float) * net->arena_batch;
+        if ((s->kind == S_PW || s->kind == S_TAIL) && s->rs == RS_AFTER && b > net->rs_bytes)
             net->rs_bytes = b;
     }
     net->pool_off = top + ALIGN256(net->rs_bytes);
@@ -1154,10 +1201,14 @@ static int run_ir_chain(const struct ctx *c, const struct step *s, cudaStream_t 
     return cu_ir_chain_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, s->out), st);
 }
 
+/* A decoder stage; one ending in a 1x1 conv writes the small map (RS_DEFER)
+ * or float32 scratch then resized (RS_AFTER), as run_pointwise_rs_after. */
 static int run_tail(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
-    const struct tens *x = &c->net->t[s->x];
+    const struct tens *x = &c->net->t[s->x], *y = &c->net->t[s->out];
     const struct tail_t *t = &s->tail;
+    float *mid = (float *)(c->net->d_act + c->arena + c->net->rs_off);
+    const int after = s->rs == RS_AFTER;
     struct cu_tail_args a = {
         .n = c->n, .h = x->h, .w = x->w, .cin = x->c, .c = t->c, .k = t->k, .cout = t->cout,
         .a = tensor_ptr(c, s->x), .a_scale = tensor_ptr(c, s->a_scale),
@@ -1166,7 +1217,7 @@ static int run_tail(const struct ctx *c, const struct step *s, cudaStream_t st)
         .wd = weights(c, t->wd), .bd = weights(c, t->bd), .act_d1 = t->ad1,
         .act_d2 = t->ad2, .act_d3 = t->ad3,
         .wt = weights(c, t->wt), .bt = weights(c, t->bt), .act_t = t->at,
-        .out = tensor_ptr(c, s->out),
+        .out = after ? mid : tensor_ptr(c, s->out), .pw = t->pw,
     };
     if (s->bsum >= 0) {   /* a deferred resize (RS_DEFER) */
         const struct tens *b = &c->net->t[s->bsum];
@@ -1175,7 +1226,13 @@ static int run_tail(const struct ctx *c, const struct step *s, cudaStream_t st)
         a.b_rs_align = b->rs_align;
         a.b_rs_half = b->rs_half;
     }
-    return cu_tail_dt(&a, dtype_bits(c, s->x, s->a_scale, s->bsum, -1, -1, s->out), st);
+    int rc = cu_tail_dt(&a, dtype_bits(c, s->x, s->a_scale, s->bsum, -1, -1,
+                                       after ? -1 : s->out), st);
+    if (rc < 0 || !after)
+        return rc;
+    return cu_resize_bilinear_dt(c->n, x->h, x->w, t->cout, mid, y->h, y->w, s->align, s->half,
+                                 CU_ACT_NONE, CU_ACT_NONE, tensor_ptr(c, s->out),
+                                 dtype_bits(c, -1, -1, -1, -1, -1, s->out), st);
 }
 
 static int run_pwdw(const struct ctx *c, const struct step *s, struct conv_geom g,

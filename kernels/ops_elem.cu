@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
                 ldx8(k.in, fi, in + p * k.c + gi * VW, x);
             else
                 x[0] = ldx1(k.in, fi, in + p * k.c + gi);
-            if (RS) {   /* in2 comes as sums then */
+            if (RS) {
                 const unsigned q = (unsigned)p;   /* < 2^31: the map's size */
                 const float wgt = wy[q / (unsigned)iw] * wx[q % (unsigned)iw];
 #pragma unroll
@@ -230,6 +230,20 @@ __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
                     ldx8(k.in2, f2, in + p * k.c + gi * VW, x);
                 else
                     x[0] = ldx1(k.in2, f2, in + p * k.c + gi);
+#pragma unroll
+                for (int j = 0; j < VW; j++)
+                    acc[j] += x[j];
+            }
+        }
+        if (RS && k.in2) {   /* in2 at the pooled size: its own pass */
+            const size_t in2 = (size_t)blockIdx.x * hw * k.c;
+#pragma unroll 4
+            for (size_t p = r; p < hw; p += R) {
+                float x[VW];
+                if (VW == 8)
+                    ldx8(k.in2, f2, in2 + p * k.c + gi * VW, x);
+                else
+                    x[0] = ldx1(k.in2, f2, in2 + p * k.c + gi);
 #pragma unroll
                 for (int j = 0; j < VW; j++)
                     acc[j] += x[j];
@@ -427,7 +441,7 @@ extern "C" int cu_se_dt(const struct cu_se_args *p, unsigned dt, cudaStream_t s)
     k.rs_h = k.rs_w = k.rs_half = 0;
     k.rs_sy = k.rs_sx = 0.0f;
     if (p->in_rs_h > 0) {
-        if (p->in_rs_w <= 0 || p->in_rs_h > CU_SE_MAX_RS || p->in_rs_w > CU_SE_MAX_RS || k.in2)
+        if (p->in_rs_w <= 0 || p->in_rs_h > CU_SE_MAX_RS || p->in_rs_w > CU_SE_MAX_RS)
             return VR_EINVAL;
         k.rs_h = p->in_rs_h;
         k.rs_w = p->in_rs_w;

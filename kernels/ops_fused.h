@@ -85,7 +85,7 @@ struct cu_se_args {
     /* in_rs_h > 0: `in` is a [n][in_rs_h][in_rs_w][c] map and the pool is
      * over its bilinear resize to h x w (TFLite's rule, in_rs_align /
      * in_rs_half), never written: the mean is linear, so each small pixel
-     * weighs what its taps sum to. in2 only as sums then. */
+     * weighs what its taps sum to. in2 (or its sums) stays h x w. */
     int in_rs_h, in_rs_w, in_rs_align, in_rs_half;
 };
 
@@ -121,7 +121,8 @@ struct cu_ir_args {
     struct cu_ir_block b[CU_IR_MAX_BLOCKS];
 };
 
-/* The decoder's last stage in one kernel: per pixel of an h x w map,
+/* A decoder stage in one kernel (the last one, or with `pw` one before it
+ * and the next stage's 1x1 conv): per pixel of an h x w map,
  *   x = a * a_scale[n][.] (if a_scale) + b (if b)      prologue, cin channels
  *   t = act_p2(act_p1(x . wp + bp))                    1x1, cin -> c
  *   u = act_d3(act_d2(act_d1(dw(t) + bd)) + t)         depthwise k x k,
@@ -140,6 +141,10 @@ struct cu_tail_args {
     /* b_rs_h > 0: b is a [n][b_rs_h][b_rs_w][cin] map, bilinearly resized
      * to h x w where it is read (TFLite's rule, b_rs_align / b_rs_half) */
     int b_rs_h, b_rs_w, b_rs_align, b_rs_half;
+    /* pw > 0: a stage before the last, ending in a 1x1 conv instead of the
+     * transpose conv: out [n][h][w][cout] = u . wt + bt with wt OHWI
+     * [cout][1][1][c], no activation (act_t unused) */
+    int pw;
 };
 
 /* A 1x1 conv and the depthwise conv after it, the conv's output never

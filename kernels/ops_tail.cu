@@ -1,21 +1,24 @@
 /*
- * ops_tail.cu - the decoder's last stage in one kernel (cu_tail,
- * ops_fused.h): prologue + 1x1 conv, depthwise with the conv's output as
- * residual, then the 2x2 stride-2 transpose conv and its activation,
- * straight to the network's output. Before it these were three kernels
- * writing and re-reading two full-size maps (128x128x16 a tile), 14% of a
- * batch's time; here the 1x1 conv's output lives in shared memory for a
- * 16x16 block of the map plus a one-pixel ring (recomputed by the
- * neighbouring blocks: 27% more 1x1 work, none of the traffic).
+ * ops_tail.cu - a decoder stage in one kernel (cu_tail, ops_fused.h):
+ * prologue + 1x1 conv, depthwise with the conv's output as residual, then
+ * either the 2x2 stride-2 transpose conv and its activation, straight to
+ * the network's output (the last stage), or the next stage's 1x1 conv (the
+ * stages before: that conv runs on this map and is resized after, as
+ * RS_AFTER in net_cuda.cu). Before it these were three kernels writing and
+ * re-reading two full-size maps (128x128x16 a tile at the last stage); here
+ * the 1x1 conv's output lives in shared memory for a 16x16 block of the map
+ * plus a one-pixel ring (recomputed by the neighbouring blocks: 27% more
+ * 1x1 work, none of the traffic).
  *
- * One thread block of 256 threads per 16x16 block of one image (16 or 8
- * channels, the counts compiled in):
+ * One thread block of 256 threads per 16x16 block of one image (channel
+ * counts compiled in: tl_shapes):
  *   1. t = 1x1 conv of the prologue, for the 18x18 pixels (zero outside
  *      the map: the depthwise conv's SAME padding pads t, not its input);
- *      the prologue's sum operand may be a small map resized here (the
- *      decoder's deferred resize: its 128x128 map is never written)
+ *      the prologue's sum operand may be a small map resized here (a
+ *      deferred resize: the decoder's upsampled maps are never written)
  *   2. thread per pixel: the depthwise taps, bias, activations, residual
- *   3. the same thread: its 2x2 output pixels of the transpose conv.
+ *   3. the same thread: its 2x2 output pixels of the transpose conv, or
+ *      its pixel of the 1x1 conv.
  * Float32 arithmetic; the inputs and the output in the dtypes `dt` names.
  */
 extern "C" {
@@ -36,6 +39,23 @@ struct tl_k {
     float b_sy, b_sx;           /* b's resize scales, when b_rs_h */
 };
 
+/* u . w over C channels, w 16-byte aligned in shared memory. */
+template <int C>
+__device__ __forceinline__ float tl_dot(const float (&u)[C], const float *w)
+{
+    const float4 *w4 = reinterpret_cast<const float4 *>(w);
+    float acc = 0.0f;
+#pragma unroll
+    for (int c4 = 0; c4 < C / 4; c4++) {
+        const float4 v = w4[c4];
+        acc = fmaf(u[4 * c4], v.x, acc);
+        acc = fmaf(u[4 * c4 + 1], v.y, acc);
+        acc = fmaf(u[4 * c4 + 2], v.z, acc);
+        acc = fmaf(u[4 * c4 + 3], v.w, acc);
+    }
+    return acc;
+}
+
 /* Channel counts are template arguments (CIN in, C of t): every loop
  * unrolls to straight code with no guards. A generic version with runtime
  * counts was 105 KB of code and ran at a quarter of this speed. Four
@@ -43,8 +63,8 @@ struct tl_k {
  * takes 122 registers for the resize on load and halves the blocks in
  * flight. (Staging the small map's window in shared memory instead was
  * slower: 0.152 vs 0.129 ms at batch 64.) */
-template <int CIN, int C>
-__global__ void __launch_bounds__(TL_THREADS, 4) k_tail(const tl_k p)
+template <int CIN, int C, int PW>
+__global__ void __launch_bounds__(TL_THREADS, 3) k_tail(const tl_k p)
 {
     /* row stride C + 4: 16-byte aligned pixels, and 8 consecutive pixels'
      * 16-byte accesses on distinct banks (C + 1, with scalar accesses, made
@@ -53,7 +73,7 @@ __global__ void __launch_bounds__(TL_THREADS, 4) k_tail(const tl_k p)
     __shared__ __align__(16) float T[TL_R * TL_R * TS];
     __shared__ __align__(16) float Wp[CIN * C];   /* [ci][o] */
     __shared__ __align__(16) float Wd[9 * C];
-    __shared__ __align__(16) float Wt[TL_MAX_COUT * 4 * C];
+    __shared__ __align__(16) float Wt[(PW ? PW : TL_MAX_COUT * 4) * C];
     __shared__ __align__(16) float Bp[C], Bd[C];
     const struct cu_tail_args &a = p.a;
     const int tid = threadIdx.x, n = blockIdx.z;
@@ -66,7 +86,7 @@ __global__ void __launch_bounds__(TL_THREADS, 4) k_tail(const tl_k p)
     }
     for (int i = tid; i < a.k * a.k * C; i += TL_THREADS)
         Wd[i] = __ldg(a.wd + i);
-    for (int i = tid; i < a.cout * 4 * C; i += TL_THREADS)
+    for (int i = tid; i < a.cout * (PW ? 1 : 4) * C; i += TL_THREADS)
         Wt[i] = __ldg(a.wt + i);
     const int a16 = (p.dt & CU_DT_IN0) != 0, s16 = (p.dt & CU_DT_IN1) != 0,
               b16 = (p.dt & CU_DT_IN2) != 0, o16 = (p.dt & CU_DT_OUT) != 0;
@@ -155,33 +175,48 @@ __global__ void __launch_bounds__(TL_THREADS, 4) k_tail(const tl_k p)
     for (int ch = 0; ch < C; ch++)
         u[ch] += tc[ch];
     act_vec(u, a.act_d3);
-    for (int q = 0; q < 4; q++) {
-        const int oy = 2 * y + (q >> 1), ox = 2 * x + (q & 1);
-        if (oy >= p.oh || ox >= p.ow)
-            continue;
-        for (int oc = 0; oc < a.cout; oc++) {
-            const float4 *w4 = reinterpret_cast<const float4 *>(Wt + (oc * 4 + q) * C);
-            float acc = 0.0f;
+    if constexpr (PW > 0) {   /* the next stage's 1x1 conv */
+        float o[PW ? PW : 1];
 #pragma unroll
-            for (int c4 = 0; c4 < C / 4; c4++) {
-                const float4 w = w4[c4];
-                acc = fmaf(u[4 * c4], w.x, acc);
-                acc = fmaf(u[4 * c4 + 1], w.y, acc);
-                acc = fmaf(u[4 * c4 + 2], w.z, acc);
-                acc = fmaf(u[4 * c4 + 3], w.w, acc);
+        for (int oc = 0; oc < PW; oc++)
+            o[oc] = tl_dot<C>(u, Wt + oc * C) + __ldg(a.bt + oc);
+        const size_t px_out = (((size_t)n * a.h + y) * a.w + x) * PW;
+#pragma unroll
+        for (int q = 0; q < PW / 8; q++)
+            stx8(a.out, o16, px_out + q * 8, o + q * 8);
+    } else {   /* the transpose conv: this pixel's 2x2 outputs */
+        for (int q = 0; q < 4; q++) {
+            const int oy = 2 * y + (q >> 1), ox = 2 * x + (q & 1);
+            if (oy >= p.oh || ox >= p.ow)
+                continue;
+            for (int oc = 0; oc < a.cout; oc++) {
+                const float v = act_small(tl_dot<C>(u, Wt + (oc * 4 + q) * C) +
+                                          __ldg(a.bt + oc), a.act_t);
+                stx1(a.out, o16, (((size_t)n * p.oh + oy) * p.ow + ox) * a.cout + oc, v);
             }
-            const float v = act_small(acc + __ldg(a.bt + oc), a.act_t);
-            stx1(a.out, o16, (((size_t)n * p.oh + oy) * p.ow + ox) * a.cout + oc, v);
         }
     }
 }
 
+/* The compiled channel counts: cin, c, and the 1x1 conv's cout (0: the
+ * transpose conv, any cout up to TL_MAX_COUT). */
+static const int tl_shapes[][3] = { { 16, 16, 0 }, { 8, 8, 0 }, { 16, 16, 16 }, { 24, 24, 16 } };
+
+static int tl_shape(const struct cu_tail_args *a)
+{
+    for (int i = 0; i < (int)(sizeof tl_shapes / sizeof tl_shapes[0]); i++)
+        if (a->cin == tl_shapes[i][0] && a->c == tl_shapes[i][1] &&
+            (a->pw ? a->cout : 0) == tl_shapes[i][2])
+            return i;
+    return -1;
+}
+
 extern "C" int cu_tail_ok(const struct cu_tail_args *a)
 {
-    return a && a->n >= 1 && a->h >= 1 && a->w >= 1 &&
-           ((a->cin == 16 && a->c == 16) || (a->cin == 8 && a->c == 8)) &&
+    return a && a->n >= 1 && a->h >= 1 && a->w >= 1 && tl_shape(a) >= 0 &&
            (a->k == 1 || a->k == 3) &&
-           a->cout >= 1 && a->cout <= TL_MAX_COUT && a->wp && a->wd && a->wt && a->bt;
+           a->cout >= 1 && (a->pw || a->cout <= TL_MAX_COUT) && a->wp && a->wd && a->wt &&
+           a->bt;
 }
 
 extern "C" int cu_tail_dt(const struct cu_tail_args *a, unsigned dt, cudaStream_t s)
@@ -193,7 +228,7 @@ extern "C" int cu_tail_dt(const struct cu_tail_args *a, unsigned dt, cudaStream_
     struct conv_geom g = { .n = a->n, .ih = a->h, .iw = a->w, .cin = a->c, .cout = a->cout,
                            .kh = 2, .kw = 2, .sh = 2, .sw = 2, .dh = 1, .dw = 1 };
     op_tconv_geom(&g, MPAD_SAME);
-    if (g.pad_top || g.pad_left)
+    if (!a->pw && (g.pad_top || g.pad_left))
         return VR_EINVAL;
     if (a->b_rs_h > 0 && (a->b_rs_w <= 0 || (size_t)a->n * a->b_rs_h * a->b_rs_w * a->cin >
                                                   0x7fffffffu))
@@ -201,10 +236,12 @@ extern "C" int cu_tail_dt(const struct cu_tail_args *a, unsigned dt, cudaStream_
     tl_k k = { *a, g.oh, g.ow, dt, rs_scale(a->b_rs_h, a->h, a->b_rs_align),
                rs_scale(a->b_rs_w, a->w, a->b_rs_align) };
     dim3 grid((a->w + TL_B - 1) / TL_B, (a->h + TL_B - 1) / TL_B, a->n);
-    if (a->c == 16)
-        k_tail<16, 16><<<grid, TL_THREADS, 0, s>>>(k);
-    else
-        k_tail<8, 8><<<grid, TL_THREADS, 0, s>>>(k);
+    switch (tl_shape(a)) {
+    case 0: k_tail<16, 16, 0><<<grid, TL_THREADS, 0, s>>>(k); break;
+    case 1: k_tail<8, 8, 0><<<grid, TL_THREADS, 0, s>>>(k); break;
+    case 2: k_tail<16, 16, 16><<<grid, TL_THREADS, 0, s>>>(k); break;
+    default: k_tail<24, 24, 16><<<grid, TL_THREADS, 0, s>>>(k); break;
+    }
     return cu_check_launch();
 }
 

@@ -1,9 +1,10 @@
 /*
- * ops_tail_ref.c - the plain-C twin of the decoder-tail kernel (ops_fused.h,
- * cu_tail in ops_tail.cu): the pointwise step with its prologue, the
- * depthwise step with the pointwise output as residual, and the transpose
- * conv with its activation, composed from the fused twins the GPU network
- * ran before the tail kernel existed. float32, host memory.
+ * ops_tail_ref.c - the plain-C twin of the decoder-stage kernel
+ * (ops_fused.h, cu_tail in ops_tail.cu): the pointwise step with its
+ * prologue, the depthwise step with the pointwise output as residual, and
+ * the transpose conv with its activation or the next stage's 1x1 conv,
+ * composed from the fused twins the GPU network ran before the kernel
+ * existed. float32, host memory.
  */
 #include "model.h"
 #include "ops_fused.h"
@@ -32,8 +33,7 @@ int ref_tail(const struct cu_tail_args *p)
     struct cu_pw_args pw = {
         .n = p->n, .hw = p->h * p->w, .cin = p->cin, .cout = p->c, .a = p->a,
         .a_scale = p->a_scale, .b = p->b_rs_h > 0 && p->b ? b : p->b, .w = p->wp,
-        .bias = p->bp, .act1 = p->act_p1,
-        .act2 = p->act_p2, .out = t,
+        .bias = p->bp, .act1 = p->act_p1, .act2 = p->act_p2, .out = t,
     };
     ref_pointwise(&pw);
     struct cu_dw_args dw = {
@@ -44,10 +44,17 @@ int ref_tail(const struct cu_tail_args *p)
     };
     op_conv_geom(&dw.g, MPAD_SAME);
     ref_dw_fused(&dw);
-    struct conv_geom tg = { .n = p->n, .ih = p->h, .iw = p->w, .cin = p->c, .cout = p->cout,
-                            .kh = 2, .kw = 2, .sh = 2, .sw = 2, .dh = 1, .dw = 1 };
-    op_tconv_geom(&tg, MPAD_SAME);
-    ref_tconv_x(&tg, u, p->wt, p->bt, p->act_t, p->out);
+    if (p->pw) {   /* the next stage's 1x1 conv, no activation */
+        struct cu_pw_args next = { .n = p->n, .hw = p->h * p->w, .cin = p->c, .cout = p->cout,
+                                   .a = u, .w = p->wt, .bias = p->bt, .out = p->out };
+        ref_pointwise(&next);
+    } else {
+        struct conv_geom tg = { .n = p->n, .ih = p->h, .iw = p->w, .cin = p->c,
+                                .cout = p->cout, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .dh = 1,
+                                .dw = 1 };
+        op_tconv_geom(&tg, MPAD_SAME);
+        ref_tconv_x(&tg, u, p->wt, p->bt, p->act_t, p->out);
+    }
     free(t);
     free(u);
     free(b);
