@@ -189,6 +189,35 @@ static __device__ __forceinline__ float u2f(unsigned v)
     return __uint_as_float(0x4B000000u | v) - 8388608.0f;
 }
 
+/* The colour offsets of one chroma sample as the area sums use them:
+ * dg = G - Y'; R and B are fused into the per-pixel FMAs (add_rgb). */
+struct chroma_off {
+    float cb, cr, dg;
+};
+
+/* u, v: the chroma samples as exact floats; sc, oc: the range's scale and
+ * offset. Written as the FMAs ptxas made of the earlier `1.5748f * cr`
+ * form (multiplications fused into the adds that follow), so every path
+ * gives the same bits: __fmul_rn keeps dg's product unfused. */
+static __device__ __forceinline__ chroma_off chroma_offsets(float u, float v, float sc,
+                                                            float oc)
+{
+    chroma_off c;
+    c.cb = fmaf(u, sc, oc);
+    c.cr = fmaf(v, sc, oc);
+    c.dg = fmaf(c.cb, -0.187324f, __fmul_rn(c.cr, -0.468124f));
+    return c;
+}
+
+/* Adds pixel (Y', c) to the R, G, B sums (each clamped to [0, 1] first). */
+static __device__ __forceinline__ void add_rgb(float Y, const chroma_off &c, float &s0,
+                                               float &s1, float &s2)
+{
+    s0 += clamp01(fmaf(c.cr, 1.5748f, Y));
+    s1 += clamp01(Y + c.dg);
+    s2 += clamp01(fmaf(c.cb, 1.8556f, Y));
+}
+
 /* Sums of R, G, B over the box [x0, x1) x [y0, y1) (frame pixels) of a
  * 4:2:0 frame. The two pixels of a chroma sample share its colour offsets,
  * so each row runs as: a lone odd first pixel, then even-aligned pairs (one
@@ -224,19 +253,14 @@ static __device__ __forceinline__ void area_sum_yuv(const fview &f, int x0, int 
                 u = u2f(__ldg(c1 + cx));
                 v = u2f(__ldg(c2 + cx));
             }
-            const float cb = fmaf(u, sc, oc), cr = fmaf(v, sc, oc);
-            const float dr = 1.5748f * cr, dg = -0.187324f * cb - 0.468124f * cr,
-                        db = 1.8556f * cb;
+            const chroma_off c = chroma_offsets(u, v, sc, oc);
             /* this chroma sample covers x and, when x is even, x + 1 */
             const int n = ((x & 1) || x + 1 >= x1) ? 1 : 2;
             for (int i = 0; i < n; i++, x++) {
                 const float yv = FMT == SEG_PIX_P010
                                      ? u2f(__ldg((const uint16_t *)yrow + x) >> 6)
                                      : u2f(__ldg(yrow + x));
-                const float Y = fmaf(yv, sy, oy);
-                s0 += clamp01(Y + dr);
-                s1 += clamp01(Y + dg);
-                s2 += clamp01(Y + db);
+                add_rgb(fmaf(yv, sy, oy), c, s0, s1, s2);
             }
         }
     }
