@@ -149,12 +149,10 @@ __global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
             if (gp < (unsigned)k.npix && k.rs_h > 0) {
                 /* the upsampled input, sampled here instead of written */
                 unsigned n = gp / hw, pi = gp - n * hw;
-                int y0, y1, x0, x1;
-                float fy, fx;
-                rs_coord((int)(pi / (unsigned)k.out_w), k.rs_sy, k.rs_half, k.rs_h, &y0, &y1, &fy);
-                rs_coord((int)(pi % (unsigned)k.out_w), k.rs_sx, k.rs_half, k.rs_w, &x0, &x1, &fx);
-                rs_load8(k.a, fa, (size_t)n * k.rs_h * k.rs_w * k.cin, k.rs_w, k.cin, c8, y0,
-                         y1, x0, x1, fy, fx, v);
+                const rs_taps tp = rs_taps_of((int)(pi / (unsigned)k.out_w),
+                                              (int)(pi % (unsigned)k.out_w), k.rs_sy, k.rs_sx,
+                                              k.rs_half, k.rs_h, k.rs_w);
+                rs_load8(k.a, fa, (size_t)n * k.rs_h * k.rs_w * k.cin, k.rs_w, k.cin, c8, tp, v);
             } else if (gp < (unsigned)k.npix) {
                 ldx8(k.a, fa, (size_t)gp * k.cin + c8, v);
             }

@@ -93,20 +93,17 @@ __global__ void k_resize(int n, int ih, int iw, int c, const void *in, int oh, i
         unsigned t = pix / (unsigned)ow;
         int oy = (int)(t % (unsigned)oh);
         int b = (int)(t / (unsigned)oh);
-        int y0, y1, x0, x1;
-        float fy, fx;
-        rs_coord(oy, sy, half_pixel, ih, &y0, &y1, &fy);
-        rs_coord(ox, sx, half_pixel, iw, &x0, &x1, &fx);
+        const rs_taps tp = rs_taps_of(oy, ox, sy, sx, half_pixel, ih, iw);
         const size_t img = (size_t)b * ih * iw * c;
         float r[VW];
         if (VW == 8) {
-            rs_load8(in, fi, img, iw, c, c0, y0, y1, x0, x1, fy, fx, r);
+            rs_load8(in, fi, img, iw, c, c0, tp, r);
         } else {
             const size_t base = img + c0;
-            r[0] = rs_blend(ldx1(in, fi, base + ((size_t)y0 * iw + x0) * c),
-                            ldx1(in, fi, base + ((size_t)y0 * iw + x1) * c),
-                            ldx1(in, fi, base + ((size_t)y1 * iw + x0) * c),
-                            ldx1(in, fi, base + ((size_t)y1 * iw + x1) * c), fy, fx);
+            r[0] = rs_blend(ldx1(in, fi, base + ((size_t)tp.y0 * iw + tp.x0) * c),
+                            ldx1(in, fi, base + ((size_t)tp.y0 * iw + tp.x1) * c),
+                            ldx1(in, fi, base + ((size_t)tp.y1 * iw + tp.x0) * c),
+                            ldx1(in, fi, base + ((size_t)tp.y1 * iw + tp.x1) * c), tp);
         }
         act_vec(r, act1);
         act_vec(r, act2);

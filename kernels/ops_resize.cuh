@@ -29,28 +29,48 @@ __device__ __forceinline__ void rs_coord(int o, float scale, int half, int size,
     *frac = v - (float)*lo;
 }
 
-/* The blend of the four taps, in k_resize's order of operations. */
-__device__ __forceinline__ float rs_blend(float v00, float v01, float v10, float v11, float fy,
-                                          float fx)
+/* Output pixel (oy, ox)'s four source pixels and their weights. */
+struct rs_taps {
+    int y0, y1, x0, x1;
+    float w00, w01, w10, w11;   /* w01: row y0, column x1 */
+};
+
+__device__ __forceinline__ rs_taps rs_taps_of(int oy, int ox, float sy, float sx, int half,
+                                              int ih, int iw)
 {
-    return v00 * (1.0f - fy) * (1.0f - fx) + v10 * fy * (1.0f - fx) + v01 * (1.0f - fy) * fx +
-           v11 * fy * fx;
+    rs_taps t;
+    float fy, fx;
+    rs_coord(oy, sy, half, ih, &t.y0, &t.y1, &fy);
+    rs_coord(ox, sx, half, iw, &t.x0, &t.x1, &fx);
+    t.w00 = (1.0f - fy) * (1.0f - fx);
+    t.w01 = (1.0f - fy) * fx;
+    t.w10 = fy * (1.0f - fx);
+    t.w11 = fy * fx;
+    return t;
 }
 
-/* 8 channels from c8 of output pixel (oy, ox) of the resize of image
+/* The blend of the four taps: the weights once a pixel, then four
+ * multiply-adds a channel (the C twin's three products a tap differ by
+ * rounding only). */
+__device__ __forceinline__ float rs_blend(float v00, float v01, float v10, float v11,
+                                          const rs_taps &t)
+{
+    return fmaf(v11, t.w11, fmaf(v01, t.w01, fmaf(v10, t.w10, v00 * t.w00)));
+}
+
+/* 8 channels from c8 of the pixel with taps t of the resize of image
  * [ih][iw][c] at `img` (an element index into `src`, f16 saying its type). */
 __device__ __forceinline__ void rs_load8(const void *src, int f16, size_t img, int iw, int c,
-                                         int c8, int y0, int y1, int x0, int x1, float fy,
-                                         float fx, float v[8])
+                                         int c8, const rs_taps &t, float v[8])
 {
     float v00[8], v01[8], v10[8], v11[8];
-    ldx8(src, f16, img + ((size_t)y0 * iw + x0) * c + c8, v00);
-    ldx8(src, f16, img + ((size_t)y0 * iw + x1) * c + c8, v01);
-    ldx8(src, f16, img + ((size_t)y1 * iw + x0) * c + c8, v10);
-    ldx8(src, f16, img + ((size_t)y1 * iw + x1) * c + c8, v11);
+    ldx8(src, f16, img + ((size_t)t.y0 * iw + t.x0) * c + c8, v00);
+    ldx8(src, f16, img + ((size_t)t.y0 * iw + t.x1) * c + c8, v01);
+    ldx8(src, f16, img + ((size_t)t.y1 * iw + t.x0) * c + c8, v10);
+    ldx8(src, f16, img + ((size_t)t.y1 * iw + t.x1) * c + c8, v11);
 #pragma unroll
     for (int j = 0; j < 8; j++)
-        v[j] = rs_blend(v00[j], v01[j], v10[j], v11[j], fy, fx);
+        v[j] = rs_blend(v00[j], v01[j], v10[j], v11[j], t);
 }
 
 #endif

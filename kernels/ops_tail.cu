@@ -104,12 +104,9 @@ __global__ void __launch_bounds__(TL_THREADS, 3) k_tail(const tl_k p)
             continue;
         }
         const size_t px = ((size_t)n * a.h + y) * a.w + x;
-        int by0 = 0, by1 = 0, bx0 = 0, bx1 = 0;
-        float fy = 0.0f, fx = 0.0f;
-        if (a.b_rs_h) {
-            rs_coord(y, p.b_sy, a.b_rs_half, a.b_rs_h, &by0, &by1, &fy);
-            rs_coord(x, p.b_sx, a.b_rs_half, a.b_rs_w, &bx0, &bx1, &fx);
-        }
+        const rs_taps tp = a.b_rs_h ? rs_taps_of(y, x, p.b_sy, p.b_sx, a.b_rs_half, a.b_rs_h,
+                                                 a.b_rs_w)
+                                    : rs_taps{};
         float acc[C];
 #pragma unroll
         for (int o = 0; o < C; o++)
@@ -126,8 +123,7 @@ __global__ void __launch_bounds__(TL_THREADS, 3) k_tail(const tl_k p)
             }
             if (a.b) {
                 if (a.b_rs_h)
-                    rs_load8(a.b, b16, bimg, a.b_rs_w, CIN, q * 8, by0, by1, bx0, bx1, fy,
-                             fx, b);
+                    rs_load8(a.b, b16, bimg, a.b_rs_w, CIN, q * 8, tp, b);
                 else
                     ldx8(a.b, b16, px * CIN + q * 8, b);
 #pragma unroll
