@@ -40,24 +40,6 @@ struct ir_k {
     struct cu_ir_block b[CU_IR_MAX_BLOCKS];
 };
 
-/* Stages w [n][k] (float32, scaled by scale[k] if given) as float16 hi and
- * lo parts [n][k + IR_WPAD] (the pad spreads a fragment's rows over the
- * banks). */
-__device__ __forceinline__ void ir_stage(const float *w, const float *scale, int n, int k,
-                                         __half *wh, __half *wl)
-{
-    const int ks = k + IR_WPAD;
-    for (int i = threadIdx.x; i < n * k; i += IR_THREADS) {
-        const int r = i / k, col = i - r * k;
-        float v = __ldg(w + i);
-        if (scale)
-            v *= scale[col];
-        const __half hi = __float2half_rn(v);
-        wh[r * ks + col] = hi;
-        wl[r * ks + col] = __float2half_rn(v - __half2float(hi));
-    }
-}
-
 /* One output of a 1x1 conv with any activations (a call: rare). */
 __device__ __noinline__ void ir_store_rare(float *d, float v, int act1, int act2, int residual,
                                            int act3)
@@ -107,12 +89,9 @@ __device__ __forceinline__ void ir_gemm(const float *A, int as, int K, const __h
         for (int j = 0; j < NB; j++)
             acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
         for (int k0 = 0; k0 < K; k0 += 16) {
-            const float *a0 = A + (m0 + g) * as + k0 + 2 * t, *a1 = a0 + 8 * as;
+            const float *a0 = A + (m0 + g) * as + k0 + 2 * t;
             uint32_t ah[4], al[4];
-            mma_split(*reinterpret_cast<const float2 *>(a0), ah[0], al[0]);
-            mma_split(*reinterpret_cast<const float2 *>(a1), ah[1], al[1]);
-            mma_split(*reinterpret_cast<const float2 *>(a0 + 8), ah[2], al[2]);
-            mma_split(*reinterpret_cast<const float2 *>(a1 + 8), ah[3], al[3]);
+            mma_split_a(a0, a0 + 8 * as, ah, al);
 #pragma unroll
             for (int j = 0; j < NB; j++) {
                 const int off = (n0 + 8 * j + g) * ks + k0 + 2 * t;
@@ -317,7 +296,7 @@ __global__ void __launch_bounds__(IR_THREADS, 1) k_ir_chain(const ir_k p)
         const struct cu_ir_block &B = p.b[bi];
         const int ce = B.ce, es = ce + IR_PAD, kk = B.k * B.k;
         __half *Wh = reinterpret_cast<__half *>(W), *Wl = Wh + ce * (c + IR_WPAD);
-        ir_stage(B.we, NULL, ce, c, Wh, Wl);
+        mma_stage_hilo(B.we, NULL, ce, c, c, IR_WPAD, Wh, Wl, IR_THREADS);
         for (int i = tid; i < ce; i += IR_THREADS) {
             be[i] = B.be ? __ldg(B.be + i) : 0.0f;
             bd[i] = B.bd ? __ldg(B.bd + i) : 0.0f;
@@ -339,7 +318,7 @@ __global__ void __launch_bounds__(IR_THREADS, 1) k_ir_chain(const ir_k p)
         ir_squeeze(B, rows, p.h, hw, mean, s1, v);
         __syncthreads();
         Wl = Wh + c * (ce + IR_WPAD);
-        ir_stage(B.wp, v, c, ce, Wh, Wl);
+        mma_stage_hilo(B.wp, v, c, ce, ce, IR_WPAD, Wh, Wl, IR_THREADS);
         __syncthreads();
         ir_conv1x1(E, es, ce, Wh, Wl, c, bp, B.act_p1, B.act_p2, X, xs, hw, B.residual,
                    B.act3);

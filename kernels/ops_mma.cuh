@@ -23,6 +23,37 @@ __device__ __forceinline__ void mma_split(float2 x, uint32_t &hi, uint32_t &lo)
     lo = *reinterpret_cast<const uint32_t *>(&l);
 }
 
+/* The A fragment of a 16x16 tile as hi / lo parts: rows a0 (g) and a1
+ * (g + 8) of the tile, each at this lane's column 2t (float32). */
+__device__ __forceinline__ void mma_split_a(const float *a0, const float *a1, uint32_t ah[4],
+                                            uint32_t al[4])
+{
+    mma_split(*reinterpret_cast<const float2 *>(a0), ah[0], al[0]);
+    mma_split(*reinterpret_cast<const float2 *>(a1), ah[1], al[1]);
+    mma_split(*reinterpret_cast<const float2 *>(a0 + 8), ah[2], al[2]);
+    mma_split(*reinterpret_cast<const float2 *>(a1 + 8), ah[3], al[3]);
+}
+
+/* Stages w [n][k] (float32, times scale[k] if given) in shared memory as
+ * float16 hi and lo parts [n][kp + pad] (columns k..kp-1 zero; the pad
+ * spreads a fragment's rows over the banks): the B operands of the split
+ * products. All `nthreads` threads of the block call it. */
+__device__ __forceinline__ void mma_stage_hilo(const float *w, const float *scale, int n, int k,
+                                               int kp, int pad, __half *wh, __half *wl,
+                                               int nthreads)
+{
+    const int ks = kp + pad;
+    for (int i = threadIdx.x; i < n * kp; i += nthreads) {
+        const int r = i / kp, col = i - r * kp;
+        float v = col < k ? __ldg(w + r * k + col) : 0.0f;
+        if (scale && col < k)
+            v *= scale[col];
+        const __half hi = __float2half_rn(v);
+        wh[r * ks + col] = hi;
+        wl[r * ks + col] = __float2half_rn(v - __half2float(hi));
+    }
+}
+
 __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "

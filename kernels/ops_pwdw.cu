@@ -92,12 +92,8 @@ __device__ __forceinline__ void pd_conv1x1(const float *X, int xs, int kp, const
         const float *a0 = X + (m0 + g) * xs + 2 * t, *a1 = a0 + 8 * xs;
         if (KS > 0)
 #pragma unroll
-            for (int k = 0; k < KR; k++) {
-                mma_split(*reinterpret_cast<const float2 *>(a0 + 16 * k), ah[k][0], al[k][0]);
-                mma_split(*reinterpret_cast<const float2 *>(a1 + 16 * k), ah[k][1], al[k][1]);
-                mma_split(*reinterpret_cast<const float2 *>(a0 + 16 * k + 8), ah[k][2], al[k][2]);
-                mma_split(*reinterpret_cast<const float2 *>(a1 + 16 * k + 8), ah[k][3], al[k][3]);
-            }
+            for (int k = 0; k < KR; k++)
+                mma_split_a(a0 + 16 * k, a1 + 16 * k, ah[k], al[k]);
         const float m_lo = mask[m0 + g], m_hi = mask[m0 + g + 8];
         for (int n0 = 0; n0 < c; n0 += 8) {
             float acc[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
@@ -105,12 +101,8 @@ __device__ __forceinline__ void pd_conv1x1(const float *X, int xs, int kp, const
 #pragma unroll
             for (int k = 0; k < ks_n; k++) {
                 const int kk = KS > 0 ? k : 0;
-                if (KS == 0) {
-                    mma_split(*reinterpret_cast<const float2 *>(a0 + 16 * k), ah[0][0], al[0][0]);
-                    mma_split(*reinterpret_cast<const float2 *>(a1 + 16 * k), ah[0][1], al[0][1]);
-                    mma_split(*reinterpret_cast<const float2 *>(a0 + 16 * k + 8), ah[0][2], al[0][2]);
-                    mma_split(*reinterpret_cast<const float2 *>(a1 + 16 * k + 8), ah[0][3], al[0][3]);
-                }
+                if (KS == 0)
+                    mma_split_a(a0 + 16 * k, a1 + 16 * k, ah[0], al[0]);
                 const int off = (n0 + g) * ws + 16 * k + 2 * t;
                 const uint32_t bh0 = *reinterpret_cast<const uint32_t *>(Wh + off);
                 const uint32_t bh1 = *reinterpret_cast<const uint32_t *>(Wh + off + 8);
@@ -166,14 +158,7 @@ __global__ void __launch_bounds__(PD_THREADS) k_pwdw(const pd_k p)
             reinterpret_cast<float4 *>(xr + c8)[1] = make_float4(v[4], v[5], v[6], v[7]);
         }
     }
-    /* the 1x1 weights as float16 hi / lo parts [c][kp + PD_WPAD], zero past cin */
-    for (int i = tid; i < c * kp; i += PD_THREADS) {
-        const int o = i / kp, ci = i - o * kp;
-        const float v = ci < cin ? __ldg(a.wp + o * cin + ci) : 0.0f;
-        const __half hi = __float2half_rn(v);
-        Wh[o * (kp + PD_WPAD) + ci] = hi;
-        Wl[o * (kp + PD_WPAD) + ci] = __float2half_rn(v - __half2float(hi));
-    }
+    mma_stage_hilo(a.wp, NULL, c, cin, kp, PD_WPAD, Wh, Wl, PD_THREADS);
     for (int i = tid; i < g.kh * g.kw * c; i += PD_THREADS)
         Wd[i] = __ldg(a.wd + i);
     for (int i = tid; i < c; i += PD_THREADS) {

@@ -5,9 +5,10 @@
  * the landscape model's 72x128; 16->72 at 64x64; 24->88 3x3 stride 1 and
  * 24->96 5x5 stride 2 at 32x32, the last with 4x4 blocks) and shapes that
  * take the other paths (8 channels, odd sizes with partial blocks, 1x1 and
- * 2x2 windows, odd input channel counts, other activations), float32 and
- * float16 activations. The whole network with it
- * runs on real images in g-net-cuda.c.
+ * 2x2 windows, odd input channel counts, more than 32 input channels (the
+ * 1x1's fragments re-split per output group), other activations), float32
+ * and float16 activations. The whole network with it runs on real images
+ * in g-net-cuda.c.
  */
 #include "g-net-util.h"
 
@@ -20,6 +21,7 @@ static const int cases[][8] = {
     { 2, 64, 64, 16, 72, 3, 2, MPAD_SAME },   { 2, 32, 32, 24, 88, 3, 1, MPAD_SAME },
     { 2, 32, 32, 24, 96, 5, 2, MPAD_SAME },   { 3, 29, 17, 8, 8, 3, 1, MPAD_SAME },
     { 2, 13, 11, 12, 16, 2, 2, MPAD_VALID },  { 1, 9, 9, 3, 8, 1, 1, MPAD_SAME },
+    { 2, 20, 23, 40, 32, 3, 1, MPAD_SAME },   { 1, 17, 16, 72, 24, 3, 2, MPAD_SAME },
 };
 
 Test(gpu_ops, pw_dw)
