@@ -178,6 +178,16 @@ __device__ void se_rs_weights(int out, int in, float scale, int half, float *w)
     }
 }
 
+/* VW channels of a map from element e. */
+template <int VW>
+__device__ __forceinline__ void se_load(const void *m, int f16, size_t e, float (&x)[VW])
+{
+    if (VW == 8)
+        ldx8(m, f16, e, x);
+    else
+        x[0] = ldx1(m, f16, e);
+}
+
 template <int VW, bool RS>
 __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
 {
@@ -207,10 +217,7 @@ __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
 #pragma unroll 4
         for (size_t p = r; p < ihw; p += R) {
             float x[VW];
-            if (VW == 8)
-                ldx8(k.in, fi, in + p * k.c + gi * VW, x);
-            else
-                x[0] = ldx1(k.in, fi, in + p * k.c + gi);
+            se_load<VW>(k.in, fi, in + p * k.c + gi * VW, x);
             if (RS) {
                 const unsigned q = (unsigned)p;   /* < 2^31: the map's size */
                 const float wgt = wy[q / (unsigned)iw] * wx[q % (unsigned)iw];
@@ -223,10 +230,7 @@ __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
                     acc[j] += x[j];
             }
             if (!RS && k.in2) {
-                if (VW == 8)
-                    ldx8(k.in2, f2, in + p * k.c + gi * VW, x);
-                else
-                    x[0] = ldx1(k.in2, f2, in + p * k.c + gi);
+                se_load<VW>(k.in2, f2, in + p * k.c + gi * VW, x);
 #pragma unroll
                 for (int j = 0; j < VW; j++)
                     acc[j] += x[j];
@@ -237,10 +241,7 @@ __global__ void __launch_bounds__(SE_THREADS) k_se(struct se_k k)
 #pragma unroll 4
             for (size_t p = r; p < hw; p += R) {
                 float x[VW];
-                if (VW == 8)
-                    ldx8(k.in2, f2, in2 + p * k.c + gi * VW, x);
-                else
-                    x[0] = ldx1(k.in2, f2, in2 + p * k.c + gi);
+                se_load<VW>(k.in2, f2, in2 + p * k.c + gi * VW, x);
 #pragma unroll
                 for (int j = 0; j < VW; j++)
                     acc[j] += x[j];
