@@ -294,6 +294,20 @@ static __device__ __forceinline__ float luma_2p23(uint32_t w, uint32_t ex, int b
     return __uint_as_float(d);
 }
 
+/* luma_2p23's exponent bytes, per word of a window whose pixels [lo, hi)
+ * are the box. */
+static __device__ __forceinline__ void box_exponents(int lo, int hi, uint32_t ex[NV12_WORDS])
+{
+#pragma unroll
+    for (int k = 0; k < NV12_WORDS; k++) {
+        ex[k] = 0x4B4B4B4Bu;
+#pragma unroll
+        for (int b = 0; b < 4; b++)
+            if (4 * k + b < lo || 4 * k + b >= hi)
+                ex[k] |= 0x80u << 8 * b;
+    }
+}
+
 /* Whether area_sum_nv12 may read frame f by aligned words: planes and rows
  * 4-byte aligned, so a word holding one pixel of a row lies in its pitch. */
 static __device__ __forceinline__ bool nv12_words_ok(const fview &f)
@@ -320,15 +334,8 @@ static __device__ __forceinline__ void area_sum_nv12(const fview &f, int x0, int
     const float oc = -128.0f * sc;
     const int wb = x0 & ~3, lo = x0 - wb, hi = x1 - wb; /* the box: window pixels [lo, hi) */
     const int nw = (hi + 3) >> 2;                      /* words the box touches */
-    uint32_t ex[NV12_WORDS]; /* luma_2p23's exponent bytes, per word */
-#pragma unroll
-    for (int k = 0; k < NV12_WORDS; k++) {
-        ex[k] = 0x4B4B4B4Bu;
-#pragma unroll
-        for (int b = 0; b < 4; b++)
-            if (4 * k + b < lo || 4 * k + b >= hi)
-                ex[k] |= 0x80u << 8 * b;
-    }
+    uint32_t ex[NV12_WORDS];
+    box_exponents(lo, hi, ex);
     /* the window's first word in luma row y and in its chroma row; walked
      * down the box, so each load is a base register plus a constant */
     const uint8_t *lrow = f.d0 + (size_t)y0 * f.l0 + wb;
@@ -378,6 +385,70 @@ static __device__ __forceinline__ void area_sum_nv12(const fview &f, int x0, int
         crow += f.l1;
         y = yn;
     }
+}
+
+/* ---- NV12 luma from 32-bit words ---- */
+
+/* luma_at<NV12>'s range as luma_term applies it to 2^23 + y: off is 2^23,
+ * plus 16 in limited range (so p - off is y - 16, exactly). */
+struct luma_range {
+    float off, scale;
+};
+
+static __device__ __forceinline__ luma_range luma_range_of(const fview &f)
+{
+    luma_range r;
+    r.off = f.full_range ? 8388608.0f : 8388624.0f;
+    r.scale = f.full_range ? 1.0f / 255.0f : 1.0f / 219.0f;
+    asm("" : "+f"(r.off), "+f"(r.scale)); /* else rebuilt inside the row loops */
+    return r;
+}
+
+/* luma_at<NV12> of the pixel p = 2^23 + y (byte_2p23, luma_2p23) to the
+ * bit: one FADD and one FMUL.SAT, as its I2F, FADD, FMUL and FADD.SAT. */
+static __device__ __forceinline__ float luma_term(float p, const luma_range &r)
+{
+    return clamp01((p - r.off) * r.scale);
+}
+
+/* Whether the luma plane of f may be read by aligned words. */
+static __device__ __forceinline__ bool luma_words_ok(const fview &f)
+{
+    return (((uintptr_t)f.d0 | (unsigned)f.l0) & 3) == 0;
+}
+
+/* The sum of luma_at<NV12> over the box [x0, x1) x [y0, y1), up to
+ * NV12_MAX_BOX wide, in a frame luma_words_ok accepts, bit for bit as the
+ * byte loop of sample_luma: a box row is read as the aligned words covering
+ * it; the window's pixels outside the box add +0.0f (luma_2p23). */
+static __device__ __forceinline__ float luma_box_nv12(const fview &f, int x0, int x1, int y0,
+                                                      int y1)
+{
+    const luma_range lr = luma_range_of(f);
+    const int wb = x0 & ~3, hi = x1 - wb; /* the box: window pixels [x0 - wb, hi) */
+    const int nw = (hi + 3) >> 2;        /* words the box touches */
+    uint32_t ex[NV12_WORDS];
+    box_exponents(x0 - wb, hi, ex);
+    const uint8_t *row = f.d0 + (size_t)y0 * f.l0 + wb;
+    float s = 0.0f;
+    for (int y = y0; y < y1; y++, row += f.l0) {
+        asm("" : "+l"(row)); /* as in area_sum_nv12: loads off one base */
+        const uint32_t *w = (const uint32_t *)row;
+        uint32_t v[NV12_WORDS];
+#pragma unroll
+        for (int k = 0; k < NV12_WORDS; k++)
+            if (k == 0 || k < nw) /* nw >= 1: saying so keeps word 0 unbranched */
+                v[k] = __ldg(w + k);
+#pragma unroll
+        for (int k = 0; k < NV12_WORDS; k++) {
+            if (k > 0 && k >= nw)
+                break;
+#pragma unroll
+            for (int b = 0; b < 4; b++)
+                s += luma_term(luma_2p23(v[k], ex[k], b), lr);
+        }
+    }
+    return s;
 }
 
 /* RGB of rect r resampled to dw x dh at output pixel (ox, oy). */
@@ -438,9 +509,12 @@ static __device__ __forceinline__ float sample_luma(const fview &f, frame_rect r
         area_span(ox, r.w, dw, x0, x1);
         area_span(oy, r.h, dh, y0, y1);
         float s = 0.0f;
-        for (int y = y0; y < y1; y++)
-            for (int x = x0; x < x1; x++)
-                s += luma_at<FMT>(f, r.x + x, r.y + y);
+        if (FMT == SEG_PIX_NV12 && x1 - x0 <= NV12_MAX_BOX && luma_words_ok(f))
+            s = luma_box_nv12(f, r.x + x0, r.x + x1, r.y + y0, r.y + y1);
+        else
+            for (int y = y0; y < y1; y++)
+                for (int x = x0; x < x1; x++)
+                    s += luma_at<FMT>(f, r.x + x, r.y + y);
         return s * (1.0f / (float)((x1 - x0) * (y1 - y0)));
     }
     int xa, xb, ya, yb;
