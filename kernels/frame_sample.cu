@@ -603,6 +603,42 @@ extern "C" int frame_luma_batch_cuda(const struct frame_batch *fb,
 
 #define RPX 4 /* output pixels per thread, one 32-bit store */
 
+/* Whether the RPX area boxes [x0[k], x1[k]) are 2 pixels wide and side by
+ * side (the 2:1 shrink of an 8K side-by-side frame's eyes): then they cover
+ * 2 * RPX consecutive pixels, two aligned words a row (luma_pairs_nv12). */
+static __device__ __forceinline__ bool boxes_paired(const int x0[RPX], const int x1[RPX])
+{
+    bool ok = true;
+#pragma unroll
+    for (int k = 0; k < RPX; k++)
+        ok = ok && x0[k] == x0[0] + 2 * k && x1[k] == x0[k] + 2;
+    return ok;
+}
+
+/* The luma sums of RPX output pixels whose boxes boxes_paired accepts:
+ * frame pixels [x, x + 2 * RPX) of rows [y0, y1), x a multiple of 4 in a
+ * plane luma_words_ok accepts. Bit for bit the byte loop of k_refine (the
+ * same terms in the same order per sum), from RPX / 2 words a row instead
+ * of 2 * RPX byte loads. */
+static __device__ __forceinline__ void luma_pairs_nv12(const fview &f, int x, int y0, int y1,
+                                                       float s[RPX])
+{
+    const luma_range lr = luma_range_of(f);
+#pragma unroll
+    for (int k = 0; k < RPX; k++)
+        s[k] = 0.0f;
+    const uint32_t *row = (const uint32_t *)(f.d0 + (size_t)y0 * f.l0 + x);
+    for (int y = y0; y < y1; y++, row = (const uint32_t *)((const uint8_t *)row + f.l0)) {
+        uint32_t w[RPX / 2];
+#pragma unroll
+        for (int i = 0; i < RPX / 2; i++)
+            w[i] = __ldg(row + i);
+#pragma unroll
+        for (int j = 0; j < 2 * RPX; j++)
+            s[j >> 1] += luma_term(byte_2p23(w[j >> 2], j & 3), lr);
+    }
+}
+
 /* grid: x = groups of RPX pixels of a row / block, y = output row, z = eye.
  * Each thread walks the frames of the call, reusing its taps. */
 template <int FMT, bool GUIDED>
@@ -634,7 +670,7 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
     /* where each output pixel samples the frame's luma: the same for every
      * frame, so computed once (area boxes, or bilinear taps) */
     int lx0[RPX], lx1[RPX], ly0 = 0, ly1 = 0;
-    float ltx[RPX], lty = 0.0f;
+    float ltx[RPX], lty = 0.0f, linv[RPX]; /* linv: 1 / pixels of an area box */
     if (GUIDED && !direct) {
         if (area)
             area_span(oy, e.eye.h, dh, ly0, ly1);
@@ -643,17 +679,51 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
 #pragma unroll
         for (int k = 0; k < RPX; k++) {
             const int ox = ox0 + (k < np ? k : 0);
-            if (area)
+            if (area) {
                 area_span(ox, e.eye.w, dw, lx0[k], lx1[k]);
-            else
+                linv[k] = 1.0f / (float)((lx1[k] - lx0[k]) * (ly1 - ly0));
+            } else {
                 fcu_taps(ox, e.eye.w, dw, &lx0[k], &lx1[k], &ltx[k]);
+            }
         }
     }
+    /* NV12 boxes read by words where every frame of the call allows */
+    const bool paired = FMT == SEG_PIX_NV12 && GUIDED && area && np == RPX &&
+                        boxes_paired(lx0, lx1) && ((e.eye.x + lx0[0]) & 3) == 0;
     for (int fr = 0; fr < fb.n; fr++) {
         const fview f = fview_of(fb, fr);
         const size_t base = (size_t)fr * p.work_per_frame + e.work_off;
         const float *a0 = a + base + (size_t)ya * w, *a1 = a + base + (size_t)yb * w;
         const float *b0 = b + base + (size_t)ya * w, *b1 = b + base + (size_t)yb * w;
+        /* the guide: the frame's luma at each output pixel */
+        float I[RPX];
+        if (GUIDED && paired && luma_words_ok(f)) {
+            luma_pairs_nv12(f, e.eye.x + lx0[0], e.eye.y + ly0, e.eye.y + ly1, I);
+#pragma unroll
+            for (int k = 0; k < RPX; k++)
+                I[k] *= linv[k];
+        } else if (GUIDED) {
+#pragma unroll
+            for (int k = 0; k < RPX; k++) {
+                const int ox = ox0 + (k < np ? k : 0);
+                if (direct) {
+                    I[k] = luma_at<FMT>(f, e.eye.x + ox, e.eye.y + oy);
+                } else if (area) {
+                    float sum = 0.0f;
+                    for (int y = ly0; y < ly1; y++)
+                        for (int x = lx0[k]; x < lx1[k]; x++)
+                            sum += luma_at<FMT>(f, e.eye.x + x, e.eye.y + y);
+                    I[k] = sum * linv[k];
+                } else {
+                    const int X = e.eye.x, Y = e.eye.y;
+                    float top = fcu_lerp(luma_at<FMT>(f, X + lx0[k], Y + ly0),
+                                         luma_at<FMT>(f, X + lx1[k], Y + ly0), ltx[k]);
+                    float bot = fcu_lerp(luma_at<FMT>(f, X + lx0[k], Y + ly1),
+                                         luma_at<FMT>(f, X + lx1[k], Y + ly1), ltx[k]);
+                    I[k] = fcu_lerp(top, bot, lty);
+                }
+            }
+        }
         uint8_t v[RPX];
 #pragma unroll
         for (int k = 0; k < RPX; k++) {
@@ -664,25 +734,7 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
                 float bt = fcu_lerp(__ldg(b0 + xa[k]), __ldg(b0 + xb[k]), tx[k]);
                 float bb = fcu_lerp(__ldg(b1 + xa[k]), __ldg(b1 + xb[k]), tx[k]);
                 float bv = fcu_lerp(bt, bb, ty);
-                const int ox = ox0 + (k < np ? k : 0);
-                float I;
-                if (direct) {
-                    I = luma_at<FMT>(f, e.eye.x + ox, e.eye.y + oy);
-                } else if (area) {
-                    float sum = 0.0f;
-                    for (int y = ly0; y < ly1; y++)
-                        for (int x = lx0[k]; x < lx1[k]; x++)
-                            sum += luma_at<FMT>(f, e.eye.x + x, e.eye.y + y);
-                    I = sum * (1.0f / (float)((lx1[k] - lx0[k]) * (ly1 - ly0)));
-                } else {
-                    const int X = e.eye.x, Y = e.eye.y;
-                    float top = fcu_lerp(luma_at<FMT>(f, X + lx0[k], Y + ly0),
-                                         luma_at<FMT>(f, X + lx1[k], Y + ly0), ltx[k]);
-                    float bot = fcu_lerp(luma_at<FMT>(f, X + lx0[k], Y + ly1),
-                                         luma_at<FMT>(f, X + lx1[k], Y + ly1), ltx[k]);
-                    I = fcu_lerp(top, bot, lty);
-                }
-                v[k] = fcu_to_u8(__fadd_rn(__fmul_rn(av, I), bv));
+                v[k] = fcu_to_u8(__fadd_rn(__fmul_rn(av, I[k]), bv));
             } else {
                 v[k] = fcu_to_u8(av);
             }
