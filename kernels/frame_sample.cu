@@ -695,6 +695,17 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
         const size_t base = (size_t)fr * p.work_per_frame + e.work_off;
         const float *a0 = a + base + (size_t)ya * w, *a1 = a + base + (size_t)yb * w;
         const float *b0 = b + base + (size_t)ya * w, *b1 = b + base + (size_t)yb * w;
+        /* rows and taps opaque, per frame: each tap's address is then one
+         * IMAD.WIDE off its row (not a 64-bit index shared by a and b, or
+         * 64-bit taps held across the frames, 27 more registers) */
+        int ia[RPX], ib[RPX];
+#pragma unroll
+        for (int k = 0; k < RPX; k++) {
+            ia[k] = xa[k];
+            ib[k] = xb[k];
+        }
+        asm("" : "+l"(a0), "+l"(a1), "+l"(b0), "+l"(b1), "+r"(ia[0]), "+r"(ia[1]), "+r"(ia[2]),
+                 "+r"(ia[3]), "+r"(ib[0]), "+r"(ib[1]), "+r"(ib[2]), "+r"(ib[3]));
         /* the guide: the frame's luma at each output pixel */
         float I[RPX];
         if (GUIDED && paired && luma_words_ok(f)) {
@@ -727,12 +738,12 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
         uint8_t v[RPX];
 #pragma unroll
         for (int k = 0; k < RPX; k++) {
-            float at = fcu_lerp(__ldg(a0 + xa[k]), __ldg(a0 + xb[k]), tx[k]);
-            float ab = fcu_lerp(__ldg(a1 + xa[k]), __ldg(a1 + xb[k]), tx[k]);
+            float at = fcu_lerp(__ldg(a0 + ia[k]), __ldg(a0 + ib[k]), tx[k]);
+            float ab = fcu_lerp(__ldg(a1 + ia[k]), __ldg(a1 + ib[k]), tx[k]);
             float av = fcu_lerp(at, ab, ty);
             if (GUIDED) {
-                float bt = fcu_lerp(__ldg(b0 + xa[k]), __ldg(b0 + xb[k]), tx[k]);
-                float bb = fcu_lerp(__ldg(b1 + xa[k]), __ldg(b1 + xb[k]), tx[k]);
+                float bt = fcu_lerp(__ldg(b0 + ia[k]), __ldg(b0 + ib[k]), tx[k]);
+                float bb = fcu_lerp(__ldg(b1 + ia[k]), __ldg(b1 + ib[k]), tx[k]);
                 float bv = fcu_lerp(bt, bb, ty);
                 v[k] = fcu_to_u8(__fadd_rn(__fmul_rn(av, I[k]), bv));
             } else {
