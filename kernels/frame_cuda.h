@@ -174,15 +174,12 @@ static __device__ __forceinline__ float fcu_lerp(float a, float b, float t)
     return __fadd_rn(a, __fmul_rn(__fsub_rn(b, a), t));
 }
 
-/* frame_to_u8 of frame_ref.h. */
+/* frame_to_u8 of frame_ref.h, without branches: fmaxf takes NaN and
+ * x <= 0 to +0, fminf x >= 255 to 255, and the truncation does the rest. */
 static __device__ __forceinline__ uint8_t fcu_to_u8(float v)
 {
     float x = __fadd_rn(__fmul_rn(v, 255.0f), 0.5f);
-    if (!(x > 0.0f))
-        return 0;
-    if (x >= 255.0f)
-        return 255;
-    return (uint8_t)x;
+    return (uint8_t)__float2uint_rz(fminf(fmaxf(x, 0.0f), 255.0f));
 }
 
 /* bilin_taps of frame_ref.c: half-pixel centres, clamped to [0, r-1]. */
