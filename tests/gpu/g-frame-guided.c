@@ -4,7 +4,9 @@
  * and the full-resolution apply (a, b upsampled, luma of the frame's rect
  * resampled by each rule) and the plain bilinear upsample, in u8. Outputs
  * poisoned; u8 results may differ by one step where a value sits on a
- * rounding boundary, and only at a few pixels.
+ * rounding boundary, and only at a few pixels. The batched NV12 area
+ * refine of 8K side-by-side frames is also checked bit for bit against a C
+ * copy of the kernel's own float operations (word and byte luma paths).
  */
 #include "g-frame-util.h"
 
@@ -127,4 +129,131 @@ Test(gpu_frame, guided_apply_and_bilinear)
             free(got);
             gf_frame_free(&g);
         }
+}
+
+/* ---- NV12 area refine of a batch: bit for bit ---- */
+
+/* bilin_taps of frame_ref.c (fcu_taps: the same float steps). */
+static void exact_taps(int o, int r, int d, int *i0, int *i1, float *t)
+{
+    float f = ((float)o + 0.5f) * (float)r / (float)d - 0.5f;
+    f = f < 0.0f ? 0.0f : f;
+    f = f > (float)(r - 1) ? (float)(r - 1) : f;
+    const int i = (int)f;
+    *i0 = i;
+    *i1 = i + 1 < r ? i + 1 : r - 1;
+    *t = f - (float)i;
+}
+
+static float exact_lerp(const float *r0, const float *r1, int xa, int xb, float tx, float ty)
+{
+    const float t = r0[xa] + (r0[xb] - r0[xa]) * tx, b = r1[xa] + (r1[xb] - r1[xa]) * tx;
+    return t + (b - t) * ty;
+}
+
+/* Output pixel (ox, oy) of eye e of frame f: k_refine<NV12, guided>'s float
+ * operations on the area path, so the byte must match the GPU's exactly.
+ * a, b: the eye's work images of this frame. */
+static uint8_t refine_exact(const float *a, const float *b, const struct frame_cu_eye *e,
+                            const struct seg_frame *f, int ox, int oy)
+{
+    int xa, xb, ya, yb, x0, x1, y0, y1;
+    float tx, ty;
+    exact_taps(ox, e->work_w, e->out.w, &xa, &xb, &tx);
+    exact_taps(oy, e->work_h, e->out.h, &ya, &yb, &ty);
+    const size_t w = e->work_w;
+    const float av = exact_lerp(a + ya * w, a + yb * w, xa, xb, tx, ty);
+    const float bv = exact_lerp(b + ya * w, b + yb * w, xa, xb, tx, ty);
+    gf_area_span(ox, e->eye.w, e->out.w, &x0, &x1);
+    gf_area_span(oy, e->eye.h, e->out.h, &y0, &y1);
+    const float I = gf_nv12_luma_mean(f, e->eye.x + x0, e->eye.x + x1, e->eye.y + y0,
+                                      e->eye.y + y1);
+    return frame_to_u8(av * I + bv);
+}
+
+/* Two 8K side-by-side NV12 frames refined in one call against
+ * refine_exact: the product case (2:1 boxes side by side, aligned: the
+ * word path), then eyes the byte loop takes (a box start off the word
+ * grid; a 1.875 shrink, boxes of 1 and 2), with odd output widths and an
+ * output at an odd column. Both ranges. */
+Test(gpu_frame, refine_nv12_8k_exact)
+{
+    gf_seed("refine_nv12_8k_exact");
+    const int w = 8192, h = 4096, nf = 2, mw = 4096, mh = 2048, ls = mw + 64;
+    static const struct {
+        struct frame_rect eye[2], out[2];
+        int ww, wh;
+    } cases[] = {
+        { { { 0, 0, 4096, 4096 }, { 4096, 0, 4096, 4096 } },
+          { { 0, 0, 2048, 2048 }, { 2048, 0, 2048, 2048 } }, 512, 512 },
+        { { { 2, 0, 4094, 4096 }, { 4100, 3, 3840, 4090 } },
+          { { 0, 0, 2047, 2048 }, { 2047, 0, 2048, 2045 } }, 300, 280 },
+    };
+    struct gf_frame g[2];
+    for (int i = 0; i < nf; i++) {
+        gf_frame_alloc(&g[i], SEG_PIX_NV12, w, h, 0);
+        gf_frame_random(&g[i]);
+        gf_frame_upload(&g[i]);
+    }
+    uint8_t *got = malloc((size_t)ls * mh), *d_mask[2];
+    cr_assert(got);
+    for (int i = 0; i < nf; i++)
+        GF_CUDA(cudaMalloc((void **)&d_mask[i], (size_t)ls * mh));
+    for (int c = 0; c < 2; c++)
+        for (int full = 0; full <= 1; full++) {
+            struct frame_cu_plan p;
+            gf_plan(&p, 2, cases[c].eye, cases[c].out, cases[c].ww, cases[c].wh);
+            for (int i = 0; i < nf; i++)
+                g[i].host.full_range = g[i].dev.full_range = full;
+            struct frame_batch fb;
+            gf_batch(&fb, g, nf);
+            const size_t nw = p.work_per_frame * nf;
+            float *a = malloc(nw * sizeof *a), *b = malloc(nw * sizeof *b);
+            cr_assert(a && b);
+            for (size_t i = 0; i < nw; i++) {
+                a[i] = gf_unif(-1.0f, 2.0f);
+                b[i] = gf_unif(-0.5f, 0.8f);
+            }
+            float *da = gf_dev_copy(a, nw * sizeof *a), *db = gf_dev_copy(b, nw * sizeof *b);
+            struct frame_masks m;
+            for (int i = 0; i < nf; i++) {
+                GF_CUDA(cudaMemset(d_mask[i], 0xa5, (size_t)ls * mh));
+                m.data[i] = d_mask[i];
+                m.linesize[i] = ls;
+            }
+            vr_err err = { 0, "" };
+            cr_assert_eq(frame_refine_batch_cuda(da, db, 1, &fb, &p, &m, 0, &err), 0, "%s",
+                         err.msg);
+            GF_CUDA(cudaDeviceSynchronize());
+            size_t bad = 0;
+            for (int fr = 0; fr < nf; fr++) {
+                GF_CUDA(cudaMemcpy(got, d_mask[fr], (size_t)ls * mh, cudaMemcpyDeviceToHost));
+                for (int i = 0; i < 2; i++) {
+                    const struct frame_cu_eye *e = &p.e[i];
+                    const size_t off = fr * p.work_per_frame + e->work_off;
+                    for (int oy = 0; oy < e->out.h; oy++)
+                        for (int ox = 0; ox < e->out.w; ox++) {
+                            const uint8_t want = refine_exact(a + off, b + off, e, &g[fr].host,
+                                                              ox, oy);
+                            const uint8_t o =
+                                got[(size_t)(e->out.y + oy) * ls + e->out.x + ox];
+                            if (o != want && bad++ == 0)
+                                cr_expect(0, "case %d %s range frame %d eye %d pixel (%d,%d): "
+                                          "got %d, want %d", c, full ? "full" : "limited", fr,
+                                          i, ox, oy, o, want);
+                        }
+                }
+            }
+            cr_expect_eq(bad, 0, "case %d %s range: %zu pixels differ", c,
+                         full ? "full" : "limited", bad);
+            cudaFree(da);
+            cudaFree(db);
+            free(a);
+            free(b);
+        }
+    for (int i = 0; i < nf; i++) {
+        cudaFree(d_mask[i]);
+        gf_frame_free(&g[i]);
+    }
+    free(got);
 }

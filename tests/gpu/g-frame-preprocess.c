@@ -6,7 +6,7 @@
  * NaN first, so an unwritten element fails. NV12 area tiles of an 8K
  * side-by-side frame are also checked bit for bit against a C copy of the
  * kernel's own float operations (the word-reading path must give exactly
- * what the byte-reading one gave).
+ * what the byte-reading one gave); so is the luma of an 8K frame's eyes.
  */
 #include "g-frame-util.h"
 
@@ -227,4 +227,65 @@ Test(gpu_frame, preprocess_nv12_small_exact)
         expect_nv12_exact(&g, rects, 6, mw, mh, "small");
         gf_frame_free(&g);
     }
+}
+
+/* The luma at work size of a batch's eyes (k_luma) against
+ * gf_nv12_luma_mean, bit for bit: the 8K side-by-side case (8x8 boxes at
+ * aligned starts), boxes of 7 and 8 pixels at unaligned starts, and boxes
+ * of 17 and 18 (the word path's widest, then the byte loop). Both ranges. */
+Test(gpu_frame, luma_nv12_8k_exact)
+{
+    gf_seed("luma_nv12_8k_exact");
+    const int w = 8192, h = 4096;
+    static const struct {
+        struct frame_rect eye[2];
+        int work;
+    } cases[] = {
+        { { { 0, 0, 4096, 4096 }, { 4096, 0, 4096, 4096 } }, 512 },
+        { { { 3, 1, 3840, 4000 }, { 4101, 5, 3900, 4090 } }, 500 },
+        { { { 1, 2, 4000, 4094 }, { 4097, 0, 4095, 4096 } }, 230 },
+    };
+    struct gf_frame g;
+    gf_frame_alloc(&g, SEG_PIX_NV12, w, h, 0);
+    gf_frame_random(&g);
+    gf_frame_upload(&g);
+    for (int c = 0; c < 3; c++)
+        for (int full = 0; full <= 1; full++) {
+            const int ww = cases[c].work, wh = cases[c].work;
+            g.host.full_range = g.dev.full_range = full;
+            struct frame_cu_plan p;
+            gf_plan(&p, 2, cases[c].eye, cases[c].eye, ww, wh); /* outs unused */
+            struct frame_batch fb;
+            gf_batch(&fb, &g, 1);
+            float *d_out = gf_dev_poisoned(p.work_per_frame);
+            vr_err err = { 0, "" };
+            cr_assert_eq(frame_luma_batch_cuda(&fb, &p, d_out, 0, &err), 0, "%s", err.msg);
+            float *got = malloc(p.work_per_frame * sizeof *got);
+            cr_assert(got);
+            GF_CUDA(cudaDeviceSynchronize());
+            GF_CUDA(cudaMemcpy(got, d_out, p.work_per_frame * sizeof *got,
+                               cudaMemcpyDeviceToHost));
+            size_t bad = 0;
+            for (int i = 0; i < 2; i++) {
+                const struct frame_rect e = cases[c].eye[i];
+                for (int oy = 0; oy < wh; oy++)
+                    for (int ox = 0; ox < ww; ox++) {
+                        int x0, x1, y0, y1;
+                        gf_area_span(ox, e.w, ww, &x0, &x1);
+                        gf_area_span(oy, e.h, wh, &y0, &y1);
+                        const float want = gf_nv12_luma_mean(&g.host, e.x + x0, e.x + x1,
+                                                             e.y + y0, e.y + y1);
+                        const float o = got[p.e[i].work_off + (size_t)oy * ww + ox];
+                        if (memcmp(&o, &want, sizeof o) != 0 && bad++ == 0)
+                            cr_expect(0, "case %d %s range eye %d pixel (%d,%d): got %.9g, "
+                                      "want %.9g", c, full ? "full" : "limited", i, ox, oy,
+                                      o, want);
+                    }
+            }
+            cr_expect_eq(bad, 0, "case %d %s range: %zu pixels differ", c,
+                         full ? "full" : "limited", bad);
+            free(got);
+            cudaFree(d_out);
+        }
+    gf_frame_free(&g);
 }

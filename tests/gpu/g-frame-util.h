@@ -227,4 +227,64 @@ static inline double gf_dev_max_abs(const float *d, const float *want, size_t n,
     return r;
 }
 
+/* ---- bit-exact models of the batched NV12 kernels ---- */
+
+/* A plan over eyes eye[0..n) (frame pixels) with outputs out[i] (mask
+ * pixels) and work images of ww x wh, laid out as frame_cu_plan_make does. */
+static inline void gf_plan(struct frame_cu_plan *p, int n, const struct frame_rect *eye,
+                           const struct frame_rect *out, int ww, int wh)
+{
+    memset(p, 0, sizeof *p);
+    p->n_eyes = n;
+    for (int i = 0; i < n; i++) {
+        p->e[i].eye = eye[i];
+        p->e[i].out = out[i];
+        p->e[i].work_w = ww;
+        p->e[i].work_h = wh;
+        p->e[i].work_off = p->work_per_frame;
+        p->work_per_frame += (size_t)ww * wh;
+        p->max_work = ww * wh;
+        if (out[i].w * out[i].h > p->max_out)
+            p->max_out = out[i].w * out[i].h;
+    }
+}
+
+/* A batch of the device copies of frames g[0..n) (one range). */
+static inline void gf_batch(struct frame_batch *fb, const struct gf_frame *g, int n)
+{
+    frame_batch_one(fb, &g[0].dev);
+    fb->n = n;
+    for (int i = 1; i < n; i++)
+        for (int p = 0; p < 3; p++) {
+            fb->data[i][p] = g[i].dev.data[p];
+            fb->linesize[i][p] = g[i].dev.linesize[p];
+        }
+}
+
+/* frame_ref.c's area box [*a, *b) of output index o (r pixels onto d). */
+static inline void gf_area_span(int o, int r, int d, int *a, int *b)
+{
+    *a = (int)((long long)o * r / d);
+    *b = (int)((long long)(o + 1) * r / d);
+    if (*b <= *a)
+        *b = *a + 1;
+}
+
+/* The mean NV12 luma over the box [x0, x1) x [y0, y1) (frame pixels) with
+ * the float operations of frame_sample.cu (luma_at: a multiplication by the
+ * range's reciprocal, clamped; the sum in row order; then the reciprocal of
+ * the pixel count), so the result must match the GPU's to the bit. */
+static inline float gf_nv12_luma_mean(const struct seg_frame *f, int x0, int x1, int y0,
+                                      int y1)
+{
+    float s = 0.0f;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            const float v = f->data[0][(size_t)y * f->linesize[0] + x];
+            const float l = f->full_range ? v * (1.0f / 255.0f) : (v - 16.0f) * (1.0f / 219.0f);
+            s += l < 0.0f ? 0.0f : (l > 1.0f ? 1.0f : l);
+        }
+    return s * (1.0f / (float)((x1 - x0) * (y1 - y0)));
+}
+
 #endif
