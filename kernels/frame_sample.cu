@@ -698,6 +698,7 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
         /* rows and taps opaque, per frame: each tap's address is then one
          * IMAD.WIDE off its row (not a 64-bit index shared by a and b, or
          * 64-bit taps held across the frames, 27 more registers) */
+        static_assert(RPX == 4, "the asm below names each tap");
         int ia[RPX], ib[RPX];
 #pragma unroll
         for (int k = 0; k < RPX; k++) {
