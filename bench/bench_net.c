@@ -183,7 +183,7 @@ int main(int argc, char **argv)
         static const char *const dname[5] = { "out.f32", "out-unfused.f32", "out-fp16.f32",
                                               "out-blocks.f32", "out-fp16-blocks.f32" };
         for (int v = 0; v < 5; v++) {
-            struct netcu_opts o = { 1, dv[v][0], dv[v][1], 0, 1, 0 };
+            struct netcu_opts o = { 1, dv[v][0], dv[v][1], 0, 1, 0, 0 };
             struct netcu *net = NULL;
             if (netcu_create(m, &o, &net, &err) < 0 || netcu_run(net, din, 1, dout, st, &err) < 0) {
                 fprintf(stderr, "bench-net: %s\n", err.msg);
@@ -203,7 +203,7 @@ int main(int argc, char **argv)
         setenv("VR_NETCU_PROFILE", "1", 1);
         static const int pv[3][2] = { { 1, 1 }, { 1, 2 }, { 2, 2 } };
         for (int p = 0; p < 3; p++) {
-            struct netcu_opts o = { profile, pv[p][0], pv[p][1], 0, 0, 0 };
+            struct netcu_opts o = { profile, pv[p][0], pv[p][1], 0, 0, 0, 0 };
             struct netcu *net = NULL;
             if (netcu_create(m, &o, &net, &err) < 0)
                 return fprintf(stderr, "bench-net: %s\n", err.msg), 1;
@@ -221,7 +221,7 @@ int main(int argc, char **argv)
              * fused 2 (blocks), 1, 0 */
             static const int prec[3] = { 1, 2, 0 };
             int n = batches[bi], fp16 = prec[v / 3], fused = 2 - v % 3;
-            struct netcu_opts o = { n, fp16, fused, 0, 1, 0 };
+            struct netcu_opts o = { n, fp16, fused, 0, 1, 0, 0 };
             struct netcu *net = NULL;
             if (netcu_create(m, &o, &net, &err) < 0) {
                 fprintf(stderr, "bench-net: batch %d: %s\n", n, err.msg);

@@ -897,7 +897,8 @@ static void fuse(struct netcu *net)
         resize_after_pw(net);
         fuse_stage(net);
         pool_from_stem(net);
-        defer_resize(net);
+        if (!net->o.write_resized)
+            defer_resize(net);
     }
 }
 

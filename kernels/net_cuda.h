@@ -28,7 +28,7 @@ struct netcu_opts {
                       * 1, and stage kernels with the stage's maps in shared
                       * memory: inverted-residual block runs (ops_block.cu),
                       * pointwise + depthwise pairs (ops_pwdw.cu), the
-                      * decoder's last stage (ops_tail.cu); the decoder's
+                      * decoder's stages (ops_tail.cu); the decoder's
                       * resized 1x1 convs on the small map, then resized */
     int block;       /* threads per block for the element-wise kernels (0 = default) */
     int use_graph;   /* 1: capture one CUDA graph per batch size */
@@ -38,6 +38,10 @@ struct netcu_opts {
                       * all): the halves' latency-bound kernels fill each
                       * other's idle SMs (+3.5% at 64 and 256 tiles on an
                       * H100; a small loss at 8). Same bits either way. */
+    int write_resized; /* 1: write every upsampled map. By default (fused = 2)
+                        * a map that only pools and decoder stages read stays
+                        * small and they resize it where they read (RS_DEFER,
+                        * net_cuda.cu); rounding differs only. */
 };
 
 /* Prepares the net on the current CUDA device. `m` must outlive the net. */

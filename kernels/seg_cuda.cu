@@ -365,7 +365,7 @@ static const struct seg_backend_ops cuda_ops = {
  * block chains (fused = 2: the fastest at every batch measured), graph. */
 static void pick_variant(struct seg *s, struct seg_cu *c, int tiles)
 {
-    struct netcu_opts o = { tiles, strcmp(s->cfg.precision, "fp32") != 0, 2, 0, 1, 0 };
+    struct netcu_opts o = { tiles, strcmp(s->cfg.precision, "fp32") != 0, 2, 0, 1, 0, 0 };
     struct tune_key k;
     struct tune_choice ch;
     char key[320], path[512];

@@ -7,8 +7,9 @@
  * agree closely; mixed float16 (opts.fp16 = 1) masks within 0.02 max abs,
  * the issue's bar; all-float16 (opts.fp16 = 2) is logged with a loose bar.
  * Also checks that a graph re-captured for new input/output pointers and
- * graphs of several batch sizes from one net give the same masks, and that
- * a batch split over two streams gives the bits of one stream.
+ * graphs of several batch sizes from one net give the same masks, that
+ * a batch split over two streams gives the bits of one stream, and that
+ * the deferred resize gives the masks of writing every upsampled map.
  */
 #include "g-net-util.h"
 
@@ -90,7 +91,7 @@ static void check_model(const char *model_rel)
     float worst_v[N_VAR];
     int kernels[3] = { 0 };
     for (int v = 0; v < N_VAR; v++) {
-        struct netcu_opts o = { n, var[v][0], var[v][1], 0, var[v][2], 0 };
+        struct netcu_opts o = { n, var[v][0], var[v][1], 0, var[v][2], 0, 0 };
         struct netcu *net = NULL;
         cr_assert_eq(netcu_create(m, &o, &net, &err), 0, "%s", err.msg);
         kernels[o.fused] = netcu_kernels(net);
@@ -178,7 +179,7 @@ Test(gpu_net, split_batch_same_bits, .timeout = 120)
         for (int batch = 7; batch <= n; batch += n - 7) {
             float *got[2];
             for (int one = 0; one <= 1; one++) {
-                struct netcu_opts o = { n, var[v][0], var[v][1], 0, var[v][2], one };
+                struct netcu_opts o = { n, var[v][0], var[v][1], 0, var[v][2], one, 0 };
                 struct netcu *net = NULL;
                 cr_assert_eq(netcu_create(m, &o, &net, &err), 0, "%s", err.msg);
                 float *dout = gn_poisoned(tout * batch, 0);
@@ -200,6 +201,55 @@ Test(gpu_net, split_batch_same_bits, .timeout = 120)
     model_free(&m);
 }
 
+/* The deferred resize (RS_DEFER) against writing every upsampled map: the
+ * same masks up to rounding, with fewer kernels. With it off the decoder
+ * stages that end in a 1x1 conv run into scratch and resize after. */
+Test(gpu_net, deferred_resize_same_masks, .timeout = 120)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", data_dir());
+    struct model *m = NULL;
+    vr_err err = { 0 };
+    cr_assert_eq(model_load(path, &m, &err), 0, "%s", err.msg);
+    const int h = m->in_h, w = m->in_w, n = N_IMG;
+    const size_t tin = (size_t)h * w * 3, tout = (size_t)h * w * n;
+    float *in = malloc(tin * n * 4);
+    cr_assert(in);
+    for (int i = 0; i < n; i++)
+        load_tile(images[i], h, w, in + tin * i);
+    float *din = gn_up(in, tin * n, 0);
+    for (int fp16 = 0; fp16 <= 1; fp16++) {
+        float *got[2];
+        int kernels[2];
+        for (int write = 0; write <= 1; write++) {
+            struct netcu_opts o = { n, fp16, 2, 0, 1, 0, write };
+            struct netcu *net = NULL;
+            cr_assert_eq(netcu_create(m, &o, &net, &err), 0, "%s", err.msg);
+            kernels[write] = netcu_kernels(net);
+            float *dout = gn_poisoned(tout, 0);
+            cr_assert_eq(netcu_run(net, din, n, dout, NULL, &err), 0, "%s", err.msg);
+            got[write] = gn_down(dout, tout, 0);
+            cudaFree(dout);
+            netcu_free(&net);
+        }
+        cr_assert_lt(kernels[0], kernels[1], "fp16=%d: %d kernels deferred, %d written",
+                     fp16, kernels[0], kernels[1]);
+        float worst = 0.0f;
+        for (size_t k = 0; k < tout; k++) {
+            cr_assert(isfinite(got[0][k]), "fp16=%d: element %zu", fp16, k);
+            worst = fmaxf(worst, fabsf(got[0][k] - got[1][k]));
+        }
+        cr_log_info("deferred resize, fp16=%d: %d vs %d kernels, max abs diff %.3g", fp16,
+                    kernels[0], kernels[1], worst);
+        cr_assert_leq(worst, fp16 ? NET_TOL16 : NET_TOL32, "fp16=%d: %g", fp16, worst);
+        free(got[0]);
+        free(got[1]);
+    }
+    cudaFree(din);
+    free(in);
+    model_free(&m);
+}
+
 Test(gpu_net, bad_arguments)
 {
     char path[1024];
@@ -207,11 +257,11 @@ Test(gpu_net, bad_arguments)
     struct model *m = NULL;
     vr_err err = { 0 };
     cr_assert_eq(model_load(path, &m, &err), 0, "%s", err.msg);
-    struct netcu_opts o = { 0, 1, 1, 0, 1, 0 };
+    struct netcu_opts o = { 0, 1, 1, 0, 1, 0, 0 };
     struct netcu *net = NULL;
     cr_assert_eq(netcu_create(m, &o, &net, &err), VR_EINVAL);
     cr_assert_null(net);
-    o = (struct netcu_opts){ 1, 1, 3, 0, 1, 0 };
+    o = (struct netcu_opts){ 1, 1, 3, 0, 1, 0, 0 };
     cr_assert_eq(netcu_create(m, &o, &net, &err), VR_EINVAL);
     cr_assert(strstr(err.msg, "fused"), "%s", err.msg);
     cr_assert_null(net);
