@@ -1111,26 +1111,44 @@ static unsigned dtype_bits(const struct ctx *c, int in0, int in1, int in2, int i
            (tensor_f16(c, res) ? CU_DT_RES : 0) | (tensor_f16(c, out) ? CU_DT_OUT : 0);
 }
 
-/* An RS_AFTER step: the 1x1 conv on the small map into float32 scratch,
- * then the resize with the step's activations; an RS_DEFER step: the conv
- * on the small map, which is the output as stored. */
+/* Where a step writes: its output (stored small for RS_DEFER), or for
+ * RS_AFTER the float32 scratch resized after. */
+static void *step_out(const struct ctx *c, const struct step *s)
+{
+    return s->rs == RS_AFTER ? (void *)(c->net->d_act + c->arena + c->net->rs_off)
+                             : tensor_ptr(c, s->out);
+}
+
+/* Its dtype bits: the scratch is float32. */
+static unsigned step_out_dt(const struct ctx *c, const struct step *s)
+{
+    return dtype_bits(c, -1, -1, -1, -1, -1, s->rs == RS_AFTER ? -1 : s->out);
+}
+
+/* Then, for RS_AFTER, the scratch (cout channels) resized into the output
+ * with the step's activations. */
+static int resize_after(const struct ctx *c, const struct step *s, int cout, cudaStream_t st)
+{
+    if (s->rs != RS_AFTER)
+        return 0;
+    const struct tens *x = &c->net->t[s->x], *y = &c->net->t[s->out];
+    return cu_resize_bilinear_dt(c->n, x->h, x->w, cout, step_out(c, s), y->h, y->w,
+                                 s->align, s->half, s->act1, s->act2, tensor_ptr(c, s->out),
+                                 dtype_bits(c, -1, -1, -1, -1, -1, s->out), st);
+}
+
+/* An RS_AFTER or RS_DEFER pointwise step: the 1x1 conv on the small map. */
 static int run_pointwise_rs_after(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
-    const struct tens *x = &c->net->t[s->x], *y = &c->net->t[s->out];
-    float *mid = (float *)(c->net->d_act + c->arena + c->net->rs_off);
-    const int defer = s->rs == RS_DEFER;
+    const struct tens *x = &c->net->t[s->x];
     struct cu_pw_args a = {
         .n = c->n, .hw = x->h * x->w, .cin = s->g.cin, .cout = s->g.cout,
         .a = tensor_ptr(c, s->x), .w = weights(c, s->wt), .bias = weights(c, s->bt),
-        .act1 = CU_ACT_NONE, .act2 = CU_ACT_NONE, .act3 = CU_ACT_NONE,
-        .out = defer ? tensor_ptr(c, s->out) : mid,
+        .act1 = CU_ACT_NONE, .act2 = CU_ACT_NONE, .act3 = CU_ACT_NONE, .out = step_out(c, s),
     };
-    int rc = cu_pointwise_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, defer ? s->out : -1), st);
-    if (rc < 0 || defer)
-        return rc;
-    return cu_resize_bilinear_dt(c->n, x->h, x->w, s->g.cout, mid, y->h, y->w, s->align,
-                                 s->half, s->act1, s->act2, tensor_ptr(c, s->out),
-                                 dtype_bits(c, -1, -1, -1, -1, -1, s->out), st);
+    int rc = cu_pointwise_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, -1) | step_out_dt(c, s),
+                             st);
+    return rc < 0 ? rc : resize_after(c, s, s->g.cout, st);
 }
 
 static int run_pointwise(const struct ctx *c, const struct step *s, cudaStream_t st)
@@ -1202,14 +1220,12 @@ static int run_ir_chain(const struct ctx *c, const struct step *s, cudaStream_t 
     return cu_ir_chain_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, s->out), st);
 }
 
-/* A decoder stage; one ending in a 1x1 conv writes the small map (RS_DEFER)
- * or float32 scratch then resized (RS_AFTER), as run_pointwise_rs_after. */
+/* A decoder stage; one ending in a 1x1 conv runs at the small map's size
+ * (RS_AFTER or RS_DEFER, as run_pointwise_rs_after). */
 static int run_tail(const struct ctx *c, const struct step *s, cudaStream_t st)
 {
-    const struct tens *x = &c->net->t[s->x], *y = &c->net->t[s->out];
+    const struct tens *x = &c->net->t[s->x];
     const struct tail_t *t = &s->tail;
-    float *mid = (float *)(c->net->d_act + c->arena + c->net->rs_off);
-    const int after = s->rs == RS_AFTER;
     struct cu_tail_args a = {
         .n = c->n, .h = x->h, .w = x->w, .cin = x->c, .c = t->c, .k = t->k, .cout = t->cout,
         .a = tensor_ptr(c, s->x), .a_scale = tensor_ptr(c, s->a_scale),
@@ -1218,7 +1234,7 @@ static int run_tail(const struct ctx *c, const struct step *s, cudaStream_t st)
         .wd = weights(c, t->wd), .bd = weights(c, t->bd), .act_d1 = t->ad1,
         .act_d2 = t->ad2, .act_d3 = t->ad3,
         .wt = weights(c, t->wt), .bt = weights(c, t->bt), .act_t = t->at,
-        .out = after ? mid : tensor_ptr(c, s->out), .pw = t->pw,
+        .out = step_out(c, s), .pw = t->pw,
     };
     if (s->bsum >= 0) {   /* a deferred resize (RS_DEFER) */
         const struct tens *b = &c->net->t[s->bsum];
@@ -1227,13 +1243,9 @@ static int run_tail(const struct ctx *c, const struct step *s, cudaStream_t st)
         a.b_rs_align = b->rs_align;
         a.b_rs_half = b->rs_half;
     }
-    int rc = cu_tail_dt(&a, dtype_bits(c, s->x, s->a_scale, s->bsum, -1, -1,
-                                       after ? -1 : s->out), st);
-    if (rc < 0 || !after)
-        return rc;
-    return cu_resize_bilinear_dt(c->n, x->h, x->w, t->cout, mid, y->h, y->w, s->align, s->half,
-                                 CU_ACT_NONE, CU_ACT_NONE, tensor_ptr(c, s->out),
-                                 dtype_bits(c, -1, -1, -1, -1, -1, s->out), st);
+    int rc = cu_tail_dt(&a, dtype_bits(c, s->x, s->a_scale, s->bsum, -1, -1, -1) |
+                                step_out_dt(c, s), st);
+    return rc < 0 ? rc : resize_after(c, s, t->cout, st);
 }
 
 static int run_pwdw(const struct ctx *c, const struct step *s, struct conv_geom g,
