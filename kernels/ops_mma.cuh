@@ -1,10 +1,10 @@
 /*
- * ops_mma.cuh - the tensor-core primitives of the 1x1 convs that keep their
- * input in shared memory (ops_block.cu, ops_pwdw.cu). A float32 operand is
- * split into float16 hi + lo parts and three m16n8k16 products (hi*hi +
- * hi*lo + lo*hi) accumulate in float32: ~1e-6 from float32 arithmetic,
- * where plain float16 inputs would move the mask by ~0.03. Private to the
- * kernels' .cu files.
+ * ops_mma.cuh - the tensor-core primitives of the convs that keep their
+ * input in shared memory (ops_block.cu, ops_pwdw.cu, ops_stem.cu,
+ * ops_tail.cu). A float32 operand is split into float16 hi + lo parts and
+ * three m16n8k16 products (hi*hi + hi*lo + lo*hi) accumulate in float32:
+ * ~1e-6 from float32 arithmetic, where plain float16 inputs would move the
+ * mask by ~0.03. Private to the kernels' .cu files.
  */
 #ifndef VR_OPS_MMA_CUH
 #define VR_OPS_MMA_CUH
@@ -60,6 +60,59 @@ __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint3
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* T[p][o] = mask[p] ? act2(act1(X[p] . w[o] + bp[o])) : 0 for the winp
+ * (a multiple of 16) pixels of X (row stride xs floats, kp columns, those
+ * past the input's channels zero), w staged by mma_stage_hilo with row pad
+ * WPAD: a warp takes 16 pixels, splits their inputs into float16 fragments
+ * once (KS k-steps of 16; KS = 0: any kp, re-split for each group of 8
+ * outputs) and runs every group of outputs. With KS > 0, T may be X (same
+ * stride): a warp has read all of its rows before it writes them. NT:
+ * the block's threads. */
+template <int KS, int NT, int WPAD>
+__device__ __forceinline__ void mma_conv1x1(const float *X, int xs, int kp, const __half *Wh,
+                                            const __half *Wl, int c, const float *Bp,
+                                            const float *mask, int act1, int act2, float *T,
+                                            int ts, int winp)
+{
+    constexpr int KR = KS > 0 ? KS : 1;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, ws = kp + WPAD;
+    for (int m0 = (threadIdx.x >> 5) * 16; m0 < winp; m0 += (NT / 32) * 16) {
+        uint32_t ah[KR][4], al[KR][4];
+        const float *a0 = X + (m0 + g) * xs + 2 * t, *a1 = a0 + 8 * xs;
+        if (KS > 0) {
+#pragma unroll
+            for (int k = 0; k < KR; k++)
+                mma_split_a(a0 + 16 * k, a1 + 16 * k, ah[k], al[k]);
+            __syncwarp();
+        }
+        const float m_lo = mask[m0 + g], m_hi = mask[m0 + g + 8];
+        for (int n0 = 0; n0 < c; n0 += 8) {
+            float acc[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+            const int ks_n = KS > 0 ? KS : kp / 16;
+#pragma unroll
+            for (int k = 0; k < ks_n; k++) {
+                const int kk = KS > 0 ? k : 0;
+                if (KS == 0)
+                    mma_split_a(a0 + 16 * k, a1 + 16 * k, ah[0], al[0]);
+                const int off = (n0 + g) * ws + 16 * k + 2 * t;
+                const uint32_t bh0 = *reinterpret_cast<const uint32_t *>(Wh + off);
+                const uint32_t bh1 = *reinterpret_cast<const uint32_t *>(Wh + off + 8);
+                const uint32_t bl0 = *reinterpret_cast<const uint32_t *>(Wl + off);
+                const uint32_t bl1 = *reinterpret_cast<const uint32_t *>(Wl + off + 8);
+                mma_16816(acc, al[kk], bh0, bh1);
+                mma_16816(acc, ah[kk], bl0, bl1);
+                mma_16816(acc, ah[kk], bh0, bh1);
+            }
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int p = m0 + g + (r >> 1) * 8, o = n0 + 2 * t + (r & 1);
+                const float v = act_small(act_small(acc[r] + Bp[o], act1), act2);
+                T[p * ts + o] = (r >> 1 ? m_hi : m_lo) != 0.0f ? v : 0.0f;
+            }
+        }
+    }
 }
 
 #endif

@@ -75,53 +75,6 @@ __device__ __forceinline__ void pd_out4(const struct cu_pwdw_args &a, const floa
         stx1(a.out, out16, o + j, acc[j]);
 }
 
-/* t[p][o] = mask[p] ? act2(act1(x[p] . wp[o] + bp[o])) : 0 for the winp
- * window pixels: a warp takes 16 pixels, splits their inputs into float16
- * fragments once (KS k-steps of 16; KS = 0: any kp, re-split for each
- * group of 8 outputs) and runs every group of outputs. */
-template <int KS>
-__device__ __forceinline__ void pd_conv1x1(const float *X, int xs, int kp, const __half *Wh,
-                                           const __half *Wl, int c, const float *Bp,
-                                           const float *mask, int act1, int act2, float *T,
-                                           int ts, int winp)
-{
-    constexpr int KR = KS > 0 ? KS : 1;
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, ws = kp + PD_WPAD;
-    for (int m0 = (threadIdx.x >> 5) * 16; m0 < winp; m0 += (PD_THREADS / 32) * 16) {
-        uint32_t ah[KR][4], al[KR][4];
-        const float *a0 = X + (m0 + g) * xs + 2 * t, *a1 = a0 + 8 * xs;
-        if (KS > 0)
-#pragma unroll
-            for (int k = 0; k < KR; k++)
-                mma_split_a(a0 + 16 * k, a1 + 16 * k, ah[k], al[k]);
-        const float m_lo = mask[m0 + g], m_hi = mask[m0 + g + 8];
-        for (int n0 = 0; n0 < c; n0 += 8) {
-            float acc[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
-            const int ks_n = KS > 0 ? KS : kp / 16;
-#pragma unroll
-            for (int k = 0; k < ks_n; k++) {
-                const int kk = KS > 0 ? k : 0;
-                if (KS == 0)
-                    mma_split_a(a0 + 16 * k, a1 + 16 * k, ah[0], al[0]);
-                const int off = (n0 + g) * ws + 16 * k + 2 * t;
-                const uint32_t bh0 = *reinterpret_cast<const uint32_t *>(Wh + off);
-                const uint32_t bh1 = *reinterpret_cast<const uint32_t *>(Wh + off + 8);
-                const uint32_t bl0 = *reinterpret_cast<const uint32_t *>(Wl + off);
-                const uint32_t bl1 = *reinterpret_cast<const uint32_t *>(Wl + off + 8);
-                mma_16816(acc, al[kk], bh0, bh1);
-                mma_16816(acc, ah[kk], bl0, bl1);
-                mma_16816(acc, ah[kk], bh0, bh1);
-            }
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int p = m0 + g + (r >> 1) * 8, o = n0 + 2 * t + (r & 1);
-                const float v = act_small(act_small(acc[r] + Bp[o], act1), act2);
-                T[p * ts + o] = (r >> 1 ? m_hi : m_lo) != 0.0f ? v : 0.0f;
-            }
-        }
-    }
-}
-
 __global__ void __launch_bounds__(PD_THREADS) k_pwdw(const pd_k p)
 {
     extern __shared__ float4 pd_sm4[];
@@ -168,11 +121,11 @@ __global__ void __launch_bounds__(PD_THREADS) k_pwdw(const pd_k p)
     __syncthreads();
 
     if (kp == 16)
-        pd_conv1x1<1>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
+        mma_conv1x1<1, PD_THREADS, PD_WPAD>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
     else if (kp == 32)
-        pd_conv1x1<2>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
+        mma_conv1x1<2, PD_THREADS, PD_WPAD>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
     else
-        pd_conv1x1<0>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
+        mma_conv1x1<0, PD_THREADS, PD_WPAD>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
     __syncthreads();
 
     for (int u = tid; u < p.ob * p.ob * (c / 4); u += PD_THREADS) {

@@ -35,18 +35,27 @@ struct rs_taps {
     float w00, w01, w10, w11;   /* w01: row y0, column x1 */
 };
 
-__device__ __forceinline__ rs_taps rs_taps_of(int oy, int ox, float sy, float sx, int half,
-                                              int ih, int iw)
+/* ... from its rows' and columns' rs_coord results. */
+__device__ __forceinline__ rs_taps rs_taps_from(int y0, int y1, float fy, int x0, int x1,
+                                                float fx)
 {
     rs_taps t;
-    float fy, fx;
-    rs_coord(oy, sy, half, ih, &t.y0, &t.y1, &fy);
-    rs_coord(ox, sx, half, iw, &t.x0, &t.x1, &fx);
+    t.y0 = y0; t.y1 = y1; t.x0 = x0; t.x1 = x1;
     t.w00 = (1.0f - fy) * (1.0f - fx);
     t.w01 = (1.0f - fy) * fx;
     t.w10 = fy * (1.0f - fx);
     t.w11 = fy * fx;
     return t;
+}
+
+__device__ __forceinline__ rs_taps rs_taps_of(int oy, int ox, float sy, float sx, int half,
+                                              int ih, int iw)
+{
+    int y0, y1, x0, x1;
+    float fy, fx;
+    rs_coord(oy, sy, half, ih, &y0, &y1, &fy);
+    rs_coord(ox, sx, half, iw, &x0, &x1, &fx);
+    return rs_taps_from(y0, y1, fy, x0, x1, fx);
 }
 
 /* The blend of the four taps: the weights once a pixel, then four

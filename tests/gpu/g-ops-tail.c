@@ -21,8 +21,10 @@ struct tail_case {
     int b_h, b_w, align, half;    /* b_h > 0: the sum operand small, resized on load */
 };
 
-static void run_case(const struct tail_case *q, size_t i, int f16, const char *what)
+static void run_case(const struct tail_case *q, size_t i, unsigned dt, const char *what)
 {
+    const int a16 = (dt & CU_DT_IN0) != 0, s16 = (dt & CU_DT_IN1) != 0;
+    const int b16 = (dt & CU_DT_IN2) != 0, f16 = (dt & CU_DT_OUT) != 0;
     const int n = q->n, h = q->h, w = q->w, cin = q->cin, c = q->c, cout = q->cout;
     const size_t nin = (size_t)n * h * w * cin;
     const size_t nb = q->b_h > 0 ? (size_t)n * q->b_h * q->b_w * cin : nin;
@@ -35,9 +37,9 @@ static void run_case(const struct tail_case *q, size_t i, int f16, const char *w
         .b_rs_h = q->b_h, .b_rs_w = q->b_w, .b_rs_align = q->align, .b_rs_half = q->half,
         .pw = q->pw,
     };
-    float *in = gn_random(nin, -1, 1, f16);
-    float *scale = q->prologue ? gn_random((size_t)n * cin, 0, 1, f16) : NULL;
-    float *sum = q->prologue ? gn_random(nb, -1, 1, f16) : NULL;
+    float *in = gn_random(nin, -1, 1, a16);
+    float *scale = q->prologue ? gn_random((size_t)n * cin, 0, 1, s16) : NULL;
+    float *sum = q->prologue ? gn_random(nb, -1, 1, b16) : NULL;
     float *wp = gn_random((size_t)c * cin, -0.5f, 0.5f, 0);
     float *bp = gn_random(c, -0.2f, 0.2f, 0);
     float *wd = gn_random((size_t)9 * c, -0.5f, 0.5f, 0);
@@ -54,15 +56,15 @@ static void run_case(const struct tail_case *q, size_t i, int f16, const char *w
     a.out = want;
     cr_assert_eq(ref_tail(&a), 0);
     struct cu_tail_args d = a;
-    d.a = gn_up(in, nin, f16);
-    d.a_scale = scale ? gn_up(scale, (size_t)n * cin, f16) : NULL;
-    d.b = sum ? gn_up(sum, nb, f16) : NULL;
+    d.a = gn_up(in, nin, a16);
+    d.a_scale = scale ? gn_up(scale, (size_t)n * cin, s16) : NULL;
+    d.b = sum ? gn_up(sum, nb, b16) : NULL;
     d.wp = gn_up(wp, (size_t)c * cin, 0); d.bp = gn_up(bp, c, 0);
     d.wd = gn_up(wd, (size_t)9 * c, 0); d.bd = gn_up(bd, c, 0);
     d.wt = gn_up(wt, nwt, 0); d.bt = gn_up(bt, cout, 0);
     d.out = gn_poisoned(nout, f16);
     cr_assert(cu_tail_ok(&d), "%s case %zu refused", what, i);
-    cr_assert_eq(cu_tail(&d, f16, 0), 0, "%s case %zu", what, i);
+    cr_assert_eq(cu_tail_dt(&d, dt, 0), 0, "%s case %zu dt %u", what, i, dt);
     gn_check(what, i, d.out, want, nout, f16, 4);
     const void *dev[] = { d.a, d.a_scale, d.b, d.wp, d.bp, d.wd, d.bd, d.wt, d.bt, d.out };
     gn_free_device(dev, sizeof dev / sizeof dev[0]);
@@ -71,12 +73,15 @@ static void run_case(const struct tail_case *q, size_t i, int f16, const char *w
         free(host[k]);
 }
 
+/* float32, float16, and the mix of the last stage at fp16 = 1 (the small
+ * sum float16): each compiled in (ops_tail.cu) or read at run time. */
 static void run_cases(const struct tail_case *cs, size_t count, const char *what)
 {
+    static const unsigned dts[] = { 0, CU_DT_ALL, CU_DT_IN2, CU_DT_IN0 | CU_DT_OUT };
     gn_seed(what);
-    for (int f16 = 0; f16 <= 1; f16++)
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
         for (size_t i = 0; i < count; i++)
-            run_case(&cs[i], i, f16, what);
+            run_case(&cs[i], i, dts[d], what);
 }
 
 /* The last stage: the transpose conv. */
