@@ -105,12 +105,17 @@ __device__ __forceinline__ void mma_conv1x1(const float *X, int xs, int kp, cons
                 mma_16816(acc, ah[kk], bl0, bl1);
                 mma_16816(acc, ah[kk], bh0, bh1);
             }
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int p = m0 + g + (r >> 1) * 8, o = n0 + 2 * t + (r & 1);
-                const float v = act_small(act_small(acc[r] + Bp[o], act1), act2);
-                T[p * ts + o] = (r >> 1 ? m_hi : m_lo) != 0.0f ? v : 0.0f;
-            }
+            /* the activations' switches once for the 4 values; rows g and
+             * g + 8 get columns o, o + 1 as one 8-byte store each */
+            const int o = n0 + 2 * t;
+            const float2 b = *reinterpret_cast<const float2 *>(Bp + o);
+            float v[4] = { acc[0] + b.x, acc[1] + b.y, acc[2] + b.x, acc[3] + b.y };
+            act_vec(v, act1);
+            act_vec(v, act2);
+            *reinterpret_cast<float2 *>(T + (m0 + g) * ts + o) =
+                m_lo != 0.0f ? make_float2(v[0], v[1]) : make_float2(0.0f, 0.0f);
+            *reinterpret_cast<float2 *>(T + (m0 + g + 8) * ts + o) =
+                m_hi != 0.0f ? make_float2(v[2], v[3]) : make_float2(0.0f, 0.0f);
         }
     }
 }

@@ -34,24 +34,40 @@ __device__ __forceinline__ void fma_rows8(float (&acc)[N], const float *w, const
         fma_row(acc, w + k * N, v[k]);
 }
 
+/* acc[j] += t[j] * w[j] for 4 channels, t and w 16-byte aligned. */
+__device__ __forceinline__ void dw_tap4(float acc[4], const float *tp, const float *wp)
+{
+    const float4 t = *reinterpret_cast<const float4 *>(tp);
+    const float4 w = *reinterpret_cast<const float4 *>(wp);
+    acc[0] = fmaf(t.x, w.x, acc[0]);
+    acc[1] = fmaf(t.y, w.y, acc[1]);
+    acc[2] = fmaf(t.z, w.z, acc[2]);
+    acc[3] = fmaf(t.w, w.w, acc[3]);
+}
+
 /* Depthwise taps (geometry g) of channels cq..cq+3 of the output pixel at
  * (by, bx) of a block whose window T (16-byte aligned) has rw columns and
  * pixel stride ts (a multiple of 4); wd [kh][kw][c] in shared memory. acc
- * holds the bias on entry. */
+ * holds the bias on entry. K > 0: a K x K kernel of stride S compiled in
+ * (the taps unrolled); K = 0: g's, at run time. */
+template <int K, int S>
 __device__ __forceinline__ void dw_taps4(float acc[4], const float *T, int rw, int ts,
                                          const float *wd, int c, const struct conv_geom &g,
                                          int by, int bx, int cq)
 {
-    for (int ky = 0; ky < g.kh; ky++)
-        for (int kx = 0; kx < g.kw; kx++) {
-            const float4 t = *reinterpret_cast<const float4 *>(
-                T + ((by * g.sh + ky) * rw + bx * g.sw + kx) * ts + cq);
-            const float4 w = *reinterpret_cast<const float4 *>(wd + (ky * g.kw + kx) * c + cq);
-            acc[0] = fmaf(t.x, w.x, acc[0]);
-            acc[1] = fmaf(t.y, w.y, acc[1]);
-            acc[2] = fmaf(t.z, w.z, acc[2]);
-            acc[3] = fmaf(t.w, w.w, acc[3]);
-        }
+    if constexpr (K > 0) {
+        const float *t0 = T + ((by * S) * rw + bx * S) * ts + cq;
+#pragma unroll
+        for (int ky = 0; ky < K; ky++)
+#pragma unroll
+            for (int kx = 0; kx < K; kx++)
+                dw_tap4(acc, t0 + (ky * rw + kx) * ts, wd + (ky * K + kx) * c + cq);
+    } else {
+        for (int ky = 0; ky < g.kh; ky++)
+            for (int kx = 0; kx < g.kw; kx++)
+                dw_tap4(acc, T + ((by * g.sh + ky) * rw + bx * g.sw + kx) * ts + cq,
+                        wd + (ky * g.kw + kx) * c + cq);
+    }
 }
 
 #endif
