@@ -148,6 +148,9 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
     const size_t plane = (size_t)a.w * a.h;
     const int px = p % a.w, py = p / a.w;
     int have = a.have;
+    /* still as 4 bytes (a difference of bytes is at most 255; below 0
+     * nothing is still) */
+    const uint32_t still4 = (uint32_t)min(max(a.still, 0), 255) * 0x01010101u;
     uint32_t hy[S], hm[S];
 #pragma unroll
     for (int i = 0; i < S; i++)
@@ -185,10 +188,12 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
             for (int i = 1; i <= S; i++) {
                 if (i > have)
                     break;
+                /* per byte: |yc - y_i| <= still, four at a time (SIMD) */
+                const uint32_t still =
+                    a.still >= 0 ? __vcmpleu4(__vabsdiffu4(yc, hy[i - 1]), still4) : 0u;
 #pragma unroll
                 for (int k = 0; k < V; k++) {
-                    const int c = (yc >> 8 * k) & 0xffu, o = (hy[i - 1] >> 8 * k) & 0xffu;
-                    if (abs(c - o) <= a.still) {
+                    if (still >> 8 * k & 1u) {
                         const float mi = (float)((hm[i - 1] >> 8 * k) & 0xffu);
                         acc[k] = __fadd_rn(acc[k], __fmul_rn(a.weight[i], mi));
                         wsum[k] = __fadd_rn(wsum[k], a.weight[i]);

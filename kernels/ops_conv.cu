@@ -4,16 +4,13 @@
  * float32 and float16 activations (ops_cuda.h).
  *
  * C references: ref_conv2d, ref_dwconv2d, ref_tconv_bias (ops_ref.c) and
- * ref_pointwise, ref_dw_fused, ref_tconv_x (ops_fused_ref.c). Layout per
+ * ref_dw_fused, ref_tconv_x (ops_fused_ref.c); the pointwise conv is in
+ * ops_pointwise.cu. Layout per
  * file: kernels, then launchers; each launcher checks the geometry it takes,
  * launches, and returns VR_ECUDA if cudaGetLastError() reports a failure.
  *
  * The maps are small (16x16..128x128) with 16..128 channels, so every kernel
- * here is bound by memory traffic and latency, not arithmetic: the pointwise
- * kernel stages a tile of pixels and the whole weight matrix in shared
- * memory once per block, applies the squeeze-excite scale / residual add on
- * the way in and the activations / scale / residual on the way out, so each
- * activation makes one trip through device memory.
+ * here is bound by memory traffic and latency, not arithmetic.
  */
 #include "ops_resize.cuh"
 
@@ -103,163 +100,6 @@ __global__ void k_conv2d(struct conv_geom g, const TI *__restrict__ in,
                         st1(o + co0 + j, v[j]);
             }
         }
-    }
-}
-
-/* ---- pointwise (1x1) conv with fused prologue / epilogue ---- */
-
-struct pw_k {
-    int npix, hw, cin, cout, P, S;   /* P pixels per block; S = P + 4 row stride */
-    const void *a, *as, *b;
-    const float *w, *bias;
-    int act1, act2;
-    const void *es, *res;
-    int act3;
-    void *out;
-    unsigned dt;                     /* CU_DT_* bits: which buffers are __half */
-    int rs_h, rs_w, out_w;           /* resize-on-load source (rs_h > 0) */
-    float rs_sy, rs_sx;
-    int rs_half;
-};
-
-/* PX pixels per thread: 4 on big maps (fewer shared-memory loads per
- * multiply-add), 1 on small ones (more threads and blocks in flight). */
-template <int PX>
-__global__ void __launch_bounds__(512) k_pointwise(struct pw_k k)
-{
-    const int PW_PX = PX;
-    extern __shared__ float sm[];
-    float *xs = sm;                    /* [cin][S]: staged inputs, channel-major */
-    float *ws = sm + (size_t)k.cin * k.S;   /* [cin][cout]: transposed weights */
-    const int fa = k.dt & CU_DT_IN0, fs = k.dt & CU_DT_IN1, fb = k.dt & CU_DT_IN2;
-    const int tid = threadIdx.x, nt = blockDim.x;
-    const unsigned gp0 = blockIdx.x * (unsigned)k.P;   /* npix < 2^31: launcher */
-    const unsigned hw = (unsigned)k.hw;
-
-    for (int i = tid; i < k.cin * k.cout; i += nt) {
-        int co = i / k.cin, ci = i - co * k.cin;
-        ws[ci * k.cout + co] = k.w[i];
-    }
-    if ((k.cin & 7) == 0) {
-        const int c8n = k.cin >> 3;
-        for (int i = tid; i < k.P * c8n; i += nt) {
-            int p = i / c8n, c8 = (i - p * c8n) << 3;
-            unsigned gp = gp0 + p;
-            float v[8];
-            if (gp < (unsigned)k.npix && k.rs_h > 0) {
-                /* the upsampled input, sampled here instead of written */
-                unsigned n = gp / hw, pi = gp - n * hw;
-                const rs_taps tp = rs_taps_of((int)(pi / (unsigned)k.out_w),
-                                              (int)(pi % (unsigned)k.out_w), k.rs_sy, k.rs_sx,
-                                              k.rs_half, k.rs_h, k.rs_w);
-                rs_load8(k.a, fa, (size_t)n * k.rs_h * k.rs_w * k.cin, k.rs_w, k.cin, c8, tp, v);
-            } else if (gp < (unsigned)k.npix) {
-                ldx8(k.a, fa, (size_t)gp * k.cin + c8, v);
-            }
-            if (gp < (unsigned)k.npix) {
-                if (k.as) {
-                    float s[8];
-                    ldx8(k.as, fs, (size_t)(gp / hw) * k.cin + c8, s);
-#pragma unroll
-                    for (int j = 0; j < 8; j++)
-                        v[j] *= s[j];
-                }
-                if (k.b) {
-                    float s[8];
-                    ldx8(k.b, fb, (size_t)gp * k.cin + c8, s);
-#pragma unroll
-                    for (int j = 0; j < 8; j++)
-                        v[j] += s[j];
-                }
-            } else {
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    v[j] = 0.0f;
-            }
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                xs[(c8 + j) * k.S + p] = v[j];
-        }
-    } else {
-        for (int i = tid; i < k.P * k.cin; i += nt) {
-            int p = i / k.cin, ci = i - p * k.cin;
-            unsigned gp = gp0 + p;
-            float v = 0.0f;
-            if (gp < (unsigned)k.npix) {
-                v = ldx1(k.a, fa, (size_t)gp * k.cin + ci);
-                if (k.as)
-                    v *= ldx1(k.as, fs, (size_t)(gp / hw) * k.cin + ci);
-                if (k.b)
-                    v += ldx1(k.b, fb, (size_t)gp * k.cin + ci);
-            }
-            xs[ci * k.S + p] = v;
-        }
-    }
-    __syncthreads();
-
-    const int nch = k.cout >> 3;
-    const int chunk = tid % nch, pg = tid / nch;
-    const int co0 = chunk << 3;
-    float acc[PW_PX][8];
-#pragma unroll
-    for (int j = 0; j < 8; j++) {
-        float bj = k.bias ? k.bias[co0 + j] : 0.0f;
-#pragma unroll
-        for (int p = 0; p < PW_PX; p++)
-            acc[p][j] = bj;
-    }
-    const float *xp = xs + pg * PW_PX;
-    const float *wp = ws + co0;
-#pragma unroll 4
-    for (int ci = 0; ci < k.cin; ci++) {
-        float xv[PX];
-        if (PX == 4) {
-            float4 x = *reinterpret_cast<const float4 *>(xp + ci * k.S);
-            xv[0] = x.x; xv[PX > 1 ? 1 : 0] = x.y; xv[PX > 2 ? 2 : 0] = x.z;
-            xv[PX > 3 ? 3 : 0] = x.w;
-        } else {
-#pragma unroll
-            for (int p = 0; p < PX; p++)
-                xv[p] = xp[ci * k.S + p];
-        }
-        float4 w0 = *reinterpret_cast<const float4 *>(wp + ci * k.cout);
-        float4 w1 = *reinterpret_cast<const float4 *>(wp + ci * k.cout + 4);
-        float wv[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
-#pragma unroll
-        for (int p = 0; p < PW_PX; p++)
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                acc[p][j] = fmaf(xv[p], wv[j], acc[p][j]);
-    }
-
-    const int fe = k.dt & CU_DT_IN3, fr = k.dt & CU_DT_RES, fo = k.dt & CU_DT_OUT;
-#pragma unroll
-    for (int p = 0; p < PW_PX; p++) {
-        unsigned gp = gp0 + pg * PW_PX + p;
-        if (gp >= (unsigned)k.npix)
-            break;
-        float v[8];
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            v[j] = acc[p][j];
-        act_vec(v, k.act1);
-        act_vec(v, k.act2);
-        if (k.es) {
-            float s[8];
-            ldx8(k.es, fe, (size_t)(gp / hw) * k.cout + co0, s);
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                v[j] *= s[j];
-        }
-        if (k.res) {
-            float r[8];
-            ldx8(k.res, fr, (size_t)gp * k.cout + co0, r);
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                v[j] += r[j];
-            act_vec(v, k.act3);
-        }
-        stx8(k.out, fo, (size_t)gp * k.cout + co0, v);
     }
 }
 
@@ -506,87 +346,6 @@ extern "C" int cu_conv2d_h(const struct conv_geom *g, const vr_half *in, const f
                            const float *b, vr_half *out, cudaStream_t s)
 {
     return cu_conv2d_x(g, in, 1, w, b, g ? g->act : 0, CU_ACT_NONE, out, 1, s);
-}
-
-#define PW_MAX_SMEM (200 * 1024)
-static int pw_prepared;
-
-extern "C" int cu_ops_prepare(void)
-{
-    if (pw_prepared)
-        return 0;
-    cudaError_t a = cudaFuncSetAttribute(k_pointwise<4>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, PW_MAX_SMEM);
-    cudaError_t b = cudaFuncSetAttribute(k_pointwise<1>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, PW_MAX_SMEM);
-    if (a != cudaSuccess || b != cudaSuccess) {
-        cudaGetLastError();
-        return VR_ECUDA;
-    }
-    pw_prepared = 1;
-    return 0;
-}
-
-extern "C" int cu_pointwise(const struct cu_pw_args *p, int f16, cudaStream_t s)
-{
-    return cu_pointwise_dt(p, f16 ? CU_DT_ALL : 0, s);
-}
-
-extern "C" int cu_pointwise_dt(const struct cu_pw_args *p, unsigned dt, cudaStream_t s)
-{
-    if (!p || p->n <= 0 || p->hw <= 0 || p->cin <= 0 || p->cin > 1024 ||
-        p->cout <= 0 || p->cout > 1024 || (p->cout & 7) || !p->a || !p->w || !p->out)
-        return VR_EINVAL;
-    size_t npix = (size_t)p->n * p->hw;
-    if (npix > 0x7fffffffu)
-        return VR_EINVAL;
-    /* 8-wide accesses need 16-byte aligned rows */
-    if (!cu_aligned16(p->a) || !cu_aligned16(p->out) || !cu_aligned16(p->w) ||
-        (p->b && !cu_aligned16(p->b)) || (p->res && !cu_aligned16(p->res)) ||
-        (p->e_scale && !cu_aligned16(p->e_scale)) || (p->a_scale && !cu_aligned16(p->a_scale)))
-        return VR_EINVAL;
-    /* big maps: 4 pixels a thread, 128-pixel tiles; small ones (the 16x16
-     * bottleneck): 1 pixel a thread and tiles small enough for ~2 blocks
-     * per SM, so latency is hidden by more warps rather than more work */
-    const int PX = npix >= (size_t)128 * 132 * 4 ? 4 : 1;
-    int P = 128;
-    while (P > 16 && ((P / PX) * (p->cout / 8) > (PX == 4 ? 256 : 512) ||
-                      (PX == 1 && npix / P < 264)))
-        P /= 2;
-    size_t smem;
-    for (;;) {
-        smem = ((size_t)p->cin * (P + 4) + (size_t)p->cin * p->cout) * sizeof(float);
-        if (smem <= 96 * 1024 || P <= 16)
-            break;
-        P /= 2;
-    }
-    int threads = (P / PX) * (p->cout / 8);
-    if (smem > PW_MAX_SMEM || threads > 512)
-        return VR_EINVAL;
-    if (smem > 48 * 1024 && cu_ops_prepare() < 0)
-        return VR_ECUDA;
-    struct pw_k k = {(int)npix, p->hw, p->cin, p->cout, P, P + 4, p->a, p->a_scale,
-                     p->b, p->w, p->bias, p->act1, p->act2, p->e_scale, p->res,
-                     p->act3, p->out, dt, 0, 0, 0, 0.0f, 0.0f, 0};
-    if (p->rs_h > 0) {
-        /* resize on load: 8-wide channel groups only, output map given */
-        if ((p->cin & 7) || p->rs_w <= 0 || p->out_h <= 0 || p->out_w <= 0 ||
-            (size_t)p->out_h * p->out_w != (size_t)p->hw ||
-            (size_t)p->n * p->rs_h * p->rs_w * p->cin > 0x7fffffffu)
-            return VR_EINVAL;
-        k.rs_h = p->rs_h;
-        k.rs_w = p->rs_w;
-        k.out_w = p->out_w;
-        k.rs_sy = rs_scale(p->rs_h, p->out_h, p->rs_align);
-        k.rs_sx = rs_scale(p->rs_w, p->out_w, p->rs_align);
-        k.rs_half = p->rs_half;
-    }
-    unsigned blocks = cu_blocks(npix, (unsigned)P);
-    if (PX == 4)
-        k_pointwise<4><<<blocks, threads, smem, s>>>(k);
-    else
-        k_pointwise<1><<<blocks, threads, smem, s>>>(k);
-    return cu_check_launch();
 }
 
 static int launch_dw(const struct cu_dw_args *p, unsigned dt, cudaStream_t s)

@@ -69,7 +69,7 @@ __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint3
  * once (KS k-steps of 16; KS = 0: any kp, re-split for each group of 8
  * outputs) and runs every group of outputs. With KS > 0, T may be X (same
  * stride): a warp has read all of its rows before it writes them. NT:
- * the block's threads. */
+ * the block's threads. mask NULL: every pixel. */
 template <int KS, int NT, int WPAD>
 __device__ __forceinline__ void mma_conv1x1(const float *X, int xs, int kp, const __half *Wh,
                                             const __half *Wl, int c, const float *Bp,
@@ -87,7 +87,7 @@ __device__ __forceinline__ void mma_conv1x1(const float *X, int xs, int kp, cons
                 mma_split_a(a0 + 16 * k, a1 + 16 * k, ah[k], al[k]);
             __syncwarp();
         }
-        const float m_lo = mask[m0 + g], m_hi = mask[m0 + g + 8];
+        const float m_lo = mask ? mask[m0 + g] : 1.0f, m_hi = mask ? mask[m0 + g + 8] : 1.0f;
         for (int n0 = 0; n0 < c; n0 += 8) {
             float acc[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
             const int ks_n = KS > 0 ? KS : kp / 16;
