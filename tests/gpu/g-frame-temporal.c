@@ -1,9 +1,10 @@
 /*
  * g-frame-temporal.c - the temporal filter's CUDA twin against its C twin
  * on fresh random frames (every pixel format, still areas, a scene cut,
- * the window carried across calls), bit for bit; and the engine's refine
- * pass (guided apply over the frames of a call) against the C twin run
- * frame by frame.
+ * the window carried across calls), bit for bit; the lumas and change
+ * sums alone, at the luma kernel's packed scales and off them; and the
+ * engine's refine pass (guided apply over the frames of a call) against
+ * the C twin run frame by frame.
  */
 #include "g-frame-util.h"
 
@@ -215,4 +216,113 @@ Test(gpu_frame, temporal_twin_every_format)
             temporal_case(fmts[i], 0);
             temporal_case(fmts[i], 1);
         }
+}
+
+/* ---- the lumas and change sums alone ---- */
+
+/* frame_temporal_luma_cuda vs frame_temporal_luma_ref and
+ * frame_temporal_sad_ref: nf random frames of fmt seen from column c0 on
+ * (sw x sh: c0 > 0 starts rows off their alignment), lumas at w x h into
+ * y at byte offset yoff, frame 0 against a random previous luma (ring slot
+ * 1, at byte offset yoff too) or, without one, against itself. Lumas and
+ * sums equal to the bit; bytes around y untouched. */
+static void temporal_luma_case(int fmt, int sw, int sh, int c0, int w, int h, int nf,
+                               int with_prev, int yoff)
+{
+    const size_t plane = (size_t)w * h, guard = 64;
+    const int bpp = gf_bpp(fmt, 0);
+    struct gf_frame g[FRAME_CU_MAX_FRAMES];
+    struct frame_batch fb;
+    memset(&fb, 0, sizeof fb);
+    fb.n = nf;
+    fb.fmt = fmt;
+    uint8_t *want = malloc((size_t)nf * plane), *got = malloc((size_t)nf * plane + 2 * guard);
+    uint8_t *prev = malloc(plane);
+    cr_assert(want && got && prev);
+    for (size_t k = 0; k < plane; k++)
+        prev[k] = (uint8_t)gf_u32();
+    unsigned long long want_sad[FRAME_CU_MAX_FRAMES], got_sad[FRAME_CU_MAX_FRAMES];
+    for (int j = 0; j < nf; j++) {
+        gf_frame_alloc(&g[j], fmt, sw + c0, sh, 0);
+        gf_frame_random(&g[j]);
+        gf_frame_upload(&g[j]);
+        struct seg_frame view = g[j].host;
+        view.data[0] += (size_t)c0 * bpp;
+        view.w = sw;
+        uint8_t *yj = want + (size_t)j * plane;
+        frame_temporal_luma_ref(&view, yj, w, h);
+        want_sad[j] = j > 0 ? frame_temporal_sad_ref(yj, yj - plane, w, h)
+                    : with_prev ? frame_temporal_sad_ref(yj, prev, w, h) : 0;
+        fb.data[j][0] = g[j].dev.data[0] + (size_t)c0 * bpp;
+        fb.linesize[j][0] = g[j].dev.linesize[0];
+    }
+    struct temporal_opts o;
+    temporal_opts_make(&o, 3, 0.5, 4, 20.0, w, h);
+    struct temporal_state s = { with_prev ? 2 : 0, 1 };
+    uint8_t *dy = NULL, *dring = NULL;
+    unsigned long long *dsad = NULL;
+    GF_CUDA(cudaMalloc((void **)&dy, (size_t)nf * plane + 2 * guard));
+    GF_CUDA(cudaMalloc((void **)&dring, 2 * plane + guard));
+    GF_CUDA(cudaMalloc((void **)&dsad, nf * sizeof *dsad));
+    GF_CUDA(cudaMemset(dy, 0xa5, (size_t)nf * plane + 2 * guard));
+    GF_CUDA(cudaMemset(dsad, 0xff, nf * sizeof *dsad));
+    GF_CUDA(cudaMemcpy(dring + yoff + plane, prev, plane, cudaMemcpyHostToDevice));
+    vr_err err = { 0, "" };
+    cr_assert_eq(frame_temporal_luma_cuda(&o, &s, &fb, sw, sh, dy + guard + yoff, dring + yoff,
+                                          dsad, 0, &err),
+                 0, "%s", err.msg);
+    GF_CUDA(cudaMemcpy(got, dy, (size_t)nf * plane + 2 * guard, cudaMemcpyDeviceToHost));
+    GF_CUDA(cudaMemcpy(got_sad, dsad, nf * sizeof *dsad, cudaMemcpyDeviceToHost));
+    char what[96];
+    snprintf(what, sizeof what, "fmt %d %dx%d+%d -> %dx%d, %d frames, prev %d, y offset %d",
+             fmt, sw, sh, c0, w, h, nf, with_prev, yoff);
+    for (int j = 0; j < nf; j++) {
+        size_t off = 0;
+        for (size_t k = 0; k < plane; k++)
+            off += got[guard + yoff + (size_t)j * plane + k] != want[(size_t)j * plane + k];
+        cr_expect_eq(off, 0, "%s: frame %d: %zu lumas differ", what, j, off);
+        cr_expect_eq(got_sad[j], want_sad[j], "%s: frame %d: sum %llu, want %llu", what, j,
+                     got_sad[j], want_sad[j]);
+    }
+    size_t touched = 0;
+    for (size_t k = 0; k < guard + yoff; k++)
+        touched += got[k] != 0xa5;
+    for (size_t k = guard + yoff + (size_t)nf * plane; k < (size_t)nf * plane + 2 * guard; k++)
+        touched += got[k] != 0xa5;
+    cr_expect_eq(touched, 0, "%s: %zu bytes around y written", what, touched);
+    for (int j = 0; j < nf; j++)
+        gf_frame_free(&g[j]);
+    cudaFree(dy);
+    cudaFree(dring);
+    cudaFree(dsad);
+    free(want);
+    free(got);
+    free(prev);
+}
+
+/* Every format at the kernel's packed scales (1, 2 and 4 source pixels an
+ * output pixel, rows aligned) and off them: rows starting unaligned,
+ * widths not a multiple of 4, odd source sizes, upscaling, an unaligned y;
+ * 1 to 9 frames with and without a previous luma, and a full batch. */
+Test(gpu_frame, temporal_luma_every_format)
+{
+    gf_seed("temporal_luma");
+    const int fmts[] = { SEG_PIX_NV12, SEG_PIX_P010, SEG_PIX_YUV420P, SEG_PIX_RGB24 };
+    for (int r = 0; r < 2; r++)
+        for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+            const int fmt = fmts[i], w4 = 4 * gf_int(4, 90), h = gf_int(5, 150);
+            const int odd = gf_int(9, 150) | 1, prev = r == 0;
+            for (int k = 1; k <= 4; k *= 2) /* packed at k:1 (P010 4:1: general) */
+                temporal_luma_case(fmt, k * w4, k * h, 0, w4, h, gf_int(1, 9), prev, 0);
+            temporal_luma_case(fmt, 2 * w4, 2 * h, gf_int(1, 7), w4, h, gf_int(1, 9), prev, 0);
+            temporal_luma_case(fmt, 2 * odd, 2 * h, 0, odd, h, gf_int(1, 9), prev, 0);
+            temporal_luma_case(fmt, gf_int(17, 401) | 1, gf_int(9, 301) | 1, 0, odd, h,
+                               gf_int(1, 9), !prev, 0);
+            temporal_luma_case(fmt, gf_int(16, 64), gf_int(8, 40), 0, w4, h, gf_int(1, 9), prev,
+                               0);
+            temporal_luma_case(fmt, 2 * w4, 2 * h, 0, w4, h, gf_int(1, 9), prev, gf_int(1, 3));
+            temporal_luma_case(fmt, 2 * w4, 2 * h, 0, w4, h, gf_int(1, 9), !prev, gf_int(1, 3));
+        }
+    temporal_luma_case(SEG_PIX_NV12, 2 * 64, 2 * 36, 0, 64, 36, FRAME_CU_MAX_FRAMES, 1, 0);
+    temporal_luma_case(SEG_PIX_P010, 2 * 61, 2 * 37, 0, 61, 37, FRAME_CU_MAX_FRAMES, 0, 0);
 }
