@@ -291,7 +291,7 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
         { "preprocess (NV12 -> tiles)", 1.5 * Y + tpf * tile_px * 12.0 },
         { "luma at work size", Y + p.work_per_frame * 4.0 },
         { "blend", tpf * tile_px * 4.0 + p.work_per_frame * 4.0 },
-        { "guided coefficients (4)", p.work_per_frame * 4.0 * 4 },
+        { "guided coefficients (2)", p.work_per_frame * 4.0 * 4 },
         { "refine (mask)", Y + (double)ow * oh },
         { "temporal: luma + sums", (double)ow * oh * 2 },
         { "temporal: filter (window full)", (double)ow * oh * (2 + 2.0 * slots + 2) },

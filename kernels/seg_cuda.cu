@@ -6,7 +6,7 @@
  *
  *   preprocess (1 launch: every tile of every eye of every frame)
  *   -> netcu_run (1 call: all those tiles)
- *   -> blend (1) -> luma at work size (1) -> guided coefficients (4)
+ *   -> blend (1) -> luma at work size (1) -> guided coefficients (2; 4 for r > 16)
  *   -> refine + smoothing into the output masks (1, all frames)
  *
  * Frames and masks are device memory when on_device (NVDEC surfaces never

@@ -1,7 +1,8 @@
 /*
  * g-frame-guided.c - the CUDA fast guided filter against its C twins: the
  * low-resolution coefficients (box means, a, b) on random guide and mask,
- * and the full-resolution apply (a, b upsampled, luma of the frame's rect
+ * within a tolerance and, on edge cases and batches, bit for bit; the
+ * full-resolution apply (a, b upsampled, luma of the frame's rect
  * resampled by each rule) and the plain bilinear upsample, in u8. Outputs
  * poisoned; u8 results may differ by one step where a value sits on a
  * rounding boundary, and only at a few pixels. The batched NV12 area
@@ -50,6 +51,121 @@ Test(gpu_frame, guided_coeffs)
         free(b);
         free(scr);
     }
+}
+
+/* ---- guided coefficients, bit for bit ---- */
+
+/* Random guide and mask for n floats, the mask correlated with the guide. */
+static void coeffs_inputs(float *I, float *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        I[i] = gf_unif(0.0f, 1.0f);
+        p[i] = I[i] > 0.5f ? gf_unif(0.7f, 1.0f) : gf_unif(0.0f, 0.3f);
+    }
+}
+
+/* Floats of device `d` whose bits differ from want[0..n); *first: the
+ * first of them, *got: its value. */
+static size_t coeffs_diff(const float *d, const float *want, size_t n, size_t *first, float *got)
+{
+    float *h = malloc(n * sizeof *h);
+    cr_assert(h);
+    GF_CUDA(cudaDeviceSynchronize());
+    GF_CUDA(cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&h[i], &want[i], sizeof *h) && bad++ == 0) {
+            *first = i;
+            *got = h[i];
+        }
+    free(h);
+    return bad;
+}
+
+/* n frames of n_eyes eyes of sizes eyes[i] (w, h) in the work layout, each
+ * image against frame_guided_coeffs_ref: every bit of a and b. */
+static void coeffs_exact(int n_eyes, const int (*eyes)[2], int n, int r)
+{
+    struct frame_cu_plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.n_eyes = n_eyes;
+    for (int i = 0; i < n_eyes; i++) {
+        pl.e[i].work_w = eyes[i][0];
+        pl.e[i].work_h = eyes[i][1];
+        pl.e[i].work_off = pl.work_per_frame;
+        pl.work_per_frame += (size_t)eyes[i][0] * eyes[i][1];
+        if (eyes[i][0] * eyes[i][1] > pl.max_work)
+            pl.max_work = eyes[i][0] * eyes[i][1];
+    }
+    const size_t np = (size_t)n * pl.work_per_frame;
+    const float eps = gf_unif(1e-4f, 1e-2f);
+    float *I = malloc(np * sizeof *I), *p = malloc(np * sizeof *p);
+    float *a = malloc(np * sizeof *a), *b = malloc(np * sizeof *b);
+    float *scr = malloc(FRAME_GUIDED_SCRATCH(pl.max_work, 1) * sizeof *scr);
+    cr_assert(I && p && a && b && scr);
+    coeffs_inputs(I, p, np);
+    for (int f = 0; f < n; f++)
+        for (int i = 0; i < n_eyes; i++) {
+            const size_t o = f * pl.work_per_frame + pl.e[i].work_off;
+            frame_guided_coeffs_ref(I + o, p + o, eyes[i][0], eyes[i][1], r, eps, a + o, b + o,
+                                    scr);
+        }
+    float *dI = gf_dev_copy(I, np * sizeof *I), *dp = gf_dev_copy(p, np * sizeof *p);
+    float *da = gf_dev_poisoned(np), *db = gf_dev_poisoned(np);
+    float *ds = gf_dev_poisoned(FRAME_GUIDED_SCRATCH(np, 1));
+    vr_err err = { 0, "" };
+    int rc = n_eyes == 1 && n == 1
+                 ? frame_guided_coeffs_cuda(dI, dp, eyes[0][0], eyes[0][1], r, eps, da, db, ds,
+                                            0, &err)
+                 : frame_guided_coeffs_batch_cuda(dI, dp, n, &pl, r, eps, da, db, ds, 0, &err);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    size_t fa = 0, fb = 0;
+    float ga = 0.0f, gb = 0.0f;
+    const size_t ba = coeffs_diff(da, a, np, &fa, &ga), bb = coeffs_diff(db, b, np, &fb, &gb);
+    cr_expect(ba == 0 && bb == 0,
+              "%d frames, %d eyes, eye 0 %dx%d, r=%d: %zu a differ (first [%zu] %a, want %a), "
+              "%zu b (first [%zu] %a, want %a)",
+              n, n_eyes, eyes[0][0], eyes[0][1], r, ba, fa, ga, a[fa], bb, fb, gb, b[fb]);
+    cudaFree(dI);
+    cudaFree(dp);
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(ds);
+    free(I);
+    free(p);
+    free(a);
+    free(b);
+    free(scr);
+}
+
+/* The fused two-pass kernels (r <= 16) and the four-pass path (r > 16)
+ * equal the C twin to the bit: tiles cut by the image edge (sizes not
+ * multiples of 32), images smaller than the window (w or h < 2r + 1, down
+ * to 1 x 1), radii at the ends of the fused kernels' cases (0, 1: no
+ * shared middle rows; 16: over 48 KB of shared memory) and past them;
+ * batches of several frames with two eyes of different sizes. */
+Test(gpu_frame, guided_coeffs_exact)
+{
+    gf_seed("guided_coeffs_exact");
+    static const int sizes[][2] = { { 1, 1 },   { 1, 37 },  { 37, 1 },  { 3, 5 },
+                                    { 7, 7 },   { 32, 32 }, { 33, 47 }, { 100, 65 },
+                                    { 129, 31 }, { 512, 512 } };
+    static const int radii[] = { 0, 1, 2, 3, 4, 7, 8, 16, 17, 24 };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t k = 0; k < sizeof radii / sizeof radii[0]; k++)
+            coeffs_exact(1, &sizes[s], 1, radii[k]);
+    for (int rep = 0; rep < 4; rep++)
+        coeffs_exact(1, (const int[][2]){ { gf_int(1, 300), gf_int(1, 300) } }, 1, gf_int(0, 20));
+    static const int pairs[][2][2] = { { { 61, 37 }, { 45, 70 } },
+                                       { { 512, 512 }, { 300, 280 } },
+                                       { { 7, 100 }, { 100, 7 } } };
+    static const int batch_radii[] = { 0, 1, 4, 8, 16, 17 };
+    for (size_t c = 0; c < sizeof pairs / sizeof pairs[0]; c++)
+        for (size_t k = 0; k < sizeof batch_radii / sizeof batch_radii[0]; k++)
+            coeffs_exact(2, pairs[c], 3, batch_radii[k]);
+    coeffs_exact(1, (const int[][2]){ { 200, 150 } }, 5, 4);
+    /* the engine's call at 8K side by side, balanced profile */
+    coeffs_exact(2, (const int[][2]){ { 512, 512 }, { 512, 512 } }, 16, 4);
 }
 
 /* Compares u8 images: at most 1 step anywhere, and at most 0.1% of pixels
