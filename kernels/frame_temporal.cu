@@ -279,8 +279,28 @@ struct ft_params {
  * the ring's 16. */
 #define FT_AHEAD 4
 
+/* Frames j0..j0+FT_AHEAD-1 (those < n): mask and luma words at pixel p
+ * (row py, column px), and a bit per frame whose change sum is a cut. */
+template <typename word>
+__device__ __forceinline__ unsigned ft_group(const ft_params &a, const uint8_t *y,
+                                             const unsigned long long *sad, int j0,
+                                             size_t plane, int p, int px, int py,
+                                             uint32_t raws[FT_AHEAD], uint32_t ycs[FT_AHEAD])
+{
+    unsigned cuts = 0;
+#pragma unroll
+    for (int q = 0; q < FT_AHEAD; q++)
+        if (j0 + q < a.n) {
+            raws[q] = *reinterpret_cast<const word *>(a.mask[j0 + q] +
+                                                      (size_t)py * a.ls[j0 + q] + px);
+            ycs[q] = *reinterpret_cast<const word *>(y + (j0 + q) * plane + p);
+            cuts |= (a.cut_sad && sad[j0 + q] > a.cut_sad ? 1u : 0u) << q;
+        }
+    return cuts;
+}
+
 template <int V>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, 4)
 k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
            const unsigned long long *__restrict__ sad, uint8_t *__restrict__ ring_m,
            uint8_t *__restrict__ ring_y)
@@ -305,23 +325,24 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
             hy[i] = *reinterpret_cast<const word *>(ring_y + slot * plane + p);
             hm[i] = *reinterpret_cast<const word *>(ring_m + slot * plane + p);
         }
-    /* FT_AHEAD frames' words loaded before the first is filtered: the
-     * loads of the next frames no longer wait behind this frame's store */
+    /* frames in groups of FT_AHEAD, the next group's words (and cut
+     * flags) loaded before this group is filtered and stored: the stores
+     * may alias the loads as far as the compiler knows, so loads issued
+     * after them would wait a memory round trip a group */
+    uint32_t raws[FT_AHEAD], ycs[FT_AHEAD];
+    unsigned cuts = ft_group<word>(a, y, sad, 0, plane, p, px, py, raws, ycs);
     for (int j0 = 0; j0 < a.n; j0 += FT_AHEAD) {
-        uint32_t raws[FT_AHEAD], ycs[FT_AHEAD];
-#pragma unroll
-        for (int q = 0; q < FT_AHEAD; q++)
-            if (j0 + q < a.n) {
-                raws[q] = *reinterpret_cast<const word *>(a.mask[j0 + q] +
-                                                          (size_t)py * a.ls[j0 + q] + px);
-                ycs[q] = *reinterpret_cast<const word *>(y + (j0 + q) * plane + p);
-            }
+        uint32_t nraws[FT_AHEAD], nycs[FT_AHEAD];
+        const unsigned ncuts = j0 + FT_AHEAD < a.n
+                                   ? ft_group<word>(a, y, sad, j0 + FT_AHEAD, plane, p, px, py,
+                                              nraws, nycs)
+                                   : 0u;
 #pragma unroll
         for (int q = 0; q < FT_AHEAD; q++) {
             const int j = j0 + q;
             if (j >= a.n)
                 break;
-            if (have > 0 && a.cut_sad && sad[j] > a.cut_sad)
+            if (cuts >> q & 1u)
                 have = 0;
             const uint32_t raw = raws[q], yc = ycs[q];
             float acc[V], wsum[V];
@@ -346,10 +367,16 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
                     }
                 }
             }
+            /* 0 / wsum is +0 (wsum >= 1): skipped, as a zero dividend sends
+             * the division to its slow path (ncu: every call did, on the
+             * mostly-zero masks) */
             uint32_t out = 0;
 #pragma unroll
             for (int k = 0; k < V; k++)
-                out |= (uint32_t)(int)__fadd_rn(__fdiv_rn(acc[k], wsum[k]), 0.5f) << 8 * k;
+                out |= (uint32_t)(int)__fadd_rn(acc[k] != 0.0f ? __fdiv_rn(acc[k], wsum[k])
+                                                               : 0.0f,
+                                                0.5f)
+                       << 8 * k;
             *reinterpret_cast<word *>(a.mask[j] + (size_t)py * a.ls[j] + px) = (word)out;
 #pragma unroll
             for (int i = S - 1; i > 0; i--) {
@@ -361,6 +388,12 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
             if (have < a.slots)
                 have++;
         }
+#pragma unroll
+        for (int q = 0; q < FT_AHEAD; q++) {
+            raws[q] = nraws[q];
+            ycs[q] = nycs[q];
+        }
+        cuts = ncuts;
     }
     /* the ring as frame-by-frame updates leave it: the last min(n, slots)
      * frames, the newest at head + n */
