@@ -23,6 +23,13 @@
 
 /* ---- (2) blend ---- */
 
+/* The per-pixel path (k_blend) follows frame_blend_ref literally. The tiled
+ * path (k_blend_rect) computes the same values with the same float ops, but
+ * whatever depends on the column alone (the inside test in x, u, its ramp
+ * times the weight, the x taps) or on the row alone (v, its ramp, the y
+ * taps) once per column and row of a block, into shared tables; each pixel
+ * then combines them in the twin's order, so the bits are the same. */
+
 static __device__ __forceinline__ float ramp(float u, float feather, int lo, int hi)
 {
     if (feather <= 0.0f || !(lo || hi))
@@ -36,20 +43,29 @@ static __device__ __forceinline__ float ramp(float u, float feather, int lo, int
     return w < 1e-3f ? 1e-3f : (w > 1.0f ? 1.0f : w);
 }
 
+/* One axis of tile_sample: the sample position s clamped to [0, m-1], its
+ * taps i0, i1 and the fraction t. */
+static __device__ __forceinline__ void blend_taps(float s, int m, int *i0, int *i1, float *t)
+{
+    s = s < 0.0f ? 0.0f : (s > (float)(m - 1) ? (float)(m - 1) : s);
+    *i0 = (int)s;
+    *i1 = *i0 + 1 < m ? *i0 + 1 : m - 1;
+    *t = __fsub_rn(s, (float)*i0);
+}
+
 static __device__ __forceinline__ float tile_sample(const float *t, int mw, int mh, float sx,
                                                     float sy)
 {
-    sx = sx < 0.0f ? 0.0f : (sx > (float)(mw - 1) ? (float)(mw - 1) : sx);
-    sy = sy < 0.0f ? 0.0f : (sy > (float)(mh - 1) ? (float)(mh - 1) : sy);
-    int x0 = (int)sx, y0 = (int)sy;
-    int x1 = x0 + 1 < mw ? x0 + 1 : mw - 1;
-    int y1 = y0 + 1 < mh ? y0 + 1 : mh - 1;
-    float tx = __fsub_rn(sx, (float)x0), ty = __fsub_rn(sy, (float)y0);
+    int x0, x1, y0, y1;
+    float tx, ty;
+    blend_taps(sx, mw, &x0, &x1, &tx);
+    blend_taps(sy, mh, &y0, &y1, &ty);
     float a = __ldg(t + (size_t)y0 * mw + x0), b = __ldg(t + (size_t)y0 * mw + x1);
     float c = __ldg(t + (size_t)y1 * mw + x0), d = __ldg(t + (size_t)y1 * mw + x1);
     return fcu_lerp(fcu_lerp(a, b, tx), fcu_lerp(c, d, tx), ty);
 }
 
+/* Any number of tiles: a thread a pixel. */
 __global__ void __launch_bounds__(256)
 k_blend(const float *__restrict__ tiles, int mw, int mh, const frame_tile *__restrict__ td,
         const __grid_constant__ frame_cu_plan p, float *__restrict__ out)
@@ -83,6 +99,136 @@ k_blend(const float *__restrict__ tiles, int mw, int mh, const frame_tile *__res
         fmaxf(sw > 0.0f ? __fdiv_rn(sv, sw) : 0.0f, floor_v);
 }
 
+#define BLEND_THREADS 256
+#define BLEND_BW 64                                     /* columns a block */
+#define BLEND_RT 4                                      /* rows a thread */
+#define BLEND_RS (BLEND_THREADS / BLEND_BW)             /* row stride: 4 */
+#define BLEND_BH (BLEND_RT * BLEND_RS)                  /* rows a block: 16 */
+#define BLEND_FB 2                                      /* frames a block */
+#define BLEND_MAX_TILES 17                              /* 4 x 4 grid + whole pass */
+
+/* A column of the block for one tile: wx = weight * ramp_x, the x taps and
+ * fraction; x0 < 0 where the tile does not cover the column. */
+struct __align__(16) blend_col {
+    float wx, tx;
+    int x0, x1;
+};
+
+/* A row for one tile: ramp_y, the fraction and the taps' offsets y * mw;
+ * o0 < 0 where the tile does not cover the row. */
+struct __align__(16) blend_row {
+    float ry, ty;
+    int o0, o1;
+};
+
+/* A block: BLEND_BW x BLEND_BH pixels of one eye in BLEND_FB frames (grid:
+ * blocks of the eye, eye, frame group). A thread: one column, BLEND_RT rows
+ * BLEND_RS apart, all the block's frames; tiles outermost, so each pixel's
+ * sums still run in tile order. At most BLEND_MAX_TILES tiles an eye. */
+__global__ void __launch_bounds__(BLEND_THREADS, 4)
+k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
+             const frame_tile *__restrict__ td, const __grid_constant__ frame_cu_plan p,
+             float *__restrict__ out)
+{
+    __shared__ blend_col cols[BLEND_MAX_TILES][BLEND_BW];
+    __shared__ blend_row rows[BLEND_MAX_TILES][BLEND_BH];
+    __shared__ int is_floor[BLEND_MAX_TILES];
+    const frame_cu_eye &e = p.e[blockIdx.y];
+    const int nbx = (e.work_w + BLEND_BW - 1) / BLEND_BW;
+    const int nby = (e.work_h + BLEND_BH - 1) / BLEND_BH;
+    if ((int)blockIdx.x >= nbx * nby)
+        return;
+    const int bx = (blockIdx.x % nbx) * BLEND_BW, by = (blockIdx.x / nbx) * BLEND_BH;
+    const int nt = e.ntiles;
+
+    for (int k = threadIdx.x; k < nt * (BLEND_BW + BLEND_BH); k += BLEND_THREADS) {
+        const int i = k / (BLEND_BW + BLEND_BH), j = k % (BLEND_BW + BLEND_BH);
+        const frame_tile t = td[e.tile0 + i];
+        if (j == 0)
+            is_floor[i] = t.edges & FRAME_TILE_FLOOR;
+        int i0, i1;
+        float f;
+        if (j < BLEND_BW) {
+            const float px = (float)(bx + j) + 0.5f;
+            blend_col c = { 0.0f, 0.0f, -1, -1 };
+            if (px >= t.x && px < __fadd_rn(t.x, t.w)) {
+                const float u = __fdiv_rn(__fsub_rn(px, t.x), t.w);
+                c.wx = __fmul_rn(t.weight, ramp(u, t.feather, t.edges & FRAME_EDGE_L,
+                                                t.edges & FRAME_EDGE_R));
+                blend_taps(__fsub_rn(__fmul_rn(u, (float)mw), 0.5f), mw, &i0, &i1, &f);
+                c = blend_col{ c.wx, f, i0, i1 };
+            }
+            cols[i][j] = c;
+        } else {
+            const float py = (float)(by + j - BLEND_BW) + 0.5f;
+            blend_row r = { 0.0f, 0.0f, -1, -1 };
+            if (py >= t.y && py < __fadd_rn(t.y, t.h)) {
+                const float v = __fdiv_rn(__fsub_rn(py, t.y), t.h);
+                r.ry = ramp(v, t.feather, t.edges & FRAME_EDGE_T, t.edges & FRAME_EDGE_B);
+                blend_taps(__fsub_rn(__fmul_rn(v, (float)mh), 0.5f), mh, &i0, &i1, &f);
+                r = blend_row{ r.ry, f, i0 * mw, i1 * mw };
+            }
+            rows[i][j - BLEND_BW] = r;
+        }
+    }
+    __syncthreads();
+
+    const int cx = threadIdx.x % BLEND_BW, ry0 = threadIdx.x / BLEND_BW;
+    const int x = bx + cx, f0 = blockIdx.z * BLEND_FB;
+    const int nf = n - f0 < BLEND_FB ? n - f0 : BLEND_FB;
+    if (x >= e.work_w)
+        return;
+    const size_t plane = (size_t)mw * mh, fstride = (size_t)p.tiles_per_frame * plane;
+    float sw[BLEND_RT][BLEND_FB], sv[BLEND_RT][BLEND_FB], fl[BLEND_RT][BLEND_FB];
+#pragma unroll
+    for (int r = 0; r < BLEND_RT; r++)
+#pragma unroll
+        for (int f = 0; f < BLEND_FB; f++)
+            sw[r][f] = sv[r][f] = fl[r][f] = 0.0f;
+    for (int i = 0; i < nt; i++) {
+        const blend_col c = cols[i][cx];
+        if (c.x0 < 0)
+            continue;
+        const bool floor_tile = is_floor[i];
+        const float *src = tiles + ((size_t)f0 * p.tiles_per_frame + e.tile0 + i) * plane;
+#pragma unroll
+        for (int r = 0; r < BLEND_RT; r++) {
+            const blend_row rw = rows[i][ry0 + r * BLEND_RS];
+            if (rw.o0 < 0 || by + ry0 + r * BLEND_RS >= e.work_h)
+                continue;
+            const float w = __fmul_rn(c.wx, rw.ry);
+#pragma unroll
+            for (int f = 0; f < BLEND_FB; f++) {
+                if (f >= nf)
+                    break;
+                const float *s0 = src + f * fstride + rw.o0, *s1 = src + f * fstride + rw.o1;
+                const float val = fcu_lerp(fcu_lerp(__ldg(s0 + c.x0), __ldg(s0 + c.x1), c.tx),
+                                           fcu_lerp(__ldg(s1 + c.x0), __ldg(s1 + c.x1), c.tx),
+                                           rw.ty);
+                if (floor_tile) {
+                    fl[r][f] = fmaxf(fl[r][f], __fsub_rn(__fmul_rn(2.0f, val), 1.0f));
+                } else {
+                    sw[r][f] = __fadd_rn(sw[r][f], w);
+                    sv[r][f] = __fadd_rn(sv[r][f], __fmul_rn(w, val));
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < BLEND_RT; r++) {
+        const int y = by + ry0 + r * BLEND_RS;
+        if (y >= e.work_h)
+            break;
+#pragma unroll
+        for (int f = 0; f < BLEND_FB; f++) {
+            if (f >= nf)
+                break;
+            out[(size_t)(f0 + f) * p.work_per_frame + e.work_off + (size_t)y * e.work_w + x] =
+                fmaxf(sw[r][f] > 0.0f ? __fdiv_rn(sv[r][f], sw[r][f]) : 0.0f, fl[r][f]);
+        }
+    }
+}
+
 extern "C" int frame_blend_batch_cuda(const float *tiles, int n, int mw, int mh,
                                       const struct frame_tile *tile,
                                       const struct frame_cu_plan *p, float *out,
@@ -90,8 +236,21 @@ extern "C" int frame_blend_batch_cuda(const float *tiles, int n, int mw, int mh,
 {
     if (n < 1 || n > 65535)
         return vr_err_set(err, VR_EINVAL, "blend: %d frames", n);
-    dim3 grid((p->max_work + 255) / 256, p->n_eyes, n);
-    k_blend<<<grid, 256, 0, st>>>(tiles, mw, mh, tile, *p, out);
+    int max_nt = 0, blocks = 1;
+    for (int i = 0; i < p->n_eyes; i++) {
+        const frame_cu_eye *e = &p->e[i];
+        const int b = ((e->work_w + BLEND_BW - 1) / BLEND_BW)
+                      * ((e->work_h + BLEND_BH - 1) / BLEND_BH);
+        max_nt = e->ntiles > max_nt ? e->ntiles : max_nt;
+        blocks = b > blocks ? b : blocks;
+    }
+    if (max_nt <= BLEND_MAX_TILES) {
+        dim3 grid(blocks, p->n_eyes, (n + BLEND_FB - 1) / BLEND_FB);
+        k_blend_rect<<<grid, BLEND_THREADS, 0, st>>>(tiles, n, mw, mh, tile, *p, out);
+    } else {
+        dim3 grid((p->max_work + 255) / 256, p->n_eyes, n);
+        k_blend<<<grid, 256, 0, st>>>(tiles, mw, mh, tile, *p, out);
+    }
     return fcu_check("blend", err);
 }
 
