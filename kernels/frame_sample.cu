@@ -209,6 +209,86 @@ static __device__ __forceinline__ void luma_pairs_nv12(const fview &f, int x, in
     }
 }
 
+/* The mask byte of value v, fcu_to_u8's, as the low byte of a word (the
+ * other bytes junk): the clamped x in [0, 255] plus 2^23 rounded toward
+ * zero is 2^23 + trunc(x) exactly, so its low byte is __float2uint_rz(x),
+ * with a full-rate FADD for the quarter-rate F2I. */
+static __device__ __forceinline__ uint32_t refine_u8(float v)
+{
+    const float x = fminf(fmaxf(__fadd_rn(__fmul_rn(v, 255.0f), 0.5f), 0.0f), 255.0f);
+    return __float_as_uint(__fadd_rz(x, 8388608.0f));
+}
+
+/* The mask byte of output pixel k: a (and b, I) as fcu_lerp gave them. */
+template <bool GUIDED>
+static __device__ __forceinline__ uint32_t refine_px(float av, float bv, float I)
+{
+    return GUIDED ? refine_u8(__fadd_rn(__fmul_rn(av, I), bv)) : refine_u8(av);
+}
+
+/* Tap patterns of a quad the apply reads from a window of columns: pixel k
+ * lerps columns c + L[k] and c + L[k] + 1 (c = its first pixel's left tap,
+ * no tap clamped at the right edge). QUAD_GENERAL: any other quad. The
+ * interior quads of the exact upsamplings by 8 (and more), 4 and 2. */
+enum { QUAD_GENERAL, QUAD_0000, QUAD_0011, QUAD_0112 };
+
+/* The pattern of a quad's taps xa, xb (all RPX pixels in the image). */
+static __device__ __forceinline__ int quad_pattern(const int xa[RPX], const int xb[RPX])
+{
+    bool inner = true;
+#pragma unroll
+    for (int k = 0; k < RPX; k++)
+        inner = inner && xb[k] == xa[k] + 1;
+    if (!inner)
+        return QUAD_GENERAL;
+    const int l1 = xa[1] - xa[0], l2 = xa[2] - xa[0], l3 = xa[3] - xa[0];
+    if (l1 == 0 && l2 == 0 && l3 == 0)
+        return QUAD_0000;
+    if (l1 == 0 && l2 == 1 && l3 == 1)
+        return QUAD_0011;
+    if (l1 == 1 && l2 == 1 && l3 == 2)
+        return QUAD_0112;
+    return QUAD_GENERAL;
+}
+
+/* The RPX mask bytes (refine_px) of a quad of pattern (0, L1, L2, L3):
+ * rows a0, a1 (b0, b1) of a (b) from the window's first column c. Each
+ * distinct tap is loaded once (L3 + 2 a row) and indexed at compile time;
+ * the fcu_lerp calls are the general path's, on the same values in the
+ * same order (pixels sharing taps share the lerp's subtraction). */
+template <bool GUIDED, int L1, int L2, int L3>
+static __device__ __forceinline__ void apply_quad(const float *a0, const float *a1,
+                                                  const float *b0, const float *b1,
+                                                  const float tx[RPX], float ty,
+                                                  const float I[RPX], uint32_t v[RPX])
+{
+    constexpr int NC = L3 + 2, L[RPX] = { 0, L1, L2, L3 };
+    float ca0[NC], ca1[NC], cb0[NC], cb1[NC];
+#pragma unroll
+    for (int j = 0; j < NC; j++) {
+        ca0[j] = __ldg(a0 + j);
+        ca1[j] = __ldg(a1 + j);
+        if (GUIDED) {
+            cb0[j] = __ldg(b0 + j);
+            cb1[j] = __ldg(b1 + j);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < RPX; k++) {
+        const int l = L[k];
+        const float at = fcu_lerp(ca0[l], ca0[l + 1], tx[k]);
+        const float ab = fcu_lerp(ca1[l], ca1[l + 1], tx[k]);
+        const float av = fcu_lerp(at, ab, ty);
+        float bv = 0.0f;
+        if (GUIDED) {
+            const float bt = fcu_lerp(cb0[l], cb0[l + 1], tx[k]);
+            const float bb = fcu_lerp(cb1[l], cb1[l + 1], tx[k]);
+            bv = fcu_lerp(bt, bb, ty);
+        }
+        v[k] = refine_px<GUIDED>(av, bv, I[k]);
+    }
+}
+
 /* grid: x = groups of RPX pixels of a row / block, y = output row, z = eye.
  * Each thread walks the frames of the call, reusing its taps. */
 template <int FMT, bool GUIDED>
@@ -257,6 +337,14 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
             }
         }
     }
+    /* quads of a known tap pattern read a window of columns (apply_quad);
+     * a warp whose quads differ takes the general path as a whole */
+    int pat = np == RPX ? quad_pattern(xa, xb) : QUAD_GENERAL;
+    {
+        int same;
+        __match_all_sync(__activemask(), pat, &same);
+        pat = same ? pat : QUAD_GENERAL;
+    }
     /* NV12 boxes read by words where every frame of the call allows */
     const bool paired = FMT == SEG_PIX_NV12 && GUIDED && area && np == RPX &&
                         boxes_paired(lx0, lx1) && ((e.eye.x + lx0[0]) & 3) == 0;
@@ -278,7 +366,7 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
         asm("" : "+l"(a0), "+l"(a1), "+l"(b0), "+l"(b1), "+r"(ia[0]), "+r"(ia[1]), "+r"(ia[2]),
                  "+r"(ia[3]), "+r"(ib[0]), "+r"(ib[1]), "+r"(ib[2]), "+r"(ib[3]));
         /* the guide: the frame's luma at each output pixel */
-        float I[RPX];
+        float I[RPX] = {};
         if (GUIDED && paired && luma_words_ok(f)) {
             luma_pairs_nv12(f, e.eye.x + lx0[0], e.eye.y + ly0, e.eye.y + ly1, I);
 #pragma unroll
@@ -306,27 +394,37 @@ k_refine(const float *__restrict__ a, const float *__restrict__ b,
                 }
             }
         }
-        uint8_t v[RPX];
+        uint32_t v[RPX]; /* mask bytes in the low bytes */
+        if (pat == QUAD_0011) {
+            apply_quad<GUIDED, 0, 1, 1>(a0 + ia[0], a1 + ia[0], b0 + ia[0], b1 + ia[0], tx, ty,
+                                        I, v);
+        } else if (pat == QUAD_0000) {
+            apply_quad<GUIDED, 0, 0, 0>(a0 + ia[0], a1 + ia[0], b0 + ia[0], b1 + ia[0], tx, ty,
+                                        I, v);
+        } else if (pat == QUAD_0112) {
+            apply_quad<GUIDED, 1, 1, 2>(a0 + ia[0], a1 + ia[0], b0 + ia[0], b1 + ia[0], tx, ty,
+                                        I, v);
+        } else {
 #pragma unroll
-        for (int k = 0; k < RPX; k++) {
-            float at = fcu_lerp(__ldg(a0 + ia[k]), __ldg(a0 + ib[k]), tx[k]);
-            float ab = fcu_lerp(__ldg(a1 + ia[k]), __ldg(a1 + ib[k]), tx[k]);
-            float av = fcu_lerp(at, ab, ty);
-            if (GUIDED) {
-                float bt = fcu_lerp(__ldg(b0 + ia[k]), __ldg(b0 + ib[k]), tx[k]);
-                float bb = fcu_lerp(__ldg(b1 + ia[k]), __ldg(b1 + ib[k]), tx[k]);
-                float bv = fcu_lerp(bt, bb, ty);
-                v[k] = fcu_to_u8(__fadd_rn(__fmul_rn(av, I[k]), bv));
-            } else {
-                v[k] = fcu_to_u8(av);
+            for (int k = 0; k < RPX; k++) {
+                float at = fcu_lerp(__ldg(a0 + ia[k]), __ldg(a0 + ib[k]), tx[k]);
+                float ab = fcu_lerp(__ldg(a1 + ia[k]), __ldg(a1 + ib[k]), tx[k]);
+                float av = fcu_lerp(at, ab, ty), bv = 0.0f;
+                if (GUIDED) {
+                    float bt = fcu_lerp(__ldg(b0 + ia[k]), __ldg(b0 + ib[k]), tx[k]);
+                    float bb = fcu_lerp(__ldg(b1 + ia[k]), __ldg(b1 + ib[k]), tx[k]);
+                    bv = fcu_lerp(bt, bb, ty);
+                }
+                v[k] = refine_px<GUIDED>(av, bv, I[k]);
             }
         }
         uint8_t *dst = m.data[fr] + (size_t)(e.out.y + oy) * m.linesize[fr] + e.out.x + ox0;
         if (np == RPX && ((uintptr_t)dst & 3) == 0)
-            *(uint32_t *)dst = v[0] | v[1] << 8 | v[2] << 16 | (uint32_t)v[3] << 24;
+            *(uint32_t *)dst = __byte_perm(__byte_perm(v[0], v[1], 0x0040),
+                                           __byte_perm(v[2], v[3], 0x0040), 0x5410);
         else
             for (int k = 0; k < np; k++)
-                dst[k] = v[k];
+                dst[k] = (uint8_t)v[k];
     }
 }
 

@@ -6,8 +6,9 @@
  * resampled by each rule) and the plain bilinear upsample, in u8. Outputs
  * poisoned; u8 results may differ by one step where a value sits on a
  * rounding boundary, and only at a few pixels. The batched NV12 area
- * refine of 8K side-by-side frames is also checked bit for bit against a C
- * copy of the kernel's own float operations (word and byte luma paths).
+ * refine of 8K side-by-side frames, and refines at upsampling ratios 1 to 8,
+ * are also checked bit for bit against a C copy of the kernel's own float
+ * operations (word and byte luma paths, window and general tap paths).
  */
 #include "g-frame-util.h"
 
@@ -368,6 +369,142 @@ Test(gpu_frame, refine_nv12_8k_exact)
             free(b);
         }
     for (int i = 0; i < nf; i++) {
+        cudaFree(d_mask[i]);
+        gf_frame_free(&g[i]);
+    }
+    free(got);
+}
+
+/* ---- refine taps at any upsampling: bit for bit ---- */
+
+/* Eye 0 of output dw0 x dh0 at the frame's column 0 and the output's
+ * column 0 (a 2:1 area shrink: the word luma path), eye 1 at an odd frame
+ * column and right after eye 0 in the output (a byte luma path; an odd
+ * output column when dw0 is odd). Work widths ww0, ww1. */
+static void ratio_plan(struct frame_cu_plan *p, int dw0, int dh0, int ww0, int wh0, int dw1,
+                       int dh1, int ww1, int wh1)
+{
+    const struct frame_rect eye[2] = { { 0, 0, 2 * dw0, 2 * dh0 },
+                                       { 2 * dw0 + 3, 1, 2 * dw1 + 1, 2 * dh1 + 1 } };
+    const struct frame_rect out[2] = { { 0, 0, dw0, dh0 }, { dw0, 1, dw1, dh1 } };
+    const int ww[2] = { ww0, ww1 }, wh[2] = { wh0, wh1 };
+    memset(p, 0, sizeof *p);
+    p->n_eyes = 2;
+    for (int i = 0; i < 2; i++) {
+        p->e[i].eye = eye[i];
+        p->e[i].out = out[i];
+        p->e[i].work_w = ww[i];
+        p->e[i].work_h = wh[i];
+        p->e[i].work_off = p->work_per_frame;
+        p->work_per_frame += (size_t)ww[i] * wh[i];
+        if (ww[i] * wh[i] > p->max_work)
+            p->max_work = ww[i] * wh[i];
+        if (out[i].w * out[i].h > p->max_out)
+            p->max_out = out[i].w * out[i].h;
+    }
+}
+
+/* Upsampling ratios 1 to 8, whole (a width dw = ratio * ww exactly: the
+ * kernel's column-window path at 2, 4, 8) and not (its general path, and
+ * warps whose quads differ), output widths a multiple of 4 and not, tiny
+ * work widths, eyes at odd frame and output columns: the guided refine
+ * (area luma) and the bilinear one of two NV12 frames in one call, each
+ * byte against a C copy of the kernel's float operations; bytes outside
+ * the eyes' rects untouched. */
+Test(gpu_frame, refine_ratios_exact)
+{
+    gf_seed("refine_ratios_exact");
+    enum { NF = 2 };
+    const int fw = 1664, fh = 256;
+    static const float ratios[] = { 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.7f,
+                                    4.0f, 4.25f, 5.0f, 6.0f, 7.3f, 8.0f };
+    struct gf_frame g[NF];
+    for (int i = 0; i < NF; i++) {
+        gf_frame_alloc(&g[i], SEG_PIX_NV12, fw, fh, gf_int(0, 1));
+        gf_frame_random(&g[i]);
+        gf_frame_upload(&g[i]);
+    }
+    for (int i = 1; i < NF; i++)
+        g[i].host.full_range = g[i].dev.full_range = g[0].host.full_range;
+    struct frame_batch fb;
+    gf_batch(&fb, g, NF);
+    const int ls = 864, mh = 128;
+    uint8_t *got = malloc((size_t)ls * mh), *d_mask[NF];
+    cr_assert(got);
+    for (int i = 0; i < NF; i++)
+        GF_CUDA(cudaMalloc((void **)&d_mask[i], (size_t)ls * mh));
+    for (size_t ri = 0; ri < sizeof ratios / sizeof ratios[0]; ri++)
+        for (int odd = 0; odd <= 1; odd++) {
+            const float r = ratios[ri];
+            const int ww0 = gf_int(8, 48), ww1 = odd ? gf_int(1, 4) : gf_int(8, 48);
+            const int dw0 = (int)(ww0 * r) + (odd ? gf_int(1, 3) : 0);
+            const int dw1 = (int)(ww1 * r) + (odd ? gf_int(1, 3) : 0);
+            const int dh0 = gf_int(8, 60), dh1 = gf_int(8, 60);
+            struct frame_cu_plan p;
+            ratio_plan(&p, dw0, dh0, ww0, gf_int(1, 12), dw1, dh1, ww1, gf_int(1, 12));
+            cr_assert(dw0 + dw1 <= ls && 2 * dw0 + 2 * dw1 + 4 <= fw, "ratio %g: too wide", r);
+            const size_t nw = p.work_per_frame * NF;
+            float *a = malloc(nw * sizeof *a), *b = malloc(nw * sizeof *b);
+            cr_assert(a && b);
+            for (size_t i = 0; i < nw; i++) {
+                a[i] = gf_unif(-1.0f, 2.0f);
+                b[i] = gf_unif(-0.5f, 0.8f);
+            }
+            float *da = gf_dev_copy(a, nw * sizeof *a), *db = gf_dev_copy(b, nw * sizeof *b);
+            for (int guided = 0; guided <= 1; guided++) {
+                struct frame_masks m;
+                for (int i = 0; i < NF; i++) {
+                    GF_CUDA(cudaMemset(d_mask[i], 0xa5, (size_t)ls * mh));
+                    m.data[i] = d_mask[i];
+                    m.linesize[i] = ls;
+                }
+                vr_err err = { 0, "" };
+                cr_assert_eq(frame_refine_batch_cuda(da, guided ? db : da, guided, &fb, &p, &m,
+                                                     0, &err), 0, "%s", err.msg);
+                GF_CUDA(cudaDeviceSynchronize());
+                size_t bad = 0;
+                for (int fr = 0; fr < NF; fr++) {
+                    GF_CUDA(cudaMemcpy(got, d_mask[fr], (size_t)ls * mh,
+                                       cudaMemcpyDeviceToHost));
+                    for (int y = 0; y < mh; y++)
+                        for (int x = 0; x < ls; x++) {
+                            uint8_t want = 0xa5;
+                            for (int i = 0; i < 2; i++) {
+                                const struct frame_cu_eye *e = &p.e[i];
+                                const int ox = x - e->out.x, oy = y - e->out.y;
+                                if (ox < 0 || oy < 0 || ox >= e->out.w || oy >= e->out.h)
+                                    continue;
+                                const size_t off = fr * p.work_per_frame + e->work_off;
+                                if (guided) {
+                                    want = refine_exact(a + off, b + off, e, &g[fr].host, ox,
+                                                        oy);
+                                } else {
+                                    int xa, xb, ya, yb;
+                                    float tx, ty;
+                                    exact_taps(ox, e->work_w, e->out.w, &xa, &xb, &tx);
+                                    exact_taps(oy, e->work_h, e->out.h, &ya, &yb, &ty);
+                                    const float *r0 = a + off + (size_t)ya * e->work_w;
+                                    const float *r1 = a + off + (size_t)yb * e->work_w;
+                                    want = frame_to_u8(exact_lerp(r0, r1, xa, xb, tx, ty));
+                                }
+                            }
+                            const uint8_t o = got[(size_t)y * ls + x];
+                            if (o != want && bad++ == 0)
+                                cr_expect(0, "ratio %g%s %s frame %d byte (%d,%d): got %d, "
+                                          "want %d (eyes %dx%d from %d, %dx%d from %d)", r,
+                                          odd ? " odd" : "", guided ? "guided" : "bilinear",
+                                          fr, x, y, o, want, dw0, dh0, ww0, dw1, dh1, ww1);
+                        }
+                }
+                cr_expect_eq(bad, 0, "ratio %g%s %s: %zu bytes differ", r, odd ? " odd" : "",
+                             guided ? "guided" : "bilinear", bad);
+            }
+            cudaFree(da);
+            cudaFree(db);
+            free(a);
+            free(b);
+        }
+    for (int i = 0; i < NF; i++) {
         cudaFree(d_mask[i]);
         gf_frame_free(&g[i]);
     }
