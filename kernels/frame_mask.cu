@@ -323,6 +323,7 @@ static __device__ __forceinline__ void box_coeffs(const float s[4], float inv, f
 #define GB_ROWS 4      /* vertical pass outputs per thread */
 #define GB_THREADS 256 /* GB_TW x GB_TH / GB_ROWS */
 #define GB_RMAX 16     /* larger radii take the four-pass path (shared memory) */
+#define GB_LOAD_ROWS 5 /* input rows a warp stages at once: 40 rows (r = 4) in one pass */
 
 /* Pairs of one parity in an input row: the least value >= 16 + r that is
  * 8 mod 16, so that a warp's stores of even and odd columns fall in other
@@ -498,11 +499,34 @@ k_gbox(const float *__restrict__ x0, const float *__restrict__ x1, float *__rest
     const int rlo = max(ry0, 0) - ry0, rhi = min(ty0 + GB_TH - 1 + r, h - 1) - ry0;
     const int clo = max(cx0, 0) - cx0, chi = min(tx0 + GB_TW - 1 + r, w - 1) - cx0;
 
-    const int ncol = chi - clo + 1, n = (rhi - rlo + 1) * ncol;
-    for (int i = threadIdx.x; i < n; i += GB_THREADS) {
-        const int rr = rlo + i / ncol, s = clo + i % ncol;
-        const size_t g = base + (size_t)(ry0 + rr) * w + cx0 + s;
-        in[rr * pitch + gb_pos(s, half)] = make_float2(__ldg(x0 + g), __ldg(x1 + g));
+    /* a warp a row, a lane columns clo + lane and clo + lane + 32 (rows are
+     * at most GB_TW + 2 GB_RMAX = 64 wide); GB_LOAD_ROWS rows a warp with
+     * all their loads issued before the stores (a load-store loop waited
+     * a round trip an element: ncu, half the stall samples) */
+    {
+        const int lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
+        const int sa = clo + lane, sb = sa + 32;
+        const bool ina = sa <= chi, inb = sb <= chi;
+        for (int r0 = rlo + wp; r0 <= rhi; r0 += (GB_THREADS / 32) * GB_LOAD_ROWS) {
+            float2 va[GB_LOAD_ROWS], vb[GB_LOAD_ROWS];
+#pragma unroll
+            for (int u = 0; u < GB_LOAD_ROWS; u++) {
+                const int rr = r0 + u * (GB_THREADS / 32);
+                const size_t g = base + (size_t)(ry0 + rr) * w + cx0;
+                if (rr <= rhi && ina)
+                    va[u] = make_float2(__ldg(x0 + g + sa), __ldg(x1 + g + sa));
+                if (rr <= rhi && inb)
+                    vb[u] = make_float2(__ldg(x0 + g + sb), __ldg(x1 + g + sb));
+            }
+#pragma unroll
+            for (int u = 0; u < GB_LOAD_ROWS; u++) {
+                const int rr = r0 + u * (GB_THREADS / 32);
+                if (rr <= rhi && ina)
+                    in[rr * pitch + gb_pos(sa, half)] = va[u];
+                if (rr <= rhi && inb)
+                    in[rr * pitch + gb_pos(sb, half)] = vb[u];
+            }
+        }
     }
     __syncthreads();
 

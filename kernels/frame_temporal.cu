@@ -277,6 +277,67 @@ struct ft_params {
  * frame moved 13 bytes a pixel a frame at 4 window frames (117 MB a frame
  * at 8K SBS, 0.048 ms at 80% of the copy bandwidth); now 3 and a share of
  * the ring's 16. */
+/* Whether this frame's word and the window's words are all 0 or all 255:
+ * then every pixel's output is its input, whichever frames are still. A
+ * zero mask sums to 0; at 255, acc = 255 * wsum to within ~16 float
+ * roundings (under 1e-6 relative), so acc / wsum + 0.5 truncates to 255.
+ * Most of a matte is one or the other, and the filter's arithmetic was
+ * the kernel's pace (ncu: ~95 instructions a pixel a frame). */
+__device__ __forceinline__ bool ft_uniform(uint32_t raw, const uint32_t (&hm)[TEMPORAL_MAX_FRAMES - 1],
+                                           int have, uint32_t full)
+{
+    uint32_t any = raw, all = raw;
+#pragma unroll
+    for (int i = 0; i < TEMPORAL_MAX_FRAMES - 1; i++)
+        if (i < have) {
+            any |= hm[i];
+            all &= hm[i];
+        }
+    return any == 0 || all == full;
+}
+
+/* The filter of one word (V pixels), the C twin's arithmetic in its order. */
+template <int V>
+__device__ __forceinline__ uint32_t ft_filter(const ft_params &a, uint32_t raw, uint32_t yc,
+                                              const uint32_t (&hy)[TEMPORAL_MAX_FRAMES - 1],
+                                              const uint32_t (&hm)[TEMPORAL_MAX_FRAMES - 1],
+                                              int have, uint32_t still4)
+{
+    constexpr int S = TEMPORAL_MAX_FRAMES - 1;
+    float acc[V], wsum[V];
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        acc[k] = (float)((raw >> 8 * k) & 0xffu);
+        wsum[k] = 1.0f;
+    }
+#pragma unroll
+    for (int i = 1; i <= S; i++) {
+        if (i > have)
+            break;
+        /* per byte: |yc - y_i| <= still, four at a time (SIMD) */
+        const uint32_t still =
+            a.still >= 0 ? __vcmpleu4(__vabsdiffu4(yc, hy[i - 1]), still4) : 0u;
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            if (still >> 8 * k & 1u) {
+                const float mi = (float)((hm[i - 1] >> 8 * k) & 0xffu);
+                acc[k] = __fadd_rn(acc[k], __fmul_rn(a.weight[i], mi));
+                wsum[k] = __fadd_rn(wsum[k], a.weight[i]);
+            }
+        }
+    }
+    /* 0 / wsum is +0 (wsum >= 1): skipped, as a zero dividend sends the
+     * division to its slow path (ncu: every call did, on the mostly-zero
+     * masks) */
+    uint32_t out = 0;
+#pragma unroll
+    for (int k = 0; k < V; k++)
+        out |= (uint32_t)(int)__fadd_rn(acc[k] != 0.0f ? __fdiv_rn(acc[k], wsum[k]) : 0.0f,
+                                        0.5f)
+               << 8 * k;
+    return out;
+}
+
 #define FT_AHEAD 4
 
 /* Frames j0..j0+FT_AHEAD-1 (those < n): mask and luma words at pixel p
@@ -308,6 +369,7 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
     /* V pixels as one word; byte k = pixel k (little-endian) */
     typedef typename std::conditional<V == 4, uint32_t, uint8_t>::type word;
     constexpr int S = TEMPORAL_MAX_FRAMES - 1;   /* ring slots at most */
+    constexpr uint32_t FULL = V == 4 ? 0xffffffffu : 0xffu;   /* 255 in every byte */
     const int p = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (p >= a.w * a.h)
         return;
@@ -345,38 +407,8 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
             if (cuts >> q & 1u)
                 have = 0;
             const uint32_t raw = raws[q], yc = ycs[q];
-            float acc[V], wsum[V];
-#pragma unroll
-            for (int k = 0; k < V; k++) {
-                acc[k] = (float)((raw >> 8 * k) & 0xffu);
-                wsum[k] = 1.0f;
-            }
-#pragma unroll
-            for (int i = 1; i <= S; i++) {
-                if (i > have)
-                    break;
-                /* per byte: |yc - y_i| <= still, four at a time (SIMD) */
-                const uint32_t still =
-                    a.still >= 0 ? __vcmpleu4(__vabsdiffu4(yc, hy[i - 1]), still4) : 0u;
-#pragma unroll
-                for (int k = 0; k < V; k++) {
-                    if (still >> 8 * k & 1u) {
-                        const float mi = (float)((hm[i - 1] >> 8 * k) & 0xffu);
-                        acc[k] = __fadd_rn(acc[k], __fmul_rn(a.weight[i], mi));
-                        wsum[k] = __fadd_rn(wsum[k], a.weight[i]);
-                    }
-                }
-            }
-            /* 0 / wsum is +0 (wsum >= 1): skipped, as a zero dividend sends
-             * the division to its slow path (ncu: every call did, on the
-             * mostly-zero masks) */
-            uint32_t out = 0;
-#pragma unroll
-            for (int k = 0; k < V; k++)
-                out |= (uint32_t)(int)__fadd_rn(acc[k] != 0.0f ? __fdiv_rn(acc[k], wsum[k])
-                                                               : 0.0f,
-                                                0.5f)
-                       << 8 * k;
+            const uint32_t out = ft_uniform(raw, hm, have, FULL) ? raw
+                                 : ft_filter<V>(a, raw, yc, hy, hm, have, still4);
             *reinterpret_cast<word *>(a.mask[j] + (size_t)py * a.ls[j] + px) = (word)out;
 #pragma unroll
             for (int i = S - 1; i > 0; i--) {
