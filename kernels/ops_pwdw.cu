@@ -39,6 +39,19 @@ struct pd_k {
     unsigned dt;
 };
 
+/* The depthwise weights (as is) and both biases to shared memory; all
+ * `nthreads` threads of the block call it. */
+__device__ __forceinline__ void pd_stage_dw(const struct cu_pwdw_args &a, int c, float *Wd,
+                                            float *Bp, float *Bd, int nthreads)
+{
+    for (int i = threadIdx.x; i < a.g.kh * a.g.kw * c; i += nthreads)
+        Wd[i] = __ldg(a.wd + i);
+    for (int i = threadIdx.x; i < c; i += nthreads) {
+        Bp[i] = a.bp ? __ldg(a.bp + i) : 0.0f;
+        Bd[i] = a.bd ? __ldg(a.bd + i) : 0.0f;
+    }
+}
+
 /* Channels cq..cq+3 of output pixel (oy, ox) = block pixel (by, bx):
  * depthwise taps on the window T (K x K, stride S compiled in; K = 0: g's),
  * bias, activations, stored. */
@@ -101,17 +114,11 @@ __global__ void __launch_bounds__(PD_THREADS) k_pwdw(const pd_k p)
                 for (int j = 0; j < 8; j++)
                     v[j] = in && c8 + j < cin ? ldx1(a.in, in16, src + c8 + j) : 0.0f;
             }
-            reinterpret_cast<float4 *>(xr + c8)[0] = make_float4(v[0], v[1], v[2], v[3]);
-            reinterpret_cast<float4 *>(xr + c8)[1] = make_float4(v[4], v[5], v[6], v[7]);
+            st8(xr + c8, v);
         }
     }
     mma_stage_hilo(a.wp, NULL, c, cin, kp, PD_WPAD, Wh, Wl, PD_THREADS);
-    for (int i = tid; i < g.kh * g.kw * c; i += PD_THREADS)
-        Wd[i] = __ldg(a.wd + i);
-    for (int i = tid; i < c; i += PD_THREADS) {
-        Bp[i] = a.bp ? __ldg(a.bp + i) : 0.0f;
-        Bd[i] = a.bd ? __ldg(a.bd + i) : 0.0f;
-    }
+    pd_stage_dw(a, c, Wd, Bp, Bd, PD_THREADS);
     __syncthreads();
 
     if (kp == 16)
@@ -165,12 +172,7 @@ __global__ void __launch_bounds__(PQ_B * PQ_B * (C / 4)) k_pwdw_sq(const pd_k p)
     const int iy0 = oy0 * g.sh - g.pad_top, ix0 = ox0 * g.sw - g.pad_left;
     const int win = p.rh * p.rw, winp = (win + 15) / 16 * 16;
     mma_stage_hilo(a.wp, NULL, C, C, PQ_KP, PD_WPAD, Wh, Wl, NT);
-    for (int i = tid; i < g.kh * g.kw * C; i += NT)
-        Wd[i] = __ldg(a.wd + i);
-    for (int i = tid; i < C; i += NT) {
-        Bp[i] = a.bp ? __ldg(a.bp + i) : 0.0f;
-        Bd[i] = a.bd ? __ldg(a.bd + i) : 0.0f;
-    }
+    pd_stage_dw(a, C, Wd, Bp, Bd, NT);
 
     const int in16 = (p.dt & CU_DT_IN0) != 0, out16 = (p.dt & CU_DT_OUT) != 0;
     /* a thread's items step by NT / 2 pixels: rows and columns stepped */
@@ -185,9 +187,7 @@ __global__ void __launch_bounds__(PQ_B * PQ_B * (C / 4)) k_pwdw_sq(const pd_k p)
             ldx8(a.in, in16, (((size_t)n * g.ih + y) * g.iw + x) * C + q * 8, v);
         if (q == 0)
             Msk[i] = in ? 1.0f : 0.0f;
-        float4 *t4 = reinterpret_cast<float4 *>(T + i * TS + q * 8);
-        t4[0] = make_float4(v[0], v[1], v[2], v[3]);
-        t4[1] = make_float4(v[4], v[5], v[6], v[7]);
+        st8(T + i * TS + q * 8, v);
     }
     __syncthreads();
     mma_conv1x1<1, NT, PD_WPAD>(T, TS, PQ_KP, Wh, Wl, C, Bp, Msk, a.act_p1, a.act_p2, T, TS,

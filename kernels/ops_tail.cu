@@ -231,9 +231,7 @@ __global__ void __launch_bounds__(TL_THREADS, CIN <= 16 ? 4 : 3) k_tail(const tl
                 tl_prologue8<CIN>(p, dt, n, y, x, r, c, pro, q, v);
             if (q == 0)
                 Msk[i] = in ? 1.0f : 0.0f;
-            float4 *t4 = reinterpret_cast<float4 *>(T + i * TS + q * 8);
-            t4[0] = make_float4(v[0], v[1], v[2], v[3]);
-            t4[1] = make_float4(v[4], v[5], v[6], v[7]);
+            st8(T + i * TS + q * 8, v);
         }
         __syncthreads();
         mma_conv1x1<1, TL_THREADS, 8>(T, TS, KP, Wh, Wl, C, Bp, Msk, a.act_p1, a.act_p2, T, TS,
