@@ -1,11 +1,10 @@
 /*
- * ops_conv.cu - CUDA convolutions of the network: any CONV_2D, the fused
- * 1x1 (pointwise) conv, the depthwise conv and mediapipe's transpose conv,
- * float32 and float16 activations (ops_cuda.h).
+ * ops_conv.cu - CUDA convolutions of the network: any CONV_2D, the
+ * depthwise conv and mediapipe's transpose conv, float32 and float16
+ * activations (ops_cuda.h). The fused 1x1 conv is ops_pointwise.cu.
  *
  * C references: ref_conv2d, ref_dwconv2d, ref_tconv_bias (ops_ref.c) and
- * ref_dw_fused, ref_tconv_x (ops_fused_ref.c); the pointwise conv is in
- * ops_pointwise.cu. Layout per
+ * ref_dw_fused, ref_tconv_x (ops_fused_ref.c). Layout per
  * file: kernels, then launchers; each launcher checks the geometry it takes,
  * launches, and returns VR_ECUDA if cudaGetLastError() reports a failure.
  *

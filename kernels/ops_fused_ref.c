@@ -2,9 +2,9 @@
  * ops_fused_ref.c - plain-C twins of the fused GPU kernels (ops_fused.h).
  *
  * Each twin states, in the simplest loops or as a composition of the
- * ops_ref.h ops, what its CUDA kernel (ops_conv.cu, ops_elem.cu) must
- * compute; the GPU test harness (tests/gpu/) compares them on random
- * inputs. float32, host memory; only ref_se allocates (a deferred resize).
+ * ops_ref.h ops, what its CUDA kernel (ops_pointwise.cu, ops_conv.cu,
+ * ops_elem.cu) must compute; the GPU test harness (tests/gpu/) compares
+ * them on random inputs. float32, host memory; only ref_se allocates (a deferred resize).
  */
 #include "ops_fused.h"
 #include "ops_ref.h"

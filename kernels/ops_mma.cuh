@@ -1,10 +1,11 @@
 /*
  * ops_mma.cuh - the tensor-core primitives of the convs that keep their
  * input in shared memory (ops_block.cu, ops_pwdw.cu, ops_stem.cu,
- * ops_tail.cu). A float32 operand is split into float16 hi + lo parts and
- * three m16n8k16 products (hi*hi + hi*lo + lo*hi) accumulate in float32:
- * ~1e-6 from float32 arithmetic, where plain float16 inputs would move the
- * mask by ~0.03. Private to the kernels' .cu files.
+ * ops_tail.cu, ops_pointwise.cu). A float32 operand is split into float16
+ * hi + lo parts and three m16n8k16 products (hi*hi + hi*lo + lo*hi)
+ * accumulate in float32: ~1e-6 from float32 arithmetic, where plain
+ * float16 inputs would move the mask by ~0.03. Private to the kernels'
+ * .cu files.
  */
 #ifndef VR_OPS_MMA_CUH
 #define VR_OPS_MMA_CUH
