@@ -283,7 +283,8 @@ struct ft_params {
  * roundings (under 1e-6 relative), so acc / wsum + 0.5 truncates to 255.
  * Most of a matte is one or the other, and the filter's arithmetic was
  * the kernel's pace (ncu: ~95 instructions a pixel a frame). */
-__device__ __forceinline__ bool ft_uniform(uint32_t raw, const uint32_t (&hm)[TEMPORAL_MAX_FRAMES - 1],
+__device__ __forceinline__ bool ft_uniform(uint32_t raw,
+                                           const uint32_t (&hm)[TEMPORAL_MAX_FRAMES - 1],
                                            int have, uint32_t full)
 {
     uint32_t any = raw, all = raw;

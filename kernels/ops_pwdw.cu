@@ -122,11 +122,14 @@ __global__ void __launch_bounds__(PD_THREADS) k_pwdw(const pd_k p)
     __syncthreads();
 
     if (kp == 16)
-        mma_conv1x1<1, PD_THREADS, PD_WPAD>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
+        mma_conv1x1<1, PD_THREADS, PD_WPAD>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1,
+                                              a.act_p2, T, ts, winp);
     else if (kp == 32)
-        mma_conv1x1<2, PD_THREADS, PD_WPAD>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
+        mma_conv1x1<2, PD_THREADS, PD_WPAD>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1,
+                                              a.act_p2, T, ts, winp);
     else
-        mma_conv1x1<0, PD_THREADS, PD_WPAD>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1, a.act_p2, T, ts, winp);
+        mma_conv1x1<0, PD_THREADS, PD_WPAD>(X, xs, kp, Wh, Wl, c, Bp, mask, a.act_p1,
+                                              a.act_p2, T, ts, winp);
     __syncthreads();
 
     /* work item u = (block pixel pq, channel quad q); (pq, q) stepped, not

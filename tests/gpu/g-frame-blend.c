@@ -81,9 +81,11 @@ static int blend_layout(struct frame_tile *t, int max, int cols, int rows, int w
     if (whole && n < max)
         t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, FRAME_TILE_FLOOR };
     for (int k = 0; k < odd && n < max; k++)
-        t[n++] = (struct frame_tile){ gf_unif(-0.3f * ww, (float)ww), gf_unif(-0.3f * wh, (float)wh),
+        t[n++] = (struct frame_tile){ gf_unif(-0.3f * ww, (float)ww),
+                                      gf_unif(-0.3f * wh, (float)wh),
                                       gf_unif(0.5f, 1.2f * ww), gf_unif(0.5f, 1.2f * wh),
-                                      gf_unif(0.1f, 2.0f), gf_int(0, 4) ? gf_unif(0.01f, 0.6f) : 0.0f,
+                                      gf_unif(0.1f, 2.0f),
+                                      gf_int(0, 4) ? gf_unif(0.01f, 0.6f) : 0.0f,
                                       (int)(gf_u32() % 32) };
     return n;
 }
