@@ -6,8 +6,10 @@
  *
  *   preprocess (1 launch: every tile of every eye of every frame)
  *   -> netcu_run (1 call: all those tiles)
- *   -> blend (1) -> luma at work size (1) -> guided coefficients (2; 4 for r > 16)
- *   -> refine + smoothing into the output masks (1, all frames)
+ *      beside it, on a side stream: luma at work size (1), temporal lumas
+ *      and change sums (1)
+ *   -> blend (1) -> guided coefficients (2; 4 for r > 16)
+ *   -> refine into the output masks (1, all frames) -> temporal filter (1)
  *
  * Frames and masks are device memory when on_device (NVDEC surfaces never
  * leave the GPU); host frames and masks go through pinned staging buffers,
@@ -266,7 +268,7 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
      * kernels that leave most of the GPU's bandwidth free; forked after the
      * preprocess, which needs the whole GPU), joined before their first
      * reader. Same kernels, same bits. 8K SBS on an H100: 3911 -> 3976
-     * frames/s forked before the preprocess, more after it. */
+     * frames/s forked before the preprocess, 3978 after it (within noise). */
     CU_TRY(cudaEventRecord(c->fork, c->st), "event");
     CU_TRY(cudaStreamWaitEvent(c->side, c->fork, 0), "fork");
     if (s->refine_guided && (rc = frame_luma_batch_cuda(&fb, p, c->d_luma, c->side, err)) < 0)
