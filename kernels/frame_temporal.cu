@@ -5,8 +5,9 @@
  * Two kernels per call: the lumas of the batch's frames with each frame's
  * sum of absolute change (integer atomics, so the sums are exact and the
  * same as the C twin's in any order), then the filter, where a thread owns
- * one pixel and walks the batch's frames in order, deciding cuts from the
- * sums exactly as temporal_cut() does on the host.
+ * a 4-pixel word and walks the batch's frames in order with the window in
+ * registers, deciding cuts from the sums exactly as temporal_cut() does on
+ * the host. The engine runs the first beside the network (seg_cuda.cu).
  */
 #include "frame_temporal.h"
 
