@@ -287,7 +287,7 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
     struct {
         const char *name;
         double bytes; /* per frame, compulsory */
-    } k[7] = {
+    } k[8] = {
         { "preprocess (NV12 -> tiles)", 1.5 * Y + tpf * tile_px * 12.0 },
         { "luma at work size", Y + p.work_per_frame * 4.0 },
         { "blend", tpf * tile_px * 4.0 + p.work_per_frame * 4.0 },
@@ -295,7 +295,12 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
         { "refine (mask)", Y + (double)ow * oh },
         { "temporal: luma + sums", (double)ow * oh * 2 },
         { "temporal: filter (window full)", (double)ow * oh * (2 + 2.0 * slots + 2) },
+        /* what the engine runs instead of the first two where the plan allows */
+        { "preprocess + luma, folded",
+          1.5 * Y + tpf * tile_px * 12.0 + p.work_per_frame * 4.0 },
     };
+    const int folds = frame_luma_folds(&p, rects, mw, mh);
+    double per_k[8] = { 0 };
     cudaMemset(d_ring, 0, 2 * slots * ow * oh);
     tst.have = (int)slots; /* the steady state: a full window, no cut */
     cudaEvent_t e0, e1;
@@ -305,7 +310,7 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
            "of 20)\n%-30s %10s %10s %8s %9s\n", g->name, g->w, g->h, batch, ow, oh, tpf, "kernel",
            "ms/frame", "MB/frame", "GB/s", "% of copy");
     double total = 0;
-    for (int ki = 0; ki < 7; ki++) {
+    for (int ki = 0; ki < 7 + folds; ki++) {
         float ms[20];
         for (int rep = 0; rep < 22; rep++) {
             cudaEventRecord(e0, 0);
@@ -319,8 +324,10 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
             case 4: rc = frame_refine_batch_cuda(d_a, d_b, 1, &fb, &p, &fm, 0, &err); break;
             case 5: rc = frame_temporal_luma_cuda(&topt, &tst, &fb, g->w, g->h, d_ty,
                                                   d_ring + slots * ow * oh, d_sad, 0, &err); break;
-            default: rc = frame_temporal_cuda(&topt, &tst, batch, &fm, d_ty, d_sad, d_ring,
-                                              d_ring + slots * ow * oh, 0, &err); break;
+            case 6: rc = frame_temporal_cuda(&topt, &tst, batch, &fm, d_ty, d_sad, d_ring,
+                                             d_ring + slots * ow * oh, 0, &err); break;
+            default: rc = frame_preprocess_fold_batch_cuda(&fb, d_rects, &p, mw, mh, d_in,
+                                                           d_luma, 0, &err); break;
             }
             cudaEventRecord(e1, 0);
             if (rc < 0 || cudaEventSynchronize(e1) != cudaSuccess) {
@@ -337,11 +344,15 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
                 ms[j - 1] = t;
             }
         double per = ms[10] / batch, gbs = k[ki].bytes / (per * 1e-3) / 1e9;
-        total += per;
+        per_k[ki] = per;
+        total += ki < 7 ? per : 0.0;
         printf("%-30s %10.4f %10.1f %8.0f %8.0f%%\n", k[ki].name, per, k[ki].bytes / 1e6, gbs,
                100.0 * gbs / bw);
     }
     printf("%-30s %10.4f\n", "frame kernels, total", total);
+    if (folds)
+        printf("%-30s %10.4f\n", "  with the luma folded",
+               total - per_k[0] - per_k[1] + per_k[7]);
 out2:
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);

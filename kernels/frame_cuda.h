@@ -114,6 +114,23 @@ int frame_preprocess_batch_cuda(const struct frame_batch *fb, const struct frame
                                 int tiles_per_frame, int mw, int mh, float *out,
                                 cudaStream_t st, vr_err *err);
 
+/* Whether frame_preprocess_fold_batch_cuda can write the guide's lumas
+ * with the tiles of plan p (rects: its tiles, host memory): every eye's last
+ * tile is the eye itself in boxes 16 pixels wide (an 8K eye into 256x256),
+ * 4k rows high, from an even row and a word, and its work image is twice
+ * the tile. */
+int frame_luma_folds(const struct frame_cu_plan *p, const struct frame_rect *rects, int mw,
+                     int mh);
+
+/* frame_preprocess_batch_cuda over plan p's tiles that also writes
+ * frame_luma_batch_cuda's lumas (bit for bit) into luma when it is not NULL
+ * (p as frame_luma_folds accepts): each eye's whole pass reads them, 2x2
+ * a tile pixel, in the same pass over the frame. */
+int frame_preprocess_fold_batch_cuda(const struct frame_batch *fb,
+                                     const struct frame_rect *rects,
+                                     const struct frame_cu_plan *p, int mw, int mh, float *out,
+                                     float *luma, cudaStream_t st, vr_err *err);
+
 /* Per frame and eye: the eye's luma at work size into out (work layout). */
 int frame_luma_batch_cuda(const struct frame_batch *fb, const struct frame_cu_plan *p,
                           float *out, cudaStream_t st, vr_err *err);

@@ -42,7 +42,16 @@ static __device__ __forceinline__ void sample_rgb(const fview &f, frame_rect r, 
                     s2 += c;
                 }
         } else if (FMT == SEG_PIX_NV12 && x1 - x0 <= NV12_MAX_BOX && nv12_words_ok(f)) {
-            area_sum_nv12(f, r.x + x0, r.x + x1, r.y + y0, r.y + y1, s0, s1, s2);
+            /* the narrowest window that holds every box of r: one branch
+             * for the whole block */
+            const int np = window_pixels(r.x, r.w, dw);
+            const int a = r.x + x0, b = r.x + x1, c = r.y + y0, d = r.y + y1;
+            if (np <= 13)
+                area_sum_nv12<13, false>(f, a, b, c, d, s0, s1, s2);
+            else if (np <= 16)
+                area_sum_nv12<16, false>(f, a, b, c, d, s0, s1, s2);
+            else
+                area_sum_nv12<4 * NV12_WORDS, false>(f, a, b, c, d, s0, s1, s2);
         } else {
             area_sum_yuv<FMT>(f, r.x + x0, r.x + x1, r.y + y0, r.y + y1, s0, s1, s2);
         }
@@ -98,21 +107,77 @@ static __device__ __forceinline__ float sample_luma(const fview &f, frame_rect r
 
 /* ---- (1) preprocess ---- */
 
-/* grid: x = pixels of one tile / block, y = tile, z = frame. */
+/* The eye whose whole pass (its last tile, the eye itself) is tile t, or
+ * -1. */
+static __device__ __forceinline__ int whole_pass_eye(const frame_cu_plan &p, int t)
+{
+    for (int e = 0; e < p.n_eyes; e++)
+        if (t == p.e[e].tile0 + p.e[e].ntiles - 1)
+            return e;
+    return -1;
+}
+
+/* Output pixel (ox, oy) of eye e's whole pass and the 2x2 guide lumas
+ * under it (frame_luma_folds' geometry: 16-pixel-wide boxes, work images
+ * twice the tile): the lumas are k_luma's to the bit, read in the same
+ * pass as the colours when the frame takes NV12 words. */
+template <int FMT>
+static __device__ __forceinline__ void fold_pixel(const fview &f, const frame_cu_eye &e,
+                                                  int mw, int mh, int ox, int oy, float v[3],
+                                                  float l4[4])
+{
+    const frame_rect r = e.eye;
+    if (FMT == SEG_PIX_NV12 && nv12_words_ok(f)) {
+        const int bh = r.h / mh, x0 = r.x + NV12_FOLD_BOX * ox, y0 = r.y + bh * oy;
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;
+        area_sum_nv12<NV12_FOLD_BOX, true>(f, x0, x0 + NV12_FOLD_BOX, y0, y0 + bh, s0, s1,
+                                           s2, l4, bh / 2);
+        const float inv = 1.0f / (float)(NV12_FOLD_BOX * bh);
+        const float linv = 1.0f / (float)(NV12_FOLD_BOX / 2 * (bh / 2));
+        v[0] = s0 * inv;
+        v[1] = s1 * inv;
+        v[2] = s2 * inv;
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            l4[q] *= linv;
+        return;
+    }
+    sample_rgb<FMT>(f, r, mw, mh, true, ox, oy, v);
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+        l4[q] = sample_luma<FMT>(f, r, e.work_w, e.work_h, true, 2 * ox + (q & 1),
+                                 2 * oy + (q >> 1));
+}
+
+/* grid: x = pixels of one tile / block, y = tile, z = frame. luma: the
+ * guide's lumas (work layout) of the frame_luma_folds plan p, written with
+ * each eye's whole pass; NULL: none. */
 template <int FMT>
 __global__ void __launch_bounds__(256)
 k_preprocess(const __grid_constant__ frame_batch fb, const frame_rect *__restrict__ rects,
-             int tpf, int mw, int mh, float *__restrict__ out)
+             const __grid_constant__ frame_cu_plan p, int tpf, int mw, int mh,
+             float *__restrict__ out, float *__restrict__ luma)
 {
     const int pix = blockIdx.x * blockDim.x + threadIdx.x;
     if (pix >= mw * mh)
         return;
     const int tile = blockIdx.y, fr = blockIdx.z;
-    const frame_rect r = rects[tile];
     const fview f = fview_of(fb, fr);
     const int ox = pix % mw, oy = pix / mw;
+    const int fe = luma ? whole_pass_eye(p, tile) : -1;
     float v[3];
-    sample_rgb<FMT>(f, r, mw, mh, is_area(r.w, r.h, mw, mh), ox, oy, v);
+    if (fe >= 0) {
+        const frame_cu_eye &e = p.e[fe];
+        float l4[4];
+        fold_pixel<FMT>(f, e, mw, mh, ox, oy, v, l4);
+        float *l = luma + (size_t)fr * p.work_per_frame + e.work_off
+                   + (size_t)2 * oy * e.work_w + 2 * ox;
+        *(float2 *)l = make_float2(l4[0], l4[1]);
+        *(float2 *)(l + e.work_w) = make_float2(l4[2], l4[3]);
+    } else {
+        const frame_rect r = rects[tile];
+        sample_rgb<FMT>(f, r, mw, mh, is_area(r.w, r.h, mw, mh), ox, oy, v);
+    }
     float *o = out + (((size_t)fr * tpf + tile) * mw * mh + pix) * 3;
     o[0] = v[0];
     o[1] = v[1];
@@ -127,17 +192,48 @@ k_preprocess(const __grid_constant__ frame_batch fb, const frame_rect *__restric
     default: KERNEL<SEG_PIX_YUV420P><<<__VA_ARGS__; break;                          \
     }
 
+extern "C" int frame_luma_folds(const struct frame_cu_plan *p, const struct frame_rect *rects,
+                                int mw, int mh)
+{
+    if (p->n_eyes < 1)
+        return 0;
+    for (int i = 0; i < p->n_eyes; i++) {
+        const struct frame_cu_eye *e = &p->e[i];
+        const struct frame_rect *w = &rects[e->tile0 + e->ntiles - 1], E = e->eye;
+        const int bh = E.h / mh;
+        if (e->ntiles < 1 || w->x != E.x || w->y != E.y || w->w != E.w || w->h != E.h
+            || E.w != NV12_FOLD_BOX * mw || E.h != bh * mh || bh % 4 || E.x % 4 || E.y % 2
+            || e->work_w != 2 * mw || e->work_h != 2 * mh)
+            return 0;
+    }
+    return 1;
+}
+
+extern "C" int frame_preprocess_fold_batch_cuda(const struct frame_batch *fb,
+                                                const struct frame_rect *rects,
+                                                const struct frame_cu_plan *p, int mw, int mh,
+                                                float *out, float *luma, cudaStream_t st,
+                                                vr_err *err)
+{
+    const int tpf = p->tiles_per_frame;
+    if (fb->n < 1 || fb->n > FRAME_CU_MAX_FRAMES || tpf < 1 || mw < 1 || mh < 1)
+        return vr_err_set(err, VR_EINVAL, "preprocess: %d frames x %d tiles of %dx%d",
+                          fb->n, tpf, mw, mh);
+    dim3 grid((mw * mh + 255) / 256, tpf, fb->n);
+    FMT_DISPATCH(fb->fmt, k_preprocess, grid, 256, 0, st>>>(*fb, rects, *p, tpf, mw, mh, out,
+                                                             luma));
+    return fcu_check("preprocess", err);
+}
+
 extern "C" int frame_preprocess_batch_cuda(const struct frame_batch *fb,
                                            const struct frame_rect *rects,
                                            int tiles_per_frame, int mw, int mh, float *out,
                                            cudaStream_t st, vr_err *err)
 {
-    if (fb->n < 1 || fb->n > FRAME_CU_MAX_FRAMES || tiles_per_frame < 1 || mw < 1 || mh < 1)
-        return vr_err_set(err, VR_EINVAL, "preprocess: %d frames x %d tiles of %dx%d",
-                          fb->n, tiles_per_frame, mw, mh);
-    dim3 grid((mw * mh + 255) / 256, tiles_per_frame, fb->n);
-    FMT_DISPATCH(fb->fmt, k_preprocess, grid, 256, 0, st>>>(*fb, rects, tiles_per_frame, mw, mh, out));
-    return fcu_check("preprocess", err);
+    struct frame_cu_plan p;
+    memset(&p, 0, sizeof p);
+    p.tiles_per_frame = tiles_per_frame;
+    return frame_preprocess_fold_batch_cuda(fb, rects, &p, mw, mh, out, NULL, st, err);
 }
 
 /* ---- luma at work size ---- */

@@ -4,10 +4,11 @@
  * buffer allocated at creation and every stage batched over all frames and
  * eyes of a call:
  *
- *   preprocess (1 launch: every tile of every eye of every frame)
+ *   preprocess (1 launch: every tile of every eye of every frame; the
+ *   guide's luma too where frame_luma_folds allows, as for 8K SBS)
  *   -> netcu_run (1 call: all those tiles)
- *      beside it, on a side stream: luma at work size (1), temporal lumas
- *      and change sums (1)
+ *      beside it, on a side stream: luma at work size (1, unless folded),
+ *      temporal lumas and change sums (1)
  *   -> blend (1) -> guided coefficients (2; 4 for r > 16)
  *   -> refine into the output masks (1, all frames) -> temporal filter (1)
  *
@@ -42,6 +43,7 @@ struct seg_cu {
     struct netcu *net;
     struct netcu_opts nopts;
     struct frame_cu_plan plan;
+    int fold_luma;                /* frame_luma_folds: the preprocess can write the luma */
     int mw, mh;
     struct frame_rect *d_rects;   /* [tiles_per_frame], frame pixels */
     struct frame_tile *d_tiles;   /* [tiles_per_frame], work pixels */
@@ -196,6 +198,7 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
     const struct frame_cu_plan *p = &c->plan;
     const int ow = s->opts.out_w, oh = s->opts.out_h;
     const int smoothing = c->topt.frames > 1;
+    const int fold = s->refine_guided && c->fold_luma; /* the guide's luma from the preprocess */
     int rc = 0, host_masks = 0;
     static struct frame_batch fb_zero;
     struct frame_batch fb = fb_zero;
@@ -260,18 +263,22 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
         }
     }
 
-    if ((rc = frame_preprocess_batch_cuda(&fb, c->d_rects, p->tiles_per_frame, c->mw, c->mh,
-                                          c->d_in, c->st, err)) < 0)
+    if ((rc = frame_preprocess_fold_batch_cuda(&fb, c->d_rects, p, c->mw, c->mh, c->d_in,
+                                               fold ? c->d_luma : NULL, c->st, err)) < 0)
         return rc;
     /* the guide's luma and the temporal filter's lumas and change sums read
      * the frames only: on the side stream, beside the network (latency-bound
      * kernels that leave most of the GPU's bandwidth free; forked after the
      * preprocess, which needs the whole GPU), joined before their first
      * reader. Same kernels, same bits. 8K SBS on an H100: 3911 -> 3976
-     * frames/s forked before the preprocess, 3978 after it (within noise). */
+     * frames/s forked before the preprocess, 3978 after it (within noise).
+     * The kernels hardly overlap the network (their grids fill the GPU
+     * first): the guide's luma read by the preprocess's whole pass instead
+     * took it to 4155. */
     CU_TRY(cudaEventRecord(c->fork, c->st), "event");
     CU_TRY(cudaStreamWaitEvent(c->side, c->fork, 0), "fork");
-    if (s->refine_guided && (rc = frame_luma_batch_cuda(&fb, p, c->d_luma, c->side, err)) < 0)
+    if (s->refine_guided && !fold
+        && (rc = frame_luma_batch_cuda(&fb, p, c->d_luma, c->side, err)) < 0)
         return rc;
     if (smoothing && (rc = frame_temporal_luma_cuda(&c->topt, &c->tst, &fb, s->opts.in_w,
                                                     s->opts.in_h, c->d_ycur, c->d_ring_y,
@@ -482,6 +489,7 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
                                "guided scratch", err)) < 0
             || (rc = temporal_alloc(s, c, err)) < 0)
             goto fail;
+        c->fold_luma = frame_luma_folds(p, rects, c->mw, c->mh);
         CU_TRY(cudaMemcpy(c->d_rects, rects, tpf * sizeof *rects, cudaMemcpyHostToDevice),
                "upload tiles");
         CU_TRY(cudaMemcpy(c->d_tiles, tiles, tpf * sizeof *tiles, cudaMemcpyHostToDevice),

@@ -1,7 +1,7 @@
 /*
  * g-frame-util.h - helpers of the frame-kernel and engine GPU tests
  * (tests/gpu/g-frame-*.c, g-seg-*.c): random frames in every pixel format,
- * RGB -> YUV conversion of real images, device copies of host frames, and
+ * RGB -> YUV conversion of real images and clips made of one, device copies of host frames, and
  * poisoned device buffers. Header-only (static functions) so each test file
  * stands alone in whichever binary globs tests/gpu/.
  */
@@ -9,6 +9,7 @@
 #define VR_G_FRAME_UTIL_H
 
 #include "frame_cuda.h"
+#include "vio_image.h"
 
 #include <criterion/criterion.h>
 #include <cuda_runtime.h>
@@ -178,6 +179,23 @@ static inline void gf_frame_from_rgb(struct gf_frame *g, const uint8_t *rgb, int
                 d[1][(size_t)cy * g->host.linesize[1] + cx] = (uint8_t)u;
                 d[2][(size_t)cy * g->host.linesize[2] + cx] = (uint8_t)v;
             }
+        }
+}
+
+/* Frame i of a short "clip": the image shifted right by 3*i pixels (edge
+ * clamped), placed into each eye of a w x h frame. */
+static inline void gf_clip_frame(const struct vio_image *img, int i, int w, int h,
+                                 enum seg_layout l, uint8_t *rgb)
+{
+    int ew = l == SEG_LAYOUT_SBS ? w / 2 : w;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int ex = x >= ew ? x - ew : x;
+            int sx = (int)((long long)ex * img->w / ew) - 3 * i;
+            int sy = (int)((long long)y * img->h / h);
+            sx = sx < 0 ? 0 : sx >= img->w ? img->w - 1 : sx;
+            memcpy(rgb + ((size_t)y * w + x) * 3, img->data + (size_t)sy * img->linesize + 3 * sx,
+                   3);
         }
 }
 

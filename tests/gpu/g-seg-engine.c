@@ -17,22 +17,6 @@
 #define NF 3
 #define MASK_TOL 5 /* 0.02 * 255 */
 
-/* Frame i of a short "clip": the image shifted right by 3*i pixels (edge
- * clamped), placed into each eye of a w x h frame. */
-static void clip_frame(const struct vio_image *img, int i, int w, int h, enum seg_layout l,
-                       uint8_t *rgb)
-{
-    int ew = l == SEG_LAYOUT_SBS ? w / 2 : w;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int ex = x >= ew ? x - ew : x;
-            int sx = (int)((long long)ex * img->w / ew) - 3 * i;
-            int sy = (int)((long long)y * img->h / h);
-            sx = sx < 0 ? 0 : sx >= img->w ? img->w - 1 : sx;
-            memcpy(rgb + ((size_t)y * w + x) * 3, img->data + (size_t)sy * img->linesize + 3 * sx, 3);
-        }
-}
-
 struct mask_set {
     uint8_t *h[NF];   /* host masks */
     uint8_t *d[NF];   /* device masks */
@@ -58,7 +42,7 @@ static void run_case(const char *name, enum seg_layout layout, int w, int h, int
     cr_assert(rgb);
     for (int i = 0; i < NF; i++) {
         gf_frame_alloc(&g[i], fmt, w, h, 0);
-        clip_frame(img, i, w, h, layout, rgb);
+        gf_clip_frame(img, i, w, h, layout, rgb);
         gf_frame_from_rgb(&g[i], rgb, w * 3);
         gf_frame_upload(&g[i]);
         hf[i] = g[i].host;
