@@ -74,6 +74,24 @@ __device__ __forceinline__ void ldx8(const void *p, int f16, size_t i, float v[8
     else
         ld8((const float *)p + i, v);
 }
+/* v[j] *= (mul_ldx8) or += (add_ldx8) the 8 values of p from element i
+ * (the prologue's and epilogue's scale and add terms). */
+__device__ __forceinline__ void mul_ldx8(const void *p, int f16, size_t i, float v[8])
+{
+    float s[8];
+    ldx8(p, f16, i, s);
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        v[j] *= s[j];
+}
+__device__ __forceinline__ void add_ldx8(const void *p, int f16, size_t i, float v[8])
+{
+    float s[8];
+    ldx8(p, f16, i, s);
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        v[j] += s[j];
+}
 __device__ __forceinline__ void stx1(void *p, int f16, size_t i, float v)
 {
     if (f16)

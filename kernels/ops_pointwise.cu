@@ -48,20 +48,10 @@ __device__ __forceinline__ void pw_in8(const pw_k &k, unsigned gp, int c8, float
         ldx8(k.a, fa, (size_t)gp * k.cin + c8, v);
     }
     if (gp < (unsigned)k.npix) {
-        if (k.as) {
-            float s[8];
-            ldx8(k.as, fs, (size_t)(gp / hw) * k.cin + c8, s);
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                v[j] *= s[j];
-        }
-        if (k.b) {
-            float s[8];
-            ldx8(k.b, fb, (size_t)gp * k.cin + c8, s);
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                v[j] += s[j];
-        }
+        if (k.as)
+            mul_ldx8(k.as, fs, (size_t)(gp / hw) * k.cin + c8, v);
+        if (k.b)
+            add_ldx8(k.b, fb, (size_t)gp * k.cin + c8, v);
     } else {
 #pragma unroll
         for (int j = 0; j < 8; j++)
@@ -77,19 +67,10 @@ __device__ __forceinline__ void pw_out8(const pw_k &k, unsigned gp, int co0, flo
     const unsigned hw = (unsigned)k.hw;
     act_vec(v, k.act1);
     act_vec(v, k.act2);
-    if (k.es) {
-        float s[8];
-        ldx8(k.es, fe, (size_t)(gp / hw) * k.cout + co0, s);
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            v[j] *= s[j];
-    }
+    if (k.es)
+        mul_ldx8(k.es, fe, (size_t)(gp / hw) * k.cout + co0, v);
     if (k.res) {
-        float r[8];
-        ldx8(k.res, fr, (size_t)gp * k.cout + co0, r);
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            v[j] += r[j];
+        add_ldx8(k.res, fr, (size_t)gp * k.cout + co0, v);
         act_vec(v, k.act3);
     }
     stx8(k.out, fo, (size_t)gp * k.cout + co0, v);

@@ -4,8 +4,10 @@
  * bit for bit: the balanced profile's plan of an 8K side-by-side frame
  * (each eye's whole pass in 16x16 boxes, the guide at 512x512), two fresh
  * random frames a call, NV12 in both ranges (the word path), P010 and
- * YUV420P (the per-pixel path), and a real picture in NV12. Outputs are poisoned with NaN first, so an
- * unwritten element fails. Also which plans frame_luma_folds accepts.
+ * YUV420P (the per-pixel path), and a real picture in NV12. Outputs are
+ * poisoned with NaN first, so an element the fold leaves unwritten fails
+ * (the two references write every element: g-frame-preprocess.c checks
+ * them against their C twins). Also which plans frame_luma_folds accepts.
  */
 #include "g-frame-util.h"
 
@@ -30,24 +32,6 @@ static void sbs_plan(const char *profile, int w, int h, struct frame_cu_plan *p,
     for (int e = 0; e < p->n_eyes; e++)
         for (int t = 0; t < tp.eye[e].n; t++)
             rects[p->e[e].tile0 + t] = tp.eye[e].src[t];
-}
-
-static void *download(const float *d, size_t n)
-{
-    float *h = malloc(n * sizeof *h);
-    cr_assert(h);
-    GF_CUDA(cudaDeviceSynchronize());
-    GF_CUDA(cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost));
-    return h;
-}
-
-/* Index of the first float where a and b differ in bits, or -1. */
-static long first_diff(const float *a, const float *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(&a[i], &b[i], sizeof *a) != 0)
-            return (long)i;
-    return -1;
 }
 
 /* Case c's two frames: fresh random bytes, or (c == 4) a real picture,
@@ -105,17 +89,17 @@ Test(gpu_frame, preprocess_fold_luma_8k, .timeout = 240)
         cr_assert_eq(frame_luma_batch_cuda(&fb, &p, d_wluma, 0, &err), 0, "%s", err.msg);
         cr_assert_eq(frame_preprocess_fold_batch_cuda(&fb, d_rects, &p, FOLD_M, FOLD_M, d_got,
                                                       d_gluma, 0, &err), 0, "%s", err.msg);
-        float *want = download(d_want, tiles), *got = download(d_got, tiles);
-        float *wl = download(d_wluma, lumas), *gl = download(d_gluma, lumas);
-        const long dt = first_diff(got, want, tiles), dl = first_diff(gl, wl, lumas);
-        cr_expect_eq(dt, -1, "case %d: tile float %ld: got %.9g, want %.9g", c, dt,
-                     dt < 0 ? 0.0 : got[dt], dt < 0 ? 0.0 : want[dt]);
-        cr_expect_eq(dl, -1, "case %d: luma %ld: got %.9g, want %.9g", c, dl,
-                     dl < 0 ? 0.0 : gl[dl], dl < 0 ? 0.0 : wl[dl]);
+        float *want = gf_dev_floats(d_want, tiles), *wl = gf_dev_floats(d_wluma, lumas);
+        size_t ft = 0, fl = 0;
+        float gt = 0.0f, glv = 0.0f;
+        cr_expect_eq(gf_dev_bits_diff(d_got, want, tiles, &ft, &gt), 0,
+                     "case %d: tile floats differ, the first %zu: got %.9g, want %.9g", c, ft,
+                     gt, want[ft]);
+        cr_expect_eq(gf_dev_bits_diff(d_gluma, wl, lumas, &fl, &glv), 0,
+                     "case %d: lumas differ, the first %zu: got %.9g, want %.9g", c, fl, glv,
+                     wl[fl]);
         free(want);
-        free(got);
         free(wl);
-        free(gl);
         cudaFree(d_want);
         cudaFree(d_got);
         cudaFree(d_wluma);

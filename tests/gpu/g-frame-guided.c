@@ -65,24 +65,6 @@ static void coeffs_inputs(float *I, float *p, size_t n)
     }
 }
 
-/* Floats of device `d` whose bits differ from want[0..n); *first: the
- * first of them, *got: its value. */
-static size_t coeffs_diff(const float *d, const float *want, size_t n, size_t *first, float *got)
-{
-    float *h = malloc(n * sizeof *h);
-    cr_assert(h);
-    GF_CUDA(cudaDeviceSynchronize());
-    GF_CUDA(cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost));
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(&h[i], &want[i], sizeof *h) && bad++ == 0) {
-            *first = i;
-            *got = h[i];
-        }
-    free(h);
-    return bad;
-}
-
 /* n frames of n_eyes eyes of sizes eyes[i] (w, h) in the work layout, each
  * image against frame_guided_coeffs_ref: every bit of a and b. */
 static void coeffs_exact(int n_eyes, const int (*eyes)[2], int n, int r)
@@ -122,7 +104,7 @@ static void coeffs_exact(int n_eyes, const int (*eyes)[2], int n, int r)
     cr_assert_eq(rc, 0, "%s", err.msg);
     size_t fa = 0, fb = 0;
     float ga = 0.0f, gb = 0.0f;
-    const size_t ba = coeffs_diff(da, a, np, &fa, &ga), bb = coeffs_diff(db, b, np, &fb, &gb);
+    const size_t ba = gf_dev_bits_diff(da, a, np, &fa, &ga), bb = gf_dev_bits_diff(db, b, np, &fb, &gb);
     cr_expect(ba == 0 && bb == 0,
               "%d frames, %d eyes, eye 0 %dx%d, r=%d: %zu a differ (first [%zu] %a, want %a), "
               "%zu b (first [%zu] %a, want %a)",

@@ -149,10 +149,7 @@ static void expect_nv12_exact(struct gf_frame *g, const struct frame_rect *rects
     vr_err err = { 0, "" };
     cr_assert_eq(frame_preprocess_cuda(&g->dev, d_rects, n, mw, mh, d_out, 0, &err), 0, "%s",
                  err.msg);
-    float *got = malloc(cnt * sizeof *got);
-    cr_assert(got);
-    GF_CUDA(cudaDeviceSynchronize());
-    GF_CUDA(cudaMemcpy(got, d_out, cnt * sizeof *got, cudaMemcpyDeviceToHost));
+    float *got = gf_dev_floats(d_out, cnt);
     size_t bad = 0;
     for (int t = 0; t < n; t++)
         for (int p = 0; p < mw * mh; p++) {

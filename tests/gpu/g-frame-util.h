@@ -233,16 +233,39 @@ static inline double gf_max_abs(const float *got, const float *want, size_t n, s
     return mx;
 }
 
-/* Copies n device floats back and compares. */
-static inline double gf_dev_max_abs(const float *d, const float *want, size_t n, size_t *where)
+/* A host copy (malloc'd) of n device floats, after the device's work. */
+static inline float *gf_dev_floats(const float *d, size_t n)
 {
     float *h = malloc(n * sizeof *h);
     cr_assert(h);
     GF_CUDA(cudaDeviceSynchronize());
     GF_CUDA(cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost));
+    return h;
+}
+
+/* Copies n device floats back and compares. */
+static inline double gf_dev_max_abs(const float *d, const float *want, size_t n, size_t *where)
+{
+    float *h = gf_dev_floats(d, n);
     double r = gf_max_abs(h, want, n, where);
     free(h);
     return r;
+}
+
+/* Floats of device `d` whose bits differ from want[0..n); *first: the
+ * first of them, *got: its value (both untouched when none differ). */
+static inline size_t gf_dev_bits_diff(const float *d, const float *want, size_t n,
+                                      size_t *first, float *got)
+{
+    float *h = gf_dev_floats(d, n);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&h[i], &want[i], sizeof *h) && bad++ == 0) {
+            *first = i;
+            *got = h[i];
+        }
+    free(h);
+    return bad;
 }
 
 /* ---- bit-exact models of the batched NV12 kernels ---- */
