@@ -7,7 +7,7 @@
 #   make chaos      the chaos suite alone: one fault per test on a whole system (mk/chaos.mk)
 #   make asan       everything CPU-only under ASan + UBSan, the CPU test suite run on it (mk/asan.mk)
 #   make test-gpu   CUDA kernels vs. their C twins (needs a GPU)
-#   make bench-gpu / bench-pipeline / bench-cpu   benchmarks (see docs/PERF.md)
+#   make bench-gpu / bench-roofline / bench-pipeline / bench-cpu   benchmarks (docs/PERF.md)
 #   make bundle     relocatable tarball: bin/ + private lib/ (RPATH $ORIGIN/../lib)
 #
 # V=1 shows commands; DEV=1 adds -Werror; CUDA=0 forces a CPU-only build;

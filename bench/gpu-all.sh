@@ -30,6 +30,10 @@ timeout 420 python3 bench/torch_net.py --model models/selfie_segmentation.tflite
     --compile-batches 64 --modes graph,reduce-overhead,max-autotune > "$RES/torch.log" 2>&1
 tail -12 "$RES/torch.log" | tee -a "$RES/summary.txt"
 
+step "net-roofline: the network's kernels by hardware counters (ncu)"
+timeout 300 bench/net-roofline.sh "$B/bin" 64 > "$RES/net-roofline.log" 2>&1
+head -4 "$RES/net-roofline.log" | tee -a "$RES/summary.txt"
+
 step "tune + bench-seg: whole-frame segmentation"
 timeout 60 "$B/bin/vr-worker" tune --force > "$RES/tune.log" 2>&1; tail -4 "$RES/tune.log"
 timeout 120 "$B/bin/bench_seg" --json "$RES/bench-seg.json" > "$RES/bench-seg.log" 2>&1

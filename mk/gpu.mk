@@ -6,6 +6,8 @@
 #   make bench-net    network tiles/s: batch x fp16/fp32 x blocks/fused/unfused, then
 #                     the same network in PyTorch (bench/torch_net.py) if
 #                     python3 with torch is there; part of `make bench-gpu`
+#   make bench-roofline  the network's kernels by hardware counters (Nsight
+#                     Compute: DRAM bytes a tile, TB/s, SM active and busy)
 #
 # The binaries build wherever nvcc is found; they run only where a GPU is
 # (on the lent machine through the bundle, see docs/notes/cuda-net.md).
@@ -36,10 +38,13 @@ bench-net: $(BENCH_NET_BIN)
 	   python3 bench/torch_net.py --model models/selfie_segmentation.tflite \
 	     --check $(BUILD)/bench-net-check --ours $(BENCH_NET_JSON); \
 	 else echo "bench-net: python3 with torch not found: PyTorch comparison skipped"; fi
+
+bench-roofline: $(BENCH_NET_BIN)
+	$(Q)OUT=$(BUILD)/roofline bench/net-roofline.sh $(dir $(BENCH_NET_BIN))
 else
-test-gpu bench-net:
+test-gpu bench-net bench-roofline:
 	@echo "$@: needs nvcc (and a GPU to run): $(CUDA_MSG)"; exit 1
 endif
 
 bench-gpu: bench-net
-.PHONY: bench-net
+.PHONY: bench-net bench-roofline
