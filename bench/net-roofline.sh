@@ -3,7 +3,8 @@
 # host: Nsight Compute over bench-net's --profile section (each kernel of
 # one batch alone, clocks left as they are), summed per plan by
 # bench/net_roofline.py. Needs ncu (the CUDA toolkit's Nsight Compute).
-# Usage: bench/net-roofline.sh BINDIR [BATCH]   (results under $OUT)
+# Usage: bench/net-roofline.sh BINDIR [BATCH]   (from the repository root;
+#   results under $OUT)
 set -u
 B=$1
 N=${2:-64}

@@ -2,10 +2,9 @@
 """net_roofline.py - the network's roofline by hardware counters, from
 `ncu --csv --page raw` over `bench-net --profile B` (bench/net-roofline.sh).
 
-bench-net's profile section runs three plans ten times each: fused fp16
-(46 kernels), blocks fp16 and blocks fp16all (21 each). Each run starts
-with the stem kernel, so runs are cut there and named by their length and
-order. Per plan (one run, time-weighted over its kernels): time with each
+bench-net's profile section runs three plans ten times each, in the order
+of PLANS. Each run starts with the stem kernel, so runs are cut there; the
+first run of each plan is read, and its kernel count checked. Per plan (one run, time-weighted over its kernels): time with each
 kernel alone, DRAM bytes a tile, DRAM TB/s, SMs active, SM busy
 (instructions issued of peak), warps active; with --kernels, each kernel.
 
@@ -13,12 +12,15 @@ kernel alone, DRAM bytes a tile, DRAM TB/s, SMs active, SM busy
 """
 import argparse
 import csv
+import sys
 
 TIME = "gpu__time_duration.sum"
 DRAM = "dram__bytes.sum"
 ACTIVE = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
 BUSY = "sm__instruction_throughput.avg.pct_of_peak_sustained_active"
 WARPS = "sm__warps_active.avg.pct_of_peak_sustained_active"
+PLANS = (("fused fp16", 46), ("blocks fp16", 21), ("blocks fp16all", 21))
+RUNS_A_PLAN = 10   # bench_net.c's profile loop
 
 
 def read_launches(path):
@@ -29,7 +31,7 @@ def read_launches(path):
     want = {n: head.index(n) for n in ("Kernel Name", TIME, DRAM, ACTIVE, BUSY, WARPS)}
     out = []
     for r in rows[2:]:       # rows[1] holds the units
-        if not r or not r[0].isdigit():
+        if len(r) < len(head) or not r[0].isdigit():   # a cut-off last row too
             continue
         k = {n: r[i] for n, i in want.items()}
         for n in (TIME, DRAM, ACTIVE, BUSY, WARPS):
@@ -52,16 +54,19 @@ def split_runs(launches):
     return runs
 
 
-def plan_names(runs):
-    """Full runs in order: fused fp16, blocks fp16, blocks fp16all."""
-    names, seen_blocks = [], 0
-    for r in runs:
-        if len(r) >= 40:
-            names.append("fused fp16")
-        else:
-            names.append("blocks fp16" if seen_blocks < 10 else "blocks fp16all")
-            seen_blocks += 1
-    return names
+def first_runs(runs):
+    """The first run of each plan, or exit if the section is not as expected."""
+    out = {}
+    for p, (name, kernels) in enumerate(PLANS):
+        i = p * RUNS_A_PLAN
+        if i >= len(runs):
+            sys.exit("net_roofline: %d runs in the CSV; %s's first (run %d) is missing"
+                     % (len(runs), name, i))
+        if len(runs[i]) != kernels:
+            sys.exit("net_roofline: run %d (%s) has %d kernels, expected %d"
+                     % (i, name, len(runs[i]), kernels))
+        out[name] = runs[i]
+    return out
 
 
 def summary(run, batch):
@@ -77,12 +82,7 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--kernels", action="store_true")
     a = ap.parse_args()
-    runs = split_runs(read_launches(a.csv))
-    names = plan_names(runs)
-    full = {}
-    for n, r in zip(names, runs):
-        if n not in full and (len(r) == 46 or len(r) == 21):
-            full[n] = r
+    full = first_runs(split_runs(read_launches(a.csv)))
     print("plan            kernels  ms alone  DRAM MB/tile   TB/s  SM active  SM busy  warps")
     for n, r in full.items():
         print("%-15s %7d %9.3f %13.2f %6.2f %9.1f%% %7.1f%% %5.1f%%" % ((n,) + summary(r, a.batch)))
