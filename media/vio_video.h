@@ -29,6 +29,8 @@
 #include <libavformat/avformat.h>
 #include <stdint.h>
 
+struct remux_range;
+
 /* Frame sizes above these are refused before any allocation (16K x 16K). */
 #define VIO_MAX_DIM 16384
 
@@ -46,6 +48,9 @@ struct vio_in_opts {
     int64_t warmup_from_ms;   /* pre-roll frames at or after this many ms are returned as
                                * VIO_WARMUP (the temporal filter's warm-up), uncounted;
                                * set it to preroll_until_ms for none */
+    const struct remux_range *range; /* read only this range of the file (remux_range.h):
+                               * seek, check, its packets and the other streams' packets it
+                               * owns; its pre-roll replaces the two above. NULL: all */
 };
 
 struct vio_info {
@@ -142,6 +147,13 @@ int vio_out_copy(struct vio_out *o, AVPacket *pkt, vr_err *err);
 /* Flushes the encoder, writes the trailer, flushes and fsyncs the file.
  * Returns 0 or VR_E*. */
 int vio_out_finish(struct vio_out *o, vr_err *err);
+
+/* The exact input times of everything written (remux_ts.h): stream 0 the
+ * frames' pts sorted, stream k the copied packets of output stream k. For
+ * the stitch of chunks read in place; call after vio_out_finish. t is
+ * filled (remux_ts_release frees it); 0 or VR_ENOMEM. */
+struct remux_ts;
+int vio_out_ts(const struct vio_out *o, struct remux_ts *t, vr_err *err);
 
 /* Bytes written to the file so far (after finish: its size). */
 int64_t vio_out_bytes(const struct vio_out *o);

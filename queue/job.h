@@ -35,6 +35,24 @@ struct job_spec {
                                      * as text, checked at submit; "" = none */
     char notify[JOB_NOTIFY_MAX];    /* webhook POSTed when the job ends (job_notify_check);
                                      * "" = none, and then absent from the JSON */
+    char chunking[8];               /* auto | range | copy: chunks read as ranges of the
+                                     * source (auto: where the plan can), or cut into files
+                                     * (copy: for workers that cannot see the input) */
+};
+
+/* A chunk read in place: the range of the source it covers (the numbers of
+ * media/remux_range.h's struct remux_range, which queue/ does not see). */
+struct chunk_range {
+    char source[JOB_PATH_MAX];      /* the job's input, absolute; under the workers'
+                                     * --input-root */
+    char fingerprint[96];           /* remux_fingerprint: the source as planned */
+    long long seek;                 /* LLONG_MIN: read from the start */
+    long long first_pts, first_dts; /* LLONG_MIN: none */
+    long long start_pts, start_dts;
+    long long end_pts, end_dts;
+    int has_end, preroll, warmup;
+    long long own_from, own_to;     /* LLONG_MIN / LLONG_MAX: open */
+    int vs, tb_num, tb_den;
 };
 
 struct chunk_task {
@@ -51,6 +69,9 @@ struct chunk_task {
     char layout[8];                 /* mono | sbs | tb, the job's (decided once for all chunks);
                                      * "" in tasks of older controllers: the worker guesses */
     char config[JOB_CONFIG_MAX];    /* the job's config overrides, "" = none */
+    int is_range;                   /* 1: `range` is set, `in` is "" (JSON: "range" object);
+                                     * 0: `in` is a chunk file of the copy split */
+    struct chunk_range range;
 };
 
 /* The longest chunk the fleet chooses, and the shortest: long enough that a
@@ -103,6 +124,8 @@ int chunk_task_parse(const char *json, size_t len, struct chunk_task *t, vr_err 
 /* ---- manifest: the split's result, written next to the chunks ---- */
 
 struct job_manifest {
+    int ranges;                /* 1: chunks are ranges of the source (no in/ files); a
+                                * chunk's frames may be -1 (known once it commits) */
     int nchunks;
     long long frames;          /* source video frames */
     double duration_s;

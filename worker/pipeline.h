@@ -12,6 +12,8 @@
 #include "seg.h"
 #include "vr_err.h"
 
+struct remux_range;
+
 enum pipe_output { PIPE_OUT_MASK = 0, PIPE_OUT_ALPHA_PACKED, PIPE_OUT_GREENSCREEN };
 
 struct pipe_opts {
@@ -28,6 +30,11 @@ struct pipe_opts {
     int64_t warmup_from_ms;    /* pre-roll frames from here on are segmented but not
                                 * output (the temporal filter's warm-up) */
     int encode_threads;        /* CPU encoder threads; 0 = one per core */
+    const struct remux_range *range; /* read only this range of `in` (a chunk read in place,
+                                * remux_range.h; its pre-roll replaces the two above), or
+                                * NULL: the whole file */
+    const char *ts_path;       /* where the output's exact source timestamps go (remux_ts.h),
+                                * durable before `out` is renamed into place; NULL: none */
 };
 
 /* Processes `in` into `out`. The output is written to a temporary name in

@@ -1,0 +1,137 @@
+/*
+ * remux_range.h - chunks as ranges of the source, read in place: the plan
+ * (where each chunk starts and ends, from the container's own keyframe
+ * index), the fingerprint that tells a worker the source is still the one
+ * planned, and the reader that gives a worker exactly its range's packets.
+ *
+ * A chunk is named by packets, not bytes: the keyframe it starts at and the
+ * keyframe the next chunk starts at, each by its (pts, dts) in the video
+ * stream's time base as libavformat reports them. The plan checks every cut
+ * with one exact seek of its own (avformat_seek_file to the index entry's
+ * timestamp, min = max = ts), and a worker repeats that seek with a demuxer
+ * opened the same way (default options: MP4 edit lists shift every pts, so
+ * both sides must see the same), checks that the first packet is the one
+ * planned and reads until the next chunk's keyframe. The packets of all
+ * chunks, concatenated, are those of a full read: nothing is copied.
+ *
+ * Other streams (audio, subtitles, other video) go to the chunk whose
+ * window [own_from, own_to) holds their timestamp, so each packet lands in
+ * exactly one chunk output; the reader reads a little past its video end
+ * for the other streams' packets that are stored after it.
+ *
+ * Pre-roll: a chunk that starts at an HEVC CRA (open GOP), or any chunk but
+ * the first when the temporal filter needs warm-up frames, starts reading
+ * at the keyframe before its own (the GOP before it, from the index): those
+ * packets are decoded for references and, the last `warmup` of them, to
+ * warm the filter up; none is output (remux.h says the same of the copy
+ * split's pre-roll, and the two agree frame for frame).
+ *
+ * Where ranges cannot be read exactly (no keyframe index in the container,
+ * a cut whose seek lands elsewhere, packets without timestamps) remux_plan
+ * says why with VR_ENOTSUP and the caller takes the copy split (remux.h).
+ */
+#ifndef VR_REMUX_RANGE_H
+#define VR_REMUX_RANGE_H
+
+#include "vr_err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct AVFormatContext;
+struct AVPacket;
+
+/* One video packet as both the planner and a worker see it (stream time
+ * base; INT64_MIN where libavformat gives none). */
+struct remux_key {
+    int64_t pts, dts;
+};
+
+/* One chunk: what a worker reads, decodes and outputs. */
+struct remux_range {
+    int64_t seek;            /* index timestamp to seek to (stream time base); INT64_MIN:
+                              * read from the start of the file, no seek */
+    struct remux_key first;  /* the first video packet after the seek: the pre-roll's
+                              * keyframe, else the chunk's own */
+    struct remux_key start;  /* the chunk's own first keyframe */
+    struct remux_key end;    /* the next chunk's first keyframe (not read); unused when
+                              * !has_end */
+    int has_end;             /* 0: the chunk reads to the end of the file */
+    int preroll;             /* 1: packets from `first` up to `start` are a pre-roll */
+    int warmup;              /* its last `warmup` frames warm the temporal filter up */
+    int64_t own_from, own_to;/* other streams' packets with a time in [own_from, own_to)
+                              * (video time base) are this chunk's; INT64_MIN / INT64_MAX:
+                              * open ends */
+    long long frames;        /* frames the chunk outputs when the index says (MP4 sample
+                              * tables), -1 when it cannot (Matroska Cues hold keyframes) */
+    int vs;                  /* the video stream's index, checked by the reader */
+    int tb_num, tb_den;      /* its time base, checked by the reader */
+    double start_s;          /* its start in seconds from the first frame (logs, events) */
+};
+
+/* How to plan. */
+struct remux_plan_opts {
+    double chunk_seconds;    /* a cut at the first usable keyframe this long after the last */
+    int warmup;              /* frames of history the temporal filter needs (0: none) */
+};
+
+struct remux_plan {
+    int nchunks;
+    struct remux_range *chunks;  /* owned; remux_plan_release frees */
+    long long frames;            /* the source's frames when every chunk's is known, else -1 */
+    double duration_s;           /* of the video, from the index */
+    char method[32];             /* where the keyframes came from: "mp4 sample tables",
+                                  * "matroska cues" */
+    long long bytes_read;        /* of the source, by the plan (index and checks) */
+};
+
+/* Plans `in` in chunks of about o->chunk_seconds. Reads the index and one
+ * packet per cut, writes nothing. Returns 0, VR_ENOTSUP with the reason
+ * when a range cannot be read exactly (take the copy split), or VR_E*
+ * (VR_ENOENT, VR_EFORMAT: not a video, ...). *out is filled on success. */
+int remux_plan(const char *in, const struct remux_plan_opts *o, struct remux_plan *out,
+               vr_err *err);
+
+/* Frees what remux_plan allocated; accepts a zeroed struct. */
+void remux_plan_release(struct remux_plan *p);
+
+/* ---- fingerprint ---- */
+
+#define REMUX_FP_MAX 96
+
+/* The source's identity as a worker can check it: inode, size and mtime
+ * (ns) of the open file `fd`, and the demuxer's name. The device number is
+ * left out: it differs between hosts that mount the same NFS export.
+ * "ino:size:mtime_s.mtime_ns:demuxer". Returns 0 or VR_EIO. */
+int remux_fingerprint(int fd, const char *demuxer, char *out, size_t n, vr_err *err);
+
+/* ---- reading a range ---- */
+
+struct remux_reader;
+
+/* Reads r's range of ic (opened by the caller, default options, nothing
+ * read yet): checks the stream and time base, seeks, checks the first
+ * packet and reads the whole pre-roll ahead (at most REMUX_GOP_MAX_*,
+ * remux_gop.h). ic stays the caller's. Returns 0 or VR_EFORMAT ("the
+ * source changed: ...") naming `path`. */
+int remux_reader_open(struct AVFormatContext *ic, const struct remux_range *r, const char *path,
+                      struct remux_reader **out, vr_err *err);
+
+/* The next packet of the range, in file order: the range's video packets
+ * (pre-roll first) and the other streams' packets it owns. Returns 1 with
+ * pkt filled (the caller unrefs it), 0 at the range's end, or VR_E* (a
+ * read error, the next chunk's keyframe not where the plan put it). */
+int remux_reader_next(struct remux_reader *rd, struct AVPacket *pkt, vr_err *err);
+
+/* With a pre-roll: decoded frames with pts below *until are pre-roll (not
+ * output), and of those, frames at or after *warm_from warm the filter up.
+ * Without one: *until = INT64_MIN. Stream time base. Valid after open. */
+void remux_reader_preroll(const struct remux_reader *rd, int64_t *until, int64_t *warm_from);
+
+/* Video packets handed out so far (pre-roll included). */
+long long remux_reader_video_packets(const struct remux_reader *rd);
+
+/* Frees; accepts NULL and clears the pointer. */
+void remux_reader_free(struct remux_reader **rd);
+
+#endif
