@@ -64,6 +64,7 @@ struct remux_range {
                               * open ends */
     long long frames;        /* frames the chunk outputs when the index says (MP4 sample
                               * tables), -1 when it cannot (Matroska Cues hold keyframes) */
+    char demuxer[32];        /* the demuxer's name (ic->iformat->name), checked by the reader */
     int vs;                  /* the video stream's index, checked by the reader */
     int tb_num, tb_den;      /* its time base, checked by the reader */
     double start_s;          /* its start in seconds from the first frame (logs, events) */
@@ -100,10 +101,11 @@ void remux_plan_release(struct remux_plan *p);
 #define REMUX_FP_MAX 96
 
 /* The source's identity as a worker can check it: inode, size and mtime
- * (ns) of the open file `fd`, and the demuxer's name. The device number is
- * left out: it differs between hosts that mount the same NFS export.
- * "ino:size:mtime_s.mtime_ns:demuxer". Returns 0 or VR_EIO. */
-int remux_fingerprint(int fd, const char *demuxer, char *out, size_t n, vr_err *err);
+ * (ns) of the open file `fd` ("ino:size:mtime_s.mtime_ns"; the demuxer is
+ * checked by the reader, remux_range.demuxer). The device number is left
+ * out: it differs between hosts that mount the same NFS export. Returns 0
+ * or VR_EIO. */
+int remux_fingerprint(int fd, char *out, size_t n, vr_err *err);
 
 /* ---- reading a range ---- */
 

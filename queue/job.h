@@ -52,6 +52,7 @@ struct chunk_range {
     long long end_pts, end_dts;
     int has_end, preroll, warmup;
     long long own_from, own_to;     /* LLONG_MIN / LLONG_MAX: open */
+    char demuxer[32];               /* the demuxer the plan opened it with */
     int vs, tb_num, tb_den;
 };
 
