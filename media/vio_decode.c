@@ -10,6 +10,7 @@
 #include "vio_video.h"
 
 #include "log.h"
+#include "remux_range.h"
 #include "storage.h"
 #include "vio_nvdec.h"
 
@@ -37,6 +38,9 @@ struct vio_in {
     int64_t preroll_until; /* ms; frames before it are references only (0: none) */
     int64_t warmup_from;   /* ms; pre-roll frames from here on are warm-up frames */
     int64_t preroll_dropped, warmups;
+    struct remux_reader *range; /* reads one chunk's range of the file, or NULL: all of it */
+    int range_has_end;     /* the range stops before the end: no truncation check */
+    int64_t range_until, range_warm; /* its pre-roll (remux_reader_preroll), stream ticks */
 };
 
 /* ---- helpers ---- */
@@ -141,6 +145,22 @@ static void read_side_data(struct vio_in *in)
 }
 
 /* ---- open ---- */
+
+/* A chunk read in place: the reader seeks, checks and reads the pre-roll
+ * ahead; its thresholds replace the ms ones of a chunk file's pre-roll. */
+static int open_range(struct vio_in *in, const struct remux_range *r, vr_err *err)
+{
+    if (r->vs != in->info.video_index)
+        return vr_err_set(err, VR_EFORMAT, "%s: the source changed since it was planned: its "
+                          "video is stream %d, planned %d", in->path, in->info.video_index, r->vs);
+    int rc = remux_reader_open(in->fmt, r, in->path, &in->range, err);
+    if (rc < 0)
+        return rc;
+    in->range_has_end = r->has_end;
+    in->preroll_until = 0;
+    remux_reader_preroll(in->range, &in->range_until, &in->range_warm);
+    return 0;
+}
 
 int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
 {
@@ -255,6 +275,8 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
         if ((int)i != vi && in->fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
             (in->fmt->streams[i]->disposition & AV_DISPOSITION_ATTACHED_PIC))
             in->fmt->streams[i]->discard = AVDISCARD_ALL;
+    if (o->range && (rc = open_range(in, o->range, err)) < 0)
+        goto fail;
     *out = in;
     return 0;
 fail:
@@ -279,6 +301,8 @@ int64_t vio_in_warmups(const struct vio_in *in) { return in->warmups; }
 static int preroll_kind(const struct vio_in *in, const AVFrame *f)
 {
     int64_t pts = f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
+    if (in->range) /* in stream ticks */
+        return pts == AV_NOPTS_VALUE || pts >= in->range_until ? 0 : pts < in->range_warm ? 1 : 2;
     if (in->preroll_until <= 0 || pts == AV_NOPTS_VALUE)
         return 0;
     int64_t ms = av_rescale_q(pts, in->info.time_base, (AVRational){ 1, 1000 });
@@ -354,8 +378,20 @@ static int check_complete(struct vio_in *in, vr_err *err)
     where(in, w, sizeof w);
     if (in->frame_index == 0)
         return vr_err_set(err, VR_EFORMAT, "%s: no frame could be decoded (empty or truncated file)", w);
+    if (in->range_has_end) /* a range before the end: its end was checked by packet */
+        return 0;
     return vio_check_duration(in->path, in->fmt, in->info.video_index, in->frame_index,
                               in->last_pts + in->last_dur, err);
+}
+
+/* The next packet of the file, or of its range: 0, AVERROR_EOF, or <0
+ * (a libav error; in range mode a VR_E* with err set). */
+static int read_packet(struct vio_in *in, AVPacket *pkt, vr_err *err)
+{
+    if (!in->range)
+        return av_read_frame(in->fmt, pkt);
+    int rc = remux_reader_next(in->range, pkt, err);
+    return rc > 0 ? 0 : rc == 0 ? AVERROR_EOF : rc;
 }
 
 int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
@@ -398,7 +434,9 @@ int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
             where(in, w, sizeof w);
             return vr_err_set(err, VR_ECODEC, "%s: decoder stalled while draining", w);
         }
-        r = av_read_frame(in->fmt, pkt);
+        r = read_packet(in, pkt, err);
+        if (r < 0 && r != AVERROR_EOF && in->range)
+            return r; /* the reader's VR_E*, its message set */
         if (r == AVERROR_EOF || (r < 0 && avio_feof(in->fmt->pb) && !in->fmt->pb->error)) {
             in->draining = 1;
             avcodec_send_packet(in->dec, NULL);
@@ -431,6 +469,7 @@ void vio_in_free(struct vio_in **inp)
     struct vio_in *in = inp ? *inp : NULL;
     if (!in)
         return;
+    remux_reader_free(&in->range);
     avcodec_free_context(&in->dec);
     av_buffer_unref(&in->hw_dev);
     avformat_close_input(&in->fmt);

@@ -1,0 +1,394 @@
+/*
+ * remux_plan.c - a source planned as ranges (remux_range.h): the keyframes
+ * from the container's own index (MP4 sample tables, Matroska Cues), a cut
+ * about every chunk_seconds at a keyframe a chunk can start at, each cut
+ * checked by one exact seek of its own, and the source's fingerprint.
+ * Nothing is written and, besides the index, one packet per cut is read.
+ * The reader that workers use is remux_reader.c.
+ */
+#include "remux_range.h"
+
+#include "remux.h"
+#include "remux_gop.h"
+#include "remux_io.h"
+
+#include "log.h"
+#include "storage.h"
+
+#include <errno.h>
+#include <libavutil/avutil.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Packets a read after a seek may take before the video's comes. */
+#define PLAN_SEEK_READ_MAX 4096
+/* A gap between listed keyframes longer than this, or an index ending
+ * well before the video does, means the index is partial: a Matroska file
+ * without Cues lists only the clusters the demuxer has walked. */
+#define PLAN_INDEX_GAP_MAX_S 60.0
+
+/* ---- fingerprint ---- */
+
+int remux_fingerprint(int fd, char *out, size_t n, vr_err *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return storage_errno(errno, "cannot stat", "the source", err);
+    int w = snprintf(out, n, "%llu:%lld:%lld.%09ld", (unsigned long long)st.st_ino,
+                     (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    if (w < 0 || (size_t)w >= n)
+        return vr_err_set(err, VR_EINVAL, "fingerprint: buffer too small");
+    return 0;
+}
+
+/* ---- the plan in progress ---- */
+
+struct plan {
+    const char *in;
+    const struct remux_plan_opts *o;
+    AVFormatContext *ic;
+    AVStream *st;
+    int vs;
+    AVRational tb;
+    const char *method;          /* what the index is, NULL: none we trust */
+    AVIndexEntry *ents;          /* a copy of the video's index: libavformat's grows and
+                                  * moves as the checks read (Matroska adds entries) */
+    int *keys, nkeys;            /* positions in ents of the keyframe entries */
+    int nentries;
+    int every_frame;             /* the index lists every frame (MP4) */
+    AVPacket *pkt;
+    int open_noted;
+    struct remux_plan *out;
+    int cap;
+};
+
+static void plan_free(struct plan *p)
+{
+    free(p->keys);
+    free(p->ents);
+    av_packet_free(&p->pkt);
+    avformat_close_input(&p->ic);
+}
+
+static int64_t key_ts(const struct remux_key *k)
+{
+    return k->pts != AV_NOPTS_VALUE ? k->pts : k->dts;
+}
+
+/* Reads on to the next video packet (after a seek, or at the start): the
+ * other streams' packets before it are skipped. pkt holds it on success. */
+static int plan_read_video(struct plan *p, vr_err *err)
+{
+    for (int i = 0; i < PLAN_SEEK_READ_MAX; i++) {
+        av_packet_unref(p->pkt);
+        int ret = av_read_frame(p->ic, p->pkt);
+        if (ret == AVERROR_EOF)
+            return vr_err_set(err, VR_ENOTSUP, "%s: no video packet after a seek", p->in);
+        if (ret < 0)
+            return remux_averr(ret, "cannot read", p->in, err);
+        if (p->pkt->stream_index == p->vs)
+            return 0;
+    }
+    return vr_err_set(err, VR_ENOTSUP, "%s: no video packet within %d packets of a seek", p->in,
+                      PLAN_SEEK_READ_MAX);
+}
+
+/* Seeks to index entry e exactly and reads the packet there: a keyframe
+ * whose decode (MP4) or presentation (Matroska) time is the entry's. */
+static int plan_seek_key(struct plan *p, const AVIndexEntry *e, struct remux_key *k, vr_err *err)
+{
+    int64_t ts = e->timestamp;
+    int ret = avformat_seek_file(p->ic, p->vs, ts, ts, ts, 0);
+    if (ret < 0)
+        return vr_err_set(err, VR_ENOTSUP, "%s: cannot seek to the keyframe at %.3f s", p->in,
+                          ts * av_q2d(p->tb));
+    int rc = plan_read_video(p, err);
+    if (rc < 0)
+        return rc;
+    const AVPacket *k0 = p->pkt;
+    if (!(k0->flags & AV_PKT_FLAG_KEY) || (k0->dts != ts && k0->pts != ts))
+        return vr_err_set(err, VR_ENOTSUP, "%s: a seek to the keyframe at %.3f s lands on "
+                          "another packet (pts %lld)", p->in, ts * av_q2d(p->tb),
+                          (long long)k0->pts);
+    k->pts = k0->pts;
+    k->dts = k0->dts;
+    if (key_ts(k) == AV_NOPTS_VALUE)
+        return vr_err_set(err, VR_ENOTSUP, "%s: video packets without timestamps", p->in);
+    return 0;
+}
+
+/* ---- the index ---- */
+
+/* The demuxers whose index lists the video's keyframes. */
+static const char *plan_index_kind(const AVFormatContext *ic)
+{
+    const char *d = ic->iformat->name;
+    if (!strcmp(d, "mov,mp4,m4a,3gp,3g2,mj2"))
+        return "mp4 sample tables";
+    if (!strcmp(d, "matroska,webm"))
+        return "matroska cues";
+    return NULL;
+}
+
+static double plan_stream_end_s(const struct plan *p)
+{
+    if (p->st->duration != AV_NOPTS_VALUE && p->st->duration > 0)
+        return (p->st->duration + (p->st->start_time != AV_NOPTS_VALUE ? p->st->start_time : 0)) *
+               av_q2d(p->tb);
+    return p->ic->duration > 0 ? p->ic->duration / (double)AV_TIME_BASE : 0;
+}
+
+/* The keyframe entries of the video's index; VR_ENOTSUP when there is no
+ * index that lists them all. Matroska reads its Cues on the first seek. */
+static int plan_index(struct plan *p, vr_err *err)
+{
+    if (!(p->method = plan_index_kind(p->ic)))
+        return vr_err_set(err, VR_ENOTSUP, "%s: %s files keep no keyframe index", p->in,
+                          p->ic->iformat->name);
+    if (!strcmp(p->method, "matroska cues"))
+        av_seek_frame(p->ic, p->vs, p->st->start_time != AV_NOPTS_VALUE ? p->st->start_time : 0,
+                      AVSEEK_FLAG_BACKWARD);
+    p->nentries = avformat_index_get_entries_count(p->st);
+    if (p->nentries > 0 && (!(p->keys = malloc((size_t)p->nentries * sizeof *p->keys)) ||
+                            !(p->ents = malloc((size_t)p->nentries * sizeof *p->ents))))
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    double last = -1e300, gap = 0; /* the longest interval between listed keyframes */
+    for (int i = 0; i < p->nentries; i++) {
+        const AVIndexEntry *e = &p->ents[i];
+        p->ents[i] = *avformat_index_get_entry(p->st, i);
+        if (!(e->flags & AVINDEX_KEYFRAME))
+            continue;
+        double t = e->timestamp * av_q2d(p->tb);
+        if (p->nkeys && t - last > gap)
+            gap = t - last;
+        last = t;
+        p->keys[p->nkeys++] = i;
+    }
+    /* the last GOP may be as long as any other, and then some */
+    double end = plan_stream_end_s(p), tail = end - last;
+    double tail_max = p->nkeys > 1 ? 2 * gap + 1 : PLAN_INDEX_GAP_MAX_S;
+    if (end <= 0) /* a live Matroska file: no duration, no Cues */
+        return vr_err_set(err, VR_ENOTSUP, "%s: no duration: an index cannot be trusted to "
+                          "cover the file", p->in);
+    if (!p->nkeys || gap > PLAN_INDEX_GAP_MAX_S || tail > tail_max)
+        return vr_err_set(err, VR_ENOTSUP, "%s: the %s list %s", p->in, p->method,
+                          !p->nkeys ? "no keyframe" : gap > PLAN_INDEX_GAP_MAX_S
+                          ? "too few keyframes (a gap of over 60 s)"
+                          : "no keyframe near the end (an index that covers only part of the "
+                            "file)");
+    p->every_frame = !strcmp(p->method, "mp4 sample tables") &&
+                     p->st->nb_frames > 0 && p->nentries >= p->st->nb_frames;
+    return 0;
+}
+
+/* Whether the GOP of keyframe entries k0 .. k1 (index positions) fits a
+ * pre-roll (remux_gop.h's limits): counted where the index lists every
+ * frame, else estimated from its length and its bytes in the file. */
+static int plan_gop_fits(const struct plan *p, int k0, int k1)
+{
+    const AVIndexEntry *a = &p->ents[k0];
+    const AVIndexEntry *b = &p->ents[k1];
+    long long frames = k1 - k0, bytes = b->pos - a->pos;
+    if (!p->every_frame) {
+        AVRational fr = av_guess_frame_rate(p->ic, p->st, NULL);
+        double fps = fr.num > 0 && fr.den > 0 ? av_q2d(fr) : 60;
+        frames = (long long)((b->timestamp - a->timestamp) * av_q2d(p->tb) * fps + 0.5);
+    } else {
+        bytes = 0;
+        for (int i = k0; i < k1; i++)
+            bytes += p->ents[i].size;
+    }
+    return frames <= REMUX_GOP_MAX_PACKETS && bytes <= (long long)REMUX_GOP_MAX_BYTES;
+}
+
+/* ---- cuts ---- */
+
+static struct remux_range *plan_add(struct plan *p, vr_err *err)
+{
+    struct remux_plan *out = p->out;
+    if (out->nchunks >= REMUX_MAX_CHUNKS) {
+        vr_err_set(err, VR_EINVAL, "%s: more than %d chunks; use a longer chunk length", p->in,
+                   REMUX_MAX_CHUNKS);
+        return NULL;
+    }
+    if (out->nchunks == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 64;
+        void *n = realloc(out->chunks, (size_t)cap * sizeof *out->chunks);
+        if (!n) {
+            vr_err_set(err, VR_ENOMEM, "out of memory");
+            return NULL;
+        }
+        out->chunks = n;
+        p->cap = cap;
+    }
+    struct remux_range *r = &out->chunks[out->nchunks++];
+    memset(r, 0, sizeof *r);
+    r->seek = INT64_MIN;
+    r->own_from = INT64_MIN;
+    r->own_to = INT64_MAX;
+    r->frames = -1;
+    r->vs = p->vs;
+    r->tb_num = p->tb.num;
+    r->tb_den = p->tb.den;
+    snprintf(r->demuxer, sizeof r->demuxer, "%s", p->ic->iformat->name);
+    return r;
+}
+
+/* Chunk 0: from the file's first video packet, read without a seek. */
+static int plan_first(struct plan *p, vr_err *err)
+{
+    int rc = plan_read_video(p, err);
+    if (rc < 0)
+        return rc == VR_ENOTSUP ? vr_err_set(err, VR_EFORMAT, "%s: the video stream has no "
+                                             "frames", p->in) : rc;
+    if (!(p->pkt->flags & AV_PKT_FLAG_KEY))
+        return vr_err_set(err, VR_EFORMAT, "%s: video does not start with a keyframe", p->in);
+    struct remux_range *r = plan_add(p, err);
+    if (!r)
+        return VR_ENOMEM;
+    r->first.pts = r->start.pts = p->pkt->pts;
+    r->first.dts = r->start.dts = p->pkt->dts;
+    if (key_ts(&r->start) == AV_NOPTS_VALUE)
+        return vr_err_set(err, VR_ENOTSUP, "%s: video packets without timestamps", p->in);
+    return 0;
+}
+
+/* Whether the keyframe at index position keys[ki] (just read into pkt)
+ * can start a chunk, and with a pre-roll: *preroll gets 1 when it needs or
+ * wants the GOP before it (an HEVC CRA; any cut with a warm-up) and that
+ * GOP fits. The same rule as the copy split (remux.c split_cut_here). */
+static int plan_cut_ok(struct plan *p, int ki, int *preroll)
+{
+    const AVCodecParameters *par = p->st->codecpar;
+    int clean = remux_clean_cut(par, p->pkt);
+    int open = !clean && remux_preroll_cut(par, p->pkt);
+    int fits = ki > 0 && plan_gop_fits(p, p->keys[ki - 1], p->keys[ki]);
+    *preroll = (open || (clean && p->o->warmup > 0)) && fits;
+    if (!clean && !*preroll && !p->open_noted) {
+        log_info("%s: %s", p->in, open ? "an open-GOP keyframe whose GOP before it is too long "
+                 "for a pre-roll is not cut" : "open-GOP keyframes of this codec are not cut; "
+                 "chunks start only at IDR frames, so they may be longer");
+        p->open_noted = 1;
+    }
+    return clean || (open && *preroll);
+}
+
+/* A chunk starting at keyframe entry keys[ki] (checked by plan_seek_key,
+ * the packet in pkt), with the GOP before it as a pre-roll when asked. */
+static int plan_cut(struct plan *p, int ki, int preroll, vr_err *err)
+{
+    struct remux_key start = { p->pkt->pts, p->pkt->dts }, first = start;
+    const AVIndexEntry *e = &p->ents[p->keys[ki]];
+    int64_t seek = e->timestamp;
+    if (preroll) {
+        const AVIndexEntry *pe = &p->ents[p->keys[ki - 1]];
+        int rc = plan_seek_key(p, pe, &first, err);
+        if (rc < 0)
+            return rc;
+        seek = pe->timestamp;
+    }
+    struct remux_range *r = plan_add(p, err); /* may move the array */
+    if (!r)
+        return VR_ENOMEM;
+    struct remux_range *prev = r - 1;
+    prev->end = start;
+    prev->has_end = 1;
+    prev->own_to = key_ts(&start);
+    r->seek = seek;
+    r->first = first;
+    r->start = start;
+    r->preroll = preroll;
+    r->warmup = preroll ? p->o->warmup : 0;
+    r->own_from = key_ts(&start);
+    r->start_s = (key_ts(&start) - key_ts(&p->out->chunks[0].start)) * av_q2d(p->tb);
+    return 0;
+}
+
+/* Frames of each chunk where the index lists every frame and none is to
+ * be discarded (an MP4 edit list hides frames: then the decoder decides). */
+static void plan_count_frames(struct plan *p, const int *start_entry)
+{
+    struct remux_plan *out = p->out;
+    out->frames = p->every_frame ? 0 : -1;
+    for (int c = 0; c < out->nchunks && p->every_frame; c++) {
+        int a = c ? start_entry[c] : 0;
+        int b = c + 1 < out->nchunks ? start_entry[c + 1] : p->nentries;
+        long long n = 0;
+        for (int i = a; i < b && n >= 0; i++)
+            n = p->ents[i].flags & AVINDEX_DISCARD_FRAME ? -1 : n + 1;
+        out->chunks[c].frames = n;
+        out->frames = n < 0 || out->frames < 0 ? -1 : out->frames + n;
+    }
+}
+
+/* Walks the keyframes, cutting about every chunk_seconds. */
+static int plan_cuts(struct plan *p, vr_err *err)
+{
+    int rc = 0;
+    int *start_entry = calloc((size_t)p->nkeys + 1, sizeof *start_entry);
+    if (!start_entry)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    int64_t cur = p->ents[p->keys[0]].timestamp;
+    for (int ki = 1; rc == 0 && ki < p->nkeys; ki++) {
+        const AVIndexEntry *e = &p->ents[p->keys[ki]];
+        if ((e->timestamp - cur) * av_q2d(p->tb) < p->o->chunk_seconds - 1e-6)
+            continue;
+        struct remux_key k;
+        int preroll;
+        if ((rc = plan_seek_key(p, e, &k, err)) < 0 || !plan_cut_ok(p, ki, &preroll))
+            continue;
+        if ((rc = plan_cut(p, ki, preroll, err)) == 0) {
+            start_entry[p->out->nchunks - 1] = p->keys[ki];
+            cur = e->timestamp;
+        }
+    }
+    if (rc == 0)
+        plan_count_frames(p, start_entry);
+    free(start_entry);
+    return rc;
+}
+
+/* ---- the plan ---- */
+
+void remux_plan_release(struct remux_plan *pl)
+{
+    if (!pl)
+        return;
+    free(pl->chunks);
+    memset(pl, 0, sizeof *pl);
+}
+
+int remux_plan(const char *in, const struct remux_plan_opts *o, struct remux_plan *out,
+               vr_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!(o->chunk_seconds > 0))
+        return vr_err_set(err, VR_EINVAL, "chunk length must be > 0 seconds");
+    struct plan p = { .in = in, .o = o, .out = out };
+    int rc = remux_open(in, &p.ic, &p.vs, err);
+    if (rc < 0)
+        return rc;
+    p.st = p.ic->streams[p.vs];
+    p.tb = p.st->time_base;
+    if (!(p.pkt = av_packet_alloc()))
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+    /* chunk 0 first, as a worker reads it: from the start, no seek */
+    if (rc == 0)
+        rc = plan_first(&p, err);
+    if (rc == 0)
+        rc = plan_index(&p, err);
+    if (rc == 0)
+        rc = plan_cuts(&p, err);
+    if (rc == 0) {
+        snprintf(out->method, sizeof out->method, "%s", p.method);
+        out->duration_s = plan_stream_end_s(&p) -
+                          key_ts(&out->chunks[0].start) * av_q2d(p.tb);
+        out->bytes_read = p.ic->pb ? p.ic->pb->bytes_read : 0;
+    } else {
+        remux_plan_release(out);
+    }
+    plan_free(&p);
+    return rc;
+}
