@@ -1,19 +1,26 @@
 #!/bin/sh
-# fleet.sh - issue 9's benchmark, from a `make bundle` tree on a GPU host.
-# Makes an 8192x4096 60 fps HEVC SBS clip (the generator, GEN frames, then
-# stream-copied REPEAT times), measures the ceilings in the same run (NVDEC
+# fleet.sh - the fleet benchmark (`make bench-fleet`), from a `make bundle`
+# tree on a GPU host. Makes an 8192x4096 60 fps HEVC SBS clip (the
+# generator, GEN frames, stream-copied REPEAT times; with audio when the
+# generator's source has it), measures the ceilings in the same run (NVDEC
 # decode-only with 7 sessions on GPU 0, the x264 matte encode on every
-# core), then `vrctl run` on 1 GPU and on all GPUs while sampling NVDEC and
-# SM (nvidia-smi dmon) and CPU (vmstat), and prints for each run its fps,
-# the split / stitch figures, the mean use of each resource and the one that
-# limits it.
+# core), then:
+#   - a warm serve fleet (redis-server, one vr-controller, `vr-worker serve
+#     --gpu all` started before the job) on 1, 2, 4, ... GPUs (every power
+#     of two up to the host's count), the job timed from `vrctl submit` to
+#     the end of `watch`;
+#   - `vrctl run` with its defaults on all GPUs;
+#   - with LONG=1, a 10-minute clip (36 000 frames) on the serve fleet of
+#     all GPUs;
+# and prints for each run its fps, the scaling against 1 GPU, the plan's
+# time and how the job was chunked, the bytes the fleet read and wrote, the
+# mean NVDEC / SM / CPU use and the resource that limits it.
 # Usage: bench/fleet.sh BINDIR   (results under $OUT, summary in fleet.txt)
-#   GEN=300 REPEAT=8 PER_GPU="auto 6" CHUNK="auto 2" CURVE=1 SERVE=1 choose
-#   what runs ("auto": vrctl run's own choice; SERVE=0 skips the serve runs).
+#   GEN=300 REPEAT=48 LONG=0 RUN=1 GPUS="1 2 4" choose what runs.
 set -u
 B=$1
 GEN=${GEN:-300}
-REPEAT=${REPEAT:-8}
+REPEAT=${REPEAT:-48}
 R=${OUT:-/tmp/vrfleet}
 W=/tmp/vrfleet-work
 mkdir -p "$R" "$W"
@@ -23,9 +30,14 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 NGPU=$(nvidia-smi -L | wc -l)
 CORES=$(nproc)
+if [ -z "${GPUS:-}" ]; then
+    GPUS=1
+    n=2
+    while [ "$n" -le "$NGPU" ]; do GPUS="$GPUS $n"; n=$((n * 2)); done
+fi
 
 log "host: $NGPU x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $CORES cores"
-SHORT=$W/short.mkv CLIP=$W/long.mkv
+SHORT=$W/short.mkv CLIP=$W/clip.mkv
 [ -f "$SHORT" ] || "$B/vrbench-video" gen tests/data/video/mono.mkv "$SHORT" 8192 4096 60 "$GEN" 150 \
     | tee -a "$R/fleet.txt"
 [ -f "$CLIP" ] || "$B/vrbench-video" repeat "$SHORT" "$CLIP" "$REPEAT" | tee -a "$R/fleet.txt"
@@ -35,19 +47,7 @@ log "clip: $FRAMES frames, $(du -m "$CLIP" | cut -f1) MB"
 
 # ---- ceilings ----
 "$B/vrbench-video" decode "$SHORT" 7 | tee -a "$R/fleet.txt"
-if [ "${CURVE:-1}" = 1 ]; then
-    # the matte encode (4096x2048, what 8K SBS balanced writes) on the CPU:
-    # fps for 1..all cores, and twelve oversubscribed encoders as the fleet
-    # ran them before (each with every core's worth of threads)
-    for n in 1 2 4 8 16; do
-        [ "$n" -le "$CORES" ] || continue
-        "$B/vrbench-video" encode "$SHORT" 4096 2048 $((n * 40)) "$n" libx264 ultrafast 1 \
-            | tee -a "$R/fleet.txt"
-    done
-    "$B/vrbench-video" encode "$SHORT" 4096 2048 480 12 libx264 ultrafast "$CORES" | tee -a "$R/fleet.txt"
-    "$B/vrbench-video" encode "$SHORT" 4096 2048 480 "$CORES" libx264 ultrafast 1 | tee -a "$R/fleet.txt"
-    "$B/vrbench-video" encode "$SHORT" 2048 1024 480 "$CORES" libx264 ultrafast 1 | tee -a "$R/fleet.txt"
-fi
+"$B/vrbench-video" encode "$SHORT" 4096 2048 480 "$CORES" libx264 ultrafast 1 | tee -a "$R/fleet.txt"
 
 # ---- samplers ----
 start_samplers() {
@@ -56,53 +56,39 @@ start_samplers() {
     vmstat 1 > "$R/$1.vmstat" 2>&1 &
     VMSTAT=$!
 }
-stop_samplers() {
+stop_samplers() { # name gpus: means over the GPUs the run used
     kill "$DMON" "$VMSTAT" 2>/dev/null
     wait "$DMON" "$VMSTAT" 2>/dev/null
     # dmon -s u: gpu sm mem enc dec ...; vmstat: us sy id at 13 14 15
-    sm=$(awk '!/^#/ && NF > 4 { s += $2; n++ } END { printf "%.0f", n ? s / n : 0 }' "$R/$1.dmon")
-    dec=$(awk '!/^#/ && NF > 4 { s += $5; n++ } END { printf "%.0f", n ? s / n : 0 }' "$R/$1.dmon")
+    sm=$(awk -v g="$2" '!/^#/ && NF > 4 && $1 < g { s += $2; n++ } END { printf "%.0f", n ? s / n : 0 }' "$R/$1.dmon")
+    dec=$(awk -v g="$2" '!/^#/ && NF > 4 && $1 < g { s += $5; n++ } END { printf "%.0f", n ? s / n : 0 }' "$R/$1.dmon")
     cpu=$(awk 'NR > 2 { s += $13 + $14; n++ } END { printf "%.0f", n ? s / n : 0 }' "$R/$1.vmstat")
-    runq=$(awk 'NR > 2 { s += $1; n++ } END { printf "%.0f", n ? s / n : 0 }' "$R/$1.vmstat")
-    limit="none saturated (start-up, split or stitch)"
+    limit="none saturated (start-up, plan or stitch)"
     [ "$sm" -ge 85 ] && limit="SM"
     [ "$cpu" -ge 85 ] && limit="CPU (the matte encode)"
     [ "$dec" -ge 85 ] && limit="NVDEC"
-    log "    means: NVDEC $dec%, SM $sm%, CPU $cpu% (run queue $runq on $CORES cores): limit $limit"
+    MEANS="NVDEC $dec%, SM $sm%, CPU $cpu%: limit $limit"
 }
 
-# ---- the fleet ----
-run_fleet() { # name gpus per_gpu chunk_seconds
-    t0=$(now)
-    start_samplers "$1"
-    pg=""
-    [ "$3" = auto ] || pg="--per-gpu $3"
-    # shellcheck disable=SC2086
-    CUDA_VISIBLE_DEVICES=$2 timeout 580 "$B/vrctl" run "$CLIP" -o "$W/$1.mkv" $pg \
-        --chunk-seconds "$4" --keep-temp > "$R/$1.log" 2>&1
-    rc=$?
-    t1=$(now)
-    stop_samplers "$1"
-    fps=$(awk -v f="$FRAMES" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", f / (b - a) }')
-    log "$1: rc $rc, $FRAMES frames in $(secs "$t0" "$t1") s: $fps fps (wall, all in)"
-    tr '\r' '\n' < "$R/$1.log" | grep -E ": done in|chunks of|workers:|error|cannot" | tail -4 | sed 's/^/    /' \
-        | tee -a "$R/fleet.txt"
-    kept=$(sed -n 's/^vrctl run: kept \([^ ]*\) .*/\1/p' "$R/$1.log" | tail -1)
-    if [ -n "$kept" ]; then
-        grep -hE "first chunk queued|split in|stitched ahead" "$kept/controller.log" \
-            | sed 's/^/    /' | tee -a "$R/fleet.txt"
-        grep -h "NVENC:" "$kept"/worker-*.log | head -1 | sed 's/^/    /' | tee -a "$R/fleet.txt"
-        grep -h "set-up:" "$kept"/worker-*.log | head -3 | sed 's/^/    /' | tee -a "$R/fleet.txt"
-        mkdir -p "$R/$1-logs" && cp "$kept"/*.log "$R/$1-logs/"
-        rm -rf "$kept"
-    fi
-    rm -f "$W/$1.mkv"
+# Bytes read and written by the processes named (/proc/PID/io rchar and
+# wchar: what they asked of the kernel, page cache included).
+io_sum() { # field pids...
+    f=$1
+    shift
+    for p in "$@"; do sed -n "s/^$f: //p" "/proc/$p/io" 2>/dev/null; done | awk '{ s += $1 } END { print s + 0 }'
+}
+mb() { awk -v b="$1" 'BEGIN { printf "%.0f MB", b / 1048576 }'; }
+
+BASE_FPS=
+report() { # name frames t0 t1 rc
+    fps=$(awk -v f="$2" -v a="$3" -v b="$4" 'BEGIN { printf "%.1f", f / (b - a) }')
+    BASE_FPS=${BASE_FPS:-$fps}
+    scale=$(awk -v a="$fps" -v b="$BASE_FPS" 'BEGIN { printf "%.2f", a / b }')
+    log "$1: rc $5, $2 frames in $(secs "$3" "$4") s: $fps fps, x$scale of 1 GPU; $MEANS"
 }
 
-# Long-lived workers as a fleet runs them: redis-server, one vr-controller
-# and `vr-worker serve --gpu all` (its own slots per GPU), started before the
-# job and kept; the job is timed from `vrctl submit` to the end of `watch`.
-run_serve() { # name gpus
+# ---- the warm serve fleet ----
+run_serve() { # name ngpus clip frames
     S=$W/serve-$1
     rm -rf "$S" && mkdir -p "$S/storage"
     "$B/redis-server" --port 0 --unixsocket "$S/r.sock" --save '' --appendonly no \
@@ -113,21 +99,28 @@ run_serve() { # name gpus
     "$B/vr-controller" --redis "$U" --storage "$S/storage" --input-root "$W" --output-root "$S" \
         > "$R/$1-controller.log" 2>&1 &
     CPID=$!
-    CUDA_VISIBLE_DEVICES=$2 "$B/vr-worker" serve --redis "$U" --storage "$S/storage" --gpu all \
-        > "$R/$1-workers.log" 2>&1 &
+    devs=$(seq -s, 0 $(($2 - 1)))
+    CUDA_VISIBLE_DEVICES=$devs "$B/vr-worker" serve --redis "$U" --storage "$S/storage" \
+        --input-root "$W" --gpu all > "$R/$1-workers.log" 2>&1 &
     WPID=$!
-    sleep 3 # the workers register; their CUDA start is not the job's
+    sleep 5 # the workers register and warm up; their CUDA start is not the job's
+    pids="$CPID $(pgrep -f "vr-worker serve --redis $U" | tr '\n' ' ')"
+    # shellcheck disable=SC2086
+    r0=$(io_sum rchar $pids) w0=$(io_sum wchar $pids)
     t0=$(now)
     start_samplers "$1"
-    id=$("$B/vrctl" submit "$CLIP" -o "$S/out.mkv" --redis "$U" 2> "$R/$1.log")
+    id=$("$B/vrctl" submit "$3" -o "$S/out.mkv" --redis "$U" 2> "$R/$1.log")
     timeout 580 "$B/vrctl" watch "$id" --redis "$U" >> "$R/$1.log" 2>&1
     rc=$?
     t1=$(now)
-    stop_samplers "$1"
-    fps=$(awk -v f="$FRAMES" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", f / (b - a) }')
-    log "$1: rc $rc, $FRAMES frames in $(secs "$t0" "$t1") s: $fps fps (submit to done)"
-    grep -hE "per GPU on|chunks of|stitched ahead" "$R/$1-workers.log" "$R/$1-controller.log" \
-        | head -3 | sed 's/^/    /' | tee -a "$R/fleet.txt"
+    stop_samplers "$1" "$2"
+    # shellcheck disable=SC2086
+    r1=$(io_sum rchar $pids) w1=$(io_sum wchar $pids)
+    report "$1" "$4" "$t0" "$t1" "$rc"
+    out=$(stat -c %s "$S/out.mkv" 2>/dev/null || echo 0)
+    log "    source $(mb "$(stat -c %s "$3")"); the fleet read $(mb $((r1 - r0))), wrote $(mb $((w1 - w0))) (output $(mb "$out"))"
+    grep -hE "planned|copy split|split in|per GPU on|chunks of|stitched ahead" \
+        "$R/$1-workers.log" "$R/$1-controller.log" | head -5 | sed 's/^/    /' | tee -a "$R/fleet.txt"
     kill "$WPID" "$CPID" 2>/dev/null
     wait "$WPID" "$CPID" 2>/dev/null
     kill "$RPID" 2>/dev/null
@@ -135,15 +128,32 @@ run_serve() { # name gpus
     rm -rf "$S"
 }
 
-ALL=$(seq -s, 0 $((NGPU - 1)))
-if [ "${SERVE:-1}" = 1 ]; then
-    run_serve 1gpu-serve 0
-    [ "$NGPU" -gt 1 ] && run_serve "${NGPU}gpu-serve" "$ALL"
-fi
-for c in ${CHUNK:-auto 2}; do
-    for p in ${PER_GPU:-auto 6}; do
-        run_fleet "1gpu-per$p-chunk$c" 0 "$p" "$c"
-        [ "$NGPU" -gt 1 ] && run_fleet "${NGPU}gpu-per$p-chunk$c" "$ALL" "$p" "$c"
-    done
+# ---- vrctl run, everything in one command ----
+run_fleet() { # name ngpus
+    t0=$(now)
+    start_samplers "$1"
+    CUDA_VISIBLE_DEVICES=$(seq -s, 0 $(($2 - 1))) timeout 580 "$B/vrctl" run "$CLIP" \
+        -o "$W/$1.mkv" --keep-temp > "$R/$1.log" 2>&1
+    rc=$?
+    t1=$(now)
+    stop_samplers "$1" "$2"
+    report "$1" "$FRAMES" "$t0" "$t1" "$rc"
+    tr '\r' '\n' < "$R/$1.log" | grep -E ": done in|workers:|error|cannot" | tail -3 \
+        | sed 's/^/    /' | tee -a "$R/fleet.txt"
+    kept=$(sed -n 's/^vrctl run: kept \([^ ]*\) .*/\1/p' "$R/$1.log" | tail -1)
+    [ -n "$kept" ] && grep -hE "planned|copy split|stitched ahead" "$kept/controller.log" \
+        | sed 's/^/    /' | tee -a "$R/fleet.txt" && rm -rf "$kept"
+    rm -f "$W/$1.mkv"
+}
+
+for n in $GPUS; do
+    [ "$n" -le "$NGPU" ] && run_serve "${n}gpu-serve" "$n" "$CLIP" "$FRAMES"
 done
+[ "${RUN:-1}" = 1 ] && run_fleet "${NGPU}gpu-vrctl-run" "$NGPU"
+if [ "${LONG:-0}" = 1 ]; then
+    LONGCLIP=$W/ten-minutes.mkv
+    [ -f "$LONGCLIP" ] || "$B/vrbench-video" repeat "$SHORT" "$LONGCLIP" $((36000 / GEN)) \
+        | tee -a "$R/fleet.txt"
+    run_serve "${NGPU}gpu-serve-10min" "$NGPU" "$LONGCLIP" $((36000 / GEN * GEN))
+fi
 log "done"
