@@ -9,6 +9,7 @@
 #include "remux_range.h"
 #include "t-video-util.h"
 #include "util-redis.h"
+#include "vio_video.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -295,4 +296,94 @@ Test(remux_range, a_source_changed_or_cut_short_after_the_plan_is_refused)
     cr_assert_eq(rc, VR_EFORMAT, "chunk %d of %d of a file cut in half: rc %d", c, pl.nchunks, rc);
     cr_assert(strstr(e.msg, "c.mkv"), "%s", e.msg);
     remux_plan_release(&pl);
+}
+
+/* ---- decoding ranges as a worker does (vio_in) ---- */
+
+#define MAXF 1024
+
+struct frames {
+    int64_t pts[MAXF];
+    uint32_t crc[MAXF];
+    int n, warmups;
+};
+
+/* Decodes `path` (its range r, or all of it) on the CPU: every output
+ * frame's pts and a CRC of its luma, and the warm-up frames counted. */
+static void decode(const char *path, const struct remux_range *r, struct frames *f)
+{
+    struct vio_in_opts io = { .path = path, .range = r };
+    struct vio_in *in;
+    vr_err e = { 0 };
+    cr_assert_eq(vio_in_open(&io, &in, &e), 0, "%s", e.msg);
+    AVFrame *fr = av_frame_alloc();
+    AVPacket *p = av_packet_alloc();
+    const AVCRC *t = av_crc_get_table(AV_CRC_32_IEEE);
+    int ev;
+    while ((ev = vio_in_next(in, fr, p, &e)) > 0) {
+        if (ev == VIO_PACKET) {
+            av_packet_unref(p);
+            continue;
+        }
+        if (ev == VIO_WARMUP) {
+            f->warmups++;
+        } else {
+            cr_assert_lt(f->n, MAXF);
+            uint32_t c = 0;
+            for (int y = 0; y < fr->height; y++)
+                c = av_crc(t, c, fr->data[0] + (size_t)y * fr->linesize[0], (size_t)fr->width);
+            f->pts[f->n] = fr->pts;
+            f->crc[f->n++] = c;
+        }
+        av_frame_unref(fr);
+    }
+    cr_assert_eq(ev, VIO_EOF, "%s: %s", path, e.msg);
+    av_frame_free(&fr);
+    av_packet_free(&p);
+    vio_in_free(&in);
+}
+
+/* Every chunk decoded from its range, concatenated, gives the whole
+ * file's frames bit for bit; a chunk with a pre-roll warms up with
+ * `warmup` frames. */
+static void check_decode(const char *path, double secs, int warmup)
+{
+    static struct frames all, part;
+    memset(&all, 0, sizeof all);
+    decode(path, NULL, &all);
+    struct remux_plan pl;
+    vr_err e = { 0 };
+    const struct remux_plan_opts o = { .chunk_seconds = secs, .warmup = warmup };
+    cr_assert_eq(remux_plan(path, &o, &pl, &e), 0, "%s", e.msg);
+    int k = 0;
+    for (int c = 0; c < pl.nchunks; c++) {
+        memset(&part, 0, sizeof part);
+        decode(path, &pl.chunks[c], &part);
+        cr_assert_eq(part.warmups, pl.chunks[c].preroll ? warmup : 0, "%s chunk %d: %d warm-up "
+                     "frames", path, c, part.warmups);
+        if (pl.chunks[c].frames >= 0)
+            cr_assert_eq(part.n, pl.chunks[c].frames, "%s chunk %d", path, c);
+        for (int i = 0; i < part.n; i++, k++) {
+            cr_assert_lt(k, all.n, "%s: more frames from the chunks than the file has", path);
+            cr_assert(part.pts[i] == all.pts[k] && part.crc[i] == all.crc[k],
+                      "%s chunk %d frame %d (pts %lld): differs from the whole decode's frame "
+                      "%d (pts %lld)", path, c, i, (long long)part.pts[i], k,
+                      (long long)all.pts[k]);
+        }
+    }
+    cr_assert_eq(k, all.n, "%s: %d frames from the chunks, %d from the file", path, k, all.n);
+    remux_plan_release(&pl);
+}
+
+Test(remux_range, decoded_ranges_equal_the_whole_decode)
+{
+    char f[128];
+    make(f, sizeof f, "cra.mkv", "-c:v libx265 -preset ultrafast -x265-params "
+         "log-level=error:keyint=30:min-keyint=30:scenecut=0:open-gop=1:bframes=3 -c:a aac");
+    check_decode(f, 1.0, 0);
+    check_decode(f, 1.0, 3);
+    make(f, sizeof f, "neg.mp4", H264 " -c:a aac -output_ts_offset -1");
+    check_decode(f, 1.0, 2);
+    make(f, sizeof f, "b.mkv", H264 " -c:a aac");
+    check_decode(f, 2.0, 4);
 }
