@@ -223,8 +223,9 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
     char in_root[JOB_PATH_MAX], out_root[JOB_PATH_MAX];
     snprintf(in_root, sizeof in_root, "%s", o->js.input);
     snprintf(out_root, sizeof out_root, "%s", o->js.output);
+    char *in_dir = dirname(in_root); /* the workers read the input in place there too */
     char *cargs[] = { "run", "--redis", r->url, "--storage", r->storage, "--input-root",
-                      dirname(in_root), "--output-root", dirname(out_root), "--lease-seconds",
+                      in_dir, "--output-root", dirname(out_root), "--lease-seconds",
                       (char *)o->lease, o->secret[0] ? "--notify-secret-file" : NULL,
                       (char *)o->secret, NULL };
     if (run_add(r, &r->procs, "vr-controller", cargs, "controller") < 0)
@@ -240,8 +241,8 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
         /* Each worker's encoder keeps a thread per core: its encodes come
          * in bursts between decodes, and sharing the cores out (serve
          * --encode-threads) measured slower on the H100 (docs/PERF.md) */
-        char *wargs[] = { "serve", "--redis", r->url, "--storage", r->storage,
-                          o->cpu ? "--cpu" : "--gpu", o->cpu ? NULL : gpu, NULL };
+        char *wargs[] = { "serve", "--redis", r->url, "--storage", r->storage, "--input-root",
+                          in_dir, o->cpu ? "--cpu" : "--gpu", o->cpu ? NULL : gpu, NULL };
         if (run_add(r, &r->procs, "vr-worker", wargs, name) < 0)
             return -1;
     }

@@ -25,7 +25,13 @@
     "                     at the split), so none idles at the tail; a chunk's fixed\n" \
     "                     cost (codec set-up, pre-roll GOP) stays small. With an\n"   \
     "                     open-GOP HEVC source each chunk carries the GOP before it\n" \
-    "                     as a pre-roll, so make S several GOPs long\n"
+    "                     as a pre-roll, so make S several GOPs long\n"                 \
+    "  --chunking C       auto (default): chunks are ranges of the input, read in place\n" \
+    "                     by the workers, where its container has a keyframe index (MP4,\n" \
+    "                     Matroska with Cues), else cut into files first; range: only\n" \
+    "                     in place (the job fails if it cannot be); copy: always cut\n" \
+    "                     (for workers that cannot see the input under their\n"        \
+    "                     --input-root)\n"
 
 /* The exit codes of the commands that take a job. */
 #define VRCTL_EXIT_HELP                                                                         \
@@ -35,7 +41,7 @@
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, CLI_NEEDS_REDIS,
       "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
-      "       [--notify URL] [--priority N] [--wait]",
+      "       [--chunking C] [--notify URL] [--priority N] [--wait]",
       "validate a video and enqueue it as a job; prints the job id",
       "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
       "                     (what the stitch can write; others are refused now). IN and\n"
@@ -72,7 +78,8 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_EXIT_HELP },
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
-      "       [--output KIND] [--chunk-seconds S] [--notify URL [--notify-secret-file FILE]]",
+      "       [--output KIND] [--chunk-seconds S] [--chunking C]\n"
+      "       [--notify URL [--notify-secret-file FILE]]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"

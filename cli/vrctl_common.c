@@ -270,6 +270,11 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
             return cli_usage_error("-c %s: path too long", arg);
         snprintf(js->config, sizeof js->config, "%s", arg);
         return 1;
+    case VRCTL_OPT_CHUNKING:
+        if (!job_chunking_valid(arg))
+            return cli_usage_error("--chunking %s: want auto, range or copy", arg);
+        snprintf(js->chunking, sizeof js->chunking, "%s", strcmp(arg, "auto") ? arg : "");
+        return 1;
     case VRCTL_OPT_CHUNK:
         if (!strcmp(arg, "auto")) {
             js->chunk_seconds = 0;

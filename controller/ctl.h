@@ -48,6 +48,8 @@ struct ctl {
     struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c) */
     int nstitches;
     long long last_reclaim_ms;    /* monotonic: the loop's and the split's last reclaim */
+    void (*between_chunks)(struct ctl *c); /* the loop's hook, run by a copy split between
+                                  * chunks: the results waiting, lapsed leases; NULL none */
     struct ctl_notify_cfg notify; /* webhooks */
 };
 
@@ -133,12 +135,6 @@ int ctl_audit(struct ctl *c, int deep);
 /* Handles one vr:results entry. */
 int ctl_result(struct ctl *c, const char *job, int idx, const char *kind);
 
-/* Between the chunks of a split (ctl_run.c): handles the results already
- * waiting, without blocking, and reclaims lapsed leases when one is due, so
- * a long source being cut does not hold up the fleet's results, stitches
- * and reclaims. New jobs wait for the loop (a split never starts another). */
-void ctl_poll_results(struct ctl *c);
-
 /* What every chunk of a job is processed with (ctl_decide.c). */
 struct ctl_decision {
     int warmup;                   /* frames of history the temporal filter needs */
@@ -151,6 +147,26 @@ struct ctl_decision {
  * open. Returns 0 or VR_E* with the reason. */
 int ctl_job_decide(const struct job_spec *js, const char *in, struct ctl_decision *d,
                    vr_err *err);
+
+/* ---- chunking a job: ranges (ctl_plan.c) or the copy split (ctl_split.c) ---- */
+
+/* Plans job id's source (p->in, open beneath the input root) as ranges
+ * read in place, writes the manifest (ranges = 1) and queues every chunk
+ * (records created once: a controller that takes a half-planned job over
+ * plans again, deterministically). *man gets the manifest. Returns 0,
+ * VR_ENOTSUP with the reason when ranges cannot be read exactly (the
+ * caller takes the copy split), or VR_E*. */
+int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
+             const struct ctl_decision *d, const struct ctl_paths *p,
+             struct job_manifest *man, vr_err *err);
+
+/* Cuts job id's source into chunk files and queues each as it is cut
+ * (between chunks c->between_chunks runs), or queues the chunks of a
+ * manifest a split finished before. *man gets the manifest. 0, or
+ * VR_ECANCELED (the job stopped splitting meanwhile), or VR_E*. */
+int ctl_split(struct ctl *c, const char *id, const struct job_spec *js,
+              const struct ctl_decision *d, const struct ctl_paths *p,
+              struct job_manifest *man, vr_err *err);
 
 /* ---- a job's files, held beneath the roots (ctl_paths.c) ---- */
 
@@ -194,6 +210,21 @@ int ctl_storage_open(struct ctl *c, const char *rel, int dir, char *fdpath, size
 
 /* storage/jobs/<id> relative paths. */
 void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub);
+
+/* Chunk i's file under the job's `sub` ("in", "out"), relative to the
+ * storage root ("" when too long). */
+void ctl_chunk_rel(char *buf, size_t n, const char *id, const char *sub, int i);
+
+/* The job's manifest: its absolute path; written durably through the
+ * job's directory opened beneath the storage root. */
+void ctl_manifest_path(struct ctl *c, const char *id, char *buf, size_t n);
+int ctl_manifest_write(struct ctl *c, const char *id, const struct job_manifest *man,
+                       vr_err *err);
+
+/* 1 when chunk idx's output (path gets its name) is on the storage, with
+ * its sidecar (remux_ts.h) when the job's chunks are ranges. */
+int ctl_chunk_output_ready(struct ctl *c, const char *id, int idx, int ranges, char *path,
+                           size_t n);
 
 /* The absolute path of chunk i's file under the job's `sub` ("in", "out"). */
 void ctl_chunk_path(struct ctl *c, const char *id, const char *sub, int i, char *buf, size_t n);

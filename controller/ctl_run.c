@@ -127,7 +127,12 @@ static void ctl_reclaim_due(struct ctl *c)
 /* At most this many results a call: a split goes on between the calls. */
 #define CTL_POLL_MAX 64
 
-void ctl_poll_results(struct ctl *c)
+/* Between the chunks of a copy split (struct ctl.between_chunks): handles
+ * the results already waiting, without blocking, and reclaims lapsed
+ * leases when one is due, so a long source being cut does not hold up the
+ * fleet's results, stitches and reclaims. New jobs wait for the loop (a
+ * split never starts another). */
+static void ctl_poll_results(struct ctl *c)
 {
     const char *streams[] = { RQ_RESULTS };
     for (int i = 0; i < CTL_POLL_MAX && !ctl_stop; i++) {
@@ -267,6 +272,7 @@ int cmd_controller_run(int argc, char **argv)
     ctl_sweep_temps(c.storage);
     snprintf(c.url, sizeof c.url, "%s", redis);
     c.lease_ms = (long long)(lease * 1000);
+    c.between_chunks = ctl_poll_results;
     ctl_name(c.name, sizeof c.name);
     c.stop = &ctl_stop;
     struct sigaction sa = { 0 };

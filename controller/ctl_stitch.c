@@ -1,21 +1,30 @@
 /*
- * ctl_stitch.c - a running job's output is stitched while its chunks
- * finish: as soon as chunk 0 is done the controller opens the output (under
- * a temporary name) and appends each chunk that is done in order, so the
- * stitch after the last chunk has only the tail left to copy and check.
+ * ctl_stitch.c - the whole stitch of a job. While its chunks finish, a
+ * running job's output is stitched ahead: as soon as chunk 0 is done the
+ * controller opens the output (under a temporary name) and appends each
+ * chunk that is done in order, so the stitch after the last chunk has only
+ * the tail left to copy and check.
  *
- * It is a head start, not a second source of truth: ctl_job_finish takes
+ * The head start is not a second source of truth: ctl_job_finish takes
  * the stitcher over once it has claimed the job, and does the whole stitch
  * itself when there is none (another controller followed the job, this one
  * restarted, or an append failed). Nothing is published until the end
  * checks the file, so a stitcher dropped at any point leaves no output.
+ * Chunks read in place (ranges) are stitched from their outputs and
+ * sidecars alone; the copy split's from the source's timestamps.
  */
 #include "ctl.h"
 
+#include "beneath.h"
+#include "clock.h"
 #include "log.h"
 #include "remux.h"
+#include "remux_ts.h"
+#include "rq_fleetstats.h"
 #include "rq_jobs.h"
+#include "rq_stats.h"
 
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,23 +72,40 @@ void ctl_stitch_drop_all(struct ctl *c)
     c->stitches = NULL;
 }
 
+int ctl_chunk_output_ready(struct ctl *c, const char *id, int idx, int ranges, char *path,
+                           size_t n)
+{
+    char ts[STORAGE_PATH_MAX + 8];
+    ctl_chunk_path(c, id, "out", idx, path, n);
+    if (access(path, R_OK) < 0)
+        return 0;
+    return !ranges || (remux_ts_name(path, ts, sizeof ts, NULL) == 0 && access(ts, R_OK) == 0);
+}
+
 /* 1 when chunk idx is done and its output is on the storage. */
-static int ctl_chunk_ready(struct ctl *c, const char *id, int idx)
+static int ctl_chunk_ready(struct ctl *c, const char *id, int idx, int ranges)
 {
     char ck[128], state[16] = "", path[STORAGE_PATH_MAX];
     rq_key_chunk(ck, sizeof ck, id, idx);
     if (rq_hget(c->q, ck, "state", state, sizeof state, NULL) <= 0 || strcmp(state, "done"))
         return 0;
-    ctl_chunk_path(c, id, "out", idx, path, sizeof path);
-    return access(path, R_OK) == 0;
+    return ctl_chunk_output_ready(c, id, idx, ranges, path, sizeof path);
 }
 
 /* A new entry for a running job whose chunk 0 is done, with its stitcher
  * begun; NULL when it cannot start yet (or there is no room). */
 static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
 {
-    char rel[256], mpath[STORAGE_PATH_MAX];
-    if (c->nstitches >= CTL_MAX_STITCHES || !ctl_chunk_ready(c, id, 0))
+    char mpath[STORAGE_PATH_MAX];
+    if (c->nstitches >= CTL_MAX_STITCHES)
+        return NULL;
+    struct job_manifest probe;
+    ctl_manifest_path(c, id, mpath, sizeof mpath);
+    if (job_manifest_read(mpath, &probe, NULL) < 0)
+        return NULL;
+    int ready = ctl_chunk_ready(c, id, 0, probe.ranges);
+    job_manifest_release(&probe);
+    if (!ready)
         return NULL;
     if (!c->stitches && !(c->stitches = calloc(CTL_MAX_STITCHES, sizeof *c->stitches)))
         return NULL;
@@ -89,8 +115,6 @@ static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
     t->files.in = t->files.out_dir = -1;
     c->nstitches++;
     vr_err e = { 0 };
-    ctl_job_dir(rel, sizeof rel, id, "manifest.json");
-    storage_path(c->storage, rel, mpath, sizeof mpath, NULL);
     int rc = ctl_job_spec(c, id, &t->js, &e);
     if (rc == 0)
         rc = job_manifest_read(mpath, &t->man, &e);
@@ -122,7 +146,7 @@ void ctl_stitch_progress(struct ctl *c, const char *id)
         return;
     while (!t->gave_up && remux_stitch_added(t->s) < t->man.nchunks) {
         int next = remux_stitch_added(t->s);
-        if (!ctl_chunk_ready(c, id, next))
+        if (!ctl_chunk_ready(c, id, next, t->man.ranges))
             return;
         vr_err e = { 0 };
         if (ctl_stitch_chunk(c, id, next, &t->s, &t->js, &t->man, &t->files, &e) < 0) {
@@ -149,4 +173,211 @@ struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl
     }
     ctl_stitch_remove(c, t);
     return s;
+}
+
+/* ---- the end: the whole stitch, checked and published ---- */
+
+/* The chunk outputs' paths; each missing one (a committed chunk whose
+ * output vanished: the manifest, not the stream, says what must exist) is
+ * queued again. Returns how many were missing, or <0. */
+static int ctl_chunk_outputs(struct ctl *c, const char *id, const struct job_manifest *man,
+                             char (*paths)[STORAGE_PATH_MAX], vr_err *err)
+{
+    int missing = 0;
+    for (int i = 0; i < man->nchunks; i++) {
+        if (ctl_chunk_output_ready(c, id, i, man->ranges, paths[i], sizeof paths[i]))
+            continue;
+        log_warn("job %s: chunk %d is marked done but its output %s is missing; requeued", id,
+                 i, paths[i]);
+        int rc = rq_chunk_requeue_lost(c->q, id, i, 1, err);
+        if (rc < 0)
+            return rc;
+        missing++;
+    }
+    return missing;
+}
+
+/* Records done with the merged metrics, unless a cancel or a failure came
+ * first: then the output it published is removed. 1 done, 0 not, <0. */
+static int ctl_record_done(struct ctl *c, const char *id, const char *output,
+                           const char *out_path, double stitch_s, vr_err *err)
+{
+    struct rq_job_status *st = malloc(sizeof *st);
+    char *mjson = NULL;
+    if (st && rq_job_status(c->q, id, 1, st, NULL) == 0 && st->have_metrics)
+        mjson = metrics_to_string(&st->merged);
+    free(st);
+    int rc = rq_job_done(c->q, id, c->name, stitch_s, mjson, err);
+    free(mjson);
+    if (rc == 0) {
+        char state[32] = "";
+        rq_job_state(c->q, id, state, sizeof state, NULL);
+        log_warn("job %s was %s during its stitch; %s removed", id, state, output);
+        unlink(out_path); /* through the directory opened beneath the output root */
+    }
+    return rc;
+}
+
+/* Removes storage/jobs/<id>/{in,out} (the chunks; the manifest stays). */
+static void ctl_drop_chunks(struct ctl *c, const char *id)
+{
+    static const char *const subs[] = { "in", "out" };
+    for (int i = 0; i < 2; i++) {
+        char rel[256], dir[STORAGE_PATH_MAX];
+        ctl_job_dir(rel, sizeof rel, id, subs[i]);
+        storage_path(c->storage, rel, dir, sizeof dir, NULL);
+        storage_rmtree(dir);
+    }
+}
+
+/* Opens chunk i's output (`sub` NULL) or its sidecar beneath the storage
+ * root; the descriptor, with its /proc/self/fd name in fdp and its real
+ * name in real. */
+static int ctl_chunk_open(struct ctl *c, const char *id, int i, int sidecar, char *fdp,
+                          size_t nfdp, char *real, size_t nreal, vr_err *err)
+{
+    char rel[320], ts[320];
+    ctl_chunk_rel(rel, sizeof rel, id, "out", i);
+    if (sidecar) {
+        if (remux_ts_name(rel, ts, sizeof ts, err) < 0)
+            return VR_EINVAL;
+        snprintf(rel, sizeof rel, "%s", ts);
+    }
+    storage_path(c->storage, rel, real, nreal, NULL);
+    return ctl_storage_open(c, rel, 0, fdp, nfdp, err);
+}
+
+int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher **s,
+                     const struct job_spec *js, const struct job_manifest *man,
+                     const struct ctl_paths *p, vr_err *err)
+{
+    char fdp[BENEATH_FD_PATH_MAX], real[STORAGE_PATH_MAX];
+    char tsp[BENEATH_FD_PATH_MAX], tsreal[STORAGE_PATH_MAX];
+    int tfd = -1, rc = 0;
+    int fd = ctl_chunk_open(c, id, i, 0, fdp, sizeof fdp, real, sizeof real, err);
+    if (fd < 0)
+        return fd;
+    if (man->ranges && (tfd = ctl_chunk_open(c, id, i, 1, tsp, sizeof tsp, tsreal,
+                                             sizeof tsreal, err)) < 0)
+        rc = tfd;
+    else if (man->ranges) /* chunks read in place: the stitch reads no source */
+        rc = *s ? remux_stitch_add_ts(*s, fdp, tsp, err)
+                : remux_stitch_begin_ranges(fdp, tsp, man->nchunks, p->out_path, s, err);
+    else
+        rc = *s ? remux_stitch_add(*s, fdp, err)
+                : remux_stitch_begin(p->in_path, fdp, man->chunk_frames, man->nchunks,
+                                     p->out_path, s, err);
+    beneath_unmask(err, fd, real);
+    if (tfd >= 0) {
+        beneath_unmask(err, tfd, tsreal);
+        close(tfd);
+    }
+    ctl_paths_unmask(p, js, err);
+    close(fd);
+    return rc;
+}
+
+/* Stitches what the stitcher taken over from the ahead part has not yet
+ * (the whole job when there is none) and publishes the checked output;
+ * *ahead gets the chunks that were in already, *frames the frames written.
+ * *p is the job's files, or those the stitcher was begun with (taken over
+ * with it). */
+static int ctl_stitch_rest(struct ctl *c, const char *id, const struct job_spec *js,
+                           const struct job_manifest *man, struct ctl_paths *p, int *ahead,
+                           long long *frames, vr_err *err)
+{
+    struct ctl_paths taken;
+    struct remux_stitcher *s = ctl_stitch_take(c, id, &taken);
+    int rc = 0;
+    if (s) {
+        ctl_paths_close(p);
+        *p = taken;
+    } else if ((rc = ctl_stitch_chunk(c, id, 0, &s, js, man, p, err)) < 0) {
+        return rc;
+    }
+    *ahead = remux_stitch_added(s);
+    for (int i = *ahead; rc == 0 && i < man->nchunks; i++)
+        rc = ctl_stitch_chunk(c, id, i, &s, js, man, p, err);
+    if (rc == 0) {
+        *frames = remux_stitch_frames(s);
+        rc = remux_stitch_end(&s, err);
+        ctl_paths_unmask(p, js, err);
+        return rc;
+    }
+    remux_stitch_abort(&s);
+    return rc;
+}
+
+int ctl_job_finish(struct ctl *c, const char *id)
+{
+    vr_err e = { 0 };
+    long long done = 0, total = 0;
+    if (rq_job_number(c->q, id, "chunks_done", &done, &e) < 0 ||
+        rq_job_number(c->q, id, "chunks_total", &total, &e) < 0)
+        return e.code;
+    if (total <= 0 || done < total)
+        return 0;
+    int rc = rq_job_claim(c->q, id, "running", "stitching", c->name, &e);
+    if (rc <= 0)
+        return rc;
+    struct job_spec js;
+    if ((rc = ctl_job_spec(c, id, &js, &e)) < 0)
+        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
+    char mpath[STORAGE_PATH_MAX];
+    ctl_manifest_path(c, id, mpath, sizeof mpath);
+    struct job_manifest man;
+    if ((rc = job_manifest_read(mpath, &man, &e)) < 0)
+        return ctl_job_fail(c, id, e.msg);
+    struct ctl_paths files = { .in = -1, .out_dir = -1 };
+    char (*paths)[STORAGE_PATH_MAX] = calloc((size_t)man.nchunks, sizeof *paths);
+    if (!paths) {
+        rc = ctl_job_fail(c, id, "out of memory");
+        goto out;
+    }
+    if ((rc = ctl_chunk_outputs(c, id, &man, paths, &e)) != 0) {
+        ctl_stitch_drop(c, id);
+        rc = rc < 0 ? rc : rq_job_reopen(c->q, id, c->name, &e) < 0 ? e.code : 0;
+        goto out;
+    }
+    rq_event(c->q, id, "stitching %d chunks into %s", man.nchunks, js.output);
+    unsigned delay = clock_test_delay_ms("VR_TEST_STITCH_DELAY_MS"); /* tests only */
+    if (delay)
+        usleep(delay * 1000u);
+    double t0 = clock_mono_s();
+    int ahead = 0;
+    long long frames = man.frames;
+    if ((rc = ctl_paths_open(c, &js, CTL_PATHS_OUTPUT, &files, &e)) == 0) {
+        /* this controller holds the stitch now: another's temporary output
+         * (a controller killed mid-stitch, or one that lost its claim) is
+         * abandoned, and nothing else would ever remove it */
+        char base[JOB_PATH_MAX];
+        snprintf(base, sizeof base, "%s", js.output);
+        storage_drop_temps_of(files.out_dir, basename(base));
+        rc = ctl_stitch_rest(c, id, &js, &man, &files, &ahead, &frames, &e);
+    }
+    if (rc < 0) {
+        vr_err_prefix(&e, "stitch");
+        rc = ctl_job_fail(c, id, e.msg);
+        goto out;
+    }
+    double stitch_s = clock_mono_s() - t0;
+    char fr[32];
+    snprintf(fr, sizeof fr, "%lld", frames);
+    rq_job_note(c->q, id, "frames_total", fr, NULL); /* a range plan may not have known it */
+    if ((rc = ctl_record_done(c, id, js.output, files.out_path, stitch_s, &e)) <= 0) {
+        rc = rc < 0 ? e.code : 0;
+        goto out;
+    }
+    log_info("job %s: done: %s (%lld frames; %d of %d chunks stitched ahead, the rest in %.2f s)",
+             id, js.output, frames, ahead, man.nchunks, stitch_s);
+    rq_event(c->q, id, "done: %s", js.output);
+    rq_fleetstats_note(c->q, RQ_NOTE_STITCH, stitch_s, NULL);
+    if (!c->keep_chunks)
+        ctl_drop_chunks(c, id);
+    rc = 1;
+out:
+    ctl_paths_close(&files);
+    free(paths);
+    job_manifest_release(&man);
+    return rc;
 }

@@ -143,6 +143,21 @@ int remux_stitch_begin(const char *src, const char *chunk0, const long long *chu
                        int n, const char *out, struct remux_stitcher **s, vr_err *err);
 int remux_stitch_add(struct remux_stitcher *s, const char *chunk, vr_err *err);
 int remux_stitch_added(const struct remux_stitcher *s); /* = the next chunk's index */
+long long remux_stitch_frames(const struct remux_stitcher *s); /* video frames written */
+
+/* The stitch of chunks read in place (remux_range.h), which reads no
+ * source: each chunk output holds its matte and the other streams' packets
+ * its range owns, and its sidecar (remux_ts.h) their exact times. Stream 0
+ * of the output is the matte (chunk 0's parameters, the sidecar's time
+ * base), then chunk 0's other streams that the container holds; metadata
+ * and the video's side data from chunk 0. Each add checks the chunk's frame
+ * count against its sidecar and that it starts after the chunk before;
+ * end checks every frame's time against the sidecars'. Then as above:
+ * remux_stitch_added / _end / _abort. */
+int remux_stitch_begin_ranges(const char *chunk0, const char *chunk0_ts, int n, const char *out,
+                              struct remux_stitcher **s, vr_err *err);
+int remux_stitch_add_ts(struct remux_stitcher *s, const char *chunk, const char *ts,
+                        vr_err *err);
 int remux_stitch_end(struct remux_stitcher **s, vr_err *err);
 void remux_stitch_abort(struct remux_stitcher **s);
 

@@ -7,6 +7,7 @@
 #include "remux.h"
 
 #include "remux_io.h"
+#include "remux_ts.h"
 #include "vio_streams.h"
 
 #include <libavutil/avutil.h>
@@ -16,15 +17,18 @@
 #include <unistd.h>
 
 struct remux_stitch_state {
-    AVFormatContext *src;        /* source, for its other streams */
+    AVFormatContext *src;        /* source, for its other streams; NULL when the chunks
+                                  * are ranges (they carry their streams and times) */
     int src_vs;
     int *amap;                   /* source stream -> output stream, -1 = drop */
     AVPacket *apkt;              /* next packet of a copied stream, or empty */
     int audio_eof;               /* no more of them */
     struct remux_out o;          /* the output, under its temporary name */
     AVPacket *pkt;               /* a chunk's packet in flight */
-    int64_t *spts;               /* the source's frame pts, presentation order */
-    long long sn;                /* their count */
+    int64_t *spts;               /* the source's frame pts, presentation order (ranges:
+                                  * those of the chunks added so far) */
+    long long sn, scap;          /* their count; ranges: the array's room */
+    int64_t *last_odts;          /* ranges: per output stream, its last dts (output tb) */
     AVRational stb;              /* the source video's time base */
     int64_t sdur;                /* one frame, stb */
     long long base;              /* source frames before the current chunk */
@@ -38,7 +42,7 @@ struct remux_stitch_state {
 static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
                             int64_t until, AVRational tb, vr_err *err)
 {
-    for (;;) {
+    while (s->src) { /* ranges: every chunk carries its own */
         if (!s->apkt->data && !s->audio_eof) {
             int ret;
             for (;;) {
@@ -71,6 +75,7 @@ static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
         if (ret < 0)
             return remux_averr(ret, "cannot write copied streams to", o->path, err);
     }
+    return 0;
 }
 
 /* ---- stitch: open, copy one chunk, finish ---- */
@@ -83,6 +88,7 @@ static void stitch_release(struct remux_stitch_state *s)
     av_packet_free(&s->apkt);
     free(s->amap);
     free(s->spts);
+    free(s->last_odts);
 }
 
 /* A new output stream copying `is` (codec parameters, time base,
@@ -223,6 +229,168 @@ out:
     return rc;
 }
 
+/* ---- chunks read in place: no source ---- */
+
+/* Opens the output from chunk 0 and its sidecar: stream 0 the matte with
+ * the source video's time base, then chunk 0's other streams that the
+ * container holds, each with its source stream's time base. */
+static int stitch_open_ranges(struct remux_stitch_state *s, const char *chunk0, const char *ts0,
+                              const char *out, vr_err *err)
+{
+    s->last_dts = INT64_MIN;
+    struct remux_ts t;
+    AVFormatContext *cc = NULL;
+    int cvs, rc;
+    if (!(s->pkt = av_packet_alloc()) || !(s->apkt = av_packet_alloc()))
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    if ((rc = remux_ts_read(ts0, &t, err)) < 0)
+        return rc;
+    if ((rc = remux_open(chunk0, &cc, &cvs, err)) < 0 ||
+        (rc = remux_out_open(&s->o, out, NULL, cc, &cvs, 1, err)) < 0)
+        goto out;
+    s->stb = (AVRational){ t.s[0].tb_num, t.s[0].tb_den };
+    AVFormatContext *oc = s->o.oc;
+    AVStream *ovs = oc->streams[0], *cst = cc->streams[cvs];
+    ovs->time_base = s->stb;
+    ovs->avg_frame_rate = cst->avg_frame_rate;
+    ovs->r_frame_rate = cst->r_frame_rate;
+    av_dict_copy(&ovs->metadata, cst->metadata, 0);
+    vio_streams_side_data(ovs, cst, oc->oformat, out);
+    if (t.has_matrix)
+        vio_streams_rotation(ovs, t.matrix, oc->oformat, out);
+    if (!(s->amap = malloc(cc->nb_streams * sizeof *s->amap))) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto out;
+    }
+    vio_streams_plan(cc, cvs, oc->oformat, out, s->amap);
+    for (unsigned i = 0; rc == 0 && i < cc->nb_streams; i++) {
+        AVStream *os = s->amap[i] && (int)i < t.nstreams ? stitch_copy_stream(oc, cc->streams[i])
+                                                          : NULL;
+        s->amap[i] = os ? (int)oc->nb_streams - 1 : -1;
+        if (os)
+            os->time_base = (AVRational){ t.s[i].tb_num, t.s[i].tb_den };
+    }
+    if (!(s->last_odts = malloc(oc->nb_streams * sizeof *s->last_odts)))
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+    for (unsigned i = 0; rc == 0 && i < oc->nb_streams; i++)
+        s->last_odts[i] = INT64_MIN;
+    int ret = rc == 0 ? avformat_write_header(oc, NULL) : 0;
+    if (ret < 0)
+        rc = remux_averr(ret, "cannot write", out, err);
+out:
+    avformat_close_input(&cc);
+    remux_ts_release(&t);
+    return rc;
+}
+
+/* Adds chunk c's frame times (its sidecar's stream 0) after the last
+ * chunk's: they must come after them. */
+static int stitch_add_times(struct remux_stitch_state *s, int c, const struct remux_ts_stream *v,
+                            vr_err *err)
+{
+    if (v->tb_num != s->stb.num || v->tb_den != s->stb.den)
+        return vr_err_set(err, VR_EFORMAT, "chunk %d: its frame times count in %d/%d s, chunk 0's "
+                          "in %d/%d", c, v->tb_num, v->tb_den, s->stb.num, s->stb.den);
+    if (s->sn && v->n && v->pts[0] <= s->spts[s->sn - 1])
+        return vr_err_set(err, VR_EFORMAT, "chunk %d starts at %.3f s, before chunk %d ends "
+                          "(%.3f s): the chunks overlap", c, v->pts[0] * av_q2d(s->stb), c - 1,
+                          s->spts[s->sn - 1] * av_q2d(s->stb));
+    if (s->sn + v->n > s->scap) {
+        long long cap = (s->sn + v->n) * 2;
+        int64_t *p = realloc(s->spts, (size_t)cap * sizeof *p);
+        if (!p)
+            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        s->spts = p;
+        s->scap = cap;
+    }
+    memcpy(s->spts + s->sn, v->pts, (size_t)v->n * sizeof *v->pts);
+    s->sn += v->n;
+    if (s->sn >= 2) /* the last frame lasts as long as the one before it */
+        s->sdur = s->spts[s->sn - 1] - s->spts[s->sn - 2];
+    return 0;
+}
+
+/* Another stream's packet of chunk c (its j-th of stream k) with the
+ * sidecar's exact times, written after checking that its stream's dts do
+ * not go back. */
+static int stitch_write_other(struct remux_stitch_state *s, int c, AVPacket *pkt,
+                              const struct remux_ts_stream *t, long long j, vr_err *err)
+{
+    int os = s->amap[pkt->stream_index];
+    AVRational otb = s->o.oc->streams[os]->time_base, itb = { t->tb_num, t->tb_den };
+    pkt->pts = t->pts[j];
+    pkt->dts = t->dts[j];
+    pkt->duration = t->dur[j];
+    av_packet_rescale_ts(pkt, itb, otb);
+    pkt->stream_index = os;
+    pkt->pos = -1;
+    if (pkt->dts != AV_NOPTS_VALUE) {
+        if (s->last_odts[os] != INT64_MIN && pkt->dts < s->last_odts[os])
+            return vr_err_set(err, VR_EFORMAT, "chunk %d: stream %d goes back in time (dts "
+                              "%.3f s after %.3f s)", c, os, pkt->dts * av_q2d(otb),
+                              s->last_odts[os] * av_q2d(otb));
+        s->last_odts[os] = pkt->dts;
+    }
+    int ret = av_interleaved_write_frame(s->o.oc, pkt);
+    return ret < 0 ? remux_averr(ret, "cannot write", s->o.path, err) : 0;
+}
+
+/* Copies chunk c (`path`, its times in `tspath`) into the output. */
+static int stitch_copy_range(struct remux_stitch_state *s, int c, const char *path,
+                             const char *tspath, vr_err *err)
+{
+    struct remux_ts t;
+    int64_t *cpts = NULL, cfd;
+    long long cn = 0, *seen = NULL;
+    AVRational ctb;
+    AVFormatContext *cc = NULL;
+    int cvs, ret = 0;
+    int rc = remux_ts_read(tspath, &t, err);
+    if (rc < 0)
+        return vr_err_prefix(err, "chunk %d", c);
+    if ((rc = remux_pts_list(path, &cpts, &cn, &ctb, &cfd, err)) < 0 ||
+        (rc = remux_open(path, &cc, &cvs, err)) < 0)
+        goto out;
+    if (cn != t.s[0].n || cvs != 0 || (int)cc->nb_streams != t.nstreams ||
+        !(seen = calloc(cc->nb_streams, sizeof *seen))) {
+        rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): %lld frames and %u streams, its "
+                        "timestamps list %lld and %d", c, path, cn, cc->nb_streams, t.s[0].n,
+                        t.nstreams);
+        goto out;
+    }
+    if ((rc = stitch_add_times(s, c, &t.s[0], err)) < 0)
+        goto out;
+    while (rc == 0 && (ret = av_read_frame(cc, s->pkt)) >= 0) {
+        int k = s->pkt->stream_index;
+        if (k == cvs) {
+            long long r = remux_rank(cpts, cn, remux_ts(s->pkt));
+            rc = r < 0 ? vr_err_set(err, VR_EFORMAT, "chunk %d: packet without timestamp", c)
+                       : stitch_write_packet(s, s->pkt, r, ctb, err);
+        } else if (seen[k] >= t.s[k].n) {
+            rc = vr_err_set(err, VR_EFORMAT, "chunk %d: stream %d holds more packets than its "
+                            "timestamps list (%lld)", c, k, t.s[k].n);
+        } else if (s->amap[k] >= 0) {
+            rc = stitch_write_other(s, c, s->pkt, &t.s[k], seen[k], err);
+        }
+        if (k != cvs && k < t.nstreams)
+            seen[k]++;
+        av_packet_unref(s->pkt);
+    }
+    if (rc == 0 && ret != AVERROR_EOF)
+        rc = remux_averr(ret, "cannot read", path, err);
+    for (int k = 1; rc == 0 && k < t.nstreams; k++)
+        if (seen[k] != t.s[k].n)
+            rc = vr_err_set(err, VR_EFORMAT, "chunk %d: stream %d holds %lld packets, its "
+                            "timestamps list %lld", c, k, seen[k], t.s[k].n);
+    s->base += cn;
+out:
+    avformat_close_input(&cc);
+    free(cpts);
+    free(seen);
+    remux_ts_release(&t);
+    return rc;
+}
+
 /* Every frame of the output at its source frame's time, relative to the
  * first (a muxer may shift the whole timeline), within one tick of the
  * coarser time base and one more for the dts nudges of stitch_write_packet.
@@ -256,8 +424,8 @@ static int stitch_finish(struct remux_stitch_state *s, vr_err *err)
     if ((rc = remux_pts_list(s->o.tmp, &opts, &got, &otb, &ofd, err)) < 0)
         return rc;
     if (got != s->sn || s->written != s->sn)
-        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, source has %lld",
-                        s->o.path, got, s->sn);
+        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, %s %lld", s->o.path,
+                        got, s->src ? "source has" : "the chunks' timestamps list", s->sn);
     else
         rc = stitch_check_times(s, opts, got, otb, err);
     free(opts);
@@ -268,7 +436,8 @@ static int stitch_finish(struct remux_stitch_state *s, vr_err *err)
 
 struct remux_stitcher {
     struct remux_stitch_state st;
-    long long *chunk_frames;     /* [n], copied */
+    int ranges;                  /* begun by remux_stitch_begin_ranges */
+    long long *chunk_frames;     /* [n], copied; NULL for ranges */
     int n, added;
     int broken;                  /* an add failed: only abort is left */
 };
@@ -312,22 +481,73 @@ int remux_stitch_begin(const char *src, const char *chunk0, const long long *chu
     return 0;
 }
 
+int remux_stitch_begin_ranges(const char *chunk0, const char *chunk0_ts, int n, const char *out,
+                              struct remux_stitcher **sp, vr_err *err)
+{
+    *sp = NULL;
+    if (n < 1 || n > REMUX_MAX_CHUNKS)
+        return vr_err_set(err, VR_EINVAL, "stitch: %d chunks", n);
+    struct remux_stitcher *s = calloc(1, sizeof *s);
+    if (!s)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    s->n = n;
+    s->ranges = 1;
+    int rc = stitch_open_ranges(&s->st, chunk0, chunk0_ts, out, err);
+    if (rc < 0) {
+        remux_stitch_abort(&s);
+        return rc;
+    }
+    *sp = s;
+    return 0;
+}
+
 int remux_stitch_added(const struct remux_stitcher *s)
 {
     return s->added;
 }
 
-int remux_stitch_add(struct remux_stitcher *s, const char *chunk, vr_err *err)
+long long remux_stitch_frames(const struct remux_stitcher *s)
+{
+    return s->st.written;
+}
+
+/* Whether a chunk may be added (in this mode); then the add's result. */
+static int stitch_can_add(const struct remux_stitcher *s, int ranges, vr_err *err)
 {
     if (s->broken || s->added >= s->n)
         return vr_err_set(err, VR_EINVAL, "stitch: chunk %d: %s", s->added,
                           s->broken ? "an earlier chunk failed" : "all chunks are in");
-    int rc = stitch_copy_chunk(&s->st, s->added, chunk, s->chunk_frames[s->added], err);
+    if (s->ranges != ranges)
+        return vr_err_set(err, VR_EINVAL, "stitch: chunk %d: %s", s->added, ranges
+                          ? "a sidecar for a stitch of copied chunks"
+                          : "no sidecar for a stitch of ranges");
+    return 0;
+}
+
+static int stitch_added(struct remux_stitcher *s, int rc)
+{
     if (rc < 0)
         s->broken = 1;
     else
         s->added++;
     return rc;
+}
+
+int remux_stitch_add(struct remux_stitcher *s, const char *chunk, vr_err *err)
+{
+    int rc = stitch_can_add(s, 0, err);
+    if (rc < 0)
+        return rc;
+    return stitch_added(s, stitch_copy_chunk(&s->st, s->added, chunk,
+                                             s->chunk_frames[s->added], err));
+}
+
+int remux_stitch_add_ts(struct remux_stitcher *s, const char *chunk, const char *ts, vr_err *err)
+{
+    int rc = stitch_can_add(s, 1, err);
+    if (rc < 0)
+        return rc;
+    return stitch_added(s, stitch_copy_range(&s->st, s->added, chunk, ts, err));
 }
 
 int remux_stitch_end(struct remux_stitcher **sp, vr_err *err)

@@ -10,8 +10,9 @@
  * dts and duration in its source stream's time base, in the order the
  * chunk output holds them.
  *
- * The file is small text ("vrseg-ts 1", then per stream a header line and
- * one line per packet), bounded when read (REMUX_TS_MAX_*).
+ * The file is small text ("vrseg-ts 1", the source video's display matrix
+ * when it has one, then per stream a header line and one line per packet),
+ * bounded when read (REMUX_TS_MAX_*).
  */
 #ifndef VR_REMUX_TS_H
 #define VR_REMUX_TS_H
@@ -33,6 +34,9 @@ struct remux_ts_stream {
 struct remux_ts {
     int nstreams;
     struct remux_ts_stream *s; /* [nstreams], owned */
+    int has_matrix;            /* the source video's display matrix (rotation), which a
+                                * Matroska chunk output cannot hold */
+    int32_t matrix[9];
 };
 
 /* Writes t to path under a temporary name, fsync'd and renamed (durable

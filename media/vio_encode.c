@@ -12,6 +12,8 @@
  */
 #include "vio_video.h"
 
+#include "remux_ts.h"
+
 #include "log.h"
 #include "vio_streams.h"
 #include "storage.h"
@@ -38,6 +40,18 @@ struct vio_out {
     int header_written;
     int64_t bytes;
     int64_t frames;
+    struct out_times *times;   /* [oc->nb_streams] when recording (vio_out_ts), else NULL */
+    int32_t matrix[9];         /* the input video's display matrix, for vio_out_ts */
+    int matrix_ok;
+};
+
+/* What one output stream was given, in its input's time base. Stream 0
+ * (frames) is touched by the encoding thread only, the others by the
+ * copying thread only, so neither needs the lock. */
+struct out_times {
+    AVRational tb;
+    int64_t *pts, *dts, *dur;
+    long long n, cap;
 };
 
 /* ---- encoder ---- */
@@ -201,6 +215,103 @@ static int add_copied_streams(struct vio_out *o, const AVFormatContext *ic, int 
     return rc;
 }
 
+/* ---- the times given (vio_out_ts) ---- */
+
+static int times_open(struct vio_out *o, AVRational vtb, const AVStream *ivs)
+{
+    size_t sz = 0;
+    const uint8_t *m = av_stream_get_side_data(ivs, AV_PKT_DATA_DISPLAYMATRIX, &sz);
+    if (m && sz >= sizeof o->matrix) {
+        memcpy(o->matrix, m, sizeof o->matrix);
+        o->matrix_ok = 1;
+    }
+    o->times = av_calloc(o->oc->nb_streams, sizeof *o->times);
+    if (!o->times)
+        return VR_ENOMEM;
+    o->times[0].tb = vtb;
+    for (int i = 0; i < o->nmap; i++)
+        if (o->map[i] > 0)
+            o->times[o->map[i]].tb = o->in_tb[i];
+    return 0;
+}
+
+static void times_add(struct out_times *t, int64_t pts, int64_t dts, int64_t dur)
+{
+    if (t->n == t->cap) {
+        long long cap = t->cap ? 2 * t->cap : 1024;
+        int64_t *p = av_realloc_array(t->pts, (size_t)cap, sizeof *p);
+        int64_t *d = p ? av_realloc_array(t->dts, (size_t)cap, sizeof *d) : NULL;
+        int64_t *u = d ? av_realloc_array(t->dur, (size_t)cap, sizeof *u) : NULL;
+        if (p)
+            t->pts = p;
+        if (d)
+            t->dts = d;
+        if (!u) {
+            t->cap = -1; /* out of memory: vio_out_ts says so */
+            return;
+        }
+        t->dur = u;
+        t->cap = cap;
+    }
+    if (t->cap < 0)
+        return;
+    t->pts[t->n] = pts;
+    t->dts[t->n] = dts;
+    t->dur[t->n++] = dur;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int vio_out_ts(const struct vio_out *o, struct remux_ts *t, vr_err *err)
+{
+    memset(t, 0, sizeof *t);
+    if (!o->times)
+        return vr_err_set(err, VR_EINVAL, "%s: its times were not recorded", o->path);
+    int n = (int)o->oc->nb_streams;
+    if (o->matrix_ok) {
+        t->has_matrix = 1;
+        memcpy(t->matrix, o->matrix, sizeof t->matrix);
+    }
+    if (!(t->s = calloc((size_t)n, sizeof *t->s)))
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    t->nstreams = n;
+    for (int k = 0; k < n; k++) {
+        const struct out_times *r = &o->times[k];
+        struct remux_ts_stream *d = &t->s[k];
+        size_t bytes = (size_t)(r->n ? r->n : 1) * sizeof(int64_t);
+        d->tb_num = r->tb.num;
+        d->tb_den = r->tb.den;
+        d->n = r->n;
+        if (r->cap < 0 || !(d->pts = malloc(bytes)) ||
+            (k && (!(d->dts = malloc(bytes)) || !(d->dur = malloc(bytes))))) {
+            remux_ts_release(t);
+            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        }
+        memcpy(d->pts, r->pts, (size_t)r->n * sizeof(int64_t));
+        if (k) {
+            memcpy(d->dts, r->dts, (size_t)r->n * sizeof(int64_t));
+            memcpy(d->dur, r->dur, (size_t)r->n * sizeof(int64_t));
+        } else {
+            qsort(d->pts, (size_t)d->n, sizeof *d->pts, cmp_i64);
+        }
+    }
+    return 0;
+}
+
+static void times_free(struct vio_out *o)
+{
+    for (unsigned k = 0; o->times && o->oc && k < o->oc->nb_streams; k++) {
+        av_free(o->times[k].pts);
+        av_free(o->times[k].dts);
+        av_free(o->times[k].dur);
+    }
+    av_freep(&o->times);
+}
+
 /* ---- open ---- */
 
 int vio_out_open(const struct vio_out_opts *op, struct vio_out **out, vr_err *err)
@@ -261,6 +372,10 @@ int vio_out_open(const struct vio_out_opts *op, struct vio_out **out, vr_err *er
         (rc = add_copied_streams(o, ic, inf->video_index, op->format_name, err)) < 0)
         goto fail;
 
+    if (op->record_ts && times_open(o, inf->time_base, ivs) < 0) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto fail;
+    }
     if ((r = avio_open(&o->oc->pb, op->path, AVIO_FLAG_WRITE)) < 0) {
         rc = vr_err_set(err, VR_EIO, "%s: cannot create: %s", op->path, vio_av_err(r, eb, sizeof eb));
         goto fail;
@@ -331,6 +446,8 @@ int vio_out_write(struct vio_out *o, const AVFrame *f, vr_err *err)
         return vr_err_set(err, VR_ECODEC, "%s: encoder %s refused frame %lld: %s", o->path,
                           o->enc->codec->name, (long long)o->frames, vio_av_err(r, eb, sizeof eb));
     o->frames++;
+    if (o->times)
+        times_add(&o->times[0], f->pts, f->pts, 0);
     return drain(o, err);
 }
 
@@ -342,6 +459,8 @@ int vio_out_copy(struct vio_out *o, AVPacket *pkt, vr_err *err)
         return 0;
     }
     AVStream *os = o->oc->streams[o->map[si]];
+    if (o->times)
+        times_add(&o->times[os->index], pkt->pts, pkt->dts, pkt->duration);
     av_packet_rescale_ts(pkt, o->in_tb[si], os->time_base);
     pkt->stream_index = os->index;
     pkt->pos = -1;
@@ -388,6 +507,7 @@ void vio_out_free(struct vio_out **op)
     struct vio_out *o = op ? *op : NULL;
     if (!o)
         return;
+    times_free(o);
     if (o->oc) {
         if (o->oc->pb)
             avio_closep(&o->oc->pb);

@@ -79,15 +79,27 @@ void vio_streams_side_data(AVStream *dst, const AVStream *src, const AVOutputFor
         const uint8_t *sd = av_stream_get_side_data(src, types[i], &sz);
         if (!sd || !sz)
             continue;
-        if (types[i] == AV_PKT_DATA_DISPLAYMATRIX && !vio_holds_rotation(of)) {
-            double deg = sz >= 9 * sizeof(int32_t)
-                             ? av_display_rotation_get((const int32_t *)sd) : 0;
-            log_warn("%s: the source's display matrix (rotation %.0f degrees) is not carried: "
-                     "the %s muxer does not write it (use .mp4 or .mov)", path, deg, of->name);
+        if (types[i] == AV_PKT_DATA_DISPLAYMATRIX) {
+            if (sz >= 9 * sizeof(int32_t))
+                vio_streams_rotation(dst, (const int32_t *)sd, of, path);
             continue;
         }
         uint8_t *copy = av_stream_new_side_data(dst, types[i], sz);
         if (copy)
             memcpy(copy, sd, sz);
     }
+}
+
+void vio_streams_rotation(AVStream *dst, const int32_t *m, const AVOutputFormat *of,
+                          const char *path)
+{
+    if (!vio_holds_rotation(of)) {
+        log_warn("%s: the source's display matrix (rotation %.0f degrees) is not carried: "
+                 "the %s muxer does not write it (use .mp4 or .mov)", path,
+                 av_display_rotation_get(m), of->name);
+        return;
+    }
+    uint8_t *copy = av_stream_new_side_data(dst, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof *m);
+    if (copy)
+        memcpy(copy, m, 9 * sizeof *m);
 }

@@ -30,4 +30,9 @@ int vio_streams_plan(const AVFormatContext *ic, int vi, const AVOutputFormat *of
 void vio_streams_side_data(AVStream *dst, const AVStream *src, const AVOutputFormat *of,
                            const char *path);
 
+/* Adds the display matrix m (nine int32) to dst where the muxer writes it,
+ * else says in one warning that the rotation is dropped. */
+void vio_streams_rotation(AVStream *dst, const int32_t *m, const AVOutputFormat *of,
+                          const char *path);
+
 #endif

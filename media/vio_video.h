@@ -119,6 +119,7 @@ struct vio_out_opts {
     int try_nvenc;             /* "auto" tries NVENC first (GPU runs) */
     int threads;               /* encoder threads, 0 = tuned to the core count */
     int copy_streams;          /* copy the input's non-video streams */
+    int record_ts;             /* keep every written packet's input times (vio_out_ts) */
 };
 
 struct vio_out;
@@ -148,10 +149,11 @@ int vio_out_copy(struct vio_out *o, AVPacket *pkt, vr_err *err);
  * Returns 0 or VR_E*. */
 int vio_out_finish(struct vio_out *o, vr_err *err);
 
-/* The exact input times of everything written (remux_ts.h): stream 0 the
- * frames' pts sorted, stream k the copied packets of output stream k. For
- * the stitch of chunks read in place; call after vio_out_finish. t is
- * filled (remux_ts_release frees it); 0 or VR_ENOMEM. */
+/* The exact input times of everything written (remux_ts.h), when opened
+ * with record_ts: stream 0 the frames' pts sorted, stream k the copied
+ * packets of output stream k. For the stitch of chunks read in place; call
+ * after vio_out_finish. t is filled (remux_ts_release frees it); 0 or
+ * VR_ENOMEM / VR_EINVAL (not recorded). */
 struct remux_ts;
 int vio_out_ts(const struct vio_out *o, struct remux_ts *t, vr_err *err);
 

@@ -47,17 +47,18 @@ static const struct jf spec_fields[] = {
     S(struct job_spec, layout, 0),
     S(struct job_spec, config, 0),
     S(struct job_spec, notify, JF_OMIT_EMPTY),
+    S(struct job_spec, chunking, JF_OMIT_EMPTY),
     { 0 }
 };
 
 static const struct jf task_fields[] = {
     S(struct chunk_task, job, 1),
     N(struct chunk_task, idx, JF_INT, 0, JOB_MAX_CHUNKS - 1, 1),
-    S(struct chunk_task, in, 1),
+    S(struct chunk_task, in, 0),
     S(struct chunk_task, out, 1),
     S(struct chunk_task, profile, 1),
     S(struct chunk_task, output_kind, 1),
-    N(struct chunk_task, frames, JF_LL, 1, 1e9, 1),
+    N(struct chunk_task, frames, JF_LL, -1, 1e9, 1),
     N(struct chunk_task, preroll_until, JF_LL, 0, 1e12, 0),
     N(struct chunk_task, warmup_from, JF_LL, -1, 1e12, 0),
     S(struct chunk_task, layout, 0),
@@ -65,13 +66,40 @@ static const struct jf task_fields[] = {
     { 0 }
 };
 
-static int jf_write(const struct jf *t, const void *obj, char **out, vr_err *err)
+/* A range's numbers span int64: LLONG_MIN / LLONG_MAX say "none" and
+ * "open", and timestamps may be negative (an edit list). */
+#define TS_LO -9.3e18
+#define TS_HI 9.3e18
+static const struct jf range_fields[] = {
+    S(struct chunk_range, source, 1),
+    S(struct chunk_range, fingerprint, 1),
+    S(struct chunk_range, demuxer, 1),
+    N(struct chunk_range, seek, JF_LL, TS_LO, TS_HI, 1),
+    N(struct chunk_range, first_pts, JF_LL, TS_LO, TS_HI, 1),
+    N(struct chunk_range, first_dts, JF_LL, TS_LO, TS_HI, 1),
+    N(struct chunk_range, start_pts, JF_LL, TS_LO, TS_HI, 1),
+    N(struct chunk_range, start_dts, JF_LL, TS_LO, TS_HI, 1),
+    N(struct chunk_range, end_pts, JF_LL, TS_LO, TS_HI, 1),
+    N(struct chunk_range, end_dts, JF_LL, TS_LO, TS_HI, 1),
+    N(struct chunk_range, has_end, JF_INT, 0, 1, 1),
+    N(struct chunk_range, preroll, JF_INT, 0, 1, 1),
+    N(struct chunk_range, warmup, JF_INT, 0, 1000, 1),
+    N(struct chunk_range, own_from, JF_LL, TS_LO, TS_HI, 1),
+    N(struct chunk_range, own_to, JF_LL, TS_LO, TS_HI, 1),
+    N(struct chunk_range, vs, JF_INT, 0, 1023, 1),
+    N(struct chunk_range, tb_num, JF_INT, 1, 2147483647, 1),
+    N(struct chunk_range, tb_den, JF_INT, 1, 2147483647, 1),
+    { 0 }
+};
+
+/* The JSON object of obj by table t; NULL when out of memory or a string
+ * is not UTF-8 (*bad names its key then). */
+static json_t *jf_object(const struct jf *t, const void *obj, const char **bad)
 {
     json_t *o = json_object();
-    if (!o)
-        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    *bad = NULL;
     const char *base = obj;
-    for (const struct jf *f = t; f->key; f++) {
+    for (const struct jf *f = t; o && f->key; f++) {
         json_t *v = NULL;
         if (f->required == JF_OMIT_EMPTY && !base[f->off])
             continue;
@@ -82,37 +110,48 @@ static int jf_write(const struct jf *t, const void *obj, char **out, vr_err *err
         case JF_DBL: v = json_real(*(const double *)(base + f->off)); break;
         }
         if (!v || json_object_set_new(o, f->key, v) < 0) {
+            *bad = f->key;
             json_decref(o);
-            return vr_err_set(err, VR_EINVAL, "cannot encode '%s' (not UTF-8?)", f->key);
+            o = NULL;
         }
     }
+    return o;
+}
+
+/* Compact JSON text of o (consumed); *out is malloc'd. */
+static int jf_dump(json_t *o, const char *bad, char **out, vr_err *err)
+{
+    if (!o)
+        return bad ? vr_err_set(err, VR_EINVAL, "cannot encode '%s' (not UTF-8?)", bad)
+                   : vr_err_set(err, VR_ENOMEM, "out of memory");
     *out = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(o);
     return *out ? 0 : vr_err_set(err, VR_ENOMEM, "out of memory");
 }
 
-static int jf_parse(const struct jf *t, const char *what, const char *json, size_t len,
-                    void *obj, vr_err *err)
+static int jf_write(const struct jf *t, const void *obj, char **out, vr_err *err)
 {
-    if (len > JOB_MAX_JSON)
-        return vr_err_set(err, VR_EFORMAT, "%s: %zu bytes of JSON (limit %d)", what, len, JOB_MAX_JSON);
-    json_error_t je;
-    json_t *o = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
-    if (!o)
-        return vr_err_set(err, VR_EFORMAT, "%s: bad JSON at %d:%d: %s", what, je.line, je.column, je.text);
+    const char *bad;
+    json_t *o = jf_object(t, obj, &bad);
+    return jf_dump(o, bad, out, err);
+}
+
+/* Fills obj from the JSON object o by table t; `skip` names one key that
+ * the caller reads itself (NULL: none). */
+static int jf_fields(const struct jf *t, const char *what, json_t *o, const char *skip,
+                     void *obj, vr_err *err)
+{
     int rc = 0;
     char *base = obj;
-    if (!json_is_object(o)) {
-        rc = vr_err_set(err, VR_EFORMAT, "%s: not a JSON object", what);
-        goto out;
-    }
+    if (!json_is_object(o))
+        return vr_err_set(err, VR_EFORMAT, "%s: not a JSON object", what);
     const char *k;
     json_t *v;
     json_object_foreach(o, k, v) {
         const struct jf *f = t;
         while (f->key && strcmp(f->key, k) != 0)
             f++;
-        if (!f->key) {
+        if (!f->key && !(skip && !strcmp(k, skip))) {
             rc = vr_err_set(err, VR_EFORMAT, "%s: unknown key '%.40s'", what, k);
             goto out;
         }
@@ -162,8 +201,32 @@ static int jf_parse(const struct jf *t, const char *what, const char *json, size
             *(double *)(base + f->off) = d;
     }
 out:
-    json_decref(o);
     return rc;
+}
+
+/* Parses the text json into obj by table t (see jf_fields); *root gets
+ * the parsed object when not NULL (the caller decrefs it), for `skip`. */
+static int jf_parse_ex(const struct jf *t, const char *what, const char *json, size_t len,
+                       const char *skip, void *obj, json_t **root, vr_err *err)
+{
+    if (len > JOB_MAX_JSON)
+        return vr_err_set(err, VR_EFORMAT, "%s: %zu bytes of JSON (limit %d)", what, len, JOB_MAX_JSON);
+    json_error_t je;
+    json_t *o = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+    if (!o)
+        return vr_err_set(err, VR_EFORMAT, "%s: bad JSON at %d:%d: %s", what, je.line, je.column, je.text);
+    int rc = jf_fields(t, what, o, skip, obj, err);
+    if (rc == 0 && root)
+        *root = o;
+    else
+        json_decref(o);
+    return rc;
+}
+
+static int jf_parse(const struct jf *t, const char *what, const char *json, size_t len,
+                    void *obj, vr_err *err)
+{
+    return jf_parse_ex(t, what, json, len, NULL, obj, NULL, err);
 }
 
 /* ---- specs and tasks ---- */
@@ -226,6 +289,11 @@ int job_layout_valid(const char *l, int allow_auto)
            (allow_auto && !strcmp(l, "auto"));
 }
 
+int job_chunking_valid(const char *c)
+{
+    return !strcmp(c, "auto") || !strcmp(c, "range") || !strcmp(c, "copy");
+}
+
 int job_state_ended(const char *s)
 {
     return !strcmp(s, "done") || !strcmp(s, "failed") || !strcmp(s, "cancelled");
@@ -255,7 +323,30 @@ int job_spec_to_json(const struct job_spec *j, char **out, vr_err *err)
 
 int chunk_task_to_json(const struct chunk_task *t, char **out, vr_err *err)
 {
-    return jf_write(task_fields, t, out, err);
+    const char *bad;
+    json_t *o = jf_object(task_fields, t, &bad);
+    if (o && t->is_range) {
+        json_t *r = jf_object(range_fields, &t->range, &bad);
+        if (!r || json_object_set_new(o, "range", r) < 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    }
+    return jf_dump(o, bad, out, err);
+}
+
+/* A range as a worker may use it: a source it can name, numbers that fit. */
+static int chunk_range_check(const struct chunk_range *r, vr_err *err)
+{
+    if (r->source[0] != '/')
+        return vr_err_set(err, VR_EFORMAT, "chunk task: range source must be an absolute path");
+    for (const char *c = r->fingerprint; *c; c++)
+        if (!strchr("0123456789:.", *c))
+            return vr_err_set(err, VR_EFORMAT, "chunk task: bad range fingerprint");
+    for (const char *c = r->demuxer; *c; c++)
+        if (*c <= ' ' || *c >= 0x7f)
+            return vr_err_set(err, VR_EFORMAT, "chunk task: bad range demuxer");
+    return 0;
 }
 
 int job_spec_parse(const char *json, size_t len, struct job_spec *j, vr_err *err)
@@ -274,6 +365,9 @@ int job_spec_parse(const char *json, size_t len, struct job_spec *j, vr_err *err
     if (rc == 0 && j->chunk_seconds > 0 && j->chunk_seconds < 0.2)
         rc = vr_err_set(err, VR_EFORMAT, "job spec: chunk_seconds %g is outside 0.2..3600 (0: "
                         "auto)", j->chunk_seconds);
+    if (rc == 0 && j->chunking[0] && !job_chunking_valid(j->chunking))
+        rc = vr_err_set(err, VR_EFORMAT, "job spec: chunking '%s' is not auto|range|copy",
+                        j->chunking);
     vr_err ne = { 0 };
     if (rc == 0 && j->notify[0] && job_notify_check(j->notify, &ne) < 0)
         rc = vr_err_set(err, VR_EFORMAT, "job spec: notify '%.80s': %s; refused", j->notify,
@@ -285,7 +379,19 @@ int chunk_task_parse(const char *json, size_t len, struct chunk_task *t, vr_err 
 {
     memset(t, 0, sizeof *t);
     t->warmup_from = -1;
-    int rc = jf_parse(task_fields, "chunk task", json, len, t, err);
+    json_t *root = NULL;
+    int rc = jf_parse_ex(task_fields, "chunk task", json, len, "range", t, &root, err);
+    json_t *r = root ? json_object_get(root, "range") : NULL;
+    if (rc == 0 && r && (rc = jf_fields(range_fields, "chunk task range", r, NULL, &t->range,
+                                        err)) == 0)
+        t->is_range = 1;
+    json_decref(root);
+    if (rc == 0 && t->is_range)
+        rc = t->in[0] ? vr_err_set(err, VR_EFORMAT, "chunk task: a range has no input file")
+                      : chunk_range_check(&t->range, err);
+    if (rc == 0 && !t->is_range && (!t->in[0] || t->frames < 1))
+        rc = vr_err_set(err, VR_EFORMAT, "chunk task: needs 'in' and 'frames' >= 1, or a "
+                        "'range'");
     if (rc == 0 && t->warmup_from < 0)
         t->warmup_from = t->preroll_until; /* no warm-up frames */
     if (rc == 0 && t->layout[0] && !job_layout_valid(t->layout, 0))
@@ -352,6 +458,8 @@ int job_manifest_write(const char *path, const struct job_manifest *m, vr_err *e
         put_per_chunk(o, "warmup_from", m->chunk_warmup, m->nchunks, -1) < 0)
         goto nomem;
     json_object_set_new(o, "frames", json_integer(m->frames));
+    if (m->ranges)
+        json_object_set_new(o, "ranges", json_true());
     json_object_set_new(o, "duration_s", json_real(m->duration_s));
     json_object_set_new(o, "split_s", json_real(m->split_s));
     char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
@@ -399,6 +507,7 @@ int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err)
     }
     m->nchunks = (int)json_array_size(a);
     m->frames = json_integer_value(f);
+    m->ranges = json_is_true(json_object_get(o, "ranges"));
     m->duration_s = json_number_value(json_object_get(o, "duration_s"));
     m->split_s = json_number_value(json_object_get(o, "split_s"));
     m->chunk_frames = calloc((size_t)m->nchunks, sizeof *m->chunk_frames);
@@ -412,13 +521,13 @@ int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err)
     long long sum = 0;
     for (int i = 0; i < m->nchunks; i++) {
         json_t *v = json_array_get(a, (size_t)i);
-        long long n = json_is_integer(v) ? json_integer_value(v) : -1;
-        if (n < 1 || n > 1000000000LL) {
+        long long n = json_is_integer(v) ? json_integer_value(v) : -2;
+        if (n > 1000000000LL || (n < 1 && !(m->ranges && n == -1))) {
             rc = vr_err_set(err, VR_EFORMAT, "%s: chunk %d has a bad frame count", path, i);
             break;
         }
         m->chunk_frames[i] = n;
-        sum += n;
+        sum = n < 0 || sum < 0 ? -1 : sum + n; /* a range's count may be known only later */
     }
     if (rc == 0)
         rc = get_per_chunk(o, "preroll_until", m->chunk_preroll, m->nchunks, 0, 0,
@@ -426,7 +535,7 @@ int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err)
     if (rc == 0)
         rc = get_per_chunk(o, "warmup_from", m->chunk_warmup, m->nchunks, -1, -1,
                            1000000000000LL, path, err);
-    if (rc == 0 && sum != m->frames)
+    if (rc == 0 && sum != m->frames && !(m->ranges && (sum < 0 || m->frames < 0)))
         rc = vr_err_set(err, VR_EFORMAT, "%s: chunk frames add up to %lld, not %lld", path, sum,
                         m->frames);
     json_decref(o);

@@ -105,6 +105,9 @@ int job_output_kind_valid(const char *kind);
 /* 1 when l is mono|sbs|tb, or auto when allow_auto. */
 int job_layout_valid(const char *l, int allow_auto);
 
+/* 1 when c is auto|range|copy (a spec's chunking; "" is auto too). */
+int job_chunking_valid(const char *c);
+
 /* 1 when a job in `state` has ended: done, failed or cancelled. */
 int job_state_ended(const char *state);
 
@@ -126,7 +129,8 @@ int chunk_task_parse(const char *json, size_t len, struct chunk_task *t, vr_err 
 
 struct job_manifest {
     int ranges;                /* 1: chunks are ranges of the source (no in/ files); a
-                                * chunk's frames may be -1 (known once it commits) */
+                                * chunk's frames and `frames` may be -1 (known once the
+                                * chunks commit) */
     int nchunks;
     long long frames;          /* source video frames */
     double duration_s;

@@ -87,6 +87,7 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
         return vr_err_set(err, VR_EINVAL, "'%s' is not a job id", id);
     snprintf(st->id, sizeof st->id, "%s", id);
     char jk[128];
+    long long planned = 0;
     rq_key_job(jk, sizeof jk, id);
     redisReply *r = rq_cmd(q, err, "HGETALL %s", jk);
     if (!r)
@@ -120,6 +121,7 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
         else if (strcmp(k, "frames_done") == 0) st->frames_done = rq_ll(v);
         else if (strcmp(k, "chunks_total") == 0) st->chunks_total = rq_ll(v);
         else if (strcmp(k, "chunks_done") == 0) st->chunks_done = rq_ll(v);
+        else if (strcmp(k, "chunks_planned") == 0) planned = rq_ll(v);
         else if (strcmp(k, "created_ms") == 0) st->created_ms = rq_ll(v);
         else if (strcmp(k, "started_ms") == 0) st->started_ms = rq_ll(v);
         else if (strcmp(k, "finished_ms") == 0) st->finished_ms = rq_ll(v);
@@ -127,6 +129,10 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
         else if (strcmp(k, "stitch_s") == 0) st->stitch_s = atof(v);
     }
     freeReplyObject(r);
+    /* while the job is planned or split, the chunks queued so far (a range
+     * plan: all of them at once), so status moves from the first moment */
+    if (st->chunks_total <= 0 && planned > 0)
+        st->chunks_total = planned;
     if (st->chunks_total < 0 || st->chunks_total > 100000)
         return vr_err_set(err, VR_EFORMAT, "job %s: chunks_total %lld out of range", id, st->chunks_total);
     long long t0 = st->started_ms ? st->started_ms : st->created_ms;

@@ -197,6 +197,7 @@ int cmd_serve(int argc, char **argv)
         { "redis", required_argument, 0, 'r' },
         { "redis-password-file", required_argument, 0, 'R' },
         { "storage", required_argument, 0, 's' },
+        { "input-root", required_argument, 0, 'i' },
         { "gpu", required_argument, 0, 'g' },
         { "cpu", no_argument, 0, 'c' },
         { "heartbeat-ms", required_argument, 0, 'h' },
@@ -207,7 +208,7 @@ int cmd_serve(int argc, char **argv)
     };
     struct serve s;
     memset(&s, 0, sizeof s);
-    const char *redis = NULL, *storage = NULL, *gpu = NULL;
+    const char *redis = NULL, *storage = NULL, *gpu = NULL, *input_root = NULL;
     int cpu = 0, slots = -1, o; /* -1: 1 for --gpu N and --cpu, auto for --gpu all */
     s.hb_ms = 1000;
     s.last_gpu_util = -1;
@@ -216,6 +217,7 @@ int cmd_serve(int argc, char **argv)
         case 'r': redis = optarg; break;
         case 'R': rq_password_file(optarg); break;
         case 's': storage = optarg; break;
+        case 'i': input_root = optarg; break;
         case 'g': gpu = optarg; break;
         case 'c': cpu = 1; break;
         case 'h':
@@ -283,6 +285,15 @@ int cmd_serve(int argc, char **argv)
     struct stat stt;
     if (stat(storage, &stt) < 0 || !S_ISDIR(stt.st_mode) || !realpath(storage, s.storage)) {
         log_say(LOG_ERROR, "vr-worker serve: storage root %s is not a directory\n", storage);
+        return 1;
+    }
+    /* chunks read in place come from the sources under it (the controller's
+     * --input-root, which also defaults to the storage) */
+    if (!input_root)
+        input_root = storage;
+    if (stat(input_root, &stt) < 0 || !S_ISDIR(stt.st_mode) ||
+        !realpath(input_root, s.input_root)) {
+        log_say(LOG_ERROR, "vr-worker serve: input root %s is not a directory\n", input_root);
         return 1;
     }
     snprintf(s.url, sizeof s.url, "%s", redis);

@@ -36,10 +36,13 @@ static const struct cli_cmd worker_cmds[] = {
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
       "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
-      "--redis URL --storage DIR (--gpu N | --gpu all | --cpu) [--slots N|auto]\n"
-      "                [--heartbeat-ms N] [--encode-threads N]",
+      "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
+      "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N]",
       "pull chunks from Redis and process them",
-      "  --storage DIR      the storage root the controller splits into (same files)\n"
+      "  --storage DIR      the storage root the controller writes to (same files)\n"
+      "  --input-root DIR   chunks are read in place from the job's input, which must lie\n"
+      "                     under DIR (default: the storage root); give it the same\n"
+      "                     directory as vr-controller --input-root\n"
       "  --gpu N | all      one GPU, or every GPU this process may see\n"
       "  --cpu              the CPU engine (slow; CI and machines without a GPU)\n"
       "  --slots N|auto     worker processes (chunks in flight) on each GPU, or N CPU\n"

@@ -26,6 +26,7 @@
 #include "output_kinds.h"
 #include "pipeline_cuda.h"
 #include "pipeline_queue.h"
+#include "remux_ts.h"
 #include "storage.h"
 #include "trace.h"
 #include "vio_layout.h"
@@ -612,7 +613,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     int B = o->cfg.batch < MAX_BATCH ? o->cfg.batch : MAX_BATCH;
     struct vio_in_opts io = { .path = in, .hw = p->gpu, .gpu = o->gpu, .extra_frames = 4,
                               .preroll_until_ms = o->preroll_until_ms,
-                              .warmup_from_ms = o->warmup_from_ms };
+                              .warmup_from_ms = o->warmup_from_ms, .range = o->range };
     rc = vio_in_open(&io, &p->in, err);
     p->at.in_open = now_us();
     if (rc == VR_ENOTSUP && p->gpu) {
@@ -642,7 +643,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
         .path = tmp, .format_name = out, .in = p->in, .w = p->plan.enc_w, .h = p->plan.enc_h,
         .pix_fmt = AV_PIX_FMT_YUV420P, .full_range = p->plan.full_range, .cfg = &o->cfg,
         .try_nvenc = p->gpu && gpu_may_have_nvenc(p), .copy_streams = 1,
-        .threads = o->encode_threads,
+        .threads = o->encode_threads, .record_ts = o->ts_path != NULL,
     };
     if ((rc = vio_out_open(&oo, &p->out, err)) < 0)
         return rc;
@@ -725,6 +726,19 @@ static int run_threads(struct pipe *p)
     return engine_warm;
 }
 
+/* The exact source times of what the output holds, beside it: durable
+ * before the output is renamed into place, so an output that exists has
+ * its sidecar. */
+static int write_times(struct pipe *p, vr_err *err)
+{
+    struct remux_ts t;
+    int rc = vio_out_ts(p->out, &t, err);
+    if (rc == 0)
+        rc = remux_ts_write(p->o->ts_path, &t, err);
+    remux_ts_release(&t);
+    return rc;
+}
+
 /* The output is complete: every decoded frame written, then committed
  * (fsync, rename into place). */
 static int finish_output(struct pipe *p, const char *tmp, const char *out, vr_err *err)
@@ -735,6 +749,8 @@ static int finish_output(struct pipe *p, const char *tmp, const char *out, vr_er
     if (vio_in_frames(p->in) != (int64_t)p->m.frames)
         return vr_err_set(err, VR_EIO, "%s: wrote %llu frames of %lld decoded", out,
                           (unsigned long long)p->m.frames, (long long)vio_in_frames(p->in));
+    if (p->o->ts_path && (rc = write_times(p, err)) < 0)
+        return rc;
     return storage_commit(tmp, out, err);
 }
 

@@ -22,6 +22,7 @@
 struct serve {
     char url[512];
     char storage[STORAGE_PATH_MAX];
+    char input_root[STORAGE_PATH_MAX]; /* range tasks' sources lie under it (--input-root) */
     char name[128];               /* consumer name host:gpuN|cpu:nonce */
     enum seg_backend backend;
     int gpu;

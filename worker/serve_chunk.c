@@ -12,9 +12,12 @@
 #include "job.h"
 #include "output_kinds.h"
 #include "log.h"
+#include "remux_range.h"
+#include "remux_ts.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,11 +71,14 @@ static int serve_task_rel(const struct chunk_task *t, const char *rel, const cha
     return 0;
 }
 
-/* The task's files, open beneath the storage root. */
+/* The task's files, open beneath the storage root (the source of a range
+ * task beneath the input root). */
 struct serve_files {
     int root, in, out_dir;                   /* descriptors, -1 when closed */
     char in_path[BENEATH_FD_PATH_MAX];       /* /proc/self/fd/<in> */
+    char in_real[STORAGE_PATH_MAX];          /* its name, for messages */
     char out_path[BENEATH_FD_PATH_MAX];      /* /proc/self/fd/<out_dir>/<name> */
+    char ts_path[BENEATH_FD_PATH_MAX + 8];   /* the output's sidecar (range tasks) */
     char out_dir_real[STORAGE_PATH_MAX];     /* <storage>/jobs/<job>/out, for messages */
 };
 
@@ -86,20 +92,57 @@ static void serve_files_close(struct serve_files *f)
     }
 }
 
+/* A range task's source: named under the input root, opened beneath it
+ * without following links, a regular file, and the one planned (its
+ * fingerprint); each failure is permanent and says what to do. */
+static int serve_source_open(const struct serve *s, const struct chunk_range *r,
+                             struct serve_files *f, vr_err *err)
+{
+    char rel[JOB_PATH_MAX], fp[REMUX_FP_MAX];
+    snprintf(f->in_real, sizeof f->in_real, "%s", r->source);
+    int rc = beneath_rel(s->input_root, r->source, rel, sizeof rel);
+    if (rc < 0)
+        return vr_err_set(err, VR_EINVAL, "chunk source %s is not under this worker's "
+                          "--input-root %s: give the worker that root, or submit the job with "
+                          "--chunking copy", r->source, s->input_root);
+    int root = open(s->input_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+        return storage_errno(errno, "cannot open the input root", s->input_root, err);
+    f->in = beneath_open(root, rel, O_RDONLY | O_NONBLOCK, 0); /* a FIFO must not hang us */
+    close(root);
+    if (f->in < 0)
+        return beneath_err(f->in, "chunk source", r->source, s->input_root, err);
+    struct stat st;
+    if (fstat(f->in, &st) < 0 || !S_ISREG(st.st_mode))
+        return vr_err_set(err, VR_EINVAL, "chunk source %s: not a regular file", r->source);
+    fcntl(f->in, F_SETFL, fcntl(f->in, F_GETFL) & ~O_NONBLOCK);
+    if ((rc = remux_fingerprint(f->in, fp, sizeof fp, err)) < 0)
+        return rc;
+    if (strcmp(fp, r->fingerprint))
+        return vr_err_set(err, VR_EFORMAT, "source %s changed since the job was planned (inode, "
+                          "size or mtime differ: %s, planned %s): resubmit the job", r->source,
+                          fp, r->fingerprint);
+    return 0;
+}
+
 static int serve_files_open(const struct serve *s, const struct chunk_task *t,
                             struct serve_files *f, vr_err *err)
 {
     f->root = f->in = f->out_dir = -1;
     int rc;
-    if ((rc = serve_task_rel(t, t->in, "in", err)) < 0 ||
+    if ((!t->is_range && (rc = serve_task_rel(t, t->in, "in", err)) < 0) ||
         (rc = serve_task_rel(t, t->out, "out", err)) < 0)
         return rc;
     if ((f->root = open(s->storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return storage_errno(errno, "cannot open the storage root", s->storage, err);
-    char in_real[STORAGE_PATH_MAX], odir[STORAGE_PATH_MAX];
-    snprintf(in_real, sizeof in_real, "%.3000s/%.1000s", s->storage, t->in);
-    if ((f->in = beneath_open(f->root, t->in, O_RDONLY, 0)) < 0)
-        return beneath_err(f->in, "chunk input", in_real, s->storage, err);
+    char odir[STORAGE_PATH_MAX];
+    snprintf(f->in_real, sizeof f->in_real, "%.3000s/%.1000s", s->storage, t->in);
+    if (t->is_range)
+        rc = serve_source_open(s, &t->range, f, err);
+    else if ((f->in = beneath_open(f->root, t->in, O_RDONLY, 0)) < 0)
+        rc = beneath_err(f->in, "chunk input", f->in_real, s->storage, err);
+    if (rc < 0)
+        return rc;
     snprintf(odir, sizeof odir, "%s", t->out);
     const char *name = strrchr(t->out, '/') + 1; /* serve_task_rel: one name after out/ */
     odir[name - 1 - t->out] = '\0';
@@ -109,7 +152,27 @@ static int serve_files_open(const struct serve *s, const struct chunk_task *t,
                            err);
     beneath_fd_path(f->in, NULL, f->in_path, sizeof f->in_path);
     beneath_fd_path(f->out_dir, name, f->out_path, sizeof f->out_path);
-    return 0;
+    return t->is_range ? remux_ts_name(f->out_path, f->ts_path, sizeof f->ts_path, err) : 0;
+}
+
+/* The range of a task, in the reader's terms (LLONG_MIN is INT64_MIN). */
+static void serve_range(const struct chunk_range *t, struct remux_range *r)
+{
+    memset(r, 0, sizeof *r);
+    r->seek = t->seek;
+    r->first = (struct remux_key){ t->first_pts, t->first_dts };
+    r->start = (struct remux_key){ t->start_pts, t->start_dts };
+    r->end = (struct remux_key){ t->end_pts, t->end_dts };
+    r->has_end = t->has_end;
+    r->preroll = t->preroll;
+    r->warmup = t->warmup;
+    r->own_from = t->own_from;
+    r->own_to = t->own_to;
+    r->frames = -1;
+    snprintf(r->demuxer, sizeof r->demuxer, "%s", t->demuxer);
+    r->vs = t->vs;
+    r->tb_num = t->tb_num;
+    r->tb_den = t->tb_den;
 }
 
 /* Runs the pipeline on the task; fills m and err. */
@@ -134,20 +197,26 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     o.warm = s->cold ? NULL : &s->warm;
     o.preroll_until_ms = t->preroll_until;
     o.warmup_from_ms = t->warmup_from;
+    struct remux_range range;
+    if (t->is_range) {
+        serve_range(&t->range, &range);
+        o.range = &range;
+    }
     struct serve_files f;
-    if ((rc = serve_files_open(s, t, &f, err)) == 0 &&
-        (rc = pipeline_run(&o, f.in_path, f.out_path, m, err)) == 0)
+    if ((rc = serve_files_open(s, t, &f, err)) == 0) {
+        o.ts_path = t->is_range ? f.ts_path : NULL;
+        rc = pipeline_run(&o, f.in_path, f.out_path, m, err);
+    }
+    if (rc == 0)
         rc = storage_sync_file(f.out_path, err); /* durable before Redis hears of it */
     if (rc < 0) {
-        char in_real[STORAGE_PATH_MAX];
-        snprintf(in_real, sizeof in_real, "%.3000s/%.1000s", s->storage, t->in);
-        beneath_unmask(err, f.in, in_real);
+        beneath_unmask(err, f.in, f.in_real);
         beneath_unmask(err, f.out_dir, f.out_dir_real);
     }
     serve_files_close(&f);
     if (rc < 0)
         return rc;
-    if ((long long)m->frames != t->frames)
+    if (t->frames >= 0 && (long long)m->frames != t->frames)
         return vr_err_set(err, VR_EFORMAT, "%s: %llu frames written, the chunk has %lld",
                           t->out, (unsigned long long)m->frames, t->frames);
     return 0;

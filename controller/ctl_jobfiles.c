@@ -1,0 +1,114 @@
+/*
+ * ctl_jobfiles.c - what every step of a job in the controller shares: the
+ * job's files under the storage root (its directory, its chunks, its
+ * manifest), its spec read back from Redis, and failing it with a reason.
+ * Nothing here calls into another step, so the steps (ctl_job.c, ctl_plan.c,
+ * ctl_split.c, ctl_stitch.c, ctl_results.c) form no circle.
+ */
+#include "ctl.h"
+
+#include "beneath.h"
+#include "job.h"
+#include "log.h"
+#include "remux.h"
+#include "rq_jobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+_Static_assert(REMUX_MAX_CHUNKS == JOB_MAX_CHUNKS, "a split must fit a job manifest");
+
+/* ---- paths ---- */
+
+void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub)
+{
+    if (sub)
+        snprintf(buf, n, "jobs/%s/%s", id, sub);
+    else
+        snprintf(buf, n, "jobs/%s", id);
+}
+
+/* Chunk i's file under the job's `sub` ("in" or "out"), relative to the
+ * storage root: the split's own naming (remux_chunk_name). */
+void ctl_chunk_rel(char *buf, size_t n, const char *id, const char *sub, int i)
+{
+    char dir[256];
+    ctl_job_dir(dir, sizeof dir, id, sub);
+    if (remux_chunk_name(dir, i, buf, n, NULL) < 0)
+        buf[0] = '\0';
+}
+
+void ctl_chunk_path(struct ctl *c, const char *id, const char *sub, int i, char *buf, size_t n)
+{
+    char rel[256];
+    ctl_chunk_rel(rel, sizeof rel, id, sub, i);
+    storage_path(c->storage, rel, buf, n, NULL);
+}
+
+void ctl_manifest_path(struct ctl *c, const char *id, char *buf, size_t n)
+{
+    char rel[256];
+    ctl_job_dir(rel, sizeof rel, id, "manifest.json");
+    storage_path(c->storage, rel, buf, n, NULL);
+}
+
+int ctl_manifest_write(struct ctl *c, const char *id, const struct job_manifest *man,
+                       vr_err *err)
+{
+    /* written through jobs/<id> opened beneath the storage root: a link
+     * swapped in for the job's directory meanwhile is not followed */
+    char jrel[256], jdir[BENEATH_FD_PATH_MAX], mfd[BENEATH_FD_PATH_MAX + 16];
+    char jreal[STORAGE_PATH_MAX];
+    ctl_job_dir(jrel, sizeof jrel, id, NULL);
+    storage_path(c->storage, jrel, jreal, sizeof jreal, NULL);
+    int jfd = ctl_storage_open(c, jrel, 1, jdir, sizeof jdir, err);
+    if (jfd < 0)
+        return jfd;
+    snprintf(mfd, sizeof mfd, "%s/manifest.json", jdir);
+    int rc = job_manifest_write(mfd, man, err);
+    beneath_unmask(err, jfd, jreal);
+    close(jfd);
+    return rc;
+}
+
+/* ---- the spec ---- */
+
+int ctl_job_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
+{
+    return ctl_job_spec_via(c->q, id, js, err);
+}
+
+int ctl_job_spec_via(struct rq *q, const char *id, struct job_spec *js, vr_err *err)
+{
+    char *text = malloc(JOB_MAX_JSON + 1);
+    if (!text)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    int rc = rq_job_spec(q, id, text, JOB_MAX_JSON + 1, err);
+    if (rc == 0)
+        rc = vr_err_set(err, VR_EFORMAT, "job %s has no spec", id);
+    if (rc > 0)
+        rc = job_spec_parse(text, strlen(text), js, err);
+    free(text);
+    /* A spec copied under another key would send its chunks and output to
+     * the other job's files. */
+    if (rc >= 0 && strcmp(js->id, id))
+        rc = vr_err_set(err, VR_EFORMAT, "job %s: its spec names another id, '%.64s'; refused",
+                        id, js->id);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- failing ---- */
+
+int ctl_job_fail(struct ctl *c, const char *id, const char *reason)
+{
+    vr_err e = { 0 };
+    int rc = rq_job_fail(c->q, id, c->name, reason, &e);
+    if (rc <= 0)
+        return rc < 0 ? e.code : 0; /* it had ended already (a cancel, another failure) */
+    log_error("job %s failed: %s", id, reason);
+    rq_event(c->q, id, "failed: %s", reason);
+    return 0;
+}
+

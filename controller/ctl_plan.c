@@ -1,0 +1,135 @@
+/*
+ * ctl_plan.c - a job's chunks as ranges of its source (media/remux_range.h):
+ * the plan reads the container's keyframe index in milliseconds and writes
+ * nothing; every chunk's record and queue entry names the source, its
+ * fingerprint and the range, and the workers read it in place. The
+ * manifest (ranges = 1) is written before the first chunk is queued, so a
+ * controller that takes a half-planned job over plans it again and
+ * creates only the records that are missing.
+ */
+#include "ctl.h"
+
+#include "clock.h"
+#include "job.h"
+#include "log.h"
+#include "remux_range.h"
+#include "rq_jobs.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(((struct chunk_range *)0)->fingerprint) >= REMUX_FP_MAX,
+               "a task holds a fingerprint");
+_Static_assert(sizeof(((struct chunk_range *)0)->demuxer) >=
+               sizeof(((struct remux_range *)0)->demuxer), "a task holds a demuxer name");
+
+/* The task's numbers of a planned range (INT64_MIN / INT64_MAX keep their
+ * meaning: LLONG_MIN / LLONG_MAX). */
+static void ctl_range_task(const struct remux_range *r, const char *source, const char *fp,
+                           struct chunk_range *t)
+{
+    snprintf(t->source, sizeof t->source, "%s", source);
+    snprintf(t->fingerprint, sizeof t->fingerprint, "%s", fp);
+    snprintf(t->demuxer, sizeof t->demuxer, "%s", r->demuxer);
+    t->seek = r->seek;
+    t->first_pts = r->first.pts;
+    t->first_dts = r->first.dts;
+    t->start_pts = r->start.pts;
+    t->start_dts = r->start.dts;
+    t->end_pts = r->has_end ? r->end.pts : LLONG_MIN;
+    t->end_dts = r->has_end ? r->end.dts : LLONG_MIN;
+    t->has_end = r->has_end;
+    t->preroll = r->preroll;
+    t->warmup = r->warmup;
+    t->own_from = r->own_from;
+    t->own_to = r->own_to;
+    t->vs = r->vs;
+    t->tb_num = r->tb_num;
+    t->tb_den = r->tb_den;
+}
+
+/* Creates chunk i's record and queue entry (idempotent). */
+static int ctl_enqueue_range(struct ctl *c, const char *id, const struct job_spec *js,
+                             const struct ctl_decision *d, int i, const struct remux_range *r,
+                             const char *fp, vr_err *err)
+{
+    struct chunk_task *t = calloc(1, sizeof *t);
+    if (!t)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    t->idx = i;
+    t->frames = r->frames;
+    t->is_range = 1;
+    snprintf(t->job, sizeof t->job, "%s", id);
+    ctl_chunk_rel(t->out, sizeof t->out, id, "out", i);
+    snprintf(t->profile, sizeof t->profile, "%s", js->profile);
+    snprintf(t->output_kind, sizeof t->output_kind, "%s", js->output_kind);
+    snprintf(t->layout, sizeof t->layout, "%s", d->layout);
+    snprintf(t->config, sizeof t->config, "%s", js->config);
+    ctl_range_task(r, js->input, fp, &t->range);
+    char *task = NULL;
+    int rc = chunk_task_to_json(t, &task, err);
+    if (rc == 0)
+        rc = rq_chunk_create(c->q, id, i, task, js->max_attempts, js->priority, err);
+    free(task);
+    free(t);
+    return rc < 0 ? rc : 0;
+}
+
+/* The manifest of a plan: chunk frames where the index counted them
+ * (-1 elsewhere), no pre-roll times (a range carries its own). */
+static int ctl_manifest_of_plan(const struct remux_plan *pl, double secs,
+                                struct job_manifest *man, vr_err *err)
+{
+    man->ranges = 1;
+    man->nchunks = pl->nchunks;
+    man->frames = pl->frames;
+    man->duration_s = pl->duration_s;
+    man->split_s = secs;
+    man->chunk_frames = calloc((size_t)pl->nchunks, sizeof *man->chunk_frames);
+    man->chunk_preroll = calloc((size_t)pl->nchunks, sizeof *man->chunk_preroll);
+    man->chunk_warmup = calloc((size_t)pl->nchunks, sizeof *man->chunk_warmup);
+    if (!man->chunk_frames || !man->chunk_preroll || !man->chunk_warmup)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    for (int i = 0; i < pl->nchunks; i++) {
+        man->chunk_frames[i] = pl->chunks[i].frames;
+        man->chunk_warmup[i] = -1;
+    }
+    return 0;
+}
+
+int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
+             const struct ctl_decision *d, const struct ctl_paths *p,
+             struct job_manifest *man, vr_err *err)
+{
+    double t0 = clock_mono_s();
+    struct remux_plan pl;
+    const struct remux_plan_opts o = { .chunk_seconds = js->chunk_seconds, .warmup = d->warmup };
+    int rc = remux_plan(p->in_path, &o, &pl, err);
+    ctl_paths_unmask(p, js, err);
+    if (rc < 0)
+        return rc;
+    double secs = clock_mono_s() - t0;
+    char fp[REMUX_FP_MAX], planned[16];
+    if ((rc = remux_fingerprint(p->in, fp, sizeof fp, err)) == 0 &&
+        (rc = ctl_manifest_of_plan(&pl, secs, man, err)) == 0)
+        rc = ctl_manifest_write(c, id, man, err);
+    snprintf(planned, sizeof planned, "%d", pl.nchunks);
+    if (rc == 0) /* status shows the whole count while the chunks are queued */
+        rc = rq_job_note(c->q, id, "chunks_planned", planned, err);
+    int prerolls = 0;
+    for (int i = 0; rc == 0 && i < pl.nchunks; i++) {
+        prerolls += pl.chunks[i].preroll;
+        rc = ctl_enqueue_range(c, id, js, d, i, &pl.chunks[i], fp, err);
+    }
+    if (rc == 0) {
+        log_info("job %s: planned %d ranges from the %s in %.3f s, %lld KB read; nothing copied"
+                 "%s", id, pl.nchunks, pl.method, secs, pl.bytes_read >> 10,
+                 prerolls ? "; each range after the first reads the GOP before it" : "");
+        rq_event(c->q, id, "planned %d chunks as ranges of the source (%s, %.3f s)", pl.nchunks,
+                 pl.method, secs);
+    }
+    remux_plan_release(&pl);
+    return rc;
+}
