@@ -134,8 +134,11 @@ static int ctl_job_start_with(struct ctl *c, const char *id, const struct job_sp
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
     }
     double split_s = man.split_s;
+    long long frames = man.frames;
+    if (frames < 0) /* a range plan from Matroska Cues: the estimate submit recorded */
+        rq_job_number(c->q, id, "frames_total", &frames, NULL);
     if (rc == 0)
-        rc = rq_job_running(c->q, id, c->name, man.nchunks, man.frames, split_s, &e);
+        rc = rq_job_running(c->q, id, c->name, man.nchunks, frames, split_s, &e);
     job_manifest_release(&man);
     if (rc < 0)
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 _Static_assert(sizeof(((struct chunk_range *)0)->fingerprint) >= REMUX_FP_MAX,
                "a task holds a fingerprint");
@@ -119,14 +120,19 @@ int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
     if (rc == 0) /* status shows the whole count while the chunks are queued */
         rc = rq_job_note(c->q, id, "chunks_planned", planned, err);
     int prerolls = 0;
+    unsigned delay = clock_test_delay_ms("VR_TEST_SPLIT_DELAY_MS"); /* a slow plan, for tests */
     for (int i = 0; rc == 0 && i < pl.nchunks; i++) {
         prerolls += pl.chunks[i].preroll;
         rc = ctl_enqueue_range(c, id, js, d, i, &pl.chunks[i], fp, err);
+        if (delay)
+            usleep(delay * 1000u);
     }
     if (rc == 0) {
-        log_info("job %s: planned %d ranges from the %s in %.3f s, %lld KB read; nothing copied"
-                 "%s", id, pl.nchunks, pl.method, secs, pl.bytes_read >> 10,
-                 prerolls ? "; each range after the first reads the GOP before it" : "");
+        log_info("job %s: planned %d ranges from the %s in %.3f s, %lld KB read; nothing copied",
+                 id, pl.nchunks, pl.method, secs, pl.bytes_read >> 10);
+        if (prerolls) /* the copy split's words: the same pre-rolls */
+            log_info("job %s: %d chunks start with the GOP before them as a pre-roll (%s)", id,
+                     prerolls, d->warmup ? "the temporal filter's warm-up" : "open-GOP references");
         rq_event(c->q, id, "planned %d chunks as ranges of the source (%s, %.3f s)", pl.nchunks,
                  pl.method, secs);
     }

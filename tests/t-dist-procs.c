@@ -46,7 +46,8 @@ Test(dist_procs, one_parent_n_workers_one_sigterm, .fini = teardown, .timeout = 
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
     const char *argv[] = { "vr-worker", "serve", "--cpu", "--slots", "2", "--redis", D.r.url,
-                           "--storage", D.storage, "--heartbeat-ms", "300", NULL };
+                           "--storage", D.storage, "--input-root", D.r.dir, "--heartbeat-ms",
+                           "300", NULL };
     pid_t p = tproc_spawn("vr-worker", argv, D.log);
     cr_assert_gt(p, 0);
     D.w[D.nw++] = p;

@@ -234,9 +234,10 @@ Test(sec_paths, worker_refuses_other_jobs_files_and_links_out_of_storage)
     char in[400], out[3][400], id[3][64], other[64], err[512];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
+    const char *copy[] = { "--chunking", "copy", NULL }; /* chunk files to tamper with */
     for (int j = 0; j < 3; j++) {
         snprintf(out[j], sizeof out[j], "%s/out%d.mkv", D.r.dir, j);
-        cr_assert_eq(tdist_submit(&D, in, out[j], NULL, id[j], sizeof id[j]), 0);
+        cr_assert_eq(tdist_submit(&D, in, out[j], copy, id[j], sizeof id[j]), 0);
         wait_state(id[j], "running", NULL, 0, 30000);
     }
     snprintf(other, sizeof other, "otherjob");
