@@ -167,7 +167,8 @@ Test(dist_fail, corrupt_chunk_dead_lettered_other_jobs_go_on)
     snprintf(outa, sizeof outa, "%s/a.mp4", D.r.dir);
     snprintf(outb, sizeof outb, "%s/b.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
-    const char *two[] = { "--max-attempts", "2", NULL };
+    /* chunk files (--chunking copy): one of them is spoiled below */
+    const char *two[] = { "--max-attempts", "2", "--chunking", "copy", NULL };
     cr_assert_eq(tdist_submit(&D, in, outa, two, ida, sizeof ida), 0);
     cr_assert_eq(tdist_submit(&D, in, outb, NULL, idb, sizeof idb), 0);
     rq_key_job(jk, sizeof jk, ida);

@@ -56,7 +56,9 @@ static void start_job_ex(int workers, int keep, char *in, char *out, const char 
     snprintf(in, 400, "%s/in.mp4", D.r.dir);
     snprintf(out, 400, "%s/%s", D.r.dir, name);
     cr_assert_eq(tclip_make(in, 6, 160, 5, 1), 0);
-    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, n), 0);
+    /* the split into chunk files is what these tests watch: not ranges */
+    const char *copy[] = { "--chunking", "copy", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, copy, id, n), 0);
 }
 
 static void start_job(int workers, char *in, char *out, const char *name, char *id, size_t n)

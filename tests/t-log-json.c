@@ -145,7 +145,8 @@ Test(log_json, three_binaries_one_object_a_line, .fini = teardown, .timeout = 12
                          D.r.dir, "--lease-seconds", "5", NULL };
     D.ctl = tproc_spawn("vr-controller", ca, ctl_log);
     const char *wa[] = { "vr-worker", "serve", "--log-format=json", "--redis", D.r.url,
-                         "--storage", D.storage, "--cpu", "--heartbeat-ms", "300", NULL };
+                         "--storage", D.storage, "--input-root", D.r.dir, "--cpu",
+                         "--heartbeat-ms", "300", NULL };
     D.w[D.nw++] = tproc_spawn("vr-worker", wa, w_log);
     cr_assert(D.ctl > 0 && D.w[0] > 0);
 

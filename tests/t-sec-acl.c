@@ -105,7 +105,8 @@ Test(sec_acl, each_role_runs_a_job_as_its_own_user)
                           "--storage", D.storage, "--input-root", D.r.dir, "--output-root",
                           D.r.dir, "--lease-seconds", "5", "--notify-attempts", "1", NULL };
     const char *wk[] = { "vr-worker", "serve", "--cpu", "--redis", uw, "--redis-password-file", pw,
-                         "--storage", D.storage, "--heartbeat-ms", "300", NULL };
+                         "--storage", D.storage, "--input-root", D.r.dir, "--heartbeat-ms",
+                         "300", NULL };
     D.ctl = tproc_spawn("vr-controller", ctl, D.log);
     D.w[D.nw++] = tproc_spawn("vr-worker", wk, D.log);
 

@@ -320,8 +320,10 @@ pid_t tdist_worker(struct tdist *d)
 {
     char hb[16];
     snprintf(hb, sizeof hb, "%d", d->hb_ms > 0 ? d->hb_ms : 300);
+    /* the tests' inputs lie beside the storage (the controller's
+     * --input-root): chunks read in place are read there */
     const char *argv[] = { "vr-worker", "serve", "--redis", d->r.url, "--storage", d->storage,
-                           "--cpu", "--heartbeat-ms", hb, NULL };
+                           "--input-root", d->r.dir, "--cpu", "--heartbeat-ms", hb, NULL };
     pid_t p = tproc_spawn("vr-worker", argv, d->log);
     if (p > 0 && d->nw < 8)
         d->w[d->nw++] = p;
