@@ -50,6 +50,20 @@ static void vrctl_status_silent(struct rq *q, const char *id)
     free(w);
 }
 
+/* How the job's chunks were made, as the controller noted it in the job
+ * (field `chunking`: range = read in place from the input, copy = cut into
+ * chunk files) into out (n bytes); "" before the controller decided, or
+ * from a controller that does not note it. */
+static void vrctl_job_chunking(struct rq *q, const char *id, char *out, size_t n)
+{
+    char key[128];
+    out[0] = '\0';
+    rq_key_job(key, sizeof key, id);
+    if (rq_hget(q, key, "chunking", out, n, NULL) <= 0 ||
+        (strcmp(out, "range") && strcmp(out, "copy")))
+        out[0] = '\0'; /* from Redis: only the two known words are shown */
+}
+
 /* The same as a JSON array of the event objects `events --json` prints. */
 static json_t *vrctl_events_json(struct rq *q, const char *id)
 {
@@ -110,8 +124,12 @@ int cmd_status(int argc, char **argv)
             json_decref(arr);
             goto out;
         }
+        char chunking[16];
+        vrctl_job_chunking(q, ids[i], chunking, sizeof chunking);
         if (json) {
             json_t *o = rq_job_status_json(st);
+            if (chunking[0])
+                json_object_set_new(o, "chunking", json_string(chunking));
             if (full[0])
                 json_object_set_new(o, "stalled", json_string(full));
             if (id)
@@ -123,7 +141,10 @@ int cmd_status(int argc, char **argv)
             if (!id && !job_state_ended(st->state))
                 vrctl_status_events(q, ids[i], 1);
             if (id) {
-                printf("  input  %s\n  output %s\n", st->input, st->output);
+                printf("  input  %s%s\n  output %s\n", st->input,
+                       !strcmp(chunking, "range") ? " (chunks read in place: --chunking range)"
+                       : !strcmp(chunking, "copy") ? " (chunks cut into files: --chunking copy)"
+                       : "", st->output);
                 printf("  split %.2f s, stitch %.2f s; chunks running %lld, queued %lld, dead %lld\n",
                        st->split_s, st->stitch_s, st->chunks_running, st->chunks_queued,
                        st->chunks_dead);

@@ -308,6 +308,14 @@ static void range_job(const char *name, char *in, size_t in_n, char *id, size_t 
     rq_key_job(key, sizeof key, id);
     rq_hget(Q, key, "chunking", chunking, sizeof chunking, NULL);
     cr_assert_str_eq(chunking, "range", "the job's chunks are not ranges");
+    /* and vrctl status says so */
+    char st[8192] = "";
+    const char *sa[] = { "status", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, st, sizeof st, sa), 0);
+    cr_assert(strstr(st, "(chunks read in place: --chunking range)"), "status: %s", st);
+    const char *sj[] = { "status", id, "--json", NULL };
+    cr_assert_eq(tdist_vrctl(&D, st, sizeof st, sj), 0);
+    cr_assert(strstr(st, "\"chunking\": \"range\""), "status --json: %s", st);
 }
 
 /* The error of job id's chunk 0 into e (n bytes). */
