@@ -50,20 +50,6 @@ static void vrctl_status_silent(struct rq *q, const char *id)
     free(w);
 }
 
-/* How the job's chunks were made, as the controller noted it in the job
- * (field `chunking`: range = read in place from the input, copy = cut into
- * chunk files) into out (n bytes); "" before the controller decided, or
- * from a controller that does not note it. */
-static void vrctl_job_chunking(struct rq *q, const char *id, char *out, size_t n)
-{
-    char key[128];
-    out[0] = '\0';
-    rq_key_job(key, sizeof key, id);
-    if (rq_hget(q, key, "chunking", out, n, NULL) <= 0 ||
-        (strcmp(out, "range") && strcmp(out, "copy")))
-        out[0] = '\0'; /* from Redis: only the two known words are shown */
-}
-
 /* The same as a JSON array of the event objects `events --json` prints. */
 static json_t *vrctl_events_json(struct rq *q, const char *id)
 {
