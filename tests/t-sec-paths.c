@@ -360,6 +360,29 @@ Test(sec_paths, worker_refuses_a_range_source_outside_its_input_root)
     cr_assert_str_eq(attempts, "1", "a permanent error was retried");
 }
 
+Test(sec_paths, worker_refuses_a_range_source_with_dotdot)
+{
+    /* the task rewritten in Redis to name the same file through "..": it
+     * resolves under the root, but names are checked, not resolved */
+    char in[400], id[64], err[512], e[512], ck[128], task[8192], dotted[600];
+    range_job("in.mp4", in, sizeof in, id, sizeof id);
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    cr_assert(rq_hget(Q, ck, "task", task, sizeof task, NULL) > 0);
+    char *p = strstr(task, in);
+    cr_assert(p, "task has no source %s: %s", in, task);
+    snprintf(dotted, sizeof dotted, "%s/storage/../in.mp4", D.r.dir);
+    char hijacked[8192];
+    snprintf(hijacked, sizeof hijacked, "%.*s%s%s", (int)(p - task), task, dotted,
+             p + strlen(in));
+    cr_assert_eq(tsh("redis-cli -s '%s' HSET '%s' task '%s' >/dev/null", D.r.sock, ck, hijacked),
+                 0);
+    cr_assert_gt(tdist_worker(&D), 0);
+    wait_state(id, "failed", err, sizeof err, 60000);
+    chunk0_error(id, e, sizeof e);
+    cr_assert(strstr(e, dotted) && strstr(e, "not an absolute path without '..'"),
+              "chunk 0: %s", e);
+}
+
 Test(sec_paths, worker_refuses_a_source_changed_since_planning)
 {
     char in[400], id[64], err[512], e[512];
