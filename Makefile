@@ -43,6 +43,10 @@ MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
 $(BUILD)/controller/%.o: override CFLAGS += $(MHD_CFLAGS)
 
+# `make` alone builds the binaries: the version stamp's rule below would
+# otherwise be the first target and so the default.
+.DEFAULT_GOAL := all
+
 # ---- version: VERSION, plus `git describe` in a checkout ----
 # Only common/version.o sees it; the stamp changes (and rebuilds it) only
 # when the string does.
@@ -121,6 +125,10 @@ ALL_LIBS    := $(call lib,cli controller worker kernels media queue gpu common)
 TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c)
 
 BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker
+# The stage benchmark tool (its rule: mk/bench-pipeline.mk). Defined here,
+# before mk/*.mk are read in name order: a prerequisite list is expanded as
+# it is read, so bench-dist.mk's `bench-fleet: $(BENCH_VIDEO)` saw it empty.
+BENCH_VIDEO := $(BINDIR)/vrbench-video
 TEST_BIN := $(BUILD)/tests/vrtests
 
 .PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms

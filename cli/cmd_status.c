@@ -110,8 +110,12 @@ int cmd_status(int argc, char **argv)
             json_decref(arr);
             goto out;
         }
+        char chunking[16];
+        vrctl_job_chunking(q, ids[i], chunking, sizeof chunking);
         if (json) {
             json_t *o = rq_job_status_json(st);
+            if (chunking[0])
+                json_object_set_new(o, "chunking", json_string(chunking));
             if (full[0])
                 json_object_set_new(o, "stalled", json_string(full));
             if (id)
@@ -123,7 +127,10 @@ int cmd_status(int argc, char **argv)
             if (!id && !job_state_ended(st->state))
                 vrctl_status_events(q, ids[i], 1);
             if (id) {
-                printf("  input  %s\n  output %s\n", st->input, st->output);
+                printf("  input  %s%s\n  output %s\n", st->input,
+                       !strcmp(chunking, "range") ? " (chunks read in place: --chunking range)"
+                       : !strcmp(chunking, "copy") ? " (chunks cut into files: --chunking copy)"
+                       : "", st->output);
                 printf("  split %.2f s, stitch %.2f s; chunks running %lld, queued %lld, dead %lld\n",
                        st->split_s, st->stitch_s, st->chunks_running, st->chunks_queued,
                        st->chunks_dead);

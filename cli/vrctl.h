@@ -102,4 +102,11 @@ int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est,
  * `stop` (may be NULL) ends the wait early (returns 3). */
 int vrctl_watch(struct rq *q, const char *id, volatile int *stop);
 
+/* How job id's chunks were made, as its controller noted it (job field
+ * `chunking`): "range" (read in place from the input) or "copy" (cut into
+ * chunk files), into out (n bytes); "" before the controller decided, from
+ * one that does not note it, or for any other value (Redis is not
+ * trusted: only the two words are passed on). */
+void vrctl_job_chunking(struct rq *q, const char *id, char *out, size_t n);
+
 #endif

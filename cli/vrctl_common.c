@@ -170,6 +170,16 @@ static void vrctl_new_events(struct rq *q, const char *id, char *last, int *stal
         snprintf(last, RQ_ID_MAX, "%s", ev[n - 1].id);
 }
 
+void vrctl_job_chunking(struct rq *q, const char *id, char *out, size_t n)
+{
+    char key[128];
+    out[0] = '\0';
+    rq_key_job(key, sizeof key, id);
+    if (rq_hget(q, key, "chunking", out, n, NULL) <= 0 ||
+        (strcmp(out, "range") && strcmp(out, "copy")))
+        out[0] = '\0'; /* from Redis: only the two known words are shown */
+}
+
 int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
 {
     struct rq_job_status *st = malloc(sizeof *st);
@@ -226,8 +236,11 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
         }
         if (ended) {
             if (!strcmp(st->state, "done")) {
-                log_say(LOG_INFO, "%s: done in %.1f s (%.1f fps; split %.2f s, stitch %.2f s): %s\n",
-                        id, st->wall_s, st->fps, st->split_s, st->stitch_s, st->output);
+                char ch[16];
+                vrctl_job_chunking(q, id, ch, sizeof ch);
+                log_say(LOG_INFO, "%s: done in %.1f s (%.1f fps; %s%s%ssplit %.2f s, stitch %.2f s): "
+                        "%s\n", id, st->wall_s, st->fps, ch[0] ? "chunks " : "", ch,
+                        ch[0] ? ", " : "", st->split_s, st->stitch_s, st->output);
                 rc = 0;
             } else {
                 log_say(LOG_ERROR, "%s: %s%s%s\n", id, st->state, st->error[0] ? ": " : "", st->error);

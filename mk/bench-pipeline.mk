@@ -3,7 +3,8 @@
 # footage; decode-only, encode-only and end-to-end fps with the stage
 # breakdown). vrbench-video is the stage benchmark tool.
 
-BENCH_VIDEO := $(BINDIR)/vrbench-video
+# BENCH_VIDEO ($(BINDIR)/vrbench-video) is defined in the Makefile, before
+# the mk/*.mk that use it.
 $(BENCH_VIDEO): $(BUILD)/bench/vrbench_video.o $(BUILD)/bench/vrbench_repeat.o $(WORKER_LIBS)
 
 .PHONY: bench-video-tool

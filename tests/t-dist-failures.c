@@ -167,7 +167,7 @@ Test(dist_fail, corrupt_chunk_dead_lettered_other_jobs_go_on)
     snprintf(outa, sizeof outa, "%s/a.mp4", D.r.dir);
     snprintf(outb, sizeof outb, "%s/b.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
-    /* job A is cut into chunk files (one of them is damaged below); B reads ranges */
+    /* chunk files (--chunking copy): one of them is spoiled below */
     const char *two[] = { "--max-attempts", "2", "--chunking", "copy", NULL };
     cr_assert_eq(tdist_submit(&D, in, outa, two, ida, sizeof ida), 0);
     cr_assert_eq(tdist_submit(&D, in, outb, NULL, idb, sizeof idb), 0);

@@ -6,9 +6,7 @@
  * stops the split, and a retry finishes the job; the output is stitched as
  * the chunks finish, and a done chunk's input is removed at once. The
  * controller sleeps after each chunk it queues (VR_TEST_SPLIT_DELAY_MS), so
- * the split is slow whatever the machine's speed. These jobs ask for the
- * copy split (--chunking copy), the fallback of sources that cannot be read
- * by range; ranges are t-dist-ranges.c's.
+ * the split is slow whatever the machine's speed.
  */
 #include "rq.h"
 #include "rq_fleet.h"
@@ -25,7 +23,6 @@
 
 static struct tdist D;
 static struct rq *Q;
-static const char *const COPY[] = { "--chunking", "copy", NULL };
 
 static void setup(void)
 {
@@ -59,7 +56,9 @@ static void start_job_ex(int workers, int keep, char *in, char *out, const char 
     snprintf(in, 400, "%s/in.mp4", D.r.dir);
     snprintf(out, 400, "%s/%s", D.r.dir, name);
     cr_assert_eq(tclip_make(in, 6, 160, 5, 1), 0);
-    cr_assert_eq(tdist_submit(&D, in, out, COPY, id, n), 0);
+    /* the split into chunk files is what these tests watch: not ranges */
+    const char *copy[] = { "--chunking", "copy", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, copy, id, n), 0);
 }
 
 static void start_job(int workers, char *in, char *out, const char *name, char *id, size_t n)
@@ -167,7 +166,7 @@ Test(dist_stream, controller_killed_mid_split_is_replaced_and_no_chunk_runs_twic
         cr_assert_eq(atoi(att), 1, "chunk %d ran %s times", i, att);
     }
     snprintf(clean, sizeof clean, "%s/clean.mkv", D.r.dir);
-    cr_assert_eq(tdist_submit(&D, in, clean, COPY, id2, sizeof id2), 0);
+    cr_assert_eq(tdist_submit(&D, in, clean, NULL, id2, sizeof id2), 0);
     finish(id2, 0);
     char a[128], b[128];
     video_md5(out, a, sizeof a);

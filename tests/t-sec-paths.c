@@ -234,9 +234,10 @@ Test(sec_paths, worker_refuses_other_jobs_files_and_links_out_of_storage)
     char in[400], out[3][400], id[3][64], other[64], err[512];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
-    const char *copy[] = { "--chunking", "copy", NULL }; /* chunk files to tamper with */
     for (int j = 0; j < 3; j++) {
         snprintf(out[j], sizeof out[j], "%s/out%d.mkv", D.r.dir, j);
+        /* chunk files (--chunking copy): their paths are what is attacked */
+        const char *copy[] = { "--chunking", "copy", NULL };
         cr_assert_eq(tdist_submit(&D, in, out[j], copy, id[j], sizeof id[j]), 0);
         wait_state(id[j], "running", NULL, 0, 30000);
     }
@@ -286,6 +287,132 @@ Test(sec_paths, worker_refuses_other_jobs_files_and_links_out_of_storage)
     char out1[600];
     snprintf(out1, sizeof out1, "%s/jobs/%s/out/00001.mkv", D.storage, id[1]);
     cr_assert(!exists(out1), "chunk 1 was processed through the link");
+}
+
+/* ---- range tasks: the source read in place ---- */
+
+/* A controller, no worker, and one job over a fresh clip in the temp dir
+ * (under the controller's --input-root), chunked as ranges: its chunks
+ * wait in the queue, naming the clip. */
+static void range_job(const char *name, char *in, size_t in_n, char *id, size_t id_n)
+{
+    cr_assert_eq(tdist_start(&D, 0, 30, 1, 0), 0);
+    connect_q();
+    char out[400], key[128], chunking[16] = "";
+    snprintf(in, in_n, "%s/%s", D.r.dir, name);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
+    const char *range[] = { "--chunking", "range", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, range, id, id_n), 0);
+    wait_state(id, "running", NULL, 0, 30000);
+    rq_key_job(key, sizeof key, id);
+    rq_hget(Q, key, "chunking", chunking, sizeof chunking, NULL);
+    cr_assert_str_eq(chunking, "range", "the job's chunks are not ranges");
+    /* and vrctl status says so */
+    char st[8192] = "";
+    const char *sa[] = { "status", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, st, sizeof st, sa), 0);
+    cr_assert(strstr(st, "(chunks read in place: --chunking range)"), "status: %s", st);
+    const char *sj[] = { "status", id, "--json", NULL };
+    cr_assert_eq(tdist_vrctl(&D, st, sizeof st, sj), 0);
+    cr_assert(strstr(st, "\"chunking\": \"range\""), "status --json: %s", st);
+}
+
+/* The error of job id's chunk 0 into e (n bytes). */
+static void chunk0_error(const char *id, char *e, size_t n)
+{
+    char ck[128];
+    e[0] = '\0';
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    rq_hget(Q, ck, "error", e, n, NULL);
+}
+
+Test(sec_paths, worker_refuses_a_range_source_outside_its_input_root)
+{
+    /* the help names the option */
+    char help[8192] = "";
+    const char *h[] = { "vr-worker", "serve", "--help", NULL };
+    tproc_run("vr-worker", h, help, sizeof help);
+    cr_assert(strstr(help, "--input-root DIR"), "serve --help: %s", help);
+
+    char in[400], id[64], err[512], e[512], root[400], want[600];
+    range_job("in.mp4", in, sizeof in, id, sizeof id);
+    /* a worker whose input root is the storage alone: the clip lies beside
+     * it. One failed attempt fails the job (a permanent error) */
+    snprintf(root, sizeof root, "%s", D.storage);
+    const char *w[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage,
+                        "--input-root", root, "--cpu", "--heartbeat-ms", "300", NULL };
+    pid_t p = tproc_spawn("vr-worker", w, D.log);
+    cr_assert_gt(p, 0);
+    D.w[D.nw++] = p;
+    wait_state(id, "failed", err, sizeof err, 60000);
+    chunk0_error(id, e, sizeof e);
+    char *real = realpath(root, NULL);
+    cr_assert_not_null(real);
+    snprintf(want, sizeof want, "chunk source %s is not under this worker's --input-root %s: "
+             "give the worker that root, or submit the job with --chunking copy", in, real);
+    free(real);
+    cr_assert(strstr(e, want), "chunk 0: %s", e);
+    cr_assert(strstr(err, "is not under this worker's --input-root"), "job: %s", err);
+    char ck[128], attempts[16] = "";
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    rq_hget(Q, ck, "attempts", attempts, sizeof attempts, NULL);
+    cr_assert_str_eq(attempts, "1", "a permanent error was retried");
+}
+
+Test(sec_paths, worker_refuses_a_range_source_with_dotdot)
+{
+    /* the task rewritten in Redis to name the same file through "..": it
+     * resolves under the root, but names are checked, not resolved */
+    char in[400], id[64], err[512], e[512], ck[128], task[8192], dotted[600];
+    range_job("in.mp4", in, sizeof in, id, sizeof id);
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    cr_assert(rq_hget(Q, ck, "task", task, sizeof task, NULL) > 0);
+    char *p = strstr(task, in);
+    cr_assert(p, "task has no source %s: %s", in, task);
+    snprintf(dotted, sizeof dotted, "%s/storage/../in.mp4", D.r.dir);
+    char hijacked[8192];
+    snprintf(hijacked, sizeof hijacked, "%.*s%s%s", (int)(p - task), task, dotted,
+             p + strlen(in));
+    cr_assert_eq(tsh("redis-cli -s '%s' HSET '%s' task '%s' >/dev/null", D.r.sock, ck, hijacked),
+                 0);
+    cr_assert_gt(tdist_worker(&D), 0);
+    wait_state(id, "failed", err, sizeof err, 60000);
+    chunk0_error(id, e, sizeof e);
+    cr_assert(strstr(e, dotted) && strstr(e, "not an absolute path without '..'"),
+              "chunk 0: %s", e);
+}
+
+Test(sec_paths, worker_refuses_a_source_changed_since_planning)
+{
+    char in[400], id[64], err[512], e[512];
+    range_job("in.mp4", in, sizeof in, id, sizeof id);
+    /* the source grows after the plan (same inode, new size and mtime):
+     * its packets are no longer where the plan put them */
+    cr_assert_eq(tsh("printf 'more' >> '%s'", in), 0);
+    cr_assert_gt(tdist_worker(&D), 0);
+    wait_state(id, "failed", err, sizeof err, 60000);
+    chunk0_error(id, e, sizeof e);
+    char want[600];
+    snprintf(want, sizeof want, "source %s changed since the job was planned", in);
+    cr_assert(strstr(e, want) && strstr(e, "resubmit the job"), "chunk 0: %s", e);
+    cr_assert(strstr(err, "changed since the job was planned"), "job: %s", err);
+}
+
+Test(sec_paths, worker_does_not_follow_a_link_at_a_range_source)
+{
+    /* the source replaced by a link to a copy of itself outside the root:
+     * followed, the fingerprint would not even be asked (a new inode), so
+     * the refusal must be the link's */
+    char in[400], id[64], err[512], e[512], outside[400];
+    range_job("in.mp4", in, sizeof in, id, sizeof id);
+    snprintf(outside, sizeof outside, "/tmp/vrseg-h3-outside-%d.mp4", (int)getpid());
+    cr_assert_eq(tsh("mv '%s' '%s' && ln -s '%s' '%s'", in, outside, outside, in), 0);
+    cr_assert_gt(tdist_worker(&D), 0);
+    wait_state(id, "failed", err, sizeof err, 60000);
+    unlink(outside);
+    chunk0_error(id, e, sizeof e);
+    cr_assert(strstr(e, "symbolic link") && strstr(e, in), "chunk 0: %s", e);
 }
 
 /* ---- vr-worker process ---- */

@@ -320,8 +320,8 @@ pid_t tdist_worker(struct tdist *d)
 {
     char hb[16];
     snprintf(hb, sizeof hb, "%d", d->hb_ms > 0 ? d->hb_ms : 300);
-    /* the inputs lie beside the storage, as for the controller: chunks are
-     * read in place there */
+    /* the tests' inputs lie beside the storage (the controller's
+     * --input-root): chunks read in place are read there */
     const char *argv[] = { "vr-worker", "serve", "--redis", d->r.url, "--storage", d->storage,
                            "--input-root", d->r.dir, "--cpu", "--heartbeat-ms", hb, NULL };
     pid_t p = tproc_spawn("vr-worker", argv, d->log);

@@ -101,10 +101,14 @@ static int serve_source_open(const struct serve *s, const struct chunk_range *r,
     char rel[JOB_PATH_MAX], fp[REMUX_FP_MAX];
     snprintf(f->in_real, sizeof f->in_real, "%s", r->source);
     int rc = beneath_rel(s->input_root, r->source, rel, sizeof rel);
-    if (rc < 0)
+    if (rc == VR_ENOENT)
         return vr_err_set(err, VR_EINVAL, "chunk source %s is not under this worker's "
                           "--input-root %s: give the worker that root, or submit the job with "
                           "--chunking copy", r->source, s->input_root);
+    if (rc < 0) /* a task from Redis, not the controller's: it plans absolute, clean names */
+        return vr_err_set(err, VR_EINVAL, "chunk source %s: not an absolute path without '..' "
+                          "(it must lie under this worker's --input-root %s)", r->source,
+                          s->input_root);
     int root = open(s->input_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return storage_errno(errno, "cannot open the input root", s->input_root, err);

@@ -138,7 +138,7 @@ Test(chaos_worker, poison_chunk_beside_a_good_job)
     const char *in = chaos_clip("in.mp4", 3, 160);
     char ida[64], idb[64], outa[400], outb[400], ref[400], chunk[600];
     chaos_ref(in, "ref.mkv", ref);
-    /* a is cut into chunk files (one is damaged below); b reads ranges */
+    /* chunk files (--chunking copy): one of them is spoiled below */
     const char *two[] = { "--max-attempts", "2", "--chunking", "copy", NULL };
     chaos_submit(in, "a.mkv", two, ida, outa);
     chaos_submit(in, "b.mkv", NULL, idb, outb);
