@@ -15,17 +15,20 @@
 # and prints for each run its fps, the scaling against 1 GPU, the plan's
 # time and how the job was chunked, the bytes the fleet read and wrote, the
 # mean NVDEC / SM / CPU use and the resource that limits it.
-# Usage: bench/fleet.sh BINDIR   (results under $OUT, summary in fleet.txt)
+# Usage: bench/fleet.sh BINDIR   (the summary in $OUT/fleet.txt, every log and
+#   sampler trace in $OUT/fleet-logs.tar.gz)
 #   GEN=300 REPEAT=48 LONG=0 RUN=1 GPUS="1 2 4" choose what runs.
 set -u
 B=$1
 GEN=${GEN:-300}
 REPEAT=${REPEAT:-48}
-R=${OUT:-/tmp/vrfleet}
+OUTDIR=${OUT:-/tmp/vrfleet}
 W=/tmp/vrfleet-work
-mkdir -p "$R" "$W"
+R=$W/logs
+mkdir -p "$OUTDIR" "$W" "$R"
+: > "$OUTDIR/fleet.txt"
 export VR_DATA_DIR=$PWD VR_TUNE_CACHE=${VR_TUNE_CACHE:-/tmp/vr-tune.json}
-log() { echo "$@" | tee -a "$R/fleet.txt"; }
+log() { echo "$@" | tee -a "$OUTDIR/fleet.txt"; }
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 NGPU=$(nvidia-smi -L | wc -l)
@@ -39,15 +42,15 @@ fi
 log "host: $NGPU x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $CORES cores"
 SHORT=$W/short.mkv CLIP=$W/clip.mkv
 [ -f "$SHORT" ] || "$B/vrbench-video" gen tests/data/video/mono.mkv "$SHORT" 8192 4096 60 "$GEN" 150 \
-    | tee -a "$R/fleet.txt"
-[ -f "$CLIP" ] || "$B/vrbench-video" repeat "$SHORT" "$CLIP" "$REPEAT" | tee -a "$R/fleet.txt"
+    | tee -a "$OUTDIR/fleet.txt"
+[ -f "$CLIP" ] || "$B/vrbench-video" repeat "$SHORT" "$CLIP" "$REPEAT" | tee -a "$OUTDIR/fleet.txt"
 FRAMES=$((GEN * REPEAT))
 log "clip: $FRAMES frames, $(du -m "$CLIP" | cut -f1) MB"
 "$B/vr-worker" tune > "$R/tune.log" 2>&1
 
 # ---- ceilings ----
-"$B/vrbench-video" decode "$SHORT" 7 | tee -a "$R/fleet.txt"
-"$B/vrbench-video" encode "$SHORT" 4096 2048 480 "$CORES" libx264 ultrafast 1 | tee -a "$R/fleet.txt"
+"$B/vrbench-video" decode "$SHORT" 7 | tee -a "$OUTDIR/fleet.txt"
+"$B/vrbench-video" encode "$SHORT" 4096 2048 480 "$CORES" libx264 ultrafast 1 | tee -a "$OUTDIR/fleet.txt"
 
 # ---- samplers ----
 start_samplers() {
@@ -120,7 +123,7 @@ run_serve() { # name ngpus clip frames
     out=$(stat -c %s "$S/out.mkv" 2>/dev/null || echo 0)
     log "    source $(mb "$(stat -c %s "$3")"); the fleet read $(mb $((r1 - r0))), wrote $(mb $((w1 - w0))) (output $(mb "$out"))"
     grep -hE "planned|copy split|split in|per GPU on|chunks of|stitched ahead" \
-        "$R/$1-workers.log" "$R/$1-controller.log" | head -5 | sed 's/^/    /' | tee -a "$R/fleet.txt"
+        "$R/$1-workers.log" "$R/$1-controller.log" | head -5 | sed 's/^/    /' | tee -a "$OUTDIR/fleet.txt"
     kill "$WPID" "$CPID" 2>/dev/null
     wait "$WPID" "$CPID" 2>/dev/null
     kill "$RPID" 2>/dev/null
@@ -139,10 +142,10 @@ run_fleet() { # name ngpus
     stop_samplers "$1" "$2"
     report "$1" "$FRAMES" "$t0" "$t1" "$rc"
     tr '\r' '\n' < "$R/$1.log" | grep -E ": done in|workers:|error|cannot" | tail -3 \
-        | sed 's/^/    /' | tee -a "$R/fleet.txt"
+        | sed 's/^/    /' | tee -a "$OUTDIR/fleet.txt"
     kept=$(sed -n 's/^vrctl run: kept \([^ ]*\) .*/\1/p' "$R/$1.log" | tail -1)
     [ -n "$kept" ] && grep -hE "planned|copy split|stitched ahead" "$kept/controller.log" \
-        | sed 's/^/    /' | tee -a "$R/fleet.txt" && rm -rf "$kept"
+        | sed 's/^/    /' | tee -a "$OUTDIR/fleet.txt" && rm -rf "$kept"
     rm -f "$W/$1.mkv"
 }
 
@@ -153,7 +156,8 @@ done
 if [ "${LONG:-0}" = 1 ]; then
     LONGCLIP=$W/ten-minutes.mkv
     [ -f "$LONGCLIP" ] || "$B/vrbench-video" repeat "$SHORT" "$LONGCLIP" $((36000 / GEN)) \
-        | tee -a "$R/fleet.txt"
+        | tee -a "$OUTDIR/fleet.txt"
     run_serve "${NGPU}gpu-serve-10min" "$NGPU" "$LONGCLIP" $((36000 / GEN * GEN))
 fi
 log "done"
+tar -C "$W" -czf "$OUTDIR/fleet-logs.tar.gz" logs
