@@ -17,7 +17,10 @@
 # mean NVDEC / SM / CPU use and the resource that limits it.
 # Usage: bench/fleet.sh BINDIR   (the summary in $OUT/fleet.txt, every log and
 #   sampler trace in $OUT/fleet-logs.tar.gz)
-#   GEN=300 REPEAT=48 LONG=0 RUN=1 GPUS="1 2 4" choose what runs.
+#   GEN=300 REPEAT=48 LONG=0 RUN=1 GPUS="1 2 4" choose what runs; WARM=1 warms
+#   the serve fleet with a job of 1 s chunks (one for every slot) before the
+#   timed one; CEIL=0 skips the ceilings; WORKER_ARGS are given to
+#   `vr-worker serve` (e.g. "--encode-threads 4").
 set -u
 B=$1
 GEN=${GEN:-300}
@@ -46,11 +49,17 @@ SHORT=$W/short.mkv CLIP=$W/clip.mkv
 [ -f "$CLIP" ] || "$B/vrbench-video" repeat "$SHORT" "$CLIP" "$REPEAT" | tee -a "$OUTDIR/fleet.txt"
 FRAMES=$((GEN * REPEAT))
 log "clip: $FRAMES frames, $(du -m "$CLIP" | cut -f1) MB"
+WARMCLIP=$W/warm.mkv
+[ "${WARM:-1}" = 0 ] || [ -f "$WARMCLIP" ] ||
+    "$B/vrbench-video" repeat "$SHORT" "$WARMCLIP" $(( (8 * NGPU * 60 + GEN - 1) / GEN + 1 )) > /dev/null
 "$B/vr-worker" tune > "$R/tune.log" 2>&1
 
 # ---- ceilings ----
-"$B/vrbench-video" decode "$SHORT" 7 | tee -a "$OUTDIR/fleet.txt"
-"$B/vrbench-video" encode "$SHORT" 4096 2048 480 "$CORES" libx264 ultrafast 1 | tee -a "$OUTDIR/fleet.txt"
+if [ "${CEIL:-1}" = 1 ]; then
+    "$B/vrbench-video" decode "$SHORT" 7 | tee -a "$OUTDIR/fleet.txt"
+    "$B/vrbench-video" encode "$SHORT" 4096 2048 480 "$CORES" libx264 ultrafast 1 2>&1 |
+        tee -a "$OUTDIR/fleet.txt"
+fi
 
 # ---- samplers ----
 start_samplers() {
@@ -103,10 +112,16 @@ run_serve() { # name ngpus clip frames
         > "$R/$1-controller.log" 2>&1 &
     CPID=$!
     devs=$(seq -s, 0 $(($2 - 1)))
+    # shellcheck disable=SC2086
     CUDA_VISIBLE_DEVICES=$devs "$B/vr-worker" serve --redis "$U" --storage "$S/storage" \
-        --input-root "$W" --gpu all > "$R/$1-workers.log" 2>&1 &
+        --input-root "$W" --gpu all ${WORKER_ARGS:-} > "$R/$1-workers.log" 2>&1 &
     WPID=$!
-    sleep 5 # the workers register and warm up; their CUDA start is not the job's
+    sleep 5 # the workers register; their CUDA start is not the job's
+    if [ "${WARM:-1}" = 1 ]; then # a chunk for every slot: engines, NVDEC, x264 warm
+        wid=$("$B/vrctl" submit "$WARMCLIP" -o "$S/warm.mkv" --chunk-seconds 1 --redis "$U" 2>> "$R/$1.log")
+        timeout 300 "$B/vrctl" watch "$wid" --redis "$U" > /dev/null 2>&1
+        rm -f "$S/warm.mkv"
+    fi
     pids="$CPID $(pgrep -f "vr-worker serve --redis $U" | tr '\n' ' ')"
     # shellcheck disable=SC2086
     r0=$(io_sum rchar $pids) w0=$(io_sum wchar $pids)

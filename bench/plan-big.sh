@@ -65,6 +65,10 @@ for ext in mkv mp4; do
     else
         echo "    no chunk ran within 30 s"
     fi
+    # where the time went: the submit, the plan, the first chunk taken
+    date -d "@$t0" +"    submitted %H:%M:%S.%3N"
+    grep -hE "planned|copy split|first chunk queued" "$S/controller.log" | head -2 | cut -c12-23,48-140 | sed 's/^/    /'
+    grep -hE "attempt 1" "$S/worker.log" | head -1 | cut -c12-23,41-120 | sed 's/^/    /'
     "$B/vrctl" cancel "$id" --redis "$U" > /dev/null 2>&1
     kill "$WPID" "$CPID" 2>/dev/null
     wait "$WPID" "$CPID" 2>/dev/null

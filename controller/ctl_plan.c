@@ -84,19 +84,10 @@ static int ctl_manifest_of_plan(const struct remux_plan *pl, double secs,
                                 struct job_manifest *man, vr_err *err)
 {
     man->ranges = 1;
-    man->nchunks = pl->nchunks;
-    man->frames = pl->frames;
-    man->duration_s = pl->duration_s;
-    man->split_s = secs;
-    man->chunk_frames = calloc((size_t)pl->nchunks, sizeof *man->chunk_frames);
-    man->chunk_preroll = calloc((size_t)pl->nchunks, sizeof *man->chunk_preroll);
-    man->chunk_warmup = calloc((size_t)pl->nchunks, sizeof *man->chunk_warmup);
-    if (!man->chunk_frames || !man->chunk_preroll || !man->chunk_warmup)
+    if (job_manifest_alloc(man, pl->nchunks, pl->frames, pl->duration_s, secs) < 0)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
-    for (int i = 0; i < pl->nchunks; i++) {
+    for (int i = 0; i < pl->nchunks; i++)
         man->chunk_frames[i] = pl->chunks[i].frames;
-        man->chunk_warmup[i] = -1;
-    }
     return 0;
 }
 

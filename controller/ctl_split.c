@@ -46,14 +46,7 @@ static void ctl_chunk_plan(const struct remux_chunk *k, long long *frames, long 
 /* The manifest from a split's result (the per-chunk arrays owned by man). */
 static int ctl_manifest_of(const struct remux_split *sp, double split_s, struct job_manifest *man)
 {
-    man->nchunks = sp->nchunks;
-    man->frames = sp->frames;
-    man->duration_s = sp->duration_s;
-    man->split_s = split_s;
-    man->chunk_frames = calloc((size_t)sp->nchunks, sizeof *man->chunk_frames);
-    man->chunk_preroll = calloc((size_t)sp->nchunks, sizeof *man->chunk_preroll);
-    man->chunk_warmup = calloc((size_t)sp->nchunks, sizeof *man->chunk_warmup);
-    if (!man->chunk_frames || !man->chunk_preroll || !man->chunk_warmup)
+    if (job_manifest_alloc(man, sp->nchunks, sp->frames, sp->duration_s, split_s) < 0)
         return VR_ENOMEM;
     for (int i = 0; i < sp->nchunks; i++)
         ctl_chunk_plan(&sp->chunks[i], &man->chunk_frames[i], &man->chunk_preroll[i],

@@ -177,22 +177,24 @@ struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl
 
 /* ---- the end: the whole stitch, checked and published ---- */
 
-/* The chunk outputs' paths; each missing one (a committed chunk whose
- * output vanished: the manifest, not the stream, says what must exist) is
- * queued again. Returns how many were missing, or <0. */
+/* The chunk outputs' paths; how many are missing (a committed chunk whose
+ * output vanished: the manifest, not the stream, says what must exist),
+ * each queued again when `requeue`. Returns the count, or <0. */
 static int ctl_chunk_outputs(struct ctl *c, const char *id, const struct job_manifest *man,
-                             char (*paths)[STORAGE_PATH_MAX], vr_err *err)
+                             char (*paths)[STORAGE_PATH_MAX], int requeue, vr_err *err)
 {
     int missing = 0;
     for (int i = 0; i < man->nchunks; i++) {
         if (ctl_chunk_output_ready(c, id, i, man->ranges, paths[i], sizeof paths[i]))
+            continue;
+        missing++;
+        if (!requeue)
             continue;
         log_warn("job %s: chunk %d is marked done but its output %s is missing; requeued", id,
                  i, paths[i]);
         int rc = rq_chunk_requeue_lost(c->q, id, i, 1, err);
         if (rc < 0)
             return rc;
-        missing++;
     }
     return missing;
 }
@@ -334,9 +336,14 @@ int ctl_job_finish(struct ctl *c, const char *id)
         rc = ctl_job_fail(c, id, "out of memory");
         goto out;
     }
-    if ((rc = ctl_chunk_outputs(c, id, &man, paths, &e)) != 0) {
+    if (ctl_chunk_outputs(c, id, &man, paths, 0, &e) > 0) {
+        /* the job runs again before its lost chunks are queued: a worker
+         * skips a chunk of a job that is not running (it was, stitching) */
         ctl_stitch_drop(c, id);
-        rc = rc < 0 ? rc : rq_job_reopen(c->q, id, c->name, &e) < 0 ? e.code : 0;
+        rc = rq_job_reopen(c->q, id, c->name, &e);
+        if (rc > 0)
+            rc = ctl_chunk_outputs(c, id, &man, paths, 1, &e);
+        rc = rc < 0 ? e.code : 0;
         goto out;
     }
     rq_event(c->q, id, "stitching %d chunks into %s", man.nchunks, js.output);

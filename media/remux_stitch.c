@@ -295,6 +295,8 @@ static int stitch_add_times(struct remux_stitch_state *s, int c, const struct re
         return vr_err_set(err, VR_EFORMAT, "chunk %d starts at %.3f s, before chunk %d ends "
                           "(%.3f s): the chunks overlap", c, v->pts[0] * av_q2d(s->stb), c - 1,
                           s->spts[s->sn - 1] * av_q2d(s->stb));
+    if (!v->n) /* a chunk without frames fails its count check */
+        return 0;
     if (s->sn + v->n > s->scap) {
         long long cap = (s->sn + v->n) * 2;
         int64_t *p = realloc(s->spts, (size_t)cap * sizeof *p);

@@ -291,6 +291,8 @@ int vio_out_ts(const struct vio_out *o, struct remux_ts *t, vr_err *err)
             remux_ts_release(t);
             return vr_err_set(err, VR_ENOMEM, "out of memory");
         }
+        if (!r->n) /* a stream the range owns no packet of */
+            continue;
         memcpy(d->pts, r->pts, (size_t)r->n * sizeof(int64_t));
         if (k) {
             memcpy(d->dts, r->dts, (size_t)r->n * sizeof(int64_t));

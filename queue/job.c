@@ -485,6 +485,23 @@ void job_manifest_release(struct job_manifest *m)
     memset(m, 0, sizeof *m);
 }
 
+int job_manifest_alloc(struct job_manifest *m, int nchunks, long long frames, double duration_s,
+                       double split_s)
+{
+    m->nchunks = nchunks;
+    m->frames = frames;
+    m->duration_s = duration_s;
+    m->split_s = split_s;
+    m->chunk_frames = calloc((size_t)nchunks, sizeof *m->chunk_frames);
+    m->chunk_preroll = calloc((size_t)nchunks, sizeof *m->chunk_preroll);
+    m->chunk_warmup = calloc((size_t)nchunks, sizeof *m->chunk_warmup);
+    if (!m->chunk_frames || !m->chunk_preroll || !m->chunk_warmup)
+        return VR_ENOMEM;
+    for (int i = 0; i < nchunks; i++)
+        m->chunk_warmup[i] = -1;
+    return 0;
+}
+
 int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err)
 {
     memset(m, 0, sizeof *m);
@@ -505,15 +522,10 @@ int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err)
         return vr_err_set(err, VR_EFORMAT, "%s: needs 'chunks' (1..%d) and 'frames'", path,
                           JOB_MAX_CHUNKS);
     }
-    m->nchunks = (int)json_array_size(a);
-    m->frames = json_integer_value(f);
     m->ranges = json_is_true(json_object_get(o, "ranges"));
-    m->duration_s = json_number_value(json_object_get(o, "duration_s"));
-    m->split_s = json_number_value(json_object_get(o, "split_s"));
-    m->chunk_frames = calloc((size_t)m->nchunks, sizeof *m->chunk_frames);
-    m->chunk_preroll = calloc((size_t)m->nchunks, sizeof *m->chunk_preroll);
-    m->chunk_warmup = calloc((size_t)m->nchunks, sizeof *m->chunk_warmup);
-    if (!m->chunk_frames || !m->chunk_preroll || !m->chunk_warmup) {
+    if (job_manifest_alloc(m, (int)json_array_size(a), json_integer_value(f),
+                           json_number_value(json_object_get(o, "duration_s")),
+                           json_number_value(json_object_get(o, "split_s"))) < 0) {
         job_manifest_release(m);
         json_decref(o);
         return vr_err_set(err, VR_ENOMEM, "out of memory");

@@ -145,6 +145,11 @@ struct job_manifest {
  * when a chunk has one). */
 int job_manifest_write(const char *path, const struct job_manifest *m, vr_err *err);
 
+/* Sets m's counts and allocates its per-chunk arrays for nchunks (frames
+ * 0, pre-roll 0, warm-up -1: none); VR_ENOMEM leaves m releasable. */
+int job_manifest_alloc(struct job_manifest *m, int nchunks, long long frames, double duration_s,
+                       double split_s);
+
 /* Reads and checks it (counts add up, limits); release with _release. */
 int job_manifest_read(const char *path, struct job_manifest *m, vr_err *err);
 void job_manifest_release(struct job_manifest *m);

@@ -227,3 +227,32 @@ Test(dist_ranges, controller_killed_mid_plan_is_replaced_and_no_chunk_runs_twice
     }
     same_as_process(in, out);
 }
+
+Test(dist_ranges, a_done_chunks_output_lost_before_the_stitch_is_redone)
+{
+    /* one worker, frames slowed (the test's own clock), so chunk 0's output
+     * can vanish while the rest still run; the stitch finds it missing,
+     * runs the job again and queues the chunk: it must not be skipped as
+     * a chunk of a job that is stitching */
+    setenv("VR_TEST_FRAME_DELAY_MS", "30", 1);
+    start(1);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+    char in[400], out[400], id[64], ck[128], v[32] = "", lost[600];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 4, 160, 10, 1), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    for (int t = 0; t < 60000 && strcmp(v, "done"); t += 10) {
+        rq_hget(Q, ck, "state", v, sizeof v, NULL);
+        tmsleep(10);
+    }
+    cr_assert_str_eq(v, "done");
+    snprintf(lost, sizeof lost, "%s/jobs/%s/out/00000.mkv", D.storage, id);
+    cr_assert_eq(unlink(lost), 0, "%s", lost);
+    finish(id, 0);
+    char att[16] = "";
+    rq_hget(Q, ck, "attempts", att, sizeof att, NULL);
+    cr_assert_eq(atoi(att), 2, "chunk 0 ran %s times", att);
+    same_as_process(in, out);
+}
