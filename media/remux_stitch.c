@@ -105,6 +105,47 @@ static AVStream *stitch_copy_stream(AVFormatContext *oc, const AVStream *is)
     return os;
 }
 
+/* Output stream 0, the matte (opened from chunk 0), with the time base tb
+ * and the frame rates, metadata and side data of the video stream vst. */
+static void stitch_video_like(AVFormatContext *oc, const AVStream *vst, AVRational tb,
+                              const char *out)
+{
+    AVStream *ovs = oc->streams[0];
+    ovs->time_base = tb;
+    ovs->avg_frame_rate = vst->avg_frame_rate;
+    ovs->r_frame_rate = vst->r_frame_rate;
+    av_dict_copy(&ovs->metadata, vst->metadata, 0);
+    vio_streams_side_data(ovs, vst, oc->oformat, out);
+}
+
+/* Output streams for ic's other streams (ic's video: vi) that `process`
+ * copies too (vio_streams_plan): s->amap[i] gets each one's output index,
+ * -1 for the rest, which ic then discards. With t (a chunk's sidecar) a
+ * copied stream counts in its source stream's time base, and a stream the
+ * sidecar does not list is not copied. */
+static int stitch_other_streams(struct remux_stitch_state *s, AVFormatContext *ic, int vi,
+                                const struct remux_ts *t, const char *out, vr_err *err)
+{
+    AVFormatContext *oc = s->o.oc;
+    if (!(s->amap = malloc((ic->nb_streams ? ic->nb_streams : 1) * sizeof *s->amap)))
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    vio_streams_plan(ic, vi, oc->oformat, out, s->amap);
+    for (unsigned i = 0; i < ic->nb_streams; i++) {
+        if (!s->amap[i] || (t && (int)i >= t->nstreams)) {
+            s->amap[i] = -1;
+            ic->streams[i]->discard = AVDISCARD_ALL;
+            continue;
+        }
+        AVStream *os = stitch_copy_stream(oc, ic->streams[i]);
+        if (!os)
+            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        if (t)
+            os->time_base = (AVRational){ t->s[i].tb_num, t->s[i].tb_den };
+        s->amap[i] = (int)oc->nb_streams - 1;
+    }
+    return 0;
+}
+
 /* Opens the source (timestamps, other streams) and the output: stream 0
  * is the matte video with the parameters of the first chunk and the source
  * video's time base, metadata and side data (stereo, spherical, rotation),
@@ -133,26 +174,9 @@ static int stitch_open(struct remux_stitch_state *s, const char *src, const char
     s->src->streams[s->src_vs]->discard = AVDISCARD_ALL;
     AVFormatContext *oc = s->o.oc;
     av_dict_copy(&oc->metadata, s->src->metadata, 0);
-    AVStream *ovs = oc->streams[0], *svs = s->src->streams[s->src_vs];
-    ovs->time_base = s->stb;
-    ovs->avg_frame_rate = svs->avg_frame_rate;
-    ovs->r_frame_rate = svs->r_frame_rate;
-    av_dict_copy(&ovs->metadata, svs->metadata, 0);
-    vio_streams_side_data(ovs, svs, oc->oformat, out);
-    if (!(s->amap = malloc((s->src->nb_streams ? s->src->nb_streams : 1) * sizeof *s->amap)))
-        return vr_err_set(err, VR_ENOMEM, "out of memory");
-    vio_streams_plan(s->src, s->src_vs, oc->oformat, out, s->amap);
-    for (unsigned i = 0; i < s->src->nb_streams; i++) {
-        const AVStream *is = s->src->streams[i];
-        if (!s->amap[i]) {
-            s->amap[i] = -1;
-            s->src->streams[i]->discard = AVDISCARD_ALL;
-            continue;
-        }
-        if (!stitch_copy_stream(oc, is))
-            return vr_err_set(err, VR_ENOMEM, "out of memory");
-        s->amap[i] = (int)oc->nb_streams - 1;
-    }
+    stitch_video_like(oc, s->src->streams[s->src_vs], s->stb, out);
+    if ((rc = stitch_other_streams(s, s->src, s->src_vs, NULL, out, err)) < 0)
+        return rc;
     int ret = avformat_write_header(oc, NULL);
     return ret < 0 ? remux_averr(ret, "cannot write", out, err) : 0;
 }
@@ -250,26 +274,11 @@ static int stitch_open_ranges(struct remux_stitch_state *s, const char *chunk0, 
         goto out;
     s->stb = (AVRational){ t.s[0].tb_num, t.s[0].tb_den };
     AVFormatContext *oc = s->o.oc;
-    AVStream *ovs = oc->streams[0], *cst = cc->streams[cvs];
-    ovs->time_base = s->stb;
-    ovs->avg_frame_rate = cst->avg_frame_rate;
-    ovs->r_frame_rate = cst->r_frame_rate;
-    av_dict_copy(&ovs->metadata, cst->metadata, 0);
-    vio_streams_side_data(ovs, cst, oc->oformat, out);
+    stitch_video_like(oc, cc->streams[cvs], s->stb, out);
     if (t.has_matrix)
-        vio_streams_rotation(ovs, t.matrix, oc->oformat, out);
-    if (!(s->amap = malloc(cc->nb_streams * sizeof *s->amap))) {
-        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        vio_streams_rotation(oc->streams[0], t.matrix, oc->oformat, out);
+    if ((rc = stitch_other_streams(s, cc, cvs, &t, out, err)) < 0)
         goto out;
-    }
-    vio_streams_plan(cc, cvs, oc->oformat, out, s->amap);
-    for (unsigned i = 0; rc == 0 && i < cc->nb_streams; i++) {
-        AVStream *os = s->amap[i] && (int)i < t.nstreams ? stitch_copy_stream(oc, cc->streams[i])
-                                                          : NULL;
-        s->amap[i] = os ? (int)oc->nb_streams - 1 : -1;
-        if (os)
-            os->time_base = (AVRational){ t.s[i].tb_num, t.s[i].tb_den };
-    }
     if (!(s->last_odts = malloc(oc->nb_streams * sizeof *s->last_odts)))
         rc = vr_err_set(err, VR_ENOMEM, "out of memory");
     for (unsigned i = 0; rc == 0 && i < oc->nb_streams; i++)
