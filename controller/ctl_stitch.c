@@ -82,42 +82,48 @@ int ctl_chunk_output_ready(struct ctl *c, const char *id, int idx, int ranges, c
     return !ranges || (remux_ts_name(path, ts, sizeof ts, NULL) == 0 && access(ts, R_OK) == 0);
 }
 
+/* 1 when chunk idx's record says done (its output is checked apart). */
+static int ctl_chunk_done(struct ctl *c, const char *id, int idx)
+{
+    char ck[128], state[16] = "";
+    rq_key_chunk(ck, sizeof ck, id, idx);
+    return rq_hget(c->q, ck, "state", state, sizeof state, NULL) > 0 && !strcmp(state, "done");
+}
+
 /* 1 when chunk idx is done and its output is on the storage. */
 static int ctl_chunk_ready(struct ctl *c, const char *id, int idx, int ranges)
 {
-    char ck[128], state[16] = "", path[STORAGE_PATH_MAX];
-    rq_key_chunk(ck, sizeof ck, id, idx);
-    if (rq_hget(c->q, ck, "state", state, sizeof state, NULL) <= 0 || strcmp(state, "done"))
-        return 0;
-    return ctl_chunk_output_ready(c, id, idx, ranges, path, sizeof path);
+    char path[STORAGE_PATH_MAX];
+    return ctl_chunk_done(c, id, idx) &&
+           ctl_chunk_output_ready(c, id, idx, ranges, path, sizeof path);
 }
 
 /* A new entry for a running job whose chunk 0 is done, with its stitcher
- * begun; NULL when it cannot start yet (or there is no room). */
+ * begun; NULL when it cannot start yet (or there is no room). The manifest
+ * is read once, and only after Redis says chunk 0 is done: results come
+ * for every chunk, and most arrive before chunk 0's. */
 static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
 {
-    char mpath[STORAGE_PATH_MAX];
-    if (c->nstitches >= CTL_MAX_STITCHES)
+    char mpath[STORAGE_PATH_MAX], out0[STORAGE_PATH_MAX];
+    struct job_manifest man;
+    if (c->nstitches >= CTL_MAX_STITCHES || !ctl_chunk_done(c, id, 0))
         return NULL;
-    struct job_manifest probe;
     ctl_manifest_path(c, id, mpath, sizeof mpath);
-    if (job_manifest_read(mpath, &probe, NULL) < 0)
+    if (job_manifest_read(mpath, &man, NULL) < 0)
         return NULL;
-    int ready = ctl_chunk_ready(c, id, 0, probe.ranges);
-    job_manifest_release(&probe);
-    if (!ready)
+    if (!ctl_chunk_output_ready(c, id, 0, man.ranges, out0, sizeof out0) ||
+        (!c->stitches && !(c->stitches = calloc(CTL_MAX_STITCHES, sizeof *c->stitches)))) {
+        job_manifest_release(&man);
         return NULL;
-    if (!c->stitches && !(c->stitches = calloc(CTL_MAX_STITCHES, sizeof *c->stitches)))
-        return NULL;
+    }
     struct ctl_stitch *t = &c->stitches[c->nstitches];
     memset(t, 0, sizeof *t);
     snprintf(t->id, sizeof t->id, "%s", id);
     t->files.in = t->files.out_dir = -1;
+    t->man = man; /* owned by the entry now */
     c->nstitches++;
     vr_err e = { 0 };
     int rc = ctl_job_spec(c, id, &t->js, &e);
-    if (rc == 0)
-        rc = job_manifest_read(mpath, &t->man, &e);
     if (rc == 0)
         rc = ctl_paths_open(c, &t->js, CTL_PATHS_OUTPUT, &t->files, &e);
     if (rc == 0)
