@@ -230,6 +230,7 @@ static int cmd_decode(int argc, char **argv)
 /* ---- encode ---- */
 
 static pthread_barrier_t enc_ready; /* frames pre-rendered in every thread */
+enum { ENC_SOURCE_GOP = 60 };      /* the generator's keyframe interval */
 static double enc_t0;
 
 struct enc_job {
@@ -280,7 +281,7 @@ static void *enc_thread(void *arg)
     snprintf(out, sizeof out, "/tmp/vrbench-enc-%d.mkv", j->index);
     struct vio_out_opts oo = { .path = out, .format_name = out, .in = in, .w = j->w, .h = j->h,
                                .pix_fmt = AV_PIX_FMT_YUV420P, .full_range = 1, .cfg = &cfg,
-                               .threads = j->threads };
+                               .threads = j->threads, .matte = 1 };
     if ((j->rc = vio_out_open(&oo, &o, &j->e)) < 0) {
         pthread_barrier_wait(&enc_ready);
         goto out;
@@ -300,6 +301,8 @@ static void *enc_thread(void *arg)
         enc_t0 = clock_mono_s();
     for (int i = 0; i < j->frames && j->rc == 0; i++) {
         fr[i % NPRE]->pts = i;
+        /* the pipeline's GOPs: an IDR at each keyframe of the 1 s source GOP */
+        fr[i % NPRE]->pict_type = i % ENC_SOURCE_GOP ? AV_PICTURE_TYPE_NONE : AV_PICTURE_TYPE_I;
         j->rc = vio_out_write(o, fr[i % NPRE], &j->e);
     }
     if (j->rc == 0)

@@ -131,9 +131,9 @@ int cmd_status(int argc, char **argv)
                        !strcmp(chunking, "range") ? " (chunks read in place: --chunking range)"
                        : !strcmp(chunking, "copy") ? " (chunks cut into files: --chunking copy)"
                        : "", st->output);
-                printf("  split %.2f s, stitch %.2f s; chunks running %lld, queued %lld, dead %lld\n",
-                       st->split_s, st->stitch_s, st->chunks_running, st->chunks_queued,
-                       st->chunks_dead);
+                printf("  %s %.2f s, stitch %.2f s; chunks running %lld, queued %lld, dead %lld\n",
+                       vrctl_chunk_step(chunking), st->split_s, st->stitch_s, st->chunks_running,
+                       st->chunks_queued, st->chunks_dead);
                 for (int w = 0; w < st->nworkers; w++)
                     printf("  worker %-40s %lld chunks %lld frames %.1f fps\n", st->workers[w].name,
                            st->workers[w].chunks, st->workers[w].frames,
@@ -190,8 +190,10 @@ int cmd_metrics(int argc, char **argv)
     } else {
         vrctl_print_job(st);
         double wall = st->wall_s > 0 ? st->wall_s : 1;
-        printf("split %.2f s (%.1f%% of the job), stitch %.2f s (%.1f%%)\n", st->split_s,
-               100 * st->split_s / wall, st->stitch_s, 100 * st->stitch_s / wall);
+        char chunking[16];
+        vrctl_job_chunking(v.q, v.id, chunking, sizeof chunking);
+        printf("%s %.2f s (%.1f%% of the job), stitch %.2f s (%.1f%%)\n",
+               vrctl_chunk_step(chunking), st->split_s, 100 * st->split_s / wall, st->stitch_s, 100 * st->stitch_s / wall);
         printf("%-12s %10s %10s %10s %10s %10s %10s\n", "stage (ms)", "frames", "p50", "p95", "p99",
                "mean", "total_s");
         for (int k = 0; st->have_metrics && k < MET_NSTAGES; k++) {

@@ -109,4 +109,8 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop);
  * trusted: only the two words are passed on). */
 void vrctl_job_chunking(struct rq *q, const char *id, char *out, size_t n);
 
+/* What the controller's chunking step is called for that answer: "plan"
+ * for ranges (nothing is cut), "split" for a copy or an unknown one. */
+const char *vrctl_chunk_step(const char *chunking);
+
 #endif

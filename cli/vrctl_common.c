@@ -170,6 +170,11 @@ static void vrctl_new_events(struct rq *q, const char *id, char *last, int *stal
         snprintf(last, RQ_ID_MAX, "%s", ev[n - 1].id);
 }
 
+const char *vrctl_chunk_step(const char *chunking)
+{
+    return !strcmp(chunking, "range") ? "plan" : "split";
+}
+
 void vrctl_job_chunking(struct rq *q, const char *id, char *out, size_t n)
 {
     char key[128];
@@ -238,9 +243,10 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
             if (!strcmp(st->state, "done")) {
                 char ch[16];
                 vrctl_job_chunking(q, id, ch, sizeof ch);
-                log_say(LOG_INFO, "%s: done in %.1f s (%.1f fps; %s%s%ssplit %.2f s, stitch %.2f s): "
+                log_say(LOG_INFO, "%s: done in %.1f s (%.1f fps; %s%s%s%s %.2f s, stitch %.2f s): "
                         "%s\n", id, st->wall_s, st->fps, ch[0] ? "chunks " : "", ch,
-                        ch[0] ? ", " : "", st->split_s, st->stitch_s, st->output);
+                        ch[0] ? ", " : "", vrctl_chunk_step(ch), st->split_s, st->stitch_s,
+                        st->output);
                 rc = 0;
             } else {
                 log_say(LOG_ERROR, "%s: %s%s%s\n", id, st->state, st->error[0] ? ": " : "", st->error);

@@ -41,6 +41,7 @@ struct vio_in {
     struct remux_reader *range; /* reads one chunk's range of the file, or NULL: all of it */
     int range_has_end;     /* the range stops before the end: no truncation check */
     int64_t range_until, range_warm; /* its pre-roll (remux_reader_preroll), stream ticks */
+    struct vio_in_opts opened; /* how it was opened (path and range not kept): retarget's check */
 };
 
 /* ---- helpers ---- */
@@ -171,6 +172,9 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
     if (!in)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     snprintf(in->path, sizeof in->path, "%s", o->path);
+    in->opened = *o;
+    in->opened.path = NULL;
+    in->opened.range = NULL;
     in->last_pts = AV_NOPTS_VALUE;
     in->preroll_until = o->preroll_until_ms;
     in->warmup_from = o->warmup_from_ms;
@@ -282,6 +286,24 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
 fail:
     vio_in_free(&in);
     return rc;
+}
+
+int vio_in_retarget(struct vio_in *in, const struct vio_in_opts *o, vr_err *err)
+{
+    const struct vio_in_opts *a = &in->opened;
+    if (!in->range || !o->range || o->hw != a->hw || (o->hw && o->gpu != a->gpu) ||
+        o->threads != a->threads || o->extra_frames != a->extra_frames)
+        return vr_err_set(err, VR_EINVAL, "%s: not an input that can read another range", in->path);
+    remux_reader_free(&in->range);
+    avcodec_flush_buffers(in->dec);
+    snprintf(in->path, sizeof in->path, "%s", o->path);
+    in->pkt_index = in->frame_index = in->video_bytes = 0;
+    in->last_pts = in->last_pkt_pts = AV_NOPTS_VALUE;
+    in->last_dur = 0;
+    in->draining = 0;
+    in->warmup_from = o->warmup_from_ms;
+    in->preroll_dropped = in->warmups = 0;
+    return open_range(in, o->range, err);
 }
 
 const struct vio_info *vio_in_info(const struct vio_in *in) { return &in->info; }

@@ -9,6 +9,8 @@
  *   2. on GPU runs NVENC (h264_nvenc / hevc_nvenc) is tried first; it fails to
  *      open on GPUs without an encoder (H100, H200) and we fall through;
  *   3. libx264 / libx265 with the config's preset and crf, threads = cores.
+ * GOPs and rate control follow rate_control's rule below: the fleet's
+ * chunks and one `process` code every frame alike.
  */
 #include "vio_video.h"
 
@@ -74,6 +76,39 @@ static const char *nvenc_preset(const char *p)
     return "p7";
 }
 
+/* Frames between IDRs when the source gives none sooner (x264's default). */
+enum { MAX_GOP = 250 };
+
+/* Each frame's coding depends on its GOP alone, whatever the thread count
+ * and wherever the job was cut (docs/notes/temporal.md, "One answer"):
+ * no scene-cut keyframes (the source's keyframes are the cuts), and x264's
+ * frame threads limited to a fixed motion range instead of one derived
+ * from the thread count. A matte is coded at a constant QP: CRF carries a
+ * complexity history across keyframes (an I frame's QP comes from the P
+ * frames before it), so a chunk's first GOP would differ from the same GOP
+ * inside one `process`. QP = crf - MATTE_QP_BELOW_CRF gives a matte the
+ * quality and size the CRF gave it (docs/PERF.md, "The matte's encoder"). */
+enum { MATTE_QP_BELOW_CRF = 3, THREAD_MV_RANGE = 256 };
+
+static void rate_control(AVDictionary **d, const char *name, const struct vio_out_opts *op,
+                         int threads)
+{
+    char v[128];
+    int qp = op->cfg->crf - MATTE_QP_BELOW_CRF;
+    qp = qp < 0 ? 0 : qp;
+    const char *rc = op->matte ? "qp" : "crf";
+    int q = op->matte ? qp : op->cfg->crf;
+    if (!strcmp(name, "libx265")) {
+        snprintf(v, sizeof v, "pools=%d:log-level=error:scenecut=0:%s=%d", threads, rc, q);
+        av_dict_set(d, "x265-params", v, 0);
+        return;
+    }
+    snprintf(v, sizeof v, "%d", q);
+    av_dict_set(d, rc, v, 0);
+    snprintf(v, sizeof v, "scenecut=0:mvrange-thread=%d", THREAD_MV_RANGE);
+    av_dict_set(d, "x264-params", v, 0);
+}
+
 static int try_encoder(struct vio_out *o, const char *name, const struct vio_out_opts *op,
                        const struct vio_info *inf, vr_err *err)
 {
@@ -105,6 +140,14 @@ static int try_encoder(struct vio_out *o, const char *name, const struct vio_out
     AVDictionary *d = NULL;
     char v[64];
     const struct vr_config *cfg = op->cfg;
+    int gop_coded = strstr(name, "nvenc") || !strcmp(name, "libx264") || !strcmp(name, "libx265");
+    if (gop_coded) {
+        /* GOPs follow the source: an IDR where the caller marks the
+         * source's keyframes (every chunk starts on one), else one every
+         * MAX_GOP frames counted from the last. */
+        e->gop_size = MAX_GOP;
+        av_dict_set(&d, "forced-idr", "1", 0);
+    }
     if (strstr(name, "nvenc")) {
         av_dict_set(&d, "preset", nvenc_preset(cfg->preset), 0);
         av_dict_set(&d, "rc", "constqp", 0);
@@ -113,14 +156,9 @@ static int try_encoder(struct vio_out *o, const char *name, const struct vio_out
         av_dict_set(&d, "gpu", "any", 0);
     } else if (!strcmp(name, "libx264") || !strcmp(name, "libx265")) {
         av_dict_set(&d, "preset", cfg->preset, 0);
-        snprintf(v, sizeof v, "%d", cfg->crf);
-        av_dict_set(&d, "crf", v, 0);
-        if (!strcmp(name, "libx265")) {
-            snprintf(v, sizeof v, "pools=%d:log-level=error", threads);
-            av_dict_set(&d, "x265-params", v, 0);
-        } else {
+        rate_control(&d, name, op, threads);
+        if (strcmp(name, "libx265"))
             e->thread_count = threads;
-        }
     } else {
         e->thread_count = threads;
     }

@@ -79,6 +79,16 @@ struct vio_in;
  * VR_ECODEC with the file named. */
 int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err);
 
+/* Points an input opened with a range at another range of the same file,
+ * keeping its demuxer and its decoder (with NVDEC, the decoder and its
+ * surfaces: creating them took seconds when 32 chunks started at once).
+ * The decoder is flushed, as a player's seek does, so the range decodes as
+ * from a fresh open; counters start again. `o` must ask for the same
+ * decoding (hw, GPU, threads) and name a range; o->path only renames the
+ * input in messages (the file read is the one opened). Returns 0, VR_EINVAL
+ * when `o` cannot reuse `in`, or the range's error (as vio_in_open). */
+int vio_in_retarget(struct vio_in *in, const struct vio_in_opts *o, vr_err *err);
+
 const struct vio_info *vio_in_info(const struct vio_in *in);
 
 /* The demuxer, for vio_out to copy stream parameters from (borrowed). */
@@ -118,6 +128,7 @@ struct vio_out_opts {
     const struct vr_config *cfg; /* encoder ("auto" or a name), crf, preset */
     int try_nvenc;             /* "auto" tries NVENC first (GPU runs) */
     int threads;               /* encoder threads, 0 = tuned to the core count */
+    int matte;                 /* a matte: constant QP, no rate-control history (vio_encode.c) */
     int copy_streams;          /* copy the input's non-video streams */
     int record_ts;             /* keep every written packet's input times (vio_out_ts) */
 };
@@ -137,7 +148,10 @@ const char *vio_out_encoder(const struct vio_out *o);
 int vio_encoder_probe(const char *name, vr_err *err);
 
 /* Encodes `f` (pts in the input video time base; borrowed, not modified)
- * and writes the packets that come out. Thread-safe against vio_out_copy. */
+ * and writes the packets that come out. A frame whose pict_type is
+ * AV_PICTURE_TYPE_I starts a closed GOP (an IDR): give it to the source's
+ * keyframes, so the fleet's chunks and one `process` code the same GOPs.
+ * Thread-safe against vio_out_copy. */
 int vio_out_write(struct vio_out *o, const AVFrame *f, vr_err *err);
 
 /* Writes a packet from vio_in_next (VIO_PACKET) with its timestamps rescaled

@@ -29,7 +29,7 @@ bench-dist: all
 	  line=$$(grep ': done in ' $$log); tmp=$$(sed -n 's/.*kept \(\/tmp\/vrctl-run-[^ ]*\).*/\1/p' $$log); \
 	  wall=$$(echo "$$line" | sed 's/.*done in \([0-9.]*\) s.*/\1/'); \
 	  fps=$$(echo "$$line" | sed 's/.*(\([0-9.]*\) fps.*/\1/'); \
-	  split=$$(echo "$$line" | sed 's/.*split \([0-9.]*\) s.*/\1/'); \
+	  split=$$(echo "$$line" | sed -E 's/.*(split|plan) ([0-9.]*) s.*/\2/'); \
 	  stitch=$$(echo "$$line" | sed 's/.*stitch \([0-9.]*\) s).*/\1/'); \
 	  wrt=$$(cat $$tmp/worker-*.log | sed -n 's/.*round trips: \([0-9]*\) in the pull loop.*over \([0-9]*\) chunks.*/\1 \2/p' | awk '{t+=$$1; c+=$$2} END {printf "%.1f", c ? t/c : 0}'); \
 	  chunks=$$(cat $$tmp/worker-*.log | sed -n 's/.*over \([0-9]*\) chunks.*/\1/p' | awk '{c+=$$1} END {print c}'); \

@@ -6,9 +6,12 @@
  * times and audio bit for bit; a source without a keyframe index takes the
  * copy split and says why (and `--chunking range` fails it); a source
  * changed after the plan fails the job with that reason; a controller
- * killed mid-plan is replaced and no chunk runs twice.
+ * killed mid-plan is replaced and no chunk runs twice; a worker keeps its
+ * input open from one chunk of a source to the next, and the matte is
+ * still process's frame for frame.
  */
 #include "rq.h"
+#include "t-video-util.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -255,4 +258,51 @@ Test(dist_ranges, a_done_chunks_output_lost_before_the_stitch_is_redone)
     rq_hget(Q, ck, "attempts", att, sizeof att, NULL);
     cr_assert_eq(atoi(att), 2, "chunk 0 ran %s times", att);
     same_as_process(in, out);
+}
+
+/* One worker, six 1 s chunks of one source made with `codec` options: the
+ * worker reads chunks 1-5 with the input (demuxer, decoder) it kept from the
+ * chunk before, flushed as a seek flushes it, and the FFV1 matte equals one
+ * process's frame for frame and time for time. */
+static void kept_input_equal_to_process(const char *name, const char *codec)
+{
+    start(0);
+    char in[400], out[400], cfg[400], p[400], id[64];
+    snprintf(in, sizeof in, "%s/%s", D.r.dir, name);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    snprintf(cfg, sizeof cfg, "%s/ffv1.json", D.r.dir);
+    snprintf(p, sizeof p, "%s/process.mkv", D.r.dir);
+    cr_assert_eq(tsh("ffmpeg -v error -y -f lavfi -i testsrc=size=192x96:rate=25 -t 6 %s "
+                     "-pix_fmt yuv420p '%s'", codec, in), 0);
+    cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\"}' > '%s'", cfg), 0);
+    const char *extra[] = { "-c", cfg, NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, extra, id, sizeof id), 0);
+    tdist_worker(&D);
+    finish(id, 0);
+    cr_assert_eq(tsh("test $(grep -c 'input open .* (kept from the last chunk)' '%s') -eq 5",
+                     D.log), 0, "the worker did not keep its input for chunks 1-5");
+    const char *argv[] = { "vr-worker", "process", "--cpu", "--profile", "fast", "-c", cfg, in,
+                           "-o", p, NULL };
+    cr_assert_eq(tproc_run("vr-worker", argv, NULL, 0), 0);
+    struct tv_file a, b;
+    cr_assert_eq(tv_read(p, 1, &a), 0);
+    cr_assert_eq(tv_read(out, 1, &b), 0);
+    tv_assert_same_timing(&a, &b);
+    for (int i = 0; i < a.nframes; i++)
+        cr_assert_eq(memcmp(a.luma[i], b.luma[i], (size_t)a.w * a.h), 0,
+                     "%s: frame %d of the matte differs from process's", name, i);
+    tv_free(&a);
+    tv_free(&b);
+}
+
+Test(dist_ranges, a_worker_keeps_its_input_across_chunks_h264_b_pyramid)
+{
+    kept_input_equal_to_process("pyramid.mkv", "-c:v libx264 -preset veryfast -g 25 "
+                                "-keyint_min 25 -sc_threshold 0 -bf 3 -b_strategy 0");
+}
+
+Test(dist_ranges, a_worker_keeps_its_input_across_chunks_hevc_open_gop)
+{
+    kept_input_equal_to_process("open.mp4", "-c:v libx265 -preset ultrafast -x265-params "
+                                "keyint=25:min-keyint=25:scenecut=0:bframes=3:log-level=error");
 }

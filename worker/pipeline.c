@@ -59,6 +59,7 @@ struct item {            /* one frame travelling through the stages */
     struct mbuf *mask;
     int64_t index, pts;
     int warmup;          /* a chunk's warm-up frame: segmented (temporal filter), not output */
+    int key;             /* a keyframe of the source: the output's GOP starts here too */
     double t_decoded;    /* µs, trace clock */
     double post_us;      /* this frame's share of seg's postprocess */
 };
@@ -84,6 +85,8 @@ struct pipe {
     vr_err err;
     volatile int sampling;
     unsigned test_delay_us;      /* VR_TEST_FRAME_DELAY_MS, tests only */
+    int in_kept;                 /* the input was the last run's (pipeline_warm.h) */
+    int keep_in;                 /* keep it for the next run: this one succeeded */
     struct vr_nvml *nvml;
     uint64_t mem_base;           /* device memory in use before we started */
     struct {                     /* µs on the trace clock, for the set-up log line */
@@ -184,6 +187,17 @@ nomem:
 
 /* ---- decode thread ---- */
 
+/* The decoder's keyframe mark (an IDR, CRA or recovery point of the
+ * source's bitstream: the same in a chunk and in one `process`). */
+static int frame_is_key(const AVFrame *f)
+{
+#ifdef AV_FRAME_FLAG_KEY
+    return !!(f->flags & AV_FRAME_FLAG_KEY);
+#else
+    return f->key_frame;
+#endif
+}
+
 static void *decode_main(void *arg)
 {
     struct pipe *p = arg;
@@ -227,6 +241,7 @@ static void *decode_main(void *arg)
         it->warmup = ev == VIO_WARMUP;
         it->index = it->warmup ? -1 : idx++;
         it->pts = it->frame->pts;
+        it->key = frame_is_key(it->frame);
         int full;
         if (it->frame->format != AV_PIX_FMT_CUDA) {
             /* host frames: seg takes 4:2:0 8-bit, NV12 and P010 as they
@@ -465,6 +480,7 @@ static void *encode_main(void *arg)
         }
         output_compose(&p->plan, it->colour, it->mask->data, it->mask->ls, ef);
         ef->pts = it->pts;
+        ef->pict_type = it->key ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
         double t1 = now_us();
         trace_nvtx_push("encode");
         rc = vio_out_write(p->out, ef, &e);
@@ -567,6 +583,8 @@ static void pipe_release(struct pipe *p)
     else
         seg_free(&p->seg);
     vio_out_free(&p->out);
+    if (p->keep_in) /* the output is closed first: it borrowed the input */
+        pipe_warm_keep_input(p->o->warm, p->in_path, &p->in);
     vio_in_free(&p->in);
     trace_free(&p->trace);
     nvml_close(&p->nvml);
@@ -598,12 +616,22 @@ static void log_setup(const struct pipe *p, int engine_warm)
     char gpu[64] = "";
     if (p->gpu)
         snprintf(gpu, sizeof gpu, ", GPU %.0f, buffers %.0f", MS(p->at.gpu), MS(p->at.pool));
-    log_info("%s: set-up: input open %.0f ms, encoder open %.0f%s, engine %.0f ms (%s, overlaps "
-             "decoding); frames: first decoded %.0f, first written %.0f, last decoded %.0f, "
-             "done %.0f", p->in_path, MS(p->at.in_open), MS(p->at.out_open), gpu,
+    log_info("%s: set-up: input open %.0f ms (%s), encoder open %.0f%s, engine %.0f ms (%s, "
+             "overlaps decoding); frames: first decoded %.0f, first written %.0f, last decoded "
+             "%.0f, done %.0f", p->in_path, MS(p->at.in_open),
+             p->in_kept ? "kept from the last chunk" : "new", MS(p->at.out_open), gpu,
              p->at.engine / 1000.0, engine_warm ? "warm" : "built", MS(p->at.first_dec),
              MS(p->at.first_enc), MS(p->at.last_dec), MS(now_us()));
 #undef MS
+}
+
+/* The input, kept from the last chunk where it can be (a range of the same
+ * file): 0 or VR_E*. */
+static int open_input(struct pipe *p, const struct vio_in_opts *io, vr_err *err)
+{
+    int rc = pipe_warm_open_input(p->o->range ? p->o->warm : NULL, io, &p->in, err);
+    p->in_kept = rc == 1;
+    return rc < 0 ? rc : 0;
 }
 
 static int open_all(struct pipe *p, const char *in, const char *tmp, const char *out, vr_err *err)
@@ -614,12 +642,12 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     struct vio_in_opts io = { .path = in, .hw = p->gpu, .gpu = o->gpu, .extra_frames = 4,
                               .preroll_until_ms = o->preroll_until_ms,
                               .warmup_from_ms = o->warmup_from_ms, .range = o->range };
-    rc = vio_in_open(&io, &p->in, err);
+    rc = open_input(p, &io, err);
     p->at.in_open = now_us();
     if (rc == VR_ENOTSUP && p->gpu) {
         log_warn("%s; decoding on the CPU and uploading frames", err->msg);
         io.hw = 0;
-        rc = vio_in_open(&io, &p->in, err);
+        rc = open_input(p, &io, err);
     }
     if (rc < 0)
         return rc;
@@ -644,6 +672,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
         .pix_fmt = AV_PIX_FMT_YUV420P, .full_range = p->plan.full_range, .cfg = &o->cfg,
         .try_nvenc = p->gpu && gpu_may_have_nvenc(p), .copy_streams = 1,
         .threads = o->encode_threads, .record_ts = o->ts_path != NULL,
+        .matte = p->plan.kind == PIPE_OUT_MASK,
     };
     if ((rc = vio_out_open(&oo, &p->out, err)) < 0)
         return rc;
@@ -790,6 +819,7 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
         log_setup(&p, engine_warm);
         p.m.bytes_in = (uint64_t)vio_in_video_bytes(p.in);
         p.m.bytes_out = (uint64_t)vio_out_bytes(p.out);
+        p.keep_in = o->range && o->warm;
     }
     beneath_unmask(err, tfd, out);
     if (tfd >= 0)

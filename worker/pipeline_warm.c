@@ -6,8 +6,10 @@
 #include "pipeline_warm.h"
 
 #include "log.h"
+#include "vio_video.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 static int same_config(const struct vr_config *a, const struct vr_config *b)
 {
@@ -53,4 +55,57 @@ void pipe_warm_drop(struct pipe_warm *w)
     if (!w)
         return;
     seg_free(&w->seg);
+    vio_in_free(&w->in);
+}
+
+static int file_id(const char *path, struct pipe_file_id *id)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return -1;
+    *id = (struct pipe_file_id){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size,
+                                 .mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL +
+                                             st.st_mtim.tv_nsec };
+    return 0;
+}
+
+static int same_file(const struct pipe_file_id *a, const struct pipe_file_id *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns;
+}
+
+int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struct vio_in **in,
+                         vr_err *err)
+{
+    struct pipe_file_id id;
+    if (w && w->in && o->range && file_id(o->path, &id) == 0 && same_file(&id, &w->in_id)) {
+        vr_err e = { 0 };
+        int rc = vio_in_retarget(w->in, o, &e);
+        if (rc == 0) {
+            *in = w->in;
+            w->in = NULL;
+            w->in_reused++;
+            return 1;
+        }
+        if (rc != VR_EINVAL) /* not only other decoding options: say why */
+            log_info("%s: the kept input cannot read this range (%s); opening it again", o->path,
+                     e.msg);
+    }
+    if (w) {
+        vio_in_free(&w->in);
+        w->in_opened++;
+    }
+    int rc = vio_in_open(o, in, err);
+    return rc < 0 ? rc : 0;
+}
+
+void pipe_warm_keep_input(struct pipe_warm *w, const char *path, struct vio_in **in)
+{
+    if (!w || !*in || file_id(path, &w->in_id) < 0) {
+        vio_in_free(in);
+        return;
+    }
+    vio_in_free(&w->in);
+    w->in = *in;
+    *in = NULL;
 }

@@ -1,9 +1,12 @@
 /*
- * pipeline_warm.h - a worker's warm engine: the segmentation engine kept
- * from one pipeline_run() to the next when the next run needs the same one
- * (same backend, GPU, profile values, layout and geometry), so that a chunk
- * does not pay again for loading the model, uploading the weights and
- * capturing the CUDA graphs. `vr-worker serve` keeps one per process.
+ * pipeline_warm.h - what a worker keeps from one pipeline_run() to the
+ * next. The segmentation engine, when the next run needs the same one (same
+ * backend, GPU, profile values, layout and geometry), so that a chunk does
+ * not pay again for loading the model, uploading the weights and capturing
+ * the CUDA graphs. And the input of a chunk read in place, when the next
+ * chunk is a range of the same file: its demuxer and decoder (NVDEC's
+ * included), which took 2 s to open with 8 chunks starting on a GPU and 7 s
+ * with 32 on a host. `vr-worker serve` keeps one of each per process.
  */
 #ifndef VR_PIPELINE_WARM_H
 #define VR_PIPELINE_WARM_H
@@ -12,11 +15,27 @@
 #include "seg.h"
 #include "vr_err.h"
 
+#include <sys/types.h>
+
+struct vio_in;
+struct vio_in_opts;
+
+/* A file as the kernel names it: what a kept input must still be. */
+struct pipe_file_id {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    long long mtime_ns;
+};
+
 struct pipe_warm {
     struct seg *seg;          /* owned; NULL when cold */
     struct seg_opts so;       /* what seg was made for (so.cfg -> cfg) */
     struct vr_config cfg;
     long long reused, built;  /* counts, for logs and tests */
+    struct vio_in *in;        /* owned: the last chunk's input, or NULL */
+    struct pipe_file_id in_id;
+    long long in_reused, in_opened;
 };
 
 /* Sets *seg to an engine for `so`: the warm one after seg_reset() (no
@@ -25,8 +44,23 @@ struct pipe_warm {
  * free it. Returns 0 or the VR_E* code of seg_create() (w is cold then). */
 int pipe_warm_get(struct pipe_warm *w, const struct seg_opts *so, struct seg **seg, vr_err *err);
 
-/* Frees the engine and leaves `w` cold (a failed run calls this, so that a
- * GPU in a bad state never carries over); accepts NULL. */
+/* Frees the engine and the kept input and leaves `w` cold (a failed run
+ * calls this, so that a GPU in a bad state never carries over); accepts
+ * NULL. */
 void pipe_warm_drop(struct pipe_warm *w);
+
+/* Opens the input `o` asks for (vio_in_open), from the kept one when it
+ * reads the same file (device, inode, size, mtime) with the same decoding
+ * and `o` names a range (vio_in_retarget). A kept input that does not fit
+ * or fails to retarget is freed and a fresh one opened, so keeping never
+ * changes an answer or an error. `w` may be NULL. Returns 1 (the kept
+ * input, retargeted), 0 (a new one) or VR_E* as vio_in_open. */
+int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struct vio_in **in,
+                         vr_err *err);
+
+/* Keeps *in, the input of a run that succeeded on a range of `path`, for
+ * the next run, and clears *in; frees it when it cannot be kept (no `w`,
+ * the file gone). */
+void pipe_warm_keep_input(struct pipe_warm *w, const char *path, struct vio_in **in);
 
 #endif
