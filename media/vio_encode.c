@@ -86,16 +86,17 @@ enum { MAX_GOP = 250 };
  * from the thread count. A matte is coded at a constant QP: CRF carries a
  * complexity history across keyframes (an I frame's QP comes from the P
  * frames before it), so a chunk's first GOP would differ from the same GOP
- * inside one `process`. QP = crf - MATTE_QP_BELOW_CRF gives a matte the
- * quality and size the CRF gave it (docs/PERF.md, "The matte's encoder"). */
-enum { MATTE_QP_BELOW_CRF = 3, THREAD_MV_RANGE = 256 };
+ * inside one `process`. QP = crf + MATTE_QP_ABOVE_CRF gives an 8K matte the
+ * size and quality CRF gave it, and costs a quarter less time (no
+ * lookahead analysis): docs/PERF.md, "The matte's encoder". */
+enum { MATTE_QP_ABOVE_CRF = 1, THREAD_MV_RANGE = 256 };
 
 static void rate_control(AVDictionary **d, const char *name, const struct vio_out_opts *op,
                          int threads)
 {
     char v[128];
-    int qp = op->cfg->crf - MATTE_QP_BELOW_CRF;
-    qp = qp < 0 ? 0 : qp;
+    int qp = op->cfg->crf + MATTE_QP_ABOVE_CRF;
+    qp = qp > 51 ? 51 : qp;
     const char *rc = op->matte ? "qp" : "crf";
     int q = op->matte ? qp : op->cfg->crf;
     if (!strcmp(name, "libx265")) {
