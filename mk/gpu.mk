@@ -23,7 +23,7 @@ $(GPU_TEST_BIN): $(call obj,$(GPU_TEST_SRC)) $(ALL_LIBS)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
 
-$(BENCH_NET_BIN): $(BUILD)/bench/bench_net.o $(call lib,kernels media common)
+$(BENCH_NET_BIN): $(BUILD)/bench/bench_net.o $(call lib,seg net model media common)
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

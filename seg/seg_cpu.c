@@ -7,6 +7,7 @@
  * input batch, run the network over it in slices of at most
  * SEG_CPU_NET_BATCH (the net's activation buffers grow with its batch),
  * then per frame and eye blend, refine and, over the whole mask, smooth.
+ * At the end, seg_run_network(): the CPU network alone on one picture.
  */
 #include "seg_impl.h"
 
@@ -14,7 +15,9 @@
 #include "cpu_ftz.h"
 #include "frame_ref.h"
 #include "frame_temporal.h"
+#include "log.h"
 #include "net.h"
+#include "paths.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -213,5 +216,56 @@ nomem:
                     o->in_w, o->in_h);
 fail:
     seg_free(&s);
+    return rc;
+}
+
+/* ---- the network alone (seg.h: seg_run_network) ---- */
+
+int seg_run_network(const struct vr_config *cfg, const struct seg_frame *f,
+                    struct seg_mask *mask, vr_err *err)
+{
+    struct model *m = NULL;
+    struct net *net = NULL;
+    float *x = NULL, *y = NULL;
+    char path[CONFIG_STR + 512];
+    int rc;
+
+    if (f->fmt != SEG_PIX_RGB24 || f->on_device || mask->on_device
+        || mask->w != f->w || mask->h != f->h)
+        return vr_err_set(err, VR_EINVAL, "seg: the network alone takes an RGB24 frame "
+                          "in host memory and a mask of its size");
+    vr_data_path(cfg->model, path, sizeof path);
+    if ((rc = model_load(path, &m, err)) < 0)
+        return rc;
+    if (f->w != m->in_w || f->h != m->in_h) {
+        rc = vr_err_set(err, VR_EINVAL, "needs the model's input size %dx%d (%s), the "
+                        "image is %dx%d", m->in_w, m->in_h, path, f->w, f->h);
+        goto out;
+    }
+    if ((rc = net_create(m, 1, &net, err)) < 0)
+        goto out;
+    x = malloc((size_t)f->w * f->h * 3 * sizeof *x);
+    y = malloc((size_t)f->w * f->h * sizeof *y);
+    if (!x || !y) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto out;
+    }
+    struct frame_rect all = { 0, 0, f->w, f->h };
+    frame_preprocess_ref(f, &all, 1, f->w, f->h, x); /* same size: exact copy */
+    double t0 = clock_mono_ms();
+    unsigned csr = cpu_ftz_begin();
+    rc = net_run(net, x, 1, y, err);
+    cpu_ftz_end(csr);
+    if (rc < 0)
+        goto out;
+    log_debug("network: %.1f ms", clock_mono_ms() - t0);
+    for (int r = 0; r < f->h; r++)
+        for (int c = 0; c < f->w; c++)
+            mask->data[(size_t)r * mask->linesize + c] = frame_to_u8(y[(size_t)r * f->w + c]);
+out:
+    free(x);
+    free(y);
+    net_free(&net);
+    model_free(&m);
     return rc;
 }

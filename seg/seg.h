@@ -9,7 +9,7 @@
  *   network (batched) ──blend (feathered weights) into the eye's work-size
  *   mask──▶ guided upsample to the output size ──temporal smoothing──▶ mask
  *
- * Backends: SEG_CPU runs the C twins (kernels/: the *_ref.c files, net.c); SEG_CUDA runs
+ * Backends: SEG_CPU runs the C twins (net/ and seg/: the *_ref.c files, net.c); SEG_CUDA runs
  * the CUDA kernels with frames and masks in device memory, so decoded NVDEC
  * frames never leave the GPU. Both give the same mask within tolerance.
  */
@@ -88,6 +88,15 @@ void seg_reset(struct seg *s);
 
 /* Frees and clears *s; accepts NULL and half-built engines. */
 void seg_free(struct seg **s);
+
+/* The network alone on one picture, for checking it against other
+ * implementations (`vr-worker segment-image --raw`): no tiling, blending or
+ * refinement, the CPU network (C twins) over `f` as it is. `f` is an RGB24
+ * frame in host memory exactly the model's input size (cfg->model); mask
+ * (the caller's, host memory, f's size) gets the sigmoid as 8-bit. Loads
+ * the model and frees it before returning. Returns 0 or VR_E* with text. */
+int seg_run_network(const struct vr_config *cfg, const struct seg_frame *f,
+                    struct seg_mask *mask, vr_err *err);
 
 /* "mono" / "sbs" / "tb" <-> enum; returns -1 for unknown text. */
 int seg_layout_parse(const char *s);
