@@ -2,8 +2,9 @@
 #
 #   make            build bin/vrctl, bin/vr-controller, bin/vr-worker
 #   make run        install deps, build, process the bundled sample
-#   make test       install deps, check the rooms, build, verify the systemd units, fuzz the
-#                   model loader briefly, run every test and the chaos suite
+#   make test       install deps, check the rooms and the twins, build, verify the
+#                   systemd units, fuzz the model loader briefly, run every test and
+#                   the chaos suite
 #   make chaos      the chaos suite alone: one fault per test on a whole system (mk/chaos.mk)
 #   make asan       everything CPU-only under ASan + UBSan, the CPU test suite run on it (mk/asan.mk)
 #   make test-gpu   CUDA kernels vs. their C twins (needs a GPU)
@@ -140,7 +141,7 @@ BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker
 BENCH_VIDEO := $(BINDIR)/vrbench-video
 TEST_BIN := $(BUILD)/tests/vrtests
 
-.PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms
+.PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms check-twins
 all: cuda-msg check-rooms $(BINS)
 
 cuda-msg:
@@ -173,6 +174,10 @@ $(BINDIR)/%:
 check-rooms:
 	$(Q)$(foreach r,$(ROOMS),USES_$(r)="$(USES_$(r))") tests/check-rooms.sh $(ROOMS)
 
+# every CUDA kernel file X.cu beside its C twin X_ref.c (net/net.h)
+check-twins:
+	$(Q)tests/check-twins.sh $(CU_ROOMS)
+
 # ---- tests ----
 $(TEST_BIN): $(call obj,$(TEST_SRC)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
@@ -189,6 +194,7 @@ test-deps:
 
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory check-rooms
+	$(Q)$(MAKE) --no-print-directory check-twins
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BIN)
 	$(Q)$(MAKE) --no-print-directory check-systemd
 	$(Q)$(MAKE) --no-print-directory fuzz

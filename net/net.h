@@ -6,6 +6,14 @@
  * nothing. The CUDA backend (net_cuda.h, when built with nvcc) runs the same
  * graph with hand-written kernels; this header is the CPU one and is what
  * the GPU one is checked against.
+ *
+ * net/ is the network's room: this executor (net.c), the GPU one
+ * (net_cuda.h), the ops and their kernels. Twin rule, here and in seg/:
+ * every CUDA kernel file X.cu has its plain-C twin X_ref.c beside it, the
+ * same functions (ref_ for cu_) with the same arguments less the stream,
+ * and the GPU tests (tests/gpu/) compare each pair on fresh random inputs.
+ * The files without a twin, and why, are listed in tests/check-twins.sh
+ * (part of `make test`), which checks the rule by name.
  */
 #ifndef VR_NET_H
 #define VR_NET_H

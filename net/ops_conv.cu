@@ -3,8 +3,8 @@
  * depthwise conv and mediapipe's transpose conv, float32 and float16
  * activations (ops_cuda.h). The fused 1x1 conv is ops_pointwise.cu.
  *
- * C references: ref_conv2d, ref_dwconv2d, ref_tconv_bias (ops_ref.c) and
- * ref_dw_fused, ref_tconv_x (ops_fused_ref.c). Layout per
+ * C twins (ops_conv_ref.c): ref_conv2d, ref_dwconv2d, ref_tconv_bias,
+ * ref_dw_fused, ref_tconv_x. Layout per
  * file: kernels, then launchers; each launcher checks the geometry it takes,
  * launches, and returns VR_ECUDA if cudaGetLastError() reports a failure.
  *

@@ -11,8 +11,8 @@
  * accumulation in float32. Weights and biases are always float32: they are
  * small and read from shared memory or L1.
  *
- * The fused kernels (second half) have C twins in ops_fused_ref.c with the
- * same argument structs, built from the ops_ref.h functions, so a harness can
+ * The fused kernels (second half) have C twins (ops_fused.h, in the X_ref.c
+ * beside each X.cu) with the same argument structs, built from the ops_ref.h functions, so a harness can
  * compare them the same way (tests/gpu/).
  *
  * Every launcher returns 0 or a VR_E* code: VR_EINVAL for a geometry the

@@ -5,9 +5,9 @@
  * (global mean -> 1x1 convs on the pooled vector -> activations), float32 and
  * float16 activations.
  *
- * C references: ref_relu, ref_hard_swish, ref_logistic, ref_add, ref_mul,
- * ref_resize_bilinear, ref_avgpool, ref_mean_hw (ops_ref.c) and ref_se
- * (ops_fused_ref.c). Kernels first, then launchers; every launcher checks
+ * C twins (ops_elem_ref.c): ref_relu, ref_hard_swish, ref_logistic,
+ * ref_add, ref_mul, ref_resize_bilinear, ref_avgpool, ref_mean_hw, ref_se.
+ * Kernels first, then launchers; every launcher checks
  * cudaGetLastError() and returns a VR_E* code.
  *
  * Where the channel count allows, each thread moves 8 values with one

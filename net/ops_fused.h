@@ -1,7 +1,7 @@
 /*
  * ops_fused.h - the fused ops of the GPU network, as argument structs shared
- * by their CUDA kernels (ops_cuda.h) and their plain-C twins
- * (ops_fused_ref.c). The twins are compositions of the ops_ref.h functions:
+ * by their CUDA kernels (ops_cuda.h) and their plain-C twins (the X_ref.c
+ * beside each X.cu). The twins are compositions of the ops_ref.h functions:
  * they define what each fused kernel must compute. No CUDA types here, so the
  * CPU-only build compiles the twins too.
  *
@@ -161,7 +161,9 @@ struct cu_pwdw_args {
     void *out;
 };
 
-/* C twins of the fused kernels (ops_fused_ref.c), float32 host memory. */
+/* C twins of the fused kernels, float32 host memory: ref_act_ext in
+ * ops_act.c, ref_pointwise in ops_pointwise_ref.c, ref_dw_fused and
+ * ref_tconv_x in ops_conv_ref.c, ref_se in ops_elem_ref.c. */
 float ref_act_ext(float x, int act);
 void ref_pointwise(const struct cu_pw_args *p);
 void ref_dw_fused(const struct cu_dw_args *p);

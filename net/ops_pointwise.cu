@@ -1,6 +1,6 @@
 /*
  * ops_pointwise.cu - the fused 1x1 (pointwise) conv (cu_pointwise_dt,
- * ops_cuda.h; C twin ref_pointwise, ops_fused_ref.c): prologue x * a_scale
+ * ops_cuda.h; C twin ref_pointwise, ops_pointwise_ref.c): prologue x * a_scale
  * + b (b optionally a small map resized on load), the conv, bias,
  * activations, an excite scale, a residual and a third activation, so each
  * activation makes one trip through device memory. A block stages a tile of

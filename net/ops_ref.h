@@ -8,6 +8,9 @@
  * RESIZE_BILINEAR's align_corners / half_pixel_centers, and mediapipe's
  * Convolution2DTransposeBias.
  *
+ * Each lives in the X_ref.c beside the kernel file X.cu of its CUDA twin
+ * (ops_conv_ref.c, ops_elem_ref.c); the activations are ops_act.c.
+ *
  * Buffers are caller-owned, never aliased unless stated, and fully written.
  */
 #ifndef VR_OPS_REF_H

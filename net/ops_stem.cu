@@ -2,7 +2,7 @@
  * ops_stem.cu - the network's first layer: CONV_2D from the RGB tile,
  * 3 input channels, 3x3, stride 2, 16 outputs, any padding.
  *
- * C twin: ref_conv2d (ops_ref.c), the generic conv's; cu_conv2d_x sends
+ * C twin: ref_conv2d (ops_conv_ref.c), the generic conv's; cu_conv2d_x sends
  * this geometry here. A thread block computes a 16x32 block of the output:
  *   0. the input window (33 x 65 pixels x 3 channels) to shared memory,
  *      xs[ci][row][parity][col]: split by column parity, so the stride-2

@@ -199,7 +199,7 @@ static __device__ __forceinline__ uint8_t fcu_to_u8(float v)
     return (uint8_t)__float2uint_rz(fminf(fmaxf(x, 0.0f), 255.0f));
 }
 
-/* bilin_taps of frame_ref.c: half-pixel centres, clamped to [0, r-1]. */
+/* bilin_taps of frame_sample_ref.c: half-pixel centres, clamped to [0, r-1]. */
 static __device__ __forceinline__ void fcu_taps(int o, int r, int d, int *i0, int *i1,
                                                 float *t)
 {

@@ -2,8 +2,8 @@
  * frame_mask.cu - the CUDA frame kernels that work on masks at work size:
  * tile blending (network outputs into each eye's work mask), the
  * low-resolution half of the fast guided filter (box means and the a, b
- * coefficients). The C twins are in frame_ref.c and frame_ref.h gives the
- * rules.
+ * coefficients). The C twins are in frame_mask_ref.c and frame_ref.h gives
+ * the rules.
  *
  * Work images are small (512 x 512 per eye in the balanced profile), so
  * these kernels are about launches and passes over memory, not arithmetic:

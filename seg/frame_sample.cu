@@ -5,7 +5,7 @@
  * luma at work size (the guided filter's guide), and the refinement that
  * writes the output masks (guided apply or bilinear upsample, fused with the
  * over all frames of a call; the temporal filter is frame_temporal.cu). The C twins are in
- * frame_ref.c; frame_ref.h spells out the sampling rules followed here.
+ * frame_sample_ref.c; frame_ref.h spells out the sampling rules followed here.
  *
  * Frames come as NVDEC leaves them (NV12, P010 planes in device memory) or
  * as RGB24 / YUV420P; the pixel format is a template parameter so the inner

@@ -1,6 +1,6 @@
 /*
  * frame_temporal.cu - the temporal filter's CUDA twin (frame_temporal.h
- * gives the rule; the C twin is frame_temporal.c).
+ * gives the rule; the C twin is frame_temporal_ref.c).
  *
  * Two kernels per call: the lumas of the batch's frames with each frame's
  * sum of absolute change (integer atomics, so the sums are exact and the

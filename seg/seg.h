@@ -12,6 +12,13 @@
  * Backends: SEG_CPU runs the C twins (net/ and seg/: the *_ref.c files, net.c); SEG_CUDA runs
  * the CUDA kernels with frames and masks in device memory, so decoded NVDEC
  * frames never leave the GPU. Both give the same mask within tolerance.
+ *
+ * seg/ is the engine's room: this API (seg.c, seg_cpu.c, seg_cuda.cu), the
+ * tile plan (tiles.h), the frame kernels (frame_ref.h, frame_cuda.h), the
+ * temporal filter (frame_temporal.h) and the auto-tuner (tune.h, its cache
+ * tune_cache.c). Twin rule, as in net/ (net.h): every CUDA kernel file X.cu
+ * has its C twin X_ref.c beside it; tests/check-twins.sh names the
+ * exceptions.
  */
 #ifndef VR_SEG_H
 #define VR_SEG_H

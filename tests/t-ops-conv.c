@@ -250,7 +250,7 @@ static int irand(unsigned *s, int lo, int hi)
     return lo + (int)((*s >> 8) % (unsigned)(hi - lo + 1));
 }
 
-/* Independent of ops_ref.c: output size and padding recomputed from the
+/* Independent of ops_conv_ref.c: output size and padding recomputed from the
  * TensorFlow definitions. */
 static void brute(const struct conv_geom *g, int padding, int depthwise, const float *in,
                   const float *w, const float *b, double *out, double *mag)

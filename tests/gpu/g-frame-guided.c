@@ -232,7 +232,7 @@ Test(gpu_frame, guided_apply_and_bilinear)
 
 /* ---- NV12 area refine of a batch: bit for bit ---- */
 
-/* bilin_taps of frame_ref.c (fcu_taps: the same float steps). */
+/* bilin_taps of frame_sample_ref.c (fcu_taps: the same float steps). */
 static void exact_taps(int o, int r, int d, int *i0, int *i1, float *t)
 {
     float f = ((float)o + 0.5f) * (float)r / (float)d - 0.5f;

@@ -302,7 +302,7 @@ static inline void gf_batch(struct frame_batch *fb, const struct gf_frame *g, in
         }
 }
 
-/* frame_ref.c's area box [*a, *b) of output index o (r pixels onto d). */
+/* frame_sample_ref.c's area box [*a, *b) of output index o (r pixels onto d). */
 static inline void gf_area_span(int o, int r, int d, int *a, int *b)
 {
     *a = (int)((long long)o * r / d);

@@ -1,99 +1,33 @@
 /*
- * ops_ref.c - the plain-C reference of every network op (see ops_ref.h).
+ * ops_conv_ref.c - the C twins of ops_conv.cu: CONV_2D, DEPTHWISE_CONV_2D
+ * and Convolution2DTransposeBias (ops_ref.h), with the fused depthwise conv
+ * and the transposed conv with an extended activation (ref_dw_fused,
+ * ref_tconv_x, ops_fused.h); the convolution geometry every op uses.
  *
  * Each op follows TensorFlow Lite's reference kernel (mediapipe's for the
  * transposed convolution) down to the order of its floating-point sums:
  * a convolution sums its taps (fy, fx, ic) from 0.0f, then adds the bias,
  * then clamps as ActivationFunctionWithMinMax does; a pool sums (fy, fx)
  * and divides by the count of in-bounds taps; RESIZE_BILINEAR evaluates
- * ComputeInterpolationValues and its four-term sum as written. Keeping the
- * order means the fast loops here (vectorised over contiguous channels) and
- * the plain ones give the same bits, and a CUDA twin can be held to a tight
- * tolerance.
+ * ComputeInterpolationValues and its four-term sum as written (those two:
+ * ops_elem_ref.c). Keeping the order means the fast loops here (vectorised
+ * over contiguous channels) and the plain ones give the same bits, and a
+ * CUDA twin can be held to a tight tolerance.
  *
  * Speed: these are also the CPU engine's kernels, so the hot loops run over
- * contiguous channels in blocks of 8 with GNU C vector types (SSE2 at -O2
- * on x86-64, NEON on arm64; no intrinsics), keep accumulators in registers
- * and allocate nothing.
+ * contiguous channels in blocks of 8 with GNU C vector types (ops_vec.h),
+ * keep accumulators in registers and allocate nothing.
  */
+#include "ops_fused.h"
 #include "ops_ref.h"
+#include "ops_vec.h"
 
 #include "model.h"
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
 /* ---- small helpers ---- */
-
-typedef float v4 __attribute__((vector_size(16)));
-
-static inline v4 ld4(const float *p)
-{
-    v4 v;
-    memcpy(&v, p, sizeof v); /* unaligned load */
-    return v;
-}
-
-static inline void st4(float *p, v4 v)
-{
-    memcpy(p, &v, sizeof v);
-}
-
-static inline v4 splat4(float x)
-{
-    return (v4){ x, x, x, x };
-}
-
-typedef int vi4 __attribute__((vector_size(16)));
-
-/* m ? a : b per lane, m from a vector comparison (all ones or zero). */
-static inline v4 vsel(vi4 m, v4 a, v4 b)
-{
-    return (v4)(((vi4)a & m) | ((vi4)b & ~m));
-}
-
-/* clampf() per lane, NaN passing through as there. */
-static inline v4 vclamp(v4 x, v4 lo, v4 hi)
-{
-    const v4 y = vsel(x < lo, lo, x);
-    return vsel(hi < y, hi, y);
-}
-
-/* TFLite's CalculateActivationRange for float: NONE clamps to [lowest,
- * max], so infinities become +-FLT_MAX exactly as there. (TFLite's CPU
- * kernels treat a fused TANH the same way; every op here applies tanhf
- * for it instead, as op_act() documents.) */
-static inline void act_range(int act, float *lo, float *hi)
-{
-    *lo = -FLT_MAX;
-    *hi = FLT_MAX;
-    if (act == MACT_RELU) {
-        *lo = 0.f;
-    } else if (act == MACT_RELU6) {
-        *lo = 0.f;
-        *hi = 6.f;
-    } else if (act == MACT_RELU_N1_TO_1) {
-        *lo = -1.f;
-        *hi = 1.f;
-    }
-}
-
-/* std::min(std::max(x, lo), hi) with std::max(a, b) = a < b ? b : a. */
-static inline float clampf(float x, float lo, float hi)
-{
-    float y = x < lo ? lo : x;
-    return hi < y ? hi : y;
-}
-
-float op_act(float x, int act)
-{
-    if (act == MACT_TANH)
-        return tanhf(x);
-    float lo, hi;
-    act_range(act, &lo, &hi);
-    return clampf(x, lo, hi);
-}
 
 /* Finishes one output pixel's block of 8 channels: bias (0.0f when absent,
  * added anyway as TFLite does), then the activation. */
@@ -500,246 +434,6 @@ void ref_dwconv2d(const struct conv_geom *g, const float *in, const float *w,
     }
 }
 
-/* ---- AVERAGE_POOL_2D and MEAN (reference/pooling.h, reduce.h) ---- */
-
-void ref_avgpool(const struct conv_geom *g, const float *in, float *out)
-{
-    const int c = g->cin, act = g->act;
-    float lo, hi;
-    act_range(act, &lo, &hi);
-    for (int n = 0; n < g->n; n++) {
-        const float *inb = in + (size_t)n * g->ih * g->iw * c;
-        for (int oy = 0; oy < g->oh; oy++) {
-            const int iy0 = oy * g->sh - g->pad_top;
-            const int fy0 = iy0 < 0 ? -iy0 : 0;
-            const int fy1 = g->kh < g->ih - iy0 ? g->kh : g->ih - iy0;
-            for (int ox = 0; ox < g->ow; ox++) {
-                const int ix0 = ox * g->sw - g->pad_left;
-                const int fx0 = ix0 < 0 ? -ix0 : 0;
-                const int fx1 = g->kw < g->iw - ix0 ? g->kw : g->iw - ix0;
-                float *o = out + (((size_t)n * g->oh + oy) * g->ow + ox) * c;
-                /* The count of in-bounds taps, as a float like TFLite's. */
-                const float count =
-                    (float)((fy1 > fy0 ? fy1 - fy0 : 0) * (fx1 > fx0 ? fx1 - fx0 : 0));
-                int c0 = 0;
-                for (; c0 + 8 <= c; c0 += 8) {
-                    v4 s0 = splat4(0.f), s1 = s0;
-                    for (int fy = fy0; fy < fy1; fy++)
-                        for (int fx = fx0; fx < fx1; fx++) {
-                            const float *ip =
-                                inb + ((size_t)(iy0 + fy) * g->iw + ix0 + fx) * c + c0;
-                            s0 += ld4(ip);
-                            s1 += ld4(ip + 4);
-                        }
-                    float t[8];
-                    st4(t, s0);
-                    st4(t + 4, s1);
-                    /* No tap in bounds: TFLite fails the op; we write act(0). */
-                    for (int j = 0; j < 8; j++)
-                        o[c0 + j] = act == MACT_TANH
-                                        ? tanhf(count > 0.f ? t[j] / count : 0.f)
-                                        : clampf(count > 0.f ? t[j] / count : 0.f, lo, hi);
-                }
-                for (; c0 < c; c0++) {
-                    float total = 0.f;
-                    for (int fy = fy0; fy < fy1; fy++)
-                        for (int fx = fx0; fx < fx1; fx++)
-                            total += inb[((size_t)(iy0 + fy) * g->iw + ix0 + fx) * c + c0];
-                    o[c0] = act == MACT_TANH ? tanhf(count > 0.f ? total / count : 0.f)
-                                             : clampf(count > 0.f ? total / count : 0.f, lo, hi);
-                }
-            }
-        }
-    }
-}
-
-void ref_mean_hw(int n, int h, int w, int c, const float *in, float *out)
-{
-    const size_t hw = (size_t)h * w;
-    for (int b = 0; b < n; b++) {
-        const float *inb = in + (size_t)b * hw * c;
-        float *o = out + (size_t)b * c;
-        int c0 = 0;
-        for (; c0 + 8 <= c; c0 += 8) {
-            v4 s0 = splat4(0.f), s1 = s0;
-            for (size_t p = 0; p < hw; p++) {
-                s0 += ld4(inb + p * c + c0);
-                s1 += ld4(inb + p * c + c0 + 4);
-            }
-            float t[8];
-            st4(t, s0);
-            st4(t + 4, s1);
-            for (int j = 0; j < 8; j++)
-                o[c0 + j] = t[j] / (float)(h * w);
-        }
-        for (; c0 < c; c0++) {
-            float total = 0.f;
-            for (size_t p = 0; p < hw; p++)
-                total += inb[p * c + c0];
-            o[c0] = total / (float)(h * w);
-        }
-    }
-}
-
-/* ---- element-wise ---- */
-
-void ref_relu(const float *in, float *out, size_t count)
-{
-    /* reference_ops::Relu: x < 0 ? 0 : x (NaN stays NaN) */
-    size_t i = 0;
-    const v4 zero = splat4(0.f);
-    for (; i + 4 <= count; i += 4) {
-        const v4 x = ld4(in + i);
-        st4(out + i, vsel(x < zero, zero, x));
-    }
-    for (; i < count; i++)
-        out[i] = in[i] < 0.f ? 0.f : in[i];
-}
-
-void ref_hard_swish(const float *in, float *out, size_t count)
-{
-    /* reference_ops::HardSwish: in * min(6, max(0, in + 3)) / 6, with
-     * std::max(0, r) = 0 < r ? r : 0 and std::min(6, r) = r < 6 ? r : 6. */
-    size_t i = 0;
-    const v4 zero = splat4(0.f), three = splat4(3.f), six = splat4(6.f);
-    for (; i + 4 <= count; i += 4) {
-        const v4 x = ld4(in + i);
-        v4 r = x + three;
-        r = vsel(zero < r, r, zero);
-        r = vsel(r < six, r, six);
-        st4(out + i, x * r / six);
-    }
-    for (; i < count; i++) {
-        const float x = in[i];
-        float r = x + 3.f;
-        r = 0.f < r ? r : 0.f;
-        r = r < 6.f ? r : 6.f;
-        out[i] = x * r / 6.f;
-    }
-}
-
-void ref_logistic(const float *in, float *out, size_t count)
-{
-    /* reference_ops::Logistic, with its cut-offs. */
-    const float upper = 16.619047164916992188f, lower = -9.f;
-    for (size_t i = 0; i < count; i++) {
-        const float x = in[i];
-        if (x > upper)
-            out[i] = 1.f;
-        else if (x < lower)
-            out[i] = expf(x);
-        else
-            out[i] = 1.f / (1.f + expf(-x));
-    }
-}
-
-/* ADD (op 0) or MUL (op 1) then clamp; b full or per-(n, c). */
-static void binary(int n, int h, int w, int c, const float *a, const float *b, int b_full,
-                   int act, int mul, float *out)
-{
-    float lo, hi;
-    act_range(act, &lo, &hi);
-    const size_t hw = (size_t)h * w;
-    if (act == MACT_TANH) {
-        /* Never in a model net.c accepts; kept consistent with op_act. */
-        for (int bi = 0; bi < n; bi++)
-            for (size_t p = 0; p < hw; p++)
-                for (int ci = 0; ci < c; ci++) {
-                    const size_t i = ((size_t)bi * hw + p) * c + ci;
-                    const float y = b_full ? b[i] : b[(size_t)bi * c + ci];
-                    out[i] = tanhf(mul ? a[i] * y : a[i] + y);
-                }
-        return;
-    }
-    for (int bi = 0; bi < n; bi++) {
-        for (size_t p = 0; p < hw; p++) {
-            const size_t base = ((size_t)bi * hw + p) * c;
-            const float *ap = a + base;
-            const float *bp = b_full ? b + base : b + (size_t)bi * c;
-            float *op = out + base;
-            const v4 vlo = splat4(lo), vhi = splat4(hi);
-            int ci = 0;
-            if (mul) {
-                for (; ci + 4 <= c; ci += 4)
-                    st4(op + ci, vclamp(ld4(ap + ci) * ld4(bp + ci), vlo, vhi));
-                for (; ci < c; ci++)
-                    op[ci] = clampf(ap[ci] * bp[ci], lo, hi);
-            } else {
-                for (; ci + 4 <= c; ci += 4)
-                    st4(op + ci, vclamp(ld4(ap + ci) + ld4(bp + ci), vlo, vhi));
-                for (; ci < c; ci++)
-                    op[ci] = clampf(ap[ci] + bp[ci], lo, hi);
-            }
-        }
-    }
-}
-
-void ref_add(int n, int h, int w, int c, const float *a, const float *b, int b_full,
-             int act, float *out)
-{
-    binary(n, h, w, c, a, b, b_full, act, 0, out);
-}
-
-void ref_mul(int n, int h, int w, int c, const float *a, const float *b, int b_full,
-             int act, float *out)
-{
-    binary(n, h, w, c, a, b, b_full, act, 1, out);
-}
-
-/* ---- RESIZE_BILINEAR (reference/resize_bilinear.h) ---- */
-
-static void interp_values(int value, float scale, int half_pixel_centers, int input_size,
-                          float *scaled, int *lower, int *upper)
-{
-    if (half_pixel_centers)
-        *scaled = ((float)value + 0.5f) * scale - 0.5f;
-    else
-        *scaled = (float)value * scale;
-    const int fl = (int)floorf(*scaled), ce = (int)ceilf(*scaled);
-    *lower = fl > 0 ? fl : 0;
-    *upper = ce < input_size - 1 ? ce : input_size - 1;
-}
-
-void ref_resize_bilinear(int n, int ih, int iw, int c, const float *in, int oh, int ow,
-                         int align_corners, int half_pixel_centers, float *out)
-{
-    float hs = (float)ih / (float)oh, ws = (float)iw / (float)ow;
-    if (align_corners && oh > 1)
-        hs = (float)(ih - 1) / (float)(oh - 1);
-    if (align_corners && ow > 1)
-        ws = (float)(iw - 1) / (float)(ow - 1);
-    for (int b = 0; b < n; b++) {
-        const float *inb = in + (size_t)b * ih * iw * c;
-        for (int y = 0; y < oh; y++) {
-            float iy;
-            int y0, y1;
-            interp_values(y, hs, half_pixel_centers, ih, &iy, &y0, &y1);
-            const float dy = iy - (float)y0;
-            for (int x = 0; x < ow; x++) {
-                float ix;
-                int x0, x1;
-                interp_values(x, ws, half_pixel_centers, iw, &ix, &x0, &x1);
-                const float dx = ix - (float)x0;
-                const float *p00 = inb + ((size_t)y0 * iw + x0) * c;
-                const float *p10 = inb + ((size_t)y1 * iw + x0) * c;
-                const float *p01 = inb + ((size_t)y0 * iw + x1) * c;
-                const float *p11 = inb + ((size_t)y1 * iw + x1) * c;
-                float *o = out + (((size_t)b * oh + y) * ow + x) * c;
-                /* Same products in the same order per lane as below. */
-                const v4 vdy = splat4(dy), vdx = splat4(dx);
-                const v4 vey = splat4(1 - dy), vex = splat4(1 - dx);
-                int ci = 0;
-                for (; ci + 4 <= c; ci += 4)
-                    st4(o + ci, ld4(p00 + ci) * vey * vex + ld4(p10 + ci) * vdy * vex +
-                                    ld4(p01 + ci) * vey * vdx + ld4(p11 + ci) * vdy * vdx);
-                for (; ci < c; ci++)
-                    o[ci] = p00[ci] * (1 - dy) * (1 - dx) + p10[ci] * dy * (1 - dx) +
-                            p01[ci] * (1 - dy) * dx + p11[ci] * dy * dx;
-            }
-        }
-    }
-}
-
 /* ---- Convolution2DTransposeBias (mediapipe transpose_conv_bias.cc) ---- */
 
 void ref_tconv_bias(const struct conv_geom *g, const float *in, const float *w,
@@ -781,4 +475,30 @@ void ref_tconv_bias(const struct conv_geom *g, const float *in, const float *w,
             }
         }
     }
+}
+
+/* ---- the fused forms (ops_fused.h) ---- */
+
+void ref_dw_fused(const struct cu_dw_args *p)
+{
+    /* g.act is a model_act the twin op applies; the extended ones follow. */
+    ref_dwconv2d(&p->g, p->in, p->w, p->bias, p->out);
+    size_t count = (size_t)p->g.n * p->g.oh * p->g.ow * p->g.cout;
+    float *out = p->out;
+    const float *res = p->res;
+    for (size_t i = 0; i < count; i++) {
+        float v = ref_act_ext(out[i], p->act2);
+        if (res)
+            v = ref_act_ext(v + res[i], p->act3);
+        out[i] = v;
+    }
+}
+
+void ref_tconv_x(const struct conv_geom *g, const float *in, const float *w,
+                 const float *b, int act, float *out)
+{
+    ref_tconv_bias(g, in, w, b, out);
+    size_t count = (size_t)g->n * g->oh * g->ow * g->cout;
+    for (size_t i = 0; i < count; i++)
+        out[i] = ref_act_ext(out[i], act);
 }

@@ -1,5 +1,5 @@
 /*
- * tune.c - the auto-tuner's cache (tune.h): the key string and the JSON
+ * tune_cache.c - the auto-tuner's cache (tune.h): the key string and the JSON
  * file of chosen variants. Plain C (jansson), built with or without CUDA;
  * the timing half is tune.cu.
  *

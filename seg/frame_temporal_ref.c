@@ -1,7 +1,7 @@
 /*
- * frame_temporal.c - the temporal filter's C twin and the window's
+ * frame_temporal_ref.c - the temporal filter's C twin and the window's
  * bookkeeping both backends share (frame_temporal.h gives the rule).
- * The CUDA twin is frame_temporal.cu.
+ * Its CUDA twin is frame_temporal.cu.
  */
 #include "frame_temporal.h"
 

@@ -1,9 +1,11 @@
 /*
- * frame_ref.c - plain-C frame kernels (see frame_ref.h for the exact
- * sampling rules, which the CUDA twins follow too). Written for clarity
- * first and for a CPU that runs the --cpu backend second: rows are walked in
- * order and per-row work (box bounds, bilinear taps) is hoisted out of the
- * inner loops.
+ * frame_sample_ref.c - the C twins of frame_sample.cu, the frame kernels
+ * that read the frame: preprocess, luma, the guided filter's apply and the
+ * bilinear refine (see frame_ref.h for the exact sampling rules, which the
+ * CUDA twins follow too; the blend and the guided coefficients are
+ * frame_mask_ref.c). Written for clarity first and for a CPU that runs the
+ * --cpu backend second: rows are walked in order and per-row work (box
+ * bounds, bilinear taps) is hoisted out of the inner loops.
  */
 #include "frame_ref.h"
 
@@ -189,124 +191,7 @@ void frame_luma_ref(const struct seg_frame *f, struct frame_rect rect,
             sample_px(f, rect, dw, dh, mode, x, y, 1, out + (size_t)y * dw + x);
 }
 
-/* ---- (2) blend ---- */
-
-static inline float ramp(float u, float feather, int lo_edge, int hi_edge)
-{
-    if (feather <= 0.0f || !(lo_edge || hi_edge))
-        return 1.0f;
-    float d = 1.0f;
-    if (lo_edge && u < d)
-        d = u;
-    if (hi_edge && 1.0f - u < d)
-        d = 1.0f - u;
-    float w = d / feather;
-    return w < 1e-3f ? 1e-3f : (w > 1.0f ? 1.0f : w);
-}
-
-static inline float tile_sample(const float *t, int mw, int mh, float sx, float sy)
-{
-    sx = sx < 0.0f ? 0.0f : (sx > (float)(mw - 1) ? (float)(mw - 1) : sx);
-    sy = sy < 0.0f ? 0.0f : (sy > (float)(mh - 1) ? (float)(mh - 1) : sy);
-    int x0 = (int)sx, y0 = (int)sy;
-    int x1 = x0 + 1 < mw ? x0 + 1 : mw - 1;
-    int y1 = y0 + 1 < mh ? y0 + 1 : mh - 1;
-    float tx = sx - (float)x0, ty = sy - (float)y0;
-    float a = t[(size_t)y0 * mw + x0], b = t[(size_t)y0 * mw + x1];
-    float c = t[(size_t)y1 * mw + x0], d = t[(size_t)y1 * mw + x1];
-    float top = a + (b - a) * tx, bot = c + (d - c) * tx;
-    return top + (bot - top) * ty;
-}
-
-void frame_blend_ref(const float *tiles, int n, int mw, int mh,
-                     const struct frame_tile *tile, int ww, int wh, float *out)
-{
-    for (int y = 0; y < wh; y++) {
-        float py = (float)y + 0.5f;
-        for (int x = 0; x < ww; x++) {
-            float px = (float)x + 0.5f;
-            float sw = 0.0f, sv = 0.0f, floor_v = 0.0f;
-            for (int i = 0; i < n; i++) {
-                const struct frame_tile *t = &tile[i];
-                if (!(px >= t->x && px < t->x + t->w && py >= t->y && py < t->y + t->h))
-                    continue;
-                float u = (px - t->x) / t->w, v = (py - t->y) / t->h;
-                float w = t->weight
-                          * ramp(u, t->feather, t->edges & FRAME_EDGE_L, t->edges & FRAME_EDGE_R)
-                          * ramp(v, t->feather, t->edges & FRAME_EDGE_T, t->edges & FRAME_EDGE_B);
-                float val = tile_sample(tiles + (size_t)i * mw * mh, mw, mh,
-                                        u * (float)mw - 0.5f, v * (float)mh - 0.5f);
-                if (t->edges & FRAME_TILE_FLOOR) {
-                    floor_v = fmaxf(floor_v, 2.0f * val - 1.0f);
-                    continue;
-                }
-                sw += w;
-                sv += w * val;
-            }
-            out[(size_t)y * ww + x] = fmaxf(sw > 0.0f ? sv / sw : 0.0f, floor_v);
-        }
-    }
-}
-
-/* ---- (3) guided upsample ---- */
-
-/* Box mean with radius r, window clipped to the image: separable running
- * sums (horizontal into tmp, vertical into out). in and out may not alias. */
-static void box_mean(const float *in, float *out, float *tmp, int w, int h, int r)
-{
-    for (int y = 0; y < h; y++) {
-        const float *row = in + (size_t)y * w;
-        float *t = tmp + (size_t)y * w;
-        for (int x = 0; x < w; x++) {
-            int a = x - r < 0 ? 0 : x - r, b = x + r >= w ? w - 1 : x + r;
-            float s = 0.0f;
-            for (int k = a; k <= b; k++)
-                s += row[k];
-            t[x] = s / (float)(b - a + 1);
-        }
-    }
-    for (int y = 0; y < h; y++) {
-        int a = y - r < 0 ? 0 : y - r, b = y + r >= h ? h - 1 : y + r;
-        float inv = 1.0f / (float)(b - a + 1);
-        float *o = out + (size_t)y * w;
-        for (int x = 0; x < w; x++)
-            o[x] = 0.0f;
-        for (int k = a; k <= b; k++) {
-            const float *t = tmp + (size_t)k * w;
-            for (int x = 0; x < w; x++)
-                o[x] += t[x];
-        }
-        for (int x = 0; x < w; x++)
-            o[x] *= inv;
-    }
-}
-
-void frame_guided_coeffs_ref(const float *I, const float *p, int w, int h,
-                             int r, float eps, float *a, float *b, float *scratch)
-{
-    size_t np = (size_t)w * h;
-    float *mI = scratch, *mp = scratch + np, *mIp = scratch + 2 * np;
-    float *mII = scratch + 3 * np, *tmp = scratch + 4 * np, *prod = scratch + 5 * np;
-
-    box_mean(I, mI, tmp, w, h, r);
-    box_mean(p, mp, tmp, w, h, r);
-    for (size_t i = 0; i < np; i++)
-        prod[i] = I[i] * p[i];
-    box_mean(prod, mIp, tmp, w, h, r);
-    for (size_t i = 0; i < np; i++)
-        prod[i] = I[i] * I[i];
-    box_mean(prod, mII, tmp, w, h, r);
-    /* a0, b0 overwrite mIp, mII, which are no longer needed */
-    for (size_t i = 0; i < np; i++) {
-        float cov = mIp[i] - mI[i] * mp[i];
-        float var = mII[i] - mI[i] * mI[i];
-        float a0 = cov / (var + eps);
-        mIp[i] = a0;
-        mII[i] = mp[i] - a0 * mI[i];
-    }
-    box_mean(mIp, a, tmp, w, h, r);
-    box_mean(mII, b, tmp, w, h, r);
-}
+/* ---- (3) guided upsample: apply (the coefficients: frame_mask_ref.c) ---- */
 
 void frame_guided_apply_ref(const float *a, const float *b, int w, int h,
                             const struct seg_frame *f, struct frame_rect rect,
