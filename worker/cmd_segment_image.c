@@ -9,7 +9,7 @@
  */
 #include "commands.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "clock.h"
 #include "config.h"
 #include "log.h"

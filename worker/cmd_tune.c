@@ -7,7 +7,7 @@
  */
 #include "commands.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "config.h"
 #include "seg.h"
 #include "tune.h"

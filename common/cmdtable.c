@@ -1,7 +1,8 @@
 /*
- * cli.c - table-driven subcommand dispatch and generated help (see cli.h).
+ * cmdtable.c - table-driven subcommand dispatch and generated help (see
+ * cmdtable.h).
  */
-#include "cli.h"
+#include "cmdtable.h"
 
 #include "log.h"
 #include "version.h"
@@ -27,8 +28,7 @@ static void cli_usage_all(FILE *f, const char *prog, const char *about,
     fprintf(f, "%s - %s\n\nusage: %s <command> [options]\n\ncommands:\n",
             prog, about, prog);
     for (const struct cli_cmd *c = cmds; c->name; c++)
-        fprintf(f, "  %-16s %s%s\n", c->name, c->summary,
-                (c->flags & CLI_NOT_BUILT) ? " (not built yet)" : "");
+        fprintf(f, "  %-16s %s\n", c->name, c->summary);
     fprintf(f, "\nevery command:\n" CLI_LOG_HELP);
     fprintf(f, "\n'%s help <command>' or '%s <command> --help' shows a "
                "command's options; '%s --version' the version.\n", prog, prog, prog);
@@ -44,8 +44,6 @@ void cli_cmd_usage(FILE *f, const char *prog, const struct cli_cmd *cmd)
     if (cmd->help)
         fputs(cmd->help, f);
     fputs(CLI_LOG_HELP, f);
-    if (cmd->flags & CLI_NOT_BUILT)
-        fprintf(f, "\nThis command is not built yet.\n");
 }
 
 static const struct cli_cmd *cli_find(const struct cli_cmd *cmds, const char *name)
@@ -65,11 +63,6 @@ static int cli_run(const char *prog, const struct cli_cmd *c, int argc, char **a
             cli_cmd_usage(stdout, prog, c);
             return 0;
         }
-    }
-    if (c->flags & CLI_NOT_BUILT) {
-        fprintf(stderr, "%s %s: not built yet (a later issue brings it)\n",
-                prog, c->name);
-        return 2;
     }
     cli_cmd_now = c;
     argv[0] = (char *)c->name;

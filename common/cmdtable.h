@@ -1,21 +1,21 @@
 /*
- * cli.h - subcommands from a table (after git's git.c and redis-cli).
+ * cmdtable.h - subcommands from a table (after git's git.c and redis-cli):
+ * the command table of each binary, its help, and the parsing of the
+ * numbers users give (the cli_ prefix: the command line).
  *
  * Each binary declares one `struct cli_cmd` array ending in a zeroed entry;
  * cli_main() picks the entry named by argv[1], or the table's default entry
  * when argv[1] is an option, and prints help generated from the table for
- * `--help`, `-h` or `help [CMD]`. A command marked CLI_NOT_BUILT says that a
- * later issue brings it and exits 2: nothing is faked. `--version` prints
- * the version (common/version.h). `--log-format text|json`, anywhere before
- * a `--`, sets the log format (common/log.h) for every command.
+ * `--help`, `-h` or `help [CMD]`. `--version` prints the version
+ * (common/version.h). `--log-format text|json`, anywhere before a `--`,
+ * sets the log format (common/log.h) for every command.
  */
-#ifndef VR_CLI_H
-#define VR_CLI_H
+#ifndef VR_CMDTABLE_H
+#define VR_CMDTABLE_H
 
 #include <stdio.h>
 
 enum cli_flags {
-    CLI_NOT_BUILT   = 1 << 0, /* listed in help, refuses to run */
     CLI_DEFAULT     = 1 << 1, /* runs when argv[1] is an option or absent */
     CLI_NEEDS_REDIS = 1 << 2, /* talks to Redis: its help gets the --redis option */
 };
