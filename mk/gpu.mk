@@ -12,7 +12,7 @@
 # The binaries build wherever nvcc is found; they run only where a GPU is
 # (on the lent machine through the bundle, see docs/notes/cuda-net.md).
 
-GPU_TEST_SRC  := $(wildcard tests/gpu/g-*.c) tests/t-video-util.c
+GPU_TEST_SRC  := $(wildcard tests/gpu/g-*.c) tests/util-video.c
 GPU_TEST_BIN  := $(BUILD)/tests/gputests
 BENCH_NET_BIN := $(BUILD)/bench/bench-net
 BENCH_NET_JSON ?= $(BUILD)/bench-net.json

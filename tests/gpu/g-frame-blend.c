@@ -6,7 +6,7 @@
  * blend_exact: the batched call, every bit against the twin, over the
  * tiled kernel's edge cases and its per-pixel fallback.
  */
-#include "g-frame-util.h"
+#include "util-frame.h"
 
 #define BLEND_TOL 1e-5
 

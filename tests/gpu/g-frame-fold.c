@@ -9,7 +9,7 @@
  * (the two references write every element: g-frame-preprocess.c checks
  * them against their C twins). Also which plans frame_luma_folds accepts.
  */
-#include "g-frame-util.h"
+#include "util-frame.h"
 
 #include "config.h"
 #include "paths.h"

@@ -10,7 +10,7 @@
  * are also checked bit for bit against a C copy of the kernel's own float
  * operations (word and byte luma paths, window and general tap paths).
  */
-#include "g-frame-util.h"
+#include "util-frame.h"
 
 #define COEF_TOL 5e-5
 

@@ -8,7 +8,7 @@
  * kernel's own float operations (the word-reading path must give exactly
  * what the byte-reading one gave); so is the luma of an 8K frame's eyes.
  */
-#include "g-frame-util.h"
+#include "util-frame.h"
 
 #define PP_TOL 2e-5 /* float rounding: reciprocal vs division, FMA */
 

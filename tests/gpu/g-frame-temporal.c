@@ -6,7 +6,7 @@
  * engine's refine pass (guided apply over the frames of a call) against
  * the C twin run frame by frame.
  */
-#include "g-frame-util.h"
+#include "util-frame.h"
 
 #include "frame_temporal.h"
 

@@ -11,7 +11,7 @@
  * a batch split over two streams gives the bits of one stream, and that
  * the deferred resize gives the masks of writing every upsampled map.
  */
-#include "g-net-util.h"
+#include "util-net.h"
 
 #include "model.h"
 #include "net.h"

@@ -8,7 +8,7 @@
  * and output. The whole network with the chains runs on real images in
  * g-net-cuda.c.
  */
-#include "g-net-util.h"
+#include "util-net.h"
 
 #include "vr_err.h"
 

@@ -6,7 +6,7 @@
  * then odd sizes, align_corners, and shrinking. The decoder stages' reads
  * of such a map are tested in g-ops-tail.c.
  */
-#include "g-net-util.h"
+#include "util-net.h"
 
 #include "ops_fused.h"
 #include "vr_err.h"

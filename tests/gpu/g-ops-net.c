@@ -7,7 +7,7 @@
  * leave partial blocks. Outputs are poisoned before each run, so an element
  * the kernel did not write fails as NaN.
  */
-#include "g-net-util.h"
+#include "util-net.h"
 
 #include "model.h"
 #include "ops_ref.h"

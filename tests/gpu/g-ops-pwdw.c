@@ -10,7 +10,7 @@
  * and float16 activations. The whole network with it runs on real images
  * in g-net-cuda.c.
  */
-#include "g-net-util.h"
+#include "util-net.h"
 
 #include "model.h"
 #include "vr_err.h"

@@ -10,7 +10,7 @@
  * float16 activations. The whole network with these stages runs on real
  * images in g-net-cuda.c.
  */
-#include "g-net-util.h"
+#include "util-net.h"
 
 #include "vr_err.h"
 

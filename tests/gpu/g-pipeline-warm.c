@@ -7,7 +7,7 @@
  */
 #include "config.h"
 #include "pipeline.h"
-#include "../t-video-util.h"
+#include "../util-video.h"
 
 #include <criterion/criterion.h>
 #include <libavutil/log.h>

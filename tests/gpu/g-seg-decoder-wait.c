@@ -9,7 +9,7 @@
  * own copy, so the frame lands tens of milliseconds after seg_run is called.
  * Its mask must equal the mask of the same frame already in place.
  */
-#include "g-frame-util.h"
+#include "util-frame.h"
 
 #include "config.h"
 #include "paths.h"

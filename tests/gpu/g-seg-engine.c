@@ -7,7 +7,7 @@
  * 255) of the CPU engine's, whose network is float32, both for the fp16 and
  * the fp32 network; the host-memory path must equal the device path.
  */
-#include "g-frame-util.h"
+#include "util-frame.h"
 
 #include "config.h"
 #include "paths.h"
