@@ -135,10 +135,6 @@ ALL_LIBS    := $(call lib,cli controller worker seg net model media queue gpu co
 TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c)
 
 BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker
-# The stage benchmark tool (its rule: mk/bench-pipeline.mk). Defined here,
-# before mk/*.mk are read in name order: a prerequisite list is expanded as
-# it is read, so bench-dist.mk's `bench-fleet: $(BENCH_VIDEO)` saw it empty.
-BENCH_VIDEO := $(BINDIR)/vrbench-video
 TEST_BIN := $(BUILD)/tests/vrtests
 
 .PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms check-twins
@@ -187,7 +183,6 @@ $(TEST_BIN): $(call obj,$(TEST_SRC)) $(ALL_LIBS)
 deps:
 	@deploy/install-deps.sh
 
-FUZZ_SECONDS ?= 30
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 test-deps:
 	@deploy/install-deps.sh --test
@@ -208,6 +203,10 @@ run: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all
 	$(Q)deploy/run-sample.sh
 
+# mk/<target>.mk: one file per target (or family), each defining what it
+# uses; a prerequisite that another file defines is written $$(VAR), which
+# second expansion reads once every file is in.
+.SECONDEXPANSION:
 -include mk/*.mk
 
 clean:

@@ -4,6 +4,7 @@
 # behaviour aborts (-fno-sanitize-recover) so UBSan findings fail the run
 # too. `make fuzz` (part of `make test`) gives the model loader two thirds
 # of FUZZ_SECONDS and the two JSON parsers a sixth each.
+FUZZ_SECONDS ?= 30
 FUZZ_CC    ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
               -Icommon -Imodel -Iqueue
