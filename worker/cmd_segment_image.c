@@ -42,7 +42,12 @@ static int run_raw(const struct vr_config *cfg, const struct vio_image *img,
                            .data = { img->data }, .linesize = { img->linesize } };
     struct seg_mask m = { .data = mask, .w = img->w, .h = img->h, .linesize = img->w };
     int rc = seg_run_network(cfg, &f, &m, err);
-    return rc < 0 ? vr_err_prefix(err, "%s: --raw", in) : rc;
+    if (rc == VR_EINVAL) { /* the picture's size: "IN: --raw needs the model's ..." */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return vr_err_set(err, rc, "%s: --raw %s", in, why);
+    }
+    return rc; /* other errors name the model; main() puts IN in front */
 }
 
 /* The whole engine, CPU backend, one frame. */
