@@ -1,6 +1,6 @@
 # bench-seg.mk - the whole-frame segmentation benchmark on the GPU (the
-# frame kernels' and the engine's GPU tests are tests/gpu/g-frame-*.c and
-# g-seg-*.c, in test-gpu.mk's binary).
+# frame kernels' and the engine's GPU tests are tests/gpu/g-seg-*.c, in
+# test-gpu.mk's binary).
 #
 #   make bench-seg    SEG_CUDA throughput from NV12 in device memory: 1080p
 #                     mono, 4K/6K/8K side-by-side x batch x fp16/fp32 (table +

@@ -14,7 +14,7 @@
  * take four launches through global memory). Sums run in the C twin's
  * order with explicit rounding steps (no FMA contraction, no running sums),
  * so results match the C twins to the bit or within an ulp (the guided
- * coefficients: to the bit, tests/gpu/g-frame-guided.c).
+ * coefficients: to the bit, tests/gpu/g-seg-frame-guided.c).
  */
 #include "frame_cuda.h"
 

@@ -6,7 +6,7 @@
  * model's order) to float rounding, the conv's activations applied after
  * either. Bilinear weights sum to one, so the bias commutes too. Plain C
  * references (ops_ref.h, ops_fused.h): checked in CI without a GPU; the GPU
- * steps themselves are compared with the CPU engine in gpu_net.
+ * steps themselves are compared with the CPU engine in g_net_cuda.
  */
 #include "model.h"
 #include "ops_fused.h"

@@ -20,7 +20,7 @@
 #define H 480
 #define HOLDUP_BYTES ((size_t)1 << 30)
 
-Test(gpu_seg_sync, frames_copied_on_the_legacy_stream_are_waited_for, .timeout = 120)
+Test(g_seg_decoder_wait, frames_copied_on_the_legacy_stream_are_waited_for, .timeout = 120)
 {
     setenv("VR_NO_TUNE", "1", 1);
     char path[4096];

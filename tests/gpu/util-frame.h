@@ -1,6 +1,6 @@
 /*
  * util-frame.h - helpers of the frame-kernel and engine GPU tests
- * (tests/gpu/g-frame-*.c, g-seg-*.c): random frames in every pixel format,
+ * (tests/gpu/g-seg-*.c): random frames in every pixel format,
  * RGB -> YUV conversion of real images and clips made of one, device copies of host frames, and
  * poisoned device buffers. Header-only (static functions) so each test file
  * stands alone in whichever binary globs tests/gpu/.

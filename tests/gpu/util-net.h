@@ -1,6 +1,6 @@
 /*
- * util-net.h - helpers of the network-kernel GPU tests (tests/gpu/g-ops-*.c,
- * g-net-*.c): fresh random data (seeded from the clock, seed logged),
+ * util-net.h - helpers of the network-kernel GPU tests (tests/gpu/g-net-*.c):
+ * fresh random data (seeded from the clock, seed logged),
  * float16 rounding on the host, device buffers in float32 or float16 that
  * are poisoned (all bits set: NaN in both) before every kernel runs, and a
  * comparison that fails on any non-finite or out-of-tolerance element.

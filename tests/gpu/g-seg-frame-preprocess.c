@@ -1,5 +1,5 @@
 /*
- * g-frame-preprocess.c - the CUDA preprocess and luma kernels against their
+ * g-seg-frame-preprocess.c - the CUDA preprocess and luma kernels against their
  * C twins (frame_ref.h) on fresh random frames of every pixel format and
  * range, odd sizes and padded rows, with rects that take both resampling
  * rules (area when shrinking, bilinear otherwise). Outputs are poisoned with
@@ -32,7 +32,7 @@ static struct frame_rect random_rect(int w, int h, int mw, int mh, int area)
     return r;
 }
 
-Test(gpu_frame, preprocess_all_formats)
+Test(g_seg_frame_preprocess, preprocess_all_formats)
 {
     gf_seed("preprocess");
     const int mw = 64, mh = 48, n = 6;
@@ -68,7 +68,7 @@ Test(gpu_frame, preprocess_all_formats)
         }
 }
 
-Test(gpu_frame, luma_all_formats)
+Test(g_seg_frame_preprocess, luma_all_formats)
 {
     gf_seed("luma");
     for (int fi = 0; fi < 4; fi++)
@@ -173,7 +173,7 @@ static void expect_nv12_exact(struct gf_frame *g, const struct frame_rect *rects
  * (boxes of 6 to 17 pixels, the widest the word path takes), one with
  * boxes of 17 and 18 (both paths in one tile), one on the frame's right
  * and bottom edges. Both ranges. */
-Test(gpu_frame, preprocess_nv12_8k_exact)
+Test(g_seg_frame_preprocess, preprocess_nv12_8k_exact)
 {
     gf_seed("preprocess_nv12_8k_exact");
     const int w = 8192, h = 4096, m = 256;
@@ -204,7 +204,7 @@ Test(gpu_frame, preprocess_nv12_8k_exact)
 
 /* Odd frame sizes (chroma edges), padded rows, non-square tiles, boxes
  * from 2 to 20 pixels wide, tile 0 on the right and bottom edges. */
-Test(gpu_frame, preprocess_nv12_small_exact)
+Test(g_seg_frame_preprocess, preprocess_nv12_small_exact)
 {
     gf_seed("preprocess_nv12_small_exact");
     for (int it = 0; it < 4; it++) {
@@ -230,7 +230,7 @@ Test(gpu_frame, preprocess_nv12_small_exact)
  * gf_nv12_luma_mean, bit for bit: the 8K side-by-side case (8x8 boxes at
  * aligned starts), boxes of 7 and 8 pixels at unaligned starts, and boxes
  * of 17 and 18 (the word path's widest, then the byte loop). Both ranges. */
-Test(gpu_frame, luma_nv12_8k_exact)
+Test(g_seg_frame_preprocess, luma_nv12_8k_exact)
 {
     gf_seed("luma_nv12_8k_exact");
     const int w = 8192, h = 4096;

@@ -1,5 +1,5 @@
 /*
- * g-frame-blend.c - the CUDA tile blend against frame_blend_ref on random
+ * g-seg-frame-blend.c - the CUDA tile blend against frame_blend_ref on random
  * tile outputs and a random tile layout: a feathered overlapping grid, a
  * low-weight whole pass, fractional placements, and one tile hanging over
  * the border so some pixels see only part of the grid. Output poisoned.
@@ -10,7 +10,7 @@
 
 #define BLEND_TOL 1e-5
 
-Test(gpu_frame, blend_random_layout)
+Test(g_seg_frame_blend, blend_random_layout)
 {
     gf_seed("blend");
     for (int rep = 0; rep < 4; rep++) {
@@ -157,7 +157,7 @@ static void blend_exact(int n_eyes, const int (*eyes)[2], const int *nt,
  * frame counts off the 2-frame group, two eyes of different sizes, and the
  * engine's call at 8K side by side (balanced: 2 x 2 grid + whole pass,
  * 512 x 512, 16 frames). */
-Test(gpu_frame, blend_exact)
+Test(g_seg_frame_blend, blend_exact)
 {
     gf_seed("blend_exact");
     static struct frame_tile lay[2][BLEND_MAX_LAYOUT];

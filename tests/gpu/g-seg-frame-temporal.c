@@ -1,5 +1,5 @@
 /*
- * g-frame-temporal.c - the temporal filter's CUDA twin against its C twin
+ * g-seg-frame-temporal.c - the temporal filter's CUDA twin against its C twin
  * on fresh random frames (every pixel format, still areas, a scene cut,
  * the window carried across calls), bit for bit; the lumas and change
  * sums alone, at the luma kernel's packed scales and off them; and the
@@ -12,7 +12,7 @@
 
 /* Three NV12 frames through the batched refine (one eye filling the
  * frame's left half, half-size output) vs guided apply per frame. */
-Test(gpu_frame, refine_batch)
+Test(g_seg_frame_temporal, refine_batch)
 {
     gf_seed("refine_fused");
     enum { NF = 3 };
@@ -225,7 +225,7 @@ static void temporal_case(int fmt, int aligned, int matte)
     free(gry);
 }
 
-Test(gpu_frame, temporal_twin_every_format)
+Test(g_seg_frame_temporal, temporal_twin_every_format)
 {
     gf_seed("temporal");
     const int fmts[] = { SEG_PIX_NV12, SEG_PIX_P010, SEG_PIX_YUV420P, SEG_PIX_RGB24 };
@@ -322,7 +322,7 @@ static void temporal_luma_case(int fmt, int sw, int sh, int c0, int w, int h, in
  * output pixel, rows aligned) and off them: rows starting unaligned,
  * widths not a multiple of 4, odd source sizes, upscaling, an unaligned y;
  * 1 to 9 frames with and without a previous luma, and a full batch. */
-Test(gpu_frame, temporal_luma_every_format)
+Test(g_seg_frame_temporal, temporal_luma_every_format)
 {
     gf_seed("temporal_luma");
     const int fmts[] = { SEG_PIX_NV12, SEG_PIX_P010, SEG_PIX_YUV420P, SEG_PIX_RGB24 };

@@ -1,5 +1,5 @@
 /*
- * g-ops-tail.c - the decoder-stage kernel (cu_tail, net/ops_tail.cu)
+ * g-net-ops-tail.c - the decoder-stage kernel (cu_tail, net/ops_tail.cu)
  * against its C twin (ref_tail) on fresh random data: the selfie models'
  * own last stage (128x128 and 72x128, 16 channels, SE scale and skip sum as
  * prologue, 3x3 depthwise, 2x2 transpose conv to one channel + sigmoid)
@@ -85,7 +85,7 @@ static void run_cases(const struct tail_case *cs, size_t count, const char *what
 }
 
 /* The last stage: the transpose conv. */
-Test(gpu_ops, decoder_tail)
+Test(g_net_ops_tail, decoder_tail)
 {
     static const struct tail_case cs[] = {
         { 2, 128, 128, 16, 16, 1, 1, 0, 0, 0, 0, 0 },
@@ -99,7 +99,7 @@ Test(gpu_ops, decoder_tail)
 /* The sum operand small and resized on load (a deferred resize): the
  * selfie models' 64 -> 128, odd sizes and align_corners; the last case
  * shrinks. */
-Test(gpu_ops, decoder_tail_deferred_resize)
+Test(g_net_ops_tail, decoder_tail_deferred_resize)
 {
     static const struct tail_case cs[] = {
         { 2, 128, 128, 16, 16, 1, 1, 0, 64, 64, 0, 1 },
@@ -113,7 +113,7 @@ Test(gpu_ops, decoder_tail_deferred_resize)
 /* The stages before the last: the next stage's 1x1 conv ends them (the
  * selfie models' 32x32x24 and 64x64x16 stages, square and landscape, their
  * sums deferred from 16x16 and 32x32; odd sizes; no prologue). */
-Test(gpu_ops, decoder_stage_pw)
+Test(g_net_ops_tail, decoder_stage_pw)
 {
     static const struct tail_case cs[] = {
         { 2, 32, 32, 24, 24, 16, 1, 1, 16, 16, 0, 1 },
@@ -126,7 +126,7 @@ Test(gpu_ops, decoder_stage_pw)
     run_cases(cs, sizeof cs / sizeof cs[0], "decoder_stage_pw");
 }
 
-Test(gpu_ops, decoder_tail_refuses_what_it_cannot_take)
+Test(g_net_ops_tail, decoder_tail_refuses_what_it_cannot_take)
 {
     float w[64] = { 0 };
     const struct cu_tail_args ok = { .n = 1, .h = 4, .w = 4, .cin = 8, .c = 8, .k = 3,

@@ -1,5 +1,5 @@
 /*
- * g-ops-block.c - the chained inverted-residual block kernel (cu_ir_chain,
+ * g-net-ops-block.c - the chained inverted-residual block kernel (cu_ir_chain,
  * net/ops_block.cu) against its C twin (ref_ir_chain) on fresh random
  * data: the bottleneck's own geometries (16x16 and the landscape model's
  * 9x16, 32 channels expanded to 128 and 96, 5x5 depthwise) and others that
@@ -72,7 +72,7 @@ static void free_block(struct cu_ir_block *b, int dev)
         free((void *)p[i]);
 }
 
-Test(gpu_ops, ir_chain)
+Test(g_net_ops_block, ir_chain)
 {
     gn_seed("ir_chain");
     static const struct chain_case cases[] = {
@@ -113,7 +113,7 @@ Test(gpu_ops, ir_chain)
         }
 }
 
-Test(gpu_ops, ir_chain_refuses_what_it_cannot_take)
+Test(g_net_ops_block, ir_chain_refuses_what_it_cannot_take)
 {
     gn_seed("ir_chain_refuses");
     const int spec[4] = { 32, 3, 8, 1 };

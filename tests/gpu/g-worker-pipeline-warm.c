@@ -1,5 +1,5 @@
 /*
- * g-pipeline-warm.c - the warm engine of `vr-worker serve` on the GPU:
+ * g-worker-pipeline-warm.c - the warm engine of `vr-worker serve` on the GPU:
  * whole pipeline runs (NVDEC decode, SEG_CUDA, encode) on the test clips,
  * where a reused engine must give the fresh engine's matte (temporal
  * smoothing starts over; the CUDA graphs and buffers carry nothing over),
@@ -57,7 +57,7 @@ static void assert_close_mattes(const char *a, const char *b)
     free(fb);
 }
 
-Test(pipeline_warm_gpu, reused_engine_gives_the_fresh_engines_matte, .init = quiet)
+Test(g_worker_pipeline_warm, reused_engine_gives_the_fresh_engines_matte, .init = quiet)
 {
     char dir[256], cold[512], w1[512], w2[512], w3[512];
     tv_tmpdir(dir, sizeof dir);

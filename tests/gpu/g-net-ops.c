@@ -1,5 +1,5 @@
 /*
- * g-ops-net.c - every CUDA kernel of the network (ops_cuda.h) against its
+ * g-net-ops.c - every CUDA kernel of the network (ops_cuda.h) against its
  * C twin (ops_ref.h, ops_fused.h) on fresh random inputs, float32 and
  * float16 activations, several geometries each: SAME / VALID, strides,
  * dilations, depth multipliers, every activation, batch > 1, channel counts
@@ -56,7 +56,7 @@ static void stem_pool_check(const struct conv_geom *g, const void *din, int f16,
     free(want);
 }
 
-Test(gpu_ops, conv2d)
+Test(g_net_ops, conv2d)
 {
     gn_seed("conv2d");
     const struct conv_case cs[] = {
@@ -103,7 +103,7 @@ Test(gpu_ops, conv2d)
         }
 }
 
-Test(gpu_ops, dwconv2d)
+Test(g_net_ops, dwconv2d)
 {
     gn_seed("dwconv2d");
     const struct conv_case cs[] = {
@@ -135,7 +135,7 @@ Test(gpu_ops, dwconv2d)
         }
 }
 
-Test(gpu_ops, dw_fused)
+Test(g_net_ops, dw_fused)
 {
     gn_seed("dw_fused");
     const struct conv_case cs[] = {
@@ -172,7 +172,7 @@ Test(gpu_ops, dw_fused)
         }
 }
 
-Test(gpu_ops, pointwise_fused)
+Test(g_net_ops, pointwise_fused)
 {
     gn_seed("pointwise_fused");
     /* n, hw, cin, cout, flags: 1 a_scale, 2 bsum, 4 e_scale, 8 res */
@@ -214,7 +214,7 @@ Test(gpu_ops, pointwise_fused)
         }
 }
 
-Test(gpu_ops, pointwise_resize_on_load)
+Test(g_net_ops, pointwise_resize_on_load)
 {
     gn_seed("pointwise_resize_on_load");
     /* n, small h, w, out h, w, cin, cout, align, half, flags (4 e_scale, 8 res) */
@@ -261,7 +261,7 @@ Test(gpu_ops, pointwise_resize_on_load)
         }
 }
 
-Test(gpu_ops, tconv)
+Test(g_net_ops, tconv)
 {
     gn_seed("tconv");
     /* n, ih, iw, cin, cout, k, s, padding */
@@ -304,7 +304,7 @@ Test(gpu_ops, tconv)
 
 /* ---- element-wise, resampling, pooling ---- */
 
-Test(gpu_ops, unary)
+Test(g_net_ops, unary)
 {
     gn_seed("unary");
     const size_t counts[] = { 1001, 4096 * 3 };
@@ -340,7 +340,7 @@ Test(gpu_ops, unary)
             }
 }
 
-Test(gpu_ops, add_mul)
+Test(g_net_ops, add_mul)
 {
     gn_seed("add_mul");
     const int cs[][4] = { { 2, 16, 16, 16 }, { 3, 7, 5, 5 }, { 2, 32, 32, 24 } };
@@ -365,7 +365,7 @@ Test(gpu_ops, add_mul)
                 }
 }
 
-Test(gpu_ops, resize_bilinear)
+Test(g_net_ops, resize_bilinear)
 {
     gn_seed("resize_bilinear");
     /* n, ih, iw, c, oh, ow, align_corners, half_pixel_centers */
@@ -399,7 +399,7 @@ Test(gpu_ops, resize_bilinear)
         }
 }
 
-Test(gpu_ops, avgpool_mean)
+Test(g_net_ops, avgpool_mean)
 {
     gn_seed("avgpool_mean");
     const struct conv_case cs[] = {
@@ -436,7 +436,7 @@ Test(gpu_ops, avgpool_mean)
     }
 }
 
-Test(gpu_ops, squeeze_excite)
+Test(g_net_ops, squeeze_excite)
 {
     gn_seed("squeeze_excite");
     /* n, h, w, c, layers, mid */
@@ -511,7 +511,7 @@ Test(gpu_ops, squeeze_excite)
 
 /* ---- mixed precision: each operand float16 or float32 at random ---- */
 
-Test(gpu_ops, mixed_dtypes)
+Test(g_net_ops, mixed_dtypes)
 {
     gn_seed("mixed_dtypes");
     for (int rep = 0; rep < 6; rep++) {

@@ -1,10 +1,10 @@
 /*
- * g-ops-deferred.c - the squeeze-excite pool of a deferred resize (RS_DEFER
+ * g-net-ops-deferred.c - the squeeze-excite pool of a deferred resize (RS_DEFER
  * in net_cuda.cu: a map stored small, resized where it is read;
  * cu_se_args.in_rs_*) against its twin, which writes the resize out. Fresh
  * random data, float32 and float16; the selfie models' 64 -> 128 first,
  * then odd sizes, align_corners, and shrinking. The decoder stages' reads
- * of such a map are tested in g-ops-tail.c.
+ * of such a map are tested in g-net-ops-tail.c.
  */
 #include "util-net.h"
 
@@ -13,7 +13,7 @@
 
 /* The pool: the small map given, the pool over its bilinear resize; in2 as
  * sums (the stem's, as at 128x128) and as a map (as at 32x32 and 64x64). */
-Test(gpu_ops, squeeze_excite_deferred_resize)
+Test(g_net_ops_deferred, squeeze_excite_deferred_resize)
 {
     gn_seed("squeeze_excite_deferred_resize");
     /* n, small h, w, pooled h, w, align, half: the selfie models' 64 -> 128,

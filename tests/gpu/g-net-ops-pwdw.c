@@ -1,5 +1,5 @@
 /*
- * g-ops-pwdw.c - the pointwise + depthwise kernel (cu_pwdw,
+ * g-net-ops-pwdw.c - the pointwise + depthwise kernel (cu_pwdw,
  * net/ops_pwdw.cu) against its C twin (ref_pwdw) on fresh random data:
  * the selfie encoder's four pairs (16->16 3x3 stride 2 at 128x128, also
  * the landscape model's 72x128; 16->72 at 64x64; 24->88 3x3 stride 1 and
@@ -24,7 +24,7 @@ static const int cases[][8] = {
     { 2, 20, 23, 40, 32, 3, 1, MPAD_SAME },   { 1, 17, 16, 72, 24, 3, 2, MPAD_SAME },
 };
 
-Test(gpu_ops, pw_dw)
+Test(g_net_ops_pwdw, pw_dw)
 {
     gn_seed("pw_dw");
     static const int acts[] = { CU_ACT_RELU, CU_ACT_NONE, CU_ACT_HSWISH, CU_ACT_RELU6 };
@@ -67,7 +67,7 @@ Test(gpu_ops, pw_dw)
         }
 }
 
-Test(gpu_ops, pw_dw_refuses_what_it_cannot_take)
+Test(g_net_ops_pwdw, pw_dw_refuses_what_it_cannot_take)
 {
     float w[64] = { 0 };
     struct cu_pwdw_args ok = {

@@ -1,5 +1,5 @@
 /*
- * g-frame-guided.c - the CUDA fast guided filter against its C twins: the
+ * g-seg-frame-guided.c - the CUDA fast guided filter against its C twins: the
  * low-resolution coefficients (box means, a, b) on random guide and mask,
  * within a tolerance and, on edge cases and batches, bit for bit; the
  * full-resolution apply (a, b upsampled, luma of the frame's rect
@@ -14,7 +14,7 @@
 
 #define COEF_TOL 5e-5
 
-Test(gpu_frame, guided_coeffs)
+Test(g_seg_frame_guided, guided_coeffs)
 {
     gf_seed("guided_coeffs");
     for (int rep = 0; rep < 3; rep++) {
@@ -127,7 +127,7 @@ static void coeffs_exact(int n_eyes, const int (*eyes)[2], int n, int r)
  * to 1 x 1), radii at the ends of the fused kernels' cases (0, 1: no
  * shared middle rows; 16: over 48 KB of shared memory) and past them;
  * batches of several frames with two eyes of different sizes. */
-Test(gpu_frame, guided_coeffs_exact)
+Test(g_seg_frame_guided, guided_coeffs_exact)
 {
     gf_seed("guided_coeffs_exact");
     static const int sizes[][2] = { { 1, 1 },   { 1, 37 },  { 37, 1 },  { 3, 5 },
@@ -170,7 +170,7 @@ static void expect_u8(const uint8_t *got, const uint8_t *want, int w, int h, int
               "%s: %zu of %d pixels differ, by up to %d", what, off, w * h, worst);
 }
 
-Test(gpu_frame, guided_apply_and_bilinear)
+Test(g_seg_frame_guided, guided_apply_and_bilinear)
 {
     gf_seed("guided_apply");
     static const int fmts[] = { SEG_PIX_RGB24, SEG_PIX_NV12, SEG_PIX_P010, SEG_PIX_YUV420P };
@@ -275,7 +275,7 @@ static uint8_t refine_exact(const float *a, const float *b, const struct frame_c
  * word path), then eyes the byte loop takes (a box start off the word
  * grid; a 1.875 shrink, boxes of 1 and 2), with odd output widths and an
  * output at an odd column. Both ranges. */
-Test(gpu_frame, refine_nv12_8k_exact)
+Test(g_seg_frame_guided, refine_nv12_8k_exact)
 {
     gf_seed("refine_nv12_8k_exact");
     const int w = 8192, h = 4096, nf = 2, mw = 4096, mh = 2048, ls = mw + 64;
@@ -393,7 +393,7 @@ static void ratio_plan(struct frame_cu_plan *p, int dw0, int dh0, int ww0, int w
  * (area luma) and the bilinear one of two NV12 frames in one call, each
  * byte against a C copy of the kernel's float operations; bytes outside
  * the eyes' rects untouched. */
-Test(gpu_frame, refine_ratios_exact)
+Test(g_seg_frame_guided, refine_ratios_exact)
 {
     gf_seed("refine_ratios_exact");
     enum { NF = 2 };

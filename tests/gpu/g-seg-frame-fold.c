@@ -1,12 +1,12 @@
 /*
- * g-frame-fold.c - the preprocess that also writes the guide's luma
+ * g-seg-frame-fold.c - the preprocess that also writes the guide's luma
  * (frame_preprocess_fold_batch_cuda) against the two kernels it replaces,
  * bit for bit: the balanced profile's plan of an 8K side-by-side frame
  * (each eye's whole pass in 16x16 boxes, the guide at 512x512), two fresh
  * random frames a call, NV12 in both ranges (the word path), P010 and
  * YUV420P (the per-pixel path), and a real picture in NV12. Outputs are
  * poisoned with NaN first, so an element the fold leaves unwritten fails
- * (the two references write every element: g-frame-preprocess.c checks
+ * (the two references write every element: g-seg-frame-preprocess.c checks
  * them against their C twins). Also which plans frame_luma_folds accepts.
  */
 #include "util-frame.h"
@@ -64,7 +64,7 @@ static void fold_frames(int c, int w, int h, struct gf_frame g[2])
     vio_image_free(&img);
 }
 
-Test(gpu_frame, preprocess_fold_luma_8k, .timeout = 240)
+Test(g_seg_frame_fold, preprocess_fold_luma_8k, .timeout = 240)
 {
     gf_seed("preprocess_fold_luma_8k");
     const int w = 8192, h = 4096, n = 2;
@@ -112,7 +112,7 @@ Test(gpu_frame, preprocess_fold_luma_8k, .timeout = 240)
 
 /* Plans whose whole pass is not 16-pixel boxes onto a guide twice the
  * tile keep the luma kernel. */
-Test(gpu_frame, luma_folds_only_where_exact)
+Test(g_seg_frame_fold, luma_folds_only_where_exact)
 {
     struct frame_cu_plan p;
     struct frame_rect rects[FRAME_CU_MAX_EYES * TILE_MAX_PER_EYE];
