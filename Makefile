@@ -2,9 +2,9 @@
 #
 #   make            build bin/vrctl, bin/vr-controller, bin/vr-worker
 #   make run        install deps, build, process the bundled sample
-#   make test       install deps, check the rooms and the twins, build, verify the
-#                   systemd units, fuzz the model loader briefly, run every test and
-#                   the chaos suite
+#   make test       install deps, check the rooms and the twins, build, check for
+#                   circles of files, verify the systemd units, fuzz the model
+#                   loader briefly, run every test and the chaos suite
 #   make chaos      the chaos suite alone: one fault per test on a whole system (mk/chaos.mk)
 #   make asan       everything CPU-only under ASan + UBSan, the CPU test suite run on it (mk/asan.mk)
 #   make test-gpu   CUDA kernels vs. their C twins (needs a GPU)
@@ -137,7 +137,7 @@ TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c)
 BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker
 TEST_BIN := $(BUILD)/tests/vrtests
 
-.PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms check-twins
+.PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms check-twins check-circles
 all: cuda-msg check-rooms $(BINS)
 
 cuda-msg:
@@ -174,6 +174,10 @@ check-rooms:
 check-twins:
 	$(Q)tests/check-twins.sh $(CU_ROOMS)
 
+# no circle of files inside a room (which file calls which: nm of the objects)
+check-circles: $(call lib,$(ROOMS)) $(BINS)
+	$(Q)tests/check-circles.sh $(BUILD) $(ROOMS)
+
 # ---- tests ----
 $(TEST_BIN): $(call obj,$(TEST_SRC)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
@@ -191,6 +195,7 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory check-rooms
 	$(Q)$(MAKE) --no-print-directory check-twins
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BIN)
+	$(Q)$(MAKE) --no-print-directory check-circles
 	$(Q)$(MAKE) --no-print-directory check-systemd
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory test-unit
