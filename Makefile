@@ -99,8 +99,8 @@ CU_SRC    :=
 endif
 
 # ---- rooms: one library per folder, one main per binary ----
-# A room compiles with its own headers and those of the rooms it uses, no
-# others, so a wrong include fails the build; `make check-rooms` says which
+# A room's files include only its own headers and those of the rooms it
+# uses, so a wrong include fails the build; `make check-rooms` says which
 # line. The table is the architecture (docs/ARCHITECTURE.md):
 ROOMS           := common gpu media queue model net seg worker controller cli
 USES_common     :=
@@ -113,10 +113,10 @@ USES_seg        := common model net
 USES_worker     := common gpu media queue seg
 USES_controller := common media queue
 USES_cli        := common gpu media queue
-# A room's own files may include only its headers and those of the rooms it
-# uses (check-rooms, run before every build, says which line breaks that);
-# the compiler also gets the rooms those use in turn, because a used room's
-# header may include its own (seg/tune.h names net/'s struct netcu_opts).
+# check-rooms (a prerequisite of `all`) holds each file to that; the
+# compiler also gets the rooms those rooms use in turn, because a used
+# room's header may include its own (seg/tune.h names net/'s struct
+# netcu_opts).
 uses_all = $(sort $(foreach u,$(USES_$(1)),$(u) $(call uses_all,$(u))))
 ALL_INC := $(addprefix -I,$(ROOMS) tests)
 $(foreach r,$(ROOMS),$(eval $(BUILD)/$(r)/%.o: ROOM_INC := $(addprefix -I,$(r) $(call uses_all,$(r)))))
