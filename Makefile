@@ -2,8 +2,9 @@
 #
 #   make            build bin/vrctl, bin/vr-controller, bin/vr-worker
 #   make run        install deps, build, process the bundled sample
-#   make test       install deps, check the rooms, build, verify the systemd units, fuzz the
-#                   model loader briefly, run every test and the chaos suite
+#   make test       install deps, check the rooms and the twins, build, check for
+#                   circles of files, verify the systemd units, fuzz the model
+#                   loader briefly, run every test and the chaos suite
 #   make chaos      the chaos suite alone: one fault per test on a whole system (mk/chaos.mk)
 #   make asan       everything CPU-only under ASan + UBSan, the CPU test suite run on it (mk/asan.mk)
 #   make test-gpu   CUDA kernels vs. their C twins (needs a GPU)
@@ -63,6 +64,8 @@ $(BUILD)/common/version.o: override CFLAGS += -DVR_VERSION='"$(VR_VERSION)"'
 .PHONY: FORCE
 
 # ---- CUDA: found or not found ----
+# the rooms that hold CUDA kernels (X.cu beside its C twin X_ref.c)
+CU_ROOMS := net seg
 CUDA ?= auto
 # nvcc on PATH may be a wrapper script (e.g. /usr/local/bin/nvcc), so the
 # toolkit home is the first candidate that has the runtime headers.
@@ -83,56 +86,59 @@ NVCC :=
 endif
 endif
 ifneq ($(NVCC),)
-CUDA_MSG  := CUDA: found $(NVCC): building kernels/*.cu for sm_90 (+PTX)
+CUDA_MSG  := CUDA: found $(NVCC): building net/*.cu and seg/*.cu for sm_90 (+PTX)
 NVFLAGS   := -O3 -std=c++20 -Xcompiler -fPIC,-Wall \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
              -DVR_HAVE_CUDA=1 -MMD -MP --expt-relaxed-constexpr
 override CFLAGS += -DVR_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lstdc++
-CU_SRC    := $(wildcard kernels/*.cu)
+CU_SRC    := $(wildcard $(addsuffix /*.cu,$(CU_ROOMS)))
 else
 CUDA_MSG  := CUDA: not found (no nvcc): CPU-only build, --gpu unavailable
 CU_SRC    :=
 endif
 
 # ---- rooms: one library per folder, one main per binary ----
-# A room compiles with its own headers and those of the rooms it uses, no
-# others, so a wrong include fails the build; `make check-rooms` says which
+# A room's files include only its own headers and those of the rooms it
+# uses, so a wrong include fails the build; `make check-rooms` says which
 # line. The table is the architecture (docs/ARCHITECTURE.md):
-ROOMS           := common gpu media queue kernels worker controller cli
+ROOMS           := common gpu media queue model net seg worker controller cli
 USES_common     :=
 USES_gpu        := common
 USES_media      := common
 USES_queue      := common
-USES_kernels    := common
-USES_worker     := common gpu media queue kernels
+USES_model      := common
+USES_net        := common model
+USES_seg        := common model net
+USES_worker     := common gpu media queue seg
 USES_controller := common media queue
 USES_cli        := common gpu media queue
+# check-rooms (a prerequisite of `all`) holds each file to that; the
+# compiler also gets the rooms those rooms use in turn, because a used
+# room's header may include its own (seg/tune.h names net/'s struct
+# netcu_opts).
+uses_all = $(sort $(foreach u,$(USES_$(1)),$(u) $(call uses_all,$(u))))
 ALL_INC := $(addprefix -I,$(ROOMS) tests)
-$(foreach r,$(ROOMS),$(eval $(BUILD)/$(r)/%.o: ROOM_INC := $(addprefix -I,$(r) $(USES_$(r)))))
+$(foreach r,$(ROOMS),$(eval $(BUILD)/$(r)/%.o: ROOM_INC := $(addprefix -I,$(r) $(call uses_all,$(r)))))
 $(BUILD)/tests/%.o $(BUILD)/bench/%.o: ROOM_INC := $(ALL_INC)
 
-room_src = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c)) $(if $(filter kernels,$(1)),$(CU_SRC))
+room_src = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c)) $(filter $(1)/%,$(CU_SRC))
 obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$(1)))
 lib = $(foreach r,$(1),$(BUILD)/libvr$(r).a)
 $(foreach r,$(ROOMS),$(eval $(call lib,$(r)): $(call obj,$(call room_src,$(r)))))
 
 # what each binary links, dependents first
-WORKER_LIBS := $(call lib,worker kernels media queue gpu common)
+WORKER_LIBS := $(call lib,worker seg net model media queue gpu common)
 CTL_LIBS    := $(call lib,controller media queue common)
 CLI_LIBS    := $(call lib,cli media queue gpu common)
-ALL_LIBS    := $(call lib,cli controller worker kernels media queue gpu common)
+ALL_LIBS    := $(call lib,cli controller worker seg net model media queue gpu common)
 TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c)
 
 BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker
-# The stage benchmark tool (its rule: mk/bench-pipeline.mk). Defined here,
-# before mk/*.mk are read in name order: a prerequisite list is expanded as
-# it is read, so bench-dist.mk's `bench-fleet: $(BENCH_VIDEO)` saw it empty.
-BENCH_VIDEO := $(BINDIR)/vrbench-video
 TEST_BIN := $(BUILD)/tests/vrtests
 
-.PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms
-all: cuda-msg $(BINS)
+.PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms check-twins check-circles
+all: cuda-msg check-rooms $(BINS)
 
 cuda-msg:
 	@echo "$(CUDA_MSG)"
@@ -164,6 +170,14 @@ $(BINDIR)/%:
 check-rooms:
 	$(Q)$(foreach r,$(ROOMS),USES_$(r)="$(USES_$(r))") tests/check-rooms.sh $(ROOMS)
 
+# every CUDA kernel file X.cu beside its C twin X_ref.c (net/net.h)
+check-twins:
+	$(Q)tests/check-twins.sh $(CU_ROOMS)
+
+# no circle of files inside a room (which file calls which: nm of the objects)
+check-circles: $(call lib,$(ROOMS)) $(BINS)
+	$(Q)tests/check-circles.sh $(BUILD) $(ROOMS)
+
 # ---- tests ----
 $(TEST_BIN): $(call obj,$(TEST_SRC)) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
@@ -173,14 +187,15 @@ $(TEST_BIN): $(call obj,$(TEST_SRC)) $(ALL_LIBS)
 deps:
 	@deploy/install-deps.sh
 
-FUZZ_SECONDS ?= 30
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 test-deps:
 	@deploy/install-deps.sh --test
 
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory check-rooms
+	$(Q)$(MAKE) --no-print-directory check-twins
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BIN)
+	$(Q)$(MAKE) --no-print-directory check-circles
 	$(Q)$(MAKE) --no-print-directory check-systemd
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory test-unit
@@ -193,6 +208,10 @@ run: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all
 	$(Q)deploy/run-sample.sh
 
+# mk/<target>.mk: one file per target (or family), each defining what it
+# uses; a prerequisite that another file defines is written $$(VAR), which
+# second expansion reads once every file is in.
+.SECONDEXPANSION:
 -include mk/*.mk
 
 clean:

@@ -8,7 +8,7 @@
  */
 #include "vrctl.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "job.h"
 #include "rq_jobs.h"
 

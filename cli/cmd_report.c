@@ -9,7 +9,7 @@
  */
 #include "vrctl.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "metrics.h"
 #include "rq_events.h"
 #include "rq_report.h"

@@ -7,7 +7,7 @@
  */
 #include "vrctl.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "gpus.h"
 #include "job.h"
 #include "log.h"

@@ -4,7 +4,7 @@
  */
 #include "vrctl.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "job.h"
 #include "rq_events.h"
 #include "rq_fleet.h"

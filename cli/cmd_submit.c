@@ -5,7 +5,7 @@
  */
 #include "vrctl.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "config.h"
 #include "job.h"
 #include "remux.h"

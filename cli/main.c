@@ -2,7 +2,7 @@
  * main.c - vrctl: the user's command line for vrseg jobs. Subcommands from a
  * table; help is generated from it.
  */
-#include "cli.h"
+#include "cmdtable.h"
 #include "vio_lib.h"
 #include "vrctl.h"
 

@@ -1,10 +1,11 @@
 /*
- * vrctl_common.c - what vrctl's commands share: the Redis connection and the
- * live progress display of one job (bar, fps, ETA, one line per worker).
+ * vrctl_common.c - what vrctl's commands share: the Redis connection, the
+ * job's events as lines (vrctl_event_print) and the live progress display
+ * of one job (bar, fps, ETA, one line per worker, the last events).
  */
 #include "vrctl.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "rq_events.h"
 #include "log.h"
 #include "rq_fleet.h"
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct rq *vrctl_connect(const char *url)
@@ -126,6 +128,56 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
 void vrctl_end(struct vrctl_session *s)
 {
     rq_free(&s->q);
+}
+
+/* ---- events: one line each, for `events`, `status` and the progress ---- */
+
+/* A one-word kind for an event line, for columns and --json. */
+static const char *vrctl_event_kind(const char *msg)
+{
+    static const struct { const char *needle, *kind; } kinds[] = {
+        { "requeued", "requeued" }, { "dead-letter", "dead" }, { "enqueued again", "requeued" },
+        { "cannot commit", "commit-retry" }, { "committed on try", "committed" },
+        { " done", "done" }, { "done:", "job-done" }, { "failed", "failed" },
+        { "cancelled", "cancelled" }, { "retry", "retry" }, { "stitching", "stitching" },
+        { "splitting", "splitting" }, { "first chunk queued", "splitting" },
+        { "running", "running" },
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strstr(msg, kinds[i].needle))
+            return kinds[i].kind;
+    return "note";
+}
+
+void vrctl_event_print(const struct rq_event_entry *e, int json, FILE *f)
+{
+    const char *kind = vrctl_event_kind(e->msg);
+    if (json) {
+        json_t *o = json_pack("{s:s, s:I, s:o, s:o, s:s, s:s}", "id", e->id, "time_ms",
+                              (json_int_t)e->ms, "chunk",
+                              e->chunk >= 0 ? json_integer(e->chunk) : json_null(), "worker",
+                              e->worker[0] ? json_string(e->worker) : json_null(), "event", kind,
+                              "msg", e->msg);
+        char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        if (s)
+            fprintf(f, "%s\n", s);
+        free(s);
+        json_decref(o);
+        return;
+    }
+    time_t t = (time_t)(e->ms / 1000);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    char chunk[16] = "-";
+    if (e->chunk >= 0)
+        snprintf(chunk, sizeof chunk, "%d", e->chunk);
+    /* "chunk 3: worker W ..." : the chunk has its column already */
+    const char *msg = e->msg;
+    int skip = 0;
+    if (e->chunk >= 0 && sscanf(msg, "chunk %*d: %n", &skip) == 0 && skip > 0)
+        msg += skip;
+    fprintf(f, "%02d:%02d:%02d.%03lld  chunk %-5s %-12s %-24s %s\n", tm.tm_hour, tm.tm_min,
+            tm.tm_sec, e->ms % 1000, chunk, kind, e->worker[0] ? e->worker : "-", msg);
 }
 
 /* The job's latest events ("chunk 3: worker ... stopped renewing ...;

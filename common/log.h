@@ -9,7 +9,7 @@
  * with job, chunk and worker null where not known (see the context below).
  * The level comes from VR_LOG (error|warn|info|debug, default info) or
  * log_set_level(); the format from VR_LOG_FORMAT (text|json, default text)
- * or log_set_format() (the binaries' --log-format, common/cli.c); the
+ * or log_set_format() (the binaries' --log-format, common/cmdtable.c); the
  * component from log_init(). Thread-safe: each line is written with one fprintf.
  */
 #ifndef VR_LOG_H

@@ -2,7 +2,7 @@
  * sha256.h - SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), small and
  * self-contained, so that signing a webhook (controller/ctl_notify.c) needs
  * no crypto library in the product. Checked against the FIPS and RFC 4231
- * vectors and against `openssl dgst` (tests/t-crypto-sha256.c).
+ * vectors and against `openssl dgst` (tests/t-common-sha256.c).
  *
  * Not constant-time beyond what the algorithm is: it signs, it does not
  * verify secrets from an attacker.

@@ -5,7 +5,7 @@
  */
 #include "ctl.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "clock.h"
 #include "job.h"
 #include "log.h"

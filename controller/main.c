@@ -2,7 +2,7 @@
  * main.c - vr-controller: splits jobs into chunks, enqueues them in Redis,
  * reclaims stalled chunks, stitches and aggregates. Subcommands from a table.
  */
-#include "cli.h"
+#include "cmdtable.h"
 #include "ctl.h"
 #include "vio_lib.h"
 

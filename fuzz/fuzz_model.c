@@ -1,5 +1,5 @@
 /*
- * fuzz_model.c - libFuzzer target for the tflite loader (common/tflite.c).
+ * fuzz_model.c - libFuzzer target for the tflite loader (model/tflite.c).
  *
  * Feeds arbitrary bytes to model_load_mem(). A load must either fail with a
  * negative code and a message, or succeed with a model whose indices and
@@ -21,7 +21,7 @@ static void check_tensor_ref(const struct model *m, int t)
         abort();
 }
 
-/* Activations are [1,H,W,C] (model.h's contract with kernels/net.c). */
+/* Activations are [1,H,W,C] (model.h's contract with net/net.c). */
 static void check_act(const struct model *m, int t)
 {
     check_tensor_ref(m, t);

@@ -4,7 +4,7 @@
 # vrctl, vr-controller and vr-worker from VR_BIN_DIR, so the processes a
 # test starts are sanitized too). Any report fails the run: UBSan does not
 # recover, ASan halts at the first error.
-#   make asan ASAN_TEST_ARGS='--filter dist/*'   a part of the suite
+#   make asan ASAN_TEST_ARGS='--filter dist_e2e/*'   a part of the suite
 # LeakSanitizer is off: libav, hiredis and Criterion keep process-lifetime
 # allocations that it reports at exit, and our processes exit through
 # paths (execve'd children, SIGKILLed workers) where "still reachable" is

@@ -4,18 +4,19 @@
 # behaviour aborts (-fno-sanitize-recover) so UBSan findings fail the run
 # too. `make fuzz` (part of `make test`) gives the model loader two thirds
 # of FUZZ_SECONDS and the two JSON parsers a sixth each.
+FUZZ_SECONDS ?= 30
 FUZZ_CC    ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-              -Icommon -Ikernels -Iqueue
+              -Icommon -Imodel -Iqueue
 FUZZ_BASE  := common/err.c common/log.c
-FUZZ_model_SRC    := fuzz/fuzz_model.c kernels/tflite.c common/storage.c $(FUZZ_BASE)
+FUZZ_model_SRC    := fuzz/fuzz_model.c model/tflite.c common/storage.c $(FUZZ_BASE)
 FUZZ_job_spec_SRC := fuzz/fuzz_job_spec.c queue/job.c common/storage.c $(FUZZ_BASE)
 FUZZ_config_SRC   := fuzz/fuzz_config.c common/config.c common/paths.c common/storage.c \
                      $(FUZZ_BASE)
 FUZZ_TARGETS := model job_spec config
 FUZZ_BIN = $(BUILD)/fuzz/fuzz_$(1)
 
-$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN,$(t)): $(FUZZ_$(t)_SRC) $(wildcard common/*.h queue/*.h kernels/model.h)))
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN,$(t)): $(FUZZ_$(t)_SRC) $(wildcard common/*.h queue/*.h model/model.h)))
 $(BUILD)/fuzz/fuzz_%:
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)

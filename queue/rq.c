@@ -6,7 +6,7 @@
  */
 #include "rq.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "clock.h"
 #include "log.h"
 #include "storage.h"

@@ -8,7 +8,12 @@
 #   2. Redis belongs to queue/: no hiredis type, no "vr:" key literal and no
 #      Lua script anywhere else in the product;
 #   3. a file is made durable in one place: no rename() outside the
-#      atomic-file helper (common/storage.c).
+#      atomic-file helper (common/storage.c);
+#   4. tests are named for the room they test: tests/t-<room>-<what>.c
+#      (room dist: the whole system with real processes) with Criterion
+#      suites named <room>_<what>, tests/gpu/g-<room>-<what>.c with suites
+#      g_<room>_<what>, and their helpers util-<what>.[ch] (tests/chaos/ is
+#      the chaos suite's own binary and its own names).
 # Each finding is printed as file:line and what rule it breaks.
 set -u
 cd "$(dirname "$0")/.."
@@ -60,6 +65,34 @@ for r in $rooms; do
         grep -v '^common/storage\.c:' |
         sed 's/$/   <- rename outside common\/storage.c (use its atomic-file helper)/' >>"$found"
 done
+
+# 4. tests named for their room, suites for their file
+for f in tests/t-*.c tests/gpu/g-*.c; do
+    [ -f "$f" ] || continue
+    b=${f##*/}
+    b=${b%.c}
+    case $b in
+    t-*) name=${b#t-}; suite=$(echo "$name" | tr - _) ;;
+    g-*) name=${b#g-}; suite=g_$(echo "$name" | tr - _) ;;
+    esac
+    room=${name%%-*}
+    case " $rooms dist " in
+    *" $room "*) ;;
+    *) echo "$f: named for \"$room\", which is no room (nor dist)" ;;
+    esac
+    grep -no '^[[:space:]]*\(Test\|TestSuite\|ParameterizedTest\)([a-z_0-9]*' "$f" |
+    while IFS= read -r line; do
+        s=${line##*(}
+        [ "$s" = "$suite" ] || echo "$f:${line%%:*}: suite $s, the file's is $suite"
+    done
+done >>"$found"
+for f in tests/*.c tests/*.h tests/gpu/*.c tests/gpu/*.h; do
+    [ -f "$f" ] || continue
+    case ${f##*/} in
+    t-*.c | g-*.c | util-*.c | util-*.h) ;;
+    *) echo "$f: a test is t-<room>-<what>.c (g- on the GPU), a helper util-<what>.[ch]" ;;
+    esac
+done >>"$found"
 
 if [ -s "$found" ]; then
     sed 's/^/check-rooms: /' "$found" >&2

@@ -8,7 +8,7 @@
  * enqueued.
  */
 #include "rq.h"
-#include "t-video-util.h"
+#include "util-video.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -27,7 +27,7 @@ static void teardown(void)
     tdist_stop(&D, 0);
 }
 
-TestSuite(dist, .fini = teardown, .timeout = 120);
+TestSuite(dist_e2e, .fini = teardown, .timeout = 120);
 
 /* Mean absolute difference of two videos' decoded luma, in percent of 255. */
 static double mean_diff_pct(const char *a, const char *b)
@@ -53,7 +53,7 @@ static double mean_diff_pct(const char *a, const char *b)
     return 100.0 * sum / n / 255.0;
 }
 
-Test(dist, three_workers_audio_timestamps_mattes_and_figures)
+Test(dist_e2e, three_workers_audio_timestamps_mattes_and_figures)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 1, 3), 0);
     char in[400], out[400], single[400], id[64], a[256], b[256];
@@ -130,7 +130,7 @@ Test(dist, three_workers_audio_timestamps_mattes_and_figures)
     cr_assert(strstr(js, ":cpu:"), "%s", js);
 }
 
-Test(dist, open_gop_hevc_splits_with_prerolls)
+Test(dist_e2e, open_gop_hevc_splits_with_prerolls)
 {
     /* x265's default open GOP: one IDR, then a CRA every 10 frames whose
      * leading pictures reference the GOP before it. Each 1 s chunk after
@@ -179,7 +179,7 @@ Test(dist, open_gop_hevc_splits_with_prerolls)
     cr_assert_leq(diff, 1.0, "mean matte difference %.3f%%", diff);
 }
 
-Test(dist, submit_refuses_bad_input_before_enqueueing)
+Test(dist_e2e, submit_refuses_bad_input_before_enqueueing)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
     char txt[400], out[400], id[64];
@@ -213,7 +213,7 @@ Test(dist, submit_refuses_bad_input_before_enqueueing)
     cr_assert_eq(tdist_submit(&D, clip, out, NULL, id, sizeof id), 1);
 }
 
-Test(dist, daemons_refuse_bad_setups_with_reasons)
+Test(dist_e2e, daemons_refuse_bad_setups_with_reasons)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
     char out[1024];
@@ -247,7 +247,7 @@ Test(dist, daemons_refuse_bad_setups_with_reasons)
     }
 }
 
-Test(dist, two_controllers_share_the_work)
+Test(dist_e2e, two_controllers_share_the_work)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 1, 2), 0);
     pid_t first = D.ctl;
@@ -275,7 +275,7 @@ Test(dist, two_controllers_share_the_work)
     waitpid(first, NULL, 0);
 }
 
-Test(dist, priority_job_overtakes_queued_work)
+Test(dist_e2e, priority_job_overtakes_queued_work)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
     char in[400], outa[400], outb[400], ida[64], idb[64];

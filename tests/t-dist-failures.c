@@ -29,7 +29,7 @@ static void teardown(void)
     tdist_stop(&D, 0);
 }
 
-TestSuite(dist_fail, .fini = teardown, .timeout = 150);
+TestSuite(dist_failures, .fini = teardown, .timeout = 150);
 
 static void connect_q(void)
 {
@@ -77,7 +77,7 @@ static int frames_of(const char *path)
     return atoi(b);
 }
 
-Test(dist_fail, kill9_worker_mid_chunk_output_identical_to_clean_run)
+Test(dist_failures, kill9_worker_mid_chunk_output_identical_to_clean_run)
 {
     cr_assert_eq(tdist_start(&D, 0, 2, 1, 1), 0);
     connect_q();
@@ -128,7 +128,7 @@ Test(dist_fail, kill9_worker_mid_chunk_output_identical_to_clean_run)
  * worker holds chunk 0 and is killed; the other runs the rest one by one,
  * and must take chunk 0 again before the last one. The workers are slowed
  * (VR_TEST_FRAME_DELAY_MS) so the queue is still full after the lease. */
-Test(dist_fail, a_chunk_tried_again_runs_before_the_queue_behind_it)
+Test(dist_failures, a_chunk_tried_again_runs_before_the_queue_behind_it)
 {
     setenv("VR_TEST_FRAME_DELAY_MS", "100", 1);
     cr_assert_eq(tdist_start(&D, 0, 1, 1, 1), 0);
@@ -158,7 +158,7 @@ Test(dist_fail, a_chunk_tried_again_runs_before_the_queue_behind_it)
     cr_assert_lt(s0, s5, "chunk 0, tried again, waited behind the whole queue");
 }
 
-Test(dist_fail, corrupt_chunk_dead_lettered_other_jobs_go_on)
+Test(dist_failures, corrupt_chunk_dead_lettered_other_jobs_go_on)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
     connect_q();
@@ -219,7 +219,7 @@ Test(dist_fail, corrupt_chunk_dead_lettered_other_jobs_go_on)
     cr_assert_eq(att, 1, "attempts after retry: %lld", att);
 }
 
-Test(dist_fail, controller_restarted_mid_job_finishes_it_and_lost_xadd)
+Test(dist_failures, controller_restarted_mid_job_finishes_it_and_lost_xadd)
 {
     cr_assert_eq(tdist_start(&D, 0, 3, 1, 0), 0);
     connect_q();
@@ -253,7 +253,7 @@ Test(dist_fail, controller_restarted_mid_job_finishes_it_and_lost_xadd)
     cr_assert_str_neq(ctl, "", "no controller recorded");
 }
 
-Test(dist_fail, redis_restart_mid_job_loses_nothing)
+Test(dist_failures, redis_restart_mid_job_loses_nothing)
 {
     cr_assert_eq(tdist_start(&D, 1, 3, 1, 2), 0);
     connect_q();
@@ -280,7 +280,7 @@ Test(dist_fail, redis_restart_mid_job_loses_nothing)
     cr_assert_eq(waitpid(D.w[1], NULL, WNOHANG), 0);
 }
 
-Test(dist_fail, cancel_then_retry)
+Test(dist_failures, cancel_then_retry)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
     connect_q();
@@ -305,7 +305,7 @@ Test(dist_fail, cancel_then_retry)
     cr_assert_eq(frames_of(out), 30);
 }
 
-Test(dist_fail, lease_renewed_on_long_chunks_and_sigterm_drains)
+Test(dist_failures, lease_renewed_on_long_chunks_and_sigterm_drains)
 {
     /* Lease 0.5 s (heartbeat 0.1 s), chunks that take longer: renewal must
      * keep every chunk on its first attempt. The chunks are made slow by the
@@ -368,7 +368,7 @@ static int log_has(const char *needle, int timeout_ms)
     }
 }
 
-Test(dist_fail, cancel_mid_chunk_abandons_it_and_the_worker_goes_on)
+Test(dist_failures, cancel_mid_chunk_abandons_it_and_the_worker_goes_on)
 {
     /* Chunks made slow by the worker itself (300 ms a frame, 20 frames:
      * at least 6 s each), whatever the machine, so the cancel lands mid-chunk. */
@@ -422,7 +422,7 @@ Test(dist_fail, cancel_mid_chunk_abandons_it_and_the_worker_goes_on)
     cr_assert_str_neq(buf, "done");
 }
 
-Test(dist_fail, commit_during_redis_outage_is_retried_not_recomputed)
+Test(dist_failures, commit_during_redis_outage_is_retried_not_recomputed)
 {
     /* Redis (AOF) goes away while the only worker is mid-chunk; the chunk
      * finishes during the outage, so its commit fails. Redis comes back
@@ -466,7 +466,7 @@ Test(dist_fail, commit_during_redis_outage_is_retried_not_recomputed)
     cr_assert_eq(atoi(buf), 1);
 }
 
-Test(dist_fail, controller_start_sweeps_leftover_temps)
+Test(dist_failures, controller_start_sweeps_leftover_temps)
 {
     /* What a kill -9 or a full disk leaves: a temp beside a chunk output,
      * two hours old. A fresh one (maybe another node's, being written) stays. */

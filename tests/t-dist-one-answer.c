@@ -8,7 +8,7 @@
  * profile: fast and balanced on the layout clips, quality on its own. A job
  * whose layout or config is bad is refused before anything is queued.
  */
-#include "t-video-util.h"
+#include "util-video.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -29,7 +29,7 @@ static void teardown(void)
     tv_rmdir(W);
 }
 
-TestSuite(one_answer, .init = setup, .fini = teardown, .timeout = 240);
+TestSuite(dist_one_answer, .init = setup, .fini = teardown, .timeout = 240);
 
 #define VTEST "/usr/share/doc/opencv-doc/examples/data/vtest.avi"
 
@@ -119,29 +119,29 @@ static void clip_case(const char *name, int w, int h, const char *extra, const c
     lossless_equal(clip, profile);
 }
 
-Test(one_answer, layout_from_stereo_metadata)
+Test(dist_one_answer, layout_from_stereo_metadata)
 {
     /* 8:3: the aspect alone says mono */
     clip_case("clip.mkv", 640, 240, "-c:v libx264 -preset ultrafast -g 10 -keyint_min 10 "
               "-sc_threshold 0 -metadata:s:v:0 stereo_mode=left_right", "fast");
 }
 
-Test(one_answer, layout_from_the_file_name)
+Test(dist_one_answer, layout_from_the_file_name)
 {
     clip_case("holiday_sbs.mp4", 640, 240, H264, "balanced");
 }
 
-Test(one_answer, top_bottom_from_the_file_name)
+Test(dist_one_answer, top_bottom_from_the_file_name)
 {
     clip_case("concert_TB.mkv", 320, 360, H264, "fast"); /* eyes of 320x180: not square */
 }
 
-Test(one_answer, layout_from_the_aspect_ratio)
+Test(dist_one_answer, layout_from_the_aspect_ratio)
 {
     clip_case("clip.mp4", 480, 240, H264, "fast");
 }
 
-Test(one_answer, open_gop_hevc)
+Test(dist_one_answer, open_gop_hevc)
 {
     /* x265's defaults: open GOPs, CRA keyframes */
     clip_case("open.mkv", 320, 240, "-c:v libx265 -preset ultrafast -x265-params "
@@ -164,7 +164,7 @@ static void quality_both_paths(const char *json, const char *ext, char *clip, ch
     both_paths(clip, cfg, "quality", a, b);
 }
 
-Test(one_answer, quality_profile_equal_too)
+Test(dist_one_answer, quality_profile_equal_too)
 {
     /* the quality profile's larger work size and edge refinement, without
      * its tiles (they only make the CPU run longer) */
@@ -200,33 +200,33 @@ static void default_encoder_equal(const char *name, int w, int h, const char *pr
 }
 
 /* each profile once per layout, each layout with 1 s and 2 s chunks */
-Test(one_answer, default_encoder_sbs_fast_1s)
+Test(dist_one_answer, default_encoder_sbs_fast_1s)
 {
     default_encoder_equal("trip_sbs.mp4", 640, 240, "fast", 1);
 }
-Test(one_answer, default_encoder_sbs_balanced_2s)
+Test(dist_one_answer, default_encoder_sbs_balanced_2s)
 {
     default_encoder_equal("trip_sbs.mp4", 640, 240, "balanced", 2);
 }
-Test(one_answer, default_encoder_sbs_quality_1s)
+Test(dist_one_answer, default_encoder_sbs_quality_1s)
 {
     default_encoder_equal("trip_sbs.mp4", 640, 240, "quality", 1);
 }
-Test(one_answer, default_encoder_tb_fast_2s)
+Test(dist_one_answer, default_encoder_tb_fast_2s)
 {
     default_encoder_equal("stage_TB.mkv", 320, 360, "fast", 2);
 }
-Test(one_answer, default_encoder_tb_balanced_1s)
+Test(dist_one_answer, default_encoder_tb_balanced_1s)
 {
     default_encoder_equal("stage_TB.mkv", 320, 360, "balanced", 1);
 }
-Test(one_answer, default_encoder_tb_quality_2s)
+Test(dist_one_answer, default_encoder_tb_quality_2s)
 {
     default_encoder_equal("stage_TB.mkv", 320, 360, "quality", 2);
 }
 
 /* Refused with the reason before anything is queued: nothing in Redis. */
-Test(one_answer, bad_layout_and_bad_config_refused_at_submit)
+Test(dist_one_answer, bad_layout_and_bad_config_refused_at_submit)
 {
     struct tdist d;
     memset(&d, 0, sizeof d);
@@ -255,7 +255,7 @@ Test(one_answer, bad_layout_and_bad_config_refused_at_submit)
 
 /* The quality profile's encoder settings (a slower x264 preset, which
  * would use B-frames): the fleet's output has the source's timestamps. */
-Test(one_answer, quality_profile_keeps_the_source_timestamps)
+Test(dist_one_answer, quality_profile_keeps_the_source_timestamps)
 {
     char clip[300], a[300], b[300];
     quality_both_paths("{\"tile_cols\": 0, \"tile_rows\": 0}", "mp4", clip, a, b);

@@ -11,8 +11,8 @@
  * still process's frame for frame.
  */
 #include "rq.h"
-#include "t-video-util.h"
 #include "util-redis.h"
+#include "util-video.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>

@@ -183,7 +183,7 @@ static void naive_run(const struct model *m, const float *in, float *out)
 
 /* ---- the real photo ---- */
 
-Test(net, selfie_256_finds_the_person)
+Test(net_model, selfie_256_finds_the_person)
 {
     struct model *m = load(M256);
     cr_assert_eq(m->in_h, 256);
@@ -204,7 +204,7 @@ Test(net, selfie_256_finds_the_person)
     model_free(&m);
 }
 
-Test(net, selfie_144x256_finds_the_person)
+Test(net_model, selfie_144x256_finds_the_person)
 {
     struct model *m = load(M144);
     cr_assert_eq(m->in_h, 144);
@@ -269,17 +269,17 @@ static void batch_equals_single(const char *name)
     model_free(&m);
 }
 
-Test(net, batch3_equals_single_256)
+Test(net_model, batch3_equals_single_256)
 {
     batch_equals_single(M256);
 }
 
-Test(net, batch3_equals_single_144x256)
+Test(net_model, batch3_equals_single_144x256)
 {
     batch_equals_single(M144);
 }
 
-Test(net, matches_naive_executor)
+Test(net_model, matches_naive_executor)
 {
     const char *names[2] = { M256, M144 };
     for (int k = 0; k < 2; k++) {
@@ -305,7 +305,7 @@ Test(net, matches_naive_executor)
     }
 }
 
-Test(net, threads_give_the_same_bits)
+Test(net_model, threads_give_the_same_bits)
 {
     /* 5 items over 3 threads (shares 1, 2, 2), then 2 threads, then back
      * to 1: every run equal to single-item runs, bit for bit. */
@@ -349,7 +349,7 @@ Test(net, threads_give_the_same_bits)
 
 /* ---- errors ---- */
 
-Test(net, rejects_bad_arguments)
+Test(net_model, rejects_bad_arguments)
 {
     struct model *m = load(M256);
     struct net *net = NULL;
@@ -376,7 +376,7 @@ static int first_op(const struct model *m, enum model_op_kind k)
     return -1;
 }
 
-Test(net, rejects_inconsistent_graph)
+Test(net_model, rejects_inconsistent_graph)
 {
     struct model *m = load(M256);
     struct net *net = NULL;
@@ -436,7 +436,7 @@ static int cmp_double(const void *a, const void *b)
  * Run alone and pinned for a number worth quoting:
  *   taskset -c 0 build/tests/vrtests --filter 'net/speed_256' -j1 --verbose
  * The bound here only catches a pathological slowdown. */
-Test(net, speed_256)
+Test(net_model, speed_256)
 {
     struct model *m = load(M256);
     float *in = photo(256, 0), *out = malloc(256 * 256 * sizeof(float));

@@ -77,9 +77,9 @@ static long long pending(void)
     return n;
 }
 
-TestSuite(queue, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(queue_lease, .init = setup, .fini = teardown, .timeout = 30);
 
-Test(queue, renewal_after_reclaim_does_not_steal_back)
+Test(queue_lease, renewal_after_reclaim_does_not_steal_back)
 {
     vr_err e = { 0 };
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{\"t\":0}", 3, 0, &e), 1, "%s", e.msg);
@@ -113,7 +113,7 @@ Test(queue, renewal_after_reclaim_does_not_steal_back)
     rq_msg_release(&b);
 }
 
-Test(queue, late_worker_neither_commits_nor_acks)
+Test(queue_lease, late_worker_neither_commits_nor_acks)
 {
     vr_err e = { 0 };
     cr_assert_eq(rq_chunk_create(Q, "j1", 1, "{}", 3, 0, &e), 1);
@@ -142,7 +142,7 @@ Test(queue, late_worker_neither_commits_nor_acks)
     rq_msg_release(&b);
 }
 
-Test(queue, trim_keeps_pending_and_undelivered)
+Test(queue_lease, trim_keeps_pending_and_undelivered)
 {
     vr_err e = { 0 };
     for (int i = 0; i < 3; i++)
@@ -169,7 +169,7 @@ Test(queue, trim_keeps_pending_and_undelivered)
     rq_msg_release(&m2);
 }
 
-Test(queue, attempts_survive_aof_reload_and_dead_letter)
+Test(queue_lease, attempts_survive_aof_reload_and_dead_letter)
 {
     vr_err e = { 0 };
     cr_assert_eq(rq_chunk_create(Q, "j1", 2, "{}", 2, 0, &e), 1);
@@ -212,7 +212,7 @@ Test(queue, attempts_survive_aof_reload_and_dead_letter)
     rq_msg_release(&m);
 }
 
-Test(queue, lost_xadd_is_requeued_and_create_is_idempotent)
+Test(queue_lease, lost_xadd_is_requeued_and_create_is_idempotent)
 {
     vr_err e = { 0 };
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1);
@@ -232,7 +232,7 @@ Test(queue, lost_xadd_is_requeued_and_create_is_idempotent)
     cr_assert_eq(rq_chunk_requeue_lost(Q, "j1", 9, 0, &e), VR_ENOENT);
 }
 
-Test(queue, cancelled_job_chunks_are_skipped)
+Test(queue_lease, cancelled_job_chunks_are_skipped)
 {
     vr_err e = { 0 };
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1);
@@ -252,7 +252,7 @@ Test(queue, cancelled_job_chunks_are_skipped)
 /* Cancel lands while a worker holds a chunk: its next renewal says the job
  * ended (not "lost"), and a commit that races the cancel is acked without
  * counting, so a cancelled job never shows chunks done after the cancel. */
-Test(queue, cancel_mid_chunk_renew_says_so_and_commit_counts_nothing)
+Test(queue_lease, cancel_mid_chunk_renew_says_so_and_commit_counts_nothing)
 {
     vr_err e = { 0 };
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1);
@@ -278,7 +278,7 @@ Test(queue, cancel_mid_chunk_renew_says_so_and_commit_counts_nothing)
 /* vrctl retry re-arms every unfinished chunk with its attempts from 0 (a job
  * that failed for a full disk must not find its other chunks one attempt
  * from the dead letter), and leaves done chunks alone. */
-Test(queue, retry_restarts_attempts_of_every_unfinished_chunk)
+Test(queue_lease, retry_restarts_attempts_of_every_unfinished_chunk)
 {
     vr_err e = { 0 };
     for (int i = 0; i < 3; i++)
@@ -304,7 +304,7 @@ Test(queue, retry_restarts_attempts_of_every_unfinished_chunk)
     cr_assert_str_eq(v, "");
 }
 
-Test(queue, malformed_entry_is_skipped_not_wedged)
+Test(queue_lease, malformed_entry_is_skipped_not_wedged)
 {
     vr_err e = { 0 };
     char big[RQ_MAX_FIELD + 16];

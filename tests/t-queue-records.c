@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-Test(records, spec_round_trip)
+Test(queue_records, spec_round_trip)
 {
     struct job_spec a, b;
     job_spec_defaults(&a);
@@ -37,7 +37,7 @@ Test(records, spec_round_trip)
     free(s);
 }
 
-Test(records, spec_is_strict)
+Test(queue_records, spec_is_strict)
 {
     static const struct { const char *json, *word; } bad[] = {
         { "{not json", "bad JSON" },
@@ -74,7 +74,7 @@ Test(records, spec_is_strict)
     free(big);
 }
 
-Test(records, task_round_trip_and_limits)
+Test(queue_records, task_round_trip_and_limits)
 {
     struct chunk_task t = { 0 }, u;
     snprintf(t.job, sizeof t.job, "20260101-000000-abcd");
@@ -99,7 +99,7 @@ Test(records, task_round_trip_and_limits)
     cr_assert(strstr(e.msg, "idx"), "%s", e.msg);
 }
 
-Test(records, manifest_checked)
+Test(queue_records, manifest_checked)
 {
     char dir[] = "/tmp/vrtest-man-XXXXXX", p[128];
     cr_assert_not_null(mkdtemp(dir));
@@ -135,7 +135,7 @@ Test(records, manifest_checked)
     rmdir(dir);
 }
 
-Test(records, storage_paths_stay_under_root)
+Test(queue_records, storage_paths_stay_under_root)
 {
     char out[64];
     vr_err e = { 0 };
@@ -149,7 +149,7 @@ Test(records, storage_paths_stay_under_root)
                               out, sizeof out, &e), VR_EINVAL);
 }
 
-Test(records, durable_write_and_disk_full)
+Test(queue_records, durable_write_and_disk_full)
 {
     char dir[] = "/tmp/vrtest-st-XXXXXX", p[160], sub[128];
     cr_assert_not_null(mkdtemp(dir));
@@ -183,7 +183,7 @@ Test(records, durable_write_and_disk_full)
     cr_assert_neq(access(dir, F_OK), 0);
 }
 
-Test(records, auto_chunk_length_fills_whole_waves)
+Test(queue_records, auto_chunk_length_fills_whole_waves)
 {
     /* 40 s over 8 workers: one wave of 5 s; over 3: 2 waves of 6.67 s */
     cr_assert_float_eq(job_auto_chunk_seconds(40, 8), 5.0, 1e-9);

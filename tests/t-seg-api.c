@@ -5,7 +5,7 @@
  * seg_reset(), YUV frames (NV12, YUV420P from ffmpeg, BT.709 limited)
  * giving the RGB frame's mask, and a mask smaller than the frame.
  */
-#include "t-seg-engine.h"
+#include "util-seg.h"
 
 #define ASTRO "tests/data/image/astronaut-256.png"
 

@@ -4,7 +4,7 @@
  * own mask, the same as segmenting that photo alone, with the person in
  * each eye covered and its background not.
  */
-#include "t-seg-engine.h"
+#include "util-seg.h"
 
 #define ASTRO "tests/data/image/astronaut-256.png"
 #define BBALL "tests/data/image/basketball-256.jpg"

@@ -4,7 +4,7 @@
  * covers each person (mean in a box measured by hand inside the person is
  * high) and not the background (a box on the wall is low).
  */
-#include "t-image-helpers.h"
+#include "util-image.h"
 
 struct box {
     const char *what;

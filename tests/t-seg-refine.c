@@ -6,7 +6,7 @@
  * crosses 1/2 (mean gradient magnitude on that contour), those crossings
  * sit on stronger luma edges, and fewer pixels are left undecided.
  */
-#include "t-seg-engine.h"
+#include "util-seg.h"
 
 #include <math.h>
 

@@ -4,7 +4,7 @@
  * wide), a 3x3 grid lights up pedestrians that the whole pass alone
  * (tile_cols = 0) leaves at zero, and keeps the grass and road dark.
  */
-#include "t-seg-engine.h"
+#include "util-seg.h"
 
 #define VTEST "tests/data/image/vtest-100.jpg"
 

@@ -1,5 +1,5 @@
 /*
- * util-model-ops.h - test helpers shared by t-ops-block.c and t-ops-tail.c: run a range of a
+ * util-model-ops.h - test helpers shared by t-net-ops-block.c and t-net-ops-tail.c: run a range of a
  * loaded tflite model's ops one at a time with the plain ops_ref.h references (what a fused twin
  * must mean), plus model loading, bias lookup, seeded inputs and the element-wise comparison.
  */

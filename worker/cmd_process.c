@@ -6,7 +6,7 @@
 #include "commands.h"
 
 #include "config.h"
-#include "cli.h"
+#include "cmdtable.h"
 #include "log.h"
 #include "metrics.h"
 #include "output_kinds.h"

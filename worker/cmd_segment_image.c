@@ -9,15 +9,10 @@
  */
 #include "commands.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "clock.h"
 #include "config.h"
-#include "cpu_ftz.h"
-#include "frame_ref.h"
 #include "log.h"
-#include "model.h"
-#include "net.h"
-#include "paths.h"
 #include "seg.h"
 #include "vio_image.h"
 #include "vio_layout.h"
@@ -43,48 +38,16 @@ struct seg_image_args {
 static int run_raw(const struct vr_config *cfg, const struct vio_image *img,
                    uint8_t *mask, const char *in, vr_err *err)
 {
-    struct model *m = NULL;
-    struct net *net = NULL;
-    float *x = NULL, *y = NULL;
-    char path[CONFIG_STR + 512];
-    int rc;
-
-    vr_data_path(cfg->model, path, sizeof path);
-    if ((rc = model_load(path, &m, err)) < 0)
-        return rc;
-    if (img->w != m->in_w || img->h != m->in_h) {
-        rc = vr_err_set(err, VR_EINVAL, "%s: --raw needs the model's input size %dx%d "
-                        "(%s), the image is %dx%d", in, m->in_w, m->in_h, path,
-                        img->w, img->h);
-        goto out;
-    }
-    if ((rc = net_create(m, 1, &net, err)) < 0)
-        goto out;
-    x = malloc((size_t)img->w * img->h * 3 * sizeof *x);
-    y = malloc((size_t)img->w * img->h * sizeof *y);
-    if (!x || !y) {
-        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
-        goto out;
-    }
     struct seg_frame f = { .fmt = SEG_PIX_RGB24, .w = img->w, .h = img->h,
                            .data = { img->data }, .linesize = { img->linesize } };
-    struct frame_rect all = { 0, 0, img->w, img->h };
-    frame_preprocess_ref(&f, &all, 1, img->w, img->h, x); /* same size: exact copy */
-    double t0 = clock_mono_ms();
-    unsigned csr = cpu_ftz_begin();
-    rc = net_run(net, x, 1, y, err);
-    cpu_ftz_end(csr);
-    if (rc < 0)
-        goto out;
-    log_debug("network: %.1f ms", clock_mono_ms() - t0);
-    for (size_t i = 0; i < (size_t)img->w * img->h; i++)
-        mask[i] = frame_to_u8(y[i]);
-out:
-    free(x);
-    free(y);
-    net_free(&net);
-    model_free(&m);
-    return rc;
+    struct seg_mask m = { .data = mask, .w = img->w, .h = img->h, .linesize = img->w };
+    int rc = seg_run_network(cfg, &f, &m, err);
+    if (rc == VR_EINVAL) { /* the picture's size: "IN: --raw needs the model's ..." */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return vr_err_set(err, rc, "%s: --raw %s", in, why);
+    }
+    return rc; /* other errors name the model; main() puts IN in front */
 }
 
 /* The whole engine, CPU backend, one frame. */

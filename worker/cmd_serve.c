@@ -8,7 +8,7 @@
 #include "commands.h"
 #include "serve.h"
 
-#include "cli.h"
+#include "cmdtable.h"
 #include "gpus.h"
 #include "log.h"
 #include "paths.h"

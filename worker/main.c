@@ -2,7 +2,7 @@
  * main.c - vr-worker: one process per GPU (or --cpu) that segments people.
  * The subcommands come from the table below; help is generated from it.
  */
-#include "cli.h"
+#include "cmdtable.h"
 #include "commands.h"
 #include "vio_lib.h"
 

@@ -7,7 +7,7 @@
 #include "serve.h"
 
 #include "beneath.h"
-#include "cli.h"
+#include "cmdtable.h"
 #include "clock.h"
 #include "job.h"
 #include "output_kinds.h"

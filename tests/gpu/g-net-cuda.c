@@ -11,7 +11,7 @@
  * a batch split over two streams gives the bits of one stream, and that
  * the deferred resize gives the masks of writing every upsampled map.
  */
-#include "g-net-util.h"
+#include "util-net.h"
 
 #include "model.h"
 #include "net.h"
@@ -144,12 +144,12 @@ static void check_model(const char *model_rel)
     }
 }
 
-Test(gpu_net, selfie_square_vs_cpu, .timeout = 120)
+Test(g_net_cuda, selfie_square_vs_cpu, .timeout = 120)
 {
     check_model("models/selfie_segmentation.tflite");
 }
 
-Test(gpu_net, selfie_landscape_vs_cpu, .timeout = 120)
+Test(g_net_cuda, selfie_landscape_vs_cpu, .timeout = 120)
 {
     check_model("models/selfie_segmentation_landscape.tflite");
 }
@@ -157,7 +157,7 @@ Test(gpu_net, selfie_landscape_vs_cpu, .timeout = 120)
 /* A net made for 40 tiles runs batches as two halves on two streams unless
  * told not to: every variant, graph or not, even and odd batches, the same
  * bits as one stream. */
-Test(gpu_net, split_batch_same_bits, .timeout = 120)
+Test(g_net_cuda, split_batch_same_bits, .timeout = 120)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", data_dir());
@@ -204,7 +204,7 @@ Test(gpu_net, split_batch_same_bits, .timeout = 120)
 /* The deferred resize (RS_DEFER) against writing every upsampled map: the
  * same masks up to rounding, with fewer kernels. With it off the decoder
  * stages that end in a 1x1 conv run into scratch and resize after. */
-Test(gpu_net, deferred_resize_same_masks, .timeout = 120)
+Test(g_net_cuda, deferred_resize_same_masks, .timeout = 120)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", data_dir());
@@ -250,7 +250,7 @@ Test(gpu_net, deferred_resize_same_masks, .timeout = 120)
     model_free(&m);
 }
 
-Test(gpu_net, bad_arguments)
+Test(g_net_cuda, bad_arguments)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", data_dir());

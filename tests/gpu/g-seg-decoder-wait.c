@@ -9,7 +9,7 @@
  * own copy, so the frame lands tens of milliseconds after seg_run is called.
  * Its mask must equal the mask of the same frame already in place.
  */
-#include "g-frame-util.h"
+#include "util-frame.h"
 
 #include "config.h"
 #include "paths.h"
@@ -20,7 +20,7 @@
 #define H 480
 #define HOLDUP_BYTES ((size_t)1 << 30)
 
-Test(gpu_seg_sync, frames_copied_on_the_legacy_stream_are_waited_for, .timeout = 120)
+Test(g_seg_decoder_wait, frames_copied_on_the_legacy_stream_are_waited_for, .timeout = 120)
 {
     setenv("VR_NO_TUNE", "1", 1);
     char path[4096];

@@ -7,7 +7,7 @@
  * 255) of the CPU engine's, whose network is float32, both for the fp16 and
  * the fp32 network; the host-memory path must equal the device path.
  */
-#include "g-frame-util.h"
+#include "util-frame.h"
 
 #include "config.h"
 #include "paths.h"
@@ -112,19 +112,19 @@ static void run_case(const char *name, enum seg_layout layout, int w, int h, int
     vio_image_free(&img);
 }
 
-Test(gpu_seg, cuda_vs_cpu_mono_nv12_fp16, .timeout = 120)
+Test(g_seg_engine, cuda_vs_cpu_mono_nv12_fp16, .timeout = 120)
 {
     setenv("VR_NO_TUNE", "1", 1); /* the profile's precision, not a cached choice */
     run_case("mono nv12 fp16", SEG_LAYOUT_MONO, 640, 480, SEG_PIX_NV12, "fp16");
 }
 
-Test(gpu_seg, cuda_vs_cpu_sbs_nv12_fp16, .timeout = 120)
+Test(g_seg_engine, cuda_vs_cpu_sbs_nv12_fp16, .timeout = 120)
 {
     setenv("VR_NO_TUNE", "1", 1);
     run_case("sbs nv12 fp16", SEG_LAYOUT_SBS, 1920, 960, SEG_PIX_NV12, "fp16");
 }
 
-Test(gpu_seg, cuda_vs_cpu_sbs_p010_fp32, .timeout = 120)
+Test(g_seg_engine, cuda_vs_cpu_sbs_p010_fp32, .timeout = 120)
 {
     setenv("VR_NO_TUNE", "1", 1);
     run_case("sbs p010 fp32", SEG_LAYOUT_SBS, 1280, 640, SEG_PIX_P010, "fp32");

@@ -1,0 +1,255 @@
+/*
+ * cmdtable.c - table-driven subcommand dispatch and generated help (see
+ * cmdtable.h).
+ */
+#include "cmdtable.h"
+
+#include "log.h"
+#include "version.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct cli_cmd *cli_cmd_now;
+static const char *cli_prog_now = "vrseg";
+static void (*cli_version_more)(FILE *f);
+
+void cli_version_extra(void (*extra)(FILE *f)) { cli_version_more = extra; }
+
+const struct cli_cmd *cli_current(void) { return cli_cmd_now; }
+const char *cli_prog(void) { return cli_prog_now; }
+
+static void cli_usage_all(FILE *f, const char *prog, const char *about,
+                          const struct cli_cmd *cmds)
+{
+    fprintf(f, "%s - %s\n\nusage: %s <command> [options]\n\ncommands:\n",
+            prog, about, prog);
+    for (const struct cli_cmd *c = cmds; c->name; c++)
+        fprintf(f, "  %-16s %s\n", c->name, c->summary);
+    fprintf(f, "\nevery command:\n" CLI_LOG_HELP);
+    fprintf(f, "\n'%s help <command>' or '%s <command> --help' shows a "
+               "command's options; '%s --version' the version.\n", prog, prog, prog);
+}
+
+void cli_cmd_usage(FILE *f, const char *prog, const struct cli_cmd *cmd)
+{
+    fprintf(f, "usage: %s %s %s\n\n%s\n", prog, cmd->name,
+            cmd->usage ? cmd->usage : "", cmd->summary);
+    fprintf(f, "\n");
+    if (cmd->flags & CLI_NEEDS_REDIS)
+        fputs(CLI_REDIS_HELP, f);
+    if (cmd->help)
+        fputs(cmd->help, f);
+    fputs(CLI_LOG_HELP, f);
+}
+
+static const struct cli_cmd *cli_find(const struct cli_cmd *cmds, const char *name)
+{
+    for (const struct cli_cmd *c = cmds; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+static int cli_run(const char *prog, const struct cli_cmd *c, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            cli_cmd_usage(stdout, prog, c);
+            return 0;
+        }
+    }
+    cli_cmd_now = c;
+    argv[0] = (char *)c->name;
+    return c->fn(argc, argv);
+}
+
+/* Takes `--log-format F` / `--log-format=F` out of argv wherever it stands
+ * before a `--` (before the command or among its options: every command
+ * has it), sets the log format, and exports it as VR_LOG_FORMAT so the
+ * processes this one starts (vrctl run's, serve --gpu all's) log alike.
+ * Returns 0, or 2 after a usage message. */
+static int cli_log_format(const char *prog, int *argc, char **argv)
+{
+    int k = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *v = NULL;
+        if (!strcmp(argv[i], "--")) {
+            while (i < *argc)
+                argv[k++] = argv[i++];
+            break;
+        }
+        if (!strcmp(argv[i], "--log-format")) {
+            if (i + 1 >= *argc) {
+                fprintf(stderr, "%s: --log-format needs text or json\n", prog);
+                return 2;
+            }
+            v = argv[++i];
+        } else if (!strncmp(argv[i], "--log-format=", 13)) {
+            v = argv[i] + 13;
+        } else {
+            argv[k++] = argv[i];
+            continue;
+        }
+        if (log_set_format(v) < 0) {
+            fprintf(stderr, "%s: --log-format takes text or json, not '%s'\n", prog, v);
+            return 2;
+        }
+        setenv("VR_LOG_FORMAT", v, 1);
+    }
+    *argc = k;
+    argv[k] = NULL;
+    return 0;
+}
+
+int cli_main(const char *prog, const char *about, const struct cli_cmd *cmds,
+             int argc, char **argv)
+{
+    cli_prog_now = prog;
+    log_init(prog);
+    if (cli_log_format(prog, &argc, argv))
+        return 2;
+    const struct cli_cmd *dflt = NULL;
+    for (const struct cli_cmd *c = cmds; c->name; c++)
+        if (c->flags & CLI_DEFAULT)
+            dflt = c;
+
+    if (argc < 2) {
+        if (dflt)
+            return cli_run(prog, dflt, argc, argv);
+        cli_usage_all(stderr, prog, about, cmds);
+        return 2;
+    }
+    const char *a = argv[1];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        cli_usage_all(stdout, prog, about, cmds);
+        return 0;
+    }
+    if (strcmp(a, "--version") == 0) {
+        printf("%s %s\n", prog, vr_version());
+        if (cli_version_more)
+            cli_version_more(stdout);
+        return 0;
+    }
+    if (strcmp(a, "help") == 0) {
+        if (argc < 3) {
+            cli_usage_all(stdout, prog, about, cmds);
+            return 0;
+        }
+        const struct cli_cmd *c = cli_find(cmds, argv[2]);
+        if (!c) {
+            fprintf(stderr, "%s: unknown command '%s'\n", prog, argv[2]);
+            return 2;
+        }
+        cli_cmd_usage(stdout, prog, c);
+        return 0;
+    }
+    if (a[0] == '-' && dflt)
+        return cli_run(prog, dflt, argc, argv);
+    const struct cli_cmd *c = cli_find(cmds, a);
+    if (!c) {
+        fprintf(stderr, "%s: unknown command '%s'\n\n", prog, a);
+        cli_usage_all(stderr, prog, about, cmds);
+        return 2;
+    }
+    return cli_run(prog, c, argc - 1, argv + 1);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+    const char *name = cli_cmd_now ? cli_cmd_now->name : "";
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s %s: %s\ntry '%s %s --help'\n", cli_prog_now, name, msg,
+            cli_prog_now, name);
+    return 2;
+}
+
+/* ---- numbers ---- */
+
+/* Digits with an optional sign, and for reals a point and an exponent:
+ * what strtol/strtod would also take (blanks, hex, inf, nan) is refused. */
+static int cli_number_chars(const char *s, int real)
+{
+    const char *p = s;
+    if (*p == '-' || *p == '+')
+        p++;
+    if (!isdigit((unsigned char)*p) && !(real && *p == '.' && isdigit((unsigned char)p[1])))
+        return 0;
+    for (; *p; p++)
+        if (!isdigit((unsigned char)*p) && !(real && strchr(".eE+-", *p)))
+            return 0;
+    return 1;
+}
+
+int cli_parse_long(const char *what, const char *s, long lo, long hi, long *out,
+                   char *err, size_t n)
+{
+    char *end;
+    errno = 0;
+    long v = s && cli_number_chars(s, 0) ? strtol(s, &end, 10) : 0;
+    if (!s || !cli_number_chars(s, 0) || *end || errno) {
+        snprintf(err, n, "%s '%s': not a whole number; want %ld..%ld", what, s ? s : "",
+                 lo, hi);
+        return -1;
+    }
+    if (v < lo || v > hi) {
+        snprintf(err, n, "%s %ld: out of range; want %ld..%ld", what, v, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *what, const char *s, double lo, double hi, double *out,
+                     char *err, size_t n)
+{
+    char *end;
+    errno = 0;
+    double v = s && cli_number_chars(s, 1) ? strtod(s, &end) : 0;
+    if (!s || !cli_number_chars(s, 1) || *end || errno) {
+        snprintf(err, n, "%s '%s': not a number; want %g..%g", what, s ? s : "", lo, hi);
+        return -1;
+    }
+    if (!(v >= lo && v <= hi)) {
+        snprintf(err, n, "%s %s: out of range; want %g..%g", what, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_opt_long(const char *opt, const char *arg, long lo, long hi, long long *out)
+{
+    char msg[256];
+    long v;
+    if (cli_parse_long(opt, arg, lo, hi, &v, msg, sizeof msg) < 0)
+        return cli_usage_error("%s", msg);
+    *out = v;
+    return 0;
+}
+
+int cli_opt_int(const char *opt, const char *arg, long lo, long hi, int *out)
+{
+    long long v;
+    int rc = cli_opt_long(opt, arg, lo, hi, &v);
+    if (rc == 0)
+        *out = (int)v;
+    return rc;
+}
+
+int cli_opt_double(const char *opt, const char *arg, double lo, double hi, double *out)
+{
+    char msg[256];
+    if (cli_parse_double(opt, arg, lo, hi, out, msg, sizeof msg) < 0)
+        return cli_usage_error("%s", msg);
+    return 0;
+}

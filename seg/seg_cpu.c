@@ -1,0 +1,271 @@
+/*
+ * seg_cpu.c - the CPU backend of the segmentation engine: the C twins of
+ * frame_ref.h around the CPU network (net.h). Every buffer is sized at
+ * creation from the tile plan; seg_run() allocates nothing.
+ *
+ * Per call: preprocess every tile of every eye of every frame into one
+ * input batch, run the network over it in slices of at most
+ * SEG_CPU_NET_BATCH (the net's activation buffers grow with its batch),
+ * then per frame and eye blend, refine and, over the whole mask, smooth.
+ * At the end, seg_run_network(): the CPU network alone on one picture.
+ */
+#include "seg_impl.h"
+
+#include "clock.h"
+#include "cpu_ftz.h"
+#include "frame_ref.h"
+#include "frame_temporal.h"
+#include "log.h"
+#include "net.h"
+#include "paths.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SEG_CPU_NET_BATCH 8
+
+struct seg_cpu {
+    struct net *net;
+    int net_batch;
+    int per_frame;         /* tiles of all eyes of one frame */
+    float *in;             /* [max_batch*per_frame][mh][mw][3] */
+    float *out;            /* [max_batch*per_frame][mh][mw] */
+    float *work, *luma;    /* [work_h][work_w] of the largest eye */
+    float *a, *b, *scratch;
+    struct temporal_opts topt;  /* the temporal filter (frame_temporal.h) */
+    struct temporal_state tst;
+    uint8_t *ring_m, *ring_y;   /* its window: K-1 slots of out_w x out_h */
+    uint8_t *ycur;              /* the current frame's luma at mask size */
+};
+
+/* The temporal filter on one frame's mask: cut decision, filter, window. */
+static void temporal_frame(struct seg_cpu *c, const struct seg_frame *f, struct seg_mask *m)
+{
+    const struct temporal_opts *o = &c->topt;
+    if (o->frames < 2)
+        return;
+    frame_temporal_luma_ref(f, c->ycur, o->w, o->h);
+    uint64_t sad = 0;
+    if (c->tst.have > 0)
+        sad = frame_temporal_sad_ref(c->ycur, c->ring_y + (size_t)c->tst.head * o->w * o->h,
+                                     o->w, o->h);
+    temporal_cut(o, &c->tst, sad);
+    frame_temporal_ref(o, &c->tst, m->data, m->linesize, c->ycur, c->ring_m, c->ring_y);
+    temporal_push(o, &c->tst);
+}
+
+/* ---- run ---- */
+
+static void refine_eye(struct seg *s, struct seg_cpu *c, const struct seg_frame *f,
+                       const struct tile_eye *te, const float *tile_out,
+                       struct seg_mask *m)
+{
+    const int mw = s->model->in_w, mh = s->model->in_h;
+    const int ww = te->work_w, wh = te->work_h;
+    uint8_t *dst = m->data + (size_t)te->out.y * m->linesize + te->out.x;
+
+    frame_blend_ref(tile_out, te->n, mw, mh, te->dst, ww, wh, c->work);
+    if (!s->refine_guided) {
+        frame_upsample_bilinear_ref(c->work, ww, wh, dst, m->linesize, te->out.w, te->out.h);
+        return;
+    }
+    frame_luma_ref(f, te->eye, ww, wh, c->luma);
+    frame_guided_coeffs_ref(c->luma, c->work, ww, wh, s->cfg.guided_radius,
+                            (float)s->cfg.guided_eps, c->a, c->b, c->scratch);
+    frame_guided_apply_ref(c->a, c->b, ww, wh, f, te->eye, dst, m->linesize,
+                           te->out.w, te->out.h);
+}
+
+static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
+                       struct seg_mask *masks, struct seg_timing *timing, vr_err *err)
+{
+    struct seg_cpu *c = s->priv;
+    const int mw = s->model->in_w, mh = s->model->in_h;
+    const size_t in_sz = (size_t)mw * mh * 3, out_sz = (size_t)mw * mh;
+    const struct tile_plan *p = &s->plan;
+
+    for (int i = 0; i < n; i++)
+        if (frames[i].on_device || masks[i].on_device)
+            return vr_err_set(err, VR_EINVAL,
+                              "seg: the CPU backend takes host frames and masks");
+
+    double t0 = clock_mono_ms();
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int e = 0; e < p->n_eyes; e++) {
+            frame_preprocess_ref(&frames[i], p->eye[e].src, p->eye[e].n, mw, mh,
+                                 c->in + k * in_sz);
+            k += p->eye[e].n;
+        }
+    double t1 = clock_mono_ms();
+    for (int done = 0; done < k; done += c->net_batch) {
+        int m = k - done < c->net_batch ? k - done : c->net_batch;
+        int rc = net_run(c->net, c->in + done * in_sz, m, c->out + done * out_sz, err);
+        if (rc < 0)
+            return vr_err_prefix(err, "seg: network");
+    }
+    double t2 = clock_mono_ms();
+    k = 0;
+    for (int i = 0; i < n; i++) {
+        for (int e = 0; e < p->n_eyes; e++) {
+            refine_eye(s, c, &frames[i], &p->eye[e], c->out + k * out_sz, &masks[i]);
+            k += p->eye[e].n;
+        }
+        temporal_frame(c, &frames[i], &masks[i]);
+    }
+    double t3 = clock_mono_ms();
+    if (timing) {
+        timing->preprocess = t1 - t0;
+        timing->inference = t2 - t1;
+        timing->postprocess = t3 - t2;
+    }
+    return 0;
+}
+
+static int cpu_run(struct seg *s, const struct seg_frame *frames, int n,
+                   struct seg_mask *masks, struct seg_timing *timing, vr_err *err)
+{
+    unsigned csr = cpu_ftz_begin(); /* see cpu_ftz.h: 2x on background */
+    int rc = cpu_run_ftz(s, frames, n, masks, timing, err);
+    cpu_ftz_end(csr);
+    return rc;
+}
+
+static void cpu_reset(struct seg *s)
+{
+    struct seg_cpu *c = s->priv;
+    if (c)
+        temporal_reset(&c->tst);
+}
+
+static void cpu_destroy(struct seg *s)
+{
+    struct seg_cpu *c = s->priv;
+    if (!c)
+        return;
+    net_free(&c->net);
+    free(c->in);
+    free(c->out);
+    free(c->work);
+    free(c->luma);
+    free(c->a);
+    free(c->b);
+    free(c->scratch);
+    free(c->ring_m);
+    free(c->ring_y);
+    free(c->ycur);
+    free(c);
+    s->priv = NULL;
+}
+
+static const struct seg_backend_ops cpu_ops = {
+    .name = "cpu", .run = cpu_run, .reset = cpu_reset, .destroy = cpu_destroy,
+};
+
+/* ---- create ---- */
+
+int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
+{
+    int rc;
+    struct seg *s = calloc(1, sizeof *s);
+    if (!s)
+        return vr_err_set(err, VR_ENOMEM, "seg: out of memory");
+    if ((rc = seg_common_init(s, o, err)) < 0)
+        goto fail;
+    s->ops = &cpu_ops;
+    struct seg_cpu *c = calloc(1, sizeof *c);
+    if (!(s->priv = c))
+        goto nomem;
+
+    const struct tile_plan *p = &s->plan;
+    size_t mwh = (size_t)s->model->in_w * s->model->in_h, work = 0;
+    for (int e = 0; e < p->n_eyes; e++) {
+        c->per_frame += p->eye[e].n;
+        size_t wsz = (size_t)p->eye[e].work_w * p->eye[e].work_h;
+        if (wsz > work)
+            work = wsz;
+    }
+    int total = c->per_frame * s->opts.max_batch;
+    c->net_batch = total < SEG_CPU_NET_BATCH ? total : SEG_CPU_NET_BATCH;
+    if ((rc = net_create(s->model, c->net_batch, &c->net, err)) < 0) {
+        vr_err_prefix(err, "seg: network");
+        goto fail;
+    }
+    c->in = malloc((size_t)total * mwh * 3 * sizeof(float));
+    c->out = malloc((size_t)total * mwh * sizeof(float));
+    c->work = malloc(work * sizeof(float));
+    c->luma = malloc(work * sizeof(float));
+    c->a = malloc(work * sizeof(float));
+    c->b = malloc(work * sizeof(float));
+    c->scratch = malloc(work * 6 * sizeof(float));
+    temporal_opts_from_config(&c->topt, &s->cfg, s->opts.out_w, s->opts.out_h);
+    temporal_reset(&c->tst);
+    size_t plane = (size_t)s->opts.out_w * s->opts.out_h, slots = c->topt.frames - 1;
+    c->ring_m = malloc(plane * (slots ? slots : 1));
+    c->ring_y = malloc(plane * (slots ? slots : 1));
+    c->ycur = malloc(plane);
+    if (!c->in || !c->out || !c->work || !c->luma || !c->a || !c->b || !c->scratch
+        || !c->ring_m || !c->ring_y || !c->ycur)
+        goto nomem;
+    *out = s;
+    return 0;
+
+nomem:
+    rc = vr_err_set(err, VR_ENOMEM, "seg: out of memory for %dx%d frames",
+                    o->in_w, o->in_h);
+fail:
+    seg_free(&s);
+    return rc;
+}
+
+/* ---- the network alone (seg.h: seg_run_network) ---- */
+
+int seg_run_network(const struct vr_config *cfg, const struct seg_frame *f,
+                    struct seg_mask *mask, vr_err *err)
+{
+    struct model *m = NULL;
+    struct net *net = NULL;
+    float *x = NULL, *y = NULL;
+    char path[CONFIG_STR + 512];
+    int rc;
+
+    if (f->fmt != SEG_PIX_RGB24 || f->on_device || mask->on_device
+        || mask->w != f->w || mask->h != f->h)
+        return vr_err_set(err, VR_EINVAL, "seg: the network alone takes an RGB24 frame "
+                          "in host memory and a mask of its size");
+    vr_data_path(cfg->model, path, sizeof path);
+    if ((rc = model_load(path, &m, err)) < 0)
+        return rc;
+    if (f->w != m->in_w || f->h != m->in_h) {
+        rc = vr_err_set(err, VR_EINVAL, "needs the model's input size %dx%d (%s), the "
+                        "image is %dx%d", m->in_w, m->in_h, path, f->w, f->h);
+        goto out;
+    }
+    if ((rc = net_create(m, 1, &net, err)) < 0)
+        goto out;
+    x = malloc((size_t)f->w * f->h * 3 * sizeof *x);
+    y = malloc((size_t)f->w * f->h * sizeof *y);
+    if (!x || !y) {
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+        goto out;
+    }
+    struct frame_rect all = { 0, 0, f->w, f->h };
+    frame_preprocess_ref(f, &all, 1, f->w, f->h, x); /* same size: exact copy */
+    double t0 = clock_mono_ms();
+    unsigned csr = cpu_ftz_begin();
+    rc = net_run(net, x, 1, y, err);
+    cpu_ftz_end(csr);
+    if (rc < 0)
+        goto out;
+    log_debug("network: %.1f ms", clock_mono_ms() - t0);
+    for (int r = 0; r < f->h; r++)
+        for (int c = 0; c < f->w; c++)
+            mask->data[(size_t)r * mask->linesize + c] = frame_to_u8(y[(size_t)r * f->w + c]);
+out:
+    free(x);
+    free(y);
+    net_free(&net);
+    model_free(&m);
+    return rc;
+}

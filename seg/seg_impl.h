@@ -1,0 +1,73 @@
+/*
+ * seg_impl.h - what the two backends of the segmentation engine (seg.h)
+ * share: the struct seg layout, the backend function table and the common
+ * set-up (options checked, config copied, model loaded, tiles planned).
+ * Only seg/seg*.c and seg/seg_cuda.cu include it; seg_common.c has
+ * the shared set-up and teardown.
+ *
+ * A backend's create function allocates a struct seg (calloc), calls
+ * seg_common_init(), then sets `ops` and its own `priv`. seg_free() calls
+ * ops->destroy (which frees priv only), then seg_common_release() and frees
+ * the struct, so a backend never frees what seg_common_init() made.
+ */
+#ifndef VR_SEG_IMPL_H
+#define VR_SEG_IMPL_H
+
+#include "config.h"
+#include "model.h"
+#include "seg.h"
+#include "tiles.h"
+#include "vr_err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SEG_MAX_DIM   16384 /* per side; an 8K VR frame is 8192 x 4096 */
+#define SEG_MAX_BATCH 64    /* frames per seg_run() (= FRAME_CU_MAX_FRAMES) */
+
+struct seg_backend_ops {
+    const char *name;   /* "cpu" / "cuda", for messages */
+    /* seg_run() after the common argument checks (n in 1..max_batch, frame
+     * sizes and formats as created, masks of the output size). */
+    int (*run)(struct seg *s, const struct seg_frame *frames, int n,
+               struct seg_mask *masks, struct seg_timing *timing, vr_err *err);
+    /* Forget the temporal state. */
+    void (*reset)(struct seg *s);
+    /* Free `priv` and what hangs off it; may be called on a half-built
+     * backend (priv NULL or partly filled). */
+    void (*destroy)(struct seg *s);
+};
+
+struct seg {
+    const struct seg_backend_ops *ops; /* NULL until the backend is set up */
+    struct seg_opts opts;              /* as given, with out_w/out_h filled */
+    struct vr_config cfg;              /* copy; opts.cfg points at it */
+    struct model *model;               /* loaded from cfg.model */
+    struct tile_plan plan;             /* per eye: tiles and work mask size */
+    int refine_guided;                 /* cfg.refine == "guided" */
+    void *priv;                        /* the backend's buffers */
+};
+
+/* Checks the options, copies the config, loads the model (cfg.model through
+ * vr_data_path) and plans the tiles into `s` (zeroed by the caller).
+ * On failure what it made stays in `s` for seg_common_release(). */
+int seg_common_init(struct seg *s, const struct seg_opts *o, vr_err *err);
+
+/* Frees what seg_common_init() made; accepts a half-initialised `s`. */
+void seg_common_release(struct seg *s);
+
+/* The CPU backend (seg/seg_cpu.c). */
+int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err);
+
+#ifdef VR_HAVE_CUDA
+/* The CUDA backend (seg/seg_cuda.cu). Frames and masks may be in device
+ * memory (on_device) or host memory. */
+int seg_cuda_create(const struct seg_opts *o, struct seg **out, vr_err *err);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * t-cli-report.c - `vrctl report` on a real CPU job (issue 10): a worker is
+ * killed mid-chunk so the job has a retried chunk and a requeue event; the
+ * page must hold every section, fetch nothing, and open in Debian's headless
+ * Chromium with no console message, its script run; the screenshot it takes
+ * is kept as build/report-screenshot.png (the README's picture).
+ */
+#include "rq.h"
+#include "util-redis.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct tdist D;
+
+static void teardown(void)
+{
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+    tdist_stop(&D, 0);
+}
+
+TestSuite(cli_report, .fini = teardown, .timeout = 180);
+
+/* Waits until chunk idx of job id is running. */
+static void wait_running(struct rq *q, const char *id, int idx)
+{
+    char ck[128], v[32] = "";
+    rq_key_chunk(ck, sizeof ck, id, idx);
+    for (int t = 0; t < 60000; t += 20) {
+        rq_hget(q, ck, "state", v, sizeof v, NULL);
+        if (!strcmp(v, "running"))
+            return;
+        tmsleep(20);
+    }
+    cr_assert_fail("chunk %d never ran (%s)", idx, v);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s not written", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* A job of 4 slow chunks whose first worker is killed in chunk 0: a
+ * second worker finishes it after the lease. */
+static void job_with_a_retry(char *id, size_t n)
+{
+    setenv("VR_TEST_FRAME_DELAY_MS", "40", 1);
+    cr_assert_eq(tdist_start(&D, 0, 2.0, 1, 1), 0);
+    struct rq *q = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &q, &e), 0, "%s", e.msg);
+    char in[400], out[400];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 4, 160, 5, 0), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, n), 0);
+    wait_running(q, id, 0);
+    kill(D.w[0], SIGKILL);
+    waitpid(D.w[0], NULL, 0);
+    D.w[0] = 0;
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+    tdist_worker(&D);
+    tdist_worker(&D);
+    rq_free(&q);
+    if (tdist_watch(&D, id, 120000) != 0)
+        tsh("tail -30 '%s' >&2", D.log);
+}
+
+Test(cli_report, a_real_job_as_one_page_that_opens_clean)
+{
+    char id[64], path[400], out[512];
+    job_with_a_retry(id, sizeof id);
+    snprintf(path, sizeof path, "%s/report.html", D.r.dir);
+    const char *args[] = { "report", id, "-o", path, NULL };
+    cr_assert_eq(tdist_vrctl(&D, out, sizeof out, args), 0, "%s", out);
+    const char *html = slurp(path);
+    static const char *const want[] = {
+        "Throughput over time", "Chunks per worker", "<polyline", "chunk 0: done",
+        "1 failed tries before", "class=\"done retried\"", "requeued", "inference",
+        "Workers and GPUs", "st-done", NULL,
+    };
+    for (int i = 0; want[i]; i++)
+        cr_assert(strstr(html, want[i]), "the report lacks '%s'", want[i]);
+    cr_assert_null(strstr(html, "http:"), "the report fetches something");
+    cr_assert_null(strstr(html, "https:"), "the report fetches something");
+    cr_assert_null(strstr(html, " src="), "the report loads a file");
+
+    if (access("/usr/bin/chromium", X_OK) != 0)
+        cr_skip_test("Debian's chromium is not installed (deploy/install-deps.sh installs it)");
+    char shot[400], dom[400], log[400];
+    snprintf(shot, sizeof shot, "%s/shot.png", D.r.dir);
+    snprintf(dom, sizeof dom, "%s/dom.html", D.r.dir);
+    snprintf(log, sizeof log, "%s/chromium.log", D.r.dir);
+    static const char flags[] = "--headless --no-sandbox --disable-gpu --hide-scrollbars "
+                                "--enable-logging=stderr --v=0";
+    cr_assert_eq(tsh("timeout 90 chromium %s --dump-dom 'file://%s' > '%s' 2> '%s'", flags, path,
+                     dom, log), 0);
+    cr_assert_neq(tsh("grep -q 'CONSOLE' '%s'", log), 0, "console messages:\n%s", slurp(log));
+    cr_assert_eq(tsh("grep -q 'data-ready=\"1\"' '%s'", dom), 0, "the page's script did not run");
+    cr_assert_eq(tsh("timeout 90 chromium %s --window-size=1000,1500 --screenshot='%s' 'file://%s'"
+                     " 2> '%s'", flags, shot, path, log), 0);
+    cr_assert_neq(tsh("grep -q 'CONSOLE' '%s'", log), 0, "console messages:\n%s", slurp(log));
+    cr_assert_eq(tsh("test -s '%s' && mkdir -p build && cp '%s' build/report-screenshot.png",
+                     shot, shot), 0);
+}
+
+Test(cli_report, needs_a_job_and_a_file)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5.0, 0, 0), 0);
+    char out[512];
+    const char *no_file[] = { "report", "20990101-000000-00000000", NULL };
+    cr_assert_eq(tdist_vrctl(&D, out, sizeof out, no_file), 2);
+    const char *no_job[] = { "report", "20990101-000000-00000000", "-o", "/tmp/x.html", NULL };
+    cr_assert_eq(tdist_vrctl(&D, out, sizeof out, no_job), 2);
+    cr_assert_eq(access("/tmp/x.html", F_OK), -1, "a report of nothing was written");
+}

@@ -1,0 +1,105 @@
+/*
+ * t-common-config.c - profiles and overrides: strict keys, types and ranges, with
+ * errors that name the key and the file.
+ */
+#include "config.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+Test(common_config, profiles_load)
+{
+    static const char *const names[] = { "fast", "balanced", "quality" };
+    for (int i = 0; i < 3; i++) {
+        struct vr_config c;
+        vr_err e = { 0 };
+        cr_assert_eq(config_load_profile(&c, names[i], &e), 0, "%s: %s", names[i], e.msg);
+        cr_assert_str_eq(c.profile, names[i]);
+        cr_assert(strstr(c.model, ".tflite"));
+    }
+}
+
+Test(common_config, quality_tiles_more_than_fast)
+{
+    struct vr_config f, q;
+    cr_assert_eq(config_load_profile(&f, "fast", NULL), 0);
+    cr_assert_eq(config_load_profile(&q, "quality", NULL), 0);
+    cr_assert_gt(q.tile_cols * q.tile_rows, f.tile_cols * f.tile_rows);
+    cr_assert_gt(q.work_size, f.work_size);
+}
+
+Test(common_config, unknown_profile_is_error)
+{
+    struct vr_config c;
+    vr_err e = { 0 };
+    cr_assert_eq(config_load_profile(&c, "turbo", &e), VR_ENOENT);
+    cr_assert(strstr(e.msg, "turbo"), "%s", e.msg);
+}
+
+Test(common_config, unknown_key_names_key_and_source)
+{
+    struct vr_config c;
+    config_defaults(&c);
+    vr_err e = { 0 };
+    cr_assert_eq(config_apply_text(&c, "{\"tile_colz\": 2}", "mine.json", &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "tile_colz") && strstr(e.msg, "mine.json"), "%s", e.msg);
+}
+
+Test(common_config, wrong_type_and_range)
+{
+    struct vr_config c;
+    config_defaults(&c);
+    vr_err e = { 0 };
+    cr_assert_eq(config_apply_text(&c, "{\"work_size\": \"big\"}", "a.json", &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "work_size") && strstr(e.msg, "integer"), "%s", e.msg);
+    cr_assert_eq(config_apply_text(&c, "{\"tile_overlap\": 2.5}", "a.json", &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "tile_overlap"), "%s", e.msg);
+    cr_assert_eq(config_apply_text(&c, "{\"refine\": \"magic\"}", "a.json", &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "guided|bilinear"), "%s", e.msg);
+}
+
+Test(common_config, bad_file_leaves_config_untouched)
+{
+    struct vr_config c, before;
+    config_defaults(&c);
+    before = c;
+    cr_assert_neq(config_apply_text(&c, "{\"work_size\": 1024, \"nope\": 1}", "x", NULL), 0);
+    cr_assert_eq(memcmp(&c, &before, sizeof c), 0);
+}
+
+Test(common_config, override_file_changes_only_named_keys)
+{
+    char path[] = "/tmp/vrseg-cfg-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    const char *text = "{\"work_size\": 768}";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    struct vr_config c;
+    cr_assert_eq(config_load_profile(&c, "quality", NULL), 0);
+    int cols = c.tile_cols;
+    vr_err e = { 0 };
+    cr_assert_eq(config_apply_file(&c, path, &e), 0, "%s", e.msg);
+    cr_assert_eq(c.work_size, 768);
+    cr_assert_eq(c.tile_cols, cols);
+    unlink(path);
+}
+
+Test(common_config, syntax_error_has_line)
+{
+    struct vr_config c;
+    config_defaults(&c);
+    vr_err e = { 0 };
+    cr_assert_eq(config_apply_text(&c, "{\n\"batch\": }", "b.json", &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "b.json:2:"), "%s", e.msg);
+}
+
+Test(common_config, missing_file_is_enoent)
+{
+    struct vr_config c;
+    config_defaults(&c);
+    vr_err e = { 0 };
+    cr_assert_eq(config_apply_file(&c, "/nonexistent/x.json", &e), VR_ENOENT, "%s", e.msg);
+}

@@ -1,0 +1,189 @@
+/*
+ * t-common-storage-atomic.c - the one atomic-file helper (common/storage.h): a
+ * committed file is whole and the temporary gone; an aborted one leaves
+ * nothing; temporary names are fresh, hidden and recognisable; a link
+ * planted where a predictable temporary name would be is never written
+ * through; a failed commit leaves the old file as it was; the start-up
+ * sweep removes only dead or old temporaries.
+ */
+#include "storage.h"
+#include "util-video.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char D[256];
+
+static void setup(void)
+{
+    tv_tmpdir(D, sizeof D);
+}
+
+static void teardown(void)
+{
+    tv_rmdir(D);
+}
+
+TestSuite(common_storage_atomic, .init = setup, .fini = teardown);
+
+static void read_all(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s missing", path);
+    size_t k = fread(buf, 1, n - 1, f);
+    buf[k] = '\0';
+    fclose(f);
+}
+
+Test(common_storage_atomic, commit_publishes_the_whole_file_and_removes_the_temp)
+{
+    char path[512], tmp[600], got[64];
+    snprintf(path, sizeof path, "%s/out.json", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_write_atomic(path, "{\"a\":1}", 7, &e), 0, "%s", e.msg);
+    read_all(path, got, sizeof got);
+    cr_assert_str_eq(got, "{\"a\":1}");
+    int fd;
+    cr_assert_eq(storage_temp(path, tmp, sizeof tmp, &fd, &e), 0, "%s", e.msg);
+    cr_assert(strstr(tmp, "/.out.json" STORAGE_TEMP_MARK), "temp name %s", tmp);
+    cr_assert_eq(write(fd, "new", 3), 3);
+    close(fd);
+    read_all(path, got, sizeof got);
+    cr_assert_str_eq(got, "{\"a\":1}", "the old file changed before the commit");
+    cr_assert_eq(storage_commit(tmp, path, &e), 0, "%s", e.msg);
+    read_all(path, got, sizeof got);
+    cr_assert_str_eq(got, "new");
+    cr_assert_neq(access(tmp, F_OK), 0, "the temp file stayed");
+    cr_assert_eq(tv_count_entries(D), 1, "only the file remains");
+}
+
+Test(common_storage_atomic, abort_leaves_nothing_and_names_are_fresh)
+{
+    char path[512], a[600], b[600];
+    snprintf(path, sizeof path, "%s/m.mkv", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_temp(path, a, sizeof a, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(storage_temp(path, b, sizeof b, NULL, &e), 0, "%s", e.msg);
+    cr_assert_str_neq(a, b, "two temps of one file share a name");
+    storage_abort(a);
+    storage_abort(b);
+    storage_abort("");
+    storage_abort(NULL);
+    cr_assert_eq(tv_count_entries(D), 0);
+}
+
+Test(common_storage_atomic, a_planted_link_is_not_written_through)
+{
+    char path[512], victim[512], link[600], got[64];
+    snprintf(path, sizeof path, "%s/out.mkv", D);
+    snprintf(victim, sizeof victim, "%s/victim", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_write_atomic(victim, "precious", 8, &e), 0);
+    /* the names the old writers used: <out>.part, <out>.tmp.<pid> */
+    snprintf(link, sizeof link, "%s.part", path);
+    cr_assert_eq(symlink(victim, link), 0);
+    snprintf(link, sizeof link, "%s.tmp.%d", path, (int)getpid());
+    cr_assert_eq(symlink(victim, link), 0);
+    cr_assert_eq(storage_write_atomic(path, "matte", 5, &e), 0, "%s", e.msg);
+    read_all(victim, got, sizeof got);
+    cr_assert_str_eq(got, "precious", "a link at a temp name was written through");
+    struct stat st;
+    cr_assert_eq(lstat(path, &st), 0);
+    cr_assert(S_ISREG(st.st_mode));
+}
+
+Test(common_storage_atomic, a_failed_commit_keeps_the_old_file)
+{
+    char path[512], tmp[600], got[64];
+    snprintf(path, sizeof path, "%s/keep", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_write_atomic(path, "old", 3, &e), 0);
+    snprintf(tmp, sizeof tmp, "%s/.keep" STORAGE_TEMP_MARK "gone", D);
+    cr_assert_lt(storage_commit(tmp, path, &e), 0, "committing a missing temp succeeded");
+    read_all(path, got, sizeof got);
+    cr_assert_str_eq(got, "old");
+    char nodir[600];
+    snprintf(nodir, sizeof nodir, "%s/no/such/dir/f", D);
+    cr_assert_eq(storage_write_atomic(nodir, "x", 1, &e), VR_ENOENT, "%s", e.msg);
+}
+
+/* Makes an empty file at D/rel with its mtime `age_s` seconds ago. */
+static void leftover(const char *rel, double age_s)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", D, rel);
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f, "%s", p);
+    fputs("partial", f);
+    fclose(f);
+    struct timeval tv[2];
+    gettimeofday(&tv[0], NULL);
+    tv[0].tv_sec -= (time_t)age_s;
+    tv[1] = tv[0];
+    cr_assert_eq(utimes(p, tv), 0);
+}
+
+static int exists(const char *rel)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", D, rel);
+    return access(p, F_OK) == 0;
+}
+
+/* Leftovers of ENOSPC or kill -9: a temp whose writer is gone (pid not live
+ * here) and untouched past the grace, or any temp older than the age limit,
+ * is removed; a live writer's temp, a fresh one (its pid may be another
+ * node's), finished files and look-alikes are kept. */
+Test(common_storage_atomic, sweep_removes_dead_and_old_temps_only)
+{
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    cr_assert_gt(child, 0);
+    waitpid(child, NULL, 0); /* now a pid with no process behind it */
+    char p[600], dead_old[128], dead_fresh[128], live_young[128], live_ancient[128];
+    snprintf(p, sizeof p, "%s/jobs/j1/out", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_mkdirs(p, &e), 0, "%s", e.msg);
+    snprintf(dead_old, sizeof dead_old, "jobs/j1/out/.00002.mkv" STORAGE_TEMP_MARK "%d-0000abcd",
+             (int)child);
+    snprintf(dead_fresh, sizeof dead_fresh, "jobs/j1/out/.00003.mkv" STORAGE_TEMP_MARK "%d-0000abce",
+             (int)child);
+    snprintf(live_young, sizeof live_young, "jobs/j1/out/.00004.mkv" STORAGE_TEMP_MARK "%d-0000abcf",
+             (int)getpid());
+    snprintf(live_ancient, sizeof live_ancient, "jobs/j1/.manifest.json" STORAGE_TEMP_MARK "%d-00001234",
+             (int)getpid());
+    leftover(dead_old, 120);
+    leftover(dead_fresh, 0);
+    leftover(live_young, 600);
+    leftover(live_ancient, 7200);
+    leftover("jobs/j1/out/00001.mkv", 7200);                      /* a finished output */
+    leftover("jobs/j1/out/.notes" STORAGE_TEMP_MARK "x", 7200);    /* not our name */
+    leftover("jobs/j1/out/00005.mkv" STORAGE_TEMP_MARK "1-0000abcd", 7200); /* not hidden */
+
+    long long removed = -1;
+    snprintf(p, sizeof p, "%s/jobs", D);
+    cr_assert_eq(storage_sweep_temps(p, 3600, 60, &removed, &e), 0, "%s", e.msg);
+    cr_assert_eq(removed, 2);
+    cr_assert(!exists(dead_old), "a dead writer's temp was kept");
+    cr_assert(!exists(live_ancient), "a temp older than the age limit was kept");
+    cr_assert(exists(dead_fresh), "a fresh temp (maybe another node's) was removed");
+    cr_assert(exists(live_young), "a live writer's temp was removed");
+    cr_assert(exists("jobs/j1/out/00001.mkv"));
+    cr_assert(exists("jobs/j1/out/.notes" STORAGE_TEMP_MARK "x"));
+    cr_assert(exists("jobs/j1/out/00005.mkv" STORAGE_TEMP_MARK "1-0000abcd"));
+
+    /* A root with no jobs yet is not an error. */
+    snprintf(p, sizeof p, "%s/nothing-here", D);
+    cr_assert_eq(storage_sweep_temps(p, 3600, 60, &removed, &e), 0, "%s", e.msg);
+    cr_assert_eq(removed, 0);
+}

@@ -1,0 +1,95 @@
+/*
+ * t-seg-frame-blend.c - frame_blend_ref on hand-computed layouts: one tile is
+ * copied, two overlapping tiles cross-fade over their feathered band with
+ * weight 1 at the eye borders, and a low-weight whole pass only matters
+ * where tiles say little.
+ */
+#include "frame_ref.h"
+
+#include <criterion/criterion.h>
+
+#define TOL 1e-5f
+
+Test(seg_frame_blend, single_tile_is_copied)
+{
+    float t[4 * 2];
+    for (int i = 0; i < 8; i++)
+        t[i] = (float)i / 8.0f;
+    struct frame_tile tile = { 0, 0, 4, 2, 1.0f, 0.25f, 0 };
+    float out[8];
+    frame_blend_ref(t, 1, 4, 2, &tile, 4, 2, out);
+    for (int i = 0; i < 8; i++)
+        cr_assert_float_eq(out[i], t[i], TOL, "px %d", i);
+}
+
+Test(seg_frame_blend, overlap_cross_fades_and_borders_keep_weight)
+{
+    /* work 6x1; A covers [0,4) (feathered right edge), B covers [2,6)
+     * (feathered left edge), feather 0.5. A says 1, B says 0.
+     * x=2 (centre 2.5): A u=0.625 -> ramp 0.75, B u=0.125 -> 0.25: 0.75.
+     * x=3 (3.5): A 0.25, B 0.75: 0.25. Outside the overlap one tile rules,
+     * with full weight right up to the eye border. */
+    float t[2][2] = { { 1, 1 }, { 0, 0 } };
+    struct frame_tile tiles[2] = {
+        { 0, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_R },
+        { 2, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_L },
+    };
+    float out[6];
+    frame_blend_ref(&t[0][0], 2, 2, 1, tiles, 6, 1, out);
+    const float want[6] = { 1, 1, 0.75f, 0.25f, 0, 0 };
+    for (int i = 0; i < 6; i++)
+        cr_assert_float_eq(out[i], want[i], TOL, "x=%d: %f", i, out[i]);
+}
+
+Test(seg_frame_blend, whole_pass_is_weighted_average_and_gaps_are_zero)
+{
+    /* tile (weight 1, says 1) over half the work; whole pass (0.05, says 0)
+     * under all of it: covered half = 1/1.05, uncovered half = 0 (only the
+     * whole pass speaks); with no tile at all a pixel is 0. */
+    float t[2] = { 1, 0 };
+    struct frame_tile tiles[2] = {
+        { 0, 0, 2, 1, 1.0f, 0.0f, 0 },
+        { 0, 0, 4, 1, 0.05f, 0.0f, 0 },
+    };
+    float out[4];
+    frame_blend_ref(t, 2, 1, 1, tiles, 4, 1, out);
+    cr_assert_float_eq(out[0], 1.0f / 1.05f, TOL);
+    cr_assert_float_eq(out[1], 1.0f / 1.05f, TOL);
+    cr_assert_float_eq(out[3], 0.0f, TOL);
+    frame_blend_ref(t, 1, 1, 1, tiles, 4, 1, out);
+    cr_assert_float_eq(out[3], 0.0f, TOL, "no tile covers x=3");
+}
+
+Test(seg_frame_blend, tile_output_is_resampled_bilinearly)
+{
+    /* a 2x1 tile [0, 1] stretched over 4 work pixels: u*2-0.5 =
+     * -0.25, 0.25, 0.75, 1.25 -> 0, 0.25, 0.75, 1 */
+    float t[2] = { 0, 1 };
+    struct frame_tile tile = { 0, 0, 4, 1, 1.0f, 0.0f, 0 };
+    float out[4];
+    frame_blend_ref(t, 1, 2, 1, &tile, 4, 1, out);
+    const float want[4] = { 0, 0.25f, 0.75f, 1 };
+    for (int i = 0; i < 4; i++)
+        cr_assert_float_eq(out[i], want[i], TOL, "x=%d", i);
+}
+
+Test(seg_frame_blend, floor_tile_raises_but_never_lowers)
+{
+    /* work 4x1: a grid tile over [0,2) says 0.2 (it sees part of a large
+     * person and calls it background); the whole pass, a floor over all of
+     * it, says 0.9 on the left and 0.1 on the right. The floor wins where it
+     * is sure (x=0: 2*0.9-1 = 0.8; x=1 samples 0.7 -> 0.4) and cannot lower
+     * a tile (a second tile over [2,4) says 0.7: x=2,3 stay 0.7). */
+    float t[3][2] = { { 0.2f, 0.2f }, { 0.7f, 0.7f }, { 0.9f, 0.1f } };
+    struct frame_tile tiles[3] = {
+        { 0, 0, 2, 1, 1.0f, 0.0f, 0 },
+        { 2, 0, 2, 1, 1.0f, 0.0f, 0 },
+        { 0, 0, 4, 1, 1.0f, 0.0f, FRAME_TILE_FLOOR },
+    };
+    float out[4];
+    frame_blend_ref(&t[0][0], 3, 2, 1, tiles, 4, 1, out);
+    cr_assert_float_eq(out[0], 0.8f, TOL, "%f", out[0]);
+    cr_assert_float_eq(out[1], 0.4f, TOL, "floor raised x=1: %f", out[1]); /* 0.9*.75+0.1*.25 */
+    cr_assert_float_eq(out[2], 0.7f, TOL, "%f", out[2]);
+    cr_assert_float_eq(out[3], 0.7f, TOL, "%f", out[3]);
+}

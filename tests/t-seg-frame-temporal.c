@@ -1,0 +1,159 @@
+/*
+ * t-seg-frame-temporal.c - the temporal filter's C twin (frame_temporal.h):
+ * hand-computed weights on still and moving pixels, a scene cut emptying
+ * the window, the luma sampling rule, and the property chunks rely on: a
+ * run that starts K-1 frames early gives exactly the whole run's masks.
+ */
+#include "frame_temporal.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A w x h YUV420P frame whose Y plane is `y` (chroma unused by the filter). */
+static struct seg_frame gray_frame(const uint8_t *y, int w, int h)
+{
+    struct seg_frame f;
+    memset(&f, 0, sizeof f);
+    f.fmt = SEG_PIX_YUV420P;
+    f.w = w;
+    f.h = h;
+    f.data[0] = y;
+    f.linesize[0] = w;
+    return f;
+}
+
+/* One step of the filter as an engine runs it. */
+static void step(const struct temporal_opts *o, struct temporal_state *s, const uint8_t *luma,
+                 uint8_t *mask, uint8_t *ring_m, uint8_t *ring_y, uint8_t *ycur)
+{
+    struct seg_frame f = gray_frame(luma, o->w, o->h);
+    frame_temporal_luma_ref(&f, ycur, o->w, o->h);
+    uint64_t sad = s->have ? frame_temporal_sad_ref(ycur, ring_y + (size_t)s->head * o->w * o->h,
+                                                     o->w, o->h)
+                           : 0;
+    temporal_cut(o, s, sad);
+    frame_temporal_ref(o, s, mask, o->w, ycur, ring_m, ring_y);
+    temporal_push(o, s);
+}
+
+Test(seg_frame_temporal, still_pixels_average_moving_ones_follow)
+{
+    struct temporal_opts o;
+    temporal_opts_make(&o, 3, 0.5, 4, 0.0, 2, 1);
+    struct temporal_state s;
+    temporal_reset(&s);
+    uint8_t rm[2 * 2], ry[2 * 2], yc[2];
+    /* pixel 0 still (luma 100 throughout), pixel 1 moves (100, 150, 200) */
+    uint8_t y0[2] = { 100, 100 }, y1[2] = { 100, 150 }, y2[2] = { 102, 200 };
+    uint8_t m0[2] = { 0, 0 }, m1[2] = { 200, 200 }, m2[2] = { 100, 100 };
+    step(&o, &s, y0, m0, rm, ry, yc);
+    cr_assert_eq(m0[0], 0);
+    step(&o, &s, y1, m1, rm, ry, yc);
+    /* (200 + 0.5*0) / 1.5 = 133.3 -> 133; moving: 200 */
+    cr_assert_eq(m1[0], 133);
+    cr_assert_eq(m1[1], 200);
+    step(&o, &s, y2, m2, rm, ry, yc);
+    /* raw masks enter the window: (100 + 0.5*200 + 0.25*0) / 1.75 = 114.3 */
+    cr_assert_eq(m2[0], 114);
+    cr_assert_eq(m2[1], 100);
+    cr_assert_eq(s.have, 2);
+}
+
+Test(seg_frame_temporal, scene_cut_empties_the_window)
+{
+    struct temporal_opts o;
+    temporal_opts_make(&o, 4, 0.9, 255, 30.0, 4, 1); /* every pixel "still": only a cut resets */
+    struct temporal_state s;
+    temporal_reset(&s);
+    uint8_t rm[3 * 4], ry[3 * 4], yc[4];
+    uint8_t dark[4] = { 10, 10, 10, 10 }, bright[4] = { 200, 200, 200, 200 };
+    uint8_t m[4] = { 255, 255, 255, 255 };
+    step(&o, &s, dark, m, rm, ry, yc);
+    memset(m, 255, 4);
+    step(&o, &s, dark, m, rm, ry, yc);
+    cr_assert_eq(s.have, 2);
+    uint8_t z[4] = { 0, 0, 0, 0 };
+    step(&o, &s, bright, z, rm, ry, yc); /* mean change 190 > 30: a new shot */
+    cr_assert_eq(z[0], 0, "the previous shot's matte leaked into the cut frame: %d", z[0]);
+    cr_assert_eq(s.have, 1);
+    temporal_opts_make(&o, 4, 0.9, 255, 0.0, 4, 1); /* detection off: it leaks */
+    temporal_reset(&s);
+    memset(m, 255, 4);
+    step(&o, &s, dark, m, rm, ry, yc);
+    memset(z, 0, 4);
+    step(&o, &s, bright, z, rm, ry, yc);
+    cr_assert_gt(z[0], 100);
+}
+
+Test(seg_frame_temporal, luma_is_the_nearest_sample)
+{
+    /* 4x2 RGB frame onto a 2x1 mask: samples x = 1 and 3, y = 1 */
+    uint8_t rgb[4 * 2 * 3];
+    for (int i = 0; i < 24; i++)
+        rgb[i] = (uint8_t)(i * 10);
+    struct seg_frame f = { .fmt = SEG_PIX_RGB24, .w = 4, .h = 2, .data = { rgb },
+                           .linesize = { 12 } };
+    uint8_t y[2];
+    frame_temporal_luma_ref(&f, y, 2, 1);
+    const uint8_t *p = rgb + 12 + 3;
+    cr_assert_eq(y[0], (77 * p[0] + 150 * p[1] + 29 * p[2] + 128) >> 8);
+    p = rgb + 12 + 9;
+    cr_assert_eq(y[1], (77 * p[0] + 150 * p[1] + 29 * p[2] + 128) >> 8);
+}
+
+/* The property a chunk relies on: started K-1 frames before its first
+ * output frame, from an empty window, the filter gives the whole run's
+ * masks from there on (random frames with still stretches and cuts). */
+Test(seg_frame_temporal, warmup_of_k_minus_1_frames_reproduces_the_whole_run)
+{
+    enum { W = 24, H = 10, N = 60 };
+    srand(7);
+    static uint8_t luma[N][W * H], raw[N][W * H], whole[N][W * H];
+    for (int t = 0; t < N; t++)
+        for (int p = 0; p < W * H; p++) {
+            if (t % 17 == 0 || t == 0)
+                luma[t][p] = (uint8_t)rand(); /* a cut every 17 frames */
+            else
+                luma[t][p] = (uint8_t)(luma[t - 1][p] + (rand() % 7) - 3 + (p % 5 == 0 ? 9 : 0));
+            raw[t][p] = (uint8_t)rand();
+        }
+    for (int K = 2; K <= TEMPORAL_MAX_FRAMES; K++) {
+        struct temporal_opts o;
+        temporal_opts_make(&o, K, 0.8, 5, 20.0, W, H);
+        static uint8_t rm[TEMPORAL_MAX_FRAMES * W * H], ry[TEMPORAL_MAX_FRAMES * W * H];
+        uint8_t yc[W * H], m[W * H];
+        struct temporal_state s;
+        temporal_reset(&s);
+        for (int t = 0; t < N; t++) {
+            memcpy(whole[t], raw[t], sizeof m);
+            step(&o, &s, luma[t], whole[t], rm, ry, yc);
+        }
+        int warm = temporal_warmup_frames(&o);
+        cr_assert_eq(warm, K - 1);
+        for (int start = warm; start < N; start += 5) {
+            temporal_reset(&s);
+            for (int t = start - warm; t < N; t++) {
+                memcpy(m, raw[t], sizeof m);
+                step(&o, &s, luma[t], m, rm, ry, yc);
+                if (t >= start)
+                    cr_assert(memcmp(m, whole[t], sizeof m) == 0,
+                              "K %d, chunk from %d: frame %d differs", K, start, t);
+            }
+        }
+    }
+}
+
+Test(seg_frame_temporal, config_history_is_the_window_less_one)
+{
+    struct vr_config c;
+    config_defaults(&c);
+    c.smooth = 0.0;
+    cr_assert_eq(config_history_frames(&c), 0, "smoothing off needs no history");
+    c.smooth = 0.7;
+    c.smooth_frames = 5;
+    cr_assert_eq(config_history_frames(&c), 4);
+    struct temporal_opts o;
+    temporal_opts_from_config(&o, &c, 8, 8);
+    cr_assert_eq(temporal_warmup_frames(&o), 4);
+}
