@@ -163,8 +163,10 @@ static int serve_loop(struct serve *s)
             continue;
         }
         down = 0;
-        if (rc == 0)
+        if (rc == 0) { /* idle: the next chunk is likely another source's */
+            pipe_warm_drop_input(&s->warm);
             continue;
+        }
         taken++;
         if (serve_chunk(s, &m) < 0)
             rq_backoff(s->q);

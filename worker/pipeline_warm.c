@@ -58,6 +58,12 @@ void pipe_warm_drop(struct pipe_warm *w)
     vio_in_free(&w->in);
 }
 
+void pipe_warm_drop_input(struct pipe_warm *w)
+{
+    if (w)
+        vio_in_free(&w->in);
+}
+
 static int file_id(const char *path, struct pipe_file_id *id)
 {
     struct stat st;

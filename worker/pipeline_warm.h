@@ -58,6 +58,12 @@ void pipe_warm_drop(struct pipe_warm *w);
 int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struct vio_in **in,
                          vr_err *err);
 
+/* Frees the kept input (an idle worker: its NVDEC decoder's memory and the
+ * source's descriptor go back, and the destruction, which the driver
+ * serializes with other processes' decoder creation, happens before the
+ * next job's chunks start instead of inside them); accepts NULL. */
+void pipe_warm_drop_input(struct pipe_warm *w);
+
 /* Keeps *in, the input of a run that succeeded on a range of `path`, for
  * the next run, and clears *in; frees it when it cannot be kept (no `w`,
  * the file gone). */
