@@ -346,27 +346,34 @@ static int stitch_write_other(struct remux_stitch_state *s, int c, AVPacket *pkt
     return ret < 0 ? remux_averr(ret, "cannot write", s->o.path, err) : 0;
 }
 
-/* Copies chunk c (`path`, its times in `tspath`) into the output. */
+/* Copies chunk c (`path`, its times in `tspath`) into the output, read
+ * once: its k-th video packet is its k-th frame, which takes the k-th time
+ * of its sidecar. That holds for the workers' encoders (no B-frames:
+ * vio_encode.c); a chunk whose codec reorders frames, or whose packets go
+ * back in time, is refused rather than given wrong times. */
 static int stitch_copy_range(struct remux_stitch_state *s, int c, const char *path,
                              const char *tspath, vr_err *err)
 {
     struct remux_ts t;
-    int64_t *cpts = NULL, cfd;
-    long long cn = 0, *seen = NULL;
-    AVRational ctb;
+    int64_t last = AV_NOPTS_VALUE;
+    long long nv = 0, *seen = NULL;
     AVFormatContext *cc = NULL;
     int cvs, ret = 0;
     int rc = remux_ts_read(tspath, &t, err);
     if (rc < 0)
         return vr_err_prefix(err, "chunk %d", c);
-    if ((rc = remux_pts_list(path, &cpts, &cn, &ctb, &cfd, err)) < 0 ||
-        (rc = remux_open(path, &cc, &cvs, err)) < 0)
+    if ((rc = remux_open(path, &cc, &cvs, err)) < 0)
         goto out;
-    if (cn != t.s[0].n || cvs != 0 || (int)cc->nb_streams != t.nstreams ||
+    AVRational ctb = cc->streams[cvs]->time_base;
+    if (cc->streams[cvs]->codecpar->video_delay > 0) {
+        rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): its frames are reordered (B-frames); "
+                        "the stitch takes chunks coded in presentation order", c, path);
+        goto out;
+    }
+    if (cvs != 0 || (int)cc->nb_streams != t.nstreams ||
         !(seen = calloc(cc->nb_streams, sizeof *seen))) {
-        rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): %lld frames and %u streams, its "
-                        "timestamps list %lld and %d", c, path, cn, cc->nb_streams, t.s[0].n,
-                        t.nstreams);
+        rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): %u streams, its timestamps list %d", c,
+                        path, cc->nb_streams, t.nstreams);
         goto out;
     }
     if ((rc = stitch_add_times(s, c, &t.s[0], err)) < 0)
@@ -374,9 +381,19 @@ static int stitch_copy_range(struct remux_stitch_state *s, int c, const char *pa
     while (rc == 0 && (ret = av_read_frame(cc, s->pkt)) >= 0) {
         int k = s->pkt->stream_index;
         if (k == cvs) {
-            long long r = remux_rank(cpts, cn, remux_ts(s->pkt));
-            rc = r < 0 ? vr_err_set(err, VR_EFORMAT, "chunk %d: packet without timestamp", c)
-                       : stitch_write_packet(s, s->pkt, r, ctb, err);
+            int64_t ts = remux_ts(s->pkt);
+            if (ts == AV_NOPTS_VALUE)
+                rc = vr_err_set(err, VR_EFORMAT, "chunk %d: packet without timestamp", c);
+            else if (last != AV_NOPTS_VALUE && ts <= last)
+                rc = vr_err_set(err, VR_EFORMAT, "chunk %d: frame %lld is stored before the one "
+                                "it follows", c, nv);
+            else if (nv >= t.s[0].n)
+                rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): more frames than the %lld its "
+                                "timestamps list", c, path, t.s[0].n);
+            else
+                rc = stitch_write_packet(s, s->pkt, nv, ctb, err);
+            last = ts;
+            nv++;
         } else if (seen[k] >= t.s[k].n) {
             rc = vr_err_set(err, VR_EFORMAT, "chunk %d: stream %d holds more packets than its "
                             "timestamps list (%lld)", c, k, t.s[k].n);
@@ -389,14 +406,16 @@ static int stitch_copy_range(struct remux_stitch_state *s, int c, const char *pa
     }
     if (rc == 0 && ret != AVERROR_EOF)
         rc = remux_averr(ret, "cannot read", path, err);
+    if (rc == 0 && nv != t.s[0].n)
+        rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): %lld frames, its timestamps list %lld",
+                        c, path, nv, t.s[0].n);
     for (int k = 1; rc == 0 && k < t.nstreams; k++)
         if (seen[k] != t.s[k].n)
             rc = vr_err_set(err, VR_EFORMAT, "chunk %d: stream %d holds %lld packets, its "
                             "timestamps list %lld", c, k, seen[k], t.s[k].n);
-    s->base += cn;
+    s->base += nv;
 out:
     avformat_close_input(&cc);
-    free(cpts);
     free(seen);
     remux_ts_release(&t);
     return rc;

@@ -209,3 +209,24 @@ Test(media_remux_stitch_ranges, ranges_need_no_source)
     cr_assert_eq(stitch(n, out, &e), VR_ENOENT, "%s", e.msg);
     cr_assert(strstr(e.msg, "00002.mkv.ts"), "%s", e.msg);
 }
+
+/* A chunk whose codec reorders frames (B-frames: never our workers'
+ * encoders, but a chunk file is read as untrusted) is refused with the
+ * reason: the stitch gives a chunk's k-th packet its k-th time. */
+Test(media_remux_stitch_ranges, a_chunk_with_b_frames_is_refused)
+{
+    char src[128], out[128];
+    snprintf(src, sizeof src, "%s/src.mkv", D);
+    snprintf(out, sizeof out, "%s/out.mkv", D);
+    cr_assert_eq(tsh("ffmpeg -v error -y -f lavfi -i testsrc=size=160x96:rate=25 -t 3 -c:v "
+                     "libx264 -preset veryfast -g 25 -keyint_min 25 -sc_threshold 0 -bf 0 "
+                     "-pix_fmt yuv420p '%s'", src), 0);
+    int n = process_ranges(src, 1.0, 3);
+    cr_assert_geq(n, 3, "%d chunks", n);
+    vr_err e = { 0 };
+    cr_assert_eq(stitch(n, out, &e), 0, "%s", e.msg);
+    cr_assert_eq(tsh("ffmpeg -v error -y -copyts -i '%s/00001.mkv' -c:v libx264 -bf 3 "
+                     "-b_strategy 0 '%s/b.mkv' && mv '%s/b.mkv' '%s/00001.mkv'", D, D, D, D), 0);
+    cr_assert_eq(stitch(n, out, &e), VR_EFORMAT, "%s", e.msg);
+    cr_assert(strstr(e.msg, "chunk 1") && strstr(e.msg, "reordered"), "%s", e.msg);
+}
