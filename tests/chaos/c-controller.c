@@ -19,7 +19,7 @@ static void controller_with(const char *env, int ms)
     char v[16];
     snprintf(v, sizeof v, "%d", ms);
     setenv(env, v, 1);
-    tdist_controller(&CH.d);
+    chaos_controller();
     unsetenv(env);
 }
 
@@ -46,7 +46,7 @@ Test(chaos_ctl, kill9_during_enqueue)
     chaos_hget(jk, "state", v, sizeof v);
     cr_assert_str_eq(v, "splitting", "the split ended before the kill");
     chaos_kill9(&CH.d.ctl);
-    tdist_controller(&CH.d);
+    chaos_controller();
     chaos_watch(id, 0, 180000);
     chaos_check_done(id, in, out, ref);
 }
@@ -60,7 +60,7 @@ Test(chaos_ctl, kill9_after_the_split)
     chaos_submit(in, "out.mkv", NULL, id, out);
     chaos_wait_job(id, "state", "running", 60000);
     chaos_kill9(&CH.d.ctl);
-    tdist_controller(&CH.d);
+    chaos_controller();
     chaos_watch(id, 0, 180000);
     chaos_check_done(id, in, out, ref);
 }
@@ -87,7 +87,7 @@ Test(chaos_ctl, kill9_mid_stitch)
     *strrchr(dir, '/') = '\0';
     cr_assert_eq(tsh("ls -a '%s' | grep -q '^\\.out\\.mkv\\.tmp-'", dir), 0,
                  "no temporary output was left: the test proves nothing");
-    tdist_controller(&CH.d);
+    chaos_controller();
     chaos_watch(id, 0, 180000);
     chaos_check_done(id, in, out, ref);
     /* the controller that claimed the stitch removed it */
@@ -99,7 +99,7 @@ Test(chaos_ctl, two_controllers_ten_jobs)
 {
     chaos_up(0, 5, 3, 0, 100);
     pid_t first = CH.d.ctl;
-    tdist_controller(&CH.d); /* a second one */
+    chaos_controller(); /* a second one */
     const char *in = chaos_clip("in.mp4", 2, 160);
     char ids[10][64], outs[10][400], ref[400];
     chaos_ref(in, "ref.mkv", ref);
