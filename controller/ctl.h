@@ -122,8 +122,12 @@ struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl
 void ctl_stitch_drop(struct ctl *c, const char *id);
 void ctl_stitch_drop_all(struct ctl *c);
 
-/* Marks a job failed with `reason` (unless it already ended). */
-int ctl_job_fail(struct ctl *c, const char *id, const char *reason);
+/* Marks a job failed with `reason` (unless it already ended). token: the
+ * claim under which this controller holds the job when the failure is its
+ * own split's or stitch's (refused, with a line, once another controller
+ * claimed the job meanwhile); 0 for a failure of the job's work (a dead
+ * chunk), whoever holds it. */
+int ctl_job_fail(struct ctl *c, const char *id, long long token, const char *reason);
 
 /* Reclaims chunk entries idle for longer than the lease: requeue or
  * dead-letter (rq_chunk_fail). Returns entries handled or <0. */

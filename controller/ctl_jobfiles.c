@@ -101,10 +101,15 @@ int ctl_job_spec_via(struct rq *q, const char *id, struct job_spec *js, vr_err *
 
 /* ---- failing ---- */
 
-int ctl_job_fail(struct ctl *c, const char *id, const char *reason)
+int ctl_job_fail(struct ctl *c, const char *id, long long token, const char *reason)
 {
     vr_err e = { 0 };
-    int rc = rq_job_fail(c->q, id, c->name, reason, &e);
+    int rc = rq_job_fail(c->q, id, c->name, token, reason, &e);
+    if (rc == 2) {
+        log_warn("job %s: not failed by this controller (%s): another controller took it over "
+                 "meanwhile", id, reason);
+        return 0;
+    }
     if (rc <= 0)
         return rc < 0 ? e.code : 0; /* it had ended already (a cancel, another failure) */
     log_error("job %s failed: %s", id, reason);

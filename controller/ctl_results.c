@@ -34,7 +34,7 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind)
         else
             snprintf(reason, sizeof reason, "chunk %d failed %s times, dead-lettered: %s", idx,
                      att, err);
-        return ctl_job_fail(c, job, reason);
+        return ctl_job_fail(c, job, 0, reason);
     }
     rq_event(c->q, job, "chunk %d done", idx);
     ctl_stitch_progress(c, job);

@@ -274,9 +274,10 @@ int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
 
 /* Moves a job to state `to` for controller `me` when its state is one of the
  * comma-separated `from`, or is `to` already under a controller whose
- * heartbeat key (vr:controller:<name>) expired. 1 taken, 0 not. */
+ * heartbeat key (vr:controller:<name>) expired. 1 taken, with the claim's
+ * fencing token (> 0, rq_jobs.h) in *token when token is not NULL; 0 not. */
 int rq_job_claim(struct rq *q, const char *job, const char *from, const char *to,
-                 const char *me, vr_err *err);
+                 const char *me, long long *token, vr_err *err);
 
 /* Trims `stream` to the oldest entry that any group still needs (pending or
  * not yet delivered): never drops pending work. Returns entries removed. */

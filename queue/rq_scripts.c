@@ -381,7 +381,11 @@ long long rq_trim_safe(struct rq *q, const char *stream, vr_err *err)
 /* KEYS: job. ARGV: from-states (comma list), to-state, me, the controllers'
  * heartbeat key prefix. Takes the job when
  * its state is one of `from`, or when it is already `to` but held by a
- * controller whose heartbeat key expired (it died mid-split or mid-stitch). */
+ * controller whose heartbeat key expired (it died mid-split or mid-stitch).
+ * Each claim raises the job's `claim` counter and returns it: the fencing
+ * token the holder shows to every script that publishes, fails or moves
+ * the job, so a holder paused past its heartbeat (and replaced) is refused
+ * when it wakes (rq_jobs.h). */
 static const char CLAIM_LUA[] =
     "local st = redis.call('HGET', KEYS[1], 'state')\n"
     "if not st then return 0 end\n"
@@ -394,15 +398,19 @@ static const char CLAIM_LUA[] =
     "end\n"
     "if not ok then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'controller', ARGV[3])\n"
-    "return 1\n";
+    "return redis.call('HINCRBY', KEYS[1], 'claim', 1)\n";
 
 int rq_job_claim(struct rq *q, const char *job, const char *from, const char *to,
-                 const char *me, vr_err *err)
+                 const char *me, long long *token, vr_err *err)
 {
     char jk[128];
     rq_key_job(jk, sizeof jk, job);
     const char *kv[] = { jk, from, to, me, RQ_CONTROLLER_PREFIX };
     long long v = 0;
     int rc = rq_eval_int(q, err, CLAIM_LUA, 1, kv, 5, &v);
-    return rc < 0 ? rc : (int)v;
+    if (rc < 0)
+        return rc;
+    if (token)
+        *token = v;
+    return v > 0;
 }

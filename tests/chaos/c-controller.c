@@ -1,12 +1,15 @@
 /*
  * c-controller.c - chaos: faults of controllers. kill -9 during the
  * enqueue (mid-split), after the split, and mid-stitch, each replaced by a
- * fresh controller; two controllers sharing ten jobs.
+ * fresh controller; two controllers sharing ten jobs; a controller paused
+ * (SIGSTOP) inside its stitch while another takes the job over, before and
+ * after it published: it neither replaces nor removes the other's output.
  */
 #include "chaos.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +17,14 @@
 
 TestSuite(chaos_ctl, .fini = chaos_teardown, .timeout = 300);
 
-static void controller_with(const char *env, int ms)
+static pid_t controller_with(const char *env, int ms)
 {
     char v[16];
     snprintf(v, sizeof v, "%d", ms);
     setenv(env, v, 1);
-    chaos_controller();
+    pid_t p = chaos_controller();
     unsetenv(env);
+    return p;
 }
 
 Test(chaos_ctl, kill9_during_enqueue)
@@ -113,4 +117,86 @@ Test(chaos_ctl, two_controllers_ten_jobs)
     for (int i = 0; i < 10; i++)
         chaos_check_done(ids[i], in, outs[i], ref);
     chaos_kill9(&first);
+}
+
+/* Waits until the job's events show n stitch claims ("stitching N chunks
+ * into ..." is the claimer's first event). */
+static void wait_stitch_claims(const char *id, int n, int timeout_ms)
+{
+    int seen = 0;
+    for (int t = 0; t <= timeout_ms; t += 50) {
+        const char *ev = chaos_events(id);
+        seen = 0;
+        for (const char *p = ev; (p = strstr(p, "stitching 3 chunks into")); p++)
+            seen++;
+        if (seen >= n)
+            return;
+        chaos_msleep(50);
+    }
+    tsh("tail -30 '%s' >&2", CH.d.log);
+    cr_assert_fail("%d stitch claims after %d ms, want %d", seen, timeout_ms, n);
+}
+
+Test(chaos_ctl, paused_stitcher_leaves_anothers_output)
+{
+    /* Issue 26, finding 3, as found: A takes over a dead controller's
+     * stitch (so it has no stitch ahead) and is stopped inside it (the
+     * stitch delay); once A's heartbeat key expires B claims, publishes,
+     * and the job is done; A wakes. It published over B's output and then
+     * removed it, the job staying done with no file. Chunks are kept (as
+     * in the issue's runs): without them A's late stitch fails on the
+     * missing chunk outputs instead. */
+    chaos_up(0, 3, 0, 0, 100);
+    chaos_kill9(&CH.d.ctl);
+    CH.d.ctl_args[0] = "--keep-chunks";
+    pid_t dead = controller_with("VR_TEST_STITCH_DELAY_MS", 600000);
+    chaos_worker(0, 0);
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    wait_stitch_claims(id, 1, 120000);
+    chaos_kill9(&dead);
+    pid_t a = controller_with("VR_TEST_STITCH_DELAY_MS", 2000);
+    wait_stitch_claims(id, 2, 60000); /* once the dead one's key expired */
+    kill(a, SIGSTOP);
+    chaos_controller(); /* B */
+    chaos_watch(id, 0, 120000);
+    cr_assert_eq(access(out, F_OK), 0, "B's output is not there");
+    kill(a, SIGCONT);
+    int noticed = chaos_log_has("its stitch was claimed by another controller meanwhile", 15000);
+    chaos_check_done(id, in, out, ref);
+    cr_assert(noticed, "the paused controller did not say it lost the stitch");
+    chaos_check_no_temps(out, 5000);
+    chaos_kill9(&a);
+}
+
+Test(chaos_ctl, paused_after_publishing_leaves_the_output)
+{
+    /* The same with the defaults, where the window is between A's publish
+     * and its done (widened by VR_TEST_DONE_DELAY_MS): B publishes the same
+     * stitch over A's and ends the job; A's done is refused, and the file
+     * may be B's, so A leaves it. */
+    chaos_up(0, 3, 0, 0, 100);
+    chaos_kill9(&CH.d.ctl);
+    pid_t a = controller_with("VR_TEST_DONE_DELAY_MS", 2000);
+    chaos_worker(0, 0);
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400], state[32];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_file(out, 120000);
+    kill(a, SIGSTOP);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    chaos_hget(jk, "state", state, sizeof state);
+    cr_assert_str_eq(state, "stitching", "A recorded done before the stop: the test proves nothing");
+    chaos_controller(); /* B */
+    chaos_watch(id, 0, 120000);
+    kill(a, SIGCONT);
+    int noticed = chaos_log_has("left as it is", 15000);
+    chaos_check_done(id, in, out, ref);
+    cr_assert(noticed, "the paused controller did not say it lost the stitch");
+    chaos_check_no_temps(out, 5000);
+    chaos_kill9(&a);
 }
