@@ -267,8 +267,11 @@ int rq_chunk_create(struct rq *q, const char *job, int idx, const char *task,
  * missing: the job's counters are lowered again); force 2: only a dead chunk
  * (vrctl retry; its attempt count restarts at 0); force 3: a queued or
  * running chunk whatever its entry, its attempt count restarting at 0 too
- * (vrctl retry of any unfinished chunk of a failed or cancelled job).
- * Returns 1 re-added, 0 not needed, VR_ENOENT without a record, <0 error. */
+ * (vrctl retry of any unfinished chunk of a failed or cancelled job),
+ * unless its entry is pending to a live worker (2: left to that worker,
+ * whose commit the retried job takes).
+ * Returns 1 re-added, 0 not needed, 2 (force 3) held by a live worker,
+ * VR_ENOENT without a record, <0 error. */
 int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
                           vr_err *err);
 
