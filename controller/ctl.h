@@ -122,6 +122,14 @@ struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl
 void ctl_stitch_drop(struct ctl *c, const char *id);
 void ctl_stitch_drop_all(struct ctl *c);
 
+/* Drops the stitchers of jobs no longer running (failed, cancelled, taken
+ * to the stitch by another controller, gone), with their temporary
+ * outputs and descriptors. Run by every audit: an ended job leaves the
+ * active set, so the audit's walk never reaches it again (issue 26,
+ * finding 5: cancelled jobs' temps piled up in the output directory and
+ * their slots stayed full until a restart). */
+void ctl_stitch_sweep(struct ctl *c);
+
 /* Marks a job failed with `reason` (unless it already ended). token: the
  * claim under which this controller holds the job when the failure is its
  * own split's or stitch's (refused, with a line, once another controller

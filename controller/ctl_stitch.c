@@ -64,6 +64,23 @@ void ctl_stitch_drop(struct ctl *c, const char *id)
         ctl_stitch_remove(c, t);
 }
 
+void ctl_stitch_sweep(struct ctl *c)
+{
+    for (int i = 0; i < c->nstitches;) {
+        struct ctl_stitch *t = &c->stitches[i];
+        char state[32] = "";
+        if (rq_job_state(c->q, t->id, state, sizeof state, NULL) < 0)
+            return; /* Redis away: the next audit sweeps */
+        if (!strcmp(state, "running")) {
+            i++;
+            continue;
+        }
+        log_info("job %s is %s: its stitch ahead and temporary output dropped", t->id,
+                 state[0] ? state : "gone");
+        ctl_stitch_remove(c, t); /* the last entry moves into slot i */
+    }
+}
+
 void ctl_stitch_drop_all(struct ctl *c)
 {
     while (c->nstitches > 0)

@@ -2,7 +2,7 @@
  * c-load.c - chaos: load and user actions. Twenty jobs at once; a job of
  * 1000 chunks stitched by a controller limited to 256 open files (av1an's
  * users hit the open-file limit at stitch beyond ~1000 chunks); cancel
- * mid-job, then retry.
+ * mid-job, then retry; a cancel mid-job leaves no stitch-ahead temp.
  */
 #include "chaos.h"
 
@@ -73,4 +73,33 @@ Test(chaos_load, cancel_then_retry)
     chaos_check_done(id, in, out, ref);
     const char *ev = chaos_events(id);
     cr_assert(strstr(ev, "cancelled") && strstr(ev, "retry"), "%s", ev);
+}
+
+Test(chaos_load, cancel_drops_the_stitch_ahead)
+{
+    /* Issue 26, finding 5: a cancelled (or failed) job left the active set
+     * with its stitcher open, so its temporary output stayed in the user's
+     * directory (and its slot and descriptors taken) until a restart. */
+    chaos_up(0, 10, 1, 100, 100);
+    const char *in = chaos_clip("in.mp4", 5, 160);
+    char id[64], out[400], ref[400], buf[600];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    int ahead = 0;
+    for (int t = 0; t < 60000 && !ahead; t += 20) {
+        ahead = tsh("ls -a '%s' | grep -q '^\\.out\\.mkv\\.tmp-'", CH.d.r.dir) == 0;
+        if (!ahead)
+            chaos_msleep(20);
+    }
+    cr_assert(ahead, "the stitch ahead never began: the test proves nothing");
+    cr_assert_lt(chaos_job_ll(id, "chunks_done"), 5, "the job had ended");
+    const char *cargs[] = { "cancel", id, NULL };
+    cr_assert_eq(chaos_vrctl(buf, sizeof buf, cargs), 0, "%s", buf);
+    chaos_watch(id, 1, 60000);
+    chaos_check_no_temps(out, 5000);
+    const char *rargs[] = { "retry", id, NULL };
+    cr_assert_eq(chaos_vrctl(buf, sizeof buf, rargs), 0, "%s", buf);
+    chaos_watch(id, 0, 120000);
+    chaos_check_done(id, in, out, ref);
+    chaos_check_no_temps(out, 5000);
 }
