@@ -412,6 +412,36 @@ static void storage_sweep_dir(int dfd, const char *path, int depth, double max_a
     closedir(d);
 }
 
+long long storage_sweep_temps_of(int dirfd, const char *dir, const char *base, double max_age_s,
+                                 double grace_s)
+{
+    int fd = dirfd >= 0 ? dup(dirfd) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    size_t bl = strlen(base);
+    long long n = 0;
+    struct dirent *de;
+    struct stat sb;
+    while ((de = readdir(d))) {
+        const char *name = de->d_name;
+        if (name[0] != '.' || strncmp(name + 1, base, bl) ||
+            strncmp(name + 1 + bl, STORAGE_TEMP_MARK, strlen(STORAGE_TEMP_MARK)) ||
+            fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !storage_temp_is_leftover(name, &sb, max_age_s, grace_s))
+            continue;
+        if (unlinkat(dirfd, name, 0) == 0) {
+            log_info("removed %s/%s, a leftover temporary file", dir, name);
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
 int storage_sweep_temps(const char *dir, double max_age_s, double grace_s, long long *removed,
                         vr_err *err)
 {

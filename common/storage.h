@@ -102,6 +102,13 @@ int storage_sweep_temps(const char *dir, double max_age_s, double grace_s, long 
  * died or lost that right. Links are not followed. Returns the count. */
 long long storage_drop_temps_of(int dirfd, const char *base);
 
+/* storage_sweep_temps's rule for the temporary files of `base` alone in
+ * the directory open at dirfd (named dir, for the log): a user's output
+ * directory, where nothing else is this product's to touch. Links are not
+ * followed. Returns the count removed. */
+long long storage_sweep_temps_of(int dirfd, const char *dir, const char *base, double max_age_s,
+                                 double grace_s);
+
 /* Removes a directory tree (best effort); returns 0 or VR_EIO. */
 int storage_rmtree(const char *dir);
 

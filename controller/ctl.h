@@ -98,6 +98,13 @@ int ctl_notify_urls(struct ctl *c, const char *id, const struct job_spec *js, vr
  * reason. */
 int ctl_notify_secret(const char *path, struct ctl_notify_cfg *cfg, vr_err *err);
 
+/* The start-up sweep of the output directories (ctl_sweep.c): the
+ * temporary outputs that controllers which died (or a version before
+ * issue 26's fix) left beside the recent jobs' outputs, by the rule of the
+ * storage sweep (older than max_age_s, or a dead writer here and untouched
+ * for grace_s). Returns the count removed. */
+long long ctl_sweep_outputs(struct ctl *c, double max_age_s, double grace_s);
+
 /* Splits job `id` and enqueues its chunks if this controller can take it
  * (state queued, or splitting under a dead controller). Failures mark the job
  * failed with the reason; returns <0 only for Redis errors (retry later). */
@@ -203,6 +210,12 @@ struct ctl_paths {
 int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
                    struct ctl_paths *p, vr_err *err);
 void ctl_paths_close(struct ctl_paths *p);
+
+/* The directory of js->output opened beneath the output root (not
+ * created), its real name into dir (n bytes), the output's name into base
+ * (nb bytes). Returns the descriptor (the caller closes it) or <0. */
+int ctl_output_dir_open(struct ctl *c, const struct job_spec *js, char *dir, size_t n,
+                        char *base, size_t nb);
 
 /* Turns the /proc/self/fd names of p in err's message back into js's. */
 void ctl_paths_unmask(const struct ctl_paths *p, const struct job_spec *js, vr_err *err);

@@ -3,7 +3,9 @@
  * enqueue (mid-split), after the split, and mid-stitch, each replaced by a
  * fresh controller; two controllers sharing ten jobs; a controller paused
  * (SIGSTOP) inside its stitch while another takes the job over, before and
- * after it published: it neither replaces nor removes the other's output.
+ * after it published: it neither replaces nor removes the other's output;
+ * a controller's start sweeps the temporary outputs dead ones left beside
+ * the recent jobs' outputs.
  */
 #include "chaos.h"
 
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 TestSuite(chaos_ctl, .fini = chaos_teardown, .timeout = 300);
@@ -200,4 +203,39 @@ Test(chaos_ctl, paused_after_publishing_leaves_the_output)
     cr_assert(noticed, "the paused controller did not say it lost the stitch");
     chaos_check_no_temps(out, 5000);
     chaos_kill9(&a);
+}
+
+Test(chaos_ctl, start_sweeps_leftover_temps_beside_outputs)
+{
+    /* Issue 26, finding 5: the start-up sweep looked under the storage
+     * only, and a stitch's temp lies beside the job's output. Left by a
+     * writer that is dead here: removed once untouched for two minutes; a
+     * fresh one is kept (a controller elsewhere may be writing it), and
+     * so is anything not named after a job's output. */
+    chaos_up(0, 3, 1, 0, 100);
+    const char *in = chaos_clip("in.mp4", 2, 160);
+    char id[64], out[400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_watch(id, 0, 120000);
+    pid_t dead = fork(); /* a pid that is no live process */
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    char old[600], fresh[600], other[600];
+    snprintf(old, sizeof old, "%s/.out.mkv.tmp-%d-0123abcd", CH.d.r.dir, (int)dead);
+    snprintf(fresh, sizeof fresh, "%s/.out.mkv.tmp-%d-4567cdef", CH.d.r.dir, (int)dead);
+    snprintf(other, sizeof other, "%s/.notours.mkv.tmp-%d-89abcdef", CH.d.r.dir, (int)dead);
+    cr_assert_eq(tsh("touch '%s' '%s' '%s' && touch -d '-5 minutes' '%s' '%s'", old, fresh, other,
+                     old, other), 0);
+    chaos_kill9(&CH.d.ctl);
+    chaos_controller();
+    for (int t = 0; t < 15000 && access(old, F_OK) == 0; t += 50)
+        chaos_msleep(50);
+    cr_assert_neq(access(old, F_OK), 0, "the dead writer's temp %s is still there", old);
+    cr_assert_eq(access(fresh, F_OK), 0, "a fresh temp was removed");
+    cr_assert_eq(access(other, F_OK), 0, "a file not named after a job's output was removed");
+    unlink(fresh);
+    unlink(other);
+    chaos_check_done(id, in, out, ref);
 }
