@@ -137,6 +137,12 @@ void ctl_stitch_drop_all(struct ctl *c);
  * their slots stayed full until a restart). */
 void ctl_stitch_sweep(struct ctl *c);
 
+/* Removes the chunk files (storage/jobs/<id>/{in,out}) of the done jobs
+ * whose cleanup is due (rq_cleanup_due), unless --keep-chunks. Run by every
+ * audit: the files go only once Redis has made the done durable, so a
+ * crash that rolls the done back leaves the stitch what it needs. */
+void ctl_cleanup_due(struct ctl *c);
+
 /* Marks a job failed with `reason` (unless it already ended). token: the
  * claim under which this controller holds the job when the failure is its
  * own split's or stitch's (refused, with a line, once another controller

@@ -260,18 +260,6 @@ static int ctl_record_done(struct ctl *c, const char *id, long long token, const
     return rc;
 }
 
-/* Removes storage/jobs/<id>/{in,out} (the chunks; the manifest stays). */
-static void ctl_drop_chunks(struct ctl *c, const char *id)
-{
-    static const char *const subs[] = { "in", "out" };
-    for (int i = 0; i < 2; i++) {
-        char rel[256], dir[STORAGE_PATH_MAX];
-        ctl_job_dir(rel, sizeof rel, id, subs[i]);
-        storage_path(c->storage, rel, dir, sizeof dir, NULL);
-        storage_rmtree(dir);
-    }
-}
-
 /* Opens chunk i's output (`sub` NULL) or its sidecar beneath the storage
  * root; the descriptor, with its /proc/self/fd name in fdp and its real
  * name in real. */
@@ -456,9 +444,7 @@ int ctl_job_finish(struct ctl *c, const char *id)
              id, js.output, frames, ahead, man.nchunks, stitch_s);
     rq_event(c->q, id, "done: %s", js.output);
     rq_fleetstats_note(c->q, RQ_NOTE_STITCH, stitch_s, NULL);
-    if (!c->keep_chunks)
-        ctl_drop_chunks(c, id);
-    rc = 1;
+    rc = 1; /* its chunk files go once the done is durable (ctl_cleanup_due) */
 out:
     ctl_paths_close(&files);
     free(paths);

@@ -86,9 +86,11 @@ static const char MOVE_HELD_LUA[] =
     "for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
     "return 1\n";
 
-/* KEYS: job, active, notify. ARGV: id, me, now, stitch_s, metrics, token.
- * Returns {1} done, {0, held}: not done, and whether the claim was still
- * this one's (the job ended meanwhile) or another's (taken over). */
+/* KEYS: job, active, notify, cleanup. ARGV: id, me, now, stitch_s,
+ * metrics, token, cleanup due (ms). Returns {1} done, {0, held}: not done,
+ * and whether the claim was still this one's (the job ended meanwhile) or
+ * another's (taken over). The job's chunk files are removed later, from
+ * the cleanup set (rq_cleanup_due), in the same script as the done. */
 static const char DONE_LUA[] =
     LUA_NOTIFY
     LUA_HELD("ARGV[2]", "ARGV[6]")
@@ -98,6 +100,7 @@ static const char DONE_LUA[] =
     "redis.call('HSET', KEYS[1], 'state', 'done', 'finished_ms', ARGV[3], 'stitch_s', ARGV[4],\n"
     "           'metrics', ARGV[5])\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
+    "redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])\n"
     "notify(KEYS[1], KEYS[3], ARGV[1], ARGV[3])\n"
     "return {1}\n";
 
@@ -210,14 +213,16 @@ int rq_job_holds(struct rq *q, const char *id, const char *state, const char *me
 int rq_job_done(struct rq *q, const char *id, const char *me, long long token, double stitch_s,
                 const char *metrics_json, int *still_held, vr_err *err)
 {
-    char jk[128], now[32], secs[32], tok[32], held[4] = "";
+    char jk[128], now[32], secs[32], tok[32], due[32], held[4] = "";
     rq_key_job(jk, sizeof jk, id);
-    snprintf(now, sizeof now, "%lld", rq_now_ms());
+    long long t = rq_now_ms();
+    snprintf(now, sizeof now, "%lld", t);
     snprintf(secs, sizeof secs, "%.3f", stitch_s);
     snprintf(tok, sizeof tok, "%lld", token);
-    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, id, me, now, secs,
-                         metrics_json ? metrics_json : "{}", tok };
-    redisReply *r = rq_eval(q, err, DONE_LUA, 3, kv, 9);
+    snprintf(due, sizeof due, "%lld", t + RQ_CLEANUP_DELAY_MS);
+    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, RQ_CLEANUP, id, me, now, secs,
+                         metrics_json ? metrics_json : "{}", tok, due };
+    redisReply *r = rq_eval(q, err, DONE_LUA, 4, kv, 11);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int code = rq_code_text(r, held, sizeof held, err);
@@ -331,6 +336,29 @@ int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err)
             n++;
     freeReplyObject(r);
     return n;
+}
+
+int rq_cleanup_due(struct rq *q, char (*ids)[48], int max, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "ZRANGEBYSCORE %s -inf %lld LIMIT 0 %d", RQ_CLEANUP,
+                           rq_now_ms(), max);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int n = 0;
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && n < max; i++)
+        if (rq_reply_str(r->element[i], ids[n], 48, NULL) > 0)
+            n++;
+    freeReplyObject(r);
+    return n;
+}
+
+int rq_cleanup_forget(struct rq *q, const char *id, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "ZREM %s %s", RQ_CLEANUP, id);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    return 0;
 }
 
 int rq_active_forget(struct rq *q, const char *id, vr_err *err)

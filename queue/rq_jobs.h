@@ -106,4 +106,19 @@ int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err);
 /* Drops an ended (or vanished) job from the active set. */
 int rq_active_forget(struct rq *q, const char *id, vr_err *err);
 
+/* ---- the cleanup set: done jobs whose chunk files may go ----
+ *
+ * The done script puts the job there, due RQ_CLEANUP_DELAY_MS later: long
+ * enough for Redis to have made the done durable (AOF everysec syncs each
+ * second). A crash that loses the done loses the entry with it, so a job
+ * rolled back to its stitch still finds its chunk files (issue 26). */
+#define RQ_CLEANUP_DELAY_MS 3000
+
+/* Up to max job ids whose cleanup is due (caller storage of max * 48
+ * bytes): count, <0. */
+int rq_cleanup_due(struct rq *q, char (*ids)[48], int max, vr_err *err);
+
+/* Drops a job from the cleanup set (its files removed, or not wanted). */
+int rq_cleanup_forget(struct rq *q, const char *id, vr_err *err);
+
 #endif

@@ -298,7 +298,8 @@ Test(dist_stream, a_done_chunks_input_is_kept_until_the_job_is_done)
     finish(id, 0);
     cr_assert_eq(frames_of(out), 60);
     snprintf(dir, sizeof dir, "%s/jobs/%s/in", D.storage, id);
-    for (int t = 0; t < 5000 && access(dir, F_OK) == 0; t += 20) /* removed after `done` */
+    /* removed once the done is durable: 3 s after it, at the next audit */
+    for (int t = 0; t < 10000 && access(dir, F_OK) == 0; t += 20)
         tmsleep(20);
     cr_assert_neq(access(dir, F_OK), 0, "the done job's chunk inputs %s are still there", dir);
 }

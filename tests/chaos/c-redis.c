@@ -3,7 +3,8 @@
  * every second (up to a second of acks lost: chunks recomputed, never
  * counted twice) and on every write; a host crash that loses the AOF's
  * unsynced tail, rolling a commit back after the controller saw it (the
- * chunk runs again: its copy-split input must still be there); Redis down
+ * chunk runs again: its copy-split input must still be there), or the
+ * job's done (its chunk files must still be there); Redis down
  * at a chunk's commit (the
  * finished chunk is committed once it is back, not recomputed); maxmemory
  * full mid-job (writes refused: status says so, workers go "silent", and
@@ -136,6 +137,50 @@ Test(chaos_redis, host_crash_rolls_back_a_commit)
     config_set("appendfsync", "everysec");
     cr_assert_eq(chaos_chunk_ll(id, idx, "commits"), 0, "the cut AOF kept chunk %d's commit",
                  idx);
+    chaos_watch(id, 0, 180000);
+    chaos_check_done(id, in, out, ref);
+    chaos_check_no_temps(out, 5000);
+}
+
+Test(chaos_redis, host_crash_rolls_back_the_done)
+{
+    /* The same crash one step later: the AOF loses the job's done after
+     * the controller saw it. The job is back in its stitch, and its chunk
+     * files must still be there: they go only once the done is durable
+     * (the cleanup set, 3 s later). A copy split, whose chunks could not
+     * be computed again without their inputs. */
+    chaos_up(1, 3, 2, 0, 100);
+    config_set("appendfsync", "everysec");
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400], aof[500], jk[128], state[32] = "", msg[500];
+    chaos_ref(in, "ref.mkv", ref);
+    const char *copy[] = { "--chunking", "copy", NULL };
+    chaos_submit(in, "out.mkv", copy, id, out);
+    incr_aof(aof, sizeof aof);
+    rq_key_job(jk, sizeof jk, id);
+    long long before = -1;
+    for (int t = 0; t < 120000; t += 2) {
+        long long sz = file_size(aof);
+        chaos_hget(jk, "state", state, sizeof state);
+        if (!strcmp(state, "done"))
+            break;
+        before = sz;
+        chaos_msleep(2);
+    }
+    cr_assert_str_eq(state, "done");
+    snprintf(msg, sizeof msg, "done: %s", out);
+    cr_assert(chaos_event_seen(id, msg, 10000), "the controller never finished the job");
+    chaos_msleep(1000); /* where the chunk files went at the done, they are gone now */
+
+    kill(CH.d.r.pid, SIGKILL);
+    waitpid(CH.d.r.pid, NULL, 0);
+    CH.d.r.pid = 0;
+    cr_assert_eq(truncate(aof, before), 0, "cannot cut %s", aof);
+    cr_assert_eq(tredis_restart(&CH.d.r), 0, "redis did not come back");
+    chaos_reconnect();
+    config_set("appendfsync", "everysec");
+    chaos_hget(jk, "state", state, sizeof state);
+    cr_assert_str_neq(state, "done", "the cut AOF kept the done");
     chaos_watch(id, 0, 180000);
     chaos_check_done(id, in, out, ref);
     chaos_check_no_temps(out, 5000);
