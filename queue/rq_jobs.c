@@ -325,9 +325,10 @@ int rq_job_note(struct rq *q, const char *id, const char *field, const char *val
 
 /* ---- the active set and events ---- */
 
-int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err)
+/* The job ids of an array reply (consumed) into ids: count, or <0 for no
+ * reply. */
+static int rq_id_list(redisReply *r, char (*ids)[48], int max, vr_err *err)
 {
-    redisReply *r = rq_cmd(q, err, "SMEMBERS %s", RQ_ACTIVE);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int n = 0;
@@ -338,18 +339,15 @@ int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err)
     return n;
 }
 
+int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err)
+{
+    return rq_id_list(rq_cmd(q, err, "SMEMBERS %s", RQ_ACTIVE), ids, max, err);
+}
+
 int rq_cleanup_due(struct rq *q, char (*ids)[48], int max, vr_err *err)
 {
-    redisReply *r = rq_cmd(q, err, "ZRANGEBYSCORE %s -inf %lld LIMIT 0 %d", RQ_CLEANUP,
-                           rq_now_ms(), max);
-    if (!r)
-        return err ? err->code : VR_EREDIS;
-    int n = 0;
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && n < max; i++)
-        if (rq_reply_str(r->element[i], ids[n], 48, NULL) > 0)
-            n++;
-    freeReplyObject(r);
-    return n;
+    return rq_id_list(rq_cmd(q, err, "ZRANGEBYSCORE %s -inf %lld LIMIT 0 %d", RQ_CLEANUP,
+                             rq_now_ms(), max), ids, max, err);
 }
 
 int rq_cleanup_forget(struct rq *q, const char *id, vr_err *err)

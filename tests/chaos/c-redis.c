@@ -85,6 +85,19 @@ static long long file_size(const char *path)
     return stat(path, &st) == 0 ? (long long)st.st_size : -1;
 }
 
+/* A host crash that loses what the AOF got after `before` bytes: Redis
+ * killed, its AOF cut there, restarted (everysec again). */
+static void host_crash(const char *aof, long long before)
+{
+    kill(CH.d.r.pid, SIGKILL);
+    waitpid(CH.d.r.pid, NULL, 0);
+    CH.d.r.pid = 0;
+    cr_assert_eq(truncate(aof, before), 0, "cannot cut %s", aof);
+    cr_assert_eq(tredis_restart(&CH.d.r), 0, "redis did not come back");
+    chaos_reconnect();
+    config_set("appendfsync", "everysec");
+}
+
 Test(chaos_redis, host_crash_rolls_back_a_commit)
 {
     /* The crash of issue 26, finding 1: with appendfsync everysec a host
@@ -128,13 +141,7 @@ Test(chaos_redis, host_crash_rolls_back_a_commit)
     for (int t = 0; t < 1000 && access(input, F_OK) == 0; t += 20)
         chaos_msleep(20);
 
-    kill(CH.d.r.pid, SIGKILL);
-    waitpid(CH.d.r.pid, NULL, 0);
-    CH.d.r.pid = 0;
-    cr_assert_eq(truncate(aof, before), 0, "cannot cut %s", aof);
-    cr_assert_eq(tredis_restart(&CH.d.r), 0, "redis did not come back");
-    chaos_reconnect();
-    config_set("appendfsync", "everysec");
+    host_crash(aof, before);
     cr_assert_eq(chaos_chunk_ll(id, idx, "commits"), 0, "the cut AOF kept chunk %d's commit",
                  idx);
     chaos_watch(id, 0, 180000);
@@ -172,13 +179,7 @@ Test(chaos_redis, host_crash_rolls_back_the_done)
     cr_assert(chaos_event_seen(id, msg, 10000), "the controller never finished the job");
     chaos_msleep(1000); /* where the chunk files went at the done, they are gone now */
 
-    kill(CH.d.r.pid, SIGKILL);
-    waitpid(CH.d.r.pid, NULL, 0);
-    CH.d.r.pid = 0;
-    cr_assert_eq(truncate(aof, before), 0, "cannot cut %s", aof);
-    cr_assert_eq(tredis_restart(&CH.d.r), 0, "redis did not come back");
-    chaos_reconnect();
-    config_set("appendfsync", "everysec");
+    host_crash(aof, before);
     chaos_hget(jk, "state", state, sizeof state);
     cr_assert_str_neq(state, "done", "the cut AOF kept the done");
     chaos_watch(id, 0, 180000);
