@@ -113,8 +113,10 @@ long long storage_sweep_temps_of(int dirfd, const char *dir, const char *base, d
 int storage_rmtree(const char *dir);
 
 /* The one wording of a full disk (ENOSPC, EDQUOT, too little free space),
- * the one the docs give: every writer says it the same way. */
-#define STORAGE_DISK_FULL "disk full (free space on the storage volume and retry the job)"
+ * the one the docs give: every writer says it the same way, after the path,
+ * so it names no volume of its own ("storage volume" misled when the
+ * user's output volume was the full one: issue 26, finding 9). */
+#define STORAGE_DISK_FULL "disk full (free space on the volume that holds it and retry the job)"
 
 /* Maps an errno from an I/O call to a VR_E* code with text:
  * "<what> <path>: " STORAGE_DISK_FULL for ENOSPC/EDQUOT, strerror otherwise. */
