@@ -73,6 +73,14 @@ Test(chaos_load, cancel_then_retry)
     cr_assert_str_eq(buf, "cancelled");
     chaos_hget(jk, "error", buf, sizeof buf);
     cr_assert_str_eq(buf, "cancelled by the user");
+    /* nothing runs in a cancelled job, whatever its chunk records say, and
+     * it has no ETA (issue 26, finding 9) */
+    static char st[16384];
+    const char *sargs[] = { "status", id, NULL }, *jargs[] = { "status", id, "--json", NULL };
+    cr_assert_eq(chaos_vrctl(st, sizeof st, sargs), 0, "%s", st);
+    cr_assert(strstr(st, "chunks unfinished") && !strstr(st, "chunks running"), "%s", st);
+    cr_assert_eq(chaos_vrctl(st, sizeof st, jargs), 0, "%s", st);
+    cr_assert(strstr(st, "\"chunks_running\": 0") && strstr(st, "\"eta_s\": -1"), "%s", st);
     const char *rargs[] = { "retry", id, NULL };
     cr_assert_eq(chaos_vrctl(buf, sizeof buf, rargs), 0, "%s", buf);
     chaos_watch(id, 0, 120000);
