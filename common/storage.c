@@ -420,8 +420,10 @@ static long long storage_temps_of(int dirfd, const char *base, const struct stor
             continue;
         n++;
         if (r->all_but_mine)
-            log_info("removed %s, a temporary file of %s its writer (pid %d) left", name, base,
-                     (int)pid);
+            /* not "its writer left": the writer may be alive, paused or
+             * elsewhere, having lost the right to write (issue 26, finding 9) */
+            log_info("removed %s, a temporary file of %s from a writer (pid %d) that no longer "
+                     "holds it", name, base, (int)pid);
         else
             log_info("removed %s/%s, a leftover temporary file", r->dir, name);
     }
