@@ -54,7 +54,7 @@ int cmd_retry(int argc, char **argv)
                 v.id, state);
     if (rc <= 0)
         goto fail;
-    int again = 0;
+    int again = 0, held = 0;
     /* A job cancelled mid-split has no total yet: its chunks so far are
      * records 0, 1, ... (the split creates them in order); the controller
      * splits it again and creates the rest. */
@@ -64,7 +64,8 @@ int cmd_retry(int argc, char **argv)
          * entry, its old one having been skipped; both restart their
          * attempts at 0 (the job's failure was not theirs). Never
          * both: a re-armed chunk is queued, and a second entry would run it
-         * twice at once. */
+         * twice at once. Nor one a live worker still runs (2): its commit
+         * is taken once the job runs again. */
         rc = rq_chunk_requeue_lost(v.q, v.id, (int)i, 2, &e);
         if (rc == 0)
             rc = rq_chunk_requeue_lost(v.q, v.id, (int)i, 3, &e);
@@ -73,17 +74,21 @@ int cmd_retry(int argc, char **argv)
         if (rc < 0 && rc != VR_ENOENT)
             goto fail;
         again += rc == 1;
+        held += rc == 2; /* a live worker still runs it: its commit counts */
     }
     /* With nothing to re-run the controller's audit picks the job up
      * again within a second: no chunks, it splits; all chunks done (the
      * stitch failed), it stitches. Say which, not "0 chunks". */
     long long done = 0;
     rq_job_number(v.q, v.id, "chunks_done", &done, NULL);
-    char what[96];
+    char what[128];
     if (total == 0)
         snprintf(what, sizeof what, "splitting again");
     else if (again == 0 && done >= total)
         snprintf(what, sizeof what, "all %lld chunks are done: stitching again", total);
+    else if (held > 0)
+        snprintf(what, sizeof what, "%d chunks enqueued again, %d left to the live workers "
+                 "running them", again, held);
     else
         snprintf(what, sizeof what, "%d chunks enqueued again", again);
     rq_event(v.q, v.id, "retry: %s", what);

@@ -131,9 +131,14 @@ int cmd_status(int argc, char **argv)
                        !strcmp(chunking, "range") ? " (chunks read in place: --chunking range)"
                        : !strcmp(chunking, "copy") ? " (chunks cut into files: --chunking copy)"
                        : "", st->output);
-                printf("  %s %.2f s, stitch %.2f s; chunks running %lld, queued %lld, dead %lld\n",
-                       vrctl_chunk_step(chunking), st->split_s, st->stitch_s, st->chunks_running,
-                       st->chunks_queued, st->chunks_dead);
+                const char *step = vrctl_chunk_step(chunking);
+                if (job_state_ended(st->state)) /* nothing runs or waits any more */
+                    printf("  %s %.2f s, stitch %.2f s; chunks unfinished %lld, dead %lld\n", step,
+                           st->split_s, st->stitch_s, st->chunks_queued, st->chunks_dead);
+                else
+                    printf("  %s %.2f s, stitch %.2f s; chunks running %lld, queued %lld, "
+                           "dead %lld\n", step, st->split_s, st->stitch_s, st->chunks_running,
+                           st->chunks_queued, st->chunks_dead);
                 for (int w = 0; w < st->nworkers; w++)
                     printf("  worker %-40s %lld chunks %lld frames %.1f fps\n", st->workers[w].name,
                            st->workers[w].chunks, st->workers[w].frames,

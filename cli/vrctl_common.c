@@ -132,9 +132,15 @@ void vrctl_end(struct vrctl_session *s)
 
 /* ---- events: one line each, for `events`, `status` and the progress ---- */
 
-/* A one-word kind for an event line, for columns and --json. */
-static const char *vrctl_event_kind(const char *msg)
+/* A one-word kind for an event line, for columns and --json. Only the
+ * words before the first path are looked at: a source named
+ * /data/retry/in.mp4 made every splitting event a `retry` (issue 26,
+ * finding 9). */
+static const char *vrctl_event_kind(const char *msg_)
 {
+    char msg[256];
+    const char *path = strstr(msg_, " /");
+    snprintf(msg, sizeof msg, "%.*s", path ? (int)(path - msg_) : (int)strlen(msg_), msg_);
     static const struct { const char *needle, *kind; } kinds[] = {
         { "requeued", "requeued" }, { "dead-letter", "dead" }, { "enqueued again", "requeued" },
         { "cannot commit", "commit-retry" }, { "committed on try", "committed" },

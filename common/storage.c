@@ -337,34 +337,6 @@ static pid_t storage_temp_pid(const char *name)
     return (pid_t)pid;
 }
 
-long long storage_drop_temps_of(int dirfd, const char *base)
-{
-    int fd = dirfd >= 0 ? dup(dirfd) : -1;
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return 0;
-    }
-    size_t bl = strlen(base);
-    long long n = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        const char *name = de->d_name;
-        pid_t pid = storage_temp_pid(name);
-        if (!pid || pid == getpid() || strncmp(name + 1, base, bl) ||
-            strncmp(name + 1 + bl, STORAGE_TEMP_MARK, strlen(STORAGE_TEMP_MARK)))
-            continue;
-        if (unlinkat(dirfd, name, 0) == 0) {
-            log_info("removed %s, a temporary file of %s its writer (pid %d) left", name, base,
-                     (int)pid);
-            n++;
-        }
-    }
-    closedir(d);
-    return n;
-}
-
 /* A temp file is a leftover when it is older than max_age_s, or when its
  * writer's pid is no live process here and it was untouched for grace_s:
  * the grace keeps a file another node is writing (its pid means nothing on
@@ -410,6 +382,66 @@ static void storage_sweep_dir(int dfd, const char *path, int depth, double max_a
         }
     }
     closedir(d);
+}
+
+/* What to remove of a name's temporary files (storage_temps_of). */
+struct storage_temps_rule {
+    int all_but_mine;             /* every one but this process's (drop_temps_of) */
+    double max_age_s, grace_s;    /* else: storage_temp_is_leftover */
+    const char *dir;              /* for the log */
+};
+
+/* Removes base's temporary files in the directory open at dirfd that the
+ * rule picks; the count. */
+static long long storage_temps_of(int dirfd, const char *base, const struct storage_temps_rule *r)
+{
+    int fd = dirfd >= 0 ? dup(dirfd) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    size_t bl = strlen(base);
+    long long n = 0;
+    struct dirent *de;
+    struct stat sb;
+    while ((de = readdir(d))) {
+        const char *name = de->d_name;
+        pid_t pid = storage_temp_pid(name);
+        if (!pid || name[0] != '.' || strncmp(name + 1, base, bl) ||
+            strncmp(name + 1 + bl, STORAGE_TEMP_MARK, strlen(STORAGE_TEMP_MARK)))
+            continue;
+        if (r->all_but_mine ? pid == getpid()
+                            : fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+                                  !storage_temp_is_leftover(name, &sb, r->max_age_s, r->grace_s))
+            continue;
+        if (unlinkat(dirfd, name, 0) < 0)
+            continue;
+        n++;
+        if (r->all_but_mine)
+            /* not "its writer left": the writer may be alive, paused or
+             * elsewhere, having lost the right to write (issue 26, finding 9) */
+            log_info("removed %s, a temporary file of %s from a writer (pid %d) that no longer "
+                     "holds it", name, base, (int)pid);
+        else
+            log_info("removed %s/%s, a leftover temporary file", r->dir, name);
+    }
+    closedir(d);
+    return n;
+}
+
+long long storage_drop_temps_of(int dirfd, const char *base)
+{
+    const struct storage_temps_rule r = { .all_but_mine = 1 };
+    return storage_temps_of(dirfd, base, &r);
+}
+
+long long storage_sweep_temps_of(int dirfd, const char *dir, const char *base, double max_age_s,
+                                 double grace_s)
+{
+    const struct storage_temps_rule r = { .max_age_s = max_age_s, .grace_s = grace_s, .dir = dir };
+    return storage_temps_of(dirfd, base, &r);
 }
 
 int storage_sweep_temps(const char *dir, double max_age_s, double grace_s, long long *removed,

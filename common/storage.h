@@ -102,12 +102,21 @@ int storage_sweep_temps(const char *dir, double max_age_s, double grace_s, long 
  * died or lost that right. Links are not followed. Returns the count. */
 long long storage_drop_temps_of(int dirfd, const char *base);
 
+/* storage_sweep_temps's rule for the temporary files of `base` alone in
+ * the directory open at dirfd (named dir, for the log): a user's output
+ * directory, where nothing else is this product's to touch. Links are not
+ * followed. Returns the count removed. */
+long long storage_sweep_temps_of(int dirfd, const char *dir, const char *base, double max_age_s,
+                                 double grace_s);
+
 /* Removes a directory tree (best effort); returns 0 or VR_EIO. */
 int storage_rmtree(const char *dir);
 
 /* The one wording of a full disk (ENOSPC, EDQUOT, too little free space),
- * the one the docs give: every writer says it the same way. */
-#define STORAGE_DISK_FULL "disk full (free space on the storage volume and retry the job)"
+ * the one the docs give: every writer says it the same way, after the path,
+ * so it names no volume of its own ("storage volume" misled when the
+ * user's output volume was the full one: issue 26, finding 9). */
+#define STORAGE_DISK_FULL "disk full (free space on the volume that holds it and retry the job)"
 
 /* Maps an errno from an I/O call to a VR_E* code with text:
  * "<what> <path>: " STORAGE_DISK_FULL for ENOSPC/EDQUOT, strerror otherwise. */

@@ -98,6 +98,13 @@ int ctl_notify_urls(struct ctl *c, const char *id, const struct job_spec *js, vr
  * reason. */
 int ctl_notify_secret(const char *path, struct ctl_notify_cfg *cfg, vr_err *err);
 
+/* The start-up sweep of the output directories (ctl_sweep.c): the
+ * temporary outputs that controllers which died (or a version before
+ * issue 26's fix) left beside the recent jobs' outputs, by the rule of the
+ * storage sweep (older than max_age_s, or a dead writer here and untouched
+ * for grace_s). Returns the count removed. */
+long long ctl_sweep_outputs(struct ctl *c, double max_age_s, double grace_s);
+
 /* Splits job `id` and enqueues its chunks if this controller can take it
  * (state queued, or splitting under a dead controller). Failures mark the job
  * failed with the reason; returns <0 only for Redis errors (retry later). */
@@ -122,8 +129,26 @@ struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl
 void ctl_stitch_drop(struct ctl *c, const char *id);
 void ctl_stitch_drop_all(struct ctl *c);
 
-/* Marks a job failed with `reason` (unless it already ended). */
-int ctl_job_fail(struct ctl *c, const char *id, const char *reason);
+/* Drops the stitchers of jobs no longer running (failed, cancelled, taken
+ * to the stitch by another controller, gone), with their temporary
+ * outputs and descriptors. Run by every audit: an ended job leaves the
+ * active set, so the audit's walk never reaches it again (issue 26,
+ * finding 5: cancelled jobs' temps piled up in the output directory and
+ * their slots stayed full until a restart). */
+void ctl_stitch_sweep(struct ctl *c);
+
+/* Removes the chunk files (storage/jobs/<id>/{in,out}) of the done jobs
+ * whose cleanup is due (rq_cleanup_due), unless --keep-chunks. Run by every
+ * audit: the files go only once Redis has made the done durable, so a
+ * crash that rolls the done back leaves the stitch what it needs. */
+void ctl_cleanup_due(struct ctl *c);
+
+/* Marks a job failed with `reason` (unless it already ended). token: the
+ * claim under which this controller holds the job when the failure is its
+ * own split's or stitch's (refused, with a line, once another controller
+ * claimed the job meanwhile); 0 for a failure of the job's work (a dead
+ * chunk), whoever holds it. */
+int ctl_job_fail(struct ctl *c, const char *id, long long token, const char *reason);
 
 /* Reclaims chunk entries idle for longer than the lease: requeue or
  * dead-letter (rq_chunk_fail). Returns entries handled or <0. */
@@ -191,6 +216,12 @@ struct ctl_paths {
 int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
                    struct ctl_paths *p, vr_err *err);
 void ctl_paths_close(struct ctl_paths *p);
+
+/* The directory of js->output opened beneath the output root (not
+ * created), its real name into dir (n bytes), the output's name into base
+ * (nb bytes). Returns the descriptor (the caller closes it) or <0. */
+int ctl_output_dir_open(struct ctl *c, const struct job_spec *js, char *dir, size_t n,
+                        char *base, size_t nb);
 
 /* Turns the /proc/self/fd names of p in err's message back into js's. */
 void ctl_paths_unmask(const struct ctl_paths *p, const struct job_spec *js, vr_err *err);

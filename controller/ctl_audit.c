@@ -112,6 +112,8 @@ int ctl_audit(struct ctl *c, int deep)
         if (job_id_valid(ids[i]))
             ctl_audit_job(c, ids[i], deep);
     free(ids);
+    ctl_stitch_sweep(c);
+    ctl_cleanup_due(c);
     if (n < 0)
         return e.code;
     if (deep) {

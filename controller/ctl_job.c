@@ -75,13 +75,14 @@ static int ctl_chunk(struct ctl *c, const char *id, const struct job_spec *js,
     return ctl_split(c, id, js, dec, p, man, err);
 }
 
-static int ctl_job_start_with(struct ctl *c, const char *id, const struct job_spec *js_,
-                              const struct ctl_paths *paths);
+static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
+                              const struct job_spec *js_, const struct ctl_paths *paths);
 
 int ctl_job_start(struct ctl *c, const char *id)
 {
     vr_err e = { 0 };
-    int rc = rq_job_claim(c->q, id, "queued", "splitting", c->name, &e);
+    long long token = 0;
+    int rc = rq_job_claim(c->q, id, "queued", "splitting", c->name, &token, &e);
     if (rc <= 0)
         return rc < 0 ? rc : 0;
     struct job_spec js;
@@ -92,21 +93,22 @@ int ctl_job_start(struct ctl *c, const char *id)
      * its failure goes to this controller's --notify only */
     vr_err ne = { 0 };
     if (ctl_notify_urls(c, id, rc < 0 ? NULL : &js, &ne) < 0)
-        return ne.code == VR_EREDIS ? ne.code : ctl_job_fail(c, id, ne.msg);
+        return ne.code == VR_EREDIS ? ne.code : ctl_job_fail(c, id, token, ne.msg);
     if (rc < 0)
-        return ctl_job_fail(c, id, e.msg);
+        return ctl_job_fail(c, id, token, e.msg);
     /* the spec's paths lie under the roots, or nothing is touched */
     struct ctl_paths paths;
     if (ctl_paths_open(c, &js, 0, &paths, &e) < 0)
-        return ctl_job_fail(c, id, e.msg);
-    rc = ctl_job_start_with(c, id, &js, &paths);
+        return ctl_job_fail(c, id, token, e.msg);
+    rc = ctl_job_start_with(c, id, token, &js, &paths);
     ctl_paths_close(&paths);
     return rc;
 }
 
-/* ctl_job_start once the spec's input is open beneath the input root. */
-static int ctl_job_start_with(struct ctl *c, const char *id, const struct job_spec *js_,
-                              const struct ctl_paths *paths)
+/* ctl_job_start once the spec's input is open beneath the input root;
+ * token: this controller's claim of the split. */
+static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
+                              const struct job_spec *js_, const struct ctl_paths *paths)
 {
     struct job_spec js = *js_;
     vr_err e = { 0 };
@@ -119,7 +121,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, const struct job_sp
     struct ctl_decision dec;
     if ((rc = ctl_job_decide(&js, paths->in_path, &dec, &e)) < 0) {
         ctl_paths_unmask(paths, &js, &e);
-        return ctl_job_fail(c, id, e.msg);
+        return ctl_job_fail(c, id, token, e.msg);
     }
     rq_job_note(c->q, id, "layout", dec.layout, NULL);
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
@@ -131,17 +133,17 @@ static int ctl_job_start_with(struct ctl *c, const char *id, const struct job_sp
             log_info("job %s: split stopped: %s", id, e.msg);
             return 0;
         }
-        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
+        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, token, e.msg);
     }
     double split_s = man.split_s;
     long long frames = man.frames;
     if (frames < 0) /* a range plan from Matroska Cues: the estimate submit recorded */
         rq_job_number(c->q, id, "frames_total", &frames, NULL);
     if (rc == 0)
-        rc = rq_job_running(c->q, id, c->name, man.nchunks, frames, split_s, &e);
+        rc = rq_job_running(c->q, id, c->name, token, man.nchunks, frames, split_s, &e);
     job_manifest_release(&man);
     if (rc < 0)
-        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
+        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, token, e.msg);
     if (rc == 0) {
         log_info("job %s: no longer this controller's split (cancelled or taken over)", id);
         return 0;

@@ -99,12 +99,45 @@ int ctl_job_spec_via(struct rq *q, const char *id, struct job_spec *js, vr_err *
     return rc < 0 ? rc : 0;
 }
 
+/* ---- a done job's chunk files ---- */
+
+/* Removes storage/jobs/<id>/{in,out} (the chunks; the manifest stays). */
+static void ctl_drop_chunks(struct ctl *c, const char *id)
+{
+    static const char *const subs[] = { "in", "out" };
+    for (int i = 0; i < 2; i++) {
+        char rel[256], dir[STORAGE_PATH_MAX];
+        snprintf(rel, sizeof rel, "jobs/%.*s/%s", JOB_ID_MAX, id, subs[i]); /* = ctl_job_dir */
+        storage_path(c->storage, rel, dir, sizeof dir, NULL);
+        storage_rmtree(dir);
+    }
+}
+
+void ctl_cleanup_due(struct ctl *c)
+{
+    char ids[64][48];
+    int n = rq_cleanup_due(c->q, ids, 64, NULL);
+    for (int i = 0; i < n; i++) {
+        char state[32] = "";
+        if (!job_id_valid(ids[i]) || rq_job_state(c->q, ids[i], state, sizeof state, NULL) < 0)
+            continue;
+        if (!strcmp(state, "done") && !c->keep_chunks)
+            ctl_drop_chunks(c, ids[i]);
+        rq_cleanup_forget(c->q, ids[i], NULL);
+    }
+}
+
 /* ---- failing ---- */
 
-int ctl_job_fail(struct ctl *c, const char *id, const char *reason)
+int ctl_job_fail(struct ctl *c, const char *id, long long token, const char *reason)
 {
     vr_err e = { 0 };
-    int rc = rq_job_fail(c->q, id, c->name, reason, &e);
+    int rc = rq_job_fail(c->q, id, c->name, token, reason, &e);
+    if (rc == 2) {
+        log_warn("job %s: not failed by this controller (%s): another controller took it over "
+                 "meanwhile", id, reason);
+        return 0;
+    }
     if (rc <= 0)
         return rc < 0 ? e.code : 0; /* it had ended already (a cancel, another failure) */
     log_error("job %s failed: %s", id, reason);

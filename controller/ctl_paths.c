@@ -141,6 +141,21 @@ int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
     return 0;
 }
 
+int ctl_output_dir_open(struct ctl *c, const struct job_spec *js, char *dir, size_t n,
+                        char *base, size_t nb)
+{
+    char out_rel[JOB_PATH_MAX], dir_rel[JOB_PATH_MAX];
+    if (ctl_under("output", js->output, c->output_root, "--output-root", out_rel,
+                  sizeof out_rel, NULL) < 0)
+        return VR_EINVAL;
+    char *slash = strrchr(out_rel, '/');
+    snprintf(base, nb, "%s", slash ? slash + 1 : out_rel);
+    snprintf(dir_rel, sizeof dir_rel, "%.*s", slash ? (int)(slash - out_rel) : 0, out_rel);
+    const char *rs = strrchr(js->output, '/');
+    snprintf(dir, n, "%.*s", rs ? (int)(rs - js->output) : 0, js->output);
+    return base[0] ? ctl_out_dir(c, dir_rel, 0) : VR_EINVAL;
+}
+
 void ctl_paths_unmask(const struct ctl_paths *p, const struct job_spec *js, vr_err *err)
 {
     beneath_unmask(err, p->in, js->input);

@@ -294,6 +294,7 @@ int cmd_controller_run(int argc, char **argv)
         rq_free(&c.q);
         return 1;
     }
+    ctl_sweep_outputs(&c, CTL_TEMP_MAX_AGE_S, CTL_TEMP_GRACE_S); /* needs Redis: the jobs */
     struct ctl_hb hb = { .c = &c };
     hb.started = pthread_create(&hb.th, NULL, ctl_hb_main, &hb) == 0;
     struct ctl_notify *notify = NULL;

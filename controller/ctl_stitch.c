@@ -64,6 +64,23 @@ void ctl_stitch_drop(struct ctl *c, const char *id)
         ctl_stitch_remove(c, t);
 }
 
+void ctl_stitch_sweep(struct ctl *c)
+{
+    for (int i = 0; i < c->nstitches;) {
+        struct ctl_stitch *t = &c->stitches[i];
+        char state[32] = "";
+        if (rq_job_state(c->q, t->id, state, sizeof state, NULL) < 0)
+            return; /* Redis away: the next audit sweeps */
+        if (!strcmp(state, "running")) {
+            i++;
+            continue;
+        }
+        log_info("job %s is %s: its stitch ahead and temporary output dropped", t->id,
+                 state[0] ? state : "gone");
+        ctl_stitch_remove(c, t); /* the last entry moves into slot i */
+    }
+}
+
 void ctl_stitch_drop_all(struct ctl *c)
 {
     while (c->nstitches > 0)
@@ -205,9 +222,15 @@ static int ctl_chunk_outputs(struct ctl *c, const char *id, const struct job_man
     return missing;
 }
 
-/* Records done with the merged metrics, unless a cancel or a failure came
- * first: then the output it published is removed. 1 done, 0 not, <0. */
-static int ctl_record_done(struct ctl *c, const char *id, const char *output,
+/* Records done with the merged metrics under claim `token`. 1 done, 0 not,
+ * <0. Not done because a cancel or a failure ended the job while the claim
+ * was still this one's: nobody else can have published since, so the
+ * output this controller just published is removed. Not done because
+ * another controller claimed the job meanwhile (this one was paused past
+ * its heartbeat between the publish check and the rename): the file at
+ * the output's name may be the other's, so it is left alone; it is a
+ * checked stitch of the same chunks either way. */
+static int ctl_record_done(struct ctl *c, const char *id, long long token, const char *output,
                            const char *out_path, double stitch_s, vr_err *err)
 {
     struct rq_job_status *st = malloc(sizeof *st);
@@ -215,27 +238,26 @@ static int ctl_record_done(struct ctl *c, const char *id, const char *output,
     if (st && rq_job_status(c->q, id, 1, st, NULL) == 0 && st->have_metrics)
         mjson = metrics_to_string(&st->merged);
     free(st);
-    int rc = rq_job_done(c->q, id, c->name, stitch_s, mjson, err);
+    /* VR_TEST_DONE_DELAY_MS (tests only): the output is published and the
+     * job not yet done; a pause of this controller lands between the two */
+    unsigned delay = clock_test_delay_ms("VR_TEST_DONE_DELAY_MS");
+    if (delay)
+        usleep(delay * 1000u);
+    int held = 0;
+    int rc = rq_job_done(c->q, id, c->name, token, stitch_s, mjson, &held, err);
     free(mjson);
     if (rc == 0) {
         char state[32] = "";
         rq_job_state(c->q, id, state, sizeof state, NULL);
-        log_warn("job %s was %s during its stitch; %s removed", id, state, output);
-        unlink(out_path); /* through the directory opened beneath the output root */
+        if (held) {
+            log_warn("job %s was %s during its stitch; %s removed", id, state, output);
+            unlink(out_path); /* through the directory opened beneath the output root */
+        } else {
+            log_warn("job %s: another controller took its stitch over while this one published "
+                     "(the job is %s); %s left as it is", id, state, output);
+        }
     }
     return rc;
-}
-
-/* Removes storage/jobs/<id>/{in,out} (the chunks; the manifest stays). */
-static void ctl_drop_chunks(struct ctl *c, const char *id)
-{
-    static const char *const subs[] = { "in", "out" };
-    for (int i = 0; i < 2; i++) {
-        char rel[256], dir[STORAGE_PATH_MAX];
-        ctl_job_dir(rel, sizeof rel, id, subs[i]);
-        storage_path(c->storage, rel, dir, sizeof dir, NULL);
-        storage_rmtree(dir);
-    }
 }
 
 /* Opens chunk i's output (`sub` NULL) or its sidecar beneath the storage
@@ -285,14 +307,34 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
     return rc;
 }
 
+/* What the publish check needs (remux_publish_fn). */
+struct ctl_claim {
+    struct ctl *c;
+    const char *id;
+    long long token;
+};
+
+/* The fencing at the one step a file system cannot undo: the checked
+ * output replaces whatever lies at its name only while this controller
+ * still holds the job's stitch under its claim. */
+static int ctl_may_publish(void *ctx, vr_err *err)
+{
+    const struct ctl_claim *k = ctx;
+    int rc = rq_job_holds(k->c->q, k->id, "stitching", k->c->name, k->token, err);
+    if (rc == 0)
+        vr_err_set(err, VR_ECANCELED, "job %s is no longer this controller's stitch (claimed by "
+                   "another controller, or ended)", k->id);
+    return rc;
+}
+
 /* Stitches what the stitcher taken over from the ahead part has not yet
  * (the whole job when there is none) and publishes the checked output;
  * *ahead gets the chunks that were in already, *frames the frames written.
  * *p is the job's files, or those the stitcher was begun with (taken over
  * with it). */
-static int ctl_stitch_rest(struct ctl *c, const char *id, const struct job_spec *js,
-                           const struct job_manifest *man, struct ctl_paths *p, int *ahead,
-                           long long *frames, vr_err *err)
+static int ctl_stitch_rest(struct ctl *c, const char *id, long long token,
+                           const struct job_spec *js, const struct job_manifest *man,
+                           struct ctl_paths *p, int *ahead, long long *frames, vr_err *err)
 {
     struct ctl_paths taken;
     struct remux_stitcher *s = ctl_stitch_take(c, id, &taken);
@@ -308,7 +350,8 @@ static int ctl_stitch_rest(struct ctl *c, const char *id, const struct job_spec 
         rc = ctl_stitch_chunk(c, id, i, &s, js, man, p, err);
     if (rc == 0) {
         *frames = remux_stitch_frames(s);
-        rc = remux_stitch_end(&s, err);
+        struct ctl_claim k = { c, id, token };
+        rc = remux_stitch_end_if(&s, ctl_may_publish, &k, err);
         ctl_paths_unmask(p, js, err);
         return rc;
     }
@@ -325,28 +368,29 @@ int ctl_job_finish(struct ctl *c, const char *id)
         return e.code;
     if (total <= 0 || done < total)
         return 0;
-    int rc = rq_job_claim(c->q, id, "running", "stitching", c->name, &e);
+    long long token = 0;
+    int rc = rq_job_claim(c->q, id, "running", "stitching", c->name, &token, &e);
     if (rc <= 0)
         return rc;
     struct job_spec js;
     if ((rc = ctl_job_spec(c, id, &js, &e)) < 0)
-        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, e.msg);
+        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, token, e.msg);
     char mpath[STORAGE_PATH_MAX];
     ctl_manifest_path(c, id, mpath, sizeof mpath);
     struct job_manifest man;
     if ((rc = job_manifest_read(mpath, &man, &e)) < 0)
-        return ctl_job_fail(c, id, e.msg);
+        return ctl_job_fail(c, id, token, e.msg);
     struct ctl_paths files = { .in = -1, .out_dir = -1 };
     char (*paths)[STORAGE_PATH_MAX] = calloc((size_t)man.nchunks, sizeof *paths);
     if (!paths) {
-        rc = ctl_job_fail(c, id, "out of memory");
+        rc = ctl_job_fail(c, id, token, "out of memory");
         goto out;
     }
     if (ctl_chunk_outputs(c, id, &man, paths, 0, &e) > 0) {
         /* the job runs again before its lost chunks are queued: a worker
          * skips a chunk of a job that is not running (it was, stitching) */
         ctl_stitch_drop(c, id);
-        rc = rq_job_reopen(c->q, id, c->name, &e);
+        rc = rq_job_reopen(c->q, id, c->name, token, &e);
         if (rc > 0)
             rc = ctl_chunk_outputs(c, id, &man, paths, 1, &e);
         rc = rc < 0 ? e.code : 0;
@@ -359,25 +403,40 @@ int ctl_job_finish(struct ctl *c, const char *id)
     double t0 = clock_mono_s();
     int ahead = 0;
     long long frames = man.frames;
-    if ((rc = ctl_paths_open(c, &js, CTL_PATHS_OUTPUT, &files, &e)) == 0) {
+    if ((rc = ctl_paths_open(c, &js, CTL_PATHS_OUTPUT, &files, &e)) == 0 &&
+        (rc = rq_job_holds(c->q, id, "stitching", c->name, token, &e)) == 0) {
+        /* paused past its heartbeat (the delay above in tests): another
+         * controller claimed the stitch and may be writing its temp now */
+        log_warn("job %s: its stitch was claimed by another controller meanwhile; left to it",
+                 id);
+        goto out;
+    }
+    if (rc > 0) {
         /* this controller holds the stitch now: another's temporary output
          * (a controller killed mid-stitch, or one that lost its claim) is
          * abandoned, and nothing else would ever remove it */
         char base[JOB_PATH_MAX];
         snprintf(base, sizeof base, "%s", js.output);
         storage_drop_temps_of(files.out_dir, basename(base));
-        rc = ctl_stitch_rest(c, id, &js, &man, &files, &ahead, &frames, &e);
+        rc = ctl_stitch_rest(c, id, token, &js, &man, &files, &ahead, &frames, &e);
     }
+    if (rc == VR_ECANCELED) {
+        log_warn("job %s: %s; its temporary output removed", id, e.msg);
+        rc = 0;
+        goto out;
+    }
+    if (rc == VR_EREDIS)
+        goto out; /* the job stays stitching under this controller: the audit redoes it */
     if (rc < 0) {
         vr_err_prefix(&e, "stitch");
-        rc = ctl_job_fail(c, id, e.msg);
+        rc = ctl_job_fail(c, id, token, e.msg);
         goto out;
     }
     double stitch_s = clock_mono_s() - t0;
     char fr[32];
     snprintf(fr, sizeof fr, "%lld", frames);
     rq_job_note(c->q, id, "frames_total", fr, NULL); /* a range plan may not have known it */
-    if ((rc = ctl_record_done(c, id, js.output, files.out_path, stitch_s, &e)) <= 0) {
+    if ((rc = ctl_record_done(c, id, token, js.output, files.out_path, stitch_s, &e)) <= 0) {
         rc = rc < 0 ? e.code : 0;
         goto out;
     }
@@ -385,9 +444,7 @@ int ctl_job_finish(struct ctl *c, const char *id)
              id, js.output, frames, ahead, man.nchunks, stitch_s);
     rq_event(c->q, id, "done: %s", js.output);
     rq_fleetstats_note(c->q, RQ_NOTE_STITCH, stitch_s, NULL);
-    if (!c->keep_chunks)
-        ctl_drop_chunks(c, id);
-    rc = 1;
+    rc = 1; /* its chunk files go once the done is durable (ctl_cleanup_due) */
 out:
     ctl_paths_close(&files);
     free(paths);

@@ -161,6 +161,14 @@ int remux_stitch_add_ts(struct remux_stitcher *s, const char *chunk, const char 
 int remux_stitch_end(struct remux_stitcher **s, vr_err *err);
 void remux_stitch_abort(struct remux_stitcher **s);
 
+/* remux_stitch_end, asking `may` between the check and the rename: 1
+ * publishes, 0 does not (its reason in err; the temporary file is removed
+ * and whatever lies at the output's name is left alone: VR_ECANCELED), <0
+ * an error (the same). The caller's fencing: a controller that lost its
+ * claim of the job while it stitched must not replace another's output. */
+typedef int (*remux_publish_fn)(void *ctx, vr_err *err);
+int remux_stitch_end_if(struct remux_stitcher **s, remux_publish_fn may, void *ctx, vr_err *err);
+
 /* Counts the video packets of `path` and its video duration in seconds
  * (last pts + one frame - first pts). */
 int remux_count(const char *path, long long *frames, double *duration_s, vr_err *err);

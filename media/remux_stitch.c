@@ -442,8 +442,10 @@ static int stitch_check_times(const struct remux_stitch_state *s, const int64_t 
 
 /* The rest of the copied streams and the trailer; then the frame count and
  * every frame's time are checked from the file itself before it is
- * published under its name, so a bad stitch never replaces anything. */
-static int stitch_finish(struct remux_stitch_state *s, vr_err *err)
+ * published under its name, so a bad stitch never replaces anything; and
+ * published only if `may` (when given) still allows it. */
+static int stitch_finish(struct remux_stitch_state *s, remux_publish_fn may, void *ctx,
+                         vr_err *err)
 {
     int rc = remux_audio_upto(s, &s->o, INT64_MAX, s->stb, err);
     if (rc < 0 || (rc = remux_out_close(&s->o, err)) < 0)
@@ -459,6 +461,12 @@ static int stitch_finish(struct remux_stitch_state *s, vr_err *err)
     else
         rc = stitch_check_times(s, opts, got, otb, err);
     free(opts);
+    if (rc == 0 && may && (rc = may(ctx, err)) == 0) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err && err->msg[0] ? err->msg : "refused");
+        rc = vr_err_set(err, VR_ECANCELED, "stitch %s: checked but not published: %s", s->o.path,
+                        why);
+    }
     return rc < 0 ? rc : remux_out_commit(&s->o, err);
 }
 
@@ -582,11 +590,16 @@ int remux_stitch_add_ts(struct remux_stitcher *s, const char *chunk, const char 
 
 int remux_stitch_end(struct remux_stitcher **sp, vr_err *err)
 {
+    return remux_stitch_end_if(sp, NULL, NULL, err);
+}
+
+int remux_stitch_end_if(struct remux_stitcher **sp, remux_publish_fn may, void *ctx, vr_err *err)
+{
     struct remux_stitcher *s = *sp;
     int rc = s->broken || s->added < s->n
                  ? vr_err_set(err, VR_EINVAL, "stitch: %d of %d chunks added", s->added, s->n)
-                 : stitch_finish(&s->st, err);
-    remux_stitch_abort(sp);
+                 : stitch_finish(&s->st, may, ctx, err);
+    remux_stitch_abort(sp); /* removes the temporary file unless it was published */
     return rc;
 }
 

@@ -311,16 +311,33 @@ int rq_backoff(struct rq *q)
     return ms;
 }
 
+/* What a lost connection means, in words: hiredis hands over the system's
+ * error text, and "Resource temporarily unavailable" (its command timeout)
+ * or "Broken pipe" told users nothing about Redis (issue 26, finding 9). */
+static const char *rq_lost_why(const struct rq *q, char *buf, size_t n)
+{
+    const char *e = q->c && q->c->errstr[0] ? q->c->errstr : "";
+    if (!e[0])
+        snprintf(buf, n, "connection lost");
+    else if (strstr(e, "Resource temporarily unavailable") || strstr(e, "timed out"))
+        snprintf(buf, n, "no answer within the command timeout (%s)", e);
+    else if (strstr(e, "Broken pipe") || strstr(e, "Connection reset"))
+        snprintf(buf, n, "the server closed the connection (%s)", e);
+    else
+        snprintf(buf, n, "%s", e);
+    return buf;
+}
+
 /* Turns a reply (or its absence) into the caller's result: error replies and
  * lost connections become NULL + err; a lost connection drops the context. */
 static redisReply *rq_finish(struct rq *q, redisReply *r, vr_err *err)
 {
     if (!r) {
-        vr_err_set(err, VR_EREDIS, "redis %s: %s", q->url_text,
-                   q->c && q->c->errstr[0] ? q->c->errstr : "connection lost");
+        char why[200];
+        rq_lost_why(q, why, sizeof why);
+        vr_err_set(err, VR_EREDIS, "redis %s: %s", q->url_text, why);
         if (!q->warned_down)
-            log_warn("redis %s: connection lost (%s); retrying with backoff",
-                     q->url_text, q->c && q->c->errstr[0] ? q->c->errstr : "?");
+            log_warn("redis %s: connection lost (%s); retrying with backoff", q->url_text, why);
         q->warned_down = 1;
         rq_drop(q);
         return NULL;

@@ -51,6 +51,7 @@
 #define RQ_ACTIVE   "vr:active"    /* set: jobs a controller must look after */
 #define RQ_STATS    "vr:stats"     /* hash: fleet counters (rq_fleetstats.h) */
 #define RQ_STATS_HIST "vr:stats:hist" /* hash: fleet stage histograms (rq_fleetstats.h) */
+#define RQ_CLEANUP  "vr:cleanup"   /* sorted set: done jobs whose chunk files go, by due ms */
 #define RQ_NOTIFY   "vr:notify"    /* sorted set: webhook deliveries by due time (rq_notify.h) */
 #define RQ_WORKER_PREFIX     "vr:worker:"     /* + name: hash with a TTL (heartbeat) */
 #define RQ_CONTROLLER_PREFIX "vr:controller:" /* + name: key with a TTL (heartbeat) */
@@ -267,16 +268,20 @@ int rq_chunk_create(struct rq *q, const char *job, int idx, const char *task,
  * missing: the job's counters are lowered again); force 2: only a dead chunk
  * (vrctl retry; its attempt count restarts at 0); force 3: a queued or
  * running chunk whatever its entry, its attempt count restarting at 0 too
- * (vrctl retry of any unfinished chunk of a failed or cancelled job).
- * Returns 1 re-added, 0 not needed, VR_ENOENT without a record, <0 error. */
+ * (vrctl retry of any unfinished chunk of a failed or cancelled job),
+ * unless its entry is pending to a live worker (2: left to that worker,
+ * whose commit the retried job takes).
+ * Returns 1 re-added, 0 not needed, 2 (force 3) held by a live worker,
+ * VR_ENOENT without a record, <0 error. */
 int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
                           vr_err *err);
 
 /* Moves a job to state `to` for controller `me` when its state is one of the
  * comma-separated `from`, or is `to` already under a controller whose
- * heartbeat key (vr:controller:<name>) expired. 1 taken, 0 not. */
+ * heartbeat key (vr:controller:<name>) expired. 1 taken, with the claim's
+ * fencing token (> 0, rq_jobs.h) in *token when token is not NULL; 0 not. */
 int rq_job_claim(struct rq *q, const char *job, const char *from, const char *to,
-                 const char *me, vr_err *err);
+                 const char *me, long long *token, vr_err *err);
 
 /* Trims `stream` to the oldest entry that any group still needs (pending or
  * not yet delivered): never drops pending work. Returns entries removed. */

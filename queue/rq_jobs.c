@@ -9,6 +9,14 @@
  * overwrote it, and the user's cancel was lost. Now done moves only
  * `stitching` held by this controller, and cancel only a live state, so
  * whichever runs first on the server wins and the other sees it lost.
+ *
+ * Fencing: a controller that holds a job (splitting or stitching) got a
+ * token with its claim (the job's `claim` counter, raised by each claim).
+ * running, reopen, done, holds and a holder's fail check the token as well
+ * as the name, so a controller paused past its heartbeat, whose job another
+ * controller claimed meanwhile, is refused when it wakes (issue 26,
+ * finding 3: such a controller published over the other's output, then
+ * deleted it, and could fail a job it no longer held).
  */
 #include "rq_jobs.h"
 
@@ -44,6 +52,13 @@
     "  redis.call('HSET', jk, 'notify_state', 'pending', 'notify_attempts', 0, 'notify_error', '')\n" \
     "end\n"
 
+/* The job is held by controller ARGV[me] with claim token ARGV[tok]. */
+#define LUA_HELD(me, tok) \
+    "local function held(jk)\n" \
+    "  local h = redis.call('HMGET', jk, 'controller', 'claim')\n" \
+    "  return h[1] == " me " and h[2] == " tok "\n" \
+    "end\n"
+
 /* KEYS: job, index, active, jobs. ARGV: id, spec, created, frames_est,
  * priority. The spec's webhook (checked by vrctl; the controller that
  * starts the job checks it again and rewrites the list) becomes the job's
@@ -60,34 +75,47 @@ static const char SUBMIT_LUA[] =
     "redis.call('XADD', KEYS[4], '*', 'job', ARGV[1])\n"
     "return 1\n";
 
-/* KEYS: job. ARGV: from, to, me, then field/value pairs to set. Moves a job
- * this controller holds in state `from` to `to`. */
+/* KEYS: job. ARGV: from, to, me, token, then field/value pairs to set.
+ * Moves a job this controller holds (under that claim) in state `from` to
+ * `to`; `to` '' moves nothing (the check alone: rq_job_holds). */
 static const char MOVE_HELD_LUA[] =
-    "local st = redis.call('HMGET', KEYS[1], 'state', 'controller')\n"
-    "if st[1] ~= ARGV[1] or st[2] ~= ARGV[3] then return 0 end\n"
+    LUA_HELD("ARGV[3]", "ARGV[4]")
+    "if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] or not held(KEYS[1]) then return 0 end\n"
+    "if ARGV[2] == '' then return 1 end\n"
     "redis.call('HSET', KEYS[1], 'state', ARGV[2])\n"
-    "for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
+    "for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
     "return 1\n";
 
-/* KEYS: job, active, notify. ARGV: id, me, now, stitch_s, metrics. */
+/* KEYS: job, active, notify, cleanup. ARGV: id, me, now, stitch_s,
+ * metrics, token, cleanup due (ms). Returns {1} done, {0, held}: not done,
+ * and whether the claim was still this one's (the job ended meanwhile) or
+ * another's (taken over). The job's chunk files are removed later, from
+ * the cleanup set (rq_cleanup_due), in the same script as the done. */
 static const char DONE_LUA[] =
     LUA_NOTIFY
-    "local st = redis.call('HMGET', KEYS[1], 'state', 'controller')\n"
-    "if st[1] ~= 'stitching' or st[2] ~= ARGV[2] then return 0 end\n"
+    LUA_HELD("ARGV[2]", "ARGV[6]")
+    "local mine = held(KEYS[1])\n"
+    "if redis.call('HGET', KEYS[1], 'state') ~= 'stitching' or not mine then\n"
+    "  return {0, mine and '1' or '0'} end\n"
     "redis.call('HSET', KEYS[1], 'state', 'done', 'finished_ms', ARGV[3], 'stitch_s', ARGV[4],\n"
     "           'metrics', ARGV[5])\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
+    "redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])\n"
     "notify(KEYS[1], KEYS[3], ARGV[1], ARGV[3])\n"
-    "return 1\n";
+    "return {1}\n";
 
 /* KEYS: job, active, notify. ARGV: id, to (failed | cancelled), reason,
- * now, me. Returns {1} moved, {0, state} already ended, {-1} no such job. */
+ * now, me, token ('0': not a holder's failure, e.g. a dead chunk; else the
+ * job must still be held under it). Returns {1} moved, {0, state} already
+ * ended, {2} held by another claim now, {-1} no such job. */
 static const char END_LUA[] =
     LUA_ENDED
     LUA_NOTIFY
+    LUA_HELD("ARGV[5]", "ARGV[6]")
     "local st = redis.call('HGET', KEYS[1], 'state')\n"
     "if not st then redis.call('SREM', KEYS[2], ARGV[1]) return {-1} end\n"
     "if ended(st) then return {0, st} end\n"
+    "if ARGV[6] ~= '0' and not held(KEYS[1]) then return {2} end\n"
     "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'error', ARGV[3], 'finished_ms', ARGV[4])\n"
     "if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'controller', ARGV[5]) end\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
@@ -142,70 +170,94 @@ int rq_job_submit(struct rq *q, const char *id, const char *spec_json, long long
     return v == 1 ? 0 : vr_err_set(err, VR_EINVAL, "job %s exists already", id);
 }
 
-int rq_job_running(struct rq *q, const char *id, const char *me, int chunks_total,
-                   long long frames_total, double split_s, vr_err *err)
+int rq_job_running(struct rq *q, const char *id, const char *me, long long token,
+                   int chunks_total, long long frames_total, double split_s, vr_err *err)
 {
-    char jk[128], total[16], frames[32], secs[32];
+    char jk[128], tok[32], total[16], frames[32], secs[32];
     rq_key_job(jk, sizeof jk, id);
+    snprintf(tok, sizeof tok, "%lld", token);
     snprintf(total, sizeof total, "%d", chunks_total);
     snprintf(frames, sizeof frames, "%lld", frames_total);
     snprintf(secs, sizeof secs, "%.3f", split_s);
-    const char *kv[] = { jk, "splitting", "running", me, "chunks_total", total,
+    const char *kv[] = { jk, "splitting", "running", me, tok, "chunks_total", total,
                          "frames_total", frames, "split_s", secs };
     long long v = 0;
-    int rc = rq_eval_int(q, err, MOVE_HELD_LUA, 1, kv, 10, &v);
+    int rc = rq_eval_int(q, err, MOVE_HELD_LUA, 1, kv, 11, &v);
     return rc < 0 ? rc : (int)v;
 }
 
-int rq_job_reopen(struct rq *q, const char *id, const char *me, vr_err *err)
+/* MOVE_HELD_LUA from `from` to `to` ("" = the check alone) without fields. */
+static int rq_job_move_held(struct rq *q, const char *id, const char *from, const char *to,
+                            const char *me, long long token, vr_err *err)
 {
-    char jk[128];
+    char jk[128], tok[32];
     rq_key_job(jk, sizeof jk, id);
-    const char *kv[] = { jk, "stitching", "running", me };
+    snprintf(tok, sizeof tok, "%lld", token);
+    const char *kv[] = { jk, from, to, me, tok };
     long long v = 0;
-    int rc = rq_eval_int(q, err, MOVE_HELD_LUA, 1, kv, 4, &v);
+    int rc = rq_eval_int(q, err, MOVE_HELD_LUA, 1, kv, 5, &v);
     return rc < 0 ? rc : (int)v;
 }
 
-int rq_job_done(struct rq *q, const char *id, const char *me, double stitch_s,
-                const char *metrics_json, vr_err *err)
+int rq_job_reopen(struct rq *q, const char *id, const char *me, long long token, vr_err *err)
 {
-    char jk[128], now[32], secs[32];
+    return rq_job_move_held(q, id, "stitching", "running", me, token, err);
+}
+
+int rq_job_holds(struct rq *q, const char *id, const char *state, const char *me,
+                 long long token, vr_err *err)
+{
+    return rq_job_move_held(q, id, state, "", me, token, err);
+}
+
+int rq_job_done(struct rq *q, const char *id, const char *me, long long token, double stitch_s,
+                const char *metrics_json, int *still_held, vr_err *err)
+{
+    char jk[128], now[32], secs[32], tok[32], due[32], held[4] = "";
     rq_key_job(jk, sizeof jk, id);
-    snprintf(now, sizeof now, "%lld", rq_now_ms());
+    long long t = rq_now_ms();
+    snprintf(now, sizeof now, "%lld", t);
     snprintf(secs, sizeof secs, "%.3f", stitch_s);
-    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, id, me, now, secs,
-                         metrics_json ? metrics_json : "{}" };
-    long long v = 0;
-    int rc = rq_eval_int(q, err, DONE_LUA, 3, kv, 8, &v);
-    return rc < 0 ? rc : (int)v;
+    snprintf(tok, sizeof tok, "%lld", token);
+    snprintf(due, sizeof due, "%lld", t + RQ_CLEANUP_DELAY_MS);
+    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, RQ_CLEANUP, id, me, now, secs,
+                         metrics_json ? metrics_json : "{}", tok, due };
+    redisReply *r = rq_eval(q, err, DONE_LUA, 4, kv, 11);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int code = rq_code_text(r, held, sizeof held, err);
+    if (still_held)
+        *still_held = code == 1 || !strcmp(held, "1");
+    return code;
 }
 
 /* Live -> `to` (failed or cancelled). */
 static int rq_job_end(struct rq *q, const char *id, const char *to, const char *reason,
-                      const char *me, char *state, size_t n, vr_err *err)
+                      const char *me, long long token, char *state, size_t n, vr_err *err)
 {
-    char jk[128], now[32];
+    char jk[128], now[32], tok[32];
     rq_key_job(jk, sizeof jk, id);
     snprintf(now, sizeof now, "%lld", rq_now_ms());
-    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, id, to, reason, now, me ? me : "" };
-    redisReply *r = rq_eval(q, err, END_LUA, 3, kv, 8);
+    snprintf(tok, sizeof tok, "%lld", token > 0 ? token : 0);
+    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, id, to, reason, now, me ? me : "", tok };
+    redisReply *r = rq_eval(q, err, END_LUA, 3, kv, 9);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int code = rq_code_text(r, state, n, err);
     return code == -1 ? vr_err_set(err, VR_ENOENT, "no job '%s'", id) : code;
 }
 
-int rq_job_fail(struct rq *q, const char *id, const char *me, const char *reason, vr_err *err)
+int rq_job_fail(struct rq *q, const char *id, const char *me, long long token,
+                const char *reason, vr_err *err)
 {
-    int rc = rq_job_end(q, id, "failed", reason, me, NULL, 0, err);
+    int rc = rq_job_end(q, id, "failed", reason, me, token, NULL, 0, err);
     return rc == VR_ENOENT ? 0 : rc;
 }
 
 int rq_job_cancel(struct rq *q, const char *id, const char *reason, char *state, size_t n,
                   vr_err *err)
 {
-    return rq_job_end(q, id, "cancelled", reason, NULL, state, n, err);
+    return rq_job_end(q, id, "cancelled", reason, NULL, 0, state, n, err);
 }
 
 int rq_job_retry(struct rq *q, const char *id, long long *chunks_total, char *state, size_t n,
@@ -273,9 +325,10 @@ int rq_job_note(struct rq *q, const char *id, const char *field, const char *val
 
 /* ---- the active set and events ---- */
 
-int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err)
+/* The job ids of an array reply (consumed) into ids: count, or <0 for no
+ * reply. */
+static int rq_id_list(redisReply *r, char (*ids)[48], int max, vr_err *err)
 {
-    redisReply *r = rq_cmd(q, err, "SMEMBERS %s", RQ_ACTIVE);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int n = 0;
@@ -284,6 +337,26 @@ int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err)
             n++;
     freeReplyObject(r);
     return n;
+}
+
+int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err)
+{
+    return rq_id_list(rq_cmd(q, err, "SMEMBERS %s", RQ_ACTIVE), ids, max, err);
+}
+
+int rq_cleanup_due(struct rq *q, char (*ids)[48], int max, vr_err *err)
+{
+    return rq_id_list(rq_cmd(q, err, "ZRANGEBYSCORE %s -inf %lld LIMIT 0 %d", RQ_CLEANUP,
+                             rq_now_ms(), max), ids, max, err);
+}
+
+int rq_cleanup_forget(struct rq *q, const char *id, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "ZREM %s %s", RQ_CLEANUP, id);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    return 0;
 }
 
 int rq_active_forget(struct rq *q, const char *id, vr_err *err)

@@ -9,7 +9,8 @@
  *   running  splitting (held by me) -> running, with the split's figures
  *   reopen   stitching (held by me) -> running (a chunk's output vanished)
  *   done     stitching (held by me) -> done, with the final figures
- *   fail     any live state -> failed, with the reason
+ *   fail     any live state -> failed, with the reason (a holder's own
+ *            failure: only while it holds the job)
  *   cancel   any live state -> cancelled        (vrctl cancel)
  *   retry    failed | cancelled -> running (queued before a split)  (vrctl retry)
  *
@@ -17,6 +18,11 @@
  * cancelled have ended (job_state_ended). A job that ends leaves the active
  * set in the same script, and when it has webhooks (its `notify` field)
  * that script also schedules the end's delivery (rq_notify.h).
+ *
+ * "Held by me" is the controller's name and the fencing token of its claim
+ * (rq_job_claim): the job's `claim` counter, raised by every claim, so a
+ * holder that was paused while another controller claimed the job is
+ * refused by every script below, even one with its own name.
  */
 #ifndef VR_RQ_JOBS_H
 #define VR_RQ_JOBS_H
@@ -46,24 +52,38 @@ int rq_job_number(struct rq *q, const char *id, const char *field, long long *v,
 int rq_job_note(struct rq *q, const char *id, const char *field, const char *value,
                 vr_err *err);
 
-/* splitting -> running for controller `me`, with the split's figures.
- * 1 moved, 0 the job is no longer this controller's split (cancelled,
- * failed or taken over), <0 error. */
-int rq_job_running(struct rq *q, const char *id, const char *me, int chunks_total,
-                   long long frames_total, double split_s, vr_err *err);
+/* splitting -> running for controller `me` under claim `token`, with the
+ * split's figures. 1 moved, 0 the job is no longer this controller's split
+ * (cancelled, failed or taken over), <0 error. */
+int rq_job_running(struct rq *q, const char *id, const char *me, long long token,
+                   int chunks_total, long long frames_total, double split_s, vr_err *err);
 
-/* stitching -> running for controller `me` (outputs to redo). 1, 0, <0. */
-int rq_job_reopen(struct rq *q, const char *id, const char *me, vr_err *err);
+/* stitching -> running for controller `me` under claim `token` (outputs
+ * to redo). 1, 0, <0. */
+int rq_job_reopen(struct rq *q, const char *id, const char *me, long long token, vr_err *err);
 
-/* stitching -> done for controller `me`, with the stitch time and the
- * merged metrics (JSON); leaves the active set. 1 done, 0 not (a cancel
- * or a failure came first: the caller must not publish the output), <0. */
-int rq_job_done(struct rq *q, const char *id, const char *me, double stitch_s,
-                const char *metrics_json, vr_err *err);
+/* 1 when the job is in `state` held by `me` under claim `token`, 0 not,
+ * <0 error. Asked before a step that cannot be undone on the storage
+ * (publishing the output, removing another's temporary files). */
+int rq_job_holds(struct rq *q, const char *id, const char *state, const char *me,
+                 long long token, vr_err *err);
 
-/* Live -> failed with `reason` (by controller `me`, or "" for others);
- * leaves the active set. 1 failed now, 0 it had already ended, <0. */
-int rq_job_fail(struct rq *q, const char *id, const char *me, const char *reason, vr_err *err);
+/* stitching -> done for controller `me` under claim `token`, with the
+ * stitch time and the merged metrics (JSON); leaves the active set. 1
+ * done, 0 not, <0. On 0 *still_held (may be NULL) says whether the claim
+ * was still this one's (a cancel or a failure ended the job meanwhile:
+ * nobody else can have published) or another controller's. */
+int rq_job_done(struct rq *q, const char *id, const char *me, long long token, double stitch_s,
+                const char *metrics_json, int *still_held, vr_err *err);
+
+/* Live -> failed with `reason` by controller `me` ("" for others); leaves
+ * the active set. With token > 0 it is the holder's own failure (its
+ * split or stitch failed): refused unless the job is still held under
+ * that claim. token 0: a failure of the job's work (a dead chunk, a bad
+ * spec), whoever holds it. 1 failed now, 0 it had already ended, 2 not
+ * held (nothing changed), <0. */
+int rq_job_fail(struct rq *q, const char *id, const char *me, long long token,
+                const char *reason, vr_err *err);
 
 /* Live -> cancelled with `reason`; leaves the active set. 1 cancelled now,
  * 0 it had already ended (its state into `state`, n bytes), VR_ENOENT no
@@ -85,5 +105,20 @@ int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err);
 
 /* Drops an ended (or vanished) job from the active set. */
 int rq_active_forget(struct rq *q, const char *id, vr_err *err);
+
+/* ---- the cleanup set: done jobs whose chunk files may go ----
+ *
+ * The done script puts the job there, due RQ_CLEANUP_DELAY_MS later: long
+ * enough for Redis to have made the done durable (AOF everysec syncs each
+ * second). A crash that loses the done loses the entry with it, so a job
+ * rolled back to its stitch still finds its chunk files (issue 26). */
+#define RQ_CLEANUP_DELAY_MS 3000
+
+/* Up to max job ids whose cleanup is due (caller storage of max * 48
+ * bytes): count, <0. */
+int rq_cleanup_due(struct rq *q, char (*ids)[48], int max, vr_err *err);
+
+/* Drops a job from the cleanup set (its files removed, or not wanted). */
+int rq_cleanup_forget(struct rq *q, const char *id, vr_err *err);
 
 #endif

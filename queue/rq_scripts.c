@@ -90,10 +90,16 @@ static const char START_LUA[] =
  * drops the error of an earlier attempt (a reclaim's "stopped renewing its
  * lease": the history is in the job's events), and `commits` counts the
  * commits accepted from an owner: 1 for every done chunk, whatever failed
- * around it (the chaos suite checks it). */
+ * around it (the chaos suite checks it). Only the record's current entry
+ * commits: an older delivery still pending to its worker (a zombie whose
+ * chunk `vrctl retry` re-armed under a new entry) is acked and refused,
+ * as a lost lease is (issue 26, finding 4: it was counted, commits=2, or
+ * ended the chunk done with attempts 0). */
 static const char COMMIT_LUA[] =
     LUA_OWNER
     "if not owned then return 0 end\n"
+    "if redis.call('HGET', KEYS[2], 'entry') ~= ARGV[3] then\n"
+    "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 0 end\n"
     LUA_JOB_LIVE("KEYS[3]")
     "if not live then\n"
     "  if redis.call('HGET', KEYS[2], 'state') == 'running' then\n"
@@ -154,7 +160,11 @@ static const char CREATE_LUA[] =
     "           'max_attempts', ARGV[2], 'entry', nid, 'stream', KEYS[2])\n"
     "return 1\n";
 
-/* KEYS: chunk, chunks, job. ARGV: job, idx, mode (see rq.h). */
+/* KEYS: chunk, chunks, job. ARGV: job, idx, mode (see rq.h), the workers'
+ * group, the workers' heartbeat key prefix. Mode 3 leaves a chunk whose
+ * current entry is pending to a live worker (its heartbeat key exists)
+ * alone and answers 2: a second entry would run it twice at once, and the
+ * first worker's commit would be a zombie's. */
 static const char REQUEUE_LUA[] =
     "local cur = redis.call('HMGET', KEYS[1], 'entry', 'state', 'frames')\n"
     "local mode = ARGV[3]\n"
@@ -168,6 +178,10 @@ static const char REQUEUE_LUA[] =
     "  if cur[1] and #redis.call('XRANGE', KEYS[2], cur[1], cur[1]) > 0 then return 0 end\n"
     "elseif mode == '3' then\n"
     "  if cur[2] == 'done' then return 0 end\n"
+    "  if cur[1] then\n"
+    "    local p = redis.call('XPENDING', KEYS[2], ARGV[4], cur[1], cur[1], 1)\n"
+    "    if #p == 1 and redis.call('EXISTS', ARGV[5] .. p[1][2]) == 1 then return 2 end\n"
+    "  end\n"
     "  redis.call('HSET', KEYS[1], 'attempts', 0, 'error', '')\n"
     "end\n"
     "if cur[2] == 'done' then\n"
@@ -358,9 +372,10 @@ int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
     snprintf(ix, sizeof ix, "%d", idx);
     char mode[4];
     snprintf(mode, sizeof mode, "%d", force >= 0 && force <= 3 ? force : 0);
-    const char *kv[] = { ck, rq_record_stream(q, ck), jk, job, ix, mode };
+    const char *kv[] = { ck, rq_record_stream(q, ck), jk, job, ix, mode, RQ_G_WORKERS,
+                         RQ_WORKER_PREFIX };
     long long v = 0;
-    int rc = rq_eval_int(q, err, REQUEUE_LUA, 3, kv, 6, &v);
+    int rc = rq_eval_int(q, err, REQUEUE_LUA, 3, kv, 8, &v);
     if (rc < 0)
         return rc;
     if (v < 0)
@@ -381,7 +396,11 @@ long long rq_trim_safe(struct rq *q, const char *stream, vr_err *err)
 /* KEYS: job. ARGV: from-states (comma list), to-state, me, the controllers'
  * heartbeat key prefix. Takes the job when
  * its state is one of `from`, or when it is already `to` but held by a
- * controller whose heartbeat key expired (it died mid-split or mid-stitch). */
+ * controller whose heartbeat key expired (it died mid-split or mid-stitch).
+ * Each claim raises the job's `claim` counter and returns it: the fencing
+ * token the holder shows to every script that publishes, fails or moves
+ * the job, so a holder paused past its heartbeat (and replaced) is refused
+ * when it wakes (rq_jobs.h). */
 static const char CLAIM_LUA[] =
     "local st = redis.call('HGET', KEYS[1], 'state')\n"
     "if not st then return 0 end\n"
@@ -394,15 +413,19 @@ static const char CLAIM_LUA[] =
     "end\n"
     "if not ok then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'controller', ARGV[3])\n"
-    "return 1\n";
+    "return redis.call('HINCRBY', KEYS[1], 'claim', 1)\n";
 
 int rq_job_claim(struct rq *q, const char *job, const char *from, const char *to,
-                 const char *me, vr_err *err)
+                 const char *me, long long *token, vr_err *err)
 {
     char jk[128];
     rq_key_job(jk, sizeof jk, job);
     const char *kv[] = { jk, from, to, me, RQ_CONTROLLER_PREFIX };
     long long v = 0;
     int rc = rq_eval_int(q, err, CLAIM_LUA, 1, kv, 5, &v);
-    return rc < 0 ? rc : (int)v;
+    if (rc < 0)
+        return rc;
+    if (token)
+        *token = v;
+    return v > 0;
 }

@@ -56,7 +56,11 @@ static int rq_stats_chunks(struct rq *q, struct rq_job_status *st, vr_err *err)
             if (r->type != REDIS_REPLY_ARRAY || r->elements != 6 ||
                 rq_reply_str(r->element[k], v[k], sizeof v[k], NULL) < 0)
                 v[k][0] = '\0';
-        if (strcmp(v[0], "running") == 0)
+        /* an ended job's chunks run no more, whatever their records say
+         * (a failed job showed "chunks running 2": issue 26, finding 9) */
+        if (strcmp(v[0], "running") == 0 && job_state_ended(st->state))
+            st->chunks_queued++;
+        else if (strcmp(v[0], "running") == 0)
             st->chunks_running++;
         else if (strcmp(v[0], "dead") == 0)
             st->chunks_dead++;
@@ -139,8 +143,8 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
     long long t1 = st->finished_ms ? st->finished_ms : rq_now_ms();
     st->wall_s = t0 ? (t1 - t0) / 1000.0 : 0;
     st->fps = st->wall_s > 0 ? st->frames_done / st->wall_s : 0;
-    st->eta_s = -1;
-    if (st->fps > 0 && st->frames_total > 0)
+    st->eta_s = -1; /* none for a job that ended */
+    if (st->fps > 0 && st->frames_total > 0 && !job_state_ended(st->state))
         st->eta_s = (st->frames_total - st->frames_done) / st->fps;
     if (!with_chunks)
         return 0;

@@ -27,7 +27,9 @@ struct rq_job_status {
     char error[512];
     char input[1024], output[1024];
     long long frames_total, frames_done;
-    long long chunks_total, chunks_done, chunks_running, chunks_dead, chunks_queued;
+    long long chunks_total, chunks_done, chunks_running, chunks_dead;
+    long long chunks_queued;    /* neither done, dead nor running: an ended job's unfinished
+                                 * chunks all count here (none runs any more) */
     long long created_ms, started_ms, finished_ms;
     double split_s, stitch_s;   /* seconds, 0 until done */
     double wall_s;              /* started (or created) -> finished (or now) */

@@ -54,7 +54,9 @@ static void job_with_events(const char *id)
 {
     vr_err e = { 0 };
     cr_assert_eq(rq_job_submit(Q, id, "{}", 1, 10, 0, &e), 0, "%s", e.msg);
-    rq_event(Q, id, "splitting /x/in.mp4 into ~1.0 s chunks");
+    /* the kind comes from the words before the path (issue 26, finding 9:
+     * this one read as `retry`) */
+    rq_event(Q, id, "splitting /data/retry/failed/in.mp4 into ~1.0 s chunks");
     rq_event(Q, id, "chunk 0 done");
     rq_event(Q, id, "chunk 1: worker box:cpu:1a2b3c4d stopped renewing its lease (killed or "
                     "lost); requeued");

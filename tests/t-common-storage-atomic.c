@@ -187,3 +187,35 @@ Test(common_storage_atomic, sweep_removes_dead_and_old_temps_only)
     cr_assert_eq(storage_sweep_temps(p, 3600, 60, &removed, &e), 0, "%s", e.msg);
     cr_assert_eq(removed, 0);
 }
+
+/* The same rule for one output's temps in a user's directory (the
+ * controller's start-up sweep, issue 26): only names made from that
+ * output are looked at; the output itself and other names stay. */
+Test(common_storage_atomic, sweep_of_one_name_keeps_everything_else)
+{
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    cr_assert_gt(child, 0);
+    waitpid(child, NULL, 0);
+    char p[600], old[128], fresh[128], other[128];
+    snprintf(p, sizeof p, "%s/videos", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_mkdirs(p, &e), 0, "%s", e.msg);
+    snprintf(old, sizeof old, "videos/.out.mkv" STORAGE_TEMP_MARK "%d-0000abcd", (int)child);
+    snprintf(fresh, sizeof fresh, "videos/.out.mkv" STORAGE_TEMP_MARK "%d-0000abce", (int)child);
+    snprintf(other, sizeof other, "videos/.other.mkv" STORAGE_TEMP_MARK "%d-0000abcf",
+             (int)child);
+    leftover(old, 600);
+    leftover(fresh, 0);
+    leftover(other, 7200);
+    leftover("videos/out.mkv", 7200);
+    int fd = open(p, O_RDONLY | O_DIRECTORY);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(storage_sweep_temps_of(fd, p, "out.mkv", 3600, 60), 1);
+    close(fd);
+    cr_assert(!exists(old), "a dead writer's temp was kept");
+    cr_assert(exists(fresh), "a fresh temp (maybe another node's) was removed");
+    cr_assert(exists(other), "another name's temp was removed");
+    cr_assert(exists("videos/out.mkv"), "the output itself was removed");
+}

@@ -13,6 +13,7 @@
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,20 +114,41 @@ static void video_md5(const char *path, char *out, size_t n)
             path);
 }
 
-/* Waits until chunk 0 of job id is done and its input file is gone. */
-static void wait_first_input_dropped(const char *id)
+/* 1 when the job's events hold the line msg. */
+static int event_seen(const char *id, const char *msg)
 {
-    char ck0[128], v[32], first[600];
-    rq_key_chunk(ck0, sizeof ck0, id, 0);
+    char ek[128];
+    int seen = 0;
+    rq_key_events(ek, sizeof ek, id);
+    redisReply *r = rq_cmd(Q, NULL, "XRANGE %s - +", ek);
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements && !seen; i++) {
+        const redisReply *f = r->element[i]->element[1];
+        for (size_t k = 0; k + 1 < f->elements; k += 2)
+            seen |= !strcmp(f->element[k]->str, "msg") && !strcmp(f->element[k + 1]->str, msg);
+    }
+    if (r)
+        freeReplyObject(r);
+    return seen;
+}
+
+/* Waits until the controller has handled chunk 0's result (its "chunk 0
+ * done" event), then checks that the chunk's input is still there: a
+ * copy-split input is kept until the job ends, so that a commit a Redis
+ * crash rolls back can run again (issue 26, finding 1). */
+static void wait_first_result_handled(const char *id)
+{
+    char first[600];
     snprintf(first, sizeof first, "%s/jobs/%s/in/00000.mkv", D.storage, id);
     for (int t = 0; t < 60000; t += 10) {
-        field(ck0, "state", v, sizeof v);
-        if (!strcmp(v, "done") && access(first, F_OK) != 0)
+        if (event_seen(id, "chunk 0 done")) {
+            cr_assert_eq(access(first, F_OK), 0, "chunk 0's input was removed while its job "
+                         "runs");
             return;
+        }
         tmsleep(10);
     }
     tsh("tail -30 '%s' >&2", D.log);
-    cr_assert_fail("chunk 0's input was not removed once it was done");
+    cr_assert_fail("chunk 0's result was never handled");
 }
 
 Test(dist_stream, chunks_are_queued_while_the_source_is_still_being_split)
@@ -220,7 +242,7 @@ Test(dist_stream, results_are_handled_while_the_split_goes_on)
     setenv("VR_TEST_SPLIT_DELAY_MS", "3000", 1);
     char in[400], out[400], id[64], jk[128], v[32], state[32], buf[256];
     start_job_ex(1, 0, in, out, "out.mkv", id, sizeof id);
-    wait_first_input_dropped(id);
+    wait_first_result_handled(id);
     rq_key_job(jk, sizeof jk, id);
     field(jk, "state", state, sizeof state);
     field(jk, "chunks_total", v, sizeof v);
@@ -258,21 +280,26 @@ Test(dist_stream, auto_chunk_length_from_the_workers_alive)
     cr_assert_eq(frames_of(out), 40);
 }
 
-/* A done chunk's copy of the source is removed as soon as the controller
- * hears of it, while later chunks still run: storage holds the chunks in
- * flight, not a second copy of the whole source. */
-Test(dist_stream, a_done_chunks_input_is_removed_while_the_job_runs)
+/* A done chunk's copy of the source stays while later chunks still run
+ * (a Redis crash may roll its commit back: issue 26, finding 1), and the
+ * job's chunk files go once it is done (no --keep-chunks). */
+Test(dist_stream, a_done_chunks_input_is_kept_until_the_job_is_done)
 {
     /* One worker at >= 1.5 s a chunk: chunk 5 cannot be done before ~7.5 s,
      * long after the split (6 x 0.4 s) has let the controller read chunk
      * 0's result, however busy the machine is. */
     setenv("VR_TEST_FRAME_DELAY_MS", "150", 1);
-    char in[400], out[400], id[64], ck5[128], v[32];
+    char in[400], out[400], id[64], ck5[128], v[32], dir[600];
     start_job_ex(1, 0, in, out, "out.mp4", id, sizeof id);
-    wait_first_input_dropped(id);
+    wait_first_result_handled(id);
     rq_key_chunk(ck5, sizeof ck5, id, 5);
     field(ck5, "state", v, sizeof v);
     cr_assert_str_neq(v, "done", "the job had already finished: the test proves nothing");
     finish(id, 0);
     cr_assert_eq(frames_of(out), 60);
+    snprintf(dir, sizeof dir, "%s/jobs/%s/in", D.storage, id);
+    /* removed once the done is durable: 3 s after it, at the next audit */
+    for (int t = 0; t < 10000 && access(dir, F_OK) == 0; t += 20)
+        tmsleep(20);
+    cr_assert_neq(access(dir, F_OK), 0, "the done job's chunk inputs %s are still there", dir);
 }

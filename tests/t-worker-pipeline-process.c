@@ -248,7 +248,7 @@ Test(worker_pipeline_process, corrupt_and_truncated_fail_leaving_nothing, .init 
 }
 
 /* A full disk while the output is written: one wording everywhere, the one
- * the docs give ("disk full (free space on the storage volume and retry the
+ * the docs give ("disk full (free space on the volume that holds it and retry the
  * job)"), and no temp file left. The disk is a 16 KiB tmpfs (the greenscreen output of the clip takes more) mounted in a
  * private user + mount namespace (no root needed, nothing seen outside). */
 Test(worker_pipeline_process, disk_full_names_the_fix_and_leaves_nothing, .init = quiet)
@@ -270,7 +270,7 @@ Test(worker_pipeline_process, disk_full_names_the_fix_and_leaves_nothing, .init 
     msg[got] = '\0';
     int st = pclose(p);
     cr_assert_neq(st, 0, "a full disk went unnoticed: %s", msg);
-    cr_assert(strstr(msg, "disk full (free space on the storage volume and retry the job)"),
+    cr_assert(strstr(msg, "disk full (free space on the volume that holds it and retry the job)"),
               "%s", msg);
     cr_assert_null(strstr(msg, "left: "), "something left on the full disk: %s", msg);
     tv_rmdir(dir);

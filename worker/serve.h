@@ -44,6 +44,8 @@ struct serve {
     volatile int cancel;          /* handed to pipeline_run */
     int lost;                     /* lease lost: never commit or ack */
     int job_ended;                /* job cancelled or failed meanwhile */
+    int committing;               /* the commit is under way: a renewal refused now is the
+                                   * commit's own XACK, not a reclaim */
     long long chunks_done, frames_done;
     double last_fps;
     double last_gpu_util;         /* of the last chunk, percent; -1 unknown */

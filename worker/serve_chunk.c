@@ -45,6 +45,7 @@ static void serve_set_busy(struct serve *s, const struct rq_msg *m, const char *
         s->lost = 0;
         s->job_ended = 0;
     }
+    s->committing = 0;
     pthread_mutex_unlock(&s->mu);
 }
 

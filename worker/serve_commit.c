@@ -24,6 +24,9 @@ int serve_commit(struct serve *s, const struct rq_msg *msg, const char *job, int
 {
     double t0 = clock_mono_s();
     char first[256] = "";
+    pthread_mutex_lock(&s->mu);
+    s->committing = 1; /* cleared with busy (serve_set_busy) */
+    pthread_mutex_unlock(&s->mu);
     for (int tries = 1;; tries++) {
         int rc = rq_chunk_commit(s->q, msg->stream, s->name, msg->id, job, idx, frames, fps,
                                  metrics_json, err);

@@ -29,7 +29,15 @@ static void serve_hb_once(struct serve *s, struct rq *q)
     if (busy && !lost) {
         vr_err e = { 0 };
         int rc = rq_lease_renew(q, stream, s->name, id, job, &e);
-        if (rc == 0) {
+        pthread_mutex_lock(&s->mu);
+        int in_hand = s->busy && !s->committing && !strcmp(s->id, id);
+        pthread_mutex_unlock(&s->mu);
+        if (rc == 0 && !in_hand) {
+            /* the entry is gone because the commit acked it a moment ago
+             * (or a reclaim did: the commit's answer says which), or the
+             * chunk is no longer in hand; logging a lost lease here
+             * followed every few hundred good commits */
+        } else if (rc == 0) {
             log_warn("job %s chunk %d: lease lost (reclaimed by the controller); stopping it, "
                      "no result will be written", job, idx);
             pthread_mutex_lock(&s->mu);

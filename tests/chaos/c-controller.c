@@ -1,26 +1,33 @@
 /*
  * c-controller.c - chaos: faults of controllers. kill -9 during the
  * enqueue (mid-split), after the split, and mid-stitch, each replaced by a
- * fresh controller; two controllers sharing ten jobs.
+ * fresh controller; two controllers sharing ten jobs; a controller paused
+ * (SIGSTOP) inside its stitch while another takes the job over, before and
+ * after it published: it neither replaces nor removes the other's output;
+ * a controller's start sweeps the temporary outputs dead ones left beside
+ * the recent jobs' outputs.
  */
 #include "chaos.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 TestSuite(chaos_ctl, .fini = chaos_teardown, .timeout = 300);
 
-static void controller_with(const char *env, int ms)
+static pid_t controller_with(const char *env, int ms)
 {
     char v[16];
     snprintf(v, sizeof v, "%d", ms);
     setenv(env, v, 1);
-    tdist_controller(&CH.d);
+    pid_t p = chaos_controller();
     unsetenv(env);
+    return p;
 }
 
 Test(chaos_ctl, kill9_during_enqueue)
@@ -46,7 +53,7 @@ Test(chaos_ctl, kill9_during_enqueue)
     chaos_hget(jk, "state", v, sizeof v);
     cr_assert_str_eq(v, "splitting", "the split ended before the kill");
     chaos_kill9(&CH.d.ctl);
-    tdist_controller(&CH.d);
+    chaos_controller();
     chaos_watch(id, 0, 180000);
     chaos_check_done(id, in, out, ref);
 }
@@ -60,7 +67,7 @@ Test(chaos_ctl, kill9_after_the_split)
     chaos_submit(in, "out.mkv", NULL, id, out);
     chaos_wait_job(id, "state", "running", 60000);
     chaos_kill9(&CH.d.ctl);
-    tdist_controller(&CH.d);
+    chaos_controller();
     chaos_watch(id, 0, 180000);
     chaos_check_done(id, in, out, ref);
 }
@@ -87,7 +94,7 @@ Test(chaos_ctl, kill9_mid_stitch)
     *strrchr(dir, '/') = '\0';
     cr_assert_eq(tsh("ls -a '%s' | grep -q '^\\.out\\.mkv\\.tmp-'", dir), 0,
                  "no temporary output was left: the test proves nothing");
-    tdist_controller(&CH.d);
+    chaos_controller();
     chaos_watch(id, 0, 180000);
     chaos_check_done(id, in, out, ref);
     /* the controller that claimed the stitch removed it */
@@ -99,7 +106,7 @@ Test(chaos_ctl, two_controllers_ten_jobs)
 {
     chaos_up(0, 5, 3, 0, 100);
     pid_t first = CH.d.ctl;
-    tdist_controller(&CH.d); /* a second one */
+    chaos_controller(); /* a second one */
     const char *in = chaos_clip("in.mp4", 2, 160);
     char ids[10][64], outs[10][400], ref[400];
     chaos_ref(in, "ref.mkv", ref);
@@ -113,4 +120,122 @@ Test(chaos_ctl, two_controllers_ten_jobs)
     for (int i = 0; i < 10; i++)
         chaos_check_done(ids[i], in, outs[i], ref);
     chaos_kill9(&first);
+}
+
+/* Waits until the job's `controller` differs from `from` (another claim),
+ * polling Redis directly: the test delays last at most a second. */
+static void wait_controller_change(const char *id, const char *from, int timeout_ms)
+{
+    char jk[128], v[128] = "";
+    rq_key_job(jk, sizeof jk, id);
+    for (int t = 0; t <= timeout_ms; t += 10) {
+        chaos_hget(jk, "controller", v, sizeof v);
+        if (v[0] && strcmp(v, from))
+            return;
+        chaos_msleep(10);
+    }
+    tsh("tail -30 '%s' >&2", CH.d.log);
+    cr_assert_fail("job %s still held by %s after %d ms", id, v, timeout_ms);
+}
+
+Test(chaos_ctl, paused_stitcher_leaves_anothers_output)
+{
+    /* Issue 26, finding 3, as found: A takes over a dead controller's
+     * stitch (so it has no stitch ahead) and is stopped inside it (the
+     * stitch delay, 1 s); once A's heartbeat key expires B claims,
+     * publishes, and the job is done; A wakes. It published over B's
+     * output and then removed it, the job staying done with no file.
+     * Chunks are kept (as in the issue's runs): without them A's late
+     * stitch fails on the missing chunk outputs instead. */
+    chaos_up(0, 3, 0, 0, 100);
+    chaos_kill9(&CH.d.ctl);
+    CH.d.ctl_args[0] = "--keep-chunks";
+    pid_t dead = controller_with("VR_TEST_STITCH_DELAY_MS", 1000);
+    chaos_worker(0, 0);
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400], jk[128], first[128];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_job(id, "state", "stitching", 120000);
+    chaos_kill9(&dead);
+    cr_assert_neq(access(out, F_OK), 0, "published before the kill: the test proves nothing");
+    rq_key_job(jk, sizeof jk, id);
+    chaos_hget(jk, "controller", first, sizeof first);
+    pid_t a = controller_with("VR_TEST_STITCH_DELAY_MS", 1000);
+    wait_controller_change(id, first, 60000); /* once the dead one's key expired */
+    kill(a, SIGSTOP);
+    chaos_controller(); /* B */
+    chaos_watch(id, 0, 120000);
+    cr_assert_eq(access(out, F_OK), 0, "B's output is not there");
+    kill(a, SIGCONT);
+    int noticed = chaos_log_has("its stitch was claimed by another controller meanwhile", 15000);
+    chaos_check_done(id, in, out, ref);
+    cr_assert(noticed, "the paused controller did not say it lost the stitch");
+    chaos_check_no_temps(out, 5000);
+    chaos_kill9(&a);
+}
+
+Test(chaos_ctl, paused_after_publishing_leaves_the_output)
+{
+    /* The same with the defaults, where the window is between A's publish
+     * and its done (widened by VR_TEST_DONE_DELAY_MS): B publishes the same
+     * stitch over A's and ends the job; A's done is refused, and the file
+     * may be B's, so A leaves it. */
+    chaos_up(0, 3, 0, 0, 100);
+    chaos_kill9(&CH.d.ctl);
+    pid_t a = controller_with("VR_TEST_DONE_DELAY_MS", 1000);
+    chaos_worker(0, 0);
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400], state[32];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_file(out, 120000);
+    kill(a, SIGSTOP);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    chaos_hget(jk, "state", state, sizeof state);
+    cr_assert_str_eq(state, "stitching", "A recorded done before the stop: the test proves nothing");
+    chaos_controller(); /* B */
+    chaos_watch(id, 0, 120000);
+    kill(a, SIGCONT);
+    int noticed = chaos_log_has("left as it is", 15000);
+    chaos_check_done(id, in, out, ref);
+    cr_assert(noticed, "the paused controller did not say it lost the stitch");
+    chaos_check_no_temps(out, 5000);
+    chaos_kill9(&a);
+}
+
+Test(chaos_ctl, start_sweeps_leftover_temps_beside_outputs)
+{
+    /* Issue 26, finding 5: the start-up sweep looked under the storage
+     * only, and a stitch's temp lies beside the job's output. Left by a
+     * writer that is dead here: removed once untouched for two minutes; a
+     * fresh one is kept (a controller elsewhere may be writing it), and
+     * so is anything not named after a job's output. */
+    chaos_up(0, 3, 1, 0, 100);
+    const char *in = chaos_clip("in.mp4", 2, 160);
+    char id[64], out[400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_watch(id, 0, 120000);
+    pid_t dead = fork(); /* a pid that is no live process */
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    char old[600], fresh[600], other[600];
+    snprintf(old, sizeof old, "%s/.out.mkv.tmp-%d-0123abcd", CH.d.r.dir, (int)dead);
+    snprintf(fresh, sizeof fresh, "%s/.out.mkv.tmp-%d-4567cdef", CH.d.r.dir, (int)dead);
+    snprintf(other, sizeof other, "%s/.notours.mkv.tmp-%d-89abcdef", CH.d.r.dir, (int)dead);
+    cr_assert_eq(tsh("touch '%s' '%s' '%s' && touch -d '-5 minutes' '%s' '%s'", old, fresh, other,
+                     old, other), 0);
+    chaos_kill9(&CH.d.ctl);
+    chaos_controller();
+    for (int t = 0; t < 15000 && access(old, F_OK) == 0; t += 50)
+        chaos_msleep(50);
+    cr_assert_neq(access(old, F_OK), 0, "the dead writer's temp %s is still there", old);
+    cr_assert_eq(access(fresh, F_OK), 0, "a fresh temp was removed");
+    cr_assert_eq(access(other, F_OK), 0, "a file not named after a job's output was removed");
+    unlink(fresh);
+    unlink(other);
+    chaos_check_done(id, in, out, ref);
 }

@@ -1,7 +1,11 @@
 /*
  * c-redis.c - chaos: faults of Redis. kill -9 mid-job with AOF fsynced
  * every second (up to a second of acks lost: chunks recomputed, never
- * counted twice) and on every write; Redis down at a chunk's commit (the
+ * counted twice) and on every write; a host crash that loses the AOF's
+ * unsynced tail, rolling a commit back after the controller saw it (the
+ * chunk runs again: its copy-split input must still be there), or the
+ * job's done (its chunk files must still be there); Redis down
+ * at a chunk's commit (the
  * finished chunk is committed once it is back, not recomputed); maxmemory
  * full mid-job (writes refused: status says so, workers go "silent", and
  * the job finishes by itself once memory is raised).
@@ -12,7 +16,9 @@
 #include <hiredis/hiredis.h>
 #include <signal.h>
 #include <stdio.h>
+#include <glob.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +66,125 @@ Test(chaos_redis, kill9_with_aof_everysec)
 Test(chaos_redis, kill9_with_aof_always)
 {
     kill9_mid_job("always");
+}
+
+/* The AOF file Redis appends to now (Redis 7: appendonlydir/<name>.incr.aof). */
+static void incr_aof(char *path, size_t n)
+{
+    char pat[400];
+    glob_t g;
+    snprintf(pat, sizeof pat, "%s/appendonlydir/*.incr.aof", CH.d.r.dir);
+    cr_assert_eq(glob(pat, 0, NULL, &g), 0, "no %s", pat);
+    snprintf(path, n, "%s", g.gl_pathv[g.gl_pathc - 1]);
+    globfree(&g);
+}
+
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* A host crash that loses what the AOF got after `before` bytes: Redis
+ * killed, its AOF cut there, restarted (everysec again). */
+static void host_crash(const char *aof, long long before)
+{
+    kill(CH.d.r.pid, SIGKILL);
+    waitpid(CH.d.r.pid, NULL, 0);
+    CH.d.r.pid = 0;
+    cr_assert_eq(truncate(aof, before), 0, "cannot cut %s", aof);
+    cr_assert_eq(tredis_restart(&CH.d.r), 0, "redis did not come back");
+    chaos_reconnect();
+    config_set("appendfsync", "everysec");
+}
+
+Test(chaos_redis, host_crash_rolls_back_a_commit)
+{
+    /* The crash of issue 26, finding 1: with appendfsync everysec a host
+     * crash loses up to a second of the AOF; killing only the process
+     * loses nothing (the page cache keeps it), so the loss is made by
+     * hand: the AOF is cut back to its size just before the first commit,
+     * once the controller has handled that commit. The chunk runs again
+     * after the lease, and needs its copy-split input. The controller runs
+     * with the defaults (no --keep-chunks). Chunks of 3 s (300 ms a
+     * frame): the job is far from done when the AOF is cut. */
+    chaos_up(1, 3, 2, 300, 100);
+    config_set("appendfsync", "everysec");
+    const char *in = chaos_clip("in.mp4", 4, 160);
+    char id[64], out[400], ref[400], aof[500];
+    chaos_ref(in, "ref.mkv", ref);
+    const char *copy[] = { "--chunking", "copy", NULL };
+    chaos_submit(in, "out.mkv", copy, id, out);
+    incr_aof(aof, sizeof aof);
+    /* the size read before a chunks_done of 0 precedes the first commit */
+    long long before = -1;
+    for (int t = 0; t < 60000; t += 2) {
+        long long sz = file_size(aof);
+        if (chaos_job_ll(id, "chunks_done") >= 1)
+            break;
+        before = sz;
+        chaos_msleep(2);
+    }
+    cr_assert_gt(before, 0, "no chunk was committed");
+    int idx = -1;
+    for (int i = 0; i < 4 && idx < 0; i++)
+        if (chaos_chunk_ll(id, i, "commits") >= 1)
+            idx = i;
+    cr_assert_geq(idx, 0, "chunks_done rose but no chunk has a commit");
+    char msg[64], input[600];
+    snprintf(msg, sizeof msg, "chunk %d done", idx);
+    cr_assert(chaos_event_seen(id, msg, 30000), "the controller never handled chunk %d's result",
+              idx);
+    /* where the controller removed a done chunk's input, it did so right
+     * after that event */
+    snprintf(input, sizeof input, "%s/jobs/%s/in/%05d.mkv", CH.d.storage, id, idx);
+    for (int t = 0; t < 1000 && access(input, F_OK) == 0; t += 20)
+        chaos_msleep(20);
+
+    host_crash(aof, before);
+    cr_assert_eq(chaos_chunk_ll(id, idx, "commits"), 0, "the cut AOF kept chunk %d's commit",
+                 idx);
+    chaos_watch(id, 0, 180000);
+    chaos_check_done(id, in, out, ref);
+    chaos_check_no_temps(out, 5000);
+}
+
+Test(chaos_redis, host_crash_rolls_back_the_done)
+{
+    /* The same crash one step later: the AOF loses the job's done after
+     * the controller saw it. The job is back in its stitch, and its chunk
+     * files must still be there: they go only once the done is durable
+     * (the cleanup set, 3 s later). A copy split, whose chunks could not
+     * be computed again without their inputs. */
+    chaos_up(1, 3, 2, 0, 100);
+    config_set("appendfsync", "everysec");
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400], aof[500], jk[128], state[32] = "", msg[500];
+    chaos_ref(in, "ref.mkv", ref);
+    const char *copy[] = { "--chunking", "copy", NULL };
+    chaos_submit(in, "out.mkv", copy, id, out);
+    incr_aof(aof, sizeof aof);
+    rq_key_job(jk, sizeof jk, id);
+    long long before = -1;
+    for (int t = 0; t < 120000; t += 2) {
+        long long sz = file_size(aof);
+        chaos_hget(jk, "state", state, sizeof state);
+        if (!strcmp(state, "done"))
+            break;
+        before = sz;
+        chaos_msleep(2);
+    }
+    cr_assert_str_eq(state, "done");
+    snprintf(msg, sizeof msg, "done: %s", out);
+    cr_assert(chaos_event_seen(id, msg, 10000), "the controller never finished the job");
+    chaos_msleep(1000); /* where the chunk files went at the done, they are gone now */
+
+    host_crash(aof, before);
+    chaos_hget(jk, "state", state, sizeof state);
+    cr_assert_str_neq(state, "done", "the cut AOF kept the done");
+    chaos_watch(id, 0, 180000);
+    chaos_check_done(id, in, out, ref);
+    chaos_check_no_temps(out, 5000);
 }
 
 Test(chaos_redis, down_at_commit)

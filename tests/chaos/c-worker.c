@@ -3,7 +3,9 @@
  * after its output's rename (before the commit), SIGSTOP past the lease
  * then SIGCONT (its late commit refused), a chunk longer than the lease
  * (renewed, never taken away), SIGTERM (drains: the chunk in hand is
- * committed), and a poison chunk dead-lettered beside a good job.
+ * committed), and a poison chunk dead-lettered beside a good job; `vrctl
+ * retry` of a job whose chunk a worker still holds (alive: left to it;
+ * stopped: re-armed, and the stopped one's late commit refused).
  */
 #include "chaos.h"
 
@@ -164,4 +166,66 @@ Test(chaos_worker, poison_chunk_beside_a_good_job)
     cr_assert_neq(access(outa, F_OK), 0, "a failed job published its output");
     const char *ev = chaos_events(ida);
     cr_assert(strstr(ev, "failed: chunk 1"), "%s", ev);
+}
+
+/* Chunk 0 of a new 2-chunk job finished by the only worker, which holds
+ * its commit back for commit_ms; the job cancelled and retried meanwhile
+ * (issue 26, finding 4). Returns the worker's pid; id/out/ref filled. */
+static pid_t retry_mid_commit(int commit_ms, int stop, const char **in, char *id, char *out,
+                              char *ref)
+{
+    chaos_up(0, 30, 0, 0, 100); /* leases far longer than the test: no reclaim */
+    pid_t w1 = chaos_worker(0, commit_ms);
+    *in = chaos_clip("in.mp4", 2, 160);
+    chaos_ref(*in, "ref.mkv", ref);
+    chaos_submit(*in, "out.mkv", NULL, id, out);
+    char o0[600], buf[512];
+    snprintf(o0, sizeof o0, "%s/jobs/%s/out/00000.mkv", CH.d.storage, id);
+    chaos_wait_file(o0, 60000); /* renamed into place: the commit is held back */
+    if (stop) {
+        kill(w1, SIGSTOP);
+        chaos_msleep(3000); /* its heartbeat key (2 s at 100 ms beats) expires */
+    }
+    const char *cancel[] = { "cancel", id, NULL }, *retry[] = { "retry", id, NULL };
+    cr_assert_eq(chaos_vrctl(buf, sizeof buf, cancel), 0, "%s", buf);
+    cr_assert_eq(chaos_vrctl(buf, sizeof buf, retry), 0, "%s", buf);
+    cr_assert_eq(chaos_chunk_ll(id, 0, "commits"), 0, "chunk 0 committed before the retry");
+    return w1;
+}
+
+Test(chaos_worker, retry_leaves_a_chunk_to_its_live_worker)
+{
+    /* Retry re-armed the chunk while its worker still ran it: that
+     * worker's commit landed on the re-armed record (done with attempts
+     * 0), or a second worker ran it again and both commits counted
+     * (commits 2). The second worker starts once chunk 0 is done. */
+    const char *in;
+    char id[64], out[400], ref[400];
+    retry_mid_commit(1000, 0, &in, id, out, ref);
+    chaos_wait_chunk(id, 0, "state", "done", 60000);
+    chaos_worker(0, 0);
+    chaos_watch(id, 0, 120000);
+    chaos_check_done(id, in, out, ref);
+    const char *ev = chaos_events(id);
+    cr_assert(strstr(ev, "1 left to the live workers running them"), "%s", ev);
+}
+
+Test(chaos_worker, a_stopped_workers_commit_after_a_retry_is_refused)
+{
+    /* The worker is stopped past its heartbeat, so the retry re-arms its
+     * chunk; another worker commits it and is stopped in turn (the job
+     * stays running); the first one wakes and commits its old delivery,
+     * still pending to it: only the record's current entry may commit. */
+    const char *in;
+    char id[64], out[400], ref[400];
+    pid_t w1 = retry_mid_commit(1000, 1, &in, id, out, ref);
+    pid_t w2 = chaos_worker(0, 0);
+    chaos_wait_chunk(id, 0, "state", "done", 60000);
+    kill(w2, SIGSTOP);
+    kill(w1, SIGCONT);
+    int refused = chaos_log_has("chunk 0: lease lost before commit; result dropped", 15000);
+    kill(w2, SIGCONT);
+    chaos_watch(id, 0, 120000);
+    chaos_check_done(id, in, out, ref);
+    cr_assert(refused, "the woken worker's commit was not refused");
 }

@@ -53,9 +53,29 @@ pid_t chaos_worker(int frame_ms, int commit_ms)
     return p;
 }
 
+pid_t chaos_controller(void)
+{
+    /* tdist_controller always keeps the chunks: the defaults are built here */
+    const char *keep = getenv("VR_CHAOS_KEEP_CHUNKS");
+    char lease[32];
+    snprintf(lease, sizeof lease, "%.2f", CH.d.lease_s);
+    const char *argv[32] = { "vr-controller", "run", "--redis", CH.d.r.url, "--storage",
+                             CH.d.storage, "--input-root", CH.d.r.dir, "--output-root",
+                             CH.d.r.dir, "--lease-seconds", lease };
+    int k = 12;
+    if (keep && !strcmp(keep, "1"))
+        argv[k++] = "--keep-chunks";
+    for (int i = 0; i < 12 && CH.d.ctl_args[i]; i++)
+        argv[k++] = CH.d.ctl_args[i];
+    CH.d.ctl = tproc_spawn("vr-controller", argv, CH.d.log);
+    cr_assert_gt(CH.d.ctl, 0, "cannot start a controller");
+    return CH.d.ctl;
+}
+
 void chaos_up(int aof, double lease_s, int workers, int frame_delay_ms, int hb_ms)
 {
-    cr_assert_eq(tdist_start(&CH.d, aof, lease_s, 1, 0), 0, "cannot start redis + controller");
+    cr_assert_eq(tdist_start(&CH.d, aof, lease_s, 0, 0), 0, "cannot start redis");
+    chaos_controller();
     CH.d.hb_ms = hb_ms;
     for (int i = 0; i < workers; i++)
         chaos_worker(frame_delay_ms, 0);
@@ -205,6 +225,49 @@ void chaos_kill9(pid_t *pid)
     *pid = 0;
 }
 
+void chaos_check_no_temps(const char *out, int timeout_ms)
+{
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s", out);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    for (int t = 0;; t += 100) {
+        /* the storage holds the output's directory's neighbours too: both */
+        if (tsh("find '%s' '%s' -name '.*.tmp-*' | grep -q .", dir, CH.d.storage) != 0)
+            return;
+        if (t >= timeout_ms)
+            break;
+        chaos_msleep(100);
+    }
+    tsh("find '%s' '%s' -name '.*.tmp-*' >&2", dir, CH.d.storage);
+    chaos_show_log();
+    cr_assert_fail("temporary files left (above) %d ms after the job's end", timeout_ms);
+}
+
+int chaos_event_seen(const char *id, const char *msg, int timeout_ms)
+{
+    char ek[128];
+    rq_key_events(ek, sizeof ek, id);
+    for (int t = 0;; t += 20) {
+        int seen = 0;
+        redisReply *r = rq_cmd(CH.q, NULL, "XRANGE %s - +", ek);
+        for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements && !seen; i++) {
+            const redisReply *f = r->element[i]->element[1];
+            for (size_t k = 0; k + 1 < f->elements; k += 2)
+                if (!strcmp(f->element[k]->str, "msg") && !strcmp(f->element[k + 1]->str, msg))
+                    seen = 1;
+        }
+        if (r)
+            freeReplyObject(r);
+        if (seen)
+            return 1;
+        if (t >= timeout_ms)
+            return 0;
+        chaos_msleep(20);
+    }
+}
+
 const char *chaos_events(const char *id)
 {
     static char buf[1 << 18];
@@ -279,6 +342,10 @@ void chaos_check_done(const char *id, const char *in, const char *out, const cha
         cr_assert_eq(commits, 1, "chunk %d committed %lld times", i, commits);
         chaos_hget(ck, "error", v, sizeof v);
         cr_assert_str_eq(v, "", "chunk %d is done with a stale error: %s", i, v);
+        /* a commit from an entry no start script counted (a zombie's after a
+         * retry re-armed the chunk) left done chunks at attempts 0 */
+        long long att = chaos_chunk_ll(id, i, "attempts");
+        cr_assert_geq(att, 1, "chunk %d is done after %lld attempts", i, att);
         sum += chaos_chunk_ll(id, i, "frames");
     }
     cr_assert_eq(sum, frames, "the chunks' frames add up to %lld of %lld", sum, frames);
