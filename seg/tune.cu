@@ -35,27 +35,6 @@ extern "C" {
 #define TUNE_WARMUP 2
 #define TUNE_REPS 10
 
-/* ---- key ---- */
-
-extern "C" int tune_key_make(int gpu, const struct model *m, const struct vr_config *cfg,
-                             enum seg_layout layout, int in_w, int in_h, struct tune_key *k,
-                             vr_err *err)
-{
-    cudaDeviceProp prop;
-    cudaError_t e = cudaGetDeviceProperties(&prop, gpu);
-    if (e != cudaSuccess)
-        return vr_err_set(err, VR_ECUDA, "tune: GPU %d: %s", gpu, cudaGetErrorString(e));
-    memset(k, 0, sizeof *k);
-    snprintf(k->gpu_name, sizeof k->gpu_name, "%.95s", prop.name);
-    k->sm_count = prop.multiProcessorCount;
-    snprintf(k->model_hash, sizeof k->model_hash, "%s", m->hash);
-    k->in_w = in_w;
-    k->in_h = in_h;
-    k->layout = layout;
-    snprintf(k->profile, sizeof k->profile, "%s", cfg->profile);
-    return 0;
-}
-
 /* ---- the frame the candidates see ---- */
 
 /* A w x h RGB24 frame: `img` stretched (nearest) into every eye of the
