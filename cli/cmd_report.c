@@ -45,9 +45,22 @@ static void esc(FILE *f, const char *s)
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
         default: fputc(*s, f);
         }
     }
+}
+
+/* A state as a class name: one of the states a job or chunk can be in, or
+ * "other" (the records are text anyone with Redis access may write). */
+static const char *state_class(const char *s)
+{
+    static const char *const known[] = { "queued", "splitting", "running", "stitching", "done",
+                                         "failed", "cancelled", "dead" };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(s, known[i]))
+            return known[i];
+    return "other";
 }
 
 static double rel_s(const struct report *r, long long ms)
@@ -90,8 +103,10 @@ static void report_summary(const struct report *r)
 {
     const struct rq_job_status *st = r->st;
     FILE *f = r->f;
-    fprintf(f, "<table class=\"kv\">\n<tr><th>state</th><td class=\"st-%s\">%s</td></tr>\n",
-            st->state, st->state);
+    fprintf(f, "<table class=\"kv\">\n<tr><th>state</th><td class=\"st-%s\">",
+            state_class(st->state));
+    esc(f, st->state);
+    fputs("</td></tr>\n", f);
     fputs("<tr><th>input</th><td>", f);
     esc(f, st->input);
     fputs("</td></tr>\n<tr><th>output</th><td>", f);
@@ -197,7 +212,8 @@ static void chunk_bar(const struct report *r, const struct rq_chunk_rec *c, doub
     if (x1 - x0 > 18)
         fprintf(f, "<text class=\"lbl\" x=\"%.1f\" y=\"%.1f\">%d%s</text>", x0 + 3, y + h - 5,
                 c->idx, c->attempts > 1 ? "*" : "");
-    fprintf(f, "<title>chunk %d: %s", c->idx, c->state);
+    fprintf(f, "<title>chunk %d: ", c->idx);
+    esc(f, c->state);
     if (c->worker[0]) {
         fputs(" on ", f);
         esc(f, c->worker);
@@ -334,8 +350,10 @@ static void report_events(const struct report *r)
         if (r->c[i].error[0]) {
             if (!errors++)
                 fputs("<h3>Chunk errors</h3>\n<ul>\n", f);
-            fprintf(f, "<li class=\"err\">chunk %d (%s%s): ", r->c[i].idx, r->c[i].state,
-                    strcmp(r->c[i].state, "done") ? "" : " after a retry: the error is history");
+            fprintf(f, "<li class=\"err\">chunk %d (", r->c[i].idx);
+            esc(f, r->c[i].state);
+            fprintf(f, "%s): ", strcmp(r->c[i].state, "done") ? ""
+                                 : " after a retry: the error is history");
             esc(f, r->c[i].error);
             fputs("</li>\n", f);
         }

@@ -5,6 +5,8 @@
  */
 #include "rq_events.h"
 
+#include "text.h"
+
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@ static int rq_event_parse(const redisReply *el, struct rq_event_entry *e)
             const redisReply *v = fl->element[i + 1];
             if (v->type == REDIS_REPLY_STRING)
                 snprintf(e->msg, sizeof e->msg, "%.*s", (int)v->len, v->str);
+            text_strip_controls(e->msg); /* a record anyone with Redis access may write */
         }
     }
     int idx;

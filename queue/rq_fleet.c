@@ -5,6 +5,7 @@
 #include "rq_fleet.h"
 
 #include "rq_eval.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,9 @@ static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
     w->gpu_mem = atoll(gm);
     w->chunks_done = atoll(cd);
     w->frames_done = atoll(fd);
+    text_strip_controls(w->gpu); /* the worker's user may write anything there */
+    text_strip_controls(w->state);
+    text_strip_controls(w->chunk);
     return found;
 }
 
@@ -99,6 +103,7 @@ int rq_workers_list(struct rq *q, struct rq_worker_info *out, int max, vr_err *e
         if (rq_reply_str(r->element[i], w->name, sizeof w->name, NULL) <= 0)
             continue;
         if (rq_worker_read(q, w)) {
+            text_strip_controls(w->name); /* read with its key: shown from here on */
             n++;
             continue;
         }

@@ -5,6 +5,7 @@
 #include "rq_stats.h"
 
 #include "job.h"
+#include "text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ static void rq_stats_worker(struct rq_job_status *st, const char *name, long lon
             return;
         st->nworkers++;
         snprintf(st->workers[i].name, sizeof st->workers[i].name, "%.127s", name);
+        text_strip_controls(st->workers[i].name);
     }
     st->workers[i].chunks++;
     st->workers[i].frames += frames;
@@ -133,6 +135,12 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
         else if (strcmp(k, "stitch_s") == 0) st->stitch_s = atof(v);
     }
     freeReplyObject(r);
+    /* text anyone with Redis access (or a file name) may have written:
+     * nothing in it drives the terminal that shows it */
+    text_strip_controls(st->state);
+    text_strip_controls(st->error);
+    text_strip_controls(st->input);
+    text_strip_controls(st->output);
     /* while the job is planned or split, the chunks queued so far (a range
      * plan: all of them at once), so status moves from the first moment */
     if (st->chunks_total <= 0 && planned > 0)

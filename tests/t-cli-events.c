@@ -129,3 +129,38 @@ Test(cli_events, a_worker_whose_heartbeats_stopped_is_silent)
     cr_assert_eq(vrctl(st, sizeof st, "status", "j-w", NULL), 0, "%s", st);
     cr_assert(strstr(st, "worker box:cpu:00c0ffee holds chunk 0 but is silent"), "%s", st);
 }
+
+/* Text from Redis never drives the terminal (issue 27, finding 9): an
+ * event, a job error, a worker's state written with escape sequences
+ * (clear screen, set the title, BEL, a C1 CSI) come out with every control
+ * character as '?', in `events`, `status` and `workers`. */
+Test(cli_events, control_characters_from_redis_never_reach_the_terminal)
+{
+    static char out[16384];
+    vr_err e = { 0 };
+    const char *evil = "boom\x1b[2J\x1b]2;PWNED\x07 \xc2\x9b" "31m";
+    cr_assert_eq(rq_job_submit(Q, "j-esc", "{}", 1, 10, 0, &e), 0, "%s", e.msg);
+    rq_event(Q, "j-esc", evil);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, "j-esc");
+    redisReply *r = rq_cmd(Q, NULL, "HSET %s error %s", jk, evil);
+    cr_assert_not_null(r);
+    freeReplyObject(r);
+    struct rq_worker_info w;
+    memset(&w, 0, sizeof w);
+    snprintf(w.name, sizeof w.name, "box:0:1a2b3c4d");
+    snprintf(w.gpu, sizeof w.gpu, "0");
+    snprintf(w.state, sizeof w.state, "idle\x1b[2J");
+    snprintf(w.chunk, sizeof w.chunk, "-");
+    w.hb_ms = 1000;
+    cr_assert_eq(rq_worker_heartbeat(Q, &w, 30, &e), 0, "%s", e.msg);
+    static const char *const cmds[][2] = { { "events", "j-esc" }, { "status", "j-esc" },
+                                           { "workers", NULL } };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        cr_assert_eq(vrctl(out, sizeof out, cmds[i][0], cmds[i][1], NULL), 0, "%s", out);
+        cr_assert_null(strchr(out, '\x1b'), "`vrctl %s` printed an ESC: %s", cmds[i][0], out);
+        cr_assert_null(strchr(out, '\x07'), "`vrctl %s` printed a BEL", cmds[i][0]);
+        cr_assert_null(strstr(out, "\xc2\x9b"), "`vrctl %s` printed a C1 CSI", cmds[i][0]);
+    }
+    cr_assert(strstr(out, "idle?[2J"), "the worker's state is not shown: %s", out);
+}

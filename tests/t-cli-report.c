@@ -126,3 +126,31 @@ Test(cli_report, needs_a_job_and_a_file)
     cr_assert_eq(tdist_vrctl(&D, out, sizeof out, no_job), 2);
     cr_assert_eq(access("/tmp/x.html", F_OK), -1, "a report of nothing was written");
 }
+
+/* Job and chunk states are text from Redis like any other (issue 27,
+ * finding 5): states a worker's user wrote into the records come out
+ * escaped, and a class name is only ever a known state. */
+Test(cli_report, states_from_redis_are_escaped)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 1), 0);
+    char in[400], out[400], id[64], path[400], msg[512], jk[128], ck[128];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 1, 160, 5, 0), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    cr_assert_eq(tdist_watch(&D, id, 60000), 0);
+    rq_key_job(jk, sizeof jk, id);
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    const char *js[] = { "HSET", jk, "state", "done\"><script>alert(1)</script>", NULL };
+    const char *cs[] = { "HSET", ck, "state", "<img src=x onerror=alert(2)>", "error", "e", NULL };
+    cr_assert_eq(tredis_cmd(&D.r, js), 0);
+    cr_assert_eq(tredis_cmd(&D.r, cs), 0);
+    snprintf(path, sizeof path, "%s/report.html", D.r.dir);
+    const char *args[] = { "report", id, "-o", path, NULL };
+    cr_assert_eq(tdist_vrctl(&D, msg, sizeof msg, args), 0, "%s", msg);
+    const char *html = slurp(path);
+    cr_assert_null(strstr(html, "<script>alert"), "the job's state reached the page as markup");
+    cr_assert_null(strstr(html, "<img src=x"), "a chunk's state reached the page as markup");
+    cr_assert(strstr(html, "&lt;img src=x"), "the chunk's state (15 bytes kept) is not shown");
+    cr_assert(strstr(html, "class=\"st-other\""), "an unknown state got a class of its own");
+}

@@ -1,0 +1,14 @@
+/*
+ * text.h - text read from outside (Redis records, file names) made safe to
+ * show: no byte of it may drive a terminal.
+ */
+#ifndef VR_TEXT_H
+#define VR_TEXT_H
+
+/* Replaces, in place, every control character of `s` with '?': the C0
+ * bytes (ESC, BEL, CR, ... below 0x20), DEL, and the C1 controls as UTF-8
+ * encodes them (0xC2 0x80-0x9F, one '?' for the two bytes). Other UTF-8
+ * passes untouched. Accepts NULL. */
+void text_strip_controls(char *s);
+
+#endif
