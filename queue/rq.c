@@ -12,6 +12,7 @@
 #include "storage.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <stdarg.h>
@@ -513,4 +514,23 @@ void rq_event(struct rq *q, const char *job, const char *fmt, ...)
 long long rq_now_ms(void)
 {
     return clock_wall_ms();
+}
+
+long long rq_record_ll(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    return errno || *end || v < 0 || v > RQ_RECORD_MAX ? 0 : v;
+}
+
+double rq_record_double(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    char *end;
+    double v = strtod(s, &end);
+    return *end || !(v >= 0 && v <= (double)RQ_RECORD_MAX) ? 0 : v;
 }

@@ -299,4 +299,15 @@ void rq_event(struct rq *q, const char *job, const char *fmt, ...)
 /* Milliseconds since the epoch (the clock stored in records). */
 long long rq_now_ms(void);
 
+/* The largest number a record holds: a count, or a wall clock in ms (the
+ * year 33658); 0..RQ_RECORD_MAX keeps every sum and difference of two in
+ * range. */
+#define RQ_RECORD_MAX 1000000000000000LL
+
+/* A number read back from a record (Redis is not trusted): the decimal
+ * integer or decimal `s` when it is one and lies in 0..RQ_RECORD_MAX,
+ * else 0 (negative, too large, NaN, trailing text, empty, NULL). */
+long long rq_record_ll(const char *s);
+double rq_record_double(const char *s);
+
 #endif

@@ -79,13 +79,13 @@ static int rq_fleet_counters(struct rq *q, struct rq_fleetstats *fs, vr_err *err
         if (rq_reply_str(r->element[i], k, sizeof k, NULL) <= 0 ||
             rq_reply_str(r->element[i + 1], v, sizeof v, NULL) <= 0)
             continue;
-        if (!strcmp(k, "frames")) fs->frames = atoll(v);
-        else if (!strcmp(k, "chunks")) fs->chunks = atoll(v);
-        else if (!strcmp(k, "reclaimed")) fs->reclaimed = atoll(v);
-        else if (!strcmp(k, "splits")) fs->splits = atoll(v);
-        else if (!strcmp(k, "stitches")) fs->stitches = atoll(v);
-        else if (!strcmp(k, "split_seconds")) fs->split_s = atof(v);
-        else if (!strcmp(k, "stitch_seconds")) fs->stitch_s = atof(v);
+        if (!strcmp(k, "frames")) fs->frames = rq_record_ll(v);
+        else if (!strcmp(k, "chunks")) fs->chunks = rq_record_ll(v);
+        else if (!strcmp(k, "reclaimed")) fs->reclaimed = rq_record_ll(v);
+        else if (!strcmp(k, "splits")) fs->splits = rq_record_ll(v);
+        else if (!strcmp(k, "stitches")) fs->stitches = rq_record_ll(v);
+        else if (!strcmp(k, "split_seconds")) fs->split_s = rq_record_double(v);
+        else if (!strcmp(k, "stitch_seconds")) fs->stitch_s = rq_record_double(v);
     }
     freeReplyObject(r);
     return 0;

@@ -273,7 +273,7 @@ int rq_job_retry(struct rq *q, const char *id, long long *chunks_total, char *st
     if (code == -1)
         return vr_err_set(err, VR_ENOENT, "no job '%s'", id);
     if (code == 1)
-        *chunks_total = atoll(text);
+        *chunks_total = rq_record_ll(text);
     else if (code == 0 && state)
         snprintf(state, n, "%s", text);
     return code;

@@ -29,10 +29,10 @@ static void rq_rec_fill(struct rq_chunk_rec *c, const redisReply *r, struct metr
     snprintf(c->worker, sizeof c->worker, "%.127s", v[WORKER]);
     snprintf(c->error, sizeof c->error, "%.255s", v[ERROR]);
     c->queued_ms = rq_id_ms(v[ENTRY]);
-    c->started_ms = atoll(v[STARTED]);
-    c->done_ms = atoll(v[DONE]);
-    c->frames = atoll(v[FRAMES]);
-    c->attempts = atoll(v[ATTEMPTS]);
+    c->started_ms = rq_record_ll(v[STARTED]);
+    c->done_ms = rq_record_ll(v[DONE]);
+    c->frames = rq_record_ll(v[FRAMES]);
+    c->attempts = rq_record_ll(v[ATTEMPTS]);
     c->gpu_util = -1;
     const redisReply *mj = r->element[METRICS];
     if (mj->type == REDIS_REPLY_STRING && mj->len > 2 && mj->len <= METRICS_MAX_JSON &&

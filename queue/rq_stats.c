@@ -14,11 +14,6 @@
 
 /* ---- reading ---- */
 
-static long long rq_ll(const char *s)
-{
-    return s && *s ? strtoll(s, NULL, 10) : 0;
-}
-
 static void rq_stats_worker(struct rq_job_status *st, const char *name, long long frames,
                             double busy_s)
 {
@@ -69,9 +64,9 @@ static int rq_stats_chunks(struct rq *q, struct rq_job_status *st, vr_err *err)
         else if (strcmp(v[0], "queued") == 0)
             st->chunks_queued++;
         else if (strcmp(v[0], "done") == 0) {
-            long long fr = rq_ll(v[2]);
+            long long fr = rq_record_ll(v[2]);
             st->chunk_frames_sum += fr;
-            rq_stats_worker(st, v[1], fr, (rq_ll(v[4]) - rq_ll(v[3])) / 1000.0);
+            rq_stats_worker(st, v[1], fr, (rq_record_ll(v[4]) - rq_record_ll(v[3])) / 1000.0);
             const redisReply *mj = r->element[5];
             if (mj->type == REDIS_REPLY_STRING && mj->len > 2 && mj->len <= METRICS_MAX_JSON &&
                 metrics_from_string(m, mj->str, mj->len, NULL) == 0) {
@@ -123,16 +118,16 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
             continue;
         if (strcmp(k, "state") == 0) snprintf(st->state, sizeof st->state, "%.15s", v);
         else if (strcmp(k, "error") == 0) snprintf(st->error, sizeof st->error, "%.511s", v);
-        else if (strcmp(k, "frames_total") == 0) st->frames_total = rq_ll(v);
-        else if (strcmp(k, "frames_done") == 0) st->frames_done = rq_ll(v);
-        else if (strcmp(k, "chunks_total") == 0) st->chunks_total = rq_ll(v);
-        else if (strcmp(k, "chunks_done") == 0) st->chunks_done = rq_ll(v);
-        else if (strcmp(k, "chunks_planned") == 0) planned = rq_ll(v);
-        else if (strcmp(k, "created_ms") == 0) st->created_ms = rq_ll(v);
-        else if (strcmp(k, "started_ms") == 0) st->started_ms = rq_ll(v);
-        else if (strcmp(k, "finished_ms") == 0) st->finished_ms = rq_ll(v);
-        else if (strcmp(k, "split_s") == 0) st->split_s = atof(v);
-        else if (strcmp(k, "stitch_s") == 0) st->stitch_s = atof(v);
+        else if (strcmp(k, "frames_total") == 0) st->frames_total = rq_record_ll(v);
+        else if (strcmp(k, "frames_done") == 0) st->frames_done = rq_record_ll(v);
+        else if (strcmp(k, "chunks_total") == 0) st->chunks_total = rq_record_ll(v);
+        else if (strcmp(k, "chunks_done") == 0) st->chunks_done = rq_record_ll(v);
+        else if (strcmp(k, "chunks_planned") == 0) planned = rq_record_ll(v);
+        else if (strcmp(k, "created_ms") == 0) st->created_ms = rq_record_ll(v);
+        else if (strcmp(k, "started_ms") == 0) st->started_ms = rq_record_ll(v);
+        else if (strcmp(k, "finished_ms") == 0) st->finished_ms = rq_record_ll(v);
+        else if (strcmp(k, "split_s") == 0) st->split_s = rq_record_double(v);
+        else if (strcmp(k, "stitch_s") == 0) st->stitch_s = rq_record_double(v);
     }
     freeReplyObject(r);
     /* text anyone with Redis access (or a file name) may have written:

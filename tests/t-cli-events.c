@@ -164,3 +164,24 @@ Test(cli_events, control_characters_from_redis_never_reach_the_terminal)
     }
     cr_assert(strstr(out, "idle?[2J"), "the worker's state is not shown: %s", out);
 }
+
+/* Numbers read back from Redis are range-checked (issue 27, finding 11):
+ * a job whose times a worker's user set to the ends of a 64-bit integer
+ * shows a sane status (under `make asan` the overflow aborted it). */
+Test(cli_events, numbers_from_redis_out_of_range_read_as_zero)
+{
+    static char out[16384];
+    vr_err e = { 0 };
+    cr_assert_eq(rq_job_submit(Q, "j-num", "{}", 1, 10, 0, &e), 0, "%s", e.msg);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, "j-num");
+    redisReply *r = rq_cmd(Q, NULL, "HSET %s started_ms -9223372036854775808 finished_ms "
+                           "9223372036854775807 frames_done 9223372036854775807 split_s nan", jk);
+    cr_assert_not_null(r);
+    freeReplyObject(r);
+    cr_assert_eq(vrctl(out, sizeof out, "status", "j-num", NULL), 0, "%s", out);
+    cr_assert_eq(vrctl(out, sizeof out, "status", "j-num", "--json"), 0, "%s", out);
+    cr_assert_null(strstr(out, "922337203685477"), "a number out of range was used: %s", out);
+    cr_assert_null(strstr(out, "nan"), "%s", out);
+    cr_assert(strstr(out, "\"frames_done\": 0"), "%s", out);
+}
