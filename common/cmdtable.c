@@ -69,11 +69,12 @@ static int cli_run(const char *prog, const struct cli_cmd *c, int argc, char **a
     return c->fn(argc, argv);
 }
 
-/* Takes `--log-format F` / `--log-format=F` out of argv wherever it stands
- * before a `--` (before the command or among its options: every command
- * has it), sets the log format, and exports it as VR_LOG_FORMAT so the
- * processes this one starts (vrctl run's, serve --gpu all's) log alike.
- * Returns 0, or 2 after a usage message. */
+/* Takes `--log-format F` / `--log-format=F` and `--allow-loose-secret` out
+ * of argv wherever they stand before a `--` (before the command or among
+ * its options: every command has them), sets the log format, and exports
+ * both (VR_LOG_FORMAT, VR_ALLOW_LOOSE_SECRET, which storage_read_secret
+ * reads) so the processes this one starts (vrctl run's, serve --gpu all's)
+ * do alike. Returns 0, or 2 after a usage message. */
 static int cli_log_format(const char *prog, int *argc, char **argv)
 {
     int k = 1;
@@ -83,6 +84,10 @@ static int cli_log_format(const char *prog, int *argc, char **argv)
             while (i < *argc)
                 argv[k++] = argv[i++];
             break;
+        }
+        if (!strcmp(argv[i], "--allow-loose-secret")) {
+            setenv("VR_ALLOW_LOOSE_SECRET", "1", 1);
+            continue;
         }
         if (!strcmp(argv[i], "--log-format")) {
             if (i + 1 >= *argc) {

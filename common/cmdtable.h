@@ -33,7 +33,9 @@ enum cli_flags {
  * before a command sees it, so every command of every binary has it. */
 #define CLI_LOG_HELP                                                                     \
     "  --log-format F     text (default; $VR_LOG_FORMAT) or json: one object a line\n"  \
-    "                     (time, level, component, job, chunk, worker, message)\n"
+    "                     (time, level, component, job, chunk, worker, message)\n"  \
+    "  --allow-loose-secret  read a password or secret file that others may read\n"  \
+    "                     (refused otherwise: chmod 600 it; $VR_ALLOW_LOOSE_SECRET=1)\n"
 
 /* `fn` gets argc/argv with argv[0] set to the command's name, so getopt_long
  * can be used directly. It returns the process exit code. */

@@ -233,12 +233,32 @@ int storage_check_regular(const char *path, vr_err *err)
 
 int storage_read_secret(const char *path, char *buf, size_t n, vr_err *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return vr_err_set(err, VR_EINVAL, "%s: %s", path, strerror(errno));
+    if (n)
+        buf[0] = '\0';
+    /* a regular file only, opened without waiting (a FIFO hung the reader) */
+    int fd = storage_open_regular(path, err);
+    if (fd < 0) { /* the reason stays; the code says "fix the file", not "retry" */
+        if (err)
+            err->code = VR_EINVAL;
+        return VR_EINVAL;
+    }
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
-        log_warn("%s can be read by others (chmod 600 it)", path);
+    const char *loose = getenv("VR_ALLOW_LOOSE_SECRET");
+    if (fstat(fd, &st) == 0 && (st.st_mode & 077)) {
+        if (!loose || strcmp(loose, "1")) {
+            close(fd);
+            return vr_err_set(err, VR_EINVAL, "%s: others may read it (mode %04o): chmod 600 it, "
+                              "or pass --allow-loose-secret", path, (unsigned)(st.st_mode & 07777));
+        }
+        log_warn("%s can be read by others (mode %04o; --allow-loose-secret)", path,
+                 (unsigned)(st.st_mode & 07777));
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return vr_err_set(err, VR_EINVAL, "%s: %s", path, strerror(e));
+    }
     char line[4096 + 2];
     int ok = fgets(line, sizeof line, f) != NULL;
     fclose(f);

@@ -74,7 +74,10 @@ int storage_read_file(const char *path, size_t max, char **out, size_t *len, vr_
 
 /* A secret kept out of argv (a Redis password, a webhook signing key): the
  * first line of `path` without its line end, into buf (n bytes, NUL-
- * terminated). Warns when others may read the file. Returns its length, or
+ * terminated). `path` must be a regular file (opened without waiting: a
+ * FIFO is refused at once) that only its owner may read; with
+ * VR_ALLOW_LOOSE_SECRET=1 (--allow-loose-secret) a looser one is read with
+ * a warning. Returns its length, or
  * VR_EINVAL with the reason after "path: " ("empty (want it on its first
  * line)", "longer than N bytes", the open error); the secret is never in a
  * message, and the read buffer is wiped. */

@@ -6,6 +6,7 @@
  * refused AUTH that ends the retrying), IPv6 literals, rediss:// refused.
  */
 #include "rq.h"
+#include "storage.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -228,6 +229,7 @@ Test(queue_url, password_file_flag_and_env_and_refusals)
     f = fopen(bad, "w");
     fputs("wrong-one\n", f);
     fclose(f);
+    chmod(bad, 0600);
     vr_err e = { 0 };
 
     /* no password: NOAUTH is final, not "retrying" */
@@ -259,4 +261,46 @@ Test(queue_url, password_file_flag_and_env_and_refusals)
     cr_assert(strstr(e.msg, "/nonexistent/pw"), "%s", e.msg);
     rq_password_file(NULL);
     tredis_stop(&t);
+}
+
+/* A password or secret file is a regular file only its owner reads (issue
+ * 27, finding 10): a FIFO is refused at once (it hung the reader), a file
+ * others may read is refused naming the mode, unless the operator allows
+ * it (--allow-loose-secret: VR_ALLOW_LOOSE_SECRET=1), then read with a
+ * warning. */
+Test(queue_url, secret_files_regular_and_private_only)
+{
+    char dir[] = "/tmp/vrtest-secret-XXXXXX", fifo[64], loose[64], buf[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(loose, sizeof loose, "%s/loose", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    FILE *f = fopen(loose, "w");
+    fputs("s3cret\n", f);
+    fclose(f);
+    chmod(loose, 0644);
+    vr_err e = { 0 };
+    unsetenv("VR_ALLOW_LOOSE_SECRET");
+    cr_assert_eq(storage_read_secret(fifo, buf, sizeof buf, &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "not a regular file"), "%s", e.msg);
+    cr_assert_eq(storage_read_secret(loose, buf, sizeof buf, &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "others may read it (mode 0644)") &&
+              strstr(e.msg, "--allow-loose-secret"), "%s", e.msg);
+    cr_assert_null(strstr(e.msg, "s3cret"), "%s", e.msg);
+    setenv("VR_ALLOW_LOOSE_SECRET", "1", 1);
+    cr_assert_eq(storage_read_secret(loose, buf, sizeof buf, &e), 6, "%s", e.msg);
+    cr_assert_str_eq(buf, "s3cret");
+    unsetenv("VR_ALLOW_LOOSE_SECRET");
+    /* the flag, wherever it stands, reaches the reader (then Redis, on a
+     * port where none listens, is what fails) */
+    char out[2048];
+    const char *bin = getenv("VR_BIN_DIR") ? getenv("VR_BIN_DIR") : "bin";
+    tsh_out(out, sizeof out, "'%s/vrctl' status --redis redis://127.0.0.1:1 "
+            "--redis-password-file '%s' 2>&1", bin, loose);
+    cr_assert(strstr(out, "others may read it"), "%s", out);
+    tsh_out(out, sizeof out, "'%s/vrctl' status --redis redis://127.0.0.1:1 "
+            "--redis-password-file '%s' --allow-loose-secret 2>&1", bin, loose);
+    cr_assert_null(strstr(out, "others may read it"), "%s", out);
+    cr_assert(strstr(out, "can be read by others"), "no warning: %s", out);
+    tsh("rm -rf '%s'", dir);
 }
