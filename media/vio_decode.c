@@ -163,6 +163,21 @@ static int open_range(struct vio_in *in, const struct remux_range *r, vr_err *er
     return 0;
 }
 
+/* Where reading stands before the first packet: the counters, the last
+ * times and the pre-roll thresholds of `o` (open_range replaces them for a
+ * range); `o`'s path names the input in messages. */
+static void reading_reset(struct vio_in *in, const struct vio_in_opts *o)
+{
+    snprintf(in->path, sizeof in->path, "%s", o->path);
+    in->pkt_index = in->frame_index = in->video_bytes = 0;
+    in->last_pts = in->last_pkt_pts = AV_NOPTS_VALUE;
+    in->last_dur = 0;
+    in->draining = 0;
+    in->preroll_until = o->preroll_until_ms;
+    in->warmup_from = o->warmup_from_ms;
+    in->preroll_dropped = in->warmups = 0;
+}
+
 int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
 {
     *out = NULL;
@@ -171,14 +186,10 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
     struct vio_in *in = av_mallocz(sizeof *in);
     if (!in)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
-    snprintf(in->path, sizeof in->path, "%s", o->path);
     in->opened = *o;
     in->opened.path = NULL;
     in->opened.range = NULL;
-    in->last_pts = AV_NOPTS_VALUE;
-    in->preroll_until = o->preroll_until_ms;
-    in->warmup_from = o->warmup_from_ms;
-    in->last_pkt_pts = AV_NOPTS_VALUE;
+    reading_reset(in, o);
     in->info.video_index = -1;
 
     /* only a regular file: libav's open() of a FIFO would wait for ever,
@@ -296,13 +307,7 @@ int vio_in_retarget(struct vio_in *in, const struct vio_in_opts *o, vr_err *err)
         return vr_err_set(err, VR_EINVAL, "%s: not an input that can read another range", in->path);
     remux_reader_free(&in->range);
     avcodec_flush_buffers(in->dec);
-    snprintf(in->path, sizeof in->path, "%s", o->path);
-    in->pkt_index = in->frame_index = in->video_bytes = 0;
-    in->last_pts = in->last_pkt_pts = AV_NOPTS_VALUE;
-    in->last_dur = 0;
-    in->draining = 0;
-    in->warmup_from = o->warmup_from_ms;
-    in->preroll_dropped = in->warmups = 0;
+    reading_reset(in, o);
     return open_range(in, o->range, err);
 }
 

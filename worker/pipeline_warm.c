@@ -90,17 +90,14 @@ int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struc
         if (rc == 0) {
             *in = w->in;
             w->in = NULL;
-            w->in_reused++;
             return 1;
         }
         if (rc != VR_EINVAL) /* not only other decoding options: say why */
             log_info("%s: the kept input cannot read this range (%s); opening it again", o->path,
                      e.msg);
     }
-    if (w) {
+    if (w)
         vio_in_free(&w->in);
-        w->in_opened++;
-    }
     int rc = vio_in_open(o, in, err);
     return rc < 0 ? rc : 0;
 }

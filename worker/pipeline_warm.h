@@ -35,7 +35,6 @@ struct pipe_warm {
     long long reused, built;  /* counts, for logs and tests */
     struct vio_in *in;        /* owned: the last chunk's input, or NULL */
     struct pipe_file_id in_id;
-    long long in_reused, in_opened;
 };
 
 /* Sets *seg to an engine for `so`: the warm one after seg_reset() (no
