@@ -10,6 +10,7 @@
 #include "vrctl.h"
 
 #include "cmdtable.h"
+#include "job.h"
 #include "metrics.h"
 #include "rq_events.h"
 #include "rq_report.h"
@@ -49,18 +50,6 @@ static void esc(FILE *f, const char *s)
         default: fputc(*s, f);
         }
     }
-}
-
-/* A state as a class name: one of the states a job or chunk can be in, or
- * "other" (the records are text anyone with Redis access may write). */
-static const char *state_class(const char *s)
-{
-    static const char *const known[] = { "queued", "splitting", "running", "stitching", "done",
-                                         "failed", "cancelled", "dead" };
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (!strcmp(s, known[i]))
-            return known[i];
-    return "other";
 }
 
 static double rel_s(const struct report *r, long long ms)
@@ -104,7 +93,7 @@ static void report_summary(const struct report *r)
     const struct rq_job_status *st = r->st;
     FILE *f = r->f;
     fprintf(f, "<table class=\"kv\">\n<tr><th>state</th><td class=\"st-%s\">",
-            state_class(st->state));
+            job_state_known(st->state) ? st->state : "other");
     esc(f, st->state);
     fputs("</td></tr>\n", f);
     fputs("<tr><th>input</th><td>", f);

@@ -6,6 +6,7 @@
  */
 #include "ctl.h"
 
+#include "job.h"
 #include "rq_fleetstats.h"
 
 #include <math.h>
@@ -112,16 +113,14 @@ static void ctl_prom_hist(struct pbuf *b, const char *stage, const struct hist *
 
 static void ctl_prom_jobs(struct pbuf *b, const struct rq_fleetstats *fs)
 {
-    static const char *const states[] = { "queued", "splitting", "running", "stitching",
-                                          "done", "failed", "cancelled" };
     char lb[160];
     pb_head(b, "vrseg_jobs", "gauge", "Jobs by state (the newest 10000 of the index).");
-    for (size_t s = 0; s < sizeof states / sizeof states[0]; s++) {
+    for (int s = 0; s < JOB_NSTATES; s++) {
         long long n = 0;
         for (int k = 0; k < fs->nstates; k++)
-            if (!strcmp(fs->jobs[k].state, states[s]))
+            if (!strcmp(fs->jobs[k].state, job_states[s]))
                 n = fs->jobs[k].n;
-        pb_printf(b, "vrseg_jobs{state=\"%s\"} %lld\n", states[s], n);
+        pb_printf(b, "vrseg_jobs{state=\"%s\"} %lld\n", job_states[s], n);
     }
     pb_head(b, "vrseg_jobs_in_flight", "gauge", "Jobs a controller looks after (vr:active).");
     pb_printf(b, "vrseg_jobs_in_flight %lld\n", fs->active);

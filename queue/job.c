@@ -299,6 +299,17 @@ int job_state_ended(const char *s)
     return !strcmp(s, "done") || !strcmp(s, "failed") || !strcmp(s, "cancelled");
 }
 
+const char *const job_states[JOB_NSTATES] = { "queued", "splitting", "running", "stitching",
+                                              "done", "failed", "cancelled" };
+
+const char *job_state_known(const char *s)
+{
+    for (int i = 0; i < JOB_NSTATES; i++)
+        if (!strcmp(s, job_states[i]))
+            return job_states[i];
+    return NULL;
+}
+
 int job_notify_check(const char *url, vr_err *err)
 {
     size_t skip = !strncasecmp(url, "http://", 7) ? 7 : !strncasecmp(url, "https://", 8) ? 8 : 0;

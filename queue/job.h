@@ -111,6 +111,14 @@ int job_chunking_valid(const char *c);
 /* 1 when a job in `state` has ended: done, failed or cancelled. */
 int job_state_ended(const char *state);
 
+/* Every state a job can be in, in the order of its life. */
+#define JOB_NSTATES 7
+extern const char *const job_states[JOB_NSTATES];
+
+/* `state` itself when it is one of job_states, else NULL (a record's text
+ * may be anything). */
+const char *job_state_known(const char *state);
+
 /* Checks a webhook URL (a job's --notify, the controller's): http:// or
  * https:// (any case) then a host, at most JOB_NOTIFY_MAX-1 bytes, printable
  * ASCII only (no space, no control character). Returns 0, or VR_EINVAL with
