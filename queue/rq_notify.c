@@ -90,11 +90,6 @@ static void rq_notify_split_urls(const char *s, size_t len, struct rq_notify *d)
     }
 }
 
-static long long rq_notify_ll(const char *v)
-{
-    return strtoll(v, NULL, 10);
-}
-
 /* Fills d from the record's HGETALL pairs. VR_EFORMAT when it lacks its job. */
 static int rq_notify_parse(const redisReply *f, struct rq_notify *d, vr_err *err)
 {
@@ -121,15 +116,15 @@ static int rq_notify_parse(const redisReply *f, struct rq_notify *d, vr_err *err
         snprintf(v, sizeof v, "%.*s", (int)(val->len < sizeof v ? val->len : sizeof v - 1),
                  val->str);
         if (!strcmp(k, "job")) snprintf(d->job, sizeof d->job, "%.47s", v);
-        else if (!strcmp(k, "seq")) d->seq = rq_notify_ll(v);
+        else if (!strcmp(k, "seq")) d->seq = rq_record_ll(v);
         else if (!strcmp(k, "state")) snprintf(d->state, sizeof d->state, "%.15s", v);
         else if (!strcmp(k, "error")) snprintf(d->error, sizeof d->error, "%s", v);
-        else if (!strcmp(k, "attempts")) d->attempts = (int)rq_notify_ll(v);
-        else if (!strcmp(k, "created_ms")) d->created_ms = rq_notify_ll(v);
-        else if (!strcmp(k, "started_ms")) d->started_ms = rq_notify_ll(v);
-        else if (!strcmp(k, "finished_ms")) d->finished_ms = rq_notify_ll(v);
-        else if (!strcmp(k, "frames_done")) d->frames_done = rq_notify_ll(v);
-        else if (!strcmp(k, "frames_total")) d->frames_total = rq_notify_ll(v);
+        else if (!strcmp(k, "attempts")) d->attempts = (int)rq_record_ll(v);
+        else if (!strcmp(k, "created_ms")) d->created_ms = rq_record_ll(v);
+        else if (!strcmp(k, "started_ms")) d->started_ms = rq_record_ll(v);
+        else if (!strcmp(k, "finished_ms")) d->finished_ms = rq_record_ll(v);
+        else if (!strcmp(k, "frames_done")) d->frames_done = rq_record_ll(v);
+        else if (!strcmp(k, "frames_total")) d->frames_total = rq_record_ll(v);
     }
     if (!d->job[0])
         return vr_err_set(err, VR_EFORMAT, "delivery %s: record without its job", d->id);
