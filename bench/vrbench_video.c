@@ -12,6 +12,9 @@
  *       encode-only fps of matte-like frames (soft moving blobs) at W x H,
  *       INSTANCES encoders in parallel on separate frame ranges, each with
  *       THREADS threads (default: the cores shared out)
+ *   vrbench-video encode-picture FILE FRAMES INSTANCES [ENCODER [PRESET [THREADS [CRF]]]]
+ *       the same for FILE's own pictures with a picture's encoder settings,
+ *       and their PSNR and bitrate (vrbench_encode_picture.c)
  *   vrbench-video repeat IN OUT TIMES
  *       IN copied TIMES times end to end by stream copy (vrbench_repeat.c):
  *       a long clip for the price of a short encode
@@ -38,7 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
-int cmd_repeat(int argc, char **argv); /* vrbench_repeat.c */
+int cmd_repeat(int argc, char **argv);         /* vrbench_repeat.c */
+int cmd_encode_picture(int argc, char **argv); /* vrbench_encode_picture.c */
 
 static int die(const char *what, const vr_err *e)
 {
@@ -431,11 +435,13 @@ int main(int argc, char **argv)
         return cmd_decode(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "encode"))
         return cmd_encode(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "encode-picture"))
+        return cmd_encode_picture(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "diff"))
         return cmd_diff(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "repeat"))
         return cmd_repeat(argc, argv);
-    fprintf(stderr, "usage: vrbench-video gen|decode|encode|repeat|diff ... (see the file's "
+    fprintf(stderr, "usage: vrbench-video gen|decode|encode|encode-picture|repeat|diff ... (see the file's "
             "header)\n");
     return 2;
 }

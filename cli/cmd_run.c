@@ -47,6 +47,7 @@ struct run_opts {
     int cpu;                      /* the CPU engine */
     int per_gpu;                  /* GPU worker processes per GPU */
     int gpus;                     /* GPUs to use (0 with cpu) */
+    int encode_threads;           /* each worker's CPU encoder threads; 0 = one per core */
     int keep;                     /* keep the temp dir */
 };
 
@@ -59,10 +60,13 @@ static void run_auto(struct run_opts *o)
     if (!o->cpu && !o->per_gpu)
         o->per_gpu = vr_gpu_auto_slots(o->gpus);
     int slots = o->cpu ? o->workers : o->gpus * o->per_gpu;
+    int picture = job_output_is_picture(o->js.output_kind);
     if (o->js.chunk_seconds == 0) {
-        o->js.chunk_seconds = job_auto_chunk_seconds(o->info.duration_s, slots);
-        log_say(LOG_INFO, "vrctl run: chunks of %.2f s (%.1f s over %d workers)\n",
-                o->js.chunk_seconds, o->info.duration_s, slots);
+        o->js.chunk_seconds = job_auto_chunk_seconds(o->info.duration_s, slots, picture);
+        log_say(LOG_INFO, "vrctl run: chunks of %.2f s (%.1f s over %d workers%s)\n",
+                o->js.chunk_seconds, o->info.duration_s, slots,
+                picture ? "; the picture is re-encoded: at least 4 chunks a worker, so every "
+                          "core works to the end" : "");
     }
 }
 
@@ -76,6 +80,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         { "keep-temp", no_argument, 0, 'K' },
         { "per-gpu", required_argument, 0, 'g' },
         { "notify-secret-file", required_argument, 0, 'S' },
+        { "encode-threads", required_argument, 0, 'E' },
         { 0, 0, 0, 0 }
     };
     memset(o, 0, sizeof *o);
@@ -107,6 +112,10 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         case 'K': o->keep = 1; break;
         case 'g':
             if (cli_opt_int("--per-gpu", optarg, 1, 16, &o->per_gpu))
+                return 2;
+            break;
+        case 'E':
+            if (cli_opt_int("--encode-threads", optarg, 1, 256, &o->encode_threads))
                 return 2;
             break;
         case 'S': { /* read now, so a bad file is said before anything starts */
@@ -238,11 +247,21 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
             snprintf(name, sizeof name, "worker-cpu%d", i);
         else
             snprintf(name, sizeof name, "worker-gpu%s-%d", gpu, i % o->per_gpu);
-        /* Each worker's encoder keeps a thread per core: its encodes come
-         * in bursts between decodes, and sharing the cores out (serve
-         * --encode-threads) measured slower on the H100 (docs/PERF.md) */
-        char *wargs[] = { "serve", "--redis", r->url, "--storage", r->storage, "--input-root",
-                          in_dir, o->cpu ? "--cpu" : "--gpu", o->cpu ? NULL : gpu, NULL };
+        /* Each worker's encoder keeps a thread per core unless told: its
+         * encodes come in bursts between decodes, and sharing the cores out
+         * measured slower on the H100 (docs/PERF.md) */
+        char threads[16], host[16];
+        snprintf(threads, sizeof threads, "%d", o->encode_threads);
+        snprintf(host, sizeof host, "%d", n);
+        char *wargs[14] = { "serve", "--redis", r->url, "--storage", r->storage, "--input-root",
+                            in_dir, "--host-slots", host, o->cpu ? "--cpu" : "--gpu" };
+        int k = 10;
+        if (!o->cpu)
+            wargs[k++] = gpu;
+        if (o->encode_threads) {
+            wargs[k++] = "--encode-threads";
+            wargs[k++] = threads;
+        }
         if (run_add(r, &r->procs, "vr-worker", wargs, name) < 0)
             return -1;
     }

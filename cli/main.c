@@ -78,7 +78,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_EXIT_HELP },
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
-      "       [--output KIND] [--chunk-seconds S] [--chunking C]\n"
+      "       [--output KIND] [--chunk-seconds S] [--chunking C] [--encode-threads N]\n"
       "       [--notify URL [--notify-secret-file FILE]]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
@@ -88,6 +88,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       "                     one NVDEC session alone cannot keep up with 8K60, each\n"
       "                     slot's x264 needs cores\n"
       "  --cpu              use the CPU engine even if a GPU is present\n"
+      "  --encode-threads N each worker's CPU encoder threads (default: one per core)\n"
       VRCTL_SPEC_HELP
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
       "  --notify-secret-file FILE  sign the --notify POST (as vr-controller's option);\n"

@@ -37,14 +37,15 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
         struct rq_worker_info w[128];
         int n = rq_workers_list(c->q, w, 128, NULL);
         double dur = remux_probe(in, &info, NULL) == 0 ? info.duration_s : 0;
-        double s = job_auto_chunk_seconds(dur, n > 0 ? n : 1);
+        int picture = job_output_is_picture(js->output_kind);
+        double s = job_auto_chunk_seconds(dur, n > 0 ? n : 1, picture);
         ms = (long long)(s * 1000 + 0.5);
         char v[32];
         snprintf(v, sizeof v, "%lld", ms);
         if ((rc = rq_job_note(c->q, id, "chunk_ms", v, err)) < 0)
             return rc;
-        log_info("job %s: chunks of %.2f s (auto: %.1f s over %d workers alive)", id, s, dur,
-                 n > 0 ? n : 1);
+        log_info("job %s: chunks of %.2f s (auto: %.1f s over %d workers alive%s)", id, s, dur,
+                 n > 0 ? n : 1, picture ? "; a picture output: at least 4 chunks a worker" : "");
     }
     js->chunk_seconds = ms / 1000.0;
     return 0;

@@ -6,7 +6,8 @@
 # are read does not matter.
 BENCH_VIDEO := $(BINDIR)/vrbench-video
 
-$(BENCH_VIDEO): $(BUILD)/bench/vrbench_video.o $(BUILD)/bench/vrbench_repeat.o $(WORKER_LIBS)
+$(BENCH_VIDEO): $(BUILD)/bench/vrbench_video.o $(BUILD)/bench/vrbench_repeat.o \
+                $(BUILD)/bench/vrbench_encode_picture.o $(WORKER_LIBS)
 
 .PHONY: bench-video-tool
 bench-video-tool: $(BENCH_VIDEO)

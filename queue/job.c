@@ -241,13 +241,22 @@ void job_spec_defaults(struct job_spec *j)
     j->max_attempts = 3;
 }
 
-double job_auto_chunk_seconds(double duration_s, int slots)
+int job_output_is_picture(const char *kind)
+{
+    return !strcmp(kind, "alpha") || !strcmp(kind, "alpha-packed") ||
+           !strcmp(kind, "greenscreen");
+}
+
+double job_auto_chunk_seconds(double duration_s, int slots, int picture)
 {
     if (!(duration_s > 0) || slots < 1)
         return JOB_CHUNK_SECONDS_DEFAULT;
     double waves = ceil(duration_s / (slots * (double)JOB_CHUNK_SECONDS_DEFAULT));
+    if (picture && waves < JOB_PICTURE_CHUNKS_PER_SLOT)
+        waves = JOB_PICTURE_CHUNKS_PER_SLOT;
     double c = duration_s / (waves * slots);
-    return c < JOB_CHUNK_SECONDS_MIN_AUTO ? JOB_CHUNK_SECONDS_MIN_AUTO : c;
+    double floor_s = picture ? JOB_CHUNK_SECONDS_MIN_PICTURE : JOB_CHUNK_SECONDS_MIN_AUTO;
+    return c < floor_s ? floor_s : c;
 }
 
 void job_new_id(char *buf, size_t n)
@@ -279,8 +288,7 @@ int job_id_valid(const char *id)
 
 int job_output_kind_valid(const char *k)
 {
-    return strcmp(k, "mask") == 0 || strcmp(k, "alpha") == 0 ||
-           strcmp(k, "alpha-packed") == 0 || strcmp(k, "greenscreen") == 0;
+    return strcmp(k, "mask") == 0 || job_output_is_picture(k);
 }
 
 int job_layout_valid(const char *l, int allow_auto)

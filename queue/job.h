@@ -82,12 +82,25 @@ struct chunk_task {
 #define JOB_CHUNK_SECONDS_DEFAULT 10
 #define JOB_CHUNK_SECONDS_MIN_AUTO 2
 
+/* A picture output (alpha-packed, greenscreen) re-encodes the whole frame:
+ * on a GPU without NVENC its CPU encode is the job's cost, 10-30 times a
+ * matte's (docs/PERF.md, "Passthrough"). Its chunks are shorter, at least
+ * JOB_PICTURE_CHUNKS_PER_SLOT a worker and down to one second, so the last
+ * chunks end together and every core works to the end of the job. */
+#define JOB_PICTURE_CHUNKS_PER_SLOT 4
+#define JOB_CHUNK_SECONDS_MIN_PICTURE 1
+
+/* 1 for output kinds that re-encode the picture ("alpha", "alpha-packed",
+ * "greenscreen"), 0 for the matte. */
+int job_output_is_picture(const char *kind);
+
 /* The chunk length for a source of duration_s over `slots` workers: at
  * most JOB_CHUNK_SECONDS_DEFAULT, at least JOB_CHUNK_SECONDS_MIN_AUTO, and
  * a whole number of waves of chunks, so the last wave keeps every worker
- * busy instead of leaving most of them idle at the tail. Unknown duration
- * or slots: the default. */
-double job_auto_chunk_seconds(double duration_s, int slots);
+ * busy instead of leaving most of them idle at the tail; for a picture
+ * output at least JOB_PICTURE_CHUNKS_PER_SLOT waves, at least
+ * JOB_CHUNK_SECONDS_MIN_PICTURE. Unknown duration or slots: the default. */
+double job_auto_chunk_seconds(double duration_s, int slots, int picture);
 
 /* Defaults: balanced, mask, chunk length chosen from the fleet (0),
  * priority 0, 3 attempts. */

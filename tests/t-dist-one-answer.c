@@ -44,25 +44,32 @@ static void make_clip(const char *path, int w, int h, const char *extra)
 static const char *H264 = "-c:v libx264 -preset ultrafast -g 10 -keyint_min 10 -sc_threshold 0";
 
 /* `vr-worker process` and `vrctl run` (2 CPU workers, chunks of `secs`
- * seconds) on `in` with config `cfg` (a file) and `profile`; outputs into a
- * and b. */
-static void both_paths_chunked(const char *in, const char *cfg, const char *profile, int secs,
-                               const char *a, const char *b)
+ * seconds) on `in` with config `cfg` (a file), `profile` and output kind
+ * `output`; outputs into a and b. */
+static void both_paths_output(const char *in, const char *cfg, const char *profile, int secs,
+                              const char *output, const char *a, const char *b)
 {
     char chunk[16];
     snprintf(chunk, sizeof chunk, "%d", secs);
     char log[300];
     snprintf(log, sizeof log, "%s/run.log", W);
-    const char *pargv[] = { "vr-worker", "process", "--cpu", "--profile", profile, "-c", cfg, in,
-                            "-o", a, NULL };
+    const char *pargv[] = { "vr-worker", "process", "--cpu", "--profile", profile, "-c", cfg,
+                            "--output", output, in, "-o", a, NULL };
     cr_assert_eq(tproc_run("vr-worker", pargv, NULL, 0), 0, "process failed on %s", in);
     const char *rargv[] = { "vrctl", "run", in, "-o", b, "--cpu", "--workers", "2",
-                            "--chunk-seconds", chunk, "--profile", profile, "-c", cfg, NULL };
+                            "--chunk-seconds", chunk, "--profile", profile, "-c", cfg,
+                            "--output", output, NULL };
     pid_t p = tproc_spawn("vrctl", rargv, log);
     int rc = tproc_wait(p, 180000);
     if (rc)
         tsh("tail -30 '%s' >&2", log);
     cr_assert_eq(rc, 0, "vrctl run failed on %s", in);
+}
+
+static void both_paths_chunked(const char *in, const char *cfg, const char *profile, int secs,
+                               const char *a, const char *b)
+{
+    both_paths_output(in, cfg, profile, secs, "mask", a, b);
 }
 
 static void both_paths(const char *in, const char *cfg, const char *profile, const char *a,
@@ -268,4 +275,32 @@ Test(dist_one_answer, quality_profile_keeps_the_source_timestamps)
     tv_free(&src);
     tv_free(&fa);
     tv_free(&fb);
+}
+
+/* A picture output: each chunk re-encodes the colour frames with the matte
+ * packed into the fisheye corners. With a lossless encoder (FFV1) every
+ * plane of every frame, every timestamp and the audio (ffmpeg's framemd5 of
+ * all streams) equal one `process`'s. The clip is a fisheye pair with its
+ * corners black, as the passthrough layout expects, and a sine track. */
+Test(dist_one_answer, alpha_packed_lossless_equal)
+{
+    char clip[300], cfg[300], a[300], b[300];
+    snprintf(clip, sizeof clip, "%s/street_FISHEYE190_sbs.mkv", W);
+    snprintf(cfg, sizeof cfg, "%s/lossless.json", W);
+    snprintf(a, sizeof a, "%s/process_alpha.mkv", W);
+    snprintf(b, sizeof b, "%s/fleet_alpha.mkv", W);
+    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -f lavfi -i sine=frequency=440:sample_rate="
+                     "48000 -t 5 -map 0:v -map 1:a -vf \"scale=640:240,geq=lum='if(lte(hypot("
+                     "mod(X,320)-160,Y-120),118),lum(X,Y),16)':cb='if(lte(hypot(mod(2*X,320)-160,"
+                     "2*Y-120),118),cb(X,Y),128)':cr='if(lte(hypot(mod(2*X,320)-160,2*Y-120),118),"
+                     "cr(X,Y),128)'\" -pix_fmt yuv420p %s -c:a aac '%s'", H264, clip), 0);
+    cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\"}' > '%s'", cfg), 0);
+    both_paths_output(clip, cfg, "fast", 2, "alpha-packed", a, b);
+    cr_assert_eq(tsh("ffmpeg -v error -i '%s' -f framemd5 - | grep -v '^#' > '%s.md5' && "
+                     "ffmpeg -v error -i '%s' -f framemd5 - | grep -v '^#' > '%s.md5'", a, a, b,
+                     b), 0);
+    cr_assert_eq(tsh("test $(grep -c '^0,' '%s.md5') -eq 50 && grep -q '^1,' '%s.md5'", a, a), 0,
+                 "the picture's 50 frames and the audio are not all there");
+    cr_assert_eq(tsh("cmp -s '%s.md5' '%s.md5' || { diff '%s.md5' '%s.md5' | head >&2; false; }",
+                     a, b, a, b), 0, "the fleet's alpha-packed output differs from process's");
 }

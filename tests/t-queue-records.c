@@ -186,17 +186,26 @@ Test(queue_records, durable_write_and_disk_full)
 Test(queue_records, auto_chunk_length_fills_whole_waves)
 {
     /* 40 s over 8 workers: one wave of 5 s; over 3: 2 waves of 6.67 s */
-    cr_assert_float_eq(job_auto_chunk_seconds(40, 8), 5.0, 1e-9);
-    cr_assert_float_eq(job_auto_chunk_seconds(40, 3), 40.0 / 6, 1e-9);
+    cr_assert_float_eq(job_auto_chunk_seconds(40, 8, 0), 5.0, 1e-9);
+    cr_assert_float_eq(job_auto_chunk_seconds(40, 3, 0), 40.0 / 6, 1e-9);
     /* an hour over 16: 10 s chunks (23 waves), never longer */
-    double c = job_auto_chunk_seconds(3600, 16);
+    double c = job_auto_chunk_seconds(3600, 16, 0);
     cr_assert_leq(c, JOB_CHUNK_SECONDS_DEFAULT);
     double chunks = 3600 / c, waves = chunks / 16;
     cr_assert_float_eq(waves, (double)(long)(waves + 0.5), 1e-9, "%g waves", waves);
     /* short clips: not below the floor; unknown figures: the default */
-    cr_assert_float_eq(job_auto_chunk_seconds(3, 8), JOB_CHUNK_SECONDS_MIN_AUTO, 1e-9);
-    cr_assert_float_eq(job_auto_chunk_seconds(0, 8), JOB_CHUNK_SECONDS_DEFAULT, 1e-9);
-    cr_assert_float_eq(job_auto_chunk_seconds(40, 0), JOB_CHUNK_SECONDS_DEFAULT, 1e-9);
+    cr_assert_float_eq(job_auto_chunk_seconds(3, 8, 0), JOB_CHUNK_SECONDS_MIN_AUTO, 1e-9);
+    cr_assert_float_eq(job_auto_chunk_seconds(0, 8, 0), JOB_CHUNK_SECONDS_DEFAULT, 1e-9);
+    cr_assert_float_eq(job_auto_chunk_seconds(40, 0, 0), JOB_CHUNK_SECONDS_DEFAULT, 1e-9);
+    /* a picture output: four waves at least, down to 1 s (40 s over 32
+     * workers: 1 s chunks, not one wave of 2 s that leaves cores idle at
+     * the tail); a long one keeps 10 s chunks */
+    cr_assert_float_eq(job_auto_chunk_seconds(40, 32, 1), JOB_CHUNK_SECONDS_MIN_PICTURE, 1e-9);
+    cr_assert_float_eq(job_auto_chunk_seconds(40, 2, 1), 5.0, 1e-9);
+    cr_assert_float_eq(job_auto_chunk_seconds(3600, 16, 1), job_auto_chunk_seconds(3600, 16, 0),
+                       1e-9);
+    cr_assert(job_output_is_picture("alpha") && job_output_is_picture("alpha-packed") &&
+              job_output_is_picture("greenscreen") && !job_output_is_picture("mask"));
     /* a spec may ask for auto (0) */
     const char *js = "{\"id\":\"a\",\"input\":\"/i\",\"output\":\"/o\",\"profile\":\"fast\","
                      "\"output_kind\":\"mask\",\"chunk_seconds\":0}";

@@ -27,6 +27,7 @@ struct process_args {
     const char *profile, *overrides, *metrics, *trace, *in, *out;
     int layout;                   /* -1 = auto */
     enum pipe_output output;
+    int encode_threads;           /* --encode-threads; 0 = one per core */
 };
 
 static volatile int cancel_flag; /* set by SIGINT / SIGTERM: the pipeline stops */
@@ -49,6 +50,7 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         { "output", required_argument, 0, 'O' },
         { "metrics", required_argument, 0, 'M' },
         { "trace", required_argument, 0, 'T' },
+        { "encode-threads", required_argument, 0, 'e' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -73,6 +75,10 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         case 'o': a->out = optarg; break;
         case 'M': a->metrics = optarg; break;
         case 'T': a->trace = optarg; break;
+        case 'e':
+            if (cli_opt_int("--encode-threads", optarg, 1, 256, &a->encode_threads))
+                return 2;
+            break;
         case 'l':
             if (!strcmp(optarg, "auto"))
                 a->layout = -1;
@@ -159,6 +165,7 @@ int cmd_process(int argc, char **argv)
     }
     o.layout = a.layout;
     o.output = a.output;
+    o.encode_threads = a.encode_threads;
     o.trace_path = a.trace;
     o.cancel = &cancel_flag;
     if (a.output == PIPE_OUT_ALPHA_PACKED && !strstr(a.out, "_alpha"))

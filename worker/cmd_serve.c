@@ -39,7 +39,8 @@ static void serve_on_signal(int sig)
  * --cpu) and `--slots 1`, which win over the earlier ones as getopt reads
  * them, so a child never spawns again however the options were spelled.
  * av: argc + 6 slots. */
-static void serve_argv_for(int argc, char **argv, const char *exe, const char *g, char **av)
+static void serve_argv_for(int argc, char **argv, const char *exe, const char *g,
+                           const char *host_slots, char **av)
 {
     int k = 0;
     av[k++] = (char *)exe;
@@ -52,6 +53,8 @@ static void serve_argv_for(int argc, char **argv, const char *exe, const char *g
     }
     av[k++] = "--slots";
     av[k++] = "1";
+    av[k++] = "--host-slots"; /* every worker this parent starts shares the cores */
+    av[k++] = (char *)host_slots;
     av[k] = NULL;
 }
 
@@ -83,7 +86,9 @@ static int serve_children(int argc, char **argv, int all, int gpu, int slots)
         return 1;
     }
     exe[len] = '\0';
-    char **av = calloc((size_t)argc + 6, sizeof *av);
+    char **av = calloc((size_t)argc + 8, sizeof *av);
+    char host_slots[16];
+    snprintf(host_slots, sizeof host_slots, "%d", n * slots);
     if (!av)
         return 1;
     struct sigaction sa = { 0 }; /* no SA_RESTART: a signal ends the wait below */
@@ -100,7 +105,7 @@ static int serve_children(int argc, char **argv, int all, int gpu, int slots)
             snprintf(name, sizeof name, "GPU %d worker %d", g, k % slots);
         else
             snprintf(name, sizeof name, "CPU worker %d", k);
-        serve_argv_for(argc, argv, exe, gpu >= 0 || all ? gs : NULL, av);
+        serve_argv_for(argc, argv, exe, gpu >= 0 || all ? gs : NULL, host_slots, av);
         vr_err e = { 0 };
         int i = sup_spawn(&sup, name, exe, av, NULL, 0, &e);
         if (i < 0) {
@@ -206,6 +211,7 @@ int cmd_serve(int argc, char **argv)
         { "max-chunks", required_argument, 0, 'm' },
         { "encode-threads", required_argument, 0, 'e' },
         { "slots", required_argument, 0, 'S' },
+        { "host-slots", required_argument, 0, 'H' },
         { 0, 0, 0, 0 }
     };
     struct serve s;
@@ -232,6 +238,10 @@ int cmd_serve(int argc, char **argv)
             break;
         case 'e':
             if (cli_opt_int("--encode-threads", optarg, 1, 256, &s.encode_threads))
+                return 2;
+            break;
+        case 'H':
+            if (cli_opt_int("--host-slots", optarg, 1, 4096, &s.host_slots))
                 return 2;
             break;
         case 'S': {

@@ -22,7 +22,8 @@ static const struct cli_cmd worker_cmds[] = {
       "show the version, build, libav and its encoders, GPUs (NVENC as recorded), tune cache, models", NULL },
     { "process", cmd_process, 0,
       "[--gpu N | --cpu] [--profile fast|balanced|quality] [-c FILE] [--layout auto|mono|sbs|tb]\n"
-      "        [--output mask|alpha-packed|greenscreen] [--metrics FILE] [--trace FILE] IN -o OUT",
+      "        [--output mask|alpha-packed|greenscreen] [--metrics FILE] [--trace FILE]\n"
+      "        [--encode-threads N] IN -o OUT",
       "segment a whole video: decode, segment, encode (audio and other streams copied)",
       "  --gpu N          NVDEC decode + CUDA engine on GPU N (default: GPU 0 if any, else CPU)\n"
       "  --cpu            CPU decode + C reference engine\n"
@@ -34,10 +35,11 @@ static const struct cli_cmd worker_cmds[] = {
       "                   (colour + matte in the fisheye corners, DeoVR-style) or greenscreen\n"
       "  --metrics FILE   per-stage latency histograms (p50/p95/p99), fps, GPU use as JSON\n"
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
+      "  --encode-threads N  threads of the CPU encoder (default: one per core)\n"
       "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
-      "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N]",
+      "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N] [--host-slots N]",
       "pull chunks from Redis and process them",
       "  --storage DIR      the storage root the controller writes to (same files)\n"
       "  --input-root DIR   chunks are read in place from the job's input, which must lie\n"
@@ -53,8 +55,11 @@ static const struct cli_cmd worker_cmds[] = {
       "  --heartbeat-ms N   heartbeat and lease renewal period (1000); keep it well\n"
       "                     under the controller's --lease-seconds\n"
       "  --max-chunks N     stop after N chunks (tests, batch nodes)\n"
-      "  --encode-threads N threads of the CPU matte encoder (default: one per core);\n"
-      "                     fewer when the host's cores are wanted elsewhere\n"
+      "  --encode-threads N threads of the CPU encoder (default: one per core; for a\n"
+      "                     picture output, 4 x cores / host slots); fewer when the\n"
+      "                     host's cores are wanted elsewhere\n"
+      "  --host-slots N     workers sharing this host's cores (set by serve --slots and\n"
+      "                     vrctl run for the workers they start; default 1)\n"
       "SIGTERM drains: the chunk in hand is finished, no more are taken.\n"
       "The engine (model, weights, CUDA graphs) stays loaded from one chunk to the\n"
       "next of the same profile and geometry; VR_WARM_ENGINE=0 rebuilds it for every\n"

@@ -634,6 +634,23 @@ static int open_input(struct pipe *p, const struct vio_in_opts *io, vr_err *err)
     return rc < 0 ? rc : 0;
 }
 
+/* A picture output re-encodes the whole frame on the CPU (GPUs without
+ * NVENC): with 32 workers on a 64-core host, an encoder with a thread per
+ * core each (the cores oversubscribed 32 times) reached 85% of the host's
+ * encode ceiling, four threads per core's share 95% (docs/PERF.md,
+ * "Passthrough"). The matte keeps a thread per core: its encodes come in
+ * bursts between decodes. */
+enum { PICTURE_THREADS_PER_SHARE = 4 };
+
+static int encode_threads(const struct pipe_opts *o, const struct output_plan *plan)
+{
+    if (o->encode_threads > 0 || plan->kind == PIPE_OUT_MASK || o->host_encoders <= 1)
+        return o->encode_threads;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long t = PICTURE_THREADS_PER_SHARE * cores / o->host_encoders;
+    return t < 2 ? 2 : t > cores ? (int)cores : (int)t;
+}
+
 static int open_all(struct pipe *p, const char *in, const char *tmp, const char *out, vr_err *err)
 {
     const struct pipe_opts *o = p->o;
@@ -671,7 +688,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
         .path = tmp, .format_name = out, .in = p->in, .w = p->plan.enc_w, .h = p->plan.enc_h,
         .pix_fmt = AV_PIX_FMT_YUV420P, .full_range = p->plan.full_range, .cfg = &o->cfg,
         .try_nvenc = p->gpu && gpu_may_have_nvenc(p), .copy_streams = 1,
-        .threads = o->encode_threads, .record_ts = o->ts_path != NULL,
+        .threads = encode_threads(o, &p->plan), .record_ts = o->ts_path != NULL,
         .matte = p->plan.kind == PIPE_OUT_MASK,
     };
     if ((rc = vio_out_open(&oo, &p->out, err)) < 0)

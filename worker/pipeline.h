@@ -29,7 +29,11 @@ struct pipe_opts {
                                 * references only; 0 = none */
     int64_t warmup_from_ms;    /* pre-roll frames from here on are segmented but not
                                 * output (the temporal filter's warm-up) */
-    int encode_threads;        /* CPU encoder threads; 0 = one per core */
+    int encode_threads;        /* CPU encoder threads; 0 = auto: one per core, or for a
+                                * picture output sharing the host with others, see
+                                * PICTURE_THREADS_PER_SHARE in pipeline.c */
+    int host_encoders;         /* encoders sharing this host's cores (serve --host-slots);
+                                * 0 or 1: this one alone */
     const struct remux_range *range; /* read only this range of `in` (a chunk read in place,
                                 * remux_range.h; its pre-roll replaces the two above), or
                                 * NULL: the whole file */

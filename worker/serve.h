@@ -29,6 +29,7 @@ struct serve {
     int hb_ms;                    /* heartbeat and lease renewal period */
     long long max_chunks;         /* stop after this many (0 = no limit) */
     int encode_threads;           /* --encode-threads (0: one per core) */
+    int host_slots;               /* --host-slots: workers sharing this host's cores (0: 1) */
     struct rq *q;                 /* main thread's connection */
     struct pipe_warm warm;        /* main thread's engine, kept across chunks */
     int cold;                     /* VR_WARM_ENGINE=0: a new engine per chunk */

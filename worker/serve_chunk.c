@@ -194,6 +194,7 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     o.backend = s->backend;
     o.gpu = s->gpu;
     o.encode_threads = s->encode_threads;
+    o.host_encoders = s->host_slots;
     /* the job's layout, decided once from the whole source (a chunk file
      * has neither its name nor, always, its metadata) */
     o.layout = t->layout[0] ? seg_layout_parse(t->layout) : -1;
