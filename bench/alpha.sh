@@ -25,6 +25,14 @@ mkdir -p "$OUTDIR" "$W" "$R"
 : > "$OUTDIR/alpha.txt"
 export VR_DATA_DIR=$PWD VR_TUNE_CACHE=${VR_TUNE_CACHE:-/tmp/vr-tune.json}
 log() { echo "$@" | tee -a "$OUTDIR/alpha.txt"; }
+# CPU busy (us + sy) from a vmstat 1 trace: the mean over the whole run, and
+# over its working phase (from the first second above half busy to the last)
+cpu_busy() {
+    awk 'NR > 2 { b[++n] = $13 + $14 } END {
+        for (i = 1; i <= n; i++) { s += b[i]; if (b[i] > 50) { if (!f) f = i; l = i } }
+        for (i = f; f && i <= l; i++) w += b[i]
+        printf "%.0f%% (%.0f%% working)", n ? s / n : 0, f ? w / (l - f + 1) : 0 }' "$1"
+}
 now() { date +%s.%N; }
 NGPU=$(nvidia-smi -L | wc -l)
 CORES=$(nproc)
@@ -40,8 +48,12 @@ log "clip: $FRAMES frames of 8192x4096 60 fps SBS HEVC, $(du -m "$CLIP" | cut -f
 CEIL=0
 SPLITS=${SPLITS:-$(n=1; while [ "$n" -le "$CORES" ]; do printf '%d ' "$n"; n=$((n * 2)); done)}
 for n in $SPLITS; do
+    vmstat 1 > "$R/ceiling-$n.vmstat" 2>&1 &
+    VMSTAT=$!
     line=$("$B/vrbench-video" encode-picture "$SHORT" $((n * 24 > 96 ? n * 24 : 96)) "$n" libx265 ultrafast 2>&1 | head -1)
-    log "$line"
+    kill "$VMSTAT" 2>/dev/null
+    wait "$VMSTAT" 2>/dev/null
+    log "$line; CPU $(cpu_busy "$R/ceiling-$n.vmstat") busy"
     fps=$(echo "$line" | awk '/^RESULT/ { print $3 }')
     CEIL=$(awk -v a="$CEIL" -v b="${fps:-0}" 'BEGIN { print (b > a) ? b : a }')
 done
@@ -60,6 +72,10 @@ if [ "${QUALITY:-1}" = 1 ]; then
 fi
 
 # ---- the product: vrctl run --output alpha ----
+# untimed first: the tune cache, the encoder probe and the page cache are
+# then warm for every timed run alike
+"$B/vrctl" run "$SHORT" -o "$W/warm_alpha.mkv" --output alpha > "$R/warm.log" 2>&1
+rm -f "$W/warm_alpha.mkv"
 for run in ${RUNS:-auto}; do
     args=
     [ "$run" = auto ] || args=$(echo "$run" | tr _ ' ')
@@ -73,11 +89,11 @@ for run in ${RUNS:-auto}; do
     t1=$(now)
     kill "$VMSTAT" 2>/dev/null
     wait "$VMSTAT" 2>/dev/null
-    cpu=$(awk 'NR > 2 { s += $13 + $14; n++ } END { printf "%.0f", n ? s / n : 0 }' "$R/$run.vmstat")
+    cpu=$(cpu_busy "$R/$run.vmstat")
     fps=$(awk -v f="$FRAMES" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", f / (b - a) }')
     log "vrctl run --output alpha ${args:-(defaults)}: rc $rc, $fps fps," \
         "$(awk -v a="$fps" -v c="$CEIL" 'BEGIN { printf "%.0f", (c > 0 ? 100 * a / c : 0) }')% of the" \
-        "ceiling, CPU $cpu% busy"
+        "ceiling, CPU $cpu busy"
     tr '\r' '\n' < "$R/$run.log" | grep -E "chunks of|workers:|encoder|error|cannot" | head -4 \
         | sed 's/^/    /' | tee -a "$OUTDIR/alpha.txt"
     kept=$(sed -n 's/^vrctl run: kept \([^ ]*\) .*/\1/p' "$R/$run.log" | tail -1)
