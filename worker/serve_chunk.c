@@ -329,11 +329,15 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         snprintf(reason, sizeof reason, "%s", e.msg[0] ? e.msg : vr_err_name(rc));
         vr_err fe = { 0 };
         int perm = serve_error_permanent(rc);
+        long long wait_ms = 0;
         rc = rq_chunk_fail_ex(s->q, msg->stream, s->name, msg->id, job, (int)idx, reason, perm,
-                              0, &fe);
+                              0, &wait_ms, &fe);
         if (rc == 2)
             log_error("job %s chunk %ld: dead-lettered after %d attempts%s", job, idx,
                       st->attempt, perm ? " (a permanent error: not retried)" : "");
+        else if (rc == 1)
+            rq_event(s->q, job, "chunk %ld: %s; tried again in %.1f s", idx, reason,
+                     wait_ms / 1000.0);
         rc = rc < 0 ? rc : 0;
     }
     serve_set_busy(s, NULL, NULL, 0, 0);

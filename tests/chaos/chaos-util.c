@@ -53,6 +53,17 @@ pid_t chaos_worker(int frame_ms, int commit_ms)
     return p;
 }
 
+pid_t chaos_worker_replace(int slot, int frame_ms)
+{
+    cr_assert(slot >= 0 && slot < CH.d.nw, "no worker in slot %d", slot);
+    chaos_kill9(&CH.d.w[slot]);
+    int nw = CH.d.nw;
+    CH.d.nw = slot; /* tdist_worker fills the next slot: this one */
+    pid_t p = chaos_worker(frame_ms, 0);
+    CH.d.nw = nw;
+    return p;
+}
+
 pid_t chaos_controller(void)
 {
     /* tdist_controller always keeps the chunks: the defaults are built here */
