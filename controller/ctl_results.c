@@ -42,6 +42,8 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind)
                      rq_record_ll(n), err);
         return ctl_job_fail(c, job, 0, reason);
     }
+    if (strcmp(kind, "undone") == 0)
+        return 0; /* a done chunk queued again (its output missing or damaged) */
     rq_event(c->q, job, "chunk %d done", idx);
     ctl_stitch_progress(c, job);
     return ctl_job_finish(c, job);

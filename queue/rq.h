@@ -225,7 +225,8 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
                    char *why, size_t whyn, vr_err *err);
 
 /* Commits a processed chunk after its output is durable: only if `consumer`
- * still owns `id`, records frames, fps and metrics in the chunk record, raises
+ * still owns `id`, records frames, fps, metrics and the output's checksum
+ * `sum` (storage_sum_fds; NULL: none) in the chunk record, raises
  * the job's counters once, XADDs the result and XACKs. Returns 1 committed,
  * 0 lease lost (nothing written, nothing acked), RQ_COMMIT_JOB_ENDED the job
  * is no longer splitting or running (acked, nothing counted, the chunk left
@@ -233,7 +234,7 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
 #define RQ_COMMIT_JOB_ENDED 2
 int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, const char *id,
                     const char *job, int idx, long long frames, double fps,
-                    const char *metrics_json, vr_err *err);
+                    const char *metrics_json, const char *sum, vr_err *err);
 
 /* ---- failures and retries ----
  *

@@ -92,7 +92,8 @@ static const char START_LUA[] =
     "end\n"
 
 /* KEYS: chunks, chunk, job, results, stats, stats histograms. ARGV: group,
- * consumer, id, frames, fps, metrics, now, job, idx. A chunk of an ended job
+ * consumer, id, frames, fps, metrics, now, job, idx, the output's sum
+ * (storage_sum_fds; '' none: the stitch then takes the file unchecked). A chunk of an ended job
  * is acked uncounted and left unfinished, so a cancelled job shows no
  * progress after the cancel and a retry runs the chunk again. A done chunk
  * drops the error of an earlier attempt (a reclaim's "stopped renewing its
@@ -116,7 +117,7 @@ static const char COMMIT_LUA[] =
     "end\n"
     "if redis.call('HGET', KEYS[2], 'state') ~= 'done' then\n"
     "  redis.call('HSET', KEYS[2], 'state', 'done', 'frames', ARGV[4], 'fps', ARGV[5],\n"
-    "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', ARGV[2])\n"
+    "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', ARGV[2], 'sum', ARGV[10])\n"
     "  redis.call('HINCRBY', KEYS[3], 'chunks_done', 1)\n"
     "  redis.call('HINCRBY', KEYS[3], 'frames_done', ARGV[4])\n"
     "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done')\n"
@@ -199,10 +200,14 @@ static const char CREATE_LUA[] =
     "           'max_attempts', ARGV[2], 'entry', nid, 'stream', KEYS[2])\n"
     "return 1\n";
 
-/* KEYS: chunk, chunks, job. ARGV: job, idx, mode (see rq.h), the workers'
- * group, the workers' heartbeat key prefix. Mode 0 leaves a chunk waiting
+/* KEYS: chunk, chunks, job, results. ARGV: job, idx, mode (see rq.h), the
+ * workers' group, the workers' heartbeat key prefix. Mode 0 leaves a chunk waiting
  * in the retry set (retry_at: its entry comes when due); the others take
- * it out of there (rq_retry_due then finds no retry_at and drops it). Mode 3 leaves a chunk whose
+ * it out of there (rq_retry_due then finds no retry_at and drops it).
+ * A done chunk requeued (its output missing or damaged) is undone: the
+ * job's counters and its own `commits` lowered, so the one commit of its
+ * recompute leaves it at 1 again, and an `undone` result says so in
+ * vr:results (its next `done` is the chunk's one live announcement). Mode 3 leaves a chunk whose
  * current entry is pending to a live worker (its heartbeat key exists)
  * alone and answers 2: a second entry would run it twice at once, and the
  * first worker's commit would be a zombie's. */
@@ -228,6 +233,9 @@ static const char REQUEUE_LUA[] =
     "end\n"
     "redis.call('HDEL', KEYS[1], 'retry_at')\n"
     "if cur[2] == 'done' then\n"
+    "  redis.call('HINCRBY', KEYS[1], 'commits', -1)\n"
+    "  redis.call('HDEL', KEYS[1], 'sum')\n"
+    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[1], 'idx', ARGV[2], 'kind', 'undone')\n"
     "  redis.call('HINCRBY', KEYS[3], 'chunks_done', -1)\n"
     "  redis.call('HINCRBY', KEYS[3], 'frames_done', -tonumber(cur[3] or '0'))\n"
     "end\n"
@@ -380,7 +388,7 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
 
 int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, const char *id,
                     const char *job, int idx, long long frames, double fps,
-                    const char *metrics_json, vr_err *err)
+                    const char *metrics_json, const char *sum, vr_err *err)
 {
     char ck[128], jk[128], now[32], fr[32], fp[32], ix[16];
     rq_key_chunk(ck, sizeof ck, job, idx);
@@ -390,9 +398,10 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
     snprintf(fp, sizeof fp, "%.3f", fps);
     snprintf(ix, sizeof ix, "%d", idx);
     const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_STATS, RQ_STATS_HIST, RQ_G_WORKERS,
-                         consumer, id, fr, fp, metrics_json ? metrics_json : "{}", now, job, ix };
+                         consumer, id, fr, fp, metrics_json ? metrics_json : "{}", now, job, ix,
+                         sum ? sum : "" };
     long long v = 0;
-    int rc = rq_eval_int(q, err, COMMIT_LUA, 6, kv, 15, &v);
+    int rc = rq_eval_int(q, err, COMMIT_LUA, 6, kv, 16, &v);
     return rc < 0 ? rc : (int)v;
 }
 
@@ -472,10 +481,10 @@ int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
     snprintf(ix, sizeof ix, "%d", idx);
     char mode[4];
     snprintf(mode, sizeof mode, "%d", force >= 0 && force <= 3 ? force : 0);
-    const char *kv[] = { ck, rq_record_stream(q, ck), jk, job, ix, mode, RQ_G_WORKERS,
-                         RQ_WORKER_PREFIX };
+    const char *kv[] = { ck, rq_record_stream(q, ck), jk, RQ_RESULTS, job, ix, mode,
+                         RQ_G_WORKERS, RQ_WORKER_PREFIX };
     long long v = 0;
-    int rc = rq_eval_int(q, err, REQUEUE_LUA, 3, kv, 8, &v);
+    int rc = rq_eval_int(q, err, REQUEUE_LUA, 4, kv, 9, &v);
     if (rc < 0)
         return rc;
     if (v < 0)

@@ -126,18 +126,18 @@ Test(queue_lease, late_worker_neither_commits_nor_acks)
     cr_assert_eq(take("B:cpu:2", &b, &st), 1);
 
     /* A finishes late: nothing recorded, B's delivery still pending. */
-    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, 10, 5.0, "{}", &e), 0);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, 10, 5.0, "{}", NULL, &e), 0);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 0);
     cr_assert_eq(pending(), 1);
     /* Its failure report is refused too (B owns the chunk). */
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, "boom", 0, &e), 0);
 
-    cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", NULL, &e), 1, "%s", e.msg);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);
     cr_assert_eq(hll("vr:job:j1", "frames_done"), 10);
     cr_assert_eq(pending(), 0);
     /* A duplicate commit (same owner, already acked) changes nothing. */
-    cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 0);
+    cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", NULL, &e), 0);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);
     rq_msg_release(&a);
     rq_msg_release(&b);
@@ -152,7 +152,7 @@ Test(queue_lease, trim_keeps_pending_and_undelivered)
     struct rq_start st;
     cr_assert_eq(take("A:0:x", &m0, &st), 1);  /* idx 0: pending */
     cr_assert_eq(take("A:0:x", &m1, &st), 1);  /* idx 1: committed */
-    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m1.id, "j1", 1, 5, 1, "{}", &e), 1);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m1.id, "j1", 1, 5, 1, "{}", NULL, &e), 1);
     /* idx 2: never delivered */
     cr_assert_eq(rq_trim_safe(Q, RQ_CHUNKS, &e), 0, "%s", e.msg);
     redisReply *r = rq_cmd(Q, &e, "XLEN %s", RQ_CHUNKS);
@@ -160,7 +160,7 @@ Test(queue_lease, trim_keeps_pending_and_undelivered)
     freeReplyObject(r);
 
     /* Once 0 is done, 0 and 1 can go; 2 (undelivered) must stay. */
-    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m0.id, "j1", 0, 5, 1, "{}", &e), 1);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m0.id, "j1", 0, 5, 1, "{}", NULL, &e), 1);
     cr_assert_geq(rq_trim_safe(Q, RQ_CHUNKS, &e), 1);
     struct rq_msg m2 = { 0 };
     cr_assert_eq(take("A:0:x", &m2, &st), 1);
@@ -269,7 +269,7 @@ Test(queue_lease, cancel_mid_chunk_renew_says_so_and_commit_counts_nothing)
     r = rq_cmd(Q, &e, "HSET vr:job:j1 state cancelled");
     freeReplyObject(r);
     cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", &e), RQ_RENEW_JOB_ENDED);
-    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 0, 10, 5.0, "{}", &e),
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 0, 10, 5.0, "{}", NULL, &e),
                  RQ_COMMIT_JOB_ENDED, "%s", e.msg);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 0, "a cancelled job's chunk was counted");
     cr_assert_eq(pending(), 0, "the entry of the ended job stays pending");
