@@ -238,6 +238,12 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
                      const struct job_spec *js, const struct job_manifest *man,
                      const struct ctl_paths *p, vr_err *err);
 
+/* 1 when running job id is this controller's: it holds it (its name on
+ * the job), or the holder's heartbeat key expired and this one claimed it
+ * now; 0 when another live controller holds it. Only the holder stitches
+ * a job ahead and at its end. */
+int ctl_job_mine(struct ctl *c, const char *id);
+
 /* Queues done chunk i of a running job again (its output damaged or
  * missing): the job's counters and the chunk's commits lowered, a new
  * entry. Returns rq_chunk_requeue_lost's answer (logged when <0). */

@@ -159,13 +159,28 @@ static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
     return t;
 }
 
+int ctl_job_mine(struct ctl *c, const char *id)
+{
+    char jk[128], owner[160] = "";
+    rq_key_job(jk, sizeof jk, id);
+    if (rq_hget(c->q, jk, "controller", owner, sizeof owner, NULL) < 0)
+        return 0;
+    if (!strcmp(owner, c->name))
+        return 1;
+    /* taken only when its holder's heartbeat key expired (or it has none) */
+    return rq_job_claim(c->q, id, "", "running", c->name, NULL, NULL) == 1;
+}
+
 void ctl_stitch_progress(struct ctl *c, const char *id)
 {
     char state[32] = "";
     if (rq_job_state(c->q, id, state, sizeof state, NULL) < 0)
         return;
     struct ctl_stitch *t = ctl_stitch_find(c, id);
-    if (strcmp(state, "running")) {
+    /* one stitch ahead per job, the holder's: every controller's audit
+     * and result handling come here, and each stitched every job ahead
+     * into a temp of its own (issue 26, finding 8) */
+    if (strcmp(state, "running") || !ctl_job_mine(c, id)) {
         if (t)
             ctl_stitch_remove(c, t);
         return;
@@ -427,6 +442,13 @@ int ctl_job_finish(struct ctl *c, const char *id)
         rq_job_number(c->q, id, "chunks_total", &total, &e) < 0)
         return e.code;
     if (total <= 0 || done < total)
+        return 0;
+    /* a running job is stitched by its holder, whose stitch ahead it
+     * continues (a stitching one by whoever takes a dead holder's over) */
+    char state[32] = "";
+    if (rq_job_state(c->q, id, state, sizeof state, &e) < 0)
+        return e.code;
+    if (!strcmp(state, "running") && !ctl_job_mine(c, id))
         return 0;
     long long token = 0;
     int rc = rq_job_claim(c->q, id, "running", "stitching", c->name, &token, &e);
