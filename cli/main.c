@@ -49,7 +49,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       "                     --output-root (default: its storage root), or the job fails\n"
       VRCTL_SPEC_HELP
       "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
-      "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
+      "  --max-attempts N   failures of a chunk before it is dead-lettered (3); each\n"
+      "                     retry waits a backoff (2 s, doubling); a worker's death\n"
+      "                     is not counted here (its own limit: 10)\n"
       "  --wait             show progress until the job ends; exit 0 only when done\n" },
     { "status", cmd_status, CLI_NEEDS_REDIS, "[JOB] [--json]", "show jobs and their progress",
       "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n"

@@ -7,6 +7,7 @@
 #include "storage.h"
 
 #include "log.h"
+#include "sha256.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,6 +31,37 @@ int storage_errno(int e, const char *what, const char *path, vr_err *err)
     if (e == ENOENT)
         return vr_err_set(err, VR_ENOENT, "%s %s: %s", what, path, strerror(e));
     return vr_err_set(err, VR_EIO, "%s %s: %s", what, path, strerror(e));
+}
+
+/* ---- checksums ---- */
+
+int storage_sum_fds(const int *fds, int n, char out[STORAGE_SUM_LEN], vr_err *err)
+{
+    enum { BUF = 1 << 20 };
+    unsigned char *buf = malloc(BUF), d[SHA256_DIGEST_LEN];
+    if (!buf)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    struct sha256 h;
+    sha256_init(&h);
+    for (int i = 0; i < n; i++) {
+        off_t at = 0;
+        ssize_t got;
+        while ((got = pread(fds[i], buf, BUF, at)) > 0) {
+            sha256_update(&h, buf, (size_t)got);
+            at += got;
+        }
+        if (got < 0) {
+            int e = errno;
+            free(buf);
+            return vr_err_set(err, VR_EIO, "cannot read a file to sum it: %s", strerror(e));
+        }
+    }
+    free(buf);
+    sha256_final(&h, d);
+    char hex[SHA256_HEX_LEN];
+    sha256_hex(d, hex);
+    snprintf(out, STORAGE_SUM_LEN, "sha256:%s", hex);
+    return 0;
 }
 
 /* ---- paths ---- */

@@ -25,6 +25,20 @@ int storage_mkdirs(const char *dir, vr_err *err);
 /* fsync()s the file, then its directory, so a rename into it is durable. */
 int storage_sync_file(const char *path, vr_err *err);
 
+/* ---- checksums of stored files ----
+ *
+ * A chunk's output is summed by its worker once it is durable, the sum
+ * recorded with its commit, and summed again when the stitch takes it: a
+ * file damaged or truncated on the storage in between (a bit flip, a
+ * half-written copy) is computed again instead of stitched (issue 26,
+ * finding 7). "sha256:<64 hex>" over the files' bytes in order. */
+#define STORAGE_SUM_LEN (7 + 64 + 1)
+
+/* The sum of the n open files fds (read from offset 0 with pread, the
+ * offsets left alone) into out (STORAGE_SUM_LEN bytes). VR_EIO on a read
+ * error. */
+int storage_sum_fds(const int *fds, int n, char out[STORAGE_SUM_LEN], vr_err *err);
+
 /* ---- atomic files: the one place a file is made durable ----
  *
  * A file appears whole or not at all: it is written under a temporary name

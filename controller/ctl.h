@@ -228,10 +228,26 @@ void ctl_paths_unmask(const struct ctl_paths *p, const struct job_spec *js, vr_e
 
 /* Adds chunk i of job id to the stitch *s, its output opened beneath the
  * storage root; begins the stitch (*s NULL) with the job's files p, open
- * with CTL_PATHS_OUTPUT, which must stay open until the stitch ends. */
+ * with CTL_PATHS_OUTPUT, which must stay open until the stitch ends.
+ * Returns 0, <0, or CTL_CHUNK_DAMAGED: the output (or its sidecar) does
+ * not match the checksum its commit recorded (damaged or truncated on the
+ * storage since): nothing added, said in the log and the job's events; the
+ * caller requeues the chunk (ctl_chunk_redo). */
+#define CTL_CHUNK_DAMAGED 1
 int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher **s,
                      const struct job_spec *js, const struct job_manifest *man,
                      const struct ctl_paths *p, vr_err *err);
+
+/* 1 when running job id is this controller's: it holds it (its name on
+ * the job), or the holder's heartbeat key expired and this one claimed it
+ * now; 0 when another live controller holds it. Only the holder stitches
+ * a job ahead and at its end. */
+int ctl_job_mine(struct ctl *c, const char *id);
+
+/* Queues done chunk i of a running job again (its output damaged or
+ * missing): the job's counters and the chunk's commits lowered, a new
+ * entry. Returns rq_chunk_requeue_lost's answer (logged when <0). */
+int ctl_chunk_redo(struct ctl *c, const char *id, int i);
 
 /* Opens rel beneath the storage root without following links: a file to
  * read, or (dir) a directory created as needed. Returns the descriptor

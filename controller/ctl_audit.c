@@ -46,6 +46,7 @@ static int ctl_reclaim_stream(struct ctl *c, const char *stream)
 
 int ctl_reclaim(struct ctl *c)
 {
+    rq_retry_due(c->q, NULL); /* failed chunks whose backoff ended */
     int a = ctl_reclaim_stream(c, RQ_CHUNKS_HI);
     int b = ctl_reclaim_stream(c, RQ_CHUNKS);
     return a < 0 ? a : b < 0 ? b : a + b;

@@ -22,20 +22,28 @@
 int ctl_result(struct ctl *c, const char *job, int idx, const char *kind)
 {
     if (strcmp(kind, "dead") == 0) {
-        char ck[128], err[400] = "", att[16] = "?", perm[4] = "";
+        char ck[128], err[400] = "", att[16] = "?", perm[4] = "", by[16] = "", n[16] = "?";
         rq_key_chunk(ck, sizeof ck, job, idx);
         rq_hget(c->q, ck, "error", err, sizeof err, NULL);
         rq_hget(c->q, ck, "attempts", att, sizeof att, NULL);
         rq_hget(c->q, ck, "permanent", perm, sizeof perm, NULL);
+        rq_hget(c->q, ck, "dead_by", by, sizeof by, NULL);
+        int deaths = !strcmp(by, "deaths");
+        rq_hget(c->q, ck, deaths ? "deaths" : "failures", n, sizeof n, NULL);
         char reason[512];
         if (!strcmp(perm, "1"))
             snprintf(reason, sizeof reason, "chunk %d failed with a permanent error (attempt %s, "
                      "not retried): %s", idx, att, err);
+        else if (deaths)
+            snprintf(reason, sizeof reason, "chunk %d lost its worker %lld times (each one "
+                     "stopped renewing its lease), dead-lettered: %s", idx, rq_record_ll(n), err);
         else
-            snprintf(reason, sizeof reason, "chunk %d failed %s times, dead-lettered: %s", idx,
-                     att, err);
+            snprintf(reason, sizeof reason, "chunk %d failed %lld times, dead-lettered: %s", idx,
+                     rq_record_ll(n), err);
         return ctl_job_fail(c, job, 0, reason);
     }
+    if (strcmp(kind, "undone") == 0)
+        return 0; /* a done chunk queued again (its output missing or damaged) */
     rq_event(c->q, job, "chunk %d done", idx);
     ctl_stitch_progress(c, job);
     return ctl_job_finish(c, job);

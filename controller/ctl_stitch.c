@@ -145,6 +145,11 @@ static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
         rc = ctl_paths_open(c, &t->js, CTL_PATHS_OUTPUT, &t->files, &e);
     if (rc == 0)
         rc = ctl_stitch_chunk(c, id, 0, &t->s, &t->js, &t->man, &t->files, &e);
+    if (rc == CTL_CHUNK_DAMAGED) { /* begun again once it is recomputed */
+        ctl_chunk_redo(c, id, 0);
+        ctl_stitch_remove(c, t);
+        return NULL;
+    }
     if (rc < 0) {
         log_warn("job %s: cannot stitch ahead (%s); the whole stitch waits for the last chunk",
                  id, e.msg);
@@ -154,13 +159,28 @@ static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
     return t;
 }
 
+int ctl_job_mine(struct ctl *c, const char *id)
+{
+    char jk[128], owner[160] = "";
+    rq_key_job(jk, sizeof jk, id);
+    if (rq_hget(c->q, jk, "controller", owner, sizeof owner, NULL) < 0)
+        return 0;
+    if (!strcmp(owner, c->name))
+        return 1;
+    /* taken only when its holder's heartbeat key expired (or it has none) */
+    return rq_job_claim(c->q, id, "", "running", c->name, NULL, NULL) == 1;
+}
+
 void ctl_stitch_progress(struct ctl *c, const char *id)
 {
     char state[32] = "";
     if (rq_job_state(c->q, id, state, sizeof state, NULL) < 0)
         return;
     struct ctl_stitch *t = ctl_stitch_find(c, id);
-    if (strcmp(state, "running")) {
+    /* one stitch ahead per job, the holder's: every controller's audit
+     * and result handling come here, and each stitched every job ahead
+     * into a temp of its own (issue 26, finding 8) */
+    if (strcmp(state, "running") || !ctl_job_mine(c, id)) {
         if (t)
             ctl_stitch_remove(c, t);
         return;
@@ -172,7 +192,12 @@ void ctl_stitch_progress(struct ctl *c, const char *id)
         if (!ctl_chunk_ready(c, id, next, t->man.ranges))
             return;
         vr_err e = { 0 };
-        if (ctl_stitch_chunk(c, id, next, &t->s, &t->js, &t->man, &t->files, &e) < 0) {
+        int rc = ctl_stitch_chunk(c, id, next, &t->s, &t->js, &t->man, &t->files, &e);
+        if (rc == CTL_CHUNK_DAMAGED) { /* the stitch waits for its recompute */
+            ctl_chunk_redo(c, id, next);
+            return;
+        }
+        if (rc < 0) {
             log_warn("job %s: stitching ahead stopped at chunk %d (%s); the whole stitch waits "
                      "for the last chunk", id, next, e.msg);
             remux_stitch_abort(&t->s);
@@ -277,6 +302,38 @@ static int ctl_chunk_open(struct ctl *c, const char *id, int i, int sidecar, cha
     return ctl_storage_open(c, rel, 0, fdp, nfdp, err);
 }
 
+/* 1 when chunk i's files (fd, and tfd when >= 0) are what its commit
+ * summed, or the commit recorded no sum (a worker from before sums); 0
+ * damaged (said in the log and the events); <0 unreadable. */
+static int ctl_chunk_sum_ok(struct ctl *c, const char *id, int i, int fd, int tfd,
+                            const char *real, vr_err *err)
+{
+    char ck[128], want[STORAGE_SUM_LEN] = "", got[STORAGE_SUM_LEN];
+    rq_key_chunk(ck, sizeof ck, id, i);
+    int rc = rq_hget(c->q, ck, "sum", want, sizeof want, err);
+    if (rc <= 0 || !want[0])
+        return rc < 0 ? rc : 1;
+    int fds[2] = { fd, tfd };
+    if ((rc = storage_sum_fds(fds, tfd >= 0 ? 2 : 1, got, err)) < 0)
+        return rc;
+    if (!strcmp(want, got))
+        return 1;
+    log_warn("job %s: chunk %d's output %s does not match the checksum of its commit (damaged "
+             "or truncated on the storage since); computed again, not stitched", id, i, real);
+    rq_event(c->q, id, "chunk %d: its output does not match its checksum (damaged or truncated "
+             "on the storage); computed again", i);
+    return 0;
+}
+
+int ctl_chunk_redo(struct ctl *c, const char *id, int i)
+{
+    vr_err e = { 0 };
+    int rc = rq_chunk_requeue_lost(c->q, id, i, 1, &e);
+    if (rc < 0)
+        log_warn("job %s: cannot queue chunk %d again: %s", id, i, e.msg);
+    return rc;
+}
+
 int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher **s,
                      const struct job_spec *js, const struct job_manifest *man,
                      const struct ctl_paths *p, vr_err *err)
@@ -290,6 +347,8 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
     if (man->ranges && (tfd = ctl_chunk_open(c, id, i, 1, tsp, sizeof tsp, tsreal,
                                              sizeof tsreal, err)) < 0)
         rc = tfd;
+    else if ((rc = ctl_chunk_sum_ok(c, id, i, fd, tfd, real, err)) <= 0)
+        rc = rc < 0 ? rc : CTL_CHUNK_DAMAGED;
     else if (man->ranges) /* chunks read in place: the stitch reads no source */
         rc = *s ? remux_stitch_add_ts(*s, fdp, tsp, err)
                 : remux_stitch_begin_ranges(fdp, tsp, man->nchunks, p->out_path, s, err);
@@ -334,20 +393,24 @@ static int ctl_may_publish(void *ctx, vr_err *err)
  * with it). */
 static int ctl_stitch_rest(struct ctl *c, const char *id, long long token,
                            const struct job_spec *js, const struct job_manifest *man,
-                           struct ctl_paths *p, int *ahead, long long *frames, vr_err *err)
+                           struct ctl_paths *p, int *ahead, long long *frames, int *damaged,
+                           vr_err *err)
 {
     struct ctl_paths taken;
     struct remux_stitcher *s = ctl_stitch_take(c, id, &taken);
-    int rc = 0;
+    int rc = 0, i = 0;
     if (s) {
         ctl_paths_close(p);
         *p = taken;
-    } else if ((rc = ctl_stitch_chunk(c, id, 0, &s, js, man, p, err)) < 0) {
+    } else if ((rc = ctl_stitch_chunk(c, id, 0, &s, js, man, p, err)) != 0) {
+        *damaged = 0;
         return rc;
     }
     *ahead = remux_stitch_added(s);
-    for (int i = *ahead; rc == 0 && i < man->nchunks; i++)
+    for (i = *ahead; rc == 0 && i < man->nchunks; i++)
         rc = ctl_stitch_chunk(c, id, i, &s, js, man, p, err);
+    if (rc == CTL_CHUNK_DAMAGED)
+        *damaged = i - 1;
     if (rc == 0) {
         *frames = remux_stitch_frames(s);
         struct ctl_claim k = { c, id, token };
@@ -359,6 +422,18 @@ static int ctl_stitch_rest(struct ctl *c, const char *id, long long token,
     return rc;
 }
 
+/* A chunk found damaged at the stitch: the job runs again (a worker skips
+ * a chunk of a job that is not running) and the chunk is queued again; the
+ * stitch comes back when it is recomputed. */
+static int ctl_stitch_redo(struct ctl *c, const char *id, long long token, int idx)
+{
+    vr_err e = { 0 };
+    int rc = rq_job_reopen(c->q, id, c->name, token, &e);
+    if (rc > 0)
+        ctl_chunk_redo(c, id, idx);
+    return rc < 0 ? e.code : 0;
+}
+
 int ctl_job_finish(struct ctl *c, const char *id)
 {
     vr_err e = { 0 };
@@ -367,6 +442,13 @@ int ctl_job_finish(struct ctl *c, const char *id)
         rq_job_number(c->q, id, "chunks_total", &total, &e) < 0)
         return e.code;
     if (total <= 0 || done < total)
+        return 0;
+    /* a running job is stitched by its holder, whose stitch ahead it
+     * continues (a stitching one by whoever takes a dead holder's over) */
+    char state[32] = "";
+    if (rq_job_state(c->q, id, state, sizeof state, &e) < 0)
+        return e.code;
+    if (!strcmp(state, "running") && !ctl_job_mine(c, id))
         return 0;
     long long token = 0;
     int rc = rq_job_claim(c->q, id, "running", "stitching", c->name, &token, &e);
@@ -418,7 +500,12 @@ int ctl_job_finish(struct ctl *c, const char *id)
         char base[JOB_PATH_MAX];
         snprintf(base, sizeof base, "%s", js.output);
         storage_drop_temps_of(files.out_dir, basename(base));
-        rc = ctl_stitch_rest(c, id, token, &js, &man, &files, &ahead, &frames, &e);
+        int damaged = -1;
+        rc = ctl_stitch_rest(c, id, token, &js, &man, &files, &ahead, &frames, &damaged, &e);
+        if (rc == CTL_CHUNK_DAMAGED) {
+            rc = ctl_stitch_redo(c, id, token, damaged);
+            goto out;
+        }
     }
     if (rc == VR_ECANCELED) {
         log_warn("job %s: %s; its temporary output removed", id, e.msg);

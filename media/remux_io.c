@@ -103,6 +103,8 @@ int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
     snprintf(o->path, sizeof o->path, "%s", path);
     o->tmp[0] = '\0';
     o->fd = -1;
+    for (int i = 0; i <= REMUX_MAX_REORDER; i++)
+        o->pts_buf[i] = AV_NOPTS_VALUE;
     int rc;
     if (!fmt && (rc = remux_out_check(path, err)) < 0)
         return rc;
@@ -183,6 +185,29 @@ int remux_out_finish(struct remux_out *o, vr_err *err)
     return rc < 0 ? rc : remux_out_commit(o, err);
 }
 
+/* A packet with a pts and no dts (Matroska sources with B-frames give
+ * some) gets the dts the muxer would compute itself: the lowest of the
+ * last video_delay + 1 pts, the first ones extrapolated by the duration.
+ * The muxer warned "Timestamps are unset ... Fix your code" once a chunk
+ * cut for it (issue 26, finding 9); the bytes written are the same. */
+static void remux_out_fill_dts(struct remux_out *o, AVPacket *pkt)
+{
+    int delay = o->oc->streams[0]->codecpar->video_delay;
+    if (pkt->pts == AV_NOPTS_VALUE || pkt->dts != AV_NOPTS_VALUE || delay < 0 ||
+        delay > REMUX_MAX_REORDER)
+        return;
+    int64_t *b = o->pts_buf;
+    b[0] = pkt->pts;
+    for (int i = 1; i < delay + 1 && b[i] == AV_NOPTS_VALUE; i++)
+        b[i] = pkt->pts + (i - delay - 1) * pkt->duration;
+    for (int i = 0; i < delay && b[i] > b[i + 1]; i++) {
+        int64_t t = b[i];
+        b[i] = b[i + 1];
+        b[i + 1] = t;
+    }
+    pkt->dts = b[0];
+}
+
 /* Writes pkt (source time base) into chunk o on a timeline that starts at
  * `base`, as the chunk's stream 0; *pts gets the pts written (chunk time
  * base). pkt's timestamps are changed. */
@@ -195,6 +220,7 @@ int remux_out_write(struct remux_out *o, AVPacket *pkt, int64_t base, AVRational
     if (pkt->dts != AV_NOPTS_VALUE)
         pkt->dts -= base;
     av_packet_rescale_ts(pkt, tb, o->oc->streams[0]->time_base);
+    remux_out_fill_dts(o, pkt);
     *pts = pkt->pts;
     int ret = av_write_frame(o->oc, pkt);
     return ret < 0 ? remux_averr(ret, "cannot write", o->path, err) : 0;

@@ -26,10 +26,15 @@ static inline int64_t remux_ts(const AVPacket *p)
 }
 
 /* An output under a temporary name beside `path` until remux_out_finish. */
+#define REMUX_MAX_REORDER 16    /* libavformat's MAX_REORDER_DELAY */
+
 struct remux_out {
     AVFormatContext *oc;
     char tmp[STORAGE_PATH_MAX], path[STORAGE_PATH_MAX];
     int fd;                      /* the temporary file, open while tmp[0] (else -1) */
+    /* remux_out_write: the last pts of stream 0, lowest first, from which a
+     * packet without a dts gets one (remux_out_open fills it with NOPTS) */
+    int64_t pts_buf[REMUX_MAX_REORDER + 1];
 };
 
 /* Opens o for writing with copies of the streams `copy` of ic; `fmt` names

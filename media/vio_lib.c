@@ -16,16 +16,6 @@
 
 /* ---- log ---- */
 
-/* libav lines said at warn that are ours to know, not the user's: the
- * copy split hands the Matroska muxer some packets without timestamps, and
- * the stitch gives every frame the source's time anyway, so the muxer's
- * "Timestamps are unset ... Fix your code" came once a chunk cut and told
- * a user nothing to do (issue 26, finding 9). Kept at debug. */
-static int vio_lib_quiet(const char *line)
-{
-    return strstr(line, "Timestamps are unset in a packet") != NULL;
-}
-
 static enum log_level vio_lib_level(int av_level)
 {
     if (av_level <= AV_LOG_ERROR)
@@ -62,8 +52,7 @@ static void vio_lib_log(void *ptr, int level, const char *fmt, va_list vl)
         line[--len] = '\0';
     const char *who = vio_lib_who(ptr);
     if (len > 0)
-        log_msg(vio_lib_quiet(line) ? LOG_DEBUG : vio_lib_level(level), "libav%s%s: %s",
-                who ? " " : "", who ? who : "", line);
+        log_msg(vio_lib_level(level), "libav%s%s: %s", who ? " " : "", who ? who : "", line);
     len = 0;
 }
 

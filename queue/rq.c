@@ -314,18 +314,20 @@ int rq_backoff(struct rq *q)
 
 /* What a lost connection means, in words: hiredis hands over the system's
  * error text, and "Resource temporarily unavailable" (its command timeout)
- * or "Broken pipe" told users nothing about Redis (issue 26, finding 9). */
+ * or "Broken pipe" told users nothing about Redis (issue 26, finding 9):
+ * the message says "Redis connection timed out" or "Redis connection
+ * lost", and what the system said only for another error. */
 static const char *rq_lost_why(const struct rq *q, char *buf, size_t n)
 {
     const char *e = q->c && q->c->errstr[0] ? q->c->errstr : "";
-    if (!e[0])
-        snprintf(buf, n, "connection lost");
-    else if (strstr(e, "Resource temporarily unavailable") || strstr(e, "timed out"))
-        snprintf(buf, n, "no answer within the command timeout (%s)", e);
-    else if (strstr(e, "Broken pipe") || strstr(e, "Connection reset"))
-        snprintf(buf, n, "the server closed the connection (%s)", e);
+    if (strstr(e, "Resource temporarily unavailable") || strstr(e, "timed out"))
+        snprintf(buf, n, "Redis connection timed out (no answer within %.1f s)",
+                 q->timeout_ms / 1000.0);
+    else if (!e[0] || strstr(e, "Broken pipe") || strstr(e, "Connection reset") ||
+             strstr(e, "closed the connection"))
+        snprintf(buf, n, "Redis connection lost (the server closed it)");
     else
-        snprintf(buf, n, "%s", e);
+        snprintf(buf, n, "Redis connection lost (%s)", e);
     return buf;
 }
 
@@ -338,7 +340,7 @@ static redisReply *rq_finish(struct rq *q, redisReply *r, vr_err *err)
         rq_lost_why(q, why, sizeof why);
         vr_err_set(err, VR_EREDIS, "redis %s: %s", q->url_text, why);
         if (!q->warned_down)
-            log_warn("redis %s: connection lost (%s); retrying with backoff", q->url_text, why);
+            log_warn("redis %s: %s; retrying with backoff", q->url_text, why);
         q->warned_down = 1;
         rq_drop(q);
         return NULL;

@@ -51,6 +51,7 @@
 #define RQ_ACTIVE   "vr:active"    /* set: jobs a controller must look after */
 #define RQ_STATS    "vr:stats"     /* hash: fleet counters (rq_fleetstats.h) */
 #define RQ_STATS_HIST "vr:stats:hist" /* hash: fleet stage histograms (rq_fleetstats.h) */
+#define RQ_RETRY    "vr:retry"     /* sorted set: "<job>/<idx>" waiting out a backoff, by due ms */
 #define RQ_CLEANUP  "vr:cleanup"   /* sorted set: done jobs whose chunk files go, by due ms */
 #define RQ_NOTIFY   "vr:notify"    /* sorted set: webhook deliveries by due time (rq_notify.h) */
 #define RQ_WORKER_PREFIX     "vr:worker:"     /* + name: hash with a TTL (heartbeat) */
@@ -224,7 +225,8 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
                    char *why, size_t whyn, vr_err *err);
 
 /* Commits a processed chunk after its output is durable: only if `consumer`
- * still owns `id`, records frames, fps and metrics in the chunk record, raises
+ * still owns `id`, records frames, fps, metrics and the output's checksum
+ * `sum` (storage_sum_fds; NULL: none) in the chunk record, raises
  * the job's counters once, XADDs the result and XACKs. Returns 1 committed,
  * 0 lease lost (nothing written, nothing acked), RQ_COMMIT_JOB_ENDED the job
  * is no longer splitting or running (acked, nothing counted, the chunk left
@@ -232,24 +234,48 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
 #define RQ_COMMIT_JOB_ENDED 2
 int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, const char *id,
                     const char *job, int idx, long long frames, double fps,
-                    const char *metrics_json, vr_err *err);
+                    const char *metrics_json, const char *sum, vr_err *err);
+
+/* ---- failures and retries ----
+ *
+ * A chunk's record counts `attempts` (deliveries started), `failures` (the
+ * chunk's own: its worker reported an error) and `deaths` (its worker
+ * stopped renewing the lease: killed, stopped, partitioned; not the
+ * chunk's fault, so it has its own, higher limit). A failure with attempts
+ * left waits out a backoff in the retry set (vr:retry) before its entry
+ * is added: RQ_RETRY_BASE_MS * 2^(failures-1), at most RQ_RETRY_CAP_MS,
+ * plus up to half of it at random, so a transient fault (read-only or
+ * full storage, an I/O error, Redis timing out) has seconds to pass (with
+ * the default 3 attempts, at least 6 s) and chunks failing together do
+ * not come back together. A death is requeued at once. */
+#define RQ_RETRY_BASE_MS 2000
+#define RQ_RETRY_CAP_MS  60000
+#define RQ_MAX_DEATHS    10
 
 /* A failed attempt. With consumer != NULL: the worker reports its own failure
- * (owner checked). With consumer == NULL: the controller reclaims an entry
- * idle for at least min_idle_ms (atomic XCLAIM, so a renewal in between
- * wins). Then: attempts >= max -> dead-letter (vr:dead + a "dead" result),
- * else requeue under a new entry id. Returns 1 requeued, 2 dead-lettered,
- * 0 not taken (renewed, lost or stale), <0 error. */
+ * (owner checked; a failure). With consumer == NULL: the controller reclaims
+ * an entry idle for at least min_idle_ms (atomic XCLAIM, so a renewal in
+ * between wins; a death). Then: failures >= max_attempts or deaths >=
+ * RQ_MAX_DEATHS -> dead-letter (vr:dead + a "dead" result, the record's
+ * `dead_by` says which), else requeue (a failure after its backoff).
+ * Returns 1 requeued, 2 dead-lettered, 0 not taken (renewed, lost or
+ * stale), <0 error. */
 int rq_chunk_fail(struct rq *q, const char *stream, const char *consumer, const char *id,
                   const char *job, int idx, const char *reason,
                   long long min_idle_ms, vr_err *err);
 
 /* The same, saying whether the failure is permanent: a deterministic one
  * (a corrupt bitstream, an input the engine cannot take) is dead-lettered at
- * once, whatever attempts are left; the chunk record gets permanent=1. */
+ * once, whatever attempts are left; the chunk record gets permanent=1.
+ * *retry_in_ms (when not NULL) gets the backoff of a requeue (0: at once). */
 int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, const char *id,
                      const char *job, int idx, const char *reason, int permanent,
-                     long long min_idle_ms, vr_err *err);
+                     long long min_idle_ms, long long *retry_in_ms, vr_err *err);
+
+/* Gives the chunks whose backoff ended their entry in the priority stream
+ * (at most 100 a call; the controller calls it with its reclaims).
+ * Returns how many, or <0. */
+long long rq_retry_due(struct rq *q, vr_err *err);
 
 /* The chunk stream for a job priority: RQ_CHUNKS_HI above 0, else RQ_CHUNKS.
  * `stream` arguments above are the entry's stream (rq_msg.stream). */

@@ -9,7 +9,10 @@
  *   commit   ownership + record the result + XACK (XACK alone does not check
  *            the owner, so a late worker would ack the new owner's delivery);
  *   fail     worker failure or lease reclaim (XCLAIM with min-idle, so a
- *            renewal that lands first wins): requeue or dead-letter;
+ *            renewal that lands first wins): requeue (after a backoff for
+ *            the chunk's own failures) or dead-letter;
+ *   due      move chunks whose backoff ended from the retry set to the
+ *            priority stream;
  *   create   chunk record + entry, idempotent for a re-run split;
  *   requeue  re-add an entry that vanished (lost XADD) keeping the attempts;
  *   trim     XTRIM MINID no lower than any group's oldest pending or
@@ -19,9 +22,14 @@
 #include "rq_eval.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 /* ---- Lua ---- */
+
+#define RQ_STR_(x) #x
+#define RQ_STR(x) RQ_STR_(x)
 
 #define LUA_OWNER \
     "local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n" \
@@ -84,7 +92,8 @@ static const char START_LUA[] =
     "end\n"
 
 /* KEYS: chunks, chunk, job, results, stats, stats histograms. ARGV: group,
- * consumer, id, frames, fps, metrics, now, job, idx. A chunk of an ended job
+ * consumer, id, frames, fps, metrics, now, job, idx, the output's sum
+ * (storage_sum_fds; '' none: the stitch then takes the file unchecked). A chunk of an ended job
  * is acked uncounted and left unfinished, so a cancelled job shows no
  * progress after the cancel and a retry runs the chunk again. A done chunk
  * drops the error of an earlier attempt (a reclaim's "stopped renewing its
@@ -108,7 +117,7 @@ static const char COMMIT_LUA[] =
     "end\n"
     "if redis.call('HGET', KEYS[2], 'state') ~= 'done' then\n"
     "  redis.call('HSET', KEYS[2], 'state', 'done', 'frames', ARGV[4], 'fps', ARGV[5],\n"
-    "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', ARGV[2])\n"
+    "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', ARGV[2], 'sum', ARGV[10])\n"
     "  redis.call('HINCRBY', KEYS[3], 'chunks_done', 1)\n"
     "  redis.call('HINCRBY', KEYS[3], 'frames_done', ARGV[4])\n"
     "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done')\n"
@@ -119,12 +128,27 @@ static const char COMMIT_LUA[] =
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
     "return 1\n";
 
-/* KEYS: chunks, chunk, job, results, dead, priority chunks. ARGV: group,
- * consumer ('' = reclaim), id, reason, min_idle, job, idx, permanent ('1':
- * dead-letter now, whatever the attempts left: another attempt would fail
- * alike). A chunk tried again goes into the priority stream, which workers
- * read first: it is its job's oldest unfinished work, and at the back of
- * the queue it would be the job's tail, the fleet idle around it. */
+/* KEYS: chunks, chunk, job, results, dead, priority chunks, retry set.
+ * ARGV: group, consumer ('' = reclaim), id, reason, min_idle, job, idx,
+ * permanent ('1': dead-letter now, whatever the attempts left: another
+ * attempt would fail alike), backoff base ms, jitter (0..999 per mille),
+ * the deaths' limit.
+ *
+ * A reclaim is a worker's death (killed, stopped, partitioned: its lease
+ * lapsed), not the chunk's fault: it raises `deaths`, dead-letters only at
+ * the deaths' own limit, and requeues at once (the lease was the wait). A
+ * worker's own report raises `failures`, dead-letters at max_attempts, and
+ * puts the chunk in the retry set, due after base * 2^(failures-1) (at
+ * most RQ_RETRY_CAP_MS) plus up to half of it in jitter, on the server's
+ * clock (TIME: workers' clocks may be skewed): a transient fault (read-only
+ * or full storage, I/O, Redis) then has seconds to pass instead of burning
+ * every attempt in milliseconds (issue 26, finding 6). rq_retry_due moves
+ * it into the priority stream when due; base 0 requeues at once. A chunk
+ * tried again goes into the priority stream, which workers read first: it
+ * is its job's oldest unfinished work, and at the back of the queue it
+ * would be the job's tail, the fleet idle around it. Returns 1 requeued
+ * now, 2 dead-lettered, 3 not taken, or 4 + the delay in ms (in the retry
+ * set). */
 static const char FAIL_LUA[] =
     "if ARGV[2] ~= '' then\n"
     "  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n"
@@ -133,24 +157,40 @@ static const char FAIL_LUA[] =
     "  local c = redis.call('XCLAIM', KEYS[1], ARGV[1], 'vr-reclaimer', ARGV[5], ARGV[3], 'JUSTID')\n"
     "  if #c == 0 then return 0 end\n"
     "end\n"
-    "local cur = redis.call('HMGET', KEYS[2], 'entry', 'state', 'attempts', 'max_attempts')\n"
+    "local cur = redis.call('HMGET', KEYS[2], 'entry', 'state', 'failures', 'max_attempts', 'deaths')\n"
     "local js = redis.call('HGET', KEYS[3], 'state')\n"
     "if cur[1] ~= ARGV[3] or cur[2] == 'done' or cur[2] == 'dead' or\n"
     "   (js ~= 'running' and js ~= 'splitting') then\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 3 end\n"
-    "local a = tonumber(cur[3] or '0') local m = tonumber(cur[4] or '3')\n"
+    "local f = tonumber(cur[3] or '0') or 0 local m = tonumber(cur[4] or '3') or 3\n"
+    "local d = tonumber(cur[5] or '0') or 0\n"
+    "local death = (ARGV[2] == '')\n"
+    "if death then d = d + 1 redis.call('HSET', KEYS[2], 'deaths', d)\n"
+    "else f = f + 1 redis.call('HSET', KEYS[2], 'failures', f) end\n"
     "redis.call('HSET', KEYS[2], 'error', ARGV[4], 'permanent', ARGV[8])\n"
-    "if a >= m or ARGV[8] == '1' then\n"
-    "  redis.call('HSET', KEYS[2], 'state', 'dead')\n"
-    "  redis.call('XADD', KEYS[5], '*', 'job', ARGV[6], 'idx', ARGV[7], 'error', ARGV[4], 'attempts', a,\n"
-    "             'permanent', ARGV[8])\n"
+    "if (death and d >= tonumber(ARGV[11])) or (not death and (f >= m or ARGV[8] == '1')) then\n"
+    "  redis.call('HSET', KEYS[2], 'state', 'dead', 'dead_by', death and 'deaths' or 'failures')\n"
+    "  redis.call('XADD', KEYS[5], '*', 'job', ARGV[6], 'idx', ARGV[7], 'error', ARGV[4],\n"
+    "             'attempts', death and d or f, 'permanent', ARGV[8])\n"
     "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[6], 'idx', ARGV[7], 'kind', 'dead')\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 2\n"
     "end\n"
-    "local nid = redis.call('XADD', KEYS[6], '*', 'job', ARGV[6], 'idx', ARGV[7])\n"
-    "redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid, 'stream', KEYS[6])\n"
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
-    "return 1\n";
+    "local base = tonumber(ARGV[9]) or 0\n"
+    "if death or base <= 0 then\n"
+    "  local nid = redis.call('XADD', KEYS[6], '*', 'job', ARGV[6], 'idx', ARGV[7])\n"
+    "  redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid, 'stream', KEYS[6])\n"
+    "  return 1\n"
+    "end\n"
+    "local delay = base * 2 ^ (f - 1)\n"
+    "if delay > " RQ_STR(RQ_RETRY_CAP_MS) " then delay = " RQ_STR(RQ_RETRY_CAP_MS) " end\n"
+    "delay = math.floor(delay + delay * (tonumber(ARGV[10]) or 0) / 2000)\n"
+    "local t = redis.call('TIME')\n"
+    "local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + delay\n"
+    "redis.call('HDEL', KEYS[2], 'entry')\n"
+    "redis.call('HSET', KEYS[2], 'state', 'queued', 'retry_at', due, 'stream', KEYS[6])\n"
+    "redis.call('ZADD', KEYS[7], due, ARGV[6] .. '/' .. ARGV[7])\n"
+    "return 4 + delay\n";
 
 /* KEYS: chunk, chunks. ARGV: task, max_attempts, job, idx. */
 static const char CREATE_LUA[] =
@@ -160,8 +200,14 @@ static const char CREATE_LUA[] =
     "           'max_attempts', ARGV[2], 'entry', nid, 'stream', KEYS[2])\n"
     "return 1\n";
 
-/* KEYS: chunk, chunks, job. ARGV: job, idx, mode (see rq.h), the workers'
- * group, the workers' heartbeat key prefix. Mode 3 leaves a chunk whose
+/* KEYS: chunk, chunks, job, results. ARGV: job, idx, mode (see rq.h), the
+ * workers' group, the workers' heartbeat key prefix. Mode 0 leaves a chunk waiting
+ * in the retry set (retry_at: its entry comes when due); the others take
+ * it out of there (rq_retry_due then finds no retry_at and drops it).
+ * A done chunk requeued (its output missing or damaged) is undone: the
+ * job's counters and its own `commits` lowered, so the one commit of its
+ * recompute leaves it at 1 again, and an `undone` result says so in
+ * vr:results (its next `done` is the chunk's one live announcement). Mode 3 leaves a chunk whose
  * current entry is pending to a live worker (its heartbeat key exists)
  * alone and answers 2: a second entry would run it twice at once, and the
  * first worker's commit would be a zombie's. */
@@ -171,10 +217,11 @@ static const char REQUEUE_LUA[] =
     "if not cur[2] then return -1 end\n"
     "if mode == '2' then\n"
     "  if cur[2] ~= 'dead' then return 0 end\n"
-    "  redis.call('HSET', KEYS[1], 'attempts', 0, 'error', '')\n"
+    "  redis.call('HSET', KEYS[1], 'attempts', 0, 'failures', 0, 'deaths', 0, 'error', '')\n"
     "elseif cur[2] == 'dead' then return 0\n"
     "elseif mode == '0' then\n"
     "  if cur[2] == 'done' then return 0 end\n"
+    "  if redis.call('HEXISTS', KEYS[1], 'retry_at') == 1 then return 0 end\n"
     "  if cur[1] and #redis.call('XRANGE', KEYS[2], cur[1], cur[1]) > 0 then return 0 end\n"
     "elseif mode == '3' then\n"
     "  if cur[2] == 'done' then return 0 end\n"
@@ -182,9 +229,13 @@ static const char REQUEUE_LUA[] =
     "    local p = redis.call('XPENDING', KEYS[2], ARGV[4], cur[1], cur[1], 1)\n"
     "    if #p == 1 and redis.call('EXISTS', ARGV[5] .. p[1][2]) == 1 then return 2 end\n"
     "  end\n"
-    "  redis.call('HSET', KEYS[1], 'attempts', 0, 'error', '')\n"
+    "  redis.call('HSET', KEYS[1], 'attempts', 0, 'failures', 0, 'deaths', 0, 'error', '')\n"
     "end\n"
+    "redis.call('HDEL', KEYS[1], 'retry_at')\n"
     "if cur[2] == 'done' then\n"
+    "  redis.call('HINCRBY', KEYS[1], 'commits', -1)\n"
+    "  redis.call('HDEL', KEYS[1], 'sum')\n"
+    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[1], 'idx', ARGV[2], 'kind', 'undone')\n"
     "  redis.call('HINCRBY', KEYS[3], 'chunks_done', -1)\n"
     "  redis.call('HINCRBY', KEYS[3], 'frames_done', -tonumber(cur[3] or '0'))\n"
     "end\n"
@@ -215,6 +266,35 @@ static const char TRIM_LUA[] =
     "end\n"
     "if minid == nil then return 0 end\n"
     "return redis.call('XTRIM', KEYS[1], 'MINID', minid)\n";
+
+/* KEYS: retry set, priority chunks. ARGV: chunk key prefix, job key
+ * prefix, limit. Chunks whose backoff ended (on the server's clock) get
+ * their entry; one whose record no longer waits (retried, requeued by
+ * force, gone) is only dropped from the set, and one whose job ended
+ * waits without an entry for `vrctl retry`, which re-arms it. */
+static const char RETRY_DUE_LUA[] =
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))\n"
+    "local n = 0\n"
+    "for _, mem in ipairs(due) do\n"
+    "  redis.call('ZREM', KEYS[1], mem)\n"
+    "  local job, idx = string.match(mem, '^(.+)/(%d+)$')\n"
+    "  if job then\n"
+    "    local ck = ARGV[1] .. job .. ':' .. idx\n"
+    "    local cur = redis.call('HMGET', ck, 'state', 'retry_at')\n"
+    "    if cur[1] == 'queued' and cur[2] then\n"
+    "      redis.call('HDEL', ck, 'retry_at')\n"
+    "      local js = redis.call('HGET', ARGV[2] .. job, 'state')\n"
+    "      if js == 'running' or js == 'splitting' then\n"
+    "        local nid = redis.call('XADD', KEYS[2], '*', 'job', job, 'idx', idx)\n"
+    "        redis.call('HSET', ck, 'entry', nid, 'stream', KEYS[2])\n"
+    "        n = n + 1\n"
+    "      end\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "return n\n";
 
 /* ---- running them ---- */
 
@@ -308,7 +388,7 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
 
 int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, const char *id,
                     const char *job, int idx, long long frames, double fps,
-                    const char *metrics_json, vr_err *err)
+                    const char *metrics_json, const char *sum, vr_err *err)
 {
     char ck[128], jk[128], now[32], fr[32], fp[32], ix[16];
     rq_key_chunk(ck, sizeof ck, job, idx);
@@ -318,9 +398,10 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
     snprintf(fp, sizeof fp, "%.3f", fps);
     snprintf(ix, sizeof ix, "%d", idx);
     const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_STATS, RQ_STATS_HIST, RQ_G_WORKERS,
-                         consumer, id, fr, fp, metrics_json ? metrics_json : "{}", now, job, ix };
+                         consumer, id, fr, fp, metrics_json ? metrics_json : "{}", now, job, ix,
+                         sum ? sum : "" };
     long long v = 0;
-    int rc = rq_eval_int(q, err, COMMIT_LUA, 6, kv, 15, &v);
+    int rc = rq_eval_int(q, err, COMMIT_LUA, 6, kv, 16, &v);
     return rc < 0 ? rc : (int)v;
 }
 
@@ -328,26 +409,54 @@ int rq_chunk_fail(struct rq *q, const char *stream, const char *consumer, const 
                   const char *job, int idx, const char *reason,
                   long long min_idle_ms, vr_err *err)
 {
-    return rq_chunk_fail_ex(q, stream, consumer, id, job, idx, reason, 0, min_idle_ms, err);
+    return rq_chunk_fail_ex(q, stream, consumer, id, job, idx, reason, 0, min_idle_ms, NULL, err);
+}
+
+/* The backoff's base: RQ_RETRY_BASE_MS, or VR_TEST_RETRY_BASE_MS (tests
+ * only: 0..600000, 0 = requeue at once). */
+static long long rq_retry_base_ms(void)
+{
+    const char *s = getenv("VR_TEST_RETRY_BASE_MS");
+    char *end;
+    long long v = s ? strtoll(s, &end, 10) : -1;
+    if (!s || end == s || *end || v < 0 || v > 600000)
+        return RQ_RETRY_BASE_MS;
+    return v;
 }
 
 int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, const char *id,
                      const char *job, int idx, const char *reason, int permanent,
-                     long long min_idle_ms, vr_err *err)
+                     long long min_idle_ms, long long *retry_in_ms, vr_err *err)
 {
-    char ck[128], jk[128], mi[32], ix[16];
+    char ck[128], jk[128], mi[32], ix[16], base[24], jit[8], md[16];
     rq_key_chunk(ck, sizeof ck, job, idx);
     rq_key_job(jk, sizeof jk, job);
     snprintf(mi, sizeof mi, "%lld", min_idle_ms);
     snprintf(ix, sizeof ix, "%d", idx);
-    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_DEAD, RQ_CHUNKS_HI, RQ_G_WORKERS,
-                         consumer ? consumer : "", id, reason, mi, job, ix,
-                         permanent ? "1" : "0" };
+    snprintf(base, sizeof base, "%lld", rq_retry_base_ms());
+    unsigned r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+        r = (unsigned)rq_now_ms();
+    snprintf(jit, sizeof jit, "%u", r % 1000);
+    snprintf(md, sizeof md, "%d", RQ_MAX_DEATHS);
+    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_DEAD, RQ_CHUNKS_HI, RQ_RETRY,
+                         RQ_G_WORKERS, consumer ? consumer : "", id, reason, mi, job, ix,
+                         permanent ? "1" : "0", base, jit, md };
     long long v = 0;
-    int rc = rq_eval_int(q, err, FAIL_LUA, 6, kv, 14, &v);
+    int rc = rq_eval_int(q, err, FAIL_LUA, 7, kv, 18, &v);
+    if (retry_in_ms)
+        *retry_in_ms = rc == 0 && v >= 4 ? v - 4 : 0;
     if (rc < 0)
         return rc;
-    return v == 3 ? 0 : (int)v;
+    return v == 3 ? 0 : v >= 4 ? 1 : (int)v;
+}
+
+long long rq_retry_due(struct rq *q, vr_err *err)
+{
+    const char *kv[] = { RQ_RETRY, RQ_CHUNKS_HI, "vr:chunk:", "vr:job:", "100" };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, RETRY_DUE_LUA, 2, kv, 5, &v);
+    return rc < 0 ? rc : v;
 }
 
 int rq_chunk_create(struct rq *q, const char *job, int idx, const char *task,
@@ -372,10 +481,10 @@ int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
     snprintf(ix, sizeof ix, "%d", idx);
     char mode[4];
     snprintf(mode, sizeof mode, "%d", force >= 0 && force <= 3 ? force : 0);
-    const char *kv[] = { ck, rq_record_stream(q, ck), jk, job, ix, mode, RQ_G_WORKERS,
-                         RQ_WORKER_PREFIX };
+    const char *kv[] = { ck, rq_record_stream(q, ck), jk, RQ_RESULTS, job, ix, mode,
+                         RQ_G_WORKERS, RQ_WORKER_PREFIX };
     long long v = 0;
-    int rc = rq_eval_int(q, err, REQUEUE_LUA, 3, kv, 8, &v);
+    int rc = rq_eval_int(q, err, REQUEUE_LUA, 4, kv, 9, &v);
     if (rc < 0)
         return rc;
     if (v < 0)

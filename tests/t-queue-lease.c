@@ -6,12 +6,16 @@
  * survives an AOF reload; dead-lettering after N attempts; a lost XADD is
  * found and re-added; a duplicate commit counts once; a cancel mid-chunk is
  * told by the renewal and a racing commit counts nothing; retry restarts
- * the attempts of every unfinished chunk.
+ * the attempts of every unfinished chunk; a worker's own failure waits a
+ * backoff in the retry set (Redis's clock) and counts as a failure, a
+ * reclaim (its worker died) comes back at once and counts as a death,
+ * with its own limit; retry takes a waiting chunk out of the retry set.
  */
 #include "rq.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -125,18 +129,18 @@ Test(queue_lease, late_worker_neither_commits_nor_acks)
     cr_assert_eq(take("B:cpu:2", &b, &st), 1);
 
     /* A finishes late: nothing recorded, B's delivery still pending. */
-    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, 10, 5.0, "{}", &e), 0);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, 10, 5.0, "{}", NULL, &e), 0);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 0);
     cr_assert_eq(pending(), 1);
     /* Its failure report is refused too (B owns the chunk). */
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, "boom", 0, &e), 0);
 
-    cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", NULL, &e), 1, "%s", e.msg);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);
     cr_assert_eq(hll("vr:job:j1", "frames_done"), 10);
     cr_assert_eq(pending(), 0);
     /* A duplicate commit (same owner, already acked) changes nothing. */
-    cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", &e), 0);
+    cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", NULL, &e), 0);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);
     rq_msg_release(&a);
     rq_msg_release(&b);
@@ -151,7 +155,7 @@ Test(queue_lease, trim_keeps_pending_and_undelivered)
     struct rq_start st;
     cr_assert_eq(take("A:0:x", &m0, &st), 1);  /* idx 0: pending */
     cr_assert_eq(take("A:0:x", &m1, &st), 1);  /* idx 1: committed */
-    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m1.id, "j1", 1, 5, 1, "{}", &e), 1);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m1.id, "j1", 1, 5, 1, "{}", NULL, &e), 1);
     /* idx 2: never delivered */
     cr_assert_eq(rq_trim_safe(Q, RQ_CHUNKS, &e), 0, "%s", e.msg);
     redisReply *r = rq_cmd(Q, &e, "XLEN %s", RQ_CHUNKS);
@@ -159,7 +163,7 @@ Test(queue_lease, trim_keeps_pending_and_undelivered)
     freeReplyObject(r);
 
     /* Once 0 is done, 0 and 1 can go; 2 (undelivered) must stay. */
-    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m0.id, "j1", 0, 5, 1, "{}", &e), 1);
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m0.id, "j1", 0, 5, 1, "{}", NULL, &e), 1);
     cr_assert_geq(rq_trim_safe(Q, RQ_CHUNKS, &e), 1);
     struct rq_msg m2 = { 0 };
     cr_assert_eq(take("A:0:x", &m2, &st), 1);
@@ -171,6 +175,9 @@ Test(queue_lease, trim_keeps_pending_and_undelivered)
 
 Test(queue_lease, attempts_survive_aof_reload_and_dead_letter)
 {
+    /* no backoff here: the failure's entry comes at once (t-queue-retry.c
+     * has the backoff) */
+    setenv("VR_TEST_RETRY_BASE_MS", "0", 1);
     vr_err e = { 0 };
     cr_assert_eq(rq_chunk_create(Q, "j1", 2, "{}", 2, 0, &e), 1);
     struct rq_msg m = { 0 };
@@ -265,7 +272,7 @@ Test(queue_lease, cancel_mid_chunk_renew_says_so_and_commit_counts_nothing)
     r = rq_cmd(Q, &e, "HSET vr:job:j1 state cancelled");
     freeReplyObject(r);
     cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", &e), RQ_RENEW_JOB_ENDED);
-    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 0, 10, 5.0, "{}", &e),
+    cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 0, 10, 5.0, "{}", NULL, &e),
                  RQ_COMMIT_JOB_ENDED, "%s", e.msg);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 0, "a cancelled job's chunk was counted");
     cr_assert_eq(pending(), 0, "the entry of the ended job stays pending");
@@ -320,5 +327,92 @@ Test(queue_lease, malformed_entry_is_skipped_not_wedged)
     cr_assert_eq(take("A:0:1", &m, &st), 0);  /* oversized: acked and skipped */
     cr_assert_eq(pending(), 0);
     cr_assert_eq(take("A:0:1", &m, &st), 1);  /* the next one flows */
+    rq_msg_release(&m);
+}
+
+/* ---- failures and deaths (issue 26, finding 6) ---- */
+
+static long long field(const char *f)
+{
+    return hll("vr:chunk:j1:0", f);
+}
+
+Test(queue_lease, a_failure_waits_its_backoff_a_death_does_not)
+{
+    vr_err e = { 0 };
+    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1, "%s", e.msg);
+    struct rq_msg m = { 0 };
+    struct rq_start st;
+    cr_assert_eq(take("A:cpu:1", &m, &st), 1);
+    long long wait = -1;
+    cr_assert_eq(rq_chunk_fail_ex(Q, m.stream, "A:cpu:1", m.id, "j1", 0,
+                                  "cannot write: Read-only file system", 0, 0, &wait, &e), 1,
+                 "%s", e.msg);
+    rq_msg_release(&m);
+    /* the first backoff: the base, plus up to half of it */
+    cr_assert(wait >= RQ_RETRY_BASE_MS && wait < RQ_RETRY_BASE_MS * 3 / 2, "%lld ms", wait);
+    cr_assert_eq(field("failures"), 1);
+    /* not due yet: no entry, and the audit's lost-entry repair leaves it */
+    cr_assert_eq(rq_retry_due(Q, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_chunk_requeue_lost(Q, "j1", 0, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(take("B:cpu:2", &m, &st), 0, "a failed chunk came back before its backoff");
+    tmsleep(wait + 200);
+    cr_assert_eq(rq_retry_due(Q, &e), 1, "%s", e.msg);
+    cr_assert_eq(take("B:cpu:2", &m, &st), 1);
+    cr_assert_str_eq(m.stream, RQ_CHUNKS_HI);
+    cr_assert_eq(field("attempts"), 2);
+
+    /* B dies: its lease lapses. The reclaim is a death, not a failure, and
+     * the chunk comes back at once. */
+    tmsleep(120);
+    cr_assert_eq(rq_chunk_fail(Q, m.stream, NULL, m.id, "j1", 0, "worker B stopped renewing", 100,
+                               &e), 1, "%s", e.msg);
+    rq_msg_release(&m);
+    cr_assert_eq(field("deaths"), 1);
+    cr_assert_eq(field("failures"), 1);
+    cr_assert_eq(take("C:cpu:3", &m, &st), 1, "a death waited a backoff");
+    rq_msg_release(&m);
+}
+
+Test(queue_lease, deaths_have_their_own_limit)
+{
+    vr_err e = { 0 };
+    /* one attempt allowed: a single failure would dead-letter it */
+    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 1, 0, &e), 1, "%s", e.msg);
+    struct rq_msg m = { 0 };
+    struct rq_start st;
+    for (int i = 1; i <= RQ_MAX_DEATHS; i++) {
+        cr_assert_eq(take("A:cpu:1", &m, &st), 1, "death %d: no entry", i);
+        tmsleep(60);
+        int rc = rq_chunk_fail(Q, m.stream, NULL, m.id, "j1", 0, "killed", 50, &e);
+        rq_msg_release(&m);
+        cr_assert_eq(rc, i < RQ_MAX_DEATHS ? 1 : 2, "death %d: %d %s", i, rc, e.msg);
+    }
+    char by[16] = "", state[16] = "";
+    rq_hget(Q, "vr:chunk:j1:0", "dead_by", by, sizeof by, NULL);
+    rq_hget(Q, "vr:chunk:j1:0", "state", state, sizeof state, NULL);
+    cr_assert_str_eq(state, "dead");
+    cr_assert_str_eq(by, "deaths");
+    cr_assert_eq(field("failures"), 0);
+}
+
+Test(queue_lease, retry_takes_a_waiting_chunk_out_of_the_retry_set)
+{
+    vr_err e = { 0 };
+    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1, "%s", e.msg);
+    struct rq_msg m = { 0 };
+    struct rq_start st;
+    cr_assert_eq(take("A:cpu:1", &m, &st), 1);
+    cr_assert_eq(rq_chunk_fail(Q, m.stream, "A:cpu:1", m.id, "j1", 0, "EIO", 0, &e), 1);
+    rq_msg_release(&m);
+    /* `vrctl retry` of the (failed, say) job re-arms it at once */
+    cr_assert_eq(rq_chunk_requeue_lost(Q, "j1", 0, 3, &e), 1, "%s", e.msg);
+    cr_assert_eq(field("failures"), 0);
+    cr_assert_eq(take("B:cpu:2", &m, &st), 1);
+    /* its old place in the retry set, once due, adds no second entry */
+    tmsleep(RQ_RETRY_BASE_MS * 3 / 2 + 200);
+    cr_assert_eq(rq_retry_due(Q, &e), 0, "%s", e.msg);
+    struct rq_msg m2 = { 0 };
+    cr_assert_eq(take("C:cpu:3", &m2, &st), 0, "a retried chunk was queued twice");
     rq_msg_release(&m);
 }

@@ -10,6 +10,7 @@
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -303,4 +304,29 @@ Test(queue_url, secret_files_regular_and_private_only)
     cr_assert_null(strstr(out, "others may read it"), "%s", out);
     cr_assert(strstr(out, "can be read by others"), "no warning: %s", out);
     tsh("rm -rf '%s'", dir);
+}
+
+Test(queue_url, a_lost_connection_says_redis_timed_out_or_lost)
+{
+    /* hiredis hands over the system's words: "Resource temporarily
+     * unavailable" for its command timeout, "Broken pipe" for a closed
+     * socket; neither says it is Redis (issue 26, finding 9) */
+    struct tredis t;
+    cr_assert_eq(tredis_start(&t, 0), 0);
+    struct rq *q = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(t.url, 300, &q, &e), 0, "%s", e.msg);
+    kill(t.pid, SIGSTOP);
+    cr_assert_null(rq_cmd(q, &e, "PING"));
+    kill(t.pid, SIGCONT);
+    cr_assert(strstr(e.msg, "Redis connection timed out (no answer within 0.3 s)") &&
+              !strstr(e.msg, "temporarily"), "%s", e.msg);
+    redisReply *r = rq_cmd(q, &e, "PING");
+    cr_assert_not_null(r, "%s", e.msg);
+    freeReplyObject(r);
+    tredis_kill(&t);
+    cr_assert_null(rq_cmd(q, &e, "PING"));
+    cr_assert(strstr(e.msg, "Redis connection lost") && !strstr(e.msg, "pipe"), "%s", e.msg);
+    rq_free(&q);
+    tredis_stop(&t);
 }

@@ -63,11 +63,13 @@ void *serve_hb_main(void *arg);
  * reclaimed after the lease). */
 int serve_chunk(struct serve *s, const struct rq_msg *m);
 
-/* Commits the finished chunk (rq_chunk_commit), retrying with backoff while
+/* Commits the finished chunk (rq_chunk_commit, with its output's checksum
+ * `sum`), retrying with backoff while
  * Redis is unreachable or refuses writes, until the heartbeat reports the
  * lease lost or the job ended, or SERVE_COMMIT_RETRY_S has passed. Returns
  * 1 committed, 0 lease lost, RQ_COMMIT_JOB_ENDED, or the last error (<0). */
 int serve_commit(struct serve *s, const struct rq_msg *msg, const char *job, int idx,
-                 long long frames, double fps, const char *metrics_json, vr_err *err);
+                 long long frames, double fps, const char *metrics_json, const char *sum,
+                 vr_err *err);
 
 #endif

@@ -180,9 +180,27 @@ static void serve_range(const struct chunk_range *t, struct remux_range *r)
     r->tb_den = t->tb_den;
 }
 
-/* Runs the pipeline on the task; fills m and err. */
+/* The checksum of a chunk's output (and its sidecar, range tasks) as the
+ * worker wrote them, recorded with the commit and checked by the stitch. */
+static int serve_output_sum(const struct chunk_task *t, const struct serve_files *f,
+                            char sum[STORAGE_SUM_LEN], vr_err *err)
+{
+    int fds[2] = { -1, -1 }, n = t->is_range ? 2 : 1, rc = 0;
+    const char *paths[2] = { f->out_path, f->ts_path };
+    for (int i = 0; i < n && rc == 0; i++)
+        if ((fds[i] = open(paths[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+            rc = storage_errno(errno, "cannot open chunk output", f->out_dir_real, err);
+    if (rc == 0)
+        rc = storage_sum_fds(fds, n, sum, err);
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    return rc;
+}
+
+/* Runs the pipeline on the task; fills m, the output's checksum and err. */
 static int serve_process(struct serve *s, const struct chunk_task *t, struct metrics *m,
-                         vr_err *err)
+                         char sum[STORAGE_SUM_LEN], vr_err *err)
 {
     struct pipe_opts o;
     memset(&o, 0, sizeof o);
@@ -215,6 +233,8 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     }
     if (rc == 0)
         rc = storage_sync_file(f.out_path, err); /* durable before Redis hears of it */
+    if (rc == 0)
+        rc = serve_output_sum(t, &f, sum, err);
     if (rc < 0) {
         beneath_unmask(err, f.in, f.in_real);
         beneath_unmask(err, f.out_dir, f.out_dir_real);
@@ -275,8 +295,9 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
     if (rc == 0 && (strcmp(t.job, job) || t.idx != idx))
         rc = vr_err_set(&e, VR_EFORMAT, "chunk task names job %s chunk %d, entry %s/%ld",
                         t.job, t.idx, job, idx);
+    char sum[STORAGE_SUM_LEN] = "";
     if (rc == 0)
-        rc = serve_process(s, &t, m, &e);
+        rc = serve_process(s, &t, m, sum, &e);
     double secs = clock_mono_s() - t0;
 
     pthread_mutex_lock(&s->mu);
@@ -303,7 +324,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
             usleep(delay * 1000u);
         char *mj = metrics_to_string(m);
         double fps = secs > 0 ? m->frames / secs : 0;
-        rc = serve_commit(s, msg, job, (int)idx, (long long)m->frames, fps, mj, &e);
+        rc = serve_commit(s, msg, job, (int)idx, (long long)m->frames, fps, mj, sum, &e);
         free(mj);
         if (rc == 1) {
             log_info("job %s chunk %ld: %llu frames in %.2f s (%.1f fps)", job, idx,
@@ -330,11 +351,15 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         snprintf(reason, sizeof reason, "%s", e.msg[0] ? e.msg : vr_err_name(rc));
         vr_err fe = { 0 };
         int perm = serve_error_permanent(rc);
+        long long wait_ms = 0;
         rc = rq_chunk_fail_ex(s->q, msg->stream, s->name, msg->id, job, (int)idx, reason, perm,
-                              0, &fe);
+                              0, &wait_ms, &fe);
         if (rc == 2)
             log_error("job %s chunk %ld: dead-lettered after %d attempts%s", job, idx,
                       st->attempt, perm ? " (a permanent error: not retried)" : "");
+        else if (rc == 1)
+            rq_event(s->q, job, "chunk %ld: %s; tried again in %.1f s", idx, reason,
+                     wait_ms / 1000.0);
         rc = rc < 0 ? rc : 0;
     }
     serve_set_busy(s, NULL, NULL, 0, 0);

@@ -20,7 +20,8 @@
 #define SERVE_COMMIT_RETRY_S 120.0
 
 int serve_commit(struct serve *s, const struct rq_msg *msg, const char *job, int idx,
-                 long long frames, double fps, const char *metrics_json, vr_err *err)
+                 long long frames, double fps, const char *metrics_json, const char *sum,
+                 vr_err *err)
 {
     double t0 = clock_mono_s();
     char first[256] = "";
@@ -29,7 +30,7 @@ int serve_commit(struct serve *s, const struct rq_msg *msg, const char *job, int
     pthread_mutex_unlock(&s->mu);
     for (int tries = 1;; tries++) {
         int rc = rq_chunk_commit(s->q, msg->stream, s->name, msg->id, job, idx, frames, fps,
-                                 metrics_json, err);
+                                 metrics_json, sum, err);
         if (rc >= 0) {
             if (tries > 1) {
                 log_info("job %s chunk %d: commit went through on try %d", job, idx, tries);

@@ -122,6 +122,38 @@ Test(chaos_ctl, two_controllers_ten_jobs)
     chaos_kill9(&first);
 }
 
+Test(chaos_ctl, two_controllers_stitch_a_job_ahead_once)
+{
+    /* Every controller's audit stitched every running job ahead into a
+     * temp of its own beside the output (N controllers, N full copies),
+     * and the one that claimed the stitch removed the others' while they
+     * wrote. Now only the job's holder stitches it, ahead and at the end
+     * (issue 26, finding 8). Slow chunks keep the stitch ahead going. */
+    chaos_up(0, 5, 1, 300, 100);
+    chaos_controller(); /* a second one */
+    const char *in = chaos_clip("in.mp4", 6, 160);
+    char id[64], out[400], ref[400], n[32], state[32] = "";
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_job_min(id, "chunks_done", 1, 60000);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    int most = 0;
+    for (int t = 0; t < 2400 && strcmp(state, "done") && strcmp(state, "failed"); t++) {
+        tsh_out(n, sizeof n, "ls -a '%s' | grep -c '^\\.out\\.mkv\\.tmp-'", CH.d.r.dir);
+        if (atoi(n) > most)
+            most = atoi(n);
+        chaos_msleep(50);
+        chaos_hget(jk, "state", state, sizeof state);
+    }
+    chaos_watch(id, 0, 120000);
+    chaos_check_done(id, in, out, ref);
+    chaos_check_no_temps(out, 30000);
+    cr_assert_leq(most, 1, "%d temporary outputs beside %s at once", most, out);
+    cr_assert_eq(chaos_log_has("that no longer holds it", 0), 0,
+                 "a controller removed another's temp");
+}
+
 /* Waits until the job's `controller` differs from `from` (another claim),
  * polling Redis directly: the test delays last at most a second. */
 static void wait_controller_change(const char *id, const char *from, int timeout_ms)

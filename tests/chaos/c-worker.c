@@ -5,7 +5,8 @@
  * (renewed, never taken away), SIGTERM (drains: the chunk in hand is
  * committed), and a poison chunk dead-lettered beside a good job; `vrctl
  * retry` of a job whose chunk a worker still holds (alive: left to it;
- * stopped: re-armed, and the stopped one's late commit refused).
+ * stopped: re-armed, and the stopped one's late commit refused); a kill
+ * loop through a 60-chunk job (a worker's death is not its chunk's fault).
  */
 #include "chaos.h"
 
@@ -228,4 +229,44 @@ Test(chaos_worker, a_stopped_workers_commit_after_a_retry_is_refused)
     chaos_watch(id, 0, 120000);
     chaos_check_done(id, in, out, ref);
     cr_assert(refused, "the woken worker's commit was not refused");
+}
+
+Test(chaos_worker, kill_loop_through_a_sixty_chunk_job, .timeout = 600)
+{
+    /* One of 4 workers killed every 2 s while 60 chunks of ~2 s each run,
+     * with 3 s leases: most chunks lose a worker, some several times. Each
+     * death counted as one of the chunk's 3 attempts, and 3 runs of 4
+     * failed ("chunk 6 failed 3 times ... stopped renewing its lease");
+     * deaths have their own limit (issue 26, finding 6). A kill waits for
+     * a chunk committed since the last one, so a loaded box (chunks far
+     * slower than 2 s) gets no more kills per chunk than a fast one. */
+    chaos_up(0, 3, 4, 200, 100);
+    const char *in = chaos_clip("in.mp4", 60, 160);
+    char id[64], out[400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_job(id, "state", "running", 60000);
+    char jk[128], state[32] = "";
+    rq_key_job(jk, sizeof jk, id);
+    int kills = 0;
+    long long done_at_kill = -1;
+    for (int t = 0; t < 240; t++) { /* at most 8 minutes */
+        chaos_msleep(2000);
+        chaos_hget(jk, "state", state, sizeof state);
+        if (strcmp(state, "running") && strcmp(state, "splitting"))
+            break;
+        long long done = chaos_job_ll(id, "chunks_done");
+        if (done > done_at_kill) {
+            chaos_worker_replace(kills++ % 4, 200);
+            done_at_kill = done;
+        }
+    }
+    cr_log_info("kill loop: %d workers killed", kills);
+    chaos_watch(id, 0, 240000);
+    chaos_check_done(id, in, out, ref);
+    chaos_check_no_temps(out, 30000);
+    long long deaths = 0;
+    for (int i = 0; i < 60; i++)
+        deaths += chaos_chunk_ll(id, i, "deaths");
+    cr_assert_geq(deaths, 1, "no chunk lost its worker: the loop tested nothing");
 }

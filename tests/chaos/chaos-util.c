@@ -53,6 +53,17 @@ pid_t chaos_worker(int frame_ms, int commit_ms)
     return p;
 }
 
+pid_t chaos_worker_replace(int slot, int frame_ms)
+{
+    cr_assert(slot >= 0 && slot < CH.d.nw, "no worker in slot %d", slot);
+    chaos_kill9(&CH.d.w[slot]);
+    int nw = CH.d.nw;
+    CH.d.nw = slot; /* tdist_worker fills the next slot: this one */
+    pid_t p = chaos_worker(frame_ms, 0);
+    CH.d.nw = nw;
+    return p;
+}
+
 pid_t chaos_controller(void)
 {
     /* tdist_controller always keeps the chunks: the defaults are built here */
@@ -293,7 +304,8 @@ static void chaos_frames_md5(const char *path, char *out, size_t n)
 
 /* The commit script announces a chunk's `done` result once: no chunk of
  * the job has two in vr:results (trimming may drop some, never add; a
- * `dead` result before a retry is no commit). */
+ * `dead` result before a retry is no commit) unless an `undone` result
+ * (its output found missing or damaged, requeued) came between them. */
 static void chaos_results_once(const char *id, long long total)
 {
     static int seen[100000];
@@ -313,7 +325,11 @@ static void chaos_results_once(const char *id, long long total)
             else if (!strcmp(name, "kind"))
                 kind = v;
         }
-        if (strcmp(job, id) || strcmp(kind, "done") || idx < 0 || idx >= total || idx >= 100000)
+        if (strcmp(job, id) || idx < 0 || idx >= total || idx >= 100000)
+            continue;
+        if (!strcmp(kind, "undone") && seen[idx] > 0)
+            seen[idx]--;
+        if (strcmp(kind, "done"))
             continue;
         cr_assert_eq(++seen[idx], 1, "chunk %d's done result was announced twice", idx);
     }

@@ -44,6 +44,10 @@ pid_t chaos_controller(void);
  * VR_TEST_COMMIT_DELAY_MS=commit_ms (0 = none). Returns its pid. */
 pid_t chaos_worker(int frame_ms, int commit_ms);
 
+/* kill -9 of the worker in slot `slot` (CH.d.w) and a new one in its place
+ * with VR_TEST_FRAME_DELAY_MS=frame_ms. Returns its pid. */
+pid_t chaos_worker_replace(int slot, int frame_ms);
+
 /* A clip <dir>/<name>: `seconds` of vtest at 10 fps, width w, a keyframe
  * a second, no audio. Returns the path (static storage per call slot). */
 const char *chaos_clip(const char *name, double seconds, int w);
