@@ -214,6 +214,7 @@ int cmd_controller_run(int argc, char **argv)
         { "notify-secret-file", required_argument, 0, 'S' },
         { "notify-timeout", required_argument, 0, 'T' },
         { "notify-attempts", required_argument, 0, 'A' },
+        { "notify-allow-private", no_argument, 0, 'P' },
         { 0, 0, 0, 0 }
     };
     struct ctl c = { 0 };
@@ -224,6 +225,8 @@ int cmd_controller_run(int argc, char **argv)
     c.notify.max_attempts = 20;
     unsigned test_retry = clock_test_delay_ms("VR_TEST_NOTIFY_RETRY_MS"); /* tests only */
     c.notify.retry_ms = test_retry ? test_retry : CTL_NOTIFY_RETRY_MS;
+    const char *tpp = getenv("VR_TEST_NOTIFY_PUBLIC_PORT"); /* tests only */
+    c.notify.test_public_port = tpp ? atoi(tpp) : 0;
     vr_err ne = { 0 };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -253,6 +256,7 @@ int cmd_controller_run(int argc, char **argv)
             if (cli_opt_int("--notify-attempts", optarg, 1, 1000, &c.notify.max_attempts))
                 return 2;
             break;
+        case 'P': c.notify.allow_private = 1; break;
         default: return cli_usage_error("unknown option");
         }
     }
