@@ -162,8 +162,10 @@ int ctl_reclaim(struct ctl *c);
 /* Walks the active jobs (vr:active): starts, finishes, fails, repairs. */
 int ctl_audit(struct ctl *c, int deep);
 
-/* Handles one vr:results entry. */
-int ctl_result(struct ctl *c, const char *job, int idx, const char *kind);
+/* Handles one vr:results entry: chunk idx of job ended `kind` under stream
+ * entry `entry` ("" when the result names none: ignored, as is any result
+ * that does not match the chunk record; ctl_results.c). */
+int ctl_result(struct ctl *c, const char *job, int idx, const char *kind, const char *entry);
 
 /* What every chunk of a job is processed with (ctl_decide.c). */
 struct ctl_decision {

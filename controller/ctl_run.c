@@ -79,11 +79,12 @@ static void ctl_handle(struct ctl *c, struct rq_msg *m)
         ctl_job_start(c, job);
     } else {
         const char *idx = rq_msg_get(m, "idx"), *kind = rq_msg_get(m, "kind");
+        const char *entry = rq_msg_get(m, "entry");
         long i;
         char why[160];
         if (idx && kind && cli_parse_long("result idx", idx, 0, 1 << 30, &i, why, sizeof why) == 0) {
             log_ctx_thread(job, (int)i);
-            ctl_result(c, job, (int)i, kind);
+            ctl_result(c, job, (int)i, kind, entry ? entry : "");
         } else {
             log_error("%s %s: %s; acknowledged and skipped", m->stream, m->id,
                       idx && kind ? why : "result without idx or kind");
@@ -163,7 +164,7 @@ static int ctl_loop(struct ctl *c)
             down = 1;
             rq_backoff(c->q);
             if (strstr(e.msg, "NOGROUP"))
-                rq_ready(&c->q, c->url, &ctl_stop, NULL);
+                rq_ready(&c->q, c->url, NULL, &ctl_stop, NULL);
             continue;
         }
         down = 0;
@@ -293,7 +294,7 @@ int cmd_controller_run(int argc, char **argv)
             return e.code == VR_EINVAL ? 2 : 1;
         }
     }
-    if (rq_ready(&c.q, c.url, &ctl_stop, NULL) < 0) {
+    if (rq_ready(&c.q, c.url, NULL, &ctl_stop, NULL) < 0) {
         ctl_prom_stop(&prom);
         rq_free(&c.q);
         return 1;

@@ -8,12 +8,20 @@
  *            the chunk record (delivery counts can be lost on AOF reload);
  *   commit   ownership + record the result + XACK (XACK alone does not check
  *            the owner, so a late worker would ack the new owner's delivery);
+ *   result   the controller's check of a worker's result against the chunk
+ *            record, and the count of a done chunk into its job;
  *   fail     worker failure or lease reclaim (XCLAIM with min-idle, so a
  *            renewal that lands first wins): requeue or dead-letter;
  *   create   chunk record + entry, idempotent for a re-run split;
  *   requeue  re-add an entry that vanished (lost XADD) keeping the attempts;
  *   trim     XTRIM MINID no lower than any group's oldest pending or
  *            undelivered entry.
+ *
+ * The scripts a worker runs (renew, start, commit, fail) name the job's
+ * key among their ARGV, not their KEYS, and only read it: Redis checks a
+ * script's commands and its KEYS against the caller's ACL, KEYS as read
+ * and write, and the worker's user may only read job records
+ * (deploy/redis-users.acl; issue 27, finding 2).
  */
 #include "rq.h"
 #include "rq_eval.h"
@@ -33,21 +41,21 @@
     "local js = redis.call('HGET', " key ", 'state')\n" \
     "local live = (js == 'running' or js == 'splitting')\n"
 
-/* KEYS: chunks, job. ARGV: group, consumer, id. */
+/* KEYS: chunks. ARGV: group, consumer, id, job key (read only: see the top). */
 static const char RENEW_LUA[] =
     LUA_OWNER
     "if not owned then return 0 end\n"
-    LUA_JOB_LIVE("KEYS[2]")
+    LUA_JOB_LIVE("ARGV[4]")
     "if not live then return 2 end\n"
     "redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')\n"
     "return 1\n";
 
-/* KEYS: chunks, chunk, job. ARGV: group, consumer, id, now. */
+/* KEYS: chunks, chunk. ARGV: group, consumer, id, now, job key. */
 static const char START_LUA[] =
     LUA_OWNER
     "if not owned then return {0, 'entry not owned'} end\n"
     "local cur = redis.call('HMGET', KEYS[2], 'entry', 'state', 'task')\n"
-    "local js = redis.call('HGET', KEYS[3], 'state')\n"
+    "local js = redis.call('HGET', ARGV[5], 'state')\n"
     "local why = nil\n"
     "if cur[1] ~= ARGV[3] then why = 'stale entry'\n"
     "elseif cur[2] == 'done' or cur[2] == 'dead' then why = 'chunk already ' .. cur[2]\n"
@@ -62,10 +70,10 @@ static const char START_LUA[] =
  * frames and chunks into the stats hash, the chunk's per-stage histogram
  * buckets into the histogram hash as "<stage>:<bucket>", "<stage>:n" and
  * "<stage>:sum_ns" (rq_fleetstats.c reads them back). Unexpected metrics
- * text folds nothing. KEYS[5], KEYS[6]; ARGV[4] frames, ARGV[6] metrics. */
+ * text folds nothing. KEYS[4], KEYS[5]; ARGV[4] frames, ARGV[6] metrics. */
 #define LUA_FLEET_FOLD \
-    "redis.call('HINCRBY', KEYS[5], 'frames', ARGV[4])\n" \
-    "redis.call('HINCRBY', KEYS[5], 'chunks', 1)\n" \
+    "redis.call('HINCRBY', KEYS[4], 'frames', ARGV[4])\n" \
+    "redis.call('HINCRBY', KEYS[4], 'chunks', 1)\n" \
     "local okm, mt = pcall(cjson.decode, ARGV[6])\n" \
     "if okm and type(mt) == 'table' and type(mt.stages) == 'table' then\n" \
     "  for sn, h in pairs(mt.stages) do\n" \
@@ -74,17 +82,21 @@ static const char START_LUA[] =
     "      for _, b in ipairs(h.buckets) do\n" \
     "        local i, c = tonumber(b[1]), tonumber(b[2])\n" \
     "        if i and c and i >= 0 and i < 100000 and c > 0 then\n" \
-    "          redis.call('HINCRBY', KEYS[6], sn .. ':' .. string.format('%d', i),\n" \
+    "          redis.call('HINCRBY', KEYS[5], sn .. ':' .. string.format('%d', i),\n" \
     "                     string.format('%d', c)) end\n" \
     "      end\n" \
-    "      redis.call('HINCRBY', KEYS[6], sn .. ':n', string.format('%d', tonumber(h.n)))\n" \
-    "      redis.call('HINCRBY', KEYS[6], sn .. ':sum_ns', string.format('%d', tonumber(h.sum_ns) or 0))\n" \
+    "      redis.call('HINCRBY', KEYS[5], sn .. ':n', string.format('%d', tonumber(h.n)))\n" \
+    "      redis.call('HINCRBY', KEYS[5], sn .. ':sum_ns', string.format('%d', tonumber(h.sum_ns) or 0))\n" \
     "    end\n" \
     "  end\n" \
     "end\n"
 
-/* KEYS: chunks, chunk, job, results, stats, stats histograms. ARGV: group,
- * consumer, id, frames, fps, metrics, now, job, idx. A chunk of an ended job
+/* KEYS: chunks, chunk, results, stats, stats histograms. ARGV: group,
+ * consumer, id, frames, fps, metrics, now, job, idx, job key. The job record is
+ * read, never written: the worker's Redis user may not write job records
+ * (deploy/redis-users.acl), and a script runs with its caller's rights, so
+ * the chunk is counted into its job by the controller (RESULT_LUA) when it
+ * reads the result, which names the entry it was committed under. A chunk of an ended job
  * is acked uncounted and left unfinished, so a cancelled job shows no
  * progress after the cancel and a retry runs the chunk again. A done chunk
  * drops the error of an earlier attempt (a reclaim's "stopped renewing its
@@ -100,7 +112,7 @@ static const char COMMIT_LUA[] =
     "if not owned then return 0 end\n"
     "if redis.call('HGET', KEYS[2], 'entry') ~= ARGV[3] then\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 0 end\n"
-    LUA_JOB_LIVE("KEYS[3]")
+    LUA_JOB_LIVE("ARGV[10]")
     "if not live then\n"
     "  if redis.call('HGET', KEYS[2], 'state') == 'running' then\n"
     "    redis.call('HSET', KEYS[2], 'state', 'queued') end\n"
@@ -109,9 +121,8 @@ static const char COMMIT_LUA[] =
     "if redis.call('HGET', KEYS[2], 'state') ~= 'done' then\n"
     "  redis.call('HSET', KEYS[2], 'state', 'done', 'frames', ARGV[4], 'fps', ARGV[5],\n"
     "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', ARGV[2])\n"
-    "  redis.call('HINCRBY', KEYS[3], 'chunks_done', 1)\n"
-    "  redis.call('HINCRBY', KEYS[3], 'frames_done', ARGV[4])\n"
-    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done')\n"
+    "  redis.call('XADD', KEYS[3], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done',\n"
+    "             'entry', ARGV[3])\n"
     "  redis.call('HDEL', KEYS[2], 'error')\n"
     LUA_FLEET_FOLD
     "end\n"
@@ -119,12 +130,13 @@ static const char COMMIT_LUA[] =
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
     "return 1\n";
 
-/* KEYS: chunks, chunk, job, results, dead, priority chunks. ARGV: group,
+/* KEYS: chunks, chunk, results, dead, priority chunks. ARGV: group,
  * consumer ('' = reclaim), id, reason, min_idle, job, idx, permanent ('1':
  * dead-letter now, whatever the attempts left: another attempt would fail
- * alike). A chunk tried again goes into the priority stream, which workers
- * read first: it is its job's oldest unfinished work, and at the back of
- * the queue it would be the job's tail, the fleet idle around it. */
+ * alike), job key. A chunk tried again goes into the priority stream,
+ * which workers read first: it is its job's oldest unfinished work, and at
+ * the back of the queue it would be the job's tail, the fleet idle around
+ * it. */
 static const char FAIL_LUA[] =
     "if ARGV[2] ~= '' then\n"
     "  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n"
@@ -134,7 +146,7 @@ static const char FAIL_LUA[] =
     "  if #c == 0 then return 0 end\n"
     "end\n"
     "local cur = redis.call('HMGET', KEYS[2], 'entry', 'state', 'attempts', 'max_attempts')\n"
-    "local js = redis.call('HGET', KEYS[3], 'state')\n"
+    "local js = redis.call('HGET', ARGV[9], 'state')\n"
     "if cur[1] ~= ARGV[3] or cur[2] == 'done' or cur[2] == 'dead' or\n"
     "   (js ~= 'running' and js ~= 'splitting') then\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 3 end\n"
@@ -142,13 +154,14 @@ static const char FAIL_LUA[] =
     "redis.call('HSET', KEYS[2], 'error', ARGV[4], 'permanent', ARGV[8])\n"
     "if a >= m or ARGV[8] == '1' then\n"
     "  redis.call('HSET', KEYS[2], 'state', 'dead')\n"
-    "  redis.call('XADD', KEYS[5], '*', 'job', ARGV[6], 'idx', ARGV[7], 'error', ARGV[4], 'attempts', a,\n"
+    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[6], 'idx', ARGV[7], 'error', ARGV[4], 'attempts', a,\n"
     "             'permanent', ARGV[8])\n"
-    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[6], 'idx', ARGV[7], 'kind', 'dead')\n"
+    "  redis.call('XADD', KEYS[3], '*', 'job', ARGV[6], 'idx', ARGV[7], 'kind', 'dead',\n"
+    "             'entry', ARGV[3])\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 2\n"
     "end\n"
-    "local nid = redis.call('XADD', KEYS[6], '*', 'job', ARGV[6], 'idx', ARGV[7])\n"
-    "redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid, 'stream', KEYS[6])\n"
+    "local nid = redis.call('XADD', KEYS[5], '*', 'job', ARGV[6], 'idx', ARGV[7])\n"
+    "redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid, 'stream', KEYS[5])\n"
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
     "return 1\n";
 
@@ -166,7 +179,7 @@ static const char CREATE_LUA[] =
  * alone and answers 2: a second entry would run it twice at once, and the
  * first worker's commit would be a zombie's. */
 static const char REQUEUE_LUA[] =
-    "local cur = redis.call('HMGET', KEYS[1], 'entry', 'state', 'frames')\n"
+    "local cur = redis.call('HMGET', KEYS[1], 'entry', 'state', 'frames', 'counted')\n"
     "local mode = ARGV[3]\n"
     "if not cur[2] then return -1 end\n"
     "if mode == '2' then\n"
@@ -184,7 +197,7 @@ static const char REQUEUE_LUA[] =
     "  end\n"
     "  redis.call('HSET', KEYS[1], 'attempts', 0, 'error', '')\n"
     "end\n"
-    "if cur[2] == 'done' then\n"
+    "if cur[2] == 'done' and cur[4] and cur[4] == cur[1] then\n"
     "  redis.call('HINCRBY', KEYS[3], 'chunks_done', -1)\n"
     "  redis.call('HINCRBY', KEYS[3], 'frames_done', -tonumber(cur[3] or '0'))\n"
     "end\n"
@@ -269,9 +282,9 @@ int rq_lease_renew(struct rq *q, const char *stream, const char *consumer, const
 {
     char jk[128];
     rq_key_job(jk, sizeof jk, job);
-    const char *kv[] = { stream, jk, RQ_G_WORKERS, consumer, id };
+    const char *kv[] = { stream, RQ_G_WORKERS, consumer, id, jk };
     long long v = 0;
-    int rc = rq_eval_int(q, err, RENEW_LUA, 2, kv, 5, &v);
+    int rc = rq_eval_int(q, err, RENEW_LUA, 1, kv, 5, &v);
     return rc < 0 ? rc : (int)v;
 }
 
@@ -283,8 +296,8 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
     rq_key_chunk(ck, sizeof ck, job, idx);
     rq_key_job(jk, sizeof jk, job);
     snprintf(now, sizeof now, "%lld", rq_now_ms());
-    const char *kv[] = { stream, ck, jk, RQ_G_WORKERS, consumer, id, now };
-    redisReply *r = rq_eval(q, err, START_LUA, 3, kv, 7);
+    const char *kv[] = { stream, ck, RQ_G_WORKERS, consumer, id, now, jk };
+    redisReply *r = rq_eval(q, err, START_LUA, 2, kv, 7);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int rc;
@@ -317,10 +330,11 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
     snprintf(fr, sizeof fr, "%lld", frames);
     snprintf(fp, sizeof fp, "%.3f", fps);
     snprintf(ix, sizeof ix, "%d", idx);
-    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_STATS, RQ_STATS_HIST, RQ_G_WORKERS,
-                         consumer, id, fr, fp, metrics_json ? metrics_json : "{}", now, job, ix };
+    const char *kv[] = { stream, ck, RQ_RESULTS, RQ_STATS, RQ_STATS_HIST, RQ_G_WORKERS,
+                         consumer, id, fr, fp, metrics_json ? metrics_json : "{}", now, job, ix,
+                         jk };
     long long v = 0;
-    int rc = rq_eval_int(q, err, COMMIT_LUA, 6, kv, 15, &v);
+    int rc = rq_eval_int(q, err, COMMIT_LUA, 5, kv, 15, &v);
     return rc < 0 ? rc : (int)v;
 }
 
@@ -340,11 +354,11 @@ int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, con
     rq_key_job(jk, sizeof jk, job);
     snprintf(mi, sizeof mi, "%lld", min_idle_ms);
     snprintf(ix, sizeof ix, "%d", idx);
-    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_DEAD, RQ_CHUNKS_HI, RQ_G_WORKERS,
+    const char *kv[] = { stream, ck, RQ_RESULTS, RQ_DEAD, RQ_CHUNKS_HI, RQ_G_WORKERS,
                          consumer ? consumer : "", id, reason, mi, job, ix,
-                         permanent ? "1" : "0" };
+                         permanent ? "1" : "0", jk };
     long long v = 0;
-    int rc = rq_eval_int(q, err, FAIL_LUA, 6, kv, 14, &v);
+    int rc = rq_eval_int(q, err, FAIL_LUA, 5, kv, 14, &v);
     if (rc < 0)
         return rc;
     return v == 3 ? 0 : (int)v;
@@ -381,6 +395,48 @@ int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
     if (v < 0)
         return vr_err_set(err, VR_ENOENT, "chunk %s/%d: no chunk record", job, idx);
     return (int)v;
+}
+
+/* KEYS: chunk, job. ARGV: kind, entry. A result stands when the chunk
+ * record is in that end under that entry (its fencing token: a requeue or
+ * a retry gives the chunk a new one); a done chunk is then counted into
+ * its job once (`counted` = the entry counted), its frames range-checked. */
+static const char RESULT_LUA[] =
+    "local cur = redis.call('HMGET', KEYS[1], 'entry', 'state', 'frames', 'counted')\n"
+    "if not cur[1] or cur[1] ~= ARGV[2] or cur[2] ~= ARGV[1] then return 0 end\n"
+    "if ARGV[1] ~= 'done' then return 1 end\n"
+    "if cur[4] == cur[1] then return 2 end\n"
+    LUA_JOB_LIVE("KEYS[2]")
+    "if not live then return 3 end\n"
+    "local f = tonumber(cur[3]) or 0\n"
+    "if f < 0 or f > 1e12 or f ~= math.floor(f) then f = 0 end\n"
+    "redis.call('HINCRBY', KEYS[2], 'chunks_done', 1)\n"
+    "redis.call('HINCRBY', KEYS[2], 'frames_done', string.format('%d', f))\n"
+    "redis.call('HSET', KEYS[1], 'counted', cur[1])\n"
+    "return 1\n";
+
+int rq_chunk_result(struct rq *q, const char *job, int idx, const char *kind, const char *entry,
+                    vr_err *err)
+{
+    if (strcmp(kind, "done") && strcmp(kind, "dead"))
+        return 0;
+    char ck[128], jk[128];
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    rq_key_job(jk, sizeof jk, job);
+    const char *kv[] = { ck, jk, kind, entry };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, RESULT_LUA, 2, kv, 4, &v);
+    return rc < 0 ? rc : (int)v;
+}
+
+int rq_chunk_count_done(struct rq *q, const char *job, int idx, vr_err *err)
+{
+    char ck[128], entry[RQ_ID_MAX] = "";
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    int rc = rq_hget(q, ck, "entry", entry, sizeof entry, err);
+    if (rc <= 0)
+        return rc;
+    return rq_chunk_result(q, job, idx, "done", entry, err);
 }
 
 long long rq_trim_safe(struct rq *q, const char *stream, vr_err *err)
