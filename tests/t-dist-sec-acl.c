@@ -122,6 +122,17 @@ static void acl_redis(void)
     pw_file("vrctl", pv, sizeof pv);
 }
 
+/* A connection as the test's admin user (rq_free it). */
+static struct rq *admin(void)
+{
+    char ua[128];
+    snprintf(ua, sizeof ua, "redis://test-admin:admin-pw@127.0.0.1:%d", port);
+    struct rq *q = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
+    return q;
+}
+
 static void spawn_controller(void)
 {
     const char *ctl[] = { "vr-controller", "run", "--redis", uc, "--redis-password-file", pc,
@@ -179,11 +190,8 @@ Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
     cr_assert_eq(atoi(n), 30);
 
     /* nothing was denied on the way */
-    char ua[128];
-    snprintf(ua, sizeof ua, "redis://test-admin:admin-pw@127.0.0.1:%d", port);
-    struct rq *q = NULL;
+    struct rq *q = admin();
     vr_err e = { 0 };
-    cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
     char jk[160], ns[32] = "";
     rq_key_job(jk, sizeof jk, id);
     for (int t = 0; t < 30000 && strcmp(ns, "failed"); t += 50) {
@@ -290,11 +298,8 @@ Test(dist_sec_acl, each_role_is_refused_what_it_must_not_do)
     const char *vget[] = { "HGETALL", "vr:chunk:victim:0", NULL };
     cr_assert_not(denied("worker", wget));
     cr_assert_not(denied("vrctl", vget));
-    char ua[128], state[32] = "";
-    snprintf(ua, sizeof ua, "redis://test-admin:admin-pw@127.0.0.1:%d", port);
-    struct rq *q = NULL;
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
+    char state[32] = "";
+    struct rq *q = admin();
     rq_hget(q, "vr:job:victim", "state", state, sizeof state, NULL);
     rq_free(&q);
     cr_assert_str_eq(state, "running", "a refused call changed the job");
@@ -312,11 +317,8 @@ Test(dist_sec_acl, a_result_written_by_hand_is_ignored_and_the_job_goes_on)
                           NULL };
     cr_assert_eq(vrctl_as(uv, pv, id, sizeof id, sub), 0);
     id[strcspn(id, "\n")] = '\0';
-    char ua[128], jk[160], ck[160], st[32] = "", entry[64] = "";
-    snprintf(ua, sizeof ua, "redis://test-admin:admin-pw@127.0.0.1:%d", port);
-    struct rq *q = NULL;
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
+    char jk[160], ck[160], st[32] = "", entry[64] = "";
+    struct rq *q = admin();
     rq_key_job(jk, sizeof jk, id);
     rq_key_chunk(ck, sizeof ck, id, 0);
     /* no worker yet: the job is running, its chunks queued */
