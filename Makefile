@@ -26,7 +26,7 @@ endif
 CC      ?= gcc
 BUILD   ?= build
 BINDIR  ?= bin
-PKGS    := libavformat libavcodec libavutil libswscale libswresample hiredis jansson libcurl
+PKGS    := libavformat libavcodec libavutil libswscale libswresample hiredis jansson libcurl libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -49,6 +49,7 @@ struct run_opts {
     int gpus;                     /* GPUs to use (0 with cpu) */
     int encode_threads;           /* each worker's CPU encoder threads; 0 = one per core */
     int keep;                     /* keep the temp dir */
+    int allow_private;            /* --notify-allow-private, passed to the controller */
 };
 
 /* Options into *o; returns 0 or the exit code (2 usage, 1 bad job). */
@@ -81,6 +82,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         { "per-gpu", required_argument, 0, 'g' },
         { "notify-secret-file", required_argument, 0, 'S' },
         { "encode-threads", required_argument, 0, 'E' },
+        { "notify-allow-private", no_argument, 0, 'P' },
         { 0, 0, 0, 0 }
     };
     memset(o, 0, sizeof *o);
@@ -129,6 +131,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
                 return cli_usage_error("--notify-secret-file %s: cannot resolve", optarg);
             break;
         }
+        case 'P': o->allow_private = 1; break;
         default: return cli_usage_error("unknown option");
         }
     }
@@ -233,10 +236,16 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
     snprintf(in_root, sizeof in_root, "%s", o->js.input);
     snprintf(out_root, sizeof out_root, "%s", o->js.output);
     char *in_dir = dirname(in_root); /* the workers read the input in place there too */
-    char *cargs[] = { "run", "--redis", r->url, "--storage", r->storage, "--input-root",
-                      in_dir, "--output-root", dirname(out_root), "--lease-seconds",
-                      (char *)o->lease, o->secret[0] ? "--notify-secret-file" : NULL,
-                      (char *)o->secret, NULL };
+    char *cargs[16] = { "run", "--redis", r->url, "--storage", r->storage, "--input-root",
+                        in_dir, "--output-root", dirname(out_root), "--lease-seconds",
+                        (char *)o->lease };
+    int nc = 11;
+    if (o->allow_private)
+        cargs[nc++] = "--notify-allow-private";
+    if (o->secret[0]) {
+        cargs[nc++] = "--notify-secret-file";
+        cargs[nc++] = (char *)o->secret;
+    }
     if (run_add(r, &r->procs, "vr-controller", cargs, "controller") < 0)
         return -1;
     int n = o->cpu ? o->workers : o->gpus * o->per_gpu;

@@ -81,7 +81,7 @@ static const struct cli_cmd vrctl_cmds[] = {
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S] [--chunking C] [--encode-threads N]\n"
-      "       [--notify URL [--notify-secret-file FILE]]",
+      "       [--notify URL [--notify-secret-file FILE] [--notify-allow-private]]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
@@ -95,6 +95,8 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
       "  --notify-secret-file FILE  sign the --notify POST (as vr-controller's option);\n"
       "                     vrctl run waits for the webhook (at most 60 s) before it ends\n"
+      "  --notify-allow-private  the POST may go to a loopback, private or link-local\n"
+      "                     address (as vr-controller's option)\n"
       "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"
       "Its controller reads under IN's directory and writes under OUT's only.\n"
       "Ctrl-C stops everything it started and removes its temp dir. If the\n"

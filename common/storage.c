@@ -7,13 +7,13 @@
 #include "storage.h"
 
 #include "log.h"
-#include "sha256.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <libgen.h>
+#include <openssl/evp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,29 +38,34 @@ int storage_errno(int e, const char *what, const char *path, vr_err *err)
 int storage_sum_fds(const int *fds, int n, char out[STORAGE_SUM_LEN], vr_err *err)
 {
     enum { BUF = 1 << 20 };
-    unsigned char *buf = malloc(BUF), d[SHA256_DIGEST_LEN];
-    if (!buf)
-        return vr_err_set(err, VR_ENOMEM, "out of memory");
-    struct sha256 h;
-    sha256_init(&h);
-    for (int i = 0; i < n; i++) {
+    unsigned char *buf = malloc(BUF), d[EVP_MAX_MD_SIZE];
+    EVP_MD_CTX *h = EVP_MD_CTX_new(); /* libcrypto's SHA-256, as the webhook's HMAC */
+    if (!buf || !h || EVP_DigestInit_ex(h, EVP_sha256(), NULL) != 1) {
+        free(buf);
+        EVP_MD_CTX_free(h);
+        return vr_err_set(err, VR_ENOMEM, "cannot start a checksum (out of memory)");
+    }
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
         off_t at = 0;
         ssize_t got;
         while ((got = pread(fds[i], buf, BUF, at)) > 0) {
-            sha256_update(&h, buf, (size_t)got);
+            EVP_DigestUpdate(h, buf, (size_t)got);
             at += got;
         }
-        if (got < 0) {
-            int e = errno;
-            free(buf);
-            return vr_err_set(err, VR_EIO, "cannot read a file to sum it: %s", strerror(e));
-        }
+        if (got < 0)
+            rc = vr_err_set(err, VR_EIO, "cannot read a file to sum it: %s", strerror(errno));
     }
+    unsigned len = 0;
+    if (rc == 0 && EVP_DigestFinal_ex(h, d, &len) != 1)
+        rc = vr_err_set(err, VR_EIO, "cannot finish a checksum");
     free(buf);
-    sha256_final(&h, d);
-    char hex[SHA256_HEX_LEN];
-    sha256_hex(d, hex);
-    snprintf(out, STORAGE_SUM_LEN, "sha256:%s", hex);
+    EVP_MD_CTX_free(h);
+    if (rc < 0)
+        return rc;
+    int k = snprintf(out, STORAGE_SUM_LEN, "sha256:");
+    for (unsigned i = 0; i < len && k + 2 < STORAGE_SUM_LEN; i++)
+        k += snprintf(out + k, STORAGE_SUM_LEN - k, "%02x", d[i]);
     return 0;
 }
 

@@ -31,6 +31,11 @@ struct ctl_notify_cfg {
     size_t secret_len;
     double timeout_s;             /* --notify-timeout: one POST, its redirects included */
     int max_attempts;             /* --notify-attempts: rounds before a URL is given up */
+    int allow_private;            /* --notify-allow-private: loopback, private and
+                                   * link-local addresses may be POSTed to */
+    int test_public_port;         /* tests only (VR_TEST_NOTIFY_PUBLIC_PORT): a loopback
+                                   * address on this port counts as public, the first
+                                   * hop of a redirect test; 0 none */
     long long retry_ms;           /* the first retry's delay (CTL_NOTIFY_RETRY_MS, or
                                    * VR_TEST_NOTIFY_RETRY_MS in tests) */
 };
@@ -157,8 +162,10 @@ int ctl_reclaim(struct ctl *c);
 /* Walks the active jobs (vr:active): starts, finishes, fails, repairs. */
 int ctl_audit(struct ctl *c, int deep);
 
-/* Handles one vr:results entry. */
-int ctl_result(struct ctl *c, const char *job, int idx, const char *kind);
+/* Handles one vr:results entry: chunk idx of job ended `kind` under stream
+ * entry `entry` ("" when the result names none: ignored, as is any result
+ * that does not match the chunk record; ctl_results.c). */
+int ctl_result(struct ctl *c, const char *job, int idx, const char *kind, const char *entry);
 
 /* What every chunk of a job is processed with (ctl_decide.c). */
 struct ctl_decision {

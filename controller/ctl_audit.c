@@ -66,6 +66,9 @@ static void ctl_audit_job(struct ctl *c, const char *id, int deep)
         long long total = 0;
         if (deep && rq_job_number(c->q, id, "chunks_total", &total, NULL) >= 0) {
             for (long long i = 0; i < total && i < 100000; i++) {
+                /* a result a dead controller read and left (acked below) */
+                if (rq_chunk_count_done(c->q, id, (int)i, &e) == 1)
+                    log_warn("job %s chunk %lld: done but not counted; counted now", id, i);
                 int rc = rq_chunk_requeue_lost(c->q, id, (int)i, 0, &e);
                 if (rc == 1) {
                     log_warn("job %s chunk %lld: its queue entry was lost; enqueued again", id, i);

@@ -16,22 +16,18 @@
  * good (not http(s), a redirect to another scheme, a redirect loop) is
  * given up at once.
  *
- * The POST: JSON body, Content-Type application/json, X-Vrseg-Event
- * (job.done | job.failed | job.cancelled), X-Vrseg-Delivery ("<job>:<seq>",
- * the same at every try: receivers dedupe on it), and with a secret
- * X-Vrseg-Signature: sha256=<hex HMAC-SHA256(secret, body)>. The body is
- * the same bytes at every try. Only http and https, for the URL and for
- * redirects (at most 3, the POST kept); connect and total timeouts.
+ * The POST, its headers, its signature and where it may not go:
+ * ctl_notify_post.c. The body is the same bytes at every try. A submitter
+ * sees (notify_error, the job's events) only "not delivered" and the HTTP
+ * status class; the reason is in the controller's log.
  */
 #include "ctl.h"
 
 #include "log.h"
 #include "rq_jobs.h"
+#include "ctl_notify_post.h"
 #include "rq_notify.h"
-#include "sha256.h"
-#include "version.h"
 
-#include <curl/curl.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -41,8 +37,6 @@
 #include <unistd.h>
 
 #define CTL_NOTIFY_IDLE_MS     300   /* the wait between looks at an empty queue */
-#define CTL_NOTIFY_CONNECT_MAX 5.0   /* seconds to connect, at most (--notify-timeout caps it) */
-#define CTL_NOTIFY_REDIRECTS   3
 
 struct ctl_notify {
     struct ctl *c;
@@ -147,112 +141,6 @@ static char *ctl_notify_body(const struct rq_notify *d, const struct job_spec *j
     return s;
 }
 
-/* ---- one POST ---- */
-
-enum { CTL_POST_OK = 1, CTL_POST_RETRY = 0, CTL_POST_REFUSED = -1 };
-
-static size_t ctl_notify_discard(char *p, size_t sz, size_t n, void *arg)
-{
-    (void)p, (void)arg;
-    return sz * n; /* the answer's body is not read */
-}
-
-/* libcurl's progress callback: a stopping controller cuts the POST short. */
-static int ctl_notify_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
-{
-    (void)a, (void)b, (void)c, (void)d;
-    const struct ctl_notify *n = arg;
-    return *n->c->stop ? 1 : 0;
-}
-
-/* POSTs body to url with the event's headers. CTL_POST_OK on a 2xx,
- * CTL_POST_REFUSED when trying again cannot help, else CTL_POST_RETRY;
- * why (n bytes) says what went wrong. */
-static int ctl_notify_post(struct ctl_notify *n, const char *url, const char *body,
-                           char *why, size_t wn)
-{
-    vr_err ue = { 0 };
-    if (job_notify_check(url, &ue) < 0) {
-        snprintf(why, wn, "refused: %s", ue.msg);
-        return CTL_POST_REFUSED;
-    }
-    const struct ctl_notify_cfg *cfg = &n->c->notify;
-    char h_event[64], h_delivery[128], h_sig[128], ua[96];
-    snprintf(h_event, sizeof h_event, "X-Vrseg-Event: job.%s", n->d->state);
-    snprintf(h_delivery, sizeof h_delivery, "X-Vrseg-Delivery: %s", n->d->id);
-    snprintf(ua, sizeof ua, "vrseg/%s", vr_version());
-    struct curl_slist *hs = NULL, *t;
-    const char *lines[] = { "Content-Type: application/json", h_event, h_delivery,
-                            "Expect:", cfg->secret_len ? h_sig : NULL };
-    if (cfg->secret_len) {
-        unsigned char mac[SHA256_DIGEST_LEN];
-        char hex[SHA256_HEX_LEN];
-        sha256_hmac(cfg->secret, cfg->secret_len, body, strlen(body), mac);
-        sha256_hex(mac, hex);
-        snprintf(h_sig, sizeof h_sig, "X-Vrseg-Signature: sha256=%s", hex);
-    }
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0] && lines[i]; i++) {
-        if (!(t = curl_slist_append(hs, lines[i]))) {
-            curl_slist_free_all(hs);
-            snprintf(why, wn, "out of memory");
-            return CTL_POST_RETRY;
-        }
-        hs = t;
-    }
-    CURL *h = n->h;
-    char cerr[CURL_ERROR_SIZE] = "";
-    long tmo = (long)(cfg->timeout_s * 1000);
-    curl_easy_reset(h);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: the _STR forms */
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-#else
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)CTL_NOTIFY_REDIRECTS);
-    curl_easy_setopt(h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hs);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, ua);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                     (long)(fmin(cfg->timeout_s, CTL_NOTIFY_CONNECT_MAX) * 1000));
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* a thread: no SIGALRM for DNS timeouts */
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ctl_notify_discard);
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, ctl_notify_progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, n);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-    CURLcode rc = curl_easy_perform(h);
-    long code = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-    curl_slist_free_all(hs);
-    if (rc == CURLE_OK && code >= 200 && code < 300)
-        return CTL_POST_OK;
-    if (rc == CURLE_OK) {
-        snprintf(why, wn, "HTTP %ld", code);
-        return CTL_POST_RETRY;
-    }
-    snprintf(why, wn, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
-    switch (rc) {
-    case CURLE_UNSUPPORTED_PROTOCOL: /* a redirect to ftp:, file: ... */
-        snprintf(why, wn, "refused: a redirect to a scheme other than http(s) (%s)",
-                 cerr[0] ? cerr : curl_easy_strerror(rc));
-        return CTL_POST_REFUSED;
-    case CURLE_URL_MALFORMAT:
-    case CURLE_TOO_MANY_REDIRECTS:
-        return CTL_POST_REFUSED;
-    default:
-        return CTL_POST_RETRY;
-    }
-}
-
 /* ---- one round of a delivery ---- */
 
 /* The wait before round `attempts` + 1: retry_ms doubled per round done,
@@ -279,13 +167,19 @@ static void ctl_notify_round(struct ctl_notify *n)
         return; /* Redis went away: the lease lapses, this or another controller goes on */
     }
     char *body = ctl_notify_body(d, have_spec ? n->js : NULL);
+    char event[32];
+    snprintf(event, sizeof event, "job.%s", d->state);
+    const struct ctl_post post = { .h = n->h, .cfg = cfg, .stop = n->c->stop,
+                                   .delivery = d->id, .event = event };
     int round = d->attempts + 1, outcome[RQ_NOTIFY_MAX_URLS] = { 0 }, left = 0;
-    char why[512] = "", url[160];
+    char why[512] = "", url[160], shown[64];
     for (int i = 0; i < d->nurls; i++) {
         if (d->done[i])
             continue;
-        char w[CURL_ERROR_SIZE + 96] = "out of memory";
-        int r = body ? ctl_notify_post(n, d->urls[i], body, w, sizeof w) : CTL_POST_RETRY;
+        char w[CURL_ERROR_SIZE + 160] = "out of memory";
+        long http = 0;
+        int r = body ? ctl_notify_post(&post, d->urls[i], body, w, sizeof w, &http)
+                     : CTL_POST_RETRY;
         ctl_notify_redact(d->urls[i], url, sizeof url);
         if (r == CTL_POST_OK) {
             outcome[i] = RQ_NOTIFY_DELIVERED;
@@ -298,11 +192,16 @@ static void ctl_notify_round(struct ctl_notify *n)
             outcome[i] = RQ_NOTIFY_GIVEN_UP;
         else
             left++;
+        /* the detail to the log only: it would tell a submitter what
+         * listens where on the controller's network */
+        ctl_notify_public_why(http, shown, sizeof shown);
         size_t l = strlen(why);
-        snprintf(why + l, sizeof why - l, "%s%s: %s", l ? "; " : "", url, w);
+        snprintf(why + l, sizeof why - l, "%s%s: %s", l ? "; " : "", url, shown);
         if (r == CTL_POST_REFUSED) {
             log_error("job %s: webhook %s to %s given up: %s", d->job, d->id, url, w);
-            rq_event(n->q, d->job, "webhook to %s given up: %.300s", url, w);
+            rq_event(n->q, d->job, "webhook to %s given up: %s", url, shown);
+        } else {
+            log_warn("job %s: webhook %s to %s (attempt %d): %s", d->job, d->id, url, round, w);
         }
     }
     free(body);

@@ -1,11 +1,19 @@
 /*
  * ctl_results.c - one worker result (vr:results) in the controller: a
  * dead-lettered chunk fails its job with the chunk's last error; a done
- * chunk is stitched ahead and may end its job.
+ * chunk is counted into its job, stitched ahead and may end its job.
+ *
+ * A result is checked against the chunk record first (rq_chunk_result):
+ * it must name the entry the chunk is under now and the end the record
+ * shows. Any user that may XADD vr:results (the worker's) could otherwise
+ * fail any job with one line (issue 27, finding 2); such a result, or a
+ * requeued chunk's stale one, is logged and changes nothing.
  */
 #include "ctl.h"
 
+#include "log.h"
 #include "rq_jobs.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -19,8 +27,27 @@
  * chaos_redis/host_crash_rolls_back_a_commit). The cost is one copy of
  * the source per copy-split job until it ends; range jobs have none. */
 
-int ctl_result(struct ctl *c, const char *job, int idx, const char *kind)
+int ctl_result(struct ctl *c, const char *job, int idx, const char *kind, const char *entry)
 {
+    if (strcmp(kind, "undone") == 0)
+        return 0; /* a done chunk queued again (its output missing or damaged): its
+                   * count was taken back by the requeue itself */
+    vr_err e = { 0 };
+    int ok = rq_chunk_result(c->q, job, idx, kind, entry, &e);
+    if (ok < 0)
+        return ok; /* Redis away */
+    if (ok == 0) {
+        char k[16], en[RQ_ID_MAX];
+        snprintf(k, sizeof k, "%s", kind);
+        snprintf(en, sizeof en, "%s", entry);
+        text_strip_controls(k);
+        text_strip_controls(en);
+        log_warn("job %s: a result '%s' for chunk %d under entry '%s' does not match the chunk's "
+                 "record (stale, or written outside vrseg); ignored", job, k, idx, en);
+        return 0;
+    }
+    if (ok == 3)
+        return 0; /* a done chunk of an ended job: nothing to count or stitch */
     if (strcmp(kind, "dead") == 0) {
         char ck[128], err[400] = "", att[16] = "?", perm[4] = "", by[16] = "", n[16] = "?";
         rq_key_chunk(ck, sizeof ck, job, idx);
@@ -42,8 +69,6 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind)
                      rq_record_ll(n), err);
         return ctl_job_fail(c, job, 0, reason);
     }
-    if (strcmp(kind, "undone") == 0)
-        return 0; /* a done chunk queued again (its output missing or damaged) */
     rq_event(c->q, job, "chunk %d done", idx);
     ctl_stitch_progress(c, job);
     return ctl_job_finish(c, job);

@@ -79,11 +79,12 @@ static void ctl_handle(struct ctl *c, struct rq_msg *m)
         ctl_job_start(c, job);
     } else {
         const char *idx = rq_msg_get(m, "idx"), *kind = rq_msg_get(m, "kind");
+        const char *entry = rq_msg_get(m, "entry");
         long i;
         char why[160];
         if (idx && kind && cli_parse_long("result idx", idx, 0, 1 << 30, &i, why, sizeof why) == 0) {
             log_ctx_thread(job, (int)i);
-            ctl_result(c, job, (int)i, kind);
+            ctl_result(c, job, (int)i, kind, entry ? entry : "");
         } else {
             log_error("%s %s: %s; acknowledged and skipped", m->stream, m->id,
                       idx && kind ? why : "result without idx or kind");
@@ -163,7 +164,7 @@ static int ctl_loop(struct ctl *c)
             down = 1;
             rq_backoff(c->q);
             if (strstr(e.msg, "NOGROUP"))
-                rq_ready(&c->q, c->url, &ctl_stop, NULL);
+                rq_ready(&c->q, c->url, NULL, &ctl_stop, NULL);
             continue;
         }
         down = 0;
@@ -214,6 +215,7 @@ int cmd_controller_run(int argc, char **argv)
         { "notify-secret-file", required_argument, 0, 'S' },
         { "notify-timeout", required_argument, 0, 'T' },
         { "notify-attempts", required_argument, 0, 'A' },
+        { "notify-allow-private", no_argument, 0, 'P' },
         { 0, 0, 0, 0 }
     };
     struct ctl c = { 0 };
@@ -224,6 +226,8 @@ int cmd_controller_run(int argc, char **argv)
     c.notify.max_attempts = 20;
     unsigned test_retry = clock_test_delay_ms("VR_TEST_NOTIFY_RETRY_MS"); /* tests only */
     c.notify.retry_ms = test_retry ? test_retry : CTL_NOTIFY_RETRY_MS;
+    const char *tpp = getenv("VR_TEST_NOTIFY_PUBLIC_PORT"); /* tests only */
+    c.notify.test_public_port = tpp ? atoi(tpp) : 0;
     vr_err ne = { 0 };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -253,6 +257,7 @@ int cmd_controller_run(int argc, char **argv)
             if (cli_opt_int("--notify-attempts", optarg, 1, 1000, &c.notify.max_attempts))
                 return 2;
             break;
+        case 'P': c.notify.allow_private = 1; break;
         default: return cli_usage_error("unknown option");
         }
     }
@@ -289,7 +294,7 @@ int cmd_controller_run(int argc, char **argv)
             return e.code == VR_EINVAL ? 2 : 1;
         }
     }
-    if (rq_ready(&c.q, c.url, &ctl_stop, NULL) < 0) {
+    if (rq_ready(&c.q, c.url, NULL, &ctl_stop, NULL) < 0) {
         ctl_prom_stop(&prom);
         rq_free(&c.q);
         return 1;

@@ -13,7 +13,8 @@ static const struct cli_cmd controller_cmds[] = {
     { "run", cmd_controller_run, CLI_DEFAULT | CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N]\n"
       "       [--keep-chunks] [--metrics-listen ADDR:PORT] [--notify URL]\n"
-      "       [--notify-secret-file FILE] [--notify-timeout S] [--notify-attempts N]",
+      "       [--notify-secret-file FILE] [--notify-timeout S] [--notify-attempts N]\n"
+      "       [--notify-allow-private]",
       "consume jobs and results until stopped (the default command)",
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
       "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
@@ -30,12 +31,14 @@ static const struct cli_cmd controller_cmds[] = {
       "                     besides the job's own `vrctl submit --notify`; http(s) only,\n"
       "                     redirects to other schemes refused (README.md, 'Webhooks')\n"
       "  --notify-secret-file FILE\n"
-      "                     sign each POST: X-Vrseg-Signature: sha256=<HMAC-SHA256 of the\n"
-      "                     body keyed by FILE's first line> (default $VR_NOTIFY_SECRET_FILE;\n"
-      "                     none: unsigned)\n"
+      "                     sign each POST: X-Vrseg-Signature: t=<unix time>,v1=<HMAC-SHA256\n"
+      "                     of \"<t>.<delivery>.<event>.<body>\" keyed by FILE's first line>\n"
+      "                     (default $VR_NOTIFY_SECRET_FILE; none: unsigned)\n"
       "  --notify-timeout S one POST's limit, redirects included (10; connect: 5 at most)\n"
       "  --notify-attempts N  tries per URL before it is given up (20); retries wait 1 s,\n"
       "                     2 s, 4 s ... up to 5 min, kept in Redis across restarts\n"
+      "  --notify-allow-private  let webhooks reach loopback, private and link-local\n"
+      "                     addresses (refused by default, after DNS and at each redirect)\n"
       "SIGTERM or Ctrl-C stops it; another controller (or a restart) carries on.\n" },
     { 0 }
 };

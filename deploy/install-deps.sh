@@ -7,7 +7,7 @@
 set -eu
 PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
-libhiredis-dev libjansson-dev libcurl4-openssl-dev libcriterion-dev libmicrohttpd-dev
+libhiredis-dev libjansson-dev libcurl4-openssl-dev libssl-dev libcriterion-dev libmicrohttpd-dev
 redis-server ffmpeg xz-utils opencv-doc procps"
 # chromium: the report opened headless (tests/t-cli-report.c); prometheus
 # (and its promtool): the scrape test (tests/t-controller-prometheus.c); stunnel4

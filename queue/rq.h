@@ -171,12 +171,17 @@ int rq_group_ensure(struct rq *q, const char *stream, const char *group,
 
 /* What a daemon (controller, worker) does before its loop, and again when
  * Redis comes back empty: connects to `url` when *q is NULL, then waits,
- * backing off, until Redis answers, may not evict keys
- * (rq_check_noeviction) and has every stream group. A Redis that is down
- * is waited for (logged once); one that can never work (a bad address, an
- * evicting maxmemory-policy, a refused password or ACL) is logged and returns its error at once.
- * Returns 0, that error, or VR_ECANCELED when *stop became non-zero. */
-int rq_ready(struct rq **q, const char *url, const volatile sig_atomic_t *stop, vr_err *err);
+ * backing off, until Redis answers and has its stream groups: every one
+ * when `group` is NULL (the controller, which also checks that Redis may
+ * not evict keys: rq_check_noeviction), else only that group's
+ * (RQ_G_WORKERS: the chunk streams; the worker's ACL user may neither
+ * touch the others nor read the server's config). A Redis
+ * that is down is waited for (logged once); one that can never work (a bad
+ * address, an evicting maxmemory-policy, a refused password or ACL) is
+ * logged and returns its error at once. Returns 0, that error, or
+ * VR_ECANCELED when *stop became non-zero. */
+int rq_ready(struct rq **q, const char *url, const char *group,
+             const volatile sig_atomic_t *stop, vr_err *err);
 
 /* XREADGROUP of at most one new entry from the first stream of `streams`
  * that has one, blocking up to block_ms (kept below the command timeout).
@@ -226,8 +231,9 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
 
 /* Commits a processed chunk after its output is durable: only if `consumer`
  * still owns `id`, records frames, fps, metrics and the output's checksum
- * `sum` (storage_sum_fds; NULL: none) in the chunk record, raises
- * the job's counters once, XADDs the result and XACKs. Returns 1 committed,
+ * `sum` (storage_sum_fds; NULL: none) in the chunk record, XADDs the result
+ * (naming `id`: the controller counts the chunk into its job,
+ * rq_chunk_result) and XACKs. Returns 1 committed,
  * 0 lease lost (nothing written, nothing acked), RQ_COMMIT_JOB_ENDED the job
  * is no longer splitting or running (acked, nothing counted, the chunk left
  * unfinished for a retry), <0 error. */
@@ -251,6 +257,24 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
 #define RQ_RETRY_BASE_MS 2000
 #define RQ_RETRY_CAP_MS  60000
 #define RQ_MAX_DEATHS    10
+
+/* The controller's check of one result read from vr:results: chunk
+ * job/idx ended `kind` (done | dead) under stream entry `entry` (the
+ * result's own field). A result that does not match the chunk record (a
+ * requeued chunk's stale result, or one written by hand: any Redis user
+ * that may XADD vr:results) changes nothing. A done chunk is counted into
+ * its job (chunks_done, frames_done) here, once: the worker's user may not
+ * write job records. Returns 1 the result stands (a done chunk counted
+ * now), 2 it stands and was counted before (read twice), 3 a done chunk of
+ * a job that has ended (not counted), 0 it does not match: ignore it, <0
+ * error. */
+int rq_chunk_result(struct rq *q, const char *job, int idx, const char *kind, const char *entry,
+                    vr_err *err);
+
+/* The audit's half of the same: counts chunk job/idx into its job when it
+ * is done under its current entry and not counted yet (a result that a
+ * dead controller read and never handled). Returns as rq_chunk_result. */
+int rq_chunk_count_done(struct rq *q, const char *job, int idx, vr_err *err);
 
 /* A failed attempt. With consumer != NULL: the worker reports its own failure
  * (owner checked; a failure). With consumer == NULL: the controller reclaims

@@ -8,6 +8,8 @@
  *            the chunk record (delivery counts can be lost on AOF reload);
  *   commit   ownership + record the result + XACK (XACK alone does not check
  *            the owner, so a late worker would ack the new owner's delivery);
+ *   result   the controller's check of a worker's result against the chunk
+ *            record, and the count of a done chunk into its job;
  *   fail     worker failure or lease reclaim (XCLAIM with min-idle, so a
  *            renewal that lands first wins): requeue (after a backoff for
  *            the chunk's own failures) or dead-letter;
@@ -17,6 +19,12 @@
  *   requeue  re-add an entry that vanished (lost XADD) keeping the attempts;
  *   trim     XTRIM MINID no lower than any group's oldest pending or
  *            undelivered entry.
+ *
+ * The scripts a worker runs (renew, start, commit, fail) name the job's
+ * key among their ARGV, not their KEYS, and only read it: Redis checks a
+ * script's commands and its KEYS against the caller's ACL, KEYS as read
+ * and write, and the worker's user may only read job records
+ * (deploy/redis-users.acl; issue 27, finding 2).
  */
 #include "rq.h"
 #include "rq_eval.h"
@@ -41,21 +49,21 @@
     "local js = redis.call('HGET', " key ", 'state')\n" \
     "local live = (js == 'running' or js == 'splitting')\n"
 
-/* KEYS: chunks, job. ARGV: group, consumer, id. */
+/* KEYS: chunks. ARGV: group, consumer, id, job key (read only: see the top). */
 static const char RENEW_LUA[] =
     LUA_OWNER
     "if not owned then return 0 end\n"
-    LUA_JOB_LIVE("KEYS[2]")
+    LUA_JOB_LIVE("ARGV[4]")
     "if not live then return 2 end\n"
     "redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')\n"
     "return 1\n";
 
-/* KEYS: chunks, chunk, job. ARGV: group, consumer, id, now. */
+/* KEYS: chunks, chunk. ARGV: group, consumer, id, now, job key. */
 static const char START_LUA[] =
     LUA_OWNER
     "if not owned then return {0, 'entry not owned'} end\n"
     "local cur = redis.call('HMGET', KEYS[2], 'entry', 'state', 'task')\n"
-    "local js = redis.call('HGET', KEYS[3], 'state')\n"
+    "local js = redis.call('HGET', ARGV[5], 'state')\n"
     "local why = nil\n"
     "if cur[1] ~= ARGV[3] then why = 'stale entry'\n"
     "elseif cur[2] == 'done' or cur[2] == 'dead' then why = 'chunk already ' .. cur[2]\n"
@@ -70,10 +78,10 @@ static const char START_LUA[] =
  * frames and chunks into the stats hash, the chunk's per-stage histogram
  * buckets into the histogram hash as "<stage>:<bucket>", "<stage>:n" and
  * "<stage>:sum_ns" (rq_fleetstats.c reads them back). Unexpected metrics
- * text folds nothing. KEYS[5], KEYS[6]; ARGV[4] frames, ARGV[6] metrics. */
+ * text folds nothing. KEYS[4], KEYS[5]; ARGV[4] frames, ARGV[6] metrics. */
 #define LUA_FLEET_FOLD \
-    "redis.call('HINCRBY', KEYS[5], 'frames', ARGV[4])\n" \
-    "redis.call('HINCRBY', KEYS[5], 'chunks', 1)\n" \
+    "redis.call('HINCRBY', KEYS[4], 'frames', ARGV[4])\n" \
+    "redis.call('HINCRBY', KEYS[4], 'chunks', 1)\n" \
     "local okm, mt = pcall(cjson.decode, ARGV[6])\n" \
     "if okm and type(mt) == 'table' and type(mt.stages) == 'table' then\n" \
     "  for sn, h in pairs(mt.stages) do\n" \
@@ -82,18 +90,23 @@ static const char START_LUA[] =
     "      for _, b in ipairs(h.buckets) do\n" \
     "        local i, c = tonumber(b[1]), tonumber(b[2])\n" \
     "        if i and c and i >= 0 and i < 100000 and c > 0 then\n" \
-    "          redis.call('HINCRBY', KEYS[6], sn .. ':' .. string.format('%d', i),\n" \
+    "          redis.call('HINCRBY', KEYS[5], sn .. ':' .. string.format('%d', i),\n" \
     "                     string.format('%d', c)) end\n" \
     "      end\n" \
-    "      redis.call('HINCRBY', KEYS[6], sn .. ':n', string.format('%d', tonumber(h.n)))\n" \
-    "      redis.call('HINCRBY', KEYS[6], sn .. ':sum_ns', string.format('%d', tonumber(h.sum_ns) or 0))\n" \
+    "      redis.call('HINCRBY', KEYS[5], sn .. ':n', string.format('%d', tonumber(h.n)))\n" \
+    "      redis.call('HINCRBY', KEYS[5], sn .. ':sum_ns', string.format('%d', tonumber(h.sum_ns) or 0))\n" \
     "    end\n" \
     "  end\n" \
     "end\n"
 
-/* KEYS: chunks, chunk, job, results, stats, stats histograms. ARGV: group,
- * consumer, id, frames, fps, metrics, now, job, idx, the output's sum
- * (storage_sum_fds; '' none: the stitch then takes the file unchecked). A chunk of an ended job
+/* KEYS: chunks, chunk, results, stats, stats histograms. ARGV: group,
+ * consumer, id, frames, fps, metrics, now, job, idx, job key, the output's
+ * sum (storage_sum_fds; '' none: the stitch then takes the file unchecked).
+ * The job record is read, never written: the worker's Redis user may not
+ * write job records (deploy/redis-users.acl), and a script runs with its
+ * caller's rights, so the chunk is counted into its job by the controller
+ * (RESULT_LUA) when it reads the result, which names the entry it was
+ * committed under. A chunk of an ended job
  * is acked uncounted and left unfinished, so a cancelled job shows no
  * progress after the cancel and a retry runs the chunk again. A done chunk
  * drops the error of an earlier attempt (a reclaim's "stopped renewing its
@@ -109,7 +122,7 @@ static const char COMMIT_LUA[] =
     "if not owned then return 0 end\n"
     "if redis.call('HGET', KEYS[2], 'entry') ~= ARGV[3] then\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 0 end\n"
-    LUA_JOB_LIVE("KEYS[3]")
+    LUA_JOB_LIVE("ARGV[10]")
     "if not live then\n"
     "  if redis.call('HGET', KEYS[2], 'state') == 'running' then\n"
     "    redis.call('HSET', KEYS[2], 'state', 'queued') end\n"
@@ -117,10 +130,9 @@ static const char COMMIT_LUA[] =
     "end\n"
     "if redis.call('HGET', KEYS[2], 'state') ~= 'done' then\n"
     "  redis.call('HSET', KEYS[2], 'state', 'done', 'frames', ARGV[4], 'fps', ARGV[5],\n"
-    "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', ARGV[2], 'sum', ARGV[10])\n"
-    "  redis.call('HINCRBY', KEYS[3], 'chunks_done', 1)\n"
-    "  redis.call('HINCRBY', KEYS[3], 'frames_done', ARGV[4])\n"
-    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done')\n"
+    "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', ARGV[2], 'sum', ARGV[11])\n"
+    "  redis.call('XADD', KEYS[3], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done',\n"
+    "             'entry', ARGV[3])\n"
     "  redis.call('HDEL', KEYS[2], 'error')\n"
     LUA_FLEET_FOLD
     "end\n"
@@ -128,11 +140,11 @@ static const char COMMIT_LUA[] =
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
     "return 1\n";
 
-/* KEYS: chunks, chunk, job, results, dead, priority chunks, retry set.
- * ARGV: group, consumer ('' = reclaim), id, reason, min_idle, job, idx,
+/* KEYS: chunks, chunk, results, dead, priority chunks, retry set. ARGV:
+ * group, consumer ('' = reclaim), id, reason, min_idle, job, idx,
  * permanent ('1': dead-letter now, whatever the attempts left: another
  * attempt would fail alike), backoff base ms, jitter (0..999 per mille),
- * the deaths' limit.
+ * the deaths' limit, the job key (read only: see the top).
  *
  * A reclaim is a worker's death (killed, stopped, partitioned: its lease
  * lapsed), not the chunk's fault: it raises `deaths`, dead-letters only at
@@ -158,7 +170,7 @@ static const char FAIL_LUA[] =
     "  if #c == 0 then return 0 end\n"
     "end\n"
     "local cur = redis.call('HMGET', KEYS[2], 'entry', 'state', 'failures', 'max_attempts', 'deaths')\n"
-    "local js = redis.call('HGET', KEYS[3], 'state')\n"
+    "local js = redis.call('HGET', ARGV[12], 'state')\n"
     "if cur[1] ~= ARGV[3] or cur[2] == 'done' or cur[2] == 'dead' or\n"
     "   (js ~= 'running' and js ~= 'splitting') then\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 3 end\n"
@@ -170,16 +182,17 @@ static const char FAIL_LUA[] =
     "redis.call('HSET', KEYS[2], 'error', ARGV[4], 'permanent', ARGV[8])\n"
     "if (death and d >= tonumber(ARGV[11])) or (not death and (f >= m or ARGV[8] == '1')) then\n"
     "  redis.call('HSET', KEYS[2], 'state', 'dead', 'dead_by', death and 'deaths' or 'failures')\n"
-    "  redis.call('XADD', KEYS[5], '*', 'job', ARGV[6], 'idx', ARGV[7], 'error', ARGV[4],\n"
+    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[6], 'idx', ARGV[7], 'error', ARGV[4],\n"
     "             'attempts', death and d or f, 'permanent', ARGV[8])\n"
-    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[6], 'idx', ARGV[7], 'kind', 'dead')\n"
+    "  redis.call('XADD', KEYS[3], '*', 'job', ARGV[6], 'idx', ARGV[7], 'kind', 'dead',\n"
+    "             'entry', ARGV[3])\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 2\n"
     "end\n"
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
     "local base = tonumber(ARGV[9]) or 0\n"
     "if death or base <= 0 then\n"
-    "  local nid = redis.call('XADD', KEYS[6], '*', 'job', ARGV[6], 'idx', ARGV[7])\n"
-    "  redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid, 'stream', KEYS[6])\n"
+    "  local nid = redis.call('XADD', KEYS[5], '*', 'job', ARGV[6], 'idx', ARGV[7])\n"
+    "  redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid, 'stream', KEYS[5])\n"
     "  return 1\n"
     "end\n"
     "local delay = base * 2 ^ (f - 1)\n"
@@ -188,8 +201,8 @@ static const char FAIL_LUA[] =
     "local t = redis.call('TIME')\n"
     "local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + delay\n"
     "redis.call('HDEL', KEYS[2], 'entry')\n"
-    "redis.call('HSET', KEYS[2], 'state', 'queued', 'retry_at', due, 'stream', KEYS[6])\n"
-    "redis.call('ZADD', KEYS[7], due, ARGV[6] .. '/' .. ARGV[7])\n"
+    "redis.call('HSET', KEYS[2], 'state', 'queued', 'retry_at', due, 'stream', KEYS[5])\n"
+    "redis.call('ZADD', KEYS[6], due, ARGV[6] .. '/' .. ARGV[7])\n"
     "return 4 + delay\n";
 
 /* KEYS: chunk, chunks. ARGV: task, max_attempts, job, idx. */
@@ -200,8 +213,10 @@ static const char CREATE_LUA[] =
     "           'max_attempts', ARGV[2], 'entry', nid, 'stream', KEYS[2])\n"
     "return 1\n";
 
-/* KEYS: chunk, chunks, job, results. ARGV: job, idx, mode (see rq.h), the
- * workers' group, the workers' heartbeat key prefix. Mode 0 leaves a chunk waiting
+/* KEYS: chunk, chunks, job. ARGV: job, idx, mode (see rq.h), the workers'
+ * group, the workers' heartbeat key prefix, the results stream (an ARGV:
+ * vrctl's retry runs this script and may not write results, which only a
+ * done chunk's requeue, the controller's, does). Mode 0 leaves a chunk waiting
  * in the retry set (retry_at: its entry comes when due); the others take
  * it out of there (rq_retry_due then finds no retry_at and drops it).
  * A done chunk requeued (its output missing or damaged) is undone: the
@@ -212,7 +227,7 @@ static const char CREATE_LUA[] =
  * alone and answers 2: a second entry would run it twice at once, and the
  * first worker's commit would be a zombie's. */
 static const char REQUEUE_LUA[] =
-    "local cur = redis.call('HMGET', KEYS[1], 'entry', 'state', 'frames')\n"
+    "local cur = redis.call('HMGET', KEYS[1], 'entry', 'state', 'frames', 'counted')\n"
     "local mode = ARGV[3]\n"
     "if not cur[2] then return -1 end\n"
     "if mode == '2' then\n"
@@ -235,7 +250,9 @@ static const char REQUEUE_LUA[] =
     "if cur[2] == 'done' then\n"
     "  redis.call('HINCRBY', KEYS[1], 'commits', -1)\n"
     "  redis.call('HDEL', KEYS[1], 'sum')\n"
-    "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[1], 'idx', ARGV[2], 'kind', 'undone')\n"
+    "  redis.call('XADD', ARGV[6], '*', 'job', ARGV[1], 'idx', ARGV[2], 'kind', 'undone')\n"
+    "end\n"
+    "if cur[2] == 'done' and cur[4] and cur[4] == cur[1] then\n"
     "  redis.call('HINCRBY', KEYS[3], 'chunks_done', -1)\n"
     "  redis.call('HINCRBY', KEYS[3], 'frames_done', -tonumber(cur[3] or '0'))\n"
     "end\n"
@@ -349,9 +366,9 @@ int rq_lease_renew(struct rq *q, const char *stream, const char *consumer, const
 {
     char jk[128];
     rq_key_job(jk, sizeof jk, job);
-    const char *kv[] = { stream, jk, RQ_G_WORKERS, consumer, id };
+    const char *kv[] = { stream, RQ_G_WORKERS, consumer, id, jk };
     long long v = 0;
-    int rc = rq_eval_int(q, err, RENEW_LUA, 2, kv, 5, &v);
+    int rc = rq_eval_int(q, err, RENEW_LUA, 1, kv, 5, &v);
     return rc < 0 ? rc : (int)v;
 }
 
@@ -363,8 +380,8 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
     rq_key_chunk(ck, sizeof ck, job, idx);
     rq_key_job(jk, sizeof jk, job);
     snprintf(now, sizeof now, "%lld", rq_now_ms());
-    const char *kv[] = { stream, ck, jk, RQ_G_WORKERS, consumer, id, now };
-    redisReply *r = rq_eval(q, err, START_LUA, 3, kv, 7);
+    const char *kv[] = { stream, ck, RQ_G_WORKERS, consumer, id, now, jk };
+    redisReply *r = rq_eval(q, err, START_LUA, 2, kv, 7);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int rc;
@@ -397,11 +414,11 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
     snprintf(fr, sizeof fr, "%lld", frames);
     snprintf(fp, sizeof fp, "%.3f", fps);
     snprintf(ix, sizeof ix, "%d", idx);
-    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_STATS, RQ_STATS_HIST, RQ_G_WORKERS,
+    const char *kv[] = { stream, ck, RQ_RESULTS, RQ_STATS, RQ_STATS_HIST, RQ_G_WORKERS,
                          consumer, id, fr, fp, metrics_json ? metrics_json : "{}", now, job, ix,
-                         sum ? sum : "" };
+                         jk, sum ? sum : "" };
     long long v = 0;
-    int rc = rq_eval_int(q, err, COMMIT_LUA, 6, kv, 16, &v);
+    int rc = rq_eval_int(q, err, COMMIT_LUA, 5, kv, 16, &v);
     return rc < 0 ? rc : (int)v;
 }
 
@@ -439,11 +456,11 @@ int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, con
         r = (unsigned)rq_now_ms();
     snprintf(jit, sizeof jit, "%u", r % 1000);
     snprintf(md, sizeof md, "%d", RQ_MAX_DEATHS);
-    const char *kv[] = { stream, ck, jk, RQ_RESULTS, RQ_DEAD, RQ_CHUNKS_HI, RQ_RETRY,
+    const char *kv[] = { stream, ck, RQ_RESULTS, RQ_DEAD, RQ_CHUNKS_HI, RQ_RETRY,
                          RQ_G_WORKERS, consumer ? consumer : "", id, reason, mi, job, ix,
-                         permanent ? "1" : "0", base, jit, md };
+                         permanent ? "1" : "0", base, jit, md, jk };
     long long v = 0;
-    int rc = rq_eval_int(q, err, FAIL_LUA, 7, kv, 18, &v);
+    int rc = rq_eval_int(q, err, FAIL_LUA, 6, kv, 18, &v);
     if (retry_in_ms)
         *retry_in_ms = rc == 0 && v >= 4 ? v - 4 : 0;
     if (rc < 0)
@@ -481,15 +498,57 @@ int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
     snprintf(ix, sizeof ix, "%d", idx);
     char mode[4];
     snprintf(mode, sizeof mode, "%d", force >= 0 && force <= 3 ? force : 0);
-    const char *kv[] = { ck, rq_record_stream(q, ck), jk, RQ_RESULTS, job, ix, mode,
-                         RQ_G_WORKERS, RQ_WORKER_PREFIX };
+    const char *kv[] = { ck, rq_record_stream(q, ck), jk, job, ix, mode, RQ_G_WORKERS,
+                         RQ_WORKER_PREFIX, RQ_RESULTS };
     long long v = 0;
-    int rc = rq_eval_int(q, err, REQUEUE_LUA, 4, kv, 9, &v);
+    int rc = rq_eval_int(q, err, REQUEUE_LUA, 3, kv, 9, &v);
     if (rc < 0)
         return rc;
     if (v < 0)
         return vr_err_set(err, VR_ENOENT, "chunk %s/%d: no chunk record", job, idx);
     return (int)v;
+}
+
+/* KEYS: chunk, job. ARGV: kind, entry. A result stands when the chunk
+ * record is in that end under that entry (its fencing token: a requeue or
+ * a retry gives the chunk a new one); a done chunk is then counted into
+ * its job once (`counted` = the entry counted), its frames range-checked. */
+static const char RESULT_LUA[] =
+    "local cur = redis.call('HMGET', KEYS[1], 'entry', 'state', 'frames', 'counted')\n"
+    "if not cur[1] or cur[1] ~= ARGV[2] or cur[2] ~= ARGV[1] then return 0 end\n"
+    "if ARGV[1] ~= 'done' then return 1 end\n"
+    "if cur[4] == cur[1] then return 2 end\n"
+    LUA_JOB_LIVE("KEYS[2]")
+    "if not live then return 3 end\n"
+    "local f = tonumber(cur[3]) or 0\n"
+    "if f < 0 or f > 1e12 or f ~= math.floor(f) then f = 0 end\n"
+    "redis.call('HINCRBY', KEYS[2], 'chunks_done', 1)\n"
+    "redis.call('HINCRBY', KEYS[2], 'frames_done', string.format('%d', f))\n"
+    "redis.call('HSET', KEYS[1], 'counted', cur[1])\n"
+    "return 1\n";
+
+int rq_chunk_result(struct rq *q, const char *job, int idx, const char *kind, const char *entry,
+                    vr_err *err)
+{
+    if (strcmp(kind, "done") && strcmp(kind, "dead"))
+        return 0;
+    char ck[128], jk[128];
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    rq_key_job(jk, sizeof jk, job);
+    const char *kv[] = { ck, jk, kind, entry };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, RESULT_LUA, 2, kv, 4, &v);
+    return rc < 0 ? rc : (int)v;
+}
+
+int rq_chunk_count_done(struct rq *q, const char *job, int idx, vr_err *err)
+{
+    char ck[128], entry[RQ_ID_MAX] = "";
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    int rc = rq_hget(q, ck, "entry", entry, sizeof entry, err);
+    if (rc <= 0)
+        return rc;
+    return rq_chunk_result(q, job, idx, "done", entry, err);
 }
 
 long long rq_trim_safe(struct rq *q, const char *stream, vr_err *err)

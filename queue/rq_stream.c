@@ -197,7 +197,8 @@ out:
     return rc;
 }
 
-int rq_ready(struct rq **q, const char *url, const volatile sig_atomic_t *stop, vr_err *err)
+int rq_ready(struct rq **q, const char *url, const char *group,
+             const volatile sig_atomic_t *stop, vr_err *err)
 {
     vr_err e = { 0 };
     if (!*q && rq_open(url, 10000, q, &e) < 0) {
@@ -214,9 +215,12 @@ int rq_ready(struct rq **q, const char *url, const volatile sig_atomic_t *stop, 
         { RQ_CHUNKS, RQ_G_WORKERS },   { RQ_CHUNKS_HI, RQ_G_WORKERS },
     };
     while (!*stop) {
-        int rc = rq_check_noeviction(*q, &e);
+        /* the controller checks the policy: a worker's user may not read
+         * the server's config (it holds the passwords) */
+        int rc = group ? 0 : rq_check_noeviction(*q, &e);
         for (size_t i = 0; rc == 0 && i < sizeof groups / sizeof groups[0]; i++)
-            rc = rq_group_ensure(*q, groups[i][0], groups[i][1], &e);
+            if (!group || !strcmp(group, groups[i][1]))
+                rc = rq_group_ensure(*q, groups[i][0], groups[i][1], &e);
         if (rc == 0)
             return 0;
         if (e.code == VR_EINVAL) { /* an evicting Redis, AUTH or an ACL refused: waiting will not help */

@@ -13,6 +13,14 @@
  * usage errors before anything is queued. At the queue level: one claim at
  * a time, and a lapsed claim passes to the next controller.
  *
+ * Issue 27, findings 3 and 4: the signature covers a timestamp, the
+ * delivery id and the event with the body; a notify record whose state
+ * holds CR LF is never POSTed (no header injected); loopback (the receiver
+ * itself), link-local (169.254.169.254) and a redirect to loopback are
+ * refused unless --notify-allow-private, which every other test here
+ * passes; what the submitter sees says "not delivered" and the HTTP status
+ * class, the detail is in the controller's log only.
+ *
  * Retries are made fast (VR_TEST_NOTIFY_RETRY_MS) and every wait polls
  * with a generous limit, so nothing here depends on the machine's speed.
  */
@@ -20,7 +28,7 @@
 #include "rq.h"
 #include "rq_jobs.h"
 #include "rq_notify.h"
-#include "sha256.h"
+#include "hmac.h"
 #include "util-redis.h"
 
 #include <arpa/inet.h>
@@ -77,7 +85,8 @@ static void hook_copy_header(struct MHD_Connection *c, const char *name, char *o
 }
 
 /* Records each request once its body is in; /redir-http answers 302 to
- * /hook, /redir-ftp 302 to an ftp:// URL, everything else 200. */
+ * /hook, /redir-ftp 302 to an ftp:// URL, /redir-loop 302 to loopback on
+ * H.ftp_port, /err503 503, everything else 200. */
 static enum MHD_Result hook_answer(void *cls, struct MHD_Connection *c, const char *url,
                                    const char *method, const char *version, const char *data,
                                    size_t *size, void **state)
@@ -113,10 +122,13 @@ static enum MHD_Result hook_answer(void *cls, struct MHD_Connection *c, const ch
         snprintf(loc, sizeof loc, "/hook");
     else if (!strcmp(url, "/redir-ftp"))
         snprintf(loc, sizeof loc, "ftp://127.0.0.1:%d/x", H.ftp_port);
+    else if (!strcmp(url, "/redir-loop"))
+        snprintf(loc, sizeof loc, "http://127.0.0.1:%d/x", H.ftp_port);
     struct MHD_Response *resp = MHD_create_response_from_buffer(3, "ok\n", MHD_RESPMEM_PERSISTENT);
     if (loc[0])
         MHD_add_response_header(resp, "Location", loc);
-    enum MHD_Result ok = MHD_queue_response(c, loc[0] ? 302 : 200, resp);
+    unsigned code = loc[0] ? 302 : !strcmp(url, "/err503") ? 503 : 200;
+    enum MHD_Result ok = MHD_queue_response(c, code, resp);
     MHD_destroy_response(resp);
     return ok;
 }
@@ -188,17 +200,12 @@ static void teardown(void)
 
 TestSuite(controller_webhook, .fini = teardown, .timeout = 120);
 
-/* Redis, the receiver (stopped again unless `up`) and a controller posting
- * every job's end to the receiver's `all_path` too, signed with SECRET,
- * with fast retries (200 ms, doubling). */
-static void start(int up, const char *all_path)
+/* A controller posting every job's end to the receiver's `all_path` too,
+ * signed with SECRET, with fast retries (200 ms, doubling); with
+ * `allow_private` (--notify-allow-private) it may reach the receiver on
+ * loopback. */
+static void start_controller(const char *all_path, int allow_private)
 {
-    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
-    hook_start(0);
-    if (!up)
-        hook_stop();
     hook_url(all_url, sizeof all_url, all_path);
     snprintf(secret_path, sizeof secret_path, "%s/hook.secret", D.r.dir);
     FILE *f = fopen(secret_path, "w");
@@ -208,9 +215,27 @@ static void start(int up, const char *all_path)
     chmod(secret_path, 0600);
     setenv("VR_TEST_NOTIFY_RETRY_MS", "200", 1);
     const char *args[] = { "--notify", all_url, "--notify-secret-file", secret_path,
-                           "--notify-timeout", "2", NULL };
+                           "--notify-timeout", "2",
+                           allow_private ? "--notify-allow-private" : NULL, NULL };
     memcpy(D.ctl_args, args, sizeof args);
     cr_assert_gt(tdist_controller(&D), 0);
+}
+
+/* Redis, the receiver (stopped again unless `up`) and start_controller. */
+static void start_ex(int up, const char *all_path, int allow_private)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+    hook_start(0);
+    if (!up)
+        hook_stop();
+    start_controller(all_path, allow_private);
+}
+
+static void start(int up, const char *all_path)
+{
+    start_ex(up, all_path, 1);
 }
 
 static void job_field(const char *id, const char *field, char *out, size_t n)
@@ -277,12 +302,17 @@ static json_t *delivered_once(const char *path, const char *id, int seq, const c
     cr_assert_str_eq(r.ctype, "application/json");
     snprintf(want, sizeof want, "job.%s", state);
     cr_assert_str_eq(r.event, want);
-    unsigned char mac[SHA256_DIGEST_LEN];
-    char hex[SHA256_HEX_LEN];
-    sha256_hmac(SECRET, strlen(SECRET), r.body, r.len, mac);
-    sha256_hex(mac, hex);
-    snprintf(sig, sizeof sig, "sha256=%s", hex);
-    cr_assert_str_eq(r.sig, sig, "bad signature on %s", did);
+    /* t=<unix seconds>,v1=<hex HMAC of "<t>.<delivery>.<event>.<body>">, t recent */
+    long long t = 0;
+    char v1[80] = "", hex[HMAC_SHA256_HEX];
+    cr_assert_eq(sscanf(r.sig, "t=%lld,v1=%79s", &t, v1), 2, "signature header '%s'", r.sig);
+    cr_assert(llabs(t - rq_now_ms() / 1000) < 600, "t=%lld is not now", t);
+    snprintf(sig, sizeof sig, "%lld", t);
+    const struct hmac_part parts[] = { { sig, strlen(sig) }, { ".", 1 }, { did, strlen(did) },
+                                       { ".", 1 }, { want, strlen(want) }, { ".", 1 },
+                                       { r.body, r.len } };
+    cr_assert_eq(hmac_sha256_hex(SECRET, strlen(SECRET), parts, 7, hex), 0);
+    cr_assert_str_eq(v1, hex, "bad signature on %s", did);
     json_error_t je;
     json_t *o = json_loadb(r.body, r.len, 0, &je);
     cr_assert_not_null(o, "%s: %s", je.text, r.body);
@@ -365,9 +395,12 @@ Test(controller_webhook, done_failed_cancelled_and_retried_ends_each_posted_once
     cr_assert_not_null(f);
     fwrite(raw.body, 1, raw.len, f);
     fclose(f);
-    cr_assert_eq(tsh_out(line, sizeof line, "openssl dgst -sha256 -hmac \"$(head -n1 '%s')\" '%s'",
-                         secret_path, body_path), 0);
-    cr_assert(strstr(line, raw.sig + strlen("sha256=")), "openssl says %s, header %s", line, raw.sig);
+    long long t = atoll(raw.sig + 2);
+    cr_assert_eq(tsh_out(line, sizeof line, "{ printf '%%s.%%s.%%s.' %lld '%s' '%s'; cat '%s'; } | "
+                         "openssl dgst -sha256 -hmac \"$(head -n1 '%s')\"", t, raw.delivery,
+                         raw.event, body_path, secret_path), 0);
+    cr_assert(strstr(line, strstr(raw.sig, "v1=") + 3), "openssl says %s, header %s", line,
+              raw.sig);
 
     o = delivered_once("/hook", idf, 1, "failed", NULL);
     cr_assert(strstr(jstr(o, "error"), "output root"), "%s", jstr(o, "error"));
@@ -460,7 +493,8 @@ Test(controller_webhook, vrctl_run_posts_the_jobs_end_signed_before_it_stops)
     cr_assert_eq(tsh("umask 077; printf '%%s\\n' '%s' > '%s'", SECRET, sec), 0);
     hook_url(own, sizeof own, "/hook");
     const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--profile", "fast",
-                           "--notify", own, "--notify-secret-file", sec, NULL };
+                           "--notify", own, "--notify-secret-file", sec,
+                           "--notify-allow-private", NULL };
     int rc = tproc_wait(tproc_spawn("vrctl", argv, log), 90000);
     if (rc)
         tsh("cat '%s' >&2", log);
@@ -499,13 +533,161 @@ Test(controller_webhook, redirects_followed_to_http_only)
     json_decref(delivered_once("/hook", id, 1, "failed", NULL));
     cr_assert_eq(hook_count("/redir-http", NULL, NULL), 1);
     cr_assert_eq(hook_count("/redir-ftp", NULL, NULL), 1);
+    /* the submitter reads "not delivered", the reason is in the log */
     job_field(id, "notify_error", v, sizeof v);
-    cr_assert(strstr(v, "/redir-ftp") && strstr(v, "scheme"), "%s", v);
+    cr_assert(strstr(v, "/redir-ftp: not delivered") && !strstr(v, "scheme"), "%s", v);
+    cr_assert_eq(tsh("grep -q 'redir-ftp given up: refused: a redirect to a scheme' '%s'", D.log),
+                 0, "the reason is not in the controller's log");
     job_field(id, "notify_attempts", v, sizeof v);
     cr_assert_str_eq(v, "1");
     int cfd = accept(lfd, NULL, NULL);
     cr_assert(cfd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK), "the ftp:// URL was contacted");
     close(lfd);
+}
+
+/* Records a job with a webhook and ends it (cancel): its delivery is queued. */
+static void queue_ended_job(const char *id, const char *notify)
+{
+    struct job_spec js;
+    job_spec_defaults(&js);
+    snprintf(js.id, sizeof js.id, "%s", id);
+    snprintf(js.input, sizeof js.input, "/in.mp4");
+    snprintf(js.output, sizeof js.output, "/out.mkv");
+    snprintf(js.notify, sizeof js.notify, "%s", notify);
+    char *spec = NULL, state[32];
+    vr_err e = { 0 };
+    cr_assert_eq(job_spec_to_json(&js, &spec, &e), 0);
+    cr_assert_eq(rq_job_submit(Q, id, spec, rq_now_ms(), 10, 0, &e), 0, "%s", e.msg);
+    free(spec);
+    cr_assert_eq(rq_job_cancel(Q, id, "cancelled by the user", state, sizeof state, &e), 1);
+}
+
+/* ---- issue 27: what a record or a submitter cannot make the sender do ---- */
+
+/* A loopback listener that must never see a connection: its port. */
+static int untouchable_listener(int *fd)
+{
+    *fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t al = sizeof a;
+    cr_assert(*fd >= 0 && bind(*fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(*fd, 4) == 0 &&
+              getsockname(*fd, (struct sockaddr *)&a, &al) == 0);
+    return ntohs(a.sin_port);
+}
+
+static void assert_never_contacted(int fd, const char *what)
+{
+    int cfd = accept(fd, NULL, NULL);
+    cr_assert(cfd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK), "%s was contacted", what);
+    close(fd);
+}
+
+/* What a submitter reads of a failed delivery (the line at text): no
+ * reason, no address. */
+static void assert_no_detail(const char *text)
+{
+    cr_assert_not_null(text);
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(text, "\n"), text);
+    static const char *detail[] = { "refused", "address", "private", "loopback", "connect",
+                                    "169.254", "Failed", "port", "reply" };
+    for (size_t i = 0; i < sizeof detail / sizeof detail[0]; i++)
+        cr_assert_null(strstr(line, detail[i]), "'%s' tells the submitter: %s", detail[i], line);
+}
+
+/* `vrctl events ID` (what a submitter reads) has `line`, with no detail. */
+static void events_say(const char *id, const char *line)
+{
+    char v[8192];
+    const char *events[] = { "events", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, v, sizeof v, events), 0);
+    cr_assert(strstr(v, line), "no '%s' in: %s", line, v);
+    assert_no_detail(strstr(v, line));
+}
+
+Test(controller_webhook, loopback_and_link_local_refused_unless_allowed)
+{
+    /* no --notify-allow-private: the receiver on 127.0.0.1 (the job's URL)
+     * and the cloud metadata address (the controller's) are refused after
+     * DNS, given up at once, never connected to */
+    start_ex(1, "/all", 0);
+    char id[64], v[1024], meta[] = "http://169.254.169.254/latest/meta-data/";
+    submit_failing(NULL, "/hook", id, sizeof id);
+    wait_job(id, "notify_state", "failed", 0, 30000);
+    cr_assert_eq(hook_count(NULL, NULL, NULL), 0, "a POST reached 127.0.0.1");
+    job_field(id, "notify_attempts", v, sizeof v);
+    cr_assert_str_eq(v, "1", "a refused address was tried again");
+    job_field(id, "notify_error", v, sizeof v);
+    cr_assert(strstr(v, "/hook: not delivered"), "%s", v);
+    assert_no_detail(strstr(v, "/hook: "));
+    events_say(id, "/hook given up: not delivered");
+    cr_assert_eq(tsh("grep -q 'address 127.0.0.1 is loopback, private or link-local' '%s'", D.log),
+                 0, "the reason is not in the controller's log");
+
+    /* the controller's own --notify to 169.254.169.254: refused alike */
+    kill(D.ctl, SIGTERM);
+    waitpid(D.ctl, NULL, 0);
+    D.ctl = 0;
+    const char *args[] = { "--notify", meta, "--notify-timeout", "2", NULL };
+    memset(D.ctl_args, 0, sizeof D.ctl_args);
+    memcpy(D.ctl_args, args, sizeof args);
+    cr_assert_gt(tdist_controller(&D), 0);
+    submit_failing(NULL, NULL, id, sizeof id);
+    wait_job(id, "notify_state", "failed", 0, 30000);
+    job_field(id, "notify_error", v, sizeof v);
+    cr_assert(strstr(v, "not delivered"), "%s", v);
+    assert_no_detail(strstr(v, ": not"));
+    cr_assert_eq(tsh("grep -q 'address 169.254.169.254 is loopback' '%s'", D.log), 0);
+}
+
+Test(controller_webhook, a_redirect_to_loopback_refused_and_errors_show_the_status_class)
+{
+    /* the receiver's port counts as public (tests only), so its 302 to
+     * another loopback port is the redirect a public host could send */
+    int lfd;
+    H.ftp_port = untouchable_listener(&lfd);
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+    hook_start(0);
+    char port[16], id[64], v[1024];
+    snprintf(port, sizeof port, "%d", H.port);
+    setenv("VR_TEST_NOTIFY_PUBLIC_PORT", port, 1);
+    start_controller("/redir-loop", 0);
+    submit_failing(NULL, "/err503", id, sizeof id);
+    wait_job(id, "notify_attempts", NULL, 2, 30000);
+    cr_assert_geq(hook_count("/redir-loop", NULL, NULL), 1);
+    assert_never_contacted(lfd, "the loopback address a redirect named");
+    job_field(id, "notify_error", v, sizeof v);
+    cr_assert(strstr(v, "/err503: not delivered (HTTP 5xx)"), "%s", v);
+    assert_no_detail(v);
+    events_say(id, "/redir-loop given up: not delivered");
+    cr_assert_eq(tsh("grep -q 'redir-loop given up: refused: the address 127.0.0.1' '%s'", D.log),
+                 0, "the reason is not in the controller's log");
+}
+
+Test(controller_webhook, control_characters_in_a_record_never_reach_a_header)
+{
+    /* a delivery whose record (written by a Redis user, not by vrseg) has
+     * CR LF in its state: nothing is POSTed, the delivery is given up */
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+    hook_start(0);
+    char own[128], rk[160], v[512];
+    hook_url(own, sizeof own, "/hook");
+    queue_ended_job("j-inject", own);
+    snprintf(rk, sizeof rk, "%s:j-inject:1", RQ_NOTIFY);
+    const char *hset[] = { "HSET", rk, "state", "x\r\nX-Inj: 1", NULL };
+    cr_assert_eq(tredis_cmd(&D.r, hset), 0);
+    start_controller("/all", 1);
+    wait_job("j-inject", "notify_state", "failed", 0, 30000);
+    tmsleep(500);
+    cr_assert_eq(hook_count("/hook", NULL, NULL), 0, "a POST with an injected header went out");
+    cr_assert_eq(hook_count("/all", NULL, NULL), 0);
+    job_field("j-inject", "notify_error", v, sizeof v);
+    cr_assert(strstr(v, "not delivered"), "%s", v);
+    cr_assert_eq(tsh("grep -q 'control character' '%s'", D.log), 0);
 }
 
 /* ---- bad URLs ---- */
@@ -553,23 +735,6 @@ Test(controller_webhook, non_http_urls_refused_before_anything_is_queued)
 }
 
 /* ---- the queue: claims ---- */
-
-/* Records a job with a webhook and ends it (cancel): its delivery is queued. */
-static void queue_ended_job(const char *id, const char *notify)
-{
-    struct job_spec js;
-    job_spec_defaults(&js);
-    snprintf(js.id, sizeof js.id, "%s", id);
-    snprintf(js.input, sizeof js.input, "/in.mp4");
-    snprintf(js.output, sizeof js.output, "/out.mkv");
-    snprintf(js.notify, sizeof js.notify, "%s", notify);
-    char *spec = NULL, state[32];
-    vr_err e = { 0 };
-    cr_assert_eq(job_spec_to_json(&js, &spec, &e), 0);
-    cr_assert_eq(rq_job_submit(Q, id, spec, rq_now_ms(), 10, 0, &e), 0, "%s", e.msg);
-    free(spec);
-    cr_assert_eq(rq_job_cancel(Q, id, "cancelled by the user", state, sizeof state, &e), 1);
-}
 
 static long long zscore(const char *member)
 {

@@ -8,6 +8,14 @@
  * and its record all run as the controller's user). Nothing is denied on
  * the way (ACL LOG stays empty), and a role cannot do another's work: the
  * worker's user may not submit a job.
+ *
+ * Issue 27, finding 2: each call the worker's or vrctl's user must not make
+ * (create, run, rewrite or fail a job behind the controller's back, read
+ * the server's config, list or flush keys, write another role's keys, a
+ * script that writes a job record) is refused by Redis itself (NOPERM).
+ * A result XADDed by hand, which the worker's user may write (its commit
+ * script does), is checked by the controller against the chunk record:
+ * ignored with a log line, the job left running, and it ends done.
  */
 #include "rq.h"
 #include "util-redis.h"
@@ -38,13 +46,20 @@ static int load_acl_file(const char *path)
         if (strncmp(line, "user ", 5))
             continue;
         const char *argv[64] = { "ACL", "SETUSER" };
-        char words[64][80];
-        int n = 2;
+        char words[64][160];
+        int n = 2, in_selector = 0;
         for (char *w = strtok(line + 5, " \n"); w && n < 63; w = strtok(NULL, " \n")) {
+            if (in_selector) { /* "(~k +cmd ...)" is one argument */
+                size_t l = strlen(words[n - 1]);
+                snprintf(words[n - 1] + l, sizeof words[n - 1] - l, " %s", w);
+                in_selector = !strchr(w, ')');
+                continue;
+            }
             if (!strncmp(w, ">CHANGE-ME-", 11))
                 snprintf(words[n], sizeof words[n], ">pw-%s", w + 11);
             else
                 snprintf(words[n], sizeof words[n], "%s", w);
+            in_selector = w[0] == '(' && !strchr(w, ')');
             argv[n] = words[n];
             n++;
         }
@@ -78,37 +93,68 @@ static int vrctl_as(const char *url, const char *pw, char *out, size_t n, const 
     return tproc_run("vrctl", argv, out, n);
 }
 
-Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
+/* The fleet's addresses and password files, one per role (acl_redis). */
+static int port;
+static char uc[128], uw[128], uv[128], pc[320], pw[320], pv[320];
+
+/* Redis with deploy/redis-users.acl's users (passwords pw-<role>), an
+ * admin user for the test's own looks (ACL LOG), the default user off. */
+static void acl_redis(void)
 {
-    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
-    int port = tredis_tcp(&D.r, "127.0.0.1");
+    if (!D.r.dir[0])
+        cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    port = tredis_tcp(&D.r, "127.0.0.1");
     cr_assert_gt(port, 0);
     char acl[4200];
     const char *data = getenv("VR_DATA_DIR");
     snprintf(acl, sizeof acl, "%s/deploy/redis-users.acl", data ? data : ".");
     cr_assert_eq(load_acl_file(acl), 3);
-    /* an admin user for this test's own look at ACL LOG, then no default */
     const char *admin[] = { "ACL", "SETUSER", "test-admin", "on", ">admin-pw", "~*", "&*", "+@all",
                             NULL };
     const char *off[] = { "ACL", "SETUSER", "default", "off", NULL };
     cr_assert_eq(tredis_cmd(&D.r, admin), 0);
     cr_assert_eq(tredis_cmd(&D.r, off), 0);
-
-    char uc[128], uw[128], uv[128], pc[320], pw[320], pv[320];
     snprintf(uc, sizeof uc, "redis://vr-controller@127.0.0.1:%d", port);
     snprintf(uw, sizeof uw, "redis://vr-worker@127.0.0.1:%d", port);
     snprintf(uv, sizeof uv, "redis://vrctl@127.0.0.1:%d", port);
     pw_file("controller", pc, sizeof pc);
     pw_file("worker", pw, sizeof pw);
     pw_file("vrctl", pv, sizeof pv);
+}
+
+/* A connection as the test's admin user (rq_free it). */
+static struct rq *admin(void)
+{
+    char ua[128];
+    snprintf(ua, sizeof ua, "redis://test-admin:admin-pw@127.0.0.1:%d", port);
+    struct rq *q = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
+    return q;
+}
+
+static void spawn_controller(void)
+{
     const char *ctl[] = { "vr-controller", "run", "--redis", uc, "--redis-password-file", pc,
                           "--storage", D.storage, "--input-root", D.r.dir, "--output-root",
-                          D.r.dir, "--lease-seconds", "5", "--notify-attempts", "1", NULL };
+                          D.r.dir, "--lease-seconds", "5", "--notify-attempts", "1",
+                          "--notify-allow-private", NULL };
+    D.ctl = tproc_spawn("vr-controller", ctl, D.log);
+}
+
+static void spawn_worker(void)
+{
     const char *wk[] = { "vr-worker", "serve", "--cpu", "--redis", uw, "--redis-password-file", pw,
                          "--storage", D.storage, "--input-root", D.r.dir, "--heartbeat-ms",
                          "300", NULL };
-    D.ctl = tproc_spawn("vr-controller", ctl, D.log);
     D.w[D.nw++] = tproc_spawn("vr-worker", wk, D.log);
+}
+
+Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
+{
+    acl_redis();
+    spawn_controller();
+    spawn_worker();
 
     char in[400], out[400], id[128], buf[8192];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
@@ -144,11 +190,8 @@ Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
     cr_assert_eq(atoi(n), 30);
 
     /* nothing was denied on the way */
-    char ua[128];
-    snprintf(ua, sizeof ua, "redis://test-admin:admin-pw@127.0.0.1:%d", port);
-    struct rq *q = NULL;
+    struct rq *q = admin();
     vr_err e = { 0 };
-    cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
     char jk[160], ns[32] = "";
     rq_key_job(jk, sizeof jk, id);
     for (int t = 0; t < 30000 && strcmp(ns, "failed"); t += 50) {
@@ -176,4 +219,162 @@ Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
     rc = tsh_out(buf, sizeof buf, "%s", cmd);
     cr_assert_eq(rc, 1, "the worker's user submitted a job: %s", buf);
     cr_assert(strstr(buf, "ACL user lacks"), "%s", buf);
+}
+
+/* ---- what each role may not do ---- */
+
+/* Sends argv as `role` (its password pw-<role>); 1 when Redis refused it
+ * for the ACL (NOPERM, or a script's command denied), 0 when it ran. */
+static int denied(const char *role, const char **argv)
+{
+    char url[200];
+    snprintf(url, sizeof url, "redis://%s:pw-%s@127.0.0.1:%d",
+             !strcmp(role, "vrctl") ? "vrctl" : !strcmp(role, "worker") ? "vr-worker"
+                                                                         : "vr-controller",
+             role, port);
+    struct rq *q = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(url, 2000, &q, &e), 0, "%s", e.msg);
+    int n = 0;
+    while (argv[n])
+        n++;
+    redisReply *r = rq_cmdargv(q, &e, n, argv, NULL);
+    int refused = !r && strstr(e.msg, "ACL user lacks");
+    cr_assert(r || refused, "%s %s: an error that is not the ACL's: %s", role, argv[0], e.msg);
+    freeReplyObject(r);
+    rq_free(&q);
+    return refused;
+}
+
+#define REFUSED(role, ...)                                                                  \
+    do {                                                                                    \
+        const char *av_[] = { __VA_ARGS__, NULL };                                          \
+        cr_assert(denied(role, av_), "%s may run: %s %s %s", role, av_[0], av_[1], av_[2]); \
+    } while (0)
+
+Test(dist_sec_acl, each_role_is_refused_what_it_must_not_do)
+{
+    /* a real job record and chunk to aim at, before the default user is off */
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    const char *job[] = { "HSET", "vr:job:victim", "state", "running", "spec", "{}", NULL };
+    const char *chunk[] = { "HSET", "vr:chunk:victim:0", "state", "queued", "entry", "1-1", NULL };
+    cr_assert_eq(tredis_cmd(&D.r, job), 0);
+    cr_assert_eq(tredis_cmd(&D.r, chunk), 0);
+    acl_redis();
+
+    /* the worker: issue 27's invisible job, and every write to a job */
+    REFUSED("worker", "HSET", "vr:job:X", "spec", "{}", "state", "queued");
+    REFUSED("worker", "SADD", "vr:active", "X");
+    REFUSED("worker", "XADD", "vr:jobs", "*", "job", "X");
+    REFUSED("worker", "HSET", "vr:job:victim", "state", "failed");
+    REFUSED("worker", "HINCRBY", "vr:job:victim", "chunks_done", "1");
+    REFUSED("worker", "ZADD", "vr:index", "1", "X");
+    REFUSED("worker", "DEL", "vr:chunk:victim:0");
+    REFUSED("worker", "CONFIG", "GET", "*");
+    REFUSED("worker", "KEYS", "*");
+    REFUSED("worker", "FLUSHALL");
+    REFUSED("worker", "FLUSHDB");
+    REFUSED("worker", "ZADD", "vr:notify", "1", "victim:1");
+    /* a script runs with its caller's rights: as KEYS or named in ARGV */
+    REFUSED("worker", "EVAL", "return redis.call('HSET', KEYS[1], 'state', 'failed')", "1",
+            "vr:job:victim");
+    REFUSED("worker", "EVAL", "return redis.call('HSET', ARGV[1], 'state', 'failed')", "0",
+            "vr:job:victim");
+    /* vrctl (the submitter): no worker's or controller's keys, no admin */
+    REFUSED("vrctl", "XADD", "vr:results", "*", "job", "victim", "idx", "0", "kind", "dead");
+    REFUSED("vrctl", "XADD", "vr:dead", "*", "job", "victim", "idx", "0");
+    REFUSED("vrctl", "HINCRBY", "vr:stats", "frames", "1");
+    REFUSED("vrctl", "HSET", "vr:worker:fake", "state", "idle");
+    REFUSED("vrctl", "XREADGROUP", "GROUP", "workers", "me", "COUNT", "1", "STREAMS", "vr:chunks",
+            ">");
+    REFUSED("vrctl", "DEL", "vr:job:victim");
+    REFUSED("vrctl", "CONFIG", "GET", "*");
+    REFUSED("vrctl", "KEYS", "*");
+    REFUSED("vrctl", "FLUSHALL");
+    REFUSED("vrctl", "EVAL", "return redis.call('XADD', KEYS[1], '*', 'kind', 'dead')", "1",
+            "vr:results");
+    /* what they need still runs: a worker reads the job, vrctl reads all */
+    const char *wget[] = { "HGET", "vr:job:victim", "state", NULL };
+    const char *vget[] = { "HGETALL", "vr:chunk:victim:0", NULL };
+    cr_assert_not(denied("worker", wget));
+    cr_assert_not(denied("vrctl", vget));
+    char state[32] = "";
+    struct rq *q = admin();
+    rq_hget(q, "vr:job:victim", "state", state, sizeof state, NULL);
+    rq_free(&q);
+    cr_assert_str_eq(state, "running", "a refused call changed the job");
+}
+
+Test(dist_sec_acl, a_result_written_by_hand_is_ignored_and_the_job_goes_on)
+{
+    acl_redis();
+    spawn_controller();
+    char in[400], out[400], id[128], buf[8192];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    const char *sub[] = { "submit", in, "-o", out, "--profile", "fast", "--chunk-seconds", "1",
+                          NULL };
+    cr_assert_eq(vrctl_as(uv, pv, id, sizeof id, sub), 0);
+    id[strcspn(id, "\n")] = '\0';
+    char jk[160], ck[160], st[32] = "", entry[64] = "";
+    struct rq *q = admin();
+    vr_err e = { 0 };
+    rq_key_job(jk, sizeof jk, id);
+    rq_key_chunk(ck, sizeof ck, id, 0);
+    /* no worker yet: the job is running, its chunks queued */
+    for (int t = 0; t < 60000 && strcmp(st, "running"); t += 50) {
+        rq_hget(q, jk, "state", st, sizeof st, NULL);
+        tmsleep(50);
+    }
+    cr_assert_str_eq(st, "running");
+    rq_hget(q, ck, "entry", entry, sizeof entry, NULL);
+    cr_assert(entry[0], "chunk 0 has no entry");
+
+    /* issue 27's line, then the same naming the chunk's entry, as the
+     * worker: Redis lets the worker XADD results, the controller does not
+     * take them (the chunk is queued, not dead) */
+    const char *forged[] = { "XADD", "vr:results", "*", "job", id, "idx", "0", "kind", "dead",
+                             NULL };
+    const char *forged2[] = { "XADD", "vr:results", "*", "job", id, "idx", "0", "kind", "dead",
+                              "entry", entry, NULL };
+    const char *forged3[] = { "XADD", "vr:results", "*", "job", id, "idx", "1", "kind", "done",
+                              "entry", entry, NULL };
+    cr_assert_not(denied("worker", forged));
+    cr_assert_not(denied("worker", forged2));
+    cr_assert_not(denied("worker", forged3));
+    int seen = 0;
+    for (int t = 0; t < 30000 && seen < 3; t += 100) {
+        char n[16] = "";
+        tsh_out(n, sizeof n, "grep -c \"does not match the chunk's record\" '%s'", D.log);
+        seen = atoi(n);
+        tmsleep(100);
+    }
+    cr_assert_eq(seen, 3, "the controller did not log the forged results");
+    rq_hget(q, jk, "state", st, sizeof st, NULL);
+    cr_assert_str_eq(st, "running", "a result written by hand ended the job");
+    long long done = -1;
+    rq_hget_ll(q, jk, "chunks_done", &done, NULL);
+    cr_assert_eq(done, 0, "a result written by hand was counted");
+    rq_free(&q);
+
+    /* vrctl's user cancels and retries it, and it still runs to its end
+     * under the ACL, nothing denied on the way */
+    const char *cancel[] = { "cancel", id, NULL };
+    const char *retry[] = { "retry", id, NULL };
+    cr_assert_eq(vrctl_as(uv, pv, buf, sizeof buf, cancel), 0, "%s", buf);
+    cr_assert_eq(vrctl_as(uv, pv, buf, sizeof buf, retry), 0, "%s", buf);
+    spawn_worker();
+    const char *watch[] = { "watch", id, NULL };
+    int rc = vrctl_as(uv, pv, buf, sizeof buf, watch);
+    if (rc)
+        tsh("tail -40 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0, "the job did not complete after the forged results");
+    q = admin();
+    redisReply *r = rq_cmd(q, &e, "ACL LOG");
+    cr_assert_not_null(r, "%s", e.msg);
+    size_t denied_calls = r->elements; /* the forged XADDs above were allowed */
+    freeReplyObject(r);
+    rq_free(&q);
+    cr_assert_eq(denied_calls, 0, "the fleet was denied %zu calls", denied_calls);
 }

@@ -136,9 +136,20 @@ Test(queue_lease, late_worker_neither_commits_nor_acks)
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, "boom", 0, &e), 0);
 
     cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", NULL, &e), 1, "%s", e.msg);
+    cr_assert_eq(pending(), 0);
+    /* The worker's commit writes no job record; the controller counts the
+     * chunk when its result, naming B's entry, is checked, and once only.
+     * A result naming A's old entry, or the wrong end, changes nothing. */
+    cr_assert_eq(hll("vr:job:j1", "chunks_done"), 0);
+    cr_assert_eq(rq_chunk_result(Q, "j1", 1, "done", a.id, &e), 0);
+    cr_assert_eq(rq_chunk_result(Q, "j1", 1, "dead", b.id, &e), 0);
+    cr_assert_eq(rq_chunk_result(Q, "j1", 1, "done", "", &e), 0);
+    cr_assert_eq(hll("vr:job:j1", "chunks_done"), 0);
+    cr_assert_eq(rq_chunk_result(Q, "j1", 1, "done", b.id, &e), 1, "%s", e.msg);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);
     cr_assert_eq(hll("vr:job:j1", "frames_done"), 10);
-    cr_assert_eq(pending(), 0);
+    cr_assert_eq(rq_chunk_result(Q, "j1", 1, "done", b.id, &e), 2);
+    cr_assert_eq(rq_chunk_count_done(Q, "j1", 1, &e), 2);
     /* A duplicate commit (same owner, already acked) changes nothing. */
     cr_assert_eq(rq_chunk_commit(Q, b.stream, "B:cpu:2", b.id, "j1", 1, 10, 5.0, "{}", NULL, &e), 0);
     cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);

@@ -330,7 +330,7 @@ int cmd_serve(int argc, char **argv)
     sa.sa_handler = serve_on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    if (rq_ready(&s.q, s.url, &serve_drain, NULL) < 0) {
+    if (rq_ready(&s.q, s.url, RQ_G_WORKERS, &serve_drain, NULL) < 0) {
         rq_free(&s.q);
         return 1;
     }
