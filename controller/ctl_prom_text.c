@@ -133,6 +133,10 @@ static void ctl_prom_jobs(struct pbuf *b, const struct rq_fleetstats *fs)
     for (int s = 0; s < RQ_CK_NSTATES; s++)
         pb_printf(b, "vrseg_chunks{state=\"%s\"} %lld\n", rq_chunk_state_name(s), ck[s]);
 
+    pb_head(b, "vrseg_chunks_uncounted", "gauge",
+            "Chunks of the jobs in flight not read for this scrape (past its bound of 20000).");
+    pb_printf(b, "vrseg_chunks_uncounted %lld\n", fs->chunks_uncounted);
+
     pb_head(b, "vrseg_job_frames", "gauge", "Frames of each job in flight.");
     for (int j = 0; j < fs->njobs; j++)
         pb_printf(b, "vrseg_job_frames{job=\"%s\"} %lld\n", pb_label(fs->job[j].id, lb, sizeof lb),

@@ -180,6 +180,7 @@ static int rq_fleet_active(struct rq *q, struct rq_fleetstats *fs, vr_err *err)
     if (!r)
         return rq_fail(err);
     struct rq_job_status *st = malloc(sizeof *st);
+    long long budget = RQ_FLEET_CHUNK_BUDGET;
     int rc = st ? 0 : vr_err_set(err, VR_ENOMEM, "out of memory");
     if (r->type == REDIS_REPLY_ARRAY)
         fs->active = (long long)r->elements;
@@ -206,8 +207,11 @@ static int rq_fleet_active(struct rq *q, struct rq_fleetstats *fs, vr_err *err)
         j->frames_total = st->frames_total;
         j->frames_done = st->frames_done;
         j->fps = st->fps;
-        if (st->chunks_total > 0)
-            rc = rq_fleet_chunk_states(q, j, st->chunks_total, err);
+        long long look = st->chunks_total < budget ? st->chunks_total : budget;
+        if (look > 0)
+            rc = rq_fleet_chunk_states(q, j, look, err);
+        budget -= look;
+        fs->chunks_uncounted += st->chunks_total - look;
         fs->njobs++;
     }
     free(st);

@@ -21,6 +21,10 @@
 #define RQ_FLEET_MAX_WORKERS 256    /* workers listed */
 #define RQ_FLEET_INDEX_SCAN  10000  /* newest jobs counted by state */
 #define RQ_FLEET_MAX_STATES  16
+/* Chunk records one read looks at, all jobs in flight together: a job's
+ * chunks_total (up to 100000 each) must not make a scrape run seconds of
+ * Lua on Redis. Past it, chunks are counted in chunks_uncounted. */
+#define RQ_FLEET_CHUNK_BUDGET 20000
 
 /* Chunk states, the index of rq_flight_job.chunks[]. */
 enum { RQ_CK_QUEUED, RQ_CK_RUNNING, RQ_CK_DONE, RQ_CK_DEAD, RQ_CK_NSTATES };
@@ -50,6 +54,7 @@ struct rq_fleetstats {
     struct { char state[16]; long long n; } jobs[RQ_FLEET_MAX_STATES];
 
     long long active;           /* jobs in vr:active (all of them) */
+    long long chunks_uncounted; /* chunks of listed jobs past RQ_FLEET_CHUNK_BUDGET */
     int njobs;                  /* of which listed in job[] */
     struct rq_flight_job job[RQ_FLEET_MAX_JOBS];
 

@@ -7,6 +7,7 @@
  * real `prometheus` scraping the controller during a job, queried through
  * its HTTP API, and `promtool check metrics` on a scrape.
  */
+#include "util-http.h"
 #include "util-redis.h"
 
 #include <arpa/inet.h>
@@ -50,44 +51,9 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct body {
-    char *p;
-    size_t len;
-};
-
-static size_t on_data(char *d, size_t sz, size_t n, void *arg)
-{
-    struct body *b = arg;
-    size_t add = sz * n;
-    if (b->len + add > (8u << 20))
-        return 0;
-    char *np = realloc(b->p, b->len + add + 1);
-    if (!np)
-        return 0;
-    memcpy(np + b->len, d, add);
-    b->p = np;
-    b->len += add;
-    b->p[b->len] = '\0';
-    return add;
-}
-
-/* GETs url; returns the HTTP status (0 when nothing answered) and the body
- * in *out (malloc'd, "" at least; free it). */
 static long http_get(const char *url, char **out)
 {
-    struct body b = { calloc(1, 1), 0 };
-    CURL *c = curl_easy_init();
-    cr_assert_not_null(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
-    long code = 0;
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(c);
-    *out = b.p;
-    return code;
+    return thttp_get(url, out, 20);
 }
 
 /* The value of the series written exactly as `series` ("name" or
@@ -430,9 +396,9 @@ Test(controller_prometheus, bad_address_is_refused_and_healthz_is_503_while_redi
     snprintf(log, sizeof log, "%s/ctl.log", D.r.dir);
     /* said at once, without waiting for Redis */
     int rc = tsh_out(out, sizeof out, "timeout 60 '%s/vr-controller' run --redis '%s' --storage '%s' "
-                     "--metrics-listen 9464 2>&1", getenv("VR_BIN_DIR"), url, storage);
+                     "--metrics-listen 127.0.0.1: 2>&1", getenv("VR_BIN_DIR"), url, storage);
     cr_assert_eq(rc, 2, "%s", out);
-    cr_assert(strstr(out, "--metrics-listen 9464: want ADDR:PORT"), "%s", out);
+    cr_assert(strstr(out, "--metrics-listen 127.0.0.1:: want [ADDR:]PORT"), "%s", out);
 
     /* Served before the controller reaches Redis: 503 until it does. */
     snprintf(listen, sizeof listen, "127.0.0.1:%d", tfree_port("127.0.0.1"));
