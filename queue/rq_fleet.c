@@ -11,9 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* KEYS: worker, workers. ARGV: name, ttl, then field/value pairs. */
+/* KEYS: worker, workers, stats. ARGV: name, ttl, then field/value pairs.
+ * The fleet's "last worker seen" (stats' worker_seen_ms) outlives the
+ * worker's own record: `vrctl status` says how long ago it was. */
 static const char HEARTBEAT_LUA[] =
-    "for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
+    "for i = 3, #ARGV, 2 do\n"
+    "  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])\n"
+    "  if ARGV[i] == 'seen_ms' then redis.call('HSET', KEYS[3], 'worker_seen_ms', ARGV[i + 1]) end\n"
+    "end\n"
     "redis.call('EXPIRE', KEYS[1], ARGV[2])\n"
     "redis.call('SADD', KEYS[2], ARGV[1])\n"
     "return 1\n";
@@ -35,11 +40,11 @@ int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s,
     snprintf(hb, sizeof hb, "%d", w->hb_ms);
     snprintf(gu, sizeof gu, "%.1f", w->gpu_util);
     snprintf(gm, sizeof gm, "%lld", w->gpu_mem);
-    const char *kv[] = { key, RQ_WORKERS, w->name, ttl, "gpu", w->gpu, "state", w->state,
+    const char *kv[] = { key, RQ_WORKERS, RQ_STATS, w->name, ttl, "gpu", w->gpu, "state", w->state,
                          "chunk", w->chunk, "fps", fps, "chunks_done", cd, "frames_done", fd,
                          "seen_ms", seen, "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm };
     long long v;
-    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 24, &v);
+    return rq_eval_int(q, err, HEARTBEAT_LUA, 3, kv, 25, &v);
 }
 
 int rq_worker_gone(struct rq *q, const char *name, vr_err *err)

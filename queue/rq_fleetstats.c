@@ -53,6 +53,12 @@ const char *rq_chunk_state_name(int s)
     return s >= 0 && s < RQ_CK_NSTATES ? names[s] : NULL;
 }
 
+const char *rq_job_end_state(int s)
+{
+    static const char *const names[3] = { "done", "failed", "cancelled" };
+    return s >= 0 && s < 3 ? names[s] : NULL;
+}
+
 static int rq_fail(vr_err *err)
 {
     return err && err->code ? err->code : VR_EREDIS;
@@ -86,7 +92,15 @@ static int rq_fleet_counters(struct rq *q, struct rq_fleetstats *fs, vr_err *err
         else if (!strcmp(k, "stitches")) fs->stitches = rq_record_ll(v);
         else if (!strcmp(k, "split_seconds")) fs->split_s = rq_record_double(v);
         else if (!strcmp(k, "stitch_seconds")) fs->stitch_s = rq_record_double(v);
+        else if (!strcmp(k, "worker_seen_ms")) fs->worker_seen_ms = rq_record_ll(v);
+        for (int e = 0; e < 3; e++)
+            if (!strncmp(k, "jobs_", 5) && !strcmp(k + 5, rq_job_end_state(e)))
+                fs->jobs_ended[e] = rq_record_ll(v);
     }
+    freeReplyObject(r);
+    if (!(r = rq_cmd(q, err, "XLEN %s", RQ_DEAD)))
+        return rq_fail(err);
+    fs->dead_letters = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? r->integer : 0;
     freeReplyObject(r);
     return 0;
 }

@@ -227,3 +227,36 @@ Test(controller_metrics_endpoint, scrape_cost_is_bounded_whatever_chunks_total_s
     cr_assert_leq(hgets, reads * 20100, "%lld HGETs for 10 scrapes in %.1f s", hgets, took);
     cr_assert_gt(hgets, 0);
 }
+
+/* ---- jobs finished ---- */
+
+/* A cancelled job counts once under state="cancelled" (the script that
+ * ends it counts it), a second cancel of it not again. */
+Test(controller_metrics_endpoint, a_cancelled_job_is_counted_once_by_its_state)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    int port = tfree_port("127.0.0.1");
+    char listen[32], murl[96], in[400], out[400], id[64], buf[1024];
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+    snprintf(murl, sizeof murl, "http://%s/metrics", listen);
+    start_controller(listen, port);
+    snprintf(in, sizeof in, "%s/in.mp4", D.storage);
+    snprintf(out, sizeof out, "%s/out.mp4", D.storage);
+    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    const char *cancel[] = { "cancel", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, cancel), 0, "%s", buf);
+    tdist_vrctl(&D, buf, sizeof buf, cancel); /* already ended: not counted again */
+    char *t = NULL;
+    const char *want = "vrseg_jobs_finished_total{state=\"cancelled\"} 1\n";
+    for (double end = now_s() + 30; now_s() < end; usleep(300000)) {
+        free(t);
+        cr_assert_eq(thttp_get(murl, &t, 20), 200);
+        if (strstr(t, want))
+            break;
+    }
+    cr_assert(strstr(t, want), "%s", t);
+    cr_assert(strstr(t, "vrseg_jobs_finished_total{state=\"done\"} 0\n"), "%s", t);
+    cr_assert(strstr(t, "vrseg_jobs_finished_total{state=\"failed\"} 0\n"), "%s", t);
+    free(t);
+}
