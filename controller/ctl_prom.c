@@ -56,7 +56,8 @@ struct ctl_prom {
     struct ctl_prom_result figures; /* last figures read */
     char *text;                   /* the snapshot of the last good read */
     size_t len;
-    struct rq *q;                 /* the reader's own connection */
+    char *url;                    /* Redis, for the reader's connection */
+    struct rq *q;                 /* the reader's own connection (NULL: refused, retried) */
     struct rq_fleetstats *fs;     /* the reader's scratch */
 };
 
@@ -69,7 +70,11 @@ static void ctl_prom_read(struct ctl_prom *p, int figures)
     char *text = NULL;
     size_t len = 0;
     double t0 = clock_mono_ms();
-    int rc = figures ? rq_fleetstats_read(p->q, p->fs, &e) : rq_ping(p->q, &e);
+    int rc = p->q ? 0 : rq_open(p->url, CTL_PROM_REDIS_MS, &p->q, &e);
+    if (!p->q) /* a refused AUTH leaves no handle: said at each read */
+        rc = rc < 0 ? rc : vr_err_set(&e, VR_EREDIS, "no connection");
+    else
+        rc = figures ? rq_fleetstats_read(p->q, p->fs, &e) : rq_ping(p->q, &e);
     int made = rc == 0 && figures ? ctl_prom_text(p->fs, &text, &len) : 0;
 
     pthread_mutex_lock(&p->mu);
@@ -214,15 +219,15 @@ int ctl_prom_start(const char *listen, const char *url, struct ctl_prom **out, v
     if (rc < 0)
         return rc;
     struct ctl_prom *p = calloc(1, sizeof *p);
-    if (!p || !(p->fs = malloc(sizeof *p->fs))) {
+    if (!p || !(p->fs = malloc(sizeof *p->fs)) || !(p->url = strdup(url))) {
+        if (p)
+            free(p->fs);
         free(p);
         freeaddrinfo(ai);
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    /* Redis may be down now: the handle reconnects at the next read. */
-    rq_open(url, CTL_PROM_REDIS_MS, &p->q, NULL);
     int local = ctl_prom_loopback(ai->ai_addr);
     vr_err he = { 0 };
     rc = ctl_http_start(ai->ai_addr, (unsigned)ai->ai_addrlen, ctl_prom_handler, p, &p->http, &he);
@@ -261,6 +266,7 @@ void ctl_prom_stop(struct ctl_prom **pp)
     }
     ctl_http_stop(&p->http);
     rq_free(&p->q);
+    free(p->url);
     free(p->fs);
     free(p->text);
     pthread_cond_destroy(&p->cv);

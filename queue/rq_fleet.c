@@ -47,18 +47,26 @@ int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s,
     return rq_eval_int(q, err, HEARTBEAT_LUA, 3, kv, 25, &v);
 }
 
-int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
+/* A process that stops cleanly: its heartbeat key deleted, its name off
+ * the list `set`. */
+static int rq_heartbeat_gone(struct rq *q, const char *key, const char *set, const char *name,
+                             vr_err *err)
 {
-    char key[200];
-    rq_key_worker(key, sizeof key, name);
     redisReply *r = rq_cmd(q, err, "DEL %s", key);
     if (!r)
         return err ? err->code : VR_EREDIS;
     freeReplyObject(r);
-    if (!(r = rq_cmd(q, err, "SREM %s %s", RQ_WORKERS, name)))
+    if (!(r = rq_cmd(q, err, "SREM %s %s", set, name)))
         return err ? err->code : VR_EREDIS;
     freeReplyObject(r);
     return 0;
+}
+
+int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
+{
+    char key[200];
+    rq_key_worker(key, sizeof key, name);
+    return rq_heartbeat_gone(q, key, RQ_WORKERS, name, err);
 }
 
 /* One worker's record into w; 0 when it has expired. */
@@ -147,14 +155,7 @@ int rq_controller_gone(struct rq *q, const char *name, vr_err *err)
 {
     char key[200];
     rq_key_controller(key, sizeof key, name);
-    redisReply *r = rq_cmd(q, err, "DEL %s", key);
-    if (!r)
-        return err ? err->code : VR_EREDIS;
-    freeReplyObject(r);
-    if (!(r = rq_cmd(q, err, "SREM %s %s", RQ_CONTROLLERS, name)))
-        return err ? err->code : VR_EREDIS;
-    freeReplyObject(r);
-    return 0;
+    return rq_heartbeat_gone(q, key, RQ_CONTROLLERS, name, err);
 }
 
 /* ---- liveness ---- */

@@ -86,25 +86,19 @@ static long long redis_calls(const char *cmd)
 Test(controller_metrics_endpoint, a_port_alone_listens_on_loopback_only)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
-    int port = tfree_port("127.0.0.1");
     char listen[32], addr[32];
-    snprintf(listen, sizeof listen, "%d", port);
-    start_controller(listen, port);
-    listening_on(port, addr, sizeof addr);
-    cr_assert_str_eq(addr, "0100007F", "--metrics-listen %d: bound to %s, not 127.0.0.1", port,
-                     addr);
-    kill(D.ctl, SIGTERM);
-    cr_assert_eq(tproc_wait(D.ctl, 30000), 0);
-
-    /* ":PORT" too; every interface only when named */
-    port = tfree_port("127.0.0.1");
-    snprintf(listen, sizeof listen, ":%d", port);
-    start_controller(listen, port);
-    listening_on(port, addr, sizeof addr);
-    cr_assert_str_eq(addr, "0100007F", "--metrics-listen :%d: bound to %s", port, addr);
-    kill(D.ctl, SIGTERM);
-    cr_assert_eq(tproc_wait(D.ctl, 30000), 0);
-
+    int port;
+    /* "PORT" and ":PORT": 127.0.0.1; every interface only when named */
+    for (int colon = 0; colon < 2; colon++) {
+        port = tfree_port("127.0.0.1");
+        snprintf(listen, sizeof listen, "%s%d", colon ? ":" : "", port);
+        start_controller(listen, port);
+        listening_on(port, addr, sizeof addr);
+        cr_assert_str_eq(addr, "0100007F", "--metrics-listen %s: bound to %s, not 127.0.0.1",
+                         listen, addr);
+        kill(D.ctl, SIGTERM);
+        cr_assert_eq(tproc_wait(D.ctl, 30000), 0);
+    }
     port = tfree_port("127.0.0.1");
     snprintf(listen, sizeof listen, "0.0.0.0:%d", port);
     start_controller(listen, port);
