@@ -39,10 +39,9 @@ ifeq ($(DEV),1)
 override CFLAGS  += -Werror
 endif
 LDLIBS  := -Wl,--as-needed $(PKG_LIBS) -lm -ldl -lpthread
-# libmicrohttpd: only vr-controller serves HTTP (--metrics-listen)
+# libmicrohttpd: only the tests' webhook receiver (tests/t-controller-webhook.c)
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
-$(BUILD)/controller/%.o: override CFLAGS += $(MHD_CFLAGS)
 
 # `make` alone builds the binaries: the version stamp's rule below would
 # otherwise be the first target and so the default.
@@ -160,7 +159,6 @@ $(BUILD)/%.a:
 
 $(BINDIR)/vr-worker: $(BUILD)/worker/main.o $(WORKER_LIBS)
 $(BINDIR)/vr-controller: $(BUILD)/controller/main.o $(CTL_LIBS)
-$(BINDIR)/vr-controller: LDLIBS += $(MHD_LIBS)
 $(BINDIR)/vrctl: $(BUILD)/cli/main.o $(CLI_LIBS)
 $(BINDIR)/%:
 	@mkdir -p $(BINDIR)
@@ -197,6 +195,7 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BIN)
 	$(Q)$(MAKE) --no-print-directory check-circles
 	$(Q)$(MAKE) --no-print-directory check-systemd
+	$(Q)$(MAKE) --no-print-directory check-prometheus
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory chaos

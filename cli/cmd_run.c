@@ -389,7 +389,7 @@ static int run_supervise(struct run *r, struct run_opts *o)
     struct run_monitor mon = { .r = r, .stop = 0 };
     pthread_t mt;
     int mon_ok = pthread_create(&mt, NULL, run_monitor_main, &mon) == 0;
-    int rc = vrctl_watch(q, o->js.id, &run_stop);
+    int rc = vrctl_watch(q, o->js.id, &run_stop, 0);
     if ((rc == 0 || rc == 1) && o->js.notify[0])
         run_wait_notify(q, o->js.id);
     mon.stop = 1;

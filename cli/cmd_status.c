@@ -100,6 +100,8 @@ int cmd_status(int argc, char **argv)
     rq_memory_full(q, full, sizeof full, NULL);
     if (full[0] && !json)
         printf("stalled: %s\n", full);
+    char hint[2][200];
+    int nh = n > 0 ? vrctl_liveness_hints(q, hint) : 0, live = 0;
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) {
         if (rq_job_status(q, ids[i], id != NULL, st, &e) < 0) {
@@ -112,12 +114,19 @@ int cmd_status(int argc, char **argv)
         }
         char chunking[16];
         vrctl_job_chunking(q, ids[i], chunking, sizeof chunking);
+        live |= !job_state_ended(st->state);
         if (json) {
             json_t *o = rq_job_status_json(st);
             if (chunking[0])
                 json_object_set_new(o, "chunking", json_string(chunking));
             if (full[0])
                 json_object_set_new(o, "stalled", json_string(full));
+            json_t *h = json_array();
+            for (int k = 0; h && k < nh && !job_state_ended(st->state); k++)
+                json_array_append_new(h, json_string(hint[k]));
+            if (h && json_array_size(h))
+                json_object_set(o, "hints", h);
+            json_decref(h);
             if (id)
                 json_object_set_new(o, "events", vrctl_events_json(q, id));
             json_array_append_new(arr, o);
@@ -160,6 +169,8 @@ int cmd_status(int argc, char **argv)
     } else if (n == 0) {
         printf("no jobs\n");
     }
+    for (int k = 0; !json && live && k < nh; k++) /* only where a job waits on them */
+        printf("note: %s\n", hint[k]);
     json_decref(arr);
     rc = 0;
 out:
@@ -228,7 +239,7 @@ int cmd_watch(int argc, char **argv)
     int rc = vrctl_begin(argc, argv, VRCTL_WANT_ID, &v);
     if (rc)
         return rc;
-    rc = vrctl_watch(v.q, v.id, NULL);
+    rc = vrctl_watch(v.q, v.id, NULL, 1);
     vrctl_end(&v);
     return rc;
 }

@@ -173,7 +173,11 @@ int cmd_submit(int argc, char **argv)
     }
     printf("%s\n", js.id);
     fflush(stdout);
-    int rc = wait ? vrctl_watch(q, js.id, NULL) : 0;
+    char hint[2][200];
+    int nh = wait ? 0 : vrctl_liveness_hints(q, hint); /* watch says it itself */
+    for (int i = 0; i < nh; i++)
+        fprintf(stderr, "vrctl submit: note: %s\n", hint[i]);
+    int rc = wait ? vrctl_watch(q, js.id, NULL, 1) : 0;
     rq_free(&q);
     return rc;
 }

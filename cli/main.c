@@ -55,6 +55,8 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --wait             show progress until the job ends; exit 0 only when done\n" },
     { "status", cmd_status, CLI_NEEDS_REDIS, "[JOB] [--json]", "show jobs and their progress",
       "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n"
+      "A live job with no controller or no worker alive gets a note saying which\n"
+      "(\"hints\" in --json); watch and submit say it too.\n"
       VRCTL_EXIT_HELP },
     { "watch", cmd_watch, CLI_NEEDS_REDIS, "JOB", "live progress bar until the job ends (exit 0 = done)",
       VRCTL_EXIT_HELP },

@@ -58,6 +58,12 @@ void vrctl_end(struct vrctl_session *s);
  * to milliseconds print as 0.463, not 0.46300000000000002. */
 #define VRCTL_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12))
 
+/* What would keep a job from moving, as up to two lines of text in hint[]
+ * ("no controller alive ...", "no worker has been seen for N s ..."):
+ * returns how many (0 when a controller and a worker are alive, or Redis
+ * could not tell). vrctl_liveness.c. */
+int vrctl_liveness_hints(struct rq *q, char hint[2][200]);
+
 /* Prints "vrctl CMD: no job 'ID'" and returns 2: the one answer of every
  * command to a job that does not exist (a bad argument, as usage errors
  * are; 1 would read as "the job failed"). */
@@ -99,8 +105,10 @@ int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est,
 /* Shows a progress bar (fps, ETA, a line per worker) on stderr until job `id`
  * ends; prints the final line. Returns 0 when it is done, 1 when it failed
  * or was cancelled, 2 on Redis errors that did not heal within a minute.
- * `stop` (may be NULL) ends the wait early (returns 3). */
-int vrctl_watch(struct rq *q, const char *id, volatile int *stop);
+ * `stop` (may be NULL) ends the wait early (returns 3). With `hints`, says
+ * while the job is live when no controller or no worker is alive
+ * (vrctl_liveness_hints; `vrctl run`, which starts its own, passes 0). */
+int vrctl_watch(struct rq *q, const char *id, volatile int *stop, int hints);
 
 /* How job id's chunks were made, as its controller noted it (job field
  * `chunking`): "range" (read in place from the input) or "copy" (cut into

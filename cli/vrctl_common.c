@@ -243,8 +243,19 @@ void vrctl_job_chunking(struct rq *q, const char *id, char *out, size_t n)
         out[0] = '\0'; /* from Redis: only the two known words are shown */
 }
 
-int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
+/* Which hints (1: no controller, 2: no worker) the lines of hint[] are. */
+static int vrctl_hint_kinds(char hint[2][200], int n)
 {
+    int kinds = 0;
+    for (int k = 0; k < n; k++)
+        kinds |= !strncmp(hint[k], "no controller", 13) ? 1 : 2;
+    return kinds;
+}
+
+int vrctl_watch(struct rq *q, const char *id, volatile int *stop, int hints)
+{
+    char hint[2][200];
+    int nh = 0, hint_wait = 0, hint_shown = 0;
     struct rq_job_status *st = malloc(sizeof *st);
     if (!st)
         return 2;
@@ -274,6 +285,11 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
         }
         fails = 0;
         int ended = job_state_ended(st->state);
+        if (hints && !ended && --hint_wait <= 0) { /* every ~2 s: a few round trips */
+            nh = vrctl_liveness_hints(q, hint);
+            hint_wait = 7;
+        }
+        nh = ended ? 0 : nh;
         double frac = st->frames_total > 0 ? (double)st->frames_done / st->frames_total : 0;
         char bar[64], eta[32] = "--";
         vrctl_bar(bar, sizeof bar, frac, 30);
@@ -287,9 +303,15 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
                     st->frames_total, st->fps, eta, st->state);
             drawn = 1 + (ended ? 0 : vrctl_worker_lines(q, id, stderr));
             drawn += vrctl_last_events(q, id, stderr);
+            for (int k = 0; k < nh; k++, drawn++)
+                fprintf(stderr, "\033[K  note: %s\n", hint[k]);
             fprintf(stderr, "\033[J");
         } else {
             vrctl_new_events(q, id, last_ev, &stalled, stderr);
+            int kinds = vrctl_hint_kinds(hint, nh);
+            for (int k = 0; k < nh && (kinds & ~hint_shown); k++) /* once, when one appears */
+                log_say(LOG_WARN, "%s: %s\n", id, hint[k]);
+            hint_shown = kinds;
         }
         if (!tty && (st->chunks_done != last_done || ended)) {
             log_say(LOG_INFO, "%s %s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",

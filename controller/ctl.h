@@ -65,8 +65,9 @@ struct remux_stitcher;
 int cmd_controller_run(int argc, char **argv);
 
 /* The Prometheus endpoint (ctl_prom.c): serves /metrics and /healthz on
- * `listen` ("ADDR:PORT", "[V6]:PORT", ":PORT") from libmicrohttpd's own
- * thread with its own connection to `url`. Returns 0, or VR_E* with the
+ * `listen` ("[ADDR:]PORT", "[V6]:PORT"; no ADDR: 127.0.0.1) from threads
+ * of its own (ctl_http.c) with its own connection to `url`, each scrape
+ * from a snapshot at most a second old. Returns 0, or VR_E* with the
  * reason (bad address, cannot bind); *out is set on success. */
 struct ctl_prom;
 int ctl_prom_start(const char *listen, const char *url, struct ctl_prom **out, vr_err *err);

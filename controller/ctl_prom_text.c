@@ -2,12 +2,15 @@
  * ctl_prom_text.c - the fleet's figures (rq_fleetstats.h) in the Prometheus
  * text format, version 0.0.4: names in base units with `_total` on
  * counters, HELP and TYPE for each family, label values escaped, the stage
- * histograms as cumulative buckets. ctl_prom.c serves it.
+ * histograms as cumulative buckets. ctl_prom.c serves it. A job is labelled
+ * `job_id`, never `job`: Prometheus keeps `job` for the scrape target's
+ * name and would store ours as `exported_job`.
  */
 #include "ctl.h"
 
 #include "job.h"
 #include "rq_fleetstats.h"
+#include "version.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -122,6 +125,10 @@ static void ctl_prom_jobs(struct pbuf *b, const struct rq_fleetstats *fs)
                 n = fs->jobs[k].n;
         pb_printf(b, "vrseg_jobs{state=\"%s\"} %lld\n", job_states[s], n);
     }
+    pb_head(b, "vrseg_jobs_finished_total", "counter", "Jobs that ended, by how they ended.");
+    for (int e = 0; e < 3; e++)
+        pb_printf(b, "vrseg_jobs_finished_total{state=\"%s\"} %lld\n", rq_job_end_state(e),
+                  fs->jobs_ended[e]);
     pb_head(b, "vrseg_jobs_in_flight", "gauge", "Jobs a controller looks after (vr:active).");
     pb_printf(b, "vrseg_jobs_in_flight %lld\n", fs->active);
 
@@ -133,22 +140,26 @@ static void ctl_prom_jobs(struct pbuf *b, const struct rq_fleetstats *fs)
     for (int s = 0; s < RQ_CK_NSTATES; s++)
         pb_printf(b, "vrseg_chunks{state=\"%s\"} %lld\n", rq_chunk_state_name(s), ck[s]);
 
+    pb_head(b, "vrseg_chunks_uncounted", "gauge",
+            "Chunks of the jobs in flight not read for this scrape (past its bound of 20000).");
+    pb_printf(b, "vrseg_chunks_uncounted %lld\n", fs->chunks_uncounted);
+
     pb_head(b, "vrseg_job_frames", "gauge", "Frames of each job in flight.");
     for (int j = 0; j < fs->njobs; j++)
-        pb_printf(b, "vrseg_job_frames{job=\"%s\"} %lld\n", pb_label(fs->job[j].id, lb, sizeof lb),
+        pb_printf(b, "vrseg_job_frames{job_id=\"%s\"} %lld\n", pb_label(fs->job[j].id, lb, sizeof lb),
                   fs->job[j].frames_total);
     pb_head(b, "vrseg_job_frames_done", "gauge", "Frames committed of each job in flight.");
     for (int j = 0; j < fs->njobs; j++)
-        pb_printf(b, "vrseg_job_frames_done{job=\"%s\"} %lld\n",
+        pb_printf(b, "vrseg_job_frames_done{job_id=\"%s\"} %lld\n",
                   pb_label(fs->job[j].id, lb, sizeof lb), fs->job[j].frames_done);
     pb_head(b, "vrseg_job_fps", "gauge", "Frames done per second since each job in flight started.");
     for (int j = 0; j < fs->njobs; j++)
-        pb_printf(b, "vrseg_job_fps{job=\"%s\"} %.3f\n", pb_label(fs->job[j].id, lb, sizeof lb),
+        pb_printf(b, "vrseg_job_fps{job_id=\"%s\"} %.3f\n", pb_label(fs->job[j].id, lb, sizeof lb),
                   fs->job[j].fps);
     pb_head(b, "vrseg_job_chunks", "gauge", "Chunks of each job in flight by state.");
     for (int j = 0; j < fs->njobs; j++)
         for (int s = 0; s < RQ_CK_NSTATES; s++)
-            pb_printf(b, "vrseg_job_chunks{job=\"%s\",state=\"%s\"} %lld\n",
+            pb_printf(b, "vrseg_job_chunks{job_id=\"%s\",state=\"%s\"} %lld\n",
                       pb_label(fs->job[j].id, lb, sizeof lb), rq_chunk_state_name(s),
                       fs->job[j].chunks[s]);
 }
@@ -168,6 +179,9 @@ static void ctl_prom_workers(struct pbuf *b, const struct rq_fleetstats *fs)
             n += !strcmp(fs->workers[i].state, states[s]);
         pb_printf(b, "vrseg_workers{state=\"%s\"} %d\n", states[s], n);
     }
+    pb_head(b, "vrseg_worker_last_seen_timestamp_seconds", "gauge",
+            "Unix time of the last heartbeat of any worker (0: none yet).");
+    pb_printf(b, "vrseg_worker_last_seen_timestamp_seconds %.3f\n", fs->worker_seen_ms / 1000.0);
     pb_head(b, "vrseg_fleet_fps", "gauge", "Sum of the busy workers' fps (each at its last chunk's rate).");
     pb_printf(b, "vrseg_fleet_fps %.3f\n", fleet);
 
@@ -205,6 +219,9 @@ static void ctl_prom_workers(struct pbuf *b, const struct rq_fleetstats *fs)
 
 static void ctl_prom_all(struct pbuf *b, const struct rq_fleetstats *fs)
 {
+    char lb[160];
+    pb_head(b, "vrseg_build_info", "gauge", "1, labelled with the serving controller's version.");
+    pb_printf(b, "vrseg_build_info{version=\"%s\"} 1\n", pb_label(vr_version(), lb, sizeof lb));
     pb_head(b, "vrseg_frames_processed_total", "counter", "Frames of committed chunks, fleet-wide.");
     pb_printf(b, "vrseg_frames_processed_total %lld\n", fs->frames);
     pb_head(b, "vrseg_chunks_committed_total", "counter", "Chunks committed, fleet-wide.");
@@ -212,6 +229,9 @@ static void ctl_prom_all(struct pbuf *b, const struct rq_fleetstats *fs)
     pb_head(b, "vrseg_chunks_reclaimed_total", "counter",
             "Chunks whose worker stopped renewing its lease (requeued or dead-lettered).");
     pb_printf(b, "vrseg_chunks_reclaimed_total %lld\n", fs->reclaimed);
+    pb_head(b, "vrseg_dead_letters", "gauge",
+            "Chunks dead-lettered (entries in vr:dead: failed for good, or out of attempts).");
+    pb_printf(b, "vrseg_dead_letters %lld\n", fs->dead_letters);
     pb_head(b, "vrseg_controller_splits_total", "counter", "Jobs split into chunks.");
     pb_printf(b, "vrseg_controller_splits_total %lld\n", fs->splits);
     pb_head(b, "vrseg_controller_split_seconds_total", "counter", "Seconds controllers spent splitting.");

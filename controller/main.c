@@ -12,7 +12,7 @@
 static const struct cli_cmd controller_cmds[] = {
     { "run", cmd_controller_run, CLI_DEFAULT | CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N]\n"
-      "       [--keep-chunks] [--metrics-listen ADDR:PORT] [--notify URL]\n"
+      "       [--keep-chunks] [--metrics-listen [ADDR:]PORT] [--notify URL]\n"
       "       [--notify-secret-file FILE] [--notify-timeout S] [--notify-attempts N]\n"
       "       [--notify-allow-private]",
       "consume jobs and results until stopped (the default command)",
@@ -23,10 +23,11 @@ static const struct cli_cmd controller_cmds[] = {
       "                     no link under either root is followed, and a job naming a path\n"
       "                     outside its root fails, the message naming root and option\n"
       "  --keep-chunks      keep DIR/jobs/<id>/{in,out} after a job is done\n"
-      "  --metrics-listen ADDR:PORT  serve the fleet's figures in the Prometheus text\n"
+      "  --metrics-listen [ADDR:]PORT  serve the fleet's figures in the Prometheus text\n"
       "                     format on /metrics, and /healthz (200 when Redis answers,\n"
-      "                     else 503); off unless given (e.g. 127.0.0.1:9464, :9464,\n"
-      "                     [::]:9464)\n"
+      "                     else 503); off unless given. PORT alone: 127.0.0.1 only;\n"
+      "                     name the address to listen beyond this host (0.0.0.0:9464,\n"
+      "                     [::]:9464): no authentication, job ids and hosts visible\n"
       "  --notify URL       POST every job's end (done, failed, cancelled) to URL as JSON,\n"
       "                     besides the job's own `vrctl submit --notify`; http(s) only,\n"
       "                     redirects to other schemes refused (README.md, 'Webhooks')\n"

@@ -7,13 +7,14 @@
 set -eu
 PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
-libhiredis-dev libjansson-dev libcurl4-openssl-dev libssl-dev libcriterion-dev libmicrohttpd-dev
+libhiredis-dev libjansson-dev libcurl4-openssl-dev libssl-dev libcriterion-dev
 redis-server ffmpeg xz-utils opencv-doc procps"
+# libmicrohttpd-dev: the webhook test's receiver (tests/t-controller-webhook.c);
 # chromium: the report opened headless (tests/t-cli-report.c); prometheus
 # (and its promtool): the scrape test (tests/t-controller-prometheus.c); stunnel4
 # and openssl: the TLS tunnel recipe (tests/t-dist-sec-tls.c); systemd: its
 # systemd-analyze verifies the units (tests/check-systemd.sh)
-TEST_PKGS="chromium prometheus stunnel4 openssl systemd"
+TEST_PKGS="libmicrohttpd-dev chromium prometheus stunnel4 openssl systemd"
 [ "${1:-}" = --test ] && PKGS="$PKGS $TEST_PKGS"
 
 missing=""

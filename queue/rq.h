@@ -17,7 +17,8 @@
  * go to the second, which workers read first), vr:results (stream, group
  * controllers),
  * vr:dead (stream), vr:worker:<name> (hash with TTL), vr:workers (set),
- * vr:controller:<name> (key with TTL), vr:active (set of live jobs),
+ * vr:controller:<name> (key with TTL), vr:controllers (set of their names),
+ * vr:active (set of live jobs),
  * vr:index (sorted set of job ids), vr:events:<id> (capped stream),
  * vr:notify (sorted set of webhook deliveries by due time) and
  * vr:notify:<id>:<seq> (hash: one delivery, rq_notify.h). Every
@@ -50,12 +51,15 @@
 #define RQ_INDEX    "vr:index"
 #define RQ_ACTIVE   "vr:active"    /* set: jobs a controller must look after */
 #define RQ_STATS    "vr:stats"     /* hash: fleet counters (rq_fleetstats.h) */
+#define RQ_ENDED    "vr:ended"     /* hash: jobs ended, jobs_<state> (vrctl's cancel counts
+                                    * there too; it may not write vr:stats) */
 #define RQ_STATS_HIST "vr:stats:hist" /* hash: fleet stage histograms (rq_fleetstats.h) */
 #define RQ_RETRY    "vr:retry"     /* sorted set: "<job>/<idx>" waiting out a backoff, by due ms */
 #define RQ_CLEANUP  "vr:cleanup"   /* sorted set: done jobs whose chunk files go, by due ms */
 #define RQ_NOTIFY   "vr:notify"    /* sorted set: webhook deliveries by due time (rq_notify.h) */
 #define RQ_WORKER_PREFIX     "vr:worker:"     /* + name: hash with a TTL (heartbeat) */
 #define RQ_CONTROLLER_PREFIX "vr:controller:" /* + name: key with a TTL (heartbeat) */
+#define RQ_CONTROLLERS "vr:controllers" /* set: controllers' names (their keys may have expired) */
 #define RQ_G_WORKERS     "workers"
 #define RQ_G_CONTROLLERS "controllers"
 

@@ -11,9 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* KEYS: worker, workers. ARGV: name, ttl, then field/value pairs. */
+/* KEYS: worker, workers, stats. ARGV: name, ttl, then field/value pairs.
+ * The fleet's "last worker seen" (stats' worker_seen_ms) outlives the
+ * worker's own record: `vrctl status` says how long ago it was. */
 static const char HEARTBEAT_LUA[] =
-    "for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
+    "for i = 3, #ARGV, 2 do\n"
+    "  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])\n"
+    "  if ARGV[i] == 'seen_ms' then redis.call('HSET', KEYS[3], 'worker_seen_ms', ARGV[i + 1]) end\n"
+    "end\n"
     "redis.call('EXPIRE', KEYS[1], ARGV[2])\n"
     "redis.call('SADD', KEYS[2], ARGV[1])\n"
     "return 1\n";
@@ -35,25 +40,33 @@ int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s,
     snprintf(hb, sizeof hb, "%d", w->hb_ms);
     snprintf(gu, sizeof gu, "%.1f", w->gpu_util);
     snprintf(gm, sizeof gm, "%lld", w->gpu_mem);
-    const char *kv[] = { key, RQ_WORKERS, w->name, ttl, "gpu", w->gpu, "state", w->state,
+    const char *kv[] = { key, RQ_WORKERS, RQ_STATS, w->name, ttl, "gpu", w->gpu, "state", w->state,
                          "chunk", w->chunk, "fps", fps, "chunks_done", cd, "frames_done", fd,
                          "seen_ms", seen, "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm };
     long long v;
-    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 24, &v);
+    return rq_eval_int(q, err, HEARTBEAT_LUA, 3, kv, 25, &v);
+}
+
+/* A process that stops cleanly: its heartbeat key deleted, its name off
+ * the list `set`. */
+static int rq_heartbeat_gone(struct rq *q, const char *key, const char *set, const char *name,
+                             vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "DEL %s", key);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    if (!(r = rq_cmd(q, err, "SREM %s %s", set, name)))
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    return 0;
 }
 
 int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
 {
     char key[200];
     rq_key_worker(key, sizeof key, name);
-    redisReply *r = rq_cmd(q, err, "DEL %s", key);
-    if (!r)
-        return err ? err->code : VR_EREDIS;
-    freeReplyObject(r);
-    if (!(r = rq_cmd(q, err, "SREM %s %s", RQ_WORKERS, name)))
-        return err ? err->code : VR_EREDIS;
-    freeReplyObject(r);
-    return 0;
+    return rq_heartbeat_gone(q, key, RQ_WORKERS, name, err);
 }
 
 /* One worker's record into w; 0 when it has expired. */
@@ -115,22 +128,89 @@ int rq_workers_list(struct rq *q, struct rq_worker_info *out, int max, vr_err *e
     return n;
 }
 
+/* KEYS: controller, controllers, stats. ARGV: name, now (ms), ttl (ms). */
+static const char CONTROLLER_HB_LUA[] =
+    "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])\n"
+    "redis.call('SADD', KEYS[2], ARGV[1])\n"
+    "redis.call('HSET', KEYS[3], 'controller_seen_ms', ARGV[2])\n"
+    "return 1\n";
+
+static void rq_key_controller(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, RQ_CONTROLLER_PREFIX "%s", name);
+}
+
 int rq_controller_heartbeat(struct rq *q, const char *name, int ttl_ms, vr_err *err)
 {
-    redisReply *r = rq_cmd(q, err, "SET " RQ_CONTROLLER_PREFIX "%s %lld PX %d", name,
-                           rq_now_ms(), ttl_ms);
-    if (!r)
-        return err ? err->code : VR_EREDIS;
-    freeReplyObject(r);
-    return 0;
+    char key[200], now[32], ttl[16];
+    rq_key_controller(key, sizeof key, name);
+    snprintf(now, sizeof now, "%lld", rq_now_ms());
+    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
+    const char *kv[] = { key, RQ_CONTROLLERS, RQ_STATS, name, now, ttl };
+    long long v;
+    return rq_eval_int(q, err, CONTROLLER_HB_LUA, 3, kv, 6, &v);
 }
 
 int rq_controller_gone(struct rq *q, const char *name, vr_err *err)
 {
-    redisReply *r = rq_cmd(q, err, "DEL " RQ_CONTROLLER_PREFIX "%s", name);
+    char key[200];
+    rq_key_controller(key, sizeof key, name);
+    return rq_heartbeat_gone(q, key, RQ_CONTROLLERS, name, err);
+}
+
+/* ---- liveness ---- */
+
+/* Controllers listed whose heartbeat key still lives; the others are
+ * dropped from the list on the way. Returns the count or <0. */
+static int rq_controllers_alive(struct rq *q, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "SMEMBERS %s", RQ_CONTROLLERS);
     if (!r)
         return err ? err->code : VR_EREDIS;
+    int n = 0;
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        char name[160], key[200];
+        if (rq_reply_str(r->element[i], name, sizeof name, NULL) <= 0)
+            continue;
+        rq_key_controller(key, sizeof key, name);
+        redisReply *x = rq_cmd(q, NULL, "EXISTS %s", key);
+        int alive = x && x->type == REDIS_REPLY_INTEGER && x->integer == 1;
+        if (x)
+            freeReplyObject(x);
+        if (alive) {
+            n++;
+        } else if ((x = rq_cmd(q, NULL, "SREM %s %s", RQ_CONTROLLERS, name))) {
+            freeReplyObject(x);
+        }
+    }
     freeReplyObject(r);
+    return n;
+}
+
+int rq_liveness_read(struct rq *q, struct rq_liveness *lv, vr_err *err)
+{
+    memset(lv, 0, sizeof *lv);
+    int n = rq_controllers_alive(q, err);
+    if (n < 0)
+        return n;
+    lv->controllers = n;
+    enum { MAXW = 256 };
+    struct rq_worker_info *w = malloc(MAXW * sizeof *w);
+    if (!w)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    n = rq_workers_list(q, w, MAXW, err);
+    long long now = rq_now_ms();
+    for (int i = 0; i < n; i++)
+        lv->workers += !rq_worker_silent(&w[i], now);
+    free(w);
+    if (n < 0)
+        return n;
+    char v[32] = "";
+    if (rq_hget(q, RQ_STATS, "controller_seen_ms", v, sizeof v, NULL) > 0)
+        lv->controller_seen_ms = rq_record_ll(v);
+    v[0] = '\0';
+    if (rq_hget(q, RQ_STATS, "worker_seen_ms", v, sizeof v, NULL) > 0)
+        lv->worker_seen_ms = rq_record_ll(v);
     return 0;
 }
 

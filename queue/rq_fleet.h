@@ -40,10 +40,25 @@ int rq_worker_gone(struct rq *q, const char *name, vr_err *err);
  * from the list on the way. Returns the count or <0. */
 int rq_workers_list(struct rq *q, struct rq_worker_info *out, int max, vr_err *err);
 
-/* A controller's heartbeat key (TTL ttl_ms), and its removal at exit: how
- * rq_job_claim tells a dead controller's half-done step from a slow one. */
+/* A controller's heartbeat key (TTL ttl_ms), listed among the controllers
+ * and its time noted in the fleet's stats (controller_seen_ms), and its
+ * removal at exit: how rq_job_claim tells a dead controller's half-done
+ * step from a slow one, and vrctl that none is alive. */
 int rq_controller_heartbeat(struct rq *q, const char *name, int ttl_ms, vr_err *err);
 int rq_controller_gone(struct rq *q, const char *name, vr_err *err);
+
+/* Who is alive, for the hints of `vrctl status`, `watch` and `submit`
+ * ("no controller alive", "no worker has been seen for N s"). */
+struct rq_liveness {
+    int controllers;              /* controllers whose heartbeat key lives */
+    int workers;                  /* live workers that are not silent */
+    long long controller_seen_ms; /* wall clock of any controller's last heartbeat; 0 never */
+    long long worker_seen_ms;     /* the same for workers */
+};
+
+/* Reads *lv (a few round trips per controller and worker). Returns 0 or
+ * VR_E*. */
+int rq_liveness_read(struct rq *q, struct rq_liveness *lv, vr_err *err);
 
 /* A chunk entry pending longer than its lease allows. */
 struct rq_pending {

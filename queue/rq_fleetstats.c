@@ -53,6 +53,12 @@ const char *rq_chunk_state_name(int s)
     return s >= 0 && s < RQ_CK_NSTATES ? names[s] : NULL;
 }
 
+const char *rq_job_end_state(int s)
+{
+    static const char *const names[3] = { "done", "failed", "cancelled" };
+    return s >= 0 && s < 3 ? names[s] : NULL;
+}
+
 static int rq_fail(vr_err *err)
 {
     return err && err->code ? err->code : VR_EREDIS;
@@ -86,7 +92,24 @@ static int rq_fleet_counters(struct rq *q, struct rq_fleetstats *fs, vr_err *err
         else if (!strcmp(k, "stitches")) fs->stitches = rq_record_ll(v);
         else if (!strcmp(k, "split_seconds")) fs->split_s = rq_record_double(v);
         else if (!strcmp(k, "stitch_seconds")) fs->stitch_s = rq_record_double(v);
+        else if (!strcmp(k, "worker_seen_ms")) fs->worker_seen_ms = rq_record_ll(v);
     }
+    freeReplyObject(r);
+    if (!(r = rq_cmd(q, err, "HGETALL %s", RQ_ENDED)))
+        return rq_fail(err);
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements && i < 16; i += 2) {
+        char k[32], v[64];
+        if (rq_reply_str(r->element[i], k, sizeof k, NULL) <= 0 ||
+            rq_reply_str(r->element[i + 1], v, sizeof v, NULL) <= 0)
+            continue;
+        for (int e = 0; e < 3; e++)
+            if (!strncmp(k, "jobs_", 5) && !strcmp(k + 5, rq_job_end_state(e)))
+                fs->jobs_ended[e] = rq_record_ll(v);
+    }
+    freeReplyObject(r);
+    if (!(r = rq_cmd(q, err, "XLEN %s", RQ_DEAD)))
+        return rq_fail(err);
+    fs->dead_letters = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? r->integer : 0;
     freeReplyObject(r);
     return 0;
 }
@@ -180,6 +203,7 @@ static int rq_fleet_active(struct rq *q, struct rq_fleetstats *fs, vr_err *err)
     if (!r)
         return rq_fail(err);
     struct rq_job_status *st = malloc(sizeof *st);
+    long long budget = RQ_FLEET_CHUNK_BUDGET;
     int rc = st ? 0 : vr_err_set(err, VR_ENOMEM, "out of memory");
     if (r->type == REDIS_REPLY_ARRAY)
         fs->active = (long long)r->elements;
@@ -206,8 +230,11 @@ static int rq_fleet_active(struct rq *q, struct rq_fleetstats *fs, vr_err *err)
         j->frames_total = st->frames_total;
         j->frames_done = st->frames_done;
         j->fps = st->fps;
-        if (st->chunks_total > 0)
-            rc = rq_fleet_chunk_states(q, j, st->chunks_total, err);
+        long long look = st->chunks_total < budget ? st->chunks_total : budget;
+        if (look > 0)
+            rc = rq_fleet_chunk_states(q, j, look, err);
+        budget -= look;
+        fs->chunks_uncounted += st->chunks_total - look;
         fs->njobs++;
     }
     free(st);

@@ -7,7 +7,8 @@
  *
  * Where the counters come from: the chunk commit script adds each committed
  * chunk's frames and stage histograms (RQ_STATS, RQ_STATS_HIST: once per
- * chunk, atomically with the commit); the controller notes its splits,
+ * chunk, atomically with the commit); the scripts that end a job count its
+ * end by state (rq_jobs.c); the controller notes its splits,
  * stitches and lease reclaims with rq_fleetstats_note.
  */
 #ifndef VR_RQ_FLEETSTATS_H
@@ -21,12 +22,21 @@
 #define RQ_FLEET_MAX_WORKERS 256    /* workers listed */
 #define RQ_FLEET_INDEX_SCAN  10000  /* newest jobs counted by state */
 #define RQ_FLEET_MAX_STATES  16
+/* Chunk records one read looks at, all jobs in flight together: a job's
+ * chunks_total (up to 100000 each) must not make a scrape run seconds of
+ * Lua on Redis. Past it, chunks are counted in chunks_uncounted. */
+#define RQ_FLEET_CHUNK_BUDGET 20000
 
 /* Chunk states, the index of rq_flight_job.chunks[]. */
 enum { RQ_CK_QUEUED, RQ_CK_RUNNING, RQ_CK_DONE, RQ_CK_DEAD, RQ_CK_NSTATES };
 
 /* "queued", "running", "done", "dead"; NULL out of range. */
 const char *rq_chunk_state_name(int s);
+
+/* "done", "failed", "cancelled" (the index of jobs_ended[]); NULL out of
+ * range. The job-ending scripts count each end once in RQ_STATS under
+ * "jobs_<state>". */
+const char *rq_job_end_state(int s);
 
 /* One job in flight (in vr:active). */
 struct rq_flight_job {
@@ -44,12 +54,16 @@ struct rq_fleetstats {
     long long reclaimed;        /* chunks whose lease lapsed (requeued or dead-lettered) */
     long long splits, stitches;
     double split_s, stitch_s;   /* controllers' seconds splitting and stitching */
+    long long jobs_ended[3];    /* jobs that ended done, failed, cancelled (rq_job_end_state) */
+    long long dead_letters;     /* entries in the dead-letter stream vr:dead */
+    long long worker_seen_ms;   /* wall clock of the last heartbeat of any worker; 0 none yet */
 
     /* jobs by state over the newest RQ_FLEET_INDEX_SCAN jobs of the index */
     int nstates;
     struct { char state[16]; long long n; } jobs[RQ_FLEET_MAX_STATES];
 
     long long active;           /* jobs in vr:active (all of them) */
+    long long chunks_uncounted; /* chunks of listed jobs past RQ_FLEET_CHUNK_BUDGET */
     int njobs;                  /* of which listed in job[] */
     struct rq_flight_job job[RQ_FLEET_MAX_JOBS];
 

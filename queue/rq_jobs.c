@@ -86,7 +86,7 @@ static const char MOVE_HELD_LUA[] =
     "for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
     "return 1\n";
 
-/* KEYS: job, active, notify, cleanup. ARGV: id, me, now, stitch_s,
+/* KEYS: job, active, notify, cleanup, ended. ARGV: id, me, now, stitch_s,
  * metrics, token, cleanup due (ms). Returns {1} done, {0, held}: not done,
  * and whether the claim was still this one's (the job ended meanwhile) or
  * another's (taken over). The job's chunk files are removed later, from
@@ -101,10 +101,11 @@ static const char DONE_LUA[] =
     "           'metrics', ARGV[5])\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
     "redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])\n"
+    "redis.call('HINCRBY', KEYS[5], 'jobs_done', 1)\n"
     "notify(KEYS[1], KEYS[3], ARGV[1], ARGV[3])\n"
     "return {1}\n";
 
-/* KEYS: job, active, notify. ARGV: id, to (failed | cancelled), reason,
+/* KEYS: job, active, notify, ended. ARGV: id, to (failed | cancelled), reason,
  * now, me, token ('0': not a holder's failure, e.g. a dead chunk; else the
  * job must still be held under it). Returns {1} moved, {0, state} already
  * ended, {2} held by another claim now, {-1} no such job. */
@@ -119,6 +120,7 @@ static const char END_LUA[] =
     "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'error', ARGV[3], 'finished_ms', ARGV[4])\n"
     "if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'controller', ARGV[5]) end\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
+    "redis.call('HINCRBY', KEYS[4], 'jobs_' .. ARGV[2], 1)\n"
     "notify(KEYS[1], KEYS[3], ARGV[1], ARGV[4])\n"
     "return {1}\n";
 
@@ -220,9 +222,9 @@ int rq_job_done(struct rq *q, const char *id, const char *me, long long token, d
     snprintf(secs, sizeof secs, "%.3f", stitch_s);
     snprintf(tok, sizeof tok, "%lld", token);
     snprintf(due, sizeof due, "%lld", t + RQ_CLEANUP_DELAY_MS);
-    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, RQ_CLEANUP, id, me, now, secs,
+    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, RQ_CLEANUP, RQ_ENDED, id, me, now, secs,
                          metrics_json ? metrics_json : "{}", tok, due };
-    redisReply *r = rq_eval(q, err, DONE_LUA, 4, kv, 11);
+    redisReply *r = rq_eval(q, err, DONE_LUA, 5, kv, 12);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int code = rq_code_text(r, held, sizeof held, err);
@@ -239,8 +241,9 @@ static int rq_job_end(struct rq *q, const char *id, const char *to, const char *
     rq_key_job(jk, sizeof jk, id);
     snprintf(now, sizeof now, "%lld", rq_now_ms());
     snprintf(tok, sizeof tok, "%lld", token > 0 ? token : 0);
-    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, id, to, reason, now, me ? me : "", tok };
-    redisReply *r = rq_eval(q, err, END_LUA, 3, kv, 9);
+    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, RQ_ENDED, id, to, reason, now, me ? me : "",
+                         tok };
+    redisReply *r = rq_eval(q, err, END_LUA, 4, kv, 10);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int code = rq_code_text(r, state, n, err);

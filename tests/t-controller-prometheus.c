@@ -5,8 +5,10 @@
  * stage histograms are cumulative and agree with the job's merged
  * metrics), /healthz 200 with Redis and 503 once it is killed; then Debian's
  * real `prometheus` scraping the controller during a job, queried through
- * its HTTP API, and `promtool check metrics` on a scrape.
+ * its HTTP API (the job's series stored with job_id, the target's job kept),
+ * and `promtool check metrics` on a scrape.
  */
+#include "util-http.h"
 #include "util-redis.h"
 
 #include <arpa/inet.h>
@@ -50,44 +52,9 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct body {
-    char *p;
-    size_t len;
-};
-
-static size_t on_data(char *d, size_t sz, size_t n, void *arg)
-{
-    struct body *b = arg;
-    size_t add = sz * n;
-    if (b->len + add > (8u << 20))
-        return 0;
-    char *np = realloc(b->p, b->len + add + 1);
-    if (!np)
-        return 0;
-    memcpy(np + b->len, d, add);
-    b->p = np;
-    b->len += add;
-    b->p[b->len] = '\0';
-    return add;
-}
-
-/* GETs url; returns the HTTP status (0 when nothing answered) and the body
- * in *out (malloc'd, "" at least; free it). */
 static long http_get(const char *url, char **out)
 {
-    struct body b = { calloc(1, 1), 0 };
-    CURL *c = curl_easy_init();
-    cr_assert_not_null(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
-    long code = 0;
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(c);
-    *out = b.p;
-    return code;
+    return thttp_get(url, out, 20);
 }
 
 /* The value of the series written exactly as `series` ("name" or
@@ -99,6 +66,42 @@ static double series(const char *text, const char *series)
         if (!strncmp(l, series, n) && l[n] == ' ')
             return strtod(l + n + 1, NULL);
     return NAN;
+}
+
+/* Every vrseg_ metric a query of the shipped Grafana dashboard names is
+ * served in the scrape `text` (a renamed metric would leave a panel empty). */
+static void dashboard_metrics_served(const char *text)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/deploy/grafana/vrseg-dashboard.json", getenv("VR_DATA_DIR"));
+    json_error_t je;
+    json_t *d = json_load_file(path, 0, &je);
+    cr_assert_not_null(d, "%s: %s", path, je.text);
+    size_t i, k;
+    json_t *p, *tg;
+    int names = 0;
+    json_array_foreach(json_object_get(d, "panels"), i, p) {
+        json_array_foreach(json_object_get(p, "targets"), k, tg) {
+            const char *e = json_string_value(json_object_get(tg, "expr"));
+            cr_assert_not_null(e, "panel %zu target %zu has no expr", i, k);
+            for (const char *m = strstr(e, "vrseg_"); m; m = strstr(m + 1, "vrseg_")) {
+                char name[96], line[120];
+                size_t n = strspn(m, "abcdefghijklmnopqrstuvwxyz0123456789_");
+                snprintf(name, sizeof name, "%.*s", (int)n, m);
+                /* a family is served even with no series now (no job in
+                 * flight): its TYPE line; histograms by their base name */
+                char *suffix = strrchr(name, '_');
+                if (suffix && strstr(e, "histogram_quantile") && !strcmp(suffix, "_bucket"))
+                    *suffix = '\0';
+                snprintf(line, sizeof line, "# TYPE %s ", name);
+                cr_assert(strstr(text, line), "the dashboard's '%s' is not served", name);
+                names++;
+                m += n - 1;
+            }
+        }
+    }
+    cr_assert_gt(names, 10);
+    json_decref(d);
 }
 
 /* Scrapes until `want(text)` holds or `seconds` pass; returns the last
@@ -191,7 +194,7 @@ Test(controller_prometheus, scrapes_during_and_after_a_cpu_job_and_healthz_follo
     /* During: the job in flight, with its own series, and a busy worker
      * (each frame takes 100 ms or more: seconds of chunks to see). */
     submit_job(id, sizeof id);
-    snprintf(want, sizeof want, "vrseg_job_frames{job=\"%s\"} ", id);
+    snprintf(want, sizeof want, "vrseg_job_frames{job_id=\"%s\"} ", id);
     t = scrape_until(murl, in_flight, want, 120, &ok);
     cr_assert(ok, "the job was never seen in flight with a busy worker; last scrape:\n%s", t);
     cr_assert_geq(series(t, "vrseg_jobs_in_flight"), 1);
@@ -219,6 +222,11 @@ Test(controller_prometheus, scrapes_during_and_after_a_cpu_job_and_healthz_follo
     cr_assert_eq(series(t, "vrseg_controller_splits_total"), 1);
     cr_assert_eq(series(t, "vrseg_controller_stitches_total"), 1);
     cr_assert_eq(series(t, "vrseg_chunks_reclaimed_total"), 0);
+    cr_assert_eq(series(t, "vrseg_jobs_finished_total{state=\"done\"}"), 1);
+    cr_assert_eq(series(t, "vrseg_jobs_finished_total{state=\"failed\"}"), 0);
+    cr_assert_eq(series(t, "vrseg_jobs_finished_total{state=\"cancelled\"}"), 0);
+    cr_assert(strstr(t, "\nvrseg_build_info{version=\""), "%s", t);
+    dashboard_metrics_served(t);
     cr_assert_gt(series(t, "vrseg_redis_rtt_seconds"), 0);
     cr_assert(!strstr(t, "vrseg_job_frames{"), "a job no longer in flight keeps its series");
 
@@ -320,9 +328,12 @@ static void start_prometheus(const char *target, char *base, size_t n)
     snprintf(base, n, "http://%s", listen);
 }
 
-/* The values of an instant query's vector result (at most max). Returns
- * how many, or -1 when Prometheus did not answer with success. */
-static int prom_query(const char *base, const char *query, double *vals, int max)
+/* The values of an instant query's vector result (at most max), and the
+ * labels of its first series as Prometheus stores them (JSON, when labels
+ * is not NULL; the caller decrefs). Returns how many, or -1 when
+ * Prometheus did not answer with success. */
+static int prom_query_labels(const char *base, const char *query, double *vals, int max,
+                             json_t **labels)
 {
     CURL *c = curl_easy_init();
     char *q = curl_easy_escape(c, query, 0);
@@ -331,6 +342,8 @@ static int prom_query(const char *base, const char *query, double *vals, int max
     curl_free(q);
     curl_easy_cleanup(c);
     int n = -1;
+    if (labels)
+        *labels = NULL;
     if (http_get(url, &body) == 200) {
         json_t *o = json_loads(body, 0, NULL);
         json_t *res = json_object_get(json_object_get(o, "data"), "result");
@@ -342,6 +355,8 @@ static int prom_query(const char *base, const char *query, double *vals, int max
             json_array_foreach(res, i, r) {
                 if (n == max)
                     break;
+                if (n == 0 && labels)
+                    *labels = json_incref(json_object_get(r, "metric"));
                 const char *v = json_string_value(json_array_get(json_object_get(r, "value"), 1));
                 vals[n++] = v ? strtod(v, NULL) : NAN;
             }
@@ -350,6 +365,11 @@ static int prom_query(const char *base, const char *query, double *vals, int max
     }
     free(body);
     return n;
+}
+
+static int prom_query(const char *base, const char *query, double *vals, int max)
+{
+    return prom_query_labels(base, query, vals, max, NULL);
 }
 
 Test(controller_prometheus, prometheus_scrapes_the_controller_and_promtool_checks_a_scrape)
@@ -404,6 +424,22 @@ Test(controller_prometheus, prometheus_scrapes_the_controller_and_promtool_check
     n = prom_query(pbase, "max_over_time(vrseg_jobs_in_flight[10m])", v, 16);
     cr_assert_eq(n, 1);
     cr_assert_eq(v[0], 1, "prometheus never saw the job in flight");
+    /* The job's series as stored: job_id is the job, job the scrape target
+     * (a `job` label of ours would have been renamed exported_job). */
+    json_t *lb = NULL;
+    n = prom_query_labels(pbase, "last_over_time(vrseg_job_frames[10m])", v, 16, &lb);
+    cr_assert_eq(n, 1, "no vrseg_job_frames series stored");
+    char *lbs = json_dumps(lb, JSON_SORT_KEYS);
+    cr_assert_str_eq(json_string_value(json_object_get(lb, "job_id")) ?: "", id, "%s", lbs);
+    cr_assert_str_eq(json_string_value(json_object_get(lb, "job")) ?: "", "vrseg", "%s", lbs);
+    cr_assert_null(json_object_get(lb, "exported_job"), "%s", lbs);
+    cr_assert_eq(v[0], (double)frames);
+    free(lbs);
+    json_decref(lb);
+    n = prom_query(pbase, "vrseg_jobs_finished_total{state=\"done\"}", v, 16);
+    cr_assert(n == 1 && v[0] == 1, "jobs finished (done): %d series, %g", n, n > 0 ? v[0] : NAN);
+    n = prom_query(pbase, "vrseg_build_info", v, 16);
+    cr_assert(n == 1 && v[0] == 1);
 
     /* promtool's linter has nothing to say about a scrape. */
     char path[400], out[4096] = "";
@@ -430,9 +466,9 @@ Test(controller_prometheus, bad_address_is_refused_and_healthz_is_503_while_redi
     snprintf(log, sizeof log, "%s/ctl.log", D.r.dir);
     /* said at once, without waiting for Redis */
     int rc = tsh_out(out, sizeof out, "timeout 60 '%s/vr-controller' run --redis '%s' --storage '%s' "
-                     "--metrics-listen 9464 2>&1", getenv("VR_BIN_DIR"), url, storage);
+                     "--metrics-listen 127.0.0.1: 2>&1", getenv("VR_BIN_DIR"), url, storage);
     cr_assert_eq(rc, 2, "%s", out);
-    cr_assert(strstr(out, "--metrics-listen 9464: want ADDR:PORT"), "%s", out);
+    cr_assert(strstr(out, "--metrics-listen 127.0.0.1:: want [ADDR:]PORT"), "%s", out);
 
     /* Served before the controller reaches Redis: 503 until it does. */
     snprintf(listen, sizeof listen, "127.0.0.1:%d", tfree_port("127.0.0.1"));
