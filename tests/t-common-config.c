@@ -17,7 +17,9 @@ Test(common_config, profiles_load)
         vr_err e = { 0 };
         cr_assert_eq(config_load_profile(&c, names[i], &e), 0, "%s: %s", names[i], e.msg);
         cr_assert_str_eq(c.profile, names[i]);
-        cr_assert(strstr(c.model, ".tflite"));
+        char path[4096];
+        cr_assert_eq(config_model_file(&c, path, sizeof path, &e), 0, "%s: %s", names[i], e.msg);
+        cr_assert(strstr(path, "models/") && strstr(path, ".tflite"), "%s", path);
     }
 }
 
