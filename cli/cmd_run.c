@@ -48,6 +48,7 @@ struct run_opts {
     int per_gpu;                  /* GPU worker processes per GPU */
     int gpus;                     /* GPUs to use (0 with cpu) */
     int keep;                     /* keep the temp dir */
+    int replace;                  /* -y: OUT may replace an existing file */
 };
 
 /* Options into *o; returns 0 or the exit code (2 usage, 1 bad job). */
@@ -69,7 +70,7 @@ static void run_auto(struct run_opts *o)
 static int run_parse(int argc, char **argv, struct run_opts *o)
 {
     static const struct option opts[] = {
-        { "workers", required_argument, 0, 'n' },
+        { "workers", required_argument, 0, 'W' },
         { "cpu", no_argument, 0, 'U' },
         VRCTL_SPEC_LONGOPTS,
         { "lease-seconds", required_argument, 0, 'l' },
@@ -92,7 +93,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             continue;
         switch (c) {
         case 'o': out = optarg; break;
-        case 'n':
+        case 'y': o->replace = 1; break;
+        case 'n': o->replace = 0; break;
+        case 'W':
             if (cli_opt_int("--workers", optarg, 1, 64, &o->workers))
                 return 2;
             break;
@@ -129,7 +132,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         return cli_usage_error("expected one input video");
     if (!out)
         return cli_usage_error("missing -o OUT");
-    if (vrctl_prepare(argv[optind], out, &o->js, &o->info) < 0)
+    if (vrctl_prepare(argv[optind], out, o->replace, &o->js, &o->info) < 0)
         return 1;
     o->gpus = o->cpu ? 0 : vr_gpu_count();
     if (!o->cpu && o->gpus == 0) {

@@ -80,7 +80,8 @@ static int vrctl_check_config(struct job_spec *js)
     return 0;
 }
 
-int vrctl_prepare(const char *in, const char *out, struct job_spec *js, struct remux_info *info)
+int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec *js,
+                  struct remux_info *info)
 {
     av_log_set_level(AV_LOG_FATAL);
     vr_err e = { 0 };
@@ -100,12 +101,13 @@ int vrctl_prepare(const char *in, const char *out, struct job_spec *js, struct r
         fprintf(stderr, "vrctl: %s\n", e.msg);
         return -1;
     }
-    /* the same file by device and inode, not by name (a hard link too) */
-    struct stat si, so;
-    if (!strcmp(js->input, js->output) ||
-        (stat(js->input, &si) == 0 && stat(js->output, &so) == 0 && si.st_dev == so.st_dev &&
-         si.st_ino == so.st_ino)) {
-        fprintf(stderr, "vrctl: the output would overwrite the input\n");
+    /* by device and inode, not by name (a hard link too); js->config still
+     * holds -c's path here */
+    const struct storage_file ins[] = { { "input", js->input },
+                                        { "-c", js->config[0] ? js->config : NULL } };
+    const struct storage_file outs[] = { { "-o", js->output } };
+    if (storage_outputs_check(ins, 2, outs, 1, replace, &e) < 0) {
+        fprintf(stderr, "vrctl: %s\n", e.msg);
         return -1;
     }
     if (vrctl_check_config(js) < 0)
@@ -128,7 +130,7 @@ int cmd_submit(int argc, char **argv)
     struct job_spec js;
     job_spec_defaults(&js);
     const char *out = NULL, *redis = NULL;
-    int wait = 0, o;
+    int wait = 0, replace = 0, o;
     while ((o = getopt_long(argc, argv, VRCTL_OPTSTRING, opts, NULL)) != -1) {
         int spec = vrctl_spec_option(o, optarg, &js);
         if (spec > 1)
@@ -146,6 +148,8 @@ int cmd_submit(int argc, char **argv)
                 return 2;
             break;
         case 'w': wait = 1; break;
+        case 'y': replace = 1; break;
+        case 'n': replace = 0; break;
         case 'r': redis = optarg; break;
         case 'R': rq_password_file(optarg); break;
         default: return cli_usage_error("unknown option");
@@ -159,7 +163,7 @@ int cmd_submit(int argc, char **argv)
 
     struct remux_info info;
     vr_err e = { 0 };
-    if (vrctl_prepare(in, out, &js, &info) < 0)
+    if (vrctl_prepare(in, out, replace, &js, &info) < 0)
         return 1;
     struct rq *q = vrctl_connect(redis);
     if (!q)
