@@ -115,6 +115,38 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
     return 0;
 }
 
+/* The id of a job in flight (not ended) that writes `output`, into by (n
+ * bytes): 1, 0 none, <0 error. Two such jobs would both end "done", the
+ * last stitch's file winning. Checked before the enqueue, so two submits
+ * racing each other may both pass; the usual mistake, a second submit
+ * while the first runs, is refused. */
+static int vrctl_output_taken(struct rq *q, const char *output, char *by, size_t n, vr_err *err)
+{
+    enum { MAX_ACTIVE = 100000 };
+    char (*ids)[48] = malloc(MAX_ACTIVE * sizeof *ids);
+    char *text = malloc((JOB_MAX_JSON + 1));
+    struct job_spec *js = malloc(sizeof *js);
+    int rc = !ids || !text || !js ? vr_err_set(err, VR_ENOMEM, "out of memory") : 0;
+    int count = rc < 0 ? 0 : rq_active_list(q, ids, MAX_ACTIVE, err);
+    if (count < 0)
+        rc = count;
+    for (int i = 0; rc == 0 && i < count; i++) {
+        char state[32];
+        if (rq_job_state(q, ids[i], state, sizeof state, NULL) <= 0 || job_state_ended(state) ||
+            rq_job_spec(q, ids[i], text, (JOB_MAX_JSON + 1), NULL) <= 0 ||
+            job_spec_parse(text, strlen(text), js, NULL) < 0)
+            continue;
+        if (!strcmp(js->output, output)) {
+            snprintf(by, n, "%s", ids[i]);
+            rc = 1;
+        }
+    }
+    free(js);
+    free(text);
+    free(ids);
+    return rc;
+}
+
 int cmd_submit(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -168,6 +200,17 @@ int cmd_submit(int argc, char **argv)
     struct rq *q = vrctl_connect(redis);
     if (!q)
         return 1;
+    char by[48];
+    int taken = vrctl_output_taken(q, js.output, by, sizeof by, &e);
+    if (taken != 0) {
+        if (taken > 0)
+            fprintf(stderr, "vrctl submit: job %s, still in flight, writes %s: wait for it "
+                    "or cancel it (vrctl cancel %s), or choose another -o\n", by, js.output, by);
+        else
+            fprintf(stderr, "vrctl submit: %s\n", e.msg);
+        rq_free(&q);
+        return 1;
+    }
     job_new_id(js.id, sizeof js.id);
     js.created_ms = rq_now_ms();
     if (vrctl_enqueue(q, &js, info.frames_est, &e) < 0) {

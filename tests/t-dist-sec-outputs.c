@@ -4,7 +4,8 @@
  * output's name is left alone (the commit refuses it too, for writers
  * checked nowhere else), a replaced file keeps its mode, `--metrics` and
  * `--trace` can neither be the input nor the matte, `report -o` never
- * replaces its job's video, and an existing output needs -y.
+ * replaces its job's video, an existing output needs -y, and a second
+ * job submitted with the -o of one in flight is refused.
  */
 #include "job.h"
 #include "rq.h"
@@ -19,20 +20,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static struct tredis R;
+static struct tdist D;
 static struct rq *Q;
 
 static void teardown(void)
 {
     rq_free(&Q);
-    tredis_stop(&R);
+    tdist_stop(&D, 0);
 }
 
 TestSuite(dist_sec_outputs, .fini = teardown, .timeout = 150);
 
 static void rpath(char *buf, size_t n, const char *name)
 {
-    snprintf(buf, n, "%s/%s", R.dir, name);
+    snprintf(buf, n, "%s/%s", D.r.dir, name);
 }
 
 static mode_t kind_of(const char *path)
@@ -57,7 +58,7 @@ static void md5(const char *path, char *sum, size_t n)
 }
 
 /* `vr-worker process --cpu --profile fast IN -o OUT [a b c d]`: its exit
- * status, its output in R.dir/process.log. */
+ * status, its output in D.r.dir/process.log. */
 static int process(const char *in, const char *out, const char *a, const char *b,
                    const char *c, const char *d)
 {
@@ -82,7 +83,7 @@ static void log_says(const char *what)
 
 Test(dist_sec_outputs, the_commit_replaces_only_a_regular_file_and_keeps_its_mode)
 {
-    cr_assert_eq(tredis_start(&R, 0), 0);
+    cr_assert_eq(tredis_start(&D.r, 0), 0);
     char fifo[400], null_link[400], dir[400], priv[400];
     rpath(fifo, sizeof fifo, "fifo");
     rpath(null_link, sizeof null_link, "null");
@@ -101,7 +102,7 @@ Test(dist_sec_outputs, the_commit_replaces_only_a_regular_file_and_keeps_its_mod
     cr_assert_eq(storage_write_atomic(dir, "x", 1, &e), VR_EINVAL);
     cr_assert(strstr(e.msg, "a directory"), "%s", e.msg);
     /* no temporary file is left beside them */
-    cr_assert_eq(tsh("test -z \"$(ls -A '%s' | grep tmp-)\"", R.dir), 0);
+    cr_assert_eq(tsh("test -z \"$(ls -A '%s' | grep tmp-)\"", D.r.dir), 0);
 
     cr_assert_eq(storage_write_atomic(priv, "old", 3, &e), 0, "%s", e.msg);
     cr_assert_eq(chmod(priv, 0600), 0);
@@ -111,7 +112,7 @@ Test(dist_sec_outputs, the_commit_replaces_only_a_regular_file_and_keeps_its_mod
 
 Test(dist_sec_outputs, process_outputs_are_never_an_input_or_each_other)
 {
-    cr_assert_eq(tredis_start(&R, 0), 0);
+    cr_assert_eq(tredis_start(&D.r, 0), 0);
     char in[400], out[400], hard[400], sum0[80], sum1[80];
     rpath(in, sizeof in, "a.mp4");
     rpath(out, sizeof out, "out.mkv");
@@ -133,7 +134,7 @@ Test(dist_sec_outputs, process_outputs_are_never_an_input_or_each_other)
 
 Test(dist_sec_outputs, process_leaves_a_fifo_and_dev_null_alone)
 {
-    cr_assert_eq(tredis_start(&R, 0), 0);
+    cr_assert_eq(tredis_start(&D.r, 0), 0);
     char in[400], out[400], fifo[400], null_link[400];
     rpath(in, sizeof in, "a.mp4");
     rpath(out, sizeof out, "out.mkv");
@@ -152,7 +153,7 @@ Test(dist_sec_outputs, process_leaves_a_fifo_and_dev_null_alone)
 
 Test(dist_sec_outputs, an_existing_output_needs_y_and_keeps_its_mode)
 {
-    cr_assert_eq(tredis_start(&R, 0), 0);
+    cr_assert_eq(tredis_start(&D.r, 0), 0);
     char in[400], out[400], met[400], sum0[80], sum1[80];
     rpath(in, sizeof in, "a.mp4");
     rpath(out, sizeof out, "out.mkv");
@@ -176,7 +177,7 @@ Test(dist_sec_outputs, an_existing_output_needs_y_and_keeps_its_mode)
 static void job_of(const char *in, const char *out, char *id, size_t n)
 {
     vr_err e = { 0 };
-    cr_assert_eq(rq_open(R.url, 2000, &Q, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
     struct job_spec js;
     job_spec_defaults(&js);
     snprintf(js.input, sizeof js.input, "%s", in);
@@ -194,13 +195,13 @@ static int report(const char *id, const char *out, const char *yes)
 {
     char log[400];
     rpath(log, sizeof log, "process.log");
-    const char *argv[] = { "vrctl", "report", id, "-o", out, "--redis", R.url, yes, NULL };
+    const char *argv[] = { "vrctl", "report", id, "-o", out, "--redis", D.r.url, yes, NULL };
     return tproc_wait(tproc_spawn("vrctl", argv, log), 30000);
 }
 
 Test(dist_sec_outputs, report_never_replaces_its_jobs_video_or_a_device)
 {
-    cr_assert_eq(tredis_start(&R, 0), 0);
+    cr_assert_eq(tredis_start(&D.r, 0), 0);
     char in[400], out[400], alias[400], page[400], null_link[400], id[64], sum0[80], sum1[80];
     rpath(in, sizeof in, "in.mp4");
     rpath(out, sizeof out, "out.mkv");
@@ -230,4 +231,27 @@ Test(dist_sec_outputs, report_never_replaces_its_jobs_video_or_a_device)
     log_says("exists (-y replaces it)");
     cr_assert_eq(report(id, page, "-y"), 0);
     cr_assert_eq(perms_of(page), 0600, "report -o made a 0600 file %o", perms_of(page));
+}
+
+Test(dist_sec_outputs, a_second_job_with_the_same_output_is_refused_while_one_is_in_flight)
+{
+    /* no controller: the first job stays queued, in flight */
+    cr_assert_eq(tdist_start(&D, 0, 30, 0, 0), 0);
+    char in[400], out[400], other[400], id1[64], id2[64], log[400];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    snprintf(other, sizeof other, "%s/other.mkv", D.r.dir);
+    rpath(log, sizeof log, "process.log");
+    cr_assert_eq(tclip_make(in, 1, 96, 5, 0), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id1, sizeof id1), 0);
+    const char *argv[] = { "vrctl", "submit", in, "-o", out, "--redis", D.r.url, NULL };
+    cr_assert_eq(tproc_wait(tproc_spawn("vrctl", argv, log), 30000), 1);
+    log_says("still in flight");
+    log_says(id1);
+    /* another output is fine; once the first has ended, so is its output */
+    cr_assert_eq(tdist_submit(&D, in, other, NULL, id2, sizeof id2), 0);
+    const char *cancel[] = { "cancel", id1, NULL };
+    char text[256];
+    cr_assert_eq(tdist_vrctl(&D, text, sizeof text, cancel), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id2, sizeof id2), 0);
 }
