@@ -38,8 +38,8 @@ struct config_key {
 static const struct config_key config_keys[] = {
     KN(model),
     KS(precision, "fp16|fp32"),
-    KI(tile_cols, 0, 16),
-    KI(tile_rows, 0, 16),
+    KI(tile_cols, 0, CONFIG_TILE_MAX),
+    KI(tile_rows, 0, CONFIG_TILE_MAX),
     KD(tile_overlap, 0.0, 0.75),
     KB(whole_pass),
     KI(work_size, 64, 8192),

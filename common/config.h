@@ -20,6 +20,7 @@ extern "C" {
 #endif
 
 #define CONFIG_STR 256
+#define CONFIG_TILE_MAX 8  /* tile_cols / tile_rows: the engine's grid limit (seg/tiles.h) */
 
 struct vr_config {
     char profile[64];          /* name of the profile loaded first */
