@@ -13,6 +13,7 @@
 #include "log.h"
 #include "rq_notify.h"
 #include "storage.h"
+#include "run_temps.h"
 #include "supervise.h"
 
 #include <getopt.h>
@@ -163,7 +164,9 @@ static int run_add(struct run *r, struct sup *s, const char *bin, char *const *a
 {
     char prog[4200], log[160];
     snprintf(prog, sizeof prog, "%s/%s", r->exe_dir, bin);
-    unsigned flags = SUP_OWN_GROUP; /* Ctrl-C reaches vrctl only: it stops the others in order */
+    /* Ctrl-C reaches vrctl only: it stops the others in order; a kill -9
+     * of vrctl kills them (their temp dir is reaped by the next run) */
+    unsigned flags = SUP_OWN_GROUP | SUP_DIE_WITH_PARENT;
     if (access(prog, X_OK) < 0) {
         if (strcmp(bin, "redis-server")) {
             log_say(LOG_ERROR, "vrctl run: %s not found next to vrctl\n", prog);
@@ -284,9 +287,7 @@ static void run_cleanup(struct run *r, int keep, int show_logs)
         log_say(LOG_INFO, "vrctl run: kept %s (logs, storage)\n", r->dir);
         return;
     }
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->dir);
-    if (strncmp(r->dir, "/tmp/vrctl-run-", 15) == 0 && system(cmd) != 0)
+    if (run_temp_remove(r->dir) < 0)
         log_say(LOG_WARN, "vrctl run: could not remove %s\n", r->dir);
 }
 
@@ -402,9 +403,10 @@ int cmd_run(int argc, char **argv)
     }
     r.exe_dir[len] = '\0';
     *strrchr(r.exe_dir, '/') = '\0';
-    snprintf(r.dir, sizeof r.dir, "/tmp/vrctl-run-XXXXXX");
-    if (!mkdtemp(r.dir)) {
-        perror("vrctl run: mkdtemp");
+    run_temps_reap();
+    vr_err te = { 0 };
+    if (run_temp_make(r.dir, sizeof r.dir, &te) < 0) {
+        log_say(LOG_ERROR, "vrctl run: %s\n", te.msg);
         return 1;
     }
     snprintf(r.storage, sizeof r.storage, "%s/storage", r.dir);

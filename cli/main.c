@@ -100,7 +100,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       CLI_REPLACE_HELP
       "Its controller reads under IN's directory and writes under OUT's only.\n"
       "Ctrl-C stops everything it started and removes its temp dir. If the\n"
-      "controller or every worker dies, it says which (signal, log) and exits 1.\n" },
+      "controller or every worker dies, it says which (signal, log) and exits 1.\n"
+      "After a kill -9 of vrctl its processes die with it, and the next run\n"
+      "removes the temp dir it left (/tmp/vrctl-run-*, its owner gone).\n" },
     { 0 }
 };
 
