@@ -3,7 +3,9 @@
  * 12): a chunk task over the worker's 8 KiB fails its chunk when it is
  * taken, not when its lease runs out; a source whose header claims a
  * 16000x16000 frame is refused by submit and process naming the size
- * limit, not as a chunk file that cannot be written.
+ * limit, not as a chunk file that cannot be written; what a stitch leaves
+ * out of the source (an attachment) is said in the job's events under the
+ * output's name, not only in the controller's log as /proc/self/fd/N.
  */
 #include "rq.h"
 #include "util-redis.h"
@@ -91,4 +93,26 @@ Test(dist_sec_limits, a_huge_frame_header_is_refused_naming_the_limit)
     const char *p = strstr(text, "over the size limit");
     cr_assert(p && strstr(p + 1, "over the size limit"), "process did not say it: %s", text);
     cr_assert(!strstr(text, "cannot write"), "%s", text);
+}
+
+Test(dist_sec_limits, streams_the_stitch_leaves_out_are_in_the_jobs_events)
+{
+    cr_assert_eq(tdist_start(&D, 0, 30, 1, 1), 0);
+    char in[400], out[400], id[64], text[16384];
+    snprintf(in, sizeof in, "%s/font.mkv", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tsh("ffmpeg -v error -f lavfi -i testsrc=s=96x96:d=1:r=10 -attach /etc/hostname "
+                     "-metadata:s:t mimetype=text/plain -c:v libx264 -g 5 -pix_fmt yuv420p '%s'",
+                     in), 0);
+    /* chunks cut from the source: the stitch copies its other streams */
+    const char *copy[] = { "--chunking", "copy", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, copy, id, sizeof id), 0);
+    int rc = tdist_watch(&D, id, 90000);
+    if (rc)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0);
+    const char *ev[] = { "events", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, text, sizeof text, ev), 0);
+    cr_assert(strstr(text, "attachments are not carried") && strstr(text, out), "%s", text);
+    cr_assert(!strstr(text, "/proc/self/fd"), "%s", text);
 }
