@@ -178,17 +178,6 @@ static void reading_reset(struct vio_in *in, const struct vio_in_opts *o)
     in->preroll_dropped = in->warmups = 0;
 }
 
-int vio_frame_size_check(const char *path, int w, int h, vr_err *err)
-{
-    if (w <= 0 || h <= 0)
-        return vr_err_set(err, VR_EFORMAT, "%s: the video stream has no frame size", path);
-    if (w > VIO_MAX_DIM || h > VIO_MAX_DIM || (long long)w * h > VIO_MAX_PIXELS)
-        return vr_err_set(err, VR_EFORMAT, "%s: frame size %dx%d is over the size limit "
-                          "(%d per side, %lld pixels: 16384x8192)", path, w, h, VIO_MAX_DIM,
-                          VIO_MAX_PIXELS);
-    return 0;
-}
-
 int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
 {
     *out = NULL;
