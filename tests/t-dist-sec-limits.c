@@ -26,16 +26,6 @@ static void teardown(void)
 
 TestSuite(dist_sec_limits, .fini = teardown, .timeout = 150);
 
-static void slurp(const char *path, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    buf[fread(buf, 1, n - 1, f)] = '\0';
-    fclose(f);
-}
-
 /* The job's state (and error into why) once it is `want`, or after ms. */
 static void job_state_within(const char *id, const char *want, int ms, char *why, size_t n)
 {
@@ -87,7 +77,7 @@ Test(dist_sec_limits, a_huge_frame_header_is_refused_naming_the_limit)
     cr_assert_eq(tproc_wait(tproc_spawn("vrctl", submit, log), 30000), 1);
     const char *process[] = { "vr-worker", "process", "--cpu", in, "-o", out, NULL };
     cr_assert_eq(tproc_wait(tproc_spawn("vr-worker", process, log), 30000), 1);
-    slurp(log, text, sizeof text);
+    tslurp(log, text, sizeof text);
     cr_assert(strstr(text, "vrctl: ") && strstr(text, "16000x16000 is over the size limit"),
               "%s", text);
     const char *p = strstr(text, "over the size limit");

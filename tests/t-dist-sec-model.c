@@ -29,18 +29,6 @@ static void teardown(void)
 
 TestSuite(dist_sec_model, .fini = teardown, .timeout = 150);
 
-/* The whole of a small text file ("" when unreadable). */
-static void slurp(const char *path, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    size_t got = fread(buf, 1, n - 1, f);
-    buf[got] = '\0';
-    fclose(f);
-}
-
 /* Nothing in `text` comes from opening the file the attacker named. */
 static void leaks_nothing(const char *text)
 {
@@ -93,7 +81,7 @@ Test(dist_sec_model, submit_c_with_a_model_path_is_refused)
     const char *argv[] = { "vrctl", "submit", in, "-o", out, "-c", cfg, "--redis", D.r.url,
                            NULL };
     int rc = tproc_wait(tproc_spawn("vrctl", argv, log), 30000);
-    slurp(log, text, sizeof text);
+    tslurp(log, text, sizeof text);
     cr_assert_neq(rc, 0, "submit took a model path (exit %d): %s", rc, text);
     cr_assert(strstr(text, "'model'") && strstr(text, "not a path"), "%s", text);
     leaks_nothing(text);

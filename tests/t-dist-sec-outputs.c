@@ -71,13 +71,9 @@ static int process(const char *in, const char *out, const char *a, const char *b
 
 static void log_says(const char *what)
 {
-    char log[400], text[16384] = "";
+    char log[400], text[16384];
     rpath(log, sizeof log, "process.log");
-    FILE *f = fopen(log, "r");
-    if (f) {
-        text[fread(text, 1, sizeof text - 1, f)] = '\0';
-        fclose(f);
-    }
+    tslurp(log, text, sizeof text);
     cr_assert(strstr(text, what), "no \"%s\" in: %s", what, text);
 }
 
