@@ -25,14 +25,14 @@ log "clip made in $(secs "$t0" "$(date +%s.%N)") s"
 
 if [ "${PROCESS:-1}" = 1 ]; then
     t0=$(date +%s.%N)
-    "$B/vr-worker" process --gpu 0 --profile balanced "$CLIP" -o "$W/one.mkv" > "$R/process.log" 2>&1
+    "$B/vr-worker" process -y --gpu 0 --profile balanced "$CLIP" -o "$W/one.mkv" > "$R/process.log" 2>&1
     t1=$(date +%s.%N)
     log "process (1 NVDEC session): $FRAMES frames in $(secs "$t0" "$t1") s: $(fps "$t0" "$t1") fps"
 fi
 for n in ${SLOTS:-1 2 3 4}; do
     for warm in ${WARM:-0 1}; do
         t0=$(date +%s.%N)
-        VR_WARM_ENGINE=$warm timeout 240 "$B/vrctl" run "$CLIP" -o "$W/dist$n-$warm.mkv" \
+        VR_WARM_ENGINE=$warm timeout 240 "$B/vrctl" run -y "$CLIP" -o "$W/dist$n-$warm.mkv" \
             --per-gpu "$n" --chunk-seconds "${CHUNK:-2}" --keep-temp > "$R/run$n-$warm.log" 2>&1
         rc=$?
         t1=$(date +%s.%N)

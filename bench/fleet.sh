@@ -154,7 +154,7 @@ run_serve() { # name ngpus clip frames
 run_fleet() { # name ngpus
     t0=$(now)
     start_samplers "$1"
-    CUDA_VISIBLE_DEVICES=$(seq -s, 0 $(($2 - 1))) timeout 580 "$B/vrctl" run "$CLIP" \
+    CUDA_VISIBLE_DEVICES=$(seq -s, 0 $(($2 - 1))) timeout 580 "$B/vrctl" run -y "$CLIP" \
         -o "$W/$1.mkv" --keep-temp > "$R/$1.log" 2>&1
     rc=$?
     t1=$(now)

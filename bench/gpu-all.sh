@@ -44,7 +44,7 @@ STAGES=0 FRAMES=240 timeout 200 bench/pipeline.sh "$B/bin" > "$RES/pipeline.log"
 grep -E "RESULT|^frames|fps" "$RES/pipeline.log" | tail -12 | tee -a "$RES/summary.txt"
 
 step "vrctl run on the GPU: the 8K clip in 1 s chunks"
-timeout 150 "$B/bin/vrctl" run /tmp/vrbench-work/sbs8k_FISHEYE190.mkv -o /tmp/vr-dist-out.mkv \
+timeout 150 "$B/bin/vrctl" run -y /tmp/vrbench-work/sbs8k_FISHEYE190.mkv -o /tmp/vr-dist-out.mkv \
     --chunk-seconds 1 > "$RES/vrctl-run.log" 2>&1
 echo "vrctl run rc=$?" | tee -a "$RES/summary.txt"
 tail -8 "$RES/vrctl-run.log" | tee -a "$RES/summary.txt"

@@ -35,12 +35,12 @@ echo '{"encoder": "ffv1"}' > "$W/lossless.json"
 echo '{}' > "$W/default.json"
 for c in lossless default; do
     t0=$(now)
-    timeout 200 "$B/vr-worker" process --gpu 0 -c "$W/$c.json" "$CLIP" -o "$W/process-$c.mkv" \
+    timeout 200 "$B/vr-worker" process -y --gpu 0 -c "$W/$c.json" "$CLIP" -o "$W/process-$c.mkv" \
         > "$R/process-$c.log" 2>&1
     rc=$?
     t1=$(now)
     log "$c: process rc $rc, $FRAMES frames in $(secs "$t0" "$t1") s"
-    timeout 240 "$B/vrctl" run "$CLIP" -o "$W/fleet-$c.mkv" --per-gpu 3 --chunk-seconds 2 \
+    timeout 240 "$B/vrctl" run -y "$CLIP" -o "$W/fleet-$c.mkv" --per-gpu 3 --chunk-seconds 2 \
         -c "$W/$c.json" > "$R/fleet-$c.log" 2>&1
     rc=$?
     t2=$(now)

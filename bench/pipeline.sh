@@ -39,7 +39,7 @@ fi
 log "-- end to end: vr-worker process --gpu $GPU (mask output)"
 for p in fast balanced; do
     log "profile $p:"
-    timeout 120 "$BIN/vr-worker" process --gpu "$GPU" --profile "$p" --metrics "$RES/metrics-$p.json" \
+    timeout 120 "$BIN/vr-worker" process -y --gpu "$GPU" --profile "$p" --metrics "$RES/metrics-$p.json" \
         --trace "$RES/trace-$p.json" "$CLIP" -o "$W/matte-$p.mkv" 2>&1 | tee -a "$RES/bench-pipeline.txt" || true
 done
 
@@ -48,7 +48,7 @@ log "-- several worker processes on one GPU at once (how chunks share a GPU: one
 for n in 2 3; do
     t0=$(date +%s.%N)
     for i in $(seq 1 $n); do
-        timeout 120 "$BIN/vr-worker" process --gpu "$GPU" --profile fast "$CLIP" -o "$W/matte-par$i.mkv" \
+        timeout 120 "$BIN/vr-worker" process -y --gpu "$GPU" --profile fast "$CLIP" -o "$W/matte-par$i.mkv" \
             > "$W/par$i.log" 2>&1 &
     done
     wait

@@ -460,6 +460,16 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "vrctl report: %s\n", e.msg);
         goto out;
     }
+    /* the job's own videos are this command's inputs: never replaced by
+     * the page (compared by device and inode; their names came from Redis,
+     * and are only stat'ed) */
+    const struct storage_file ins[] = { { "job's input", st->input },
+                                        { "job's output", st->output } };
+    const struct storage_file outs[] = { { "-o", v.output } };
+    if (storage_outputs_check(ins, 2, outs, 1, v.replace, &e) < 0) {
+        fprintf(stderr, "vrctl report: %s\n", e.msg);
+        goto out;
+    }
     report_span(&r);
     if (!(r.f = open_memstream(&html, &len))) {
         fprintf(stderr, "vrctl report: out of memory\n");

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "rq_notify.h"
 #include "storage.h"
+#include "run_temps.h"
 #include "supervise.h"
 
 #include <getopt.h>
@@ -50,6 +51,7 @@ struct run_opts {
     int encode_threads;           /* each worker's CPU encoder threads; 0 = one per core */
     int keep;                     /* keep the temp dir */
     int allow_private;            /* --notify-allow-private, passed to the controller */
+    int replace;                  /* -y: OUT may replace an existing file */
 };
 
 /* Options into *o; returns 0 or the exit code (2 usage, 1 bad job). */
@@ -74,7 +76,7 @@ static void run_auto(struct run_opts *o)
 static int run_parse(int argc, char **argv, struct run_opts *o)
 {
     static const struct option opts[] = {
-        { "workers", required_argument, 0, 'n' },
+        { "workers", required_argument, 0, 'W' },
         { "cpu", no_argument, 0, 'U' },
         VRCTL_SPEC_LONGOPTS,
         { "lease-seconds", required_argument, 0, 'l' },
@@ -99,7 +101,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             continue;
         switch (c) {
         case 'o': out = optarg; break;
-        case 'n':
+        case 'y': o->replace = 1; break;
+        case 'n': o->replace = 0; break;
+        case 'W':
             if (cli_opt_int("--workers", optarg, 1, 64, &o->workers))
                 return 2;
             break;
@@ -141,7 +145,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         return cli_usage_error("expected one input video");
     if (!out)
         return cli_usage_error("missing -o OUT");
-    if (vrctl_prepare(argv[optind], out, &o->js, &o->info) < 0)
+    if (vrctl_prepare(argv[optind], out, o->replace, &o->js, &o->info) < 0)
         return 1;
     o->gpus = o->cpu ? 0 : vr_gpu_count();
     if (!o->cpu && o->gpus == 0) {
@@ -172,7 +176,9 @@ static int run_add(struct run *r, struct sup *s, const char *bin, char *const *a
 {
     char prog[4200], log[160];
     snprintf(prog, sizeof prog, "%s/%s", r->exe_dir, bin);
-    unsigned flags = SUP_OWN_GROUP; /* Ctrl-C reaches vrctl only: it stops the others in order */
+    /* Ctrl-C reaches vrctl only: it stops the others in order; a kill -9
+     * of vrctl kills them (their temp dir is reaped by the next run) */
+    unsigned flags = SUP_OWN_GROUP | SUP_DIE_WITH_PARENT;
     if (access(prog, X_OK) < 0) {
         if (strcmp(bin, "redis-server")) {
             log_say(LOG_ERROR, "vrctl run: %s not found next to vrctl\n", prog);
@@ -309,9 +315,7 @@ static void run_cleanup(struct run *r, int keep, int show_logs)
         log_say(LOG_INFO, "vrctl run: kept %s (logs, storage)\n", r->dir);
         return;
     }
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->dir);
-    if (strncmp(r->dir, "/tmp/vrctl-run-", 15) == 0 && system(cmd) != 0)
+    if (run_temp_remove(r->dir) < 0)
         log_say(LOG_WARN, "vrctl run: could not remove %s\n", r->dir);
 }
 
@@ -427,9 +431,10 @@ int cmd_run(int argc, char **argv)
     }
     r.exe_dir[len] = '\0';
     *strrchr(r.exe_dir, '/') = '\0';
-    snprintf(r.dir, sizeof r.dir, "/tmp/vrctl-run-XXXXXX");
-    if (!mkdtemp(r.dir)) {
-        perror("vrctl run: mkdtemp");
+    run_temps_reap();
+    vr_err te = { 0 };
+    if (run_temp_make(r.dir, sizeof r.dir, &te) < 0) {
+        log_say(LOG_ERROR, "vrctl run: %s\n", te.msg);
         return 1;
     }
     snprintf(r.storage, sizeof r.storage, "%s/storage", r.dir);

@@ -80,7 +80,8 @@ static int vrctl_check_config(struct job_spec *js)
     return 0;
 }
 
-int vrctl_prepare(const char *in, const char *out, struct job_spec *js, struct remux_info *info)
+int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec *js,
+                  struct remux_info *info)
 {
     av_log_set_level(AV_LOG_FATAL);
     vr_err e = { 0 };
@@ -100,17 +101,50 @@ int vrctl_prepare(const char *in, const char *out, struct job_spec *js, struct r
         fprintf(stderr, "vrctl: %s\n", e.msg);
         return -1;
     }
-    /* the same file by device and inode, not by name (a hard link too) */
-    struct stat si, so;
-    if (!strcmp(js->input, js->output) ||
-        (stat(js->input, &si) == 0 && stat(js->output, &so) == 0 && si.st_dev == so.st_dev &&
-         si.st_ino == so.st_ino)) {
-        fprintf(stderr, "vrctl: the output would overwrite the input\n");
+    /* by device and inode, not by name (a hard link too); js->config still
+     * holds -c's path here */
+    const struct storage_file ins[] = { { "input", js->input },
+                                        { "-c", js->config[0] ? js->config : NULL } };
+    const struct storage_file outs[] = { { "-o", js->output } };
+    if (storage_outputs_check(ins, 2, outs, 1, replace, &e) < 0) {
+        fprintf(stderr, "vrctl: %s\n", e.msg);
         return -1;
     }
     if (vrctl_check_config(js) < 0)
         return -1;
     return 0;
+}
+
+/* The id of a job in flight (not ended) that writes `output`, into by (n
+ * bytes): 1, 0 none, <0 error. Two such jobs would both end "done", the
+ * last stitch's file winning. Checked before the enqueue, so two submits
+ * racing each other may both pass; the usual mistake, a second submit
+ * while the first runs, is refused. */
+static int vrctl_output_taken(struct rq *q, const char *output, char *by, size_t n, vr_err *err)
+{
+    enum { MAX_ACTIVE = 100000 };
+    char (*ids)[48] = malloc(MAX_ACTIVE * sizeof *ids);
+    char *text = malloc((JOB_MAX_JSON + 1));
+    struct job_spec *js = malloc(sizeof *js);
+    int rc = !ids || !text || !js ? vr_err_set(err, VR_ENOMEM, "out of memory") : 0;
+    int count = rc < 0 ? 0 : rq_active_list(q, ids, MAX_ACTIVE, err);
+    if (count < 0)
+        rc = count;
+    for (int i = 0; rc == 0 && i < count; i++) {
+        char state[32];
+        if (rq_job_state(q, ids[i], state, sizeof state, NULL) <= 0 || job_state_ended(state) ||
+            rq_job_spec(q, ids[i], text, (JOB_MAX_JSON + 1), NULL) <= 0 ||
+            job_spec_parse(text, strlen(text), js, NULL) < 0)
+            continue;
+        if (!strcmp(js->output, output)) {
+            snprintf(by, n, "%s", ids[i]);
+            rc = 1;
+        }
+    }
+    free(js);
+    free(text);
+    free(ids);
+    return rc;
 }
 
 int cmd_submit(int argc, char **argv)
@@ -128,7 +162,7 @@ int cmd_submit(int argc, char **argv)
     struct job_spec js;
     job_spec_defaults(&js);
     const char *out = NULL, *redis = NULL;
-    int wait = 0, o;
+    int wait = 0, replace = 0, o;
     while ((o = getopt_long(argc, argv, VRCTL_OPTSTRING, opts, NULL)) != -1) {
         int spec = vrctl_spec_option(o, optarg, &js);
         if (spec > 1)
@@ -146,6 +180,8 @@ int cmd_submit(int argc, char **argv)
                 return 2;
             break;
         case 'w': wait = 1; break;
+        case 'y': replace = 1; break;
+        case 'n': replace = 0; break;
         case 'r': redis = optarg; break;
         case 'R': rq_password_file(optarg); break;
         default: return cli_usage_error("unknown option");
@@ -159,11 +195,22 @@ int cmd_submit(int argc, char **argv)
 
     struct remux_info info;
     vr_err e = { 0 };
-    if (vrctl_prepare(in, out, &js, &info) < 0)
+    if (vrctl_prepare(in, out, replace, &js, &info) < 0)
         return 1;
     struct rq *q = vrctl_connect(redis);
     if (!q)
         return 1;
+    char by[48];
+    int taken = vrctl_output_taken(q, js.output, by, sizeof by, &e);
+    if (taken != 0) {
+        if (taken > 0)
+            fprintf(stderr, "vrctl submit: job %s, still in flight, writes %s: wait for it "
+                    "or cancel it (vrctl cancel %s), or choose another -o\n", by, js.output, by);
+        else
+            fprintf(stderr, "vrctl submit: %s\n", e.msg);
+        rq_free(&q);
+        return 1;
+    }
     job_new_id(js.id, sizeof js.id);
     js.created_ms = rq_now_ms();
     if (vrctl_enqueue(q, &js, info.frames_est, &e) < 0) {

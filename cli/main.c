@@ -41,7 +41,7 @@
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, CLI_NEEDS_REDIS,
       "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
-      "       [--chunking C] [--notify URL] [--priority N] [--wait]",
+      "       [--chunking C] [--notify URL] [--priority N] [--wait] [-y|-n]",
       "validate a video and enqueue it as a job; prints the job id",
       "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
       "                     (what the stitch can write; others are refused now). IN and\n"
@@ -52,7 +52,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --max-attempts N   failures of a chunk before it is dead-lettered (3); each\n"
       "                     retry waits a backoff (2 s, doubling); a worker's death\n"
       "                     is not counted here (its own limit: 10)\n"
-      "  --wait             show progress until the job ends; exit 0 only when done\n" },
+      "  --wait             show progress until the job ends; exit 0 only when done\n"
+      CLI_REPLACE_HELP
+      "A second job with the -o of a job still in flight is refused.\n" },
     { "status", cmd_status, CLI_NEEDS_REDIS, "[JOB] [--json]", "show jobs and their progress",
       "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n"
       "A live job with no controller or no worker alive gets a note saying which\n"
@@ -72,9 +74,11 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_EXIT_HELP },
     { "metrics", cmd_metrics, CLI_NEEDS_REDIS, "JOB [--json]",
       "per-stage timings and percentiles (merged histograms) of a job", VRCTL_EXIT_HELP },
-    { "report", cmd_report, CLI_NEEDS_REDIS, "JOB -o FILE.html",
+    { "report", cmd_report, CLI_NEEDS_REDIS, "JOB -o FILE.html [-y|-n]",
       "a job as one self-contained HTML page: fps over time, chunks per worker, stages, GPUs",
-      "  -o FILE            where to write it (any name; it fetches nothing when opened)\n"
+      "  -o FILE            where to write it (any name; it fetches nothing when opened;\n"
+      "                     never the job's input or output video)\n"
+      CLI_REPLACE_HELP
       "It shows throughput over time for the job and each worker, a timeline of the\n"
       "chunks per worker (queued, running, committed, retried, dead), the stage\n"
       "percentiles from the merged histograms, GPU use and memory per worker, split\n"
@@ -83,7 +87,7 @@ static const struct cli_cmd vrctl_cmds[] = {
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S] [--chunking C] [--encode-threads N]\n"
-      "       [--notify URL [--notify-secret-file FILE] [--notify-allow-private]]",
+      "       [--notify URL [--notify-secret-file FILE] [--notify-allow-private]] [-y|-n]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
@@ -100,9 +104,12 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --notify-allow-private  the POST may go to a loopback, private or link-local\n"
       "                     address (as vr-controller's option)\n"
       "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"
+      CLI_REPLACE_HELP
       "Its controller reads under IN's directory and writes under OUT's only.\n"
       "Ctrl-C stops everything it started and removes its temp dir. If the\n"
-      "controller or every worker dies, it says which (signal, log) and exits 1.\n" },
+      "controller or every worker dies, it says which (signal, log) and exits 1.\n"
+      "After a kill -9 of vrctl its processes die with it, and the next run\n"
+      "removes the temp dir it left (/tmp/vrctl-run-*, its owner gone).\n" },
     { 0 }
 };
 

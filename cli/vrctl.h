@@ -40,14 +40,15 @@ struct vrctl_session {
     int json;            /* --json was given */
     const char *output;  /* -o FILE (with VRCTL_WANT_OUT, required) */
     int follow;          /* --follow was given (with VRCTL_WANT_FOLLOW) */
+    int replace;         /* -y: -o may replace an existing file (with VRCTL_WANT_OUT) */
     struct rq *q;        /* connected to --redis / $VR_REDIS */
 };
 enum { VRCTL_WANT_ID = 1 << 0, VRCTL_MAY_ID = 1 << 1, VRCTL_WANT_JSON = 1 << 2,
        VRCTL_WANT_OUT = 1 << 3, VRCTL_WANT_FOLLOW = 1 << 4 };
 
 /* The prologue of status, watch, workers, metrics, report, cancel and
- * retry: parses --redis URL, --json (with VRCTL_WANT_JSON), -o FILE (with
- * VRCTL_WANT_OUT) and a job id (required
+ * retry: parses --redis URL, --json (with VRCTL_WANT_JSON), -o FILE and
+ * -y / -n (with VRCTL_WANT_OUT) and a job id (required
  * with VRCTL_WANT_ID, optional with VRCTL_MAY_ID), then connects. Returns
  * 0 with s->q open (vrctl_end closes it), or the exit code: 2 usage, 1 no
  * connection (the reason printed). */
@@ -80,7 +81,7 @@ int vrctl_no_job(const char *id);
  * is not, or an exit code (2 usage, 1 unreadable file) for a bad value. */
 enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_LAYOUT,
        VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING };
-#define VRCTL_OPTSTRING "o:c:"  /* short options of submit and run */
+#define VRCTL_OPTSTRING "o:c:yn"  /* short options of submit and run */
 /* Their long options, for the two commands' getopt tables. */
 #define VRCTL_SPEC_LONGOPTS                                          \
     { "profile", required_argument, 0, VRCTL_OPT_PROFILE },         \
@@ -94,10 +95,13 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
 
 /* Validates a job before anything is enqueued: the input exists and probes
  * as video, the output's directory exists and its container is known, the
+ * output is no input (-c's file included) and replaces an existing file
+ * only when `replace` (-y) and only a regular one, the
  * profile loads with the job's config overrides on top (the same messages
  * as `vr-worker process -c`; js->config is rewritten compact). Fills
  * js->input/output (absolute). Prints the reason and returns -1 on failure. */
-int vrctl_prepare(const char *in, const char *out, struct job_spec *js, struct remux_info *info);
+int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec *js,
+                  struct remux_info *info);
 
 /* Records job js (id and created_ms set): rq_job_submit with its JSON. */
 int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est, vr_err *err);

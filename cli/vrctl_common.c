@@ -98,7 +98,7 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
     const char *redis = NULL;
     memset(s, 0, sizeof *s);
     int o;
-    while ((o = getopt_long(argc, argv, (want & VRCTL_WANT_OUT) ? "o:" : "", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, (want & VRCTL_WANT_OUT) ? "o:yn" : "", opts, NULL)) != -1) {
         if (o == 'r')
             redis = optarg;
         else if (o == 'p')
@@ -107,6 +107,8 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
             s->json = 1;
         else if (o == 'o' && (want & VRCTL_WANT_OUT))
             s->output = optarg;
+        else if ((o == 'y' || o == 'n') && (want & VRCTL_WANT_OUT))
+            s->replace = o == 'y';
         else if (o == 'f' && (want & VRCTL_WANT_FOLLOW))
             s->follow = 1;
         else

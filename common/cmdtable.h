@@ -37,6 +37,15 @@ enum cli_flags {
     "  --allow-loose-secret  read a password or secret file that others may read\n"  \
     "                     (refused otherwise: chmod 600 it; $VR_ALLOW_LOOSE_SECRET=1)\n"
 
+/* The -y / -n options' help: every command that writes a file the user
+ * names has them (storage_outputs_check). Refusing is the default, as
+ * ffmpeg does when it cannot ask: nothing is lost to a mistyped name. */
+#define CLI_REPLACE_HELP                                                                 \
+    "  -y                 replace existing output files (a regular file only: never a\n"  \
+    "                     device, FIFO or directory, nor an input; its mode is kept)\n"  \
+    "  -n                 never replace one (the default): an existing output is an\n"   \
+    "                     error before any work\n"
+
 /* `fn` gets argc/argv with argv[0] set to the command's name, so getopt_long
  * can be used directly. It returns the process exit code. */
 struct cli_cmd {

@@ -15,7 +15,7 @@
 
 /* ---- the key table ---- */
 
-enum key_type { K_INT, K_DOUBLE, K_BOOL, K_STR };
+enum key_type { K_INT, K_DOUBLE, K_BOOL, K_STR, K_NAME };
 
 struct config_key {
     const char *name;
@@ -25,18 +25,21 @@ struct config_key {
     double min, max;        /* K_INT, K_DOUBLE */
     const char *choices;    /* K_STR: "a|b|c", or NULL for free text */
 };
+/* K_NAME: a K_STR that must be a plain file name (config_name_ok) */
 
 #define KI(n, lo, hi)  { #n, K_INT, offsetof(struct vr_config, n), 0, lo, hi, NULL }
 #define KD(n, lo, hi)  { #n, K_DOUBLE, offsetof(struct vr_config, n), 0, lo, hi, NULL }
 #define KB(n)          { #n, K_BOOL, offsetof(struct vr_config, n), 0, 0, 1, NULL }
 #define KS(n, ch)      { #n, K_STR, offsetof(struct vr_config, n), \
                          sizeof(((struct vr_config *)0)->n), 0, 0, ch }
+#define KN(n)          { #n, K_NAME, offsetof(struct vr_config, n), \
+                         sizeof(((struct vr_config *)0)->n), 0, 0, NULL }
 
 static const struct config_key config_keys[] = {
-    KS(model, NULL),
+    KN(model),
     KS(precision, "fp16|fp32"),
-    KI(tile_cols, 0, 16),
-    KI(tile_rows, 0, 16),
+    KI(tile_cols, 0, CONFIG_TILE_MAX),
+    KI(tile_rows, 0, CONFIG_TILE_MAX),
     KD(tile_overlap, 0.0, 0.75),
     KB(whole_pass),
     KI(work_size, 64, 8192),
@@ -59,7 +62,7 @@ void config_defaults(struct vr_config *c)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->profile, sizeof c->profile, "%s", "builtin");
-    snprintf(c->model, sizeof c->model, "%s", "models/selfie_segmentation.tflite");
+    snprintf(c->model, sizeof c->model, "%s", "selfie_segmentation");
     snprintf(c->precision, sizeof c->precision, "%s", "fp16");
     c->tile_cols = 2;
     c->tile_rows = 2;
@@ -78,6 +81,36 @@ void config_defaults(struct vr_config *c)
     snprintf(c->encoder, sizeof c->encoder, "%s", "auto");
     c->crf = 23;
     snprintf(c->preset, sizeof c->preset, "%s", "ultrafast");
+}
+
+/* ---- the model by name ---- */
+
+int config_name_ok(const char *s)
+{
+    if (!*s || *s == '.')
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
+              || *p == '_' || *p == '-' || *p == '.'))
+            return 0;
+    return 1;
+}
+
+int config_model_file(const struct vr_config *c, char *out, size_t n, vr_err *err)
+{
+    if (c->model_file[0]) {
+        snprintf(out, n, "%s", c->model_file);
+        return 0;
+    }
+    if (!config_name_ok(c->model))
+        return vr_err_set(err, VR_EINVAL, "the model must be named, not pathed "
+                          "(letters, digits, '_', '-', '.')");
+    char rel[CONFIG_STR + 32];
+    snprintf(rel, sizeof rel, "models/%s.tflite", c->model);
+    if (vr_data_path(rel, out, n) != 0)
+        return vr_err_set(err, VR_ENOENT, "no model '%s' (%s; set VR_DATA_DIR to the "
+                          "directory holding models/)", c->model, rel);
+    return 0;
 }
 
 int config_history_frames(const struct vr_config *c)
@@ -130,7 +163,8 @@ static int apply_key(struct vr_config *c, const struct config_key *k,
             return vr_err_set(err, VR_EINVAL, "%s: key '%s' must be true or false", src, k->name);
         *(int *)base = json_is_true(v);
         return 0;
-    case K_STR: {
+    case K_STR:
+    case K_NAME: {
         if (!json_is_string(v))
             return vr_err_set(err, VR_EINVAL, "%s: key '%s' must be a string", src, k->name);
         const char *s = json_string_value(v);
@@ -140,6 +174,11 @@ static int apply_key(struct vr_config *c, const struct config_key *k,
         if (k->choices && !choice_ok(k->choices, s))
             return vr_err_set(err, VR_EINVAL, "%s: key '%s' = \"%s\" is not one of %s",
                               src, k->name, s, k->choices);
+        /* the value is not echoed: it may be a path the submitter probes */
+        if (k->type == K_NAME && !config_name_ok(s))
+            return vr_err_set(err, VR_EINVAL, "%s: key '%s' must name a model in the worker's "
+                              "models directory (letters, digits, '_', '-', '.'; e.g. "
+                              "\"selfie_segmentation\"), not a path", src, k->name);
         memcpy(base, s, strlen(s) + 1);
         return 0;
     }
@@ -226,7 +265,8 @@ int config_to_json(const struct vr_config *c, char *buf, int size)
         case K_INT:    v = json_integer(*(const int *)base); break;
         case K_DOUBLE: v = json_real(*(const double *)base); break;
         case K_BOOL:   v = json_boolean(*(const int *)base); break;
-        case K_STR:    v = json_string(base); break;
+        case K_STR:
+        case K_NAME:   v = json_string(base); break;
         }
         json_object_set_new(o, k->name, v);
     }

@@ -13,16 +13,23 @@
 
 #include "vr_err.h"
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define CONFIG_STR 256
+#define CONFIG_TILE_MAX 8  /* tile_cols / tile_rows: the engine's grid limit (seg/tiles.h) */
 
 struct vr_config {
     char profile[64];          /* name of the profile loaded first */
     /* network */
-    char model[CONFIG_STR];    /* tflite path (resolved with vr_data_path) */
+    /* A job's config names its model; it never paths it (issue 27, finding 1):
+     * `model` is a file name in models/ without ".tflite", and only the local
+     * user's own --model PATH fills model_file, which no JSON key reaches. */
+    char model[CONFIG_STR];    /* model name: models/<model>.tflite */
+    char model_file[CONFIG_STR]; /* a path given on the command line, or "" */
     char precision[8];         /* "fp16" | "fp32" (GPU; CPU is always fp32) */
     /* tiling, per eye */
     int tile_cols, tile_rows;  /* grid of overlapping model-size tiles; 0x0 = none */
@@ -64,6 +71,16 @@ int config_load_profile(struct vr_config *c, const char *name, vr_err *err);
  * window less one; 0 when smoothing is off): the warm-up a chunk needs so
  * that its mattes equal a whole run's (seg/frame_temporal.h). */
 int config_history_frames(const struct vr_config *c);
+
+/* 1 if s is a plain name: letters, digits, '_', '-', '.', not starting with
+ * '.' (so no '/', no "..", no hidden file). */
+int config_name_ok(const char *s);
+
+/* The model's file: model_file when the command line gave one, else
+ * models/<model>.tflite found with vr_data_path (the worker's own data
+ * directory). A bad name or a missing model is an error naming only the name;
+ * the caller opens the file with model_load, which refuses a non-regular one. */
+int config_model_file(const struct vr_config *c, char *out, size_t n, vr_err *err);
 
 /* Writes the config as a JSON object into buf; returns bytes or -1. */
 int config_to_json(const struct vr_config *c, char *buf, int size);

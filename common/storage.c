@@ -180,6 +180,16 @@ int storage_commit(const char *tmp, const char *path, vr_err *err)
     int rc = fd < 0 ? storage_errno(errno, "cannot open", tmp, err) : 0;
     if (rc == 0 && fsync(fd) < 0)
         rc = storage_errno(errno, "cannot sync", path, err);
+    /* only a regular file is replaced (rename would replace a device
+     * node or FIFO as root), and it keeps its permission bits */
+    struct stat old;
+    if (rc == 0 && stat(path, &old) == 0) {
+        if (!S_ISREG(old.st_mode))
+            rc = vr_err_set(err, VR_EINVAL, "%s is %s: an output replaces only a regular file",
+                            path, storage_kind(old.st_mode));
+        else if (fchmod(fd, old.st_mode & 0777) < 0)
+            rc = storage_errno(errno, "cannot keep the mode of", path, err);
+    }
     if (fd >= 0)
         close(fd);
     if (rc == 0 && rename(tmp, path) < 0)
@@ -227,8 +237,7 @@ int storage_write_atomic(const char *path, const void *data, size_t len, vr_err 
 
 /* ---- reading ---- */
 
-/* What a non-regular file is, for the message. */
-static const char *storage_kind(mode_t m)
+const char *storage_kind(unsigned m)
 {
     return S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device"
            : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a plain file";

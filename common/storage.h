@@ -57,9 +57,47 @@ int storage_sum_fds(const int *fds, int n, char out[STORAGE_SUM_LEN], vr_err *er
 int storage_temp(const char *path, char *tmp, size_t n, int *fd_out, vr_err *err);
 
 /* Makes the finished temporary file `tmp` the file `path`: fsync, rename,
- * fsync of the directory. On failure tmp is removed and path unchanged; a
- * full disk gives VR_ENOSPC naming the path. */
+ * fsync of the directory. An existing `path` must be a regular file (a
+ * device, FIFO or directory there is refused, VR_EINVAL), and tmp takes its
+ * permission bits, so a 0600 file stays 0600. On failure tmp is removed and
+ * path unchanged; a full disk gives VR_ENOSPC naming the path. */
 int storage_commit(const char *tmp, const char *path, vr_err *err);
+
+/* ---- outputs: what a command may replace (storage_out.c) ----
+ *
+ * Every user-named output (process -o / --metrics / --trace, vrctl run and
+ * submit -o, report -o) is checked before any work: it replaces only a
+ * regular file the user may write, only with -y, and never an input of the
+ * same command or another of its outputs, compared by device and inode (a
+ * hard link, a symlink or m/../m/./x is the same file). */
+
+/* A file and the option that named it ("-o", "--metrics", "the input"),
+ * for messages. A NULL path is skipped. */
+struct storage_file {
+    const char *what;
+    const char *path;
+};
+
+/* 0 when `path` is absent, or is a regular file (a link judged by its
+ * target) that may_replace allows and the caller may write; else VR_EINVAL
+ * saying why: "is a character device: an output replaces only a regular
+ * file", "exists (-y replaces it)", "is not writable by you". */
+int storage_output_check(const char *path, int may_replace, vr_err *err);
+
+/* 0 when no output is an existing input or an earlier output: the same
+ * device and inode, or for files not yet there the same resolved name.
+ * VR_EINVAL names both files and their options. */
+int storage_outputs_distinct(const struct storage_file *in, int nin,
+                             const struct storage_file *out, int nout, vr_err *err);
+
+/* storage_outputs_distinct, then storage_output_check on each output. */
+int storage_outputs_check(const struct storage_file *in, int nin,
+                          const struct storage_file *out, int nout, int may_replace,
+                          vr_err *err);
+
+/* "a FIFO", "a directory", "a character device"...: what a non-regular
+ * file is, for messages. */
+const char *storage_kind(unsigned mode);
 
 /* Removes an unfinished temporary file; accepts "" and NULL. */
 void storage_abort(const char *tmp);

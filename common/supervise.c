@@ -36,7 +36,7 @@ int sup_spawn(struct sup *s, const char *name, const char *prog, char *const *ar
     if (pid < 0)
         return vr_err_set(err, VR_EIO, "cannot start %s: %s", name, strerror(errno));
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        prctl(PR_SET_PDEATHSIG, (flags & SUP_DIE_WITH_PARENT) ? SIGKILL : SIGTERM);
         if (getppid() != parent) /* the parent died before prctl */
             _exit(127);
         if (flags & SUP_OWN_GROUP)

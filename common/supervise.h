@@ -20,6 +20,10 @@ enum sup_flags {
     SUP_OWN_GROUP  = 1 << 0, /* own process group: a terminal's Ctrl-C reaches only us,
                               * and we stop the children in order */
     SUP_SEARCH_PATH = 1 << 1, /* prog without a '/' is looked up in PATH */
+    SUP_DIE_WITH_PARENT = 1 << 2, /* SIGKILL, not SIGTERM, when we die: for children
+                                   * whose work is worthless without us (`vrctl run`'s
+                                   * fleet, whose temp dir goes too), so none drains
+                                   * a chunk for minutes after a kill -9 */
 };
 
 struct sup_child {
@@ -36,7 +40,8 @@ struct sup {
 
 /* Starts prog with argv (argv[0] included, NULL-terminated), stdout and
  * stderr appended to `log` when not NULL. The child gets SIGTERM if we die
- * (PR_SET_PDEATHSIG), so nothing outlives a crashed parent. Returns the
+ * (PR_SET_PDEATHSIG; SIGKILL with SUP_DIE_WITH_PARENT), so nothing outlives
+ * a crashed parent. Returns the
  * child's index (>= 0) or VR_E* with the reason. */
 int sup_spawn(struct sup *s, const char *name, const char *prog, char *const *argv,
               const char *log, unsigned flags, vr_err *err);

@@ -3,20 +3,42 @@
  */
 #include "text.h"
 
+#include <string.h>
+
+/* The length of the valid UTF-8 sequence at r (1 for ASCII), or 0 when r
+ * starts no valid sequence (a stray continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, or cut short): the rules jansson checks. */
+static int utf8_len(const unsigned char *r)
+{
+    if (r[0] < 0x80)
+        return 1;
+    int n = r[0] >= 0xC2 && r[0] <= 0xDF ? 2 : r[0] >= 0xE0 && r[0] <= 0xEF ? 3
+            : r[0] >= 0xF0 && r[0] <= 0xF4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if (r[i] < 0x80 || r[i] > 0xBF)
+            return 0;
+    if ((r[0] == 0xE0 && r[1] < 0xA0) || (r[0] == 0xED && r[1] > 0x9F) ||
+        (r[0] == 0xF0 && r[1] < 0x90) || (r[0] == 0xF4 && r[1] > 0x8F))
+        return 0;
+    return n;
+}
+
 void text_strip_controls(char *s)
 {
     if (!s)
         return;
     unsigned char *r = (unsigned char *)s, *w = r;
     while (*r) {
-        if (r[0] == 0xC2 && r[1] >= 0x80 && r[1] <= 0x9F) { /* C1, e.g. CSI 0x9B */
+        int n = utf8_len(r);
+        if (n == 0 || (r[0] == 0xC2 && r[1] <= 0x9F) || r[0] < 0x20 || r[0] == 0x7F) {
+            /* a control (C0, DEL, C1 such as CSI 0x9B) or a byte of no valid
+             * UTF-8: one '?' for the whole sequence */
             *w++ = '?';
-            r += 2;
-        } else if (*r < 0x20 || *r == 0x7F) {
-            *w++ = '?';
-            r++;
+            r += n ? n : 1;
         } else {
-            *w++ = *r++;
+            memmove(w, r, (size_t)n);
+            w += n;
+            r += n;
         }
     }
     *w = '\0';

@@ -7,8 +7,9 @@
 
 /* Replaces, in place, every control character of `s` with '?': the C0
  * bytes (ESC, BEL, CR, ... below 0x20), DEL, and the C1 controls as UTF-8
- * encodes them (0xC2 0x80-0x9F, one '?' for the two bytes). Other UTF-8
- * passes untouched. Accepts NULL. */
+ * encodes them (0xC2 0x80-0x9F, one '?' for the two bytes), and each byte
+ * that is not part of valid UTF-8 (JSON and terminals need it valid).
+ * Other UTF-8 passes untouched. Accepts NULL. */
 void text_strip_controls(char *s);
 
 #endif

@@ -340,7 +340,7 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
 {
     char fdp[BENEATH_FD_PATH_MAX], real[STORAGE_PATH_MAX];
     char tsp[BENEATH_FD_PATH_MAX], tsreal[STORAGE_PATH_MAX];
-    int tfd = -1, rc = 0;
+    int tfd = -1, rc = 0, begun = *s == NULL;
     int fd = ctl_chunk_open(c, id, i, 0, fdp, sizeof fdp, real, sizeof real, err);
     if (fd < 0)
         return fd;
@@ -363,6 +363,12 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
     }
     ctl_paths_unmask(p, js, err);
     close(fd);
+    /* what the output leaves out of the source goes to the job's events,
+     * under the output's name (the stitcher knows it by its fd path) */
+    if (rc == 0 && begun && *s && remux_stitch_note(*s)[0]) {
+        log_warn("job %s: %s: %s", id, js->output, remux_stitch_note(*s));
+        rq_event(c->q, id, "stitch: %s: %s", js->output, remux_stitch_note(*s));
+    }
     return rc;
 }
 

@@ -8,7 +8,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 mkdir -p out
-bin/vrctl run tests/data/video/sbs.mkv -o out/sample-sbs-matte.mkv --chunk-seconds 0.5 --workers 2
+bin/vrctl run -y tests/data/video/sbs.mkv -o out/sample-sbs-matte.mkv --chunk-seconds 0.5 --workers 2
 echo "wrote out/sample-sbs-matte.mkv (matte of tests/data/video/sbs.mkv)"
 bin/vr-worker segment-image --profile balanced tests/data/people.jpg out/people-mask.png
 echo "wrote out/people-mask.png (mask of tests/data/people.jpg)"

@@ -53,8 +53,6 @@ int remux_probe(const char *in, struct remux_info *info, vr_err *err)
                                         : (long long)(info->duration_s * info->fps + 0.5);
     info->has_audio = av_find_best_stream(ic, AVMEDIA_TYPE_AUDIO, -1, -1, NULL, 0) >= 0;
     snprintf(info->codec, sizeof info->codec, "%s", avcodec_get_name(s->codecpar->codec_id));
-    if (info->width <= 0 || info->height <= 0)
-        rc = vr_err_set(err, VR_EFORMAT, "%s: video stream has no frame size", in);
     avformat_close_input(&ic);
     return rc;
 }

@@ -144,6 +144,11 @@ int remux_stitch_begin(const char *src, const char *chunk0, const long long *chu
 int remux_stitch_add(struct remux_stitcher *s, const char *chunk, vr_err *err);
 int remux_stitch_added(const struct remux_stitcher *s); /* = the next chunk's index */
 long long remux_stitch_frames(const struct remux_stitcher *s); /* video frames written */
+/* What the stitch left out of the source ("2 source streams not copied
+ * into this matroska file: stream 3 (attachment ttf): attachments are not
+ * carried"), or "": said by the caller, under the output's real name (the
+ * stitcher logs nothing of it). Valid while s lives. */
+const char *remux_stitch_note(const struct remux_stitcher *s);
 
 /* The stitch of chunks read in place (remux_range.h), which reads no
  * source: each chunk output holds its matte and the other streams' packets

@@ -5,6 +5,7 @@
 
 #include "remux.h"
 #include "beneath.h"
+#include "vio_video.h"
 
 #include <libavutil/avutil.h>
 #include <stdio.h>
@@ -56,6 +57,13 @@ int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
         return vr_err_set(err, VR_ENOTSUP, "%s: stream %d (video): unsupported codec %s: this "
                           "FFmpeg build has no decoder for it", path, si,
                           id == AV_CODEC_ID_NONE ? "(unknown)" : avcodec_get_name(id));
+    }
+    /* a frame too big for any chunk fails here naming the limit, not later
+     * as a chunk file that cannot be written */
+    const AVCodecParameters *par = (*ic)->streams[*vs]->codecpar;
+    if ((rc = vio_frame_size_check(path, par->width, par->height, err)) < 0) {
+        avformat_close_input(ic);
+        return rc;
     }
     return 0;
 }

@@ -10,6 +10,8 @@
 #include "remux_ts.h"
 #include "vio_streams.h"
 
+#include "log.h"
+
 #include <libavutil/avutil.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@ struct remux_stitch_state {
     long long base;              /* source frames before the current chunk */
     long long written;           /* video packets written */
     int64_t last_dts;            /* output time base */
+    char note[600];              /* streams of the source left out (vio_streams_plan), or "" */
 };
 
 /* Writes the source's copied packets (audio, subtitles, ...) up to (and
@@ -129,7 +132,7 @@ static int stitch_other_streams(struct remux_stitch_state *s, AVFormatContext *i
     AVFormatContext *oc = s->o.oc;
     if (!(s->amap = malloc((ic->nb_streams ? ic->nb_streams : 1) * sizeof *s->amap)))
         return vr_err_set(err, VR_ENOMEM, "out of memory");
-    vio_streams_plan(ic, vi, oc->oformat, out, s->amap);
+    vio_streams_plan(ic, vi, oc->oformat, out, s->amap, s->note, sizeof s->note);
     for (unsigned i = 0; i < ic->nb_streams; i++) {
         if (!s->amap[i] || (t && (int)i >= t->nstreams)) {
             s->amap[i] = -1;
@@ -480,6 +483,11 @@ struct remux_stitcher {
     int broken;                  /* an add failed: only abort is left */
 };
 
+const char *remux_stitch_note(const struct remux_stitcher *s)
+{
+    return s ? s->st.note : "";
+}
+
 void remux_stitch_abort(struct remux_stitcher **sp)
 {
     struct remux_stitcher *s = *sp;
@@ -608,6 +616,8 @@ int remux_stitch(const char *src, const char *const *chunks, int n,
 {
     struct remux_stitcher *s;
     int rc = remux_stitch_begin(src, chunks[0], chunk_frames, n, out, &s, err);
+    if (rc == 0 && remux_stitch_note(s)[0])
+        log_warn("%s: %s", out, remux_stitch_note(s));
     for (int c = 0; rc == 0 && c < n; c++)
         rc = remux_stitch_add(s, chunks[c], err);
     if (rc == 0)

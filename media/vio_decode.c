@@ -237,11 +237,8 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
     inf->codec = avcodec_get_name(par->codec_id);
     inf->w = par->width;
     inf->h = par->height;
-    if (inf->w <= 0 || inf->h <= 0 || inf->w > VIO_MAX_DIM || inf->h > VIO_MAX_DIM) {
-        rc = vr_err_set(err, VR_EFORMAT, "%s: stream %d (%s): frame size %dx%d outside 1..%d",
-                        o->path, vi, inf->codec, inf->w, inf->h, VIO_MAX_DIM);
+    if ((rc = vio_frame_size_check(o->path, inf->w, inf->h, err)) < 0)
         goto fail;
-    }
     inf->time_base = in->st->time_base;
     inf->frame_rate = av_guess_frame_rate(in->fmt, in->st, NULL);
     inf->nb_frames = in->st->nb_frames;

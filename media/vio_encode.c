@@ -232,7 +232,7 @@ static int add_copied_streams(struct vio_out *o, const AVFormatContext *ic, int 
     int *copy = av_malloc_array(ic->nb_streams ? ic->nb_streams : 1, sizeof *copy);
     if (!copy)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
-    vio_streams_plan(ic, video_index, o->oc->oformat, name, copy);
+    vio_streams_plan(ic, video_index, o->oc->oformat, name, copy, NULL, 0);
     int rc = 0;
     for (unsigned i = 0; rc == 0 && i < ic->nb_streams && (int)i < o->nmap; i++) {
         const AVStream *is = ic->streams[i];

@@ -31,8 +31,10 @@ static const char *vio_stream_skip(const AVStream *is, const AVOutputFormat *of)
 }
 
 int vio_streams_plan(const AVFormatContext *ic, int vi, const AVOutputFormat *of,
-                     const char *path, int *copy)
+                     const char *path, int *copy, char *note, size_t n_note)
 {
+    if (note && n_note)
+        note[0] = '\0';
     char dropped[512] = "";
     size_t used = 0;
     int n = 0, ndropped = 0;
@@ -52,7 +54,10 @@ int vio_streams_plan(const AVFormatContext *ic, int vi, const AVOutputFormat *of
             used += w > 0 ? (size_t)w : 0;
         }
     }
-    if (ndropped)
+    if (ndropped && note)
+        snprintf(note, n_note, "%d source stream%s not copied into this %s file: %s", ndropped,
+                 ndropped > 1 ? "s" : "", of->name, dropped);
+    else if (ndropped)
         log_warn("%s: %d source stream%s not copied into this %s file: %s", path, ndropped,
                  ndropped > 1 ? "s" : "", of->name, dropped);
     return n;

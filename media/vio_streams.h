@@ -17,10 +17,12 @@
  * subtitle, data and video stream other than the matte's source `vi` that
  * the container can hold, 0 for the rest: vi itself, cover art, attachments
  * (fonts), streams the caller discarded, codecs the container refuses. The
- * dropped ones are logged in one warning naming `path`. Returns the number
- * of streams copied. */
+ * dropped ones are said in one sentence: logged as a warning naming `path`
+ * when note is NULL, else written into note (n bytes; "" when none) for the
+ * caller to report under the name its user knows (the stitch's `path` is a
+ * /proc/self/fd name). Returns the number of streams copied. */
 int vio_streams_plan(const AVFormatContext *ic, int vi, const AVOutputFormat *of,
-                     const char *path, int *copy);
+                     const char *path, int *copy, char *note, size_t n);
 
 /* Copies the side data of the source video stream `src` that still holds
  * for a matte of it (stereo 3D, spherical, display matrix) onto `dst`; the

@@ -31,8 +31,16 @@
 
 struct remux_range;
 
-/* Frame sizes above these are refused before any allocation (16K x 16K). */
+/* Frame sizes above these are refused before any allocation: 16384 per
+ * side and 16384x8192 in all (16K side-by-side; a 16000x16000 frame is
+ * 384 MB of YUV, more than a container's packet or a chunk can carry). */
 #define VIO_MAX_DIM 16384
+#define VIO_MAX_PIXELS (16384LL * 8192)
+
+/* 0 when a w x h frame is within the limits above, else VR_EFORMAT naming
+ * `path`, the size and the limit. Every reader of a source checks it
+ * (vio_in_open, remux_probe) before it sizes anything from it. */
+int vio_frame_size_check(const char *path, int w, int h, vr_err *err);
 
 /* ---- input ---- */
 

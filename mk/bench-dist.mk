@@ -23,7 +23,7 @@ bench-dist: all
 	@printf '%-8s %8s %8s %8s %9s %9s %14s %14s\n' workers wall_s fps scaling split_% stitch_% worker_rt/chunk ctl_rt/chunk
 	$(Q)base=; for n in $(BENCH_DIST_WORKERS); do \
 	  log=$(BENCH_DIST_DIR)/run-$$n.log; \
-	  VR_DATA_DIR=$(CURDIR) $(BINDIR)/vrctl run $(BENCH_DIST_DIR)/clip.mp4 -o $(BENCH_DIST_DIR)/out-$$n.mp4 \
+	  VR_DATA_DIR=$(CURDIR) $(BINDIR)/vrctl run -y $(BENCH_DIST_DIR)/clip.mp4 -o $(BENCH_DIST_DIR)/out-$$n.mp4 \
 	     --cpu --workers $$n --profile fast --chunk-seconds $(BENCH_DIST_CHUNK) --keep-temp >$$log 2>&1 \
 	     || { tail -20 $$log; exit 1; }; \
 	  line=$$(grep ': done in ' $$log); tmp=$$(sed -n 's/.*kept \(\/tmp\/vrctl-run-[^ ]*\).*/\1/p' $$log); \

@@ -1,9 +1,10 @@
 # libFuzzer targets (clang + libclang-rt): the tflite loader, the job spec
 # and chunk task parsers (what anyone who can write Redis hands the
-# controller and the workers), and the profile/config parser. Undefined
+# controller and the workers), the profile/config parser, and the records
+# read back from Redis (job hash, chunk hash, webhook delivery). Undefined
 # behaviour aborts (-fno-sanitize-recover) so UBSan findings fail the run
-# too. `make fuzz` (part of `make test`) gives the model loader two thirds
-# of FUZZ_SECONDS and the two JSON parsers a sixth each.
+# too. `make fuzz` (part of `make test`) gives the model loader half of
+# FUZZ_SECONDS and the job, config and record parsers a sixth each.
 FUZZ_SECONDS ?= 30
 FUZZ_CC    ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
@@ -13,14 +14,18 @@ FUZZ_model_SRC    := fuzz/fuzz_model.c model/tflite.c common/storage.c $(FUZZ_BA
 FUZZ_job_spec_SRC := fuzz/fuzz_job_spec.c queue/job.c common/storage.c $(FUZZ_BASE)
 FUZZ_config_SRC   := fuzz/fuzz_config.c common/config.c common/paths.c common/storage.c \
                      $(FUZZ_BASE)
-FUZZ_TARGETS := model job_spec config
+FUZZ_records_SRC  := fuzz/fuzz_records.c queue/rq_stats.c queue/rq_report.c queue/rq_notify.c \
+                     queue/rq.c queue/rq_scripts.c queue/job.c common/text.c common/metrics.c \
+                     common/storage.c common/cmdtable.c common/version.c \
+                     $(FUZZ_BASE)
+FUZZ_TARGETS := model job_spec config records
 FUZZ_BIN = $(BUILD)/fuzz/fuzz_$(1)
 
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN,$(t)): $(FUZZ_$(t)_SRC) $(wildcard common/*.h queue/*.h model/model.h)))
 $(BUILD)/fuzz/fuzz_%:
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_$*_SRC) -ljansson -lm
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_$*_SRC) -ljansson -lhiredis -lm
 
 # fuzz_one target seconds seed-dirs...
 fuzz_one = \
@@ -31,8 +36,9 @@ fuzz_one = \
 	grep -E "^Done [0-9]+ runs" $(BUILD)/fuzz/log-$(1) | tail -1 | sed 's/^/fuzz: $(1): /'
 
 fuzz: $(foreach t,$(FUZZ_TARGETS),$(call FUZZ_BIN,$(t)))
-	@echo "fuzz: the model loader, the job spec / chunk task and config parsers, $(FUZZ_SECONDS) s in all"
-	$(Q)$(call fuzz_one,model,$(shell expr $(FUZZ_SECONDS) \* 2 / 3),models/*.tflite tests/data/fuzz-seeds/*.tflite)
+	@echo "fuzz: the model loader, the job spec / chunk task, config and Redis record parsers, $(FUZZ_SECONDS) s in all"
+	$(Q)$(call fuzz_one,model,$(shell expr $(FUZZ_SECONDS) / 2),models/*.tflite tests/data/fuzz-seeds/*.tflite)
 	$(Q)$(call fuzz_one,job_spec,$(shell expr $(FUZZ_SECONDS) / 6),tests/data/fuzz-seeds/job/*)
 	$(Q)$(call fuzz_one,config,$(shell expr $(FUZZ_SECONDS) / 6),tests/data/fuzz-seeds/config/*)
+	$(Q)$(call fuzz_one,records,$(shell expr $(FUZZ_SECONDS) / 6),tests/data/fuzz-seeds/records/*)
 	@echo "fuzz: clean"

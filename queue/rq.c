@@ -50,6 +50,8 @@ void rq_url_redact(const char *s, char *buf, size_t n)
     char *scheme = strstr(buf, "://");
     char *at = scheme ? strrchr(scheme + 3, '@') : NULL;
     char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
+    if (at && !colon) /* "redis://S3CRET@host": a password typed without its ':' */
+        colon = scheme + 2;
     if (!colon)
         return;
     char rest[512];
@@ -175,8 +177,11 @@ static int rq_password_apply(struct rq_url *u, vr_err *err)
     const char *path = rq_pass_path[0] ? rq_pass_path : getenv("VR_REDIS_PASSWORD_FILE");
     if (!path || !*path) {
         if (u->user[0] && !u->pass[0])
-            return vr_err_set(err, VR_EINVAL, "redis address: user '%s' needs a password: "
-                              "redis://user:password@host:port or --redis-password-file FILE", u->user);
+            /* the name is not echoed: redis://S3CRET@host is often a
+             * password written without its ':' */
+            return vr_err_set(err, VR_EINVAL, "redis address: the user before '@' has no "
+                              "password: redis://user:password@host:port, redis://:password@"
+                              "host:port or --redis-password-file FILE");
         return 0;
     }
     if (u->pass[0])

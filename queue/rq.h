@@ -228,7 +228,10 @@ struct rq_start {
  * ownership, that the entry is the chunk's current one, that the chunk is not
  * done and its job is live; raises the attempt count in the chunk record.
  * Returns 1 = process it, 0 = skip (already acknowledged: stale, done or
- * cancelled; *why says which), <0 error. */
+ * cancelled; *why says which), <0 error. An error with st->attempt > 0
+ * (the caller zeroes *st) came after the attempt was taken: the task is
+ * missing or over the size of st->task (VR_EFORMAT), and the caller fails
+ * the chunk at once rather than leaving it to its lease. */
 int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const char *id,
                    const char *job, int idx, struct rq_start *st,
                    char *why, size_t whyn, vr_err *err);

@@ -90,8 +90,7 @@ static void rq_notify_split_urls(const char *s, size_t len, struct rq_notify *d)
     }
 }
 
-/* Fills d from the record's HGETALL pairs. VR_EFORMAT when it lacks its job. */
-static int rq_notify_parse(const redisReply *f, struct rq_notify *d, vr_err *err)
+int rq_notify_fill(const redisReply *f, struct rq_notify *d, vr_err *err)
 {
     for (size_t i = 0; f->type == REDIS_REPLY_ARRAY && i + 1 < f->elements; i += 2) {
         char k[32], v[512];
@@ -149,7 +148,7 @@ int rq_notify_claim(struct rq *q, const char *me, long long now_ms, long long le
         rc = vr_err_set(err, VR_EFORMAT, "notify claim script: unexpected reply");
     else if (r->elements >= 1 && rq_reply_str(r->element[0], d->id, sizeof d->id, err) < 0)
         rc = VR_EFORMAT;
-    else if (r->elements == 2 && (rc = rq_notify_parse(r->element[1], d, err)) == 0)
+    else if (r->elements == 2 && (rc = rq_notify_fill(r->element[1], d, err)) == 0)
         rc = 1;
     freeReplyObject(r);
     if (rc == VR_EFORMAT && d->id[0]) {

@@ -61,6 +61,13 @@ struct rq_notify {
 /* What a round did for one URL (rq_notify_record's outcome[i]). */
 enum { RQ_NOTIFY_TRY_AGAIN = 0, RQ_NOTIFY_DELIVERED = 1, RQ_NOTIFY_GIVEN_UP = 2 };
 
+/* Fills d (zeroed, its id set) from the delivery record's HGETALL pairs
+ * `f` (borrowed): texts cut to their fields, numbers range-checked, URL
+ * lines over RQ_NOTIFY_URL_MAX kept as "" (refused by the sender), a URL
+ * list over RQ_MAX_FIELD refused. 0, or VR_EFORMAT when it lacks its job.
+ * Separate from rq_notify_claim for the fuzzer (fuzz/fuzz_records.c). */
+int rq_notify_fill(const redisReply *f, struct rq_notify *d, vr_err *err);
+
 /* Claims the first delivery due at `now_ms` for controller `me` until
  * now_ms + lease_ms, into *d. Returns 1 claimed, 0 none due, <0 error. A
  * queued id whose record is gone (removed by hand) is dropped on the way

@@ -18,9 +18,11 @@ static long long rq_id_ms(const char *id)
     return end != id && *end == '-' ? ms : 0;
 }
 
-static void rq_rec_fill(struct rq_chunk_rec *c, const redisReply *r, struct metrics *m)
+void rq_chunk_rec_fill(struct rq_chunk_rec *c, const redisReply *r, struct metrics *m)
 {
     enum { STATE, WORKER, ERROR, ENTRY, STARTED, DONE, FRAMES, ATTEMPTS, METRICS, NFIELDS };
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != NFIELDS)
+        return; /* a missing record: left as the caller set it */
     char v[METRICS][600];
     for (int k = 0; k < METRICS; k++)
         if (rq_reply_str(r->element[k], v[k], sizeof v[k], NULL) < 0)
@@ -63,8 +65,7 @@ int rq_report_chunks(struct rq *q, const char *id, int n, struct rq_chunk_rec *r
         memset(&recs[i], 0, sizeof recs[i]);
         recs[i].idx = i;
         recs[i].gpu_util = -1;
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 9)
-            rq_rec_fill(&recs[i], r, m);
+        rq_chunk_rec_fill(&recs[i], r, m);
         freeReplyObject(r);
     }
     free(m);

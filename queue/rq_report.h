@@ -8,6 +8,8 @@
 
 #include "rq.h"
 
+struct metrics;
+
 #include <stdint.h>
 
 struct rq_chunk_rec {
@@ -28,5 +30,13 @@ struct rq_chunk_rec {
  * Returns 0 or VR_E* (a missing record reads as state ""). */
 int rq_report_chunks(struct rq *q, const char *id, int n, struct rq_chunk_rec *recs,
                      vr_err *err);
+
+/* Fills *c (its idx and gpu_util -1 set by the caller) from the HMGET
+ * reply `r` (borrowed) of state worker error entry started_ms done_ms
+ * frames attempts metrics: texts cut to their fields, numbers range-
+ * checked (rq_record_ll), the metrics JSON parsed into *m (scratch) when
+ * it is one. A reply of another shape leaves *c as it was. Separate from
+ * rq_report_chunks for the fuzzer (fuzz/fuzz_records.c). */
+void rq_chunk_rec_fill(struct rq_chunk_rec *c, const redisReply *r, struct metrics *m);
 
 #endif

@@ -393,8 +393,12 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
         rc = 0;
     } else {
         st->attempt = (int)r->element[0]->integer;
-        rc = rq_reply_str(r->element[1], st->task, sizeof st->task, err);
-        if (rc == 0)
+        const redisReply *t = r->element[1];
+        rc = rq_reply_str(t, st->task, sizeof st->task, err);
+        if (rc < 0 && t->type == REDIS_REPLY_STRING)
+            rc = vr_err_set(err, VR_EFORMAT, "chunk %s/%d: its task of %zu bytes is over the "
+                            "%zu-byte limit", job, idx, (size_t)t->len, sizeof st->task - 1);
+        else if (rc == 0)
             rc = vr_err_set(err, VR_EFORMAT, "chunk %s/%d has no task", job, idx);
         else if (rc > 0)
             rc = 1;

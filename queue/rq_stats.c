@@ -80,27 +80,14 @@ static int rq_stats_chunks(struct rq *q, struct rq_job_status *st, vr_err *err)
     return rc;
 }
 
-int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_status *st,
-                  vr_err *err)
+int rq_job_status_fill(struct rq_job_status *st, const redisReply *r, vr_err *err)
 {
-    memset(st, 0, sizeof *st);
-    if (!job_id_valid(id))
-        return vr_err_set(err, VR_EINVAL, "'%s' is not a job id", id);
-    snprintf(st->id, sizeof st->id, "%s", id);
-    char jk[128];
+    const char *id = st->id;
     long long planned = 0;
-    rq_key_job(jk, sizeof jk, id);
-    redisReply *r = rq_cmd(q, err, "HGETALL %s", jk);
-    if (!r)
-        return err ? err->code : VR_EREDIS;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 || r->elements > 2 * 64) {
-        freeReplyObject(r);
-        return vr_err_set(err, VR_EFORMAT, "%s: unexpected reply", jk);
-    }
-    if (r->elements == 0) {
-        freeReplyObject(r);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 || r->elements > 2 * 64)
+        return vr_err_set(err, VR_EFORMAT, "job %s: unexpected reply", id);
+    if (r->elements == 0)
         return vr_err_set(err, VR_ENOENT, "no job '%s'", id);
-    }
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
         char k[32], v[1024];
         if (rq_reply_str(r->element[i], k, sizeof k, NULL) <= 0)
@@ -129,7 +116,6 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
         else if (strcmp(k, "split_s") == 0) st->split_s = rq_record_double(v);
         else if (strcmp(k, "stitch_s") == 0) st->stitch_s = rq_record_double(v);
     }
-    freeReplyObject(r);
     /* text anyone with Redis access (or a file name) may have written:
      * nothing in it drives the terminal that shows it */
     text_strip_controls(st->state);
@@ -149,6 +135,25 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
     st->eta_s = -1; /* none for a job that ended */
     if (st->fps > 0 && st->frames_total > 0 && !job_state_ended(st->state))
         st->eta_s = (st->frames_total - st->frames_done) / st->fps;
+    return 0;
+}
+
+int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_status *st,
+                  vr_err *err)
+{
+    memset(st, 0, sizeof *st);
+    if (!job_id_valid(id))
+        return vr_err_set(err, VR_EINVAL, "'%s' is not a job id", id);
+    snprintf(st->id, sizeof st->id, "%s", id);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    redisReply *r = rq_cmd(q, err, "HGETALL %s", jk);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int rc = rq_job_status_fill(st, r, err);
+    freeReplyObject(r);
+    if (rc < 0)
+        return rc;
     if (!with_chunks)
         return 0;
     st->have_chunks = 1;

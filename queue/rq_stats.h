@@ -48,6 +48,13 @@ struct rq_job_status {
 /* Reads job `id`. with_chunks: also read every chunk record (per-worker
  * figures, merged metrics). Returns 0, VR_ENOENT (no such job) or VR_E*.
  * `st` is caller storage (it is large: allocate it). */
+/* What rq_job_status makes of the job hash: *st (zeroed, its id set) from
+ * the HGETALL reply `r` (borrowed): texts cut to their fields and stripped
+ * of control characters, numbers range-checked (rq_record_ll), figures
+ * derived. 0, VR_ENOENT (an empty hash) or VR_EFORMAT. Separate for the
+ * fuzzer (fuzz/fuzz_records.c). */
+int rq_job_status_fill(struct rq_job_status *st, const redisReply *r, vr_err *err);
+
 int rq_job_status(struct rq *q, const char *id, int with_chunks,
                   struct rq_job_status *st, vr_err *err);
 

@@ -9,7 +9,6 @@
  */
 #include "seg_impl.h"
 
-#include "paths.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +42,10 @@ int seg_common_init(struct seg *s, const struct seg_opts *o, vr_err *err)
     s->refine_guided = strcmp(s->cfg.refine, "bilinear") != 0;
 
     char path[CONFIG_STR + 512];
-    vr_data_path(s->cfg.model, path, sizeof path);
-    int rc = model_load(path, &s->model, err);
+    int rc = config_model_file(&s->cfg, path, sizeof path, err);
+    if (rc < 0)
+        return rc;
+    rc = model_load(path, &s->model, err);
     if (rc < 0)
         return rc;
     if (s->model->in_c != 3 || s->model->out_c != 1)

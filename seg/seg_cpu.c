@@ -17,7 +17,6 @@
 #include "frame_temporal.h"
 #include "log.h"
 #include "net.h"
-#include "paths.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -234,8 +233,8 @@ int seg_run_network(const struct vr_config *cfg, const struct seg_frame *f,
         || mask->w != f->w || mask->h != f->h)
         return vr_err_set(err, VR_EINVAL, "seg: the network alone takes an RGB24 frame "
                           "in host memory and a mask of its size");
-    vr_data_path(cfg->model, path, sizeof path);
-    if ((rc = model_load(path, &m, err)) < 0)
+    if ((rc = config_model_file(cfg, path, sizeof path, err)) < 0
+        || (rc = model_load(path, &m, err)) < 0)
         return rc;
     if (f->w != m->in_w || f->h != m->in_h) {
         rc = vr_err_set(err, VR_EINVAL, "needs the model's input size %dx%d (%s), the "

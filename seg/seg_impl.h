@@ -43,14 +43,14 @@ struct seg {
     const struct seg_backend_ops *ops; /* NULL until the backend is set up */
     struct seg_opts opts;              /* as given, with out_w/out_h filled */
     struct vr_config cfg;              /* copy; opts.cfg points at it */
-    struct model *model;               /* loaded from cfg.model */
+    struct model *model;               /* loaded from config_model_file(&cfg) */
     struct tile_plan plan;             /* per eye: tiles and work mask size */
     int refine_guided;                 /* cfg.refine == "guided" */
     void *priv;                        /* the backend's buffers */
 };
 
-/* Checks the options, copies the config, loads the model (cfg.model through
- * vr_data_path) and plans the tiles into `s` (zeroed by the caller).
+/* Checks the options, copies the config, loads the model (config_model_file:
+ * models/<cfg.model>.tflite, or the command line's file) and plans the tiles into `s` (zeroed by the caller).
  * On failure what it made stays in `s` for seg_common_release(). */
 int seg_common_init(struct seg *s, const struct seg_opts *o, vr_err *err);
 

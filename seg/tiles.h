@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define TILE_MAX_GRID 8                                  /* per axis */
+#define TILE_MAX_GRID CONFIG_TILE_MAX                     /* per axis (config.h checks it) */
 #define TILE_MAX_PER_EYE (TILE_MAX_GRID * TILE_MAX_GRID + 1)
 
 /* The plan of one eye. */

@@ -125,13 +125,16 @@ static void expect_tidy_reals(const char *json)
  * (chunk_frames_sum 0, workers {}). */
 Test(cli_edges, retry_restitches_and_status_json_is_tidy, .timeout = 120, .fini = dist_stop)
 {
-    cr_assert_eq(tdist_start(&D, 0, 5, 1, 1), 0);
+    /* the controller starts after the submit: submit itself refuses a
+     * directory at the output's name, which appears only afterwards */
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 1), 0);
     char in[400], out[400], id[64], buf[16384];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
-    cr_assert_eq(tsh("mkdir '%s'", out), 0);
     cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    cr_assert_eq(tsh("mkdir '%s'", out), 0);
+    cr_assert_gt(tdist_controller(&D), 0);
     int rc = tdist_watch(&D, id, 90000);
     cr_assert_eq(rc, 1, "watch exit %d: the stitch should have failed", rc);
     const char *st[] = { "status", id, NULL };

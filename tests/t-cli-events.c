@@ -185,3 +185,20 @@ Test(cli_events, numbers_from_redis_out_of_range_read_as_zero)
     cr_assert_null(strstr(out, "nan"), "%s", out);
     cr_assert(strstr(out, "\"frames_done\": 0"), "%s", out);
 }
+
+/* Found by fuzz/fuzz_records.c: a byte of no valid UTF-8 in a job's record
+ * made the status JSON fail whole (jansson refuses it); it reads as '?'. */
+Test(cli_events, invalid_utf8_from_redis_still_gives_status_json)
+{
+    static char out[16384];
+    vr_err e = { 0 };
+    cr_assert_eq(rq_job_submit(Q, "j-utf", "{}", 1, 10, 0, &e), 0, "%s", e.msg);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, "j-utf");
+    static const char bad[] = "bad \xc7\xff byte \xed\xa0\x80."; /* a surrogate: 3 bytes */
+    redisReply *r = rq_cmd(Q, NULL, "HSET %s error %b", jk, bad, sizeof bad - 1);
+    cr_assert_not_null(r);
+    freeReplyObject(r);
+    cr_assert_eq(vrctl(out, sizeof out, "status", "j-utf", "--json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"error\": \"bad ?? byte ???.\""), "%s", out);
+}

@@ -17,7 +17,9 @@ Test(common_config, profiles_load)
         vr_err e = { 0 };
         cr_assert_eq(config_load_profile(&c, names[i], &e), 0, "%s: %s", names[i], e.msg);
         cr_assert_str_eq(c.profile, names[i]);
-        cr_assert(strstr(c.model, ".tflite"));
+        char path[4096];
+        cr_assert_eq(config_model_file(&c, path, sizeof path, &e), 0, "%s: %s", names[i], e.msg);
+        cr_assert(strstr(path, "models/") && strstr(path, ".tflite"), "%s", path);
     }
 }
 
@@ -102,4 +104,18 @@ Test(common_config, missing_file_is_enoent)
     config_defaults(&c);
     vr_err e = { 0 };
     cr_assert_eq(config_apply_file(&c, "/nonexistent/x.json", &e), VR_ENOENT, "%s", e.msg);
+}
+
+/* Issue 27, finding 12: a grid the engine cannot run is refused when the
+ * config is read (at submit), naming the range, not when a chunk runs. */
+Test(common_config, tile_grid_beyond_the_engine_is_refused_with_its_range)
+{
+    struct vr_config c;
+    config_defaults(&c);
+    vr_err e = { 0 };
+    cr_assert_eq(config_apply_text(&c, "{\"tile_cols\": 16}", "a.json", &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "tile_cols") && strstr(e.msg, "[0, 8]"), "%s", e.msg);
+    cr_assert_eq(config_apply_text(&c, "{\"tile_rows\": 9}", "a.json", &e), VR_EINVAL);
+    cr_assert_eq(config_apply_text(&c, "{\"tile_cols\": 8, \"tile_rows\": 8}", "a.json", &e), 0,
+                 "%s", e.msg);
 }

@@ -118,6 +118,39 @@ Test(dist_run, dead_worker_ends_the_run_with_a_reason)
     assert_nothing_left(tmp, out);
 }
 
+/* Issue 27, finding 12: a kill -9 of vrctl cannot clean up. Its fleet dies
+ * with it (SIGKILL on the parent's death, not a drain of minutes), and the
+ * next run removes the temp dir, whose owner is gone. */
+Test(dist_run, kill_9_leaves_no_process_and_the_next_run_reaps_its_temp)
+{
+    char out[128], log[128], tmp[128], in2[128], out2[128], log2[128];
+    /* slow frames: a worker that drained its chunk would outlive the check */
+    setenv("VR_TEST_FRAME_DELAY_MS", "300", 1);
+    pid_t p = start_run_mid_job(out, log, tmp, sizeof tmp);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+    kill(p, SIGKILL);
+    tproc_wait(p, 10000);
+    int alive = 1;
+    for (int i = 0; i < 100 && alive; i++) {
+        alive = tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1) == 0;
+        tmsleep(50);
+    }
+    cr_assert(!alive, "processes of %s outlived vrctl by 5 s", tmp);
+    cr_assert_eq(access(tmp, F_OK), 0, "kill -9 cannot have removed %s", tmp);
+
+    snprintf(in2, sizeof in2, "%s/in2.mp4", W);
+    snprintf(out2, sizeof out2, "%s/out2.mkv", W);
+    snprintf(log2, sizeof log2, "%s/run2.log", W);
+    cr_assert_eq(tclip_make(in2, 1, 96, 5, 0), 0);
+    const char *argv[] = { "vrctl", "run", in2, "-o", out2, "--cpu", "--profile", "fast", NULL };
+    int rc = tproc_wait(tproc_spawn("vrctl", argv, log2), 90000);
+    if (rc)
+        tsh("cat '%s' >&2", log2);
+    cr_assert_eq(rc, 0);
+    cr_assert_neq(access(tmp, F_OK), 0, "the next run left %s", tmp);
+    cr_assert_eq(tsh("grep -q 'removed %s, left by a run that was killed' '%s'", tmp, log2), 0);
+}
+
 /* No --chunk-seconds: the run picks chunks that fill its workers in whole
  * waves (4 s of 0.5 s GOPs over 2 workers: two chunks of 2 s). */
 Test(dist_run, chunk_length_chosen_from_its_workers)

@@ -213,7 +213,7 @@ Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
 
     /* least privilege: the worker's user cannot submit */
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/vrctl submit '%s' -o '%s' --profile fast --redis '%s' "
+    snprintf(cmd, sizeof cmd, "%s/vrctl submit '%s' -o '%s' -y --profile fast --redis '%s' "
              "--redis-password-file '%s' 2>&1", getenv("VR_BIN_DIR") ? getenv("VR_BIN_DIR") : "bin",
              in, out, uw, pw);
     rc = tsh_out(buf, sizeof buf, "%s", cmd);

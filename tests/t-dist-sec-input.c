@@ -51,18 +51,6 @@ static void wpath(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", W, name);
 }
 
-/* The whole of a small text file ("" when unreadable). */
-static void slurp(const char *path, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    size_t got = fread(buf, 1, n - 1, f);
-    buf[got] = '\0';
-    fclose(f);
-}
-
 /* `vr-worker process --cpu --profile fast IN -o OUT [extra]` with its
  * output in log; returns the exit status (-1: still running after 60 s). */
 static int process(const char *in, const char *out, const char *extra_opt, const char *extra_val,
@@ -112,7 +100,7 @@ Test(dist_sec_input, fifo_as_input_or_config_is_refused_at_once)
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     /* a blocked open() would run into tproc_wait's limit (-1) */
     cr_assert_eq(process(fifo, out, NULL, NULL, log), 1);
-    slurp(log, text, sizeof text);
+    tslurp(log, text, sizeof text);
     cr_assert(strstr(text, "not a regular file (a FIFO)"), "%s", text);
 
     char clip[512];
@@ -120,7 +108,7 @@ Test(dist_sec_input, fifo_as_input_or_config_is_refused_at_once)
     wpath(cfg, sizeof cfg, "over.json");
     cr_assert_eq(mkfifo(cfg, 0600), 0);
     cr_assert_eq(process(clip, out, "-c", cfg, log), 1);
-    slurp(log, text, sizeof text);
+    tslurp(log, text, sizeof text);
     cr_assert(strstr(text, "over.json: not a regular file (a FIFO)"), "%s", text);
     cr_assert_neq(access(out, F_OK), 0, "an output was left");
 }
@@ -222,7 +210,7 @@ Test(dist_sec_input, process_stops_on_sigterm_mid_run)
     pid_t p = tproc_spawn("vr-worker", argv, log);
     /* mid-run: its output is open (that line comes once frames flow) */
     for (int t = 0; t < 60000; t += 50) {
-        slurp(log, text, sizeof text);
+        tslurp(log, text, sizeof text);
         if (strstr(text, "mask output"))
             break;
         tmsleep(50);
@@ -231,7 +219,7 @@ Test(dist_sec_input, process_stops_on_sigterm_mid_run)
     tmsleep(300);
     kill(p, SIGTERM);
     int rc = tproc_wait(p, 20000);
-    slurp(log, text, sizeof text);
+    tslurp(log, text, sizeof text);
     cr_assert_eq(rc, 1, "exit %d after SIGTERM: %s", rc, text);
     cr_assert(strstr(text, "cancelled at frame"), "%s", text);
     cr_assert_neq(access(out, F_OK), 0, "a partial output was left");
@@ -261,13 +249,13 @@ Test(dist_sec_input, truncated_mkv_is_refused_alike)
     wpath(log, sizeof log, "process.log");
     cr_assert_eq(tv_damage(src, bad, 0.5, 0), 0);
     cr_assert_eq(process(bad, a, NULL, NULL, log), 1);
-    slurp(log, text, sizeof text);
+    tslurp(log, text, sizeof text);
     line_from(text, "error: ", pm, sizeof pm);
     const char *why = pm[0] ? pm + strlen("error: ") : pm;
     cr_assert(strstr(why, "truncated: the video ends after frame"), "process: %s", text);
     wpath(log, sizeof log, "fleet.log");
     cr_assert_eq(fleet(bad, b, log), 1);
-    slurp(log, text, sizeof text);
+    tslurp(log, text, sizeof text);
     /* the job fails at the chunk that reads to the end (a copy split: at the split) */
     line_from(text, "failed: ", fm, sizeof fm);
     cr_assert(strstr(fm, why), "the fleet's reason '%s' is not process's '%s'", fm, why);
@@ -345,7 +333,7 @@ Test(dist_sec_input, subtitles_and_a_second_video_stream_are_kept_alike)
     cr_assert_str_eq(sa, "h264,video;aac,audio;h264,video;", "process: %s", sa);
     cr_assert_str_eq(sb, sa, "fleet: %s", sb);
     wpath(log, sizeof log, "both.log");
-    slurp(log, text, sizeof text);
+    tslurp(log, text, sizeof text);
     cr_assert(strstr(text, "stream 3 (subtitle subrip): the container cannot hold it"), "%s", text);
 }
 
@@ -375,6 +363,6 @@ Test(dist_sec_input, rotation_is_carried_by_both)
     wpath(a, sizeof a, "process.mkv");
     wpath(log, sizeof log, "mkv.log");
     cr_assert_eq(process(in, a, NULL, NULL, log), 0);
-    slurp(log, text, sizeof text);
+    tslurp(log, text, sizeof text);
     cr_assert(strstr(text, "display matrix (rotation 90 degrees) is not carried"), "%s", text);
 }

@@ -145,6 +145,25 @@ Test(queue_url, errors_never_show_the_password)
     char buf[128];
     rq_url_redact("redis://alice:hunter2@h:1/2", buf, sizeof buf);
     cr_assert_str_eq(buf, "redis://alice:***@h:1/2");
+    /* issue 27, finding 12: a password written without its ':' reads as a
+     * user name; neither the missing-password error nor another shows it */
+    static const char *lone[] = { "redis://S3CRET@h:1", "redis://S3CRET@h:99999",
+                                  "redis://S3CRET@h" };
+    for (size_t i = 0; i < sizeof lone / sizeof lone[0]; i++) {
+        struct rq_url u;
+        vr_err e = { 0 };
+        unsetenv("VR_REDIS_PASSWORD_FILE");
+        int rc = rq_url_parse(lone[i], &u, &e);
+        if (rc == 0) { /* parsed: the error comes at connect */
+            struct rq *q = NULL;
+            rc = rq_open(lone[i], 500, &q, &e);
+            rq_free(&q);
+        }
+        cr_assert_lt(rc, 0, "%s accepted", lone[i]);
+        cr_assert_null(strstr(e.msg, "S3CRET"), "secret shown: %s", e.msg);
+    }
+    rq_url_redact("redis://S3CRET@h:1", buf, sizeof buf);
+    cr_assert_str_eq(buf, "redis://***@h:1");
 }
 
 Test(queue_url, rediss_points_to_the_tunnel_recipe)

@@ -54,7 +54,7 @@ Test(seg_api, bad_arguments)
     o.in_w = 0;
     cr_assert_eq(seg_create(&o, &s, &e), VR_EINVAL);
     o.in_w = 64;
-    snprintf(c.model, sizeof c.model, "models/no-such-model.tflite");
+    snprintf(c.model, sizeof c.model, "no-such-model");
     cr_assert_lt(seg_create(&o, &s, &e), 0);
     cr_assert(strstr(e.msg, "no-such-model"), "%s", e.msg);
     cr_assert_null(s);

@@ -440,3 +440,13 @@ void tcapture_stderr(void (*fn)(void), char *buf, size_t n)
     close(fd);
     unlink(path);
 }
+
+void tslurp(const char *path, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    buf[fread(buf, 1, n - 1, f)] = '\0';
+    fclose(f);
+}

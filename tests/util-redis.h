@@ -69,6 +69,10 @@ void tcapture_stderr(void (*fn)(void), char *buf, size_t n);
 /* Runs a shell command and captures its stdout (NUL-terminated). */
 int tsh_out(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The start of a text file (at most n - 1 bytes) into buf, "" when it
+ * cannot be read: a process's log, to look for its words. */
+void tslurp(const char *path, char *buf, size_t n);
+
 /* Makes a small H.264 test clip from opencv's vtest.avi (10 fps): `seconds`
  * long, width w (4:3), a keyframe every `gop` frames (closed GOPs), with a
  * 440 Hz AAC track when `audio`. Returns 0 or the ffmpeg status. */

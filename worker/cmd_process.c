@@ -13,6 +13,7 @@
 #include "pipeline.h"
 #include "pipeline_cuda.h"
 #include "seg.h"
+#include "storage.h"
 
 #include <getopt.h>
 #include <libavutil/log.h>
@@ -26,6 +27,7 @@ struct process_args {
     int gpu, cpu;                 /* --gpu N (gpu >= 0), --cpu */
     const char *profile, *overrides, *metrics, *trace, *in, *out;
     int layout;                   /* -1 = auto */
+    int replace;                  /* -y: existing outputs may be replaced (-n: not, the default) */
     enum pipe_output output;
     int encode_threads;           /* --encode-threads; 0 = one per core */
 };
@@ -63,7 +65,7 @@ static int parse_args(int argc, char **argv, struct process_args *a)
     opterr = 0;
     int c;
     /* no "+": IN may come before -o OUT */
-    while ((c = getopt_long(argc, argv, "c:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:o:ynh", opts, NULL)) != -1) {
         switch (c) {
         case 'g':
             if (cli_opt_int("--gpu", optarg, 0, 63, &a->gpu))
@@ -73,6 +75,8 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         case 'p': a->profile = optarg; break;
         case 'c': a->overrides = optarg; break;
         case 'o': a->out = optarg; break;
+        case 'y': a->replace = 1; break;
+        case 'n': a->replace = 0; break;
         case 'M': a->metrics = optarg; break;
         case 'T': a->trace = optarg; break;
         case 'e':
@@ -106,13 +110,14 @@ static int parse_args(int argc, char **argv, struct process_args *a)
     if (!a->out)
         return cli_usage_error("missing -o OUT");
     a->in = argv[optind];
-    /* the same file by device and inode, not by name: m/../m/./x.mp4, a
-     * link or a hard link to the input would be replaced by the matte */
-    struct stat si, so;
-    if (stat(a->in, &si) == 0 && stat(a->out, &so) == 0 && si.st_dev == so.st_dev &&
-        si.st_ino == so.st_ino)
-        return cli_usage_error("-o %s is the input %s: the output would overwrite it", a->out,
-                               a->in);
+    /* by device and inode, not by name: m/../m/./x.mp4, a link or a hard
+     * link to the input would be replaced by the matte or the JSON */
+    const struct storage_file in[] = { { "input", a->in }, { "-c", a->overrides } };
+    const struct storage_file out[] = { { "-o", a->out }, { "--metrics", a->metrics },
+                                        { "--trace", a->trace } };
+    vr_err e = { 0 };
+    if (storage_outputs_check(in, 2, out, 3, a->replace, &e) < 0)
+        return cli_usage_error("%s", e.msg);
     return 0;
 }
 

@@ -133,8 +133,14 @@ int cmd_segment_image(int argc, char **argv)
     if ((rc = config_load_profile(&cfg, a.profile, &err)) < 0
         || (a.overrides && (rc = config_apply_file(&cfg, a.overrides, &err)) < 0))
         goto fail;
+    /* the local user's own file, so a path: a job's config only names a model */
+    if (a.model && strlen(a.model) >= sizeof cfg.model_file) {
+        rc = vr_err_set(&err, VR_EINVAL, "--model: path longer than %zu bytes",
+                        sizeof cfg.model_file - 1);
+        goto fail;
+    }
     if (a.model)
-        snprintf(cfg.model, sizeof cfg.model, "%s", a.model);
+        snprintf(cfg.model_file, sizeof cfg.model_file, "%s", a.model);
     double t0 = clock_mono_ms();
     if ((rc = vio_image_read(a.in, &img, &err)) < 0)
         goto fail;

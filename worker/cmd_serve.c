@@ -11,7 +11,6 @@
 #include "cmdtable.h"
 #include "gpus.h"
 #include "log.h"
-#include "paths.h"
 #include "pipeline_cuda.h"
 #include "supervise.h"
 
@@ -287,11 +286,8 @@ int cmd_serve(int argc, char **argv)
     struct vr_config cfg;
     char model[4096];
     if (config_load_profile(&cfg, "balanced", &ce) < 0 ||
-        vr_data_path(cfg.model, model, sizeof model) < 0) {
-        log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg[0] ? ce.msg : "model not found");
-        if (!ce.msg[0])
-            log_say(LOG_ERROR, "vr-worker serve: cannot find %s (set VR_DATA_DIR to the directory "
-                               "holding models/ and configs/)\n", cfg.model);
+        config_model_file(&cfg, model, sizeof model, &ce) < 0) {
+        log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg);
         return 1;
     }
     struct stat stt;

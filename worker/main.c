@@ -23,7 +23,7 @@ static const struct cli_cmd worker_cmds[] = {
     { "process", cmd_process, 0,
       "[--gpu N | --cpu] [--profile fast|balanced|quality] [-c FILE] [--layout auto|mono|sbs|tb]\n"
       "        [--output mask|alpha-packed|greenscreen] [--metrics FILE] [--trace FILE]\n"
-      "        [--encode-threads N] IN -o OUT",
+      "        [--encode-threads N] [-y|-n] IN -o OUT",
       "segment a whole video: decode, segment, encode (audio and other streams copied)",
       "  --gpu N          NVDEC decode + CUDA engine on GPU N (default: GPU 0 if any, else CPU)\n"
       "  --cpu            CPU decode + C reference engine\n"
@@ -36,7 +36,8 @@ static const struct cli_cmd worker_cmds[] = {
       "  --metrics FILE   per-stage latency histograms (p50/p95/p99), fps, GPU use as JSON\n"
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
       "  --encode-threads N  threads of the CPU encoder (default: one per core)\n"
-      "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
+      "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n"
+      CLI_REPLACE_HELP },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
       "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N] [--host-slots N]",

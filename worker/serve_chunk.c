@@ -270,7 +270,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         return rq_ack(s->q, msg->stream, RQ_G_WORKERS, msg->id, NULL);
     }
     log_ctx_process(job, (int)idx); /* every thread's lines name the chunk */
-    struct rq_start *st = malloc(sizeof *st);
+    struct rq_start *st = calloc(1, sizeof *st);
     struct metrics *m = calloc(1, sizeof *m);
     vr_err e = { 0 };
     int rc = 0;
@@ -280,7 +280,9 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
     }
     char why[128] = "";
     rc = rq_chunk_start(s->q, msg->stream, s->name, msg->id, job, (int)idx, st, why, sizeof why, &e);
-    if (rc <= 0) {
+    /* an error after the attempt was taken (a task too long to read) fails
+     * the chunk below, at once, instead of leaving it running to its lease */
+    if (rc == 0 || (rc < 0 && st->attempt <= 0)) {
         if (rc == 0)
             log_info("job %s chunk %ld: skipped (%s)", job, idx, why);
         else
@@ -291,7 +293,8 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
     serve_set_busy(s, msg, job, (int)idx, 1);
     log_info("job %s chunk %ld: attempt %d", job, idx, st->attempt);
     double t0 = clock_mono_s();
-    rc = chunk_task_parse(st->task, strlen(st->task), &t, &e);
+    if (rc > 0)
+        rc = chunk_task_parse(st->task, strlen(st->task), &t, &e);
     if (rc == 0 && (strcmp(t.job, job) || t.idx != idx))
         rc = vr_err_set(&e, VR_EFORMAT, "chunk task names job %s chunk %d, entry %s/%ld",
                         t.job, t.idx, job, idx);
