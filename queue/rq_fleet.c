@@ -167,11 +167,17 @@ static int rq_entry_chunk(struct rq *q, const char *stream, const char *id, char
     return 1;
 }
 
-int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
-                    struct rq_pending *out, int max, vr_err *err)
+/* XPENDING of `stream` (group workers): entries idle for at least
+ * min_idle_ms, of `consumer` only when it is not NULL. */
+static int rq_pending_list(struct rq *q, const char *stream, long long min_idle_ms,
+                           const char *consumer, struct rq_pending *out, int max, vr_err *err)
 {
-    redisReply *r = rq_cmd(q, err, "XPENDING %s %s IDLE %lld - + %d", stream, RQ_G_WORKERS,
-                           min_idle_ms, max);
+    char idle[32], count[16];
+    snprintf(idle, sizeof idle, "%lld", min_idle_ms);
+    snprintf(count, sizeof count, "%d", max);
+    const char *argv[] = { "XPENDING", stream, RQ_G_WORKERS, "IDLE", idle, "-", "+", count,
+                           consumer };
+    redisReply *r = rq_cmdargv(q, err, consumer ? 9 : 8, argv, NULL);
     if (!r)
         return err ? err->code : VR_EREDIS;
     if (r->type != REDIS_REPLY_ARRAY) {
@@ -196,4 +202,34 @@ int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
     }
     freeReplyObject(r);
     return rc < 0 ? rc : n;
+}
+
+int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
+                    struct rq_pending *out, int max, vr_err *err)
+{
+    return rq_pending_list(q, stream, min_idle_ms, NULL, out, max, err);
+}
+
+int rq_worker_died(struct rq *q, const char *name, const char *reason, vr_err *err)
+{
+    static const char *const streams[] = { RQ_CHUNKS_HI, RQ_CHUNKS };
+    int released = 0;
+    for (int s = 0; s < 2; s++) {
+        struct rq_pending held[16]; /* a worker holds one chunk; more is left to the audit */
+        int n = rq_pending_list(q, streams[s], 0, name, held, 16, err);
+        if (n < 0)
+            return n;
+        for (int i = 0; i < n; i++) {
+            const struct rq_pending *p = &held[i];
+            int rc = rq_chunk_fail(q, streams[s], name, p->id, p->job, p->idx, reason, 0, err);
+            if (rc < 0)
+                return rc;
+            if (rc == 1 || rc == 2)
+                rq_event(q, p->job, "chunk %d: %s; %s", p->idx, reason,
+                         rc == 1 ? "requeued" : "dead-lettered");
+            released += rc == 1 || rc == 2;
+        }
+    }
+    int rc = rq_worker_gone(q, name, err);
+    return rc < 0 ? rc : released;
 }

@@ -60,4 +60,11 @@ struct rq_pending {
 int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
                     struct rq_pending *out, int max, vr_err *err);
 
+/* Worker `name` died and its parent saw it (`serve --slots`): every chunk
+ * entry it holds is failed now, as the lease reclaim would fail it once the
+ * lease lapsed (an attempt counted: requeued, or dead-lettered at the
+ * attempt limit), `reason` in the chunk's error and the job's events; its
+ * record goes. Returns the chunks released or <0. */
+int rq_worker_died(struct rq *q, const char *name, const char *reason, vr_err *err);
+
 #endif

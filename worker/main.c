@@ -37,7 +37,7 @@ static const struct cli_cmd worker_cmds[] = {
       "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
-      "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N]",
+      "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N] [--name NAME]",
       "pull chunks from Redis and process them",
       "  --storage DIR      the storage root the controller writes to (same files)\n"
       "  --input-root DIR   chunks are read in place from the job's input, which must lie\n"
@@ -49,7 +49,11 @@ static const struct cli_cmd worker_cmds[] = {
       "                     workers, under one parent that passes SIGTERM on: 1 with\n"
       "                     --gpu N and --cpu, auto with --gpu all (half the cores per\n"
       "                     GPU, 2..8: one NVDEC session cannot keep up with 8K60, and\n"
-      "                     each slot's x264 needs cores; docs/PERF.md)\n"
+      "                     each slot's x264 needs cores; docs/PERF.md). A worker killed\n"
+      "                     by a signal is replaced (after 1 s, doubling to 60 s while\n"
+      "                     replacements die young) and its chunk requeued at once\n"
+      "  --name NAME        this worker's name in Redis (default host:gpuN|cpu:random;\n"
+      "                     with --slots each worker gets its own)\n"
       "  --heartbeat-ms N   heartbeat and lease renewal period (1000); keep it well\n"
       "                     under the controller's --lease-seconds\n"
       "  --max-chunks N     stop after N chunks (tests, batch nodes)\n"

@@ -54,6 +54,17 @@ struct serve {
     long long hb_trips;           /* heartbeat thread's round trips, set when it ends */
 };
 
+/* `vr-worker serve --gpu all` / `--slots N` (worker/serve_slots.c): runs
+ * `slots` worker processes on each GPU (all: every GPU, else GPU `gpu`;
+ * gpu < 0: CPU workers; slots 0: auto), replaces those killed by a signal
+ * and requeues their chunks through Redis at `url`; returns the exit
+ * status (0 when every worker drained or ended well). */
+int serve_slots(int argc, char **argv, int all, int gpu, int slots, const char *url);
+
+/* A worker's name in Redis: host:dev:8 random hex digits (dev "gpu0",
+ * "cpu"), into buf of size n. */
+void serve_name_make(char *buf, size_t n, const char *dev);
+
 /* Heartbeat thread body (arg: struct serve *). */
 void *serve_hb_main(void *arg);
 
