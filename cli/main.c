@@ -31,7 +31,10 @@
     "                     Matroska with Cues), else cut into files first; range: only\n" \
     "                     in place (the job fails if it cannot be); copy: always cut\n" \
     "                     (for workers that cannot see the input under their\n"        \
-    "                     --input-root)\n"
+    "                     --input-root)\n"                                              \
+    "  --on-decode-error A  conceal (default, as ffmpeg): a damaged packet is concealed\n" \
+    "                     by the decoder or skipped, counted in the chunk's events;\n"    \
+    "                     fail: it fails the job (a permanent chunk error)\n"
 
 /* The exit codes of the commands that take a job. */
 #define VRCTL_EXIT_HELP                                                                         \
@@ -41,7 +44,7 @@
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, CLI_NEEDS_REDIS,
       "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
-      "       [--chunking C] [--notify URL] [--priority N] [--wait]",
+      "       [--chunking C] [--on-decode-error A] [--notify URL] [--priority N] [--wait]",
       "validate a video and enqueue it as a job; prints the job id",
       "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
       "                     (what the stitch can write; others are refused now). IN and\n"
@@ -78,7 +81,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_EXIT_HELP },
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
-      "       [--output KIND] [--chunk-seconds S] [--chunking C]\n"
+      "       [--output KIND] [--chunk-seconds S] [--chunking C] [--on-decode-error A]\n"
       "       [--notify URL [--notify-secret-file FILE]]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"

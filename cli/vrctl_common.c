@@ -352,6 +352,12 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
             return cli_usage_error("--chunking %s: want auto, range or copy", arg);
         snprintf(js->chunking, sizeof js->chunking, "%s", strcmp(arg, "auto") ? arg : "");
         return 1;
+    case VRCTL_OPT_DECODE_ERROR:
+        if (job_decode_error_fail(arg) < 0 || !arg[0])
+            return cli_usage_error("--on-decode-error %s: want conceal or fail", arg);
+        snprintf(js->on_decode_error, sizeof js->on_decode_error, "%s",
+                 strcmp(arg, "conceal") ? arg : "");
+        return 1;
     case VRCTL_OPT_CHUNK:
         if (!strcmp(arg, "auto")) {
             js->chunk_seconds = 0;

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "cmdtable.h"
+#include "job.h"
 #include "log.h"
 #include "metrics.h"
 #include "output_kinds.h"
@@ -27,6 +28,7 @@ struct process_args {
     const char *profile, *overrides, *metrics, *trace, *in, *out;
     int layout;                   /* -1 = auto */
     enum pipe_output output;
+    int fail_on_decode_error;     /* --on-decode-error fail */
 };
 
 static volatile int cancel_flag; /* set by SIGINT / SIGTERM: the pipeline stops */
@@ -49,6 +51,7 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         { "output", required_argument, 0, 'O' },
         { "metrics", required_argument, 0, 'M' },
         { "trace", required_argument, 0, 'T' },
+        { "on-decode-error", required_argument, 0, 'E' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -86,6 +89,10 @@ static int parse_args(int argc, char **argv, struct process_args *a)
             a->output = (enum pipe_output)k;
             break;
         }
+        case 'E':
+            if ((a->fail_on_decode_error = job_decode_error_fail(optarg)) < 0 || !optarg[0])
+                return cli_usage_error("--on-decode-error %s: expected conceal or fail", optarg);
+            break;
         case 'h':
             cli_cmd_usage(stdout, cli_prog(), cli_current());
             return -1;
@@ -161,6 +168,7 @@ int cmd_process(int argc, char **argv)
     o.output = a.output;
     o.trace_path = a.trace;
     o.cancel = &cancel_flag;
+    o.fail_on_decode_error = a.fail_on_decode_error;
     if (a.output == PIPE_OUT_ALPHA_PACKED && !strstr(a.out, "_alpha"))
         log_warn("%s: passthrough players look for \"_alpha\" in the file name (e.g. clip_FISHEYE190_alpha.mp4)",
                  a.out);
@@ -178,6 +186,9 @@ int cmd_process(int argc, char **argv)
         goto fail;
     }
     rc = pipeline_run(&o, a.in, a.out, m, &err);
+    if (rc == 0 && m->concealed)
+        log_warn("%s: %llu decode errors concealed (damaged packets; --on-decode-error fail "
+                 "refuses them)", a.in, (unsigned long long)m->concealed);
     if (rc == 0) {
         print_metrics(m);
         if (a.metrics && (rc = metrics_write_file(m, a.metrics, &err)) < 0) {

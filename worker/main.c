@@ -22,7 +22,8 @@ static const struct cli_cmd worker_cmds[] = {
       "show the version, build, libav and its encoders, GPUs (NVENC as recorded), tune cache, models", NULL },
     { "process", cmd_process, 0,
       "[--gpu N | --cpu] [--profile fast|balanced|quality] [-c FILE] [--layout auto|mono|sbs|tb]\n"
-      "        [--output mask|alpha-packed|greenscreen] [--metrics FILE] [--trace FILE] IN -o OUT",
+      "        [--output mask|alpha-packed|greenscreen] [--on-decode-error conceal|fail]\n"
+      "        [--metrics FILE] [--trace FILE] IN -o OUT",
       "segment a whole video: decode, segment, encode (audio and other streams copied)",
       "  --gpu N          NVDEC decode + CUDA engine on GPU N (default: GPU 0 if any, else CPU)\n"
       "  --cpu            CPU decode + C reference engine\n"
@@ -32,6 +33,8 @@ static const struct cli_cmd worker_cmds[] = {
       "                   then aspect 2:1 = sbs, 1:2 = tb, else mono), mono, sbs or tb\n"
       "  --output K       mask (default: grayscale matte at output_scale), alpha-packed\n"
       "                   (colour + matte in the fisheye corners, DeoVR-style) or greenscreen\n"
+      "  --on-decode-error A  conceal (default, as ffmpeg): a damaged packet is concealed\n"
+      "                   by the decoder or skipped, and counted; fail: it is an error\n"
       "  --metrics FILE   per-stage latency histograms (p50/p95/p99), fps, GPU use as JSON\n"
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
       "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
