@@ -69,6 +69,14 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_EXIT_HELP },
     { "retry", cmd_retry, CLI_NEEDS_REDIS, "JOB", "re-run a failed (or cancelled) job: its unfinished chunks, or its split or stitch",
       VRCTL_EXIT_HELP },
+    { "purge", cmd_purge, CLI_NEEDS_REDIS, "JOB | --older-than D",
+      "delete ended jobs' records from Redis (never a live job)",
+      "  JOB                one ended job (done, failed or cancelled)\n"
+      "  --older-than D     every job that ended more than D ago: 90s, 30m, 12h, 7d\n"
+      "The controllers purge jobs on their own D after they end (vr-controller\n"
+      "--keep-jobs, 7 days by default), storage/jobs/<id> with them; vrctl purge,\n"
+      "which does not see the storage, leaves that directory to be removed by hand.\n"
+      VRCTL_EXIT_HELP },
     { "metrics", cmd_metrics, CLI_NEEDS_REDIS, "JOB [--json]",
       "per-stage timings and percentiles (merged histograms) of a job", VRCTL_EXIT_HELP },
     { "report", cmd_report, CLI_NEEDS_REDIS, "JOB -o FILE.html",

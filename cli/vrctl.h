@@ -18,6 +18,7 @@ int cmd_watch(int argc, char **argv);
 int cmd_workers(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_retry(int argc, char **argv);
+int cmd_purge(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
