@@ -90,7 +90,7 @@ static const struct cli_cmd vrctl_cmds[] = {
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S] [--chunking C] [--on-decode-error A]\n"
-      "       [--notify URL [--notify-secret-file FILE]]",
+      "       [--notify URL [--notify-secret-file FILE]] [--resume] [--keep-temp]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
@@ -103,9 +103,14 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --lease-seconds N  reclaim a stalled chunk after N s (30)\n"
       "  --notify-secret-file FILE  sign the --notify POST (as vr-controller's option);\n"
       "                     vrctl run waits for the webhook (at most 60 s) before it ends\n"
-      "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"
+      "  --keep-temp        keep the work dir (logs, chunks) afterwards\n"
+      "  --resume           carry on with the job a stopped run of the same command\n"
+      "                     (input, output, options) left: its committed chunks kept\n"
       "Its controller reads under IN's directory and writes under OUT's only.\n"
-      "Ctrl-C stops everything it started and removes its temp dir. If the\n"
+      "Ctrl-C (or kill -9) stops everything it started and keeps the committed\n"
+      "chunks in its work dir (/tmp/vrctl-run-<digest of the job's options>-<uid>)\n"
+      "for --resume, as av1an does; without --resume the job starts afresh and an\n"
+      "earlier run's work dir is removed, as it is when the job ends. If the\n"
       "controller or every worker dies, it says which (signal, log) and exits 1.\n" },
     { 0 }
 };
