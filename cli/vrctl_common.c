@@ -77,8 +77,9 @@ static int vrctl_worker_lines(struct rq *q, const char *id, FILE *f)
         if (strncmp(w[i].chunk, id, strlen(id)) != 0 || rq_worker_silent(&w[i], now))
             continue;
         const char *slash = strchr(w[i].chunk, '/');
-        fprintf(f, "\033[K  %-40s chunk %-6s last chunk %.2f fps\n", w[i].name,
-                slash ? slash + 1 : w[i].chunk, w[i].fps);
+        /* the chunk in hand: its frames so far and their rate (the heartbeat's) */
+        fprintf(f, "\033[K  %-40s chunk %-6s %lld frames, %.2f fps\n", w[i].name,
+                slash ? slash + 1 : w[i].chunk, w[i].chunk_frames, w[i].fps);
         lines++;
     }
     free(w);
@@ -274,7 +275,11 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
         }
         fails = 0;
         int ended = job_state_ended(st->state);
-        double frac = st->frames_total > 0 ? (double)st->frames_done / st->frames_total : 0;
+        /* committed frames and those the running chunks have encoded so far:
+         * the bar moves within a chunk */
+        long long frames = st->frames_done + st->frames_running;
+        double frac = st->frames_total > 0 ? (double)frames / st->frames_total : 0;
+        frac = frac > 1 ? 1 : frac;
         char bar[64], eta[32] = "--";
         vrctl_bar(bar, sizeof bar, frac, 30);
         if (st->eta_s >= 0 && !ended)
@@ -283,7 +288,7 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
             if (drawn)
                 fprintf(stderr, "\033[%dA", drawn);
             fprintf(stderr, "\033[K%s %s %3.0f%%  chunks %lld/%lld  frames %lld/%lld  %.1f fps  ETA %s  [%s]\n",
-                    id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
+                    id, bar, frac * 100, st->chunks_done, st->chunks_total, frames,
                     st->frames_total, st->fps, eta, st->state);
             drawn = 1 + (ended ? 0 : vrctl_worker_lines(q, id, stderr));
             drawn += vrctl_last_events(q, id, stderr);
@@ -293,7 +298,7 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
         }
         if (!tty && (st->chunks_done != last_done || ended)) {
             log_say(LOG_INFO, "%s %s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
-                    id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
+                    id, bar, frac * 100, st->chunks_done, st->chunks_total, frames,
                     st->frames_total, st->fps, eta, st->state);
             last_done = st->chunks_done;
         }

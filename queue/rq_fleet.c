@@ -25,8 +25,9 @@ static void rq_key_worker(char *buf, size_t n, const char *name)
 
 int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s, vr_err *err)
 {
-    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], hb[16], gu[32], gm[32];
+    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], hb[16], gu[32], gm[32], cf[32];
     rq_key_worker(key, sizeof key, w->name);
+    snprintf(cf, sizeof cf, "%lld", w->chunk_frames);
     snprintf(ttl, sizeof ttl, "%d", ttl_s);
     snprintf(fps, sizeof fps, "%.2f", w->fps);
     snprintf(cd, sizeof cd, "%lld", w->chunks_done);
@@ -37,9 +38,10 @@ int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s,
     snprintf(gm, sizeof gm, "%lld", w->gpu_mem);
     const char *kv[] = { key, RQ_WORKERS, w->name, ttl, "gpu", w->gpu, "state", w->state,
                          "chunk", w->chunk, "fps", fps, "chunks_done", cd, "frames_done", fd,
-                         "seen_ms", seen, "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm };
+                         "seen_ms", seen, "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm,
+                         "chunk_frames", cf };
     long long v;
-    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 24, &v);
+    return rq_eval_int(q, err, HEARTBEAT_LUA, 2, kv, 26, &v);
 }
 
 int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
@@ -60,7 +62,7 @@ int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
 static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
 {
     char key[200], fps[32] = "", cd[32] = "", fd[32] = "", seen[32] = "", hb[16] = "";
-    char gu[32] = "", gm[32] = "";
+    char gu[32] = "", gm[32] = "", cf[32] = "";
     rq_key_worker(key, sizeof key, w->name);
     int found = rq_hget(q, key, "gpu", w->gpu, sizeof w->gpu, NULL) > 0;
     found |= rq_hget(q, key, "state", w->state, sizeof w->state, NULL) > 0;
@@ -74,6 +76,8 @@ static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
     w->hb_ms = atoi(hb);
     rq_hget(q, key, "gpu_util", gu, sizeof gu, NULL);
     rq_hget(q, key, "gpu_mem", gm, sizeof gm, NULL);
+    rq_hget(q, key, "chunk_frames", cf, sizeof cf, NULL);
+    w->chunk_frames = rq_record_ll(cf);
     w->fps = atof(fps);
     w->gpu_util = gu[0] ? atof(gu) : -1;
     w->gpu_mem = atoll(gm);

@@ -20,6 +20,7 @@ struct rq_worker_info {
                                    * chunk; -1 unknown (CPU, no NVML, none yet) */
     long long gpu_mem;            /* peak device memory of its last chunk, bytes (0 unknown) */
     long long chunks_done, frames_done;
+    long long chunk_frames;       /* frames encoded so far of the chunk in hand (0 idle) */
     int hb_ms;                    /* its heartbeat period */
     long long seen_ms;            /* wall clock of its last heartbeat (read only) */
 };

@@ -284,18 +284,23 @@ int rq_job_cancel(struct rq *q, const char *id, const char *reason, char *state,
     return rq_job_end(q, id, "cancelled", reason, NULL, 0, state, n, err);
 }
 
+/* A job script's {code[, text]} reply (consumed; NULL: the error in err):
+ * the code, -1 as VR_ENOENT naming the job. */
+static int rq_job_code(redisReply *r, const char *id, char *text, size_t n, vr_err *err)
+{
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int code = rq_code_text(r, text, n, err);
+    return code == -1 ? vr_err_set(err, VR_ENOENT, "no job '%s'", id) : code;
+}
+
 int rq_job_retry(struct rq *q, const char *id, long long *chunks_total, char *state, size_t n,
                  vr_err *err)
 {
     char jk[128], text[32];
     rq_key_job(jk, sizeof jk, id);
     const char *kv[] = { jk, RQ_ACTIVE, id };
-    redisReply *r = rq_eval(q, err, RETRY_LUA, 2, kv, 3);
-    if (!r)
-        return err ? err->code : VR_EREDIS;
-    int code = rq_code_text(r, text, sizeof text, err);
-    if (code == -1)
-        return vr_err_set(err, VR_ENOENT, "no job '%s'", id);
+    int code = rq_job_code(rq_eval(q, err, RETRY_LUA, 2, kv, 3), id, text, sizeof text, err);
     if (code == 1)
         *chunks_total = rq_record_ll(text);
     else if (code == 0 && state)
@@ -313,12 +318,7 @@ int rq_job_purge(struct rq *q, const char *id, long long ended_before_ms, char *
     prefix[strlen(prefix) - 1] = '\0'; /* "vr:chunk:<id>:" */
     snprintf(before, sizeof before, "%lld", ended_before_ms);
     const char *kv[] = { jk, RQ_INDEX, RQ_ACTIVE, RQ_CLEANUP, ek, id, before, prefix };
-    redisReply *r = rq_eval(q, err, PURGE_LUA, 5, kv, 8);
-    if (!r)
-        return err ? err->code : VR_EREDIS;
-    int code = rq_code_text(r, text, sizeof text, err);
-    if (code == -1)
-        return vr_err_set(err, VR_ENOENT, "no job '%s'", id);
+    int code = rq_job_code(rq_eval(q, err, PURGE_LUA, 5, kv, 8), id, text, sizeof text, err);
     if (code == 0 && state)
         snprintf(state, n, "%s", text);
     return code;

@@ -5,6 +5,7 @@
 #include "rq_stats.h"
 
 #include "job.h"
+#include "rq_fleet.h"
 #include "text.h"
 
 #include <math.h>
@@ -80,6 +81,24 @@ static int rq_stats_chunks(struct rq *q, struct rq_job_status *st, vr_err *err)
     return rc;
 }
 
+/* The frames live workers have encoded so far of job id's running chunks
+ * (their heartbeats' chunk_frames): progress before any chunk commits. */
+static long long rq_frames_running(struct rq *q, const char *id)
+{
+    enum { MAX = 1024 };
+    struct rq_worker_info *w = malloc(MAX * sizeof *w);
+    if (!w)
+        return 0;
+    int n = rq_workers_list(q, w, MAX, NULL);
+    size_t len = strlen(id);
+    long long sum = 0, now = rq_now_ms();
+    for (int i = 0; i < n; i++)
+        if (!strncmp(w[i].chunk, id, len) && w[i].chunk[len] == '/' && !rq_worker_silent(&w[i], now))
+            sum += w[i].chunk_frames;
+    free(w);
+    return sum;
+}
+
 int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_status *st,
                   vr_err *err)
 {
@@ -147,8 +166,10 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
     st->wall_s = t0 ? (t1 - t0) / 1000.0 : 0;
     st->fps = st->wall_s > 0 ? st->frames_done / st->wall_s : 0;
     st->eta_s = -1; /* none for a job that ended */
+    if (!strcmp(st->state, "running"))
+        st->frames_running = rq_frames_running(q, id);
     if (st->fps > 0 && st->frames_total > 0 && !job_state_ended(st->state))
-        st->eta_s = (st->frames_total - st->frames_done) / st->fps;
+        st->eta_s = (st->frames_total - st->frames_done - st->frames_running) / st->fps;
     if (!with_chunks)
         return 0;
     st->have_chunks = 1;
@@ -165,11 +186,12 @@ static double rq_r3(double v)
 
 json_t *rq_job_status_json(const struct rq_job_status *st)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f}",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f}",
                           "id", st->id, "state", st->state, "error", st->error,
                           "input", st->input, "output", st->output,
                           "frames", (json_int_t)st->frames_total,
                           "frames_done", (json_int_t)st->frames_done,
+                          "frames_running", (json_int_t)st->frames_running,
                           "chunks_total", (json_int_t)st->chunks_total,
                           "chunks_done", (json_int_t)st->chunks_done,
                           "fps", rq_r3(st->fps), "wall_s", rq_r3(st->wall_s),

@@ -500,6 +500,8 @@ static void *encode_main(void *arg)
         }
         if (!p->m.frames++)
             p->at.first_enc = now_us();
+        if (p->o->frames_live)
+            __atomic_store_n(p->o->frames_live, (long long)p->m.frames, __ATOMIC_RELAXED);
         item_free(it);
         if (p->test_delay_us)
             usleep(p->test_delay_us);

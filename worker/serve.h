@@ -41,6 +41,8 @@ struct serve {
     char job[48];
     int idx;
     long long started_ms;
+    long long chunk_frames;       /* frames encoded of the chunk in hand (the pipeline stores
+                                   * it atomically, outside mu; pipe_opts.frames_live) */
     volatile int cancel;          /* handed to pipeline_run */
     int lost;                     /* lease lost: never commit or ack */
     int job_ended;                /* job cancelled or failed meanwhile */

@@ -41,6 +41,7 @@ static void serve_set_busy(struct serve *s, const struct rq_msg *m, const char *
         snprintf(s->job, sizeof s->job, "%s", job);
         s->idx = idx;
         s->started_ms = rq_now_ms();
+        __atomic_store_n(&s->chunk_frames, 0, __ATOMIC_RELAXED);
         s->cancel = 0;
         s->lost = 0;
         s->job_ended = 0;
@@ -203,6 +204,7 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     o.preroll_until_ms = t->preroll_until;
     o.warmup_from_ms = t->warmup_from;
     o.fail_on_decode_error = job_decode_error_fail(t->on_decode_error) == 1;
+    o.frames_live = &s->chunk_frames;
     struct remux_range range;
     if (t->is_range) {
         serve_range(&t->range, &range);
