@@ -3,7 +3,9 @@
  * redis-server on a unix socket in a temp dir, a controller, workers (one
  * per GPU through `vr-worker serve --gpu all`, or N CPU workers), all
  * fork/exec'd from the binaries next to vrctl; the progress bar; and a
- * cleanup that runs on success, failure and Ctrl-C alike.
+ * cleanup that runs on success, failure and Ctrl-C alike. Ctrl-C (and kill
+ * -9) keep the work dir, its Redis (AOF) and the committed chunks: the same
+ * command with --resume carries on from them (run_workdir.h).
  */
 #include "vrctl.h"
 
@@ -11,11 +13,14 @@
 #include "gpus.h"
 #include "job.h"
 #include "log.h"
+#include "rq_jobs.h"
 #include "rq_notify.h"
+#include "run_workdir.h"
 #include "storage.h"
 #include "run_temps.h"
 #include "supervise.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <pthread.h>
@@ -52,6 +57,7 @@ struct run_opts {
     int keep;                     /* keep the temp dir */
     int allow_private;            /* --notify-allow-private, passed to the controller */
     int replace;                  /* -y: OUT may replace an existing file */
+    int resume;                   /* --resume: carry on with the job its work dir keeps */
 };
 
 /* Options into *o; returns 0 or the exit code (2 usage, 1 bad job). */
@@ -81,6 +87,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         VRCTL_SPEC_LONGOPTS,
         { "lease-seconds", required_argument, 0, 'l' },
         { "keep-temp", no_argument, 0, 'K' },
+        { "resume", no_argument, 0, 'Z' },
         { "per-gpu", required_argument, 0, 'g' },
         { "notify-secret-file", required_argument, 0, 'S' },
         { "encode-threads", required_argument, 0, 'E' },
@@ -116,6 +123,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             break;
         }
         case 'K': o->keep = 1; break;
+        case 'Z': o->resume = 1; break;
         case 'g':
             if (cli_opt_int("--per-gpu", optarg, 1, 16, &o->per_gpu))
                 return 2;
@@ -162,7 +170,10 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 
 /* The processes of one run and where they keep their files. */
 struct run {
-    char dir[64];                 /* mktemp -d: redis socket, storage, logs */
+    struct run_workdir wd;        /* the work dir (dir below is its path) */
+    char job[JOB_ID_MAX];         /* the job resumed, or "" (a new one)  */
+    int keep_workdir;             /* a resume that could not start: leave it as it was */
+    char dir[RUN_WORKDIR_MAX];    /* the work dir: redis socket and AOF, storage, logs */
     char exe_dir[4096];           /* where vrctl is: the other binaries are there */
     char url[160];
     char storage[128];
@@ -205,11 +216,12 @@ static int run_add(struct run *r, struct sup *s, const char *bin, char *const *a
 /* A private redis-server on a unix socket, waited for until it answers. */
 static int run_redis(struct run *r)
 {
-    char sock[96];
-    snprintf(sock, sizeof sock, "%s/redis.sock", r->dir);
+    char sock[108]; /* sun_path */
+    snprintf(sock, sizeof sock, "%.95s/redis.sock", r->dir);
     snprintf(r->url, sizeof r->url, "unix://%s", sock);
     char *args[] = { "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
-                     "--dir", r->dir, "--save", "", "--appendonly", "no", "--maxmemory-policy",
+                     "--dir", r->dir, "--save", "", "--appendonly", "yes", "--appendfsync",
+                     "everysec", "--maxmemory-policy",
                      "noeviction", "--daemonize", "no", NULL };
     if (run_add(r, &r->infra, "redis-server", args, "redis") < 0)
         return -1;
@@ -301,22 +313,55 @@ static void run_tail(const char *path)
         fputs(lines[i % 8], stderr);
 }
 
-/* Stops workers first (SIGTERM drains), then the controller, then Redis;
- * removes the temp dir unless keep. */
-static void run_cleanup(struct run *r, int keep, int show_logs)
+/* Stops workers first (SIGTERM drains; interrupted: 2 s, their chunks run
+ * again on --resume), then the controller, then Redis (its AOF written);
+ * removes the work dir unless keep. */
+static void run_cleanup(struct run *r, int keep, int show_logs, int interrupted)
 {
-    sup_stop(&r->procs, 10000);
+    sup_stop(&r->procs, interrupted ? 2000 : 10000);
     sup_stop(&r->infra, 5000);
     for (int i = 0; show_logs && i < r->procs.n; i++)
         run_tail(r->procs.child[i].log);
     sup_release(&r->procs);
     sup_release(&r->infra);
-    if (keep) {
+    if (interrupted)
+        log_say(LOG_INFO, "vrctl run: committed chunks kept in %s; the same command with "
+                "--resume carries on\n", r->dir);
+    else if (keep)
         log_say(LOG_INFO, "vrctl run: kept %s (logs, storage)\n", r->dir);
-        return;
+    run_workdir_close(&r->wd, keep || interrupted || r->keep_workdir);
+}
+
+/* A resumed run, before any worker starts: the job must still be there and
+ * live (or done), and the chunks the stopped run's workers held go back
+ * to the queue. Returns 0 or 1 (said why). */
+static int run_resume_check(struct run *r)
+{
+    struct rq *q = vrctl_connect(r->url);
+    if (!q)
+        return 1;
+    char state[32] = "";
+    long long done = 0, total = 0;
+    vr_err e = { 0 };
+    int rc;
+    /* Redis answers LOADING while it replays its AOF */
+    for (int i = 0; (rc = rq_job_state(q, r->job, state, sizeof state, &e)) < 0 &&
+                    strstr(e.msg, "LOADING") && i < 600 && !run_stop; i++)
+        usleep(50000);
+    if (rc <= 0 || !strcmp(state, "failed") || !strcmp(state, "cancelled")) {
+        log_say(LOG_ERROR, "vrctl run: cannot resume job %s: %s; run without --resume to start "
+                "afresh\n", r->job, rc < 0 ? e.msg : rc == 0 ? "gone from its Redis" : state);
+        rq_free(&q);
+        r->keep_workdir = 1;
+        return 1;
     }
-    if (run_temp_remove(r->dir) < 0)
-        log_say(LOG_WARN, "vrctl run: could not remove %s\n", r->dir);
+    int back = run_release_dead(q, &e);
+    rq_job_number(q, r->job, "chunks_done", &done, NULL);
+    rq_job_number(q, r->job, "chunks_total", &total, NULL);
+    log_say(LOG_INFO, "vrctl run: resuming job %s (%s): %lld of %lld chunks done, %d requeued "
+            "from the stopped run\n", r->job, state, done, total, back > 0 ? back : 0);
+    rq_free(&q);
+    return 0;
 }
 
 /* ---- supervise ---- */
@@ -383,12 +428,17 @@ static int run_supervise(struct run *r, struct run_opts *o)
     if (!q)
         return 1;
     vr_err e = { 0 };
-    job_new_id(o->js.id, sizeof o->js.id);
-    o->js.created_ms = rq_now_ms();
-    if (vrctl_enqueue(q, &o->js, o->info.frames_est, &e) < 0) {
-        log_say(LOG_ERROR, "vrctl run: %s\n", e.msg);
-        rq_free(&q);
-        return 1;
+    if (r->job[0]) {
+        snprintf(o->js.id, sizeof o->js.id, "%s", r->job);
+    } else {
+        job_new_id(o->js.id, sizeof o->js.id);
+        o->js.created_ms = rq_now_ms();
+        if (vrctl_enqueue(q, &o->js, o->info.frames_est, &e) < 0 ||
+            run_workdir_save_job(&r->wd, o->js.id, &e) < 0) {
+            log_say(LOG_ERROR, "vrctl run: %s\n", e.msg);
+            rq_free(&q);
+            return 1;
+        }
     }
     struct run_monitor mon = { .r = r, .stop = 0 };
     pthread_t mt;
@@ -432,11 +482,16 @@ int cmd_run(int argc, char **argv)
     r.exe_dir[len] = '\0';
     *strrchr(r.exe_dir, '/') = '\0';
     run_temps_reap();
-    vr_err te = { 0 };
-    if (run_temp_make(r.dir, sizeof r.dir, &te) < 0) {
-        log_say(LOG_ERROR, "vrctl run: %s\n", te.msg);
+    vr_err we = { 0 };
+    if (run_workdir_open(&o.js, o.resume, &r.wd, &we) < 0) {
+        log_say(LOG_ERROR, "vrctl run: %s\n", we.msg);
         return 1;
     }
+    if (o.resume && !r.wd.resuming)
+        log_say(LOG_INFO, "vrctl run: nothing to resume for this job; starting afresh\n");
+    snprintf(r.dir, sizeof r.dir, "%s", r.wd.dir);
+    if (r.wd.resuming)
+        snprintf(r.job, sizeof r.job, "%s", r.wd.job);
     snprintf(r.storage, sizeof r.storage, "%s/storage", r.dir);
     struct sigaction sa = { 0 };
     sa.sa_handler = run_on_signal;
@@ -445,8 +500,9 @@ int cmd_run(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
 
     rc = 1;
-    if (mkdir(r.storage, 0755) == 0 && run_redis(&r) == 0 && run_spawn_all(&r, &o) == 0)
+    if ((mkdir(r.storage, 0755) == 0 || (r.job[0] && errno == EEXIST)) && run_redis(&r) == 0 &&
+        (!r.job[0] || run_resume_check(&r) == 0) && run_spawn_all(&r, &o) == 0)
         rc = run_supervise(&r, &o);
-    run_cleanup(&r, o.keep, rc != 0 && rc != 130);
+    run_cleanup(&r, o.keep, rc != 0 && rc != 130, rc == 130);
     return rc;
 }

@@ -68,8 +68,8 @@ static json_t *vrctl_events_json(struct rq *q, const char *id)
 static void vrctl_print_job(const struct rq_job_status *st)
 {
     printf("%-26s %-10s chunks %lld/%lld  frames %lld/%lld  %.1f fps  %.1f s\n", st->id, st->state,
-           st->chunks_done, st->chunks_total, st->frames_done, st->frames_total, st->fps,
-           st->wall_s);
+           st->chunks_done, st->chunks_total, st->frames_done + st->frames_running,
+           st->frames_total, st->fps, st->wall_s);
 }
 
 int cmd_status(int argc, char **argv)

@@ -31,7 +31,10 @@
     "                     Matroska with Cues), else cut into files first; range: only\n" \
     "                     in place (the job fails if it cannot be); copy: always cut\n" \
     "                     (for workers that cannot see the input under their\n"        \
-    "                     --input-root)\n"
+    "                     --input-root)\n"                                              \
+    "  --on-decode-error A  conceal (default, as ffmpeg): a damaged packet is concealed\n" \
+    "                     by the decoder or skipped, counted in the chunk's events;\n"    \
+    "                     fail: it fails the job (a permanent chunk error)\n"
 
 /* The exit codes of the commands that take a job. */
 #define VRCTL_EXIT_HELP                                                                         \
@@ -41,7 +44,8 @@
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, CLI_NEEDS_REDIS,
       "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
-      "       [--chunking C] [--notify URL] [--priority N] [--wait] [-y|-n]",
+      "       [--chunking C] [--on-decode-error A] [--notify URL] [--priority N] [--wait]\n"
+      "       [-y|-n]",
       "validate a video and enqueue it as a job; prints the job id",
       "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
       "                     (what the stitch can write; others are refused now). IN and\n"
@@ -72,6 +76,14 @@ static const struct cli_cmd vrctl_cmds[] = {
       VRCTL_EXIT_HELP },
     { "retry", cmd_retry, CLI_NEEDS_REDIS, "JOB", "re-run a failed (or cancelled) job: its unfinished chunks, or its split or stitch",
       VRCTL_EXIT_HELP },
+    { "purge", cmd_purge, CLI_NEEDS_REDIS, "JOB | --older-than D",
+      "delete ended jobs' records from Redis (never a live job)",
+      "  JOB                one ended job (done, failed or cancelled)\n"
+      "  --older-than D     every job that ended more than D ago: 90s, 30m, 12h, 7d\n"
+      "The controllers purge jobs on their own D after they end (vr-controller\n"
+      "--keep-jobs, 7 days by default), storage/jobs/<id> with them; vrctl purge,\n"
+      "which does not see the storage, leaves that directory to be removed by hand.\n"
+      VRCTL_EXIT_HELP },
     { "metrics", cmd_metrics, CLI_NEEDS_REDIS, "JOB [--json]",
       "per-stage timings and percentiles (merged histograms) of a job", VRCTL_EXIT_HELP },
     { "report", cmd_report, CLI_NEEDS_REDIS, "JOB -o FILE.html [-y|-n]",
@@ -87,7 +99,8 @@ static const struct cli_cmd vrctl_cmds[] = {
     { "run", cmd_run, 0,
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S] [--chunking C] [--encode-threads N]\n"
-      "       [--notify URL [--notify-secret-file FILE] [--notify-allow-private]] [-y|-n]",
+      "       [--on-decode-error A] [--notify URL [--notify-secret-file FILE]\n"
+      "       [--notify-allow-private]] [--resume] [--keep-temp] [-y|-n]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
@@ -103,13 +116,18 @@ static const struct cli_cmd vrctl_cmds[] = {
       "                     vrctl run waits for the webhook (at most 60 s) before it ends\n"
       "  --notify-allow-private  the POST may go to a loopback, private or link-local\n"
       "                     address (as vr-controller's option)\n"
-      "  --keep-temp        keep the temp dir (logs, chunks) afterwards\n"
+      "  --keep-temp        keep the work dir (logs, chunks) afterwards\n"
+      "  --resume           carry on with the job a stopped run of the same command\n"
+      "                     (input, output, options) left: its committed chunks kept\n"
       CLI_REPLACE_HELP
       "Its controller reads under IN's directory and writes under OUT's only.\n"
-      "Ctrl-C stops everything it started and removes its temp dir. If the\n"
-      "controller or every worker dies, it says which (signal, log) and exits 1.\n"
-      "After a kill -9 of vrctl its processes die with it, and the next run\n"
-      "removes the temp dir it left (/tmp/vrctl-run-*, its owner gone).\n" },
+      "Ctrl-C (or kill -9) stops everything it started and keeps the committed\n"
+      "chunks in its work dir (/tmp/vrctl-run-<digest of the job's options>-<uid>)\n"
+      "for --resume, as av1an does; without --resume the job starts afresh and an\n"
+      "earlier run's work dir is removed, as it is when the job ends. A work dir\n"
+      "no run holds and nobody resumed for a day is removed by the next run. After\n"
+      "a kill -9 of vrctl its processes die with it. If the controller or every\n"
+      "worker dies, it says which (signal, log) and exits 1.\n" },
     { 0 }
 };
 

@@ -18,6 +18,7 @@ int cmd_watch(int argc, char **argv);
 int cmd_workers(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_retry(int argc, char **argv);
+int cmd_purge(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -72,7 +73,7 @@ int vrctl_no_job(const char *id);
 
 /* The job-spec options `submit` and `run` share, as `vr-worker process`
  * has them: VRCTL_OPT_PROFILE, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK,
- * VRCTL_OPT_CHUNKING, VRCTL_OPT_LAYOUT, VRCTL_OPT_NOTIFY (the webhook URL, checked here: a bad
+ * VRCTL_OPT_CHUNKING, VRCTL_OPT_DECODE_ERROR, VRCTL_OPT_LAYOUT, VRCTL_OPT_NOTIFY (the webhook URL, checked here: a bad
  * one is a usage error before anything is queued) as getopt codes and 'c'
  * (-c FILE, the config overrides:
  * its path goes into js->config, which vrctl_prepare replaces with the
@@ -80,7 +81,7 @@ int vrctl_no_job(const char *id);
  * `o` with `arg` to *js and returns 1 when `o` is one of them, 0 when it
  * is not, or an exit code (2 usage, 1 unreadable file) for a bad value. */
 enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_LAYOUT,
-       VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING };
+       VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING, VRCTL_OPT_DECODE_ERROR };
 #define VRCTL_OPTSTRING "o:c:yn"  /* short options of submit and run */
 /* Their long options, for the two commands' getopt tables. */
 #define VRCTL_SPEC_LONGOPTS                                          \
@@ -90,6 +91,7 @@ enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_L
     { "layout", required_argument, 0, VRCTL_OPT_LAYOUT },           \
     { "notify", required_argument, 0, VRCTL_OPT_NOTIFY },           \
     { "chunking", required_argument, 0, VRCTL_OPT_CHUNKING },       \
+    { "on-decode-error", required_argument, 0, VRCTL_OPT_DECODE_ERROR }, \
     { "config", required_argument, 0, 'c' }
 int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
 

@@ -77,8 +77,9 @@ static int vrctl_worker_lines(struct rq *q, const char *id, FILE *f)
         if (strncmp(w[i].chunk, id, strlen(id)) != 0 || rq_worker_silent(&w[i], now))
             continue;
         const char *slash = strchr(w[i].chunk, '/');
-        fprintf(f, "\033[K  %-40s chunk %-6s last chunk %.2f fps\n", w[i].name,
-                slash ? slash + 1 : w[i].chunk, w[i].fps);
+        /* the chunk in hand: its frames so far and their rate (the heartbeat's) */
+        fprintf(f, "\033[K  %-40s chunk %-6s %lld frames, %.2f fps\n", w[i].name,
+                slash ? slash + 1 : w[i].chunk, w[i].chunk_frames, w[i].fps);
         lines++;
     }
     free(w);
@@ -292,7 +293,11 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop, int hints)
             hint_wait = 7;
         }
         nh = ended ? 0 : nh;
-        double frac = st->frames_total > 0 ? (double)st->frames_done / st->frames_total : 0;
+        /* committed frames and those the running chunks have encoded so far:
+         * the bar moves within a chunk */
+        long long frames = st->frames_done + st->frames_running;
+        double frac = st->frames_total > 0 ? (double)frames / st->frames_total : 0;
+        frac = frac > 1 ? 1 : frac;
         char bar[64], eta[32] = "--";
         vrctl_bar(bar, sizeof bar, frac, 30);
         if (st->eta_s >= 0 && !ended)
@@ -301,7 +306,7 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop, int hints)
             if (drawn)
                 fprintf(stderr, "\033[%dA", drawn);
             fprintf(stderr, "\033[K%s %s %3.0f%%  chunks %lld/%lld  frames %lld/%lld  %.1f fps  ETA %s  [%s]\n",
-                    id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
+                    id, bar, frac * 100, st->chunks_done, st->chunks_total, frames,
                     st->frames_total, st->fps, eta, st->state);
             drawn = 1 + (ended ? 0 : vrctl_worker_lines(q, id, stderr));
             drawn += vrctl_last_events(q, id, stderr);
@@ -317,7 +322,7 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop, int hints)
         }
         if (!tty && (st->chunks_done != last_done || ended)) {
             log_say(LOG_INFO, "%s %s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
-                    id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
+                    id, bar, frac * 100, st->chunks_done, st->chunks_total, frames,
                     st->frames_total, st->fps, eta, st->state);
             last_done = st->chunks_done;
         }
@@ -375,6 +380,12 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
         if (!job_chunking_valid(arg))
             return cli_usage_error("--chunking %s: want auto, range or copy", arg);
         snprintf(js->chunking, sizeof js->chunking, "%s", strcmp(arg, "auto") ? arg : "");
+        return 1;
+    case VRCTL_OPT_DECODE_ERROR:
+        if (job_decode_error_fail(arg) < 0 || !arg[0])
+            return cli_usage_error("--on-decode-error %s: want conceal or fail", arg);
+        snprintf(js->on_decode_error, sizeof js->on_decode_error, "%s",
+                 strcmp(arg, "conceal") ? arg : "");
         return 1;
     case VRCTL_OPT_CHUNK:
         if (!strcmp(arg, "auto")) {

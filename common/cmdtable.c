@@ -251,6 +251,28 @@ int cli_opt_int(const char *opt, const char *arg, long lo, long hi, int *out)
     return rc;
 }
 
+int cli_opt_duration(const char *opt, const char *arg, double hi_s, double *out)
+{
+    static const struct { char unit; double s; } units[] = {
+        { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
+    char num[64], msg[256];
+    size_t len = arg ? strlen(arg) : 0;
+    double mul = 1;
+    if (len > 1 && len < sizeof num)
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+            if (arg[len - 1] == units[i].unit) {
+                mul = units[i].s;
+                len--;
+            }
+    snprintf(num, sizeof num, "%.*s", (int)(len < sizeof num ? len : 0), arg ? arg : "");
+    double v;
+    if (cli_parse_double(opt, num, 0, hi_s / mul, &v, msg, sizeof msg) < 0)
+        return cli_usage_error("%s '%s': want a duration such as 90s, 30m, 12h or 7d (at most "
+                               "%.0f days)", opt, arg ? arg : "", hi_s / 86400);
+    *out = v * mul;
+    return 0;
+}
+
 int cli_opt_double(const char *opt, const char *arg, double lo, double hi, double *out)
 {
     char msg[256];

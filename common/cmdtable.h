@@ -95,4 +95,9 @@ int cli_opt_int(const char *opt, const char *arg, long lo, long hi, int *out);
 int cli_opt_long(const char *opt, const char *arg, long lo, long hi, long long *out);
 int cli_opt_double(const char *opt, const char *arg, double lo, double hi, double *out);
 
+/* A duration option: a number followed by s, m, h or d (seconds without
+ * one: "90", "30m", "7d", "1.5h"), within [0, hi_s] seconds: 0 with *out
+ * in seconds, or the usage error printed and 2 returned. */
+int cli_opt_duration(const char *opt, const char *arg, double hi_s, double *out);
+
 #endif

@@ -213,6 +213,7 @@ void metrics_merge(struct metrics *dst, const struct metrics *src)
         dst->gpu_mem_peak = src->gpu_mem_peak;
     dst->gpu_util_sum += src->gpu_util_sum;
     dst->gpu_util_samples += src->gpu_util_samples;
+    dst->concealed += src->concealed;
 }
 
 double metrics_fps(const struct metrics *m)
@@ -237,13 +238,14 @@ json_t *metrics_to_json(const struct metrics *m)
             return NULL;
         }
     }
-    return json_pack("{si sI sI sI sf sf sI sf sI sf so}", "version", 1,
+    return json_pack("{si sI sI sI sf sf sI sf sI sf sI so}", "version", 1,
                      "frames", (json_int_t)m->frames, "bytes_in", (json_int_t)m->bytes_in,
                      "bytes_out", (json_int_t)m->bytes_out, "wall_s", m->wall_s,
                      "fps", metrics_fps(m), "gpu_mem_peak", (json_int_t)m->gpu_mem_peak,
                      "gpu_util_sum", m->gpu_util_sum,
                      "gpu_util_samples", (json_int_t)m->gpu_util_samples,
-                     "gpu_util", metrics_gpu_util(m), "stages", stages);
+                     "gpu_util", metrics_gpu_util(m), "concealed", (json_int_t)m->concealed,
+                     "stages", stages);
 }
 
 int metrics_from_json(struct metrics *m, const json_t *j, vr_err *err)
@@ -261,7 +263,9 @@ int metrics_from_json(struct metrics *m, const json_t *j, vr_err *err)
         (rc = get_num(j, "wall_s", &m->wall_s, "metrics", err)) < 0 ||
         (rc = get_u64(j, "gpu_mem_peak", &m->gpu_mem_peak, "metrics", err)) < 0 ||
         (rc = get_num(j, "gpu_util_sum", &m->gpu_util_sum, "metrics", err)) < 0 ||
-        (rc = get_u64(j, "gpu_util_samples", &m->gpu_util_samples, "metrics", err)) < 0)
+        (rc = get_u64(j, "gpu_util_samples", &m->gpu_util_samples, "metrics", err)) < 0 ||
+        (json_object_get(j, "concealed") && /* a worker older than the field has none */
+         (rc = get_u64(j, "concealed", &m->concealed, "metrics", err)) < 0))
         goto fail;
     json_t *stages = json_object_get(j, "stages");
     if (!json_is_object(stages)) {

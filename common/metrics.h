@@ -98,6 +98,8 @@ struct metrics {
     uint64_t gpu_mem_peak;    /* bytes, peak device memory used by the process (0 = unknown) */
     double gpu_util_sum;      /* sum of NVML utilisation samples (percent) */
     uint64_t gpu_util_samples;/* number of samples; mean = sum / samples */
+    uint64_t concealed;       /* decode errors concealed (damaged packets, --on-decode-error
+                               * conceal); absent from older JSON: 0 */
 };
 
 /* Clears to empty. */
@@ -114,7 +116,8 @@ double metrics_gpu_util(const struct metrics *m);
 
 /* New JSON object {"version":1,"frames","bytes_in","bytes_out","wall_s",
  * "fps","gpu_mem_peak","gpu_util_sum","gpu_util_samples","gpu_util",
- * "stages":{"decode":{hist},...}}; caller owns it. NULL on ENOMEM. */
+ * "concealed","stages":{"decode":{hist},...}}; caller owns it. NULL on
+ * ENOMEM. */
 json_t *metrics_to_json(const struct metrics *m);
 
 /* Parses metrics_to_json's object into *m (reset first); every stage must be

@@ -16,21 +16,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int sup_spawn(struct sup *s, const char *name, const char *prog, char *const *argv,
-              const char *log, unsigned flags, vr_err *err)
+/* Forks and execs child c (its name and log already set). */
+static int sup_start(struct sup_child *c, const char *prog, char *const *argv, unsigned flags,
+                     vr_err *err)
 {
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 8;
-        void *p = realloc(s->child, (size_t)cap * sizeof *s->child);
-        if (!p)
-            return vr_err_set(err, VR_ENOMEM, "out of memory");
-        s->child = p;
-        s->cap = cap;
-    }
-    struct sup_child *c = &s->child[s->n];
-    memset(c, 0, sizeof *c);
-    snprintf(c->name, sizeof c->name, "%s", name);
-    snprintf(c->log, sizeof c->log, "%s", log ? log : "");
+    const char *log = c->log[0] ? c->log : NULL;
+    const char *name = c->name;
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
@@ -56,7 +47,35 @@ int sup_spawn(struct sup *s, const char *name, const char *prog, char *const *ar
         _exit(127);
     }
     c->pid = pid;
-    return s->n++;
+    c->status = 0;
+    return 0;
+}
+
+int sup_spawn(struct sup *s, const char *name, const char *prog, char *const *argv,
+              const char *log, unsigned flags, vr_err *err)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 8;
+        void *p = realloc(s->child, (size_t)cap * sizeof *s->child);
+        if (!p)
+            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        s->child = p;
+        s->cap = cap;
+    }
+    struct sup_child *c = &s->child[s->n];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    snprintf(c->log, sizeof c->log, "%s", log ? log : "");
+    int rc = sup_start(c, prog, argv, flags, err);
+    return rc < 0 ? rc : s->n++;
+}
+
+int sup_respawn(struct sup *s, int i, const char *prog, char *const *argv, unsigned flags,
+                vr_err *err)
+{
+    if (i < 0 || i >= s->n || s->child[i].pid > 0)
+        return vr_err_set(err, VR_EINVAL, "child %d is not a reaped one", i);
+    return sup_start(&s->child[i], prog, argv, flags, err);
 }
 
 int sup_reap(struct sup *s, int block)

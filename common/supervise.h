@@ -46,6 +46,12 @@ struct sup {
 int sup_spawn(struct sup *s, const char *name, const char *prog, char *const *argv,
               const char *log, unsigned flags, vr_err *err);
 
+/* Starts child i again, a reaped one (its name and log kept), with prog
+ * and argv as sup_spawn takes them: a supervisor that replaces a dead
+ * child reuses its entry. Returns 0 or VR_E*. */
+int sup_respawn(struct sup *s, int i, const char *prog, char *const *argv, unsigned flags,
+                vr_err *err);
+
 /* Reaps one child that has exited: its index, or -1 when none has (block
  * 0, which looks at this table's children only), or when interrupted by a
  * signal / no child is left (block 1, which waits for any child of the

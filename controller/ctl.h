@@ -49,6 +49,8 @@ struct ctl {
     char name[128];               /* consumer name host:ctl:nonce, unique per start */
     long long lease_ms;           /* idle time after which a chunk is reclaimed */
     int keep_chunks;              /* keep storage/jobs/<id>/ after success */
+    long long keep_jobs_ms;       /* --keep-jobs: an ended job is purged this long after its
+                                   * end (0: kept for ever) */
     volatile sig_atomic_t *stop;
     struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c) */
     int nstitches;
@@ -148,6 +150,12 @@ void ctl_stitch_sweep(struct ctl *c);
  * audit: the files go only once Redis has made the done durable, so a
  * crash that rolls the done back leaves the stitch what it needs. */
 void ctl_cleanup_due(struct ctl *c);
+
+#define CTL_KEEP_JOBS_DEFAULT_MS (7LL * 86400 * 1000) /* --keep-jobs: a week */
+
+/* Purges the jobs that ended more than --keep-jobs ago: their Redis
+ * records and storage/jobs/<id> (ctl_retain.c). Run by the deep audit. */
+void ctl_retain(struct ctl *c);
 
 /* Marks a job failed with `reason` (unless it already ended). token: the
  * claim under which this controller holds the job when the failure is its

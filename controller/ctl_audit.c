@@ -121,6 +121,7 @@ int ctl_audit(struct ctl *c, int deep)
     if (n < 0)
         return e.code;
     if (deep) {
+        ctl_retain(c);
         ctl_ack_orphans(c, RQ_JOBS);
         ctl_ack_orphans(c, RQ_RESULTS);
         rq_trim_safe(c->q, RQ_CHUNKS, NULL);

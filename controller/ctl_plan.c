@@ -68,6 +68,7 @@ static int ctl_enqueue_range(struct ctl *c, const char *id, const struct job_spe
     snprintf(t->output_kind, sizeof t->output_kind, "%s", js->output_kind);
     snprintf(t->layout, sizeof t->layout, "%s", d->layout);
     snprintf(t->config, sizeof t->config, "%s", js->config);
+    snprintf(t->on_decode_error, sizeof t->on_decode_error, "%s", js->on_decode_error);
     ctl_range_task(r, js->input, fp, &t->range);
     char *task = NULL;
     int rc = chunk_task_to_json(t, &task, err);

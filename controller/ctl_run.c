@@ -208,6 +208,7 @@ int cmd_controller_run(int argc, char **argv)
         { "storage", required_argument, 0, 's' },
         { "lease-seconds", required_argument, 0, 'l' },
         { "keep-chunks", no_argument, 0, 'k' },
+        { "keep-jobs", required_argument, 0, 'K' },
         { "input-root", required_argument, 0, 'I' },
         { "output-root", required_argument, 0, 'O' },
         { "metrics-listen", required_argument, 0, 'M' },
@@ -222,6 +223,7 @@ int cmd_controller_run(int argc, char **argv)
     const char *redis = NULL, *storage = NULL, *in_root = NULL, *out_root = NULL;
     const char *metrics_listen = NULL, *secret_file = NULL;
     double lease = 30;
+    c.keep_jobs_ms = CTL_KEEP_JOBS_DEFAULT_MS;
     c.notify.timeout_s = 10;
     c.notify.max_attempts = 20;
     unsigned test_retry = clock_test_delay_ms("VR_TEST_NOTIFY_RETRY_MS"); /* tests only */
@@ -240,6 +242,13 @@ int cmd_controller_run(int argc, char **argv)
                 return 2;
             break;
         case 'k': c.keep_chunks = 1; break;
+        case 'K': {
+            double keep_s;
+            if (cli_opt_duration("--keep-jobs", optarg, 3650 * 86400.0, &keep_s))
+                return 2;
+            c.keep_jobs_ms = (long long)(keep_s * 1000);
+            break;
+        }
         case 'I': in_root = optarg; break;
         case 'O': out_root = optarg; break;
         case 'M': metrics_listen = optarg; break;

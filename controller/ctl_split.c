@@ -68,6 +68,7 @@ static int ctl_enqueue_chunk(const struct ctl_split_job *s, int i, long long fra
     snprintf(t.output_kind, sizeof t.output_kind, "%s", s->js->output_kind);
     snprintf(t.layout, sizeof t.layout, "%s", s->dec->layout);
     snprintf(t.config, sizeof t.config, "%s", s->js->config);
+    snprintf(t.on_decode_error, sizeof t.on_decode_error, "%s", s->js->on_decode_error);
     char *task = NULL;
     int rc = chunk_task_to_json(&t, &task, err);
     if (rc == 0)

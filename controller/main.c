@@ -12,7 +12,7 @@
 static const struct cli_cmd controller_cmds[] = {
     { "run", cmd_controller_run, CLI_DEFAULT | CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N]\n"
-      "       [--keep-chunks] [--metrics-listen [ADDR:]PORT] [--notify URL]\n"
+      "       [--keep-chunks] [--keep-jobs D] [--metrics-listen [ADDR:]PORT] [--notify URL]\n"
       "       [--notify-secret-file FILE] [--notify-timeout S] [--notify-attempts N]\n"
       "       [--notify-allow-private]",
       "consume jobs and results until stopped (the default command)",
@@ -23,6 +23,9 @@ static const struct cli_cmd controller_cmds[] = {
       "                     no link under either root is followed, and a job naming a path\n"
       "                     outside its root fails, the message naming root and option\n"
       "  --keep-chunks      keep DIR/jobs/<id>/{in,out} after a job is done\n"
+      "  --keep-jobs D      purge a job (its Redis records and DIR/jobs/<id>) D after it\n"
+      "                     ended: 90s, 30m, 12h, 7d (default 7d; 0: keep for ever);\n"
+      "                     a live job is never purged (vrctl purge: by hand)\n"
       "  --metrics-listen [ADDR:]PORT  serve the fleet's figures in the Prometheus text\n"
       "                     format on /metrics, and /healthz (200 when Redis answers,\n"
       "                     else 503); off unless given. PORT alone: 127.0.0.1 only;\n"

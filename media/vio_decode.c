@@ -3,9 +3,12 @@
  * or with NVDEC (cuda hwaccel, frames left in GPU memory), and hand every
  * other packet through untouched (see vio_video.h).
  *
- * Corrupt input must fail, not be concealed: the decoder runs with
- * AV_EF_EXPLODE, frames flagged corrupt are errors, and a stream that ends
- * well before the duration its container declares is reported as truncated.
+ * Damaged packets are concealed by default, as ffmpeg does: the decoder's
+ * own concealment kept, a packet it refuses skipped, each counted
+ * (vio_in_concealed). With fail_on_decode_error (--on-decode-error fail)
+ * they must fail instead: the decoder runs with AV_EF_EXPLODE and frames
+ * flagged corrupt are errors. Either way a stream that ends well before
+ * the duration its container declares is reported as truncated.
  */
 #include "vio_video.h"
 
@@ -38,6 +41,8 @@ struct vio_in {
     int64_t preroll_until; /* ms; frames before it are references only (0: none) */
     int64_t warmup_from;   /* ms; pre-roll frames from here on are warm-up frames */
     int64_t preroll_dropped, warmups;
+    int64_t concealed;     /* decode errors concealed (vio_in_concealed) */
+    int errors_in_row;     /* decoder errors with no frame between: a bound on concealing */
     struct remux_reader *range; /* reads one chunk's range of the file, or NULL: all of it */
     int range_has_end;     /* the range stops before the end: no truncation check */
     int64_t range_until, range_warm; /* its pre-roll (remux_reader_preroll), stream ticks */
@@ -175,7 +180,8 @@ static void reading_reset(struct vio_in *in, const struct vio_in_opts *o)
     in->draining = 0;
     in->preroll_until = o->preroll_until_ms;
     in->warmup_from = o->warmup_from_ms;
-    in->preroll_dropped = in->warmups = 0;
+    in->preroll_dropped = in->warmups = in->concealed = 0;
+    in->errors_in_row = 0;
 }
 
 int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
@@ -263,7 +269,10 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
         goto fail;
     }
     in->dec->pkt_timebase = in->st->time_base;
-    in->dec->err_recognition |= AV_EF_EXPLODE | AV_EF_CRCCHECK;
+    /* Failing: the decoder's first doubt is an error. Concealing: its
+     * defaults, as ffmpeg's (a damaged slice concealed from its neighbours). */
+    if (o->fail_on_decode_error)
+        in->dec->err_recognition |= AV_EF_EXPLODE | AV_EF_CRCCHECK;
     in->dec->thread_count = o->threads;
     if (o->hw) {
         /* Known limits first (8K H.264 is beyond every NVDEC): the caller
@@ -300,7 +309,8 @@ int vio_in_retarget(struct vio_in *in, const struct vio_in_opts *o, vr_err *err)
 {
     const struct vio_in_opts *a = &in->opened;
     if (!in->range || !o->range || o->hw != a->hw || (o->hw && o->gpu != a->gpu) ||
-        o->threads != a->threads || o->extra_frames != a->extra_frames)
+        o->threads != a->threads || o->extra_frames != a->extra_frames ||
+        o->fail_on_decode_error != a->fail_on_decode_error)
         return vr_err_set(err, VR_EINVAL, "%s: not an input that can read another range", in->path);
     remux_reader_free(&in->range);
     avcodec_flush_buffers(in->dec);
@@ -314,6 +324,7 @@ int64_t vio_in_video_bytes(const struct vio_in *in) { return in->video_bytes; }
 int64_t vio_in_frames(const struct vio_in *in) { return in->frame_index; }
 int64_t vio_in_preroll_dropped(const struct vio_in *in) { return in->preroll_dropped; }
 int64_t vio_in_warmups(const struct vio_in *in) { return in->warmups; }
+int64_t vio_in_concealed(const struct vio_in *in) { return in->concealed; }
 
 /* ---- reading ---- */
 
@@ -345,9 +356,13 @@ static int check_frame(struct vio_in *in, AVFrame *f, vr_err *err)
     if (pts == AV_NOPTS_VALUE)
         pts = f->pts;
     vio_fmt_pts(pb, sizeof pb, pts, in->info.time_base);
-    if (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT))
-        return vr_err_set(err, VR_EFORMAT, "%s: frame %lld %s: corrupt frame (decode error flags 0x%x)",
-                          w, (long long)in->frame_index, pb, f->decode_error_flags);
+    if (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT)) {
+        if (in->opened.fail_on_decode_error)
+            return vr_err_set(err, VR_EFORMAT, "%s: frame %lld %s: corrupt frame (decode error "
+                              "flags 0x%x)", w, (long long)in->frame_index, pb,
+                              f->decode_error_flags);
+        in->concealed++;
+    }
     if (f->width != in->info.w || f->height != in->info.h)
         return vr_err_set(err, VR_ENOTSUP, "%s: frame %lld %s: size changes from %dx%d to %dx%d",
                           w, (long long)in->frame_index, pb, in->info.w, in->info.h, f->width,
@@ -418,11 +433,22 @@ static int read_packet(struct vio_in *in, AVPacket *pkt, vr_err *err)
     return rc > 0 ? 0 : rc == 0 ? AVERROR_EOF : rc;
 }
 
+/* Whether the decoder's error just now is concealed: not when failing on
+ * them, nor after CONCEAL_IN_ROW_MAX of them with no frame between (a
+ * stream that is all damage, or a decoder repeating one error). */
+#define CONCEAL_IN_ROW_MAX 256
+static int conceal_error(struct vio_in *in)
+{
+    return !in->opened.fail_on_decode_error && ++in->errors_in_row <= CONCEAL_IN_ROW_MAX;
+}
+
 int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
 {
     char w[1200], eb[128], pb[64];
     for (;;) {
         int r = avcodec_receive_frame(in->dec, frame);
+        if (r == 0)
+            in->errors_in_row = 0;
         int pre = r == 0 ? preroll_kind(in, frame) : 0;
         if (pre == 1) {
             in->preroll_dropped++;
@@ -446,6 +472,10 @@ int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
         if (r == AVERROR_EOF) {
             int rc = check_complete(in, err);
             return rc < 0 ? rc : VIO_EOF;
+        }
+        if (r != AVERROR(EAGAIN) && conceal_error(in)) {
+            in->concealed++;
+            continue;
         }
         if (r != AVERROR(EAGAIN)) {
             where(in, w, sizeof w);
@@ -479,6 +509,10 @@ int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
         in->last_pkt_pts = ppts;
         r = avcodec_send_packet(in->dec, pkt);
         av_packet_unref(pkt);
+        if (r < 0 && r != AVERROR(ENOMEM) && conceal_error(in)) {
+            in->concealed++; /* the packet is skipped, as ffmpeg skips it */
+            continue;
+        }
         if (r < 0) {
             where(in, w, sizeof w);
             vio_fmt_pts(pb, sizeof pb, ppts, in->info.time_base);

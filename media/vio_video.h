@@ -59,6 +59,10 @@ struct vio_in_opts {
     const struct remux_range *range; /* read only this range of the file (remux_range.h):
                                * seek, check, its packets and the other streams' packets it
                                * owns; its pre-roll replaces the two above. NULL: all */
+    int fail_on_decode_error; /* 1: a packet the decoder refuses or a frame it marks
+                               * corrupt is an error; 0: concealed as ffmpeg does (the
+                               * decoder's concealment kept, the packet skipped) and
+                               * counted (vio_in_concealed) */
 };
 
 struct vio_info {
@@ -110,8 +114,10 @@ enum vio_event { VIO_EOF = 0, VIO_FRAME, VIO_PACKET, VIO_WARMUP };
  * with `pkt` holding a non-video packet to copy (caller unrefs), or VIO_EOF
  * once the decoder is drained. `frame` and `pkt` must be unreferenced on
  * entry. Returns the event (>= 0) or a VR_E* code naming the position.
- * A decode error, a frame marked corrupt, a stream that ends well before
- * the duration its container declares, or a frame size change is an error. */
+ * A decode error or a frame marked corrupt is an error with
+ * o->fail_on_decode_error, else concealed and counted; a stream that ends
+ * well before the duration its container declares, or a frame size
+ * change, is an error. */
 int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err);
 
 /* Bytes of video packets read so far; frames returned so far (VIO_FRAME);
@@ -120,6 +126,10 @@ int64_t vio_in_video_bytes(const struct vio_in *in);
 int64_t vio_in_frames(const struct vio_in *in);
 int64_t vio_in_preroll_dropped(const struct vio_in *in);
 int64_t vio_in_warmups(const struct vio_in *in);
+
+/* Decode errors concealed so far: frames returned that the decoder marked
+ * corrupt (its concealment in them), plus packets it refused (skipped). */
+int64_t vio_in_concealed(const struct vio_in *in);
 
 /* Frees and clears *in; accepts NULL and half-built inputs. */
 void vio_in_free(struct vio_in **in);

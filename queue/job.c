@@ -48,6 +48,7 @@ static const struct jf spec_fields[] = {
     S(struct job_spec, config, 0),
     S(struct job_spec, notify, JF_OMIT_EMPTY),
     S(struct job_spec, chunking, JF_OMIT_EMPTY),
+    S(struct job_spec, on_decode_error, JF_OMIT_EMPTY),
     { 0 }
 };
 
@@ -63,6 +64,7 @@ static const struct jf task_fields[] = {
     N(struct chunk_task, warmup_from, JF_LL, -1, 1e12, 0),
     S(struct chunk_task, layout, 0),
     S(struct chunk_task, config, 0),
+    S(struct chunk_task, on_decode_error, JF_OMIT_EMPTY),
     { 0 }
 };
 
@@ -302,6 +304,11 @@ int job_chunking_valid(const char *c)
     return !strcmp(c, "auto") || !strcmp(c, "range") || !strcmp(c, "copy");
 }
 
+int job_decode_error_fail(const char *s)
+{
+    return !strcmp(s, "fail") ? 1 : !s[0] || !strcmp(s, "conceal") ? 0 : -1;
+}
+
 int job_state_ended(const char *s)
 {
     return !strcmp(s, "done") || !strcmp(s, "failed") || !strcmp(s, "cancelled");
@@ -387,6 +394,9 @@ int job_spec_parse(const char *json, size_t len, struct job_spec *j, vr_err *err
     if (rc == 0 && j->chunking[0] && !job_chunking_valid(j->chunking))
         rc = vr_err_set(err, VR_EFORMAT, "job spec: chunking '%s' is not auto|range|copy",
                         j->chunking);
+    if (rc == 0 && job_decode_error_fail(j->on_decode_error) < 0)
+        rc = vr_err_set(err, VR_EFORMAT, "job spec: on_decode_error '%s' is not conceal|fail",
+                        j->on_decode_error);
     vr_err ne = { 0 };
     if (rc == 0 && j->notify[0] && job_notify_check(j->notify, &ne) < 0)
         rc = vr_err_set(err, VR_EFORMAT, "job spec: notify '%.80s': %s; refused", j->notify,
@@ -415,6 +425,9 @@ int chunk_task_parse(const char *json, size_t len, struct chunk_task *t, vr_err 
         t->warmup_from = t->preroll_until; /* no warm-up frames */
     if (rc == 0 && t->layout[0] && !job_layout_valid(t->layout, 0))
         rc = vr_err_set(err, VR_EFORMAT, "chunk task: layout '%s' is not mono|sbs|tb", t->layout);
+    if (rc == 0 && job_decode_error_fail(t->on_decode_error) < 0)
+        rc = vr_err_set(err, VR_EFORMAT, "chunk task: on_decode_error '%s' is not conceal|fail",
+                        t->on_decode_error);
     if (rc == 0 && !job_id_valid(t->job))
         rc = vr_err_set(err, VR_EFORMAT, "chunk task: bad job id");
     if (rc == 0 && !job_output_kind_valid(t->output_kind))

@@ -38,6 +38,8 @@ struct job_spec {
     char chunking[8];               /* auto | range | copy: chunks read as ranges of the
                                      * source (auto: where the plan can), or cut into files
                                      * (copy: for workers that cannot see the input) */
+    char on_decode_error[8];        /* conceal | fail ("" = conceal, absent from the JSON):
+                                     * what a damaged packet does (job_decode_error_fail) */
 };
 
 /* A chunk read in place: the range of the source it covers (the numbers of
@@ -70,6 +72,7 @@ struct chunk_task {
     char layout[8];                 /* mono | sbs | tb, the job's (decided once for all chunks);
                                      * "" in tasks of older controllers: the worker guesses */
     char config[JOB_CONFIG_MAX];    /* the job's config overrides, "" = none */
+    char on_decode_error[8];        /* the job's: conceal | fail ("" = conceal) */
     int is_range;                   /* 1: `range` is set, `in` is "" (JSON: "range" object);
                                      * 0: `in` is a chunk file of the copy split */
     struct chunk_range range;
@@ -120,6 +123,10 @@ int job_layout_valid(const char *l, int allow_auto);
 
 /* 1 when c is auto|range|copy (a spec's chunking; "" is auto too). */
 int job_chunking_valid(const char *c);
+
+/* --on-decode-error: 1 for "fail", 0 for "conceal" (and "", which older
+ * records hold: ffmpeg's default), -1 for anything else. */
+int job_decode_error_fail(const char *s);
 
 /* 1 when a job in `state` has ended: done, failed or cancelled. */
 int job_state_ended(const char *state);

@@ -30,8 +30,9 @@ static void rq_key_worker(char *buf, size_t n, const char *name)
 
 int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s, vr_err *err)
 {
-    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], hb[16], gu[32], gm[32];
+    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], hb[16], gu[32], gm[32], cf[32];
     rq_key_worker(key, sizeof key, w->name);
+    snprintf(cf, sizeof cf, "%lld", w->chunk_frames);
     snprintf(ttl, sizeof ttl, "%d", ttl_s);
     snprintf(fps, sizeof fps, "%.2f", w->fps);
     snprintf(cd, sizeof cd, "%lld", w->chunks_done);
@@ -42,9 +43,10 @@ int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s,
     snprintf(gm, sizeof gm, "%lld", w->gpu_mem);
     const char *kv[] = { key, RQ_WORKERS, RQ_STATS, w->name, ttl, "gpu", w->gpu, "state", w->state,
                          "chunk", w->chunk, "fps", fps, "chunks_done", cd, "frames_done", fd,
-                         "seen_ms", seen, "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm };
+                         "seen_ms", seen, "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm,
+                         "chunk_frames", cf };
     long long v;
-    return rq_eval_int(q, err, HEARTBEAT_LUA, 3, kv, 25, &v);
+    return rq_eval_int(q, err, HEARTBEAT_LUA, 3, kv, 27, &v);
 }
 
 /* A process that stops cleanly: its heartbeat key deleted, its name off
@@ -73,7 +75,7 @@ int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
 static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
 {
     char key[200], fps[32] = "", cd[32] = "", fd[32] = "", seen[32] = "", hb[16] = "";
-    char gu[32] = "", gm[32] = "";
+    char gu[32] = "", gm[32] = "", cf[32] = "";
     rq_key_worker(key, sizeof key, w->name);
     int found = rq_hget(q, key, "gpu", w->gpu, sizeof w->gpu, NULL) > 0;
     found |= rq_hget(q, key, "state", w->state, sizeof w->state, NULL) > 0;
@@ -87,6 +89,8 @@ static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
     w->hb_ms = atoi(hb);
     rq_hget(q, key, "gpu_util", gu, sizeof gu, NULL);
     rq_hget(q, key, "gpu_mem", gm, sizeof gm, NULL);
+    rq_hget(q, key, "chunk_frames", cf, sizeof cf, NULL);
+    w->chunk_frames = rq_record_ll(cf);
     w->fps = atof(fps);
     w->gpu_util = gu[0] ? atof(gu) : -1;
     w->gpu_mem = atoll(gm);
@@ -247,11 +251,17 @@ static int rq_entry_chunk(struct rq *q, const char *stream, const char *id, char
     return 1;
 }
 
-int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
-                    struct rq_pending *out, int max, vr_err *err)
+/* XPENDING of `stream` (group workers): entries idle for at least
+ * min_idle_ms, of `consumer` only when it is not NULL. */
+static int rq_pending_list(struct rq *q, const char *stream, long long min_idle_ms,
+                           const char *consumer, struct rq_pending *out, int max, vr_err *err)
 {
-    redisReply *r = rq_cmd(q, err, "XPENDING %s %s IDLE %lld - + %d", stream, RQ_G_WORKERS,
-                           min_idle_ms, max);
+    char idle[32], count[16];
+    snprintf(idle, sizeof idle, "%lld", min_idle_ms);
+    snprintf(count, sizeof count, "%d", max);
+    const char *argv[] = { "XPENDING", stream, RQ_G_WORKERS, "IDLE", idle, "-", "+", count,
+                           consumer };
+    redisReply *r = rq_cmdargv(q, err, consumer ? 9 : 8, argv, NULL);
     if (!r)
         return err ? err->code : VR_EREDIS;
     if (r->type != REDIS_REPLY_ARRAY) {
@@ -276,4 +286,36 @@ int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
     }
     freeReplyObject(r);
     return rc < 0 ? rc : n;
+}
+
+int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
+                    struct rq_pending *out, int max, vr_err *err)
+{
+    return rq_pending_list(q, stream, min_idle_ms, NULL, out, max, err);
+}
+
+int rq_worker_died(struct rq *q, const char *name, const char *reason, vr_err *err)
+{
+    static const char *const streams[] = { RQ_CHUNKS_HI, RQ_CHUNKS };
+    int released = 0;
+    for (int s = 0; s < 2; s++) {
+        struct rq_pending held[16]; /* a worker holds one chunk; more is left to the audit */
+        int n = rq_pending_list(q, streams[s], 0, name, held, 16, err);
+        if (n < 0)
+            return n;
+        for (int i = 0; i < n; i++) {
+            const struct rq_pending *p = &held[i];
+            /* as a reclaim (no owner, no idle wait): the worker's death is
+             * not the chunk's failure, so no backoff and a death counted */
+            int rc = rq_chunk_fail(q, streams[s], NULL, p->id, p->job, p->idx, reason, 0, err);
+            if (rc < 0)
+                return rc;
+            if (rc == 1 || rc == 2)
+                rq_event(q, p->job, "chunk %d: %s; %s", p->idx, reason,
+                         rc == 1 ? "requeued" : "dead-lettered");
+            released += rc == 1 || rc == 2;
+        }
+    }
+    int rc = rq_worker_gone(q, name, err);
+    return rc < 0 ? rc : released;
 }

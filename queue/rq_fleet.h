@@ -20,6 +20,7 @@ struct rq_worker_info {
                                    * chunk; -1 unknown (CPU, no NVML, none yet) */
     long long gpu_mem;            /* peak device memory of its last chunk, bytes (0 unknown) */
     long long chunks_done, frames_done;
+    long long chunk_frames;       /* frames encoded so far of the chunk in hand (0 idle) */
     int hb_ms;                    /* its heartbeat period */
     long long seen_ms;            /* wall clock of its last heartbeat (read only) */
 };
@@ -74,5 +75,12 @@ struct rq_pending {
  * count or <0. */
 int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
                     struct rq_pending *out, int max, vr_err *err);
+
+/* Worker `name` died and its parent saw it (`serve --slots`): every chunk
+ * entry it holds is failed now, as the lease reclaim would fail it once the
+ * lease lapsed (an attempt counted: requeued, or dead-lettered at the
+ * attempt limit), `reason` in the chunk's error and the job's events; its
+ * record goes. Returns the chunks released or <0. */
+int rq_worker_died(struct rq *q, const char *name, const char *reason, vr_err *err);
 
 #endif

@@ -135,6 +135,30 @@ static const char RETRY_LUA[] =
     "redis.call('SADD', KEYS[2], ARGV[1])\n"
     "return {1, tostring(total)}\n";
 
+/* KEYS: job, index, active, cleanup, events. ARGV: id, ended before (ms;
+ * 0: whenever), the chunk key prefix "vr:chunk:<id>:". Deletes an ended
+ * job's records: {1, chunks}; {0, state} live; {2} ended later; {-1} none
+ * (its index entry dropped). UNLINK: a job of many chunks is freed off
+ * the server's main thread. */
+static const char PURGE_LUA[] =
+    LUA_ENDED
+    "local f = redis.call('HMGET', KEYS[1], 'state', 'finished_ms', 'chunks_total')\n"
+    "if not f[1] then redis.call('ZREM', KEYS[2], ARGV[1]) return {-1} end\n"
+    "if not ended(f[1]) then return {0, f[1]} end\n"
+    "local before = tonumber(ARGV[2])\n"
+    "if before > 0 and (tonumber(f[2] or '0') or 0) >= before then return {2} end\n"
+    "local total = math.min(tonumber(f[3] or '0') or 0, 100000)\n" /* JOB_MAX_CHUNKS */
+    "for i = 0, total - 1, 1000 do\n"
+    "  local ks = {}\n"
+    "  for k = i, math.min(i + 999, total - 1) do ks[#ks + 1] = ARGV[3] .. k end\n"
+    "  redis.call('UNLINK', unpack(ks))\n"
+    "end\n"
+    "redis.call('UNLINK', KEYS[1], KEYS[5])\n"
+    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "redis.call('SREM', KEYS[3], ARGV[1])\n"
+    "redis.call('ZREM', KEYS[4], ARGV[1])\n"
+    "return {1, tostring(total)}\n";
+
 /* ---- replies ---- */
 
 /* A script's {code[, text]} reply: the code, the text into buf. */
@@ -263,21 +287,42 @@ int rq_job_cancel(struct rq *q, const char *id, const char *reason, char *state,
     return rq_job_end(q, id, "cancelled", reason, NULL, 0, state, n, err);
 }
 
+/* A job script's {code[, text]} reply (consumed; NULL: the error in err):
+ * the code, -1 as VR_ENOENT naming the job. */
+static int rq_job_code(redisReply *r, const char *id, char *text, size_t n, vr_err *err)
+{
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    int code = rq_code_text(r, text, n, err);
+    return code == -1 ? vr_err_set(err, VR_ENOENT, "no job '%s'", id) : code;
+}
+
 int rq_job_retry(struct rq *q, const char *id, long long *chunks_total, char *state, size_t n,
                  vr_err *err)
 {
     char jk[128], text[32];
     rq_key_job(jk, sizeof jk, id);
     const char *kv[] = { jk, RQ_ACTIVE, id };
-    redisReply *r = rq_eval(q, err, RETRY_LUA, 2, kv, 3);
-    if (!r)
-        return err ? err->code : VR_EREDIS;
-    int code = rq_code_text(r, text, sizeof text, err);
-    if (code == -1)
-        return vr_err_set(err, VR_ENOENT, "no job '%s'", id);
+    int code = rq_job_code(rq_eval(q, err, RETRY_LUA, 2, kv, 3), id, text, sizeof text, err);
     if (code == 1)
         *chunks_total = rq_record_ll(text);
     else if (code == 0 && state)
+        snprintf(state, n, "%s", text);
+    return code;
+}
+
+int rq_job_purge(struct rq *q, const char *id, long long ended_before_ms, char *state,
+                 size_t n, vr_err *err)
+{
+    char jk[128], ek[128], prefix[128], before[32], text[32];
+    rq_key_job(jk, sizeof jk, id);
+    rq_key_events(ek, sizeof ek, id);
+    rq_key_chunk(prefix, sizeof prefix, id, 0);
+    prefix[strlen(prefix) - 1] = '\0'; /* "vr:chunk:<id>:" */
+    snprintf(before, sizeof before, "%lld", ended_before_ms);
+    const char *kv[] = { jk, RQ_INDEX, RQ_ACTIVE, RQ_CLEANUP, ek, id, before, prefix };
+    int code = rq_job_code(rq_eval(q, err, PURGE_LUA, 5, kv, 8), id, text, sizeof text, err);
+    if (code == 0 && state)
         snprintf(state, n, "%s", text);
     return code;
 }
@@ -351,6 +396,13 @@ int rq_cleanup_due(struct rq *q, char (*ids)[48], int max, vr_err *err)
 {
     return rq_id_list(rq_cmd(q, err, "ZRANGEBYSCORE %s -inf %lld LIMIT 0 %d", RQ_CLEANUP,
                              rq_now_ms(), max), ids, max, err);
+}
+
+int rq_jobs_created_before(struct rq *q, long long before_ms, char (*ids)[48], int max,
+                           vr_err *err)
+{
+    return rq_id_list(rq_cmd(q, err, "ZRANGEBYSCORE %s -inf (%lld LIMIT 0 %d", RQ_INDEX,
+                             before_ms, max), ids, max, err);
 }
 
 int rq_cleanup_forget(struct rq *q, const char *id, vr_err *err)

@@ -98,6 +98,23 @@ int rq_job_cancel(struct rq *q, const char *id, const char *reason, char *state,
 int rq_job_retry(struct rq *q, const char *id, long long *chunks_total, char *state, size_t n,
                  vr_err *err);
 
+/* ---- retention ---- */
+
+/* Deletes an ended job's records (the job hash, its events, its chunk
+ * records; its index, active and cleanup entries) when it ended before
+ * ended_before_ms (0: whenever it ended). A live job is never touched.
+ * Returns 1 purged, 0 live (its state into `state` when not NULL), 2
+ * ended too recently, VR_ENOENT no such job, <0 error. Files are not this
+ * call's: the controller removes storage/jobs/<id>. */
+int rq_job_purge(struct rq *q, const char *id, long long ended_before_ms, char *state,
+                 size_t n, vr_err *err);
+
+/* Up to max job ids created before before_ms, oldest first (caller storage
+ * of max * 48 bytes): the candidates for a purge of jobs that ended before
+ * then. Count or <0. */
+int rq_jobs_created_before(struct rq *q, long long before_ms, char (*ids)[48], int max,
+                           vr_err *err);
+
 /* ---- the active set: jobs a controller must look after ---- */
 
 /* Up to max active job ids (caller storage of max * 48 bytes): count, <0. */

@@ -5,6 +5,7 @@
 #include "rq_stats.h"
 
 #include "job.h"
+#include "rq_fleet.h"
 #include "text.h"
 
 #include <math.h>
@@ -78,6 +79,24 @@ static int rq_stats_chunks(struct rq *q, struct rq_job_status *st, vr_err *err)
     }
     free(m);
     return rc;
+}
+
+/* The frames live workers have encoded so far of job id's running chunks
+ * (their heartbeats' chunk_frames): progress before any chunk commits. */
+static long long rq_frames_running(struct rq *q, const char *id)
+{
+    enum { MAX = 1024 };
+    struct rq_worker_info *w = malloc(MAX * sizeof *w);
+    if (!w)
+        return 0;
+    int n = rq_workers_list(q, w, MAX, NULL);
+    size_t len = strlen(id);
+    long long sum = 0, now = rq_now_ms();
+    for (int i = 0; i < n; i++)
+        if (!strncmp(w[i].chunk, id, len) && w[i].chunk[len] == '/' && !rq_worker_silent(&w[i], now))
+            sum += w[i].chunk_frames;
+    free(w);
+    return sum;
 }
 
 int rq_job_status_fill(struct rq_job_status *st, const redisReply *r, vr_err *err)
@@ -154,6 +173,11 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
     freeReplyObject(r);
     if (rc < 0)
         return rc;
+    if (!strcmp(st->state, "running")) {
+        st->frames_running = rq_frames_running(q, id);
+        if (st->fps > 0 && st->frames_total > 0)
+            st->eta_s = (st->frames_total - st->frames_done - st->frames_running) / st->fps;
+    }
     if (!with_chunks)
         return 0;
     st->have_chunks = 1;
@@ -170,11 +194,12 @@ static double rq_r3(double v)
 
 json_t *rq_job_status_json(const struct rq_job_status *st)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f}",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f}",
                           "id", st->id, "state", st->state, "error", st->error,
                           "input", st->input, "output", st->output,
                           "frames", (json_int_t)st->frames_total,
                           "frames_done", (json_int_t)st->frames_done,
+                          "frames_running", (json_int_t)st->frames_running,
                           "chunks_total", (json_int_t)st->chunks_total,
                           "chunks_done", (json_int_t)st->chunks_done,
                           "fps", rq_r3(st->fps), "wall_s", rq_r3(st->wall_s),

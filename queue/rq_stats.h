@@ -27,6 +27,8 @@ struct rq_job_status {
     char error[512];
     char input[1024], output[1024];
     long long frames_total, frames_done;
+    long long frames_running;   /* frames encoded so far by chunks still running (live
+                                 * workers' heartbeats): progress within a chunk; 0 ended */
     long long chunks_total, chunks_done, chunks_running, chunks_dead;
     long long chunks_queued;    /* neither done, dead nor running: an ended job's unfinished
                                  * chunks all count here (none runs any more) */

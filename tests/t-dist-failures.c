@@ -6,10 +6,13 @@
  * with a reason while another job completes, and a
  * bad job record failing alone; a controller killed mid-job and restarted
  * (plus a lost chunk XADD) finishing the job; Redis restarted mid-job (AOF)
- * losing nothing; cancel and retry; cancel mid-chunk abandons the chunk.
+ * losing nothing; cancel and retry; cancel mid-chunk abandons the chunk;
+ * one damaged packet concealed (counted in the events) or, with
+ * --on-decode-error fail, failing the job.
  */
 #include "rq.h"
 #include "util-redis.h"
+#include "util-video.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -217,6 +220,35 @@ Test(dist_failures, corrupt_chunk_dead_lettered_other_jobs_go_on)
     cr_assert_eq(tdist_watch(&D, ida, 60000), 1);
     rq_hget_ll(Q, ck, "attempts", &att, NULL);
     cr_assert_eq(att, 1, "attempts after retry: %lld", att);
+}
+
+Test(dist_failures, damaged_packet_concealed_by_default_or_fails_the_job)
+{
+    cr_assert_eq(tdist_start(&D, 0, 30, 1, 1), 0);
+    connect_q();
+    char src[400], in[400], out[400], id[64], buf[8192];
+    snprintf(src, sizeof src, "%s/clean.mp4", D.r.dir);
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(src, 3, 160, 10, 0), 0);
+    cr_assert_eq(tv_damage_packet(src, in, 13), 0);
+
+    const char *fail[] = { "--on-decode-error", "fail", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, fail, id, sizeof id), 0);
+    cr_assert_eq(tdist_watch(&D, id, 60000), 1, "a damaged packet did not fail the job");
+    job_field(id, "error", buf, sizeof buf);
+    cr_assert(strstr(buf, "cannot decode") || strstr(buf, "corrupt frame"), "%s", buf);
+
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    int rc = tdist_watch(&D, id, 60000);
+    if (rc)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0, "a damaged packet failed the job by default");
+    const char *eargs[] = { "events", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, eargs), 0);
+    cr_assert(strstr(buf, "decode errors concealed"), "not in the events: %s", buf);
+    int n = frames_of(out);
+    cr_assert(n >= 29 && n <= 30, "%d frames of 30", n);
 }
 
 Test(dist_failures, controller_restarted_mid_job_finishes_it_and_lost_xadd)

@@ -1,8 +1,10 @@
 /*
  * t-dist-run.c - `vrctl run`, the all-in-one mode: it starts its own
  * redis-server, controller and CPU workers, produces the output, and leaves
- * nothing behind, also when interrupted with Ctrl-C (SIGINT) mid-job; when
- * its only worker dies it says so and exits instead of waiting forever.
+ * nothing behind; interrupted with Ctrl-C (SIGINT) or kill -9 mid-job it
+ * keeps its committed chunks, and --resume finishes the job with the
+ * output an uninterrupted run gives; when its only worker dies it says so
+ * and exits instead of waiting forever.
  */
 #include "util-redis.h"
 
@@ -32,7 +34,8 @@ TestSuite(dist_run, .init = setup, .fini = teardown, .timeout = 120);
 /* The temp dir vrctl run announced in its log, or "". */
 static void temp_dir_of(const char *log, char *out, size_t n)
 {
-    tsh_out(out, n, "sed -n 's/.*temp dir \\(\\/tmp\\/vrctl-run-[A-Za-z0-9]*\\).*/\\1/p' '%s'", log);
+    tsh_out(out, n, "sed -n 's/.*temp dir \\(\\/tmp\\/vrctl-run-[A-Za-z0-9-]*\\).*/\\1/p' '%s' | "
+            "tail -1", log);
     out[strcspn(out, "\n")] = '\0';
 }
 
@@ -93,14 +96,88 @@ static void assert_nothing_left(const char *tmp, const char *out)
     cr_assert_neq(access(out, F_OK), 0, "a partial output was left");
 }
 
-Test(dist_run, ctrl_c_stops_everything_and_removes_temp)
+/* `vrctl run` of the 4 s clip in 1 s chunks, one CPU worker, to `out`
+ * (more arguments in extra, NULL-terminated), its log in `log`. */
+static pid_t run_small(const char *out, const char *log, const char *extra)
 {
-    char out[128], log[128], tmp[128];
-    pid_t p = start_run_mid_job(out, log, tmp, sizeof tmp);
+    char in[128];
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--profile", "fast",
+                           "--chunk-seconds", "1", extra, NULL };
+    return tproc_spawn("vrctl", argv, log);
+}
+
+/* Waits until `log` holds `pattern` (grep -E); 1 seen, 0 not in time. */
+static int log_seen(const char *log, const char *pattern, int timeout_ms)
+{
+    for (int t = 0;; t += 50, tmsleep(50)) {
+        if (tsh("grep -qE '%s' '%s'", pattern, log) == 0)
+            return 1;
+        if (t >= timeout_ms)
+            return 0;
+    }
+}
+
+static void video_md5(const char *path, char *out, size_t n)
+{
+    tsh_out(out, n, "ffmpeg -v error -i '%s' -map 0:v -c copy -f framemd5 - | grep -v '^#' | "
+            "md5sum", path);
+}
+
+Test(dist_run, ctrl_c_and_kill9_keep_chunks_and_resume_gives_the_same_output, .timeout = 240)
+{
+    char in[128], out[128], clean[128], log[128], tmp[128], a[64], b[64];
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(clean, sizeof clean, "%s/clean.mkv", W);
+    cr_assert_eq(tclip_make(in, 4, 160, 10, 0), 0);
+
+    /* Chunks made slow by the worker itself (150 ms a frame, 10 frames). */
+    setenv("VR_TEST_FRAME_DELAY_MS", "150", 1);
+    snprintf(log, sizeof log, "%s/run1.log", W);
+    pid_t p = run_small(out, log, NULL);
+    cr_assert(log_seen(log, "chunks [2-3]/4", 90000), "two chunks never committed");
+    temp_dir_of(log, tmp, sizeof tmp);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     kill(p, SIGINT);
     int rc = tproc_wait(p, 30000);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     cr_assert_eq(rc, 130, "exit %d", rc);
-    assert_nothing_left(tmp, out);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    cr_assert_lt(took, 10, "Ctrl-C took %.1f s", took);
+    cr_assert_eq(access(tmp, F_OK), 0, "the work dir %s was removed", tmp);
+    cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
+    cr_assert_neq(access(out, F_OK), 0, "a partial output was left");
+
+    /* Resumed, then killed with SIGKILL: its children follow it. */
+    snprintf(log, sizeof log, "%s/run2.log", W);
+    p = run_small(out, log, "--resume");
+    cr_assert(log_seen(log, "resuming job .*: [2-4] of 4 chunks done", 60000),
+              "run 2 did not resume");
+    kill(p, SIGKILL);
+    tproc_wait(p, 10000);
+    for (int i = 0; i < 300 && tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1) == 0; i++)
+        tmsleep(100);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+
+    snprintf(log, sizeof log, "%s/run3.log", W);
+    p = run_small(out, log, "--resume");
+    rc = tproc_wait(p, 90000);
+    if (rc)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 0);
+    int resumed = log_seen(log, "resuming job .*: [2-4] of 4 chunks done", 0);
+    if (!resumed)
+        tsh("grep -v '#' '%s' >&2", log);
+    cr_assert(resumed, "the committed chunks were not kept");
+    cr_assert_neq(access(tmp, F_OK), 0, "%s left after the job ended", tmp);
+
+    snprintf(log, sizeof log, "%s/run4.log", W);
+    cr_assert_eq(tproc_wait(run_small(clean, log, NULL), 90000), 0);
+    video_md5(out, a, sizeof a);
+    video_md5(clean, b, sizeof b);
+    cr_assert_str_eq(a, b, "the resumed output differs from an uninterrupted run's");
 }
 
 Test(dist_run, dead_worker_ends_the_run_with_a_reason)
@@ -137,6 +214,9 @@ Test(dist_run, kill_9_leaves_no_process_and_the_next_run_reaps_its_temp)
     }
     cr_assert(!alive, "processes of %s outlived vrctl by 5 s", tmp);
     cr_assert_eq(access(tmp, F_OK), 0, "kill -9 cannot have removed %s", tmp);
+    /* kept for --resume; a run of another job leaves it until nobody has
+     * resumed it for a day (RUN_TEMP_KEEP_S): make it that old */
+    cr_assert_eq(tsh("touch -d '2 days ago' '%s'", tmp), 0);
 
     snprintf(in2, sizeof in2, "%s/in2.mp4", W);
     snprintf(out2, sizeof out2, "%s/out2.mkv", W);
@@ -148,7 +228,7 @@ Test(dist_run, kill_9_leaves_no_process_and_the_next_run_reaps_its_temp)
         tsh("cat '%s' >&2", log2);
     cr_assert_eq(rc, 0);
     cr_assert_neq(access(tmp, F_OK), 0, "the next run left %s", tmp);
-    cr_assert_eq(tsh("grep -q 'removed %s, left by a run that was killed' '%s'", tmp, log2), 0);
+    cr_assert_eq(tsh("grep -q 'removed %s, left by a run that was stopped' '%s'", tmp, log2), 0);
 }
 
 /* No --chunk-seconds: the run picks chunks that fill its workers in whole

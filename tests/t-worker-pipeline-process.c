@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static void quiet(void) { av_log_set_level(AV_LOG_QUIET); }
 
@@ -243,6 +244,47 @@ Test(worker_pipeline_process, corrupt_and_truncated_fail_leaving_nothing, .init 
         cr_assert(strstr(msg, "frame") || strstr(msg, "packet") || strstr(msg, "truncated"), "%s", msg);
         cr_assert_eq(tv_count_entries(outdir), 0, "something left in OUT's directory");
     }
+    tv_rmdir(outdir);
+    tv_rmdir(dir);
+}
+
+/* One damaged packet in a whole file: concealed by default, as ffmpeg
+ * does (the run ends well, the count said; the packet's own frame is lost
+ * where the decoder refuses it, as in ffmpeg, every other frame written),
+ * and an error naming the packet with --on-decode-error fail. */
+Test(worker_pipeline_process, one_damaged_packet_concealed_or_failed_as_asked, .init = quiet)
+{
+    char dir[256], src[512], bad[512], outdir[512], out[600], args[2048], msg[4096];
+    tv_tmpdir(dir, sizeof dir);
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    mkdir(outdir, 0755);
+    tv_data(src, sizeof src, "tests/data/video/mono.mkv");
+    snprintf(bad, sizeof bad, "%s/damaged.mkv", dir);
+    cr_assert_eq(tv_damage_packet(src, bad, 5), 0);
+    snprintf(out, sizeof out, "%s/matte.mkv", outdir);
+
+    snprintf(args, sizeof args, "--cpu --profile fast --on-decode-error fail %s -o %s", bad, out);
+    int st = cli(args, msg, sizeof msg);
+    cr_assert_neq(st, 0, "a damaged packet accepted with --on-decode-error fail: %s", msg);
+    cr_assert(strstr(msg, "cannot decode") || strstr(msg, "corrupt frame"), "%s", msg);
+    cr_assert_eq(tv_count_entries(outdir), 0, "something left in OUT's directory");
+
+    snprintf(args, sizeof args, "--cpu --profile fast %s -o %s", bad, out);
+    st = cli(args, msg, sizeof msg);
+    cr_assert_eq(st, 0, "a damaged packet failed the run by default: %s", msg);
+    cr_assert(strstr(msg, "decode errors concealed"), "the count is not said: %s", msg);
+    struct tv_file a, b;
+    cr_assert_eq(tv_read(src, 0, &a), 0);
+    cr_assert_eq(tv_read(out, 0, &b), 0);
+    cr_assert(b.nframes >= a.nframes - 1 && b.nframes <= a.nframes, "frames: %d of %d",
+              b.nframes, a.nframes);
+    tv_free(&a);
+    tv_free(&b);
+
+    snprintf(args, sizeof args, "--cpu --on-decode-error ignore %s -o %s", bad, out);
+    st = cli(args, msg, sizeof msg);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s", msg);
+    cr_assert(strstr(msg, "expected conceal or fail"), "%s", msg);
     tv_rmdir(outdir);
     tv_rmdir(dir);
 }

@@ -165,6 +165,56 @@ int tv_damage(const char *src, const char *dst, double fraction, int corrupt)
     return 0;
 }
 
+/* Where video packet n lies in the file: 0 with *pos and *size, or -1. */
+static int packet_place(const char *path, int n, int64_t *pos, int *size)
+{
+    AVFormatContext *fc = NULL;
+    if (avformat_open_input(&fc, path, NULL, NULL) < 0)
+        return -1;
+    int vi = av_find_best_stream(fc, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    AVPacket *pkt = av_packet_alloc();
+    int k = 0, rc = -1;
+    while (vi >= 0 && pkt && av_read_frame(fc, pkt) >= 0) {
+        int hit = pkt->stream_index == vi && k++ == n;
+        if (hit && pkt->pos >= 0) {
+            *pos = pkt->pos;
+            *size = pkt->size;
+            rc = 0;
+        }
+        av_packet_unref(pkt);
+        if (hit)
+            break;
+    }
+    av_packet_free(&pkt);
+    avformat_close_input(&fc);
+    return rc;
+}
+
+int tv_damage_packet(const char *src, const char *dst, int n)
+{
+    int64_t pos;
+    int size;
+    if (packet_place(src, n, &pos, &size) < 0 || size <= 16)
+        return -1;
+    FILE *a = fopen(src, "rb");
+    if (!a)
+        return -1;
+    fseek(a, 0, SEEK_END);
+    long len = ftell(a);
+    rewind(a);
+    uint8_t *buf = malloc((size_t)len);
+    int ok = buf && fread(buf, 1, (size_t)len, a) == (size_t)len && pos + size <= len;
+    fclose(a);
+    for (int64_t i = pos + 8; ok && i < pos + size; i++)
+        buf[i] ^= 0x5a;
+    FILE *b = ok ? fopen(dst, "wb") : NULL;
+    ok = b && fwrite(buf, 1, (size_t)len, b) == (size_t)len;
+    if (b)
+        ok = fclose(b) == 0 && ok;
+    free(buf);
+    return ok ? 0 : -1;
+}
+
 void tv_tmpdir(char *buf, size_t n)
 {
     snprintf(buf, n, "/tmp/vrt-video-XXXXXX");

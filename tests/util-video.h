@@ -49,6 +49,11 @@ void tv_box_means(const struct tv_file *f, int frame, const int (*boxes)[4], int
  * overwrites a run of bytes in the middle with a pattern instead. */
 int tv_damage(const char *src, const char *dst, double fraction, int corrupt);
 
+/* Copies src to dst with the bytes of video packet `n` (0-based, in file
+ * order) flipped past its first 8 (the NAL's length and header kept): one
+ * damaged packet in a file that is otherwise whole. 0 or -1. */
+int tv_damage_packet(const char *src, const char *dst, int n);
+
 /* A fresh directory under /tmp (caller removes it with tv_rmdir). */
 void tv_tmpdir(char *buf, size_t n);
 void tv_rmdir(const char *dir);

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "cmdtable.h"
+#include "job.h"
 #include "log.h"
 #include "metrics.h"
 #include "output_kinds.h"
@@ -30,6 +31,7 @@ struct process_args {
     int replace;                  /* -y: existing outputs may be replaced (-n: not, the default) */
     enum pipe_output output;
     int encode_threads;           /* --encode-threads; 0 = one per core */
+    int fail_on_decode_error;     /* --on-decode-error fail */
 };
 
 static volatile int cancel_flag; /* set by SIGINT / SIGTERM: the pipeline stops */
@@ -53,6 +55,7 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         { "metrics", required_argument, 0, 'M' },
         { "trace", required_argument, 0, 'T' },
         { "encode-threads", required_argument, 0, 'e' },
+        { "on-decode-error", required_argument, 0, 'E' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -96,6 +99,10 @@ static int parse_args(int argc, char **argv, struct process_args *a)
             a->output = (enum pipe_output)k;
             break;
         }
+        case 'E':
+            if ((a->fail_on_decode_error = job_decode_error_fail(optarg)) < 0 || !optarg[0])
+                return cli_usage_error("--on-decode-error %s: expected conceal or fail", optarg);
+            break;
         case 'h':
             cli_cmd_usage(stdout, cli_prog(), cli_current());
             return -1;
@@ -173,6 +180,7 @@ int cmd_process(int argc, char **argv)
     o.encode_threads = a.encode_threads;
     o.trace_path = a.trace;
     o.cancel = &cancel_flag;
+    o.fail_on_decode_error = a.fail_on_decode_error;
     if (a.output == PIPE_OUT_ALPHA_PACKED && !strstr(a.out, "_alpha"))
         log_warn("%s: passthrough players look for \"_alpha\" in the file name (e.g. clip_FISHEYE190_alpha.mp4)",
                  a.out);
@@ -190,6 +198,9 @@ int cmd_process(int argc, char **argv)
         goto fail;
     }
     rc = pipeline_run(&o, a.in, a.out, m, &err);
+    if (rc == 0 && m->concealed)
+        log_warn("%s: %llu decode errors concealed (damaged packets; --on-decode-error fail "
+                 "refuses them)", a.in, (unsigned long long)m->concealed);
     if (rc == 0) {
         print_metrics(m);
         if (a.metrics && (rc = metrics_write_file(m, a.metrics, &err)) < 0) {

@@ -1,27 +1,21 @@
 /*
- * cmd_serve.c - `vr-worker serve`: options, `--gpu all` and `--slots N`
- * (worker child processes, N on each GPU or N CPU workers, each exec'd
- * afresh so CUDA is initialised once per process), the Redis connection
- * with backoff, and the pull loop. SIGTERM drains: the chunk in hand is
+ * cmd_serve.c - `vr-worker serve`: options, the Redis connection with
+ * backoff, and the pull loop (`--gpu all` and `--slots N`: serve_slots.c). SIGTERM drains: the chunk in hand is
  * finished and committed, nothing more is taken.
  */
 #include "commands.h"
 #include "serve.h"
 
 #include "cmdtable.h"
-#include "gpus.h"
 #include "log.h"
 #include "pipeline_cuda.h"
-#include "supervise.h"
 
 #include <getopt.h>
 #include <libavutil/log.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t serve_drain;
@@ -32,109 +26,13 @@ static void serve_on_signal(int sig)
     serve_drain = 1;
 }
 
-/* ---- several worker processes: --gpu all, --slots N ---- */
-
-/* The child's argv: this one's options, then `--gpu g` (unless g is NULL:
- * --cpu) and `--slots 1`, which win over the earlier ones as getopt reads
- * them, so a child never spawns again however the options were spelled.
- * av: argc + 6 slots. */
-static void serve_argv_for(int argc, char **argv, const char *exe, const char *g,
-                           const char *host_slots, char **av)
+/* A worker name given with --name: it becomes a Redis key and a consumer
+ * name, and is shown in lists. */
+static int serve_name_valid(const char *s)
 {
-    int k = 0;
-    av[k++] = (char *)exe;
-    av[k++] = "serve";
-    for (int i = 1; i < argc; i++)
-        av[k++] = argv[i];
-    if (g) {
-        av[k++] = "--gpu";
-        av[k++] = (char *)g;
-    }
-    av[k++] = "--slots";
-    av[k++] = "1";
-    av[k++] = "--host-slots"; /* every worker this parent starts shares the cores */
-    av[k++] = (char *)host_slots;
-    av[k] = NULL;
-}
-
-/* `slots` worker processes on each GPU (`--gpu all`: every GPU, else GPU
- * `gpu`; gpu < 0: the CPU engine), each exec'd afresh (CUDA initialised
- * once per process); SIGTERM/SIGINT are passed on (each drains); exits 0
- * only when every worker did. slots 0: auto (vr_gpu_auto_slots). */
-static int serve_children(int argc, char **argv, int all, int gpu, int slots)
-{
-    int first = gpu, n = 1;
-    if (all) {
-        first = 0;
-        n = vr_gpu_count();
-        if (n <= 0) {
-            log_say(LOG_ERROR, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
-            return 1;
-        }
-    }
-    int automatic = slots <= 0;
-    if (automatic)
-        slots = vr_gpu_auto_slots(n);
-    if (gpu >= 0 || all)
-        log_info("%d worker%s per GPU on %d GPU%s%s", slots, slots > 1 ? "s" : "", n,
-                 n > 1 ? "s" : "", automatic ? " (--slots auto: half the cores per GPU, 2..8)" : "");
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) {
-        log_say(LOG_ERROR, "vr-worker serve: cannot find my own binary\n");
-        return 1;
-    }
-    exe[len] = '\0';
-    char **av = calloc((size_t)argc + 8, sizeof *av);
-    char host_slots[16];
-    snprintf(host_slots, sizeof host_slots, "%d", n * slots);
-    if (!av)
-        return 1;
-    struct sigaction sa = { 0 }; /* no SA_RESTART: a signal ends the wait below */
-    sa.sa_handler = serve_on_signal;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    struct sup sup = { 0 };
-    int bad = 0;
-    for (int k = 0; k < n * slots && !bad; k++) {
-        int g = first + k / slots;
-        char gs[16], name[48];
-        snprintf(gs, sizeof gs, "%d", g);
-        if (gpu >= 0 || all)
-            snprintf(name, sizeof name, "GPU %d worker %d", g, k % slots);
-        else
-            snprintf(name, sizeof name, "CPU worker %d", k);
-        serve_argv_for(argc, argv, exe, gpu >= 0 || all ? gs : NULL, host_slots, av);
-        vr_err e = { 0 };
-        int i = sup_spawn(&sup, name, exe, av, NULL, 0, &e);
-        if (i < 0) {
-            log_error("%s", e.msg);
-            bad = 1;
-        } else {
-            log_info("%s: pid %d", name, (int)sup.child[i].pid);
-        }
-    }
-    int passed_on = 0;
-    while (sup_running(&sup) > 0) {
-        int i = sup_reap(&sup, 1);
-        if (i < 0) {
-            if (serve_drain && !passed_on) {
-                sup_signal(&sup, SIGTERM);
-                passed_on = 1;
-            }
-            continue;
-        }
-        int st = sup.child[i].status;
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            char how[96];
-            sup_describe(st, how, sizeof how);
-            log_warn("%s %s", sup.child[i].name, how);
-            bad = 1;
-        }
-    }
-    sup_release(&sup);
-    free(av);
-    return bad;
+    size_t n = strlen(s);
+    return n >= 1 && n <= 100 &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:._-") == n;
 }
 
 /* ---- the loop ---- */
@@ -211,11 +109,12 @@ int cmd_serve(int argc, char **argv)
         { "encode-threads", required_argument, 0, 'e' },
         { "slots", required_argument, 0, 'S' },
         { "host-slots", required_argument, 0, 'H' },
+        { "name", required_argument, 0, 'n' },
         { 0, 0, 0, 0 }
     };
     struct serve s;
     memset(&s, 0, sizeof s);
-    const char *redis = NULL, *storage = NULL, *gpu = NULL, *input_root = NULL;
+    const char *redis = NULL, *storage = NULL, *gpu = NULL, *input_root = NULL, *name = NULL;
     int cpu = 0, slots = -1, o; /* -1: 1 for --gpu N and --cpu, auto for --gpu all */
     s.hb_ms = 1000;
     s.last_gpu_util = -1;
@@ -250,6 +149,11 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage_error("--slots takes 1..16 or auto");
             break;
         }
+        case 'n':
+            if (!serve_name_valid(optarg))
+                return cli_usage_error("--name takes 1..100 letters, digits and ':._-'");
+            name = optarg;
+            break;
         default: return cli_usage_error("unknown option");
         }
     }
@@ -270,7 +174,7 @@ int cmd_serve(int argc, char **argv)
     if (cpu && slots == 0)
         return cli_usage_error("--slots auto is for GPU workers: give --cpu a number");
     if (all || slots != 1)
-        return serve_children(argc, argv, all, gpu ? s.gpu : -1, slots);
+        return serve_slots(argc, argv, all, gpu ? s.gpu : -1, slots, redis);
     if (gpu) {
         s.backend = SEG_CUDA;
     } else {
@@ -305,17 +209,15 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     snprintf(s.url, sizeof s.url, "%s", redis);
-    char host[64] = "host";
-    gethostname(host, sizeof host - 1);
-    unsigned char r[4] = { 0 };
-    if (getrandom(r, sizeof r, 0) != sizeof r)
-        r[0] = (unsigned char)getpid();
     char dev[16];
     if (s.backend == SEG_CUDA)
         snprintf(dev, sizeof dev, "gpu%d", s.gpu);
     else
         snprintf(dev, sizeof dev, "cpu");
-    snprintf(s.name, sizeof s.name, "%s:%s:%02x%02x%02x%02x", host, dev, r[0], r[1], r[2], r[3]);
+    if (name)
+        snprintf(s.name, sizeof s.name, "%s", name);
+    else
+        serve_name_make(s.name, sizeof s.name, dev);
     log_ctx_worker(s.name);
     s.drain = &serve_drain;
     const char *warm = getenv("VR_WARM_ENGINE");

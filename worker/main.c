@@ -22,8 +22,8 @@ static const struct cli_cmd worker_cmds[] = {
       "show the version, build, libav and its encoders, GPUs (NVENC as recorded), tune cache, models", NULL },
     { "process", cmd_process, 0,
       "[--gpu N | --cpu] [--profile fast|balanced|quality] [-c FILE] [--layout auto|mono|sbs|tb]\n"
-      "        [--output mask|alpha-packed|greenscreen] [--metrics FILE] [--trace FILE]\n"
-      "        [--encode-threads N] [-y|-n] IN -o OUT",
+      "        [--output mask|alpha-packed|greenscreen] [--on-decode-error conceal|fail]\n"
+      "        [--metrics FILE] [--trace FILE] [--encode-threads N] [-y|-n] IN -o OUT",
       "segment a whole video: decode, segment, encode (audio and other streams copied)",
       "  --gpu N          NVDEC decode + CUDA engine on GPU N (default: GPU 0 if any, else CPU)\n"
       "  --cpu            CPU decode + C reference engine\n"
@@ -33,6 +33,8 @@ static const struct cli_cmd worker_cmds[] = {
       "                   then aspect 2:1 = sbs, 1:2 = tb, else mono), mono, sbs or tb\n"
       "  --output K       mask (default: grayscale matte at output_scale), alpha-packed\n"
       "                   (colour + matte in the fisheye corners, DeoVR-style) or greenscreen\n"
+      "  --on-decode-error A  conceal (default, as ffmpeg): a damaged packet is concealed\n"
+      "                   by the decoder or skipped, and counted; fail: it is an error\n"
       "  --metrics FILE   per-stage latency histograms (p50/p95/p99), fps, GPU use as JSON\n"
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
       "  --encode-threads N  threads of the CPU encoder (default: one per core)\n"
@@ -40,7 +42,8 @@ static const struct cli_cmd worker_cmds[] = {
       CLI_REPLACE_HELP },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
-      "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N] [--host-slots N]",
+      "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N] [--host-slots N]\n"
+      "                [--name NAME]",
       "pull chunks from Redis and process them",
       "  --storage DIR      the storage root the controller writes to (same files)\n"
       "  --input-root DIR   chunks are read in place from the job's input, which must lie\n"
@@ -52,7 +55,11 @@ static const struct cli_cmd worker_cmds[] = {
       "                     workers, under one parent that passes SIGTERM on: 1 with\n"
       "                     --gpu N and --cpu, auto with --gpu all (half the cores per\n"
       "                     GPU, 2..8: one NVDEC session cannot keep up with 8K60, and\n"
-      "                     each slot's x264 needs cores; docs/PERF.md)\n"
+      "                     each slot's x264 needs cores; docs/PERF.md). A worker killed\n"
+      "                     by a signal is replaced (after 1 s, doubling to 60 s while\n"
+      "                     replacements die young) and its chunk requeued at once\n"
+      "  --name NAME        this worker's name in Redis (default host:gpuN|cpu:random;\n"
+      "                     with --slots each worker gets its own)\n"
       "  --heartbeat-ms N   heartbeat and lease renewal period (1000); keep it well\n"
       "                     under the controller's --lease-seconds\n"
       "  --max-chunks N     stop after N chunks (tests, batch nodes)\n"

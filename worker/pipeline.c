@@ -500,6 +500,8 @@ static void *encode_main(void *arg)
         }
         if (!p->m.frames++)
             p->at.first_enc = now_us();
+        if (p->o->frames_live)
+            __atomic_store_n(p->o->frames_live, (long long)p->m.frames, __ATOMIC_RELAXED);
         item_free(it);
         if (p->test_delay_us)
             usleep(p->test_delay_us);
@@ -658,7 +660,8 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     int B = o->cfg.batch < MAX_BATCH ? o->cfg.batch : MAX_BATCH;
     struct vio_in_opts io = { .path = in, .hw = p->gpu, .gpu = o->gpu, .extra_frames = 4,
                               .preroll_until_ms = o->preroll_until_ms,
-                              .warmup_from_ms = o->warmup_from_ms, .range = o->range };
+                              .warmup_from_ms = o->warmup_from_ms, .range = o->range,
+                              .fail_on_decode_error = o->fail_on_decode_error };
     rc = open_input(p, &io, err);
     p->at.in_open = now_us();
     if (rc == VR_ENOTSUP && p->gpu) {
@@ -836,6 +839,7 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
         log_setup(&p, engine_warm);
         p.m.bytes_in = (uint64_t)vio_in_video_bytes(p.in);
         p.m.bytes_out = (uint64_t)vio_out_bytes(p.out);
+        p.m.concealed = (uint64_t)vio_in_concealed(p.in);
         p.keep_in = o->range && o->warm;
     }
     beneath_unmask(err, tfd, out);

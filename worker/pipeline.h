@@ -39,6 +39,10 @@ struct pipe_opts {
                                 * NULL: the whole file */
     const char *ts_path;       /* where the output's exact source timestamps go (remux_ts.h),
                                 * durable before `out` is renamed into place; NULL: none */
+    long long *frames_live;    /* frames encoded so far, stored (atomically) by the encoder
+                                * as it goes: a chunk's progress for the heartbeat; NULL */
+    int fail_on_decode_error;  /* --on-decode-error fail: a damaged packet fails the run;
+                                * 0: concealed, counted in metrics.concealed */
 };
 
 /* Processes `in` into `out`. The output is written to a temporary name in

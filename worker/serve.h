@@ -42,6 +42,8 @@ struct serve {
     char job[48];
     int idx;
     long long started_ms;
+    long long chunk_frames;       /* frames encoded of the chunk in hand (the pipeline stores
+                                   * it atomically, outside mu; pipe_opts.frames_live) */
     volatile int cancel;          /* handed to pipeline_run */
     int lost;                     /* lease lost: never commit or ack */
     int job_ended;                /* job cancelled or failed meanwhile */
@@ -54,6 +56,17 @@ struct serve {
     int stop_hb;
     long long hb_trips;           /* heartbeat thread's round trips, set when it ends */
 };
+
+/* `vr-worker serve --gpu all` / `--slots N` (worker/serve_slots.c): runs
+ * `slots` worker processes on each GPU (all: every GPU, else GPU `gpu`;
+ * gpu < 0: CPU workers; slots 0: auto), replaces those killed by a signal
+ * and requeues their chunks through Redis at `url`; returns the exit
+ * status (0 when every worker drained or ended well). */
+int serve_slots(int argc, char **argv, int all, int gpu, int slots, const char *url);
+
+/* A worker's name in Redis: host:dev:8 random hex digits (dev "gpu0",
+ * "cpu"), into buf of size n. */
+void serve_name_make(char *buf, size_t n, const char *dev);
 
 /* Heartbeat thread body (arg: struct serve *). */
 void *serve_hb_main(void *arg);

@@ -41,6 +41,7 @@ static void serve_set_busy(struct serve *s, const struct rq_msg *m, const char *
         snprintf(s->job, sizeof s->job, "%s", job);
         s->idx = idx;
         s->started_ms = rq_now_ms();
+        __atomic_store_n(&s->chunk_frames, 0, __ATOMIC_RELAXED);
         s->cancel = 0;
         s->lost = 0;
         s->job_ended = 0;
@@ -221,6 +222,8 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     o.warm = s->cold ? NULL : &s->warm;
     o.preroll_until_ms = t->preroll_until;
     o.warmup_from_ms = t->warmup_from;
+    o.fail_on_decode_error = job_decode_error_fail(t->on_decode_error) == 1;
+    o.frames_live = &s->chunk_frames;
     struct remux_range range;
     if (t->is_range) {
         serve_range(&t->range, &range);
@@ -242,7 +245,9 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     serve_files_close(&f);
     if (rc < 0)
         return rc;
-    if (t->frames >= 0 && (long long)m->frames != t->frames)
+    /* a packet the decoder refused is a frame missing (concealed: counted) */
+    long long missing = t->frames - (long long)m->frames;
+    if (t->frames >= 0 && (missing < 0 || missing > (long long)m->concealed))
         return vr_err_set(err, VR_EFORMAT, "%s: %llu frames written, the chunk has %lld",
                           t->out, (unsigned long long)m->frames, t->frames);
     return 0;
@@ -332,6 +337,12 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         if (rc == 1) {
             log_info("job %s chunk %ld: %llu frames in %.2f s (%.1f fps)", job, idx,
                      (unsigned long long)m->frames, secs, fps);
+            if (m->concealed) { /* --on-decode-error conceal: the job goes on, and says so */
+                log_warn("job %s chunk %ld: %llu decode errors concealed", job, idx,
+                         (unsigned long long)m->concealed);
+                rq_event(s->q, job, "chunk %ld: %llu decode errors concealed (damaged packets)",
+                         idx, (unsigned long long)m->concealed);
+            }
             pthread_mutex_lock(&s->mu);
             s->chunks_done++;
             s->frames_done += (long long)m->frames;

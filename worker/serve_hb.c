@@ -23,8 +23,14 @@ static void serve_hb_once(struct serve *s, struct rq *q)
     int idx = s->idx;
     long long cd = s->chunks_done, fd = s->frames_done;
     double fps = s->last_fps, gpu_util = s->last_gpu_util;
-    long long gpu_mem = s->last_gpu_mem;
+    long long gpu_mem = s->last_gpu_mem, started = s->started_ms;
     pthread_mutex_unlock(&s->mu);
+    /* a chunk in hand: its frames so far and their rate, so progress moves
+     * within a chunk and the worker line shows what it does now */
+    long long live = busy ? __atomic_load_n(&s->chunk_frames, __ATOMIC_RELAXED) : 0;
+    double secs = (rq_now_ms() - started) / 1000.0;
+    if (live > 0 && secs > 0)
+        fps = live / secs;
 
     if (busy && !lost) {
         vr_err e = { 0 };
@@ -55,6 +61,7 @@ static void serve_hb_once(struct serve *s, struct rq *q)
         }
     }
     struct rq_worker_info w = { .fps = fps, .chunks_done = cd, .frames_done = fd,
+                                .chunk_frames = live,
                                 .hb_ms = s->hb_ms, .gpu_util = gpu_util,
                                 .gpu_mem = gpu_mem };
     snprintf(w.name, sizeof w.name, "%s", s->name);

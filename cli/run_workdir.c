@@ -1,0 +1,150 @@
+/*
+ * run_workdir.c - where `vrctl run` keeps a job so that it can be resumed,
+ * as av1an does: a work directory named after the job's options (input,
+ * output, profile, overrides...: the spec without its id and time), so the
+ * same command finds it again. It holds the private Redis (with its AOF:
+ * every chunk committed survives Ctrl-C and kill -9), the chunk outputs
+ * and the job's id. `--resume` carries on from it; without --resume a
+ * leftover one is removed and the job starts afresh. A lock keeps two runs
+ * of the same job apart.
+ */
+#include "run_workdir.h"
+
+#include "job.h"
+#include "rq_fleet.h"
+#include "storage.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RUN_JOB_FILE "job" /* the job's id, in the work dir */
+
+/* The directory's name: a digest of the spec less its id and time. */
+static int workdir_name(const struct job_spec *js, char *dir, size_t n, vr_err *err)
+{
+    struct job_spec k = *js;
+    snprintf(k.id, sizeof k.id, "x"); /* the same for every run of the job */
+    k.created_ms = 0;
+    char *json = NULL;
+    int rc = job_spec_to_json(&k, &json, err);
+    if (rc < 0)
+        return rc;
+    unsigned char d[EVP_MAX_MD_SIZE] = { 0 };
+    unsigned len = 0;
+    int ok = EVP_Digest(json, strlen(json), d, &len, EVP_sha256(), NULL) == 1;
+    free(json);
+    if (!ok)
+        return vr_err_set(err, VR_EIO, "cannot name the work dir (libcrypto's SHA-256 failed)");
+    snprintf(dir, n, RUN_WORKDIR_PREFIX "%02x%02x%02x%02x%02x%02x%02x%02x-%u", d[0], d[1], d[2],
+             d[3], d[4], d[5], d[6], d[7], (unsigned)getuid());
+    return 0;
+}
+
+/* An existing work dir is ours: a real directory (no link), owned by us,
+ * closed to others. */
+static int workdir_ours(const char *dir, vr_err *err)
+{
+    struct stat st;
+    if (lstat(dir, &st) < 0)
+        return vr_err_set(err, VR_ENOENT, "%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+        return vr_err_set(err, VR_EINVAL, "%s is not a private directory of this user; "
+                          "remove it", dir);
+    return 0;
+}
+
+int run_workdir_open(const struct job_spec *js, int resume, struct run_workdir *w, vr_err *err)
+{
+    memset(w, 0, sizeof *w);
+    w->lock_fd = -1;
+    int rc = workdir_name(js, w->dir, sizeof w->dir, err);
+    if (rc < 0)
+        return rc;
+    if (mkdir(w->dir, 0700) < 0 && errno != EEXIST)
+        return vr_err_set(err, VR_EIO, "cannot create %s: %s", w->dir, strerror(errno));
+    if ((rc = workdir_ours(w->dir, err)) < 0)
+        return rc;
+    char lock[RUN_WORKDIR_MAX + 16];
+    snprintf(lock, sizeof lock, "%s/lock", w->dir);
+    w->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        rc = vr_err_set(err, VR_EINVAL, "another vrctl run of the same job holds %s", w->dir);
+        run_workdir_close(w, 1);
+        return rc;
+    }
+    char path[RUN_WORKDIR_MAX + 16], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/" RUN_JOB_FILE, w->dir);
+    if (storage_read_file(path, JOB_ID_MAX, &text, &len, NULL) == 0 && len > 0) {
+        snprintf(w->job, sizeof w->job, "%.*s", (int)len, text);
+        w->job[strcspn(w->job, "\n")] = '\0';
+        if (!job_id_valid(w->job))
+            w->job[0] = '\0';
+    }
+    free(text);
+    if (resume && w->job[0]) {
+        w->resuming = 1;
+        return 0;
+    }
+    /* afresh: whatever an earlier run left goes (the lock file stays, held) */
+    w->job[0] = '\0';
+    DIR *d = opendir(w->dir);
+    if (!d)
+        return vr_err_set(err, VR_EIO, "cannot empty %s: %s", w->dir, strerror(errno));
+    int bad = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, "lock"))
+            continue;
+        char sub[RUN_WORKDIR_MAX + 300];
+        snprintf(sub, sizeof sub, "%s/%s", w->dir, de->d_name);
+        bad |= storage_rmtree(sub) < 0;
+    }
+    closedir(d);
+    return bad ? vr_err_set(err, VR_EIO, "cannot empty %s", w->dir) : 0;
+}
+
+int run_workdir_save_job(struct run_workdir *w, const char *id, vr_err *err)
+{
+    char path[RUN_WORKDIR_MAX + 16];
+    snprintf(path, sizeof path, "%s/" RUN_JOB_FILE, w->dir);
+    snprintf(w->job, sizeof w->job, "%s", id);
+    return storage_write_atomic(path, id, strlen(id), err);
+}
+
+void run_workdir_close(struct run_workdir *w, int keep)
+{
+    if (!keep && w->dir[0] && !strncmp(w->dir, RUN_WORKDIR_PREFIX, strlen(RUN_WORKDIR_PREFIX)) &&
+        storage_rmtree(w->dir) < 0)
+        fprintf(stderr, "vrctl run: could not remove %s\n", w->dir);
+    if (w->lock_fd >= 0)
+        close(w->lock_fd);
+    w->lock_fd = -1;
+}
+
+int run_release_dead(struct rq *q, vr_err *err)
+{
+    static const char *const streams[] = { RQ_CHUNKS_HI, RQ_CHUNKS };
+    int released = 0;
+    for (int s = 0; s < 2; s++) {
+        struct rq_pending p[64];
+        int n = rq_pending_idle(q, streams[s], 0, p, 64, err);
+        if (n < 0)
+            return n;
+        for (int i = 0; i < n; i++) {
+            int rc = rq_worker_died(q, p[i].owner, "its vrctl run was stopped", err);
+            if (rc < 0)
+                return rc;
+            released += rc;
+        }
+    }
+    return released;
+}

@@ -1,0 +1,225 @@
+/*
+ * serve_slots.c - `vr-worker serve --gpu all` and `--slots N`: worker child
+ * processes, N on each GPU or N CPU workers, each exec'd afresh so CUDA is
+ * initialised once per process, and workers' names.
+ *
+ * The parent tends its slots: a worker killed by a signal (a crash, the
+ * OOM killer, kill -9) is replaced, after a restart delay that doubles
+ * while replacements keep dying young, so a crash loop does not spin; and
+ * the chunk it held is requeued at once through Redis (rq_worker_died), as
+ * the lease reclaim would do only when the lease lapsed. A worker that
+ * exits with a status chose to (it cannot work here: no GPU, a bad storage
+ * root) and is not replaced. SIGTERM/SIGINT are passed on: each drains.
+ */
+#include "serve.h"
+
+#include "clock.h"
+#include "gpus.h"
+#include "log.h"
+#include "rq_fleet.h"
+#include "rq_fleetstats.h"
+#include "supervise.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Restart delays: the first, the cap, and how long a worker must live for
+ * the delay to start again from the first. */
+#define SLOT_RESTART_FIRST_MS 1000.0
+#define SLOT_RESTART_MAX_MS   60000.0
+#define SLOT_HEALTHY_MS       30000.0
+
+static volatile sig_atomic_t slots_drain;
+
+static void slots_on_signal(int sig)
+{
+    (void)sig;
+    slots_drain = 1;
+}
+
+void serve_name_make(char *buf, size_t n, const char *dev)
+{
+    char host[64] = "host";
+    gethostname(host, sizeof host - 1);
+    unsigned char r[4] = { 0 };
+    if (getrandom(r, sizeof r, 0) != sizeof r)
+        r[0] = (unsigned char)getpid();
+    snprintf(buf, n, "%s:%s:%02x%02x%02x%02x", host, dev, r[0], r[1], r[2], r[3]);
+}
+
+/* One slot: what it runs as, and when its replacement is due. */
+struct slot {
+    char gpu[16];          /* "--gpu" argument, "" for --cpu */
+    char worker[128];      /* the running worker's name in Redis (--name) */
+    double started_ms;     /* monotonic */
+    double delay_ms;       /* the next restart delay */
+    double due_ms;         /* > 0: a replacement starts then */
+    char host_slots[16];   /* every slot this parent runs: they share the cores */
+};
+
+/* The child's argv: this one's options, then `--gpu g` (unless --cpu),
+ * `--slots 1` and `--name`, which win over the earlier ones as getopt
+ * reads them, so a child never spawns again however the options were
+ * spelled; `--host-slots`, so each encoder knows how many share the
+ * cores. av: argc + 10 entries. */
+static void slot_argv(int argc, char **argv, const char *exe, const struct slot *sl, char **av)
+{
+    int k = 0;
+    av[k++] = (char *)exe;
+    av[k++] = "serve";
+    for (int i = 1; i < argc; i++)
+        av[k++] = argv[i];
+    if (sl->gpu[0]) {
+        av[k++] = "--gpu";
+        av[k++] = (char *)sl->gpu;
+    }
+    av[k++] = "--slots";
+    av[k++] = "1";
+    av[k++] = "--name";
+    av[k++] = (char *)sl->worker;
+    av[k++] = "--host-slots";
+    av[k++] = (char *)sl->host_slots;
+    av[k] = NULL;
+}
+
+/* Starts slot i (its entry in sup, new or reaped) under a fresh name. */
+static int slot_start(struct sup *sup, int i, struct slot *sl, int argc, char **argv,
+                      const char *exe, char **av, const char *label)
+{
+    char dev[24] = "cpu";
+    if (sl->gpu[0])
+        snprintf(dev, sizeof dev, "gpu%s", sl->gpu);
+    serve_name_make(sl->worker, sizeof sl->worker, dev);
+    slot_argv(argc, argv, exe, sl, av);
+    vr_err e = { 0 };
+    int rc = i < sup->n ? sup_respawn(sup, i, exe, av, 0, &e)
+                        : sup_spawn(sup, label, exe, av, NULL, 0, &e);
+    if (rc < 0) {
+        log_error("%s", e.msg);
+        return rc;
+    }
+    sl->started_ms = clock_mono_ms();
+    sl->due_ms = 0;
+    log_info("%s: pid %d, worker %s", sup->child[i].name, (int)sup->child[i].pid, sl->worker);
+    return 0;
+}
+
+/* Slot i's worker died of a signal: its chunk back to the queue now, its
+ * replacement scheduled. */
+static void slot_died(struct sup *sup, int i, struct slot *sl, struct rq **q, const char *url)
+{
+    char how[96], reason[256];
+    sup_describe(sup->child[i].status, how, sizeof how);
+    double now = clock_mono_ms();
+    if (now - sl->started_ms >= SLOT_HEALTHY_MS || sl->delay_ms <= 0)
+        sl->delay_ms = SLOT_RESTART_FIRST_MS;
+    snprintf(reason, sizeof reason, "worker %s %s", sl->worker, how);
+    vr_err e = { 0 };
+    int released = VR_EINVAL;
+    if (!*q)
+        rq_open(url, 5000, q, &e); /* unreachable: *q set all the same, and retried below */
+    if (*q)
+        released = rq_worker_died(*q, sl->worker, reason, &e);
+    for (int k = 0; k < released; k++) /* counted as the lease's reclaims are */
+        rq_fleetstats_note(*q, RQ_NOTE_RECLAIM, 0, NULL);
+    if (released < 0)
+        log_warn("%s %s; its chunk is left to the lease reclaim (%s)", sup->child[i].name, how,
+                 e.msg);
+    else
+        log_warn("%s %s; %d chunk%s requeued; a new worker in %.0f s", sup->child[i].name, how,
+                 released, released == 1 ? "" : "s", sl->delay_ms / 1000);
+    sl->due_ms = now + sl->delay_ms;
+    sl->delay_ms = sl->delay_ms * 2 < SLOT_RESTART_MAX_MS ? sl->delay_ms * 2 : SLOT_RESTART_MAX_MS;
+}
+
+int serve_slots(int argc, char **argv, int all, int gpu, int slots, const char *url)
+{
+    int first = gpu, n = 1;
+    if (all) {
+        first = 0;
+        n = vr_gpu_count();
+        if (n <= 0) {
+            log_say(LOG_ERROR, "vr-worker serve: --gpu all: no NVIDIA GPU found; use --cpu\n");
+            return 1;
+        }
+    }
+    int automatic = slots <= 0;
+    if (automatic)
+        slots = vr_gpu_auto_slots(n);
+    if (gpu >= 0 || all)
+        log_info("%d worker%s per GPU on %d GPU%s%s", slots, slots > 1 ? "s" : "", n,
+                 n > 1 ? "s" : "", automatic ? " (--slots auto: half the cores per GPU, 2..8)" : "");
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) {
+        log_say(LOG_ERROR, "vr-worker serve: cannot find my own binary\n");
+        return 1;
+    }
+    exe[len] = '\0';
+    char **av = calloc((size_t)argc + 10, sizeof *av);
+    struct slot *sl = calloc((size_t)(n * slots), sizeof *sl);
+    if (!av || !sl) {
+        free(av);
+        free(sl);
+        return 1;
+    }
+    struct sigaction sa = { 0 }; /* no SA_RESTART: a signal ends the sleep below */
+    sa.sa_handler = slots_on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    struct sup sup = { 0 };
+    struct rq *q = NULL;
+    int bad = 0, total = n * slots;
+    for (int k = 0; k < total && !bad; k++) {
+        char label[48];
+        snprintf(sl[k].host_slots, sizeof sl[k].host_slots, "%d", total);
+        if (gpu >= 0 || all) {
+            snprintf(sl[k].gpu, sizeof sl[k].gpu, "%d", first + k / slots);
+            snprintf(label, sizeof label, "GPU %s worker %d", sl[k].gpu, k % slots);
+        } else {
+            snprintf(label, sizeof label, "CPU worker %d", k);
+        }
+        bad = slot_start(&sup, k, &sl[k], argc, argv, exe, av, label) < 0;
+    }
+    int passed_on = 0;
+    for (;;) {
+        int pending = 0;
+        for (int k = 0; k < sup.n; k++)
+            pending += sl[k].due_ms > 0;
+        if (sup_running(&sup) == 0 && (!pending || slots_drain))
+            break;
+        if (slots_drain && !passed_on) {
+            sup_signal(&sup, SIGTERM);
+            passed_on = 1;
+        }
+        int i = sup_reap(&sup, 0);
+        if (i < 0) {
+            double now = clock_mono_ms();
+            for (int k = 0; k < sup.n && !slots_drain; k++)
+                if (sl[k].due_ms > 0 && now >= sl[k].due_ms &&
+                    slot_start(&sup, k, &sl[k], argc, argv, exe, av, NULL) < 0)
+                    sl[k].due_ms = now + SLOT_RESTART_MAX_MS;
+            usleep(100000);
+            continue;
+        }
+        int st = sup.child[i].status;
+        if (WIFSIGNALED(st) && !slots_drain) {
+            slot_died(&sup, i, &sl[i], &q, url);
+        } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            char how[96];
+            sup_describe(st, how, sizeof how);
+            log_warn("%s %s", sup.child[i].name, how);
+            bad = 1;
+        }
+    }
+    rq_free(&q);
+    sup_release(&sup);
+    free(sl);
+    free(av);
+    return bad;
+}
