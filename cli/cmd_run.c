@@ -84,7 +84,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
     o->per_gpu = 0; /* auto, below */
     const char *out = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, VRCTL_OPTSTRING, opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, VRCTL_OPTSTRING, opts)) != -1) {
         int spec = vrctl_spec_option(c, optarg, &o->js);
         if (spec > 1)
             return spec;
@@ -120,7 +120,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
                 return cli_usage_error("--notify-secret-file %s: cannot resolve", optarg);
             break;
         }
-        default: return cli_usage_error("unknown option");
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (o->secret[0] && !o->js.notify[0])
@@ -129,8 +129,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         return cli_usage_error("expected one input video");
     if (!out)
         return cli_usage_error("missing -o OUT");
-    if (vrctl_prepare(argv[optind], out, &o->js, &o->info) < 0)
-        return 1;
+    int rc = vrctl_prepare(argv[optind], out, &o->js, &o->info);
+    if (rc)
+        return rc;
     o->gpus = o->cpu ? 0 : vr_gpu_count();
     if (!o->cpu && o->gpus == 0) {
         log_say(LOG_WARN, "vrctl run: no NVIDIA GPU found; using the CPU engine (slow)\n");
@@ -347,8 +348,8 @@ static void run_wait_notify(struct rq *q, const char *id)
  * processes. Returns vrctl's exit code. */
 static int run_supervise(struct run *r, struct run_opts *o)
 {
-    struct rq *q = vrctl_connect(r->url);
-    if (!q)
+    struct rq *q = NULL;
+    if (vrctl_connect(r->url, &q))
         return 1;
     vr_err e = { 0 };
     job_new_id(o->js.id, sizeof o->js.id);

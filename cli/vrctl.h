@@ -29,10 +29,11 @@ struct rq_event_entry;
  * event, msg). */
 void vrctl_event_print(const struct rq_event_entry *e, int json, FILE *f);
 
-/* Connects to --redis/VR_REDIS; on failure prints the reason and returns
- * NULL (callers exit 1). A NULL `url` with no VR_REDIS is a usage error
- * printed here too. */
-struct rq *vrctl_connect(const char *url);
+/* Connects to --redis, else $VR_REDIS, else redis://127.0.0.1:6379
+ * (rq_url_pick) into *q. Returns 0, or the exit code after printing the
+ * reason: 2 for a malformed address (bad usage), 1 for one that does not
+ * answer. */
+int vrctl_connect(const char *url, struct rq **q);
 
 /* What the job commands share: their arguments and the connection. */
 struct vrctl_session {
@@ -90,7 +91,8 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
  * as video, the output's directory exists and its container is known, the
  * profile loads with the job's config overrides on top (the same messages
  * as `vr-worker process -c`; js->config is rewritten compact). Fills
- * js->input/output (absolute). Prints the reason and returns -1 on failure. */
+ * js->input/output (absolute). Returns 0, or 2 after printing the reason:
+ * every refusal here is an argument the user can fix (bad usage). */
 int vrctl_prepare(const char *in, const char *out, struct job_spec *js, struct remux_info *info);
 
 /* Records job js (id and created_ms set): rq_job_submit with its JSON. */

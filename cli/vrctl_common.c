@@ -20,23 +20,21 @@
 #include <time.h>
 #include <unistd.h>
 
-struct rq *vrctl_connect(const char *url)
+int vrctl_connect(const char *url, struct rq **out)
 {
     const char *u = rq_url_pick(url);
-    if (!u) {
-        fprintf(stderr, "vrctl: no Redis address: pass --redis URL or set VR_REDIS "
-                        "(redis://host:port or unix:///path.sock)\n");
-        return NULL;
-    }
     struct rq *q = NULL;
     vr_err e = { 0 };
+    *out = NULL;
     for (int attempt = 0;; attempt++) {
-        if (rq_open(u, 5000, &q, &e) == 0)
-            return q;
+        if (rq_open(u, 5000, &q, &e) == 0) {
+            *out = q;
+            return 0;
+        }
         if (!q || e.code == VR_EINVAL || attempt == 4) {
-            fprintf(stderr, "vrctl: %s\n", e.msg);
             rq_free(&q);
-            return NULL;
+            /* a malformed address is bad usage; one that does not answer is not */
+            return cli_fail(e.code == VR_EINVAL ? 2 : 1, "%s", e.msg);
         }
         rq_free(&q);
         usleep(200000u << attempt);
@@ -45,9 +43,7 @@ struct rq *vrctl_connect(const char *url)
 
 int vrctl_no_job(const char *id)
 {
-    const struct cli_cmd *c = cli_current();
-    fprintf(stderr, "vrctl %s: no job '%s'\n", c ? c->name : "", id);
-    return 2;
+    return cli_fail(2, "no job '%s'", id);
 }
 
 /* ---- progress ---- */
@@ -98,7 +94,7 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
     const char *redis = NULL;
     memset(s, 0, sizeof *s);
     int o;
-    while ((o = getopt_long(argc, argv, (want & VRCTL_WANT_OUT) ? "o:" : "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, (want & VRCTL_WANT_OUT) ? "o:" : "", opts)) != -1) {
         if (o == 'r')
             redis = optarg;
         else if (o == 'p')
@@ -109,8 +105,11 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
             s->output = optarg;
         else if (o == 'f' && (want & VRCTL_WANT_FOLLOW))
             s->follow = 1;
+        else if (o == '?')
+            return 2; /* cli_getopt said why */
         else
-            return cli_usage_error("unknown option");
+            return cli_usage_error("option '%s' is not one of vrctl %s's", argv[optind - 1],
+                                   argv[0]);
     }
     if ((want & VRCTL_WANT_OUT) && !s->output)
         return cli_usage_error("where to? (-o FILE)");
@@ -122,7 +121,7 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
         return cli_usage_error("which job? (vrctl status lists them)");
     if (s->id && !job_id_valid(s->id))
         return cli_usage_error("'%s' is not a job id", s->id);
-    return (s->q = vrctl_connect(redis)) ? 0 : 1;
+    return vrctl_connect(redis, &s->q);
 }
 
 void vrctl_end(struct vrctl_session *s)
@@ -265,8 +264,7 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
                 break;
             }
             if (++fails > 120) {
-                log_say(LOG_ERROR, "vrctl: %s (gave up)\n", e.msg);
-                rc = 2;
+                rc = cli_fail(2, "%s (gave up)", e.msg);
                 break;
             }
             rq_backoff(q);

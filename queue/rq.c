@@ -191,7 +191,7 @@ const char *rq_url_pick(const char *flag)
     if (flag && *flag)
         return flag;
     const char *env = getenv("VR_REDIS");
-    return (env && *env) ? env : NULL;
+    return (env && *env) ? env : RQ_URL_DEFAULT;
 }
 
 /* ---- connection ---- */

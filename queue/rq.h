@@ -86,8 +86,10 @@ void rq_url_redact(const char *s, char *buf, size_t n);
  * starting threads. */
 void rq_password_file(const char *path);
 
-/* The address to use: `flag` when non-NULL, else $VR_REDIS, else NULL
- * (callers then print a usage error). Static or caller storage. */
+/* The address to use: `flag` when non-empty, else $VR_REDIS, else
+ * RQ_URL_DEFAULT (Redis's own default, as redis-cli has it). Static or
+ * caller storage. */
+#define RQ_URL_DEFAULT "redis://127.0.0.1:6379"
 const char *rq_url_pick(const char *flag);
 
 /* ---- connection ---- */

@@ -58,11 +58,11 @@ Test(cli_edges, output_container_checked_before_queueing, .timeout = 60)
     for (int i = 0; bad[i]; i++) {
         snprintf(args, sizeof args, "submit %s -o %s/%s --redis unix://%s/none.sock", clip, dir,
                  bad[i], dir);
-        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 1, "submit %s: %s", bad[i], out);
+        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 2, "submit %s: %s", bad[i], out);
         cr_assert(strstr(out, bad[i]) && strstr(out, ".mkv, .mp4 or .mov"), "submit %s: %s",
                   bad[i], out);
         snprintf(args, sizeof args, "run %s -o %s/%s --cpu", clip, dir, bad[i]);
-        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 1, "run %s: %s", bad[i], out);
+        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 2, "run %s: %s", bad[i], out);
         cr_assert(strstr(out, ".mkv, .mp4 or .mov"), "run %s: %s", bad[i], out);
     }
     const char *good[] = { "x.mkv", "x.mp4", "x.mov", NULL };

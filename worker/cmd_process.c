@@ -58,10 +58,9 @@ static int parse_args(int argc, char **argv, struct process_args *a)
     a->layout = -1;
     a->output = PIPE_OUT_MASK;
     optind = 1;
-    opterr = 0;
     int c;
     /* no "+": IN may come before -o OUT */
-    while ((c = getopt_long(argc, argv, "c:o:h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "c:o:h", opts)) != -1) {
         switch (c) {
         case 'g':
             if (cli_opt_int("--gpu", optarg, 0, 63, &a->gpu))
@@ -89,8 +88,7 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         case 'h':
             cli_cmd_usage(stdout, cli_prog(), cli_current());
             return -1;
-        default:
-            return cli_usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (a->cpu && a->gpu >= 0)

@@ -214,7 +214,7 @@ int cmd_serve(int argc, char **argv)
     int cpu = 0, slots = -1, o; /* -1: 1 for --gpu N and --cpu, auto for --gpu all */
     s.hb_ms = 1000;
     s.last_gpu_util = -1;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, "", opts)) != -1) {
         switch (o) {
         case 'r': redis = optarg; break;
         case 'R': rq_password_file(optarg); break;
@@ -241,7 +241,7 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage_error("--slots takes 1..16 or auto");
             break;
         }
-        default: return cli_usage_error("unknown option");
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (optind < argc)
@@ -249,8 +249,12 @@ int cmd_serve(int argc, char **argv)
     if (!!gpu + cpu != 1)
         return cli_usage_error("give exactly one of --gpu N, --gpu all, --cpu");
     redis = rq_url_pick(redis);
-    if (!redis)
-        return cli_usage_error("--redis URL (or VR_REDIS) is required");
+    struct rq_url url; /* a malformed address is bad usage, said before anything starts */
+    vr_err ue = { 0 };
+    int bad_url = rq_url_parse(redis, &url, &ue) < 0;
+    explicit_bzero(&url, sizeof url);
+    if (bad_url)
+        return cli_usage_error("%s", ue.msg);
     if (!storage)
         return cli_usage_error("--storage DIR is required");
     int all = gpu && !strcmp(gpu, "all");
