@@ -216,8 +216,10 @@ static void vrctl_new_events(struct rq *q, const char *id, char *last, int *stal
     *stalled = is_full;
     int n = rq_events_read(q, id, last[0] ? last : NULL, ev, 50, NULL);
     for (int i = 0; i < n; i++) {
-        if (log_get_format() == LOG_JSON) { /* one log object a line, like the rest */
+        if (log_get_format() == LOG_JSON) { /* one log object a line, its chunk a field */
+            log_ctx_thread(id, ev[i].chunk);
             log_say(LOG_INFO, "%s: event: %s\n", id, ev[i].msg);
+            log_ctx_thread(id, -1);
             continue;
         }
         fprintf(f, "%s: ", id);
@@ -290,9 +292,11 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop)
             vrctl_new_events(q, id, last_ev, &stalled, stderr);
         }
         if (!tty && (st->chunks_done != last_done || ended)) {
-            log_say(LOG_INFO, "%s %s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
-                    id, bar, frac * 100, st->chunks_done, st->chunks_total, st->frames_done,
-                    st->frames_total, st->fps, eta, st->state);
+            /* the bar is for eyes: a log object carries the figures only */
+            int text = log_get_format() == LOG_TEXT;
+            log_say(LOG_INFO, "%s%s%s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
+                    id, text ? " " : "", text ? bar : "", frac * 100, st->chunks_done,
+                    st->chunks_total, st->frames_done, st->frames_total, st->fps, eta, st->state);
             last_done = st->chunks_done;
         }
         if (ended) {
