@@ -17,6 +17,9 @@
     "  --layout L         auto (default: stereo metadata, then file name tag, then aspect,\n"  \
     "                     decided once from the whole source), mono, sbs or tb\n"              \
     "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"      \
+    "  --alpha-area A     auto (default: alpha is refused where the eyes' corners hold\n"  \
+    "                     picture, equirectangular or flat) or corners (the matte\n"       \
+    "                     packed there anyway, as vr-worker process --alpha-area)\n"     \
     "  --notify URL       POST the job's end (done, failed, cancelled) to URL as JSON;\n"  \
     "                     http:// or https:// only (README.md, 'Webhooks')\n"             \
     "  --chunk-seconds S  chunk length, cut at keyframes; auto (default): at most\n"     \

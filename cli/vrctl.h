@@ -74,7 +74,7 @@ int vrctl_no_job(const char *id);
  * `o` with `arg` to *js and returns 1 when `o` is one of them, 0 when it
  * is not, or an exit code (2 usage, 1 unreadable file) for a bad value. */
 enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_LAYOUT,
-       VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING };
+       VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING, VRCTL_OPT_ALPHA_AREA };
 #define VRCTL_OPTSTRING "o:c:"  /* short options of submit and run */
 /* Their long options, for the two commands' getopt tables. */
 #define VRCTL_SPEC_LONGOPTS                                          \
@@ -84,6 +84,7 @@ enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_L
     { "layout", required_argument, 0, VRCTL_OPT_LAYOUT },           \
     { "notify", required_argument, 0, VRCTL_OPT_NOTIFY },           \
     { "chunking", required_argument, 0, VRCTL_OPT_CHUNKING },       \
+    { "alpha-area", required_argument, 0, VRCTL_OPT_ALPHA_AREA },   \
     { "config", required_argument, 0, 'c' }
 int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
 

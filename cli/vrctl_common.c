@@ -349,6 +349,11 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
             return cli_usage_error("-c %s: path too long", arg);
         snprintf(js->config, sizeof js->config, "%s", arg);
         return 1;
+    case VRCTL_OPT_ALPHA_AREA:
+        if (strcmp(arg, "auto") && strcmp(arg, "corners"))
+            return cli_usage_error("--alpha-area %s: want auto or corners", arg);
+        snprintf(js->alpha_area, sizeof js->alpha_area, "%s", strcmp(arg, "auto") ? arg : "");
+        return 1;
     case VRCTL_OPT_CHUNKING:
         if (!job_chunking_valid(arg))
             return cli_usage_error("--chunking %s: want auto, range or copy", arg);

@@ -66,6 +66,7 @@ static int ctl_enqueue_range(struct ctl *c, const char *id, const struct job_spe
     ctl_chunk_rel(t->out, sizeof t->out, id, "out", i);
     snprintf(t->profile, sizeof t->profile, "%s", js->profile);
     snprintf(t->output_kind, sizeof t->output_kind, "%s", js->output_kind);
+    snprintf(t->alpha_area, sizeof t->alpha_area, "%s", js->alpha_area);
     snprintf(t->layout, sizeof t->layout, "%s", d->layout);
     snprintf(t->config, sizeof t->config, "%s", js->config);
     ctl_range_task(r, js->input, fp, &t->range);

@@ -27,6 +27,7 @@ struct process_args {
     const char *profile, *overrides, *metrics, *trace, *in, *out;
     int layout;                   /* -1 = auto */
     enum pipe_output output;
+    int alpha_corners;            /* --alpha-area corners */
 };
 
 static volatile int cancel_flag; /* set by SIGINT / SIGTERM: the pipeline stops */
@@ -47,6 +48,7 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         { "profile", required_argument, 0, 'p' },
         { "layout", required_argument, 0, 'l' },
         { "output", required_argument, 0, 'O' },
+        { "alpha-area", required_argument, 0, 'A' },
         { "metrics", required_argument, 0, 'M' },
         { "trace", required_argument, 0, 'T' },
         { "help", no_argument, 0, 'h' },
@@ -70,6 +72,11 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         case 'p': a->profile = optarg; break;
         case 'c': a->overrides = optarg; break;
         case 'o': a->out = optarg; break;
+        case 'A':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "corners"))
+                return cli_usage_error("--alpha-area %s: expected auto or corners", optarg);
+            a->alpha_corners = !strcmp(optarg, "corners");
+            break;
         case 'M': a->metrics = optarg; break;
         case 'T': a->trace = optarg; break;
         case 'l':
@@ -157,6 +164,7 @@ int cmd_process(int argc, char **argv)
     }
     o.layout = a.layout;
     o.output = a.output;
+    o.alpha_corners = a.alpha_corners;
     o.trace_path = a.trace;
     o.cancel = &cancel_flag;
     if (a.output == PIPE_OUT_ALPHA_PACKED && !strstr(a.out, "_alpha"))

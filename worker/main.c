@@ -22,7 +22,8 @@ static const struct cli_cmd worker_cmds[] = {
       "show the version, build, libav and its encoders, GPUs (NVENC as recorded), tune cache, models", NULL },
     { "process", cmd_process, 0,
       "[--gpu N | --cpu] [--profile fast|balanced|quality] [-c FILE] [--layout auto|mono|sbs|tb]\n"
-      "        [--output mask|alpha-packed|greenscreen] [--metrics FILE] [--trace FILE] IN -o OUT",
+      "        [--output mask|alpha-packed|greenscreen] [--alpha-area auto|corners]\n"
+      "        [--metrics FILE] [--trace FILE] IN -o OUT",
       "segment a whole video: decode, segment, encode (audio and other streams copied)",
       "  --gpu N          NVDEC decode + CUDA engine on GPU N (default: GPU 0 if any, else CPU)\n"
       "  --cpu            CPU decode + C reference engine\n"
@@ -32,9 +33,14 @@ static const struct cli_cmd worker_cmds[] = {
       "                   then aspect 2:1 = sbs, 1:2 = tb, else mono), mono, sbs or tb\n"
       "  --output K       mask (default: grayscale matte at output_scale), alpha-packed\n"
       "                   (colour + matte in the fisheye corners, DeoVR-style) or greenscreen\n"
+      "  --alpha-area A   where alpha-packed puts the matte: auto (default: the corners of\n"
+      "                   each eye when they are black, as around a fisheye; a source with\n"
+      "                   picture there, equirectangular or flat, is refused) or corners\n"
+      "                   (there anyway, covering that picture)\n"
       "  --metrics FILE   per-stage latency histograms (p50/p95/p99), fps, GPU use as JSON\n"
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
-      "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n" },
+      "  -o OUT           output video (.mkv, .mp4 or .mov); written to a temp name, then\n"
+      "                   renamed\n" },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
       "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N]",
