@@ -54,7 +54,10 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
       "  --max-attempts N   deliveries of a chunk before it is dead-lettered (3)\n"
       "  --wait             show progress until the job ends; exit 0 only when done\n" },
-    { "status", cmd_status, CLI_NEEDS_REDIS, "[JOB] [--json]", "show jobs and their progress",
+    { "status", cmd_status, CLI_NEEDS_REDIS, "[JOB] [--state S[,S]] [--json]",
+      "show jobs and their progress",
+      "  --state S[,S]      only jobs in these states (queued, splitting, running, stitching,\n"
+      "                     done, failed, cancelled)\n"
       "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n"
       VRCTL_EXIT_HELP },
     { "watch", cmd_watch, CLI_NEEDS_REDIS, "JOB", "live progress bar until the job ends (exit 0 = done)",
@@ -64,7 +67,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --follow           go on printing new events until the job ends\n"
       "  --json             one JSON object a line: id, time_ms, chunk, worker, event, msg\n"
       VRCTL_EXIT_HELP },
-    { "workers", cmd_workers, CLI_NEEDS_REDIS, "[--json]", "list live workers with GPU, chunk and fps", NULL },
+    { "workers", cmd_workers, CLI_NEEDS_REDIS, "[--json]", "list live workers with GPU, chunk and fps",
+      "  --json             machine-readable (name, gpu, state, chunk, fps, chunks_done,\n"
+      "                     frames_done)\n" },
     { "cancel", cmd_cancel, CLI_NEEDS_REDIS, "JOB", "cancel a job: drop its chunks, stop running ones",
       VRCTL_EXIT_HELP },
     { "retry", cmd_retry, CLI_NEEDS_REDIS, "JOB", "re-run a failed (or cancelled) job: its unfinished chunks, or its split or stitch",

@@ -41,10 +41,12 @@ struct vrctl_session {
     int json;            /* --json was given */
     const char *output;  /* -o FILE (with VRCTL_WANT_OUT, required) */
     int follow;          /* --follow was given (with VRCTL_WANT_FOLLOW) */
+    const char *state;   /* --state S[,S...] (with VRCTL_WANT_STATE), each a known state;
+                          * NULL: all */
     struct rq *q;        /* connected to --redis / $VR_REDIS */
 };
 enum { VRCTL_WANT_ID = 1 << 0, VRCTL_MAY_ID = 1 << 1, VRCTL_WANT_JSON = 1 << 2,
-       VRCTL_WANT_OUT = 1 << 3, VRCTL_WANT_FOLLOW = 1 << 4 };
+       VRCTL_WANT_OUT = 1 << 3, VRCTL_WANT_FOLLOW = 1 << 4, VRCTL_WANT_STATE = 1 << 5 };
 
 /* The prologue of status, watch, workers, metrics, report, cancel and
  * retry: parses --redis URL, --json (with VRCTL_WANT_JSON), -o FILE (with

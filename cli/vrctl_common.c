@@ -89,6 +89,7 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
         { "json", no_argument, 0, 'j' },
         { "output", required_argument, 0, 'o' },
         { "follow", no_argument, 0, 'f' },
+        { "state", required_argument, 0, 's' },
         { 0, 0, 0, 0 }
     };
     const char *redis = NULL;
@@ -105,6 +106,19 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
             s->output = optarg;
         else if (o == 'f' && (want & VRCTL_WANT_FOLLOW))
             s->follow = 1;
+        else if (o == 's' && (want & VRCTL_WANT_STATE)) {
+            for (const char *p = optarg; *p;) {
+                char one[32];
+                size_t n = strcspn(p, ",");
+                snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
+                if (!job_state_known(one))
+                    return cli_usage_error("--state %s: '%s' is not a job state (%s)", optarg,
+                                           one, "queued, splitting, running, stitching, done, "
+                                           "failed, cancelled");
+                p += n + (p[n] == ',');
+            }
+            s->state = optarg;
+        }
         else if (o == '?')
             return 2; /* cli_getopt said why */
         else
