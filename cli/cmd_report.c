@@ -17,6 +17,7 @@
 #include "rq_report.h"
 #include "rq_stats.h"
 #include "storage.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -506,7 +507,8 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "vrctl report: %s\n", e.msg);
         goto out;
     }
-    printf("%s: job %s (%s, %d chunks, %d events)\n", v.output, v.id, st->state, r.n, r.nev);
+    printf("%s: job %s (%s, %d chunk%s, %d event%s)\n", v.output, v.id, st->state, r.n,
+           text_plural(r.n), r.nev, text_plural(r.nev));
     rc = 0;
 out:
     free(html);

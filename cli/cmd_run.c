@@ -14,7 +14,9 @@
 #include "rq_notify.h"
 #include "storage.h"
 #include "supervise.h"
+#include "text.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <pthread.h>
@@ -61,8 +63,8 @@ static void run_auto(struct run_opts *o)
     int slots = o->cpu ? o->workers : o->gpus * o->per_gpu;
     if (o->js.chunk_seconds == 0) {
         o->js.chunk_seconds = job_auto_chunk_seconds(o->info.duration_s, slots);
-        log_say(LOG_INFO, "vrctl run: chunks of %.2f s (%.1f s over %d workers)\n",
-                o->js.chunk_seconds, o->info.duration_s, slots);
+        log_say(LOG_INFO, "vrctl run: chunks of %.2f s (%.1f s over %d worker%s)\n",
+                o->js.chunk_seconds, o->info.duration_s, slots, text_plural(slots));
     }
 }
 
@@ -147,7 +149,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 
 /* The processes of one run and where they keep their files. */
 struct run {
-    char dir[64];                 /* mktemp -d: redis socket, storage, logs */
+    char dir[80];                 /* mkdtemp in $TMPDIR (else /tmp): redis socket, storage,
+                                   * logs; short, for the socket's path (108 bytes) */
     char exe_dir[4096];           /* where vrctl is: the other binaries are there */
     char url[160];
     char storage[128];
@@ -176,7 +179,7 @@ static int run_add(struct run *r, struct sup *s, const char *bin, char *const *a
     for (int i = 0; args[i] && k < 31; i++)
         argv[k++] = args[i];
     argv[k] = NULL;
-    snprintf(log, sizeof log, "%.63s/%.32s.log", r->dir, name);
+    snprintf(log, sizeof log, "%.79s/%.32s.log", r->dir, name);
     vr_err e = { 0 };
     if (sup_spawn(s, name, prog, argv, log, flags, &e) < 0) {
         log_say(LOG_ERROR, "vrctl run: %s\n", e.msg);
@@ -247,7 +250,8 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
         if (run_add(r, &r->procs, "vr-worker", wargs, name) < 0)
             return -1;
     }
-    log_say(LOG_INFO, "vrctl run: %s workers: %d, temp dir %s\n", o->cpu ? "CPU" : "GPU", n, r->dir);
+    log_say(LOG_INFO, "vrctl run: %d %s worker%s, temp dir %s\n", n, o->cpu ? "CPU" : "GPU",
+            text_plural(n), r->dir);
     return 0;
 }
 
@@ -282,9 +286,7 @@ static void run_cleanup(struct run *r, int keep, int show_logs)
         log_say(LOG_INFO, "vrctl run: kept %s (logs, storage)\n", r->dir);
         return;
     }
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->dir);
-    if (strncmp(r->dir, "/tmp/vrctl-run-", 15) == 0 && system(cmd) != 0)
+    if (strstr(r->dir, "/vrctl-run-") && storage_rmtree(r->dir) < 0) /* nftw: no rm on PATH needed */
         log_say(LOG_WARN, "vrctl run: could not remove %s\n", r->dir);
 }
 
@@ -402,11 +404,13 @@ int cmd_run(int argc, char **argv)
     }
     r.exe_dir[len] = '\0';
     *strrchr(r.exe_dir, '/') = '\0';
-    snprintf(r.dir, sizeof r.dir, "/tmp/vrctl-run-XXXXXX");
-    if (!mkdtemp(r.dir)) {
-        perror("vrctl run: mkdtemp");
-        return 1;
-    }
+    /* $TMPDIR as mktemp has it, unless too long for the socket's path */
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || tmp[0] != '/' || strlen(tmp) > 48)
+        tmp = "/tmp";
+    snprintf(r.dir, sizeof r.dir, "%s/vrctl-run-XXXXXX", tmp);
+    if (!mkdtemp(r.dir))
+        return cli_fail(1, "cannot make a temp dir in %s: %s", tmp, strerror(errno));
     snprintf(r.storage, sizeof r.storage, "%s/storage", r.dir);
     struct sigaction sa = { 0 };
     sa.sa_handler = run_on_signal;

@@ -9,6 +9,7 @@
 #include "rq_events.h"
 #include "rq_fleet.h"
 #include "rq_stats.h"
+#include "text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -196,8 +197,10 @@ int cmd_status(int argc, char **argv)
                            "dead %lld\n", step, st->split_s, st->stitch_s, st->chunks_running,
                            st->chunks_queued, st->chunks_dead);
                 for (int w = 0; w < st->nworkers; w++)
-                    printf("  worker %-40s %lld chunks %lld frames %.1f fps\n", st->workers[w].name,
-                           st->workers[w].chunks, st->workers[w].frames,
+                    printf("  worker %-40s %lld chunk%s %lld frame%s %.1f fps\n",
+                           st->workers[w].name, st->workers[w].chunks,
+                           text_plural(st->workers[w].chunks), st->workers[w].frames,
+                           text_plural(st->workers[w].frames),
                            st->workers[w].busy_s > 0 ? st->workers[w].frames / st->workers[w].busy_s : 0);
                 vrctl_status_silent(q, id);
                 if (st->error[0])
@@ -267,8 +270,9 @@ int cmd_metrics(int argc, char **argv)
                    h->sum_ns / 1e9);
         }
         for (int w = 0; w < st->nworkers; w++)
-            printf("worker %-40s %lld chunks %lld frames %.1f fps\n", st->workers[w].name,
-                   st->workers[w].chunks, st->workers[w].frames,
+            printf("worker %-40s %lld chunk%s %lld frame%s %.1f fps\n", st->workers[w].name,
+                   st->workers[w].chunks, text_plural(st->workers[w].chunks),
+                   st->workers[w].frames, text_plural(st->workers[w].frames),
                    st->workers[w].busy_s > 0 ? st->workers[w].frames / st->workers[w].busy_s : 0);
     }
     rc = 0;
@@ -323,8 +327,8 @@ int cmd_workers(int argc, char **argv)
         else
             printf("%-40s %-8s %-8s %-40s %10.1f  %lld chunk%s, %lld frame%s\n", w[i].name,
                    w[i].gpu, w[i].state, w[i].chunk[0] ? w[i].chunk : "-", w[i].fps,
-                   w[i].chunks_done, w[i].chunks_done == 1 ? "" : "s", w[i].frames_done,
-                   w[i].frames_done == 1 ? "" : "s");
+                   w[i].chunks_done, text_plural(w[i].chunks_done), w[i].frames_done,
+                   text_plural(w[i].frames_done));
     }
     if (v.json) {
         char *s = json_dumps(arr, VRCTL_JSON_FLAGS);

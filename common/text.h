@@ -1,6 +1,6 @@
 /*
  * text.h - text read from outside (Redis records, file names) made safe to
- * show: no byte of it may drive a terminal.
+ * show: no byte of it may drive a terminal; and counts said in words.
  */
 #ifndef VR_TEXT_H
 #define VR_TEXT_H
@@ -10,5 +10,11 @@
  * encodes them (0xC2 0x80-0x9F, one '?' for the two bytes). Other UTF-8
  * passes untouched. Accepts NULL. */
 void text_strip_controls(char *s);
+
+/* "s" after a count that is not 1, "" after 1: "1 chunk", "2 chunks". */
+static inline const char *text_plural(long long n)
+{
+    return n == 1 ? "" : "s";
+}
 
 #endif

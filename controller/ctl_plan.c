@@ -14,6 +14,7 @@
 #include "log.h"
 #include "remux_range.h"
 #include "rq_jobs.h"
+#include "text.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -125,8 +126,8 @@ int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
         if (prerolls) /* the copy split's words: the same pre-rolls */
             log_info("job %s: %d chunks start with the GOP before them as a pre-roll (%s)", id,
                      prerolls, d->warmup ? "the temporal filter's warm-up" : "open-GOP references");
-        rq_event(c->q, id, "planned %d chunks as ranges of the source (%s, %.3f s)", pl.nchunks,
-                 pl.method, secs);
+        rq_event(c->q, id, "planned %d chunk%s as ranges of the source (%s, %.3f s)", pl.nchunks,
+                 text_plural(pl.nchunks), pl.method, secs);
     }
     remux_plan_release(&pl);
     return rc;

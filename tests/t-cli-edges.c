@@ -245,3 +245,25 @@ Test(cli_edges, serve_slots_checked, .timeout = 30)
     unsetenv("CUDA_VISIBLE_DEVICES");
     cr_assert(strstr(out, "no NVIDIA GPU found"), "%s", out);
 }
+
+/* ---- vrctl run's temp dir ---- */
+
+/* vrctl run makes its temp dir in $TMPDIR and removes it itself (nftw),
+ * with no `rm` on PATH (it ran `system("rm -rf ...")` in /tmp). */
+Test(cli_edges, run_temp_dir_in_tmpdir_removed_without_rm, .timeout = 120)
+{
+    char dir[64], clip[128], cmd[2048], out[8192];
+    edge_clip(dir, sizeof dir, clip, sizeof clip);
+    cr_assert_eq(tsh("mkdir '%s/bin' '%s/tmp' && ln -s \"$(command -v redis-server)\" '%s/bin/'",
+                     dir, dir, dir), 0);
+    const char *b = getenv("VR_BIN_DIR");
+    snprintf(cmd, sizeof cmd, "TMPDIR='%s/tmp' PATH='%s/bin' %s/vrctl run '%s' -o '%s/o.mkv' "
+             "--cpu --profile fast 2>&1", dir, dir, b ? b : "bin", clip, dir);
+    int rc = tsh_out(out, sizeof out, "%s", cmd);
+    cr_assert_eq(rc, 0, "%s", out);
+    char made[128];
+    snprintf(made, sizeof made, "temp dir %s/tmp/vrctl-run-", dir);
+    cr_assert(strstr(out, made), "the temp dir is not under $TMPDIR: %s", out);
+    cr_assert_eq(tsh("test -z \"$(ls -A '%s/tmp')\"", dir), 0, "the temp dir was left");
+    tsh("rm -rf '%s'", dir);
+}

@@ -86,6 +86,7 @@ static int parse_args(int argc, char **argv, struct seg_image_args *a)
     };
     memset(a, 0, sizeof *a);
     a->profile = "balanced";
+    a->layout = VIO_LAYOUT_AUTO; /* as `process` */
     optind = 1;
     int c;
     while ((c = cli_getopt(argc, argv, "+c:h", opts)) != -1) {

@@ -11,8 +11,8 @@ static const struct cli_cmd worker_cmds[] = {
       "[--model PATH] [--layout auto|mono|sbs|tb] [--profile NAME] [-c FILE] [--raw] IN OUT.png",
       "segment the people in a PNG/JPEG image and write the 8-bit mask as PNG",
       "  --model PATH     tflite model (default: the profile's)\n"
-      "  --layout L       mono (default), sbs (side-by-side), tb (top-bottom) or auto\n"
-      "                   (file name tag _LR/_TB/..., then 2:1 or 1:2 aspect)\n"
+      "  --layout L       auto (default, as process: file name tag _LR/_TB/..., then\n"
+      "                   2:1 or 1:2 aspect), mono, sbs (side-by-side) or tb (top-bottom)\n"
       "  OUT.png          the mask is PNG; other names are refused\n"
       "  --profile NAME   fast, balanced (default) or quality (configs/NAME.json)\n"
       "  -c FILE          JSON overrides on top of the profile\n"
