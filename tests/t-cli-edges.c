@@ -130,8 +130,10 @@ Test(cli_edges, retry_restitches_and_status_json_is_tidy, .timeout = 120, .fini 
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
-    cr_assert_eq(tsh("mkdir '%s'", out), 0);
+    /* a directory where the output goes, made after the submit (which
+     * refuses one): the stitch fails */
     cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    cr_assert_eq(tsh("mkdir '%s'", out), 0);
     int rc = tdist_watch(&D, id, 90000);
     cr_assert_eq(rc, 1, "watch exit %d: the stitch should have failed", rc);
     const char *st[] = { "status", id, NULL };
