@@ -76,6 +76,10 @@ struct rq_url {
  * Debian 12's hiredis 0.14 has no TLS. */
 int rq_url_parse(const char *s, struct rq_url *u, vr_err *err);
 
+/* Whether `s` parses (rq_url_parse's errors), nothing kept: for commands
+ * that say a malformed address before they start. */
+int rq_url_check(const char *s, vr_err *err);
+
 /* Copies `s` into buf (size n) with the password replaced by "***". */
 void rq_url_redact(const char *s, char *buf, size_t n);
 

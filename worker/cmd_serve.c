@@ -249,11 +249,8 @@ int cmd_serve(int argc, char **argv)
     if (!!gpu + cpu != 1)
         return cli_usage_error("give exactly one of --gpu N, --gpu all, --cpu");
     redis = rq_url_pick(redis);
-    struct rq_url url; /* a malformed address is bad usage, said before anything starts */
-    vr_err ue = { 0 };
-    int bad_url = rq_url_parse(redis, &url, &ue) < 0;
-    explicit_bzero(&url, sizeof url);
-    if (bad_url)
+    vr_err ue = { 0 }; /* a malformed address is bad usage, said before anything starts */
+    if (rq_url_check(redis, &ue) < 0)
         return cli_usage_error("%s", ue.msg);
     if (!storage)
         return cli_usage_error("--storage DIR is required");
