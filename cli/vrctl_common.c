@@ -26,6 +26,8 @@ int vrctl_connect(const char *url, struct rq **out)
     struct rq *q = NULL;
     vr_err e = { 0 };
     *out = NULL;
+    if (rq_url_check(u, &e) < 0) /* a malformed address is bad usage */
+        return cli_fail(2, "%s", e.msg);
     for (int attempt = 0;; attempt++) {
         if (rq_open(u, 5000, &q, &e) == 0) {
             *out = q;
@@ -33,8 +35,7 @@ int vrctl_connect(const char *url, struct rq **out)
         }
         if (!q || e.code == VR_EINVAL || attempt == 4) {
             rq_free(&q);
-            /* a malformed address is bad usage; one that does not answer is not */
-            return cli_fail(e.code == VR_EINVAL ? 2 : 1, "%s", e.msg);
+            return cli_fail(1, "%s", e.msg); /* no answer, or a refused password */
         }
         rq_free(&q);
         usleep(200000u << attempt);
