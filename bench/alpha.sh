@@ -74,7 +74,7 @@ fi
 # ---- the product: vrctl run --output alpha ----
 # untimed first: the tune cache, the encoder probe and the page cache are
 # then warm for every timed run alike
-"$B/vrctl" run "$SHORT" -o "$W/warm_alpha.mkv" --output alpha > "$R/warm.log" 2>&1
+"$B/vrctl" run "$SHORT" -o "$W/warm_alpha.mkv" --output alpha --alpha-area corners -y > "$R/warm.log" 2>&1
 rm -f "$W/warm_alpha.mkv"
 for run in ${RUNS:-auto}; do
     args=
@@ -83,7 +83,7 @@ for run in ${RUNS:-auto}; do
     VMSTAT=$!
     t0=$(now)
     # shellcheck disable=SC2086
-    timeout "${RUN_TIMEOUT:-590}" "$B/vrctl" run "$CLIP" -o "$W/out_alpha.mkv" --output alpha $args --keep-temp \
+    timeout "${RUN_TIMEOUT:-590}" "$B/vrctl" run "$CLIP" -o "$W/out_alpha.mkv" --output alpha --alpha-area corners -y $args --keep-temp \
         > "$R/$run.log" 2>&1
     rc=$?
     t1=$(now)

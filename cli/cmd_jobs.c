@@ -11,6 +11,7 @@
 #include "cmdtable.h"
 #include "job.h"
 #include "rq_jobs.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -87,10 +88,10 @@ int cmd_retry(int argc, char **argv)
     else if (again == 0 && done >= total)
         snprintf(what, sizeof what, "all %lld chunks are done: stitching again", total);
     else if (held > 0)
-        snprintf(what, sizeof what, "%d chunks enqueued again, %d left to the live workers "
-                 "running them", again, held);
+        snprintf(what, sizeof what, "%d chunk%s enqueued again, %d left to the live workers "
+                 "running them", again, text_plural(again), held);
     else
-        snprintf(what, sizeof what, "%d chunks enqueued again", again);
+        snprintf(what, sizeof what, "%d chunk%s enqueued again", again, text_plural(again));
     rq_event(v.q, v.id, "retry: %s", what);
     printf("%s: retrying (%s)\n", v.id, what);
     vrctl_end(&v);

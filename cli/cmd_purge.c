@@ -75,7 +75,7 @@ int cmd_purge(int argc, char **argv)
     const char *redis = NULL;
     double older_s = -1;
     int o;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, "", opts)) != -1) {
         switch (o) {
         case 'r': redis = optarg; break;
         case 'p': rq_password_file(optarg); break;
@@ -83,7 +83,7 @@ int cmd_purge(int argc, char **argv)
             if (cli_opt_duration("--older-than", optarg, 3650 * 86400.0, &older_s))
                 return 2;
             break;
-        default: return cli_usage_error("unknown option");
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     const char *id = optind < argc ? argv[optind] : NULL;
@@ -93,10 +93,11 @@ int cmd_purge(int argc, char **argv)
         return cli_usage_error("give a job id or --older-than D");
     if (id && !job_id_valid(id))
         return cli_usage_error("'%s' is not a job id", id);
-    struct rq *q = vrctl_connect(redis);
-    if (!q)
-        return 1;
-    int rc = id ? purge_one(q, id) : purge_older(q, older_s);
+    struct rq *q = NULL;
+    int rc = vrctl_connect(redis, &q);
+    if (rc)
+        return rc;
+    rc = id ? purge_one(q, id) : purge_older(q, older_s);
     rq_free(&q);
     return rc;
 }

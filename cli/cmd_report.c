@@ -9,6 +9,7 @@
  */
 #include "vrctl.h"
 
+#include "chart_ticks.h"
 #include "cmdtable.h"
 #include "job.h"
 #include "metrics.h"
@@ -16,6 +17,7 @@
 #include "rq_report.h"
 #include "rq_stats.h"
 #include "storage.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,19 +66,46 @@ static double xpos(const struct report *r, long long ms)
     return REPORT_LEFT + (x < 0 ? 0 : x > 1 ? 1 : x) * (REPORT_W - REPORT_LEFT - 10);
 }
 
-/* The job's workers, in first-seen order (chunk records, then stats). */
+/* Adds name to the n names of w (max) unless it is there or empty. */
+static int worker_add(char (*w)[128], int n, int max, const char *name)
+{
+    int k = 0;
+    while (k < n && strcmp(w[k], name))
+        k++;
+    if (name[0] && k == n && n < max)
+        snprintf(w[n++], 128, "%s", name);
+    return n;
+}
+
+/* The job's workers, in first-seen order: those the chunk records name
+ * (the last worker of each chunk), then those only the events name, such
+ * as a worker killed before its first commit, whose chunk another worker
+ * finished. */
 static int worker_names(const struct report *r, char (*w)[128], int max)
 {
     int n = 0;
-    for (int i = 0; i < r->n; i++) {
-        const char *name = r->c[i].worker;
-        int k = 0;
-        while (k < n && strcmp(w[k], name))
-            k++;
-        if (name[0] && k == n && n < max)
-            snprintf(w[n++], 128, "%s", name);
-    }
+    for (int i = 0; i < r->n; i++)
+        n = worker_add(w, n, max, r->c[i].worker);
+    for (int i = 0; i < r->nev; i++)
+        n = worker_add(w, n, max, r->ev[i].worker);
     return n;
+}
+
+/* An attempt a worker lost (its lease reclaimed: "chunk 3: worker W
+ * stopped renewing ...; requeued"), as a mark at that moment in its row. */
+static void lost_marks(const struct report *r, const char *worker, double y, int h)
+{
+    for (int i = 0; i < r->nev; i++) {
+        const struct rq_event_entry *e = &r->ev[i];
+        if (e->chunk < 0 || strcmp(e->worker, worker) || !strstr(e->msg, "stopped renewing"))
+            continue;
+        double x = xpos(r, e->ms);
+        fprintf(r->f, "<g class=\"bar\"><rect class=\"lost\" x=\"%.1f\" y=\"%.1f\" "
+                      "width=\"4\" height=\"%d\"/><title>chunk %d lost at %.2f s: ",
+                x - 4 > REPORT_LEFT ? x - 4 : REPORT_LEFT, y, h, e->chunk, rel_s(r, e->ms));
+        esc(r->f, e->msg);
+        fputs("</title></g>\n", r->f);
+    }
 }
 
 static const char *series_colour(int i)
@@ -145,19 +174,23 @@ static void report_fps(const struct report *r, char (*w)[128], int nw)
     if (!per)
         return;
     fps_bins(r, NULL, job);
-    double top = 1;
+    double most = 0;
     for (int b = 0; b < REPORT_BINS; b++)
-        top = job[b] > top ? job[b] : top;
+        most = job[b] > most ? job[b] : most;
+    struct chart_axis ax;
+    int steps = chart_ticks(most, 5, &ax);
+    double top = ax.end;
     for (int k = 0; k < nw; k++)
         fps_bins(r, w[k], per[k]);
     fprintf(f, "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
             REPORT_W, H, REPORT_W, H);
     double plot = H - TOP - BOTTOM;
-    for (int g = 0; g <= 4; g++) {
-        double y = TOP + plot * g / 4;
+    for (int g = 0; g <= steps; g++) { /* from the top down, in 1-2-5 steps */
+        double y = TOP + plot * g / steps;
         fprintf(f, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
-                   "<text class=\"ax\" x=\"%d\" y=\"%.1f\">%.0f fps</text>\n",
-                REPORT_LEFT, REPORT_W - 10, y, y, REPORT_LEFT - 6, y + 4, top * (4 - g) / 4);
+                   "<text class=\"ax\" x=\"%d\" y=\"%.1f\">%.*f fps</text>\n",
+                REPORT_LEFT, REPORT_W - 10, y, y, REPORT_LEFT - 6, y + 4, ax.decimals,
+                ax.step * (steps - g));
     }
     fprintf(f, "<text class=\"ax\" x=\"%d\" y=\"%d\">0 s</text><text class=\"ax\" x=\"%d\" "
                "y=\"%d\">%.1f s</text>\n",
@@ -236,6 +269,8 @@ static void report_timeline(const struct report *r, char (*w)[128], int nw)
         fprintf(f, "<text class=\"row\" x=\"%d\" y=\"%.1f\">", REPORT_LEFT - 6, y + BAR - 5);
         esc(f, k < nw ? w[k] : "(not started)");
         fputs("</text>\n", f);
+        if (k < nw)
+            lost_marks(r, w[k], y, BAR);
         /* the waits first, so that no wait line crosses a bar */
         for (int pass = 0; pass < 2; pass++)
             for (int i = 0; i < r->n; i++) {
@@ -266,7 +301,8 @@ static void report_timeline(const struct report *r, char (*w)[128], int nw)
             h - 12);
     fputs("<p class=\"legend\"><span class=\"k done\">committed</span> <span class=\"k run\">"
           "running</span> <span class=\"k queued\">queued</span> <span class=\"k dead\">dead"
-          "</span> <span class=\"k retried\">retried (*)</span> &mdash; the thin line before a "
+          "</span> <span class=\"k retried\">retried (*)</span> <span class=\"k lost\">lost "
+          "(lease reclaimed)</span> &mdash; the thin line before a "
           "bar is the time it waited in the queue; hover for details.</p>\n<p id=\"detail\">"
           "</p>\n", f);
 }
@@ -366,13 +402,13 @@ static const char REPORT_CSS[] =
     "svg.chart{display:block;background:#fafafa;border:1px solid #eee}"
     ".grid{stroke:#e4e4e4}.ax,.row{font-size:11px;fill:#666;text-anchor:end}"
     ".job{fill:none;stroke-width:2.5}.wk{fill:none;stroke-width:1.2;opacity:.8}"
-    ".done{fill:#2a9d8f}.run{fill:#457b9d}.queued{fill:#bbb}.dead{fill:#e63946}"
+    ".done{fill:#2a9d8f}.run{fill:#457b9d}.queued{fill:#bbb}.dead{fill:#e63946}.lost{fill:#6d2e46}"
     ".retried{stroke:#f4a261;stroke-width:2}.wait{stroke:#bbb;stroke-dasharray:2 2}"
     ".lbl{font-size:10px;fill:#fff;pointer-events:none}.bar:hover rect{opacity:.7}"
     ".tick{stroke:#888;stroke-width:2}.tick.bad{stroke:#e63946}"
     ".k{padding:0 6px;color:#fff;border-radius:3px}span.k.retried{background:#f4a261}"
     "span.k.done{background:#2a9d8f}span.k.run{background:#457b9d}"
-    "span.k.queued{background:#bbb}span.k.dead{background:#e63946}"
+    "span.k.queued{background:#bbb}span.k.dead{background:#e63946}span.k.lost{background:#6d2e46}"
     "#detail{min-height:1.4em;color:#333;font-family:monospace}"
     ".events{font-family:monospace;font-size:12px}.t{color:#888}";
 
@@ -481,7 +517,8 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "vrctl report: %s\n", e.msg);
         goto out;
     }
-    printf("%s: job %s (%s, %d chunks, %d events)\n", v.output, v.id, st->state, r.n, r.nev);
+    printf("%s: job %s (%s, %d chunk%s, %d event%s)\n", v.output, v.id, st->state, r.n,
+           text_plural(r.n), r.nev, text_plural(r.nev));
     rc = 0;
 out:
     free(html);

@@ -19,6 +19,7 @@
 #include "storage.h"
 #include "run_temps.h"
 #include "supervise.h"
+#include "text.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -72,8 +73,8 @@ static void run_auto(struct run_opts *o)
     int picture = job_output_is_picture(o->js.output_kind);
     if (o->js.chunk_seconds == 0) {
         o->js.chunk_seconds = job_auto_chunk_seconds(o->info.duration_s, slots, picture);
-        log_say(LOG_INFO, "vrctl run: chunks of %.2f s (%.1f s over %d workers%s)\n",
-                o->js.chunk_seconds, o->info.duration_s, slots,
+        log_say(LOG_INFO, "vrctl run: chunks of %.2f s (%.1f s over %d worker%s%s)\n",
+                o->js.chunk_seconds, o->info.duration_s, slots, text_plural(slots),
                 picture ? "; the picture is re-encoded: at least 4 chunks a worker, so every "
                           "core works to the end" : "");
     }
@@ -100,7 +101,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
     o->per_gpu = 0; /* auto, below */
     const char *out = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, VRCTL_OPTSTRING, opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, VRCTL_OPTSTRING, opts)) != -1) {
         int spec = vrctl_spec_option(c, optarg, &o->js);
         if (spec > 1)
             return spec;
@@ -144,7 +145,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
             break;
         }
         case 'P': o->allow_private = 1; break;
-        default: return cli_usage_error("unknown option");
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (o->secret[0] && !o->js.notify[0])
@@ -153,8 +154,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         return cli_usage_error("expected one input video");
     if (!out)
         return cli_usage_error("missing -o OUT");
-    if (vrctl_prepare(argv[optind], out, o->replace, &o->js, &o->info) < 0)
-        return 1;
+    int rc = vrctl_prepare(argv[optind], out, o->replace, &o->js, &o->info);
+    if (rc)
+        return rc;
     o->gpus = o->cpu ? 0 : vr_gpu_count();
     if (!o->cpu && o->gpus == 0) {
         log_say(LOG_WARN, "vrctl run: no NVIDIA GPU found; using the CPU engine (slow)\n");
@@ -204,7 +206,7 @@ static int run_add(struct run *r, struct sup *s, const char *bin, char *const *a
     for (int i = 0; args[i] && k < 31; i++)
         argv[k++] = args[i];
     argv[k] = NULL;
-    snprintf(log, sizeof log, "%.63s/%.32s.log", r->dir, name);
+    snprintf(log, sizeof log, "%.79s/%.32s.log", r->dir, name);
     vr_err e = { 0 };
     if (sup_spawn(s, name, prog, argv, log, flags, &e) < 0) {
         log_say(LOG_ERROR, "vrctl run: %s\n", e.msg);
@@ -292,7 +294,8 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
         if (run_add(r, &r->procs, "vr-worker", wargs, name) < 0)
             return -1;
     }
-    log_say(LOG_INFO, "vrctl run: %s workers: %d, temp dir %s\n", o->cpu ? "CPU" : "GPU", n, r->dir);
+    log_say(LOG_INFO, "vrctl run: %d %s worker%s, temp dir %s\n", n, o->cpu ? "CPU" : "GPU",
+            text_plural(n), r->dir);
     return 0;
 }
 
@@ -337,8 +340,8 @@ static void run_cleanup(struct run *r, int keep, int show_logs, int interrupted)
  * to the queue. Returns 0 or 1 (said why). */
 static int run_resume_check(struct run *r)
 {
-    struct rq *q = vrctl_connect(r->url);
-    if (!q)
+    struct rq *q = NULL;
+    if (vrctl_connect(r->url, &q))
         return 1;
     char state[32] = "";
     long long done = 0, total = 0;
@@ -400,7 +403,9 @@ static void *run_monitor_main(void *arg)
 
 /* A job with a webhook: its delivery goes out from this run's controller,
  * which stops with the run, so the run waits for it (at most
- * RUN_NOTIFY_WAIT_S; Ctrl-C stops waiting) and says how it went. */
+ * RUN_NOTIFY_WAIT_S; Ctrl-C stops waiting) and says how it went. The first
+ * failed attempt ends the wait: its retries would come after the run has
+ * stopped the controller (a closed port held a 0.4 s job for 61 s). */
 #define RUN_NOTIFY_WAIT_S 60
 
 static void run_wait_notify(struct rq *q, const char *id)
@@ -408,7 +413,7 @@ static void run_wait_notify(struct rq *q, const char *id)
     char state[32] = "", why[512] = "";
     for (int i = 0; i < RUN_NOTIFY_WAIT_S * 10 && !run_stop && !run_dead[0]; i++) {
         if (rq_notify_state(q, id, state, sizeof state, why, sizeof why, NULL) > 0 &&
-            strcmp(state, "pending"))
+            (strcmp(state, "pending") || why[0]))
             break;
         if (i == 10)
             log_say(LOG_INFO, "vrctl run: waiting for the webhook delivery...\n");
@@ -424,8 +429,8 @@ static void run_wait_notify(struct rq *q, const char *id)
  * processes. Returns vrctl's exit code. */
 static int run_supervise(struct run *r, struct run_opts *o)
 {
-    struct rq *q = vrctl_connect(r->url);
-    if (!q)
+    struct rq *q = NULL;
+    if (vrctl_connect(r->url, &q))
         return 1;
     vr_err e = { 0 };
     if (r->job[0]) {

@@ -9,11 +9,13 @@
 #include "rq_events.h"
 #include "rq_fleet.h"
 #include "rq_stats.h"
+#include "text.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { VRCTL_STATUS_EVENTS = 5 };
 
@@ -65,6 +67,49 @@ static json_t *vrctl_events_json(struct rq *q, const char *id)
     return arr;
 }
 
+/* "2026-11-27 07:20:01", local time; "-" for none. */
+static void vrctl_local_time(long long ms, char *out, size_t n)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (ms <= 0 || !localtime_r(&t, &tm) || !strftime(out, n, "%Y-%m-%d %H:%M:%S", &tm))
+        snprintf(out, n, "-");
+}
+
+/* One job of the list under its header (vrctl_list_header): the input by
+ * its file name, the whole path is under `status JOB`. */
+static void vrctl_list_header(void)
+{
+    printf("%-26s %-10s %-19s %11s %15s %7s %8s  %s\n", "JOB", "STATE", "CREATED", "CHUNKS",
+           "FRAMES", "FPS", "WALL", "INPUT");
+}
+
+static void vrctl_list_job(const struct rq_job_status *st)
+{
+    char created[32], chunks[32], frames[48];
+    vrctl_local_time(st->created_ms, created, sizeof created);
+    snprintf(chunks, sizeof chunks, "%lld/%lld", st->chunks_done, st->chunks_total);
+    snprintf(frames, sizeof frames, "%lld/%lld", st->frames_done, st->frames_total);
+    const char *slash = strrchr(st->input, '/');
+    printf("%-26s %-10s %-19s %11s %15s %7.1f %7.1fs  %s\n", st->id, st->state, created, chunks,
+           frames, st->fps, st->wall_s, slash ? slash + 1 : st->input);
+}
+
+/* Whether state is one of the comma-separated `filter` ("" or NULL: all). */
+static int vrctl_state_wanted(const char *filter, const char *state)
+{
+    if (!filter || !filter[0])
+        return 1;
+    size_t len = strlen(state);
+    for (const char *p = filter; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == len && !strncmp(p, state, n))
+            return 1;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
 static void vrctl_print_job(const struct rq_job_status *st)
 {
     printf("%-26s %-10s chunks %lld/%lld  frames %lld/%lld  %.1f fps  %.1f s\n", st->id, st->state,
@@ -75,7 +120,7 @@ static void vrctl_print_job(const struct rq_job_status *st)
 int cmd_status(int argc, char **argv)
 {
     struct vrctl_session v;
-    int rc = vrctl_begin(argc, argv, VRCTL_MAY_ID | VRCTL_WANT_JSON, &v);
+    int rc = vrctl_begin(argc, argv, VRCTL_MAY_ID | VRCTL_WANT_JSON | VRCTL_WANT_STATE, &v);
     if (rc)
         return rc;
     struct rq *q = v.q;
@@ -103,6 +148,7 @@ int cmd_status(int argc, char **argv)
     char hint[2][200];
     int nh = n > 0 ? vrctl_liveness_hints(q, hint) : 0, live = 0;
     json_t *arr = json_array();
+    int shown = 0;
     for (int i = 0; i < n; i++) {
         if (rq_job_status(q, ids[i], id != NULL, st, &e) < 0) {
             if (id && e.code == VR_ENOENT)
@@ -112,9 +158,14 @@ int cmd_status(int argc, char **argv)
             json_decref(arr);
             goto out;
         }
+        if (!vrctl_state_wanted(v.state, st->state))
+            continue;
         char chunking[16];
         vrctl_job_chunking(q, ids[i], chunking, sizeof chunking);
         live |= !job_state_ended(st->state);
+        if (!json && !id && !shown)
+            vrctl_list_header();
+        shown++;
         if (json) {
             json_t *o = rq_job_status_json(st);
             if (chunking[0])
@@ -132,10 +183,16 @@ int cmd_status(int argc, char **argv)
             json_array_append_new(arr, o);
         }
         else {
-            vrctl_print_job(st);
+            if (id)
+                vrctl_print_job(st);
+            else
+                vrctl_list_job(st);
             if (!id && !job_state_ended(st->state))
                 vrctl_status_events(q, ids[i], 1);
             if (id) {
+                char created[32];
+                vrctl_local_time(st->created_ms, created, sizeof created);
+                printf("  created %s\n", created);
                 printf("  input  %s%s\n  output %s\n", st->input,
                        !strcmp(chunking, "range") ? " (chunks read in place: --chunking range)"
                        : !strcmp(chunking, "copy") ? " (chunks cut into files: --chunking copy)"
@@ -149,8 +206,10 @@ int cmd_status(int argc, char **argv)
                            "dead %lld\n", step, st->split_s, st->stitch_s, st->chunks_running,
                            st->chunks_queued, st->chunks_dead);
                 for (int w = 0; w < st->nworkers; w++)
-                    printf("  worker %-40s %lld chunks %lld frames %.1f fps\n", st->workers[w].name,
-                           st->workers[w].chunks, st->workers[w].frames,
+                    printf("  worker %-40s %lld chunk%s %lld frame%s %.1f fps\n",
+                           st->workers[w].name, st->workers[w].chunks,
+                           text_plural(st->workers[w].chunks), st->workers[w].frames,
+                           text_plural(st->workers[w].frames),
                            st->workers[w].busy_s > 0 ? st->workers[w].frames / st->workers[w].busy_s : 0);
                 vrctl_status_silent(q, id);
                 if (st->error[0])
@@ -166,8 +225,8 @@ int cmd_status(int argc, char **argv)
             printf("%s\n", s);
         free(s);
         json_decref(doc);
-    } else if (n == 0) {
-        printf("no jobs\n");
+    } else if (shown == 0) {
+        printf(v.state ? "no %s jobs\n" : "no jobs\n", v.state);
     }
     for (int k = 0; !json && live && k < nh; k++) /* only where a job waits on them */
         printf("note: %s\n", hint[k]);
@@ -222,8 +281,9 @@ int cmd_metrics(int argc, char **argv)
                    h->sum_ns / 1e9);
         }
         for (int w = 0; w < st->nworkers; w++)
-            printf("worker %-40s %lld chunks %lld frames %.1f fps\n", st->workers[w].name,
-                   st->workers[w].chunks, st->workers[w].frames,
+            printf("worker %-40s %lld chunk%s %lld frame%s %.1f fps\n", st->workers[w].name,
+                   st->workers[w].chunks, text_plural(st->workers[w].chunks),
+                   st->workers[w].frames, text_plural(st->workers[w].frames),
                    st->workers[w].busy_s > 0 ? st->workers[w].frames / st->workers[w].busy_s : 0);
     }
     rc = 0;
@@ -262,6 +322,9 @@ int cmd_workers(int argc, char **argv)
     }
     json_t *arr = json_array();
     long long now = rq_now_ms();
+    if (!v.json && n)
+        printf("%-40s %-8s %-8s %-40s %10s  %s\n", "WORKER", "GPU", "STATE", "CHUNK",
+               "LAST FPS", "DONE");
     for (int i = 0; i < n; i++) {
         /* a worker silent for 3 heartbeats is not busy, whatever its key says */
         if (rq_worker_silent(&w[i], now))
@@ -273,9 +336,10 @@ int cmd_workers(int argc, char **argv)
                                   (json_int_t)w[i].chunks_done, "frames_done",
                                   (json_int_t)w[i].frames_done));
         else
-            printf("%-40s gpu %-4s %-8s chunk %-34s %6.1f fps  %lld chunks, %lld frames\n",
-                   w[i].name, w[i].gpu, w[i].state, w[i].chunk, w[i].fps, w[i].chunks_done,
-                   w[i].frames_done);
+            printf("%-40s %-8s %-8s %-40s %10.1f  %lld chunk%s, %lld frame%s\n", w[i].name,
+                   w[i].gpu, w[i].state, w[i].chunk[0] ? w[i].chunk : "-", w[i].fps,
+                   w[i].chunks_done, text_plural(w[i].chunks_done), w[i].frames_done,
+                   text_plural(w[i].frames_done));
     }
     if (v.json) {
         char *s = json_dumps(arr, VRCTL_JSON_FLAGS);

@@ -50,10 +50,8 @@ static int vrctl_check_config(struct job_spec *js)
 {
     struct vr_config cfg;
     vr_err e = { 0 };
-    if (config_load_profile(&cfg, js->profile, &e) < 0) {
-        fprintf(stderr, "vrctl: %s\n", e.msg);
-        return -1;
-    }
+    if (config_load_profile(&cfg, js->profile, &e) < 0)
+        return cli_fail(2, "%s", e.msg);
     if (!js->config[0])
         return 0;
     char path[sizeof js->config], *text = NULL;
@@ -61,19 +59,18 @@ static int vrctl_check_config(struct job_spec *js)
     snprintf(path, sizeof path, "%s", js->config);
     if (storage_read_file(path, 64 * 1024, &text, &len, &e) < 0 ||
         config_apply_text(&cfg, text, path, &e) < 0) {
-        fprintf(stderr, "vrctl: -c %s\n", e.msg);
         free(text);
-        return -1;
+        return cli_fail(2, "-c: %s", e.msg);
     }
     json_t *o = json_loads(text, 0, NULL);
     char *compact = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(o);
     free(text);
     if (!compact || strlen(compact) >= sizeof js->config) {
-        fprintf(stderr, "vrctl: -c %s: %s\n", path,
-                compact ? "more overrides than a job can carry (2 KiB)" : "out of memory");
+        int too_big = compact != NULL;
         free(compact);
-        return -1;
+        return too_big ? cli_fail(2, "-c %s: more overrides than a job can carry (2 KiB)", path)
+                       : cli_fail(1, "-c %s: out of memory", path);
     }
     snprintf(js->config, sizeof js->config, "%s", compact);
     free(compact);
@@ -85,34 +82,22 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
 {
     av_log_set_level(AV_LOG_FATAL);
     vr_err e = { 0 };
-    if (remux_probe(in, info, &e) < 0) {
-        fprintf(stderr, "vrctl: %s\n", e.msg);
-        return -1;
-    }
-    if (!realpath(in, js->input)) {
-        fprintf(stderr, "vrctl: cannot resolve %s\n", in);
-        return -1;
-    }
-    if (vrctl_abs_out(out, js->output, sizeof js->output) < 0) {
-        fprintf(stderr, "vrctl: output directory of %s does not exist\n", out);
-        return -1;
-    }
-    if (remux_out_check(out, &e) < 0) {
-        fprintf(stderr, "vrctl: %s\n", e.msg);
-        return -1;
-    }
+    if (remux_probe(in, info, &e) < 0)
+        return cli_fail(2, "%s", e.msg);
+    if (!realpath(in, js->input))
+        return cli_fail(2, "cannot resolve %s", in);
+    if (remux_out_check(out, &e) < 0)
+        return cli_fail(2, "%s", e.msg);
+    if (vrctl_abs_out(out, js->output, sizeof js->output) < 0)
+        return cli_fail(2, "-o %s: its directory does not exist", out);
     /* by device and inode, not by name (a hard link too); js->config still
      * holds -c's path here */
     const struct storage_file ins[] = { { "input", js->input },
                                         { "-c", js->config[0] ? js->config : NULL } };
     const struct storage_file outs[] = { { "-o", js->output } };
-    if (storage_outputs_check(ins, 2, outs, 1, replace, &e) < 0) {
-        fprintf(stderr, "vrctl: %s\n", e.msg);
-        return -1;
-    }
-    if (vrctl_check_config(js) < 0)
-        return -1;
-    return 0;
+    if (storage_outputs_check(ins, 2, outs, 1, replace, &e) < 0)
+        return cli_fail(2, "%s", e.msg);
+    return vrctl_check_config(js);
 }
 
 /* The id of a job in flight (not ended) that writes `output`, into by (n
@@ -163,7 +148,7 @@ int cmd_submit(int argc, char **argv)
     job_spec_defaults(&js);
     const char *out = NULL, *redis = NULL;
     int wait = 0, replace = 0, o;
-    while ((o = getopt_long(argc, argv, VRCTL_OPTSTRING, opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, VRCTL_OPTSTRING, opts)) != -1) {
         int spec = vrctl_spec_option(o, optarg, &js);
         if (spec > 1)
             return spec;
@@ -184,7 +169,7 @@ int cmd_submit(int argc, char **argv)
         case 'n': replace = 0; break;
         case 'r': redis = optarg; break;
         case 'R': rq_password_file(optarg); break;
-        default: return cli_usage_error("unknown option");
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (argc - optind != 1)
@@ -195,11 +180,10 @@ int cmd_submit(int argc, char **argv)
 
     struct remux_info info;
     vr_err e = { 0 };
-    if (vrctl_prepare(in, out, replace, &js, &info) < 0)
-        return 1;
-    struct rq *q = vrctl_connect(redis);
-    if (!q)
-        return 1;
+    int rc = vrctl_prepare(in, out, replace, &js, &info);
+    struct rq *q = NULL;
+    if (rc || (rc = vrctl_connect(redis, &q)))
+        return rc;
     char by[48];
     int taken = vrctl_output_taken(q, js.output, by, sizeof by, &e);
     if (taken != 0) {
@@ -214,7 +198,7 @@ int cmd_submit(int argc, char **argv)
     job_new_id(js.id, sizeof js.id);
     js.created_ms = rq_now_ms();
     if (vrctl_enqueue(q, &js, info.frames_est, &e) < 0) {
-        fprintf(stderr, "vrctl submit: %s\n", e.msg);
+        cli_fail(1, "%s", e.msg);
         rq_free(&q);
         return 1;
     }
@@ -224,7 +208,7 @@ int cmd_submit(int argc, char **argv)
     int nh = wait ? 0 : vrctl_liveness_hints(q, hint); /* watch says it itself */
     for (int i = 0; i < nh; i++)
         fprintf(stderr, "vrctl submit: note: %s\n", hint[i]);
-    int rc = wait ? vrctl_watch(q, js.id, NULL, 1) : 0;
+    rc = wait ? vrctl_watch(q, js.id, NULL, 1) : 0;
     rq_free(&q);
     return rc;
 }

@@ -17,6 +17,9 @@
     "  --layout L         auto (default: stereo metadata, then file name tag, then aspect,\n"  \
     "                     decided once from the whole source), mono, sbs or tb\n"              \
     "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"      \
+    "  --alpha-area A     auto (default: alpha is refused where the eyes' corners hold\n"  \
+    "                     picture, equirectangular or flat) or corners (the matte\n"       \
+    "                     packed there anyway, as vr-worker process --alpha-area)\n"     \
     "  --notify URL       POST the job's end (done, failed, cancelled) to URL as JSON;\n"  \
     "                     http:// or https:// only (README.md, 'Webhooks')\n"             \
     "  --chunk-seconds S  chunk length, cut at keyframes; auto (default): at most\n"     \
@@ -59,7 +62,10 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --wait             show progress until the job ends; exit 0 only when done\n"
       CLI_REPLACE_HELP
       "A second job with the -o of a job still in flight is refused.\n" },
-    { "status", cmd_status, CLI_NEEDS_REDIS, "[JOB] [--json]", "show jobs and their progress",
+    { "status", cmd_status, CLI_NEEDS_REDIS, "[JOB] [--state S[,S]] [--json]",
+      "show jobs and their progress",
+      "  --state S[,S]      only jobs in these states (queued, splitting, running, stitching,\n"
+      "                     done, failed, cancelled)\n"
       "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n"
       "A live job with no controller or no worker alive gets a note saying which\n"
       "(\"hints\" in --json); watch and submit say it too.\n"
@@ -71,7 +77,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --follow           go on printing new events until the job ends\n"
       "  --json             one JSON object a line: id, time_ms, chunk, worker, event, msg\n"
       VRCTL_EXIT_HELP },
-    { "workers", cmd_workers, CLI_NEEDS_REDIS, "[--json]", "list live workers with GPU, chunk and fps", NULL },
+    { "workers", cmd_workers, CLI_NEEDS_REDIS, "[--json]", "list live workers with GPU, chunk and fps",
+      "  --json             machine-readable (name, gpu, state, chunk, fps, chunks_done,\n"
+      "                     frames_done)\n" },
     { "cancel", cmd_cancel, CLI_NEEDS_REDIS, "JOB", "cancel a job: drop its chunks, stop running ones",
       VRCTL_EXIT_HELP },
     { "retry", cmd_retry, CLI_NEEDS_REDIS, "JOB", "re-run a failed (or cancelled) job: its unfinished chunks, or its split or stitch",

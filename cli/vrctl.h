@@ -30,10 +30,11 @@ struct rq_event_entry;
  * event, msg). */
 void vrctl_event_print(const struct rq_event_entry *e, int json, FILE *f);
 
-/* Connects to --redis/VR_REDIS; on failure prints the reason and returns
- * NULL (callers exit 1). A NULL `url` with no VR_REDIS is a usage error
- * printed here too. */
-struct rq *vrctl_connect(const char *url);
+/* Connects to --redis, else $VR_REDIS, else redis://127.0.0.1:6379
+ * (rq_url_pick) into *q. Returns 0, or the exit code after printing the
+ * reason: 2 for a malformed address (bad usage), 1 for one that does not
+ * answer. */
+int vrctl_connect(const char *url, struct rq **q);
 
 /* What the job commands share: their arguments and the connection. */
 struct vrctl_session {
@@ -42,10 +43,12 @@ struct vrctl_session {
     const char *output;  /* -o FILE (with VRCTL_WANT_OUT, required) */
     int follow;          /* --follow was given (with VRCTL_WANT_FOLLOW) */
     int replace;         /* -y: -o may replace an existing file (with VRCTL_WANT_OUT) */
+    const char *state;   /* --state S[,S...] (with VRCTL_WANT_STATE), each a known state;
+                          * NULL: all */
     struct rq *q;        /* connected to --redis / $VR_REDIS */
 };
 enum { VRCTL_WANT_ID = 1 << 0, VRCTL_MAY_ID = 1 << 1, VRCTL_WANT_JSON = 1 << 2,
-       VRCTL_WANT_OUT = 1 << 3, VRCTL_WANT_FOLLOW = 1 << 4 };
+       VRCTL_WANT_OUT = 1 << 3, VRCTL_WANT_FOLLOW = 1 << 4, VRCTL_WANT_STATE = 1 << 5 };
 
 /* The prologue of status, watch, workers, metrics, report, cancel and
  * retry: parses --redis URL, --json (with VRCTL_WANT_JSON), -o FILE and
@@ -81,7 +84,7 @@ int vrctl_no_job(const char *id);
  * `o` with `arg` to *js and returns 1 when `o` is one of them, 0 when it
  * is not, or an exit code (2 usage, 1 unreadable file) for a bad value. */
 enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_LAYOUT,
-       VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING, VRCTL_OPT_DECODE_ERROR };
+       VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING, VRCTL_OPT_DECODE_ERROR, VRCTL_OPT_ALPHA_AREA };
 #define VRCTL_OPTSTRING "o:c:yn"  /* short options of submit and run */
 /* Their long options, for the two commands' getopt tables. */
 #define VRCTL_SPEC_LONGOPTS                                          \
@@ -92,6 +95,7 @@ enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_L
     { "notify", required_argument, 0, VRCTL_OPT_NOTIFY },           \
     { "chunking", required_argument, 0, VRCTL_OPT_CHUNKING },       \
     { "on-decode-error", required_argument, 0, VRCTL_OPT_DECODE_ERROR }, \
+    { "alpha-area", required_argument, 0, VRCTL_OPT_ALPHA_AREA },   \
     { "config", required_argument, 0, 'c' }
 int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
 
@@ -101,7 +105,9 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
  * only when `replace` (-y) and only a regular one, the
  * profile loads with the job's config overrides on top (the same messages
  * as `vr-worker process -c`; js->config is rewritten compact). Fills
- * js->input/output (absolute). Prints the reason and returns -1 on failure. */
+ * js->input/output (absolute); an existing output only with replace (-y).
+ * Returns 0, or 2 after printing the reason: every refusal here is an
+ * argument the user can fix (bad usage). */
 int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec *js,
                   struct remux_info *info);
 

@@ -20,23 +20,22 @@
 #include <time.h>
 #include <unistd.h>
 
-struct rq *vrctl_connect(const char *url)
+int vrctl_connect(const char *url, struct rq **out)
 {
     const char *u = rq_url_pick(url);
-    if (!u) {
-        fprintf(stderr, "vrctl: no Redis address: pass --redis URL or set VR_REDIS "
-                        "(redis://host:port or unix:///path.sock)\n");
-        return NULL;
-    }
     struct rq *q = NULL;
     vr_err e = { 0 };
+    *out = NULL;
+    if (rq_url_check(u, &e) < 0) /* a malformed address is bad usage */
+        return cli_fail(2, "%s", e.msg);
     for (int attempt = 0;; attempt++) {
-        if (rq_open(u, 5000, &q, &e) == 0)
-            return q;
+        if (rq_open(u, 5000, &q, &e) == 0) {
+            *out = q;
+            return 0;
+        }
         if (!q || e.code == VR_EINVAL || attempt == 4) {
-            fprintf(stderr, "vrctl: %s\n", e.msg);
             rq_free(&q);
-            return NULL;
+            return cli_fail(1, "%s", e.msg); /* no answer, or a refused password */
         }
         rq_free(&q);
         usleep(200000u << attempt);
@@ -45,9 +44,7 @@ struct rq *vrctl_connect(const char *url)
 
 int vrctl_no_job(const char *id)
 {
-    const struct cli_cmd *c = cli_current();
-    fprintf(stderr, "vrctl %s: no job '%s'\n", c ? c->name : "", id);
-    return 2;
+    return cli_fail(2, "no job '%s'", id);
 }
 
 /* ---- progress ---- */
@@ -94,12 +91,13 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
         { "json", no_argument, 0, 'j' },
         { "output", required_argument, 0, 'o' },
         { "follow", no_argument, 0, 'f' },
+        { "state", required_argument, 0, 's' },
         { 0, 0, 0, 0 }
     };
     const char *redis = NULL;
     memset(s, 0, sizeof *s);
     int o;
-    while ((o = getopt_long(argc, argv, (want & VRCTL_WANT_OUT) ? "o:yn" : "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, (want & VRCTL_WANT_OUT) ? "o:yn" : "", opts)) != -1) {
         if (o == 'r')
             redis = optarg;
         else if (o == 'p')
@@ -112,8 +110,24 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
             s->replace = o == 'y';
         else if (o == 'f' && (want & VRCTL_WANT_FOLLOW))
             s->follow = 1;
+        else if (o == 's' && (want & VRCTL_WANT_STATE)) {
+            for (const char *p = optarg; *p;) {
+                char one[32];
+                size_t n = strcspn(p, ",");
+                snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
+                if (!job_state_known(one))
+                    return cli_usage_error("--state %s: '%s' is not a job state (%s)", optarg,
+                                           one, "queued, splitting, running, stitching, done, "
+                                           "failed, cancelled");
+                p += n + (p[n] == ',');
+            }
+            s->state = optarg;
+        }
+        else if (o == '?')
+            return 2; /* cli_getopt said why */
         else
-            return cli_usage_error("unknown option");
+            return cli_usage_error("option '%s' is not one of vrctl %s's", argv[optind - 1],
+                                   argv[0]);
     }
     if ((want & VRCTL_WANT_OUT) && !s->output)
         return cli_usage_error("where to? (-o FILE)");
@@ -125,7 +139,7 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
         return cli_usage_error("which job? (vrctl status lists them)");
     if (s->id && !job_id_valid(s->id))
         return cli_usage_error("'%s' is not a job id", s->id);
-    return (s->q = vrctl_connect(redis)) ? 0 : 1;
+    return vrctl_connect(redis, &s->q);
 }
 
 void vrctl_end(struct vrctl_session *s)
@@ -220,8 +234,10 @@ static void vrctl_new_events(struct rq *q, const char *id, char *last, int *stal
     *stalled = is_full;
     int n = rq_events_read(q, id, last[0] ? last : NULL, ev, 50, NULL);
     for (int i = 0; i < n; i++) {
-        if (log_get_format() == LOG_JSON) { /* one log object a line, like the rest */
+        if (log_get_format() == LOG_JSON) { /* one log object a line, its chunk a field */
+            log_ctx_thread(id, ev[i].chunk);
             log_say(LOG_INFO, "%s: event: %s\n", id, ev[i].msg);
+            log_ctx_thread(id, -1);
             continue;
         }
         fprintf(f, "%s: ", id);
@@ -279,8 +295,7 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop, int hints)
                 break;
             }
             if (++fails > 120) {
-                log_say(LOG_ERROR, "vrctl: %s (gave up)\n", e.msg);
-                rc = 2;
+                rc = cli_fail(2, "%s (gave up)", e.msg);
                 break;
             }
             rq_backoff(q);
@@ -321,9 +336,11 @@ int vrctl_watch(struct rq *q, const char *id, volatile int *stop, int hints)
             hint_shown = kinds;
         }
         if (!tty && (st->chunks_done != last_done || ended)) {
-            log_say(LOG_INFO, "%s %s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
-                    id, bar, frac * 100, st->chunks_done, st->chunks_total, frames,
-                    st->frames_total, st->fps, eta, st->state);
+            /* the bar is for eyes: a log object carries the figures only */
+            int text = log_get_format() == LOG_TEXT;
+            log_say(LOG_INFO, "%s%s%s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
+                    id, text ? " " : "", text ? bar : "", frac * 100, st->chunks_done,
+                    st->chunks_total, frames, st->frames_total, st->fps, eta, st->state);
             last_done = st->chunks_done;
         }
         if (ended) {
@@ -375,6 +392,11 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
         if (strlen(arg) >= sizeof js->config)
             return cli_usage_error("-c %s: path too long", arg);
         snprintf(js->config, sizeof js->config, "%s", arg);
+        return 1;
+    case VRCTL_OPT_ALPHA_AREA:
+        if (strcmp(arg, "auto") && strcmp(arg, "corners"))
+            return cli_usage_error("--alpha-area %s: want auto or corners", arg);
+        snprintf(js->alpha_area, sizeof js->alpha_area, "%s", strcmp(arg, "auto") ? arg : "");
         return 1;
     case VRCTL_OPT_CHUNKING:
         if (!job_chunking_valid(arg))

@@ -54,6 +54,25 @@ static const struct cli_cmd *cli_find(const struct cli_cmd *cmds, const char *na
     return NULL;
 }
 
+/* "prog: unknown command 'runn'; did you mean 'run'?" and the list of
+ * commands; returns 2. */
+static int cli_unknown_command(const char *prog, const struct cli_cmd *cmds, const char *typed)
+{
+    const char *names[64] = { 0 };
+    int n = 0;
+    for (const struct cli_cmd *c = cmds; c->name && n < 64; c++)
+        names[n++] = c->name;
+    const char *near = cli_nearest(typed, names, n);
+    fprintf(stderr, "%s: unknown command '%s'", prog, typed);
+    if (near)
+        fprintf(stderr, "; did you mean '%s'?", near);
+    fprintf(stderr, "\ncommands:");
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, " %s", names[i]);
+    fprintf(stderr, "\n'%s --help' says what each does\n", prog);
+    return 2;
+}
+
 static int cli_run(const char *prog, const struct cli_cmd *c, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -147,21 +166,16 @@ int cli_main(const char *prog, const char *about, const struct cli_cmd *cmds,
             return 0;
         }
         const struct cli_cmd *c = cli_find(cmds, argv[2]);
-        if (!c) {
-            fprintf(stderr, "%s: unknown command '%s'\n", prog, argv[2]);
-            return 2;
-        }
+        if (!c)
+            return cli_unknown_command(prog, cmds, argv[2]);
         cli_cmd_usage(stdout, prog, c);
         return 0;
     }
     if (a[0] == '-' && dflt)
         return cli_run(prog, dflt, argc, argv);
     const struct cli_cmd *c = cli_find(cmds, a);
-    if (!c) {
-        fprintf(stderr, "%s: unknown command '%s'\n\n", prog, a);
-        cli_usage_all(stderr, prog, about, cmds);
-        return 2;
-    }
+    if (!c)
+        return cli_unknown_command(prog, cmds, a);
     return cli_run(prog, c, argc - 1, argv + 1);
 }
 
@@ -176,6 +190,102 @@ int cli_usage_error(const char *fmt, ...)
     fprintf(stderr, "%s %s: %s\ntry '%s %s --help'\n", cli_prog_now, name, msg,
             cli_prog_now, name);
     return 2;
+}
+
+int cli_fail(int code, const char *fmt, ...)
+{
+    const char *name = cli_cmd_now ? cli_cmd_now->name : NULL;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_say(LOG_ERROR, "%s%s%s: %s\n", cli_prog_now, name ? " " : "", name ? name : "", msg);
+    return code;
+}
+
+/* ---- options ---- */
+
+/* Levenshtein distance of a and b, names of at most 63 bytes (longer ones
+ * are never near). */
+static int cli_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 64;
+    int row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *cli_nearest(const char *typed, const char *const *names, int n)
+{
+    int len = (int)strlen(typed), most = len / 3;
+    most = most < 1 ? 1 : most > 3 ? 3 : most;
+    const char *best = NULL;
+    int best_d = most + 1;
+    for (int i = 0; i < n; i++) {
+        int d = cli_distance(typed, names[i]);
+        if (d < best_d)
+            best = names[i], best_d = d;
+    }
+    return best;
+}
+
+/* The option as typed, for messages: "--name" (without "=value") or "-c". */
+static void cli_option_typed(char **argv, char *out, size_t n)
+{
+    const char *arg = optind > 1 ? argv[optind - 1] : "";
+    if (!strncmp(arg, "--", 2))
+        snprintf(out, n, "%.*s", (int)strcspn(arg, "="), arg);
+    else
+        snprintf(out, n, "-%c", optopt ? optopt : '?');
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+    char want[128]; /* ':' first: a missing argument returns ':', not '?' */
+    int plus = shortopts[0] == '+';
+    snprintf(want, sizeof want, "%s:%s", plus ? "+" : "", shortopts + plus);
+    opterr = 0;
+    int c = getopt_long(argc, argv, want, longopts, NULL);
+    if (c != '?' && c != ':')
+        return c;
+    char typed[64];
+    cli_option_typed(argv, typed, sizeof typed);
+    if (c == ':') {
+        cli_usage_error("option '%s' needs an argument", typed);
+        return '?';
+    }
+    if (optopt && !strncmp(typed, "--", 2)) {
+        cli_usage_error("option '%s' takes no argument", typed);
+        return '?';
+    }
+    const char *names[64] = { 0 };
+    int n = 0;
+    for (const struct option *o = longopts; o && o->name && n < 64; o++)
+        names[n++] = o->name;
+    const char *near = !strncmp(typed, "--", 2) ? cli_nearest(typed + 2, names, n) : NULL;
+    if (near)
+        cli_usage_error("unknown option '%s'; did you mean '--%s'?", typed, near);
+    else
+        cli_usage_error("unknown option '%s'", typed);
+    return '?';
 }
 
 /* ---- numbers ---- */

@@ -13,6 +13,7 @@
 #ifndef VR_CMDTABLE_H
 #define VR_CMDTABLE_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 enum cli_flags {
@@ -24,7 +25,8 @@ enum cli_flags {
 #define CLI_REDIS_HELP                                                                   \
     "  --redis URL        redis://[user[:password]@]host:port[/db] ([::1]:port for IPv6,\n" \
     "                     %XX escapes in user and password) or unix:///path.sock\n"        \
-    "                     (default $VR_REDIS); TLS: README.md, 'Security'\n"               \
+    "                     (default $VR_REDIS, else redis://127.0.0.1:6379);\n"      \
+    "                     TLS: README.md, 'Security'\n"             \
     "  --redis-password-file FILE\n"                                                       \
     "                     the password on FILE's first line, kept out of argv and `ps`\n"  \
     "                     (default $VR_REDIS_PASSWORD_FILE)\n"
@@ -77,6 +79,24 @@ const char *cli_prog(void);
 /* Prints "prog cmd: <msg>\n" plus "try 'prog cmd --help'" to stderr and
  * returns 2 (the exit code for bad usage). */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "prog cmd: <msg>" as an error (a log object with --log-format
+ * json) and returns `code`: the one shape of a command's failures, so
+ * every message names the subcommand that failed. */
+int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* getopt_long for a command's options, with one error message: an unknown
+ * option is refused once, naming the nearest long option when one is
+ * close ("unknown option '--profle'; did you mean '--profile'?"), and an
+ * option without its argument says so. Returns what getopt_long returns,
+ * or '?' after that usage error was printed (the caller returns 2).
+ * `shortopts` as getopt's, a leading '+' kept. */
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
+
+/* The name among `names` (n of them) nearest to `typed` by edit distance,
+ * or NULL when none is within a third of its length (at least 1, at most
+ * 3 edits): the "did you mean" of unknown commands and options. */
+const char *cli_nearest(const char *typed, const char *const *names, int n);
 
 /* ---- numbers from users ----
  * One strict parser for every number an option, an environment variable or

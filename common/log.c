@@ -1,10 +1,12 @@
 /*
  * log.c - leveled logging to stderr, as text lines or JSON objects (see
- * log.h). A JSON line is built in one bounded buffer: the message (at most
- * LOG_LINE_MAX bytes) grows at most sixfold when escaped, so it always fits.
+ * log.h). A JSON line is written by jansson (escaping, numbers, null);
+ * messages are formatted on the stack and only a long one (up to
+ * LOG_LINE_MAX bytes) on the heap.
  */
 #include "log.h"
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#define LOG_LINE_MAX 1024 /* longer messages are cut */
+#define LOG_LINE_MAX (64 * 1024) /* longer messages are cut (a bound, not a size) */
 #define LOG_CTX_MAX  128  /* job ids and worker names are far shorter */
 
 static const char *log_prog = "vrseg";
@@ -84,25 +86,8 @@ void log_ctx_thread(const char *job, int chunk)
 
 /* ---- JSON ---- */
 
-struct jbuf {
-    char *p;
-    size_t n, cap; /* cap includes room for the final '\0' */
-};
-
-static void jb_put(struct jbuf *b, const char *s, size_t n)
-{
-    if (b->n + n >= b->cap)
-        n = b->cap - 1 - b->n;
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void jb_puts(struct jbuf *b, const char *s) { jb_put(b, s, strlen(s)); }
-
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one
- * (bad lead or continuation byte, overlong form, surrogate, > U+10FFFF):
- * such bytes become U+FFFD, so every line parses whatever libav printed. */
+ * (bad lead or continuation byte, overlong form, surrogate, > U+10FFFF). */
 static int utf8_len(const unsigned char *s)
 {
     unsigned c = s[0], cp;
@@ -128,36 +113,33 @@ static int utf8_len(const unsigned char *s)
     return n;
 }
 
-/* s as a JSON string, quotes included. */
-static void jb_str(struct jbuf *b, const char *s)
+/* s as a jansson string: jansson refuses invalid UTF-8, so each byte that
+ * is not part of a valid sequence becomes U+FFFD first, and every line
+ * parses whatever libav printed. NULL for "" (the key's null) or no memory. */
+static json_t *log_json_text(const char *s)
 {
-    jb_put(b, "\"", 1);
+    if (!s[0])
+        return json_null();
+    size_t len = strlen(s);
+    char *clean = malloc(len * 3 + 1); /* a bad byte (1) becomes 3 */
+    if (!clean)
+        return NULL;
+    size_t k = 0;
     for (const unsigned char *u = (const unsigned char *)s; *u;) {
-        char esc[8];
         int n = utf8_len(u);
         if (n == 0) {
-            jb_puts(b, "\\ufffd");
+            memcpy(clean + k, "\xef\xbf\xbd", 3);
+            k += 3;
             u++;
             continue;
         }
-        if (*u == '"' || *u == '\\') {
-            esc[0] = '\\', esc[1] = (char)*u;
-            jb_put(b, esc, 2);
-        } else if (*u == '\n') {
-            jb_puts(b, "\\n");
-        } else if (*u == '\t') {
-            jb_puts(b, "\\t");
-        } else if (*u == '\r') {
-            jb_puts(b, "\\r");
-        } else if (*u < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", *u);
-            jb_puts(b, esc);
-        } else {
-            jb_put(b, (const char *)u, (size_t)n);
-        }
+        memcpy(clean + k, u, (size_t)n);
+        k += (size_t)n;
         u += n;
     }
-    jb_put(b, "\"", 1);
+    json_t *v = json_stringn(clean, k);
+    free(clean);
+    return v;
 }
 
 /* ---- lines ---- */
@@ -186,63 +168,72 @@ static void log_json(enum log_level lvl, const char *stamp, const char *msg)
     chunk = ctx_tjob[0] ? ctx_tchunk : ctx_chunk;
     pthread_mutex_unlock(&ctx_mu);
 
-    char out[LOG_LINE_MAX * 6 + LOG_CTX_MAX * 12 + 256], num[16];
-    struct jbuf b = { out, 0, sizeof out };
-    out[0] = '\0';
-    jb_puts(&b, "{\"time\":");
-    jb_str(&b, stamp);
-    jb_puts(&b, ",\"level\":");
-    jb_str(&b, level_names[lvl]);
-    jb_puts(&b, ",\"component\":");
-    jb_str(&b, log_prog);
-    jb_puts(&b, ",\"job\":");
-    if (job[0])
-        jb_str(&b, job);
-    else
-        jb_puts(&b, "null");
-    jb_puts(&b, ",\"chunk\":");
-    snprintf(num, sizeof num, "%d", chunk);
-    jb_puts(&b, job[0] && chunk >= 0 ? num : "null");
-    jb_puts(&b, ",\"worker\":");
-    if (worker[0])
-        jb_str(&b, worker);
-    else
-        jb_puts(&b, "null");
-    jb_puts(&b, ",\"message\":");
-    jb_str(&b, msg);
-    fprintf(stderr, "%s}\n", out);
+    /* "o" steals each value (json_pack fails, freeing the rest, on a NULL) */
+    json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "time", stamp, "level",
+                          level_names[lvl], "component", log_json_text(log_prog), "job",
+                          log_json_text(job), "chunk",
+                          job[0] && chunk >= 0 ? json_integer(chunk) : json_null(), "worker",
+                          log_json_text(worker), "message", log_json_text(msg));
+    char *line = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    if (line)
+        fprintf(stderr, "%s\n", line);
+    else /* out of memory: a line that still parses */
+        fprintf(stderr, "{\"time\":\"%s\",\"level\":\"%s\",\"component\":null,"
+                "\"job\":null,\"chunk\":null,\"worker\":null,\"message\":null}\n",
+                stamp, level_names[lvl]);
+    free(line);
+    json_decref(o);
+}
+
+/* The message of fmt: in buf (n bytes) when it fits, else in a heap copy
+ * of at most LOG_LINE_MAX bytes (*heap, which the caller frees). */
+static const char *log_format_msg(char *buf, size_t n, char **heap, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int len = vsnprintf(buf, n, fmt, ap);
+    *heap = NULL;
+    if (len >= 0 && (size_t)len >= n) {
+        size_t want = (size_t)len < LOG_LINE_MAX ? (size_t)len + 1 : LOG_LINE_MAX;
+        if ((*heap = malloc(want)))
+            vsnprintf(*heap, want, fmt, again);
+    }
+    va_end(again);
+    return *heap ? *heap : buf;
 }
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
     if (lvl > log_level_now)
         return;
-    char line[LOG_LINE_MAX], stamp[64];
+    char buf[1024], stamp[64], *heap;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    const char *line = log_format_msg(buf, sizeof buf, &heap, fmt, ap);
     va_end(ap);
     log_stamp(stamp, sizeof stamp);
     if (log_format_now == LOG_JSON)
         log_json(lvl, stamp, line);
     else
         fprintf(stderr, "%s %s: %s: %s\n", stamp, log_prog, level_names[lvl], line);
+    free(heap);
 }
 
 void log_say(enum log_level lvl, const char *fmt, ...)
 {
-    char line[LOG_LINE_MAX], stamp[64];
+    char buf[1024], stamp[64], *heap;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    char *line = (char *)log_format_msg(buf, sizeof buf, &heap, fmt, ap);
     va_end(ap);
     if (log_format_now == LOG_TEXT) {
         fputs(line, stderr);
-        return;
+    } else {
+        size_t n = strlen(line);
+        while (n > 0 && line[n - 1] == '\n')
+            line[--n] = '\0';
+        log_stamp(stamp, sizeof stamp);
+        log_json(lvl, stamp, line);
     }
-    size_t n = strlen(line);
-    while (n > 0 && line[n - 1] == '\n')
-        line[--n] = '\0';
-    log_stamp(stamp, sizeof stamp);
-    log_json(lvl, stamp, line);
+    free(heap);
 }

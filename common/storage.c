@@ -163,8 +163,14 @@ int storage_temp(const char *path, char *tmp, size_t n, int *fd_out, vr_err *err
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 && errno == EEXIST)
             continue;
-        if (fd < 0)
-            return storage_errno(errno, "cannot create", tmp, err);
+        if (fd < 0) { /* named by the file asked for: the temp name means nothing to a user */
+            int en = errno;
+            struct stat st;
+            if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                return vr_err_set(err, VR_ENOENT, "cannot write %s: its directory %s does not "
+                                  "exist", path, dir);
+            return storage_errno(en, "cannot write", path, err);
+        }
         if (fd_out)
             *fd_out = fd;
         else

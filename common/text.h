@@ -1,6 +1,6 @@
 /*
  * text.h - text read from outside (Redis records, file names) made safe to
- * show: no byte of it may drive a terminal.
+ * show: no byte of it may drive a terminal; and counts said in words.
  */
 #ifndef VR_TEXT_H
 #define VR_TEXT_H
@@ -11,5 +11,11 @@
  * that is not part of valid UTF-8 (JSON and terminals need it valid).
  * Other UTF-8 passes untouched. Accepts NULL. */
 void text_strip_controls(char *s);
+
+/* "s" after a count that is not 1, "" after 1: "1 chunk", "2 chunks". */
+static inline const char *text_plural(long long n)
+{
+    return n == 1 ? "" : "s";
+}
 
 #endif

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "remux_range.h"
 #include "rq_jobs.h"
+#include "text.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -66,6 +67,7 @@ static int ctl_enqueue_range(struct ctl *c, const char *id, const struct job_spe
     ctl_chunk_rel(t->out, sizeof t->out, id, "out", i);
     snprintf(t->profile, sizeof t->profile, "%s", js->profile);
     snprintf(t->output_kind, sizeof t->output_kind, "%s", js->output_kind);
+    snprintf(t->alpha_area, sizeof t->alpha_area, "%s", js->alpha_area);
     snprintf(t->layout, sizeof t->layout, "%s", d->layout);
     snprintf(t->config, sizeof t->config, "%s", js->config);
     snprintf(t->on_decode_error, sizeof t->on_decode_error, "%s", js->on_decode_error);
@@ -125,8 +127,8 @@ int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
         if (prerolls) /* the copy split's words: the same pre-rolls */
             log_info("job %s: %d chunks start with the GOP before them as a pre-roll (%s)", id,
                      prerolls, d->warmup ? "the temporal filter's warm-up" : "open-GOP references");
-        rq_event(c->q, id, "planned %d chunks as ranges of the source (%s, %.3f s)", pl.nchunks,
-                 pl.method, secs);
+        rq_event(c->q, id, "planned %d chunk%s as ranges of the source (%s, %.3f s)", pl.nchunks,
+                 text_plural(pl.nchunks), pl.method, secs);
     }
     remux_plan_release(&pl);
     return rc;

@@ -189,14 +189,10 @@ static int ctl_loop(struct ctl *c)
 static int ctl_root(const char *what, const char *dir, char *out)
 {
     struct stat st;
-    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "vr-controller: %s %s is not a directory\n", what, dir);
-        return -1;
-    }
-    if (!realpath(dir, out)) {
-        fprintf(stderr, "vr-controller: cannot resolve %s %s\n", what, dir);
-        return -1;
-    }
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return cli_fail(-1, "%s %s is not a directory", what, dir);
+    if (!realpath(dir, out))
+        return cli_fail(-1, "cannot resolve %s %s", what, dir);
     return 0;
 }
 
@@ -232,7 +228,7 @@ int cmd_controller_run(int argc, char **argv)
     c.notify.test_public_port = tpp ? atoi(tpp) : 0;
     vr_err ne = { 0 };
     int o;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, "", opts)) != -1) {
         switch (o) {
         case 'r': redis = optarg; break;
         case 'R': rq_password_file(optarg); break;
@@ -267,14 +263,15 @@ int cmd_controller_run(int argc, char **argv)
                 return 2;
             break;
         case 'P': c.notify.allow_private = 1; break;
-        default: return cli_usage_error("unknown option");
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (optind < argc)
         return cli_usage_error("unexpected argument '%s'", argv[optind]);
     redis = rq_url_pick(redis);
-    if (!redis)
-        return cli_usage_error("--redis URL (or VR_REDIS) is required");
+    vr_err ue = { 0 }; /* a malformed address is bad usage, said before anything starts */
+    if (rq_url_check(redis, &ue) < 0)
+        return cli_usage_error("%s", ue.msg);
     if (!storage)
         return cli_usage_error("--storage DIR is required");
     if (ctl_notify_secret(secret_file, &c.notify, &ne) < 0)
@@ -299,7 +296,7 @@ int cmd_controller_run(int argc, char **argv)
     if (metrics_listen) {
         vr_err e = { 0 };
         if (ctl_prom_start(metrics_listen, c.url, &prom, &e) < 0) {
-            fprintf(stderr, "vr-controller: %s\n", e.msg);
+            cli_fail(1, "%s", e.msg);
             return e.code == VR_EINVAL ? 2 : 1;
         }
     }

@@ -66,6 +66,7 @@ static int ctl_enqueue_chunk(const struct ctl_split_job *s, int i, long long fra
     ctl_chunk_rel(t.out, sizeof t.out, s->id, "out", i);
     snprintf(t.profile, sizeof t.profile, "%s", s->js->profile);
     snprintf(t.output_kind, sizeof t.output_kind, "%s", s->js->output_kind);
+    snprintf(t.alpha_area, sizeof t.alpha_area, "%s", s->js->alpha_area);
     snprintf(t.layout, sizeof t.layout, "%s", s->dec->layout);
     snprintf(t.config, sizeof t.config, "%s", s->js->config);
     snprintf(t.on_decode_error, sizeof t.on_decode_error, "%s", s->js->on_decode_error);

@@ -23,6 +23,7 @@
 #include "rq_fleetstats.h"
 #include "rq_jobs.h"
 #include "rq_stats.h"
+#include "text.h"
 
 #include <libgen.h>
 #include <stdio.h>
@@ -484,7 +485,8 @@ int ctl_job_finish(struct ctl *c, const char *id)
         rc = rc < 0 ? e.code : 0;
         goto out;
     }
-    rq_event(c->q, id, "stitching %d chunks into %s", man.nchunks, js.output);
+    rq_event(c->q, id, "stitching %d chunk%s into %s", man.nchunks, text_plural(man.nchunks),
+             js.output);
     unsigned delay = clock_test_delay_ms("VR_TEST_STITCH_DELAY_MS"); /* tests only */
     if (delay)
         usleep(delay * 1000u);

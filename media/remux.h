@@ -119,7 +119,8 @@ void remux_split_release(struct remux_split *s);
 int remux_chunk_name(const char *dir, int i, char *out, size_t n, vr_err *err);
 
 /* 0 when the stitch can write `path`'s container (by its extension: .mkv,
- * .mp4, .mov), else VR_ENOTSUP with a message naming the file. Submit and
+ * .mp4, .mov), else VR_ENOTSUP with a message naming the file (VR_EINVAL,
+ * "is a directory", for a directory or a name ending in /). Submit and
  * run check this before a job is queued. */
 int remux_out_check(const char *path, vr_err *err);
 

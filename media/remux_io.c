@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- helpers ---- */
@@ -94,6 +95,11 @@ static const char *const remux_stitch_formats[] = { "matroska", "mp4", "mov", NU
 
 int remux_out_check(const char *path, vr_err *err)
 {
+    struct stat st;
+    size_t len = strlen(path);
+    if ((len && path[len - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+        return vr_err_set(err, VR_EINVAL, "%s is a directory: name the output file (.mkv, "
+                          ".mp4 or .mov)", path);
     const AVOutputFormat *of = av_guess_format(NULL, path, NULL);
     for (int i = 0; of && remux_stitch_formats[i]; i++)
         if (!strcmp(of->name, remux_stitch_formats[i]))

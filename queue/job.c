@@ -49,6 +49,7 @@ static const struct jf spec_fields[] = {
     S(struct job_spec, notify, JF_OMIT_EMPTY),
     S(struct job_spec, chunking, JF_OMIT_EMPTY),
     S(struct job_spec, on_decode_error, JF_OMIT_EMPTY),
+    S(struct job_spec, alpha_area, JF_OMIT_EMPTY),
     { 0 }
 };
 
@@ -65,6 +66,7 @@ static const struct jf task_fields[] = {
     S(struct chunk_task, layout, 0),
     S(struct chunk_task, config, 0),
     S(struct chunk_task, on_decode_error, JF_OMIT_EMPTY),
+    S(struct chunk_task, alpha_area, JF_OMIT_EMPTY),
     { 0 }
 };
 
@@ -384,6 +386,8 @@ int job_spec_parse(const char *json, size_t len, struct job_spec *j, vr_err *err
     if (rc == 0 && !job_output_kind_valid(j->output_kind))
         rc = vr_err_set(err, VR_EFORMAT, "job spec: output_kind '%s' is not mask|alpha|greenscreen",
                         j->output_kind);
+    if (rc == 0 && j->alpha_area[0] && strcmp(j->alpha_area, "corners"))
+        rc = vr_err_set(err, VR_EFORMAT, "job spec: alpha_area '%s' is not corners", j->alpha_area);
     if (rc == 0 && (j->input[0] != '/' || j->output[0] != '/'))
         rc = vr_err_set(err, VR_EFORMAT, "job spec: input and output must be absolute paths");
     if (rc == 0 && !job_layout_valid(j->layout, 1))

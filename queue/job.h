@@ -35,6 +35,9 @@ struct job_spec {
                                      * as text, checked at submit; "" = none */
     char notify[JOB_NOTIFY_MAX];    /* webhook POSTed when the job ends (job_notify_check);
                                      * "" = none, and then absent from the JSON */
+    char alpha_area[8];             /* alpha output: "" (auto: refused where the eyes'
+                                     * corners hold picture) or "corners" (packed there
+                                     * anyway); absent from the JSON when "" */
     char chunking[8];               /* auto | range | copy: chunks read as ranges of the
                                      * source (auto: where the plan can), or cut into files
                                      * (copy: for workers that cannot see the input) */
@@ -73,6 +76,7 @@ struct chunk_task {
                                      * "" in tasks of older controllers: the worker guesses */
     char config[JOB_CONFIG_MAX];    /* the job's config overrides, "" = none */
     char on_decode_error[8];        /* the job's: conceal | fail ("" = conceal) */
+    char alpha_area[8];             /* the job's (struct job_spec) */
     int is_range;                   /* 1: `range` is set, `in` is "" (JSON: "range" object);
                                      * 0: `in` is a chunk file of the copy split */
     struct chunk_range range;

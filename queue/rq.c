@@ -191,12 +191,20 @@ static int rq_password_apply(struct rq_url *u, vr_err *err)
     return rc < 0 ? vr_err_prefix(err, "redis password file") : 0;
 }
 
+int rq_url_check(const char *s, vr_err *err)
+{
+    struct rq_url u;
+    int rc = rq_url_parse(s, &u, err);
+    explicit_bzero(&u, sizeof u); /* it may hold a password */
+    return rc;
+}
+
 const char *rq_url_pick(const char *flag)
 {
     if (flag && *flag)
         return flag;
     const char *env = getenv("VR_REDIS");
-    return (env && *env) ? env : NULL;
+    return (env && *env) ? env : RQ_URL_DEFAULT;
 }
 
 /* ---- connection ---- */

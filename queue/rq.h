@@ -81,6 +81,10 @@ struct rq_url {
  * Debian 12's hiredis 0.14 has no TLS. */
 int rq_url_parse(const char *s, struct rq_url *u, vr_err *err);
 
+/* Whether `s` parses (rq_url_parse's errors), nothing kept: for commands
+ * that say a malformed address before they start. */
+int rq_url_check(const char *s, vr_err *err);
+
 /* Copies `s` into buf (size n) with the password replaced by "***". */
 void rq_url_redact(const char *s, char *buf, size_t n);
 
@@ -91,8 +95,10 @@ void rq_url_redact(const char *s, char *buf, size_t n);
  * starting threads. */
 void rq_password_file(const char *path);
 
-/* The address to use: `flag` when non-NULL, else $VR_REDIS, else NULL
- * (callers then print a usage error). Static or caller storage. */
+/* The address to use: `flag` when non-empty, else $VR_REDIS, else
+ * RQ_URL_DEFAULT (Redis's own default, as redis-cli has it). Static or
+ * caller storage. */
+#define RQ_URL_DEFAULT "redis://127.0.0.1:6379"
 const char *rq_url_pick(const char *flag);
 
 /* ---- connection ---- */

@@ -58,11 +58,11 @@ Test(cli_edges, output_container_checked_before_queueing, .timeout = 60)
     for (int i = 0; bad[i]; i++) {
         snprintf(args, sizeof args, "submit %s -o %s/%s --redis unix://%s/none.sock", clip, dir,
                  bad[i], dir);
-        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 1, "submit %s: %s", bad[i], out);
+        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 2, "submit %s: %s", bad[i], out);
         cr_assert(strstr(out, bad[i]) && strstr(out, ".mkv, .mp4 or .mov"), "submit %s: %s",
                   bad[i], out);
         snprintf(args, sizeof args, "run %s -o %s/%s --cpu", clip, dir, bad[i]);
-        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 1, "run %s: %s", bad[i], out);
+        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 2, "run %s: %s", bad[i], out);
         cr_assert(strstr(out, ".mkv, .mp4 or .mov"), "run %s: %s", bad[i], out);
     }
     const char *good[] = { "x.mkv", "x.mp4", "x.mov", NULL };
@@ -132,6 +132,8 @@ Test(cli_edges, retry_restitches_and_status_json_is_tidy, .timeout = 120, .fini 
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    /* a directory where the output goes, made after the submit (which
+     * refuses one): the stitch fails */
     cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
     cr_assert_eq(tsh("mkdir '%s'", out), 0);
     cr_assert_gt(tdist_controller(&D), 0);
@@ -247,4 +249,26 @@ Test(cli_edges, serve_slots_checked, .timeout = 30)
     cr_assert_eq(run_sh(out, sizeof out, "vr-worker", args), 1, "%s", out);
     unsetenv("CUDA_VISIBLE_DEVICES");
     cr_assert(strstr(out, "no NVIDIA GPU found"), "%s", out);
+}
+
+/* ---- vrctl run's temp dir ---- */
+
+/* vrctl run makes its temp dir in $TMPDIR and removes it itself (nftw),
+ * with no `rm` on PATH (it ran `system("rm -rf ...")` in /tmp). */
+Test(cli_edges, run_temp_dir_in_tmpdir_removed_without_rm, .timeout = 120)
+{
+    char dir[64], clip[128], cmd[2048], out[8192];
+    edge_clip(dir, sizeof dir, clip, sizeof clip);
+    cr_assert_eq(tsh("mkdir '%s/bin' '%s/tmp' && ln -s \"$(command -v redis-server)\" '%s/bin/'",
+                     dir, dir, dir), 0);
+    const char *b = getenv("VR_BIN_DIR");
+    snprintf(cmd, sizeof cmd, "TMPDIR='%s/tmp' PATH='%s/bin' %s/vrctl run '%s' -o '%s/o.mkv' "
+             "--cpu --profile fast 2>&1", dir, dir, b ? b : "bin", clip, dir);
+    int rc = tsh_out(out, sizeof out, "%s", cmd);
+    cr_assert_eq(rc, 0, "%s", out);
+    char made[128];
+    snprintf(made, sizeof made, "temp dir %s/tmp/vrctl-run-", dir);
+    cr_assert(strstr(out, made), "the temp dir is not under $TMPDIR: %s", out);
+    cr_assert_eq(tsh("test -z \"$(ls -A '%s/tmp')\"", dir), 0, "the temp dir was left");
+    tsh("rm -rf '%s'", dir);
 }

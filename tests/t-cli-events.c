@@ -8,13 +8,16 @@
  */
 #include "rq.h"
 #include "rq_fleet.h"
+#include "job.h"
 #include "rq_jobs.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct tredis R;
@@ -201,4 +204,64 @@ Test(cli_events, invalid_utf8_from_redis_still_gives_status_json)
     freeReplyObject(r);
     cr_assert_eq(vrctl(out, sizeof out, "status", "j-utf", "--json"), 0, "%s", out);
     cr_assert(strstr(out, "\"error\": \"bad ?? byte ???.\""), "%s", out);
+}
+
+/* A job of input `in` recorded as vrctl submit records it, in state `state`. */
+static void job_in_state(const char *id, const char *in, const char *state)
+{
+    struct job_spec js;
+    job_spec_defaults(&js);
+    snprintf(js.id, sizeof js.id, "%s", id);
+    snprintf(js.input, sizeof js.input, "%s", in);
+    snprintf(js.output, sizeof js.output, "/data/out/%s.mkv", id);
+    char *spec = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(job_spec_to_json(&js, &spec, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_job_submit(Q, id, spec, 1764227000000LL, 10, 0, &e), 0, "%s", e.msg);
+    free(spec);
+    char jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    const char *hs[] = { "HSET", jk, "state", state, NULL };
+    cr_assert_eq(tredis_cmd(&R, hs), 0);
+}
+
+/* The job list has a header, each job's created time and input file, and
+ * --state picks states (issue 28, item 12); workers has a header and its
+ * --help names --json. */
+Test(cli_events, status_list_header_input_created_and_state_filter)
+{
+    static char out[16384];
+    job_in_state("20261127-070000-0000beef", "/data/clips/beach.mp4", "done");
+    job_in_state("20261127-070001-0000cafe", "/data/clips/forest.mp4", "queued");
+    cr_assert_eq(vrctl(out, sizeof out, "status", NULL, NULL), 0, "%s", out);
+    cr_assert(!strncmp(out, "JOB ", 4) && strstr(out, "STATE") && strstr(out, "CREATED") &&
+              strstr(out, "INPUT"), "no header: %s", out);
+    cr_assert(strstr(out, "beach.mp4") && strstr(out, "forest.mp4"), "%s", out);
+    cr_assert(!strstr(out, "/data/clips/"), "the list shows the file name: %s", out);
+    char created[32];
+    time_t t = 1764227000;
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(created, sizeof created, "%Y-%m-%d %H:%M:%S", &tm);
+    cr_assert(strstr(out, created), "no created time %s: %s", created, out);
+
+    cr_assert_eq(vrctl(out, sizeof out, "status", "--state", "done"), 0, "%s", out);
+    cr_assert(strstr(out, "beach.mp4") && !strstr(out, "forest.mp4"), "%s", out);
+    cr_assert_eq(vrctl(out, sizeof out, "status", "--state", "failed,queued"), 0, "%s", out);
+    cr_assert(!strstr(out, "beach.mp4") && strstr(out, "forest.mp4"), "%s", out);
+    cr_assert_eq(vrctl(out, sizeof out, "status", "--state", "cancelled"), 0, "%s", out);
+    cr_assert(strstr(out, "no cancelled jobs"), "%s", out);
+    cr_assert_eq(vrctl(out, sizeof out, "status", "--state", "finished"), 2, "%s", out);
+
+    const char *w[] = { "vrctl", "workers", "--help", NULL };
+    cr_assert_eq(tproc_run("vrctl", w, out, sizeof out), 0);
+    cr_assert(strstr(out, "--json"), "workers --help: %s", out);
+    struct rq_worker_info wk = { .hb_ms = 5000, .chunks_done = 1, .frames_done = 1 };
+    snprintf(wk.name, sizeof wk.name, "box:cpu:0000beef");
+    snprintf(wk.gpu, sizeof wk.gpu, "cpu");
+    snprintf(wk.state, sizeof wk.state, "idle");
+    cr_assert_eq(rq_worker_heartbeat(Q, &wk, 30, NULL), 0);
+    cr_assert_eq(vrctl(out, sizeof out, "workers", NULL, NULL), 0, "%s", out);
+    cr_assert(!strncmp(out, "WORKER ", 7) && strstr(out, "STATE"), "no header: %s", out);
+    cr_assert(strstr(out, "1 chunk, 1 frame\n"), "not singular: %s", out);
 }

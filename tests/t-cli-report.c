@@ -5,10 +5,13 @@
  * Chromium with no console message, its script run; the screenshot it takes
  * is kept as build/report-screenshot.png (the README's picture).
  */
+#include "chart_ticks.h"
 #include "rq.h"
+#include "rq_events.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +81,77 @@ static void job_with_a_retry(char *id, size_t n)
         tsh("tail -30 '%s' >&2", D.log);
 }
 
+/* The worker killed in chunk 0 never committed: no chunk record names it
+ * (the chunk's worker is the one that finished it), only the requeue
+ * event. It has its row in the timeline, with its lost attempt marked. */
+static void report_killed_worker_has_a_row(const char *id, const char *html)
+{
+    struct rq *q = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &q, &e), 0, "%s", e.msg);
+    static struct rq_event_entry ev[200];
+    int n = rq_events_read(q, id, "0", ev, 200, &e);
+    rq_free(&q);
+    const char *killed = NULL;
+    for (int i = 0; i < n; i++)
+        if (strstr(ev[i].msg, "stopped renewing") && ev[i].worker[0])
+            killed = ev[i].worker;
+    cr_assert_not_null(killed, "no requeue event names the killed worker");
+    char row[200];
+    snprintf(row, sizeof row, "\">%s</text>", killed);
+    const char *at = strstr(html, row);
+    cr_assert_not_null(at, "the killed worker %s has no row in the timeline", killed);
+    const char *open = at;
+    while (open > html && strncmp(open, "<text", 5))
+        open--;
+    cr_assert(!strncmp(open, "<text class=\"row\"", 17), "%s is not a row's name: %.200s", killed,
+              open);
+    cr_assert(strstr(at, "class=\"lost\""), "its lost attempt is not marked");
+}
+
+/* The throughput chart's gridline labels ("6 fps", "4 fps", ...) step
+ * evenly by 1, 2 or 5 times a power of ten down to 0, none twice (they
+ * were max*k/4 rounded: "5, 4, 3, 1, 0"). */
+static void report_gridlines_in_even_steps(const char *html)
+{
+    double v[16];
+    int n = 0;
+    for (const char *p = html; n < 16 && (p = strstr(p, "<text class=\"ax\"")); p++) {
+        const char *gt = strchr(p, '>');
+        double x;
+        int used = 0;
+        if (gt && sscanf(gt + 1, "%lf fps</text>%n", &x, &used) == 1 && used > 0)
+            v[n++] = x;
+    }
+    cr_assert_geq(n, 3, "fewer than 3 gridline labels");
+    cr_assert_eq(v[n - 1], 0, "the axis does not end at 0");
+    double step = v[0] - v[1];
+    for (int i = 1; i < n; i++)
+        cr_assert_float_eq(v[i - 1] - v[i], step, 1e-9, "uneven: %g then %g", v[i - 1], v[i]);
+    double mant = step / pow(10, floor(log10(step)));
+    cr_assert(fabs(mant - 1) < 1e-9 || fabs(mant - 2) < 1e-9 || fabs(mant - 5) < 1e-9,
+              "step %g is not 1, 2 or 5 times a power of ten", step);
+}
+
+/* 1-2-5 steps, whole labels where the step is whole, an empty chart 0..1. */
+Test(cli_report, chart_ticks_one_two_five)
+{
+    static const struct { double top; int most; double step, end; int steps, dec; } c[] = {
+        { 5.4, 5, 2, 6, 3, 0 },     { 5, 5, 1, 5, 5, 0 },      { 0, 5, 0.2, 1, 5, 1 },
+        { 0.37, 5, 0.1, 0.4, 4, 1 }, { 123, 5, 50, 150, 3, 0 }, { 1e-3, 4, 0.0005, 1e-3, 2, 4 },
+        { 47, 4, 20, 60, 3, 0 },    { -3, 5, 0.2, 1, 5, 1 },   { 9.99, 5, 2, 10, 5, 0 },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        struct chart_axis ax;
+        int steps = chart_ticks(c[i].top, c[i].most, &ax);
+        cr_expect_eq(steps, c[i].steps, "top %g: %d steps", c[i].top, steps);
+        cr_expect_float_eq(ax.step, c[i].step, 1e-12, "top %g: step %g", c[i].top, ax.step);
+        cr_expect_float_eq(ax.end, c[i].end, 1e-12, "top %g: end %g", c[i].top, ax.end);
+        cr_expect_eq(ax.decimals, c[i].dec, "top %g: %d decimals", c[i].top, ax.decimals);
+        cr_expect_leq(steps, c[i].most);
+    }
+}
+
 Test(cli_report, a_real_job_as_one_page_that_opens_clean)
 {
     char id[64], path[400], out[512];
@@ -96,6 +170,8 @@ Test(cli_report, a_real_job_as_one_page_that_opens_clean)
     cr_assert_null(strstr(html, "http:"), "the report fetches something");
     cr_assert_null(strstr(html, "https:"), "the report fetches something");
     cr_assert_null(strstr(html, " src="), "the report loads a file");
+    report_killed_worker_has_a_row(id, html);
+    report_gridlines_in_even_steps(html);
 
     if (access("/usr/bin/chromium", X_OK) != 0)
         cr_skip_test("Debian's chromium is not installed (deploy/install-deps.sh installs it)");

@@ -92,6 +92,62 @@ Test(common_log_json, escaped_and_every_field)
     json_decref(o);
 }
 
+/* Every control byte comes back as itself, and a message of 10 000 bytes
+ * whole (lines were cut at 1024 bytes), in JSON and in text. */
+static char long_msg[10001];
+
+static void say_controls_and_long(void)
+{
+    char ctl[40];
+    int k = 0;
+    for (int c = 1; c < 0x20; c++)
+        ctl[k++] = (char)c;
+    ctl[k++] = 0x7f;
+    ctl[k] = '\0';
+    log_ctx_process("20261124-000000-deadbeef", 0);
+    log_info("%s", ctl);
+    log_info("%s", long_msg);
+    log_say(LOG_WARN, "%s\n", long_msg);
+    log_ctx_process(NULL, -1);
+}
+
+Test(common_log_json, control_bytes_and_long_messages_whole)
+{
+    static char out[65536];
+    for (int i = 0; i < 10000; i++)
+        long_msg[i] = (char)('a' + i % 26);
+    long_msg[10000] = '\0';
+    log_init("t-log");
+    log_set_format("json");
+    tcapture_stderr(say_controls_and_long, out, sizeof out);
+    log_set_format("text");
+
+    char *l1 = out, *l2 = strchr(l1, '\n');
+    cr_assert(l2, "%.200s", out);
+    char *l3 = strchr(++l2, '\n');
+    cr_assert(l3, "%.200s", out);
+    char *end = strchr(++l3, '\n');
+    cr_assert(end && end[1] == '\0', "three lines wanted: %.300s", out);
+
+    json_t *o = parse_line(l1, (size_t)(l2 - 1 - l1), "controls");
+    const char *m = json_string_value(json_object_get(o, "message"));
+    cr_assert_eq(strlen(m), 32, "%s", m);
+    for (int c = 1; c < 0x20; c++)
+        cr_expect_eq((unsigned char)m[c - 1], c, "byte %d", c);
+    cr_expect_eq((unsigned char)m[31], 0x7f);
+    cr_expect_eq(json_integer_value(json_object_get(o, "chunk")), 0, "chunk 0 is not null");
+    json_decref(o);
+    o = parse_line(l2, (size_t)(l3 - 1 - l2), "long");
+    cr_expect_str_eq(json_string_value(json_object_get(o, "message")), long_msg);
+    json_decref(o);
+    o = parse_line(l3, (size_t)(end - l3), "long say");
+    cr_expect_str_eq(json_string_value(json_object_get(o, "message")), long_msg);
+    json_decref(o);
+
+    tcapture_stderr(say_controls_and_long, out, sizeof out);
+    cr_assert(strstr(out, long_msg), "the text line was cut");
+}
+
 /* ---- the three binaries on a real job ---- */
 
 static struct tdist D;
@@ -171,6 +227,10 @@ Test(common_log_json, three_binaries_one_object_a_line, .fini = teardown, .timeo
     cr_expect_gt(w.with_chunk, 0, "no worker line names a chunk");
     cr_expect_eq(w.with_worker, w.lines, "every serve line names the worker");
     cr_expect_gt(v.with_job, 0, "no vrctl watch line names job %s", id);
+    /* the progress line has no bar in JSON, and "chunk 0 done" names chunk 0 */
+    cr_expect_neq(tsh("grep -qE '\\[[#.]{5}' '%s'", watch_log), 0, "a bar in a JSON line");
+    cr_expect_eq(tsh("grep -q '\"chunk\":0,.*chunk 0 done' '%s'", watch_log), 0,
+                 "\"chunk 0 done\" without chunk 0");
 }
 
 Test(common_log_json, bad_format_is_bad_usage, .timeout = 30)

@@ -219,3 +219,16 @@ Test(common_storage_atomic, sweep_of_one_name_keeps_everything_else)
     cr_assert(exists(other), "another name's temp was removed");
     cr_assert(exists("videos/out.mkv"), "the output itself was removed");
 }
+
+/* A file in a directory that does not exist: the message names the file
+ * asked for and its missing directory, not the temp name beside it
+ * (`vrctl report -o /tmp/nonexist/r.html` said ".r.html.tmp-123-..."). */
+Test(common_storage_atomic, missing_directory_named_not_the_temp_file)
+{
+    vr_err e = { 0 };
+    const char *path = "/tmp/vrtest-no-such-dir-3f1c/r.html";
+    cr_assert_eq(storage_write_atomic(path, "x", 1, &e), VR_ENOENT, "%s", e.msg);
+    cr_assert(strstr(e.msg, path) && strstr(e.msg, "/tmp/vrtest-no-such-dir-3f1c does not exist"),
+              "%s", e.msg);
+    cr_assert_null(strstr(e.msg, STORAGE_TEMP_MARK), "%s", e.msg);
+}

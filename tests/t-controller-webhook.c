@@ -512,6 +512,32 @@ Test(controller_webhook, vrctl_run_posts_the_jobs_end_signed_before_it_stops)
     cr_assert_eq(tsh("grep -q 'webhook delivered' '%s'", log), 0, "vrctl run did not say so");
 }
 
+/* A receiver that is not there (a closed port): vrctl run says the
+ * delivery failed after its first attempt instead of waiting out the
+ * retries for a minute; the job itself is done (exit 0). */
+Test(controller_webhook, vrctl_run_to_a_closed_port_does_not_wait_a_minute)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    char in[400], out[400], log[400];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    snprintf(log, sizeof log, "%s/run.log", D.r.dir);
+    cr_assert_eq(tclip_make(in, 1, 128, 5, 0), 0);
+    /* port 9 (discard) on loopback: nothing listens there in a test box */
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--profile", "fast",
+                           "--notify", "http://127.0.0.1:9/hook", NULL };
+    long long t0 = rq_now_ms();
+    int rc = tproc_wait(tproc_spawn("vrctl", argv, log), 90000);
+    long long waited = rq_now_ms() - t0;
+    if (rc)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(tsh("grep -q 'webhook not delivered' '%s'", log), 0, "vrctl run did not say so");
+    /* the job and one refused connection, not 60 s of retries: the job
+     * takes seconds on a loaded box, the old wait a full minute on top */
+    cr_assert_lt(waited, 55000, "vrctl run took %lld ms", waited);
+}
+
 /* ---- redirects ---- */
 
 Test(controller_webhook, redirects_followed_to_http_only)

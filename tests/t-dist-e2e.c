@@ -188,15 +188,15 @@ Test(dist_e2e, submit_refuses_bad_input_before_enqueueing)
     FILE *f = fopen(txt, "w");
     fputs("not a video", f);
     fclose(f);
-    cr_assert_eq(tdist_submit(&D, "/nonexistent/in.mp4", out, NULL, id, sizeof id), 1);
+    cr_assert_eq(tdist_submit(&D, "/nonexistent/in.mp4", out, NULL, id, sizeof id), 2);
     cr_assert_str_eq(id, "");
-    cr_assert_eq(tdist_submit(&D, txt, out, NULL, id, sizeof id), 1);
+    cr_assert_eq(tdist_submit(&D, txt, out, NULL, id, sizeof id), 2);
     /* a real Matroska file whose codec nothing here decodes */
     char unk[400], src[512];
     snprintf(unk, sizeof unk, "%s/unknown.mkv", D.r.dir);
     tv_data(src, sizeof src, "tests/data/video/mono.mkv");
     cr_assert_eq(tsh("sed 's|V_MPEG4/ISO/AVC|V_MPEG4/ISO/XYZ|' '%s' > '%s'", src, unk), 0);
-    cr_assert_eq(tdist_submit(&D, unk, out, NULL, id, sizeof id), 1);
+    cr_assert_eq(tdist_submit(&D, unk, out, NULL, id, sizeof id), 2);
     const char *bad_kind[] = { "--output", "sparkles", NULL };
     cr_assert_eq(tdist_submit(&D, txt, out, bad_kind, id, sizeof id), 2);
     struct rq *q = NULL;
@@ -217,9 +217,10 @@ Test(dist_e2e, daemons_refuse_bad_setups_with_reasons)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
     char out[1024];
-    /* No address: usage error. */
+    /* A malformed address: usage error (none at all is redis://127.0.0.1:6379). */
     unsetenv("VR_REDIS");
-    const char *a1[] = { "vr-controller", "run", "--storage", D.storage, NULL };
+    const char *a1[] = { "vr-controller", "run", "--redis", "redis//x", "--storage", D.storage,
+                         NULL };
     cr_assert_eq(tproc_run("vr-controller", a1, out, sizeof out), 2);
     const char *a2[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage, NULL };
     cr_assert_eq(tproc_run("vr-worker", a2, out, sizeof out), 2, "neither --gpu nor --cpu");

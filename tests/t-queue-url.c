@@ -71,7 +71,8 @@ Test(queue_url, env_fallback)
     cr_assert_str_eq(rq_url_pick(NULL), "unix:///tmp/x.sock");
     cr_assert_str_eq(rq_url_pick("redis://h:1"), "redis://h:1");
     unsetenv("VR_REDIS");
-    cr_assert_null(rq_url_pick(NULL));
+    cr_assert_str_eq(rq_url_pick(NULL), "redis://127.0.0.1:6379", "Redis's own default");
+    cr_assert_str_eq(rq_url_pick(""), "redis://127.0.0.1:6379");
 }
 
 Test(queue_url, connects_checks_policy_and_survives_restart)

@@ -28,22 +28,31 @@ static const int people[][4] = {
     { 218, 102, 249, 188 }, { 260, 100, 291, 180 },
 };
 
-static int run(const char *clip, const char *out, enum pipe_output kind, const char *overrides,
-               const char *trace, struct metrics *m, vr_err *e)
+static int alpha_corners; /* pipe_opts.alpha_corners of the next run() */
+
+static int run_path(const char *in, const char *out, enum pipe_output kind, const char *overrides,
+                    const char *trace, struct metrics *m, vr_err *e)
 {
     struct pipe_opts o;
     memset(&o, 0, sizeof o);
     o.backend = SEG_CPU;
     o.layout = -1;
     o.output = kind;
+    o.alpha_corners = alpha_corners;
     o.trace_path = trace;
     cr_assert_eq(config_load_profile(&o.cfg, "fast", e), 0, "%s", e->msg);
     if (overrides)
         cr_assert_eq(config_apply_text(&o.cfg, overrides, "test", e), 0, "%s", e->msg);
+    return pipeline_run(&o, in, out, m, e);
+}
+
+static int run(const char *clip, const char *out, enum pipe_output kind, const char *overrides,
+               const char *trace, struct metrics *m, vr_err *e)
+{
     char in[512], rel[128];
     snprintf(rel, sizeof rel, "tests/data/video/%s", clip);
     tv_data(in, sizeof in, rel);
-    return pipeline_run(&o, in, out, m, e);
+    return run_path(in, out, kind, overrides, trace, m, e);
 }
 
 static void same_timing(const char *clip, const char *out, struct tv_file *outf, int keep_luma)
@@ -177,9 +186,13 @@ Test(worker_pipeline_process, hevc10_greenscreen_and_alpha_packed, .init = quiet
     cr_assert(bg > 150 && bg < 185, "background luma %.1f is not the green key", bg);
     tv_free(&f);
 
-    /* alpha-packed on the SBS clip: colour frame, matte in the eye corners */
+    /* alpha-packed on the SBS clip: colour frame, matte in the eye corners
+     * (which show a wall in this flat clip: told to use them anyway) */
     snprintf(out, sizeof out, "%s/sbs_alpha.mkv", dir);
-    cr_assert_eq(run("sbs.mkv", out, PIPE_OUT_ALPHA_PACKED, NULL, NULL, NULL, &e), 0, "%s", e.msg);
+    alpha_corners = 1;
+    int rc = run("sbs.mkv", out, PIPE_OUT_ALPHA_PACKED, NULL, NULL, NULL, &e);
+    alpha_corners = 0;
+    cr_assert_eq(rc, 0, "%s", e.msg);
     same_timing("sbs.mkv", out, &f, 1);
     cr_assert_eq(f.w, 480);
     cr_assert_eq(f.h, 240);
@@ -209,6 +222,53 @@ Test(worker_pipeline_process, hevc10_greenscreen_and_alpha_packed, .init = quiet
             dc += abs(f.luma[0][y * 480 + x] - src.luma[0][y * 480 + x]);
     cr_assert_lt(dc / 1600, 8, "the picture between the corners is the source's");
     tv_free(&src);
+    tv_free(&f);
+    tv_rmdir(dir);
+}
+
+/* Alpha-packed writes the matte into the corners of each eye, where a
+ * fisheye has no picture. An equirectangular 180° SBS eye has picture
+ * there: refused naming the layout, nothing written, unless told to use
+ * the corners (--alpha-area corners). A fisheye 190° SBS clip (black
+ * around each eye's circle) is packed. Both clips are made here. */
+Test(worker_pipeline_process, alpha_packed_refuses_picture_in_the_corners, .init = quiet)
+{
+    char dir[256], equi[512], fish[512], out[512];
+    tv_tmpdir(dir, sizeof dir);
+    snprintf(equi, sizeof equi, "%s/clip_180_LR.mkv", dir);
+    snprintf(fish, sizeof fish, "%s/clip_FISHEYE190_LR.mkv", dir);
+    static const char make[] = "ffmpeg -loglevel error -y -f lavfi -i testsrc2=size=320x160:rate=5 "
+                               "-t 1 %s -c:v libx264 -pix_fmt yuv420p -g 5 '%s'";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, make, "", equi);
+    cr_assert_eq(system(cmd), 0, "ffmpeg: %s", cmd);
+    /* each 160x160 eye: the picture inside a circle of radius 78, black outside */
+    snprintf(cmd, sizeof cmd, make,
+             "-vf \"geq=lum='if(lt(hypot(mod(X,160)-80,Y-80),78),lum(X,Y),0)':cb=128:cr=128\"",
+             fish);
+    cr_assert_eq(system(cmd), 0, "ffmpeg: %s", cmd);
+
+    vr_err e = { 0 };
+    snprintf(out, sizeof out, "%s/equi_alpha.mkv", dir);
+    cr_assert_eq(run_path(equi, out, PIPE_OUT_ALPHA_PACKED, NULL, NULL, NULL, &e), VR_ENOTSUP,
+                 "equirect 180 packed: %s", e.msg);
+    cr_assert(strstr(e.msg, "sbs source's corners hold picture") && strstr(e.msg, "--alpha-area"),
+              "%s", e.msg);
+    struct stat st;
+    cr_assert_neq(stat(out, &st), 0, "a refused output was written");
+    cr_assert_eq(tv_count_entries(dir), 2, "something left in %s", dir);
+    alpha_corners = 1;
+    int rc = run_path(equi, out, PIPE_OUT_ALPHA_PACKED, NULL, NULL, NULL, &e);
+    alpha_corners = 0;
+    cr_assert_eq(rc, 0, "told to use the corners: %s", e.msg);
+
+    snprintf(out, sizeof out, "%s/fish_alpha.mkv", dir);
+    cr_assert_eq(run_path(fish, out, PIPE_OUT_ALPHA_PACKED, NULL, NULL, NULL, &e), 0,
+                 "fisheye 190 refused: %s", e.msg);
+    struct tv_file f;
+    cr_assert_eq(tv_read(out, 1, &f), 0);
+    cr_assert_eq(f.w, 320);
+    cr_assert_eq(f.nframes, 5);
     tv_free(&f);
     tv_rmdir(dir);
 }

@@ -32,6 +32,7 @@ struct process_args {
     enum pipe_output output;
     int encode_threads;           /* --encode-threads; 0 = one per core */
     int fail_on_decode_error;     /* --on-decode-error fail */
+    int alpha_corners;            /* --alpha-area corners */
 };
 
 static volatile int cancel_flag; /* set by SIGINT / SIGTERM: the pipeline stops */
@@ -52,6 +53,7 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         { "profile", required_argument, 0, 'p' },
         { "layout", required_argument, 0, 'l' },
         { "output", required_argument, 0, 'O' },
+        { "alpha-area", required_argument, 0, 'A' },
         { "metrics", required_argument, 0, 'M' },
         { "trace", required_argument, 0, 'T' },
         { "encode-threads", required_argument, 0, 'e' },
@@ -65,10 +67,9 @@ static int parse_args(int argc, char **argv, struct process_args *a)
     a->layout = -1;
     a->output = PIPE_OUT_MASK;
     optind = 1;
-    opterr = 0;
     int c;
     /* no "+": IN may come before -o OUT */
-    while ((c = getopt_long(argc, argv, "c:o:ynh", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "c:o:ynh", opts)) != -1) {
         switch (c) {
         case 'g':
             if (cli_opt_int("--gpu", optarg, 0, 63, &a->gpu))
@@ -80,6 +81,11 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         case 'o': a->out = optarg; break;
         case 'y': a->replace = 1; break;
         case 'n': a->replace = 0; break;
+        case 'A':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "corners"))
+                return cli_usage_error("--alpha-area %s: expected auto or corners", optarg);
+            a->alpha_corners = !strcmp(optarg, "corners");
+            break;
         case 'M': a->metrics = optarg; break;
         case 'T': a->trace = optarg; break;
         case 'e':
@@ -106,8 +112,7 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         case 'h':
             cli_cmd_usage(stdout, cli_prog(), cli_current());
             return -1;
-        default:
-            return cli_usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (a->cpu && a->gpu >= 0)
@@ -178,6 +183,7 @@ int cmd_process(int argc, char **argv)
     o.layout = a.layout;
     o.output = a.output;
     o.encode_threads = a.encode_threads;
+    o.alpha_corners = a.alpha_corners;
     o.trace_path = a.trace;
     o.cancel = &cancel_flag;
     o.fail_on_decode_error = a.fail_on_decode_error;

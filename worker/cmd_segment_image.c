@@ -86,10 +86,10 @@ static int parse_args(int argc, char **argv, struct seg_image_args *a)
     };
     memset(a, 0, sizeof *a);
     a->profile = "balanced";
+    a->layout = VIO_LAYOUT_AUTO; /* as `process` */
     optind = 1;
-    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "+c:h", opts)) != -1) {
         switch (c) {
         case 'm': a->model = optarg; break;
         case 'p': a->profile = optarg; break;
@@ -103,8 +103,7 @@ static int parse_args(int argc, char **argv, struct seg_image_args *a)
         case 'h':
             cli_cmd_usage(stdout, cli_prog(), cli_current());
             return -1;
-        default:
-            return cli_usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (argc - optind != 2)

@@ -118,7 +118,7 @@ int cmd_serve(int argc, char **argv)
     int cpu = 0, slots = -1, o; /* -1: 1 for --gpu N and --cpu, auto for --gpu all */
     s.hb_ms = 1000;
     s.last_gpu_util = -1;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, "", opts)) != -1) {
         switch (o) {
         case 'r': redis = optarg; break;
         case 'R': rq_password_file(optarg); break;
@@ -154,7 +154,7 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage_error("--name takes 1..100 letters, digits and ':._-'");
             name = optarg;
             break;
-        default: return cli_usage_error("unknown option");
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (optind < argc)
@@ -162,8 +162,9 @@ int cmd_serve(int argc, char **argv)
     if (!!gpu + cpu != 1)
         return cli_usage_error("give exactly one of --gpu N, --gpu all, --cpu");
     redis = rq_url_pick(redis);
-    if (!redis)
-        return cli_usage_error("--redis URL (or VR_REDIS) is required");
+    vr_err ue = { 0 }; /* a malformed address is bad usage, said before anything starts */
+    if (rq_url_check(redis, &ue) < 0)
+        return cli_usage_error("%s", ue.msg);
     if (!storage)
         return cli_usage_error("--storage DIR is required");
     int all = gpu && !strcmp(gpu, "all");

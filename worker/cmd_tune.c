@@ -84,7 +84,7 @@ int cmd_tune(int argc, char **argv)
     struct tune_params tp = { .gpu = 0, .layout = SEG_LAYOUT_SBS, .in_w = 8192, .in_h = 4096 };
     const char *profile = "balanced", *overrides = NULL, *image = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "c:", opts)) != -1) {
         switch (c) {
         case 'f': tp.force = 1; break;
         case 'g':
@@ -105,7 +105,7 @@ int cmd_tune(int argc, char **argv)
             break;
         }
         case 'i': image = optarg; break;
-        default: return cli_usage_error("unknown option");
+        default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (optind != argc)

@@ -11,8 +11,8 @@ static const struct cli_cmd worker_cmds[] = {
       "[--model PATH] [--layout auto|mono|sbs|tb] [--profile NAME] [-c FILE] [--raw] IN OUT.png",
       "segment the people in a PNG/JPEG image and write the 8-bit mask as PNG",
       "  --model PATH     tflite model (default: the profile's)\n"
-      "  --layout L       mono (default), sbs (side-by-side), tb (top-bottom) or auto\n"
-      "                   (file name tag _LR/_TB/..., then 2:1 or 1:2 aspect)\n"
+      "  --layout L       auto (default, as process: file name tag _LR/_TB/..., then\n"
+      "                   2:1 or 1:2 aspect), mono, sbs (side-by-side) or tb (top-bottom)\n"
       "  OUT.png          the mask is PNG; other names are refused\n"
       "  --profile NAME   fast, balanced (default) or quality (configs/NAME.json)\n"
       "  -c FILE          JSON overrides on top of the profile\n"
@@ -22,8 +22,9 @@ static const struct cli_cmd worker_cmds[] = {
       "show the version, build, libav and its encoders, GPUs (NVENC as recorded), tune cache, models", NULL },
     { "process", cmd_process, 0,
       "[--gpu N | --cpu] [--profile fast|balanced|quality] [-c FILE] [--layout auto|mono|sbs|tb]\n"
-      "        [--output mask|alpha-packed|greenscreen] [--on-decode-error conceal|fail]\n"
-      "        [--metrics FILE] [--trace FILE] [--encode-threads N] [-y|-n] IN -o OUT",
+      "        [--output mask|alpha-packed|greenscreen] [--alpha-area auto|corners]\n"
+      "        [--on-decode-error conceal|fail] [--metrics FILE] [--trace FILE]\n"
+      "        [--encode-threads N] [-y|-n] IN -o OUT",
       "segment a whole video: decode, segment, encode (audio and other streams copied)",
       "  --gpu N          NVDEC decode + CUDA engine on GPU N (default: GPU 0 if any, else CPU)\n"
       "  --cpu            CPU decode + C reference engine\n"
@@ -33,12 +34,17 @@ static const struct cli_cmd worker_cmds[] = {
       "                   then aspect 2:1 = sbs, 1:2 = tb, else mono), mono, sbs or tb\n"
       "  --output K       mask (default: grayscale matte at output_scale), alpha-packed\n"
       "                   (colour + matte in the fisheye corners, DeoVR-style) or greenscreen\n"
+      "  --alpha-area A   where alpha-packed puts the matte: auto (default: the corners of\n"
+      "                   each eye when they are black, as around a fisheye; a source with\n"
+      "                   picture there, equirectangular or flat, is refused) or corners\n"
+      "                   (there anyway, covering that picture)\n"
       "  --on-decode-error A  conceal (default, as ffmpeg): a damaged packet is concealed\n"
       "                   by the decoder or skipped, and counted; fail: it is an error\n"
       "  --metrics FILE   per-stage latency histograms (p50/p95/p99), fps, GPU use as JSON\n"
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
       "  --encode-threads N  threads of the CPU encoder (default: one per core)\n"
-      "  -o OUT           output video (.mkv or .mp4); written to a temp name, then renamed\n"
+      "  -o OUT           output video (.mkv, .mp4 or .mov); written to a temp name, then\n"
+      "                   renamed\n"
       CLI_REPLACE_HELP },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"

@@ -52,6 +52,11 @@ const char *output_kind_name(enum pipe_output k);
 void output_compose(const struct output_plan *p, const AVFrame *src, const uint8_t *mask,
                     int mask_ls, AVFrame *dst);
 
+/* 1 when the corners of every eye of `src` (YUV420P, in_w x in_h) that
+ * alpha-packed writes are black, as around a fisheye circle; 0 when they
+ * hold picture (equirectangular, flat), which the matte would cover. */
+int output_alpha_corners_dark(const struct output_plan *p, const AVFrame *src);
+
 /* the three kinds (output_mask.c, output_alpha.c, output_greenscreen.c) */
 void output_mask_compose(const struct output_plan *p, const uint8_t *mask, int mask_ls,
                          AVFrame *dst);

@@ -478,6 +478,18 @@ static void *encode_main(void *arg)
             item_free(it);
             break;
         }
+        if (!p->m.frames && p->plan.kind == PIPE_OUT_ALPHA_PACKED && !p->o->alpha_corners &&
+            !output_alpha_corners_dark(&p->plan, it->colour)) {
+            rc = vr_err_set(&e, VR_ENOTSUP, "%s: --output alpha-packed writes the matte into "
+                            "the corners of each eye, and this %s source's corners hold picture "
+                            "(an equirectangular or flat eye, not fisheye): it would cover it. "
+                            "--alpha-area corners packs it there anyway; --output mask keeps "
+                            "the picture", p->in_path, seg_layout_name(p->plan.layout));
+            pq_push(p->pool, it->mask);
+            it->mask = NULL;
+            item_free(it);
+            break;
+        }
         output_compose(&p->plan, it->colour, it->mask->data, it->mask->ls, ef);
         ef->pts = it->pts;
         ef->pict_type = it->key ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;

@@ -22,6 +22,8 @@ struct pipe_opts {
     struct vr_config cfg;      /* profile + overrides */
     int layout;                /* enum seg_layout, or -1 = auto (metadata, else aspect) */
     enum pipe_output output;
+    int alpha_corners;         /* alpha-packed: pack into the eyes' corners even where
+                                * they hold picture; 0: refuse such a source (VR_ENOTSUP) */
     const char *trace_path;    /* Chrome trace JSON, or NULL */
     volatile int *cancel;      /* set non-zero to stop early (VR_ECANCELED), or NULL */
     struct pipe_warm *warm;    /* engine kept across runs (serve), or NULL: own engine */

@@ -218,6 +218,7 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
      * has neither its name nor, always, its metadata) */
     o.layout = t->layout[0] ? seg_layout_parse(t->layout) : -1;
     o.output = serve_output(t->output_kind);
+    o.alpha_corners = !strcmp(t->alpha_area, "corners");
     o.cancel = &s->cancel;
     o.warm = s->cold ? NULL : &s->warm;
     o.preroll_until_ms = t->preroll_until;
