@@ -25,7 +25,7 @@ $(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN,$(t)): $(FUZZ_$(t)_SRC) $(wil
 $(BUILD)/fuzz/fuzz_%:
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_$*_SRC) -ljansson -lhiredis -lm
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_$*_SRC) -ljansson -lhiredis -lcrypto -lm
 
 # fuzz_one target seconds seed-dirs...
 fuzz_one = \
