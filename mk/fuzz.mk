@@ -15,7 +15,7 @@ FUZZ_job_spec_SRC := fuzz/fuzz_job_spec.c queue/job.c common/storage.c $(FUZZ_BA
 FUZZ_config_SRC   := fuzz/fuzz_config.c common/config.c common/paths.c common/storage.c \
                      $(FUZZ_BASE)
 FUZZ_records_SRC  := fuzz/fuzz_records.c queue/rq_stats.c queue/rq_report.c queue/rq_notify.c \
-                     queue/rq.c queue/rq_scripts.c queue/job.c common/text.c common/metrics.c \
+                     queue/rq_fleet.c queue/rq_stream.c queue/rq.c queue/rq_scripts.c queue/job.c common/text.c common/metrics.c \
                      common/storage.c common/cmdtable.c common/version.c \
                      $(FUZZ_BASE)
 FUZZ_TARGETS := model job_spec config records
