@@ -31,10 +31,11 @@ static int run_temp_unheld(const char *dir)
 
 int run_temps_reap(void)
 {
-    DIR *d = opendir("/tmp");
+    const char *root = run_workdir_base();
+    DIR *d = opendir(root);
     if (!d)
         return 0;
-    const char *base = RUN_WORKDIR_PREFIX + strlen("/tmp/");
+    const char *base = RUN_WORKDIR_NAME;
     int removed = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
@@ -42,7 +43,7 @@ int run_temps_reap(void)
             continue;
         char dir[300];
         struct stat st;
-        snprintf(dir, sizeof dir, "/tmp/%s", de->d_name);
+        snprintf(dir, sizeof dir, "%s/%s", root, de->d_name);
         /* only our own real directories: not a link, not another user's */
         if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
             time(NULL) - st.st_mtime < RUN_TEMP_KEEP_S || !run_temp_unheld(dir))

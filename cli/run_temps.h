@@ -12,7 +12,7 @@
 
 #define RUN_TEMP_KEEP_S (24 * 3600)
 
-/* Removes every RUN_WORKDIR_PREFIX directory of this user that no run
+/* Removes every RUN_WORKDIR_NAME directory (in run_workdir_base()) of this user that no run
  * holds (its lock is free) and that nobody touched for RUN_TEMP_KEEP_S.
  * Each removal is logged. Returns the count removed. */
 int run_temps_reap(void);

@@ -27,6 +27,12 @@
 
 #define RUN_JOB_FILE "job" /* the job's id, in the work dir */
 
+const char *run_workdir_base(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t && t[0] == '/' && strlen(t) <= 48 ? t : "/tmp";
+}
+
 /* The directory's name: a digest of the spec less its id and time. */
 static int workdir_name(const struct job_spec *js, char *dir, size_t n, vr_err *err)
 {
@@ -43,8 +49,8 @@ static int workdir_name(const struct job_spec *js, char *dir, size_t n, vr_err *
     free(json);
     if (!ok)
         return vr_err_set(err, VR_EIO, "cannot name the work dir (libcrypto's SHA-256 failed)");
-    snprintf(dir, n, RUN_WORKDIR_PREFIX "%02x%02x%02x%02x%02x%02x%02x%02x-%u", d[0], d[1], d[2],
-             d[3], d[4], d[5], d[6], d[7], (unsigned)getuid());
+    snprintf(dir, n, "%s/" RUN_WORKDIR_NAME "%02x%02x%02x%02x%02x%02x%02x%02x-%u", run_workdir_base(),
+             d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], (unsigned)getuid());
     return 0;
 }
 
@@ -122,7 +128,9 @@ int run_workdir_save_job(struct run_workdir *w, const char *id, vr_err *err)
 
 void run_workdir_close(struct run_workdir *w, int keep)
 {
-    if (!keep && w->dir[0] && !strncmp(w->dir, RUN_WORKDIR_PREFIX, strlen(RUN_WORKDIR_PREFIX)) &&
+    char prefix[80];
+    snprintf(prefix, sizeof prefix, "%s/" RUN_WORKDIR_NAME, run_workdir_base());
+    if (!keep && w->dir[0] && !strncmp(w->dir, prefix, strlen(prefix)) &&
         storage_rmtree(w->dir) < 0)
         fprintf(stderr, "vrctl run: could not remove %s\n", w->dir);
     if (w->lock_fd >= 0)

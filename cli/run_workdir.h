@@ -10,15 +10,19 @@
 #include "job.h"
 #include "rq.h"
 
-#define RUN_WORKDIR_PREFIX "/tmp/vrctl-run-"
+#define RUN_WORKDIR_NAME "vrctl-run-" /* in run_workdir_base() */
 #define RUN_WORKDIR_MAX 96
 
 struct run_workdir {
-    char dir[RUN_WORKDIR_MAX];    /* RUN_WORKDIR_PREFIX<digest>-<uid> */
+    char dir[RUN_WORKDIR_MAX];    /* <base>/RUN_WORKDIR_NAME<digest>-<uid> */
     char job[JOB_ID_MAX];         /* the job kept there; "" when starting afresh */
     int resuming;                 /* 1: carry on with `job` */
     int lock_fd;                  /* flock'd while the run lives; -1 none */
 };
+
+/* Where work dirs go: $TMPDIR as mktemp has it (absolute and at most 48
+ * bytes, so the Redis socket's path in it fits its 108), else /tmp. */
+const char *run_workdir_base(void);
 
 /* Opens (creating it, 0700) the work dir of job `js` and locks it. With
  * resume and a job kept there, w->resuming is set; otherwise whatever an

@@ -270,7 +270,9 @@ Test(dist_sec_redis, corrupt_bitstream_and_1x1_fail_once_as_permanent)
                      "dd of='%s' bs=1 seek=3000 conv=notrunc status=none", bad), 0);
     cr_assert_eq(tsh("ffmpeg -v error -y -f lavfi -i testsrc=s=1x1:r=10 -t 2 -c:v ffv1 '%s'",
                      tiny), 0);
-    cr_assert_eq(tdist_submit(&D, bad, oa, NULL, ida, sizeof ida), 0);
+    /* fail, not the default conceal: the damage is the point here */
+    const char *strict[] = { "--on-decode-error", "fail", NULL };
+    cr_assert_eq(tdist_submit(&D, bad, oa, strict, ida, sizeof ida), 0);
     cr_assert_eq(tdist_submit(&D, tiny, ob, NULL, idb, sizeof idb), 0);
     cr_assert_eq(tdist_watch(&D, ida, 90000), 1, "the corrupt clip did not fail");
     cr_assert_eq(tdist_watch(&D, idb, 90000), 1, "the 1x1 clip did not fail");
