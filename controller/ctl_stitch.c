@@ -289,12 +289,14 @@ static int ctl_record_done(struct ctl *c, const char *id, long long token, const
 /* Opens chunk i's output (`sub` NULL) or its sidecar beneath the storage
  * root; the descriptor, with its /proc/self/fd name in fdp and its real
  * name in real. */
-static int ctl_chunk_open(struct ctl *c, const char *id, int i, int sidecar, char *fdp,
-                          size_t nfdp, char *real, size_t nreal, vr_err *err)
+enum ctl_chunk_file { CTL_CHUNK_OUTPUT, CTL_CHUNK_SIDECAR, CTL_CHUNK_INPUT };
+
+static int ctl_chunk_open(struct ctl *c, const char *id, int i, enum ctl_chunk_file which,
+                          char *fdp, size_t nfdp, char *real, size_t nreal, vr_err *err)
 {
     char rel[320], ts[320];
-    ctl_chunk_rel(rel, sizeof rel, id, "out", i);
-    if (sidecar) {
+    ctl_chunk_rel(rel, sizeof rel, id, which == CTL_CHUNK_INPUT ? "in" : "out", i);
+    if (which == CTL_CHUNK_SIDECAR) {
         if (remux_ts_name(rel, ts, sizeof ts, err) < 0)
             return VR_EINVAL;
         snprintf(rel, sizeof rel, "%s", ts);
@@ -341,11 +343,17 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
 {
     char fdp[BENEATH_FD_PATH_MAX], real[STORAGE_PATH_MAX];
     char tsp[BENEATH_FD_PATH_MAX], tsreal[STORAGE_PATH_MAX];
-    int tfd = -1, rc = 0, begun = *s == NULL;
-    int fd = ctl_chunk_open(c, id, i, 0, fdp, sizeof fdp, real, sizeof real, err);
+    int tfd = -1, ifd = -1, rc = 0, begun = *s == NULL;
+    int fd = ctl_chunk_open(c, id, i, CTL_CHUNK_OUTPUT, fdp, sizeof fdp, real, sizeof real, err);
     if (fd < 0)
         return fd;
-    if (man->ranges && (tfd = ctl_chunk_open(c, id, i, 1, tsp, sizeof tsp, tsreal,
+    /* a copied chunk's input places its frames if the decoder dropped some */
+    char inp[BENEATH_FD_PATH_MAX], inreal[STORAGE_PATH_MAX];
+    vr_err ie = { 0 };
+    if (!man->ranges && *s)
+        ifd = ctl_chunk_open(c, id, i, CTL_CHUNK_INPUT, inp, sizeof inp, inreal, sizeof inreal,
+                             &ie);
+    if (man->ranges && (tfd = ctl_chunk_open(c, id, i, CTL_CHUNK_SIDECAR, tsp, sizeof tsp, tsreal,
                                              sizeof tsreal, err)) < 0)
         rc = tfd;
     else if ((rc = ctl_chunk_sum_ok(c, id, i, fd, tfd, real, err)) <= 0)
@@ -354,13 +362,17 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
         rc = *s ? remux_stitch_add_ts(*s, fdp, tsp, err)
                 : remux_stitch_begin_ranges(fdp, tsp, man->nchunks, p->out_path, s, err);
     else
-        rc = *s ? remux_stitch_add(*s, fdp, err)
+        rc = *s ? remux_stitch_add(*s, fdp, ifd >= 0 ? inp : NULL, err)
                 : remux_stitch_begin(p->in_path, fdp, man->chunk_frames, man->nchunks,
                                      p->out_path, s, err);
     beneath_unmask(err, fd, real);
     if (tfd >= 0) {
         beneath_unmask(err, tfd, tsreal);
         close(tfd);
+    }
+    if (ifd >= 0) {
+        beneath_unmask(err, ifd, inreal);
+        close(ifd);
     }
     ctl_paths_unmask(p, js, err);
     close(fd);

@@ -142,7 +142,11 @@ int remux_stitch(const char *src, const char *const *chunks, int n,
 struct remux_stitcher;
 int remux_stitch_begin(const char *src, const char *chunk0, const long long *chunk_frames,
                        int n, const char *out, struct remux_stitcher **s, vr_err *err);
-int remux_stitch_add(struct remux_stitcher *s, const char *chunk, vr_err *err);
+/* `input`, the chunk's input copy (or NULL), lets a chunk hold fewer frames
+ * than the split gave it: those its decoder dropped (--on-decode-error
+ * conceal), the rest placed by their times in it. */
+int remux_stitch_add(struct remux_stitcher *s, const char *chunk, const char *input,
+                     vr_err *err);
 int remux_stitch_added(const struct remux_stitcher *s); /* = the next chunk's index */
 long long remux_stitch_frames(const struct remux_stitcher *s); /* video frames written */
 /* What the stitch left out of the source ("2 source streams not copied

@@ -68,4 +68,12 @@ int remux_pts_list(const char *path, int64_t **pts, long long *n, AVRational *tb
 /* Position of v in the sorted array a (binary search; -1 when absent). */
 long long remux_rank(const int64_t *a, long long n, int64_t v);
 
+/* For a copied chunk whose matte holds cn < frames frames (its decoder
+ * dropped damaged ones): place[j] gets the position in the chunk's range
+ * of the matte's j-th frame (cpts sorted, time base ctb), found by its time
+ * in the chunk's input copy `input`; VR_EFORMAT when a frame is not one of
+ * the input's (remux_place.c). */
+int remux_place_by_input(const char *input, const int64_t *cpts, long long cn, AVRational ctb,
+                         long long frames, long long *place, vr_err *err);
+
 #endif

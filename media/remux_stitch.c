@@ -35,6 +35,9 @@ struct remux_stitch_state {
     int64_t sdur;                /* one frame, stb */
     long long base;              /* source frames before the current chunk */
     long long written;           /* video packets written */
+    long long dropped;           /* copied chunks: range frames their decoders dropped */
+    int64_t *wpts;               /* [written]: the source pts each was given */
+    long long wcap;
     int64_t last_dts;            /* output time base */
     char note[600];              /* streams of the source left out (vio_streams_plan), or "" */
 };
@@ -91,6 +94,7 @@ static void stitch_release(struct remux_stitch_state *s)
     av_packet_free(&s->apkt);
     free(s->amap);
     free(s->spts);
+    free(s->wpts);
     free(s->last_odts);
 }
 
@@ -205,6 +209,15 @@ static int stitch_write_packet(struct remux_stitch_state *s, AVPacket *pkt, long
     if (pkt->pts < pkt->dts)
         pkt->pts = pkt->dts;
     s->last_dts = pkt->dts;
+    if (s->written == s->wcap) {
+        long long cap = s->wcap ? s->wcap * 2 : 1024;
+        int64_t *w = realloc(s->wpts, (size_t)cap * sizeof *w);
+        if (!w)
+            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        s->wpts = w;
+        s->wcap = cap;
+    }
+    s->wpts[s->written] = pts;
     pkt->duration = dur > 0 ? av_rescale_q(dur, s->stb, otb) : 0;
     pkt->stream_index = 0;
     pkt->pos = -1;
@@ -218,12 +231,14 @@ static int stitch_write_packet(struct remux_stitch_state *s, AVPacket *pkt, long
     return 0;
 }
 
-/* Copies chunk c (`path`, which must hold `frames` frames) into the output. */
+/* Copies chunk c (`path`, which must hold `frames` frames) into the output.
+ * With its input copy (`input`, or NULL) it may hold fewer: frames its
+ * decoder dropped, placed by time (remux_place_by_input). */
 static int stitch_copy_chunk(struct remux_stitch_state *s, int c, const char *path,
-                             long long frames, vr_err *err)
+                             const char *input, long long frames, vr_err *err)
 {
     int64_t *cpts = NULL, cfd;
-    long long cn;
+    long long cn, *place = NULL;
     AVRational ctb;
     AVFormatContext *cc = NULL;
     int cvs, ret = 0;
@@ -232,10 +247,20 @@ static int stitch_copy_chunk(struct remux_stitch_state *s, int c, const char *pa
         vr_err_prefix(err, "chunk %d", c);
         goto out;
     }
-    if (cn != frames) {
+    if (cn != frames && (!input || cn > frames || cn < 1)) {
         rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): %lld frames, expected %lld", c, path,
                         cn, frames);
         goto out;
+    }
+    if (cn < frames) {
+        if (!(place = malloc((size_t)cn * sizeof *place))) {
+            rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+            goto out;
+        }
+        if ((rc = remux_place_by_input(input, cpts, cn, ctb, frames, place, err)) < 0) {
+            vr_err_prefix(err, "chunk %d (%s)", c, path);
+            goto out;
+        }
     }
     if ((rc = remux_open(path, &cc, &cvs, err)) < 0)
         goto out;
@@ -244,15 +269,17 @@ static int stitch_copy_chunk(struct remux_stitch_state *s, int c, const char *pa
         if (r == -1)
             rc = vr_err_set(err, VR_EFORMAT, "chunk %d: packet without timestamp", c);
         else if (r >= 0)
-            rc = stitch_write_packet(s, s->pkt, r, ctb, err);
+            rc = stitch_write_packet(s, s->pkt, place ? place[r] : r, ctb, err);
         av_packet_unref(s->pkt);
     }
     if (rc == 0 && ret != AVERROR_EOF)
         rc = remux_averr(ret, "cannot read", path, err);
-    s->base += cn;
+    s->base += frames;
+    s->dropped += frames - cn;
 out:
     avformat_close_input(&cc);
     free(cpts);
+    free(place);
     return rc;
 }
 
@@ -434,7 +461,7 @@ static int stitch_check_times(const struct remux_stitch_state *s, const int64_t 
 {
     double tick = av_q2d(otb) > av_q2d(s->stb) ? av_q2d(otb) : av_q2d(s->stb);
     for (long long k = 0; k < n; k++) {
-        double want = (s->spts[k] - s->spts[0]) * av_q2d(s->stb);
+        double want = (s->wpts[k] - s->wpts[0]) * av_q2d(s->stb);
         double got = (opts[k] - opts[0]) * av_q2d(otb);
         if (got < want - 2 * tick - 1e-9 || got > want + 2 * tick + 1e-9)
             return vr_err_set(err, VR_EFORMAT, "stitch %s: frame %lld at %.3f s, source %.3f s "
@@ -458,9 +485,10 @@ static int stitch_finish(struct remux_stitch_state *s, remux_publish_fn may, voi
     AVRational otb;
     if ((rc = remux_pts_list(s->o.tmp, &opts, &got, &otb, &ofd, err)) < 0)
         return rc;
-    if (got != s->sn || s->written != s->sn)
-        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written, %s %lld", s->o.path,
-                        got, s->src ? "source has" : "the chunks' timestamps list", s->sn);
+    if (got != s->written || s->written + s->dropped != s->sn)
+        rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written%s, %s %lld", s->o.path,
+                        got, s->dropped ? " and some dropped" : "",
+                        s->src ? "source has" : "the chunks' timestamps list", s->sn);
     else
         rc = stitch_check_times(s, opts, got, otb, err);
     free(opts);
@@ -579,12 +607,13 @@ static int stitch_added(struct remux_stitcher *s, int rc)
     return rc;
 }
 
-int remux_stitch_add(struct remux_stitcher *s, const char *chunk, vr_err *err)
+int remux_stitch_add(struct remux_stitcher *s, const char *chunk, const char *input,
+                     vr_err *err)
 {
     int rc = stitch_can_add(s, 0, err);
     if (rc < 0)
         return rc;
-    return stitch_added(s, stitch_copy_chunk(&s->st, s->added, chunk,
+    return stitch_added(s, stitch_copy_chunk(&s->st, s->added, chunk, input,
                                              s->chunk_frames[s->added], err));
 }
 
@@ -619,7 +648,7 @@ int remux_stitch(const char *src, const char *const *chunks, int n,
     if (rc == 0 && remux_stitch_note(s)[0])
         log_warn("%s: %s", out, remux_stitch_note(s));
     for (int c = 0; rc == 0 && c < n; c++)
-        rc = remux_stitch_add(s, chunks[c], err);
+        rc = remux_stitch_add(s, chunks[c], NULL, err);
     if (rc == 0)
         return remux_stitch_end(&s, err);
     remux_stitch_abort(&s);

@@ -520,3 +520,38 @@ Test(dist_failures, controller_start_sweeps_leftover_temps)
     cr_assert(gone, "the controller left %s", old);
     cr_assert_eq(access(fresh, F_OK), 0, "a fresh temp was removed");
 }
+
+/* Damage the decoder refuses (0xff over the first frames' slice data), with
+ * the default conceal: the frames the decoder drops are dropped, as in one
+ * `process`, and the job still ends well, its timestamps the ones `process`
+ * writes (the stitch takes the worker's count of frames lost, not the
+ * plan's). */
+Test(dist_failures, dropped_frames_concealed_stitch_as_process_does)
+{
+    cr_assert_eq(tdist_start(&D, 0, 30, 1, 1), 0);
+    connect_q();
+    char bad[400], a[400], b[400], id[64], buf[8192], ma[128], mb[128];
+    snprintf(bad, sizeof bad, "%s/corrupt.mp4", D.r.dir);
+    snprintf(a, sizeof a, "%s/process.mkv", D.r.dir);
+    snprintf(b, sizeof b, "%s/fleet.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(bad, 2, 160, 5, 0), 0);
+    cr_assert_eq(tsh("head -c 6000 /dev/zero | tr '\\0' '\\377' | "
+                     "dd of='%s' bs=1 seek=3000 conv=notrunc status=none", bad), 0);
+    const char *pargv[] = { "vr-worker", "process", "--cpu", "--output", "mask", "-c",
+                            "configs/balanced.json", bad, "-o", a, NULL };
+    cr_assert_eq(tproc_run("vr-worker", pargv, buf, sizeof buf), 0, "process: %s", buf);
+    int n = frames_of(a);
+    cr_assert(n > 0 && n < 20, "process kept %d frames of 20: the damage did not drop any", n);
+
+    cr_assert_eq(tdist_submit(&D, bad, b, NULL, id, sizeof id), 0);
+    int rc = tdist_watch(&D, id, 60000);
+    if (rc)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0, "frames dropped by concealment failed the job");
+    tsh_out(ma, sizeof ma, "ffprobe -v error -select_streams v -show_entries packet=pts_time "
+            "-of csv=p=0 '%s' | sort -n | md5sum", a);
+    tsh_out(mb, sizeof mb, "ffprobe -v error -select_streams v -show_entries packet=pts_time "
+            "-of csv=p=0 '%s' | sort -n | md5sum", b);
+    cr_assert_eq(frames_of(b), n, "fleet %d frames, process %d", frames_of(b), n);
+    cr_assert_str_eq(ma, mb, "the fleet's frame times differ from process's");
+}

@@ -420,10 +420,10 @@ Test(media_remux_split, stitch_fed_chunk_by_chunk_equals_the_whole_stitch_and_pu
     cr_assert_eq(remux_stitch_begin(clip, paths[0], fr, s.nchunks, ahead, &st, &e), 0, "%s", e.msg);
     for (int i = 0; i < s.nchunks; i++) {
         cr_assert_eq(remux_stitch_added(st), i);
-        cr_assert_eq(remux_stitch_add(st, paths[i], &e), 0, "%s", e.msg);
+        cr_assert_eq(remux_stitch_add(st, paths[i], NULL, &e), 0, "%s", e.msg);
         cr_assert_neq(access(ahead, F_OK), 0, "published before the end");
     }
-    cr_assert_eq(remux_stitch_add(st, paths[0], &e), VR_EINVAL, "a chunk past the last");
+    cr_assert_eq(remux_stitch_add(st, paths[0], NULL, &e), VR_EINVAL, "a chunk past the last");
     cr_assert_eq(remux_stitch_end(&st, &e), 0, "%s", e.msg);
     cr_assert_null(st);
     char a[64], b[64];
@@ -434,11 +434,11 @@ Test(media_remux_split, stitch_fed_chunk_by_chunk_equals_the_whole_stitch_and_pu
     /* Ended early or dropped midway: nothing published, no temporary left. */
     unlink(ahead);
     cr_assert_eq(remux_stitch_begin(clip, paths[0], fr, s.nchunks, ahead, &st, &e), 0, "%s", e.msg);
-    cr_assert_eq(remux_stitch_add(st, paths[0], &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_stitch_add(st, paths[0], NULL, &e), 0, "%s", e.msg);
     cr_assert_eq(remux_stitch_end(&st, &e), VR_EINVAL);
     cr_assert(strstr(e.msg, "1 of"), "%s", e.msg);
     cr_assert_eq(remux_stitch_begin(clip, paths[0], fr, s.nchunks, ahead, &st, &e), 0, "%s", e.msg);
-    cr_assert_eq(remux_stitch_add(st, paths[0], &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_stitch_add(st, paths[0], NULL, &e), 0, "%s", e.msg);
     remux_stitch_abort(&st);
     cr_assert_null(st);
     cr_assert_eq(tsh("ls -a '%s' | grep -q 'ahead'", D), 1, "a dropped stitch left a file");
