@@ -1,12 +1,14 @@
 /*
  * remux_io.c - the pieces the split and the stitch share (remux_io.h).
  */
+#define _GNU_SOURCE /* sync_file_range */
 #include "remux_io.h"
 
 #include "remux.h"
 #include "beneath.h"
 #include "vio_video.h"
 
+#include <fcntl.h>
 #include <libavutil/avutil.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +169,15 @@ int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
 nomem:
     remux_out_abort(o);
     return vr_err_set(err, VR_ENOMEM, "out of memory");
+}
+
+void remux_out_write_behind(struct remux_out *o)
+{
+    if (!o->oc || !o->oc->pb || o->fd < 0)
+        return;
+    avio_flush(o->oc->pb);
+    /* a file system that cannot (or a failure) only leaves it to the fsync */
+    (void)sync_file_range(o->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 }
 
 int remux_out_close(struct remux_out *o, vr_err *err)

@@ -47,6 +47,10 @@ int remux_out_open(struct remux_out *o, const char *path, const char *fmt, AVFor
 int remux_out_write(struct remux_out *o, AVPacket *pkt, int64_t base, AVRational tb,
                     int64_t *pts, vr_err *err);
 
+/* Starts the writeback of what o holds so far (sync_file_range, not
+ * waiting): a stitch of gigabytes then leaves little to its final fsync. */
+void remux_out_write_behind(struct remux_out *o);
+
 /* Trailer and close; the file stays under its temporary name (o->tmp),
  * to be checked before remux_out_commit (or dropped by remux_out_abort). */
 int remux_out_close(struct remux_out *o, vr_err *err);

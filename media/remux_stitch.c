@@ -600,10 +600,12 @@ static int stitch_can_add(const struct remux_stitcher *s, int ranges, vr_err *er
 
 static int stitch_added(struct remux_stitcher *s, int rc)
 {
-    if (rc < 0)
+    if (rc < 0) {
         s->broken = 1;
-    else
+    } else {
         s->added++;
+        remux_out_write_behind(&s->st.o);
+    }
     return rc;
 }
 

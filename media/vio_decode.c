@@ -28,6 +28,7 @@ struct vio_in {
     char path[1024];
     AVFormatContext *fmt;
     AVCodecContext *dec;
+    AVCodecParameters *dec_par; /* what dec was opened for, or NULL (vio_in_open_from) */
     AVBufferRef *hw_dev;
     AVStream *st;
     struct vio_info info;
@@ -184,9 +185,93 @@ static void reading_reset(struct vio_in *in, const struct vio_in_opts *o)
     in->errors_in_row = 0;
 }
 
+/* The decoder for in's stream, as `o` asks. */
+static int open_decoder(struct vio_in *in, const AVCodec *codec, const struct vio_in_opts *o,
+                        vr_err *err)
+{
+    char eb[128];
+    int vi = in->info.video_index, r;
+    if (!(in->dec = avcodec_alloc_context3(codec)))
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    if ((r = avcodec_parameters_to_context(in->dec, in->st->codecpar)) < 0)
+        return vr_err_set(err, VR_ECODEC, "%s: stream %d: bad codec parameters: %s", o->path, vi,
+                          vio_av_err(r, eb, sizeof eb));
+    in->dec->pkt_timebase = in->st->time_base;
+    /* Failing: the decoder's first doubt is an error. Concealing: its
+     * defaults, as ffmpeg's (a damaged slice concealed from its neighbours). */
+    if (o->fail_on_decode_error)
+        in->dec->err_recognition |= AV_EF_EXPLODE | AV_EF_CRCCHECK;
+    in->dec->thread_count = o->threads;
+    if (o->hw) {
+        /* Known limits first (8K H.264 is beyond every NVDEC): the caller
+         * falls back to the CPU once, not after a failed decode per chunk. */
+        char why[160];
+        const struct vio_info *inf = &in->info;
+        if (!vio_nvdec_can(inf->codec, inf->w, inf->h, inf->bit_depth, NULL, why, sizeof why))
+            return vr_err_set(err, VR_ENOTSUP, "%s: %s", o->path, why);
+        int rc = open_hw(in, codec, o, err);
+        if (rc < 0)
+            return rc;
+    }
+    if ((r = avcodec_open2(in->dec, codec, NULL)) < 0)
+        return vr_err_set(err, VR_ECODEC, "%s: stream %d: cannot open the %s decoder: %s",
+                          o->path, vi, codec->name, vio_av_err(r, eb, sizeof eb));
+    /* kept for vio_in_open_from's match (none when out of memory: no reuse) */
+    if ((in->dec_par = avcodec_parameters_alloc()) &&
+        avcodec_parameters_copy(in->dec_par, in->st->codecpar) < 0)
+        avcodec_parameters_free(&in->dec_par);
+    return 0;
+}
+
+/* Whether `in`'s stream decodes with donor's open decoder as it is: the
+ * same decoding asked for and the same stream parameters (the extradata
+ * holds the parameter sets), as the next video of a camera rig has. */
+static int decoder_fits(const struct vio_in *in, const struct vio_in *donor,
+                        const AVCodec *codec, const struct vio_in_opts *o)
+{
+    const struct vio_in_opts *a = &donor->opened;
+    if (!donor->dec || !donor->dec_par || donor->dec->codec != codec || o->hw != a->hw ||
+        (o->hw && o->gpu != a->gpu) || o->threads != a->threads ||
+        o->extra_frames != a->extra_frames || o->fail_on_decode_error != a->fail_on_decode_error)
+        return 0;
+    const AVCodecParameters *x = in->st->codecpar, *y = donor->dec_par;
+    return x->codec_id == y->codec_id && x->width == y->width && x->height == y->height &&
+           x->format == y->format && x->profile == y->profile && x->level == y->level &&
+           x->extradata_size == y->extradata_size &&
+           (!x->extradata_size || !memcmp(x->extradata, y->extradata, (size_t)x->extradata_size));
+}
+
+/* Moves donor's decoder (with NVDEC: its decoder and surfaces, seconds to
+ * create when 32 chunks start at once) to `in`, flushed as a player's seek
+ * flushes it; 1 when taken, 0 when it does not fit. */
+static int take_decoder(struct vio_in *in, struct vio_in *donor, const AVCodec *codec,
+                        const struct vio_in_opts *o)
+{
+    if (!donor || !decoder_fits(in, donor, codec, o))
+        return 0;
+    in->dec = donor->dec;
+    in->dec_par = donor->dec_par;
+    in->hw_dev = donor->hw_dev;
+    donor->dec = NULL;
+    donor->dec_par = NULL;
+    donor->hw_dev = NULL;
+    avcodec_flush_buffers(in->dec);
+    in->dec->pkt_timebase = in->st->time_base;
+    in->info.hw = o->hw;
+    return 1;
+}
+
 int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
 {
+    return vio_in_open_from(o, NULL, out, NULL, err);
+}
+
+int vio_in_open_from(const struct vio_in_opts *o, struct vio_in **donor, struct vio_in **out,
+                     int *decoder_kept, vr_err *err)
+{
     *out = NULL;
+    if (decoder_kept)
+        *decoder_kept = 0;
     char eb[128];
     int rc;
     struct vio_in *in = av_mallocz(sizeof *in);
@@ -258,39 +343,15 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
     inf->full_range = par->color_range == AVCOL_RANGE_JPEG;
     read_side_data(in);
 
-    in->dec = avcodec_alloc_context3(codec);
-    if (!in->dec) {
-        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+    if (donor && take_decoder(in, *donor, codec, o)) {
+        vio_in_free(donor);
+        if (decoder_kept)
+            *decoder_kept = 1;
+    } else if ((rc = open_decoder(in, codec, o, err)) < 0) {
         goto fail;
     }
-    if ((r = avcodec_parameters_to_context(in->dec, par)) < 0) {
-        rc = vr_err_set(err, VR_ECODEC, "%s: stream %d: bad codec parameters: %s", o->path, vi,
-                        vio_av_err(r, eb, sizeof eb));
-        goto fail;
-    }
-    in->dec->pkt_timebase = in->st->time_base;
-    /* Failing: the decoder's first doubt is an error. Concealing: its
-     * defaults, as ffmpeg's (a damaged slice concealed from its neighbours). */
-    if (o->fail_on_decode_error)
-        in->dec->err_recognition |= AV_EF_EXPLODE | AV_EF_CRCCHECK;
-    in->dec->thread_count = o->threads;
-    if (o->hw) {
-        /* Known limits first (8K H.264 is beyond every NVDEC): the caller
-         * falls back to the CPU once, not after a failed decode per chunk. */
-        char why[160];
-        if (!vio_nvdec_can(inf->codec, inf->w, inf->h, inf->bit_depth, NULL, why, sizeof why)) {
-            rc = vr_err_set(err, VR_ENOTSUP, "%s: %s", o->path, why);
-            goto fail;
-        }
-        if ((rc = open_hw(in, codec, o, err)) < 0)
-            goto fail;
+    if (o->hw)
         inf->sw_fmt = inf->bit_depth > 8 ? AV_PIX_FMT_P010 : AV_PIX_FMT_NV12;
-    }
-    if ((r = avcodec_open2(in->dec, codec, NULL)) < 0) {
-        rc = vr_err_set(err, VR_ECODEC, "%s: stream %d: cannot open the %s decoder: %s", o->path,
-                        vi, codec->name, vio_av_err(r, eb, sizeof eb));
-        goto fail;
-    }
     /* only the video stream is decoded; others are passed through */
     for (unsigned i = 0; i < in->fmt->nb_streams; i++)
         if ((int)i != vi && in->fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
@@ -529,8 +590,18 @@ void vio_in_free(struct vio_in **inp)
         return;
     remux_reader_free(&in->range);
     avcodec_free_context(&in->dec);
+    avcodec_parameters_free(&in->dec_par);
     av_buffer_unref(&in->hw_dev);
     avformat_close_input(&in->fmt);
     av_free(in);
     *inp = NULL;
+}
+
+void vio_in_close_file(struct vio_in *in)
+{
+    if (!in)
+        return;
+    remux_reader_free(&in->range);
+    avformat_close_input(&in->fmt);
+    in->st = NULL;
 }

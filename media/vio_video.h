@@ -91,6 +91,18 @@ struct vio_in;
  * VR_ECODEC with the file named. */
 int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err);
 
+/* vio_in_open, taking the open decoder of *donor (another file's input,
+ * then freed) when the new stream's parameters and `o`'s decoding are the
+ * ones it was opened for: the next video of the same camera or encoder
+ * skips NVDEC's decoder creation. *decoder_kept (may be NULL) says whether
+ * it was taken; a donor that does not fit is left as it is. */
+int vio_in_open_from(const struct vio_in_opts *o, struct vio_in **donor, struct vio_in **out,
+                     int *decoder_kept, vr_err *err);
+
+/* Closes the file (demuxer, range) of an input and keeps its decoder: what
+ * is left can only be a donor to vio_in_open_from, or be freed. */
+void vio_in_close_file(struct vio_in *in);
+
 /* Points an input opened with a range at another range of the same file,
  * keeping its demuxer and its decoder (with NVDEC, the decoder and its
  * surfaces: creating them took seconds when 32 chunks started at once).

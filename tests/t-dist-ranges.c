@@ -306,3 +306,49 @@ Test(dist_ranges, a_worker_keeps_its_input_across_chunks_hevc_open_gop)
     kept_input_equal_to_process("open.mp4", "-c:v libx265 -preset ultrafast -x265-params "
                                 "keyint=25:min-keyint=25:scenecut=0:bframes=3:log-level=error");
 }
+
+/* One worker, three sources one after another: the second, another picture
+ * coded with the first's settings (the same parameter sets), is decoded by
+ * the first one's decoder, flushed; the third, of another size, gets a new
+ * one. Each FFV1 matte equals its own process's, frame for frame. */
+Test(dist_ranges, a_worker_keeps_its_decoder_for_a_like_source)
+{
+    start(0);
+    const char *src[] = { "testsrc=size=192x96:rate=25", "testsrc2=size=192x96:rate=25",
+                          "testsrc2=size=160x96:rate=25" };
+    char cfg[400];
+    snprintf(cfg, sizeof cfg, "%s/ffv1.json", D.r.dir);
+    cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\"}' > '%s'", cfg), 0);
+    const char *extra[] = { "-c", cfg, NULL };
+    tdist_worker(&D);
+    for (int k = 0; k < 3; k++) {
+        char in[400], out[400], p[400], id[64];
+        snprintf(in, sizeof in, "%s/in%d.mkv", D.r.dir, k);
+        snprintf(out, sizeof out, "%s/out%d.mkv", D.r.dir, k);
+        snprintf(p, sizeof p, "%s/process%d.mkv", D.r.dir, k);
+        cr_assert_eq(tsh("ffmpeg -v error -y -f lavfi -i %s -t 2 -c:v libx264 -preset veryfast "
+                         "-g 25 -keyint_min 25 -sc_threshold 0 -bf 2 -x264-params no-info=1 "
+                         "-pix_fmt yuv420p '%s'", src[k], in), 0);
+        cr_assert_eq(tdist_submit(&D, in, out, extra, id, sizeof id), 0);
+        finish(id, 0);
+        const char *argv[] = { "vr-worker", "process", "--cpu", "--profile", "fast", "-c", cfg,
+                               in, "-o", p, NULL };
+        cr_assert_eq(tproc_run("vr-worker", argv, NULL, 0), 0);
+        struct tv_file a, b;
+        cr_assert_eq(tv_read(p, 1, &a), 0);
+        cr_assert_eq(tv_read(out, 1, &b), 0);
+        tv_assert_same_timing(&a, &b);
+        for (int i = 0; i < a.nframes; i++)
+            cr_assert_eq(memcmp(a.luma[i], b.luma[i], (size_t)a.w * a.h), 0,
+                         "source %d: frame %d of the matte differs from process's", k, i);
+        tv_free(&a);
+        tv_free(&b);
+    }
+    /* The worker's first chunks, one a job: in1's took in0's last decoder
+     * (the worker idle between the jobs), in2's did not fit. */
+    char got[512];
+    tsh_out(got, sizeof got, "grep -o 'fd/[0-9]*: set-up: input open [0-9]* ms ([^)]*)' '%s' | "
+            "grep -v 'kept from the last chunk' | sed 's/.*(//'", D.log);
+    cr_assert_str_eq(got, "new)\nnew, its decoder the last chunk's)\nnew)\n",
+                     "the first chunks' inputs: %s", got);
+}

@@ -37,11 +37,17 @@ static int serve_name_valid(const char *s)
 
 /* ---- the loop ---- */
 
+/* Idle reads (0.5 s each) after which the kept decoder goes too: its GPU
+ * memory back, and its destruction (serialized by the driver with other
+ * processes' decoder creation) outside any chunk. Until then the next
+ * job's first chunk may take it (pipe_warm_idle). */
+enum { IDLE_DROP_DECODER = 20 };
+
 static int serve_loop(struct serve *s)
 {
     const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
     long long taken = 0;
-    int down = 0;
+    int down = 0, idle = 0;
     log_info("worker %s: ready (storage %s)", s->name, s->storage);
     while (!serve_drain && (!s->max_chunks || taken < s->max_chunks)) {
         struct rq_msg m;
@@ -66,9 +72,13 @@ static int serve_loop(struct serve *s)
         }
         down = 0;
         if (rc == 0) { /* idle: the next chunk is likely another source's */
-            pipe_warm_drop_input(&s->warm);
+            if (++idle == 1)
+                pipe_warm_idle(&s->warm);
+            else if (idle == IDLE_DROP_DECODER)
+                pipe_warm_drop_input(&s->warm);
             continue;
         }
+        idle = 0;
         taken++;
         if (serve_chunk(s, &m) < 0)
             rq_backoff(s->q);

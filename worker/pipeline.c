@@ -85,7 +85,8 @@ struct pipe {
     vr_err err;
     volatile int sampling;
     unsigned test_delay_us;      /* VR_TEST_FRAME_DELAY_MS, tests only */
-    int in_kept;                 /* the input was the last run's (pipeline_warm.h) */
+    int in_kept;                 /* 1: the input was the last run's; 2: its decoder
+                                  * (pipeline_warm.h) */
     int keep_in;                 /* keep it for the next run: this one succeeded */
     struct vr_nvml *nvml;
     uint64_t mem_base;           /* device memory in use before we started */
@@ -633,7 +634,10 @@ static void log_setup(const struct pipe *p, int engine_warm)
     log_info("%s: set-up: input open %.0f ms (%s), encoder open %.0f%s, engine %.0f ms (%s, "
              "overlaps decoding); frames: first decoded %.0f, first written %.0f, last decoded "
              "%.0f, done %.0f", p->in_path, MS(p->at.in_open),
-             p->in_kept ? "kept from the last chunk" : "new", MS(p->at.out_open), gpu,
+             p->in_kept == 1   ? "kept from the last chunk"
+             : p->in_kept == 2 ? "new, its decoder the last chunk's"
+                               : "new",
+             MS(p->at.out_open), gpu,
              p->at.engine / 1000.0, engine_warm ? "warm" : "built", MS(p->at.first_dec),
              MS(p->at.first_enc), MS(p->at.last_dec), MS(now_us()));
 #undef MS
@@ -644,7 +648,7 @@ static void log_setup(const struct pipe *p, int engine_warm)
 static int open_input(struct pipe *p, const struct vio_in_opts *io, vr_err *err)
 {
     int rc = pipe_warm_open_input(p->o->range ? p->o->warm : NULL, io, &p->in, err);
-    p->in_kept = rc == 1;
+    p->in_kept = rc > 0 ? rc : 0;
     return rc < 0 ? rc : 0;
 }
 

@@ -64,6 +64,14 @@ void pipe_warm_drop_input(struct pipe_warm *w)
         vio_in_free(&w->in);
 }
 
+void pipe_warm_idle(struct pipe_warm *w)
+{
+    if (!w || !w->in)
+        return;
+    vio_in_close_file(w->in);
+    w->in_id = (struct pipe_file_id){ 0 };
+}
+
 static int file_id(const char *path, struct pipe_file_id *id)
 {
     struct stat st;
@@ -96,10 +104,12 @@ int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struc
             log_info("%s: the kept input cannot read this range (%s); opening it again", o->path,
                      e.msg);
     }
+    /* another file: its decoder still serves when the stream is alike */
+    int kept = 0;
+    int rc = vio_in_open_from(o, w ? &w->in : NULL, in, &kept, err);
     if (w)
         vio_in_free(&w->in);
-    int rc = vio_in_open(o, in, err);
-    return rc < 0 ? rc : 0;
+    return rc < 0 ? rc : kept ? 2 : 0;
 }
 
 void pipe_warm_keep_input(struct pipe_warm *w, const char *path, struct vio_in **in)

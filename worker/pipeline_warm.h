@@ -50,10 +50,12 @@ void pipe_warm_drop(struct pipe_warm *w);
 
 /* Opens the input `o` asks for (vio_in_open), from the kept one when it
  * reads the same file (device, inode, size, mtime) with the same decoding
- * and `o` names a range (vio_in_retarget). A kept input that does not fit
- * or fails to retarget is freed and a fresh one opened, so keeping never
- * changes an answer or an error. `w` may be NULL. Returns 1 (the kept
- * input, retargeted), 0 (a new one) or VR_E* as vio_in_open. */
+ * and `o` names a range (vio_in_retarget); for another file, the kept
+ * input's decoder when the streams are alike (vio_in_open_from). A kept
+ * input that does not fit or fails to retarget is freed and a fresh one
+ * opened, so keeping never changes an answer or an error. `w` may be NULL.
+ * Returns 1 (the kept input, retargeted), 2 (a new input, the kept
+ * decoder), 0 (all new) or VR_E* as vio_in_open. */
 int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struct vio_in **in,
                          vr_err *err);
 
@@ -62,6 +64,11 @@ int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struc
  * serializes with other processes' decoder creation, happens before the
  * next job's chunks start instead of inside them); accepts NULL. */
 void pipe_warm_drop_input(struct pipe_warm *w);
+
+/* A worker idle for a moment: the kept input's file is closed (a source
+ * deleted meanwhile is not held) and its decoder kept for the next job's
+ * first chunk, if its stream is alike; accepts NULL. */
+void pipe_warm_idle(struct pipe_warm *w);
 
 /* Keeps *in, the input of a run that succeeded on a range of `path`, for
  * the next run, and clears *in; frees it when it cannot be kept (no `w`,
