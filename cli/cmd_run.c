@@ -38,6 +38,11 @@ static char run_dead[256];  /* why the job cannot finish (set before run_stop) *
 static void run_on_signal(int sig)
 {
     (void)sig;
+    if (run_stop) { /* the second: no more waiting for anyone */
+        static const char m[] = "vrctl run: interrupted again; stopping at once\n";
+        sup_hurry();
+        if (write(STDERR_FILENO, m, sizeof m - 1) < 0) { /* nothing left to tell */ }
+    }
     run_stop = 1;
 }
 

@@ -128,13 +128,20 @@ void sup_signal(struct sup *s, int sig)
             kill(s->child[i].pid, sig);
 }
 
+static volatile sig_atomic_t sup_hurried;
+
+void sup_hurry(void)
+{
+    sup_hurried = 1;
+}
+
 void sup_stop(struct sup *s, int grace_ms)
 {
     sup_signal(s, SIGTERM);
     double deadline = clock_mono_ms() + grace_ms;
     for (int i = s->n - 1; i >= 0; i--) {
         struct sup_child *c = &s->child[i];
-        while (c->pid > 0 && clock_mono_ms() < deadline) {
+        while (c->pid > 0 && clock_mono_ms() < deadline && !sup_hurried) {
             if (waitpid(c->pid, &c->status, WNOHANG) == c->pid)
                 c->pid = 0;
             else

@@ -71,6 +71,10 @@ void sup_signal(struct sup *s, int sig);
  * each is given until grace_ms after the signal to exit, then SIGKILL. */
 void sup_stop(struct sup *s, int grace_ms);
 
+/* From a signal handler (async-signal-safe): every sup_stop, the one
+ * running and those after, gives no more grace (a second Ctrl-C). */
+void sup_hurry(void);
+
 /* Frees the table (does not stop anyone: sup_stop first); accepts a zeroed
  * struct. */
 void sup_release(struct sup *s);

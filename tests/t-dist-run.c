@@ -180,6 +180,36 @@ Test(dist_run, ctrl_c_and_kill9_keep_chunks_and_resume_gives_the_same_output, .t
     cr_assert_str_eq(a, b, "the resumed output differs from an uninterrupted run's");
 }
 
+/* A second Ctrl-C cuts the stop short: the busy worker, which the first
+ * gives 2 s to let go of its chunk, is killed at once, and so is the rest. */
+Test(dist_run, second_ctrl_c_stops_at_once)
+{
+    char in[128], out[128], log[128], tmp[128];
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 4, 160, 10, 0), 0);
+    setenv("VR_TEST_FRAME_DELAY_MS", "1000", 1); /* a chunk takes 10 s */
+    pid_t p = run_small(out, log, NULL);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+    cr_assert(log_seen(log, "frames [1-9]", 60000), "no frame done");
+    temp_dir_of(log, tmp, sizeof tmp);
+    kill(p, SIGINT);
+    cr_assert(log_seen(log, "interrupted; stopping", 10000), "the first Ctrl-C not heard");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    kill(p, SIGINT);
+    int rc = tproc_wait(p, 30000);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cr_assert_eq(rc, 130, "exit %d", rc);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    cr_assert_eq(tsh("grep -q 'interrupted again; stopping at once' '%s'", log), 0,
+                 "the second Ctrl-C not said");
+    cr_assert_lt(took, 1.5, "the second Ctrl-C still took %.1f s (the worker's grace is 2 s)",
+                 took);
+    cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
+}
+
 Test(dist_run, dead_worker_ends_the_run_with_a_reason)
 {
     char out[128], log[128], tmp[128];
