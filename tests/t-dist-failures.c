@@ -534,9 +534,7 @@ Test(dist_failures, dropped_frames_concealed_stitch_as_process_does)
     snprintf(bad, sizeof bad, "%s/corrupt.mp4", D.r.dir);
     snprintf(a, sizeof a, "%s/process.mkv", D.r.dir);
     snprintf(b, sizeof b, "%s/fleet.mkv", D.r.dir);
-    cr_assert_eq(tclip_make(bad, 2, 160, 5, 0), 0);
-    cr_assert_eq(tsh("head -c 6000 /dev/zero | tr '\\0' '\\377' | "
-                     "dd of='%s' bs=1 seek=3000 conv=notrunc status=none", bad), 0);
+    cr_assert_eq(tclip_make_damaged_head(bad), 0);
     const char *pargv[] = { "vr-worker", "process", "--cpu", "--output", "mask", "-c",
                             "configs/balanced.json", bad, "-o", a, NULL };
     cr_assert_eq(tproc_run("vr-worker", pargv, buf, sizeof buf), 0, "process: %s", buf);

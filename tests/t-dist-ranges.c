@@ -260,6 +260,25 @@ Test(dist_ranges, a_done_chunks_output_lost_before_the_stitch_is_redone)
     same_as_process(in, out);
 }
 
+/* The fleet's FFV1 matte `out` of `in` equals one `process`'s (written to
+ * p, config cfg) frame for frame and time for time. */
+static void matte_equal_to_process(const char *in, const char *out, const char *cfg,
+                                   const char *p)
+{
+    const char *argv[] = { "vr-worker", "process", "--cpu", "--profile", "fast", "-c", cfg, in,
+                           "-o", p, NULL };
+    cr_assert_eq(tproc_run("vr-worker", argv, NULL, 0), 0);
+    struct tv_file a, b;
+    cr_assert_eq(tv_read(p, 1, &a), 0);
+    cr_assert_eq(tv_read(out, 1, &b), 0);
+    tv_assert_same_timing(&a, &b);
+    for (int i = 0; i < a.nframes; i++)
+        cr_assert_eq(memcmp(a.luma[i], b.luma[i], (size_t)a.w * a.h), 0,
+                     "%s: frame %d of the matte differs from process's", in, i);
+    tv_free(&a);
+    tv_free(&b);
+}
+
 /* One worker, six 1 s chunks of one source made with `codec` options: the
  * worker reads chunks 1-5 with the input (demuxer, decoder) it kept from the
  * chunk before, flushed as a seek flushes it, and the FFV1 matte equals one
@@ -281,18 +300,7 @@ static void kept_input_equal_to_process(const char *name, const char *codec)
     finish(id, 0);
     cr_assert_eq(tsh("test $(grep -c 'input open .* (kept from the last chunk)' '%s') -eq 5",
                      D.log), 0, "the worker did not keep its input for chunks 1-5");
-    const char *argv[] = { "vr-worker", "process", "--cpu", "--profile", "fast", "-c", cfg, in,
-                           "-o", p, NULL };
-    cr_assert_eq(tproc_run("vr-worker", argv, NULL, 0), 0);
-    struct tv_file a, b;
-    cr_assert_eq(tv_read(p, 1, &a), 0);
-    cr_assert_eq(tv_read(out, 1, &b), 0);
-    tv_assert_same_timing(&a, &b);
-    for (int i = 0; i < a.nframes; i++)
-        cr_assert_eq(memcmp(a.luma[i], b.luma[i], (size_t)a.w * a.h), 0,
-                     "%s: frame %d of the matte differs from process's", name, i);
-    tv_free(&a);
-    tv_free(&b);
+    matte_equal_to_process(in, out, cfg, p);
 }
 
 Test(dist_ranges, a_worker_keeps_its_input_across_chunks_h264_b_pyramid)
@@ -331,18 +339,7 @@ Test(dist_ranges, a_worker_keeps_its_decoder_for_a_like_source)
                          "-pix_fmt yuv420p '%s'", src[k], in), 0);
         cr_assert_eq(tdist_submit(&D, in, out, extra, id, sizeof id), 0);
         finish(id, 0);
-        const char *argv[] = { "vr-worker", "process", "--cpu", "--profile", "fast", "-c", cfg,
-                               in, "-o", p, NULL };
-        cr_assert_eq(tproc_run("vr-worker", argv, NULL, 0), 0);
-        struct tv_file a, b;
-        cr_assert_eq(tv_read(p, 1, &a), 0);
-        cr_assert_eq(tv_read(out, 1, &b), 0);
-        tv_assert_same_timing(&a, &b);
-        for (int i = 0; i < a.nframes; i++)
-            cr_assert_eq(memcmp(a.luma[i], b.luma[i], (size_t)a.w * a.h), 0,
-                         "source %d: frame %d of the matte differs from process's", k, i);
-        tv_free(&a);
-        tv_free(&b);
+        matte_equal_to_process(in, out, cfg, p);
     }
     /* The worker's first chunks, one a job: in1's took in0's last decoder
      * (the worker idle between the jobs), in2's did not fit. */

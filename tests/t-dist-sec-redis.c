@@ -263,11 +263,7 @@ Test(dist_sec_redis, corrupt_bitstream_and_1x1_fail_once_as_permanent)
     snprintf(tiny, sizeof tiny, "%s/tiny.mkv", D.r.dir);
     snprintf(oa, sizeof oa, "%s/a.mkv", D.r.dir);
     snprintf(ob, sizeof ob, "%s/b.mkv", D.r.dir);
-    cr_assert_eq(tclip_make(bad, 2, 160, 5, 0), 0);
-    /* 0xff over 6 KB of the first frames' slice data (the header and the
-     * index, at the end, stay intact: the file probes and splits) */
-    cr_assert_eq(tsh("head -c 6000 /dev/zero | tr '\\0' '\\377' | "
-                     "dd of='%s' bs=1 seek=3000 conv=notrunc status=none", bad), 0);
+    cr_assert_eq(tclip_make_damaged_head(bad), 0);
     cr_assert_eq(tsh("ffmpeg -v error -y -f lavfi -i testsrc=s=1x1:r=10 -t 2 -c:v ffv1 '%s'",
                      tiny), 0);
     /* fail, not the default conceal: the damage is the point here */

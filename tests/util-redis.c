@@ -314,6 +314,14 @@ int tclip_make(const char *path, double seconds, int w, int gop, int audio)
                src, seconds, w, h, gop, gop, path);
 }
 
+int tclip_make_damaged_head(const char *path)
+{
+    if (tclip_make(path, 2, 160, 5, 0) != 0)
+        return -1;
+    return tsh("head -c 6000 /dev/zero | tr '\\0' '\\377' | "
+               "dd of='%s' bs=1 seek=3000 conv=notrunc status=none", path);
+}
+
 /* ---- whole system ---- */
 
 pid_t tdist_worker(struct tdist *d)

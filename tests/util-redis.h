@@ -78,6 +78,11 @@ void tslurp(const char *path, char *buf, size_t n);
  * 440 Hz AAC track when `audio`. Returns 0 or the ffmpeg status. */
 int tclip_make(const char *path, double seconds, int w, int gop, int audio);
 
+/* tclip_make's 2 s, 160-wide MP4 with 0xff over 6 KB of its first frames'
+ * slice data (the header and the index, at the end, stay intact: the file
+ * probes and splits; the decoder refuses some of those frames). */
+int tclip_make_damaged_head(const char *path);
+
 /* ---- a whole system for integration tests ---- */
 
 struct tdist {
