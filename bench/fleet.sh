@@ -61,7 +61,9 @@ if [ "${CEIL:-1}" = 1 ]; then
     CEILCLIP=$W/ceil.mkv
     [ -f "$CEILCLIP" ] || "$B/vrbench-video" repeat "$SHORT" "$CEILCLIP" 4 > /dev/null
     "$B/vrbench-video" decode "$CEILCLIP" 7 | tee -a "$OUTDIR/fleet.txt"
-    "$B/vrbench-video" encode "$SHORT" 4096 2048 480 "$CORES" libx264 ultrafast 1 2>&1 |
+    # one single-threaded encoder a core, 16 frames each at least
+    "$B/vrbench-video" encode "$SHORT" 4096 2048 $((CORES * 16 > 480 ? CORES * 16 : 480)) \
+        "$CORES" libx264 ultrafast 1 2>&1 |
         tee -a "$OUTDIR/fleet.txt"
 fi
 
