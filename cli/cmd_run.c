@@ -78,6 +78,7 @@ static void run_auto(struct run_opts *o)
     int picture = job_output_is_picture(o->js.output_kind);
     if (o->js.chunk_seconds == 0) {
         o->js.chunk_seconds = job_auto_chunk_seconds(o->info.duration_s, slots, picture);
+        o->js.chunk_wave = slots;
         log_say(LOG_INFO, "vrctl run: chunks of %.2f s (%.1f s over %d worker%s%s)\n",
                 o->js.chunk_seconds, o->info.duration_s, slots, text_plural(slots),
                 picture ? "; the picture is re-encoded: at least 4 chunks a worker, so every "

@@ -179,6 +179,8 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind, const 
 /* What every chunk of a job is processed with (ctl_decide.c). */
 struct ctl_decision {
     int warmup;                   /* frames of history the temporal filter needs */
+    int wave_slots;               /* auto chunk length: the last wave graded over this many
+                                   * slots (remux_plan_opts); 0: even chunks */
     char layout[8];               /* mono | sbs | tb */
     const char *why;              /* how the layout was decided (static text) */
 };

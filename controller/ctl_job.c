@@ -22,13 +22,16 @@
 #include <string.h>
 
 /* A job submitted with chunk length "auto" gets one decided from the
- * workers alive now and the source's duration, stored in its record
- * (chunk_ms) before the split, so a split resumed by another controller
- * cuts at the same places whatever the fleet is by then. */
+ * workers alive now and the source's duration, and its last wave graded
+ * over those workers (*wave, remux_plan_opts.wave_slots), both stored in
+ * its record (chunk_ms, chunk_wave) before the split, so a split resumed
+ * by another controller cuts at the same places whatever the fleet is by
+ * then. A length the job asks for is kept as it is, not graded. */
 static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, const char *in,
-                            vr_err *err)
+                            int *wave, vr_err *err)
 {
-    long long ms = 0;
+    long long ms = 0, w = 0;
+    *wave = js->chunk_wave; /* vrctl run's, with the length it chose */
     int rc = rq_job_number(c->q, id, "chunk_ms", &ms, err);
     if (rc < 0 || js->chunk_seconds > 0)
         return rc < 0 ? rc : 0;
@@ -41,6 +44,9 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
         double s = job_auto_chunk_seconds(dur, n > 0 ? n : 1, picture);
         ms = (long long)(s * 1000 + 0.5);
         char v[32];
+        snprintf(v, sizeof v, "%d", n > 0 ? n : 1);
+        if ((rc = rq_job_note(c->q, id, "chunk_wave", v, err)) < 0)
+            return rc;
         snprintf(v, sizeof v, "%lld", ms);
         if ((rc = rq_job_note(c->q, id, "chunk_ms", v, err)) < 0)
             return rc;
@@ -48,6 +54,9 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
                  n > 0 ? n : 1, picture ? "; a picture output: at least 4 chunks a worker" : "");
     }
     js->chunk_seconds = ms / 1000.0;
+    if ((rc = rq_job_number(c->q, id, "chunk_wave", &w, err)) < 0)
+        return rc;
+    *wave = w > 0 && w <= JOB_WAVE_SLOTS_MAX ? (int)w : 0;
     return 0;
 }
 
@@ -117,13 +126,15 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     char now[32];
     snprintf(now, sizeof now, "%lld", rq_now_ms());
     rq_job_note(c->q, id, "started_ms", now, NULL);
-    if ((rc = ctl_chunk_length(c, id, &js, paths->in_path, &e)) < 0)
+    int wave;
+    if ((rc = ctl_chunk_length(c, id, &js, paths->in_path, &wave, &e)) < 0)
         return rc;
     struct ctl_decision dec;
     if ((rc = ctl_job_decide(&js, paths->in_path, &dec, &e)) < 0) {
         ctl_paths_unmask(paths, &js, &e);
         return ctl_job_fail(c, id, token, e.msg);
     }
+    dec.wave_slots = wave;
     rq_job_note(c->q, id, "layout", dec.layout, NULL);
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
              dec.warmup);

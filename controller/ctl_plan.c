@@ -100,7 +100,8 @@ int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
 {
     double t0 = clock_mono_s();
     struct remux_plan pl;
-    const struct remux_plan_opts o = { .chunk_seconds = js->chunk_seconds, .warmup = d->warmup };
+    const struct remux_plan_opts o = { .chunk_seconds = js->chunk_seconds, .warmup = d->warmup,
+                                       .wave_slots = d->wave_slots };
     int rc = remux_plan(p->in_path, &o, &pl, err);
     ctl_paths_unmask(p, js, err);
     if (rc < 0)

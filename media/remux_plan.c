@@ -323,7 +323,25 @@ static void plan_count_frames(struct plan *p, const int *start_entry)
     }
 }
 
-/* Walks the keyframes, cutting about every chunk_seconds. */
+/* How far the last wave's lengths spread around chunk_seconds: the first
+ * of its chunks 1 - GRADE times as long, the last 1 + GRADE; the wave's
+ * total stays the same, so the chunk count does too. */
+#define PLAN_WAVE_GRADE 0.4
+
+/* The length chunk c should have: chunk_seconds, graded in the last wave
+ * (remux_plan_opts.wave_slots) of the estimated chunk count. */
+static double plan_target_s(const struct plan *p, int c)
+{
+    double len = p->o->chunk_seconds, dur = plan_stream_end_s(p);
+    int n = (int)(dur / len + 0.5);
+    int w = p->o->wave_slots < n ? p->o->wave_slots : n;
+    if (w < 2 || c < n - w)
+        return len;
+    double j = c - (n - w);
+    return len * (1 - PLAN_WAVE_GRADE + 2 * PLAN_WAVE_GRADE * j / (w - 1));
+}
+
+/* Walks the keyframes, cutting about every chunk_seconds (plan_target_s). */
 static int plan_cuts(struct plan *p, vr_err *err)
 {
     int rc = 0;
@@ -333,7 +351,7 @@ static int plan_cuts(struct plan *p, vr_err *err)
     int64_t cur = p->ents[p->keys[0]].timestamp;
     for (int ki = 1; rc == 0 && ki < p->nkeys; ki++) {
         const AVIndexEntry *e = &p->ents[p->keys[ki]];
-        if ((e->timestamp - cur) * av_q2d(p->tb) < p->o->chunk_seconds - 1e-6)
+        if ((e->timestamp - cur) * av_q2d(p->tb) < plan_target_s(p, p->out->nchunks - 1) - 1e-6)
             continue;
         struct remux_key k;
         int preroll;

@@ -74,6 +74,10 @@ struct remux_range {
 struct remux_plan_opts {
     double chunk_seconds;    /* a cut at the first usable keyframe this long after the last */
     int warmup;              /* frames of history the temporal filter needs (0: none) */
+    int wave_slots;          /* >1: the last wave's chunks (this many, the slots that run
+                              * them side by side) graded from short to long around
+                              * chunk_seconds, so they end one after another and the stitch
+                              * keeps up with them; 0: every chunk about chunk_seconds */
 };
 
 struct remux_plan {

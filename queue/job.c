@@ -41,6 +41,7 @@ static const struct jf spec_fields[] = {
     S(struct job_spec, profile, 1),
     S(struct job_spec, output_kind, 1),
     N(struct job_spec, chunk_seconds, JF_DBL, 0, 3600, 1),
+    N(struct job_spec, chunk_wave, JF_INT, 0, JOB_WAVE_SLOTS_MAX, 0),
     N(struct job_spec, priority, JF_INT, -100, 100, 0),
     N(struct job_spec, max_attempts, JF_INT, 1, 100, 0),
     N(struct job_spec, created_ms, JF_LL, 0, 9e15, 0),

@@ -27,6 +27,9 @@ struct job_spec {
     char profile[64];               /* fast | balanced | quality */
     char output_kind[16];           /* mask | alpha | greenscreen */
     double chunk_seconds;           /* 0.2 .. 3600, or 0: chosen from the fleet */
+    int chunk_wave;                 /* 0 .. JOB_WAVE_SLOTS_MAX: the last wave's chunks graded
+                                     * over this many workers (remux_plan_opts.wave_slots;
+                                     * vrctl run sets it with the length it chose); 0: even */
     int priority;                   /* -100 .. 100, recorded for status */
     int max_attempts;               /* deliveries before a chunk is dead-lettered */
     long long created_ms;
@@ -88,6 +91,7 @@ struct chunk_task {
  * loses little and a short clip still spreads over every worker. */
 #define JOB_CHUNK_SECONDS_DEFAULT 10
 #define JOB_CHUNK_SECONDS_MIN_AUTO 2
+#define JOB_WAVE_SLOTS_MAX 4096        /* a job record's chunk_wave, range-checked */
 
 /* A picture output (alpha-packed, greenscreen) re-encodes the whole frame:
  * on a GPU without NVENC its CPU encode is the job's cost, 10-30 times a

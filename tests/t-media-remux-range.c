@@ -387,3 +387,34 @@ Test(media_remux_range, decoded_ranges_equal_the_whole_decode)
     make(f, sizeof f, "b.mkv", H264 " -c:a aac");
     check_decode(f, 2.0, 4);
 }
+
+/* The last wave graded (remux_plan_opts.wave_slots): on 4 slots the chunks
+ * of a one-wave plan grow from short to long (the stitch takes each as it
+ * ends), as many as the even plan's, every frame in one of them. */
+Test(media_remux_range, the_last_wave_grows_from_short_to_long)
+{
+    char f[128];
+    make(f, sizeof f, "graded.mp4", "-c:v libx264 -preset veryfast -g 5 -keyint_min 5 "
+         "-sc_threshold 0 -pix_fmt yuv420p");
+    struct remux_plan even, graded;
+    vr_err e = { 0 };
+    const struct remux_plan_opts oe = { .chunk_seconds = 1.5 };
+    const struct remux_plan_opts og = { .chunk_seconds = 1.5, .wave_slots = 4 };
+    cr_assert_eq(remux_plan(f, &oe, &even, &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_plan(f, &og, &graded, &e), 0, "%s", e.msg);
+    cr_assert_eq(graded.nchunks, even.nchunks, "%d chunks graded, %d even", graded.nchunks,
+                 even.nchunks);
+    cr_assert_eq(graded.frames, even.frames);
+    for (int i = 1; i < even.nchunks - 1; i++)
+        cr_assert_eq(even.chunks[i].frames, even.chunks[0].frames, "even chunk %d: %lld frames",
+                     i, even.chunks[i].frames);
+    int n = graded.nchunks;
+    cr_assert_geq(n, 4);
+    for (int i = n - 4; i + 1 < n - 1; i++) /* the wave's last chunk takes what is left */
+        cr_assert_lt(graded.chunks[i].frames, graded.chunks[i + 1].frames,
+                     "chunk %d: %lld frames, chunk %d: %lld", i, graded.chunks[i].frames, i + 1,
+                     graded.chunks[i + 1].frames);
+    cr_assert_lt(graded.chunks[n - 4].frames, even.chunks[0].frames);
+    remux_plan_release(&even);
+    remux_plan_release(&graded);
+}
