@@ -323,35 +323,38 @@ static void plan_count_frames(struct plan *p, const int *start_entry)
     }
 }
 
-/* How far the last wave's lengths spread around chunk_seconds: the first
- * of its chunks 1 - GRADE times as long, the last 1 + GRADE; the wave's
- * total stays the same, so the chunk count does too. */
+/* How far the last wave's lengths spread around their mean: its first
+ * chunk 1 - GRADE times as long, its last 1 + GRADE; the wave's total and
+ * its chunk count stay as the even plan made them. */
 #define PLAN_WAVE_GRADE 0.4
 
-/* The length chunk c should have: chunk_seconds, graded in the last wave
- * (remux_plan_opts.wave_slots) of the estimated chunk count. */
-static double plan_target_s(const struct plan *p, int c)
+/* The last wave of a plan, graded (remux_plan_opts.wave_slots). */
+struct plan_wave {
+    int first, n;                /* its first chunk and how many it has */
+    double mean_s;               /* their mean length */
+};
+
+/* The length chunk c should have: chunk_seconds, or its place in the
+ * graded wave w. */
+static double plan_target_s(const struct plan *p, const struct plan_wave *w, int c)
 {
-    double len = p->o->chunk_seconds, dur = plan_stream_end_s(p);
-    int n = (int)(dur / len + 0.5);
-    int w = p->o->wave_slots < n ? p->o->wave_slots : n;
-    if (w < 2 || c < n - w)
-        return len;
-    double j = c - (n - w);
-    return len * (1 - PLAN_WAVE_GRADE + 2 * PLAN_WAVE_GRADE * j / (w - 1));
+    if (!w || c < w->first)
+        return p->o->chunk_seconds;
+    double j = c - w->first;
+    return w->mean_s * (1 - PLAN_WAVE_GRADE + 2 * PLAN_WAVE_GRADE * j / (w->n - 1));
 }
 
-/* Walks the keyframes, cutting about every chunk_seconds (plan_target_s). */
-static int plan_cuts(struct plan *p, vr_err *err)
+/* Walks the keyframes after keys[ki0], where the plan's last chunk starts,
+ * cutting each chunk about plan_target_s long; start_entry and start_key
+ * get where each new chunk starts (its index entry, its keys[] position). */
+static int plan_walk(struct plan *p, int ki0, const struct plan_wave *w, int *start_entry,
+                     int *start_key, vr_err *err)
 {
     int rc = 0;
-    int *start_entry = calloc((size_t)p->nkeys + 1, sizeof *start_entry);
-    if (!start_entry)
-        return vr_err_set(err, VR_ENOMEM, "out of memory");
-    int64_t cur = p->ents[p->keys[0]].timestamp;
-    for (int ki = 1; rc == 0 && ki < p->nkeys; ki++) {
+    int64_t cur = p->ents[p->keys[ki0]].timestamp;
+    for (int ki = ki0 + 1; rc == 0 && ki < p->nkeys; ki++) {
         const AVIndexEntry *e = &p->ents[p->keys[ki]];
-        if ((e->timestamp - cur) * av_q2d(p->tb) < plan_target_s(p, p->out->nchunks - 1) - 1e-6)
+        if ((e->timestamp - cur) * av_q2d(p->tb) < plan_target_s(p, w, p->out->nchunks - 1) - 1e-6)
             continue;
         struct remux_key k;
         int preroll;
@@ -359,12 +362,52 @@ static int plan_cuts(struct plan *p, vr_err *err)
             continue;
         if ((rc = plan_cut(p, ki, preroll, err)) == 0) {
             start_entry[p->out->nchunks - 1] = p->keys[ki];
+            start_key[p->out->nchunks - 1] = ki;
             cur = e->timestamp;
         }
     }
+    return rc;
+}
+
+/* The even plan's last wave (as many chunks as wave_slots, or all) cut
+ * again from its first chunk's start, graded from short to long: the slots
+ * that run it side by side then end one after another, and the stitch
+ * takes each chunk as it ends instead of all of them at the end. */
+static int plan_grade_last_wave(struct plan *p, int *start_entry, int *start_key, vr_err *err)
+{
+    struct remux_plan *out = p->out;
+    int n = out->nchunks, slots = p->o->wave_slots;
+    struct plan_wave w = { .n = slots < n ? slots : n };
+    if (slots < 2 || w.n < 2)
+        return 0;
+    w.first = n - w.n;
+    int64_t t0 = p->ents[p->keys[start_key[w.first]]].timestamp;
+    w.mean_s = (plan_stream_end_s(p) - t0 * av_q2d(p->tb)) / w.n;
+    if (!(w.mean_s > 0))
+        return 0;
+    out->nchunks = w.first + 1; /* its first chunk stays, open-ended until cut again */
+    struct remux_range *r = &out->chunks[w.first];
+    r->end = (struct remux_key){ 0 };
+    r->has_end = 0;
+    r->own_to = INT64_MAX;
+    return plan_walk(p, start_key[w.first], &w, start_entry, start_key, err);
+}
+
+/* Walks the keyframes, cutting about every chunk_seconds, then grades the
+ * last wave when asked (remux_plan_opts.wave_slots). */
+static int plan_cuts(struct plan *p, vr_err *err)
+{
+    int *start_entry = calloc((size_t)p->nkeys + 1, sizeof *start_entry);
+    int *start_key = calloc((size_t)p->nkeys + 1, sizeof *start_key);
+    int rc = start_entry && start_key ? 0 : vr_err_set(err, VR_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = plan_walk(p, 0, NULL, start_entry, start_key, err);
+    if (rc == 0)
+        rc = plan_grade_last_wave(p, start_entry, start_key, err);
     if (rc == 0)
         plan_count_frames(p, start_entry);
     free(start_entry);
+    free(start_key);
     return rc;
 }
 

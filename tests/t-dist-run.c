@@ -34,7 +34,7 @@ TestSuite(dist_run, .init = setup, .fini = teardown, .timeout = 120);
 /* The temp dir vrctl run announced in its log, or "". */
 static void temp_dir_of(const char *log, char *out, size_t n)
 {
-    tsh_out(out, n, "sed -n 's/.*temp dir \\(\\/tmp\\/vrctl-run-[A-Za-z0-9-]*\\).*/\\1/p' '%s' | "
+    tsh_out(out, n, "sed -n 's/.*temp dir \\(\\/[^ ]*vrctl-run-[A-Za-z0-9-]*\\).*/\\1/p' '%s' | "
             "tail -1", log);
     out[strcspn(out, "\n")] = '\0';
 }
@@ -231,6 +231,8 @@ Test(dist_run, dead_worker_ends_the_run_with_a_reason)
 Test(dist_run, kill_9_leaves_no_process_and_the_next_run_reaps_its_temp)
 {
     char out[128], log[128], tmp[128], in2[128], out2[128], log2[128];
+    /* its own temp root: another test's run would reap the old dir too */
+    setenv("TMPDIR", W, 1);
     /* slow frames: a worker that drained its chunk would outlive the check */
     setenv("VR_TEST_FRAME_DELAY_MS", "300", 1);
     pid_t p = start_run_mid_job(out, log, tmp, sizeof tmp);
@@ -254,6 +256,7 @@ Test(dist_run, kill_9_leaves_no_process_and_the_next_run_reaps_its_temp)
     cr_assert_eq(tclip_make(in2, 1, 96, 5, 0), 0);
     const char *argv[] = { "vrctl", "run", in2, "-o", out2, "--cpu", "--profile", "fast", NULL };
     int rc = tproc_wait(tproc_spawn("vrctl", argv, log2), 90000);
+    unsetenv("TMPDIR");
     if (rc)
         tsh("cat '%s' >&2", log2);
     cr_assert_eq(rc, 0);
