@@ -378,3 +378,17 @@ Test(dist_sec_acl, a_result_written_by_hand_is_ignored_and_the_job_goes_on)
     rq_free(&q);
     cr_assert_eq(denied_calls, 0, "the fleet was denied %zu calls", denied_calls);
 }
+
+/* README's Security section shows the users to paste: the very lines of
+ * deploy/redis-users.acl, which the tests above load (they had drifted). */
+Test(dist_sec_acl, readme_shows_the_lines_the_tests_load)
+{
+    const char *data = getenv("VR_DATA_DIR");
+    char acl[600], readme[600];
+    snprintf(acl, sizeof acl, "%s/deploy/redis-users.acl", data ? data : ".");
+    snprintf(readme, sizeof readme, "%s/README.md", data ? data : ".");
+    cr_assert_eq(tsh("test $(grep -c '^user ' '%s') -eq 3", acl), 0);
+    cr_assert_eq(tsh("grep '^user ' '%s' | while IFS= read -r l; do "
+                     "grep -qxF \"    $l\" '%s' || { echo \"README lacks: $l\" >&2; exit 1; }; "
+                     "done", acl, readme), 0, "README's ACL lines differ from %s", acl);
+}
