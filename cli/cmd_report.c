@@ -225,8 +225,12 @@ static void chunk_bar(const struct report *r, const struct rq_chunk_rec *c, doub
     FILE *f = r->f;
     long long a = c->started_ms ? c->started_ms : c->queued_ms;
     long long z = c->done_ms ? c->done_ms : r->t1;
+    /* a job that ended (cancelled, failed) left its other chunks unfinished:
+     * not waiting in any queue any more */
+    int left = job_state_ended(r->st->state) && strcmp(c->state, "done") &&
+               strcmp(c->state, "dead");
     const char *cls = !strcmp(c->state, "done") ? "done" : !strcmp(c->state, "dead") ? "dead"
-                      : !strcmp(c->state, "running") ? "run" : "queued";
+                      : left ? "left" : !strcmp(c->state, "running") ? "run" : "queued";
     double x0 = xpos(r, a), x1 = xpos(r, z);
     fprintf(f, "<g class=\"bar\"><rect class=\"%s%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                "height=\"%d\"/>",
@@ -236,6 +240,8 @@ static void chunk_bar(const struct report *r, const struct rq_chunk_rec *c, doub
                 c->idx, c->attempts > 1 ? "*" : "");
     fprintf(f, "<title>chunk %d: ", c->idx);
     esc(f, c->state);
+    if (left)
+        fputs(", unfinished when the job ended", f);
     if (c->worker[0]) {
         fputs(" on ", f);
         esc(f, c->worker);
@@ -300,7 +306,8 @@ static void report_timeline(const struct report *r, char (*w)[128], int nw)
     fprintf(f, "<text class=\"ax\" x=\"%d\" y=\"%d\">events</text></svg>\n", REPORT_LEFT - 6,
             h - 12);
     fputs("<p class=\"legend\"><span class=\"k done\">committed</span> <span class=\"k run\">"
-          "running</span> <span class=\"k queued\">queued</span> <span class=\"k dead\">dead"
+          "running</span> <span class=\"k queued\">queued</span> <span class=\"k left\">unfinished "
+          "(the job ended)</span> <span class=\"k dead\">dead"
           "</span> <span class=\"k retried\">retried (*)</span> <span class=\"k lost\">lost "
           "(lease reclaimed)</span> &mdash; the thin line before a "
           "bar is the time it waited in the queue; hover for details.</p>\n<p id=\"detail\">"
@@ -402,13 +409,13 @@ static const char REPORT_CSS[] =
     "svg.chart{display:block;background:#fafafa;border:1px solid #eee}"
     ".grid{stroke:#e4e4e4}.ax,.row{font-size:11px;fill:#666;text-anchor:end}"
     ".job{fill:none;stroke-width:2.5}.wk{fill:none;stroke-width:1.2;opacity:.8}"
-    ".done{fill:#2a9d8f}.run{fill:#457b9d}.queued{fill:#bbb}.dead{fill:#e63946}.lost{fill:#6d2e46}"
+    ".done{fill:#2a9d8f}.run{fill:#457b9d}.queued{fill:#bbb}.left{fill:#eee;stroke:#999}.dead{fill:#e63946}.lost{fill:#6d2e46}"
     ".retried{stroke:#f4a261;stroke-width:2}.wait{stroke:#bbb;stroke-dasharray:2 2}"
     ".lbl{font-size:10px;fill:#fff;pointer-events:none}.bar:hover rect{opacity:.7}"
     ".tick{stroke:#888;stroke-width:2}.tick.bad{stroke:#e63946}"
     ".k{padding:0 6px;color:#fff;border-radius:3px}span.k.retried{background:#f4a261}"
     "span.k.done{background:#2a9d8f}span.k.run{background:#457b9d}"
-    "span.k.queued{background:#bbb}span.k.dead{background:#e63946}span.k.lost{background:#6d2e46}"
+    "span.k.queued{background:#bbb}span.k.left{background:#eee;border:1px solid #999}span.k.dead{background:#e63946}span.k.lost{background:#6d2e46}"
     "#detail{min-height:1.4em;color:#333;font-family:monospace}"
     ".events{font-family:monospace;font-size:12px}.t{color:#888}";
 

@@ -230,3 +230,32 @@ Test(cli_report, states_from_redis_are_escaped)
     cr_assert(strstr(html, "&lt;img src=x"), "the chunk's state (15 bytes kept) is not shown");
     cr_assert(strstr(html, "class=\"st-other\""), "an unknown state got a class of its own");
 }
+
+/* A cancelled job's chunks that never ran are drawn as left unfinished,
+ * not as waiting in a queue: nothing will take them any more. */
+Test(cli_report, a_cancelled_jobs_chunks_are_unfinished_not_queued)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0); /* no worker: the chunks wait */
+    char in[400], out[400], id[64], path[400], msg[512];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    const char *extra[] = { "--chunk-seconds", "1", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, extra, id, sizeof id), 0);
+    const char *st[] = { "status", id, NULL };
+    for (int i = 0; i < 300; i++) { /* planned: its chunks queued */
+        tdist_vrctl(&D, msg, sizeof msg, st);
+        if (strstr(msg, "running"))
+            break;
+        tmsleep(20);
+    }
+    const char *cancel[] = { "cancel", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, msg, sizeof msg, cancel), 0, "%s", msg);
+    snprintf(path, sizeof path, "%s/report.html", D.r.dir);
+    const char *args[] = { "report", id, "-o", path, NULL };
+    cr_assert_eq(tdist_vrctl(&D, msg, sizeof msg, args), 0, "%s", msg);
+    const char *html = slurp(path);
+    cr_assert(strstr(html, "<rect class=\"left"), "no chunk drawn as unfinished");
+    cr_assert_null(strstr(html, "<rect class=\"queued"), "a cancelled job's chunk drawn queued");
+    cr_assert(strstr(html, "unfinished when the job ended"), "the chunk's title does not say so");
+}
