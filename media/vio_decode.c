@@ -223,16 +223,23 @@ static int open_decoder(struct vio_in *in, const AVCodec *codec, const struct vi
     return 0;
 }
 
+/* Whether `o` asks for the decoding an input was opened with (`a`): what
+ * lets its decoder serve again (vio_in_retarget, vio_in_open_from). */
+static int same_decoding(const struct vio_in_opts *a, const struct vio_in_opts *o)
+{
+    return o->hw == a->hw && (!o->hw || o->gpu == a->gpu) && o->threads == a->threads &&
+           o->extra_frames == a->extra_frames &&
+           o->fail_on_decode_error == a->fail_on_decode_error;
+}
+
 /* Whether `in`'s stream decodes with donor's open decoder as it is: the
  * same decoding asked for and the same stream parameters (the extradata
  * holds the parameter sets), as the next video of a camera rig has. */
 static int decoder_fits(const struct vio_in *in, const struct vio_in *donor,
                         const AVCodec *codec, const struct vio_in_opts *o)
 {
-    const struct vio_in_opts *a = &donor->opened;
-    if (!donor->dec || !donor->dec_par || donor->dec->codec != codec || o->hw != a->hw ||
-        (o->hw && o->gpu != a->gpu) || o->threads != a->threads ||
-        o->extra_frames != a->extra_frames || o->fail_on_decode_error != a->fail_on_decode_error)
+    if (!donor->dec || !donor->dec_par || donor->dec->codec != codec ||
+        !same_decoding(&donor->opened, o))
         return 0;
     const AVCodecParameters *x = in->st->codecpar, *y = donor->dec_par;
     return x->codec_id == y->codec_id && x->width == y->width && x->height == y->height &&
@@ -368,10 +375,7 @@ fail:
 
 int vio_in_retarget(struct vio_in *in, const struct vio_in_opts *o, vr_err *err)
 {
-    const struct vio_in_opts *a = &in->opened;
-    if (!in->range || !o->range || o->hw != a->hw || (o->hw && o->gpu != a->gpu) ||
-        o->threads != a->threads || o->extra_frames != a->extra_frames ||
-        o->fail_on_decode_error != a->fail_on_decode_error)
+    if (!in->range || !o->range || !same_decoding(&in->opened, o))
         return vr_err_set(err, VR_EINVAL, "%s: not an input that can read another range", in->path);
     remux_reader_free(&in->range);
     avcodec_flush_buffers(in->dec);
