@@ -148,7 +148,7 @@ int run_release_dead(struct rq *q, vr_err *err)
         if (n < 0)
             return n;
         for (int i = 0; i < n; i++) {
-            int rc = rq_worker_died(q, p[i].owner, "its vrctl run was stopped", err);
+            int rc = rq_worker_died(q, p[i].owner, NULL, "its vrctl run was stopped", err);
             if (rc < 0)
                 return rc;
             released += rc;

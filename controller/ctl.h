@@ -171,6 +171,16 @@ int ctl_reclaim(struct ctl *c);
 /* Walks the active jobs (vr:active): starts, finishes, fails, repairs. */
 int ctl_audit(struct ctl *c, int deep);
 
+/* Handles one worker report (vr:reports, ctl_reports.c): the state change
+ * it asks for, once it proves its claim (rq_claim.h); one that does not
+ * is logged and changes nothing. Returns what the change returned. */
+int ctl_report(struct ctl *c, const struct rq_msg *m);
+
+/* Handles and acks up to max reports waiting, without blocking. Returns
+ * how many, or <0 when Redis failed. */
+#define CTL_REPORTS_DRAIN_MAX 4096
+int ctl_reports_drain(struct ctl *c, int max);
+
 /* Handles one vr:results entry: chunk idx of job ended `kind` under stream
  * entry `entry` ("" when the result names none: ignored, as is any result
  * that does not match the chunk record; ctl_results.c). */

@@ -9,6 +9,7 @@
 
 #include "job.h"
 #include "log.h"
+#include "rq_claim.h"
 #include "rq_fleet.h"
 #include "rq_fleetstats.h"
 #include "rq_jobs.h"
@@ -18,6 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Consumers of the workers' group idle this long with nothing pending are
+ * deleted: a worker reads under a new consumer for each claim (rq_claim.h),
+ * and waits under the same one, touching it every read. */
+#define CTL_CONSUMER_IDLE_MS 60000
 
 /* ---- leases ---- */
 
@@ -92,13 +98,16 @@ static void ctl_audit_job(struct ctl *c, const char *id, int deep)
 
 /* Acknowledges jobs/results entries that controllers which died left
  * pending: the audit does their work from Redis state; acking lets the
- * streams be trimmed. */
+ * streams be trimmed. A report is handled first: a done chunk's report is
+ * the only record of its result (its claim may still hold the entry). */
 static void ctl_ack_orphans(struct ctl *c, const char *stream)
 {
     for (int i = 0; i < 100; i++) {
         struct rq_msg m;
         if (rq_autoclaim(c->q, stream, RQ_G_CONTROLLERS, c->name, 60000, &m, NULL) <= 0)
             return;
+        if (!strcmp(stream, RQ_REPORTS))
+            ctl_report(c, &m);
         rq_ack(c->q, stream, RQ_G_CONTROLLERS, m.id, NULL);
         rq_msg_release(&m);
     }
@@ -124,9 +133,14 @@ int ctl_audit(struct ctl *c, int deep)
         ctl_retain(c);
         ctl_ack_orphans(c, RQ_JOBS);
         ctl_ack_orphans(c, RQ_RESULTS);
+        ctl_ack_orphans(c, RQ_REPORTS);
         rq_trim_safe(c->q, RQ_CHUNKS, NULL);
         rq_trim_safe(c->q, RQ_CHUNKS_HI, NULL);
         rq_trim_safe(c->q, RQ_RESULTS, NULL);
+        rq_trim_safe(c->q, RQ_REPORTS, NULL);
+        /* a claim's consumer holds nothing once its entry is acked */
+        rq_consumers_sweep(c->q, RQ_CHUNKS, CTL_CONSUMER_IDLE_MS, NULL);
+        rq_consumers_sweep(c->q, RQ_CHUNKS_HI, CTL_CONSUMER_IDLE_MS, NULL);
         rq_trim_safe(c->q, RQ_JOBS, NULL);
     }
     return 0;

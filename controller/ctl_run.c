@@ -5,10 +5,13 @@
  */
 #include "ctl.h"
 
+#include "rq_claim.h"
+
 #include "cmdtable.h"
 #include "clock.h"
 #include "job.h"
 #include "log.h"
+#include "rq_claim.h"
 #include "rq_fleet.h"
 #include "storage.h"
 
@@ -72,7 +75,9 @@ static void ctl_name(char *buf, size_t n)
 static void ctl_handle(struct ctl *c, struct rq_msg *m)
 {
     const char *job = rq_msg_get(m, "job");
-    if (!job || !job_id_valid(job)) {
+    if (!strcmp(m->stream, RQ_REPORTS)) {
+        ctl_report(c, m);
+    } else if (!job || !job_id_valid(job)) {
         log_error("%s %s: entry without a valid job id; acknowledged and skipped", m->stream, m->id);
     } else if (!strcmp(m->stream, RQ_JOBS)) {
         log_ctx_thread(job, -1);
@@ -114,12 +119,16 @@ static void ctl_sweep_temps(const char *storage)
 }
 
 /* Reclaims lapsed leases when the last reclaim is a quarter lease (at most
- * a second) ago. */
+ * a second) ago. The reports waiting are handled first: a renewal still
+ * unread (the loop was busy with a stitch, or Redis was away) must not
+ * leave its lease looking lapsed. */
 static void ctl_reclaim_due(struct ctl *c)
 {
     long long every = c->lease_ms / 4 < 1000 ? c->lease_ms / 4 : 1000;
     long long now = (long long)clock_mono_ms();
     if (now - c->last_reclaim_ms >= every) {
+        if (ctl_reports_drain(c, CTL_REPORTS_DRAIN_MAX) >= CTL_REPORTS_DRAIN_MAX)
+            return; /* still more: the next turn reclaims */
         ctl_reclaim(c);
         c->last_reclaim_ms = now;
     }
@@ -136,6 +145,7 @@ static void ctl_reclaim_due(struct ctl *c)
 static void ctl_poll_results(struct ctl *c)
 {
     const char *streams[] = { RQ_RESULTS };
+    ctl_reports_drain(c, CTL_REPORTS_DRAIN_MAX);
     for (int i = 0; i < CTL_POLL_MAX && !ctl_stop; i++) {
         struct rq_msg m;
         if (rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 1, 0, &m, NULL) != 1)
@@ -148,16 +158,16 @@ static void ctl_poll_results(struct ctl *c)
 
 static int ctl_loop(struct ctl *c)
 {
-    const char *streams[] = { RQ_JOBS, RQ_RESULTS };
+    const char *streams[] = { RQ_REPORTS, RQ_JOBS, RQ_RESULTS };
     long long last_audit = 0;
     unsigned audits = 0;
     int down = 0;
     log_info("controller %s: ready (storage %s, inputs under %s, outputs under %s, lease %.1f s)",
              c->name, c->storage, c->input_root, c->output_root, c->lease_ms / 1000.0);
     while (!ctl_stop) {
-        struct rq_msg m;
+        struct rq_msg m[3];
         vr_err e = { 0 };
-        int rc = rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 2, 500, &m, &e);
+        int rc = rq_read_all(c->q, RQ_G_CONTROLLERS, c->name, streams, 3, 500, m, &e);
         if (rc < 0) {
             if (!down)
                 log_warn("%s; retrying", e.msg);
@@ -168,9 +178,9 @@ static int ctl_loop(struct ctl *c)
             continue;
         }
         down = 0;
-        if (rc == 1) {
-            ctl_handle(c, &m);
-            rq_msg_release(&m);
+        for (int i = 0; i < rc; i++) {
+            ctl_handle(c, &m[i]);
+            rq_msg_release(&m[i]);
         }
         ctl_reclaim_due(c);
         long long now = (long long)clock_mono_ms();

@@ -1,20 +1,23 @@
 /*
  * fuzz_records.c - libFuzzer target for the records read back from Redis
  * (issue 27): the job hash (rq_job_status_fill, what status, watch, report
- * and /metrics show), a chunk's hash (rq_chunk_rec_fill, the report) and a
- * webhook delivery record (rq_notify_fill, what the controller POSTs). Any
+ * and /metrics show), a chunk's hash (rq_chunk_rec_fill, the report), a
+ * webhook delivery record (rq_notify_fill, what the controller POSTs) and a
+ * worker's report (rq_report_parse and rq_report_proves, what the
+ * controller acts on). Any
  * user that may write the queue's keys writes these, so whatever they hold
  * must come out bounded: every text terminated within its field and free
  * of control characters where it reaches a terminal, every number in
  * range, and the status JSON built from it.
  *
- * Input: byte 0 picks the record (0 job, 1 chunk, 2 delivery); the rest is
+ * Input: byte 0 picks the record (0 job, 1 chunk, 2 delivery, 3 report); the rest is
  * the reply's elements separated by 0xFF, each element's first byte its
  * type (0 string, 1 integer, 2 nil, 3 status) and the rest its bytes.
  * Built and run by `make fuzz` (mk/fuzz.mk); seeds in
  * tests/data/fuzz-seeds/records/.
  */
 #include "metrics.h"
+#include "rq_claim.h"
 #include "rq_notify.h"
 #include "rq_report.h"
 #include "rq_stats.h"
@@ -145,6 +148,46 @@ static void fuzz_notify(const redisReply *r)
     free(d);
 }
 
+/* The report's fields from the reply's string elements taken as pairs. */
+static void fuzz_report(const redisReply *r)
+{
+    static char text[2 * RQ_MAX_FIELDS][2048];
+    struct rq_msg m = { 0 };
+    snprintf(m.stream, sizeof m.stream, "%s", RQ_REPORTS);
+    snprintf(m.id, sizeof m.id, "1-1");
+    for (size_t i = 0; i + 1 < r->elements && m.nfields < RQ_MAX_FIELDS; i += 2) {
+        char *k = text[2 * m.nfields], *v = text[2 * m.nfields + 1];
+        const redisReply *a = r->element[i], *b = r->element[i + 1];
+        if (a->type != REDIS_REPLY_STRING || b->type != REDIS_REPLY_STRING)
+            continue;
+        snprintf(k, sizeof text[0], "%.*s", (int)a->len, a->str);
+        snprintf(v, sizeof text[0], "%.*s", (int)b->len, b->str);
+        m.key[m.nfields] = k;
+        m.val[m.nfields++] = v;
+    }
+    struct rq_report rep;
+    vr_err e = { 0 };
+    if (rq_report_parse(&m, &rep, &e) < 0) {
+        if (!e.msg[0])
+            abort();
+        return;
+    }
+    if (strlen(rep.reason) > 1024 || strlen(rep.note) > 1024)
+        abort();
+    if (strcmp(rep.kind, "died")) {
+        if (strcmp(rep.stream, RQ_CHUNKS) && strcmp(rep.stream, RQ_CHUNKS_HI))
+            abort();
+        if (rep.idx < -1 || rep.idx > 99999 || (rep.idx < 0) != !rep.job[0])
+            abort();
+        if (strlen(rep.consumer) >= RQ_CONSUMER_MAX)
+            abort();
+        check_number(rep.frames);
+        if (!(rep.fps >= 0 && rep.fps <= 1e7))
+            abort();
+    }
+    rq_report_proves(&rep);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -153,10 +196,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static redisReply *ptrs[MAX_ELEMENTS];
     redisReply arr;
     make_reply(data + 1, size - 1, &arr, el, ptrs);
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0: fuzz_job(&arr); break;
     case 1: fuzz_chunk(&arr); break;
-    default: fuzz_notify(&arr); break;
+    case 2: fuzz_notify(&arr); break;
+    default: fuzz_report(&arr); break;
     }
     return 0;
 }

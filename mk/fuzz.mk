@@ -1,7 +1,8 @@
 # libFuzzer targets (clang + libclang-rt): the tflite loader, the job spec
 # and chunk task parsers (what anyone who can write Redis hands the
 # controller and the workers), the profile/config parser, and the records
-# read back from Redis (job hash, chunk hash, webhook delivery). Undefined
+# read back from Redis (job hash, chunk hash, webhook delivery, a worker's
+# report). Undefined
 # behaviour aborts (-fno-sanitize-recover) so UBSan findings fail the run
 # too. `make fuzz` (part of `make test`) gives the model loader half of
 # FUZZ_SECONDS and the job, config and record parsers a sixth each.
@@ -16,7 +17,7 @@ FUZZ_config_SRC   := fuzz/fuzz_config.c common/config.c common/paths.c common/st
                      $(FUZZ_BASE)
 FUZZ_records_SRC  := fuzz/fuzz_records.c queue/rq_stats.c queue/rq_report.c queue/rq_notify.c \
                      queue/rq_fleet.c queue/rq_stream.c queue/rq.c queue/rq_scripts.c queue/job.c common/text.c common/metrics.c \
-                     common/storage.c common/cmdtable.c common/version.c \
+                     queue/rq_claim.c common/hmac.c common/storage.c common/cmdtable.c common/version.c \
                      $(FUZZ_BASE)
 FUZZ_TARGETS := model job_spec config records
 FUZZ_BIN = $(BUILD)/fuzz/fuzz_$(1)

@@ -46,8 +46,11 @@
 /* chunks of jobs with priority > 0, and chunks tried again: workers look here first */
 #define RQ_CHUNKS_HI "vr:chunks:hi"
 #define RQ_RESULTS  "vr:results"
+#define RQ_REPORTS  "vr:reports"   /* workers' reports to the controllers (rq_claim.h) */
 #define RQ_DEAD     "vr:dead"
 #define RQ_WORKERS  "vr:workers"
+#define RQ_WORKERS_SEEN "vr:workers:seen" /* hash: worker_seen_ms, the last heartbeat of any
+                                           * worker (a key of the workers' own) */
 #define RQ_INDEX    "vr:index"
 #define RQ_ACTIVE   "vr:active"    /* set: jobs a controller must look after */
 #define RQ_STATS    "vr:stats"     /* hash: fleet counters (rq_fleetstats.h) */
@@ -181,11 +184,11 @@ int rq_group_ensure(struct rq *q, const char *stream, const char *group,
 
 /* What a daemon (controller, worker) does before its loop, and again when
  * Redis comes back empty: connects to `url` when *q is NULL, then waits,
- * backing off, until Redis answers and has its stream groups: every one
- * when `group` is NULL (the controller, which also checks that Redis may
- * not evict keys: rq_check_noeviction), else only that group's
- * (RQ_G_WORKERS: the chunk streams; the worker's ACL user may neither
- * touch the others nor read the server's config). A Redis
+ * backing off, until Redis answers and, when `group` is NULL (the
+ * controller), has every stream group and may not evict keys
+ * (rq_check_noeviction). A worker (group RQ_G_WORKERS) only waits for an
+ * answer: its ACL user may neither create groups nor read the server's
+ * config, and its reads wait on NOGROUP until a controller made them. A Redis
  * that is down is waited for (logged once); one that can never work (a bad
  * address, an evicting maxmemory-policy, a refused password or ACL) is
  * logged and returns its error at once. Returns 0, that error, or
@@ -193,14 +196,22 @@ int rq_group_ensure(struct rq *q, const char *stream, const char *group,
 int rq_ready(struct rq **q, const char *url, const char *group,
              const volatile sig_atomic_t *stop, vr_err *err);
 
-/* XREADGROUP of at most one new entry from the first stream of `streams`
- * that has one, blocking up to block_ms (kept below the command timeout).
- * Returns 1 with *m filled (release it), 0 when nothing came, <0 error.
- * An entry that breaks the limits is acknowledged, logged and skipped (0),
- * so one bad message cannot wedge a consumer. */
+/* XREADGROUP of at most one new entry of streams[0] (nstreams must be 1:
+ * a read of several delivers one entry from each, rq_read_all), blocking
+ * up to block_ms (kept below the command timeout). Returns 1 with *m
+ * filled (release it), 0 when nothing came, <0 error. An entry that breaks
+ * the limits is acknowledged, logged and skipped (0), so one bad message
+ * cannot wedge a consumer. */
 int rq_read(struct rq *q, const char *group, const char *consumer,
             const char *const *streams, int nstreams, int block_ms,
             struct rq_msg *m, vr_err *err);
+
+/* The same over 1..4 streams at once: each stream that has a new entry
+ * delivers one (XREADGROUP's COUNT is per stream), into out[0..n-1]
+ * (release each). Returns n, 0 when nothing came, <0 error. */
+int rq_read_all(struct rq *q, const char *group, const char *consumer,
+                const char *const *streams, int nstreams, int block_ms,
+                struct rq_msg *out, vr_err *err);
 
 /* XAUTOCLAIM one entry of `stream` idle for at least min_idle_ms to
  * `consumer`: 1 with *m, 0 none, <0 error. (Jobs a dead controller held.) */

@@ -4,6 +4,7 @@
  */
 #include "rq_fleet.h"
 
+#include "rq_claim.h"
 #include "rq_eval.h"
 #include "text.h"
 
@@ -11,23 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* KEYS: worker, workers, stats. ARGV: name, ttl, then field/value pairs.
- * The fleet's "last worker seen" (stats' worker_seen_ms) outlives the
- * worker's own record: `vrctl status` says how long ago it was. */
-static const char HEARTBEAT_LUA[] =
-    "for i = 3, #ARGV, 2 do\n"
-    "  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])\n"
-    "  if ARGV[i] == 'seen_ms' then redis.call('HSET', KEYS[3], 'worker_seen_ms', ARGV[i + 1]) end\n"
-    "end\n"
-    "redis.call('EXPIRE', KEYS[1], ARGV[2])\n"
-    "redis.call('SADD', KEYS[2], ARGV[1])\n"
-    "return 1\n";
-
 static void rq_key_worker(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, RQ_WORKER_PREFIX "%s", name);
 }
 
+/* Plain commands, no script: the worker's user may not EVAL (a script
+ * could hold the server busy), and Redis would check the script's
+ * commands against the same rights anyway. The fleet's "last worker seen"
+ * (RQ_WORKERS_SEEN) outlives the worker's own record: `vrctl status` says
+ * how long ago it was. */
 int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s, vr_err *err)
 {
     char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], hb[16], gu[32], gm[32], cf[32];
@@ -41,12 +35,21 @@ int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s,
     snprintf(hb, sizeof hb, "%d", w->hb_ms);
     snprintf(gu, sizeof gu, "%.1f", w->gpu_util);
     snprintf(gm, sizeof gm, "%lld", w->gpu_mem);
-    const char *kv[] = { key, RQ_WORKERS, RQ_STATS, w->name, ttl, "gpu", w->gpu, "state", w->state,
-                         "chunk", w->chunk, "fps", fps, "chunks_done", cd, "frames_done", fd,
-                         "seen_ms", seen, "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm,
-                         "chunk_frames", cf };
-    long long v;
-    return rq_eval_int(q, err, HEARTBEAT_LUA, 3, kv, 27, &v);
+    const char *hset[] = { "HSET", key, "gpu", w->gpu, "state", w->state, "chunk", w->chunk,
+                           "fps", fps, "chunks_done", cd, "frames_done", fd, "seen_ms", seen,
+                           "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm, "chunk_frames", cf };
+    const char *expire[] = { "EXPIRE", key, ttl };
+    const char *sadd[] = { "SADD", RQ_WORKERS, w->name };
+    const char *last[] = { "HSET", RQ_WORKERS_SEEN, "worker_seen_ms", seen };
+    const char *const *cmds[] = { hset, expire, sadd, last };
+    const int argc[] = { 24, 3, 3, 4 };
+    for (int i = 0; i < 4; i++) {
+        redisReply *r = rq_cmdargv(q, err, argc[i], (const char **)cmds[i], NULL);
+        if (!r)
+            return err ? err->code : VR_EREDIS;
+        freeReplyObject(r);
+    }
+    return 0;
 }
 
 /* A process that stops cleanly: its heartbeat key deleted, its name off
@@ -213,7 +216,7 @@ int rq_liveness_read(struct rq *q, struct rq_liveness *lv, vr_err *err)
     if (rq_hget(q, RQ_STATS, "controller_seen_ms", v, sizeof v, NULL) > 0)
         lv->controller_seen_ms = rq_record_ll(v);
     v[0] = '\0';
-    if (rq_hget(q, RQ_STATS, "worker_seen_ms", v, sizeof v, NULL) > 0)
+    if (rq_hget(q, RQ_WORKERS_SEEN, "worker_seen_ms", v, sizeof v, NULL) > 0)
         lv->worker_seen_ms = rq_record_ll(v);
     return 0;
 }
@@ -252,16 +255,17 @@ static int rq_entry_chunk(struct rq *q, const char *stream, const char *id, char
 }
 
 /* XPENDING of `stream` (group workers): entries idle for at least
- * min_idle_ms, of `consumer` only when it is not NULL. */
+ * min_idle_ms, of worker `name` only when it is not NULL (a worker reads
+ * under a new consumer for every claim, so its entries are found by the
+ * name part). */
 static int rq_pending_list(struct rq *q, const char *stream, long long min_idle_ms,
-                           const char *consumer, struct rq_pending *out, int max, vr_err *err)
+                           const char *name, struct rq_pending *out, int max, vr_err *err)
 {
     char idle[32], count[16];
     snprintf(idle, sizeof idle, "%lld", min_idle_ms);
-    snprintf(count, sizeof count, "%d", max);
-    const char *argv[] = { "XPENDING", stream, RQ_G_WORKERS, "IDLE", idle, "-", "+", count,
-                           consumer };
-    redisReply *r = rq_cmdargv(q, err, consumer ? 9 : 8, argv, NULL);
+    snprintf(count, sizeof count, "%d", name ? 1000 : max);
+    const char *argv[] = { "XPENDING", stream, RQ_G_WORKERS, "IDLE", idle, "-", "+", count };
+    redisReply *r = rq_cmdargv(q, err, 8, argv, NULL);
     if (!r)
         return err ? err->code : VR_EREDIS;
     if (r->type != REDIS_REPLY_ARRAY) {
@@ -274,7 +278,10 @@ static int rq_pending_list(struct rq *q, const char *stream, long long min_idle_
         struct rq_pending *e = &out[n];
         if (p->type != REDIS_REPLY_ARRAY || p->elements != 4 ||
             rq_reply_str(p->element[0], e->id, sizeof e->id, NULL) <= 0 ||
-            rq_reply_str(p->element[1], e->owner, sizeof e->owner, NULL) <= 0)
+            rq_reply_str(p->element[1], e->consumer, sizeof e->consumer, NULL) <= 0)
+            continue;
+        rq_consumer_worker(e->consumer, e->owner, sizeof e->owner);
+        if (name && strcmp(e->owner, name))
             continue;
         if ((rc = rq_entry_chunk(q, stream, e->id, e->job, sizeof e->job, &e->idx, err)) < 0)
             break;
@@ -294,7 +301,8 @@ int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
     return rq_pending_list(q, stream, min_idle_ms, NULL, out, max, err);
 }
 
-int rq_worker_died(struct rq *q, const char *name, const char *reason, vr_err *err)
+int rq_worker_died(struct rq *q, const char *name, const char *key, const char *reason,
+                   vr_err *err)
 {
     static const char *const streams[] = { RQ_CHUNKS_HI, RQ_CHUNKS };
     int released = 0;
@@ -305,6 +313,8 @@ int rq_worker_died(struct rq *q, const char *name, const char *reason, vr_err *e
             return n;
         for (int i = 0; i < n; i++) {
             const struct rq_pending *p = &held[i];
+            if (key && !rq_claim_of_key(p->consumer, name, key))
+                continue; /* not its claim: the name alone proves nothing */
             /* as a reclaim (no owner, no idle wait): the worker's death is
              * not the chunk's failure, so no backoff and a death counted */
             int rc = rq_chunk_fail(q, streams[s], NULL, p->id, p->job, p->idx, reason, 0, err);
@@ -316,6 +326,8 @@ int rq_worker_died(struct rq *q, const char *name, const char *reason, vr_err *e
             released += rc == 1 || rc == 2;
         }
     }
-    int rc = rq_worker_gone(q, name, err);
+    /* with a key, only the claims prove anything: the record is the
+     * parent's to remove (it may, with the worker's user) */
+    int rc = key ? 0 : rq_worker_gone(q, name, err);
     return rc < 0 ? rc : released;
 }

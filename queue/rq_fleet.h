@@ -64,7 +64,8 @@ int rq_liveness_read(struct rq *q, struct rq_liveness *lv, vr_err *err);
 /* A chunk entry pending longer than its lease allows. */
 struct rq_pending {
     char id[RQ_ID_MAX];           /* stream entry id */
-    char owner[128];              /* the consumer that holds it */
+    char owner[128];              /* the worker that holds it (its name) */
+    char consumer[160];           /* the claim it holds it under (rq_claim.h) */
     char job[48];
     int idx;
 };
@@ -76,11 +77,14 @@ struct rq_pending {
 int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
                     struct rq_pending *out, int max, vr_err *err);
 
-/* Worker `name` died and its parent saw it (`serve --slots`): every chunk
- * entry it holds is failed now, as the lease reclaim would fail it once the
- * lease lapsed (an attempt counted: requeued, or dead-lettered at the
- * attempt limit), `reason` in the chunk's error and the job's events; its
- * record goes. Returns the chunks released or <0. */
-int rq_worker_died(struct rq *q, const char *name, const char *reason, vr_err *err);
+/* Worker `name` died and its parent saw it (`serve --slots`, through the
+ * controller: rq_report_died) or `vrctl run` stopped it: every chunk entry
+ * it holds under a claim made with `key` (NULL: under any claim; for a
+ * caller that owns the fleet) is failed now, as the lease reclaim would
+ * fail it once the lease lapsed (an attempt counted: requeued, or
+ * dead-lettered at the attempt limit), `reason` in the chunk's error and
+ * the job's events; its record goes. Returns the chunks released or <0. */
+int rq_worker_died(struct rq *q, const char *name, const char *key, const char *reason,
+                   vr_err *err);
 
 #endif

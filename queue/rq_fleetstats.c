@@ -92,9 +92,11 @@ static int rq_fleet_counters(struct rq *q, struct rq_fleetstats *fs, vr_err *err
         else if (!strcmp(k, "stitches")) fs->stitches = rq_record_ll(v);
         else if (!strcmp(k, "split_seconds")) fs->split_s = rq_record_double(v);
         else if (!strcmp(k, "stitch_seconds")) fs->stitch_s = rq_record_double(v);
-        else if (!strcmp(k, "worker_seen_ms")) fs->worker_seen_ms = rq_record_ll(v);
     }
     freeReplyObject(r);
+    char seen[32] = "";
+    if (rq_hget(q, RQ_WORKERS_SEEN, "worker_seen_ms", seen, sizeof seen, NULL) > 0)
+        fs->worker_seen_ms = rq_record_ll(seen);
     if (!(r = rq_cmd(q, err, "HGETALL %s", RQ_ENDED)))
         return rq_fail(err);
     for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements && i < 16; i += 2) {

@@ -20,11 +20,12 @@
  *   trim     XTRIM MINID no lower than any group's oldest pending or
  *            undelivered entry.
  *
- * The scripts a worker runs (renew, start, commit, fail) name the job's
- * key among their ARGV, not their KEYS, and only read it: Redis checks a
- * script's commands and its KEYS against the caller's ACL, KEYS as read
- * and write, and the worker's user may only read job records
- * (deploy/redis-users.acl; issue 27, finding 2).
+ * Renew, start, commit and fail act for a worker, but the controller runs
+ * them, on the worker's reports (rq_claim.h): Redis runs a script with its
+ * caller's rights, so a worker's user allowed these scripts could send
+ * their writes by hand (issue 27, finding 2). `consumer` is the claim
+ * that holds the entry ("name+k+C"); the chunk record's `worker` is its
+ * name part.
  */
 #include "rq.h"
 #include "rq_eval.h"
@@ -70,7 +71,8 @@ static const char START_LUA[] =
     "elseif js ~= 'running' and js ~= 'splitting' then why = 'job is ' .. tostring(js or 'gone') end\n"
     "if why then redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return {0, why} end\n"
     "local a = redis.call('HINCRBY', KEYS[2], 'attempts', 1)\n"
-    "redis.call('HSET', KEYS[2], 'state', 'running', 'worker', ARGV[2], 'started_ms', ARGV[4])\n"
+    "redis.call('HSET', KEYS[2], 'state', 'running', 'worker', string.match(ARGV[2], '^[^+]*'),\n"
+    "           'started_ms', ARGV[4])\n"
     "return {a, cur[3]}\n";
 
 /* The fleet's counters, folded in with the commit that counts the chunk
@@ -130,7 +132,8 @@ static const char COMMIT_LUA[] =
     "end\n"
     "if redis.call('HGET', KEYS[2], 'state') ~= 'done' then\n"
     "  redis.call('HSET', KEYS[2], 'state', 'done', 'frames', ARGV[4], 'fps', ARGV[5],\n"
-    "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', ARGV[2], 'sum', ARGV[11])\n"
+    "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', string.match(ARGV[2], '^[^+]*'),\n"
+    "             'sum', ARGV[11])\n"
     "  redis.call('XADD', KEYS[3], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done',\n"
     "             'entry', ARGV[3])\n"
     "  redis.call('HDEL', KEYS[2], 'error')\n"
@@ -242,7 +245,7 @@ static const char REQUEUE_LUA[] =
     "  if cur[2] == 'done' then return 0 end\n"
     "  if cur[1] then\n"
     "    local p = redis.call('XPENDING', KEYS[2], ARGV[4], cur[1], cur[1], 1)\n"
-    "    if #p == 1 and redis.call('EXISTS', ARGV[5] .. p[1][2]) == 1 then return 2 end\n"
+    "    if #p == 1 and redis.call('EXISTS', ARGV[5] .. string.match(p[1][2], '^[^+]*')) == 1 then return 2 end\n"
     "  end\n"
     "  redis.call('HSET', KEYS[1], 'attempts', 0, 'failures', 0, 'deaths', 0, 'error', '')\n"
     "end\n"

@@ -103,11 +103,12 @@ int rq_ack(struct rq *q, const char *stream, const char *group, const char *id,
 
 /* ---- reading ---- */
 
-int rq_read(struct rq *q, const char *group, const char *consumer,
-            const char *const *streams, int nstreams, int block_ms,
-            struct rq_msg *m, vr_err *err)
+int rq_read_all(struct rq *q, const char *group, const char *consumer,
+                const char *const *streams, int nstreams, int block_ms,
+                struct rq_msg *out, vr_err *err)
 {
-    memset(m, 0, sizeof *m);
+    for (int i = 0; i < nstreams && i < 4; i++)
+        memset(&out[i], 0, sizeof out[i]);
     if (nstreams < 1 || nstreams > 4)
         return vr_err_set(err, VR_EINVAL, "rq_read: 1..4 streams");
     const char *argv[16];
@@ -132,13 +133,15 @@ int rq_read(struct rq *q, const char *group, const char *consumer,
     redisReply *r = rq_cmdargv(q, err, argc, argv, NULL);
     if (!r)
         return err ? err->code : VR_EREDIS;
-    int rc = 0;
+    int n = 0, rc = 0;
     if (r->type == REDIS_REPLY_NIL)
         goto out;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->elements > (size_t)nstreams) {
         rc = vr_err_set(err, VR_EFORMAT, "XREADGROUP: unexpected reply");
         goto out;
     }
+    /* COUNT 1 is per stream: every stream that had an entry delivered one,
+     * and each is returned (one left unread would stay pending, unhandled) */
     for (size_t s = 0; s < r->elements; s++) {
         const redisReply *sr = r->element[s];
         char name[64];
@@ -151,19 +154,32 @@ int rq_read(struct rq *q, const char *group, const char *consumer,
         if (sr->element[1]->elements == 0)
             continue;
         vr_err pe = { 0 };
+        struct rq_msg *m = &out[n];
         if (rq_msg_parse(name, sr->element[1]->element[0], m, &pe) < 0) {
             log_error("%s; acknowledged and skipped", pe.msg);
             if (m->id[0])
                 rq_ack(q, name, group, m->id, NULL);
             rq_msg_release(m);
-            goto out;
+            continue;
         }
-        rc = 1;
-        goto out;
+        n++;
     }
 out:
     freeReplyObject(r);
-    return rc;
+    if (rc < 0)
+        for (int i = 0; i < n; i++)
+            rq_msg_release(&out[i]);
+    return rc < 0 ? rc : n;
+}
+
+int rq_read(struct rq *q, const char *group, const char *consumer,
+            const char *const *streams, int nstreams, int block_ms,
+            struct rq_msg *m, vr_err *err)
+{
+    memset(m, 0, sizeof *m);
+    if (nstreams != 1)
+        return vr_err_set(err, VR_EINVAL, "rq_read: one stream (rq_read_all takes more)");
+    return rq_read_all(q, group, consumer, streams, 1, block_ms, m, err);
 }
 
 int rq_autoclaim(struct rq *q, const char *stream, const char *group,
@@ -212,6 +228,7 @@ int rq_ready(struct rq **q, const char *url, const char *group,
     }
     static const char *const groups[][2] = {
         { RQ_JOBS, RQ_G_CONTROLLERS }, { RQ_RESULTS, RQ_G_CONTROLLERS },
+        { RQ_REPORTS, RQ_G_CONTROLLERS },
         { RQ_CHUNKS, RQ_G_WORKERS },   { RQ_CHUNKS_HI, RQ_G_WORKERS },
     };
     while (!*stop) {
@@ -219,8 +236,17 @@ int rq_ready(struct rq **q, const char *url, const char *group,
          * the server's config (it holds the passwords) */
         int rc = group ? 0 : rq_check_noeviction(*q, &e);
         for (size_t i = 0; rc == 0 && i < sizeof groups / sizeof groups[0]; i++)
-            if (!group || !strcmp(group, groups[i][1]))
+            if (!group)
                 rc = rq_group_ensure(*q, groups[i][0], groups[i][1], &e);
+        /* the worker's user may not create groups (one that never reads
+         * would hold the stream untrimmed): the controller makes them, and
+         * a worker's read before it waits on NOGROUP (a user that may
+         * creates them then: serve's loop) */
+        if (rc == 0 && group) {
+            redisReply *r = rq_cmd(*q, &e, "PING");
+            rc = r ? 0 : e.code;
+            freeReplyObject(r);
+        }
         if (rc == 0)
             return 0;
         if (e.code == VR_EINVAL) { /* an evicting Redis, AUTH or an ACL refused: waiting will not help */

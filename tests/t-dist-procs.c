@@ -170,7 +170,7 @@ Test(dist_procs, a_killed_slot_is_replaced_and_its_chunk_requeued_at_once, .fini
     cr_assert_eq(kill(victim, SIGKILL), 0);
     int seen = 0;
     for (int i = 0; i < 100 && !seen; i++, tmsleep(100))
-        seen = tsh("grep -q '0 chunks requeued; a new worker in 2 s' '%s'", D.log) == 0;
+        seen = tsh("grep -q 'goes back to the queue; a new worker in 2 s' '%s'", D.log) == 0;
     if (!seen)
         tsh("tail -30 '%s' >&2", D.log);
     cr_assert(seen, "no doubled restart delay for a replacement that died young");

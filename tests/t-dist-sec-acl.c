@@ -10,14 +10,15 @@
  * worker's user may not submit a job.
  *
  * Issue 27, finding 2: each call the worker's or vrctl's user must not make
- * (create, run, rewrite or fail a job behind the controller's back, read
- * the server's config, list or flush keys, write another role's keys, a
- * script that writes a job record) is refused by Redis itself (NOPERM).
- * A result XADDed by hand, which the worker's user may write (its commit
- * script does), is checked by the controller against the chunk record:
- * ignored with a log line, the job left running, and it ends done.
+ * (create, run, rewrite or fail a job behind the controller's back, write
+ * a chunk record, ack, claim or list pending entries, read the server's
+ * config, list or flush keys, write another role's keys, any script for
+ * the worker) is refused by Redis itself (NOPERM). What the worker's user
+ * may send, a report, changes nothing unless it proves the claim that
+ * holds the chunk (rq_claim.h): forged ones are logged, the job ends done.
  */
 #include "rq.h"
+#include "rq_claim.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -275,10 +276,24 @@ Test(dist_sec_acl, each_role_is_refused_what_it_must_not_do)
     REFUSED("worker", "FLUSHALL");
     REFUSED("worker", "FLUSHDB");
     REFUSED("worker", "ZADD", "vr:notify", "1", "victim:1");
-    /* a script runs with its caller's rights: as KEYS or named in ARGV */
+    /* ... and every write to a chunk: only the controller makes one, on a
+     * report that proves its claim (rq_claim.h) */
+    REFUSED("worker", "HSET", "vr:chunk:victim:0", "state", "dead");
+    REFUSED("worker", "XADD", "vr:results", "*", "job", "victim", "idx", "0", "kind", "dead");
+    REFUSED("worker", "XADD", "vr:dead", "*", "job", "victim", "idx", "0");
+    REFUSED("worker", "XADD", "vr:events:victim", "*", "msg", "forged");
+    REFUSED("worker", "XADD", "vr:chunks", "*", "job", "victim", "idx", "0");
+    REFUSED("worker", "XACK", "vr:chunks", "workers", "1-1");
+    REFUSED("worker", "XCLAIM", "vr:chunks", "workers", "me", "0", "1-1");
+    REFUSED("worker", "XAUTOCLAIM", "vr:chunks", "workers", "me", "0", "0");
+    REFUSED("worker", "XPENDING", "vr:chunks", "workers");
+    REFUSED("worker", "XGROUP", "CREATE", "vr:chunks", "evil", "0");
+    REFUSED("worker", "XRANGE", "vr:reports", "-", "+");
+    REFUSED("worker", "HINCRBY", "vr:stats", "frames", "1");
+    REFUSED("worker", "ZADD", "vr:retry", "1", "victim/0");
+    REFUSED("worker", "EVAL", "return 1", "0");
+    /* no script at all (one could hold the server busy) */
     REFUSED("worker", "EVAL", "return redis.call('HSET', KEYS[1], 'state', 'failed')", "1",
-            "vr:job:victim");
-    REFUSED("worker", "EVAL", "return redis.call('HSET', ARGV[1], 'state', 'failed')", "0",
             "vr:job:victim");
     /* vrctl (the submitter): no worker's or controller's keys, no admin */
     REFUSED("vrctl", "XADD", "vr:results", "*", "job", "victim", "idx", "0", "kind", "dead");
@@ -305,24 +320,42 @@ Test(dist_sec_acl, each_role_is_refused_what_it_must_not_do)
     cr_assert_str_eq(state, "running", "a refused call changed the job");
 }
 
-Test(dist_sec_acl, a_result_written_by_hand_is_ignored_and_the_job_goes_on)
+/* XADDs a report as the worker's user (which may: nothing is denied) for
+ * entry `entry` of chunk idx of job `id`, under `consumer`, showing
+ * `shown` as the kind's secret. */
+static void forge(const char *kind, const char *id, const char *idx, const char *entry,
+                  const char *consumer, const char *shown)
+{
+    int proof = !strcmp(kind, "start") || !strcmp(kind, "renew");
+    const char *av[] = { "XADD", "vr:reports", "*", "kind", kind, "consumer", consumer,
+                         "stream", "vr:chunks", "entry", entry, "job", id, "idx", idx,
+                         proof ? "proof" : "token", shown, "frames", "5", "fps", "1",
+                         "reason", "forged", "permanent", "1", NULL };
+    cr_assert_not(denied("worker", av), "the worker's user may not send a report");
+}
+
+/* Issue 27, finding 2: the worker's user writes no chunk state, and what
+ * it reports for a chunk it does not hold changes nothing. Forged first
+ * under a claim of the forger's own (consistent: it proves itself, but
+ * holds no entry), then under the real holder's consumer with secrets the
+ * forger cannot know, and a "died" for the holder with a key that made
+ * none of its claims. The job ends done, each chunk committed once. */
+Test(dist_sec_acl, forged_reports_change_nothing_and_each_chunk_commits_once)
 {
     acl_redis();
     spawn_controller();
     char in[400], out[400], id[128], buf[8192];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
-    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
     const char *sub[] = { "submit", in, "-o", out, "--profile", "fast", "--chunk-seconds", "1",
                           NULL };
     cr_assert_eq(vrctl_as(uv, pv, id, sizeof id, sub), 0);
     id[strcspn(id, "\n")] = '\0';
     char jk[160], ck[160], st[32] = "", entry[64] = "";
     struct rq *q = admin();
-    vr_err e = { 0 };
     rq_key_job(jk, sizeof jk, id);
     rq_key_chunk(ck, sizeof ck, id, 0);
-    /* no worker yet: the job is running, its chunks queued */
     for (int t = 0; t < 60000 && strcmp(st, "running"); t += 50) {
         rq_hget(q, jk, "state", st, sizeof st, NULL);
         tmsleep(50);
@@ -331,49 +364,66 @@ Test(dist_sec_acl, a_result_written_by_hand_is_ignored_and_the_job_goes_on)
     rq_hget(q, ck, "entry", entry, sizeof entry, NULL);
     cr_assert(entry[0], "chunk 0 has no entry");
 
-    /* issue 27's line, then the same naming the chunk's entry, as the
-     * worker: Redis lets the worker XADD results, the controller does not
-     * take them (the chunk is queued, not dead) */
-    const char *forged[] = { "XADD", "vr:results", "*", "job", id, "idx", "0", "kind", "dead",
-                             NULL };
-    const char *forged2[] = { "XADD", "vr:results", "*", "job", id, "idx", "0", "kind", "dead",
-                              "entry", entry, NULL };
-    const char *forged3[] = { "XADD", "vr:results", "*", "job", id, "idx", "1", "kind", "done",
-                              "entry", entry, NULL };
-    cr_assert_not(denied("worker", forged));
-    cr_assert_not(denied("worker", forged2));
-    cr_assert_not(denied("worker", forged3));
-    int seen = 0;
-    for (int t = 0; t < 30000 && seen < 3; t += 100) {
-        char n[16] = "";
-        tsh_out(n, sizeof n, "grep -c \"does not match the chunk's record\" '%s'", D.log);
-        seen = atoi(n);
-        tmsleep(100);
-    }
-    cr_assert_eq(seen, 3, "the controller did not log the forged results");
-    rq_hget(q, jk, "state", st, sizeof st, NULL);
-    cr_assert_str_eq(st, "running", "a result written by hand ended the job");
-    long long done = -1;
-    rq_hget_ll(q, jk, "chunks_done", &done, NULL);
-    cr_assert_eq(done, 0, "a result written by hand was counted");
-    rq_free(&q);
+    /* the forger's own claim: it opens its own commitment, holds nothing */
+    char key[RQ_CLAIM_KEY_HEX];
+    struct rq_claim own;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_claim_key_new(key, &e), 0);
+    cr_assert_eq(rq_claim_make("evil:cpu:1", key, 0, &own, &e), 0);
+    cr_assert(rq_claim_proves(own.consumer, own.token, RQ_SHOWN_TOKEN));
+    const char *kinds[] = { "start", "renew", "done", "fail", "skip" };
+    for (int k = 0; k < 5; k++)
+        forge(kinds[k], id, "0", entry, own.consumer, k < 2 ? own.proof : own.token);
 
-    /* vrctl's user cancels and retries it, and it still runs to its end
-     * under the ACL, nothing denied on the way */
-    const char *cancel[] = { "cancel", id, NULL };
-    const char *retry[] = { "retry", id, NULL };
-    cr_assert_eq(vrctl_as(uv, pv, buf, sizeof buf, cancel), 0, "%s", buf);
-    cr_assert_eq(vrctl_as(uv, pv, buf, sizeof buf, retry), 0, "%s", buf);
+    /* a worker whose commits wait: chunk 0 is held while the rest is forged */
+    setenv("VR_TEST_COMMIT_DELAY_MS", "1500", 1);
     spawn_worker();
+    unsetenv("VR_TEST_COMMIT_DELAY_MS");
+    char holder[RQ_CONSUMER_MAX] = "";
+    for (int t = 0; t < 60000 && !holder[0]; t += 50) {
+        redisReply *r = rq_cmd(q, &e, "XPENDING vr:chunks workers - + 10");
+        for (size_t i = 0; r && i < r->elements; i++)
+            if (!strcmp(r->element[i]->element[0]->str, entry))
+                snprintf(holder, sizeof holder, "%s", r->element[i]->element[1]->str);
+        freeReplyObject(r);
+        tmsleep(50);
+    }
+    cr_assert(holder[0], "chunk 0 was never taken");
+    char name[128];
+    rq_consumer_worker(holder, name, sizeof name);
+    forge("done", id, "0", entry, holder, own.token);
+    forge("fail", id, "0", entry, holder, own.token);
+    forge("skip", id, "0", entry, holder, own.proof);
+    forge("renew", id, "0", entry, holder, own.token);
+    const char *died[] = { "XADD", "vr:reports", "*", "kind", "died", "worker", name, "key", key,
+                           "reason", "forged death", NULL };
+    cr_assert_not(denied("worker", died));
+
     const char *watch[] = { "watch", id, NULL };
     int rc = vrctl_as(uv, pv, buf, sizeof buf, watch);
     if (rc)
         tsh("tail -40 '%s' >&2", D.log);
-    cr_assert_eq(rc, 0, "the job did not complete after the forged results");
-    q = admin();
+    cr_assert_eq(rc, 0, "the job did not complete after the forged reports");
+    char n[16] = "";
+    tsh_out(n, sizeof n, "grep -c 'does not prove its claim' '%s'", D.log);
+    cr_assert_geq(atoi(n), 4, "the forgeries under the holder's name were not all refused");
+    for (int i = 0; i < 3; i++) {
+        long long commits = -1, failures = 0, deaths = 0, attempts = 0;
+        rq_key_chunk(ck, sizeof ck, id, i);
+        rq_hget_ll(q, ck, "commits", &commits, NULL);
+        rq_hget_ll(q, ck, "failures", &failures, NULL);
+        rq_hget_ll(q, ck, "deaths", &deaths, NULL);
+        rq_hget_ll(q, ck, "attempts", &attempts, NULL);
+        cr_assert(commits == 1 && failures == 0 && deaths == 0 && attempts == 1,
+                  "chunk %d: commits %lld failures %lld deaths %lld attempts %lld", i, commits,
+                  failures, deaths, attempts);
+    }
+    tsh_out(n, sizeof n, "ffprobe -v error -count_packets -select_streams v "
+            "-show_entries stream=nb_read_packets -of csv=p=0 '%s'", out);
+    cr_assert_eq(atoi(n), 30);
     redisReply *r = rq_cmd(q, &e, "ACL LOG");
     cr_assert_not_null(r, "%s", e.msg);
-    size_t denied_calls = r->elements; /* the forged XADDs above were allowed */
+    size_t denied_calls = r->elements; /* the forged reports were allowed, and refused after */
     freeReplyObject(r);
     rq_free(&q);
     cr_assert_eq(denied_calls, 0, "the fleet was denied %zu calls", denied_calls);

@@ -56,18 +56,18 @@ static int serve_loop(struct serve *s)
          * BLOCK stays well below the 10 s command timeout, and bounds how
          * long a new priority chunk waits for an idle worker. One stream per
          * read: a read of both could deliver two entries at once. */
-        int rc = rq_read(s->q, RQ_G_WORKERS, s->name, hi, 1, 0, &m, &e);
+        int rc = rq_read(s->q, RQ_G_WORKERS, s->claim.consumer, hi, 1, 0, &m, &e);
         if (rc == 0)
-            rc = rq_read(s->q, RQ_G_WORKERS, s->name, normal, 1, 500, &m, &e);
+            rc = rq_read(s->q, RQ_G_WORKERS, s->claim.consumer, normal, 1, 500, &m, &e);
         if (rc < 0) {
+            /* NOGROUP: no controller has made the groups yet (or Redis came
+             * back empty); the worker's user may not, and waits */
             if (!down)
-                log_warn("%s; retrying", e.msg);
+                log_warn("%s; retrying%s", e.msg,
+                         strstr(e.msg, "NOGROUP") ? " (until a controller creates the group)"
+                                                  : "");
             down = 1;
             rq_backoff(s->q);
-            if (strstr(e.msg, "NOGROUP")) {
-                rq_group_ensure(s->q, RQ_CHUNKS_HI, RQ_G_WORKERS, NULL);
-                rq_group_ensure(s->q, RQ_CHUNKS, RQ_G_WORKERS, NULL);
-            }
             continue;
         }
         down = 0;
@@ -80,7 +80,15 @@ static int serve_loop(struct serve *s)
         }
         idle = 0;
         taken++;
-        if (serve_chunk(s, &m) < 0)
+        /* the claim is spent on this entry: the next read makes a new one
+         * (an empty read keeps it, so idle reads add no consumers) */
+        struct rq_claim claim = s->claim;
+        s->claims++;
+        if (serve_claim_next(s, &e) < 0) {
+            log_error("%s", e.msg);
+            serve_drain = 1;
+        }
+        if (serve_chunk(s, &m, &claim) < 0)
             rq_backoff(s->q);
         rq_msg_release(&m);
     }
@@ -230,6 +238,20 @@ int cmd_serve(int argc, char **argv)
     else
         serve_name_make(s.name, sizeof s.name, dev);
     log_ctx_worker(s.name);
+    /* a `serve --slots` parent hands its child the claim key, so that it
+     * can release the child's chunks if it is killed (rq_report_died) */
+    const char *ck = getenv(SERVE_CLAIM_KEY_ENV);
+    if (ck && rq_claim_key_valid(ck))
+        snprintf(s.claim_key, sizeof s.claim_key, "%s", ck);
+    else if (rq_claim_key_new(s.claim_key, &ce) < 0) {
+        log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg);
+        return 1;
+    }
+    unsetenv(SERVE_CLAIM_KEY_ENV);
+    if (serve_claim_next(&s, &ce) < 0) {
+        log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg);
+        return 1;
+    }
     s.drain = &serve_drain;
     const char *warm = getenv("VR_WARM_ENGINE");
     s.cold = warm && !strcmp(warm, "0");

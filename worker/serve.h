@@ -2,18 +2,20 @@
  * serve.h - `vr-worker serve` internals, shared by worker/cmd_serve.c and
  * worker/serve_*.c.
  *
- * The main thread pulls one chunk at a time (XREADGROUP, group "workers"),
- * runs pipeline_run() on it and commits (output durable -> result recorded
- * -> XACK, atomically and only while it still owns the entry). A heartbeat
- * thread with its own Redis connection refreshes vr:worker:<name> (TTL),
- * renews the lease on the chunk being processed and stops the pipeline when
- * the lease was lost or the job was cancelled.
+ * The main thread pulls one chunk at a time (XREADGROUP, group "workers",
+ * under a claim: rq_claim.h), runs pipeline_run() on it, makes the output
+ * durable and reports it done; the controller commits it (result recorded
+ * -> XACK, only while the claim still holds the entry). A heartbeat thread
+ * with its own Redis connection refreshes vr:worker:<name> (TTL), reports
+ * the lease renewed for the chunk being processed and stops the pipeline
+ * when the chunk record shows it lost or the job ended.
  */
 #ifndef VR_SERVE_H
 #define VR_SERVE_H
 
 #include "pipeline.h"
 #include "rq.h"
+#include "rq_claim.h"
 #include "storage.h"
 
 #include <pthread.h>
@@ -23,7 +25,11 @@ struct serve {
     char url[512];
     char storage[STORAGE_PATH_MAX];
     char input_root[STORAGE_PATH_MAX]; /* range tasks' sources lie under it (--input-root) */
-    char name[128];               /* consumer name host:gpuN|cpu:nonce */
+    char name[128];               /* worker name host:gpuN|cpu:nonce */
+    char claim_key[RQ_CLAIM_KEY_HEX]; /* its claims' key ($VR_WORKER_CLAIM_KEY from a
+                                   * `serve --slots` parent, else drawn at start) */
+    long long claims;             /* claims made: the next read's is claim `claims` */
+    struct rq_claim claim;        /* the next read's claim (a new one after each delivery) */
     enum seg_backend backend;
     int gpu;
     int hb_ms;                    /* heartbeat and lease renewal period */
@@ -37,18 +43,15 @@ struct serve {
 
     pthread_mutex_t mu;           /* guards the fields below */
     int busy;
-    char id[RQ_ID_MAX];           /* entry being processed */
-    char stream[64];              /* and its stream (RQ_CHUNKS or RQ_CHUNKS_HI) */
-    char job[48];
-    int idx;
+    struct rq_held held;          /* the entry being processed, and its claim */
     long long started_ms;
     long long chunk_frames;       /* frames encoded of the chunk in hand (the pipeline stores
                                    * it atomically, outside mu; pipe_opts.frames_live) */
     volatile int cancel;          /* handed to pipeline_run */
     int lost;                     /* lease lost: never commit or ack */
     int job_ended;                /* job cancelled or failed meanwhile */
-    int committing;               /* the commit is under way: a renewal refused now is the
-                                   * commit's own XACK, not a reclaim */
+    int committing;               /* the done report is under way: the chunk record may
+                                   * show it done now, which is no loss */
     long long chunks_done, frames_done;
     double last_fps;
     double last_gpu_util;         /* of the last chunk, percent; -1 unknown */
@@ -56,6 +59,10 @@ struct serve {
     int stop_hb;
     long long hb_trips;           /* heartbeat thread's round trips, set when it ends */
 };
+
+/* The environment variable a `serve --slots` parent hands each child its
+ * claim key in (never on the command line, which `ps` shows). */
+#define SERVE_CLAIM_KEY_ENV "VR_WORKER_CLAIM_KEY"
 
 /* `vr-worker serve --gpu all` / `--slots N` (worker/serve_slots.c): runs
  * `slots` worker processes on each GPU (all: every GPU, else GPU `gpu`;
@@ -71,18 +78,22 @@ void serve_name_make(char *buf, size_t n, const char *dev);
 /* Heartbeat thread body (arg: struct serve *). */
 void *serve_hb_main(void *arg);
 
-/* Processes one delivered entry end to end (start, pipeline, commit or
- * fail). Returns 0, or <0 on a Redis error (the entry stays pending and is
- * reclaimed after the lease). */
-int serve_chunk(struct serve *s, const struct rq_msg *m);
+/* The claim the next read is made under: claim s->claims of s->name.
+ * Returns 0 or VR_E*. */
+int serve_claim_next(struct serve *s, vr_err *err);
 
-/* Commits the finished chunk (rq_chunk_commit, with its output's checksum
- * `sum`), retrying with backoff while
- * Redis is unreachable or refuses writes, until the heartbeat reports the
- * lease lost or the job ended, or SERVE_COMMIT_RETRY_S has passed. Returns
- * 1 committed, 0 lease lost, RQ_COMMIT_JOB_ENDED, or the last error (<0). */
-int serve_commit(struct serve *s, const struct rq_msg *msg, const char *job, int idx,
-                 long long frames, double fps, const char *metrics_json, const char *sum,
-                 vr_err *err);
+/* Processes one entry delivered under `claim` end to end (start, pipeline,
+ * done or failure reported). Returns 0, or <0 on a Redis error (the entry
+ * stays pending and is reclaimed after the lease). */
+int serve_chunk(struct serve *s, const struct rq_msg *m, const struct rq_claim *claim);
+
+/* Reports the finished chunk done (rq_report_done, with its output's
+ * checksum `sum` and `note` for the job's events), retrying with backoff
+ * while Redis is unreachable or refuses writes, until the heartbeat sees
+ * the chunk lost or the job ended, or SERVE_COMMIT_RETRY_S has passed.
+ * Returns 1 reported, 0 lost, RQ_COMMIT_JOB_ENDED, or the last error
+ * (<0). The controller commits it while the claim still holds the entry. */
+int serve_commit(struct serve *s, const struct rq_held *h, long long frames, double fps,
+                 const char *metrics_json, const char *sum, const char *note, vr_err *err);
 
 #endif

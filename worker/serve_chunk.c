@@ -1,8 +1,10 @@
 /*
- * serve_chunk.c - one chunk in a worker: take it (attempt counted in its
- * record), run pipeline_run() on it, make the output durable, then commit
- * (result + XACK, only while the lease is still ours) or report the failure
- * (requeue or dead-letter, decided atomically in Redis).
+ * serve_chunk.c - one chunk in a worker: check the entry is still the
+ * chunk's and report it started (the controller counts the attempt), run
+ * pipeline_run() on it, make the output durable, then report it done (the
+ * controller commits it while the claim holds the entry) or failed (the
+ * controller requeues or dead-letters it). The worker's Redis user writes
+ * no chunk state itself (rq_claim.h).
  */
 #include "serve.h"
 
@@ -30,16 +32,12 @@ static enum pipe_output serve_output(const char *kind)
     return k < 0 ? PIPE_OUT_MASK : (enum pipe_output)k;
 }
 
-static void serve_set_busy(struct serve *s, const struct rq_msg *m, const char *job, int idx,
-                           int busy)
+static void serve_set_busy(struct serve *s, const struct rq_held *h, int busy)
 {
     pthread_mutex_lock(&s->mu);
     s->busy = busy;
     if (busy) {
-        snprintf(s->id, sizeof s->id, "%s", m->id);
-        snprintf(s->stream, sizeof s->stream, "%s", m->stream);
-        snprintf(s->job, sizeof s->job, "%s", job);
-        s->idx = idx;
+        s->held = *h;
         s->started_ms = rq_now_ms();
         __atomic_store_n(&s->chunk_frames, 0, __ATOMIC_RELAXED);
         s->cancel = 0;
@@ -264,17 +262,27 @@ static int serve_error_permanent(int code)
     return code == VR_EFORMAT || code == VR_ENOTSUP || code == VR_EINVAL;
 }
 
-int serve_chunk(struct serve *s, const struct rq_msg *msg)
+int serve_claim_next(struct serve *s, vr_err *err)
+{
+    return rq_claim_make(s->name, s->claim_key, s->claims, &s->claim, err);
+}
+
+int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim *claim)
 {
     const char *job = rq_msg_get(msg, "job"), *idxs = rq_msg_get(msg, "idx");
     char bad[128];
     long idx = -1;
+    struct rq_held h = { .claim = *claim, .idx = -1 };
+    snprintf(h.stream, sizeof h.stream, "%s", msg->stream);
+    snprintf(h.id, sizeof h.id, "%s", msg->id);
     if (!job || !job_id_valid(job) || !idxs ||
         cli_parse_long("idx", idxs, 0, 99999, &idx, bad, sizeof bad) < 0) {
-        log_error("%s %s: not a chunk entry (job/idx missing or bad); acknowledged and skipped",
-                  msg->stream, msg->id);
-        return rq_ack(s->q, msg->stream, RQ_G_WORKERS, msg->id, NULL);
+        log_error("%s %s: not a chunk entry (job/idx missing or bad); skipped", msg->stream,
+                  msg->id);
+        return rq_report_skip(s->q, &h, "not a chunk entry", NULL);
     }
+    snprintf(h.job, sizeof h.job, "%s", job);
+    h.idx = (int)idx;
     log_ctx_process(job, (int)idx); /* every thread's lines name the chunk */
     struct rq_start *st = calloc(1, sizeof *st);
     struct metrics *m = calloc(1, sizeof *m);
@@ -285,18 +293,25 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         goto out;
     }
     char why[128] = "";
-    rc = rq_chunk_start(s->q, msg->stream, s->name, msg->id, job, (int)idx, st, why, sizeof why, &e);
-    /* an error after the attempt was taken (a task too long to read) fails
-     * the chunk below, at once, instead of leaving it running to its lease */
-    if (rc == 0 || (rc < 0 && st->attempt <= 0)) {
-        if (rc == 0)
-            log_info("job %s chunk %ld: skipped (%s)", job, idx, why);
-        else
-            log_warn("job %s chunk %ld: cannot start: %s", job, idx, e.msg);
+    rc = rq_chunk_peek(s->q, &h, st, why, sizeof why, &e);
+    if (rc == RQ_HELD_LOST || rc == RQ_HELD_JOB_ENDED) {
+        log_info("job %s chunk %ld: skipped (%s)", job, idx, why);
+        rc = rq_report_skip(s->q, &h, why, &e);
         goto out;
     }
+    if (rc < 0 && e.code != VR_EFORMAT) {
+        log_warn("job %s chunk %ld: cannot start: %s", job, idx, e.msg);
+        goto out;
+    }
+    /* a task that cannot be read (missing, too long) fails the chunk
+     * below, at once, instead of leaving it running to its lease */
+    if (rq_report_start(s->q, &h, &e) < 0) {
+        log_warn("job %s chunk %ld: cannot start: %s", job, idx, e.msg);
+        goto out;
+    }
+    rc = rc < 0 ? VR_EFORMAT : 1;
     struct chunk_task t;
-    serve_set_busy(s, msg, job, (int)idx, 1);
+    serve_set_busy(s, &h, 1);
     log_info("job %s chunk %ld: attempt %d", job, idx, st->attempt);
     double t0 = clock_mono_s();
     if (rc > 0)
@@ -323,8 +338,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         log_info("job %s chunk %ld: job ended; chunk abandoned, not committed (%s)", job, idx,
                  rc < 0 ? e.msg : "it had finished");
         vr_err fe = { 0 };
-        rc = rq_chunk_fail(s->q, msg->stream, s->name, msg->id, job, (int)idx, "job ended", 0, &fe);
-        rc = rc < 0 ? rc : 0;
+        rc = rq_report_fail(s->q, &h, "job ended", 0, &fe);
     } else if (rc == 0) {
         /* VR_TEST_COMMIT_DELAY_MS (tests only): the output is renamed into
          * place and not yet committed; a kill lands between the two. */
@@ -333,17 +347,18 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
             usleep(delay * 1000u);
         char *mj = metrics_to_string(m);
         double fps = secs > 0 ? m->frames / secs : 0;
-        rc = serve_commit(s, msg, job, (int)idx, (long long)m->frames, fps, mj, sum, &e);
+        char note[96] = "";
+        if (m->concealed) { /* --on-decode-error conceal: the job goes on, and says so */
+            log_warn("job %s chunk %ld: %llu decode errors concealed", job, idx,
+                     (unsigned long long)m->concealed);
+            snprintf(note, sizeof note, "%llu decode errors concealed (damaged packets)",
+                     (unsigned long long)m->concealed);
+        }
+        rc = serve_commit(s, &h, (long long)m->frames, fps, mj, sum, note, &e);
         free(mj);
         if (rc == 1) {
             log_info("job %s chunk %ld: %llu frames in %.2f s (%.1f fps)", job, idx,
                      (unsigned long long)m->frames, secs, fps);
-            if (m->concealed) { /* --on-decode-error conceal: the job goes on, and says so */
-                log_warn("job %s chunk %ld: %llu decode errors concealed", job, idx,
-                         (unsigned long long)m->concealed);
-                rq_event(s->q, job, "chunk %ld: %llu decode errors concealed (damaged packets)",
-                         idx, (unsigned long long)m->concealed);
-            }
             pthread_mutex_lock(&s->mu);
             s->chunks_done++;
             s->frames_done += (long long)m->frames;
@@ -366,18 +381,12 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg)
         snprintf(reason, sizeof reason, "%s", e.msg[0] ? e.msg : vr_err_name(rc));
         vr_err fe = { 0 };
         int perm = serve_error_permanent(rc);
-        long long wait_ms = 0;
-        rc = rq_chunk_fail_ex(s->q, msg->stream, s->name, msg->id, job, (int)idx, reason, perm,
-                              0, &wait_ms, &fe);
-        if (rc == 2)
-            log_error("job %s chunk %ld: dead-lettered after %d attempts%s", job, idx,
-                      st->attempt, perm ? " (a permanent error: not retried)" : "");
-        else if (rc == 1)
-            rq_event(s->q, job, "chunk %ld: %s; tried again in %.1f s", idx, reason,
-                     wait_ms / 1000.0);
-        rc = rc < 0 ? rc : 0;
+        rc = rq_report_fail(s->q, &h, reason, perm, &fe);
+        if (rc == 0 && perm)
+            log_error("job %s chunk %ld: a permanent error: reported, not to be retried", job,
+                      idx);
     }
-    serve_set_busy(s, NULL, NULL, 0, 0);
+    serve_set_busy(s, NULL, 0);
 out:
     log_ctx_process(NULL, -1);
     free(st);

@@ -1,7 +1,8 @@
 /*
  * serve_hb.c - the worker's heartbeat thread: vr:worker:<name> with a TTL
- * (GPU, state, current chunk, fps), lease renewal of the chunk in hand, and
- * the stop signal for the pipeline when the lease is lost or the job ended.
+ * (GPU, state, current chunk, fps), the lease renewal of the chunk in hand
+ * (a report: the controller renews it), and the stop signal for the
+ * pipeline when the chunk record shows the chunk lost or the job ended.
  */
 #include "serve.h"
 
@@ -16,11 +17,9 @@ static void serve_hb_once(struct serve *s, struct rq *q)
 {
     pthread_mutex_lock(&s->mu);
     int busy = s->busy, lost = s->lost;
-    char id[RQ_ID_MAX], job[48], stream[64];
-    snprintf(id, sizeof id, "%s", s->id);
-    snprintf(stream, sizeof stream, "%s", s->stream);
-    snprintf(job, sizeof job, "%s", s->job);
-    int idx = s->idx;
+    struct rq_held h = s->held;
+    const char *job = h.job;
+    int idx = h.idx;
     long long cd = s->chunks_done, fd = s->frames_done;
     double fps = s->last_fps, gpu_util = s->last_gpu_util;
     long long gpu_mem = s->last_gpu_mem, started = s->started_ms;
@@ -34,23 +33,24 @@ static void serve_hb_once(struct serve *s, struct rq *q)
 
     if (busy && !lost) {
         vr_err e = { 0 };
-        int rc = rq_lease_renew(q, stream, s->name, id, job, &e);
+        char why[128];
+        rq_report_renew(q, &h, &e);
+        int rc = rq_chunk_peek(q, &h, NULL, why, sizeof why, &e);
         pthread_mutex_lock(&s->mu);
-        int in_hand = s->busy && !s->committing && !strcmp(s->id, id);
+        int in_hand = s->busy && !s->committing && !strcmp(s->held.id, h.id);
         pthread_mutex_unlock(&s->mu);
-        if (rc == 0 && !in_hand) {
-            /* the entry is gone because the commit acked it a moment ago
-             * (or a reclaim did: the commit's answer says which), or the
-             * chunk is no longer in hand; logging a lost lease here
-             * followed every few hundred good commits */
-        } else if (rc == 0) {
+        if (rc == RQ_HELD_LOST && !in_hand) {
+            /* the chunk is done because our report was committed a moment
+             * ago, or the chunk is no longer in hand; logging a lost lease
+             * here followed every few hundred good commits */
+        } else if (rc == RQ_HELD_LOST) {
             log_warn("job %s chunk %d: lease lost (reclaimed by the controller); stopping it, "
                      "no result will be written", job, idx);
             pthread_mutex_lock(&s->mu);
             s->lost = 1;
             s->cancel = 1;
             pthread_mutex_unlock(&s->mu);
-        } else if (rc == RQ_RENEW_JOB_ENDED) {
+        } else if (rc == RQ_HELD_JOB_ENDED) {
             /* cancelled or failed: the chunk's result is no longer wanted */
             pthread_mutex_lock(&s->mu);
             if (!s->job_ended)

@@ -6,8 +6,10 @@
  * The parent tends its slots: a worker killed by a signal (a crash, the
  * OOM killer, kill -9) is replaced, after a restart delay that doubles
  * while replacements keep dying young, so a crash loop does not spin; and
- * the chunk it held is requeued at once through Redis (rq_worker_died), as
- * the lease reclaim would do only when the lease lapsed. A worker that
+ * the chunk it held is requeued at once by the controller, as the lease
+ * reclaim would do only when the lease lapsed: the parent reports it died
+ * with the claim key it gave the child (rq_report_died), which proves the
+ * claims were the child's. A worker that
  * exits with a status chose to (it cannot work here: no GPU, a bad storage
  * root) and is not replaced. SIGTERM/SIGINT are passed on: each drains.
  */
@@ -17,7 +19,6 @@
 #include "gpus.h"
 #include "log.h"
 #include "rq_fleet.h"
-#include "rq_fleetstats.h"
 #include "supervise.h"
 
 #include <signal.h>
@@ -56,6 +57,7 @@ void serve_name_make(char *buf, size_t n, const char *dev)
 struct slot {
     char gpu[16];          /* "--gpu" argument, "" for --cpu */
     char worker[128];      /* the running worker's name in Redis (--name) */
+    char key[RQ_CLAIM_KEY_HEX]; /* its claim key (SERVE_CLAIM_KEY_ENV) */
     double started_ms;     /* monotonic */
     double delay_ms;       /* the next restart delay */
     double due_ms;         /* > 0: a replacement starts then */
@@ -97,8 +99,14 @@ static int slot_start(struct sup *sup, int i, struct slot *sl, int argc, char **
     serve_name_make(sl->worker, sizeof sl->worker, dev);
     slot_argv(argc, argv, exe, sl, av);
     vr_err e = { 0 };
+    if (rq_claim_key_new(sl->key, &e) < 0) {
+        log_error("%s", e.msg);
+        return e.code;
+    }
+    setenv(SERVE_CLAIM_KEY_ENV, sl->key, 1); /* the child inherits it, and drops it */
     int rc = i < sup->n ? sup_respawn(sup, i, exe, av, 0, &e)
                         : sup_spawn(sup, label, exe, av, NULL, 0, &e);
+    unsetenv(SERVE_CLAIM_KEY_ENV);
     if (rc < 0) {
         log_error("%s", e.msg);
         return rc;
@@ -120,19 +128,17 @@ static void slot_died(struct sup *sup, int i, struct slot *sl, struct rq **q, co
         sl->delay_ms = SLOT_RESTART_FIRST_MS;
     snprintf(reason, sizeof reason, "worker %s %s", sl->worker, how);
     vr_err e = { 0 };
-    int released = VR_EINVAL;
+    int rc = VR_EINVAL;
     if (!*q)
         rq_open(url, 5000, q, &e); /* unreachable: *q set all the same, and retried below */
-    if (*q)
-        released = rq_worker_died(*q, sl->worker, reason, &e);
-    for (int k = 0; k < released; k++) /* counted as the lease's reclaims are */
-        rq_fleetstats_note(*q, RQ_NOTE_RECLAIM, 0, NULL);
-    if (released < 0)
+    if (*q && (rc = rq_report_died(*q, sl->worker, sl->key, reason, &e)) == 0)
+        rq_worker_gone(*q, sl->worker, NULL); /* off the list now, not when its TTL ends */
+    if (rc < 0)
         log_warn("%s %s; its chunk is left to the lease reclaim (%s)", sup->child[i].name, how,
                  e.msg);
     else
-        log_warn("%s %s; %d chunk%s requeued; a new worker in %.0f s", sup->child[i].name, how,
-                 released, released == 1 ? "" : "s", sl->delay_ms / 1000);
+        log_warn("%s %s; its chunk goes back to the queue; a new worker in %.0f s",
+                 sup->child[i].name, how, sl->delay_ms / 1000);
     sl->due_ms = now + sl->delay_ms;
     sl->delay_ms = sl->delay_ms * 2 < SLOT_RESTART_MAX_MS ? sl->delay_ms * 2 : SLOT_RESTART_MAX_MS;
 }

@@ -1,0 +1,141 @@
+/*
+ * ctl_reports.c - one worker report (vr:reports) in the controller: the
+ * state change the worker asks for, made with the controller's rights once
+ * the report proves its claim (rq_claim.h). The worker's Redis user writes
+ * no chunk or job state, so this is the only way a chunk is started,
+ * renewed, committed, failed or skipped for a worker.
+ *
+ * Everything in a report is untrusted: it is parsed with bounds
+ * (rq_report_parse), a report that does not open its consumer's commitment
+ * changes nothing and is logged, and the scripts it leads to check again
+ * that the consumer holds the entry (XPENDING), so a report for an entry
+ * that was reclaimed meanwhile is refused there.
+ */
+#include "ctl.h"
+
+#include "log.h"
+#include "rq_claim.h"
+#include "rq_fleet.h"
+#include "rq_fleetstats.h"
+#include "text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each line of a report's note as an event of chunk idx, control
+ * characters stripped. */
+static void ctl_report_notes(struct ctl *c, const char *job, int idx, const char *note)
+{
+    while (*note) {
+        size_t n = strcspn(note, "\n");
+        char line[1100];
+        snprintf(line, sizeof line, "%.*s", (int)(n < 1024 ? n : 1024), note);
+        text_strip_controls(line);
+        if (line[0])
+            rq_event(c->q, job, "chunk %d: %s", idx, line);
+        note += n + (note[n] == '\n');
+    }
+}
+
+static int ctl_report_done(struct ctl *c, const struct rq_report *r, vr_err *e)
+{
+    int rc = rq_chunk_commit(c->q, r->stream, r->consumer, r->id, r->job, r->idx, r->frames,
+                             r->fps, r->metrics, r->sum[0] ? r->sum : NULL, e);
+    if (rc == 1)
+        ctl_report_notes(c, r->job, r->idx, r->note);
+    else if (rc == 0)
+        log_warn("job %s chunk %d: a done report from a claim that no longer holds its entry "
+                 "(reclaimed); dropped", r->job, r->idx);
+    return rc;
+}
+
+static int ctl_report_fail(struct ctl *c, const struct rq_report *r, vr_err *e)
+{
+    char reason[1100];
+    snprintf(reason, sizeof reason, "%s", r->reason[0] ? r->reason : "failed");
+    text_strip_controls(reason);
+    long long wait_ms = 0;
+    int rc = rq_chunk_fail_ex(c->q, r->stream, r->consumer, r->id, r->job, r->idx, reason,
+                              r->permanent, 0, &wait_ms, e);
+    if (rc == 2)
+        log_error("job %s chunk %d: dead-lettered%s: %s", r->job, r->idx,
+                  r->permanent ? " (a permanent error: not retried)" : "", reason);
+    else if (rc == 1 && strcmp(reason, "job ended"))
+        rq_event(c->q, r->job, "chunk %d: %s; tried again in %.1f s", r->idx, reason,
+                 wait_ms / 1000.0);
+    return rc;
+}
+
+static int ctl_report_died(struct ctl *c, const struct rq_report *r, vr_err *e)
+{
+    char reason[1100];
+    snprintf(reason, sizeof reason, "%s", r->reason[0] ? r->reason : "worker died");
+    text_strip_controls(reason);
+    int n = rq_worker_died(c->q, r->worker, r->shown, reason, e);
+    for (int k = 0; k < n; k++) /* counted as the lease's reclaims are */
+        rq_fleetstats_note(c->q, RQ_NOTE_RECLAIM, 0, NULL);
+    if (n > 0)
+        log_warn("%s; %d chunk%s requeued", reason, n, text_plural(n));
+    return n;
+}
+
+int ctl_report(struct ctl *c, const struct rq_msg *m)
+{
+    struct rq_report r;
+    vr_err e = { 0 };
+    if (rq_report_parse(m, &r, &e) < 0) {
+        log_warn("%s %s: a malformed report (%s); ignored", m->stream, m->id, e.msg);
+        return 0;
+    }
+    if (!rq_report_proves(&r)) {
+        char who[RQ_CONSUMER_MAX];
+        snprintf(who, sizeof who, "%s", r.consumer ? r.consumer : r.worker);
+        text_strip_controls(who);
+        log_warn("a '%s' report for %s chunk %d from '%s' does not prove its claim; ignored",
+                 r.kind, r.job[0] ? r.job : "-", r.idx, who);
+        return 0;
+    }
+    int rc = 0;
+    if (!strcmp(r.kind, "died")) {
+        rc = ctl_report_died(c, &r, &e);
+    } else if (!strcmp(r.kind, "skip") || !r.job[0]) {
+        rc = rq_chunk_skip(c->q, r.stream, r.consumer, r.id, r.job, r.idx, &e);
+    } else if (!strcmp(r.kind, "start")) {
+        struct rq_start *st = malloc(sizeof *st);
+        char why[128] = "";
+        rc = st ? rq_chunk_start(c->q, r.stream, r.consumer, r.id, r.job, r.idx, st, why,
+                                 sizeof why, &e)
+                : VR_ENOMEM;
+        free(st);
+        if (rc == VR_EFORMAT)
+            rc = 1; /* a task the worker cannot read either: it reports the failure */
+    } else if (!strcmp(r.kind, "renew")) {
+        rc = rq_lease_renew(c->q, r.stream, r.consumer, r.id, r.job, &e);
+    } else if (!strcmp(r.kind, "done")) {
+        rc = ctl_report_done(c, &r, &e);
+    } else {
+        rc = ctl_report_fail(c, &r, &e);
+    }
+    if (rc < 0)
+        log_warn("job %s chunk %d: a '%s' report: %s", r.job[0] ? r.job : "-", r.idx, r.kind,
+                 e.msg);
+    return rc;
+}
+
+int ctl_reports_drain(struct ctl *c, int max)
+{
+    const char *streams[] = { RQ_REPORTS };
+    int n = 0;
+    while (n < max && !*c->stop) {
+        struct rq_msg m;
+        int rc = rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 1, 0, &m, NULL);
+        if (rc != 1)
+            return rc < 0 ? rc : n;
+        ctl_report(c, &m);
+        rq_ack(c->q, m.stream, RQ_G_CONTROLLERS, m.id, NULL);
+        rq_msg_release(&m);
+        n++;
+    }
+    return n;
+}
