@@ -171,15 +171,24 @@ int ctl_reclaim(struct ctl *c);
 /* Walks the active jobs (vr:active): starts, finishes, fails, repairs. */
 int ctl_audit(struct ctl *c, int deep);
 
-/* Handles one worker report (vr:reports, ctl_reports.c): the state change
- * it asks for, once it proves its claim (rq_claim.h); one that does not
- * is logged and changes nothing. Returns what the change returned. */
-int ctl_report(struct ctl *c, const struct rq_msg *m);
+/* Handles one worker report (vr:reports, ctl_reports.c) on connection q:
+ * the state change it asks for, once it proves its claim (rq_claim.h); one
+ * that does not is logged and changes nothing. Returns what the change
+ * returned. */
+int ctl_report(struct rq *q, const struct rq_msg *m);
 
-/* Handles and acks up to max reports waiting, without blocking. Returns
- * how many, or <0 when Redis failed. */
+/* Handles and acks up to max reports waiting, without blocking, on the
+ * loop's connection. Returns how many, or <0 when Redis failed. */
 #define CTL_REPORTS_DRAIN_MAX 4096
 int ctl_reports_drain(struct ctl *c, int max);
+
+/* The thread that reads the reports as they come, with a connection of
+ * its own, until *c->stop. Returns 0 or VR_ENOMEM; *out is set. */
+struct ctl_reports;
+int ctl_reports_start(struct ctl *c, struct ctl_reports **out, vr_err *err);
+
+/* Joins the thread (after *c->stop) and frees; accepts NULL, clears it. */
+void ctl_reports_stop(struct ctl_reports **t);
 
 /* Handles one vr:results entry: chunk idx of job ended `kind` under stream
  * entry `entry` ("" when the result names none: ignored, as is any result

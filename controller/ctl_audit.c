@@ -107,7 +107,7 @@ static void ctl_ack_orphans(struct ctl *c, const char *stream)
         if (rq_autoclaim(c->q, stream, RQ_G_CONTROLLERS, c->name, 60000, &m, NULL) <= 0)
             return;
         if (!strcmp(stream, RQ_REPORTS))
-            ctl_report(c, &m);
+            ctl_report(c->q, &m);
         rq_ack(c->q, stream, RQ_G_CONTROLLERS, m.id, NULL);
         rq_msg_release(&m);
     }

@@ -5,6 +5,12 @@
  * no chunk or job state, so this is the only way a chunk is started,
  * renewed, committed, failed or skipped for a worker.
  *
+ * Reports are read by a thread of their own, with its own connection: the
+ * loop may spend seconds stitching ahead, and a chunk's commit (and so the
+ * next stitch) must not wait for it. The loop drains what is left before
+ * it reclaims leases (ctl_reports_drain), so a renewal never waits behind
+ * a reclaim.
+ *
  * Everything in a report is untrusted: it is parsed with bounds
  * (rq_report_parse), a report that does not open its consumer's commitment
  * changes nothing and is logged, and the scripts it leads to check again
@@ -19,13 +25,14 @@
 #include "rq_fleetstats.h"
 #include "text.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Each line of a report's note as an event of chunk idx, control
  * characters stripped. */
-static void ctl_report_notes(struct ctl *c, const char *job, int idx, const char *note)
+static void ctl_report_notes(struct rq *q, const char *job, int idx, const char *note)
 {
     while (*note) {
         size_t n = strcspn(note, "\n");
@@ -33,54 +40,54 @@ static void ctl_report_notes(struct ctl *c, const char *job, int idx, const char
         snprintf(line, sizeof line, "%.*s", (int)(n < 1024 ? n : 1024), note);
         text_strip_controls(line);
         if (line[0])
-            rq_event(c->q, job, "chunk %d: %s", idx, line);
+            rq_event(q, job, "chunk %d: %s", idx, line);
         note += n + (note[n] == '\n');
     }
 }
 
-static int ctl_report_done(struct ctl *c, const struct rq_report *r, vr_err *e)
+static int ctl_report_done(struct rq *q, const struct rq_report *r, vr_err *e)
 {
-    int rc = rq_chunk_commit(c->q, r->stream, r->consumer, r->id, r->job, r->idx, r->frames,
+    int rc = rq_chunk_commit(q, r->stream, r->consumer, r->id, r->job, r->idx, r->frames,
                              r->fps, r->metrics, r->sum[0] ? r->sum : NULL, e);
     if (rc == 1)
-        ctl_report_notes(c, r->job, r->idx, r->note);
+        ctl_report_notes(q, r->job, r->idx, r->note);
     else if (rc == 0)
         log_warn("job %s chunk %d: a done report from a claim that no longer holds its entry "
                  "(reclaimed); dropped", r->job, r->idx);
     return rc;
 }
 
-static int ctl_report_fail(struct ctl *c, const struct rq_report *r, vr_err *e)
+static int ctl_report_fail(struct rq *q, const struct rq_report *r, vr_err *e)
 {
     char reason[1100];
     snprintf(reason, sizeof reason, "%s", r->reason[0] ? r->reason : "failed");
     text_strip_controls(reason);
     long long wait_ms = 0;
-    int rc = rq_chunk_fail_ex(c->q, r->stream, r->consumer, r->id, r->job, r->idx, reason,
+    int rc = rq_chunk_fail_ex(q, r->stream, r->consumer, r->id, r->job, r->idx, reason,
                               r->permanent, 0, &wait_ms, e);
     if (rc == 2)
         log_error("job %s chunk %d: dead-lettered%s: %s", r->job, r->idx,
                   r->permanent ? " (a permanent error: not retried)" : "", reason);
     else if (rc == 1 && strcmp(reason, "job ended"))
-        rq_event(c->q, r->job, "chunk %d: %s; tried again in %.1f s", r->idx, reason,
+        rq_event(q, r->job, "chunk %d: %s; tried again in %.1f s", r->idx, reason,
                  wait_ms / 1000.0);
     return rc;
 }
 
-static int ctl_report_died(struct ctl *c, const struct rq_report *r, vr_err *e)
+static int ctl_report_died(struct rq *q, const struct rq_report *r, vr_err *e)
 {
     char reason[1100];
     snprintf(reason, sizeof reason, "%s", r->reason[0] ? r->reason : "worker died");
     text_strip_controls(reason);
-    int n = rq_worker_died(c->q, r->worker, r->shown, reason, e);
+    int n = rq_worker_died(q, r->worker, r->shown, reason, e);
     for (int k = 0; k < n; k++) /* counted as the lease's reclaims are */
-        rq_fleetstats_note(c->q, RQ_NOTE_RECLAIM, 0, NULL);
+        rq_fleetstats_note(q, RQ_NOTE_RECLAIM, 0, NULL);
     if (n > 0)
         log_warn("%s; %d chunk%s requeued", reason, n, text_plural(n));
     return n;
 }
 
-int ctl_report(struct ctl *c, const struct rq_msg *m)
+int ctl_report(struct rq *q, const struct rq_msg *m)
 {
     struct rq_report r;
     vr_err e = { 0 };
@@ -98,24 +105,24 @@ int ctl_report(struct ctl *c, const struct rq_msg *m)
     }
     int rc = 0;
     if (!strcmp(r.kind, "died")) {
-        rc = ctl_report_died(c, &r, &e);
+        rc = ctl_report_died(q, &r, &e);
     } else if (!strcmp(r.kind, "skip") || !r.job[0]) {
-        rc = rq_chunk_skip(c->q, r.stream, r.consumer, r.id, r.job, r.idx, &e);
+        rc = rq_chunk_skip(q, r.stream, r.consumer, r.id, r.job, r.idx, &e);
     } else if (!strcmp(r.kind, "start")) {
         struct rq_start *st = malloc(sizeof *st);
         char why[128] = "";
-        rc = st ? rq_chunk_start(c->q, r.stream, r.consumer, r.id, r.job, r.idx, st, why,
+        rc = st ? rq_chunk_start(q, r.stream, r.consumer, r.id, r.job, r.idx, st, why,
                                  sizeof why, &e)
                 : VR_ENOMEM;
         free(st);
         if (rc == VR_EFORMAT)
             rc = 1; /* a task the worker cannot read either: it reports the failure */
     } else if (!strcmp(r.kind, "renew")) {
-        rc = rq_lease_renew(c->q, r.stream, r.consumer, r.id, r.job, &e);
+        rc = rq_lease_renew(q, r.stream, r.consumer, r.id, r.job, &e);
     } else if (!strcmp(r.kind, "done")) {
-        rc = ctl_report_done(c, &r, &e);
+        rc = ctl_report_done(q, &r, &e);
     } else {
-        rc = ctl_report_fail(c, &r, &e);
+        rc = ctl_report_fail(q, &r, &e);
     }
     if (rc < 0)
         log_warn("job %s chunk %d: a '%s' report: %s", r.job[0] ? r.job : "-", r.idx, r.kind,
@@ -132,10 +139,64 @@ int ctl_reports_drain(struct ctl *c, int max)
         int rc = rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 1, 0, &m, NULL);
         if (rc != 1)
             return rc < 0 ? rc : n;
-        ctl_report(c, &m);
+        ctl_report(c->q, &m);
         rq_ack(c->q, m.stream, RQ_G_CONTROLLERS, m.id, NULL);
         rq_msg_release(&m);
         n++;
     }
     return n;
+}
+
+/* ---- the reports thread ---- */
+
+struct ctl_reports {
+    struct ctl *c;
+    pthread_t th;
+};
+
+static void *ctl_reports_main(void *arg)
+{
+    struct ctl_reports *t = arg;
+    struct ctl *c = t->c;
+    struct rq *q = NULL;
+    rq_open(c->url, 10000, &q, NULL);
+    const char *streams[] = { RQ_REPORTS };
+    while (q && !*c->stop) {
+        struct rq_msg m;
+        int rc = rq_read(q, RQ_G_CONTROLLERS, c->name, streams, 1, 500, &m, NULL);
+        if (rc < 0) { /* Redis away, or back empty: the loop makes the groups again */
+            rq_backoff(q);
+            continue;
+        }
+        if (rc == 1) {
+            ctl_report(q, &m);
+            rq_ack(q, m.stream, RQ_G_CONTROLLERS, m.id, NULL);
+            rq_msg_release(&m);
+        }
+    }
+    rq_free(&q);
+    return NULL;
+}
+
+int ctl_reports_start(struct ctl *c, struct ctl_reports **out, vr_err *err)
+{
+    struct ctl_reports *t = calloc(1, sizeof *t);
+    if (!t)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    t->c = c;
+    if (pthread_create(&t->th, NULL, ctl_reports_main, t) != 0) {
+        free(t);
+        return vr_err_set(err, VR_ENOMEM, "cannot start the reports thread");
+    }
+    *out = t;
+    return 0;
+}
+
+void ctl_reports_stop(struct ctl_reports **t)
+{
+    if (!*t)
+        return;
+    pthread_join((*t)->th, NULL);
+    free(*t);
+    *t = NULL;
 }

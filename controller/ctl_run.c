@@ -5,13 +5,10 @@
  */
 #include "ctl.h"
 
-#include "rq_claim.h"
-
 #include "cmdtable.h"
 #include "clock.h"
 #include "job.h"
 #include "log.h"
-#include "rq_claim.h"
 #include "rq_fleet.h"
 #include "storage.h"
 
@@ -75,9 +72,7 @@ static void ctl_name(char *buf, size_t n)
 static void ctl_handle(struct ctl *c, struct rq_msg *m)
 {
     const char *job = rq_msg_get(m, "job");
-    if (!strcmp(m->stream, RQ_REPORTS)) {
-        ctl_report(c, m);
-    } else if (!job || !job_id_valid(job)) {
+    if (!job || !job_id_valid(job)) {
         log_error("%s %s: entry without a valid job id; acknowledged and skipped", m->stream, m->id);
     } else if (!strcmp(m->stream, RQ_JOBS)) {
         log_ctx_thread(job, -1);
@@ -145,7 +140,6 @@ static void ctl_reclaim_due(struct ctl *c)
 static void ctl_poll_results(struct ctl *c)
 {
     const char *streams[] = { RQ_RESULTS };
-    ctl_reports_drain(c, CTL_REPORTS_DRAIN_MAX);
     for (int i = 0; i < CTL_POLL_MAX && !ctl_stop; i++) {
         struct rq_msg m;
         if (rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 1, 0, &m, NULL) != 1)
@@ -158,16 +152,16 @@ static void ctl_poll_results(struct ctl *c)
 
 static int ctl_loop(struct ctl *c)
 {
-    const char *streams[] = { RQ_REPORTS, RQ_JOBS, RQ_RESULTS };
+    const char *streams[] = { RQ_JOBS, RQ_RESULTS };
     long long last_audit = 0;
     unsigned audits = 0;
     int down = 0;
     log_info("controller %s: ready (storage %s, inputs under %s, outputs under %s, lease %.1f s)",
              c->name, c->storage, c->input_root, c->output_root, c->lease_ms / 1000.0);
     while (!ctl_stop) {
-        struct rq_msg m[3];
+        struct rq_msg m[2];
         vr_err e = { 0 };
-        int rc = rq_read_all(c->q, RQ_G_CONTROLLERS, c->name, streams, 3, 500, m, &e);
+        int rc = rq_read_all(c->q, RQ_G_CONTROLLERS, c->name, streams, 2, 500, m, &e);
         if (rc < 0) {
             if (!down)
                 log_warn("%s; retrying", e.msg);
@@ -321,7 +315,11 @@ int cmd_controller_run(int argc, char **argv)
     struct ctl_notify *notify = NULL;
     if (ctl_notify_start(&c, &notify, &ne) < 0)
         log_error("%s; job ends are not notified by this controller", ne.msg);
+    struct ctl_reports *reports = NULL;
+    if (ctl_reports_start(&c, &reports, &ne) < 0) /* the loop drains them: slower, not lost */
+        log_error("%s; the workers' reports are read between the loop's turns", ne.msg);
     int rc = ctl_loop(&c);
+    ctl_reports_stop(&reports);
     ctl_stitch_drop_all(&c);
     if (hb.started)
         pthread_join(hb.th, NULL);

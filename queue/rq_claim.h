@@ -105,8 +105,8 @@ int rq_report_start(struct rq *q, const struct rq_held *h, vr_err *err);
 int rq_report_renew(struct rq *q, const struct rq_held *h, vr_err *err);
 
 /* The output is durable (shows the token): the controller commits frames,
- * fps, metrics JSON and the output's sum (NULL: none); `note` (NULL: none)
- * goes into the job's events. */
+ * fps, metrics JSON and the output's sum (NULL: none); each line of `note`
+ * (NULL: none) becomes an event of the chunk once the commit stands. */
 int rq_report_done(struct rq *q, const struct rq_held *h, long long frames, double fps,
                    const char *metrics_json, const char *sum, const char *note, vr_err *err);
 
