@@ -9,7 +9,7 @@
 #include "rq.h"
 #include "rq_claim.h"
 #include "rq_fleet.h"
-#include "util-redis.h"
+#include "util-queue.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -156,15 +156,8 @@ static struct rq *Q;
 
 static void setup(void)
 {
-    cr_assert_eq(tredis_start(&T, 0), 0);
+    tqueue_start(&T, 0, &Q, 2);
     vr_err e = { 0 };
-    cr_assert_eq(rq_open(T.url, 2000, &Q, &e), 0, "%s", e.msg);
-    cr_assert_eq(rq_group_ensure(Q, RQ_CHUNKS, RQ_G_WORKERS, &e), 0, "%s", e.msg);
-    cr_assert_eq(rq_group_ensure(Q, RQ_CHUNKS_HI, RQ_G_WORKERS, &e), 0, "%s", e.msg);
-    cr_assert_eq(rq_group_ensure(Q, RQ_RESULTS, RQ_G_CONTROLLERS, &e), 0, "%s", e.msg);
-    redisReply *r = rq_cmd(Q, &e, "HSET vr:job:j1 state running chunks_total 2");
-    cr_assert_not_null(r, "%s", e.msg);
-    freeReplyObject(r);
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1, "%s", e.msg);
     cr_assert_eq(rq_chunk_create(Q, "j1", 1, "{}", 3, 0, &e), 1, "%s", e.msg);
 }

@@ -12,7 +12,7 @@
  * with its own limit; retry takes a waiting chunk out of the retry set.
  */
 #include "rq.h"
-#include "util-redis.h"
+#include "util-queue.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -24,15 +24,7 @@ static struct rq *Q;
 
 static void setup(void)
 {
-    cr_assert_eq(tredis_start(&T, 1), 0);
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(T.url, 2000, &Q, &e), 0, "%s", e.msg);
-    cr_assert_eq(rq_group_ensure(Q, RQ_CHUNKS, RQ_G_WORKERS, &e), 0, "%s", e.msg);
-    cr_assert_eq(rq_group_ensure(Q, RQ_CHUNKS_HI, RQ_G_WORKERS, &e), 0, "%s", e.msg);
-    cr_assert_eq(rq_group_ensure(Q, RQ_RESULTS, RQ_G_CONTROLLERS, &e), 0, "%s", e.msg);
-    redisReply *r = rq_cmd(Q, &e, "HSET vr:job:j1 state running chunks_total 3");
-    cr_assert_not_null(r, "%s", e.msg);
-    freeReplyObject(r);
+    tqueue_start(&T, 1, &Q, 3);
 }
 
 static void teardown(void)

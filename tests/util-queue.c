@@ -1,0 +1,20 @@
+/*
+ * util-queue.c - see util-queue.h.
+ */
+#include "util-queue.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+void tqueue_start(struct tredis *t, int aof, struct rq **q, int chunks_total)
+{
+    cr_assert_eq(tredis_start(t, aof), 0);
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(t->url, 2000, q, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_group_ensure(*q, RQ_CHUNKS, RQ_G_WORKERS, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_group_ensure(*q, RQ_CHUNKS_HI, RQ_G_WORKERS, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_group_ensure(*q, RQ_RESULTS, RQ_G_CONTROLLERS, &e), 0, "%s", e.msg);
+    redisReply *r = rq_cmd(*q, &e, "HSET vr:job:j1 state running chunks_total %d", chunks_total);
+    cr_assert_not_null(r, "%s", e.msg);
+    freeReplyObject(r);
+}
