@@ -100,11 +100,11 @@ static void ctl_audit_job(struct ctl *c, const char *id, int deep)
  * pending: the audit does their work from Redis state; acking lets the
  * streams be trimmed. A report is handled first: a done chunk's report is
  * the only record of its result (its claim may still hold the entry). */
-static void ctl_ack_orphans(struct ctl *c, const char *stream)
+static void ctl_ack_orphans(struct ctl *c, const char *stream, long long min_idle_ms)
 {
     for (int i = 0; i < 100; i++) {
         struct rq_msg m;
-        if (rq_autoclaim(c->q, stream, RQ_G_CONTROLLERS, c->name, 60000, &m, NULL) <= 0)
+        if (rq_autoclaim(c->q, stream, RQ_G_CONTROLLERS, c->name, min_idle_ms, &m, NULL) <= 0)
             return;
         if (!strcmp(stream, RQ_REPORTS))
             ctl_report(c->q, &m);
@@ -131,9 +131,11 @@ int ctl_audit(struct ctl *c, int deep)
         return e.code;
     if (deep) {
         ctl_retain(c);
-        ctl_ack_orphans(c, RQ_JOBS);
-        ctl_ack_orphans(c, RQ_RESULTS);
-        ctl_ack_orphans(c, RQ_REPORTS);
+        ctl_ack_orphans(c, RQ_JOBS, 60000);
+        ctl_ack_orphans(c, RQ_RESULTS, 60000);
+        /* a live controller handles a report in milliseconds: one pending
+         * for seconds was read by a controller that died */
+        ctl_ack_orphans(c, RQ_REPORTS, 5000);
         rq_trim_safe(c->q, RQ_CHUNKS, NULL);
         rq_trim_safe(c->q, RQ_CHUNKS_HI, NULL);
         rq_trim_safe(c->q, RQ_RESULTS, NULL);

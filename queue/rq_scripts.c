@@ -59,6 +59,17 @@ static const char RENEW_LUA[] =
     "redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')\n"
     "return 1\n";
 
+/* An attempt is counted once per entry and claim: by its start, or by its
+ * commit or failure when the start report was lost (read by a controller
+ * that died before it handled it; its orphan, handled later, then finds
+ * the attempt counted). KEYS[2] the chunk; ARGV[2] consumer, ARGV[3] id. */
+#define LUA_ATTEMPT \
+    "local held = ARGV[2] .. '/' .. ARGV[3]\n" \
+    "if redis.call('HGET', KEYS[2], 'attempt_of') ~= held then\n" \
+    "  redis.call('HINCRBY', KEYS[2], 'attempts', 1)\n" \
+    "  redis.call('HSET', KEYS[2], 'attempt_of', held)\n" \
+    "end\n"
+
 /* KEYS: chunks, chunk. ARGV: group, consumer, id, now, job key. */
 static const char START_LUA[] =
     LUA_OWNER
@@ -70,7 +81,8 @@ static const char START_LUA[] =
     "elseif cur[2] == 'done' or cur[2] == 'dead' then why = 'chunk already ' .. cur[2]\n"
     "elseif js ~= 'running' and js ~= 'splitting' then why = 'job is ' .. tostring(js or 'gone') end\n"
     "if why then redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return {0, why} end\n"
-    "local a = redis.call('HINCRBY', KEYS[2], 'attempts', 1)\n"
+    LUA_ATTEMPT
+    "local a = tonumber(redis.call('HGET', KEYS[2], 'attempts'))\n"
     "redis.call('HSET', KEYS[2], 'state', 'running', 'worker', string.match(ARGV[2], '^[^+]*'),\n"
     "           'started_ms', ARGV[4])\n"
     "return {a, cur[3]}\n";
@@ -131,6 +143,7 @@ static const char COMMIT_LUA[] =
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 2\n"
     "end\n"
     "if redis.call('HGET', KEYS[2], 'state') ~= 'done' then\n"
+    LUA_ATTEMPT
     "  redis.call('HSET', KEYS[2], 'state', 'done', 'frames', ARGV[4], 'fps', ARGV[5],\n"
     "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', string.match(ARGV[2], '^[^+]*'),\n"
     "             'sum', ARGV[11])\n"
@@ -177,6 +190,9 @@ static const char FAIL_LUA[] =
     "if cur[1] ~= ARGV[3] or cur[2] == 'done' or cur[2] == 'dead' or\n"
     "   (js ~= 'running' and js ~= 'splitting') then\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 3 end\n"
+    "if ARGV[2] ~= '' then\n"
+    LUA_ATTEMPT
+    "end\n"
     "local f = tonumber(cur[3] or '0') or 0 local m = tonumber(cur[4] or '3') or 3\n"
     "local d = tonumber(cur[5] or '0') or 0\n"
     "local death = (ARGV[2] == '')\n"

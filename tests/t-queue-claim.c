@@ -250,3 +250,44 @@ Test(queue_claim, the_holder_commits_a_key_releases_only_its_claims_spent_ones_a
     cr_assert_eq(rq_chunk_commit(Q, h2.stream, c.consumer, h2.id, "j1", 1, 5, 1, "{}", NULL, &e),
                  1, "%s", e.msg);
 }
+
+static long long attempts_of(int idx)
+{
+    char ck[64];
+    long long v = -1;
+    snprintf(ck, sizeof ck, "vr:chunk:j1:%d", idx);
+    cr_assert_geq(rq_hget_ll(Q, ck, "attempts", &v, NULL), 0);
+    return v;
+}
+
+/* A start report read by a controller that died before handling it is
+ * handled late, or never: the attempt is counted once all the same, by
+ * whichever of start, commit or failure comes first. */
+Test(queue_claim, an_attempt_counts_once_whichever_report_comes_first, .init = setup,
+     .fini = teardown)
+{
+    char key[RQ_CLAIM_KEY_HEX], why[64];
+    cr_assert_eq(rq_claim_key_new(key, NULL), 0);
+    struct rq_claim a = claim_of("w1", key, 0), b = claim_of("w1", key, 1);
+    struct rq_held h0, h1;
+    struct rq_start st;
+    vr_err e = { 0 };
+    take(&a, &h0);
+    take(&b, &h1);
+    /* chunk 0: its start lost, the commit counts the attempt; the start
+     * handled afterwards counts nothing */
+    cr_assert_eq(rq_chunk_commit(Q, h0.stream, a.consumer, h0.id, "j1", h0.idx, 5, 1, "{}", NULL,
+                                 &e), 1, "%s", e.msg);
+    cr_assert_eq(attempts_of(h0.idx), 1);
+    cr_assert_eq(rq_chunk_start(Q, h0.stream, a.consumer, h0.id, "j1", h0.idx, &st, why,
+                                sizeof why, &e), 0);
+    cr_assert_eq(attempts_of(h0.idx), 1);
+    /* chunk 1: its start handled twice, then its failure: one attempt */
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(rq_chunk_start(Q, h1.stream, b.consumer, h1.id, "j1", h1.idx, &st, why,
+                                    sizeof why, &e), 1, "%s", e.msg);
+    cr_assert_eq(st.attempt, 1);
+    cr_assert_eq(rq_chunk_fail(Q, h1.stream, b.consumer, h1.id, "j1", h1.idx, "EIO", 0, &e), 1,
+                 "%s", e.msg);
+    cr_assert_eq(attempts_of(h1.idx), 1);
+}
