@@ -55,6 +55,17 @@ static char *slurp(const char *path)
     return buf;
 }
 
+/* `vrctl report ID -o <dir>/report.html` (its path into path, n bytes),
+ * which must succeed; the page's text. */
+static const char *report_page(const char *id, char *path, size_t n)
+{
+    char msg[512];
+    snprintf(path, n, "%s/report.html", D.r.dir);
+    const char *args[] = { "report", id, "-o", path, NULL };
+    cr_assert_eq(tdist_vrctl(&D, msg, sizeof msg, args), 0, "%s", msg);
+    return slurp(path);
+}
+
 /* A job of 4 slow chunks whose first worker is killed in chunk 0: a
  * second worker finishes it after the lease. */
 static void job_with_a_retry(char *id, size_t n)
@@ -154,12 +165,9 @@ Test(cli_report, chart_ticks_one_two_five)
 
 Test(cli_report, a_real_job_as_one_page_that_opens_clean)
 {
-    char id[64], path[400], out[512];
+    char id[64], path[400];
     job_with_a_retry(id, sizeof id);
-    snprintf(path, sizeof path, "%s/report.html", D.r.dir);
-    const char *args[] = { "report", id, "-o", path, NULL };
-    cr_assert_eq(tdist_vrctl(&D, out, sizeof out, args), 0, "%s", out);
-    const char *html = slurp(path);
+    const char *html = report_page(id, path, sizeof path);
     static const char *const want[] = {
         "Throughput over time", "Chunks per worker", "<polyline", "chunk 0: done",
         "1 failed tries before", "class=\"done retried\"", "requeued", "inference",
@@ -209,7 +217,7 @@ Test(cli_report, needs_a_job_and_a_file)
 Test(cli_report, states_from_redis_are_escaped)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 1, 1), 0);
-    char in[400], out[400], id[64], path[400], msg[512], jk[128], ck[128];
+    char in[400], out[400], id[64], path[400], jk[128], ck[128];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 1, 160, 5, 0), 0);
@@ -221,10 +229,7 @@ Test(cli_report, states_from_redis_are_escaped)
     const char *cs[] = { "HSET", ck, "state", "<img src=x onerror=alert(2)>", "error", "e", NULL };
     cr_assert_eq(tredis_cmd(&D.r, js), 0);
     cr_assert_eq(tredis_cmd(&D.r, cs), 0);
-    snprintf(path, sizeof path, "%s/report.html", D.r.dir);
-    const char *args[] = { "report", id, "-o", path, NULL };
-    cr_assert_eq(tdist_vrctl(&D, msg, sizeof msg, args), 0, "%s", msg);
-    const char *html = slurp(path);
+    const char *html = report_page(id, path, sizeof path);
     cr_assert_null(strstr(html, "<script>alert"), "the job's state reached the page as markup");
     cr_assert_null(strstr(html, "<img src=x"), "a chunk's state reached the page as markup");
     cr_assert(strstr(html, "&lt;img src=x"), "the chunk's state (15 bytes kept) is not shown");
@@ -251,10 +256,7 @@ Test(cli_report, a_cancelled_jobs_chunks_are_unfinished_not_queued)
     }
     const char *cancel[] = { "cancel", id, NULL };
     cr_assert_eq(tdist_vrctl(&D, msg, sizeof msg, cancel), 0, "%s", msg);
-    snprintf(path, sizeof path, "%s/report.html", D.r.dir);
-    const char *args[] = { "report", id, "-o", path, NULL };
-    cr_assert_eq(tdist_vrctl(&D, msg, sizeof msg, args), 0, "%s", msg);
-    const char *html = slurp(path);
+    const char *html = report_page(id, path, sizeof path);
     cr_assert(strstr(html, "<rect class=\"left"), "no chunk drawn as unfinished");
     cr_assert_null(strstr(html, "<rect class=\"queued"), "a cancelled job's chunk drawn queued");
     cr_assert(strstr(html, "unfinished when the job ended"), "the chunk's title does not say so");
