@@ -50,19 +50,13 @@ static int name_valid(const char *s)
            strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:._-") == n;
 }
 
-/* T, P and C of claim k under key. */
-static int claim_secrets(const char *key, long long k, struct rq_claim *c)
+/* T of claim k under key: HMAC(key, k). */
+static int claim_token(const char *key, long long k, char token[HMAC_SHA256_HEX])
 {
     char ks[24];
     snprintf(ks, sizeof ks, "%lld", k);
     struct hmac_part p = { ks, strlen(ks) };
-    char cc[HMAC_SHA256_HEX];
-    if (hmac_sha256_hex(key, strlen(key), &p, 1, c->token) < 0 ||
-        claim_hash(c->token, c->proof) < 0 || claim_hash(c->proof, cc) < 0)
-        return -1;
-    cc[RQ_CLAIM_C_HEX] = '\0';
-    snprintf(c->consumer, sizeof c->consumer, "%s", cc); /* the caller prefixes the name */
-    return 0;
+    return hmac_sha256_hex(key, strlen(key), &p, 1, token);
 }
 
 int rq_claim_make(const char *name, const char *key, long long k, struct rq_claim *c,
@@ -71,12 +65,11 @@ int rq_claim_make(const char *name, const char *key, long long k, struct rq_clai
     memset(c, 0, sizeof *c);
     if (!name_valid(name) || !rq_claim_key_valid(key) || k < 0)
         return vr_err_set(err, VR_EINVAL, "claim: bad worker name or key");
-    if (claim_secrets(key, k, c) < 0)
+    char cc[HMAC_SHA256_HEX];
+    if (claim_token(key, k, c->token) < 0 || claim_hash(c->token, c->proof) < 0 ||
+        claim_hash(c->proof, cc) < 0)
         return vr_err_set(err, VR_EIO, "claim: libcrypto failed");
-    char cc[RQ_CLAIM_C_HEX + 1];
-    memcpy(cc, c->consumer, RQ_CLAIM_C_HEX);
-    cc[RQ_CLAIM_C_HEX] = '\0';
-    snprintf(c->consumer, sizeof c->consumer, "%s+%lld+%s", name, k, cc);
+    snprintf(c->consumer, sizeof c->consumer, "%s+%lld+%.*s", name, k, RQ_CLAIM_C_HEX, cc);
     return 0;
 }
 
@@ -118,12 +111,11 @@ int rq_claim_of_key(const char *consumer, const char *name, const char *key)
 {
     size_t nl;
     long long k;
-    const char *c = consumer ? consumer_split(consumer, &nl, &k) : NULL;
-    struct rq_claim mine;
-    if (!c || !name || nl != strlen(name) || strncmp(consumer, name, nl) ||
-        !rq_claim_key_valid(key) || claim_secrets(key, k, &mine) < 0)
+    char token[HMAC_SHA256_HEX];
+    if (!consumer || !name || !consumer_split(consumer, &nl, &k) || nl != strlen(name) ||
+        strncmp(consumer, name, nl) || !rq_claim_key_valid(key) || claim_token(key, k, token) < 0)
         return 0;
-    return memcmp(mine.consumer, c, RQ_CLAIM_C_HEX) == 0;
+    return rq_claim_proves(consumer, token, RQ_SHOWN_TOKEN);
 }
 
 void rq_consumer_worker(const char *consumer, char *buf, size_t n)
