@@ -57,11 +57,18 @@ static int ctl_report_done(struct rq *q, const struct rq_report *r, vr_err *e)
     return rc;
 }
 
+/* A report's reason (or `fallback`) for an event and a log line. */
+static void ctl_report_reason(const struct rq_report *r, const char *fallback, char *buf,
+                              size_t n)
+{
+    snprintf(buf, n, "%s", r->reason[0] ? r->reason : fallback);
+    text_strip_controls(buf);
+}
+
 static int ctl_report_fail(struct rq *q, const struct rq_report *r, vr_err *e)
 {
     char reason[1100];
-    snprintf(reason, sizeof reason, "%s", r->reason[0] ? r->reason : "failed");
-    text_strip_controls(reason);
+    ctl_report_reason(r, "failed", reason, sizeof reason);
     long long wait_ms = 0;
     int rc = rq_chunk_fail_ex(q, r->stream, r->consumer, r->id, r->job, r->idx, reason,
                               r->permanent, 0, &wait_ms, e);
@@ -77,8 +84,7 @@ static int ctl_report_fail(struct rq *q, const struct rq_report *r, vr_err *e)
 static int ctl_report_died(struct rq *q, const struct rq_report *r, vr_err *e)
 {
     char reason[1100];
-    snprintf(reason, sizeof reason, "%s", r->reason[0] ? r->reason : "worker died");
-    text_strip_controls(reason);
+    ctl_report_reason(r, "worker died", reason, sizeof reason);
     int n = rq_worker_died(q, r->worker, r->shown, reason, e);
     for (int k = 0; k < n; k++) /* counted as the lease's reclaims are */
         rq_fleetstats_note(q, RQ_NOTE_RECLAIM, 0, NULL);
@@ -130,21 +136,27 @@ int ctl_report(struct rq *q, const struct rq_msg *m)
     return rc;
 }
 
-int ctl_reports_drain(struct ctl *c, int max)
+/* Reads the next report on q (blocking up to block_ms), handles and acks
+ * it. Returns rq_read's answer: 1 one handled, 0 none, <0 error. */
+static int ctl_report_next(struct ctl *c, struct rq *q, int block_ms)
 {
     const char *streams[] = { RQ_REPORTS };
-    int n = 0;
-    while (n < max && !*c->stop) {
-        struct rq_msg m;
-        int rc = rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 1, 0, &m, NULL);
-        if (rc != 1)
-            return rc < 0 ? rc : n;
-        ctl_report(c->q, &m);
-        rq_ack(c->q, m.stream, RQ_G_CONTROLLERS, m.id, NULL);
+    struct rq_msg m;
+    int rc = rq_read(q, RQ_G_CONTROLLERS, c->name, streams, 1, block_ms, &m, NULL);
+    if (rc == 1) {
+        ctl_report(q, &m);
+        rq_ack(q, m.stream, RQ_G_CONTROLLERS, m.id, NULL);
         rq_msg_release(&m);
-        n++;
     }
-    return n;
+    return rc;
+}
+
+int ctl_reports_drain(struct ctl *c, int max)
+{
+    int n = 0, rc = 1;
+    while (n < max && !*c->stop && (rc = ctl_report_next(c, c->q, 0)) == 1)
+        n++;
+    return rc < 0 ? rc : n;
 }
 
 /* ---- the reports thread ---- */
@@ -160,20 +172,10 @@ static void *ctl_reports_main(void *arg)
     struct ctl *c = t->c;
     struct rq *q = NULL;
     rq_open(c->url, 10000, &q, NULL);
-    const char *streams[] = { RQ_REPORTS };
-    while (q && !*c->stop) {
-        struct rq_msg m;
-        int rc = rq_read(q, RQ_G_CONTROLLERS, c->name, streams, 1, 500, &m, NULL);
-        if (rc < 0) { /* Redis away, or back empty: the loop makes the groups again */
+    while (q && !*c->stop)
+        if (ctl_report_next(c, q, 500) < 0) /* Redis away, or back empty: the loop makes
+                                             * the groups again */
             rq_backoff(q);
-            continue;
-        }
-        if (rc == 1) {
-            ctl_report(q, &m);
-            rq_ack(q, m.stream, RQ_G_CONTROLLERS, m.id, NULL);
-            rq_msg_release(&m);
-        }
-    }
     rq_free(&q);
     return NULL;
 }

@@ -131,26 +131,21 @@ int rq_chunk_peek(struct rq *q, const struct rq_held *h, struct rq_start *st, ch
     char ck[128], jk[128];
     rq_key_chunk(ck, sizeof ck, h->job, h->idx);
     rq_key_job(jk, sizeof jk, h->job);
-    redisReply *r = rq_cmd(q, err, "HMGET %s entry state attempts task", ck);
+    /* the task (up to 8 KiB) only at the start, not at every heartbeat */
+    redisReply *r = rq_cmd(q, err, st ? "HMGET %s entry state attempts task"
+                                      : "HMGET %s entry state attempts", ck);
     if (!r)
         return err ? err->code : VR_EREDIS;
     char entry[RQ_ID_MAX] = "", state[32] = "", att[24] = "", js[32] = "";
     int rc = 0;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4)
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != (st ? 4u : 3u))
         rc = vr_err_set(err, VR_EFORMAT, "HMGET %s: unexpected reply", ck);
     else {
         rq_reply_str(r->element[0], entry, sizeof entry, NULL);
         rq_reply_str(r->element[1], state, sizeof state, NULL);
         rq_reply_str(r->element[2], att, sizeof att, NULL);
         if (st) {
-            const redisReply *t = r->element[3];
-            int tr = rq_reply_str(t, st->task, sizeof st->task, NULL);
-            if (tr < 0 && t->type == REDIS_REPLY_STRING)
-                rc = vr_err_set(err, VR_EFORMAT, "chunk %s/%d: its task of %zu bytes is over "
-                                "the %zu-byte limit", h->job, h->idx, (size_t)t->len,
-                                sizeof st->task - 1);
-            else if (tr <= 0)
-                rc = vr_err_set(err, VR_EFORMAT, "chunk %s/%d has no task", h->job, h->idx);
+            rc = rq_task_copy(r->element[3], h->job, h->idx, st, err);
             long long a = rq_record_ll(att);
             st->attempt = a >= 0 && a < 1000000 ? (int)a + 1 : 1;
         }

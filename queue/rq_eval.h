@@ -18,4 +18,9 @@ redisReply *rq_eval(struct rq *q, vr_err *err, const char *lua, int nkeys, const
 int rq_eval_int(struct rq *q, vr_err *err, const char *lua, int nkeys, const char **kv,
                 int nkv, long long *out);
 
+/* A chunk record's task (reply t) into st->task: 1, or VR_EFORMAT naming
+ * chunk job/idx when it is missing, not text, or over st->task's size. */
+int rq_task_copy(const redisReply *t, const char *job, int idx, struct rq_start *st,
+                 vr_err *err);
+
 #endif

@@ -391,6 +391,18 @@ int rq_lease_renew(struct rq *q, const char *stream, const char *consumer, const
     return rc < 0 ? rc : (int)v;
 }
 
+int rq_task_copy(const redisReply *t, const char *job, int idx, struct rq_start *st,
+                 vr_err *err)
+{
+    int rc = rq_reply_str(t, st->task, sizeof st->task, NULL);
+    if (rc < 0 && t->type == REDIS_REPLY_STRING)
+        return vr_err_set(err, VR_EFORMAT, "chunk %s/%d: its task of %zu bytes is over the "
+                          "%zu-byte limit", job, idx, (size_t)t->len, sizeof st->task - 1);
+    if (rc <= 0)
+        return vr_err_set(err, VR_EFORMAT, "chunk %s/%d has no task", job, idx);
+    return 1;
+}
+
 int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const char *id,
                    const char *job, int idx, struct rq_start *st, char *why,
                    size_t whyn, vr_err *err)
@@ -412,15 +424,7 @@ int rq_chunk_start(struct rq *q, const char *stream, const char *consumer, const
         rc = 0;
     } else {
         st->attempt = (int)r->element[0]->integer;
-        const redisReply *t = r->element[1];
-        rc = rq_reply_str(t, st->task, sizeof st->task, err);
-        if (rc < 0 && t->type == REDIS_REPLY_STRING)
-            rc = vr_err_set(err, VR_EFORMAT, "chunk %s/%d: its task of %zu bytes is over the "
-                            "%zu-byte limit", job, idx, (size_t)t->len, sizeof st->task - 1);
-        else if (rc == 0)
-            rc = vr_err_set(err, VR_EFORMAT, "chunk %s/%d has no task", job, idx);
-        else if (rc > 0)
-            rc = 1;
+        rc = rq_task_copy(r->element[1], job, idx, st, err);
     }
     freeReplyObject(r);
     return rc;
