@@ -201,7 +201,7 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory chaos
 
 test-unit: all $(TEST_BIN)
-	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(abspath $(BINDIR)) $(TEST_BIN) $(TEST_ARGS)
+	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(abspath $(BINDIR)) tests/run-suite.sh $(TEST_BIN) $(TEST_ARGS)
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all

@@ -23,4 +23,4 @@ asan:
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) CUDA=0 BUILD=$(ASAN_BUILD) BINDIR=$(ASAN_BIN) \
 	   CFLAGS="$(ASAN_FLAGS)" all $(ASAN_BUILD)/tests/vrtests
 	$(Q)$(ASAN_ENV) VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(abspath $(ASAN_BIN)) \
-	   $(ASAN_BUILD)/tests/vrtests $(ASAN_TEST_ARGS)
+	   tests/run-suite.sh $(ASAN_BUILD)/tests/vrtests $(ASAN_TEST_ARGS)

@@ -19,4 +19,4 @@ $(CHAOS_BIN): $(call obj,$(CHAOS_SRC)) $(ALL_LIBS)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
 
 chaos: all $(CHAOS_BIN)
-	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(abspath $(BINDIR)) $(CHAOS_BIN) $(CHAOS_ARGS)
+	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(abspath $(BINDIR)) tests/run-suite.sh $(CHAOS_BIN) $(CHAOS_ARGS)

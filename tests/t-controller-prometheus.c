@@ -372,6 +372,20 @@ static int prom_query(const char *base, const char *query, double *vals, int max
     return prom_query_labels(base, query, vals, max, NULL);
 }
 
+/* Queries until one series has the value want, for up to a minute (a
+ * sample lands at the next scrape); returns the last answer's count. */
+static int prom_wait_for(const char *base, const char *query, double want, double *vals, int max)
+{
+    double end = now_s() + 60;
+    int n;
+    while ((n = prom_query(base, query, vals, max)) != 1 || vals[0] != want) {
+        if (now_s() >= end)
+            break;
+        usleep(200000);
+    }
+    return n;
+}
+
 Test(controller_prometheus, prometheus_scrapes_the_controller_and_promtool_checks_a_scrape)
 {
     setenv("VR_TEST_FRAME_DELAY_MS", "100", 1); /* the job lasts seconds: several scrapes */
@@ -403,14 +417,7 @@ Test(controller_prometheus, prometheus_scrapes_the_controller_and_promtool_check
     cr_assert_eq(frames, 30);
 
     /* Its API: the frames counter equals the job's frames... */
-    int n = 0;
-    end = now_s() + 60;
-    do {
-        n = prom_query(pbase, "vrseg_frames_processed_total", v, 16);
-        if (n == 1 && v[0] == (double)frames)
-            break;
-        usleep(200000);
-    } while (now_s() < end);
+    int n = prom_wait_for(pbase, "vrseg_frames_processed_total", (double)frames, v, 16);
     cr_assert_eq(n, 1);
     cr_assert_eq(v[0], (double)frames, "prometheus has %g frames, the job %lld", v[0], frames);
     /* ...and a stage histogram has samples in its buckets. */
@@ -436,7 +443,9 @@ Test(controller_prometheus, prometheus_scrapes_the_controller_and_promtool_check
     cr_assert_eq(v[0], (double)frames);
     free(lbs);
     json_decref(lb);
-    n = prom_query(pbase, "vrseg_jobs_finished_total{state=\"done\"}", v, 16);
+    /* The job is counted when it ends, after its last chunk's frames: a
+     * scrape between the two has the frames and not yet the job. */
+    n = prom_wait_for(pbase, "vrseg_jobs_finished_total{state=\"done\"}", 1, v, 16);
     cr_assert(n == 1 && v[0] == 1, "jobs finished (done): %d series, %g", n, n > 0 ? v[0] : NAN);
     n = prom_query(pbase, "vrseg_build_info", v, 16);
     cr_assert(n == 1 && v[0] == 1);
