@@ -229,6 +229,10 @@ static void ctl_prom_all(struct pbuf *b, const struct rq_fleetstats *fs)
     pb_head(b, "vrseg_chunks_reclaimed_total", "counter",
             "Chunks whose worker stopped renewing its lease (requeued or dead-lettered).");
     pb_printf(b, "vrseg_chunks_reclaimed_total %lld\n", fs->reclaimed);
+    pb_head(b, "vrseg_reports_refused_total", "counter",
+            "Worker reports refused as malformed or not proving their claim (a bug, or a "
+            "misused worker credential).");
+    pb_printf(b, "vrseg_reports_refused_total %lld\n", fs->reports_refused);
     pb_head(b, "vrseg_dead_letters", "gauge",
             "Chunks dead-lettered (entries in vr:dead: failed for good, or out of attempts).");
     pb_printf(b, "vrseg_dead_letters %lld\n", fs->dead_letters);

@@ -13,12 +13,14 @@
  *
  * Everything in a report is untrusted: it is parsed with bounds
  * (rq_report_parse), a report that does not open its consumer's commitment
- * changes nothing and is logged, and the scripts it leads to check again
+ * changes nothing and is counted and logged (a few lines a minute at
+ * most), and the scripts it leads to check again
  * that the consumer holds the entry (XPENDING), so a report for an entry
  * that was reclaimed meanwhile is refused there.
  */
 #include "ctl.h"
 
+#include "clock.h"
 #include "log.h"
 #include "rq_claim.h"
 #include "rq_fleet.h"
@@ -26,6 +28,7 @@
 #include "text.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,20 +96,78 @@ static int ctl_report_died(struct rq *q, const struct rq_report *r, vr_err *e)
     return n;
 }
 
+/* ---- refused reports ----
+ * Every refusal is counted in the fleet's stats (vrseg_reports_refused_total);
+ * the first CTL_REFUSED_LOG_BURST of each minute are logged, the rest only
+ * summed up in the next line logged: a worker's user flooding vr:reports
+ * with forgeries changes nothing, and must not fill the controller's log
+ * either. Both the reports thread and the loop's drain come here. */
+#define CTL_REFUSED_LOG_BURST 10
+#define CTL_REFUSED_WINDOW_S  60.0
+
+static pthread_mutex_t refused_mu = PTHREAD_MUTEX_INITIALIZER;
+static double refused_since;     /* the window's start, monotonic */
+static int refused_logged;       /* lines logged in the window */
+static long long refused_quiet;  /* refusals not logged since the last line */
+
+/* 1 when this refusal may be logged, with *quiet the refusals that were
+ * not since the last line; 0 when it is only counted. */
+static int ctl_refused_may_log(long long *quiet)
+{
+    pthread_mutex_lock(&refused_mu);
+    double now = clock_mono_s();
+    if (refused_since == 0 || now - refused_since >= CTL_REFUSED_WINDOW_S) {
+        refused_since = now;
+        refused_logged = 0;
+    }
+    int ok = refused_logged < CTL_REFUSED_LOG_BURST;
+    if (ok) {
+        refused_logged++;
+        *quiet = refused_quiet;
+        refused_quiet = 0;
+    } else {
+        refused_quiet++;
+    }
+    pthread_mutex_unlock(&refused_mu);
+    return ok;
+}
+
+static void ctl_report_refused(struct rq *q, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void ctl_report_refused(struct rq *q, const char *fmt, ...)
+{
+    rq_fleetstats_note(q, RQ_NOTE_REFUSED, 0, NULL);
+    long long quiet = 0;
+    if (!ctl_refused_may_log(&quiet))
+        return;
+    char line[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (quiet)
+        log_warn("%s (and %lld more refused reports not logged; all are counted in "
+                 "vrseg_reports_refused_total)", line, quiet);
+    else
+        log_warn("%s", line);
+}
+
 int ctl_report(struct rq *q, const struct rq_msg *m)
 {
     struct rq_report r;
     vr_err e = { 0 };
     if (rq_report_parse(m, &r, &e) < 0) {
-        log_warn("%s %s: a malformed report (%s); ignored", m->stream, m->id, e.msg);
+        ctl_report_refused(q, "%s %s: a malformed report (%s); ignored", m->stream, m->id,
+                           e.msg);
         return 0;
     }
     if (!rq_report_proves(&r)) {
         char who[RQ_CONSUMER_MAX];
         snprintf(who, sizeof who, "%s", r.consumer ? r.consumer : r.worker);
         text_strip_controls(who);
-        log_warn("a '%s' report for %s chunk %d from '%s' does not prove its claim; ignored",
-                 r.kind, r.job[0] ? r.job : "-", r.idx, who);
+        ctl_report_refused(q, "a '%s' report for %s chunk %d from '%s' does not prove its "
+                           "claim; ignored", r.kind, r.job[0] ? r.job : "-", r.idx, who);
         return 0;
     }
     int rc = 0;

@@ -9,7 +9,7 @@
  * chunk's frames and stage histograms (RQ_STATS, RQ_STATS_HIST: once per
  * chunk, atomically with the commit); the scripts that end a job count its
  * end by state (rq_jobs.c); the controller notes its splits,
- * stitches and lease reclaims with rq_fleetstats_note.
+ * stitches, lease reclaims and refused reports with rq_fleetstats_note.
  */
 #ifndef VR_RQ_FLEETSTATS_H
 #define VR_RQ_FLEETSTATS_H
@@ -52,6 +52,7 @@ struct rq_fleetstats {
     long long frames;           /* frames of committed chunks */
     long long chunks;           /* chunks committed */
     long long reclaimed;        /* chunks whose lease lapsed (requeued or dead-lettered) */
+    long long reports_refused;  /* worker reports malformed or not proving their claim */
     long long splits, stitches;
     double split_s, stitch_s;   /* controllers' seconds splitting and stitching */
     long long jobs_ended[3];    /* jobs that ended done, failed, cancelled (rq_job_end_state) */
@@ -80,10 +81,10 @@ struct rq_fleetstats {
 int rq_fleetstats_read(struct rq *q, struct rq_fleetstats *fs, vr_err *err);
 
 /* What a controller notes (one round trip each). */
-enum rq_fleet_note { RQ_NOTE_SPLIT, RQ_NOTE_STITCH, RQ_NOTE_RECLAIM };
+enum rq_fleet_note { RQ_NOTE_SPLIT, RQ_NOTE_STITCH, RQ_NOTE_RECLAIM, RQ_NOTE_REFUSED };
 
-/* Counts one split or stitch that took `seconds`, or one reclaim (seconds
- * ignored). Returns 0 or VR_E*. */
+/* Counts one split or stitch that took `seconds`, or one reclaim or one
+ * refused report (seconds ignored). Returns 0 or VR_E*. */
 int rq_fleetstats_note(struct rq *q, enum rq_fleet_note what, double seconds, vr_err *err);
 
 /* A PING: 0 when Redis answers, VR_EREDIS otherwise. */

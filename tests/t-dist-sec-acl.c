@@ -407,6 +407,9 @@ Test(dist_sec_acl, forged_reports_change_nothing_and_each_chunk_commits_once)
     char n[16] = "";
     tsh_out(n, sizeof n, "grep -c 'does not prove its claim' '%s'", D.log);
     cr_assert_geq(atoi(n), 4, "the forgeries under the holder's name were not all refused");
+    long long refused = 0;
+    rq_hget_ll(q, "vr:stats", "reports_refused", &refused, NULL);
+    cr_assert_geq(refused, 4, "the refused forgeries were not counted");
     for (int i = 0; i < 3; i++) {
         long long commits = -1, failures = 0, deaths = 0, attempts = 0;
         rq_key_chunk(ck, sizeof ck, id, i);
@@ -427,6 +430,59 @@ Test(dist_sec_acl, forged_reports_change_nothing_and_each_chunk_commits_once)
     freeReplyObject(r);
     rq_free(&q);
     cr_assert_eq(denied_calls, 0, "the fleet was denied %zu calls", denied_calls);
+}
+
+/* A worker's user flooding vr:reports: 300 forgeries that do not prove
+ * their claim and 50 malformed reports are each counted (the stats behind
+ * vrseg_reports_refused_total) and acked, and the controller's log has 10
+ * lines of them, not 350. */
+Test(dist_sec_acl, a_flood_of_forged_reports_is_counted_not_logged_line_by_line)
+{
+    acl_redis();
+    spawn_controller();
+    char url[200], key[RQ_CLAIM_KEY_HEX];
+    snprintf(url, sizeof url, "redis://vr-worker:pw-worker@127.0.0.1:%d", port);
+    struct rq *w = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(url, 2000, &w, &e), 0, "%s", e.msg);
+    struct rq_claim mine, other;
+    cr_assert_eq(rq_claim_key_new(key, &e), 0);
+    cr_assert_eq(rq_claim_make("evil:cpu:1", key, 0, &mine, &e), 0);
+    cr_assert_eq(rq_claim_make("evil:cpu:1", key, 1, &other, &e), 0);
+    for (int i = 0; i < 350; i++) {
+        char idx[16];
+        snprintf(idx, sizeof idx, "%d", i);
+        const char *forged[] = { "XADD", "vr:reports", "*", "kind", "done", "consumer",
+                                 mine.consumer, "stream", "vr:chunks", "entry", "1-0", "job",
+                                 "20261127-000000-00000000", "idx", idx, "token", other.token,
+                                 "frames", "5", "fps", "1", NULL };
+        const char *malformed[] = { "XADD", "vr:reports", "*", "kind", "bogus", "idx", idx, NULL };
+        const char **av = i < 300 ? forged : malformed;
+        int n = 0;
+        while (av[n])
+            n++;
+        redisReply *r = rq_cmdargv(w, &e, n, av, NULL);
+        cr_assert_not_null(r, "%s", e.msg);
+        freeReplyObject(r);
+    }
+    rq_free(&w);
+
+    struct rq *q = admin();
+    long long refused = 0, pending = -1;
+    for (int t = 0; t < 60000 && refused < 350; t += 100) {
+        rq_hget_ll(q, "vr:stats", "reports_refused", &refused, NULL);
+        tmsleep(100);
+    }
+    cr_assert_eq(refused, 350, "%lld of 350 refused reports counted", refused);
+    redisReply *r = rq_cmd(q, &e, "XPENDING vr:reports controllers");
+    cr_assert_not_null(r, "%s", e.msg);
+    pending = r->element[0]->integer;
+    freeReplyObject(r);
+    rq_free(&q);
+    cr_assert_eq(pending, 0, "%lld refused reports left unacked", pending);
+    char n[16] = "";
+    tsh_out(n, sizeof n, "grep -c 'does not prove its claim\\|a malformed report' '%s'", D.log);
+    cr_assert_eq(atoi(n), 10, "the controller logged %s lines of refused reports", n);
 }
 
 /* README's Security section shows the users to paste: the very lines of
