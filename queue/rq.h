@@ -297,7 +297,9 @@ int rq_chunk_result(struct rq *q, const char *job, int idx, const char *kind, co
 
 /* The audit's half of the same: counts chunk job/idx into its job when it
  * is done under its current entry and not counted yet (a result that a
- * dead controller read and never handled). Returns as rq_chunk_result. */
+ * dead controller read and never handled). Returns as rq_chunk_result, or
+ * 4: its result still waits in vr:results, undelivered, and the loop
+ * counts it in its turn. */
 int rq_chunk_count_done(struct rq *q, const char *job, int idx, vr_err *err);
 
 /* A failed attempt. With consumer != NULL: the worker reports its own failure

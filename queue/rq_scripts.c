@@ -147,8 +147,9 @@ static const char COMMIT_LUA[] =
     "  redis.call('HSET', KEYS[2], 'state', 'done', 'frames', ARGV[4], 'fps', ARGV[5],\n"
     "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', string.match(ARGV[2], '^[^+]*'),\n"
     "             'sum', ARGV[11])\n"
-    "  redis.call('XADD', KEYS[3], '*', 'job', ARGV[8], 'idx', ARGV[9], 'kind', 'done',\n"
-    "             'entry', ARGV[3])\n"
+    "  local rid = redis.call('XADD', KEYS[3], '*', 'job', ARGV[8], 'idx', ARGV[9],\n"
+    "                         'kind', 'done', 'entry', ARGV[3])\n"
+    "  redis.call('HSET', KEYS[2], 'result', rid)\n"
     "  redis.call('HDEL', KEYS[2], 'error')\n"
     LUA_FLEET_FOLD
     "end\n"
@@ -536,15 +537,37 @@ int rq_chunk_requeue_lost(struct rq *q, const char *job, int idx, int force,
     return (int)v;
 }
 
-/* KEYS: chunk, job. ARGV: kind, entry. A result stands when the chunk
- * record is in that end under that entry (its fencing token: a requeue or
- * a retry gives the chunk a new one); a done chunk is then counted into
- * its job once (`counted` = the entry counted), its frames range-checked. */
+/* KEYS: chunk, job, results. ARGV: kind, entry, the controllers' group
+ * ('' when a controller reads the result itself). A result stands when the
+ * chunk record is in that end under that entry (its fencing token: a
+ * requeue or a retry gives the chunk a new one); a done chunk is then
+ * counted into its job once (`counted` = the entry counted), its frames
+ * range-checked. The audit (a group named) leaves a chunk whose result
+ * (`result`, the commit's XADD id) the group has not been delivered yet:
+ * the loop counts it when it reads it, in the results' order, which is
+ * what keeps a priority job ending before the work it overtook. */
 static const char RESULT_LUA[] =
-    "local cur = redis.call('HMGET', KEYS[1], 'entry', 'state', 'frames', 'counted')\n"
+    "local cur = redis.call('HMGET', KEYS[1], 'entry', 'state', 'frames', 'counted', 'result')\n"
     "if not cur[1] or cur[1] ~= ARGV[2] or cur[2] ~= ARGV[1] then return 0 end\n"
     "if ARGV[1] ~= 'done' then return 1 end\n"
     "if cur[4] == cur[1] then return 2 end\n"
+    "local function before(a, b)\n"
+    "  local am, as = string.match(a, '^(%d+)-(%d+)$')\n"
+    "  local bm, bs = string.match(b, '^(%d+)-(%d+)$')\n"
+    "  if not am or not bm then return false end\n"
+    "  if tonumber(am) ~= tonumber(bm) then return tonumber(am) < tonumber(bm) end\n"
+    "  return tonumber(as) < tonumber(bs)\n"
+    "end\n"
+    "if ARGV[3] ~= '' and cur[5] and redis.call('EXISTS', KEYS[3]) == 1 then\n"
+    "  for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[3])) do\n"
+    "    local name, last\n"
+    "    for i = 1, #g - 1, 2 do\n"
+    "      if g[i] == 'name' then name = g[i + 1] end\n"
+    "      if g[i] == 'last-delivered-id' then last = g[i + 1] end\n"
+    "    end\n"
+    "    if name == ARGV[3] and last and before(last, cur[5]) then return 4 end\n"
+    "  end\n"
+    "end\n"
     LUA_JOB_LIVE("KEYS[2]")
     "if not live then return 3 end\n"
     "local f = tonumber(cur[3]) or 0\n"
@@ -554,18 +577,24 @@ static const char RESULT_LUA[] =
     "redis.call('HSET', KEYS[1], 'counted', cur[1])\n"
     "return 1\n";
 
-int rq_chunk_result(struct rq *q, const char *job, int idx, const char *kind, const char *entry,
-                    vr_err *err)
+static int rq_chunk_result_as(struct rq *q, const char *job, int idx, const char *kind,
+                              const char *entry, const char *group, vr_err *err)
 {
     if (strcmp(kind, "done") && strcmp(kind, "dead"))
         return 0;
     char ck[128], jk[128];
     rq_key_chunk(ck, sizeof ck, job, idx);
     rq_key_job(jk, sizeof jk, job);
-    const char *kv[] = { ck, jk, kind, entry };
+    const char *kv[] = { ck, jk, RQ_RESULTS, kind, entry, group };
     long long v = 0;
-    int rc = rq_eval_int(q, err, RESULT_LUA, 2, kv, 4, &v);
+    int rc = rq_eval_int(q, err, RESULT_LUA, 3, kv, 6, &v);
     return rc < 0 ? rc : (int)v;
+}
+
+int rq_chunk_result(struct rq *q, const char *job, int idx, const char *kind, const char *entry,
+                    vr_err *err)
+{
+    return rq_chunk_result_as(q, job, idx, kind, entry, "", err);
 }
 
 int rq_chunk_count_done(struct rq *q, const char *job, int idx, vr_err *err)
@@ -575,7 +604,7 @@ int rq_chunk_count_done(struct rq *q, const char *job, int idx, vr_err *err)
     int rc = rq_hget(q, ck, "entry", entry, sizeof entry, err);
     if (rc <= 0)
         return rc;
-    return rq_chunk_result(q, job, idx, "done", entry, err);
+    return rq_chunk_result_as(q, job, idx, "done", entry, RQ_G_CONTROLLERS, err);
 }
 
 long long rq_trim_safe(struct rq *q, const char *stream, vr_err *err)

@@ -9,7 +9,8 @@
  * the attempts of every unfinished chunk; a worker's own failure waits a
  * backoff in the retry set (Redis's clock) and counts as a failure, a
  * reclaim (its worker died) comes back at once and counts as a death,
- * with its own limit; retry takes a waiting chunk out of the retry set.
+ * with its own limit; retry takes a waiting chunk out of the retry set;
+ * the audit counts only a result that some controller was delivered.
  */
 #include "rq.h"
 #include "util-queue.h"
@@ -107,6 +108,35 @@ Test(queue_lease, renewal_after_reclaim_does_not_steal_back)
     freeReplyObject(r);
     rq_msg_release(&a);
     rq_msg_release(&b);
+}
+
+/* The audit counts a done chunk whose result a controller was delivered
+ * and never handled (it died); one still waiting in vr:results is the
+ * loop's to count, in the results' order. It was counted by whichever came
+ * first: an audit while the loop stitched ahead ended a normal job before
+ * the priority job whose results were queued ahead of it. */
+Test(queue_lease, audit_counts_only_a_result_some_controller_was_delivered)
+{
+    vr_err e = { 0 };
+    cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1, "%s", e.msg);
+    struct rq_msg a = { 0 };
+    struct rq_start st;
+    cr_assert_eq(take("A:cpu:1", &a, &st), 1);
+    cr_assert_eq(rq_chunk_commit(Q, a.stream, "A:cpu:1", a.id, "j1", 0, 10, 5.0, "{}", NULL, &e),
+                 1, "%s", e.msg);
+    cr_assert_eq(rq_chunk_count_done(Q, "j1", 0, &e), 4, "%s", e.msg);
+    cr_assert_eq(hll("vr:job:j1", "chunks_done"), 0);
+
+    /* a controller reads the result and dies before handling it */
+    redisReply *r = rq_cmd(Q, &e, "XREADGROUP GROUP %s dead:ctl:1 COUNT 1 STREAMS %s >",
+                           RQ_G_CONTROLLERS, RQ_RESULTS);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "%s", e.msg);
+    freeReplyObject(r);
+    cr_assert_eq(rq_chunk_count_done(Q, "j1", 0, &e), 1, "%s", e.msg);
+    cr_assert_eq(hll("vr:job:j1", "chunks_done"), 1);
+    cr_assert_eq(hll("vr:job:j1", "frames_done"), 10);
+    cr_assert_eq(rq_chunk_count_done(Q, "j1", 0, &e), 2);
+    rq_msg_release(&a);
 }
 
 Test(queue_lease, late_worker_neither_commits_nor_acks)
