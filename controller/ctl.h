@@ -165,7 +165,8 @@ void ctl_retain(struct ctl *c);
 int ctl_job_fail(struct ctl *c, const char *id, long long token, const char *reason);
 
 /* Reclaims chunk entries idle for longer than the lease: requeue or
- * dead-letter (rq_chunk_fail). Returns entries handled or <0. */
+ * dead-letter (rq_chunk_fail), once the reports a dead controller left
+ * unhandled are handled. Returns entries handled or <0. */
 int ctl_reclaim(struct ctl *c);
 
 /* Walks the active jobs (vr:active): starts, finishes, fails, repairs. */

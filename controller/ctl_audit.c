@@ -50,8 +50,25 @@ static int ctl_reclaim_stream(struct ctl *c, const char *stream)
     return n;
 }
 
+static void ctl_ack_orphans(struct ctl *c, const char *stream, long long min_idle_ms);
+
+/* Reports a controller read and never handled (it died) idle this long
+ * are handled before leases are reclaimed: half the lease, at most 5 s. */
+static long long ctl_orphan_report_idle_ms(const struct ctl *c)
+{
+    return c->lease_ms / 2 < 5000 ? c->lease_ms / 2 : 5000;
+}
+
 int ctl_reclaim(struct ctl *c)
 {
+    /* A done report read by a controller that died before handling it
+     * leaves its chunk's entry pending with no renewals coming (its worker
+     * moved on): taken for lapsed, the chunk would run again. The report
+     * is newer than the last renewal the dead controller handled, so with
+     * renewals at least every half lease it is idle long enough here by
+     * the time the lease lapses. A live controller handles a report in
+     * milliseconds; one handled twice changes nothing the second time. */
+    ctl_ack_orphans(c, RQ_REPORTS, ctl_orphan_report_idle_ms(c));
     rq_retry_due(c->q, NULL); /* failed chunks whose backoff ended */
     int a = ctl_reclaim_stream(c, RQ_CHUNKS_HI);
     int b = ctl_reclaim_stream(c, RQ_CHUNKS);
@@ -134,8 +151,9 @@ int ctl_audit(struct ctl *c, int deep)
         ctl_ack_orphans(c, RQ_JOBS, 60000);
         ctl_ack_orphans(c, RQ_RESULTS, 60000);
         /* a live controller handles a report in milliseconds: one pending
-         * for seconds was read by a controller that died */
-        ctl_ack_orphans(c, RQ_REPORTS, 5000);
+         * for seconds was read by a controller that died (ctl_reclaim
+         * handles them too, before it takes leases for lapsed) */
+        ctl_ack_orphans(c, RQ_REPORTS, ctl_orphan_report_idle_ms(c));
         rq_trim_safe(c->q, RQ_CHUNKS, NULL);
         rq_trim_safe(c->q, RQ_CHUNKS_HI, NULL);
         rq_trim_safe(c->q, RQ_RESULTS, NULL);

@@ -44,6 +44,17 @@
     "local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n" \
     "local owned = (#p == 1 and p[1][2] == ARGV[2])\n"
 
+/* Stream ids in order: id_before(a, b) when a comes before b ("ms-seq",
+ * each part compared as a number); false for anything else. */
+#define LUA_ID_BEFORE \
+    "local function id_before(a, b)\n" \
+    "  local am, as = string.match(a, '^(%d+)-(%d+)$')\n" \
+    "  local bm, bs = string.match(b, '^(%d+)-(%d+)$')\n" \
+    "  if not am or not bm then return false end\n" \
+    "  if tonumber(am) ~= tonumber(bm) then return tonumber(am) < tonumber(bm) end\n" \
+    "  return tonumber(as) < tonumber(bs)\n" \
+    "end\n"
+
 /* A chunk belongs to a job that is splitting or running; any other state
  * (cancelled, failed, gone) means its work is no longer wanted. */
 #define LUA_JOB_LIVE(key) \
@@ -281,13 +292,7 @@ static const char REQUEUE_LUA[] =
     "return 1\n";
 
 static const char TRIM_LUA[] =
-    "local function lt(a, b)\n"
-    "  local am, as = string.match(a, '(%d+)-(%d+)')\n"
-    "  local bm, bs = string.match(b, '(%d+)-(%d+)')\n"
-    "  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)\n"
-    "  if am ~= bm then return am < bm end\n"
-    "  return as < bs\n"
-    "end\n"
+    LUA_ID_BEFORE
     "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end\n"
     "local groups = redis.call('XINFO', 'GROUPS', KEYS[1])\n"
     "local minid = nil\n"
@@ -298,8 +303,8 @@ static const char TRIM_LUA[] =
     "  end\n"
     "  local cand = ld\n"
     "  local p = redis.call('XPENDING', KEYS[1], name)\n"
-    "  if p[1] > 0 and lt(p[2], cand) then cand = p[2] end\n"
-    "  if minid == nil or lt(cand, minid) then minid = cand end\n"
+    "  if p[1] > 0 and id_before(p[2], cand) then cand = p[2] end\n"
+    "  if minid == nil or id_before(cand, minid) then minid = cand end\n"
     "end\n"
     "if minid == nil then return 0 end\n"
     "return redis.call('XTRIM', KEYS[1], 'MINID', minid)\n";
@@ -551,13 +556,7 @@ static const char RESULT_LUA[] =
     "if not cur[1] or cur[1] ~= ARGV[2] or cur[2] ~= ARGV[1] then return 0 end\n"
     "if ARGV[1] ~= 'done' then return 1 end\n"
     "if cur[4] == cur[1] then return 2 end\n"
-    "local function before(a, b)\n"
-    "  local am, as = string.match(a, '^(%d+)-(%d+)$')\n"
-    "  local bm, bs = string.match(b, '^(%d+)-(%d+)$')\n"
-    "  if not am or not bm then return false end\n"
-    "  if tonumber(am) ~= tonumber(bm) then return tonumber(am) < tonumber(bm) end\n"
-    "  return tonumber(as) < tonumber(bs)\n"
-    "end\n"
+    LUA_ID_BEFORE
     "if ARGV[3] ~= '' and cur[5] and redis.call('EXISTS', KEYS[3]) == 1 then\n"
     "  for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[3])) do\n"
     "    local name, last\n"
@@ -565,7 +564,7 @@ static const char RESULT_LUA[] =
     "      if g[i] == 'name' then name = g[i + 1] end\n"
     "      if g[i] == 'last-delivered-id' then last = g[i + 1] end\n"
     "    end\n"
-    "    if name == ARGV[3] and last and before(last, cur[5]) then return 4 end\n"
+    "    if name == ARGV[3] and last and id_before(last, cur[5]) then return 4 end\n"
     "  end\n"
     "end\n"
     LUA_JOB_LIVE("KEYS[2]")

@@ -285,6 +285,84 @@ Test(dist_failures, controller_restarted_mid_job_finishes_it_and_lost_xadd)
     cr_assert_str_neq(ctl, "", "no controller recorded");
 }
 
+/* Reports of kind `kind` in vr:reports. */
+static int reports_of(const char *kind)
+{
+    redisReply *r = rq_cmd(Q, NULL, "XRANGE %s - +", RQ_REPORTS);
+    int n = 0;
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        const redisReply *f = r->element[i]->element[1];
+        for (size_t k = 0; k + 1 < f->elements; k += 2)
+            n += !strcmp(f->element[k]->str, "kind") && !strcmp(f->element[k + 1]->str, kind);
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+/* A controller read the done reports and died before handling them: the
+ * workers renew those chunks no more, so their leases lapse before the
+ * reports look orphaned to the deep audit (5 s). The next controller
+ * handles them before it reclaims leases, and each chunk commits once
+ * under its first attempt: it used to be reclaimed and run again (seen as
+ * "chunk 0 ran 2 times" in dist_stream's kill mid-split, under ASan). */
+Test(dist_failures, done_reports_a_dead_controller_read_are_handled_before_a_reclaim)
+{
+    cr_assert_eq(tdist_start(&D, 0, 2, 1, 0), 0);
+    connect_q();
+    char in[400], out[400], id[64], jk[128], ck[128];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mp4", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    const char *one_s[] = { "--chunk-seconds", "1", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, one_s, id, sizeof id), 0);
+    rq_key_job(jk, sizeof jk, id);
+    wait_field(jk, "state", "running", 0, 30000);
+    long long total = 0;
+    rq_hget_ll(Q, jk, "chunks_total", &total, NULL);
+    cr_assert_geq(total, 2);
+    kill(D.ctl, SIGKILL);
+    waitpid(D.ctl, NULL, 0);
+
+    /* no controller: a worker does every chunk, its reports wait */
+    tdist_worker(&D);
+    for (int t = 0; t < 60000 && reports_of("done") < total; t += 50)
+        tmsleep(50);
+    cr_assert_eq(reports_of("done"), total, "the worker did not report every chunk done");
+    /* a controller reads them all, acks all but the done reports, dies */
+    redisReply *r = rq_cmd(Q, NULL, "XREADGROUP GROUP %s dead:ctl:1 COUNT 10000 STREAMS %s >",
+                           RQ_G_CONTROLLERS, RQ_REPORTS);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1);
+    const redisReply *msgs = r->element[0]->element[1];
+    for (size_t i = 0; i < msgs->elements; i++) {
+        const redisReply *f = msgs->element[i]->element[1];
+        int done = 0;
+        for (size_t k = 0; k + 1 < f->elements; k += 2)
+            done |= !strcmp(f->element[k]->str, "kind") && !strcmp(f->element[k + 1]->str, "done");
+        if (!done)
+            freeReplyObject(rq_cmd(Q, NULL, "XACK %s %s %s", RQ_REPORTS, RQ_G_CONTROLLERS,
+                                   msgs->element[i]->element[0]->str));
+    }
+    freeReplyObject(r);
+    tmsleep(2500); /* every lease lapses */
+
+    tdist_controller(&D);
+    int rc = tdist_watch(&D, id, 60000);
+    if (rc)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0);
+    for (int i = 0; i < total; i++) {
+        long long attempts = 0, deaths = 0, commits = 0;
+        rq_key_chunk(ck, sizeof ck, id, i);
+        rq_hget_ll(Q, ck, "attempts", &attempts, NULL);
+        rq_hget_ll(Q, ck, "deaths", &deaths, NULL);
+        rq_hget_ll(Q, ck, "commits", &commits, NULL);
+        cr_assert(attempts == 1 && deaths == 0 && commits == 1,
+                  "chunk %d: attempts %lld deaths %lld commits %lld", i, attempts, deaths,
+                  commits);
+    }
+    cr_assert_eq(frames_of(out), 20);
+}
+
 Test(dist_failures, redis_restart_mid_job_loses_nothing)
 {
     cr_assert_eq(tdist_start(&D, 1, 3, 1, 2), 0);
