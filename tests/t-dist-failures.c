@@ -289,12 +289,7 @@ Test(dist_failures, controller_restarted_mid_job_finishes_it_and_lost_xadd)
 static int reports_of(const char *kind)
 {
     redisReply *r = rq_cmd(Q, NULL, "XRANGE %s - +", RQ_REPORTS);
-    int n = 0;
-    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
-        const redisReply *f = r->element[i]->element[1];
-        for (size_t k = 0; k + 1 < f->elements; k += 2)
-            n += !strcmp(f->element[k]->str, "kind") && !strcmp(f->element[k + 1]->str, kind);
-    }
+    int n = tentries_with(r, "kind", kind);
     freeReplyObject(r);
     return n;
 }
@@ -333,15 +328,10 @@ Test(dist_failures, done_reports_a_dead_controller_read_are_handled_before_a_rec
                            RQ_G_CONTROLLERS, RQ_REPORTS);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1);
     const redisReply *msgs = r->element[0]->element[1];
-    for (size_t i = 0; i < msgs->elements; i++) {
-        const redisReply *f = msgs->element[i]->element[1];
-        int done = 0;
-        for (size_t k = 0; k + 1 < f->elements; k += 2)
-            done |= !strcmp(f->element[k]->str, "kind") && !strcmp(f->element[k + 1]->str, "done");
-        if (!done)
+    for (size_t i = 0; i < msgs->elements; i++)
+        if (!tentry_has(msgs->element[i], "kind", "done"))
             freeReplyObject(rq_cmd(Q, NULL, "XACK %s %s %s", RQ_REPORTS, RQ_G_CONTROLLERS,
                                    msgs->element[i]->element[0]->str));
-    }
     freeReplyObject(r);
     tmsleep(2500); /* every lease lapses */
 

@@ -118,16 +118,10 @@ static void video_md5(const char *path, char *out, size_t n)
 static int event_seen(const char *id, const char *msg)
 {
     char ek[128];
-    int seen = 0;
     rq_key_events(ek, sizeof ek, id);
     redisReply *r = rq_cmd(Q, NULL, "XRANGE %s - +", ek);
-    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements && !seen; i++) {
-        const redisReply *f = r->element[i]->element[1];
-        for (size_t k = 0; k + 1 < f->elements; k += 2)
-            seen |= !strcmp(f->element[k]->str, "msg") && !strcmp(f->element[k + 1]->str, msg);
-    }
-    if (r)
-        freeReplyObject(r);
+    int seen = tentries_with(r, "msg", msg) > 0;
+    freeReplyObject(r);
     return seen;
 }
 

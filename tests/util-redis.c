@@ -449,6 +449,26 @@ void tcapture_stderr(void (*fn)(void), char *buf, size_t n)
     unlink(path);
 }
 
+int tentry_has(const redisReply *e, const char *field, const char *value)
+{
+    if (!e || e->type != REDIS_REPLY_ARRAY || e->elements < 2)
+        return 0;
+    const redisReply *f = e->element[1];
+    for (size_t k = 0; f->type == REDIS_REPLY_ARRAY && k + 1 < f->elements; k += 2)
+        if (f->element[k]->str && f->element[k + 1]->str &&
+            !strcmp(f->element[k]->str, field) && !strcmp(f->element[k + 1]->str, value))
+            return 1;
+    return 0;
+}
+
+int tentries_with(const redisReply *r, const char *field, const char *value)
+{
+    int n = 0;
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
+        n += tentry_has(r->element[i], field, value);
+    return n;
+}
+
 void tslurp(const char *path, char *buf, size_t n)
 {
     buf[0] = '\0';

@@ -73,6 +73,14 @@ int tsh_out(char *out, size_t n, const char *fmt, ...) __attribute__((format(pri
  * cannot be read: a process's log, to look for its words. */
 void tslurp(const char *path, char *buf, size_t n);
 
+struct redisReply;
+/* 1 when the stream entry e (an element of an XRANGE or XREADGROUP reply:
+ * its id, then [field, value, ...]) has `field` equal to `value`. */
+int tentry_has(const struct redisReply *e, const char *field, const char *value);
+/* The entries of the XRANGE reply r with `field` equal to `value` (0 when
+ * r is NULL or not an array). */
+int tentries_with(const struct redisReply *r, const char *field, const char *value);
+
 /* Makes a small H.264 test clip from opencv's vtest.avi (10 fps): `seconds`
  * long, width w (4:3), a keyframe every `gop` frames (closed GOPs), with a
  * 440 Hz AAC track when `audio`. Returns 0 or the ffmpeg status. */

@@ -261,16 +261,9 @@ int chaos_event_seen(const char *id, const char *msg, int timeout_ms)
     char ek[128];
     rq_key_events(ek, sizeof ek, id);
     for (int t = 0;; t += 20) {
-        int seen = 0;
         redisReply *r = rq_cmd(CH.q, NULL, "XRANGE %s - +", ek);
-        for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements && !seen; i++) {
-            const redisReply *f = r->element[i]->element[1];
-            for (size_t k = 0; k + 1 < f->elements; k += 2)
-                if (!strcmp(f->element[k]->str, "msg") && !strcmp(f->element[k + 1]->str, msg))
-                    seen = 1;
-        }
-        if (r)
-            freeReplyObject(r);
+        int seen = tentries_with(r, "msg", msg) > 0;
+        freeReplyObject(r);
         if (seen)
             return 1;
         if (t >= timeout_ms)
