@@ -50,7 +50,22 @@ static int ctl_reclaim_stream(struct ctl *c, const char *stream)
     return n;
 }
 
-static void ctl_ack_orphans(struct ctl *c, const char *stream, long long min_idle_ms);
+/* Acknowledges jobs/results entries that controllers which died left
+ * pending: the audit does their work from Redis state; acking lets the
+ * streams be trimmed. A report is handled first: a done chunk's report is
+ * the only record of its result (its claim may still hold the entry). */
+static void ctl_ack_orphans(struct ctl *c, const char *stream, long long min_idle_ms)
+{
+    for (int i = 0; i < 100; i++) {
+        struct rq_msg m;
+        if (rq_autoclaim(c->q, stream, RQ_G_CONTROLLERS, c->name, min_idle_ms, &m, NULL) <= 0)
+            return;
+        if (!strcmp(stream, RQ_REPORTS))
+            ctl_report(c->q, &m);
+        rq_ack(c->q, stream, RQ_G_CONTROLLERS, m.id, NULL);
+        rq_msg_release(&m);
+    }
+}
 
 /* Reports a controller read and never handled (it died) idle this long
  * are handled before leases are reclaimed: half the lease, at most 5 s. */
@@ -110,23 +125,6 @@ static void ctl_audit_job(struct ctl *c, const char *id, int deep)
         /* A cancelled job keeps its chunks so that `vrctl retry` can resume
          * it; storage/jobs/<id> may be deleted by hand. */
         rq_active_forget(c->q, id, NULL);
-    }
-}
-
-/* Acknowledges jobs/results entries that controllers which died left
- * pending: the audit does their work from Redis state; acking lets the
- * streams be trimmed. A report is handled first: a done chunk's report is
- * the only record of its result (its claim may still hold the entry). */
-static void ctl_ack_orphans(struct ctl *c, const char *stream, long long min_idle_ms)
-{
-    for (int i = 0; i < 100; i++) {
-        struct rq_msg m;
-        if (rq_autoclaim(c->q, stream, RQ_G_CONTROLLERS, c->name, min_idle_ms, &m, NULL) <= 0)
-            return;
-        if (!strcmp(stream, RQ_REPORTS))
-            ctl_report(c->q, &m);
-        rq_ack(c->q, stream, RQ_G_CONTROLLERS, m.id, NULL);
-        rq_msg_release(&m);
     }
 }
 
