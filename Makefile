@@ -63,8 +63,11 @@ $(BUILD)/common/version.o: override CFLAGS += -DVR_VERSION='"$(VR_VERSION)"'
 .PHONY: FORCE
 
 # ---- CUDA: found or not found ----
-# the rooms that hold CUDA kernels (X.cu beside its C twin X_ref.c)
+# the rooms that hold CUDA kernels (X.cu beside its C twin X_ref.c): all GPU
+# code lives under kernels/, one folder a room; every other room is a
+# top-level folder of its own name
 CU_ROOMS := net seg
+rdir = $(if $(filter $(CU_ROOMS),$(1)),kernels/$(1),$(1))
 CUDA ?= auto
 # nvcc on PATH may be a wrapper script (e.g. /usr/local/bin/nvcc), so the
 # toolkit home is the first candidate that has the runtime headers.
@@ -85,13 +88,13 @@ NVCC :=
 endif
 endif
 ifneq ($(NVCC),)
-CUDA_MSG  := CUDA: found $(NVCC): building net/*.cu and seg/*.cu for sm_90 (+PTX)
+CUDA_MSG  := CUDA: found $(NVCC): building kernels/*/*.cu for sm_90 (+PTX)
 NVFLAGS   := -O3 -std=c++20 -Xcompiler -fPIC,-Wall \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
              -DVR_HAVE_CUDA=1 -MMD -MP --expt-relaxed-constexpr
 override CFLAGS += -DVR_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 LDLIBS    += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -lstdc++
-CU_SRC    := $(wildcard $(addsuffix /*.cu,$(CU_ROOMS)))
+CU_SRC    := $(foreach r,$(CU_ROOMS),$(wildcard kernels/$(r)/*.cu))
 else
 CUDA_MSG  := CUDA: not found (no nvcc): CPU-only build, --gpu unavailable
 CU_SRC    :=
@@ -114,14 +117,14 @@ USES_controller := common media queue
 USES_cli        := common gpu media queue
 # check-rooms (a prerequisite of `all`) holds each file to that; the
 # compiler also gets the rooms those rooms use in turn, because a used
-# room's header may include its own (seg/tune.h names net/'s struct
+# room's header may include its own (kernels/seg/tune.h names net/'s struct
 # netcu_opts).
 uses_all = $(sort $(foreach u,$(USES_$(1)),$(u) $(call uses_all,$(u))))
-ALL_INC := $(addprefix -I,$(ROOMS) tests)
-$(foreach r,$(ROOMS),$(eval $(BUILD)/$(r)/%.o: ROOM_INC := $(addprefix -I,$(r) $(call uses_all,$(r)))))
+ALL_INC := $(addprefix -I,$(foreach r,$(ROOMS),$(call rdir,$(r))) tests)
+$(foreach r,$(ROOMS),$(eval $(BUILD)/$(call rdir,$(r))/%.o: ROOM_INC := $(addprefix -I,$(foreach u,$(r) $(call uses_all,$(r)),$(call rdir,$(u))))))
 $(BUILD)/tests/%.o $(BUILD)/bench/%.o: ROOM_INC := $(ALL_INC)
 
-room_src = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c)) $(filter $(1)/%,$(CU_SRC))
+room_src = $(filter-out $(call rdir,$(1))/main.c,$(wildcard $(call rdir,$(1))/*.c)) $(filter $(call rdir,$(1))/%,$(CU_SRC))
 obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$(1)))
 lib = $(foreach r,$(1),$(BUILD)/libvr$(r).a)
 $(foreach r,$(ROOMS),$(eval $(call lib,$(r)): $(call obj,$(call room_src,$(r)))))
@@ -168,7 +171,7 @@ $(BINDIR)/%:
 check-rooms:
 	$(Q)$(foreach r,$(ROOMS),USES_$(r)="$(USES_$(r))") tests/check-rooms.sh $(ROOMS)
 
-# every CUDA kernel file X.cu beside its C twin X_ref.c (net/net.h)
+# every CUDA kernel file X.cu beside its C twin X_ref.c (kernels/net/net.h)
 check-twins:
 	$(Q)tests/check-twins.sh $(CU_ROOMS)
 

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define CONFIG_STR 256
-#define CONFIG_TILE_MAX 8  /* tile_cols / tile_rows: the engine's grid limit (seg/tiles.h) */
+#define CONFIG_TILE_MAX 8  /* tile_cols / tile_rows: the engine's grid limit (kernels/seg/tiles.h) */
 
 struct vr_config {
     char profile[64];          /* name of the profile loaded first */
@@ -40,7 +40,7 @@ struct vr_config {
     char refine[16];           /* "guided" | "bilinear" */
     int guided_radius;         /* box radius at work resolution */
     double guided_eps;         /* regularisation, in [0,1]^2 intensity units */
-    /* temporal filter over a window of frames (seg/frame_temporal.h) */
+    /* temporal filter over a window of frames (kernels/seg/frame_temporal.h) */
     double smooth;             /* weight decay per frame back, 0 = off */
     int smooth_frames;         /* window, the current frame included (1 = off) */
     int smooth_still;          /* luma change (0..255) under which a pixel is still */
@@ -69,7 +69,7 @@ int config_load_profile(struct vr_config *c, const char *name, vr_err *err);
 
 /* Frames before the current one that the temporal filter looks at (its
  * window less one; 0 when smoothing is off): the warm-up a chunk needs so
- * that its mattes equal a whole run's (seg/frame_temporal.h). */
+ * that its mattes equal a whole run's (kernels/seg/frame_temporal.h). */
 int config_history_frames(const struct vr_config *c);
 
 /* 1 if s is a plain name: letters, digits, '_', '-', '.', not starting with

@@ -16,7 +16,7 @@
 
 #include "vio_video.h"
 
-/* Numbered as enum seg_layout (seg/seg.h), which the worker checks. */
+/* Numbered as enum seg_layout (kernels/seg/seg.h), which the worker checks. */
 enum vio_layout { VIO_LAYOUT_MONO = 0, VIO_LAYOUT_SBS, VIO_LAYOUT_TB };
 
 /* The layout of the video described by `inf` at `path`; *why receives the

@@ -10,23 +10,25 @@ set -u
 build=$1
 shift
 cd "$(dirname "$0")/.."
+. tests/room-dir.sh
 bad=0
 for r in "$@"; do
     edges=$(mktemp)
-    for o in "$build/$r"/*.o; do
+    d=$(room_dir "$r")
+    for o in "$build/$d"/*.o; do
         [ -f "$o" ] || continue
         src=${o##*/}
         src=${src%.o}
         case $src in *.cu) ;; *) src=$src.c ;; esac
-        [ -f "$r/$src" ] || continue # an object left from a file since removed
-        nm "$o" | awk -v f="$r/$src" '$1 == "U" { print "U", $2, f; next }
+        [ -f "$d/$src" ] || continue # an object left from a file since removed
+        nm "$o" | awk -v f="$d/$src" '$1 == "U" { print "U", $2, f; next }
                                       NF == 3 && $2 ~ /^[TDBRV]$/ { print "D", $3, f }'
     done | awk '$1 == "D" { def[$2] = $3; next } { use[NR] = $2 " " $3 }
                 END { for (i in use) { split(use[i], u, " ");
                         if ((u[1] in def) && def[u[1]] != u[2]) print u[2], def[u[1]] } }' |
         sort -u >"$edges"
     if ! tsort "$edges" >/dev/null 2>"$edges.err"; then
-        echo "check-circles: $r/ has a circle of files:" >&2
+        echo "check-circles: $d/ has a circle of files:" >&2
         grep -v 'input contains a loop' "$edges.err" | sed 's/^tsort: /  /' >&2
         bad=1
     fi

@@ -17,13 +17,14 @@
 # Each finding is printed as file:line and what rule it breaks.
 set -u
 cd "$(dirname "$0")/.."
+. tests/room-dir.sh
 rooms="$*"
 found=$(mktemp)
 trap 'rm -f "$found"' EXIT
 
 room_of_header() { # prints the room holding header $1, or nothing
     for r in $rooms; do
-        [ -f "$r/$1" ] && { echo "$r"; return; }
+        [ -f "$(room_dir "$r")/$1" ] && { echo "$r"; return; }
     done
 }
 
@@ -35,13 +36,14 @@ code_grep() { # code_grep ERE FILE... -> file:line:text
 # 1. includes follow the room table
 for r in $rooms; do
     eval "uses=\${USES_$r-}"
-    for f in "$r"/*.c "$r"/*.h "$r"/*.cu "$r"/*.cuh; do
+    d=$(room_dir "$r")
+    for f in "$d"/*.c "$d"/*.h "$d"/*.cu "$d"/*.cuh; do
         [ -f "$f" ] || continue
         grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
         while IFS= read -r line; do
             n=${line%%:*}
             h=$(echo "$line" | sed 's/.*include[[:space:]]*"\([^"]*\)".*/\1/')
-            [ -f "$r/$h" ] && continue
+            [ -f "$d/$h" ] && continue
             owner=$(room_of_header "$h")
             if [ -z "$owner" ]; then
                 echo "$f:$n includes \"$h\", which no room has"
@@ -56,12 +58,13 @@ for r in $rooms; do
 done >>"$found"
 
 for r in $rooms; do
+    d=$(room_dir "$r")
     # 2. Redis stays in queue/
     [ "$r" = queue ] ||
         code_grep 'redisReply|redisContext|hiredis|rq_cmd|"vr:|redis\.call|EVALSHA|"EVAL' \
-            "$r"/*.c "$r"/*.h "$r"/*.cu | sed 's/$/   <- Redis outside queue\//' >>"$found"
+            "$d"/*.c "$d"/*.h "$d"/*.cu | sed 's/$/   <- Redis outside queue\//' >>"$found"
     # 3. temp + rename only in the atomic-file helper
-    code_grep '(^|[^_a-zA-Z])rename(at)?[[:space:]]*\(' "$r"/*.c "$r"/*.cu |
+    code_grep '(^|[^_a-zA-Z])rename(at)?[[:space:]]*\(' "$d"/*.c "$d"/*.cu |
         grep -v '^common/storage\.c:' |
         sed 's/$/   <- rename outside common\/storage.c (use its atomic-file helper)/' >>"$found"
 done

@@ -1,25 +1,27 @@
 #!/bin/sh
 # check-twins.sh ROOM... - every CUDA kernel file has its C twin, by name.
 #
-# The rule (net/net.h, seg/seg.h): X.cu beside X_ref.c in the same room, the
+# The rule (kernels/net/net.h, kernels/seg/seg.h): X.cu beside X_ref.c in the same room, the
 # C twin with the same functions (ref_ for cu_) and arguments less the
 # stream; the GPU tests compare each pair. Prints each .cu and its twin, and
 # fails when a .cu has no X_ref.c or an X_ref.c has no X.cu, unless the .cu
 # is listed below with the reason it has none.
 set -u
 cd "$(dirname "$0")/.."
+. tests/room-dir.sh
 
 # the .cu files without a twin, and why (file: reason)
 exceptions='
-net/net_cuda.cu: the GPU network: planner and executor of the graph, no kernel; its CPU counterpart is net/net.c
-net/ops_stem.cu: the first conv specialised (3->16, 3x3, stride 2), reached through cu_conv2d_x; its twin is ref_conv2d in net/ops_conv_ref.c
-seg/seg_cuda.cu: the engine'"'"'s CUDA backend: buffers, streams and launches, no kernel; its CPU counterpart is seg/seg_cpu.c
-seg/tune.cu: the auto-tuner: times the GPU engine against the CPU engine, no kernel of its own
+kernels/net/net_cuda.cu: the GPU network: planner and executor of the graph, no kernel; its CPU counterpart is kernels/net/net.c
+kernels/net/ops_stem.cu: the first conv specialised (3->16, 3x3, stride 2), reached through cu_conv2d_x; its twin is ref_conv2d in kernels/net/ops_conv_ref.c
+kernels/seg/seg_cuda.cu: the engine'"'"'s CUDA backend: buffers, streams and launches, no kernel; its CPU counterpart is kernels/seg/seg_cpu.c
+kernels/seg/tune.cu: the auto-tuner: times the GPU engine against the CPU engine, no kernel of its own
 '
 
 bad=0
 for r in "$@"; do
-    for cu in "$r"/*.cu; do
+    d=$(room_dir "$r")
+    for cu in "$d"/*.cu; do
         [ -f "$cu" ] || continue
         ref=${cu%.cu}_ref.c
         why=$(printf '%s\n' "$exceptions" | sed -n "s|^$cu: ||p")
@@ -33,7 +35,7 @@ for r in "$@"; do
             bad=1
         fi
     done
-    for ref in "$r"/*_ref.c; do
+    for ref in "$d"/*_ref.c; do
         [ -f "$ref" ] || continue
         [ -f "${ref%_ref.c}.cu" ] ||
             { echo "check-twins: $ref has no CUDA twin ${ref%_ref.c}.cu" >&2; bad=1; }

@@ -1,6 +1,6 @@
 /*
  * cmd_tune.c - `vr-worker tune`: auto-tunes the CUDA network for this GPU,
- * the profile's model and one input geometry (seg/tune.h), prints the
+ * the profile's model and one input geometry (kernels/seg/tune.h), prints the
  * table of candidates and stores the choice in the tune cache, where every
  * later SEG_CUDA engine of the same key picks it up. A cached result is
  * shown without timing anything unless --force.

@@ -1,6 +1,6 @@
 /*
  * g-net-ops-block.c - the chained inverted-residual block kernel (cu_ir_chain,
- * net/ops_block.cu) against its C twin (ref_ir_chain) on fresh random
+ * kernels/net/ops_block.cu) against its C twin (ref_ir_chain) on fresh random
  * data: the bottleneck's own geometries (16x16 and the landscape model's
  * 9x16, 32 channels expanded to 128 and 96, 5x5 depthwise) and others that
  * take the kernel's other paths (3x3, no residual, an activation

@@ -1,6 +1,6 @@
 /*
  * g-net-ops-pwdw.c - the pointwise + depthwise kernel (cu_pwdw,
- * net/ops_pwdw.cu) against its C twin (ref_pwdw) on fresh random data:
+ * kernels/net/ops_pwdw.cu) against its C twin (ref_pwdw) on fresh random data:
  * the selfie encoder's four pairs (16->16 3x3 stride 2 at 128x128, also
  * the landscape model's 72x128; 16->72 at 64x64; 24->88 3x3 stride 1 and
  * 24->96 5x5 stride 2 at 32x32, the last with 4x4 blocks) and shapes that

@@ -1,5 +1,5 @@
 /*
- * g-net-ops-tail.c - the decoder-stage kernel (cu_tail, net/ops_tail.cu)
+ * g-net-ops-tail.c - the decoder-stage kernel (cu_tail, kernels/net/ops_tail.cu)
  * against its C twin (ref_tail) on fresh random data: the selfie models'
  * own last stage (128x128 and 72x128, 16 channels, SE scale and skip sum as
  * prologue, 3x3 depthwise, 2x2 transpose conv to one channel + sigmoid)

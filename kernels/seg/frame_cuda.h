@@ -180,7 +180,7 @@ int seg_cuda_create_variant(const struct seg_opts *o, const struct netcu_opts *n
 }
 #endif
 
-/* ---- device helpers shared by seg/frame_*.cu ---- */
+/* ---- device helpers shared by kernels/seg/frame_*.cu ---- */
 
 #ifdef __CUDACC__
 /* The C twins compile without FMA contraction (x86-64 baseline), so where a

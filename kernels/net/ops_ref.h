@@ -1,7 +1,7 @@
 /*
  * ops_ref.h - the plain-C reference of every network op (float32, NHWC,
  * batched over n). These are the "C twins": the --cpu backend runs them, and
- * every CUDA kernel in net/ops_cuda.h has the same arguments (plus a
+ * every CUDA kernel in kernels/net/ops_cuda.h has the same arguments (plus a
  * cudaStream_t) and is checked against them. Semantics are TensorFlow Lite's
  * reference kernels, exactly: SAME/VALID padding, strides, dilation, fused
  * activations, AVERAGE_POOL_2D counting only in-bounds taps,

@@ -3,7 +3,7 @@
  * network: preprocess (colour convert + resize + normalise, fused), tile
  * blend, guided upsample (fast guided filter) and temporal smoothing.
  *
- * These are the "C twins" of the CUDA frame kernels (seg/frame_cuda.h):
+ * These are the "C twins" of the CUDA frame kernels (kernels/seg/frame_cuda.h):
  * the CUDA versions take the same arguments plus a cudaStream_t, with every
  * buffer pointer (frame planes, rect/tile arrays, outputs, scratch) in device
  * memory, and must match these within 1/255. So every sampling rule below is

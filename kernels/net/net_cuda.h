@@ -1,6 +1,6 @@
 /*
  * net_cuda.h - the network on the GPU: the same graph as net.h, run with the
- * hand-written kernels of net/ops_*.cu (fp16 half2 or fp32, fused where
+ * hand-written kernels of kernels/net/ops_*.cu (fp16 half2 or fp32, fused where
  * it pays), captured as one CUDA graph per batch size and replayed. Weights
  * go to the GPU once, at creation. Only built with nvcc (VR_HAVE_CUDA).
  */
