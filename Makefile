@@ -104,17 +104,17 @@ endif
 # A room's files include only its own headers and those of the rooms it
 # uses, so a wrong include fails the build; `make check-rooms` says which
 # line. The table is the architecture (docs/ARCHITECTURE.md):
-ROOMS           := common gpu media queue model net seg worker controller cli
+ROOMS           := common gpuinfo media queue tflite net seg worker controller cli
 USES_common     :=
-USES_gpu        := common
+USES_gpuinfo    := common
 USES_media      := common
 USES_queue      := common
-USES_model      := common
-USES_net        := common model
-USES_seg        := common model net
-USES_worker     := common gpu media queue seg
+USES_tflite     := common
+USES_net        := common tflite
+USES_seg        := common tflite net
+USES_worker     := common gpuinfo media queue seg
 USES_controller := common media queue
-USES_cli        := common gpu media queue
+USES_cli        := common gpuinfo media queue
 # check-rooms (a prerequisite of `all`) holds each file to that; the
 # compiler also gets the rooms those rooms use in turn, because a used
 # room's header may include its own (kernels/seg/tune.h names net/'s struct
@@ -130,10 +130,10 @@ lib = $(foreach r,$(1),$(BUILD)/libvr$(r).a)
 $(foreach r,$(ROOMS),$(eval $(call lib,$(r)): $(call obj,$(call room_src,$(r)))))
 
 # what each binary links, dependents first
-WORKER_LIBS := $(call lib,worker seg net model media queue gpu common)
+WORKER_LIBS := $(call lib,worker seg net tflite media queue gpuinfo common)
 CTL_LIBS    := $(call lib,controller media queue common)
-CLI_LIBS    := $(call lib,cli media queue gpu common)
-ALL_LIBS    := $(call lib,cli controller worker seg net model media queue gpu common)
+CLI_LIBS    := $(call lib,cli media queue gpuinfo common)
+ALL_LIBS    := $(call lib,cli controller worker seg net tflite media queue gpuinfo common)
 TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c)
 
 BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker

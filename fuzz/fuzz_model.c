@@ -1,5 +1,5 @@
 /*
- * fuzz_model.c - libFuzzer target for the tflite loader (model/tflite.c).
+ * fuzz_model.c - libFuzzer target for the tflite loader (tflite/tflite.c).
  *
  * Feeds arbitrary bytes to model_load_mem(). A load must either fail with a
  * negative code and a message, or succeed with a model whose indices and

@@ -12,7 +12,7 @@ BENCH_NET_BIN := $(BUILD)/bench/bench-net
 BENCH_NET_JSON ?= $(BUILD)/bench-net.json
 
 ifneq ($(NVCC),)
-$(BENCH_NET_BIN): $(BUILD)/bench/bench_net.o $(call lib,seg net model media common)
+$(BENCH_NET_BIN): $(BUILD)/bench/bench_net.o $(call lib,seg net tflite media common)
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

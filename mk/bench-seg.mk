@@ -11,7 +11,7 @@ BENCH_SEG_BIN  := $(BUILD)/bench/bench_seg
 BENCH_SEG_JSON ?= $(BUILD)/bench-seg.json
 
 ifneq ($(NVCC),)
-$(BENCH_SEG_BIN): $(BUILD)/bench/bench_seg.o $(call lib,seg net model media common)
+$(BENCH_SEG_BIN): $(BUILD)/bench/bench_seg.o $(call lib,seg net tflite media common)
 	@mkdir -p $(dir $@)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

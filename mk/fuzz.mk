@@ -11,7 +11,7 @@ FUZZ_CC    ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
               -Icommon -Imodel -Iqueue
 FUZZ_BASE  := common/err.c common/log.c
-FUZZ_model_SRC    := fuzz/fuzz_model.c model/tflite.c common/storage.c $(FUZZ_BASE)
+FUZZ_model_SRC    := fuzz/fuzz_model.c tflite/tflite.c common/storage.c $(FUZZ_BASE)
 FUZZ_job_spec_SRC := fuzz/fuzz_job_spec.c queue/job.c common/storage.c $(FUZZ_BASE)
 FUZZ_config_SRC   := fuzz/fuzz_config.c common/config.c common/paths.c common/storage.c \
                      $(FUZZ_BASE)
@@ -22,7 +22,7 @@ FUZZ_records_SRC  := fuzz/fuzz_records.c queue/rq_stats.c queue/rq_report.c queu
 FUZZ_TARGETS := model job_spec config records
 FUZZ_BIN = $(BUILD)/fuzz/fuzz_$(1)
 
-$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN,$(t)): $(FUZZ_$(t)_SRC) $(wildcard common/*.h queue/*.h model/model.h)))
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN,$(t)): $(FUZZ_$(t)_SRC) $(wildcard common/*.h queue/*.h tflite/model.h)))
 $(BUILD)/fuzz/fuzz_%:
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)

@@ -245,17 +245,17 @@ static void check_selfie(const struct expect *x)
     cr_assert_null(m);
 }
 
-Test(model_load, selfie_square_loads)
+Test(tflite_load, selfie_square_loads)
 {
     check_selfie(&models[0]);
 }
 
-Test(model_load, selfie_landscape_loads)
+Test(tflite_load, selfie_landscape_loads)
 {
     check_selfie(&models[1]);
 }
 
-Test(model_load, hashes_differ_and_match_memory_load)
+Test(tflite_load, hashes_differ_and_match_memory_load)
 {
     struct model *a = load(models[0].file), *b = load(models[1].file);
     cr_assert_str_neq(a->hash, b->hash);
@@ -278,7 +278,7 @@ Test(model_load, hashes_differ_and_match_memory_load)
     model_free(NULL);
 }
 
-Test(model_load, op_names)
+Test(tflite_load, op_names)
 {
     cr_assert_str_eq(model_op_name(MOP_CONV_2D), "CONV_2D");
     cr_assert_str_eq(model_op_name(MOP_RESIZE_BILINEAR), "RESIZE_BILINEAR");
@@ -327,7 +327,7 @@ static void check_tiny(struct model *m, enum model_op_kind pool)
     cr_assert(t->padding == MPAD_SAME && t->stride_h == 2 && t->stride_w == 2);
 }
 
-Test(model_load, seed_tiny_every_op_kind)
+Test(tflite_load, seed_tiny_every_op_kind)
 {
     struct model *m = load("tests/data/fuzz-seeds/tiny.tflite");
     check_tiny(m, MOP_AVERAGE_POOL_2D);
@@ -337,7 +337,7 @@ Test(model_load, seed_tiny_every_op_kind)
     model_free(&m);
 }
 
-Test(model_load, seed_mean_keep_dims)
+Test(tflite_load, seed_mean_keep_dims)
 {
     struct model *m = load("tests/data/fuzz-seeds/tiny-mean.tflite");
     check_tiny(m, MOP_MEAN);
@@ -346,7 +346,7 @@ Test(model_load, seed_mean_keep_dims)
     model_free(&m);
 }
 
-Test(model_load, seed_external_buffer_and_old_opcodes)
+Test(tflite_load, seed_external_buffer_and_old_opcodes)
 {
     /* Buffer data stored after the flatbuffer (offset/size fields). */
     struct model *m = load("tests/data/fuzz-seeds/tiny-external.tflite");
@@ -359,7 +359,7 @@ Test(model_load, seed_external_buffer_and_old_opcodes)
     model_free(&m);
 }
 
-Test(model_load, seed_sub_is_unsupported)
+Test(tflite_load, seed_sub_is_unsupported)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/data/fuzz-seeds/tiny-sub.tflite", data_dir());
@@ -393,7 +393,7 @@ static int load_patched_half(uint16_t h0, uint16_t h1, struct model **m, vr_err 
     return rc;
 }
 
-Test(model_load, float16_subnormal_and_extremes)
+Test(tflite_load, float16_subnormal_and_extremes)
 {
     static const struct { uint16_t h; float f; } cases[] = {
         { 0x0001, 0x1p-24f },               /* smallest subnormal */
@@ -419,7 +419,7 @@ Test(model_load, float16_subnormal_and_extremes)
     }
 }
 
-Test(model_load, float16_inf_nan_refused)
+Test(tflite_load, float16_inf_nan_refused)
 {
     static const uint16_t bad[] = { 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xffff };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

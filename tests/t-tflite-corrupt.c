@@ -153,7 +153,7 @@ static int load_expect_error(const uint8_t *b, size_t len, int code, const char 
 
 /* ---- damaged files ---- */
 
-Test(model_corrupt, truncated_everywhere)
+Test(tflite_corrupt, truncated_everywhere)
 {
     size_t len;
     uint8_t *b = slurp(SQUARE, &len);
@@ -201,7 +201,7 @@ static void flip_run(const char *file, int n, size_t hot, int *failed, int *load
     free(b);
 }
 
-Test(model_corrupt, bit_flips)
+Test(tflite_corrupt, bit_flips)
 {
     int failed = 0, loaded = 0;
     flip_run(SQUARE, 400, 4096, &failed, &loaded);
@@ -214,7 +214,7 @@ Test(model_corrupt, bit_flips)
     cr_assert_gt(loaded, 0);
 }
 
-Test(model_corrupt, random_garbage_after_header)
+Test(tflite_corrupt, random_garbage_after_header)
 {
     uint8_t buf[512];
     uint64_t s = 42;
@@ -229,7 +229,7 @@ Test(model_corrupt, random_garbage_after_header)
     }
 }
 
-Test(model_corrupt, empty_missing_and_wrong_magic)
+Test(tflite_corrupt, empty_missing_and_wrong_magic)
 {
     struct model *m = NULL;
     vr_err e = { 0 };
@@ -277,7 +277,7 @@ Test(model_corrupt, empty_missing_and_wrong_magic)
 
 /* ---- surgical patches ---- */
 
-Test(model_corrupt, unsupported_op_named)
+Test(tflite_corrupt, unsupported_op_named)
 {
     size_t len;
     uint8_t *b = slurp(SQUARE, &len);
@@ -299,7 +299,7 @@ Test(model_corrupt, unsupported_op_named)
     free(b);
 }
 
-Test(model_corrupt, buffer_index_out_of_range)
+Test(tflite_corrupt, buffer_index_out_of_range)
 {
     size_t len;
     uint8_t *b = slurp(SQUARE, &len);
@@ -314,7 +314,7 @@ Test(model_corrupt, buffer_index_out_of_range)
     free(b);
 }
 
-Test(model_corrupt, tensor_index_out_of_range)
+Test(tflite_corrupt, tensor_index_out_of_range)
 {
     size_t len;
     uint8_t *b = slurp(SQUARE, &len);
@@ -325,7 +325,7 @@ Test(model_corrupt, tensor_index_out_of_range)
     free(b);
 }
 
-Test(model_corrupt, use_before_definition_and_cycle)
+Test(tflite_corrupt, use_before_definition_and_cycle)
 {
     size_t len;
     uint8_t *b = slurp(SQUARE, &len);
@@ -346,7 +346,7 @@ Test(model_corrupt, use_before_definition_and_cycle)
     free(b);
 }
 
-Test(model_corrupt, weights_must_fit_the_input)
+Test(tflite_corrupt, weights_must_fit_the_input)
 {
     size_t len;
     uint8_t *b = slurp(TINY, &len);
@@ -372,7 +372,7 @@ Test(model_corrupt, weights_must_fit_the_input)
     free(b);
 }
 
-Test(model_corrupt, shape_and_option_checks)
+Test(tflite_corrupt, shape_and_option_checks)
 {
     size_t len;
     uint8_t *b = slurp(TINY, &len);
@@ -407,7 +407,7 @@ Test(model_corrupt, shape_and_option_checks)
     free(b);
 }
 
-Test(model_corrupt, oversized_counts_refused_before_allocation)
+Test(tflite_corrupt, oversized_counts_refused_before_allocation)
 {
     size_t len;
     uint8_t *b = slurp(TINY, &len);
