@@ -66,7 +66,7 @@ $(BUILD)/common/version.o: override CFLAGS += -DVR_VERSION='"$(VR_VERSION)"'
 # the rooms that hold CUDA kernels (X.cu beside its C twin X_ref.c): all GPU
 # code lives under kernels/, one folder a room; every other room is a
 # top-level folder of its own name
-CU_ROOMS := net seg
+CU_ROOMS := net seg h264
 rdir = $(if $(filter $(CU_ROOMS),$(1)),kernels/$(1),$(1))
 CUDA ?= auto
 # nvcc on PATH may be a wrapper script (e.g. /usr/local/bin/nvcc), so the
@@ -104,10 +104,11 @@ endif
 # A room's files include only its own headers and those of the rooms it
 # uses, so a wrong include fails the build; `make check-rooms` says which
 # line. The table is the architecture (docs/ARCHITECTURE.md):
-ROOMS           := common gpuinfo media queue tflite net seg worker controller cli
+ROOMS           := common gpuinfo h264 media queue tflite net seg worker controller cli
 USES_common     :=
 USES_gpuinfo    := common
-USES_media      := common
+USES_h264       := common
+USES_media      := common h264
 USES_queue      := common
 USES_tflite     := common
 USES_net        := common tflite
@@ -130,10 +131,10 @@ lib = $(foreach r,$(1),$(BUILD)/libvr$(r).a)
 $(foreach r,$(ROOMS),$(eval $(call lib,$(r)): $(call obj,$(call room_src,$(r)))))
 
 # what each binary links, dependents first
-WORKER_LIBS := $(call lib,worker seg net tflite media queue gpuinfo common)
-CTL_LIBS    := $(call lib,controller media queue common)
-CLI_LIBS    := $(call lib,cli media queue gpuinfo common)
-ALL_LIBS    := $(call lib,cli controller worker seg net tflite media queue gpuinfo common)
+WORKER_LIBS := $(call lib,worker seg net tflite media h264 queue gpuinfo common)
+CTL_LIBS    := $(call lib,controller media h264 queue common)
+CLI_LIBS    := $(call lib,cli media h264 queue gpuinfo common)
+ALL_LIBS    := $(call lib,cli controller worker seg net tflite media h264 queue gpuinfo common)
 TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c)
 
 BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker

@@ -2,10 +2,11 @@
 # and chunk task parsers (what anyone who can write Redis hands the
 # controller and the workers), the profile/config parser, and the records
 # read back from Redis (job hash, chunk hash, webhook delivery, a worker's
-# report). Undefined
+# report), and the matte encoder over mask content (its stream decoded by
+# libavcodec must equal its reconstruction). Undefined
 # behaviour aborts (-fno-sanitize-recover) so UBSan findings fail the run
-# too. `make fuzz` (part of `make test`) gives the model loader half of
-# FUZZ_SECONDS and the job, config and record parsers a sixth each.
+# too. `make fuzz` (part of `make test`) gives the model loader a third of
+# FUZZ_SECONDS and the job, config and record parsers and the encoder a sixth each.
 FUZZ_SECONDS ?= 30
 FUZZ_CC    ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
@@ -19,14 +20,17 @@ FUZZ_records_SRC  := fuzz/fuzz_records.c queue/rq_stats.c queue/rq_report.c queu
                      queue/rq_fleet.c queue/rq_stream.c queue/rq.c queue/rq_scripts.c queue/job.c common/text.c common/metrics.c \
                      queue/rq_claim.c common/hmac.c common/storage.c common/cmdtable.c common/version.c \
                      $(FUZZ_BASE)
-FUZZ_TARGETS := model job_spec config records
+FUZZ_h264_SRC     := fuzz/fuzz_h264.c tests/util-h264.c kernels/h264/h264enc.c \
+                     kernels/h264/h264_mb.c kernels/h264/h264_cavlc.c $(FUZZ_BASE)
+FUZZ_h264_LIBS    := -Ikernels/h264 -Itests $(shell pkg-config --cflags --libs libavcodec libavutil 2>/dev/null)
+FUZZ_TARGETS := model job_spec config records h264
 FUZZ_BIN = $(BUILD)/fuzz/fuzz_$(1)
 
-$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN,$(t)): $(FUZZ_$(t)_SRC) $(wildcard common/*.h queue/*.h tflite/model.h)))
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN,$(t)): $(FUZZ_$(t)_SRC) $(wildcard common/*.h queue/*.h tflite/model.h kernels/h264/*.h)))
 $(BUILD)/fuzz/fuzz_%:
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_$*_SRC) -ljansson -lhiredis -lcrypto -lm
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_$*_SRC) $(FUZZ_$*_LIBS) -ljansson -lhiredis -lcrypto -lm
 
 # fuzz_one target seconds seed-dirs...
 fuzz_one = \
@@ -37,9 +41,10 @@ fuzz_one = \
 	grep -E "^Done [0-9]+ runs" $(BUILD)/fuzz/log-$(1) | tail -1 | sed 's/^/fuzz: $(1): /'
 
 fuzz: $(foreach t,$(FUZZ_TARGETS),$(call FUZZ_BIN,$(t)))
-	@echo "fuzz: the model loader, the job spec / chunk task, config and Redis record parsers, $(FUZZ_SECONDS) s in all"
-	$(Q)$(call fuzz_one,model,$(shell expr $(FUZZ_SECONDS) / 2),models/*.tflite tests/data/fuzz-seeds/*.tflite)
+	@echo "fuzz: the model loader, the job spec / chunk task, config and Redis record parsers, the matte encoder, $(FUZZ_SECONDS) s in all"
+	$(Q)$(call fuzz_one,model,$(shell expr $(FUZZ_SECONDS) / 3),models/*.tflite tests/data/fuzz-seeds/*.tflite)
 	$(Q)$(call fuzz_one,job_spec,$(shell expr $(FUZZ_SECONDS) / 6),tests/data/fuzz-seeds/job/*)
 	$(Q)$(call fuzz_one,config,$(shell expr $(FUZZ_SECONDS) / 6),tests/data/fuzz-seeds/config/*)
 	$(Q)$(call fuzz_one,records,$(shell expr $(FUZZ_SECONDS) / 6),tests/data/fuzz-seeds/records/*)
+	$(Q)$(call fuzz_one,h264,$(shell expr $(FUZZ_SECONDS) / 6),tests/data/fuzz-seeds/h264/*)
 	@echo "fuzz: clean"

@@ -1,0 +1,313 @@
+/*
+ * h264_mb.c - stage 1 of the matte encoder, in plain C (h264_ref.h):
+ * per MB, predict, transform, quantise and reconstruct.
+ *
+ * The reconstruction is the standard decoder's, integer for integer (ITU-T
+ * H.264 8.5: flat scaling lists, so a level's scale is LevelScale << qP/6;
+ * the Intra 16x16 DC through the inverse Hadamard and its rounding; the
+ * inverse transform rows first, then columns, + 32 >> 6): the encoder's
+ * reference is then the decoder's, frame after frame, with no drift. The
+ * forward side (transform, quantiser rounding, mode choice) is free and
+ * kept simple.
+ */
+#include "h264_ref.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tables ---- */
+
+/* The 4x4 frame zigzag: scan index -> raster index (y*4+x). */
+static const uint8_t ZZ[16] = { 0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15 };
+
+/* Quantiser multipliers and dequantiser scales by qP % 6, for the three
+ * position classes: both coordinates even, both odd, else. */
+static const int MF[6][3] = { { 13107, 5243, 8066 }, { 11916, 4660, 7490 },
+                              { 10082, 4194, 6554 }, { 9362, 3647, 5825 },
+                              { 8192, 3355, 5243 },  { 7282, 2893, 4559 } };
+static const int DQ[6][3] = { { 10, 16, 13 }, { 11, 18, 14 }, { 13, 20, 16 },
+                              { 14, 23, 18 }, { 16, 25, 20 }, { 18, 29, 23 } };
+
+static int pos_class(int r)
+{
+    int x = r & 3, y = r >> 2;
+    return !(x & 1) && !(y & 1) ? 0 : (x & 1) && (y & 1) ? 1 : 2;
+}
+
+static uint8_t clip255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+static int clamp_level(int v)
+{
+    return v > H264_MAX_LEVEL ? H264_MAX_LEVEL : v < -H264_MAX_LEVEL ? -H264_MAX_LEVEL : v;
+}
+
+/* ---- transforms ---- */
+
+/* The forward core transform of a 4x4 residual (raster), in place. */
+static void fdct4(int *b)
+{
+    for (int i = 0; i < 4; i++) { /* rows */
+        int *r = b + 4 * i;
+        int s03 = r[0] + r[3], d03 = r[0] - r[3], s12 = r[1] + r[2], d12 = r[1] - r[2];
+        r[0] = s03 + s12;
+        r[1] = 2 * d03 + d12;
+        r[2] = s03 - s12;
+        r[3] = d03 - 2 * d12;
+    }
+    for (int i = 0; i < 4; i++) { /* columns */
+        int *c = b + i;
+        int s03 = c[0] + c[12], d03 = c[0] - c[12], s12 = c[4] + c[8], d12 = c[4] - c[8];
+        c[0] = s03 + s12;
+        c[4] = 2 * d03 + d12;
+        c[8] = s03 - s12;
+        c[12] = d03 - 2 * d12;
+    }
+}
+
+/* The decoder's inverse transform (8.5.12.2) of scaled coefficients d
+ * (raster), added to pred (stride ls) into out (stride ls), clipped. */
+static void idct4_add(const int *d, const uint8_t *pred, uint8_t *out, int ls)
+{
+    int t[16];
+    for (int i = 0; i < 4; i++) { /* each row */
+        const int *r = d + 4 * i;
+        int e = r[0] + r[2], f = r[0] - r[2], g = (r[1] >> 1) - r[3], h = r[1] + (r[3] >> 1);
+        t[4 * i + 0] = e + h;
+        t[4 * i + 1] = f + g;
+        t[4 * i + 2] = f - g;
+        t[4 * i + 3] = e - h;
+    }
+    for (int j = 0; j < 4; j++) { /* then each column */
+        int e = t[j] + t[8 + j], f = t[j] - t[8 + j];
+        int g = (t[4 + j] >> 1) - t[12 + j], h = t[4 + j] + (t[12 + j] >> 1);
+        int v[4] = { e + h, f + g, f - g, e - h };
+        for (int i = 0; i < 4; i++)
+            out[i * ls + j] = clip255(pred[i * ls + j] + ((v[i] + 32) >> 6));
+    }
+}
+
+/* The 4x4 Hadamard (its own inverse up to scale), in place. */
+static void hadamard4(int *b)
+{
+    for (int i = 0; i < 4; i++) {
+        int *r = b + 4 * i;
+        int s01 = r[0] + r[1], d01 = r[0] - r[1], s23 = r[2] + r[3], d23 = r[2] - r[3];
+        r[0] = s01 + s23;
+        r[1] = s01 - s23;
+        r[2] = d01 - d23;
+        r[3] = d01 + d23;
+    }
+    for (int j = 0; j < 4; j++) {
+        int *c = b + j;
+        int s01 = c[0] + c[4], d01 = c[0] - c[4], s23 = c[8] + c[12], d23 = c[8] - c[12];
+        c[0] = s01 + s23;
+        c[4] = s01 - s23;
+        c[8] = d01 - d23;
+        c[12] = d01 + d23;
+    }
+}
+
+/* level = sign(w) * ((|w| * mf + f) >> qbits), clamped. */
+static int quant(int w, int mf, int f, int qbits)
+{
+    int a = w < 0 ? -w : w;
+    int l = (int)(((int64_t)a * mf + f) >> qbits);
+    return clamp_level(w < 0 ? -l : l);
+}
+
+/* ---- one 16x16 residual ---- */
+
+/* Codes src - pred of one MB (both stride ls): P16 (intra == 0, every
+ * coefficient in its 4x4 block) or I16 (DC through the Hadamard). Fills
+ * m's levels, cbp and nc, and writes the reconstruction into rec. Returns
+ * whether any level is nonzero. */
+static int code_residual(const uint8_t *src, const uint8_t *pred, uint8_t *rec, int ls, int qp,
+                         int intra, struct h264_mb *m)
+{
+    const int q6 = qp / 6, qm = qp % 6, qbits = 15 + q6;
+    const int f = intra ? (1 << qbits) / 3 : (1 << qbits) / 6;
+    int coef[16][16]; /* [block raster][coefficient raster] */
+    int any = 0;
+    memset(m->lv, 0, sizeof m->lv);
+    memset(m->dc, 0, sizeof m->dc);
+    memset(m->nc, 0, sizeof m->nc);
+    m->cbp = 0;
+    for (int b = 0; b < 16; b++) {
+        int bx = (b & 3) * 4, by = (b >> 2) * 4;
+        for (int i = 0; i < 16; i++) {
+            int o = (by + (i >> 2)) * ls + bx + (i & 3);
+            coef[b][i] = src[o] - pred[o];
+        }
+        fdct4(coef[b]);
+        for (int k = intra ? 1 : 0; k < 16; k++) {
+            int r = ZZ[k];
+            int l = quant(coef[b][r], MF[qm][pos_class(r)], f, qbits);
+            m->lv[b][k] = (int16_t)l;
+            if (l)
+                m->nc[b]++;
+        }
+    }
+    if (intra) {
+        int dc[16];
+        for (int b = 0; b < 16; b++)
+            dc[b] = coef[b][0];
+        hadamard4(dc);
+        for (int k = 0; k < 16; k++) {
+            int r = ZZ[k];
+            int l = quant(dc[r] / 2, MF[qm][0], 2 * f, qbits + 1);
+            m->dc[k] = (int16_t)l;
+            any |= l != 0;
+        }
+        int ac = 0;
+        for (int b = 0; b < 16; b++)
+            ac |= m->nc[b] != 0;
+        m->cbp = ac ? 15 : 0;
+        any |= ac;
+    } else {
+        for (int b = 0; b < 16; b++)
+            if (m->nc[b])
+                m->cbp |= (uint8_t)(1 << (((b >> 3) << 1) | ((b & 3) >> 1)));
+        any = m->cbp != 0;
+    }
+    /* reconstruction, as the decoder does it */
+    int dcy[16] = { 0 };
+    if (intra) {
+        int c[16];
+        for (int k = 0; k < 16; k++)
+            c[ZZ[k]] = m->dc[k];
+        hadamard4(c);
+        for (int r = 0; r < 16; r++)
+            dcy[r] = (c[r] * DQ[qm][0] * (1 << q6) + 2) >> 2;
+    }
+    for (int b = 0; b < 16; b++) {
+        int bx = (b & 3) * 4, by = (b >> 2) * 4;
+        int d[16] = { 0 };
+        for (int k = intra ? 1 : 0; k < 16; k++) {
+            int r = ZZ[k];
+            d[r] = m->lv[b][k] * DQ[qm][pos_class(r)] * (1 << q6);
+        }
+        if (intra)
+            d[0] = dcy[b];
+        size_t o = (size_t)by * ls + bx;
+        idct4_add(d, pred + o, rec + o, ls);
+    }
+    return any;
+}
+
+/* ---- stage 1: P frames ---- */
+
+static void inter_mb(const struct h264_frame *fr, int mx, int my)
+{
+    struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
+    size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
+    m->type = H264_MB_P16;
+    m->mode = 0;
+    if (!code_residual(fr->src + o, fr->ref + o, fr->rec + o, fr->ls, fr->qp, 0, m)) {
+        /* nothing coded: the decoder copies the reference, as P_Skip */
+        m->type = H264_MB_SKIP;
+        for (int y = 0; y < 16; y++)
+            memcpy(fr->rec + o + (size_t)y * fr->ls, fr->ref + o + (size_t)y * fr->ls, 16);
+    }
+}
+
+void ref_h264_inter(const struct h264_frame *f)
+{
+    for (int my = 0; my < f->mbh; my++)
+        for (int mx = 0; mx < f->mbw; mx++)
+            inter_mb(f, mx, my);
+}
+
+/* ---- stage 1: IDR, Intra 16x16 ---- */
+
+/* The prediction of `mode` from the reconstructed neighbours of the MB at
+ * rec (stride ls) into p[256]; 0 when the mode needs a neighbour the MB
+ * does not have. */
+static int predict16(const uint8_t *rec, int ls, int has_left, int has_top, int mode, uint8_t *p)
+{
+    const uint8_t *top = rec - ls;
+    switch (mode) {
+    case 0: /* vertical */
+        if (!has_top)
+            return 0;
+        for (int y = 0; y < 16; y++)
+            memcpy(p + 16 * y, top, 16);
+        return 1;
+    case 1: /* horizontal */
+        if (!has_left)
+            return 0;
+        for (int y = 0; y < 16; y++)
+            memset(p + 16 * y, rec[(ptrdiff_t)y * ls - 1], 16);
+        return 1;
+    case 2: { /* DC */
+        int s = 0, v = 128;
+        if (has_left)
+            for (int y = 0; y < 16; y++)
+                s += rec[(ptrdiff_t)y * ls - 1];
+        if (has_top)
+            for (int x = 0; x < 16; x++)
+                s += top[x];
+        if (has_left && has_top)
+            v = (s + 16) >> 5;
+        else if (has_left || has_top)
+            v = (s + 8) >> 4;
+        memset(p, v, 256);
+        return 1;
+    }
+    default: { /* plane (8.3.3.4) */
+        if (!has_left || !has_top)
+            return 0;
+        int H = 0, V = 0;
+        for (int i = 0; i < 8; i++) {
+            H += (i + 1) * (top[8 + i] - top[6 - i]);
+            V += (i + 1) * (rec[(ptrdiff_t)(8 + i) * ls - 1] - rec[(ptrdiff_t)(6 - i) * ls - 1]);
+        }
+        int a = 16 * (rec[(ptrdiff_t)15 * ls - 1] + top[15]);
+        int b = (5 * H + 32) >> 6, c = (5 * V + 32) >> 6;
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++)
+                p[16 * y + x] = clip255((a + b * (x - 7) + c * (y - 7) + 16) >> 5);
+        return 1;
+    }
+    }
+}
+
+static void intra_mb(const struct h264_frame *fr, int mx, int my)
+{
+    struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
+    size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
+    uint8_t pred[256], best[256];
+    unsigned best_sad = ~0u;
+    int best_mode = 2;
+    for (int mode = 0; mode < 4; mode++) {
+        if (!predict16(fr->rec + o, fr->ls, mx > 0, my > 0, mode, pred))
+            continue;
+        unsigned sad = 0;
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++)
+                sad += (unsigned)abs(fr->src[o + (size_t)y * fr->ls + x] - pred[16 * y + x]);
+        if (sad < best_sad) {
+            best_sad = sad;
+            best_mode = mode;
+            memcpy(best, pred, sizeof best);
+        }
+    }
+    m->type = H264_MB_I16;
+    m->mode = (uint8_t)best_mode;
+    /* coded in a 16-wide window: the prediction is 16 wide */
+    uint8_t s16[256], r16[256];
+    for (int y = 0; y < 16; y++)
+        memcpy(s16 + 16 * y, fr->src + o + (size_t)y * fr->ls, 16);
+    code_residual(s16, best, r16, 16, fr->qp, 1, m);
+    for (int y = 0; y < 16; y++)
+        memcpy(fr->rec + o + (size_t)y * fr->ls, r16 + 16 * y, 16);
+}
+
+void ref_h264_intra(const struct h264_frame *f, int d)
+{
+    for (int my = 0; my < f->mbh; my++) {
+        int mx = d - my;
+        if (mx >= 0 && mx < f->mbw)
+            intra_mb(f, mx, my);
+    }
+}

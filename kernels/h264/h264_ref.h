@@ -1,0 +1,99 @@
+/*
+ * h264_ref.h - the matte encoder's stages, in plain C: the twins of the
+ * CUDA kernels (one function a launch), run by h264enc.c on the CPU.
+ *
+ * A frame is coded in stages that a GPU runs one macroblock (MB) a thread
+ * (docs/notes/h264.md):
+ *   1. ref_h264_inter (P frame, every MB at once) or ref_h264_intra (IDR,
+ *      one anti-diagonal of MBs a call: an MB predicts from its left, top
+ *      and top-left neighbours, which lie on earlier diagonals): predict,
+ *      4x4 integer transform, quantise, reconstruct exactly as the standard
+ *      decoder does; the MB's type, levels and each 4x4 block's
+ *      total_coeff recorded in struct h264_mb;
+ *   2. ref_h264_skipruns: each coded MB's mb_skip_run (a scan);
+ *   3. ref_h264_cavlc: each MB's codewords (mb_skip_run, header, residual
+ *      with nC from its neighbours' total_coeff) into its own bit buffer,
+ *      and their length;
+ *   4. ref_h264_scan: the exclusive prefix sum of the lengths;
+ *   5. ref_h264_pack: each MB's bits OR-ed in at its place.
+ * No MB of a P frame depends on another MB of that frame: there is no
+ * intra coding in P frames, every motion vector is zero (so P_Skip's
+ * predicted vector is zero too).
+ *
+ * Buffers are caller-owned; nothing here allocates. Planes are luma only
+ * (chroma is a constant 128, coded as nothing: chroma DC prediction of 128
+ * and no chroma residual) and padded to whole MBs.
+ */
+#ifndef VR_H264_REF_H
+#define VR_H264_REF_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An MB's codewords never take more than this many bytes: 256 levels of
+ * at most 28 bits (|level| is clamped to H264_MAX_LEVEL), 17 coeff_tokens
+ * of at most 16 bits, the header and the skip run: under 7700 bits. */
+enum { H264_MB_MAX_BYTES = 1024, H264_MAX_LEVEL = 2047 };
+
+enum h264_mb_type { H264_MB_SKIP = 0, H264_MB_P16 = 1, H264_MB_I16 = 2 };
+
+/* What stage 1 decided for one MB; stage 3 reads it and its neighbours'. */
+struct h264_mb {
+    uint8_t type;        /* enum h264_mb_type */
+    uint8_t mode;        /* I16: 0 vertical, 1 horizontal, 2 DC, 3 plane */
+    uint8_t cbp;         /* luma coded_block_pattern: P16 a bit per 8x8, I16 0 or 15 */
+    uint8_t nc[16];      /* total_coeff of each 4x4 block, raster over the MB (y*4+x);
+                          * 0 for blocks not coded (their 8x8 not in cbp, skips);
+                          * I16: its AC block's count (the DC block's is not kept) */
+    int16_t dc[16];      /* I16: the Intra16x16DCLevel levels, zigzag order */
+    int16_t lv[16][16];  /* levels of each 4x4 block (raster y*4+x), zigzag order;
+                          * I16 uses [1..15] (AC), P16 all 16 */
+};
+
+/* One frame's stage arguments. Set by h264enc.c; every pointer is a
+ * caller-owned buffer of the size said. */
+struct h264_frame {
+    int mbw, mbh;             /* size in MBs */
+    int qp;                   /* 0..51 */
+    const uint8_t *src;       /* source luma, mbw*16 x mbh*16, stride ls */
+    const uint8_t *ref;       /* P: the reference's reconstruction, stride ls */
+    uint8_t *rec;             /* this frame's reconstruction, stride ls (written) */
+    int ls;
+    struct h264_mb *mb;       /* [mbw*mbh] */
+    uint32_t *run;            /* [mbw*mbh + 1]: skipped MBs just before MB i; [n]: after the last */
+    uint8_t *bits;            /* [mbw*mbh][H264_MB_MAX_BYTES]: each MB's codewords */
+    uint32_t *nbits;          /* [mbw*mbh]: their length in bits (0 for a skip) */
+    uint64_t *pos;            /* [mbw*mbh + 1]: exclusive prefix sum of nbits; [n] = total */
+};
+
+/* Stage 1, P frame: every MB against the co-located MB of f->ref. */
+void ref_h264_inter(const struct h264_frame *f);
+
+/* Stage 1, IDR: the MBs (x, y) with x + y == d, Intra 16x16 with the
+ * cheapest of the available V / H / DC / plane predictions by SAD. Call
+ * for d = 0 .. mbw + mbh - 2 in order. */
+void ref_h264_intra(const struct h264_frame *f, int d);
+
+/* Stage 2: f->run from the MB types. */
+void ref_h264_skipruns(const struct h264_frame *f);
+
+/* Stage 3: each MB's codewords into f->bits, their lengths into f->nbits;
+ * idr: an I slice (no skip runs), else a P slice. */
+void ref_h264_cavlc(const struct h264_frame *f, int idr);
+
+/* Stage 4: f->pos from f->nbits. */
+void ref_h264_scan(const struct h264_frame *f);
+
+/* Stage 5: each MB's bits into out at bit offset bit0 + f->pos[i]. The
+ * bytes from bit0's byte to the end of the last MB's bits must be zero on
+ * entry, except the bits before bit0 in its byte (kept). */
+void ref_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,341 @@
+/*
+ * h264enc.c - the matte encoder's driver (h264enc.h): the parameter sets,
+ * the slice header, the stages of h264_ref.h in order, the NAL units.
+ *
+ * On the CPU the stages are the C twins; the CUDA encoder runs the same
+ * stages as kernels and leaves only the NAL escaping here.
+ */
+#include "h264enc.h"
+
+#include "h264_bits.h"
+#include "h264_ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* frame_num is coded in this many bits (log2_max_frame_num) */
+enum { FRAME_NUM_BITS = 16 };
+
+struct h264enc {
+    struct h264enc_opts o;
+    int mbw, mbh, ls;
+    uint8_t *src;            /* padded source luma */
+    uint8_t *rec[2];         /* reconstructions: this frame and the reference */
+    int cur;                 /* rec[cur] is the last frame's */
+    struct h264_mb *mb;
+    uint32_t *run, *nbits;
+    uint64_t *pos;
+    uint8_t *bits;           /* per-MB codewords */
+    uint8_t *rbsp;           /* the slice before escaping */
+    size_t rbsp_cap;
+    uint8_t *au;             /* the access unit */
+    size_t au_cap;
+    uint8_t hdr[128];
+    int hdr_len;
+    long long since_idr;     /* frames since the last IDR; -1 before the first */
+    int idr_id, last_idr;    /* idr_pic_id; whether the last frame was an IDR */
+    struct h264enc_stats st;
+};
+
+/* ---- level (Table A-1) ---- */
+
+int h264enc_level(int w, int h, double fps)
+{
+    static const struct { int idc; long mbps, fs; } L[] = {
+        { 10, 1485, 99 },        { 11, 3000, 396 },       { 12, 6000, 396 },
+        { 13, 11880, 396 },      { 20, 11880, 396 },      { 21, 19800, 792 },
+        { 22, 20250, 1620 },     { 30, 40500, 1620 },     { 31, 108000, 3600 },
+        { 32, 216000, 5120 },    { 40, 245760, 8192 },    { 42, 522240, 8704 },
+        { 50, 589824, 22080 },   { 51, 983040, 36864 },   { 52, 2073600, 36864 },
+        { 60, 4177920, 139264 }, { 61, 8355840, 139264 }, { 62, 16711680, 139264 },
+    };
+    long mw = (w + 15) / 16, mh = (h + 15) / 16, fs = mw * mh;
+    double mbps = (double)fs * (fps > 0 ? fps : 60);
+    for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
+        /* a side may not exceed sqrt(8 * MaxFS) MBs (A.3.1) */
+        if (fs <= L[i].fs && mbps <= (double)L[i].mbps && mw * mw <= 8 * L[i].fs &&
+            mh * mh <= 8 * L[i].fs)
+            return L[i].idc;
+    }
+    return 62;
+}
+
+/* ---- NAL units ---- */
+
+/* A NAL unit with its 4-byte start code: header byte, then the RBSP with
+ * emulation prevention (00 00 0x, x <= 3, becomes 00 00 03 0x). dst has
+ * room for 5 + 3 * len / 2 bytes. Returns the bytes written. */
+static size_t nal_write(uint8_t *dst, int ref_idc, int type, const uint8_t *rbsp, size_t len)
+{
+    size_t o = 0;
+    dst[o++] = 0;
+    dst[o++] = 0;
+    dst[o++] = 0;
+    dst[o++] = 1;
+    dst[o++] = (uint8_t)(ref_idc << 5 | type);
+    int zeros = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (zeros >= 2 && rbsp[i] <= 3) {
+            dst[o++] = 3;
+            zeros = 0;
+        }
+        dst[o++] = rbsp[i];
+        zeros = rbsp[i] ? 0 : zeros + 1;
+    }
+    return o;
+}
+
+static void trailing_bits(struct h264_bw *w)
+{
+    h264_put(w, 1, 1);
+    while (w->bit & 7)
+        h264_put(w, 0, 1);
+}
+
+static void write_headers(struct h264enc *e)
+{
+    uint8_t b[64];
+    struct h264_bw w = { b, sizeof b, 0, 0 };
+    double fps = e->o.fps_num > 0 && e->o.fps_den > 0 ? (double)e->o.fps_num / e->o.fps_den : 60;
+    /* SPS */
+    h264_put(&w, 66, 8);   /* profile_idc: Baseline */
+    h264_put(&w, 0xC0, 8); /* constraint_set0 and 1: Constrained Baseline */
+    h264_put(&w, (uint32_t)h264enc_level(e->o.w, e->o.h, fps), 8);
+    h264_ue(&w, 0);                  /* seq_parameter_set_id */
+    h264_ue(&w, FRAME_NUM_BITS - 4); /* log2_max_frame_num_minus4 */
+    h264_ue(&w, 2);                  /* pic_order_cnt_type 2: order = decoding order */
+    h264_ue(&w, 1);                  /* max_num_ref_frames */
+    h264_put(&w, 0, 1);              /* gaps_in_frame_num_value_allowed_flag */
+    h264_ue(&w, (uint32_t)e->mbw - 1);
+    h264_ue(&w, (uint32_t)e->mbh - 1);
+    h264_put(&w, 1, 1); /* frame_mbs_only_flag */
+    h264_put(&w, 1, 1); /* direct_8x8_inference_flag */
+    int cr = (e->mbw * 16 - e->o.w) / 2, cb = (e->mbh * 16 - e->o.h) / 2;
+    h264_put(&w, cr || cb, 1); /* frame_cropping_flag, in 2-pixel units (4:2:0) */
+    if (cr || cb) {
+        h264_ue(&w, 0);
+        h264_ue(&w, (uint32_t)cr);
+        h264_ue(&w, 0);
+        h264_ue(&w, (uint32_t)cb);
+    }
+    h264_put(&w, 1, 1); /* vui_parameters_present_flag */
+    h264_put(&w, 0, 1); /* aspect_ratio_info_present_flag */
+    h264_put(&w, 0, 1); /* overscan_info_present_flag */
+    h264_put(&w, 1, 1); /* video_signal_type_present_flag */
+    h264_put(&w, 5, 3); /* video_format: unspecified */
+    h264_put(&w, e->o.full_range ? 1u : 0u, 1);
+    h264_put(&w, 1, 1);          /* colour_description_present_flag */
+    h264_put(&w, 0x010101, 24);  /* BT.709 primaries, transfer, matrix */
+    h264_put(&w, 0, 1);          /* chroma_loc_info_present_flag */
+    h264_put(&w, 0, 1);          /* timing_info_present_flag: the container has it */
+    h264_put(&w, 0, 1);          /* nal_hrd_parameters_present_flag */
+    h264_put(&w, 0, 1);          /* vcl_hrd_parameters_present_flag */
+    h264_put(&w, 0, 1);          /* pic_struct_present_flag */
+    h264_put(&w, 1, 1);          /* bitstream_restriction_flag: no reordering */
+    h264_put(&w, 1, 1);          /* motion_vectors_over_pic_boundaries_flag */
+    h264_ue(&w, 0);              /* max_bytes_per_pic_denom */
+    h264_ue(&w, 0);              /* max_bits_per_mb_denom */
+    h264_ue(&w, 0);              /* log2_max_mv_length_horizontal: every vector is zero */
+    h264_ue(&w, 0);              /* log2_max_mv_length_vertical */
+    h264_ue(&w, 0);              /* max_num_reorder_frames */
+    h264_ue(&w, 1);              /* max_dec_frame_buffering */
+    trailing_bits(&w);
+    size_t n = nal_write(e->hdr, 3, 7, b, w.bit / 8);
+    /* PPS */
+    w = (struct h264_bw){ b, sizeof b, 0, 0 };
+    h264_ue(&w, 0);              /* pic_parameter_set_id */
+    h264_ue(&w, 0);              /* seq_parameter_set_id */
+    h264_put(&w, 0, 1);          /* entropy_coding_mode_flag: CAVLC */
+    h264_put(&w, 0, 1);          /* bottom_field_pic_order_in_frame_present_flag */
+    h264_ue(&w, 0);              /* num_slice_groups_minus1 */
+    h264_ue(&w, 0);              /* num_ref_idx_l0_default_active_minus1 */
+    h264_ue(&w, 0);              /* num_ref_idx_l1_default_active_minus1 */
+    h264_put(&w, 0, 1);          /* weighted_pred_flag */
+    h264_put(&w, 0, 2);          /* weighted_bipred_idc */
+    h264_se(&w, e->o.qp - 26);   /* pic_init_qp_minus26: the fixed QP */
+    h264_se(&w, 0);              /* pic_init_qs_minus26 */
+    h264_se(&w, 0);              /* chroma_qp_index_offset */
+    h264_put(&w, 1, 1);          /* deblocking_filter_control_present_flag */
+    h264_put(&w, 0, 1);          /* constrained_intra_pred_flag */
+    h264_put(&w, 0, 1);          /* redundant_pic_cnt_present_flag */
+    trailing_bits(&w);
+    n += nal_write(e->hdr + n, 3, 8, b, w.bit / 8);
+    e->hdr_len = (int)n;
+}
+
+/* ---- life ---- */
+
+int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
+{
+    *out = NULL;
+    if (o->w < 16 || o->h < 16 || o->w > H264ENC_MAX_DIM || o->h > H264ENC_MAX_DIM ||
+        (o->w & 1) || (o->h & 1))
+        return vr_err_set(err, VR_EINVAL, "matte encoder: frame size %dx%d: each side must be "
+                          "even and 16..%d", o->w, o->h, H264ENC_MAX_DIM);
+    if (o->qp < 0 || o->qp > 51)
+        return vr_err_set(err, VR_EINVAL, "matte encoder: QP %d is outside 0..51", o->qp);
+    struct h264enc *e = calloc(1, sizeof *e);
+    if (!e)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    e->o = *o;
+    e->mbw = (o->w + 15) / 16;
+    e->mbh = (o->h + 15) / 16;
+    e->ls = e->mbw * 16;
+    size_t n = (size_t)e->mbw * e->mbh, plane = n * 256;
+    e->src = malloc(plane);
+    e->rec[0] = malloc(plane);
+    e->rec[1] = malloc(plane);
+    e->mb = calloc(n, sizeof *e->mb);
+    e->run = calloc(n + 1, sizeof *e->run);
+    e->nbits = calloc(n, sizeof *e->nbits);
+    e->pos = calloc(n + 1, sizeof *e->pos);
+    e->bits = malloc(n * H264_MB_MAX_BYTES);
+    /* the slice: its header, every MB at its largest, the last skip run */
+    e->rbsp_cap = n * H264_MB_MAX_BYTES + 64;
+    e->rbsp = malloc(e->rbsp_cap);
+    e->au_cap = 5 + e->rbsp_cap * 3 / 2;
+    e->au = malloc(e->au_cap);
+    if (!e->src || !e->rec[0] || !e->rec[1] || !e->mb || !e->run || !e->nbits || !e->pos ||
+        !e->bits || !e->rbsp || !e->au) {
+        h264enc_free(&e);
+        return vr_err_set(err, VR_ENOMEM, "matte encoder: out of memory for %dx%d", o->w, o->h);
+    }
+    e->since_idr = -1;
+    e->idr_id = 1;
+    write_headers(e);
+    *out = e;
+    return 0;
+}
+
+void h264enc_free(struct h264enc **ep)
+{
+    struct h264enc *e = ep ? *ep : NULL;
+    if (!e)
+        return;
+    free(e->src);
+    free(e->rec[0]);
+    free(e->rec[1]);
+    free(e->mb);
+    free(e->run);
+    free(e->nbits);
+    free(e->pos);
+    free(e->bits);
+    free(e->rbsp);
+    free(e->au);
+    free(e);
+    *ep = NULL;
+}
+
+const uint8_t *h264enc_headers(const struct h264enc *e, int *size)
+{
+    *size = e->hdr_len;
+    return e->hdr;
+}
+
+const uint8_t *h264enc_recon(const struct h264enc *e, int *ls)
+{
+    *ls = e->ls;
+    return e->rec[e->cur];
+}
+
+void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s) { *s = e->st; }
+
+/* ---- a frame ---- */
+
+/* The source padded to whole MBs, the last column and row repeated. */
+static void load_source(struct h264enc *e, const uint8_t *y, int ls)
+{
+    int W = e->mbw * 16, H = e->mbh * 16;
+    for (int r = 0; r < H; r++) {
+        uint8_t *d = e->src + (size_t)r * e->ls;
+        const uint8_t *s = y + (size_t)(r < e->o.h ? r : e->o.h - 1) * ls;
+        memcpy(d, s, (size_t)e->o.w);
+        memset(d + e->o.w, s[e->o.w - 1], (size_t)(W - e->o.w));
+    }
+}
+
+static void slice_header(struct h264enc *e, struct h264_bw *w, int idr)
+{
+    h264_ue(w, 0);            /* first_mb_in_slice */
+    h264_ue(w, idr ? 7 : 5);  /* slice_type: I or P, every slice of the picture */
+    h264_ue(w, 0);            /* pic_parameter_set_id */
+    h264_put(w, (uint32_t)(e->since_idr & ((1 << FRAME_NUM_BITS) - 1)), FRAME_NUM_BITS);
+    if (idr) {
+        h264_ue(w, (uint32_t)e->idr_id); /* differs between back-to-back IDRs */
+    } else {
+        h264_put(w, 0, 1);    /* num_ref_idx_active_override_flag */
+        h264_put(w, 0, 1);    /* ref_pic_list_modification_flag_l0 */
+    }
+    if (idr) {                /* dec_ref_pic_marking */
+        h264_put(w, 0, 1);    /* no_output_of_prior_pics_flag */
+        h264_put(w, 0, 1);    /* long_term_reference_flag */
+    } else {
+        h264_put(w, 0, 1);    /* adaptive_ref_pic_marking_mode_flag: sliding window */
+    }
+    h264_se(w, 0);            /* slice_qp_delta */
+    h264_ue(w, 1);            /* disable_deblocking_filter_idc: off */
+}
+
+int h264enc_frame(struct h264enc *e, const uint8_t *y, int ls, int idr, const uint8_t **pkt,
+                  int *size, int *key, vr_err *err)
+{
+    if (ls < e->o.w)
+        return vr_err_set(err, VR_EINVAL, "matte encoder: stride %d below the width %d", ls, e->o.w);
+    idr = idr || e->since_idr < 0;
+    if (idr) {
+        e->since_idr = 0;
+        e->idr_id = e->last_idr ? !e->idr_id : 0;
+    } else {
+        e->since_idr++;
+    }
+    load_source(e, y, ls);
+    int nxt = !e->cur;
+    struct h264_frame f = {
+        .mbw = e->mbw, .mbh = e->mbh, .qp = e->o.qp, .src = e->src, .ref = e->rec[e->cur],
+        .rec = e->rec[nxt], .ls = e->ls, .mb = e->mb, .run = e->run, .bits = e->bits,
+        .nbits = e->nbits, .pos = e->pos,
+    };
+    if (idr)
+        for (int d = 0; d < e->mbw + e->mbh - 1; d++)
+            ref_h264_intra(&f, d);
+    else
+        ref_h264_inter(&f);
+    ref_h264_skipruns(&f);
+    ref_h264_cavlc(&f, idr);
+    ref_h264_scan(&f);
+
+    int n = e->mbw * e->mbh;
+    struct h264_bw w = { e->rbsp, (uint32_t)e->rbsp_cap, 0, 0 };
+    slice_header(e, &w, idr);
+    uint64_t end = w.bit + f.pos[n];
+    /* zero from the header's last byte on (a byte it began keeps its bits:
+     * the rest of that byte is zero already) */
+    size_t z = (w.bit + 7) / 8;
+    memset(e->rbsp + z, 0, (size_t)((end + 7) / 8 + 1 - z));
+    ref_h264_pack(&f, e->rbsp, w.bit);
+    w.bit = (uint32_t)end;
+    if (!idr && e->run[n])
+        h264_ue(&w, e->run[n]);
+    trailing_bits(&w);
+    if (w.over)
+        return vr_err_set(err, VR_EINVAL, "matte encoder: frame of %u bits over its buffer", w.bit);
+    size_t len = nal_write(e->au, idr ? 3 : 2, idr ? 5 : 1, e->rbsp, w.bit / 8);
+
+    for (int i = 0; i < n; i++) {
+        int t = e->mb[i].type;
+        e->st.mb_i16 += t == H264_MB_I16;
+        e->st.mb_p16 += t == H264_MB_P16;
+        e->st.mb_skip += t == H264_MB_SKIP;
+    }
+    if (idr)
+        e->st.idr++;
+    else
+        e->st.p++;
+    e->last_idr = idr;
+    e->cur = nxt;
+    *pkt = e->au;
+    *size = (int)len;
+    *key = idr;
+    return 0;
+}

@@ -1,0 +1,72 @@
+/*
+ * h264enc.h - the matte encoder: a grey picture (the matte, in the luma
+ * plane) into H.264 that every decoder plays.
+ *
+ * What it writes: Constrained Baseline (profile_idc 66, constraint_set0
+ * and 1), 4:2:0 with chroma a constant 128, CAVLC, one slice a frame, a
+ * fixed QP, the deblocking filter off, the level the smallest that holds
+ * the frame size and rate (h264enc_level). IDR frames where the caller
+ * asks (the source's keyframes: docs/notes/temporal.md, "One answer"),
+ * Intra 16x16; every other frame is P with each MB either P_Skip (nothing
+ * to code against the reference) or P_L0_16x16 with a zero vector. Frames
+ * whose size is not a multiple of 16 are padded (the edge repeated) and
+ * cropped in the SPS. The algorithm, its stages and why: docs/notes/h264.md;
+ * the stages themselves: h264_ref.h.
+ *
+ * Output is Annex B (start codes): the SPS and PPS once (h264enc_headers,
+ * the stream's extradata) and one access unit a frame.
+ *
+ * One encoder is driven by one thread.
+ */
+#ifndef VR_H264ENC_H
+#define VR_H264ENC_H
+
+#include "vr_err.h"
+
+#include <stdint.h>
+
+struct h264enc_opts {
+    int w, h;                /* frame size, even, 16 .. H264ENC_MAX_DIM */
+    int qp;                  /* 0 .. 51 */
+    int fps_num, fps_den;    /* frame rate, for the level; 0/0: 60 */
+    int full_range;          /* 1: the VUI says full range (a matte's 255 is exactly 1) */
+};
+
+enum { H264ENC_MAX_DIM = 8192 };
+
+/* Frames and MBs of each kind coded so far. */
+struct h264enc_stats {
+    long long idr, p;              /* frames */
+    long long mb_i16, mb_p16, mb_skip;
+};
+
+struct h264enc;
+
+/* Checks o and allocates an encoder (its buffers sized once, for the frame
+ * size). Returns 0 or VR_EINVAL naming the bad option / VR_ENOMEM. */
+int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err);
+
+/* The SPS and PPS, Annex B; owned by e, valid while it lives. */
+const uint8_t *h264enc_headers(const struct h264enc *e, int *size);
+
+/* Codes one frame: luma y (w x h of the options, stride ls >= w; borrowed,
+ * only read), an IDR when idr is set or nothing was coded yet. *pkt is the
+ * access unit (Annex B), owned by e and valid until the next call or the
+ * free; *key says it is an IDR. Returns 0 or VR_E* with the reason. */
+int h264enc_frame(struct h264enc *e, const uint8_t *y, int ls, int idr, const uint8_t **pkt,
+                  int *size, int *key, vr_err *err);
+
+/* The last frame's reconstruction (luma, padded to whole MBs, stride *ls):
+ * what a decoder shows for it. Owned by e; valid until the next frame. */
+const uint8_t *h264enc_recon(const struct h264enc *e, int *ls);
+
+void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s);
+
+/* level_idc (10 x the level: 52 for 5.2) of the smallest level whose frame
+ * size and MB rate hold w x h at fps (Table A-1); 62 when none does. */
+int h264enc_level(int w, int h, double fps);
+
+/* Frees and clears *e; accepts NULL. */
+void h264enc_free(struct h264enc **e);
+
+#endif

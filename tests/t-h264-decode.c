@@ -1,0 +1,213 @@
+/*
+ * t-h264-decode.c - the matte encoder's stream (kernels/h264, the C twin)
+ * decodes with libavcodec to exactly the encoder's own reconstruction:
+ * on random masks (soft moving edges, noise, all 0, all 255, sizes that are
+ * not whole macroblocks, IDRs in the middle) and on the mattes of the
+ * bundled clips. Every MB kind (I16x16, P16x16, P_Skip) is counted and
+ * must occur where the content asks for it.
+ */
+#include "util-h264.h"
+#include "util-redis.h"
+#include "util-video.h"
+
+#include <criterion/criterion.h>
+#include <libavcodec/avcodec.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(h264_decode, .timeout = 240);
+
+/* ---- masks ---- */
+
+/* A disc of radius rad moving right by `step` pixels a frame, with a soft
+ * 8-pixel edge: what a matte of a person looks like. */
+static uint8_t *moving_disc(int n, int w, int h, int step)
+{
+    uint8_t *f = malloc((size_t)n * w * h);
+    cr_assert(f);
+    for (int i = 0; i < n; i++) {
+        double cx = w / 3.0 + i * step, cy = h / 2.0, rad = h / 3.0;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                double d = sqrt((x - cx) * (x - cx) + (y - cy) * (y - cy)) - rad;
+                double v = d < -4 ? 255 : d > 4 ? 0 : 255 * (4 - d) / 8;
+                f[(size_t)i * w * h + (size_t)y * w + x] = (uint8_t)(v + 0.5);
+            }
+    }
+    return f;
+}
+
+static uint8_t *noise(int n, int w, int h, unsigned seed)
+{
+    uint8_t *f = malloc((size_t)n * w * h);
+    cr_assert(f);
+    srand(seed);
+    for (size_t k = 0; k < (size_t)n * w * h; k++)
+        f[k] = (uint8_t)(rand() & 255);
+    return f;
+}
+
+static uint8_t *flat(int n, int w, int h, int v)
+{
+    uint8_t *f = malloc((size_t)n * w * h);
+    cr_assert(f);
+    memset(f, v, (size_t)n * w * h);
+    return f;
+}
+
+/* Round trip with every frame equal to the recon, the size and profile right. */
+static struct th264_result exact(const uint8_t *frames, int n, int w, int h, int qp,
+                                 const uint8_t *idr, const char *what)
+{
+    struct th264_result r;
+    int rc = th264_roundtrip(frames, n, w, h, qp, idr, &r);
+    cr_assert_eq(rc, 0, "%s: %s", what, r.err);
+    cr_assert_eq(r.frames_decoded, n, "%s: %d frames decoded of %d", what, r.frames_decoded, n);
+    cr_assert_eq(r.luma_mismatch, 0, "%s: %d frames decode to other luma than the encoder's "
+                 "reconstruction, the first %d", what, r.luma_mismatch, r.first_bad);
+    cr_assert_eq(r.chroma_mismatch, 0, "%s: chroma not 128 in %d frames", what, r.chroma_mismatch);
+    cr_assert(r.dec_w == w && r.dec_h == h, "%s: decoded as %dx%d, not %dx%d", what, r.dec_w,
+              r.dec_h, w, h);
+    cr_assert_eq(r.profile, FF_PROFILE_H264_CONSTRAINED_BASELINE, "%s: profile %d", what, r.profile);
+    return r;
+}
+
+Test(h264_decode, moving_edges_code_skip_p16_and_i16)
+{
+    int n = 12, w = 320, h = 240;
+    uint8_t *f = moving_disc(n, w, h, 3);
+    uint8_t idr[12] = { [0] = 1, [6] = 1 };
+    struct th264_result r = exact(f, n, w, h, 25, idr, "moving disc");
+    cr_assert_eq(r.st.idr, 2, "IDRs: %lld", r.st.idr);
+    cr_assert_eq(r.st.p, 10);
+    cr_assert_eq(r.st.mb_i16, 2 * 20 * 15, "I16 MBs: %lld", r.st.mb_i16);
+    cr_assert(r.st.mb_p16 > 0 && r.st.mb_skip > r.st.mb_p16,
+              "a moving edge: P16 %lld, skips %lld", r.st.mb_p16, r.st.mb_skip);
+    cr_assert(r.psnr > 35, "PSNR %.2f dB", r.psnr);
+    cr_assert_eq(r.level, 13, "level %d for 320x240 at 30 fps", r.level);
+    free(f);
+}
+
+Test(h264_decode, noise_every_qp_class)
+{
+    int n = 4, w = 64, h = 48;
+    uint8_t *f = noise(n, w, h, 7);
+    /* low QPs give big levels (escape codes, suffixLength up to 6) */
+    int qps[] = { 0, 6, 12, 20, 26, 33, 40, 51 };
+    for (size_t q = 0; q < sizeof qps / sizeof qps[0]; q++) {
+        char what[32];
+        snprintf(what, sizeof what, "noise at QP %d", qps[q]);
+        struct th264_result r = exact(f, n, w, h, qps[q], NULL, what);
+        cr_assert_eq(r.st.mb_i16, 12);
+        if (qps[q] < 30)
+            cr_assert_eq(r.st.mb_p16, 36, "%s: P16 MBs %lld", what, r.st.mb_p16);
+    }
+    free(f);
+}
+
+Test(h264_decode, all_zero_and_all_255_skip_everything)
+{
+    int n = 5, w = 96, h = 64;
+    for (int v = 0; v <= 255; v += 255) {
+        uint8_t *f = flat(n, w, h, v);
+        struct th264_result r = exact(f, n, w, h, 28, NULL, v ? "all 255" : "all 0");
+        cr_assert_eq(r.st.mb_skip, 4 * 24, "%d: skips %lld", v, r.st.mb_skip);
+        cr_assert_eq(r.st.mb_p16, 0);
+        cr_assert_eq(r.psnr, 99, "a flat frame is coded exactly (%.2f dB)", r.psnr);
+        free(f);
+    }
+}
+
+Test(h264_decode, sizes_not_whole_macroblocks_are_cropped)
+{
+    int sizes[][2] = { { 50, 34 }, { 16, 16 }, { 18, 30 }, { 130, 66 } };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int w = sizes[s][0], h = sizes[s][1], n = 6;
+        uint8_t *f = moving_disc(n, w, h, 2);
+        char what[32];
+        snprintf(what, sizeof what, "%dx%d", w, h);
+        exact(f, n, w, h, 24, NULL, what);
+        free(f);
+    }
+}
+
+Test(h264_decode, odd_size_refused_with_the_reason)
+{
+    struct h264enc *e = NULL;
+    vr_err err = { 0 };
+    struct h264enc_opts o = { .w = 51, .h = 34, .qp = 25 };
+    cr_assert_eq(h264enc_new(&o, &e, &err), VR_EINVAL);
+    cr_assert(strstr(err.msg, "51x34") && strstr(err.msg, "even"), "%s", err.msg);
+    o.w = 50;
+    o.qp = 52;
+    cr_assert_eq(h264enc_new(&o, &e, &err), VR_EINVAL);
+    cr_assert(strstr(err.msg, "QP 52"), "%s", err.msg);
+    cr_assert_null(e);
+}
+
+Test(h264_decode, back_to_back_idrs)
+{
+    int n = 4, w = 48, h = 32;
+    uint8_t *f = moving_disc(n, w, h, 4);
+    uint8_t idr[4] = { 1, 1, 1, 0 };
+    struct th264_result r = exact(f, n, w, h, 30, idr, "IDR, IDR, IDR, P");
+    cr_assert_eq(r.st.idr, 3);
+    free(f);
+}
+
+Test(h264_decode, level_from_size_and_rate)
+{
+    cr_assert_eq(h264enc_level(4096, 2048, 60), 52);
+    cr_assert_eq(h264enc_level(4096, 2048, 30), 51);
+    cr_assert_eq(h264enc_level(1920, 1080, 30), 40);
+    cr_assert_eq(h264enc_level(1920, 1080, 60), 42);
+    cr_assert_eq(h264enc_level(320, 240, 30), 13);
+    cr_assert_eq(h264enc_level(320, 240, 10), 11);
+    cr_assert_eq(h264enc_level(4096, 4096, 60), 60);
+    cr_assert_eq(h264enc_level(8192, 8192, 120), 62);
+}
+
+/* ---- the bundled clips' mattes ---- */
+
+/* The matte of a bundled clip, made by `vr-worker process --cpu` with a
+ * lossless matte (FFV1), read back; then through the round trip with an
+ * IDR every 10 frames, at the balanced profile's QP (crf 23 + 2). */
+static void clip_matte(const char *clip)
+{
+    char W[256], in[512], cfg[300], out[300];
+    tv_tmpdir(W, sizeof W);
+    tv_data(in, sizeof in, clip);
+    snprintf(cfg, sizeof cfg, "%s/ffv1.json", W);
+    snprintf(out, sizeof out, "%s/matte.mkv", W);
+    cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\"}' > '%s'", cfg), 0);
+    const char *argv[] = { "vr-worker", "process", "--cpu", "--profile", "fast", "-c", cfg,
+                           "--output", "mask", in, "-o", out, NULL };
+    cr_assert_eq(tproc_run("vr-worker", argv, NULL, 0), 0, "process failed on %s", clip);
+    struct tv_file m;
+    cr_assert_eq(tv_read(out, 1, &m), 0);
+    int n = m.nframes > 30 ? 30 : m.nframes;
+    size_t fs = (size_t)m.w * m.h;
+    uint8_t *f = malloc(n * fs), idr[30] = { 0 };
+    cr_assert(f);
+    for (int i = 0; i < n; i++) {
+        memcpy(f + i * fs, m.luma[i], fs);
+        idr[i] = i % 10 == 0;
+    }
+    struct th264_result r = exact(f, n, m.w, m.h, 25, idr, clip);
+    cr_assert(r.st.mb_p16 + r.st.mb_skip > 0 && r.st.mb_i16 > 0);
+    cr_log_info("%s: %dx%d, %d frames, %lld bytes, PSNR %.2f dB, I16 %lld P16 %lld skip %lld",
+                clip, m.w, m.h, n, r.bytes, r.psnr, r.st.mb_i16, r.st.mb_p16, r.st.mb_skip);
+    free(f);
+    tv_free(&m);
+    tv_rmdir(W);
+}
+
+Test(h264_decode, bundled_mono_clip_matte)
+{
+    clip_matte("tests/data/video/mono.mkv");
+}
+
+Test(h264_decode, bundled_sbs_clip_matte)
+{
+    clip_matte("tests/data/video/sbs.mkv");
+}

@@ -1,0 +1,35 @@
+/*
+ * util-h264.h - the matte encoder's round trip for the tests and the fuzz
+ * target: frames through h264enc, the stream through libavcodec's own
+ * H.264 decoder (not through anything of ours), each decoded frame against
+ * the encoder's reconstruction of it.
+ */
+#ifndef VR_T_H264_UTIL_H
+#define VR_T_H264_UTIL_H
+
+#include "h264enc.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a round trip saw. */
+struct th264_result {
+    int frames_decoded;
+    int luma_mismatch;     /* frames whose decoded luma differs from the recon */
+    int chroma_mismatch;   /* frames whose decoded chroma is not all 128 */
+    int first_bad;         /* first frame that differs, -1 if none */
+    int dec_w, dec_h;      /* decoded size (the cropped size, if the SPS is right) */
+    int profile, level;    /* as libavcodec read them */
+    long long bytes;       /* the stream's size */
+    struct h264enc_stats st;
+    double psnr;           /* luma PSNR of the recon against the source, dB (99: equal) */
+    char err[256];         /* the first error, "" when none */
+};
+
+/* Encodes n frames at w x h, QP qp: frame i is frames + i * w * h (stride
+ * w), an IDR where idr[i] (NULL: the first frame only); decodes and
+ * compares. 0 when every step ran (the comparison is in r), -1 with r->err. */
+int th264_roundtrip(const uint8_t *frames, int n, int w, int h, int qp, const uint8_t *idr,
+                    struct th264_result *r);
+
+#endif
