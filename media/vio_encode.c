@@ -9,12 +9,17 @@
  *   2. on GPU runs NVENC (h264_nvenc / hevc_nvenc) is tried first; it fails to
  *      open on GPUs without an encoder (H100, H200) and we fall through;
  *   3. libx264 / libx265 with the config's preset and crf, threads = cores.
+ * The matte (--output mask) has its own encoder, "vrh264" (kernels/h264:
+ * H.264 Constrained Baseline, Intra 16x16 IDRs, P frames of skips and
+ * zero-vector P16x16); vio_matte_encoder says when "auto" picks it.
  * GOPs and rate control follow rate_control's rule below: the fleet's
  * chunks and one `process` code every frame alike.
  */
 #include "vio_video.h"
 
 #include "remux_ts.h"
+
+#include "h264enc.h"
 
 #include "log.h"
 #include "vio_streams.h"
@@ -31,7 +36,10 @@
 struct vio_out {
     char path[1024];
     AVFormatContext *oc;
-    AVCodecContext *enc;
+    AVCodecContext *enc;       /* libavcodec's encoder, or NULL with h264 */
+    struct h264enc *h264;      /* the matte encoder (VIO_MATTE_H264), or NULL */
+    AVRational enc_tb;         /* the time base frames come in (the input video's) */
+    long long since_idr;       /* h264: frames since its last IDR */
     AVStream *vst;
     AVPacket *pkt;
     int *map;              /* input stream index -> output index or -1 */
@@ -91,12 +99,18 @@ enum { MAX_GOP = 250 };
  * time (no lookahead analysis): docs/PERF.md, "The matte's encoder". */
 enum { MATTE_QP_ABOVE_CRF = 2, THREAD_MV_RANGE = 256 };
 
+/* The matte's constant QP, whichever encoder codes it. */
+static int matte_qp(const struct vr_config *cfg)
+{
+    int qp = cfg->crf + MATTE_QP_ABOVE_CRF;
+    return qp > 51 ? 51 : qp < 0 ? 0 : qp;
+}
+
 static void rate_control(AVDictionary **d, const char *name, const struct vio_out_opts *op,
                          int threads)
 {
     char v[128];
-    int qp = op->cfg->crf + MATTE_QP_ABOVE_CRF;
-    qp = qp > 51 ? 51 : qp;
+    int qp = matte_qp(op->cfg);
     const char *rc = op->matte ? "qp" : "crf";
     int q = op->matte ? qp : op->cfg->crf;
     if (!strcmp(name, "libx265")) {
@@ -174,6 +188,76 @@ static int try_encoder(struct vio_out *o, const char *name, const struct vio_out
     return 0;
 }
 
+/* The matte encoder of kernels/h264 (h264enc.h): its SPS/PPS as the
+ * stream's extradata (Annex B, as libx264 gives them: the muxers convert),
+ * the stream's parameters set here since no AVCodecContext exists. */
+static int open_matte_h264(struct vio_out *o, const struct vio_out_opts *op,
+                           const struct vio_info *inf, vr_err *err)
+{
+    if (!op->matte)
+        return vr_err_set(err, VR_EINVAL, "encoder %s codes mattes only (--output mask): it "
+                          "writes no colour", VIO_MATTE_H264);
+    AVRational fr = inf->frame_rate;
+    struct h264enc_opts ho = { .w = op->w, .h = op->h, .qp = matte_qp(op->cfg),
+                               .fps_num = fr.num > 0 && fr.den > 0 ? fr.num : 0,
+                               .fps_den = fr.num > 0 && fr.den > 0 ? fr.den : 0,
+                               .full_range = op->full_range };
+    int rc = h264enc_new(&ho, &o->h264, err);
+    if (rc < 0)
+        return rc;
+    o->enc_tb = inf->time_base;
+    return 0;
+}
+
+static int matte_h264_stream(struct vio_out *o, const struct vio_out_opts *op, vr_err *err)
+{
+    AVCodecParameters *cp = o->vst->codecpar;
+    int n;
+    const uint8_t *hdr = h264enc_headers(o->h264, &n);
+    cp->extradata = av_mallocz((size_t)n + AV_INPUT_BUFFER_PADDING_SIZE);
+    if (!cp->extradata)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    memcpy(cp->extradata, hdr, (size_t)n);
+    cp->extradata_size = n;
+    cp->codec_type = AVMEDIA_TYPE_VIDEO;
+    cp->codec_id = AV_CODEC_ID_H264;
+    cp->format = AV_PIX_FMT_YUV420P;
+    cp->width = op->w;
+    cp->height = op->h;
+    cp->profile = FF_PROFILE_H264_CONSTRAINED_BASELINE;
+    cp->level = hdr[7]; /* the SPS's level_idc, after its start code, header and 2 bytes */
+    cp->sample_aspect_ratio = (AVRational){ 1, 1 };
+    cp->color_range = op->full_range ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+    cp->color_space = AVCOL_SPC_BT709;
+    cp->color_primaries = AVCOL_PRI_BT709;
+    cp->color_trc = AVCOL_TRC_BT709;
+    cp->video_delay = 0;
+    return 0;
+}
+
+const char *vio_matte_encoder(int gpu_run, int has_nvenc, int w, int h, const char **why)
+{
+    if (w > 4096 || h > 4096) {
+        *why = "a matte wider or taller than 4096: HEVC, as for any output that large";
+        return gpu_run && has_nvenc ? "hevc_nvenc" : "libx265";
+    }
+    if (gpu_run && has_nvenc) {
+        *why = "this GPU has NVENC: it encodes without the CPU";
+        return "h264_nvenc";
+    }
+    if (gpu_run && h264enc_cuda_built()) {
+        *why = "no NVENC on this GPU: the matte encoder of kernels/h264 runs on it, the CPU "
+               "only muxes";
+        return VIO_MATTE_H264;
+    }
+    if (gpu_run) {
+        *why = "no NVENC on this GPU, and this build has no CUDA matte encoder: " VIO_MATTE_CPU_WHY;
+        return VIO_MATTE_CPU;
+    }
+    *why = "a CPU run: " VIO_MATTE_CPU_WHY;
+    return VIO_MATTE_CPU;
+}
+
 int vio_encoder_probe(const char *name, vr_err *err)
 {
     char eb[128];
@@ -199,6 +283,8 @@ static int open_encoder(struct vio_out *o, const struct vio_out_opts *op,
                         const struct vio_info *inf, vr_err *err)
 {
     const char *want = op->cfg->encoder;
+    if (!strcmp(want, VIO_MATTE_H264))
+        return open_matte_h264(o, op, inf, err);
     if (strcmp(want, "auto") != 0)
         return try_encoder(o, want, op, inf, err);
     int big = op->w > 4096 || op->h > 4096;
@@ -218,6 +304,13 @@ static int open_encoder(struct vio_out *o, const struct vio_out_opts *op,
         nvenc_failed[big].w = op->w;
         nvenc_failed[big].h = op->h;
         pthread_mutex_unlock(&nvenc_mu);
+    }
+    if (op->matte) {
+        const char *why;
+        const char *name = vio_matte_encoder(op->gpu_run, 0, op->w, op->h, &why);
+        if (!strcmp(name, VIO_MATTE_H264))
+            return open_matte_h264(o, op, inf, err);
+        return try_encoder(o, name, op, inf, err);
     }
     return try_encoder(o, big ? "libx265" : "libx264", op, inf, err);
 }
@@ -369,6 +462,7 @@ int vio_out_open(const struct vio_out_opts *op, struct vio_out **out, vr_err *er
         goto fail;
     }
     o->lock_ok = 1;
+    o->since_idr = -1;
     const struct vio_info *inf = vio_in_info(op->in);
     const AVFormatContext *ic = vio_in_format(op->in);
     const AVOutputFormat *of = av_guess_format(NULL, op->format_name, NULL);
@@ -397,11 +491,15 @@ int vio_out_open(const struct vio_out_opts *op, struct vio_out **out, vr_err *er
         goto fail;
     }
     o->vst = avformat_new_stream(o->oc, NULL);
-    if (!o->vst || avcodec_parameters_from_context(o->vst->codecpar, o->enc) < 0) {
+    if (!o->vst || (o->enc && avcodec_parameters_from_context(o->vst->codecpar, o->enc) < 0)) {
         rc = vr_err_set(err, VR_ENOMEM, "out of memory");
         goto fail;
     }
-    o->vst->time_base = o->enc->time_base;
+    if (o->h264 && (rc = matte_h264_stream(o, op, err)) < 0)
+        goto fail;
+    if (o->enc)
+        o->enc_tb = o->enc->time_base;
+    o->vst->time_base = o->enc_tb;
     o->vst->avg_frame_rate = inf->frame_rate;
     const AVStream *ivs = ic->streams[inf->video_index];
     av_dict_copy(&o->vst->metadata, ivs->metadata, 0);
@@ -434,7 +532,10 @@ fail:
     return rc;
 }
 
-const char *vio_out_encoder(const struct vio_out *o) { return o->enc->codec->name; }
+const char *vio_out_encoder(const struct vio_out *o)
+{
+    return o->h264 ? VIO_MATTE_H264 : o->enc->codec->name;
+}
 
 /* ---- writing ---- */
 
@@ -479,9 +580,37 @@ static int drain(struct vio_out *o, vr_err *err)
     }
 }
 
+/* Frames between IDRs when the source gives none sooner, as MAX_GOP does
+ * for x264: an IDR where the caller marks the source's keyframes, else one
+ * every MAX_GOP frames counted from the last. */
+static int write_h264(struct vio_out *o, const AVFrame *f, vr_err *err)
+{
+    const uint8_t *p;
+    int size, key;
+    int idr = f->pict_type == AV_PICTURE_TYPE_I || o->since_idr < 0 || o->since_idr >= MAX_GOP - 1;
+    int rc = h264enc_frame(o->h264, f->data[0], f->linesize[0], idr, &p, &size, &key, err);
+    if (rc < 0)
+        return vr_err_prefix(err, "%s: frame %lld", o->path, (long long)o->frames);
+    o->since_idr = key ? 0 : o->since_idr + 1;
+    o->frames++;
+    if (o->times)
+        times_add(&o->times[0], f->pts, f->pts, 0);
+    if (av_new_packet(o->pkt, size) < 0)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    memcpy(o->pkt->data, p, (size_t)size);
+    o->pkt->pts = o->pkt->dts = f->pts; /* no reordering: decode order is presentation order */
+    if (key)
+        o->pkt->flags |= AV_PKT_FLAG_KEY;
+    o->pkt->stream_index = o->vst->index;
+    av_packet_rescale_ts(o->pkt, o->enc_tb, o->vst->time_base);
+    return mux(o, o->pkt, err);
+}
+
 int vio_out_write(struct vio_out *o, const AVFrame *f, vr_err *err)
 {
     char eb[128];
+    if (o->h264)
+        return write_h264(o, f, err);
     int r = avcodec_send_frame(o->enc, f);
     if (r < 0)
         return vr_err_set(err, VR_ECODEC, "%s: encoder %s refused frame %lld: %s", o->path,
@@ -511,13 +640,16 @@ int vio_out_copy(struct vio_out *o, AVPacket *pkt, vr_err *err)
 int vio_out_finish(struct vio_out *o, vr_err *err)
 {
     char eb[128];
-    int r = avcodec_send_frame(o->enc, NULL);
-    if (r < 0 && r != AVERROR_EOF)
-        return vr_err_set(err, VR_ECODEC, "%s: cannot flush encoder: %s", o->path,
-                          vio_av_err(r, eb, sizeof eb));
-    int rc = drain(o, err);
-    if (rc < 0)
-        return rc;
+    int r;
+    if (o->enc) { /* the matte encoder holds no frames back */
+        r = avcodec_send_frame(o->enc, NULL);
+        if (r < 0 && r != AVERROR_EOF)
+            return vr_err_set(err, VR_ECODEC, "%s: cannot flush encoder: %s", o->path,
+                              vio_av_err(r, eb, sizeof eb));
+        int rc = drain(o, err);
+        if (rc < 0)
+            return rc;
+    }
     pthread_mutex_lock(&o->lock);
     r = av_write_trailer(o->oc);
     o->header_written = 0;
@@ -555,6 +687,7 @@ void vio_out_free(struct vio_out **op)
         avformat_free_context(o->oc);
     }
     avcodec_free_context(&o->enc);
+    h264enc_free(&o->h264);
     av_packet_free(&o->pkt);
     av_free(o->map);
     av_free(o->in_tb);

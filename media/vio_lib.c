@@ -4,6 +4,7 @@
  * ours so they carry a timestamp, a level and our program name.
  */
 #include "vio_lib.h"
+#include "vio_video.h"
 
 #include "log.h"
 
@@ -94,5 +95,5 @@ void vio_lib_encoders(FILE *f)
     fprintf(f, "encoders in this libavcodec:");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         fprintf(f, " %s %s", names[i], avcodec_find_encoder_by_name(names[i]) ? "yes" : "no");
-    fputc('\n', f);
+    fprintf(f, "; built in: %s (the matte's H.264, kernels/h264)\n", VIO_MATTE_H264);
 }

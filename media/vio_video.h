@@ -157,6 +157,8 @@ struct vio_out_opts {
     int full_range;
     const struct vr_config *cfg; /* encoder ("auto" or a name), crf, preset */
     int try_nvenc;             /* "auto" tries NVENC first (GPU runs) */
+    int gpu_run;               /* a GPU run: "auto" codes the matte with VIO_MATTE_H264
+                                * where NVENC is absent (vio_matte_encoder) */
     int threads;               /* encoder threads, 0 = tuned to the core count */
     int matte;                 /* a matte: constant QP, no rate-control history (vio_encode.c) */
     int copy_streams;          /* copy the input's non-video streams */
@@ -169,8 +171,26 @@ struct vio_out;
  * the header. Returns 0 or VR_E* naming the file or the encoder. */
 int vio_out_open(const struct vio_out_opts *o, struct vio_out **out, vr_err *err);
 
-/* The encoder that was opened ("libx264", "hevc_nvenc", ...). */
+/* The encoder that was opened ("libx264", "hevc_nvenc", VIO_MATTE_H264, ...). */
 const char *vio_out_encoder(const struct vio_out *o);
+
+/* The matte encoder of kernels/h264 (h264enc.h), by its config name: H.264
+ * Constrained Baseline of a grey picture, constant QP, IDRs where the
+ * caller marks the source's keyframes. */
+#define VIO_MATTE_H264 "vrh264"
+
+/* What "auto" codes a CPU run's matte with, and why (docs/PERF.md, "The
+ * matte encoder": the bench that decided it). */
+#define VIO_MATTE_CPU "libx264"
+#define VIO_MATTE_CPU_WHY "x264 ultrafast takes less CPU a frame than the matte encoder's C " \
+                          "twin (2.6x less on a 4096x2048 matte, one thread each)"
+
+/* The encoder "auto" gives a w x h matte: on a GPU run (gpu_run) with or
+ * without NVENC (has_nvenc), or on the CPU; *why says why in words (static).
+ * Returns a static name: h264_nvenc / hevc_nvenc, VIO_MATTE_H264, libx264
+ * or libx265. vio_out_open follows it (NVENC only once it has opened);
+ * `vr-worker info` prints it. */
+const char *vio_matte_encoder(int gpu_run, int has_nvenc, int w, int h, const char **why);
 
 /* Opens and closes a small encoder `name` (e.g. h264_nvenc): 0 when it
  * opens, VR_ENOTSUP / VR_ECODEC with libav's reason when not. How a host

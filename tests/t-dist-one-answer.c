@@ -4,7 +4,8 @@
  * CPU workers and 2 s chunks, with a lossless matte (FFV1): every frame
  * equal, on clips whose layout comes from their stereo metadata, their
  * file name and their aspect ratio, and an open-GOP HEVC source; with the
- * default lossy encoder too, with 1 s and 2 s chunks. Every
+ * default lossy encoder too, with 1 s and 2 s chunks, and with the matte
+ * encoder of kernels/h264 (vrh264) named in the config. Every
  * profile: fast and balanced on the layout clips, quality on its own. A job
  * whose layout or config is bad is refused before anything is queued.
  */
@@ -189,21 +190,41 @@ Test(dist_one_answer, quality_profile_equal_too)
  * code every frame as one `process` does: every frame equal once decoded
  * (docs/notes/temporal.md, "One answer"). The quality profile without its
  * tiles, which only make the CPU run longer. */
-static void default_encoder_equal(const char *name, int w, int h, const char *profile, int secs)
+static void encoder_equal(const char *name, int w, int h, const char *profile, int secs,
+                          const char *encoder)
 {
-    char clip[300], cfg[300], a[300], b[300];
+    char clip[300], cfg[300], a[300], b[300], json[128];
     snprintf(clip, sizeof clip, "%s/%s", W, name);
     snprintf(cfg, sizeof cfg, "%s/default.json", W);
     snprintf(a, sizeof a, "%s/process.mp4", W);
     snprintf(b, sizeof b, "%s/fleet.mp4", W);
     make_clip(clip, w, h, H264);
-    cr_assert_eq(tsh("echo '%s' > '%s'", strcmp(profile, "quality") ? "{}" :
-                     "{\"tile_cols\": 0, \"tile_rows\": 0}", cfg), 0);
+    const char *tiles = strcmp(profile, "quality") ? "" : "\"tile_cols\": 0, \"tile_rows\": 0";
+    if (encoder)
+        snprintf(json, sizeof json, "{\"encoder\": \"%s\"%s%s}", encoder, tiles[0] ? ", " : "",
+                 tiles);
+    else
+        snprintf(json, sizeof json, "{%s}", tiles);
+    cr_assert_eq(tsh("echo '%s' > '%s'", json, cfg), 0);
     both_paths_chunked(clip, cfg, profile, secs, a, b);
     int differing;
     double worst = worst_frame_diff(a, b, &differing);
-    cr_assert_eq(differing, 0, "%s, %s, %d s chunks: %d frames differ between process and the "
-                 "fleet (worst mean |diff| %.3f/255)", name, profile, secs, differing, worst);
+    cr_assert_eq(differing, 0, "%s, %s, %d s chunks, encoder %s: %d frames differ between process "
+                 "and the fleet (worst mean |diff| %.3f/255)", name, profile, secs,
+                 encoder ? encoder : "auto", differing, worst);
+    if (encoder) { /* the encoder asked for wrote both */
+        char out[256];
+        for (int k = 0; k < 2; k++) {
+            cr_assert_eq(tsh_out(out, sizeof out, "ffprobe -v error -select_streams v:0 -show_entries "
+                                 "stream=codec_name,profile -of csv=p=0 '%s'", k ? b : a), 0);
+            cr_assert(strstr(out, "h264,Constrained Baseline"), "%s: %s", k ? b : a, out);
+        }
+    }
+}
+
+static void default_encoder_equal(const char *name, int w, int h, const char *profile, int secs)
+{
+    encoder_equal(name, w, h, profile, secs, NULL);
 }
 
 /* each profile once per layout, each layout with 1 s and 2 s chunks */
@@ -230,6 +251,18 @@ Test(dist_one_answer, default_encoder_tb_balanced_1s)
 Test(dist_one_answer, default_encoder_tb_quality_2s)
 {
     default_encoder_equal("stage_TB.mkv", 320, 360, "quality", 2);
+}
+
+/* The matte encoder of kernels/h264 named in the config: the same one
+ * answer (its IDRs at the source's keyframes, constant QP), and its stream
+ * in both files. */
+Test(dist_one_answer, vrh264_sbs_balanced_1s)
+{
+    encoder_equal("trip_sbs.mp4", 640, 240, "balanced", 1, "vrh264");
+}
+Test(dist_one_answer, vrh264_tb_quality_2s)
+{
+    encoder_equal("stage_TB.mkv", 320, 360, "quality", 2, "vrh264");
 }
 
 /* Refused with the reason before anything is queued: nothing in Redis. */

@@ -2,7 +2,8 @@
  * cmd_info.c - `vr-worker info`: what this binary was built with and what it
  * finds at run time: versions, GPUs (through NVML, without creating a CUDA
  * context), whether they have NVENC as this host recorded it, the encoders
- * libavcodec has, the tune cache, models and profiles. Quick and read-only:
+ * libavcodec has, which encoder "auto" gives the matte and why, the tune
+ * cache, models and profiles. Quick and read-only:
  * it probes nothing.
  */
 #include "commands.h"
@@ -13,6 +14,7 @@
 #include "tune.h"
 #include "version.h"
 #include "vio_lib.h"
+#include "vio_video.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +44,23 @@ static void info_gpus(void)
     }
 }
 
+/* What "auto" codes the matte with (the product's 4096x2048 matte of an 8K
+ * SBS source): on this host's GPU 0 as recorded, and on --cpu. */
+static void info_matte_encoder(void)
+{
+    const char *why;
+    const char *name;
+    if (vr_gpu_count() > 0) {
+        int nvenc = nvenc_host_recorded(0, NULL, 0);
+        name = vio_matte_encoder(1, nvenc != 0, 4096, 2048, &why);
+        printf("matte encoder (auto) on GPU runs: %s%s (%s)\n", name,
+               nvenc < 0 ? " if NVENC opens, else " VIO_MATTE_H264 : "", why);
+    }
+    name = vio_matte_encoder(0, 0, 4096, 2048, &why);
+    printf("matte encoder (auto) on --cpu: %s (%s); `encoder` in the config names another "
+           "(" VIO_MATTE_H264 ", libx264, h264_nvenc)\n", name, why);
+}
+
 static void info_tune_cache(void)
 {
     char path[4096];
@@ -68,6 +87,7 @@ int cmd_info(int argc, char **argv)
     vio_lib_versions(stdout);
     vio_lib_encoders(stdout);
     info_gpus();
+    info_matte_encoder();
     info_tune_cache();
     static const char *const files[] = {
         "models/selfie_segmentation.tflite", "models/selfie_segmentation_landscape.tflite",

@@ -66,6 +66,9 @@ void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s);
  * size and MB rate hold w x h at fps (Table A-1); 62 when none does. */
 int h264enc_level(int w, int h, double fps);
 
+/* 1 when this build has the CUDA encoder (the stages as kernels), else 0. */
+int h264enc_cuda_built(void);
+
 /* Frees and clears *e; accepts NULL. */
 void h264enc_free(struct h264enc **e);
 
