@@ -3,7 +3,7 @@
  * libx264 ultrafast at the same QP, on a matte: size, luma PSNR, CPU time
  * a frame.
  *
- *   vrbench-h264 MATTE QP [FRAMES [GOP [FPS]]]
+ *   vrbench-h264 MATTE QP [FRAMES [GOP [FPS [gpu]]]]
  *
  * MATTE is any video whose luma is a matte (`vr-worker process --output
  * mask`, FFV1 for a lossless one). Its first FRAMES frames (default 30) are
@@ -13,11 +13,18 @@
  * QP, no scene cuts, no B-frames). CPU time is the encoding thread's
  * (CLOCK_THREAD_CPUTIME_ID), the frames already in memory; x264's PSNR is
  * from its stream decoded by libavcodec. The bitrate is at FPS (default
- * 60). Prints a table and "RESULT name value unit" lines. Run by `make
- * bench-h264` (mk/bench-h264.mk); numbers in docs/PERF.md.
+ * 60). With `gpu` (a CUDA build on a GPU), the CUDA encoder too: 600
+ * frames (the clip's, over and over) from device memory and from host
+ * memory, its fps (wall clock, waiting for each frame's bytes) and the
+ * process's CPU time a frame. Prints a table and "RESULT name value unit"
+ * lines. Run by `make bench-h264` (mk/bench-h264.mk); numbers in
+ * docs/PERF.md.
  */
 #include "h264enc.h"
 
+#ifdef VR_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/opt.h>
@@ -103,6 +110,20 @@ static double sse_plane(const uint8_t *a, int als, const uint8_t *b, int bls, in
             s += d * d;
         }
     return s;
+}
+
+static double proc_cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static double wall_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
 struct row {
@@ -226,6 +247,56 @@ static int run_x264(const struct clip *c, int qp, int gop, double fps, struct ro
     return 0;
 }
 
+/* The CUDA encoder over `total` frames (the clip's in turn), from device
+ * memory (dev) or host memory: fps and CPU ms a frame. */
+static int run_gpu(const struct clip *c, int qp, int gop, double fps, int dev, int total)
+{
+#ifdef VR_HAVE_CUDA
+    struct h264enc *e = NULL;
+    vr_err err = { 0 };
+    struct h264enc_opts o = { .w = c->w, .h = c->h, .qp = qp, .fps_num = (int)fps, .fps_den = 1,
+                              .full_range = 1, .use_gpu = 1, .gpu = 0 };
+    if (h264enc_new(&o, &e, &err) < 0)
+        return die(err.msg);
+    uint8_t **d = calloc((size_t)c->n, sizeof *d);
+    for (int i = 0; i < c->n; i++) {
+        if (cudaMalloc((void **)&d[i], (size_t)c->w * c->h) != cudaSuccess ||
+            cudaMemcpy(d[i], c->y[i], (size_t)c->w * c->h, cudaMemcpyHostToDevice) != cudaSuccess)
+            return die("cannot upload the clip");
+    }
+    long long bytes = 0;
+    const uint8_t *p;
+    int size, key;
+    /* warm-up: first launches, the first IDR */
+    for (int i = 0; i < 4; i++)
+        if (h264enc_frame_dev(e, d[i % c->n], c->w, i == 0, &p, &size, &key, &err) < 0)
+            return die(err.msg);
+    double w0 = wall_s(), c0 = proc_cpu_s();
+    for (int i = 0; i < total; i++) {
+        int k = i % c->n, idr = i % gop == 0;
+        int rc = dev ? h264enc_frame_dev(e, d[k], c->w, idr, &p, &size, &key, &err)
+                     : h264enc_frame(e, c->y[k], c->w, idr, &p, &size, &key, &err);
+        if (rc < 0)
+            return die(err.msg);
+        bytes += size;
+    }
+    double wall = wall_s() - w0, cpu = proc_cpu_s() - c0;
+    printf("%-30s %12lld %10.2f %9s %12.3f   %.0f fps (%d frames, IDR every %d)\n",
+           dev ? "vr h264 CUDA, matte on GPU" : "vr h264 CUDA, matte from host", bytes,
+           bytes * 8.0 * fps / total / 1e6, "=C twin", 1000 * cpu / total, total / wall, total, gop);
+    printf("RESULT h264_cuda_%s_fps %.0f fps\n", dev ? "dev" : "host", total / wall);
+    printf("RESULT h264_cuda_%s_cpu %.3f ms\n", dev ? "dev" : "host", 1000 * cpu / total);
+    for (int i = 0; i < c->n; i++)
+        cudaFree(d[i]);
+    free(d);
+    h264enc_free(&e);
+    return 0;
+#else
+    (void)c, (void)qp, (void)gop, (void)fps, (void)dev, (void)total;
+    return die("gpu: this build has no CUDA");
+#endif
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -247,6 +318,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++)
         printf("%-30s %12lld %10.2f %9.2f %12.2f\n", r[i].name, r[i].bytes,
                r[i].bytes * 8.0 * fps / c.n / 1e6, r[i].psnr, r[i].cpu_ms);
+    if (argc > 6 && !strcmp(argv[6], "gpu") &&
+        (run_gpu(&c, qp, gop, fps, 1, 600) || run_gpu(&c, qp, gop, fps, 0, 600)))
+        return 1;
     printf("RESULT h264_vs_x264_bytes %.3f x\n", (double)r[0].bytes / r[1].bytes);
     printf("RESULT h264_vs_x264_psnr %.2f dB\n", r[0].psnr - r[1].psnr);
     printf("RESULT h264_vs_x264_cpu %.3f x\n", r[0].cpu_ms / r[1].cpu_ms);

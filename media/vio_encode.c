@@ -201,7 +201,8 @@ static int open_matte_h264(struct vio_out *o, const struct vio_out_opts *op,
     struct h264enc_opts ho = { .w = op->w, .h = op->h, .qp = matte_qp(op->cfg),
                                .fps_num = fr.num > 0 && fr.den > 0 ? fr.num : 0,
                                .fps_den = fr.num > 0 && fr.den > 0 ? fr.den : 0,
-                               .full_range = op->full_range };
+                               .full_range = op->full_range,
+                               .use_gpu = op->gpu_run && h264enc_cuda_built(), .gpu = op->gpu };
     int rc = h264enc_new(&ho, &o->h264, err);
     if (rc < 0)
         return rc;

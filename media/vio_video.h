@@ -158,7 +158,9 @@ struct vio_out_opts {
     const struct vr_config *cfg; /* encoder ("auto" or a name), crf, preset */
     int try_nvenc;             /* "auto" tries NVENC first (GPU runs) */
     int gpu_run;               /* a GPU run: "auto" codes the matte with VIO_MATTE_H264
-                                * where NVENC is absent (vio_matte_encoder) */
+                                * where NVENC is absent (vio_matte_encoder), and
+                                * VIO_MATTE_H264 runs on CUDA device `gpu` */
+    int gpu;
     int threads;               /* encoder threads, 0 = tuned to the core count */
     int matte;                 /* a matte: constant QP, no rate-control history (vio_encode.c) */
     int copy_streams;          /* copy the input's non-video streams */

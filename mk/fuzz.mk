@@ -21,7 +21,8 @@ FUZZ_records_SRC  := fuzz/fuzz_records.c queue/rq_stats.c queue/rq_report.c queu
                      queue/rq_claim.c common/hmac.c common/storage.c common/cmdtable.c common/version.c \
                      $(FUZZ_BASE)
 FUZZ_h264_SRC     := fuzz/fuzz_h264.c tests/util-h264.c kernels/h264/h264enc.c \
-                     kernels/h264/h264_mb.c kernels/h264/h264_cavlc.c $(FUZZ_BASE)
+                     kernels/h264/h264enc_gpu.c kernels/h264/h264_mb_ref.c \
+                     kernels/h264/h264_cavlc_ref.c $(FUZZ_BASE)
 FUZZ_h264_LIBS    := -Ikernels/h264 -Itests $(shell pkg-config --cflags --libs libavcodec libavutil 2>/dev/null)
 FUZZ_TARGETS := model job_spec config records h264
 FUZZ_BIN = $(BUILD)/fuzz/fuzz_$(1)

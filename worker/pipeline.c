@@ -706,7 +706,8 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     struct vio_out_opts oo = {
         .path = tmp, .format_name = out, .in = p->in, .w = p->plan.enc_w, .h = p->plan.enc_h,
         .pix_fmt = AV_PIX_FMT_YUV420P, .full_range = p->plan.full_range, .cfg = &o->cfg,
-        .try_nvenc = p->gpu && gpu_may_have_nvenc(p), .gpu_run = p->gpu, .copy_streams = 1,
+        .try_nvenc = p->gpu && gpu_may_have_nvenc(p), .gpu_run = p->gpu, .gpu = o->gpu,
+        .copy_streams = 1,
         .threads = encode_threads(o, &p->plan), .record_ts = o->ts_path != NULL,
         .matte = p->plan.kind == PIPE_OUT_MASK,
     };

@@ -9,6 +9,8 @@
 #ifndef VR_H264_BITS_H
 #define VR_H264_BITS_H
 
+#include "h264_dev.h"
+
 #include <stdint.h>
 
 struct h264_bw {
@@ -19,7 +21,7 @@ struct h264_bw {
 };
 
 /* The low n bits of v (n <= 32), most significant first. */
-static inline void h264_put(struct h264_bw *w, uint32_t v, int n)
+H264_DEV static inline void h264_put(struct h264_bw *w, uint32_t v, int n)
 {
     while (n > 0) {
         uint32_t byte = w->bit >> 3;
@@ -38,7 +40,7 @@ static inline void h264_put(struct h264_bw *w, uint32_t v, int n)
 }
 
 /* ue(v): codeNum k as len zeros, then k + 1 in len + 1 bits. */
-static inline void h264_ue(struct h264_bw *w, uint32_t k)
+H264_DEV static inline void h264_ue(struct h264_bw *w, uint32_t k)
 {
     uint32_t x = k + 1;
     int len = 0;
@@ -49,7 +51,7 @@ static inline void h264_ue(struct h264_bw *w, uint32_t k)
 }
 
 /* se(v): 0, 1, -1, 2, -2, ... as ue 0, 1, 2, 3, 4, ... */
-static inline void h264_se(struct h264_bw *w, int v)
+H264_DEV static inline void h264_se(struct h264_bw *w, int v)
 {
     h264_ue(w, v > 0 ? 2u * (uint32_t)v - 1 : 2u * (uint32_t)(-v));
 }

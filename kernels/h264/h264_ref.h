@@ -20,6 +20,11 @@
  * intra coding in P frames, every motion vector is zero (so P_Skip's
  * predicted vector is zero too).
  *
+ * The twins: ref_h264_* here (h264_mb_ref.c, h264_cavlc_ref.c), cu_h264_*
+ * with a stream (h264_cuda.h: h264_mb.cu, h264_cavlc.cu), every pointer of
+ * struct h264_frame then in device memory; the per-MB code is one source
+ * (h264_mb_impl.h, h264_cavlc_impl.h), and they give the same bytes.
+ *
  * Buffers are caller-owned; nothing here allocates. Planes are luma only
  * (chroma is a constant 128, coded as nothing: chroma DC prediction of 128
  * and no chroma residual) and padded to whole MBs.
@@ -58,7 +63,7 @@ struct h264_mb {
 struct h264_frame {
     int mbw, mbh;             /* size in MBs */
     int qp;                   /* 0..51 */
-    const uint8_t *src;       /* source luma, mbw*16 x mbh*16, stride ls */
+    uint8_t *src;             /* source luma, mbw*16 x mbh*16, stride ls (stage 0 writes it) */
     const uint8_t *ref;       /* P: the reference's reconstruction, stride ls */
     uint8_t *rec;             /* this frame's reconstruction, stride ls (written) */
     int ls;
@@ -67,7 +72,12 @@ struct h264_frame {
     uint8_t *bits;            /* [mbw*mbh][H264_MB_MAX_BYTES]: each MB's codewords */
     uint32_t *nbits;          /* [mbw*mbh]: their length in bits (0 for a skip) */
     uint64_t *pos;            /* [mbw*mbh + 1]: exclusive prefix sum of nbits; [n] = total */
+    uint32_t *counts;         /* [3]: MBs of each enum h264_mb_type (stage 2) */
 };
+
+/* Stage 0: the w x h luma y (stride yls) into f->src (stride f->ls), padded
+ * to whole MBs with the last column and row repeated. */
+void ref_h264_load(const struct h264_frame *f, const uint8_t *y, int yls, int w, int h);
 
 /* Stage 1, P frame: every MB against the co-located MB of f->ref. */
 void ref_h264_inter(const struct h264_frame *f);
@@ -77,7 +87,7 @@ void ref_h264_inter(const struct h264_frame *f);
  * for d = 0 .. mbw + mbh - 2 in order. */
 void ref_h264_intra(const struct h264_frame *f, int d);
 
-/* Stage 2: f->run from the MB types. */
+/* Stage 2: f->run and f->counts from the MB types. */
 void ref_h264_skipruns(const struct h264_frame *f);
 
 /* Stage 3: each MB's codewords into f->bits, their lengths into f->nbits;
@@ -89,7 +99,8 @@ void ref_h264_scan(const struct h264_frame *f);
 
 /* Stage 5: each MB's bits into out at bit offset bit0 + f->pos[i]. The
  * bytes from bit0's byte to the end of the last MB's bits must be zero on
- * entry, except the bits before bit0 in its byte (kept). */
+ * entry, except the bits before bit0 in its byte (kept); on the GPU out is
+ * 4-byte aligned with 4 bytes to spare (bytes are OR-ed a word at a time). */
 void ref_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0);
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 
 #include "h264_bits.h"
 #include "h264_ref.h"
+#include "h264enc_gpu.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ struct h264enc {
     uint8_t *bits;           /* per-MB codewords */
     uint8_t *rbsp;           /* the slice before escaping */
     size_t rbsp_cap;
+    uint32_t counts[3];      /* this frame's MBs by type */
     uint8_t *au;             /* the access unit */
     size_t au_cap;
     uint8_t hdr[128];
@@ -36,6 +38,7 @@ struct h264enc {
     long long since_idr;     /* frames since the last IDR; -1 before the first */
     int idr_id, last_idr;    /* idr_pic_id; whether the last frame was an IDR */
     struct h264enc_stats st;
+    struct h264_gpu *gpu;    /* the GPU backend, or NULL */
 };
 
 /* ---- level (Table A-1) ---- */
@@ -204,6 +207,11 @@ int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
     e->since_idr = -1;
     e->idr_id = 1;
     write_headers(e);
+    int rc;
+    if (o->use_gpu && (rc = h264_gpu_new(o->gpu, o->w, o->h, e->mbw, e->mbh, &e->gpu, err)) < 0) {
+        h264enc_free(&e);
+        return rc;
+    }
     *out = e;
     return 0;
 }
@@ -223,6 +231,7 @@ void h264enc_free(struct h264enc **ep)
     free(e->bits);
     free(e->rbsp);
     free(e->au);
+    h264_gpu_free(&e->gpu);
     free(e);
     *ep = NULL;
 }
@@ -233,29 +242,26 @@ const uint8_t *h264enc_headers(const struct h264enc *e, int *size)
     return e->hdr;
 }
 
-const uint8_t *h264enc_recon(const struct h264enc *e, int *ls)
+const uint8_t *h264enc_recon(struct h264enc *e, int *ls)
 {
     *ls = e->ls;
+    if (e->gpu && h264_gpu_recon(e->gpu, e->rec[e->cur], NULL) < 0)
+        return NULL;
     return e->rec[e->cur];
 }
 
 void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s) { *s = e->st; }
 
-int h264enc_cuda_built(void) { return 0; /* the kernels are not written yet */ }
+int h264enc_cuda_built(void)
+{
+#ifdef VR_HAVE_CUDA
+    return 1;
+#else
+    return 0;
+#endif
+}
 
 /* ---- a frame ---- */
-
-/* The source padded to whole MBs, the last column and row repeated. */
-static void load_source(struct h264enc *e, const uint8_t *y, int ls)
-{
-    int W = e->mbw * 16, H = e->mbh * 16;
-    for (int r = 0; r < H; r++) {
-        uint8_t *d = e->src + (size_t)r * e->ls;
-        const uint8_t *s = y + (size_t)(r < e->o.h ? r : e->o.h - 1) * ls;
-        memcpy(d, s, (size_t)e->o.w);
-        memset(d + e->o.w, s[e->o.w - 1], (size_t)(W - e->o.w));
-    }
-}
 
 static void slice_header(struct h264enc *e, struct h264_bw *w, int idr)
 {
@@ -279,25 +285,19 @@ static void slice_header(struct h264enc *e, struct h264_bw *w, int idr)
     h264_ue(w, 1);            /* disable_deblocking_filter_idc: off */
 }
 
-int h264enc_frame(struct h264enc *e, const uint8_t *y, int ls, int idr, const uint8_t **pkt,
-                  int *size, int *key, vr_err *err)
+/* The frame's stages on the CPU (the twins): the slice data OR-ed into
+ * e->rbsp from bit hdr_bits on; its length, the last skip run and the
+ * counts out. */
+static void frame_cpu(struct h264enc *e, const uint8_t *y, int ls, int idr, uint32_t hdr_bits,
+                      uint64_t *bits, uint32_t *run_end)
 {
-    if (ls < e->o.w)
-        return vr_err_set(err, VR_EINVAL, "matte encoder: stride %d below the width %d", ls, e->o.w);
-    idr = idr || e->since_idr < 0;
-    if (idr) {
-        e->since_idr = 0;
-        e->idr_id = e->last_idr ? !e->idr_id : 0;
-    } else {
-        e->since_idr++;
-    }
-    load_source(e, y, ls);
-    int nxt = !e->cur;
+    int nxt = !e->cur, n = e->mbw * e->mbh;
     struct h264_frame f = {
         .mbw = e->mbw, .mbh = e->mbh, .qp = e->o.qp, .src = e->src, .ref = e->rec[e->cur],
         .rec = e->rec[nxt], .ls = e->ls, .mb = e->mb, .run = e->run, .bits = e->bits,
-        .nbits = e->nbits, .pos = e->pos,
+        .nbits = e->nbits, .pos = e->pos, .counts = e->counts,
     };
+    ref_h264_load(&f, y, ls, e->o.w, e->o.h);
     if (idr)
         for (int d = 0; d < e->mbw + e->mbh - 1; d++)
             ref_h264_intra(&f, d);
@@ -306,38 +306,74 @@ int h264enc_frame(struct h264enc *e, const uint8_t *y, int ls, int idr, const ui
     ref_h264_skipruns(&f);
     ref_h264_cavlc(&f, idr);
     ref_h264_scan(&f);
+    /* zero from the header's last byte on (a byte it began keeps its bits:
+     * the rest of that byte is zero already): the pack ORs into them */
+    size_t z = (hdr_bits + 7) / 8;
+    memset(e->rbsp + z, 0, (size_t)((hdr_bits + f.pos[n] + 7) / 8 + 1 - z));
+    ref_h264_pack(&f, e->rbsp, hdr_bits);
+    *bits = f.pos[n];
+    *run_end = e->run[n];
+}
 
-    int n = e->mbw * e->mbh;
+static int frame(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int idr,
+                 const uint8_t **pkt, int *size, int *key, vr_err *err)
+{
+    if (ls < e->o.w)
+        return vr_err_set(err, VR_EINVAL, "matte encoder: stride %d below the width %d", ls, e->o.w);
+    if (y_dev && !e->gpu)
+        return vr_err_set(err, VR_EINVAL, "matte encoder: a frame in device memory for an "
+                          "encoder on the CPU");
+    idr = idr || e->since_idr < 0;
+    long long since = idr ? 0 : e->since_idr + 1;
+    int idr_id = idr ? (e->last_idr ? !e->idr_id : 0) : e->idr_id;
+    e->since_idr = since;
+    e->idr_id = idr_id;
+
     struct h264_bw w = { e->rbsp, (uint32_t)e->rbsp_cap, 0, 0 };
     slice_header(e, &w, idr);
-    uint64_t end = w.bit + f.pos[n];
-    /* zero from the header's last byte on (a byte it began keeps its bits:
-     * the rest of that byte is zero already) */
-    size_t z = (w.bit + 7) / 8;
-    memset(e->rbsp + z, 0, (size_t)((end + 7) / 8 + 1 - z));
-    ref_h264_pack(&f, e->rbsp, w.bit);
-    w.bit = (uint32_t)end;
-    if (!idr && e->run[n])
-        h264_ue(&w, e->run[n]);
+    uint64_t bits;
+    uint32_t run_end;
+    if (e->gpu) {
+        int rc = h264_gpu_frame(e->gpu, y, ls, y_dev, e->o.qp, idr, e->rbsp, w.bit, &bits,
+                                &run_end, e->counts, err);
+        if (rc < 0) {
+            e->since_idr = -1; /* the reference is lost: the next frame is an IDR */
+            return rc;
+        }
+    } else {
+        frame_cpu(e, y, ls, idr, w.bit, &bits, &run_end);
+    }
+    w.bit += (uint32_t)bits;
+    if (!idr && run_end)
+        h264_ue(&w, run_end);
     trailing_bits(&w);
     if (w.over)
         return vr_err_set(err, VR_EINVAL, "matte encoder: frame of %u bits over its buffer", w.bit);
     size_t len = nal_write(e->au, idr ? 3 : 2, idr ? 5 : 1, e->rbsp, w.bit / 8);
 
-    for (int i = 0; i < n; i++) {
-        int t = e->mb[i].type;
-        e->st.mb_i16 += t == H264_MB_I16;
-        e->st.mb_p16 += t == H264_MB_P16;
-        e->st.mb_skip += t == H264_MB_SKIP;
-    }
+    e->st.mb_i16 += e->counts[H264_MB_I16];
+    e->st.mb_p16 += e->counts[H264_MB_P16];
+    e->st.mb_skip += e->counts[H264_MB_SKIP];
     if (idr)
         e->st.idr++;
     else
         e->st.p++;
     e->last_idr = idr;
-    e->cur = nxt;
+    e->cur = !e->cur;
     *pkt = e->au;
     *size = (int)len;
     *key = idr;
     return 0;
+}
+
+int h264enc_frame(struct h264enc *e, const uint8_t *y, int ls, int idr, const uint8_t **pkt,
+                  int *size, int *key, vr_err *err)
+{
+    return frame(e, y, ls, 0, idr, pkt, size, key, err);
+}
+
+int h264enc_frame_dev(struct h264enc *e, const uint8_t *y, int ls, int idr, const uint8_t **pkt,
+                      int *size, int *key, vr_err *err)
+{
+    return frame(e, y, ls, 1, idr, pkt, size, key, err);
 }

@@ -30,6 +30,8 @@ struct h264enc_opts {
     int qp;                  /* 0 .. 51 */
     int fps_num, fps_den;    /* frame rate, for the level; 0/0: 60 */
     int full_range;          /* 1: the VUI says full range (a matte's 255 is exactly 1) */
+    int use_gpu;             /* 1: code on CUDA device `gpu` (h264_cuda.h), else on the CPU */
+    int gpu;
 };
 
 enum { H264ENC_MAX_DIM = 8192 };
@@ -43,7 +45,8 @@ struct h264enc_stats {
 struct h264enc;
 
 /* Checks o and allocates an encoder (its buffers sized once, for the frame
- * size). Returns 0 or VR_EINVAL naming the bad option / VR_ENOMEM. */
+ * size; on the GPU too with use_gpu). Returns 0 or VR_EINVAL naming the bad
+ * option / VR_ENOMEM / VR_ENOTBUILT or VR_ECUDA (use_gpu). */
 int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err);
 
 /* The SPS and PPS, Annex B; owned by e, valid while it lives. */
@@ -56,9 +59,15 @@ const uint8_t *h264enc_headers(const struct h264enc *e, int *size);
 int h264enc_frame(struct h264enc *e, const uint8_t *y, int ls, int idr, const uint8_t **pkt,
                   int *size, int *key, vr_err *err);
 
+/* h264enc_frame with y in device memory (an encoder opened with use_gpu):
+ * the matte never leaves the GPU. */
+int h264enc_frame_dev(struct h264enc *e, const uint8_t *y, int ls, int idr, const uint8_t **pkt,
+                      int *size, int *key, vr_err *err);
+
 /* The last frame's reconstruction (luma, padded to whole MBs, stride *ls):
- * what a decoder shows for it. Owned by e; valid until the next frame. */
-const uint8_t *h264enc_recon(const struct h264enc *e, int *ls);
+ * what a decoder shows for it (read back from the GPU with use_gpu). Owned
+ * by e; valid until the next frame. NULL when the GPU fails to give it. */
+const uint8_t *h264enc_recon(struct h264enc *e, int *ls);
 
 void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s);
 

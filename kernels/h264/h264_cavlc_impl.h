@@ -1,7 +1,8 @@
 /*
- * h264_cavlc.c - stages 2-5 of the matte encoder, in plain C
- * (h264_ref.h): skip runs, each MB's CAVLC codewords, the prefix sum of
- * their lengths, the pack.
+ * h264_cavlc_impl.h - stages 3 and 5 of the matte encoder for one MB: its
+ * CAVLC codewords, its pack (h264_ref.h). One source for the C twin
+ * (h264_cavlc_ref.c) and the CUDA kernels (h264_cavlc.cu), as
+ * h264_mb_impl.h is.
  *
  * Every MB's codewords depend only on its own decisions and its left and
  * top neighbours' total_coeff (nC, ITU-T H.264 9.2.1), all known after
@@ -9,16 +10,20 @@
  * places them. The tables are the standard's (9-5, 9-7, 9-9, 9-10) and the
  * inter coded_block_pattern mapping (9-4, 4:2:0).
  */
-#include "h264_ref.h"
+#ifndef VR_H264_CAVLC_IMPL_H
+#define VR_H264_CAVLC_IMPL_H
 
 #include "h264_bits.h"
+#include "h264_dev.h"
+#include "h264_ref.h"
 
-#include <string.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* ---- tables ---- */
 
 /* coeff_token by nC class (0-1, 2-3, 4-7, 8+), index total_coeff*4 + trailing_ones */
-static const uint8_t CT_LEN[4][4 * 17] = {
+H264_TABLE uint8_t CT_LEN[4][4 * 17] = {
     { 1,  0,  0,  0,  6,  2,  0,  0,  8,  6,  3,  0,  9,  8,  7,  5,  10, 9,  8,  6,
       11, 10, 9,  7,  13, 11, 10, 8,  13, 13, 11, 9,  13, 13, 13, 10, 14, 14, 13, 11,
       14, 14, 14, 13, 15, 15, 14, 14, 15, 15, 15, 14, 16, 15, 15, 15, 16, 16, 16, 15,
@@ -32,7 +37,7 @@ static const uint8_t CT_LEN[4][4 * 17] = {
       9,  8,  8,  7,  9,  9,  8,  8,  9,  9,  9,  8,  10, 9,  9,  9,  10, 10, 10, 10,
       10, 10, 10, 10, 10, 10, 10, 10 },
 };
-static const uint8_t CT_BITS[3][4 * 17] = {
+H264_TABLE uint8_t CT_BITS[3][4 * 17] = {
     { 1,  0,  0,  0, 5,  1,  0,  0, 7,  4,  1,  0, 7,  6,  5,  3, 7,  6,  5,  3,
       7,  6,  5,  4, 15, 6,  5,  4, 11, 14, 5,  4, 8,  10, 13, 4, 15, 14, 9,  4,
       11, 10, 13, 12, 15, 14, 9, 12, 11, 10, 13, 8, 15, 1,  9,  12, 11, 14, 13, 8,
@@ -48,7 +53,7 @@ static const uint8_t CT_BITS[3][4 * 17] = {
 };
 
 /* total_zeros by total_coeff - 1 (4x4 blocks) */
-static const uint8_t TZ_LEN[15][16] = {
+H264_TABLE uint8_t TZ_LEN[15][16] = {
     { 1, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 9 }, { 3, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 6, 6, 6, 6 },
     { 4, 3, 3, 3, 4, 4, 3, 3, 4, 5, 5, 6, 5, 6 },       { 5, 3, 4, 4, 3, 3, 3, 4, 3, 4, 5, 5, 5 },
     { 4, 4, 4, 3, 3, 3, 3, 3, 4, 5, 4, 5 },             { 6, 5, 3, 3, 3, 3, 3, 3, 4, 3, 6 },
@@ -58,7 +63,7 @@ static const uint8_t TZ_LEN[15][16] = {
     { 3, 3, 1, 2 },                                     { 2, 2, 1 },
     { 1, 1 },
 };
-static const uint8_t TZ_BITS[15][16] = {
+H264_TABLE uint8_t TZ_BITS[15][16] = {
     { 1, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 1 }, { 7, 6, 5, 4, 3, 5, 4, 3, 2, 3, 2, 3, 2, 1, 0 },
     { 5, 7, 6, 5, 4, 3, 4, 3, 2, 3, 2, 1, 1, 0 },       { 3, 7, 5, 4, 6, 5, 4, 3, 3, 2, 2, 1, 0 },
     { 5, 4, 3, 7, 6, 5, 4, 3, 2, 1, 1, 0 },             { 1, 1, 7, 6, 5, 4, 3, 2, 1, 1, 0 },
@@ -70,22 +75,22 @@ static const uint8_t TZ_BITS[15][16] = {
 };
 
 /* run_before by min(zerosLeft, 7) - 1 */
-static const uint8_t RB_LEN[7][16] = {
+H264_TABLE uint8_t RB_LEN[7][16] = {
     { 1, 1 }, { 1, 2, 2 }, { 2, 2, 2, 2 }, { 2, 2, 2, 3, 3 }, { 2, 2, 3, 3, 3, 3 },
     { 2, 3, 3, 3, 3, 3, 3 }, { 3, 3, 3, 3, 3, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11 },
 };
-static const uint8_t RB_BITS[7][16] = {
+H264_TABLE uint8_t RB_BITS[7][16] = {
     { 1, 0 }, { 1, 1, 0 }, { 3, 2, 1, 0 }, { 3, 2, 1, 1, 0 }, { 3, 2, 3, 2, 1, 0 },
     { 3, 0, 1, 3, 2, 5, 4 }, { 7, 6, 5, 4, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
 };
 
 /* coded_block_pattern (luma bits, chroma 0) -> codeNum, inter MBs */
-static const uint8_t CBP_INTER[16] = { 0, 2, 3, 7, 4, 8, 17, 13, 5, 18, 9, 14, 10, 15, 16, 11 };
+H264_TABLE uint8_t CBP_INTER[16] = { 0, 2, 3, 7, 4, 8, 17, 13, 5, 18, 9, 14, 10, 15, 16, 11 };
 
 /* ---- one residual block (9.2) ---- */
 
 /* coef[0..n-1] in scan order (n = 16, or 15 for I16 AC), with nC. */
-static void write_block(struct h264_bw *w, const int16_t *coef, int n, int nc)
+H264_DEV static void write_block(struct h264_bw *w, const int16_t *coef, int n, int nc)
 {
     int lev[16], run[16], tc = 0, tz = 0, i = n - 1;
     while (i >= 0 && !coef[i])
@@ -148,24 +153,11 @@ static void write_block(struct h264_bw *w, const int16_t *coef, int n, int nc)
     }
 }
 
-/* ---- stage 2 ---- */
-
-void ref_h264_skipruns(const struct h264_frame *f)
-{
-    int n = f->mbw * f->mbh;
-    uint32_t r = 0;
-    for (int i = 0; i < n; i++) {
-        f->run[i] = r;
-        r = f->mb[i].type == H264_MB_SKIP ? r + 1 : 0;
-    }
-    f->run[n] = r;
-}
-
 /* ---- stage 3 ---- */
 
 /* nC of block (bx, by) of the MB at (mx, my): the mean of the left and top
  * blocks' total_coeff where both exist, else the one that does, else 0. */
-static int block_nc(const struct h264_frame *f, int mx, int my, int bx, int by)
+H264_DEV static int block_nc(const struct h264_frame *f, int mx, int my, int bx, int by)
 {
     const struct h264_mb *m = &f->mb[my * f->mbw + mx];
     int na = -1, nb = -1;
@@ -182,7 +174,7 @@ static int block_nc(const struct h264_frame *f, int mx, int my, int bx, int by)
     return na >= 0 ? na : nb >= 0 ? nb : 0;
 }
 
-static void cavlc_mb(const struct h264_frame *f, int idr, int i)
+H264_DEV static void cavlc_mb(const struct h264_frame *f, int idr, int i)
 {
     const struct h264_mb *m = &f->mb[i];
     int mx = i % f->mbw, my = i / f->mbw;
@@ -223,46 +215,29 @@ static void cavlc_mb(const struct h264_frame *f, int idr, int i)
     f->nbits[i] = w.bit;
 }
 
-void ref_h264_cavlc(const struct h264_frame *f, int idr)
-{
-    int n = f->mbw * f->mbh;
-    for (int i = 0; i < n; i++)
-        cavlc_mb(f, idr, i);
-}
+/* ---- stage 5 for one MB ---- */
 
-/* ---- stages 4 and 5 ---- */
-
-void ref_h264_scan(const struct h264_frame *f)
+/* MB i's bits OR-ed into out at bit0 + pos[i]; a byte an MB shares with its
+ * neighbour is OR-ed atomically on the GPU (h264_or8). */
+H264_DEV static void pack_mb(const struct h264_frame *f, uint8_t *out, uint64_t bit0, int i)
 {
-    int n = f->mbw * f->mbh;
-    uint64_t s = 0;
-    for (int i = 0; i < n; i++) {
-        f->pos[i] = s;
-        s += f->nbits[i];
+    const uint8_t *src = f->bits + (size_t)i * H264_MB_MAX_BYTES;
+    uint64_t at = bit0 + f->pos[i];
+    uint32_t nb = f->nbits[i];
+    int sh = (int)(at & 7);
+    uint64_t d = at >> 3;
+    uint32_t whole = nb >> 3, rest = nb & 7;
+    for (uint32_t k = 0; k < whole; k++) {
+        h264_or8(out, d + k, (uint8_t)(src[k] >> sh));
+        if (sh)
+            h264_or8(out, d + k + 1, (uint8_t)(src[k] << (8 - sh)));
     }
-    f->pos[n] = s;
-}
-
-void ref_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0)
-{
-    int n = f->mbw * f->mbh;
-    for (int i = 0; i < n; i++) {
-        const uint8_t *src = f->bits + (size_t)i * H264_MB_MAX_BYTES;
-        uint64_t at = bit0 + f->pos[i];
-        uint32_t nb = f->nbits[i];
-        int sh = (int)(at & 7);
-        uint8_t *d = out + (at >> 3);
-        uint32_t whole = nb >> 3, rest = nb & 7;
-        for (uint32_t k = 0; k < whole; k++) {
-            d[k] |= (uint8_t)(src[k] >> sh);
-            if (sh)
-                d[k + 1] |= (uint8_t)(src[k] << (8 - sh));
-        }
-        if (rest) {
-            uint8_t last = (uint8_t)(src[whole] & (0xFF00u >> rest));
-            d[whole] |= (uint8_t)(last >> sh);
-            if (sh + (int)rest > 8)
-                d[whole + 1] |= (uint8_t)(last << (8 - sh));
-        }
+    if (rest) {
+        uint8_t last = (uint8_t)(src[whole] & (0xFF00u >> rest));
+        h264_or8(out, d + whole, (uint8_t)(last >> sh));
+        if (sh + (int)rest > 8)
+            h264_or8(out, d + whole + 1, (uint8_t)(last << (8 - sh)));
     }
 }
+
+#endif

@@ -1,6 +1,10 @@
 /*
- * h264_mb.c - stage 1 of the matte encoder, in plain C (h264_ref.h):
- * per MB, predict, transform, quantise and reconstruct.
+ * h264_mb_impl.h - stage 1 of the matte encoder for one MB: predict,
+ * transform, quantise and reconstruct (h264_ref.h). One source for both
+ * twins: the C loops of h264_mb_ref.c and the CUDA kernels of h264_mb.cu
+ * (a thread an MB) include it, so the arithmetic is the same by
+ * construction and the GPU tests compare the orchestration (wavefront,
+ * memory, launches) byte for byte.
  *
  * The reconstruction is the standard decoder's, integer for integer (ITU-T
  * H.264 8.5: flat scaling lists, so a level's scale is LevelScale << qP/6;
@@ -10,34 +14,40 @@
  * forward side (transform, quantiser rounding, mode choice) is free and
  * kept simple.
  */
+#ifndef VR_H264_MB_IMPL_H
+#define VR_H264_MB_IMPL_H
+
+#include "h264_dev.h"
 #include "h264_ref.h"
 
 #include <stddef.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+
+H264_DEV static inline int h264_abs(int v) { return v < 0 ? -v : v; }
 
 /* ---- tables ---- */
 
 /* The 4x4 frame zigzag: scan index -> raster index (y*4+x). */
-static const uint8_t ZZ[16] = { 0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15 };
+H264_TABLE uint8_t ZZ[16] = { 0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15 };
 
 /* Quantiser multipliers and dequantiser scales by qP % 6, for the three
  * position classes: both coordinates even, both odd, else. */
-static const int MF[6][3] = { { 13107, 5243, 8066 }, { 11916, 4660, 7490 },
+H264_TABLE int MF[6][3] = { { 13107, 5243, 8066 }, { 11916, 4660, 7490 },
                               { 10082, 4194, 6554 }, { 9362, 3647, 5825 },
                               { 8192, 3355, 5243 },  { 7282, 2893, 4559 } };
-static const int DQ[6][3] = { { 10, 16, 13 }, { 11, 18, 14 }, { 13, 20, 16 },
+H264_TABLE int DQ[6][3] = { { 10, 16, 13 }, { 11, 18, 14 }, { 13, 20, 16 },
                               { 14, 23, 18 }, { 16, 25, 20 }, { 18, 29, 23 } };
 
-static int pos_class(int r)
+H264_DEV static int pos_class(int r)
 {
     int x = r & 3, y = r >> 2;
     return !(x & 1) && !(y & 1) ? 0 : (x & 1) && (y & 1) ? 1 : 2;
 }
 
-static uint8_t clip255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+H264_DEV static uint8_t clip255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
-static int clamp_level(int v)
+H264_DEV static int clamp_level(int v)
 {
     return v > H264_MAX_LEVEL ? H264_MAX_LEVEL : v < -H264_MAX_LEVEL ? -H264_MAX_LEVEL : v;
 }
@@ -45,7 +55,7 @@ static int clamp_level(int v)
 /* ---- transforms ---- */
 
 /* The forward core transform of a 4x4 residual (raster), in place. */
-static void fdct4(int *b)
+H264_DEV static void fdct4(int *b)
 {
     for (int i = 0; i < 4; i++) { /* rows */
         int *r = b + 4 * i;
@@ -67,7 +77,7 @@ static void fdct4(int *b)
 
 /* The decoder's inverse transform (8.5.12.2) of scaled coefficients d
  * (raster), added to pred (stride ls) into out (stride ls), clipped. */
-static void idct4_add(const int *d, const uint8_t *pred, uint8_t *out, int ls)
+H264_DEV static void idct4_add(const int *d, const uint8_t *pred, uint8_t *out, int ls)
 {
     int t[16];
     for (int i = 0; i < 4; i++) { /* each row */
@@ -88,7 +98,7 @@ static void idct4_add(const int *d, const uint8_t *pred, uint8_t *out, int ls)
 }
 
 /* The 4x4 Hadamard (its own inverse up to scale), in place. */
-static void hadamard4(int *b)
+H264_DEV static void hadamard4(int *b)
 {
     for (int i = 0; i < 4; i++) {
         int *r = b + 4 * i;
@@ -109,7 +119,7 @@ static void hadamard4(int *b)
 }
 
 /* level = sign(w) * ((|w| * mf + f) >> qbits), clamped. */
-static int quant(int w, int mf, int f, int qbits)
+H264_DEV static int quant(int w, int mf, int f, int qbits)
 {
     int a = w < 0 ? -w : w;
     int l = (int)(((int64_t)a * mf + f) >> qbits);
@@ -122,7 +132,7 @@ static int quant(int w, int mf, int f, int qbits)
  * coefficient in its 4x4 block) or I16 (DC through the Hadamard). Fills
  * m's levels, cbp and nc, and writes the reconstruction into rec. Returns
  * whether any level is nonzero. */
-static int code_residual(const uint8_t *src, const uint8_t *pred, uint8_t *rec, int ls, int qp,
+H264_DEV static int code_residual(const uint8_t *src, const uint8_t *pred, uint8_t *rec, int ls, int qp,
                          int intra, struct h264_mb *m)
 {
     const int q6 = qp / 6, qm = qp % 6, qbits = 15 + q6;
@@ -197,7 +207,7 @@ static int code_residual(const uint8_t *src, const uint8_t *pred, uint8_t *rec, 
 
 /* ---- stage 1: P frames ---- */
 
-static void inter_mb(const struct h264_frame *fr, int mx, int my)
+H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
@@ -211,19 +221,12 @@ static void inter_mb(const struct h264_frame *fr, int mx, int my)
     }
 }
 
-void ref_h264_inter(const struct h264_frame *f)
-{
-    for (int my = 0; my < f->mbh; my++)
-        for (int mx = 0; mx < f->mbw; mx++)
-            inter_mb(f, mx, my);
-}
-
 /* ---- stage 1: IDR, Intra 16x16 ---- */
 
 /* The prediction of `mode` from the reconstructed neighbours of the MB at
  * rec (stride ls) into p[256]; 0 when the mode needs a neighbour the MB
  * does not have. */
-static int predict16(const uint8_t *rec, int ls, int has_left, int has_top, int mode, uint8_t *p)
+H264_DEV static int predict16(const uint8_t *rec, int ls, int has_left, int has_top, int mode, uint8_t *p)
 {
     const uint8_t *top = rec - ls;
     switch (mode) {
@@ -272,7 +275,7 @@ static int predict16(const uint8_t *rec, int ls, int has_left, int has_top, int 
     }
 }
 
-static void intra_mb(const struct h264_frame *fr, int mx, int my)
+H264_DEV static void intra_mb(const struct h264_frame *fr, int mx, int my)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
@@ -285,7 +288,7 @@ static void intra_mb(const struct h264_frame *fr, int mx, int my)
         unsigned sad = 0;
         for (int y = 0; y < 16; y++)
             for (int x = 0; x < 16; x++)
-                sad += (unsigned)abs(fr->src[o + (size_t)y * fr->ls + x] - pred[16 * y + x]);
+                sad += (unsigned)h264_abs(fr->src[o + (size_t)y * fr->ls + x] - pred[16 * y + x]);
         if (sad < best_sad) {
             best_sad = sad;
             best_mode = mode;
@@ -303,11 +306,13 @@ static void intra_mb(const struct h264_frame *fr, int mx, int my)
         memcpy(fr->rec + o + (size_t)y * fr->ls, r16 + 16 * y, 16);
 }
 
-void ref_h264_intra(const struct h264_frame *f, int d)
+/* ---- stage 0 for one pixel ---- */
+
+H264_DEV static inline void load_px(const struct h264_frame *f, const uint8_t *y, int yls, int w,
+                                    int h, int px, int py)
 {
-    for (int my = 0; my < f->mbh; my++) {
-        int mx = d - my;
-        if (mx >= 0 && mx < f->mbw)
-            intra_mb(f, mx, my);
-    }
+    int sx = px < w ? px : w - 1, sy = py < h ? py : h - 1;
+    f->src[(size_t)py * f->ls + px] = y[(size_t)sy * yls + sx];
 }
+
+#endif

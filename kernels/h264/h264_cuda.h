@@ -1,0 +1,34 @@
+/*
+ * h264_cuda.h - the matte encoder's stages as CUDA kernels: the twins of
+ * h264_ref.h's ref_h264_* (same arguments, plus the stream), every
+ * pointer of struct h264_frame (and y, out) in device memory. Launches are
+ * asynchronous on `s`; each returns 0 or VR_ECUDA with the launch error in
+ * err (a worker fails the chunk, never exits).
+ */
+#ifndef VR_H264_CUDA_H
+#define VR_H264_CUDA_H
+
+#include "h264_ref.h"
+#include "vr_err.h"
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int cu_h264_load(const struct h264_frame *f, const uint8_t *y, int yls, int w, int h,
+                 cudaStream_t s, vr_err *err);
+int cu_h264_inter(const struct h264_frame *f, cudaStream_t s, vr_err *err);
+int cu_h264_intra(const struct h264_frame *f, int d, cudaStream_t s, vr_err *err);
+int cu_h264_skipruns(const struct h264_frame *f, cudaStream_t s, vr_err *err);
+int cu_h264_cavlc(const struct h264_frame *f, int idr, cudaStream_t s, vr_err *err);
+int cu_h264_scan(const struct h264_frame *f, cudaStream_t s, vr_err *err);
+int cu_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0, cudaStream_t s,
+                 vr_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

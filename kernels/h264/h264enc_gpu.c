@@ -1,0 +1,211 @@
+/*
+ * h264enc_gpu.c - the matte encoder's frames on a GPU (h264enc_gpu.h):
+ * upload (or take the device's luma), the stages of h264_cuda.h, the total
+ * length and the last skip run read back, the pack, the slice data read
+ * back. Two waits a frame: for the length (to size the copy) and for the
+ * bytes.
+ */
+#include "h264enc_gpu.h"
+
+#include <stddef.h>
+
+#ifdef VR_HAVE_CUDA
+
+#include "h264_cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct h264_gpu {
+    int dev;
+    cudaStream_t s;
+    struct h264_frame f;     /* device pointers; ref and rec swap each frame */
+    uint8_t *in;             /* a host frame uploaded, w x h */
+    uint8_t *rec[2];
+    int cur;                 /* rec[cur] is the last frame's */
+    uint8_t *out;            /* the packed slice data */
+    size_t out_cap;
+    uint64_t *tail;          /* pinned: total bits, run[n], counts[3] */
+    int w, h;
+};
+
+static int cuda_fail(cudaError_t e, const char *what, vr_err *err)
+{
+    return vr_err_set(err, VR_ECUDA, "matte encoder on the GPU: %s: %s", what,
+                      cudaGetErrorString(e));
+}
+
+#define CK(call, what)                                                                          \
+    do {                                                                                        \
+        cudaError_t e_ = (call);                                                                \
+        if (e_ != cudaSuccess) {                                                                \
+            rc = cuda_fail(e_, what, err);                                                      \
+            goto fail;                                                                          \
+        }                                                                                       \
+    } while (0)
+
+int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out, vr_err *err)
+{
+    *out = NULL;
+    int rc = 0;
+    struct h264_gpu *g = calloc(1, sizeof *g);
+    if (!g)
+        return vr_err_set(err, VR_ENOMEM, "out of memory");
+    g->dev = dev;
+    g->w = w;
+    g->h = h;
+    size_t n = (size_t)mbw * mbh, plane = n * 256;
+    g->f.mbw = mbw;
+    g->f.mbh = mbh;
+    g->f.ls = mbw * 16;
+    g->out_cap = n * H264_MB_MAX_BYTES + 16;
+    CK(cudaSetDevice(dev), "cannot use the device");
+    CK(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking), "cannot create a stream");
+    CK(cudaMalloc((void **)&g->in, (size_t)w * h), "out of device memory");
+    CK(cudaMalloc((void **)&g->f.src, plane), "out of device memory");
+    CK(cudaMalloc((void **)&g->rec[0], plane), "out of device memory");
+    CK(cudaMalloc((void **)&g->rec[1], plane), "out of device memory");
+    CK(cudaMalloc((void **)&g->f.mb, n * sizeof *g->f.mb), "out of device memory");
+    CK(cudaMalloc((void **)&g->f.run, (n + 1) * sizeof *g->f.run), "out of device memory");
+    CK(cudaMalloc((void **)&g->f.nbits, n * sizeof *g->f.nbits), "out of device memory");
+    CK(cudaMalloc((void **)&g->f.pos, (n + 1) * sizeof *g->f.pos), "out of device memory");
+    CK(cudaMalloc((void **)&g->f.counts, 3 * sizeof *g->f.counts), "out of device memory");
+    CK(cudaMalloc((void **)&g->f.bits, n * H264_MB_MAX_BYTES), "out of device memory");
+    CK(cudaMalloc((void **)&g->out, g->out_cap), "out of device memory");
+    CK(cudaMallocHost((void **)&g->tail, 4 * sizeof *g->tail), "out of pinned memory");
+    *out = g;
+    return 0;
+fail:
+    h264_gpu_free(&g);
+    return rc;
+}
+
+void h264_gpu_free(struct h264_gpu **gp)
+{
+    struct h264_gpu *g = gp ? *gp : NULL;
+    if (!g)
+        return;
+    cudaSetDevice(g->dev);
+    if (g->s)
+        cudaStreamSynchronize(g->s);
+    cudaFree(g->in);
+    cudaFree(g->f.src);
+    cudaFree(g->rec[0]);
+    cudaFree(g->rec[1]);
+    cudaFree(g->f.mb);
+    cudaFree(g->f.run);
+    cudaFree(g->f.nbits);
+    cudaFree(g->f.pos);
+    cudaFree(g->f.counts);
+    cudaFree(g->f.bits);
+    cudaFree(g->out);
+    cudaFreeHost(g->tail);
+    if (g->s)
+        cudaStreamDestroy(g->s);
+    free(g);
+    *gp = NULL;
+}
+
+int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int qp, int idr,
+                   uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits, uint32_t *run_end,
+                   uint32_t counts[3], vr_err *err)
+{
+    int rc = 0;
+    struct h264_frame *f = &g->f;
+    int n = f->mbw * f->mbh, nxt = !g->cur;
+    f->qp = qp;
+    f->ref = g->rec[g->cur];
+    f->rec = g->rec[nxt];
+    CK(cudaSetDevice(g->dev), "cannot use the device");
+    if (!y_dev) {
+        CK(cudaMemcpy2DAsync(g->in, (size_t)g->w, y, (size_t)ls, (size_t)g->w, (size_t)g->h,
+                             cudaMemcpyHostToDevice, g->s), "cannot upload the frame");
+        y = g->in;
+        ls = g->w;
+    }
+    if ((rc = cu_h264_load(f, y, ls, g->w, g->h, g->s, err)) < 0)
+        return rc;
+    if (idr) {
+        for (int d = 0; d < f->mbw + f->mbh - 1 && rc == 0; d++)
+            rc = cu_h264_intra(f, d, g->s, err);
+    } else {
+        rc = cu_h264_inter(f, g->s, err);
+    }
+    if (rc < 0 || (rc = cu_h264_skipruns(f, g->s, err)) < 0 ||
+        (rc = cu_h264_cavlc(f, idr, g->s, err)) < 0 || (rc = cu_h264_scan(f, g->s, err)) < 0)
+        return rc;
+    CK(cudaMemcpyAsync(&g->tail[0], f->pos + n, sizeof(uint64_t), cudaMemcpyDeviceToHost, g->s),
+       "cannot read the length back");
+    CK(cudaMemcpyAsync(&g->tail[1], f->run + n, sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
+       "cannot read the length back");
+    CK(cudaMemcpyAsync(&g->tail[2], f->counts, 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
+       "cannot read the length back");
+    CK(cudaStreamSynchronize(g->s), "the frame's stages failed");
+    uint64_t total = g->tail[0];
+    uint32_t bit0 = hdr_bits & 7;
+    size_t bytes = (size_t)((bit0 + total + 7) / 8);
+    CK(cudaMemsetAsync(g->out, 0, bytes + 4, g->s), "cannot clear the slice buffer");
+    if ((rc = cu_h264_pack(f, g->out, bit0, g->s, err)) < 0)
+        return rc;
+    /* the slice data lands on its bytes; the first one shares bits with the header */
+    uint8_t *dst = rbsp + hdr_bits / 8;
+    uint8_t first = dst[0];
+    CK(cudaMemcpyAsync(dst, g->out, bytes, cudaMemcpyDeviceToHost, g->s), "cannot read the slice back");
+    CK(cudaStreamSynchronize(g->s), "the pack failed");
+    if (bit0 && bytes)
+        dst[0] |= first; /* the header's bits before bit0 */
+    else if (bit0)
+        dst[0] = first;
+    *bits = total;
+    memcpy(run_end, (const uint8_t *)&g->tail[1], sizeof *run_end);
+    memcpy(counts, (const uint8_t *)&g->tail[2], 3 * sizeof *counts);
+    g->cur = nxt;
+    return 0;
+fail:
+    return rc;
+}
+
+int h264_gpu_recon(struct h264_gpu *g, uint8_t *dst, vr_err *err)
+{
+    int rc = 0;
+    size_t plane = (size_t)g->f.mbw * g->f.mbh * 256;
+    CK(cudaSetDevice(g->dev), "cannot use the device");
+    CK(cudaMemcpyAsync(dst, g->rec[g->cur], plane, cudaMemcpyDeviceToHost, g->s),
+       "cannot read the reconstruction back");
+    CK(cudaStreamSynchronize(g->s), "cannot read the reconstruction back");
+    return 0;
+fail:
+    return rc;
+}
+
+#else /* a build without CUDA */
+
+int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out, vr_err *err)
+{
+    (void)dev, (void)w, (void)h, (void)mbw, (void)mbh;
+    *out = NULL;
+    return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA (built without nvcc)");
+}
+
+int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int qp, int idr,
+                   uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits, uint32_t *run_end,
+                   uint32_t counts[3], vr_err *err)
+{
+    (void)g, (void)y, (void)ls, (void)y_dev, (void)qp, (void)idr, (void)rbsp, (void)hdr_bits;
+    (void)bits, (void)run_end, (void)counts;
+    return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA");
+}
+
+int h264_gpu_recon(struct h264_gpu *g, uint8_t *dst, vr_err *err)
+{
+    (void)g, (void)dst;
+    return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA");
+}
+
+void h264_gpu_free(struct h264_gpu **g)
+{
+    if (g)
+        *g = NULL;
+}
+
+#endif

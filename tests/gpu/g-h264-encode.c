@@ -1,0 +1,153 @@
+/*
+ * g-h264-encode.c - the matte encoder on the GPU (the .cu kernels of kernels/h264)
+ * against its C twin: every access unit byte for byte and every
+ * reconstruction equal, on random masks (soft moving edges, noise at QP 0
+ * and 26, flat, sizes that are not whole MBs, back-to-back IDRs, a
+ * 4096x2048 frame of the product's size) and on a real matte (the bundled
+ * side-by-side clip through `vr-worker process --cpu`); the frame given
+ * from device memory gives the same bytes as from the host.
+ */
+#include "h264enc.h"
+#include "util-video.h"
+
+#include <criterion/criterion.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(g_h264_encode, .timeout = 300);
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+/* kind 0: a soft disc moving `step` px a frame; 1: noise; 2: flat 255 */
+static uint8_t *masks(int kind, int n, int w, int h, int step)
+{
+    uint8_t *f = malloc((size_t)n * w * h);
+    cr_assert(f);
+    for (int i = 0; i < n; i++)
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                double cx = w / 3.0 + i * step, cy = h / 2.0, rad = h / 3.0;
+                double d = sqrt((x - cx) * (x - cx) + (y - cy) * (y - cy)) - rad;
+                uint8_t v = kind == 1 ? (uint8_t)rnd() : kind == 2 ? 255
+                          : (uint8_t)(d < -4 ? 255 : d > 4 ? 0 : 255 * (4 - d) / 8);
+                f[(size_t)i * w * h + (size_t)y * w + x] = v;
+            }
+    return f;
+}
+
+/* CPU and GPU encoders on the same frames: equal bytes and recons. With
+ * dev, the GPU's frames come from device memory. Returns the GPU's bytes. */
+static long long same(const uint8_t *f, int n, int w, int h, int qp, const uint8_t *idr, int dev,
+                      const char *what)
+{
+    struct h264enc *c = NULL, *g = NULL;
+    vr_err err = { 0 };
+    struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 60, .fps_den = 1, .full_range = 1 };
+    cr_assert_eq(h264enc_new(&o, &c, &err), 0, "%s", err.msg);
+    o.use_gpu = 1;
+    o.gpu = 0;
+    cr_assert_eq(h264enc_new(&o, &g, &err), 0, "%s: %s", what, err.msg);
+    uint8_t *d = NULL;
+    if (dev)
+        cr_assert_eq(cudaMalloc((void **)&d, (size_t)w * h), cudaSuccess);
+    long long bytes = 0;
+    for (int i = 0; i < n; i++) {
+        const uint8_t *src = f + (size_t)i * w * h, *pc, *pg;
+        int sc, sg, kc, kg, k = idr ? idr[i] : i == 0;
+        cr_assert_eq(h264enc_frame(c, src, w, k, &pc, &sc, &kc, &err), 0, "%s", err.msg);
+        int rc;
+        if (dev) {
+            cr_assert_eq(cudaMemcpy(d, src, (size_t)w * h, cudaMemcpyHostToDevice), cudaSuccess);
+            rc = h264enc_frame_dev(g, d, w, k, &pg, &sg, &kg, &err);
+        } else {
+            rc = h264enc_frame(g, src, w, k, &pg, &sg, &kg, &err);
+        }
+        cr_assert_eq(rc, 0, "%s: frame %d: %s", what, i, err.msg);
+        cr_assert_eq(kc, kg);
+        cr_assert_eq(sg, sc, "%s: frame %d: %d bytes on the GPU, %d on the CPU", what, i, sg, sc);
+        int first = -1;
+        for (int b = 0; b < sc && first < 0; b++)
+            if (pc[b] != pg[b])
+                first = b;
+        cr_assert_eq(first, -1, "%s: frame %d: byte %d of %d differs", what, i, first, sc);
+        bytes += sg;
+        int lc, lg;
+        const uint8_t *rc_ = h264enc_recon(c, &lc), *rg = h264enc_recon(g, &lg);
+        cr_assert(rg && lc == lg);
+        cr_assert_eq(memcmp(rc_, rg, (size_t)lc * ((h + 15) / 16 * 16)), 0,
+                     "%s: frame %d: reconstructions differ", what, i);
+    }
+    struct h264enc_stats sc, sg;
+    h264enc_stats(c, &sc);
+    h264enc_stats(g, &sg);
+    cr_assert(sc.mb_skip == sg.mb_skip && sc.mb_p16 == sg.mb_p16 && sc.mb_i16 == sg.mb_i16,
+              "%s: MB counts differ", what);
+    cudaFree(d);
+    h264enc_free(&c);
+    h264enc_free(&g);
+    return bytes;
+}
+
+Test(g_h264_encode, moving_edges_noise_flat_and_odd_sizes)
+{
+    uint8_t idr[12] = { [0] = 1, [5] = 1, [6] = 1 };
+    uint8_t *f = masks(0, 12, 320, 240, 3);
+    same(f, 12, 320, 240, 25, idr, 0, "moving disc");
+    same(f, 12, 320, 240, 25, idr, 1, "moving disc from device memory");
+    free(f);
+    f = masks(1, 3, 64, 48, 0);
+    same(f, 3, 64, 48, 0, NULL, 0, "noise QP 0");
+    same(f, 3, 64, 48, 26, NULL, 0, "noise QP 26");
+    free(f);
+    f = masks(2, 3, 96, 64, 0);
+    same(f, 3, 96, 64, 28, NULL, 0, "flat");
+    free(f);
+    int sizes[][2] = { { 50, 34 }, { 16, 16 }, { 130, 66 } };
+    for (int s = 0; s < 3; s++) {
+        f = masks(0, 4, sizes[s][0], sizes[s][1], 2);
+        same(f, 4, sizes[s][0], sizes[s][1], 24, NULL, 0, "odd size");
+        free(f);
+    }
+}
+
+Test(g_h264_encode, product_size_4096x2048)
+{
+    uint8_t *f = masks(0, 3, 4096, 2048, 12);
+    uint8_t idr[3] = { 1, 0, 0 };
+    same(f, 3, 4096, 2048, 25, idr, 1, "4096x2048");
+    free(f);
+}
+
+Test(g_h264_encode, real_matte)
+{
+    char W[256], cmd[2048], out[300];
+    tv_tmpdir(W, sizeof W);
+    snprintf(out, sizeof out, "%s/matte.mkv", W);
+    const char *bin = getenv("VR_BIN_DIR"), *data = getenv("VR_DATA_DIR");
+    snprintf(cmd, sizeof cmd, "echo '{\"encoder\": \"ffv1\"}' > %s/c.json && '%s/vr-worker' process "
+             "--cpu --profile fast -c %s/c.json --output mask '%s/tests/data/video/sbs.mkv' -o '%s' "
+             "2>/dev/null", W, bin ? bin : "bin", W, data ? data : ".", out);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    struct tv_file m;
+    cr_assert_eq(tv_read(out, 1, &m), 0);
+    size_t fs = (size_t)m.w * m.h;
+    uint8_t *f = malloc(m.nframes * fs), idr[TV_MAX_FRAMES] = { 0 };
+    for (int i = 0; i < m.nframes; i++) {
+        memcpy(f + i * fs, m.luma[i], fs);
+        idr[i] = i % 10 == 0;
+    }
+    same(f, m.nframes, m.w, m.h, 25, idr, 0, "the sbs clip's matte");
+    free(f);
+    tv_free(&m);
+    tv_rmdir(W);
+}
