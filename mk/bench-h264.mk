@@ -1,16 +1,19 @@
 # bench-h264: the matte encoder (kernels/h264, its C twin on the CPU)
 # against libx264 ultrafast at the same QP: bytes, luma PSNR, CPU a frame.
 #
-#   make bench-h264 [H264_QP=25] [H264_FRAMES=30]
+#   make bench-h264 [H264_QP=25] [H264_FRAMES=30] [H264_GPU=gpu]
 #
 # The matte: the bundled side-by-side clip through `vr-worker process
 # --cpu` with a lossless matte (FFV1), at its own size and scaled to the
 # product's 4096x2048 (bicubic: a smooth matte, as an 8K source's is).
 # QP 25 is the balanced profile's (crf 23 + 2, media/vio_encode.c).
-# Prints bench/vrbench_h264.c's table for each; numbers in docs/PERF.md.
+# H264_GPU=gpu (a CUDA build on a GPU) adds the CUDA encoder's fps and CPU
+# a frame on the 4096x2048 matte. Prints bench/vrbench_h264.c's table for
+# each; numbers in docs/PERF.md.
 
 H264_QP     ?= 25
 H264_FRAMES ?= 30
+H264_GPU    ?=
 BENCH_H264  := $(BINDIR)/vrbench-h264
 H264_DIR    := $(BUILD)/bench-h264
 
@@ -27,5 +30,5 @@ $(H264_DIR)/matte-4096x2048.mkv: $(H264_DIR)/matte-sbs.mkv
 .PHONY: bench-h264
 bench-h264: $(BENCH_H264) $(H264_DIR)/matte-sbs.mkv $(H264_DIR)/matte-4096x2048.mkv
 	@echo "bench-h264: $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(date -u +%F)"
-	$(Q)$(BENCH_H264) $(H264_DIR)/matte-sbs.mkv $(H264_QP) $(H264_FRAMES)
-	$(Q)$(BENCH_H264) $(H264_DIR)/matte-4096x2048.mkv $(H264_QP) $(H264_FRAMES)
+	$(Q)$(BENCH_H264) $(H264_DIR)/matte-sbs.mkv $(H264_QP) $(H264_FRAMES) 60 60
+	$(Q)$(BENCH_H264) $(H264_DIR)/matte-4096x2048.mkv $(H264_QP) $(H264_FRAMES) 60 60 $(H264_GPU)

@@ -38,9 +38,11 @@ static void info_gpus(void)
         printf("  GPU %d: %s", i, ident[0] ? ident : "(NVML unavailable: name unknown)");
         if (bar)
             printf(", driver %s", bar + 1);
-        printf(", NVENC %s\n", nvenc == 1   ? "present"
-                               : nvenc == 0 ? "none (x264/x265 on the CPU encode the mattes)"
-                                            : "not known yet (the first worker probes it once)");
+        const char *why;
+        printf(", NVENC %s%s\n", nvenc == 1   ? "present"
+                                 : nvenc == 0 ? "none: the matte's encoder is "
+                                              : "not known yet (the first worker probes it once)",
+               nvenc == 0 ? vio_matte_encoder(1, 0, 4096, 2048, &why) : "");
     }
 }
 
