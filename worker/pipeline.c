@@ -616,8 +616,10 @@ static int gpu_may_have_nvenc(struct pipe *p)
     if (has < 0) {
         const char *how;
         has = nvenc_host_available(p->o->gpu, &how);
-        log_info("NVENC: %s (%s)", has ? "present or unknown: tried first" : "none; CPU encoder",
-                 how);
+        const char *why;
+        log_info("NVENC: %s%s (%s)", has ? "present or unknown: tried first"
+                                         : "none; the matte's encoder: ",
+                 has ? "" : vio_matte_encoder(1, 0, 4096, 2048, &why), how);
     }
     return has;
 }

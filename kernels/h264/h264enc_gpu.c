@@ -26,8 +26,16 @@ struct h264_gpu {
     uint8_t *out;            /* the packed slice data */
     size_t out_cap;
     uint64_t *tail;          /* pinned: total bits, run[n], counts[3] */
+    cudaEvent_t done;        /* a blocking event: the waits sleep instead of spinning a core */
     int w, h;
 };
+
+/* Waits for what was queued on the stream, asleep. */
+static cudaError_t wait_stream(struct h264_gpu *g)
+{
+    cudaError_t e = cudaEventRecord(g->done, g->s);
+    return e != cudaSuccess ? e : cudaEventSynchronize(g->done);
+}
 
 static int cuda_fail(cudaError_t e, const char *what, vr_err *err)
 {
@@ -73,6 +81,8 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out,
     CK(cudaMalloc((void **)&g->f.bits, n * H264_MB_MAX_BYTES), "out of device memory");
     CK(cudaMalloc((void **)&g->out, g->out_cap), "out of device memory");
     CK(cudaMallocHost((void **)&g->tail, 4 * sizeof *g->tail), "out of pinned memory");
+    CK(cudaEventCreateWithFlags(&g->done, cudaEventBlockingSync | cudaEventDisableTiming),
+       "cannot create an event");
     *out = g;
     return 0;
 fail:
@@ -100,6 +110,8 @@ void h264_gpu_free(struct h264_gpu **gp)
     cudaFree(g->f.bits);
     cudaFree(g->out);
     cudaFreeHost(g->tail);
+    if (g->done)
+        cudaEventDestroy(g->done);
     if (g->s)
         cudaStreamDestroy(g->s);
     free(g);
@@ -140,7 +152,7 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
        "cannot read the length back");
     CK(cudaMemcpyAsync(&g->tail[2], f->counts, 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
        "cannot read the length back");
-    CK(cudaStreamSynchronize(g->s), "the frame's stages failed");
+    CK(wait_stream(g), "the frame's stages failed");
     uint64_t total = g->tail[0];
     uint32_t bit0 = hdr_bits & 7;
     size_t bytes = (size_t)((bit0 + total + 7) / 8);
@@ -151,7 +163,7 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     uint8_t *dst = rbsp + hdr_bits / 8;
     uint8_t first = dst[0];
     CK(cudaMemcpyAsync(dst, g->out, bytes, cudaMemcpyDeviceToHost, g->s), "cannot read the slice back");
-    CK(cudaStreamSynchronize(g->s), "the pack failed");
+    CK(wait_stream(g), "the pack failed");
     if (bit0 && bytes)
         dst[0] |= first; /* the header's bits before bit0 */
     else if (bit0)
