@@ -132,6 +132,14 @@ int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
         return vr_err_set(err, VR_EINVAL, "output %s is the input %s: the output would "
                           "overwrite it", js->output, js->input);
     }
+    /* what the publish would refuse (it replaces only a regular file, a
+     * link judged by its target) is refused before any work (finding 11) */
+    if (fstatat(fd, name, &so, 0) == 0 && !S_ISREG(so.st_mode)) {
+        close(fd);
+        ctl_paths_close(p);
+        return vr_err_set(err, VR_EINVAL, "output %s is %s: an output replaces only a regular "
+                          "file", js->output, storage_kind(so.st_mode));
+    }
     if (!(flags & CTL_PATHS_OUTPUT)) {
         close(fd);
         return 0;
