@@ -9,13 +9,16 @@
  * - an output that became a FIFO after the submit fails the job when the
  *   controller takes it, before any chunk, not at the publish;
  * - `vr-worker process` on a file whose video stops 2 frames short of the
- *   container's duration (within the slack) still succeeds, and warns.
+ *   container's duration (within the slack) still succeeds, and warns;
+ * - (finding 8) a worker registration a worker's user wrote without a TTL
+ *   is shown neither by `vrctl workers` nor on /metrics.
  * Against a real redis-server under deploy/redis-users.acl.
  */
 #include "job.h"
 #include "rq.h"
 #include "rq_jobs.h"
 #include "util-acl.h"
+#include "util-http.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -160,4 +163,61 @@ Test(dist_sec_fleet, process_warns_of_frames_missing_within_the_slack)
     tslurp(log, text, sizeof text);
     cr_assert(strstr(text, "frame(s) missing at the end") && strstr(text, "short.mkv"),
               "process took a short video without a word: %s", text);
+}
+
+/* Issue 41, finding 8: a worker's user may HSET and SADD a registration
+ * of its own making; one without a TTL (or with one no heartbeat sets)
+ * stays out of `vrctl workers` and /metrics, a real worker's shows. */
+Test(dist_sec_fleet, a_registration_without_a_ttl_is_not_a_worker)
+{
+    tacl_start(&D, &A);
+    Q = tacl_admin(&A);
+    char url[200], listen[32], murl[96], buf[16384];
+    snprintf(url, sizeof url, "redis://vr-worker:pw-worker@127.0.0.1:%d", A.port);
+    struct rq *w = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(url, 2000, &w, &e), 0, "%s", e.msg);
+    const char *fakes[][4] = { { "fake-forever", NULL }, { "fake-year", "31536000" } };
+    for (int i = 0; i < 2; i++) {
+        redisReply *r = rq_cmd(w, &e, "HSET vr:worker:%s gpu 0 state idle chunk - seen_ms %lld "
+                               "hb_ms 300", fakes[i][0], rq_now_ms());
+        cr_assert_not_null(r, "the worker's user may write a registration: %s", e.msg);
+        freeReplyObject(r);
+        cr_assert_not_null(r = rq_cmd(w, &e, "SADD vr:workers %s", fakes[i][0]), "%s", e.msg);
+        freeReplyObject(r);
+        if (fakes[i][1]) {
+            r = rq_cmd(w, &e, "EXPIRE vr:worker:%s %s", fakes[i][0], fakes[i][1]);
+            cr_assert_not_null(r, "%s", e.msg);
+            freeReplyObject(r);
+        }
+    }
+    rq_free(&w);
+    int port = tfree_port("127.0.0.1");
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+    const char *extra[] = { "--metrics-listen", listen, NULL };
+    tacl_controller(&D, &A, extra);
+    tacl_worker(&D, &A);
+    const char *workers[] = { "workers", NULL };
+    int real = 0;
+    for (int t = 0; t < 30000 && !real; t += 200) {
+        cr_assert_eq(tacl_vrctl(A.uv, A.pv, buf, sizeof buf, workers), 0);
+        real = strstr(buf, ":cpu:") != NULL;
+        tmsleep(200);
+    }
+    cr_assert(real, "the real worker is not listed: %s", buf);
+    cr_assert_null(strstr(buf, "fake-"), "`vrctl workers` lists a fake: %s", buf);
+    snprintf(murl, sizeof murl, "http://%s/metrics", listen);
+    char *text = NULL;
+    for (int t = 0; t < 20000 && !(text && strstr(text, ":cpu:")); t += 200) {
+        free(text);
+        text = NULL;
+        thttp_get(murl, &text, 10);
+        tmsleep(200);
+    }
+    cr_assert(text && strstr(text, ":cpu:"), "/metrics has no real worker: %.300s",
+              text ? text : "");
+    snprintf(buf, sizeof buf, "%s", text);
+    int fake = strstr(text, "fake-") != NULL;
+    free(text);
+    cr_assert_not(fake, "/metrics lists a fake worker");
 }
