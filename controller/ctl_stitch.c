@@ -312,18 +312,24 @@ static int ctl_chunk_open(struct ctl *c, const char *id, int i, enum ctl_chunk_f
 }
 
 /* The most bytes chunk i's output (or its sidecar) may hold: its frames
- * (the plan's count, else the one its commit recorded) times a bound per
- * frame, plus room for the container and the other streams. A file over
- * it is refused before a byte of it is read or summed: an 8 GiB sparse
- * file had kept the loop summing zeros for 25 s, again on each requeue. */
+ * (the plan's count, else the one its commit recorded, at most the job's)
+ * times a bound per frame, plus room for the container and the other
+ * streams. A file over it is refused before a byte of it is read or
+ * summed: an 8 GiB sparse file had kept the loop summing zeros for 25 s,
+ * again on each requeue. */
 static long long ctl_chunk_bytes_max(struct ctl *c, const char *id, int i,
                                      const struct job_manifest *man, int sidecar)
 {
     long long frames = man->chunk_frames && man->chunk_frames[i] > 0 ? man->chunk_frames[i] : 0;
-    if (frames <= 0) {
+    long long whole = man->frames > 0 ? man->frames : 0;
+    if (frames <= 0) { /* a range plan: what the commit said, at most the whole job's */
         char ck[128];
         rq_key_chunk(ck, sizeof ck, id, i);
         rq_hget_ll(c->q, ck, "frames", &frames, NULL);
+        if (whole <= 0)
+            rq_job_number(c->q, id, "frames_total", &whole, NULL);
+        if (whole > 0 && frames > whole)
+            frames = whole;
     }
     if (frames <= 0 || frames > JOB_CHUNK_FRAMES_MAX)
         frames = frames <= 0 ? 1 : JOB_CHUNK_FRAMES_MAX;

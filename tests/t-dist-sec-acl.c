@@ -73,13 +73,11 @@ Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
     cr_assert_gt(dead, 0);
     char hook[64];
     snprintf(hook, sizeof hook, "http://127.0.0.1:%d/hook", dead);
-    const char *sub[] = { "submit", in, "-o", out, "--profile", "fast", "--chunk-seconds", "1",
-                          "--notify", hook, NULL };
-    int rc = tacl_vrctl(A.uv, A.pv, id, sizeof id, sub);
+    const char *sub[] = { "--chunk-seconds", "1", "--notify", hook, NULL };
+    int rc = tacl_submit(&A, in, out, sub, id, sizeof id);
     if (rc)
         tsh("tail -30 '%s' >&2", D.log);
     cr_assert_eq(rc, 0, "vrctl submit as vrctl failed");
-    id[strcspn(id, "\n")] = '\0';
     const char *watch[] = { "watch", id, NULL };
     rc = tacl_vrctl(A.uv, A.pv, buf, sizeof buf, watch);
     if (rc)
@@ -255,10 +253,8 @@ Test(dist_sec_acl, forged_reports_change_nothing_and_each_chunk_commits_once)
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
-    const char *sub[] = { "submit", in, "-o", out, "--profile", "fast", "--chunk-seconds", "1",
-                          NULL };
-    cr_assert_eq(tacl_vrctl(A.uv, A.pv, id, sizeof id, sub), 0);
-    id[strcspn(id, "\n")] = '\0';
+    const char *one_s[] = { "--chunk-seconds", "1", NULL };
+    cr_assert_eq(tacl_submit(&A, in, out, one_s, id, sizeof id), 0);
     char jk[160], ck[160], st[32] = "", entry[64] = "";
     struct rq *q = admin();
     rq_key_job(jk, sizeof jk, id);

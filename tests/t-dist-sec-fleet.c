@@ -130,10 +130,7 @@ Test(dist_sec_fleet, an_output_made_a_fifo_after_the_submit_fails_before_any_wor
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 2, 96, 5, 0), 0);
-    const char *sub[] = { "submit", in, "-o", out, "--profile", "fast", "--chunk-seconds", "1",
-                          NULL };
-    cr_assert_eq(tacl_vrctl(A.uv, A.pv, id, sizeof id, sub), 0);
-    id[strcspn(id, "\n")] = '\0';
+    cr_assert_eq(tacl_submit(&A, in, out, NULL, id, sizeof id), 0);
     cr_assert_eq(mkfifo(out, 0644), 0);
     tacl_controller(&D, &A, NULL);
     wait_failed(id, 60000, why, sizeof why);

@@ -48,10 +48,9 @@ static void submit(const char *name, double seconds, const char *chunking, char 
     snprintf(in, sizeof in, "%s/%s.mp4", D.r.dir, name);
     snprintf(out, sizeof out, "%s/%s.mkv", D.r.dir, name);
     cr_assert_eq(tclip_make(in, seconds, 160, 5, 0), 0);
-    const char *sub[] = { "submit", in, "-o", out, "--profile", "fast", "--chunk-seconds", "1",
-                          chunking ? "--chunking" : NULL, chunking, NULL };
-    cr_assert_eq(tacl_vrctl(A.uv, A.pv, id, n, sub), 0, "vrctl submit %s failed", in);
-    id[strcspn(id, "\n")] = '\0';
+    const char *extra[] = { "--chunk-seconds", "1", chunking ? "--chunking" : NULL, chunking,
+                            NULL };
+    cr_assert_eq(tacl_submit(&A, in, out, extra, id, n), 0, "vrctl submit %s failed", in);
 }
 
 /* `vrctl watch ID` as the vrctl user, at most timeout_ms; its status
@@ -157,39 +156,41 @@ static void bad_worker_done(const char *id, const char *make)
     rq_free(&w);
 }
 
-/* Finding 1: the FIFO. Before the fix the controller's loop sat in
- * open(2) on it for good: the second job never even started. */
-Test(dist_sec_storage, a_fifo_chunk_output_fails_its_job_and_the_loop_goes_on)
+/* A fleet under the ACL with no worker yet; job a (one chunk) whose chunk 0
+ * a bad worker reports done over `make`'s file; then a good worker and a
+ * second job b, which must complete (the loop goes on). Their ids. */
+static void bad_output_then_second_job(const char *make, char *id1, char *id2, size_t n)
 {
     tacl_start(&D, &A);
     Q = tacl_admin(&A);
     tacl_controller(&D, &A, NULL);
-    char id1[64], id2[64], why[1100];
-    submit("a", 1, NULL, id1, sizeof id1);
-    bad_worker_done(id1, "mkfifo -m 644");
+    submit("a", 1, NULL, id1, n);
+    bad_worker_done(id1, make);
     tacl_worker(&D, &A);
-    submit("b", 2, NULL, id2, sizeof id2);
-    cr_assert_eq(watch(id2, 90000), 0, "the second job did not complete while a FIFO sat at "
-                 "job %s's chunk 0", id1);
+    submit("b", 2, NULL, id2, n);
+    cr_assert_eq(watch(id2, 90000), 0, "the second job did not complete while job %s's chunk 0 "
+                 "was made by '%s'", id1, make);
+}
+
+/* Finding 1: the FIFO. Before the fix the controller's loop sat in
+ * open(2) on it for good: the second job never even started. */
+Test(dist_sec_storage, a_fifo_chunk_output_fails_its_job_and_the_loop_goes_on)
+{
+    char id1[64], id2[64], why[1100];
+    bad_output_then_second_job("mkfifo -m 644", id1, id2, sizeof id1);
     wait_state(id1, "failed", 30000, why, sizeof why);
     cr_assert(strstr(why, "chunk 0") && strstr(why, "00000.mkv") && strstr(why, "a FIFO"),
               "the job's error does not name the chunk and its FIFO: %s", why);
 }
 
 /* Finding 1: the sparse file. Before the fix the controller summed its
- * 8 GiB of zeros on its loop (25 s on the finder's machine), again on
- * each requeue; now its size alone refuses it and the chunk runs again. */
+ * 8 GiB of zeros on its loop (25 s on the finder's machine, 70 s here),
+ * again on each requeue; now its size alone refuses it and the chunk runs
+ * again. */
 Test(dist_sec_storage, a_huge_sparse_chunk_output_is_refused_by_size_not_summed)
 {
-    tacl_start(&D, &A);
-    Q = tacl_admin(&A);
-    tacl_controller(&D, &A, NULL);
     char id1[64], id2[64], why[1100];
-    submit("a", 1, NULL, id1, sizeof id1);
-    bad_worker_done(id1, "truncate -s 8G");
-    tacl_worker(&D, &A);
-    submit("b", 2, NULL, id2, sizeof id2);
-    cr_assert_eq(watch(id2, 90000), 0, "the second job did not complete");
+    bad_output_then_second_job("truncate -s 8G", id1, id2, sizeof id1);
     /* chunk 0 computed again by the good worker: the first job ends done */
     wait_state(id1, "done", 90000, why, sizeof why);
     cr_assert_geq(log_count("chunk 0.s output .*00000.mkv is 8589934592 bytes, more than its "

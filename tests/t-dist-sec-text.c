@@ -55,9 +55,7 @@ Test(dist_sec_text, a_right_to_left_override_in_a_name_is_shown_as_a_question_ma
     snprintf(out, sizeof out, "%s/out\xe2\x81\xa6.mkv", D.r.dir);
     snprintf(page, sizeof page, "%s/page.html", D.r.dir);
     cr_assert_eq(tclip_make(in, 1, 96, 5, 0), 0);
-    const char *sub[] = { "submit", in, "-o", out, "--profile", "fast", NULL };
-    cr_assert_eq(tacl_vrctl(A.uv, A.pv, id, sizeof id, sub), 0);
-    id[strcspn(id, "\n")] = '\0';
+    cr_assert_eq(tacl_submit(&A, in, out, NULL, id, sizeof id), 0);
     const char *status[] = { "status", id, NULL };
     const char *json[] = { "status", id, "--json", NULL };
     const char *report[] = { "report", id, "-o", page, NULL };

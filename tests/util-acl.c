@@ -120,3 +120,16 @@ int tacl_vrctl(const char *url, const char *pw, char *out, size_t n, const char 
     argv[k] = NULL;
     return tproc_run("vrctl", argv, out, n);
 }
+
+int tacl_submit(const struct tacl *a, const char *in, const char *out, const char *const *extra,
+                char *id, size_t n)
+{
+    const char *args[16] = { "submit", in, "-o", out, "--profile", "fast" };
+    int k = 6;
+    for (int i = 0; extra && extra[i] && k < 15; i++)
+        args[k++] = extra[i];
+    args[k] = NULL;
+    int rc = tacl_vrctl(a->uv, a->pv, id, n, args);
+    id[strcspn(id, "\n")] = '\0';
+    return rc;
+}

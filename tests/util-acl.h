@@ -45,4 +45,9 @@ pid_t tacl_worker(struct tdist *d, const struct tacl *a);
  * for another role); stdout into out; the exit status. */
 int tacl_vrctl(const char *url, const char *pw, char *out, size_t n, const char *const *args);
 
+/* `vrctl submit IN -o OUT --profile fast [extra...]` as the vrctl user;
+ * the job's id into id (n bytes). Returns vrctl's exit status. */
+int tacl_submit(const struct tacl *a, const char *in, const char *out, const char *const *extra,
+                char *id, size_t n);
+
 #endif
