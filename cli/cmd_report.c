@@ -43,6 +43,12 @@ struct report {
 static void esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
+        int bidi = text_bidi_len(s); /* a reordering a page would apply: shown as '?' */
+        if (bidi) {
+            fputc('?', f);
+            s += bidi - 1;
+            continue;
+        }
         switch (*s) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;

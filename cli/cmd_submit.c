@@ -9,6 +9,7 @@
 #include "config.h"
 #include "job.h"
 #include "remux.h"
+#include "remux_ts.h"
 #include "rq_jobs.h"
 #include "storage.h"
 
@@ -82,7 +83,7 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
 {
     av_log_set_level(AV_LOG_FATAL);
     vr_err e = { 0 };
-    if (remux_probe(in, info, &e) < 0)
+    if (remux_probe(in, info, &e) < 0 || remux_ts_streams_check(in, info->streams, &e) < 0)
         return cli_fail(2, "%s", e.msg);
     if (!realpath(in, js->input))
         return cli_fail(2, "cannot resolve %s", in);

@@ -130,7 +130,8 @@ static const struct cli_cmd vrctl_cmds[] = {
       CLI_REPLACE_HELP
       "Its controller reads under IN's directory and writes under OUT's only.\n"
       "Ctrl-C (or kill -9) stops everything it started and keeps the committed\n"
-      "chunks in its work dir ($TMPDIR or /tmp, vrctl-run-<digest of the options>-<uid>)\n"
+      "chunks in its work dir ($XDG_RUNTIME_DIR, else $TMPDIR or /tmp: vrctl-run-XXXXXX,\n"
+      "the digest of the options recorded inside)\n"
       "for --resume, as av1an does; without --resume the job starts afresh and an\n"
       "earlier run's work dir is removed, as it is when the job ends. A work dir\n"
       "no run holds and nobody resumed for a day is removed by the next run. After\n"

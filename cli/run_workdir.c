@@ -1,8 +1,11 @@
 /*
  * run_workdir.c - where `vrctl run` keeps a job so that it can be resumed,
- * as av1an does: a work directory named after the job's options (input,
- * output, profile, overrides...: the spec without its id and time), so the
- * same command finds it again. It holds the private Redis (with its AOF:
+ * as av1an does: a work directory that records the digest of the job's
+ * options (input, output, profile, overrides...: the spec without its id
+ * and time), so the same command finds it again. Its name is mkdtemp's, in
+ * $XDG_RUNTIME_DIR when that is a private directory of ours, else in
+ * $TMPDIR or /tmp: a name made of the digest could be guessed and
+ * pre-created by another user, failing the run (issue 41, finding 10). It holds the private Redis (with its AOF:
  * every chunk committed survives Ctrl-C and kill -9), the chunk outputs
  * and the job's id. `--resume` carries on from it; without --resume a
  * leftover one is removed and the job starts afresh. A lock keeps two runs
@@ -25,19 +28,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define RUN_JOB_FILE "job" /* the job's id, in the work dir */
+#define RUN_JOB_FILE "job"       /* the job's id, in the work dir */
+#define RUN_DIGEST_FILE "digest" /* the digest of the job's options, in the work dir */
+#define RUN_DIGEST_HEX 65        /* SHA-256 in hex, with its NUL */
+
+/* Usable as a per-user base: an absolute path of at most 48 bytes (the
+ * Redis socket's path in it fits its 108) naming a real directory of ours
+ * that no one else may enter. */
+static int run_base_private(const char *dir)
+{
+    struct stat st;
+    return dir && dir[0] == '/' && strlen(dir) <= 48 && lstat(dir, &st) == 0 &&
+           S_ISDIR(st.st_mode) && st.st_uid == getuid() && !(st.st_mode & 077);
+}
 
 const char *run_workdir_base(void)
 {
+    const char *x = getenv("XDG_RUNTIME_DIR");
+    if (run_base_private(x))
+        return x;
     const char *t = getenv("TMPDIR");
     return t && t[0] == '/' && strlen(t) <= 48 ? t : "/tmp";
 }
 
-/* The directory's name: a digest of the spec less its id and time. */
-static int workdir_name(const struct job_spec *js, char *dir, size_t n, vr_err *err)
+/* The digest of the job's options: the spec less its id and time, so
+ * every run of the same command has the same one. */
+static int workdir_digest(const struct job_spec *js, char hex[RUN_DIGEST_HEX], vr_err *err)
 {
     struct job_spec k = *js;
-    snprintf(k.id, sizeof k.id, "x"); /* the same for every run of the job */
+    snprintf(k.id, sizeof k.id, "x");
     k.created_ms = 0;
     char *json = NULL;
     int rc = job_spec_to_json(&k, &json, err);
@@ -45,38 +64,79 @@ static int workdir_name(const struct job_spec *js, char *dir, size_t n, vr_err *
         return rc;
     unsigned char d[EVP_MAX_MD_SIZE] = { 0 };
     unsigned len = 0;
-    int ok = EVP_Digest(json, strlen(json), d, &len, EVP_sha256(), NULL) == 1;
+    int ok = EVP_Digest(json, strlen(json), d, &len, EVP_sha256(), NULL) == 1 && len == 32;
     free(json);
     if (!ok)
         return vr_err_set(err, VR_EIO, "cannot name the work dir (libcrypto's SHA-256 failed)");
-    snprintf(dir, n, "%s/" RUN_WORKDIR_NAME "%02x%02x%02x%02x%02x%02x%02x%02x-%u", run_workdir_base(),
-             d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], (unsigned)getuid());
+    for (unsigned i = 0; i < len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
     return 0;
 }
 
 /* An existing work dir is ours: a real directory (no link), owned by us,
  * closed to others. */
-static int workdir_ours(const char *dir, vr_err *err)
+static int workdir_ours(const char *dir)
 {
     struct stat st;
-    if (lstat(dir, &st) < 0)
-        return vr_err_set(err, VR_ENOENT, "%s: %s", dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-        return vr_err_set(err, VR_EINVAL, "%s is not a private directory of this user; "
-                          "remove it", dir);
-    return 0;
+    return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+           !(st.st_mode & 077);
+}
+
+/* The work dir of ours in the base whose recorded digest is `hex`, into
+ * dir; 1 found, 0 none. The name says nothing (mkdtemp's): another user
+ * can neither guess it nor squat it, and a directory of theirs, or one
+ * not closed to others, is never taken for ours whatever its name. */
+static int workdir_find(const char *hex, char *dir, size_t n)
+{
+    const char *base = run_workdir_base();
+    DIR *d = opendir(base);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *de;
+    while (!found && (de = readdir(d))) {
+        if (strncmp(de->d_name, RUN_WORKDIR_NAME, strlen(RUN_WORKDIR_NAME)))
+            continue;
+        char cand[RUN_WORKDIR_MAX + 300], path[RUN_WORKDIR_MAX + 320], *text = NULL;
+        snprintf(cand, sizeof cand, "%s/%s", base, de->d_name);
+        snprintf(path, sizeof path, "%s/" RUN_DIGEST_FILE, cand);
+        if (strlen(cand) < n && workdir_ours(cand) &&
+            storage_read_file(path, RUN_DIGEST_HEX, &text, NULL, NULL) == 0)
+            found = !strncmp(text, hex, RUN_DIGEST_HEX - 1);
+        if (found)
+            memcpy(dir, cand, strlen(cand) + 1);
+        free(text);
+    }
+    closedir(d);
+    return found;
+}
+
+/* A new work dir (mkdtemp: 0700, a name nobody chose) with the digest
+ * recorded inside. */
+static int workdir_make(const char *hex, char *dir, size_t n, vr_err *err)
+{
+    snprintf(dir, n, "%s/" RUN_WORKDIR_NAME "XXXXXX", run_workdir_base());
+    if (!mkdtemp(dir))
+        return vr_err_set(err, VR_EIO, "cannot create a work dir in %s: %s", run_workdir_base(),
+                          strerror(errno));
+    char path[RUN_WORKDIR_MAX + 16];
+    snprintf(path, sizeof path, "%s/" RUN_DIGEST_FILE, dir);
+    int rc = storage_write_atomic(path, hex, strlen(hex), err);
+    if (rc < 0)
+        rmdir(dir);
+    return rc;
 }
 
 int run_workdir_open(const struct job_spec *js, int resume, struct run_workdir *w, vr_err *err)
 {
     memset(w, 0, sizeof *w);
     w->lock_fd = -1;
-    int rc = workdir_name(js, w->dir, sizeof w->dir, err);
+    char hex[RUN_DIGEST_HEX];
+    int rc = workdir_digest(js, hex, err);
     if (rc < 0)
         return rc;
-    if (mkdir(w->dir, 0700) < 0 && errno != EEXIST)
-        return vr_err_set(err, VR_EIO, "cannot create %s: %s", w->dir, strerror(errno));
-    if ((rc = workdir_ours(w->dir, err)) < 0)
+    if (!workdir_find(hex, w->dir, sizeof w->dir) &&
+        (rc = workdir_make(hex, w->dir, sizeof w->dir, err)) < 0)
         return rc;
     char lock[RUN_WORKDIR_MAX + 16];
     snprintf(lock, sizeof lock, "%s/lock", w->dir);
@@ -100,7 +160,8 @@ int run_workdir_open(const struct job_spec *js, int resume, struct run_workdir *
         w->resuming = 1;
         return 0;
     }
-    /* afresh: whatever an earlier run left goes (the lock file stays, held) */
+    /* afresh: whatever an earlier run left goes (the lock file and the
+     * digest stay) */
     w->job[0] = '\0';
     DIR *d = opendir(w->dir);
     if (!d)
@@ -108,7 +169,8 @@ int run_workdir_open(const struct job_spec *js, int resume, struct run_workdir *
     int bad = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, "lock"))
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+            !strcmp(de->d_name, "lock") || !strcmp(de->d_name, RUN_DIGEST_FILE))
             continue;
         char sub[RUN_WORKDIR_MAX + 300];
         snprintf(sub, sizeof sub, "%s/%s", w->dir, de->d_name);

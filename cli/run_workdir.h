@@ -1,7 +1,8 @@
 /*
  * run_workdir.h - `vrctl run`'s work directory, which lets a stopped run be
- * resumed (`--resume`, as av1an's): named after the job's options, holding
- * the private Redis with its AOF, the chunks and the job's id
+ * resumed (`--resume`, as av1an's): a mkdtemp name that records the
+ * digest of the job's options inside, holding the private Redis with its
+ * AOF, the chunks and the job's id
  * (cli/run_workdir.c).
  */
 #ifndef VR_RUN_WORKDIR_H
@@ -14,20 +15,22 @@
 #define RUN_WORKDIR_MAX 96
 
 struct run_workdir {
-    char dir[RUN_WORKDIR_MAX];    /* <base>/RUN_WORKDIR_NAME<digest>-<uid> */
+    char dir[RUN_WORKDIR_MAX];    /* <base>/RUN_WORKDIR_NAME<6 random characters> */
     char job[JOB_ID_MAX];         /* the job kept there; "" when starting afresh */
     int resuming;                 /* 1: carry on with `job` */
     int lock_fd;                  /* flock'd while the run lives; -1 none */
 };
 
-/* Where work dirs go: $TMPDIR as mktemp has it (absolute and at most 48
- * bytes, so the Redis socket's path in it fits its 108), else /tmp. */
+/* Where work dirs go: $XDG_RUNTIME_DIR when it is a private directory of
+ * ours, else $TMPDIR as mktemp has it, else /tmp (absolute and at most 48
+ * bytes, so the Redis socket's path in it fits its 108). */
 const char *run_workdir_base(void);
 
-/* Opens (creating it, 0700) the work dir of job `js` and locks it. With
- * resume and a job kept there, w->resuming is set; otherwise whatever an
- * earlier run left is removed. Returns 0, or VR_E* (another run holds it,
- * it is not a private directory of ours) with the reason. */
+/* Opens the work dir of job `js` (a private directory of ours in the base
+ * whose recorded digest is the job's; else a new one, mkdtemp) and locks
+ * it. With resume and a job kept there, w->resuming is set; otherwise
+ * whatever an earlier run left is removed. Returns 0, or VR_E* (another
+ * run holds it, it cannot be created) with the reason. */
 int run_workdir_open(const struct job_spec *js, int resume, struct run_workdir *w, vr_err *err);
 
 /* Records the job's id there, durably, before the job runs. */

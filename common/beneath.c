@@ -154,6 +154,30 @@ int beneath_open(int dirfd, const char *rel, int flags, mode_t mode)
     return beneath_open_walk(dirfd, rel, flags, mode);
 }
 
+int beneath_open_file(int dirfd, const char *rel, const char *what, const char *shown,
+                      const char *root, long long *size, vr_err *err)
+{
+    int fd = beneath_open(dirfd, rel, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY, 0);
+    if (fd < 0)
+        return beneath_err(fd, what, shown, root, err);
+    struct stat st;
+    int rc = 0, fl;
+    if (fstat(fd, &st) < 0)
+        rc = beneath_err(errno, what, shown, root, err);
+    else if (!S_ISREG(st.st_mode))
+        rc = vr_err_set(err, VR_EFORMAT, "%s %s: not a regular file (%s)", what, shown,
+                        storage_kind(st.st_mode));
+    else if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+        rc = beneath_err(errno, what, shown, root, err);
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    if (size)
+        *size = (long long)st.st_size;
+    return fd;
+}
+
 int beneath_mkdirs(int dirfd, const char *rel, mode_t mode)
 {
     int rc = beneath_check(rel);

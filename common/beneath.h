@@ -48,6 +48,18 @@ int beneath_open(int dirfd, const char *rel, int flags, mode_t mode);
  * tests can run it on kernels that have openat2. */
 int beneath_open_walk(int dirfd, const char *rel, int flags, mode_t mode);
 
+/* Opens rel beneath dirfd for reading only when it is a regular file: a
+ * file on the storage, which a worker's user (or anyone who can write
+ * there) may have made a FIFO, a device or a huge sparse file. The open
+ * does not wait (O_NONBLOCK: a FIFO's open would block until a writer
+ * came), follows no link (O_NOFOLLOW as well as beneath_open's walk), and
+ * fstat must say regular; O_NONBLOCK is cleared on the descriptor
+ * returned, its size in *size (may be NULL). Returns the descriptor or a
+ * VR_E* code with err saying "<what> <shown>: ..." (beneath_err's words,
+ * or VR_EFORMAT "not a regular file (a FIFO)"). */
+int beneath_open_file(int dirfd, const char *rel, const char *what, const char *shown,
+                      const char *root, long long *size, vr_err *err);
+
 /* mkdir -p of rel beneath dirfd (mode for the directories it creates),
  * refusing links the same way; returns the last directory opened
  * O_RDONLY | O_DIRECTORY (the caller closes it) or a negative errno. */

@@ -129,11 +129,19 @@ static int storage_sync_dir_of(const char *path, vr_err *err)
 
 int storage_sync_file(const char *path, vr_err *err)
 {
-    int fd = open(path, O_RDONLY);
+    /* the file was just renamed there, but whoever writes the directory
+     * may have swapped in a FIFO (whose open would wait for good) or a link */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return storage_errno(errno, "cannot open", path, err);
     int rc = 0;
-    if (fsync(fd) < 0)
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        rc = storage_errno(errno, "cannot stat", path, err);
+    else if (!S_ISREG(st.st_mode))
+        rc = vr_err_set(err, VR_EFORMAT, "%s: not a regular file (%s)", path,
+                        storage_kind(st.st_mode));
+    else if (fsync(fd) < 0)
         rc = storage_errno(errno, "cannot sync", path, err);
     close(fd);
     return rc < 0 ? rc : storage_sync_dir_of(path, err);

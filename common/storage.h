@@ -22,7 +22,9 @@ int storage_path(const char *root, const char *rel, char *out, size_t n, vr_err 
 /* mkdir -p (mode 0755); existing directories are fine. */
 int storage_mkdirs(const char *dir, vr_err *err);
 
-/* fsync()s the file, then its directory, so a rename into it is durable. */
+/* fsync()s the file, then its directory, so a rename into it is durable.
+ * A regular file only, opened without waiting or following a link
+ * (VR_EFORMAT "not a regular file (a FIFO)"). */
 int storage_sync_file(const char *path, vr_err *err);
 
 /* ---- checksums of stored files ----

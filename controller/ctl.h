@@ -58,7 +58,20 @@ struct ctl {
     void (*between_chunks)(struct ctl *c); /* the loop's hook, run by a copy split between
                                   * chunks: the results waiting, lapsed leases; NULL none */
     struct ctl_notify_cfg notify; /* webhooks */
+    long long loop_turn_ms;       /* monotonic: the loop's last turn or step of progress (a
+                                   * split's chunk, a stitched chunk); 0 before the loop.
+                                   * Read by the heartbeat and /healthz threads (atomics) */
+    long long stall_ms;           /* --loop-stall-seconds: no turn for this long = stuck */
 };
+
+/* The loop made progress (ctl_run.c): a turn, a chunk of a copy split, a
+ * chunk stitched. */
+void ctl_loop_pulse(struct ctl *c);
+
+/* Seconds since the loop's last pulse when that is more than c->stall_ms
+ * (the loop is stuck: a blocking open, a huge file summed), else 0. Safe
+ * from any thread. */
+double ctl_loop_stalled(const struct ctl *c);
 
 struct ctl_paths;        /* a job's files, held beneath the roots (below) */
 struct remux_stitcher;
@@ -76,6 +89,11 @@ int ctl_prom_start(const char *listen, const char *url, struct ctl_prom **out, v
 
 /* Stops serving and frees; accepts NULL and clears the pointer. */
 void ctl_prom_stop(struct ctl_prom **p);
+
+/* From now on /healthz answers 503 while c's loop is stuck
+ * (ctl_loop_stalled), naming how long: a controller whose Redis answers
+ * but whose loop does nothing is not healthy. c outlives p. */
+void ctl_prom_watch(struct ctl_prom *p, const struct ctl *c);
 
 /* The Prometheus text of `fs` (ctl_prom_text.c): *out is malloc'd (the
  * caller frees it), *len its length. VR_ENOMEM when it would pass 4 MiB or
@@ -152,6 +170,7 @@ void ctl_stitch_sweep(struct ctl *c);
 void ctl_cleanup_due(struct ctl *c);
 
 #define CTL_KEEP_JOBS_DEFAULT_MS (7LL * 86400 * 1000) /* --keep-jobs: a week */
+#define CTL_LOOP_STALL_S 60.0 /* --loop-stall-seconds: a plan of 20 000 chunks takes ~11 s */
 
 /* Purges the jobs that ended more than --keep-jobs ago: their Redis
  * records and storage/jobs/<id> (ctl_retain.c). Run by the deep audit. */
@@ -287,11 +306,13 @@ int ctl_job_mine(struct ctl *c, const char *id);
  * entry. Returns rq_chunk_requeue_lost's answer (logged when <0). */
 int ctl_chunk_redo(struct ctl *c, const char *id, int i);
 
-/* Opens rel beneath the storage root without following links: a file to
- * read, or (dir) a directory created as needed. Returns the descriptor
- * (the caller closes it) with its /proc/self/fd name in fdpath, or <0. */
+/* Opens rel beneath the storage root without following links: a regular
+ * file to read (beneath_open_file: a FIFO or device is refused without
+ * waiting; its size in *size, which may be NULL), or (dir) a directory
+ * created as needed. Returns the descriptor (the caller closes it) with
+ * its /proc/self/fd name in fdpath, or <0. */
 int ctl_storage_open(struct ctl *c, const char *rel, int dir, char *fdpath, size_t n,
-                     vr_err *err);
+                     long long *size, vr_err *err);
 
 /* storage/jobs/<id> relative paths. */
 void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub);

@@ -11,6 +11,8 @@
 
 #include "config.h"
 #include "log.h"
+#include "remux.h"
+#include "remux_ts.h"
 #include "vio_layout.h"
 
 #include <stdio.h>
@@ -27,6 +29,10 @@ int ctl_job_decide(const struct job_spec *js, const char *in, struct ctl_decisio
     if (rc < 0)
         return rc;
     d->warmup = config_history_frames(&cfg);
+    struct remux_info info; /* what the stitch would refuse, refused before any work */
+    if ((rc = remux_probe(in, &info, err)) < 0 ||
+        (rc = remux_ts_streams_check(js->input, info.streams, err)) < 0)
+        return rc;
     int given = vio_layout_parse(js->layout);
     if (given >= 0) {
         snprintf(d->layout, sizeof d->layout, "%s", vio_layout_name(given));

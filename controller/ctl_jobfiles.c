@@ -63,7 +63,7 @@ int ctl_manifest_write(struct ctl *c, const char *id, const struct job_manifest 
     char jreal[STORAGE_PATH_MAX];
     ctl_job_dir(jrel, sizeof jrel, id, NULL);
     storage_path(c->storage, jrel, jreal, sizeof jreal, NULL);
-    int jfd = ctl_storage_open(c, jrel, 1, jdir, sizeof jdir, err);
+    int jfd = ctl_storage_open(c, jrel, 1, jdir, sizeof jdir, NULL, err);
     if (jfd < 0)
         return jfd;
     snprintf(mfd, sizeof mfd, "%s/manifest.json", jdir);

@@ -132,6 +132,14 @@ int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
         return vr_err_set(err, VR_EINVAL, "output %s is the input %s: the output would "
                           "overwrite it", js->output, js->input);
     }
+    /* what the publish would refuse (it replaces only a regular file, a
+     * link judged by its target) is refused before any work (finding 11) */
+    if (fstatat(fd, name, &so, 0) == 0 && !S_ISREG(so.st_mode)) {
+        close(fd);
+        ctl_paths_close(p);
+        return vr_err_set(err, VR_EINVAL, "output %s is %s: an output replaces only a regular "
+                          "file", js->output, storage_kind(so.st_mode));
+    }
     if (!(flags & CTL_PATHS_OUTPUT)) {
         close(fd);
         return 0;
@@ -165,18 +173,19 @@ void ctl_paths_unmask(const struct ctl_paths *p, const struct job_spec *js, vr_e
 /* ---- the storage root ---- */
 
 int ctl_storage_open(struct ctl *c, const char *rel, int dir, char *fdpath, size_t n,
-                     vr_err *err)
+                     long long *size, vr_err *err)
 {
     char real[STORAGE_PATH_MAX];
     snprintf(real, sizeof real, "%.3000s/%.1000s", c->storage, rel);
     int root = ctl_open_root(c->storage, err);
     if (root < 0)
         return root;
-    int fd = dir ? beneath_mkdirs(root, rel, 0755) : beneath_open(root, rel, O_RDONLY, 0);
+    /* a file: never waited on (a FIFO), a regular one only (issue 41, finding 1) */
+    int fd = dir ? beneath_mkdirs(root, rel, 0755)
+                 : beneath_open_file(root, rel, "cannot open", real, c->storage, size, err);
     close(root);
     if (fd < 0)
-        return beneath_err(fd, dir ? "cannot create directory" : "cannot open", real,
-                           c->storage, err);
+        return dir ? beneath_err(fd, "cannot create directory", real, c->storage, err) : fd;
     beneath_fd_path(fd, NULL, fdpath, n);
     return fd;
 }

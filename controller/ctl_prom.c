@@ -1,7 +1,8 @@
 /*
  * ctl_prom.c - `vr-controller --metrics-listen [ADDR:]PORT`: the fleet's
  * figures in the Prometheus text format on /metrics, and /healthz (200 when
- * Redis answers a PING, 503 otherwise) for load balancers and Kubernetes.
+ * Redis answers a PING and the controller's loop turns, 503 otherwise) for
+ * load balancers and Kubernetes.
  *
  * Two threads besides the controller's loop. The server (ctl_http.c) never
  * touches Redis: it answers from the last snapshot when that was taken at
@@ -59,6 +60,7 @@ struct ctl_prom {
     char *url;                    /* Redis, for the reader's connection */
     struct rq *q;                 /* the reader's own connection (NULL: refused, retried) */
     struct rq_fleetstats *fs;     /* the reader's scratch */
+    const struct ctl *ctl;        /* whose loop /healthz watches (NULL: none yet) */
 };
 
 /* ---- the reader ---- */
@@ -142,6 +144,12 @@ static int ctl_prom_answer(struct ctl_prom *p, int metrics, double since_ms,
     }
     if (!r->ok)
         return ctl_prom_plain(a, 503, "%s\n", r->msg);
+    double stuck = !metrics && p->ctl ? ctl_loop_stalled(p->ctl) : 0;
+    if (stuck > 0) {
+        char why[128];
+        snprintf(why, sizeof why, "%.0f s", stuck);
+        return ctl_prom_plain(a, 503, "controller loop stuck: no turn for %s\n", why);
+    }
     if (!metrics)
         return ctl_prom_plain(a, 200, "%s\n", "ok");
     a->body = malloc(p->len ? p->len : 1);
@@ -250,6 +258,15 @@ int ctl_prom_start(const char *listen, const char *url, struct ctl_prom **out, v
                  listen);
     *out = p;
     return 0;
+}
+
+void ctl_prom_watch(struct ctl_prom *p, const struct ctl *c)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->ctl = c;
+    pthread_mutex_unlock(&p->mu);
 }
 
 void ctl_prom_stop(struct ctl_prom **pp)

@@ -39,13 +39,48 @@ struct ctl_hb {
     int started;
 };
 
+void ctl_loop_pulse(struct ctl *c)
+{
+    __atomic_store_n(&c->loop_turn_ms, (long long)clock_mono_ms(), __ATOMIC_RELAXED);
+}
+
+double ctl_loop_stalled(const struct ctl *c)
+{
+    long long at = __atomic_load_n(&c->loop_turn_ms, __ATOMIC_RELAXED);
+    long long idle = (long long)clock_mono_ms() - at;
+    return at > 0 && idle > c->stall_ms ? idle / 1000.0 : 0;
+}
+
+/* The heartbeat says the controller works, not only that its process
+ * lives: while the loop is stuck (a blocking open, a huge file summed)
+ * the key is removed, so another controller takes its jobs over (their
+ * claims fence this one's late writes), and renewed once it turns again. */
+static void ctl_hb_beat(struct rq *q, struct ctl *c, int *withheld)
+{
+    double stuck = ctl_loop_stalled(c);
+    if (stuck > 0) {
+        if (!*withheld)
+            log_error("controller %s: its loop has not turned for %.0f s (--loop-stall-seconds "
+                      "%.0f): heartbeat withdrawn so another controller takes over", c->name,
+                      stuck, c->stall_ms / 1000.0);
+        *withheld = 1;
+        rq_controller_gone(q, c->name, NULL);
+        return;
+    }
+    if (*withheld)
+        log_info("controller %s: its loop turns again; heartbeat back", c->name);
+    *withheld = 0;
+    rq_controller_heartbeat(q, c->name, 10000, NULL);
+}
+
 static void *ctl_hb_main(void *arg)
 {
     struct ctl_hb *hb = arg;
     struct rq *q = NULL;
+    int withheld = 0;
     rq_open(hb->c->url, 5000, &q, NULL);
     while (!ctl_stop && q) {
-        rq_controller_heartbeat(q, hb->c->name, 10000, NULL);
+        ctl_hb_beat(q, hb->c, &withheld);
         for (int i = 0; i < 20 && !ctl_stop; i++)
             usleep(100000);
     }
@@ -148,6 +183,7 @@ static void ctl_poll_results(struct ctl *c)
         rq_msg_release(&m);
     }
     ctl_reclaim_due(c);
+    ctl_loop_pulse(c); /* a split going on chunk by chunk is not a stuck loop */
 }
 
 static int ctl_loop(struct ctl *c)
@@ -159,6 +195,7 @@ static int ctl_loop(struct ctl *c)
     log_info("controller %s: ready (storage %s, inputs under %s, outputs under %s, lease %.1f s)",
              c->name, c->storage, c->input_root, c->output_root, c->lease_ms / 1000.0);
     while (!ctl_stop) {
+        ctl_loop_pulse(c);
         struct rq_msg m[2];
         vr_err e = { 0 };
         int rc = rq_read_all(c->q, RQ_G_CONTROLLERS, c->name, streams, 2, 500, m, &e);
@@ -217,12 +254,13 @@ int cmd_controller_run(int argc, char **argv)
         { "notify-timeout", required_argument, 0, 'T' },
         { "notify-attempts", required_argument, 0, 'A' },
         { "notify-allow-private", no_argument, 0, 'P' },
+        { "loop-stall-seconds", required_argument, 0, 'L' },
         { 0, 0, 0, 0 }
     };
     struct ctl c = { 0 };
     const char *redis = NULL, *storage = NULL, *in_root = NULL, *out_root = NULL;
     const char *metrics_listen = NULL, *secret_file = NULL;
-    double lease = 30;
+    double lease = 30, stall = CTL_LOOP_STALL_S;
     c.keep_jobs_ms = CTL_KEEP_JOBS_DEFAULT_MS;
     c.notify.timeout_s = 10;
     c.notify.max_attempts = 20;
@@ -267,6 +305,10 @@ int cmd_controller_run(int argc, char **argv)
                 return 2;
             break;
         case 'P': c.notify.allow_private = 1; break;
+        case 'L':
+            if (cli_opt_double("--loop-stall-seconds", optarg, 1, 86400, &stall))
+                return 2;
+            break;
         default: return 2; /* '?': cli_getopt said why */
         }
     }
@@ -287,6 +329,7 @@ int cmd_controller_run(int argc, char **argv)
     ctl_sweep_temps(c.storage);
     snprintf(c.url, sizeof c.url, "%s", redis);
     c.lease_ms = (long long)(lease * 1000);
+    c.stall_ms = (long long)(stall * 1000);
     c.between_chunks = ctl_poll_results;
     ctl_name(c.name, sizeof c.name);
     c.stop = &ctl_stop;
@@ -310,6 +353,8 @@ int cmd_controller_run(int argc, char **argv)
         return 1;
     }
     ctl_sweep_outputs(&c, CTL_TEMP_MAX_AGE_S, CTL_TEMP_GRACE_S); /* needs Redis: the jobs */
+    ctl_loop_pulse(&c);
+    ctl_prom_watch(prom, &c);
     struct ctl_hb hb = { .c = &c };
     hb.started = pthread_create(&hb.th, NULL, ctl_hb_main, &hb) == 0;
     struct ctl_notify *notify = NULL;

@@ -129,7 +129,7 @@ static int ctl_split_run(struct ctl_split_job *s, struct job_manifest *man, vr_e
     char rel[256], indir[BENEATH_FD_PATH_MAX], indir_real[STORAGE_PATH_MAX];
     ctl_job_dir(rel, sizeof rel, id, "in");
     storage_path(c->storage, rel, indir_real, sizeof indir_real, NULL);
-    int dfd = ctl_storage_open(c, rel, 1, indir, sizeof indir, err);
+    int dfd = ctl_storage_open(c, rel, 1, indir, sizeof indir, NULL, err);
     if (dfd < 0)
         return dfd;
     int rc = storage_check_space(indir, (uint64_t)st.st_size + (16 << 20), err);

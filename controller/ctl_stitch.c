@@ -286,13 +286,16 @@ static int ctl_record_done(struct ctl *c, const char *id, long long token, const
     return rc;
 }
 
-/* Opens chunk i's output (`sub` NULL) or its sidecar beneath the storage
- * root; the descriptor, with its /proc/self/fd name in fdp and its real
- * name in real. */
+/* Opens chunk i's output, its sidecar or its copied input beneath the
+ * storage root: a regular file only, opened without waiting (a FIFO a
+ * worker's user put there would block the loop for good); the
+ * descriptor, its size in *size, its /proc/self/fd name in fdp and its
+ * real name in real. A failure names the chunk. */
 enum ctl_chunk_file { CTL_CHUNK_OUTPUT, CTL_CHUNK_SIDECAR, CTL_CHUNK_INPUT };
 
 static int ctl_chunk_open(struct ctl *c, const char *id, int i, enum ctl_chunk_file which,
-                          char *fdp, size_t nfdp, char *real, size_t nreal, vr_err *err)
+                          char *fdp, size_t nfdp, char *real, size_t nreal, long long *size,
+                          vr_err *err)
 {
     char rel[320], ts[320];
     ctl_chunk_rel(rel, sizeof rel, id, which == CTL_CHUNK_INPUT ? "in" : "out", i);
@@ -302,7 +305,53 @@ static int ctl_chunk_open(struct ctl *c, const char *id, int i, enum ctl_chunk_f
         snprintf(rel, sizeof rel, "%s", ts);
     }
     storage_path(c->storage, rel, real, nreal, NULL);
-    return ctl_storage_open(c, rel, 0, fdp, nfdp, err);
+    int fd = ctl_storage_open(c, rel, 0, fdp, nfdp, size, err);
+    if (fd < 0)
+        vr_err_prefix(err, "chunk %d", i);
+    return fd;
+}
+
+/* The most bytes chunk i's output (or its sidecar) may hold: its frames
+ * (the plan's count, else the one its commit recorded, at most the job's)
+ * times a bound per frame, plus room for the container and the other
+ * streams. A file over it is refused before a byte of it is read or
+ * summed: an 8 GiB sparse file had kept the loop summing zeros for 25 s,
+ * again on each requeue. */
+static long long ctl_chunk_bytes_max(struct ctl *c, const char *id, int i,
+                                     const struct job_manifest *man, int sidecar)
+{
+    long long frames = man->chunk_frames && man->chunk_frames[i] > 0 ? man->chunk_frames[i] : 0;
+    long long whole = man->frames > 0 ? man->frames : 0;
+    if (frames <= 0) { /* a range plan: what the commit said, at most the whole job's */
+        char ck[128];
+        rq_key_chunk(ck, sizeof ck, id, i);
+        rq_hget_ll(c->q, ck, "frames", &frames, NULL);
+        if (whole <= 0)
+            rq_job_number(c->q, id, "frames_total", &whole, NULL);
+        if (whole > 0 && frames > whole)
+            frames = whole;
+    }
+    if (frames <= 0 || frames > JOB_CHUNK_FRAMES_MAX)
+        frames = frames <= 0 ? 1 : JOB_CHUNK_FRAMES_MAX;
+    return sidecar ? frames * JOB_TS_BYTES_PER_FRAME + JOB_CHUNK_BYTES_SLACK
+                   : frames * JOB_FRAME_BYTES_MAX + JOB_CHUNK_BYTES_SLACK;
+}
+
+/* 1 when chunk i's file of `size` bytes is within its bound; 0 (said in
+ * the log and the events, the chunk is computed again) when over it. */
+static int ctl_chunk_size_ok(struct ctl *c, const char *id, int i,
+                             const struct job_manifest *man, int sidecar, long long size,
+                             const char *real)
+{
+    long long max = ctl_chunk_bytes_max(c, id, i, man, sidecar);
+    if (size <= max)
+        return 1;
+    log_warn("job %s: chunk %d's %s %s is %lld bytes, more than its frames can hold (%lld): "
+             "not read or summed; computed again", id, i, sidecar ? "sidecar" : "output", real,
+             size, max);
+    rq_event(c->q, id, "chunk %d: its %s is %lld bytes, more than its frames can hold; computed "
+             "again", i, sidecar ? "sidecar" : "output", size);
+    return 0;
 }
 
 /* 1 when chunk i's files (fd, and tfd when >= 0) are what its commit
@@ -344,7 +393,9 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
     char fdp[BENEATH_FD_PATH_MAX], real[STORAGE_PATH_MAX];
     char tsp[BENEATH_FD_PATH_MAX], tsreal[STORAGE_PATH_MAX];
     int tfd = -1, ifd = -1, rc = 0, begun = *s == NULL;
-    int fd = ctl_chunk_open(c, id, i, CTL_CHUNK_OUTPUT, fdp, sizeof fdp, real, sizeof real, err);
+    long long size = 0, tsize = 0;
+    int fd = ctl_chunk_open(c, id, i, CTL_CHUNK_OUTPUT, fdp, sizeof fdp, real, sizeof real,
+                            &size, err);
     if (fd < 0)
         return fd;
     /* a copied chunk's input places its frames if the decoder dropped some */
@@ -352,10 +403,13 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
     vr_err ie = { 0 };
     if (!man->ranges && *s)
         ifd = ctl_chunk_open(c, id, i, CTL_CHUNK_INPUT, inp, sizeof inp, inreal, sizeof inreal,
-                             &ie);
+                             NULL, &ie);
     if (man->ranges && (tfd = ctl_chunk_open(c, id, i, CTL_CHUNK_SIDECAR, tsp, sizeof tsp, tsreal,
-                                             sizeof tsreal, err)) < 0)
+                                             sizeof tsreal, &tsize, err)) < 0)
         rc = tfd;
+    else if (!ctl_chunk_size_ok(c, id, i, man, 0, size, real) ||
+             (tfd >= 0 && !ctl_chunk_size_ok(c, id, i, man, 1, tsize, tsreal)))
+        rc = CTL_CHUNK_DAMAGED;
     else if ((rc = ctl_chunk_sum_ok(c, id, i, fd, tfd, real, err)) <= 0)
         rc = rc < 0 ? rc : CTL_CHUNK_DAMAGED;
     else if (man->ranges) /* chunks read in place: the stitch reads no source */
@@ -376,6 +430,8 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
     }
     ctl_paths_unmask(p, js, err);
     close(fd);
+    if (rc == 0)
+        ctl_loop_pulse(c); /* a long stitch going on chunk by chunk is not a stuck loop */
     /* what the output leaves out of the source goes to the job's events,
      * under the output's name (the stitcher knows it by its fd path) */
     if (rc == 0 && begun && *s && remux_stitch_note(*s)[0]) {

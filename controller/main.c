@@ -14,7 +14,7 @@ static const struct cli_cmd controller_cmds[] = {
       "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N]\n"
       "       [--keep-chunks] [--keep-jobs D] [--metrics-listen [ADDR:]PORT] [--notify URL]\n"
       "       [--notify-secret-file FILE] [--notify-timeout S] [--notify-attempts N]\n"
-      "       [--notify-allow-private]",
+      "       [--notify-allow-private] [--loop-stall-seconds S]",
       "consume jobs and results until stopped (the default command)",
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
       "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
@@ -27,8 +27,8 @@ static const struct cli_cmd controller_cmds[] = {
       "                     ended: 90s, 30m, 12h, 7d (default 7d; 0: keep for ever);\n"
       "                     a live job is never purged (vrctl purge: by hand)\n"
       "  --metrics-listen [ADDR:]PORT  serve the fleet's figures in the Prometheus text\n"
-      "                     format on /metrics, and /healthz (200 when Redis answers,\n"
-      "                     else 503); off unless given. PORT alone: 127.0.0.1 only;\n"
+      "                     format on /metrics, and /healthz (200 when Redis answers and\n"
+      "                     the loop turns, else 503); off unless given. PORT alone: 127.0.0.1 only;\n"
       "                     name the address to listen beyond this host (0.0.0.0:9464,\n"
       "                     [::]:9464): no authentication, job ids and hosts visible\n"
       "  --notify URL       POST every job's end (done, failed, cancelled) to URL as JSON,\n"
@@ -43,6 +43,9 @@ static const struct cli_cmd controller_cmds[] = {
       "                     2 s, 4 s ... up to 5 min, kept in Redis across restarts\n"
       "  --notify-allow-private  let webhooks reach loopback, private and link-local\n"
       "                     addresses (refused by default, after DNS and at each redirect)\n"
+      "  --loop-stall-seconds S  a loop that has not turned for S s (60) is stuck:\n"
+      "                     /healthz says 503 and the heartbeat is withdrawn, so another\n"
+      "                     controller takes its jobs over\n"
       "SIGTERM or Ctrl-C stops it; another controller (or a restart) carries on.\n" },
     { 0 }
 };

@@ -52,6 +52,7 @@ int remux_probe(const char *in, struct remux_info *info, vr_err *err)
     info->frames_est = s->nb_frames > 0 ? s->nb_frames
                                         : (long long)(info->duration_s * info->fps + 0.5);
     info->has_audio = av_find_best_stream(ic, AVMEDIA_TYPE_AUDIO, -1, -1, NULL, 0) >= 0;
+    info->streams = (int)ic->nb_streams;
     snprintf(info->codec, sizeof info->codec, "%s", avcodec_get_name(s->codecpar->codec_id));
     avformat_close_input(&ic);
     return rc;

@@ -63,6 +63,7 @@ struct remux_info {
     double duration_s;     /* container duration, 0 when unknown */
     long long frames_est;  /* nb_frames or duration*fps, 0 when unknown */
     int has_audio;
+    int streams;           /* every stream of the file (video, audio, subtitles, data) */
     char codec[32];
 };
 

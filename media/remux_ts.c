@@ -229,3 +229,12 @@ int remux_ts_read(const char *path, struct remux_ts *t, vr_err *err)
         remux_ts_release(t);
     return rc;
 }
+
+int remux_ts_streams_check(const char *path, int streams, vr_err *err)
+{
+    if (streams <= REMUX_TS_MAX_STREAMS)
+        return 0;
+    return vr_err_set(err, VR_ENOTSUP, "%s has %d streams; a fleet chunk carries at most %d: "
+                      "keep fewer (ffmpeg -map), or run vr-worker process on it", path, streams,
+                      REMUX_TS_MAX_STREAMS);
+}

@@ -23,6 +23,12 @@
 #include <stdint.h>
 
 #define REMUX_TS_MAX_STREAMS 64
+
+/* 0 when a source of `streams` streams fits a chunk's sidecar; else
+ * VR_ENOTSUP naming `path`, the count and the limit: the fleet refuses it
+ * at submit and when the controller takes the job, not at the stitch after
+ * all the work (issue 41, finding 11). */
+int remux_ts_streams_check(const char *path, int streams, vr_err *err);
 #define REMUX_TS_MAX_PACKETS 10000000LL   /* per stream: 46 h at 60 fps */
 
 struct remux_ts_stream {

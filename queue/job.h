@@ -19,6 +19,16 @@
 #define JOB_MAX_MANIFEST (8 << 20)      /* manifest.json */
 #define JOB_MAX_CHUNKS 100000           /* chunks a job may have (= REMUX_MAX_CHUNKS) */
 #define JOB_NOTIFY_MAX 1024             /* a webhook URL, with its NUL */
+/* What a chunk's files on the storage may hold, checked before the
+ * controller reads or sums them (issue 41, finding 1): an encoded output
+ * frame at most JOB_FRAME_BYTES_MAX (8K 4:4:4 raw is 96 MiB; encoded ones
+ * are far smaller), a timestamp sidecar JOB_TS_BYTES_PER_FRAME a frame,
+ * both plus JOB_CHUNK_BYTES_SLACK for the container and the other streams;
+ * frames counted at most JOB_CHUNK_FRAMES_MAX a chunk. */
+#define JOB_FRAME_BYTES_MAX   (128LL << 20)
+#define JOB_TS_BYTES_PER_FRAME 4096LL
+#define JOB_CHUNK_BYTES_SLACK (64LL << 20)
+#define JOB_CHUNK_FRAMES_MAX  1000000LL
 
 struct job_spec {
     char id[JOB_ID_MAX];

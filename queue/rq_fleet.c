@@ -74,12 +74,22 @@ int rq_worker_gone(struct rq *q, const char *name, vr_err *err)
     return rq_heartbeat_gone(q, key, RQ_WORKERS, name, err);
 }
 
-/* One worker's record into w; 0 when it has expired. */
+/* One worker's record into w; 0 when it has expired, -1 when it is no
+ * heartbeat: a key without a TTL, or with one no heartbeat sets (a worker's
+ * user can HSET and SADD a fake that would otherwise stay for good in
+ * `vrctl workers` and /metrics: issue 41, finding 8). */
 static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
 {
     char key[200], fps[32] = "", cd[32] = "", fd[32] = "", seen[32] = "", hb[16] = "";
     char gu[32] = "", gm[32] = "", cf[32] = "";
     rq_key_worker(key, sizeof key, w->name);
+    redisReply *t = rq_cmd(q, NULL, "PTTL %s", key);
+    long long pttl = t && t->type == REDIS_REPLY_INTEGER ? t->integer : -2;
+    freeReplyObject(t);
+    if (pttl == -2)
+        return 0;
+    if (pttl < 0 || pttl > RQ_WORKER_TTL_MAX_S * 1000LL)
+        return -1;
     int found = rq_hget(q, key, "gpu", w->gpu, sizeof w->gpu, NULL) > 0;
     found |= rq_hget(q, key, "state", w->state, sizeof w->state, NULL) > 0;
     found |= rq_hget(q, key, "chunk", w->chunk, sizeof w->chunk, NULL) > 0;
@@ -122,7 +132,10 @@ int rq_workers_list(struct rq *q, struct rq_worker_info *out, int max, vr_err *e
         memset(w, 0, sizeof *w);
         if (rq_reply_str(r->element[i], w->name, sizeof w->name, NULL) <= 0)
             continue;
-        if (rq_worker_read(q, w)) {
+        int got = rq_worker_read(q, w);
+        if (got < 0) /* not a heartbeat: not shown (the controller's audit does not drop it) */
+            continue;
+        if (got) {
             text_strip_controls(w->name); /* read with its key: shown from here on */
             n++;
             continue;

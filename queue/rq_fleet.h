@@ -30,6 +30,11 @@ struct rq_worker_info {
  * `watch` leaves it out. */
 int rq_worker_silent(const struct rq_worker_info *w, long long now_ms);
 
+/* The longest TTL a worker's heartbeat sets (its --heartbeat-ms x 5, at
+ * most): a record without a TTL, or with a longer one, is not a heartbeat
+ * and rq_workers_list leaves it out. */
+#define RQ_WORKER_TTL_MAX_S 3600
+
 /* Writes worker `w->name`'s record with a TTL of ttl_s seconds and lists it
  * among the workers (one script: one round trip). */
 int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s, vr_err *err);

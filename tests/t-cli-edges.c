@@ -125,18 +125,25 @@ static void expect_tidy_reals(const char *json)
  * (chunk_frames_sum 0, workers {}). */
 Test(cli_edges, retry_restitches_and_status_json_is_tidy, .timeout = 120, .fini = dist_stop)
 {
-    /* the controller starts after the submit: submit itself refuses a
-     * directory at the output's name, which appears only afterwards */
-    cr_assert_eq(tdist_start(&D, 0, 5, 0, 1), 0);
+    /* the worker starts once the job runs: submit, and the controller
+     * when it takes the job, refuse a directory at the output's name
+     * (issue 41, finding 11), which appears only afterwards */
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
     char in[400], out[400], id[64], buf[16384];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
-    /* a directory where the output goes, made after the submit (which
-     * refuses one): the stitch fails */
     cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    const char *js[] = { "status", id, "--json", NULL };
+    buf[0] = '\0';
+    for (int t = 0; t < 60000 && !strstr(buf, "\"running\""); t += 100) {
+        tdist_vrctl(&D, buf, sizeof buf, js);
+        tmsleep(100);
+    }
+    cr_assert(strstr(buf, "\"running\""), "the job never ran: %s", buf);
+    /* a directory where the output goes, made while it runs: the stitch fails */
     cr_assert_eq(tsh("mkdir '%s'", out), 0);
-    cr_assert_gt(tdist_controller(&D), 0);
+    cr_assert_gt(tdist_worker(&D), 0);
     int rc = tdist_watch(&D, id, 90000);
     cr_assert_eq(rc, 1, "watch exit %d: the stitch should have failed", rc);
     const char *st[] = { "status", id, NULL };

@@ -19,7 +19,7 @@
  */
 #include "rq.h"
 #include "rq_claim.h"
-#include "util-redis.h"
+#include "util-acl.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -35,120 +35,27 @@ static void teardown(void)
 
 TestSuite(dist_sec_acl, .fini = teardown, .timeout = 150);
 
-/* ACL SETUSER for every `user NAME RULES...` line of the file, with each
- * ">CHANGE-ME-<role>" password made ">pw-<role>". Returns the users set. */
-static int load_acl_file(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "cannot open %s", path);
-    char line[2048];
-    int users = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "user ", 5))
-            continue;
-        const char *argv[64] = { "ACL", "SETUSER" };
-        char words[64][160];
-        int n = 2, in_selector = 0;
-        for (char *w = strtok(line + 5, " \n"); w && n < 63; w = strtok(NULL, " \n")) {
-            if (in_selector) { /* "(~k +cmd ...)" is one argument */
-                size_t l = strlen(words[n - 1]);
-                snprintf(words[n - 1] + l, sizeof words[n - 1] - l, " %s", w);
-                in_selector = !strchr(w, ')');
-                continue;
-            }
-            if (!strncmp(w, ">CHANGE-ME-", 11))
-                snprintf(words[n], sizeof words[n], ">pw-%s", w + 11);
-            else
-                snprintf(words[n], sizeof words[n], "%s", w);
-            in_selector = w[0] == '(' && !strchr(w, ')');
-            argv[n] = words[n];
-            n++;
-        }
-        argv[n] = NULL;
-        cr_assert_eq(tredis_cmd(&D.r, argv), 0, "ACL SETUSER %s refused", argv[2]);
-        users++;
-    }
-    fclose(f);
-    return users;
-}
+/* The fleet's addresses and password files, one per role (util-acl.h). */
+static struct tacl A;
 
-/* Writes pw-<role> into <dir>/<role>.pw (mode 600); the path into out. */
-static void pw_file(const char *role, char *out, size_t n)
-{
-    snprintf(out, n, "%s/%s.pw", D.r.dir, role);
-    cr_assert_eq(tsh("umask 077; echo 'pw-%s' > '%s'", role, out), 0);
-}
-
-/* vrctl ARGS as the given user; stdout into out; the exit status. */
-static int vrctl_as(const char *url, const char *pw, char *out, size_t n, const char *const *args)
-{
-    const char *argv[24] = { "vrctl" };
-    int k = 1;
-    for (int i = 0; args[i]; i++)
-        argv[k++] = args[i];
-    argv[k++] = "--redis";
-    argv[k++] = url;
-    argv[k++] = "--redis-password-file";
-    argv[k++] = pw;
-    argv[k] = NULL;
-    return tproc_run("vrctl", argv, out, n);
-}
-
-/* The fleet's addresses and password files, one per role (acl_redis). */
-static int port;
-static char uc[128], uw[128], uv[128], pc[320], pw[320], pv[320];
-
-/* Redis with deploy/redis-users.acl's users (passwords pw-<role>), an
- * admin user for the test's own looks (ACL LOG), the default user off. */
 static void acl_redis(void)
 {
-    if (!D.r.dir[0])
-        cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
-    port = tredis_tcp(&D.r, "127.0.0.1");
-    cr_assert_gt(port, 0);
-    char acl[4200];
-    const char *data = getenv("VR_DATA_DIR");
-    snprintf(acl, sizeof acl, "%s/deploy/redis-users.acl", data ? data : ".");
-    cr_assert_eq(load_acl_file(acl), 3);
-    const char *admin[] = { "ACL", "SETUSER", "test-admin", "on", ">admin-pw", "~*", "&*", "+@all",
-                            NULL };
-    const char *off[] = { "ACL", "SETUSER", "default", "off", NULL };
-    cr_assert_eq(tredis_cmd(&D.r, admin), 0);
-    cr_assert_eq(tredis_cmd(&D.r, off), 0);
-    snprintf(uc, sizeof uc, "redis://vr-controller@127.0.0.1:%d", port);
-    snprintf(uw, sizeof uw, "redis://vr-worker@127.0.0.1:%d", port);
-    snprintf(uv, sizeof uv, "redis://vrctl@127.0.0.1:%d", port);
-    pw_file("controller", pc, sizeof pc);
-    pw_file("worker", pw, sizeof pw);
-    pw_file("vrctl", pv, sizeof pv);
+    tacl_start(&D, &A);
 }
 
-/* A connection as the test's admin user (rq_free it). */
 static struct rq *admin(void)
 {
-    char ua[128];
-    snprintf(ua, sizeof ua, "redis://test-admin:admin-pw@127.0.0.1:%d", port);
-    struct rq *q = NULL;
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
-    return q;
+    return tacl_admin(&A);
 }
 
 static void spawn_controller(void)
 {
-    const char *ctl[] = { "vr-controller", "run", "--redis", uc, "--redis-password-file", pc,
-                          "--storage", D.storage, "--input-root", D.r.dir, "--output-root",
-                          D.r.dir, "--lease-seconds", "5", "--notify-attempts", "1",
-                          "--notify-allow-private", NULL };
-    D.ctl = tproc_spawn("vr-controller", ctl, D.log);
+    tacl_controller(&D, &A, NULL);
 }
 
 static void spawn_worker(void)
 {
-    const char *wk[] = { "vr-worker", "serve", "--cpu", "--redis", uw, "--redis-password-file", pw,
-                         "--storage", D.storage, "--input-root", D.r.dir, "--heartbeat-ms",
-                         "300", NULL };
-    D.w[D.nw++] = tproc_spawn("vr-worker", wk, D.log);
+    tacl_worker(&D, &A);
 }
 
 Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
@@ -166,25 +73,23 @@ Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
     cr_assert_gt(dead, 0);
     char hook[64];
     snprintf(hook, sizeof hook, "http://127.0.0.1:%d/hook", dead);
-    const char *sub[] = { "submit", in, "-o", out, "--profile", "fast", "--chunk-seconds", "1",
-                          "--notify", hook, NULL };
-    int rc = vrctl_as(uv, pv, id, sizeof id, sub);
+    const char *sub[] = { "--chunk-seconds", "1", "--notify", hook, NULL };
+    int rc = tacl_submit(&A, in, out, sub, id, sizeof id);
     if (rc)
         tsh("tail -30 '%s' >&2", D.log);
     cr_assert_eq(rc, 0, "vrctl submit as vrctl failed");
-    id[strcspn(id, "\n")] = '\0';
     const char *watch[] = { "watch", id, NULL };
-    rc = vrctl_as(uv, pv, buf, sizeof buf, watch);
+    rc = tacl_vrctl(A.uv, A.pv, buf, sizeof buf, watch);
     if (rc)
         tsh("tail -40 '%s' >&2", D.log);
     cr_assert_eq(rc, 0, "the job did not complete under per-role users");
     const char *status[] = { "status", id, "--json", NULL };
     const char *workers[] = { "workers", NULL };
     const char *metrics[] = { "metrics", id, NULL };
-    cr_assert_eq(vrctl_as(uv, pv, buf, sizeof buf, status), 0);
+    cr_assert_eq(tacl_vrctl(A.uv, A.pv, buf, sizeof buf, status), 0);
     cr_assert(strstr(buf, "\"done\""), "%s", buf);
-    cr_assert_eq(vrctl_as(uv, pv, buf, sizeof buf, workers), 0);
-    cr_assert_eq(vrctl_as(uv, pv, buf, sizeof buf, metrics), 0);
+    cr_assert_eq(tacl_vrctl(A.uv, A.pv, buf, sizeof buf, workers), 0);
+    cr_assert_eq(tacl_vrctl(A.uv, A.pv, buf, sizeof buf, metrics), 0);
     char n[64];
     tsh_out(n, sizeof n, "ffprobe -v error -count_packets -select_streams v "
             "-show_entries stream=nb_read_packets -of csv=p=0 '%s'", out);
@@ -216,7 +121,7 @@ Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s/vrctl submit '%s' -o '%s' -y --profile fast --redis '%s' "
              "--redis-password-file '%s' 2>&1", getenv("VR_BIN_DIR") ? getenv("VR_BIN_DIR") : "bin",
-             in, out, uw, pw);
+             in, out, A.uw, A.pw);
     rc = tsh_out(buf, sizeof buf, "%s", cmd);
     cr_assert_eq(rc, 1, "the worker's user submitted a job: %s", buf);
     cr_assert(strstr(buf, "ACL user lacks"), "%s", buf);
@@ -232,7 +137,7 @@ static int denied(const char *role, const char **argv)
     snprintf(url, sizeof url, "redis://%s:pw-%s@127.0.0.1:%d",
              !strcmp(role, "vrctl") ? "vrctl" : !strcmp(role, "worker") ? "vr-worker"
                                                                          : "vr-controller",
-             role, port);
+             role, A.port);
     struct rq *q = NULL;
     vr_err e = { 0 };
     cr_assert_eq(rq_open(url, 2000, &q, &e), 0, "%s", e.msg);
@@ -348,10 +253,8 @@ Test(dist_sec_acl, forged_reports_change_nothing_and_each_chunk_commits_once)
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 3, 160, 5, 0), 0);
-    const char *sub[] = { "submit", in, "-o", out, "--profile", "fast", "--chunk-seconds", "1",
-                          NULL };
-    cr_assert_eq(vrctl_as(uv, pv, id, sizeof id, sub), 0);
-    id[strcspn(id, "\n")] = '\0';
+    const char *one_s[] = { "--chunk-seconds", "1", NULL };
+    cr_assert_eq(tacl_submit(&A, in, out, one_s, id, sizeof id), 0);
     char jk[160], ck[160], st[32] = "", entry[64] = "";
     struct rq *q = admin();
     rq_key_job(jk, sizeof jk, id);
@@ -400,7 +303,7 @@ Test(dist_sec_acl, forged_reports_change_nothing_and_each_chunk_commits_once)
     cr_assert_not(denied("worker", died));
 
     const char *watch[] = { "watch", id, NULL };
-    int rc = vrctl_as(uv, pv, buf, sizeof buf, watch);
+    int rc = tacl_vrctl(A.uv, A.pv, buf, sizeof buf, watch);
     if (rc)
         tsh("tail -40 '%s' >&2", D.log);
     cr_assert_eq(rc, 0, "the job did not complete after the forged reports");
@@ -441,7 +344,7 @@ Test(dist_sec_acl, a_flood_of_forged_reports_is_counted_not_logged_line_by_line)
     acl_redis();
     spawn_controller();
     char url[200], key[RQ_CLAIM_KEY_HEX];
-    snprintf(url, sizeof url, "redis://vr-worker:pw-worker@127.0.0.1:%d", port);
+    snprintf(url, sizeof url, "redis://vr-worker:pw-worker@127.0.0.1:%d", A.port);
     struct rq *w = NULL;
     vr_err e = { 0 };
     cr_assert_eq(rq_open(url, 2000, &w, &e), 0, "%s", e.msg);

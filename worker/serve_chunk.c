@@ -112,14 +112,10 @@ static int serve_source_open(const struct serve *s, const struct chunk_range *r,
     int root = open(s->input_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return storage_errno(errno, "cannot open the input root", s->input_root, err);
-    f->in = beneath_open(root, rel, O_RDONLY | O_NONBLOCK, 0); /* a FIFO must not hang us */
+    f->in = beneath_open_file(root, rel, "chunk source", r->source, s->input_root, NULL, err);
     close(root);
     if (f->in < 0)
-        return beneath_err(f->in, "chunk source", r->source, s->input_root, err);
-    struct stat st;
-    if (fstat(f->in, &st) < 0 || !S_ISREG(st.st_mode))
-        return vr_err_set(err, VR_EINVAL, "chunk source %s: not a regular file", r->source);
-    fcntl(f->in, F_SETFL, fcntl(f->in, F_GETFL) & ~O_NONBLOCK);
+        return f->in;
     if ((rc = remux_fingerprint(f->in, fp, sizeof fp, err)) < 0)
         return rc;
     if (strcmp(fp, r->fingerprint))
@@ -143,8 +139,11 @@ static int serve_files_open(const struct serve *s, const struct chunk_task *t,
     snprintf(f->in_real, sizeof f->in_real, "%.3000s/%.1000s", s->storage, t->in);
     if (t->is_range)
         rc = serve_source_open(s, &t->range, f, err);
-    else if ((f->in = beneath_open(f->root, t->in, O_RDONLY, 0)) < 0)
-        rc = beneath_err(f->in, "chunk input", f->in_real, s->storage, err);
+    else /* a regular file only, opened without waiting: a FIFO there would hold the
+          * chunk (and its renewed lease) for good (issue 41, finding 2) */
+        if ((f->in = beneath_open_file(f->root, t->in, "chunk input", f->in_real, s->storage,
+                                       NULL, err)) < 0)
+            rc = f->in;
     if (rc < 0)
         return rc;
     snprintf(odir, sizeof odir, "%s", t->out);
@@ -186,9 +185,11 @@ static int serve_output_sum(const struct chunk_task *t, const struct serve_files
 {
     int fds[2] = { -1, -1 }, n = t->is_range ? 2 : 1, rc = 0;
     const char *paths[2] = { f->out_path, f->ts_path };
-    for (int i = 0; i < n && rc == 0; i++)
-        if ((fds[i] = open(paths[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-            rc = storage_errno(errno, "cannot open chunk output", f->out_dir_real, err);
+    for (int i = 0; i < n && rc == 0; i++) /* what was renamed there may be swapped since */
+        if ((fds[i] = beneath_open_file(f->out_dir, strrchr(paths[i], '/') + 1,
+                                        "cannot open chunk output in", f->out_dir_real,
+                                        f->out_dir_real, NULL, err)) < 0)
+            rc = fds[i];
     if (rc == 0)
         rc = storage_sum_fds(fds, n, sum, err);
     for (int i = 0; i < n; i++)

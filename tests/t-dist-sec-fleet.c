@@ -1,0 +1,220 @@
+/*
+ * t-dist-sec-fleet.c - the fleet refuses up front what its stitch would
+ * refuse, and `process` says what it accepts (issue 41, finding 11):
+ *
+ * - a source of 70 audio streams (more than a chunk's sidecar carries) is
+ *   refused by `vrctl submit`, and a spec written straight into Redis by
+ *   the vrctl user fails when the controller takes it, before any chunk;
+ *   before, the fleet did all the work and failed at the stitch;
+ * - an output that became a FIFO after the submit fails the job when the
+ *   controller takes it, before any chunk, not at the publish;
+ * - `vr-worker process` on a file whose video stops 2 frames short of the
+ *   container's duration (within the slack) still succeeds, and warns;
+ * - (finding 8) a worker registration a worker's user wrote without a TTL
+ *   is shown neither by `vrctl workers` nor on /metrics.
+ * Against a real redis-server under deploy/redis-users.acl.
+ */
+#include "job.h"
+#include "rq.h"
+#include "rq_jobs.h"
+#include "util-acl.h"
+#include "util-http.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct tdist D;
+static struct tacl A;
+static struct rq *Q; /* admin */
+
+static void teardown(void)
+{
+    rq_free(&Q);
+    tdist_stop(&D, 0);
+}
+
+TestSuite(dist_sec_fleet, .fini = teardown, .timeout = 180);
+
+static void job_field(const char *id, const char *field, char *out, size_t n)
+{
+    char jk[160];
+    rq_key_job(jk, sizeof jk, id);
+    out[0] = '\0';
+    rq_hget(Q, jk, field, out, n, NULL);
+}
+
+/* Waits up to timeout_ms for job id to be failed; its error into why. */
+static void wait_failed(const char *id, int timeout_ms, char *why, size_t n)
+{
+    char st[32] = "";
+    for (int t = 0; t < timeout_ms && strcmp(st, "failed"); t += 50) {
+        job_field(id, "state", st, sizeof st);
+        tmsleep(50);
+    }
+    if (strcmp(st, "failed"))
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_str_eq(st, "failed", "job %s is '%s', not failed", id, st);
+    job_field(id, "error", why, n);
+}
+
+/* No chunk of job id was ever queued. */
+static void no_chunk(const char *id)
+{
+    redisReply *r = rq_cmd(Q, NULL, "KEYS vr:chunk:%s:*", id);
+    cr_assert(r && r->elements == 0, "job %s has %zu chunk records", id, r ? r->elements : 0);
+    freeReplyObject(r);
+}
+
+/* A job record whose spec names in and out, written as the vrctl user
+ * may (no vrctl check on the way); its id into id. */
+static void spec_by_hand(const char *in, const char *out, char *id, size_t n)
+{
+    char url[200];
+    snprintf(url, sizeof url, "redis://vrctl:pw-vrctl@127.0.0.1:%d", A.port);
+    struct rq *v = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(url, 2000, &v, &e), 0, "%s", e.msg);
+    struct job_spec js;
+    job_spec_defaults(&js);
+    snprintf(js.input, sizeof js.input, "%s", in);
+    snprintf(js.output, sizeof js.output, "%s", out);
+    snprintf(js.profile, sizeof js.profile, "fast");
+    job_new_id(js.id, sizeof js.id);
+    js.created_ms = rq_now_ms();
+    char *spec = NULL;
+    cr_assert_eq(job_spec_to_json(&js, &spec, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_job_submit(v, js.id, spec, js.created_ms, 10, 0, &e), 0, "%s", e.msg);
+    free(spec);
+    rq_free(&v);
+    snprintf(id, n, "%s", js.id);
+}
+
+Test(dist_sec_fleet, seventy_audio_streams_are_refused_before_any_work)
+{
+    tacl_start(&D, &A);
+    Q = tacl_admin(&A);
+    char v[400], in[400], out[400], id[128], why[1100], log[400], text[8192];
+    snprintf(v, sizeof v, "%s/v.mp4", D.r.dir);
+    snprintf(in, sizeof in, "%s/many.mkv", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    snprintf(log, sizeof log, "%s/submit.log", D.r.dir);
+    cr_assert_eq(tclip_make(v, 1, 96, 5, 0), 0);
+    char maps[800] = "";
+    for (int i = 0; i < 70; i++)
+        strcat(maps, " -map 1:a");
+    cr_assert_eq(tsh("ffmpeg -v error -y -i '%s' -f lavfi -i anullsrc=r=8000:cl=mono -t 1 "
+                     "-map 0:v%s -c:v copy -c:a pcm_s16le '%s'", v, maps, in), 0);
+    const char *sub[] = { "vrctl", "submit", in, "-o", out, "--profile", "fast", "--redis", A.uv,
+                          "--redis-password-file", A.pv, NULL };
+    cr_assert_eq(tproc_wait(tproc_spawn("vrctl", sub, log), 30000), 2,
+                 "vrctl submit took a source the stitch would refuse");
+    tslurp(log, text, sizeof text);
+    cr_assert(strstr(text, "has 71 streams") && strstr(text, "at most 64"), "%s", text);
+
+    spec_by_hand(in, out, id, sizeof id);
+    tacl_controller(&D, &A, NULL);
+    wait_failed(id, 60000, why, sizeof why);
+    cr_assert(strstr(why, "has 71 streams"), "the job failed for another reason: %s", why);
+    no_chunk(id);
+}
+
+Test(dist_sec_fleet, an_output_made_a_fifo_after_the_submit_fails_before_any_work)
+{
+    tacl_start(&D, &A); /* no controller yet: the job waits */
+    Q = tacl_admin(&A);
+    char in[400], out[400], id[128], why[1100];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 96, 5, 0), 0);
+    cr_assert_eq(tacl_submit(&A, in, out, NULL, id, sizeof id), 0);
+    cr_assert_eq(mkfifo(out, 0644), 0);
+    tacl_controller(&D, &A, NULL);
+    wait_failed(id, 60000, why, sizeof why);
+    cr_assert(strstr(why, "is a FIFO") && strstr(why, "out.mkv"), "%s", why);
+    no_chunk(id);
+    struct stat st;
+    cr_assert(stat(out, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+}
+
+Test(dist_sec_fleet, process_warns_of_frames_missing_within_the_slack)
+{
+    cr_assert_eq(tredis_start(&D.r, 0), 0); /* a scratch dir */
+    char v[400], a[400], in[400], out[400], log[400], text[16384];
+    snprintf(v, sizeof v, "%s/v.mkv", D.r.dir);
+    snprintf(a, sizeof a, "%s/s.m4a", D.r.dir);
+    snprintf(in, sizeof in, "%s/short.mkv", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    snprintf(log, sizeof log, "%s/process.log", D.r.dir);
+    /* 28 frames at 10 fps beside 3 s of audio: the container says 3.02 s */
+    cr_assert_eq(tclip_make(v, 2.8, 96, 5, 0), 0);
+    cr_assert_eq(tsh("ffmpeg -v error -y -f lavfi -i sine=frequency=440:sample_rate=48000 -t 3 "
+                     "-c:a aac '%s' && ffmpeg -v error -y -i '%s' -i '%s' -map 0 -map 1 -c copy "
+                     "'%s'", a, v, a, in), 0);
+    const char *argv[] = { "vr-worker", "process", "--cpu", "--profile", "fast", in, "-o", out,
+                           NULL };
+    cr_assert_eq(tproc_wait(tproc_spawn("vr-worker", argv, log), 90000), 0);
+    tslurp(log, text, sizeof text);
+    cr_assert(strstr(text, "frame(s) missing at the end") && strstr(text, "short.mkv"),
+              "process took a short video without a word: %s", text);
+}
+
+/* Issue 41, finding 8: a worker's user may HSET and SADD a registration
+ * of its own making; one without a TTL (or with one no heartbeat sets)
+ * stays out of `vrctl workers` and /metrics, a real worker's shows. */
+Test(dist_sec_fleet, a_registration_without_a_ttl_is_not_a_worker)
+{
+    tacl_start(&D, &A);
+    Q = tacl_admin(&A);
+    char url[200], listen[32], murl[96], buf[16384];
+    snprintf(url, sizeof url, "redis://vr-worker:pw-worker@127.0.0.1:%d", A.port);
+    struct rq *w = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(url, 2000, &w, &e), 0, "%s", e.msg);
+    const char *fakes[][4] = { { "fake-forever", NULL }, { "fake-year", "31536000" } };
+    for (int i = 0; i < 2; i++) {
+        redisReply *r = rq_cmd(w, &e, "HSET vr:worker:%s gpu 0 state idle chunk - seen_ms %lld "
+                               "hb_ms 300", fakes[i][0], rq_now_ms());
+        cr_assert_not_null(r, "the worker's user may write a registration: %s", e.msg);
+        freeReplyObject(r);
+        cr_assert_not_null(r = rq_cmd(w, &e, "SADD vr:workers %s", fakes[i][0]), "%s", e.msg);
+        freeReplyObject(r);
+        if (fakes[i][1]) {
+            r = rq_cmd(w, &e, "EXPIRE vr:worker:%s %s", fakes[i][0], fakes[i][1]);
+            cr_assert_not_null(r, "%s", e.msg);
+            freeReplyObject(r);
+        }
+    }
+    rq_free(&w);
+    int port = tfree_port("127.0.0.1");
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+    const char *extra[] = { "--metrics-listen", listen, NULL };
+    tacl_controller(&D, &A, extra);
+    tacl_worker(&D, &A);
+    const char *workers[] = { "workers", NULL };
+    int real = 0;
+    for (int t = 0; t < 30000 && !real; t += 200) {
+        cr_assert_eq(tacl_vrctl(A.uv, A.pv, buf, sizeof buf, workers), 0);
+        real = strstr(buf, ":cpu:") != NULL;
+        tmsleep(200);
+    }
+    cr_assert(real, "the real worker is not listed: %s", buf);
+    cr_assert_null(strstr(buf, "fake-"), "`vrctl workers` lists a fake: %s", buf);
+    snprintf(murl, sizeof murl, "http://%s/metrics", listen);
+    char *text = NULL;
+    for (int t = 0; t < 20000 && !(text && strstr(text, ":cpu:")); t += 200) {
+        free(text);
+        text = NULL;
+        thttp_get(murl, &text, 10);
+        tmsleep(200);
+    }
+    cr_assert(text && strstr(text, ":cpu:"), "/metrics has no real worker: %.300s",
+              text ? text : "");
+    snprintf(buf, sizeof buf, "%s", text);
+    int fake = strstr(text, "fake-") != NULL;
+    free(text);
+    cr_assert_not(fake, "/metrics lists a fake worker");
+}

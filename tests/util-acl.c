@@ -1,0 +1,135 @@
+/*
+ * util-acl.c - a test fleet whose processes log in as the users of
+ * deploy/redis-users.acl (see util-acl.h).
+ */
+#include "util-acl.h"
+
+#include "rq.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tacl_load_file(struct tdist *d, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s", path);
+    char line[2048];
+    int users = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "user ", 5))
+            continue;
+        const char *argv[64] = { "ACL", "SETUSER" };
+        char words[64][160];
+        int n = 2, in_selector = 0;
+        for (char *w = strtok(line + 5, " \n"); w && n < 63; w = strtok(NULL, " \n")) {
+            if (in_selector) { /* "(~k +cmd ...)" is one argument */
+                size_t l = strlen(words[n - 1]);
+                snprintf(words[n - 1] + l, sizeof words[n - 1] - l, " %s", w);
+                in_selector = !strchr(w, ')');
+                continue;
+            }
+            if (!strncmp(w, ">CHANGE-ME-", 11))
+                snprintf(words[n], sizeof words[n], ">pw-%s", w + 11);
+            else
+                snprintf(words[n], sizeof words[n], "%s", w);
+            in_selector = w[0] == '(' && !strchr(w, ')');
+            argv[n] = words[n];
+            n++;
+        }
+        argv[n] = NULL;
+        cr_assert_eq(tredis_cmd(&d->r, argv), 0, "ACL SETUSER %s refused", argv[2]);
+        users++;
+    }
+    fclose(f);
+    return users;
+}
+
+/* Writes pw-<role> into <dir>/<role>.pw (mode 600); the path into out. */
+static void tacl_pw_file(const struct tdist *d, const char *role, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s.pw", d->r.dir, role);
+    cr_assert_eq(tsh("umask 077; echo 'pw-%s' > '%s'", role, out), 0);
+}
+
+void tacl_start(struct tdist *d, struct tacl *a)
+{
+    if (!d->r.dir[0])
+        cr_assert_eq(tdist_start(d, 0, 5, 0, 0), 0);
+    a->port = tredis_tcp(&d->r, "127.0.0.1");
+    cr_assert_gt(a->port, 0);
+    char acl[4200];
+    const char *data = getenv("VR_DATA_DIR");
+    snprintf(acl, sizeof acl, "%s/deploy/redis-users.acl", data ? data : ".");
+    cr_assert_eq(tacl_load_file(d, acl), 3);
+    const char *admin[] = { "ACL", "SETUSER", "test-admin", "on", ">admin-pw", "~*", "&*", "+@all",
+                            NULL };
+    const char *off[] = { "ACL", "SETUSER", "default", "off", NULL };
+    cr_assert_eq(tredis_cmd(&d->r, admin), 0);
+    cr_assert_eq(tredis_cmd(&d->r, off), 0);
+    snprintf(a->uc, sizeof a->uc, "redis://vr-controller@127.0.0.1:%d", a->port);
+    snprintf(a->uw, sizeof a->uw, "redis://vr-worker@127.0.0.1:%d", a->port);
+    snprintf(a->uv, sizeof a->uv, "redis://vrctl@127.0.0.1:%d", a->port);
+    tacl_pw_file(d, "controller", a->pc, sizeof a->pc);
+    tacl_pw_file(d, "worker", a->pw, sizeof a->pw);
+    tacl_pw_file(d, "vrctl", a->pv, sizeof a->pv);
+}
+
+struct rq *tacl_admin(const struct tacl *a)
+{
+    char ua[128];
+    snprintf(ua, sizeof ua, "redis://test-admin:admin-pw@127.0.0.1:%d", a->port);
+    struct rq *q = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
+    return q;
+}
+
+pid_t tacl_controller(struct tdist *d, const struct tacl *a, const char *const *extra)
+{
+    const char *ctl[40] = { "vr-controller", "run", "--redis", a->uc, "--redis-password-file",
+                            a->pc, "--storage", d->storage, "--input-root", d->r.dir,
+                            "--output-root", d->r.dir, "--lease-seconds", "5",
+                            "--notify-attempts", "1", "--notify-allow-private" };
+    int k = 17;
+    for (int i = 0; extra && extra[i] && k < 39; i++)
+        ctl[k++] = extra[i];
+    ctl[k] = NULL;
+    return d->ctl = tproc_spawn("vr-controller", ctl, d->log);
+}
+
+pid_t tacl_worker(struct tdist *d, const struct tacl *a)
+{
+    const char *wk[] = { "vr-worker", "serve", "--cpu", "--redis", a->uw, "--redis-password-file",
+                         a->pw, "--storage", d->storage, "--input-root", d->r.dir,
+                         "--heartbeat-ms", "300", NULL };
+    return d->w[d->nw++] = tproc_spawn("vr-worker", wk, d->log);
+}
+
+int tacl_vrctl(const char *url, const char *pw, char *out, size_t n, const char *const *args)
+{
+    const char *argv[24] = { "vrctl" };
+    int k = 1;
+    for (int i = 0; args[i] && k < 19; i++)
+        argv[k++] = args[i];
+    argv[k++] = "--redis";
+    argv[k++] = url;
+    argv[k++] = "--redis-password-file";
+    argv[k++] = pw;
+    argv[k] = NULL;
+    return tproc_run("vrctl", argv, out, n);
+}
+
+int tacl_submit(const struct tacl *a, const char *in, const char *out, const char *const *extra,
+                char *id, size_t n)
+{
+    const char *args[16] = { "submit", in, "-o", out, "--profile", "fast" };
+    int k = 6;
+    for (int i = 0; extra && extra[i] && k < 15; i++)
+        args[k++] = extra[i];
+    args[k] = NULL;
+    int rc = tacl_vrctl(a->uv, a->pv, id, n, args);
+    id[strcspn(id, "\n")] = '\0';
+    return rc;
+}

@@ -1,0 +1,53 @@
+/*
+ * util-acl.h - a test fleet under deploy/redis-users.acl: the redis-server
+ * of a tdist takes the file's exact `user` lines (passwords pw-<role> from
+ * files of mode 600), the default user is turned off, and the controller,
+ * the workers and vrctl each log in as their own user. What the security
+ * tests (t-dist-sec-*) start an attacker's role against.
+ */
+#ifndef VR_UTIL_ACL_H
+#define VR_UTIL_ACL_H
+
+#include "util-redis.h"
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct rq;
+
+struct tacl {
+    int port;                       /* the server's TCP port on 127.0.0.1 */
+    char uc[128], uw[128], uv[128]; /* redis://<user>@127.0.0.1:<port>: controller, worker, vrctl */
+    char pc[320], pw[320], pv[320]; /* their password files */
+};
+
+/* ACL SETUSER for every `user NAME RULES...` line of the file at path, each
+ * ">CHANGE-ME-<role>" password made ">pw-<role>". Returns the users set. */
+int tacl_load_file(struct tdist *d, const char *path);
+
+/* Redis with deploy/redis-users.acl's users, an admin user for the test's
+ * own looks (tacl_admin), the default user off. Starts d (no controller,
+ * no worker) when it is not started yet. */
+void tacl_start(struct tdist *d, struct tacl *a);
+
+/* A connection as the test's admin user (rq_free it). */
+struct rq *tacl_admin(const struct tacl *a);
+
+/* A controller as the controller's user (roots: d's dir, lease 5 s,
+ * webhooks tried once, private addresses allowed), with `extra` options
+ * (NULL-terminated, may be NULL); its pid in d->ctl. */
+pid_t tacl_controller(struct tdist *d, const struct tacl *a, const char *const *extra);
+
+/* One more CPU worker as the worker's user; its pid. */
+pid_t tacl_worker(struct tdist *d, const struct tacl *a);
+
+/* vrctl ARGS as the vrctl user (pass the worker's url and password file
+ * for another role); stdout into out; the exit status. */
+int tacl_vrctl(const char *url, const char *pw, char *out, size_t n, const char *const *args);
+
+/* `vrctl submit IN -o OUT --profile fast [extra...]` as the vrctl user;
+ * the job's id into id (n bytes). Returns vrctl's exit status. */
+int tacl_submit(const struct tacl *a, const char *in, const char *out, const char *const *extra,
+                char *id, size_t n);
+
+#endif
