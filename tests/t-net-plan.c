@@ -5,7 +5,7 @@
  * 2) and fusion level (0, 1, and 2 with stage kernels that take every
  * geometry or none: which ones a GPU takes is its own answer, and every
  * answer must give a sound plan). Each plan is checked against what the
- * executor (net_cuda.cu) relies on:
+ * executor (net_exec.cu) relies on:
  *   - the order holds every live step once, by position; unfused, one
  *     step an op;
  *   - every tensor is written by one step, every step's inputs are the

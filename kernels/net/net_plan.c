@@ -2,7 +2,7 @@
  * net_plan.c - the GPU network's planner (net_plan.h), in plain C: steps,
  * fusion, order, precision, and the arena and weight offsets. It makes no
  * CUDA call, so the CPU build compiles it and tests/t-net-plan.c checks its
- * plans of the real models; the GPU executor (net_cuda.cu) asks it for a
+ * plans of the real models; the GPU executor (net_exec.cu) asks it for a
  * plan and runs it. Which stage kernel takes which geometry is the GPU's
  * answer, passed in (struct netplan_fit).
  */

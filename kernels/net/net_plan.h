@@ -3,7 +3,7 @@
  * turned into kernel steps once, fused where a kernel takes the geometry,
  * ordered, each materialised tensor given a dtype and an offset in one
  * reused activation arena, each constant tensor an offset in one weight
- * block. No CUDA call: the GPU executor (net_cuda.cu) runs what the plan
+ * block. No CUDA call: the GPU executor (net_exec.cu) runs what the plan
  * says, and the CPU build compiles and tests the planner
  * (tests/t-net-plan.c).
  *

@@ -9,7 +9,7 @@
  *   network (batched) ──blend (feathered weights) into the eye's work-size
  *   mask──▶ guided upsample to the output size ──temporal smoothing──▶ mask
  *
- * Backends: SEG_CPU runs the C twins (net/ and seg/: the *_ref.c files, net.c); SEG_CUDA runs
+ * Backends: SEG_CPU runs the C twins (net/ and seg/: the *_ref.c files); SEG_CUDA runs
  * the CUDA kernels with frames and masks in device memory, so decoded NVDEC
  * frames never leave the GPU. Both give the same mask within tolerance.
  *

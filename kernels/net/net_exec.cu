@@ -1,5 +1,5 @@
 /*
- * net_cuda.cu - the network on the GPU (net_cuda.h): runs the plan of
+ * net_exec.cu - the network on the GPU (net_cuda.h): runs the plan of
  * net_plan.h (steps, fusion, dtypes, arena and weight offsets, made once by
  * netcu_create with this GPU's answers to which stage kernel takes which
  * geometry), with the weights uploaded once and the activations in one
@@ -15,6 +15,9 @@
  * Activations are float32, float16, or mixed (opts.fp16 = 1, see
  * net_plan.c's set_precision); every kernel takes each operand's dtype at
  * run time, the network input and output stay float32.
+ *
+ * C twin: net_exec_ref.c, the CPU executor (net.h): the same model, the
+ * same tiles, through the ops' C twins; g_net_cuda compares the two.
  */
 /* the C headers carry no extern "C" of their own */
 extern "C" {
