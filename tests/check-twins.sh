@@ -12,7 +12,6 @@ cd "$(dirname "$0")/.."
 
 # the .cu files without a twin, and why (file: reason)
 exceptions='
-kernels/net/ops_stem.cu: the first conv specialised (3->16, 3x3, stride 2), reached through cu_conv2d_x; its twin is ref_conv2d in kernels/net/ops_conv_ref.c
 kernels/seg/tune.cu: the auto-tuner: times the GPU engine against the CPU engine, no kernel of its own
 '
 
