@@ -2,7 +2,7 @@
  * frame_cuda.h - the CUDA frame kernels around the network: the twins of
  * frame_ref.h (same arguments plus a cudaStream_t; every buffer pointer,
  * frame planes included, in device memory) and the batched forms the CUDA
- * engine (seg_cuda.cu) launches once per call for all frames and eyes.
+ * engine (seg_backend.cu) launches once per call for all frames and eyes.
  *
  * Each twin follows the sampling rule its C twin spells out in frame_ref.h
  * (the same integer box bounds, half-pixel taps, clamps and summation order),
