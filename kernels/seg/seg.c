@@ -5,6 +5,7 @@
  * seg_backend.cu (only when built with nvcc); what both share is
  * seg_common.c.
  */
+#include "seg_backend.h"
 #include "seg_impl.h"
 
 #include <stdlib.h>

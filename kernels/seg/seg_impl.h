@@ -16,6 +16,7 @@
 #include "config.h"
 #include "model.h"
 #include "seg.h"
+#include "seg_backend.h" /* the backends' constructors, which it serves */
 #include "tiles.h"
 #include "vr_err.h"
 
@@ -56,15 +57,6 @@ int seg_common_init(struct seg *s, const struct seg_opts *o, vr_err *err);
 
 /* Frees what seg_common_init() made; accepts a half-initialised `s`. */
 void seg_common_release(struct seg *s);
-
-/* The CPU backend (kernels/seg/seg_backend_ref.c). */
-int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err);
-
-#ifdef VR_HAVE_CUDA
-/* The CUDA backend (kernels/seg/seg_backend.cu). Frames and masks may be in device
- * memory (on_device) or host memory. */
-int seg_cuda_create(const struct seg_opts *o, struct seg **out, vr_err *err);
-#endif
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@ extern "C" {
 #include "paths.h"
 }
 #include "net_cuda.h"
+#include "seg_backend.h"
 #include "tiles.h"
 #include "tune.h"
 #include "tune_ref.h"
