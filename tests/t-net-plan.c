@@ -17,9 +17,12 @@
  *   - every weight a step reads has its own aligned place in the block;
  *   - the dtypes follow opts.fp16; fusion removes steps, and the stage
  *     kernels appear only when the fit takes them.
+ * And with the stem kernel's own fit (its twin's, ops_stem_ref.c), the
+ * decoder's pool takes the first conv's per-block sums.
  */
 #include "model.h"
 #include "net_plan.h"
+#include "ops_fused.h"
 #include "util-model-ops.h"
 
 #include <criterion/criterion.h>
@@ -340,6 +343,39 @@ Test(net_plan, portrait_model)
 Test(net_plan, landscape_model)
 {
     check_model("models/selfie_segmentation_landscape.tflite");
+}
+
+/* The stem kernel's own answer (its twin's: ref_stem_ok, ref_stem_parts)
+ * and no other stage kernel: the decoder's last pool takes the first
+ * conv's channel sums, one set per 16x32 block of its output (32 a tile at
+ * 256x256, 20 at 144x256), and the plan stays sound. */
+Test(net_plan, pool_from_the_stem)
+{
+    const struct netplan_fit fit_stem = { ref_stem_ok, ref_stem_parts, no_ir, no_tail, no_pwdw };
+    const char *models[] = { "models/selfie_segmentation.tflite",
+                             "models/selfie_segmentation_landscape.tflite" };
+    const int want_parts[] = { 32, 20 };
+    for (int i = 0; i < 2; i++) {
+        struct model *m = umo_load(models[i], 136);
+        const struct netplan_opts o = { .max_batch = 8, .fp16 = 1, .fused = 2 };
+        struct netplan *p = plan_checked(m, &o, &fit_stem, models[i]);
+        int pools = 0, readers = 0;
+        for (int k = 0; k < p->n_order; k++) {
+            const struct netplan_step *s = &p->st[p->order[k]];
+            if (s->pool) {
+                pools++;
+                cr_assert(s->kind == NETPLAN_CONV && s->op == 0 && k == 0,
+                          "%s: step %d (op %d) writes the pool sums", models[i], k, s->op);
+                cr_assert_eq(p->pool_parts, ref_stem_parts(&s->g), "%s", models[i]);
+            }
+            readers += s->x2_pool;
+        }
+        cr_assert(pools == 1 && readers == 1, "%s: %d stem pools, %d readers", models[i], pools,
+                  readers);
+        cr_assert_eq(p->pool_parts, want_parts[i], "%s", models[i]);
+        netplan_free(&p);
+        model_free(&m);
+    }
 }
 
 /* Options the planner cannot take are errors that say which. */
