@@ -2,10 +2,11 @@
 #
 #   make            build bin/vrctl, bin/vr-controller, bin/vr-worker
 #   make run        install deps, build, process the bundled sample
-#   make test       install deps, check the rooms and the twins, build, check for
+#   make test       install deps, check the rooms, the twins and ARCHITECTURE.md's room table, build, check for
 #                   circles of files, verify the systemd units, fuzz the model
 #                   loader briefly, run every test and the chaos suite
 #   make chaos      the chaos suite alone: one fault per test on a whole system (mk/chaos.mk)
+#   make architecture   ARCHITECTURE.md's room table against the tree (ARCH_FIX=1 rewrites its shares)
 #   make asan       everything CPU-only under ASan + UBSan, the CPU test suite run on it (mk/asan.mk)
 #   make test-gpu   CUDA kernels vs. their C twins (needs a GPU)
 #   make bench-gpu / bench-roofline / bench-pipeline / bench-cpu   benchmarks (docs/PERF.md)
@@ -140,7 +141,7 @@ TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c)
 BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker
 TEST_BIN := $(BUILD)/tests/vrtests
 
-.PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms check-twins check-circles
+.PHONY: all deps test-deps run test test-unit fuzz test-gpu bench-gpu bench-pipeline bench-cpu bundle clean cuda-msg check-rooms check-twins check-circles architecture
 all: cuda-msg check-rooms $(BINS)
 
 cuda-msg:
@@ -176,6 +177,11 @@ check-rooms:
 check-twins:
 	$(Q)tests/check-twins.sh $(CU_ROOMS)
 
+# docs/ARCHITECTURE.md's room table from the tree: each room's share of the
+# lines, its USES_ (tests/architecture.sh; ARCH_FIX=1 rewrites the shares)
+architecture:
+	$(Q)$(foreach r,$(ROOMS),USES_$(r)="$(USES_$(r))") tests/architecture.sh $(ROOMS)
+
 # no circle of files inside a room (which file calls which: nm of the objects)
 check-circles: $(call lib,$(ROOMS)) $(BINS)
 	$(Q)tests/check-circles.sh $(BUILD) $(ROOMS)
@@ -196,6 +202,7 @@ test-deps:
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory check-rooms
 	$(Q)$(MAKE) --no-print-directory check-twins
+	$(Q)$(MAKE) --no-print-directory architecture
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BIN)
 	$(Q)$(MAKE) --no-print-directory check-circles
 	$(Q)$(MAKE) --no-print-directory check-systemd

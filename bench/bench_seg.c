@@ -25,6 +25,7 @@
 #include "frame_temporal.h"
 #include "log.h"
 #include "seg.h"
+#include "seg_backend.h"
 
 #include <cuda_runtime.h>
 #include <getopt.h>

@@ -21,7 +21,7 @@ static void check_tensor_ref(const struct model *m, int t)
         abort();
 }
 
-/* Activations are [1,H,W,C] (model.h's contract with kernels/net/net.c). */
+/* Activations are [1,H,W,C] (model.h's contract with kernels/net/net_exec_ref.c). */
 static void check_act(const struct model *m, int t)
 {
     check_tensor_ref(m, t);

@@ -1,5 +1,5 @@
 /*
- * t-net-model.c - the CPU executor (net.c) on the real models in models/:
+ * t-net-model.c - the CPU executor (net_exec_ref.c) on the real models in models/:
  * the 256x256 and 144x256 selfie segmenters on a real photo of a person
  * (tests/data/net/astronaut-256.rgb), a batch of 3 against the same items
  * run one at a time, the whole run against a naive executor written here

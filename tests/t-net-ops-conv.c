@@ -4,14 +4,18 @@
  * dilation, each fused activation), then against a brute-force
  * double-precision convolution written independently here, on random
  * sizes. The packed fast path (ref_conv2d_hwio) must give the plain
- * reference's bits.
+ * reference's bits, and so must the stem kernel's twin (ref_stem), whose
+ * pool sums hold each block's outputs.
  */
 #include "model.h"
+#include "ops_fused.h"
 #include "ops_ref.h"
+#include "vr_err.h"
 
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -359,4 +363,57 @@ Test(net_ops_conv, conv_random_vs_double)
 Test(net_ops_conv, depthwise_random_vs_double)
 {
     random_cases(1);
+}
+
+/* ---- the stem kernel's twin (ops_stem_ref.c) ---- */
+
+/* ref_stem is ref_conv2d and the two activations, bit for bit, and its
+ * pool sums hold each 16x32 block's outputs: on a 21x35 map (2 x 2
+ * blocks, partial at the right and bottom), the last block's sums are its
+ * outputs' sums, and the blocks together sum the whole map. */
+Test(net_ops_conv, stem_twin)
+{
+    struct conv_geom g = geom(2, 41, 70, 3, 16, 3, 2, 1, MPAD_SAME, MACT_RELU6);
+    cr_assert(g.oh == 21 && g.ow == 35);
+    const size_t ni = (size_t)g.n * g.ih * g.iw * 3, nw = 16 * 27, no = (size_t)g.n * 21 * 35 * 16;
+    float *in = malloc(ni * 4), *w = malloc(nw * 4), b[16];
+    float *want = malloc(no * 4), *out = aligned_alloc(16, no * 4), pool[2 * 4 * 16];
+    cr_assert(in && w && want && out);
+    uint32_t s = 7;
+    for (size_t i = 0; i < ni; i++)
+        in[i] = (float)((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f;
+    for (size_t i = 0; i < nw; i++)
+        w[i] = (float)((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (int i = 0; i < 16; i++)
+        b[i] = (float)i / 16 - 0.5f;
+    cr_assert_eq(ref_stem_parts(&g), 4);
+    cr_assert_eq(ref_stem(&g, in, w, b, MACT_RELU6, CU_ACT_HSWISH, out, pool), 0);
+    ref_conv2d(&g, in, w, b, want);
+    for (size_t i = 0; i < no; i++)
+        cr_assert_eq(out[i], ref_act_ext(want[i], CU_ACT_HSWISH), "output %zu", i);
+    for (int n = 0; n < g.n; n++)
+        for (int c = 0; c < 16; c++) {
+            double all = 0, last = 0, parts = 0;
+            for (int y = 0; y < 21; y++)
+                for (int x = 0; x < 35; x++) {
+                    const float v = out[(((size_t)n * 21 + y) * 35 + x) * 16 + c];
+                    all += v;
+                    last += y >= 16 && x >= 32 ? v : 0;
+                }
+            for (int p = 0; p < 4; p++)
+                parts += pool[(n * 4 + p) * 16 + c];
+            cr_assert_float_eq(pool[(n * 4 + 3) * 16 + c], last, 1e-4 * (1 + fabs(last)));
+            cr_assert_float_eq(parts, all, 1e-4 * (1 + fabs(all)));
+        }
+    /* not the stem's geometry, or an output the kernel cannot store */
+    struct conv_geom other = geom(1, 16, 16, 4, 16, 3, 2, 1, MPAD_SAME, MACT_NONE);
+    cr_assert(!ref_stem_ok(&other, out));
+    cr_assert_eq(ref_stem(&other, in, w, b, 0, 0, out, NULL), VR_EINVAL);
+    other = geom(1, 16, 16, 3, 16, 3, 1, 1, MPAD_SAME, MACT_NONE);
+    cr_assert(!ref_stem_ok(&other, out));
+    cr_assert(!ref_stem_ok(&g, (char *)out + 4));
+    free(in);
+    free(w);
+    free(want);
+    free(out);
 }

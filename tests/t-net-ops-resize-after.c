@@ -1,6 +1,6 @@
 /*
  * t-net-ops-resize-after.c - the identity the GPU plan's RS_AFTER steps rest on
- * (kernels/net/net_cuda.cu, resize_after_pw): for every RESIZE_BILINEAR of the
+ * (kernels/net/net_plan.c, resize_after_pw): for every RESIZE_BILINEAR of the
  * real models read by a 1x1 CONV_2D, the conv on the small map and then the
  * resize (what the GPU runs) equals the resize and then the conv (the
  * model's order) to float rounding, the conv's activations applied after

@@ -1,6 +1,6 @@
 /*
  * t-model-load.c - the two shipped MediaPipe selfie models and the crafted
- * seeds in tests/data/fuzz-seeds/ load into the op graph that kernels/net/net.c
+ * seeds in tests/data/fuzz-seeds/ load into the op graph that kernels/net/net_exec_ref.c
  * runs: op mix, sizes, weight layouts, options (padding, strides, resize
  * mode, the custom transpose conv), the file hash, and float16 weights
  * decoded exactly (subnormals included; inf and NaN refused).

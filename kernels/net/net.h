@@ -7,8 +7,8 @@
  * graph with hand-written kernels; this header is the CPU one and is what
  * the GPU one is checked against.
  *
- * net/ is the network's room: this executor (net.c), the GPU one
- * (net_cuda.h), the ops and their kernels. Twin rule, here and in seg/:
+ * net/ is the network's room: this executor (net_exec_ref.c), the GPU one
+ * (net_cuda.h, net_exec.cu), the ops and their kernels. Twin rule, here and in seg/:
  * every CUDA kernel file X.cu has its plain-C twin X_ref.c beside it, the
  * same functions (ref_ for cu_) with the same arguments less the stream,
  * and the GPU tests (tests/gpu/) compare each pair on fresh random inputs.

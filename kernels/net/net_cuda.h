@@ -40,8 +40,8 @@ struct netcu_opts {
                       * H100; a small loss at 8). Same bits either way. */
     int write_resized; /* 1: write every upsampled map. By default (fused = 2)
                         * a map that only pools and decoder stages read stays
-                        * small and they resize it where they read (RS_DEFER,
-                        * net_cuda.cu); rounding differs only. */
+                        * small and they resize it where they read (NETPLAN_RS_DEFER,
+                        * net_plan.c); rounding differs only. */
 };
 
 /* Prepares the net on the current CUDA device. `m` must outlive the net. */

@@ -1,6 +1,6 @@
 /*
  * ops_cuda.h - the CUDA twin of every op in ops_ref.h, plus the fused kernels
- * the GPU network (net_cuda.cu) runs.
+ * the GPU network (net_exec.cu) runs.
  *
  * Each plain op takes the same arguments as its C twin in ops_ref.h plus a
  * cudaStream_t; every pointer is DEVICE memory, caller-owned, fully written,

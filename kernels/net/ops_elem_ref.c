@@ -155,7 +155,7 @@ static void binary(int n, int h, int w, int c, const float *a, const float *b, i
     act_range(act, &lo, &hi);
     const size_t hw = (size_t)h * w;
     if (act == MACT_TANH) {
-        /* Never in a model net.c accepts; kept consistent with op_act. */
+        /* Never in a model net_exec_ref.c accepts; kept consistent with op_act. */
         for (int bi = 0; bi < n; bi++)
             for (size_t p = 0; p < hw; p++)
                 for (int ci = 0; ci < c; ci++) {

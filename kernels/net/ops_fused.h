@@ -180,6 +180,24 @@ int ref_pwdw(const struct cu_pwdw_args *p);
 void ref_tconv_x(const struct conv_geom *g, const float *in, const float *w,
                  const float *b, int act, float *out);
 
+/* The network's first conv, the stem kernel's (ops_stem.cu, cu_stem) twin
+ * (ops_stem_ref.c): 3 -> 16 channels, 3x3, stride 2, any padding, no
+ * dilation; out = act2(act1(conv(in) + b)) with ref_conv2d's arithmetic.
+ * With `pool` (else NULL) it also writes the per-channel sums of each
+ * CU_STEM_TH x CU_STEM_TW block of the output (blocks row-major),
+ * pool[n][ref_stem_parts(g)][16], which a later squeeze-excite pool over
+ * this map reads (cu_se_args.in2_part). ref_stem_ok says whether the
+ * geometry is the stem's (and `out` 16-byte aligned, as the kernel
+ * needs); ref_stem returns VR_EINVAL when it is not. */
+#define CU_STEM_CIN 3
+#define CU_STEM_COUT 16
+#define CU_STEM_TH 16   /* output rows a block */
+#define CU_STEM_TW 32   /* output columns a block */
+int ref_stem_ok(const struct conv_geom *g, const void *out);
+int ref_stem_parts(const struct conv_geom *g);
+int ref_stem(const struct conv_geom *g, const float *in, const float *w, const float *b,
+             int act1, int act2, float *out, float *pool);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,8 +2,8 @@
  * ops_stem.cu - the network's first layer: CONV_2D from the RGB tile,
  * 3 input channels, 3x3, stride 2, 16 outputs, any padding.
  *
- * C twin: ref_conv2d (ops_conv_ref.c), the generic conv's; cu_conv2d_x sends
- * this geometry here. A thread block computes a 16x32 block of the output:
+ * C twin: ref_stem (ops_stem_ref.c), ref_conv2d's arithmetic plus the pool
+ * sums; cu_conv2d_x sends this geometry here. A thread block computes a 16x32 block of the output:
  *   0. the input window (33 x 65 pixels x 3 channels) to shared memory,
  *      xs[ci][row][parity][col]: split by column parity, so the stride-2
  *      taps of consecutive pixels are consecutive words. A thread a column
@@ -34,13 +34,13 @@
  */
 #include "ops_mma.cuh"
 
-#define STEM_CIN 3
-#define STEM_COUT 16
+#define STEM_CIN CU_STEM_CIN       /* ops_fused.h: shared with the twin */
+#define STEM_COUT CU_STEM_COUT
 #define STEM_TAPS (9 * STEM_CIN)
 #define STEM_KP 32                    /* taps padded to two k-steps of 16 */
 #define STEM_WPAD 8                   /* half row padding of the staged weights */
-#define STEM_TH 16                    /* output rows a block: 8 warps x 2 */
-#define STEM_TW 32                    /* output columns a block: 2 m-tiles */
+#define STEM_TH CU_STEM_TH            /* output rows a block: 8 warps x 2 */
+#define STEM_TW CU_STEM_TW            /* output columns a block: 2 m-tiles */
 #define STEM_WR (2 * STEM_TH + 1)     /* input window rows */
 #define STEM_WC (2 * STEM_TW + 1)     /* input window columns */
 #define STEM_WQ (STEM_WC * STEM_CIN)  /* floats of one window row */

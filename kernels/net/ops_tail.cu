@@ -4,7 +4,7 @@
  * either the 2x2 stride-2 transpose conv and its activation, straight to
  * the network's output (the last stage), or the next stage's 1x1 conv (the
  * stages before: that conv runs on this map and is resized after, as
- * RS_AFTER in net_cuda.cu). Before it these were three kernels writing and
+ * NETPLAN_RS_AFTER in net_plan.c). Before it these were three kernels writing and
  * re-reading two full-size maps (128x128x16 a tile at the last stage); here
  * the 1x1 conv's output lives in shared memory for a 16x16 block of the map
  * plus a one-pixel ring (recomputed by the neighbouring blocks: 27% more

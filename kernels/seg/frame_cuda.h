@@ -2,7 +2,7 @@
  * frame_cuda.h - the CUDA frame kernels around the network: the twins of
  * frame_ref.h (same arguments plus a cudaStream_t; every buffer pointer,
  * frame planes included, in device memory) and the batched forms the CUDA
- * engine (seg_cuda.cu) launches once per call for all frames and eyes.
+ * engine (seg_backend.cu) launches once per call for all frames and eyes.
  *
  * Each twin follows the sampling rule its C twin spells out in frame_ref.h
  * (the same integer box bounds, half-pixel taps, clamps and summation order),
@@ -163,18 +163,6 @@ void frame_batch_one(struct frame_batch *fb, const struct seg_frame *f);
 
 /* Builds the batched plan view of a tile plan. */
 void frame_cu_plan_make(const struct tile_plan *tp, struct frame_cu_plan *p);
-
-/* Bytes of device memory a SEG_CUDA engine holds (its buffers plus the
- * network's); 0 for any other engine. For benchmarks and `vr-worker info`. */
-struct seg;
-size_t seg_cuda_device_bytes(const struct seg *s);
-
-/* seg_cuda_create() with the network variant given instead of read from
- * the tune cache (max_batch is set by the engine): what the auto-tuner
- * times. The new engine is freed with seg_free(). */
-struct netcu_opts;
-int seg_cuda_create_variant(const struct seg_opts *o, const struct netcu_opts *net,
-                            struct seg **out, vr_err *err);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
  * same as the C twin's in any order), then the filter, where a thread owns
  * a 4-pixel word and walks the batch's frames in order with the window in
  * registers, deciding cuts from the sums exactly as temporal_cut() does on
- * the host. The engine runs the first beside the network (seg_cuda.cu).
+ * the host. The engine runs the first beside the network (seg_backend.cu).
  */
 #include "frame_temporal.h"
 

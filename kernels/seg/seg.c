@@ -1,10 +1,11 @@
 /*
  * seg.c - the segmentation engine's public front (seg.h): picks the
  * backend, checks every call's arguments, dispatches through the backend's
- * function table (seg_impl.h). The CPU backend is seg_cpu.c, the CUDA one
- * seg_cuda.cu (only when built with nvcc); what both share is
+ * function table (seg_impl.h). The CPU backend is seg_backend_ref.c, the CUDA one
+ * seg_backend.cu (only when built with nvcc); what both share is
  * seg_common.c.
  */
+#include "seg_backend.h"
 #include "seg_impl.h"
 
 #include <stdlib.h>

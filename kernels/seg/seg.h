@@ -9,11 +9,11 @@
  *   network (batched) ──blend (feathered weights) into the eye's work-size
  *   mask──▶ guided upsample to the output size ──temporal smoothing──▶ mask
  *
- * Backends: SEG_CPU runs the C twins (net/ and seg/: the *_ref.c files, net.c); SEG_CUDA runs
+ * Backends: SEG_CPU runs the C twins (net/ and seg/: the *_ref.c files); SEG_CUDA runs
  * the CUDA kernels with frames and masks in device memory, so decoded NVDEC
  * frames never leave the GPU. Both give the same mask within tolerance.
  *
- * seg/ is the engine's room: this API (seg.c, seg_cpu.c, seg_cuda.cu), the
+ * seg/ is the engine's room: this API (seg.c, seg_backend_ref.c, seg_backend.cu), the
  * tile plan (tiles.h), the frame kernels (frame_ref.h, frame_cuda.h), the
  * temporal filter (frame_temporal.h) and the auto-tuner (tune.h, its cache
  * tune_cache.c). Twin rule, as in net/ (net.h): every CUDA kernel file X.cu

@@ -4,7 +4,7 @@
  * teardown. The engine's files depend one way:
  *
  *   seg.c (the public front: dispatch, argument checks)
- *     -> seg_cpu.c / seg_cuda.cu (the backends)
+ *     -> seg_backend_ref.c / seg_backend.cu (the backends)
  *       -> seg_common.c (set-up, teardown) -> tiles.c (eyes, tiles, layouts)
  */
 #include "seg_impl.h"

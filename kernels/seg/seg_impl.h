@@ -2,7 +2,7 @@
  * seg_impl.h - what the two backends of the segmentation engine (seg.h)
  * share: the struct seg layout, the backend function table and the common
  * set-up (options checked, config copied, model loaded, tiles planned).
- * Only kernels/seg/seg*.c and kernels/seg/seg_cuda.cu include it; seg_common.c has
+ * Only kernels/seg/seg*.c and kernels/seg/seg_backend.cu include it; seg_common.c has
  * the shared set-up and teardown.
  *
  * A backend's create function allocates a struct seg (calloc), calls
@@ -16,6 +16,7 @@
 #include "config.h"
 #include "model.h"
 #include "seg.h"
+#include "seg_backend.h" /* the backends' constructors, which it serves */
 #include "tiles.h"
 #include "vr_err.h"
 
@@ -56,15 +57,6 @@ int seg_common_init(struct seg *s, const struct seg_opts *o, vr_err *err);
 
 /* Frees what seg_common_init() made; accepts a half-initialised `s`. */
 void seg_common_release(struct seg *s);
-
-/* The CPU backend (kernels/seg/seg_cpu.c). */
-int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err);
-
-#ifdef VR_HAVE_CUDA
-/* The CUDA backend (kernels/seg/seg_cuda.cu). Frames and masks may be in device
- * memory (on_device) or host memory. */
-int seg_cuda_create(const struct seg_opts *o, struct seg **out, vr_err *err);
-#endif
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,11 @@
  * The mask, not the raw network output, is what is checked: blending and
  * the guided filter average the network's output, and the mask is what the
  * product delivers. Candidates are ordered most-promising first and timing
- * stops at TUNE_BUDGET_S, so `vr-worker tune` finishes within a minute.
+ * stops at TUNE_BUDGET_S, so `vr-worker tune` finishes within a minute. *
+ * C twin: tune_ref.c, the plain-C half every candidate is held to (the
+ * frame, the CPU engine's reference mask, the distance from it, the pick);
+ * this file keeps what needs the GPU (the device frame, the timing, the
+ * device key and its cache lookup).
  */
 #include "frame_cuda.h" /* first: brings the C headers in with C linkage */
 extern "C" {
@@ -22,8 +26,10 @@ extern "C" {
 #include "paths.h"
 }
 #include "net_cuda.h"
+#include "seg_backend.h"
 #include "tiles.h"
 #include "tune.h"
+#include "tune_ref.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -35,80 +41,12 @@ extern "C" {
 #define TUNE_WARMUP 2
 #define TUNE_REPS 10
 
-/* ---- the frame the candidates see ---- */
-
-/* A w x h RGB24 frame: `img` stretched (nearest) into every eye of the
- * layout, or, without one, a synthetic scene (a lit background with
- * texture and noise, and person-sized bright and dark blobs), so the
- * network's output covers its whole range rather than sitting near 0. */
-static void make_frame(uint8_t *rgb, int w, int h, enum seg_layout layout,
-                       const struct tune_image *img)
-{
-    int ew = layout == SEG_LAYOUT_SBS ? w / 2 : w, eh = layout == SEG_LAYOUT_TB ? h / 2 : h;
-    uint32_t seed = 12345;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int ex = x >= ew ? x - ew : x, ey = y >= eh ? y - eh : y;
-            ex = ex < ew ? ex : ew - 1; /* odd sizes: the second eye's extra column */
-            ey = ey < eh ? ey : eh - 1;
-            uint8_t *o = rgb + ((size_t)y * w + x) * 3;
-            if (img) {
-                const uint8_t *s = img->data + (size_t)((long long)ey * img->h / eh) * img->linesize
-                                   + 3 * (size_t)((long long)ex * img->w / ew);
-                o[0] = s[0];
-                o[1] = s[1];
-                o[2] = s[2];
-                continue;
-            }
-            seed = seed * 1664525u + 1013904223u;
-            float u = (float)ex / ew, v = (float)ey / eh, n = (float)(seed >> 24) / 255.0f;
-            float bg = 0.35f + 0.25f * sinf(9.0f * u) * cosf(7.0f * v) + 0.1f * n;
-            /* a standing figure: head and torso ellipses */
-            float hx = (u - 0.45f) / 0.06f, hy = (v - 0.3f) / 0.08f;
-            float tx = (u - 0.45f) / 0.12f, ty = (v - 0.62f) / 0.25f;
-            int person = hx * hx + hy * hy < 1.0f || tx * tx + ty * ty < 1.0f;
-            float r = person ? 0.8f + 0.1f * n : bg, g = person ? 0.55f : bg * 0.9f,
-                  b = person ? 0.45f : bg * 1.1f;
-            o[0] = (uint8_t)fminf(255.0f, r * 255.0f);
-            o[1] = (uint8_t)fminf(255.0f, g * 255.0f);
-            o[2] = (uint8_t)fminf(255.0f, b * 255.0f);
-        }
-}
-
 /* ---- candidates ---- */
 
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
-}
-
-/* NV12 (BT.709 limited range, chroma averaged over 2x2) of an RGB24 frame;
- * y is w*h bytes, uv w*(h/2) (even w, h). */
-static void rgb_to_nv12(const uint8_t *rgb, int w, int h, uint8_t *y, uint8_t *uv)
-{
-    for (int r = 0; r < h; r++)
-        for (int c = 0; c < w; c++) {
-            const uint8_t *p = rgb + ((size_t)r * w + c) * 3;
-            y[(size_t)r * w + c] =
-                (uint8_t)lrintf(16.0f + 219.0f / 255.0f * (0.2126f * p[0] + 0.7152f * p[1] + 0.0722f * p[2]));
-        }
-    for (int r = 0; r < h / 2; r++)
-        for (int c = 0; c < w / 2; c++) {
-            float R = 0, G = 0, B = 0;
-            for (int k = 0; k < 4; k++) {
-                const uint8_t *p = rgb + ((size_t)(2 * r + k / 2) * w + 2 * c + k % 2) * 3;
-                R += p[0];
-                G += p[1];
-                B += p[2];
-            }
-            R /= 4 * 255.0f;
-            G /= 4 * 255.0f;
-            B /= 4 * 255.0f;
-            float Y = 0.2126f * R + 0.7152f * G + 0.0722f * B;
-            uv[(size_t)r * w + 2 * c] = (uint8_t)lrintf(128.0f + 224.0f * (B - Y) / 1.8556f);
-            uv[(size_t)r * w + 2 * c + 1] = (uint8_t)lrintf(128.0f + 224.0f * (R - Y) / 1.5748f);
-        }
 }
 
 /* Times one variant through the whole CUDA engine: row->frames copies of
@@ -159,12 +97,7 @@ static void time_candidate(const struct seg_opts *base, struct tune_row *row, in
         snprintf(row->note, sizeof row->note, "copy back failed");
         return;
     }
-    int worst = 0;
-    for (size_t i = 0; i < msz; i++) {
-        int d = abs((int)h_mask[i] - (int)ref[i]);
-        worst = d > worst ? d : worst;
-    }
-    row->max_abs = worst / 255.0;
+    row->max_abs = tune_mask_diff(h_mask, ref, msz);
     row->ok = row->max_abs <= TUNE_MAX_ABS;
     if (!row->ok)
         snprintf(row->note, sizeof row->note, "mask off by %.3f", row->max_abs);
@@ -253,8 +186,8 @@ static int tune_bench_make(const struct tune_params *p, const struct model *m, i
     b->h_mask = (uint8_t *)malloc(b->msz);
     if (!b->h_rgb || !b->h_nv12 || !b->ref || !b->h_mask)
         return vr_err_set(err, VR_ENOMEM, "tune: out of memory");
-    make_frame(b->h_rgb, w, h, p->layout, p->image);
-    rgb_to_nv12(b->h_rgb, w, h, b->h_nv12, b->h_nv12 + (size_t)w * h);
+    tune_frame_make(b->h_rgb, w, h, p->layout, p->image);
+    tune_frame_nv12(b->h_rgb, w, h, b->h_nv12, b->h_nv12 + (size_t)w * h);
     TRY_CUDA(cudaMalloc((void **)&b->d_nv12, (size_t)w * h * 3 / 2), "frame");
     TRY_CUDA(cudaMemcpy(b->d_nv12, b->h_nv12, (size_t)w * h * 3 / 2, cudaMemcpyHostToDevice),
              "frame");
@@ -266,17 +199,8 @@ static int tune_bench_make(const struct tune_params *p, const struct model *m, i
     b->df.data[0] = b->d_nv12;
     b->df.data[1] = b->d_nv12 + (size_t)w * h;
     b->df.on_device = 1;
-    /* the reference: the CPU engine (float32 C network) */
-    {
-        struct seg *cpu = NULL;
-        struct seg_mask hm = { b->ref, o->out_w, o->out_h, o->out_w, 0 };
-        rc = seg_create(o, &cpu, err);
-        if (rc == 0)
-            rc = seg_run(cpu, &b->hf, 1, &hm, NULL, err);
-        seg_free(&cpu);
-        if (rc < 0)
-            return vr_err_prefix(err, "tune: CPU reference engine");
-    }
+    if ((rc = tune_ref_mask(o, &b->hf, b->ref, err)) < 0)
+        return rc;
     o->backend = SEG_CUDA;
     return 0;
 done: /* TRY_CUDA's exit */
@@ -311,24 +235,6 @@ static void tune_candidates(const struct tune_params *p, struct tune_bench *b,
                         time_candidate(&b->o, row, b->tpf, &b->df, b->d_masks, b->ref,
                                        b->h_mask);
                     }
-}
-
-/* The fastest candidate that kept the mask within TUNE_MAX_ABS, stored in
- * the cache. */
-static int tune_pick(struct tune_report *r, vr_err *err)
-{
-    for (int i = 0; i < r->n_rows; i++)
-        if (r->rows[i].ok && (r->best < 0 || r->rows[i].ms_per_frame < r->rows[r->best].ms_per_frame))
-            r->best = i;
-    if (r->best < 0)
-        return vr_err_set(err, VR_ECUDA, "tune: no network variant kept the mask within %.2f of "
-                          "the CPU engine's (see the table)", TUNE_MAX_ABS);
-    const struct tune_row *b = &r->rows[r->best];
-    r->choice.net = b->net;
-    r->choice.frames = b->frames;
-    r->choice.ms_per_frame = b->ms_per_frame;
-    r->choice.max_abs = b->max_abs;
-    return tune_cache_store(r->cache_path, r->key_str, &r->choice, err);
 }
 
 extern "C" int tune_run(const struct tune_params *p, struct tune_report *r, vr_err *err)

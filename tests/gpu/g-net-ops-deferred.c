@@ -1,6 +1,6 @@
 /*
- * g-net-ops-deferred.c - the squeeze-excite pool of a deferred resize (RS_DEFER
- * in net_cuda.cu: a map stored small, resized where it is read;
+ * g-net-ops-deferred.c - the squeeze-excite pool of a deferred resize (NETPLAN_RS_DEFER
+ * in net_plan.c: a map stored small, resized where it is read;
  * cu_se_args.in_rs_*) against its twin, which writes the resize out. Fresh
  * random data, float32 and float16; the selfie models' 64 -> 128 first,
  * then odd sizes, align_corners, and shrinking. The decoder stages' reads

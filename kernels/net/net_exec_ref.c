@@ -1,6 +1,7 @@
 /*
- * net.c - the CPU network executor: runs a loaded model (model.h) over a
- * batch with the C twins of ops_ref.h.
+ * net_exec_ref.c - the CPU network executor (net.h): runs a loaded model
+ * (model.h) over a batch with the C twins of ops_ref.h; the C twin of
+ * net_exec.cu, the GPU executor (net_cuda.h).
  *
  * net_create() does all the thinking once: it walks the ops in order,
  * derives every activation's per-item shape from the input's and checks it

@@ -1,0 +1,399 @@
+/*
+ * t-net-plan.c - the GPU network's planner (kernels/net/net_plan.c), run
+ * without a GPU on the two shipped models at batch sizes 1, 8, 31, 32
+ * (the first split into two arenas) and 64, every precision (fp16 0, 1,
+ * 2) and fusion level (0, 1, and 2 with stage kernels that take every
+ * geometry or none: which ones a GPU takes is its own answer, and every
+ * answer must give a sound plan). Each plan is checked against what the
+ * executor (net_exec.cu) relies on:
+ *   - the order holds every live step once, by position; unfused, one
+ *     step an op;
+ *   - every tensor is written by one step, every step's inputs are the
+ *     network input or written by an earlier step, the output is written;
+ *   - no two tensors live at once share arena bytes, all lie below the
+ *     RS_AFTER scratch, which lies below the stem's pool sums, all inside
+ *     the arena; two arenas when split, each for half the batch; the
+ *     arena reuses memory (smaller than every tensor side by side);
+ *   - every weight a step reads has its own aligned place in the block;
+ *   - the dtypes follow opts.fp16; fusion removes steps, and the stage
+ *     kernels appear only when the fit takes them.
+ * And with the stem kernel's own fit (its twin's, ops_stem_ref.c), the
+ * decoder's pool takes the first conv's per-block sums.
+ */
+#include "model.h"
+#include "net_plan.h"
+#include "ops_fused.h"
+#include "util-model-ops.h"
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- fits: every stage kernel takes every geometry, or none ---- */
+
+static int yes_stem(const struct conv_geom *g, const void *out)
+{
+    (void)g;
+    (void)out;
+    return 1;
+}
+
+/* One thread block of sums a row of output, as good as any tiling. */
+static int rows_stem_parts(const struct conv_geom *g)
+{
+    return g->oh;
+}
+
+static size_t yes_ir(const struct cu_ir_args *a)
+{
+    (void)a;
+    return 1;
+}
+
+static int yes_tail(const struct cu_tail_args *a)
+{
+    (void)a;
+    return 1;
+}
+
+static int yes_pwdw(const struct cu_pwdw_args *a)
+{
+    (void)a;
+    return 1;
+}
+
+static int no_stem(const struct conv_geom *g, const void *out)
+{
+    (void)g;
+    (void)out;
+    return 0;
+}
+
+static size_t no_ir(const struct cu_ir_args *a)
+{
+    (void)a;
+    return 0;
+}
+
+static int no_tail(const struct cu_tail_args *a)
+{
+    (void)a;
+    return 0;
+}
+
+static int no_pwdw(const struct cu_pwdw_args *a)
+{
+    (void)a;
+    return 0;
+}
+
+static const struct netplan_fit fit_all = { yes_stem, rows_stem_parts, yes_ir, yes_tail,
+                                            yes_pwdw };
+static const struct netplan_fit fit_none = { no_stem, rows_stem_parts, no_ir, no_tail, no_pwdw };
+
+/* ---- the invariants ---- */
+
+/* The constant tensors step s reads (weights and biases), in ids[]. */
+static int step_consts(const struct netplan_step *s, int ids[64])
+{
+    int n = 0;
+    ids[n++] = s->wt;
+    ids[n++] = s->bt;
+    for (int l = 0; l < s->n_layers; l++) {
+        ids[n++] = s->l[l].wt;
+        ids[n++] = s->l[l].bt;
+    }
+    if (s->kind == NETPLAN_PWDW) {
+        ids[n++] = s->pwdw.wp;
+        ids[n++] = s->pwdw.bp;
+    }
+    if (s->kind == NETPLAN_TAIL) {
+        const int t[] = { s->tail.wp, s->tail.bp, s->tail.wd, s->tail.bd, s->tail.wt,
+                          s->tail.bt };
+        for (int j = 0; j < 6; j++)
+            ids[n++] = t[j];
+    }
+    for (int b = 0; b < s->n_ir; b++) {
+        const struct netplan_ir_blk *B = &s->ir[b];
+        const int t[] = { B->we, B->be, B->wd, B->bd, B->w1, B->b1, B->w2, B->b2, B->wp, B->bp };
+        for (int j = 0; j < 10; j++)
+            ids[n++] = t[j];
+    }
+    return n;
+}
+
+static size_t arena_need(const struct netplan *p, int t)
+{
+    return NETPLAN_ALIGN(netplan_tile_bytes(&p->t[t]) * p->arena_batch);
+}
+
+static void check_order(const struct model *m, const struct netplan *p, const char *what)
+{
+    cr_assert(p->n_order >= 1 && p->n_order <= m->n_ops, "%s: %d steps", what, p->n_order);
+    int live = 0;
+    for (int i = 0; i < m->n_ops; i++)
+        live += p->st[i].kind != NETPLAN_DEAD;
+    cr_assert_eq(live, p->n_order, "%s: %d live steps, %d in the order", what, live,
+                 p->n_order);
+    for (int k = 0; k < p->n_order; k++) {
+        const int i = p->order[k];
+        cr_assert(i >= 0 && i < m->n_ops && p->st[i].kind != NETPLAN_DEAD,
+                  "%s: order[%d] = %d is no live step", what, k, i);
+        for (int q = 0; q < k; q++)
+            cr_assert_neq(p->order[q], i, "%s: step %d ordered twice", what, i);
+        if (k)
+            cr_assert_leq(p->st[p->order[k - 1]].pos, p->st[i].pos,
+                          "%s: step %d runs before an earlier position", what, k);
+    }
+}
+
+/* Every input written before it is read, every tensor written once; fills
+ * def[t] and last[t] (order indices of the write and the last read). */
+static void check_dataflow(const struct model *m, const struct netplan *p, int *def, int *last,
+                           const char *what)
+{
+    for (int t = 0; t < m->n_tensors; t++)
+        def[t] = last[t] = -1;
+    for (int k = 0; k < p->n_order; k++) {
+        const struct netplan_step *s = &p->st[p->order[k]];
+        int in[6], ni = netplan_step_inputs(s, in);
+        cr_assert(ni >= 1 && ni <= 6, "%s: step %d reads %d tensors", what, k, ni);
+        for (int j = 0; j < ni; j++) {
+            const int t = in[j];
+            cr_assert(t >= 0 && t < m->n_tensors, "%s: step %d reads tensor %d", what, k, t);
+            cr_assert(m->tensors[t].data == NULL, "%s: step %d (op %d) reads constant %d as "
+                      "an activation", what, k, s->op, t);
+            cr_assert(t == m->input || (def[t] >= 0 && def[t] < k),
+                      "%s: step %d (op %d, %s) reads tensor %d before any step writes it",
+                      what, k, s->op, netplan_kind_name(s->kind), t);
+            last[t] = k;
+        }
+        cr_assert(s->out >= 0 && s->out < m->n_tensors && s->out != m->input,
+                  "%s: step %d writes tensor %d", what, k, s->out);
+        cr_assert_eq(def[s->out], -1, "%s: tensor %d written twice (steps %d and %d)", what,
+                     s->out, def[s->out], k);
+        def[s->out] = k;
+    }
+    cr_assert(def[m->output] >= 0, "%s: nothing writes the output", what);
+}
+
+static void check_arena(const struct model *m, const struct netplan *p, const int *def,
+                        const int *last, const char *what)
+{
+    const int batch = p->o.max_batch;
+    cr_assert_eq(p->arena_batch, p->o.split ? (batch + 1) / 2 : batch, "%s", what);
+    cr_assert_eq(p->act_bytes, p->arena_bytes * (p->o.split ? 2 : 1), "%s", what);
+    size_t side_by_side = 0;
+    for (int a = 0; a < m->n_tensors; a++) {
+        if (def[a] < 0 || a == m->output)
+            continue;
+        const struct netplan_tens *A = &p->t[a];
+        const size_t na = arena_need(p, a);
+        cr_assert(A->placed && A->off % 256 == 0 && A->off + na <= p->rs_off,
+                  "%s: tensor %d at %zu + %zu, scratch at %zu", what, a, A->off, na, p->rs_off);
+        side_by_side += na;
+        const int end_a = last[a] < 0 ? def[a] : last[a];
+        for (int b = a + 1; b < m->n_tensors; b++) {
+            if (def[b] < 0 || b == m->output)
+                continue;
+            const int end_b = last[b] < 0 ? def[b] : last[b];
+            if (end_a < def[b] || end_b < def[a])
+                continue;   /* never live at once */
+            const struct netplan_tens *B = &p->t[b];
+            cr_assert(A->off + na <= B->off || B->off + arena_need(p, b) <= A->off,
+                      "%s: tensors %d (steps %d..%d, %zu + %zu) and %d (steps %d..%d, %zu + "
+                      "%zu) share arena bytes", what, a, def[a], end_a, A->off, na, b, def[b],
+                      end_b, B->off, arena_need(p, b));
+        }
+    }
+    cr_assert_lt(p->rs_off, side_by_side, "%s: no byte reused (%zu of %zu)", what, p->rs_off,
+                 side_by_side);
+    for (int k = 0; k < p->n_order; k++) {
+        const struct netplan_step *s = &p->st[p->order[k]];
+        if (s->rs != NETPLAN_RS_AFTER)
+            continue;
+        const int cout = s->kind == NETPLAN_TAIL ? s->tail.cout : s->g.cout;
+        const size_t need = (size_t)p->t[s->x].h * p->t[s->x].w * cout * 4 * p->arena_batch;
+        cr_assert_geq(p->rs_bytes, need, "%s: step %d's scratch does not fit", what, k);
+    }
+    cr_assert(p->rs_off + p->rs_bytes <= p->pool_off && p->pool_off % 256 == 0, "%s", what);
+    cr_assert_leq(p->pool_off + (size_t)p->arena_batch * p->pool_parts * 16 * sizeof(float),
+                  p->arena_bytes, "%s: the pool sums overrun the arena", what);
+}
+
+static void check_weights(const struct model *m, const struct netplan *p, const char *what)
+{
+    char *read = calloc(m->n_tensors, 1);
+    cr_assert(read);
+    for (int k = 0; k < p->n_order; k++) {
+        int ids[64], n = step_consts(&p->st[p->order[k]], ids);
+        for (int j = 0; j < n; j++) {
+            if (ids[j] < 0)
+                continue;
+            cr_assert(m->tensors[ids[j]].data, "%s: step %d's weight %d is no constant", what,
+                      k, ids[j]);
+            cr_assert_neq(p->w_off[ids[j]], SIZE_MAX, "%s: weight %d has no place", what,
+                          ids[j]);
+            read[ids[j]] = 1;
+        }
+    }
+    for (int a = 0; a < m->n_tensors; a++) {
+        if (p->w_off[a] == SIZE_MAX)
+            continue;
+        cr_assert(read[a], "%s: tensor %d placed but no step reads it", what, a);
+        const size_t ea = p->w_off[a] + m->tensors[a].count * sizeof(float);
+        cr_assert(p->w_off[a] % 256 == 0 && ea <= p->w_bytes, "%s: weight %d at %zu", what, a,
+                  p->w_off[a]);
+        for (int b = a + 1; b < m->n_tensors; b++)
+            if (p->w_off[b] != SIZE_MAX)
+                cr_assert(ea <= p->w_off[b] ||
+                              p->w_off[b] + m->tensors[b].count * sizeof(float) <= p->w_off[a],
+                          "%s: weights %d and %d overlap", what, a, b);
+    }
+    free(read);
+}
+
+static void check_dtypes(const struct model *m, const struct netplan *p, const char *what)
+{
+    cr_assert(!p->t[m->input].f16 && !p->t[m->output].f16, "%s: float16 network I/O", what);
+    int halves = 0;
+    for (int k = 0; k < p->n_order; k++) {
+        const int o = p->st[p->order[k]].out;
+        halves += p->t[o].f16;
+        if (p->o.fp16 == 2 && o != m->output)
+            cr_assert(p->t[o].f16, "%s: tensor %d float32 at fp16 = 2", what, o);
+    }
+    cr_assert(p->o.fp16 ? halves > 0 : halves == 0, "%s: %d float16 tensors", what, halves);
+}
+
+/* Plans and checks; returns the plan (the caller frees it). */
+static struct netplan *plan_checked(const struct model *m, const struct netplan_opts *o,
+                                    const struct netplan_fit *fit, const char *what)
+{
+    struct netplan *p = NULL;
+    vr_err err = { 0 };
+    int rc = netplan_create(m, o, fit, &p, &err);
+    cr_assert_eq(rc, 0, "%s: %s", what, err.msg);
+    int *def = malloc(sizeof(int) * m->n_tensors), *last = malloc(sizeof(int) * m->n_tensors);
+    cr_assert(def && last);
+    check_order(m, p, what);
+    check_dataflow(m, p, def, last, what);
+    check_arena(m, p, def, last, what);
+    check_weights(m, p, what);
+    check_dtypes(m, p, what);
+    free(def);
+    free(last);
+    return p;
+}
+
+static int count_kind(const struct netplan *p, int kind)
+{
+    int n = 0;
+    for (int k = 0; k < p->n_order; k++)
+        n += p->st[p->order[k]].kind == kind;
+    return n;
+}
+
+static void check_model(const char *rel)
+{
+    struct model *m = umo_load(rel, 136);
+    const int batches[] = { 1, 8, 31, 32, 64 };
+    for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
+        for (int fp16 = 0; fp16 <= 2; fp16++) {
+            const int n = batches[b];
+            struct netplan_opts o = { .max_batch = n, .fp16 = fp16, .split = n >= 32 };
+            char what[160];
+            int steps[4];
+            for (int v = 0; v < 4; v++) {
+                o.fused = v < 2 ? v : 2;
+                const struct netplan_fit *fit = v == 3 ? &fit_all : v == 2 ? &fit_none : NULL;
+                snprintf(what, sizeof what, "%s batch %d fp16 %d fused %d%s", rel, n, fp16,
+                         o.fused, v == 3 ? " (all fit)" : v == 2 ? " (none fits)" : "");
+                struct netplan *p = plan_checked(m, &o, fit, what);
+                steps[v] = p->n_order;
+                if (v == 0)
+                    cr_assert_eq(p->n_order, m->n_ops, "%s: unfused is one step an op", what);
+                const int stage = count_kind(p, NETPLAN_IR) + count_kind(p, NETPLAN_TAIL) +
+                                  count_kind(p, NETPLAN_PWDW);
+                if (v == 3)
+                    cr_assert(count_kind(p, NETPLAN_IR) > 0 && count_kind(p, NETPLAN_TAIL) > 0 &&
+                                  p->pool_parts > 0,
+                              "%s: the stage kernels were not used", what);
+                else
+                    cr_assert(stage == 0 && p->pool_parts == 0, "%s: a stage kernel no fit "
+                              "took", what);
+                netplan_free(&p);
+                cr_assert_null(p);
+            }
+            cr_assert(steps[1] < steps[0] && steps[2] <= steps[1] && steps[3] < steps[2],
+                      "%s batch %d: steps %d / %d / %d / %d do not fall with fusion", rel, n,
+                      steps[0], steps[1], steps[2], steps[3]);
+        }
+    }
+    model_free(&m);
+}
+
+Test(net_plan, portrait_model)
+{
+    check_model("models/selfie_segmentation.tflite");
+}
+
+Test(net_plan, landscape_model)
+{
+    check_model("models/selfie_segmentation_landscape.tflite");
+}
+
+/* The stem kernel's own answer (its twin's: ref_stem_ok, ref_stem_parts)
+ * and no other stage kernel: the decoder's last pool takes the first
+ * conv's channel sums, one set per 16x32 block of its output (32 a tile at
+ * 256x256, 20 at 144x256), and the plan stays sound. */
+Test(net_plan, pool_from_the_stem)
+{
+    const struct netplan_fit fit_stem = { ref_stem_ok, ref_stem_parts, no_ir, no_tail, no_pwdw };
+    const char *models[] = { "models/selfie_segmentation.tflite",
+                             "models/selfie_segmentation_landscape.tflite" };
+    const int want_parts[] = { 32, 20 };
+    for (int i = 0; i < 2; i++) {
+        struct model *m = umo_load(models[i], 136);
+        const struct netplan_opts o = { .max_batch = 8, .fp16 = 1, .fused = 2 };
+        struct netplan *p = plan_checked(m, &o, &fit_stem, models[i]);
+        int pools = 0, readers = 0;
+        for (int k = 0; k < p->n_order; k++) {
+            const struct netplan_step *s = &p->st[p->order[k]];
+            if (s->pool) {
+                pools++;
+                cr_assert(s->kind == NETPLAN_CONV && s->op == 0 && k == 0,
+                          "%s: step %d (op %d) writes the pool sums", models[i], k, s->op);
+                cr_assert_eq(p->pool_parts, ref_stem_parts(&s->g), "%s", models[i]);
+            }
+            readers += s->x2_pool;
+        }
+        cr_assert(pools == 1 && readers == 1, "%s: %d stem pools, %d readers", models[i], pools,
+                  readers);
+        cr_assert_eq(p->pool_parts, want_parts[i], "%s", models[i]);
+        netplan_free(&p);
+        model_free(&m);
+    }
+}
+
+/* Options the planner cannot take are errors that say which. */
+Test(net_plan, bad_options)
+{
+    struct model *m = umo_load("models/selfie_segmentation.tflite", 136);
+    struct netplan *p = NULL;
+    vr_err err = { 0 };
+    struct netplan_opts o = { .max_batch = 0, .fused = 1 };
+    cr_assert_eq(netplan_create(m, &o, NULL, &p, &err), VR_EINVAL);
+    cr_assert(strstr(err.msg, "max_batch"), "%s", err.msg);
+    o.max_batch = 4;
+    o.fused = 3;
+    cr_assert_eq(netplan_create(m, &o, NULL, &p, &err), VR_EINVAL);
+    cr_assert(strstr(err.msg, "fused"), "%s", err.msg);
+    o.fused = 2;   /* the stage kernels' answers are needed */
+    cr_assert_eq(netplan_create(m, &o, NULL, &p, &err), VR_EINVAL);
+    cr_assert_null(p);
+    netplan_free(&p);   /* NULL is fine */
+    model_free(&m);
+}
