@@ -43,6 +43,8 @@ static const struct config_key config_keys[] = {
     KD(tile_overlap, 0.0, 0.75),
     KB(whole_pass),
     KI(work_size, 64, 8192),
+    KI(tile_gate, 0, 32),
+    KI(morph, 0, 16),
     KS(refine, "guided|bilinear"),
     KI(guided_radius, 1, 64),
     KD(guided_eps, 1e-8, 1.0),

@@ -36,6 +36,9 @@ struct vr_config {
     double tile_overlap;       /* fraction of a tile shared with its neighbour */
     int whole_pass;            /* also run the whole eye once, blended under tiles */
     int work_size;             /* long side (px) of the eye mask tiles are blended into */
+    int tile_gate;             /* >0: tiles bounded by the whole pass dilated by this many
+                                * model pixels (frame_gate_ref); 0: tiles free */
+    int morph;                 /* close+open radius (work px) of the eye mask, 0 = off */
     /* refinement to full resolution */
     char refine[16];           /* "guided" | "bilinear" */
     int guided_radius;         /* box radius at work resolution */

@@ -123,6 +123,49 @@ struct frame_tile {
 void frame_blend_ref(const float *tiles, int n, int mw, int mh,
                      const struct frame_tile *tile, int ww, int wh, float *out);
 
+/* ---- (2b) the tiles bounded, the work mask cleaned (frame_matte_ref.c) ---- */
+
+/* The whole pass's bound on the tiles: dilated whole-pass value at or
+ * below LO bounds a distrusted tile to 0, at or above HI leaves it free,
+ * linear between. A tile is trusted fully while it claims at most SLACK of
+ * its area more than the whole pass does there, not at all from SLACK +
+ * SPAN on (linear between). */
+#define FRAME_GATE_LO    0.05f
+#define FRAME_GATE_HI    0.25f
+#define FRAME_GATE_SLACK 0.05f
+#define FRAME_GATE_SPAN  0.10f
+
+/* Trust of a tile of mw x mh pixels whose claim (the sum over its pixels of
+ * frame_to_u8(tile) - frame_to_u8(dilated whole)) is `claim`:
+ * c = (float)claim / (float)(255 * mw * mh), clamp(1 - (c - SLACK) / SPAN,
+ * 0, 1). */
+static inline float frame_gate_trust(long long claim, int mw, int mh)
+{
+    float c = (float)claim / (float)(255 * mw * mh);
+    float t = 1.0f - (c - FRAME_GATE_SLACK) / FRAME_GATE_SPAN;
+    return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+}
+
+/* Bounds an eye's tiles (the network outputs tiles [n][mh][mw], in place)
+ * by the eye's whole pass, the last tile when it is a FRAME_TILE_FLOOR
+ * (otherwise nothing happens). For tile i < n-1 and its pixel (x, y): the
+ * work position px = t.x + ((x + 0.5f) / mw) * t.w, the whole pass's pixel
+ * cx = (int)(px / ww * mw) clamped to [0, mw-1] (cy likewise with t.y,
+ * t.h, wh, mh), d = the max of the whole pass over [cx-r, cx+r] x
+ * [cy-r, cy+r] clipped; the tile's trust = frame_gate_trust(sum over its
+ * pixels of frame_to_u8(v) - frame_to_u8(d)); g = max(trust,
+ * (d - FRAME_GATE_LO) / (FRAME_GATE_HI - FRAME_GATE_LO)) at most 1, and
+ * v = min(v, g). The blend (frame_blend_ref) runs after it. scratch: mw*mh
+ * floats. */
+void frame_gate_ref(float *tiles, int n, int mw, int mh, const struct frame_tile *tile,
+                    int ww, int wh, int r, float *scratch);
+
+/* Grey close then open of work [h][w] in place with a (2r+1)^2 square
+ * (separable max/min passes, windows clipped to the image: max along x,
+ * then y; min x, y; min x, y; max x, y). r <= 0: nothing. scratch: w*h
+ * floats. */
+void frame_morph_ref(float *work, int w, int h, int r, float *scratch);
+
 /* ---- (3) refine: guided upsample (fast guided filter) ---- */
 
 /* Floats of scratch frame_guided_coeffs_ref() needs for a w x h image. */

@@ -6,7 +6,8 @@
  * Per call: preprocess every tile of every eye of every frame into one
  * input batch, run the network over it in slices of at most
  * SEG_CPU_NET_BATCH (the net's activation buffers grow with its batch),
- * then per frame and eye blend, refine and, over the whole mask, smooth.
+ * then per frame and eye bound the tiles by the whole pass, blend, close
+ * and open (frame_matte_ref.c), refine and, over the whole mask, smooth.
  * At the end, seg_run_network(): the CPU network alone on one picture.
  */
 #include "seg_impl.h"
@@ -32,6 +33,7 @@ struct seg_cpu {
     float *out;            /* [max_batch*per_frame][mh][mw] */
     float *work, *luma;    /* [work_h][work_w] of the largest eye */
     float *a, *b, *scratch;
+    float *gate;           /* [mh][mw]: frame_gate_ref's dilated whole pass */
     struct temporal_opts topt;  /* the temporal filter (frame_temporal.h) */
     struct temporal_state tst;
     uint8_t *ring_m, *ring_y;   /* its window: K-1 slots of out_w x out_h */
@@ -57,14 +59,17 @@ static void temporal_frame(struct seg_cpu *c, const struct seg_frame *f, struct 
 /* ---- run ---- */
 
 static void refine_eye(struct seg *s, struct seg_cpu *c, const struct seg_frame *f,
-                       const struct tile_eye *te, const float *tile_out,
+                       const struct tile_eye *te, float *tile_out,
                        struct seg_mask *m)
 {
     const int mw = s->model->in_w, mh = s->model->in_h;
     const int ww = te->work_w, wh = te->work_h;
     uint8_t *dst = m->data + (size_t)te->out.y * m->linesize + te->out.x;
 
+    if (seg_gated(s, te))
+        frame_gate_ref(tile_out, te->n, mw, mh, te->dst, ww, wh, s->cfg.tile_gate, c->gate);
     frame_blend_ref(tile_out, te->n, mw, mh, te->dst, ww, wh, c->work);
+    frame_morph_ref(c->work, ww, wh, s->cfg.morph, c->scratch);
     if (!s->refine_guided) {
         frame_upsample_bilinear_ref(c->work, ww, wh, dst, m->linesize, te->out.w, te->out.h);
         return;
@@ -151,6 +156,7 @@ static void cpu_destroy(struct seg *s)
     free(c->a);
     free(c->b);
     free(c->scratch);
+    free(c->gate);
     free(c->ring_m);
     free(c->ring_y);
     free(c->ycur);
@@ -198,6 +204,7 @@ int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
     c->a = malloc(work * sizeof(float));
     c->b = malloc(work * sizeof(float));
     c->scratch = malloc(work * 6 * sizeof(float));
+    c->gate = malloc(mwh * sizeof(float));
     temporal_opts_from_config(&c->topt, &s->cfg, s->opts.out_w, s->opts.out_h);
     temporal_reset(&c->tst);
     size_t plane = (size_t)s->opts.out_w * s->opts.out_h, slots = c->topt.frames - 1;
@@ -205,7 +212,7 @@ int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
     c->ring_y = malloc(plane * (slots ? slots : 1));
     c->ycur = malloc(plane);
     if (!c->in || !c->out || !c->work || !c->luma || !c->a || !c->b || !c->scratch
-        || !c->ring_m || !c->ring_y || !c->ycur)
+        || !c->gate || !c->ring_m || !c->ring_y || !c->ycur)
         goto nomem;
     *out = s;
     return 0;

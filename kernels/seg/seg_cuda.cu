@@ -9,7 +9,9 @@
  *   -> netcu_run (1 call: all those tiles)
  *      beside it, on a side stream: luma at work size (1, unless folded),
  *      temporal lumas and change sums (1)
- *   -> blend (1) -> guided coefficients (2; 4 for r > 16)
+ *   -> the tiles bounded by the whole pass (per eye, when on: 2)
+ *   -> blend (1) -> close/open (per eye, when on: 8)
+ *   -> guided coefficients (2; 4 for r > 16)
  *   -> refine into the output masks (1, all frames) -> temporal filter (1)
  *
  * Frames and masks are device memory when on_device (NVDEC surfaces never
@@ -73,6 +75,8 @@ struct seg_cu {
     struct frame_tile *d_tiles;   /* [tiles_per_frame], work pixels */
     float *d_in, *d_out;          /* network batch in / out */
     float *d_work, *d_luma, *d_a, *d_b, *d_scratch; /* work layout x max_batch */
+    float *d_gate;                /* [max tiles of an eye][mh][mw]: the gate's dilated whole pass */
+    unsigned long long *d_gate_sums; /* [max tiles of an eye]: the gate's tile claims */
     struct temporal_opts topt;    /* the temporal filter (frame_temporal.h) */
     struct temporal_state tst;    /* its window's bookkeeping, replayed on the host */
     uint8_t *d_ring_m, *d_ring_y; /* its window: K-1 slots of out_w x out_h */
@@ -215,6 +219,31 @@ fail:
 
 /* ---- run ---- */
 
+/* Around the blend (frame_matte.cu), per frame and eye: before it
+ * (after = 0) the tiles bounded by the whole pass, after it the close/open
+ * of the work masks. A few small launches an eye; nothing when off. */
+static int matte_cleanup(struct seg *s, struct seg_cu *c, int n, int after, vr_err *err)
+{
+    const struct frame_cu_plan *p = &c->plan;
+    const size_t tile_px = (size_t)c->mw * c->mh;
+    int rc = 0;
+    for (int f = 0; f < n; f++)
+        for (int e = 0; e < p->n_eyes; e++) {
+            const struct frame_cu_eye *ce = &p->e[e];
+            float *tiles = c->d_out + ((size_t)f * p->tiles_per_frame + ce->tile0) * tile_px;
+            float *work = c->d_work + (size_t)f * p->work_per_frame + ce->work_off;
+            if (!after && seg_gated(s, &s->plan.eye[e])
+                && (rc = frame_gate_cuda(tiles, ce->ntiles, c->mw, c->mh, c->d_tiles + ce->tile0,
+                                         ce->work_w, ce->work_h, s->cfg.tile_gate, c->d_gate,
+                                         c->d_gate_sums, c->st, err)) < 0)
+                return rc;
+            if (after && (rc = frame_morph_cuda(work, ce->work_w, ce->work_h, s->cfg.morph,
+                                                c->d_scratch, c->st, err)) < 0)
+                return rc;
+        }
+    return 0;
+}
+
 static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
                   struct seg_mask *masks, struct seg_timing *timing, vr_err *err)
 {
@@ -314,8 +343,10 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
         return vr_err_prefix(err, "seg (cuda): network");
     CU_TRY(cudaEventRecord(c->ev[2], c->st), "event");
 
-    if ((rc = frame_blend_batch_cuda(c->d_out, n, c->mw, c->mh, c->d_tiles, p, c->d_work,
-                                     c->st, err)) < 0)
+    if ((rc = matte_cleanup(s, c, n, 0, err)) < 0
+        || (rc = frame_blend_batch_cuda(c->d_out, n, c->mw, c->mh, c->d_tiles, p, c->d_work,
+                                        c->st, err)) < 0
+        || (rc = matte_cleanup(s, c, n, 1, err)) < 0)
         return rc;
     CU_TRY(cudaStreamWaitEvent(c->st, c->join, 0), "join");
     if (s->refine_guided) {
@@ -381,7 +412,7 @@ static void cu_destroy(struct seg *s)
     netcu_free(&c->net);
     void *dev[] = { c->d_rects, c->d_tiles, c->d_in, c->d_out, c->d_work, c->d_luma,
                     c->d_a, c->d_b, c->d_scratch, c->d_ring_m, c->d_ring_y, c->d_ycur,
-                    c->d_sad, c->d_frames, c->d_masks };
+                    c->d_sad, c->d_frames, c->d_masks, c->d_gate, c->d_gate_sums };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         cudaFree(dev[i]);
     for (int i = 0; i < 2; i++) {
@@ -511,6 +542,10 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
             || (rc = dev_alloc(c, (void **)&c->d_b, work * sizeof(float), "guided b", err)) < 0
             || (rc = dev_alloc(c, (void **)&c->d_scratch, work * 6 * sizeof(float),
                                "guided scratch", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_gate, s->plan.max_tiles * tile_px
+                               * sizeof(float), "gate", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_gate_sums, s->plan.max_tiles
+                               * sizeof(unsigned long long), "gate sums", err)) < 0
             || (rc = temporal_alloc(s, c, err)) < 0)
             goto fail;
         c->fold_luma = frame_luma_folds(p, rects, c->mw, c->mh);

@@ -49,6 +49,15 @@ struct seg {
     void *priv;                        /* the backend's buffers */
 };
 
+/* Whether eye te's tiles are bounded by its whole pass (frame_gate_ref):
+ * tile_gate is on and the eye has a grid under its whole pass (the last
+ * tile, a FRAME_TILE_FLOOR). */
+static inline int seg_gated(const struct seg *s, const struct tile_eye *te)
+{
+    return s->cfg.tile_gate > 0 && te->n > 1
+           && (te->dst[te->n - 1].edges & FRAME_TILE_FLOOR);
+}
+
 /* Checks the options, copies the config, loads the model (config_model_file:
  * models/<cfg.model>.tflite, or the command line's file) and plans the tiles into `s` (zeroed by the caller).
  * On failure what it made stays in `s` for seg_common_release(). */
