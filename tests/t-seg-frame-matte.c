@@ -4,7 +4,8 @@
  * person over its piece of background is bounded by the whole pass: what
  * the whole pass found stays, as far as the dilation reaches, the rest
  * goes; a tile that adds a small person the whole pass cannot see keeps
- * it), and close/open fills a hole and removes a speck while a
+ * it), the second model lifts the mask only where it is sure, and
+ * close/open fills a hole and removes a speck while a
  * square's edges stay where they were.
  */
 #include "frame_ref.h"
@@ -58,6 +59,27 @@ Test(seg_frame_matte, gate_removes_invented_keeps_found)
         a[i] = 1.0f;
     frame_gate_ref(t, 3, M, M, tile, 32, 32, 1, scratch);
     cr_assert_float_eq(a[0], 1.0f, TOL);
+}
+
+Test(seg_frame_matte, fuse_lifts_only_where_sure)
+{
+    /* the second model's 4x4 output over an 8x8 work mask: sure of a person
+     * in its left column, unsure (0.5) in the next, sure of background after */
+    float p[16], work[64];
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++)
+            p[y * 4 + x] = x == 0 ? 1.0f : (x == 1 ? 0.5f : 0.0f);
+    for (int i = 0; i < 64; i++)
+        work[i] = 0.2f; /* the first model: a hole */
+    work[7] = 0.9f;     /* and a person the second one does not see */
+    frame_fuse_ref(p, 4, 4, 8, 8, work);
+    /* work x 0 samples p at -0.25 (clamped: 1.0) -> 2*1 - 1 = 1 */
+    cr_assert_float_eq(work[8 * 3 + 0], 1.0f, TOL, "the hole is filled where it is sure");
+    /* x 1 samples at 0.25: 0.875 -> 0.75 */
+    cr_assert_float_eq(work[8 * 3 + 1], 0.75f, TOL);
+    /* x 3 samples at 1.25: 0.375 -> -0.25: the first model's 0.2 stays */
+    cr_assert_float_eq(work[8 * 3 + 3], 0.2f, TOL, "an unsure second model adds nothing");
+    cr_assert_float_eq(work[7], 0.9f, TOL, "the fusion never lowers the mask");
 }
 
 Test(seg_frame_matte, morph_fills_holes_removes_specks_keeps_edges)

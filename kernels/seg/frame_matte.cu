@@ -1,8 +1,9 @@
 /*
  * frame_matte.cu - the clean-up of an eye's work mask between the blend and
  * the refinement, on the GPU: the whole pass bounding the tiles before the
- * blend (k_gate_claim, k_gate_apply) and the close/open of the blended
- * mask (k_minmax, eight separable passes). The C twins and why are in
+ * blend (k_gate_claim, k_gate_apply), a second model's whole pass fused into
+ * the blended mask (k_fuse) and its close/open (k_minmax, eight separable
+ * passes). The C twins and why are in
  * frame_matte_ref.c; frame_ref.h states the rules. Max, min, an integer sum
  * and the twin's float steps rounded one by one give the same bits.
  */
@@ -40,9 +41,9 @@ static __global__ void k_gate_claim(const float *__restrict__ tiles, int n, int 
                 m = v > m ? v : m;
             }
         d[(size_t)t * np + k] = m;
-        claim = (long long)fcu_to_u8(tiles[(size_t)t * np + k]) - (long long)fcu_to_u8(m);
+        claim = max((int)fcu_to_u8(tiles[(size_t)t * np + k]) - (int)fcu_to_u8(m), 0);
     }
-    /* warp sum, then one atomic a warp (two's complement wraps right) */
+    /* warp sum, then one atomic a warp */
     for (int o = 16; o > 0; o >>= 1)
         claim += __shfl_down_sync(0xffffffffu, claim, o);
     if ((threadIdx.x & 31) == 0 && claim)
@@ -81,6 +82,36 @@ extern "C" int frame_gate_cuda(float *tiles, int n, int mw, int mh, const struct
     k_gate_claim<<<g, 256, 0, st>>>(tiles, n, mw, mh, tile, ww, wh, r, scratch, sums);
     k_gate_apply<<<g, 256, 0, st>>>(tiles, mw, mh, scratch, sums);
     return fcu_check("gate", err);
+}
+
+/* ---- fuse ---- */
+
+static __global__ void k_fuse(const float *__restrict__ p, int mw, int mh, int ww, int wh,
+                              float *__restrict__ work)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= ww || y >= wh)
+        return;
+    float u = __fdiv_rn((float)x + 0.5f, (float)ww), v = __fdiv_rn((float)y + 0.5f, (float)wh);
+    float sx = __fsub_rn(__fmul_rn(u, (float)mw), 0.5f), sy = __fsub_rn(__fmul_rn(v, (float)mh), 0.5f);
+    sx = sx < 0.0f ? 0.0f : (sx > (float)(mw - 1) ? (float)(mw - 1) : sx);
+    sy = sy < 0.0f ? 0.0f : (sy > (float)(mh - 1) ? (float)(mh - 1) : sy);
+    int x0 = (int)sx, y0 = (int)sy;
+    int x1 = x0 + 1 < mw ? x0 + 1 : mw - 1, y1 = y0 + 1 < mh ? y0 + 1 : mh - 1;
+    float tx = __fsub_rn(sx, (float)x0), ty = __fsub_rn(sy, (float)y0);
+    float top = fcu_lerp(p[(size_t)y0 * mw + x0], p[(size_t)y0 * mw + x1], tx);
+    float bot = fcu_lerp(p[(size_t)y1 * mw + x0], p[(size_t)y1 * mw + x1], tx);
+    float f = __fsub_rn(__fmul_rn(2.0f, fcu_lerp(top, bot, ty)), 1.0f);
+    float *o = &work[(size_t)y * ww + x];
+    *o = *o > f ? *o : f;
+}
+
+extern "C" int frame_fuse_cuda(const float *p, int mw, int mh, int ww, int wh, float *work,
+                               cudaStream_t st, vr_err *err)
+{
+    dim3 b(32, 8), g((unsigned)((ww + 31) / 32), (unsigned)((wh + 7) / 8));
+    k_fuse<<<g, b, 0, st>>>(p, mw, mh, ww, wh, work);
+    return fcu_check("fuse", err);
 }
 
 /* ---- morph ---- */

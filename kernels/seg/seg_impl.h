@@ -44,6 +44,7 @@ struct seg {
     struct seg_opts opts;              /* as given, with out_w/out_h filled */
     struct vr_config cfg;              /* copy; opts.cfg points at it */
     struct model *model;               /* loaded from config_model_file(&cfg) */
+    struct model *fuse;                /* cfg.fuse_model's, run on each whole eye; or NULL */
     struct tile_plan plan;             /* per eye: tiles and work mask size */
     int refine_guided;                 /* cfg.refine == "guided" */
     void *priv;                        /* the backend's buffers */

@@ -3,7 +3,8 @@
  * against its C twins (frame_matte_ref.c), every bit: the whole pass
  * bounding the tiles (frame_gate_cuda) over random tile layouts, tiles
  * claiming from nothing to half their area (trusted, partly, not at all)
- * and odd sizes, and the close/open
+ * and odd sizes, the second model's fusion (frame_fuse_cuda) at any size
+ * ratio, and the close/open
  * (frame_morph_cuda) over radii 1..4 on random masks with holes and specks.
  */
 #include "util-frame.h"
@@ -50,6 +51,35 @@ Test(g_seg_frame_matte, gate_exact)
         cudaFree(d_scratch);
         cudaFree(d_sums);
         free(scratch);
+        free(want);
+    }
+}
+
+Test(g_seg_frame_matte, fuse_exact)
+{
+    gf_seed("fuse");
+    for (int rep = 0; rep < 6; rep++) {
+        const int mw = gf_int(16, 256), mh = gf_int(16, 256);
+        const int ww = gf_int(17, 1024), wh = gf_int(17, 1024);
+        size_t np = (size_t)mw * mh, cnt = (size_t)ww * wh;
+        float *p = malloc(np * sizeof *p), *want = malloc(cnt * sizeof *want);
+        cr_assert(p && want);
+        for (size_t i = 0; i < np; i++)
+            p[i] = gf_unif(0.0f, 1.0f);
+        for (size_t i = 0; i < cnt; i++)
+            want[i] = gf_unif(0.0f, 1.0f);
+        float *d_p = gf_dev_copy(p, np * sizeof *p), *d_work = gf_dev_copy(want, cnt * sizeof *want);
+        frame_fuse_ref(p, mw, mh, ww, wh, want);
+        vr_err err = { 0, "" };
+        cr_assert_eq(frame_fuse_cuda(d_p, mw, mh, ww, wh, d_work, 0, &err), 0, "%s", err.msg);
+        size_t at = 0;
+        float got = 0.0f;
+        size_t nd = gf_dev_bits_diff(d_work, want, cnt, &at, &got);
+        cr_expect_eq(nd, 0, "rep %d (%dx%d into %dx%d): %zu floats differ, first at (%zu, %zu): "
+                     "%g, want %g", rep, mw, mh, ww, wh, nd, at % ww, at / ww, got, want[at]);
+        cudaFree(d_p);
+        cudaFree(d_work);
+        free(p);
         free(want);
     }
 }
