@@ -75,7 +75,6 @@ void config_defaults(struct vr_config *c)
     c->tile_overlap = 0.25;
     c->whole_pass = 1;
     c->work_size = 512;
-    c->tile_gate = 4;
     snprintf(c->refine, sizeof c->refine, "%s", "guided");
     c->guided_radius = 4;
     c->guided_eps = 1e-3;
