@@ -1,7 +1,9 @@
 /*
  * frame_ref.h - the plain-C reference of the frame kernels around the
  * network: preprocess (colour convert + resize + normalise, fused), tile
- * blend, guided upsample (fast guided filter) and temporal smoothing.
+ * blend, the work mask's clean-up (tile gate, model fusion, close/open:
+ * frame_matte_ref.c), guided upsample (fast guided filter) and temporal
+ * smoothing.
  *
  * These are the "C twins" of the CUDA frame kernels (kernels/seg/frame_cuda.h):
  * the CUDA versions take the same arguments plus a cudaStream_t, with every
