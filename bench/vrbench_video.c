@@ -22,6 +22,10 @@
  *       mean and max absolute luma difference of two videos' frames, after
  *       scaling B to A's size (GPU matte vs CPU matte; the fleet's matte vs
  *       one process's), the worst frame and how many frames differ
+ *   vrbench-video quality CLIP [--cpu | --gpu N] [--frames N] [--sheet PNG] [PROFILE...]
+ *       the matte measures without ground truth (holes, false positives,
+ *       stereo agreement, flicker, tile borders) per profile, and a contact
+ *       sheet (vrbench_quality.c; docs/QUALITY.md)
  *
  * Each prints one "RESULT name value unit" line that bench/pipeline.sh
  * collects. Run by `make bench-pipeline`; see docs/notes/pipeline.md.
@@ -43,6 +47,7 @@
 
 int cmd_repeat(int argc, char **argv);         /* vrbench_repeat.c */
 int cmd_encode_picture(int argc, char **argv); /* vrbench_encode_picture.c */
+int cmd_quality(int argc, char **argv);        /* vrbench_quality.c */
 
 static int die(const char *what, const vr_err *e)
 {
@@ -445,7 +450,9 @@ int main(int argc, char **argv)
         return cmd_diff(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "repeat"))
         return cmd_repeat(argc, argv);
-    fprintf(stderr, "usage: vrbench-video gen|decode|encode|encode-picture|repeat|diff ... (see the file's "
+    if (argc > 1 && !strcmp(argv[1], "quality"))
+        return cmd_quality(argc, argv);
+    fprintf(stderr, "usage: vrbench-video gen|decode|encode|encode-picture|repeat|diff|quality ... (see the file's "
             "header)\n");
     return 2;
 }

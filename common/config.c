@@ -37,12 +37,15 @@ struct config_key {
 
 static const struct config_key config_keys[] = {
     KN(model),
+    KN(fuse_model),
     KS(precision, "fp16|fp32"),
     KI(tile_cols, 0, CONFIG_TILE_MAX),
     KI(tile_rows, 0, CONFIG_TILE_MAX),
     KD(tile_overlap, 0.0, 0.75),
     KB(whole_pass),
     KI(work_size, 64, 8192),
+    KI(tile_gate, 0, 32),
+    KI(morph, 0, 16),
     KS(refine, "guided|bilinear"),
     KI(guided_radius, 1, 64),
     KD(guided_eps, 1e-8, 1.0),
@@ -63,6 +66,9 @@ void config_defaults(struct vr_config *c)
     memset(c, 0, sizeof *c);
     snprintf(c->profile, sizeof c->profile, "%s", "builtin");
     snprintf(c->model, sizeof c->model, "%s", "selfie_segmentation");
+    /* the general model leaves 42% of the bundled sample's people as holes
+     * where the landscape one is sure (docs/QUALITY.md) */
+    snprintf(c->fuse_model, sizeof c->fuse_model, "%s", "selfie_segmentation_landscape");
     snprintf(c->precision, sizeof c->precision, "%s", "fp16");
     c->tile_cols = 2;
     c->tile_rows = 2;

@@ -30,12 +30,19 @@ struct vr_config {
      * user's own --model PATH fills model_file, which no JSON key reaches. */
     char model[CONFIG_STR];    /* model name: models/<model>.tflite */
     char model_file[CONFIG_STR]; /* a path given on the command line, or "" */
+    char fuse_model[CONFIG_STR]; /* "none", or a second model (a name in models/) run
+                                  * on each whole eye, lifting the mask where it is
+                                  * sure (frame_fuse_ref): the two selfie models
+                                  * fail on different pictures */
     char precision[8];         /* "fp16" | "fp32" (GPU; CPU is always fp32) */
     /* tiling, per eye */
     int tile_cols, tile_rows;  /* grid of overlapping model-size tiles; 0x0 = none */
     double tile_overlap;       /* fraction of a tile shared with its neighbour */
     int whole_pass;            /* also run the whole eye once, blended under tiles */
     int work_size;             /* long side (px) of the eye mask tiles are blended into */
+    int tile_gate;             /* >0: tiles bounded by the whole pass dilated by this many
+                                * model pixels (frame_gate_ref); 0: tiles free */
+    int morph;                 /* close+open radius (work px) of the eye mask, 0 = off */
     /* refinement to full resolution */
     char refine[16];           /* "guided" | "bilinear" */
     int guided_radius;         /* box radius at work resolution */

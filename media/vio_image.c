@@ -1,5 +1,5 @@
 /*
- * vio_image.c - PNG/JPEG in, gray PNG out (see vio_image.h).
+ * vio_image.c - PNG/JPEG in, gray or RGB PNG out (see vio_image.h).
  *
  * The image2 demuxer hands the whole file over as one packet, which lets us
  * check the container's own end marker before decoding (PNG's IEND chunk,
@@ -209,16 +209,18 @@ fail:
 
 /* ---- write ---- */
 
-int vio_image_write_gray_png(const char *path, const uint8_t *data, int w, int h,
-                             int linesize, vr_err *err)
+/* Writes w x h pixels of `bpp` bytes (1: gray, 3: RGB24) as a PNG. */
+static int write_png(const char *path, const uint8_t *data, int w, int h, int linesize,
+                     int bpp, vr_err *err)
 {
+    const enum AVPixelFormat pf = bpp == 3 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_GRAY8;
     AVCodecContext *enc = NULL;
     AVFrame *frm = NULL;
     AVPacket *pkt = NULL;
     int rc;
 
     if (w < 1 || h < 1 || w > VIO_IMAGE_MAX_DIM || h > VIO_IMAGE_MAX_DIM)
-        return vr_err_set(err, VR_EINVAL, "%s: mask size %dx%d outside 1..%d",
+        return vr_err_set(err, VR_EINVAL, "%s: image size %dx%d outside 1..%d",
                           path, w, h, VIO_IMAGE_MAX_DIM);
 
     const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_PNG);
@@ -231,7 +233,7 @@ int vio_image_write_gray_png(const char *path, const uint8_t *data, int w, int h
     }
     enc->width = w;
     enc->height = h;
-    enc->pix_fmt = AV_PIX_FMT_GRAY8;
+    enc->pix_fmt = pf;
     enc->time_base = (AVRational){ 1, 1 };
     if ((rc = avcodec_open2(enc, codec, NULL)) < 0) {
         rc = av_msg(err, VR_ECODEC, path, "cannot open the png encoder", rc);
@@ -239,13 +241,14 @@ int vio_image_write_gray_png(const char *path, const uint8_t *data, int w, int h
     }
     frm->width = w;
     frm->height = h;
-    frm->format = AV_PIX_FMT_GRAY8;
+    frm->format = pf;
     if ((rc = av_frame_get_buffer(frm, 0)) < 0) {
         rc = av_msg(err, VR_ENOMEM, path, "frame", rc);
         goto fail;
     }
     for (int y = 0; y < h; y++)
-        memcpy(frm->data[0] + (size_t)y * frm->linesize[0], data + (size_t)y * linesize, w);
+        memcpy(frm->data[0] + (size_t)y * frm->linesize[0], data + (size_t)y * linesize,
+               (size_t)w * bpp);
     if ((rc = avcodec_send_frame(enc, frm)) < 0 || (rc = avcodec_send_frame(enc, NULL)) < 0
         || (rc = avcodec_receive_packet(enc, pkt)) < 0) {
         rc = av_msg(err, VR_ECODEC, path, "png encoding failed", rc);
@@ -257,4 +260,15 @@ fail:
     av_frame_free(&frm);
     avcodec_free_context(&enc);
     return rc;
+}
+
+int vio_image_write_gray_png(const char *path, const uint8_t *data, int w, int h,
+                             int linesize, vr_err *err)
+{
+    return write_png(path, data, w, h, linesize, 1, err);
+}
+
+int vio_image_write_rgb_png(const char *path, const struct vio_image *img, vr_err *err)
+{
+    return write_png(path, img->data, img->w, img->h, img->linesize, 3, err);
 }

@@ -1,7 +1,7 @@
 /*
  * vio_image.h - still images in and out for the image path: PNG or JPEG
  * read into packed RGB24 through libavformat/libavcodec/libswscale, and an
- * 8-bit gray mask written as PNG through libavcodec's png encoder.
+ * 8-bit gray mask (or an RGB contact sheet) written as PNG through libavcodec's png encoder.
  *
  * Reading is strict: a missing, empty, truncated or corrupt file, or one
  * that is not a PNG/JPEG, is an error naming the file, never a partial
@@ -41,5 +41,8 @@ void vio_image_free(struct vio_image **img);
  * PNG file at `path`: encoded in memory, written to "path.tmp", renamed. */
 int vio_image_write_gray_png(const char *path, const uint8_t *data, int w, int h,
                              int linesize, vr_err *err);
+
+/* The same for an RGB24 picture (only read): a contact sheet. */
+int vio_image_write_rgb_png(const char *path, const struct vio_image *img, vr_err *err);
 
 #endif

@@ -7,7 +7,8 @@
 BENCH_VIDEO := $(BINDIR)/vrbench-video
 
 $(BENCH_VIDEO): $(BUILD)/bench/vrbench_video.o $(BUILD)/bench/vrbench_repeat.o \
-                $(BUILD)/bench/vrbench_encode_picture.o $(WORKER_LIBS)
+                $(BUILD)/bench/vrbench_encode_picture.o $(BUILD)/bench/vrbench_quality.o \
+                $(WORKER_LIBS)
 
 .PHONY: bench-video-tool
 bench-video-tool: $(BENCH_VIDEO)

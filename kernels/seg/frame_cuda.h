@@ -53,6 +53,18 @@ int frame_blend_cuda(const float *tiles, int n, int mw, int mh,
                      const struct frame_tile *tile, int ww, int wh, float *out,
                      cudaStream_t st, vr_err *err);
 
+/* frame_matte.cu: the twins of frame_gate_ref, frame_fuse_ref and frame_morph_ref (device
+ * pointers: `tile` holds n descriptors; gate scratch: (n-1)*mw*mh floats
+ * and n-1 sums; morph scratch: w*h floats). The gate's tile trust is
+ * frame_gate_trust of the integer claim, as in the twin. */
+int frame_gate_cuda(float *tiles, int n, int mw, int mh, const struct frame_tile *tile,
+                    int ww, int wh, int r, float *scratch, unsigned long long *sums,
+                    cudaStream_t st, vr_err *err);
+int frame_fuse_cuda(const float *p, int mw, int mh, int ww, int wh, float *work,
+                    cudaStream_t st, vr_err *err);
+int frame_morph_cuda(float *work, int w, int h, int r, float *scratch, cudaStream_t st,
+                     vr_err *err);
+
 /* scratch: FRAME_GUIDED_SCRATCH(w, h) device floats. */
 int frame_guided_coeffs_cuda(const float *I, const float *p, int w, int h, int r,
                              float eps, float *a, float *b, float *scratch,

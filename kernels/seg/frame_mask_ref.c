@@ -25,20 +25,6 @@ static inline float ramp(float u, float feather, int lo_edge, int hi_edge)
     return w < 1e-3f ? 1e-3f : (w > 1.0f ? 1.0f : w);
 }
 
-static inline float tile_sample(const float *t, int mw, int mh, float sx, float sy)
-{
-    sx = sx < 0.0f ? 0.0f : (sx > (float)(mw - 1) ? (float)(mw - 1) : sx);
-    sy = sy < 0.0f ? 0.0f : (sy > (float)(mh - 1) ? (float)(mh - 1) : sy);
-    int x0 = (int)sx, y0 = (int)sy;
-    int x1 = x0 + 1 < mw ? x0 + 1 : mw - 1;
-    int y1 = y0 + 1 < mh ? y0 + 1 : mh - 1;
-    float tx = sx - (float)x0, ty = sy - (float)y0;
-    float a = t[(size_t)y0 * mw + x0], b = t[(size_t)y0 * mw + x1];
-    float c = t[(size_t)y1 * mw + x0], d = t[(size_t)y1 * mw + x1];
-    float top = a + (b - a) * tx, bot = c + (d - c) * tx;
-    return top + (bot - top) * ty;
-}
-
 void frame_blend_ref(const float *tiles, int n, int mw, int mh,
                      const struct frame_tile *tile, int ww, int wh, float *out)
 {
@@ -55,7 +41,7 @@ void frame_blend_ref(const float *tiles, int n, int mw, int mh,
                 float w = t->weight
                           * ramp(u, t->feather, t->edges & FRAME_EDGE_L, t->edges & FRAME_EDGE_R)
                           * ramp(v, t->feather, t->edges & FRAME_EDGE_T, t->edges & FRAME_EDGE_B);
-                float val = tile_sample(tiles + (size_t)i * mw * mh, mw, mh,
+                float val = frame_tile_sample(tiles + (size_t)i * mw * mh, mw, mh,
                                         u * (float)mw - 0.5f, v * (float)mh - 0.5f);
                 if (t->edges & FRAME_TILE_FLOOR) {
                     floor_v = fmaxf(floor_v, 2.0f * val - 1.0f);

@@ -1,7 +1,9 @@
 /*
  * frame_ref.h - the plain-C reference of the frame kernels around the
  * network: preprocess (colour convert + resize + normalise, fused), tile
- * blend, guided upsample (fast guided filter) and temporal smoothing.
+ * blend, the work mask's clean-up (tile gate, model fusion, close/open:
+ * frame_matte_ref.c), guided upsample (fast guided filter) and temporal
+ * smoothing.
  *
  * These are the "C twins" of the CUDA frame kernels (kernels/seg/frame_cuda.h):
  * the CUDA versions take the same arguments plus a cudaStream_t, with every
@@ -106,6 +108,22 @@ struct frame_tile {
     int edges;          /* enum frame_edge bits: interior edges, feathered */
 };
 
+/* A network output t [mh][mw] sampled bilinearly at (sx, sy), clamped to
+ * [0, mw-1] x [0, mh-1]: the blend's rule (and the fusion's). */
+static inline float frame_tile_sample(const float *t, int mw, int mh, float sx, float sy)
+{
+    sx = sx < 0.0f ? 0.0f : (sx > (float)(mw - 1) ? (float)(mw - 1) : sx);
+    sy = sy < 0.0f ? 0.0f : (sy > (float)(mh - 1) ? (float)(mh - 1) : sy);
+    int x0 = (int)sx, y0 = (int)sy;
+    int x1 = x0 + 1 < mw ? x0 + 1 : mw - 1;
+    int y1 = y0 + 1 < mh ? y0 + 1 : mh - 1;
+    float tx = sx - (float)x0, ty = sy - (float)y0;
+    float a = t[(size_t)y0 * mw + x0], b = t[(size_t)y0 * mw + x1];
+    float c = t[(size_t)y1 * mw + x0], d = t[(size_t)y1 * mw + x1];
+    float top = a + (b - a) * tx, bot = c + (d - c) * tx;
+    return top + (bot - top) * ty;
+}
+
 /* Blends n tile outputs tiles [n][mh][mw] (sigmoid, [0,1]) into the eye's
  * work mask out [wh][ww] as a weighted average. For work pixel (x, y) and
  * tile t: centre px = x + 0.5, py = y + 0.5; the tile covers it when
@@ -122,6 +140,59 @@ struct frame_tile {
  * low-resolution halo never does. */
 void frame_blend_ref(const float *tiles, int n, int mw, int mh,
                      const struct frame_tile *tile, int ww, int wh, float *out);
+
+/* ---- (2b) the tiles bounded, the work mask cleaned (frame_matte_ref.c) ---- */
+
+/* The whole pass's bound on the tiles: dilated whole-pass value at or
+ * below LO bounds a distrusted tile to 0, at or above HI leaves it free,
+ * linear between. A tile is trusted fully while it claims at most SLACK of
+ * its area more than the whole pass does there (where it says more, by
+ * how much: a person both see adds nothing, whatever the dilation's halo
+ * around it), not at all from SLACK + SPAN on (linear between). */
+#define FRAME_GATE_LO    0.05f
+#define FRAME_GATE_HI    0.25f
+#define FRAME_GATE_SLACK 0.05f
+#define FRAME_GATE_SPAN  0.10f
+
+/* Trust of a tile of mw x mh pixels whose claim (the sum over its pixels of
+ * max(frame_to_u8(tile) - frame_to_u8(dilated whole), 0)) is `claim`:
+ * c = (float)claim / (float)(255 * mw * mh), clamp(1 - (c - SLACK) / SPAN,
+ * 0, 1). */
+static inline float frame_gate_trust(long long claim, int mw, int mh)
+{
+    float c = (float)claim / (float)(255 * mw * mh);
+    float t = 1.0f - (c - FRAME_GATE_SLACK) / FRAME_GATE_SPAN;
+    return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+}
+
+/* Bounds an eye's tiles (the network outputs tiles [n][mh][mw], in place)
+ * by the eye's whole pass, the last tile when it is a FRAME_TILE_FLOOR
+ * (otherwise nothing happens). For tile i < n-1 and its pixel (x, y): the
+ * work position px = t.x + ((x + 0.5f) / mw) * t.w, the whole pass's pixel
+ * cx = (int)(px / ww * mw) clamped to [0, mw-1] (cy likewise with t.y,
+ * t.h, wh, mh), d = the max of the whole pass over [cx-r, cx+r] x
+ * [cy-r, cy+r] clipped; the tile's trust = frame_gate_trust(sum over its
+ * pixels of max(frame_to_u8(v) - frame_to_u8(d), 0)); g = max(trust,
+ * (d - FRAME_GATE_LO) / (FRAME_GATE_HI - FRAME_GATE_LO)) at most 1, and
+ * v = min(v, g). The blend (frame_blend_ref) runs after it. scratch: mw*mh
+ * floats. */
+void frame_gate_ref(float *tiles, int n, int mw, int mh, const struct frame_tile *tile,
+                    int ww, int wh, int r, float *scratch);
+
+/* Fuses a second model's output for the whole eye, p [mh][mw], into the
+ * eye's work mask work [wh][ww] as the blend's floor does: for work pixel
+ * (x, y), u = (x + 0.5f) / ww, v = (y + 0.5f) / wh, val =
+ * frame_tile_sample(p, mw, mh, u * mw - 0.5f, v * mh - 0.5f), and work =
+ * max(work, 2 * val - 1): only where the second model is sure (> 0.5)
+ * does it lift the mask, so it fills the first one's holes and adds none
+ * of its own soft halo. */
+void frame_fuse_ref(const float *p, int mw, int mh, int ww, int wh, float *work);
+
+/* Grey close then open of work [h][w] in place with a (2r+1)^2 square
+ * (separable max/min passes, windows clipped to the image: max along x,
+ * then y; min x, y; min x, y; max x, y). r <= 0: nothing. scratch: w*h
+ * floats. */
+void frame_morph_ref(float *work, int w, int h, int r, float *scratch);
 
 /* ---- (3) refine: guided upsample (fast guided filter) ---- */
 

@@ -6,8 +6,10 @@
  *
  *   frame ──per eye──▶ tile plan (grid of overlapping model-size tiles +
  *   one whole-eye pass) ──preprocess (colour convert + resize + [0,1])──▶
- *   network (batched) ──blend (feathered weights) into the eye's work-size
- *   mask──▶ guided upsample to the output size ──temporal smoothing──▶ mask
+ *   network (batched) ──[tiles bounded by the whole pass, tile_gate]──▶
+ *   blend (feathered weights) into the eye's work-size mask ──[a second
+ *   model's whole-eye pass fused, fuse_model; close/open, morph]──▶ guided
+ *   upsample to the output size ──temporal smoothing──▶ mask
  *
  * Backends: SEG_CPU runs the C twins (net/ and seg/: the *_ref.c files); SEG_CUDA runs
  * the CUDA kernels with frames and masks in device memory, so decoded NVDEC

@@ -6,10 +6,13 @@
  *
  *   preprocess (1 launch: every tile of every eye of every frame; the
  *   guide's luma too where frame_luma_folds allows, as for 8K SBS)
- *   -> netcu_run (1 call: all those tiles)
+ *   -> netcu_run (1 call: all those tiles; with fuse_model, a second one:
+ *      its preprocess and network over the whole eyes)
  *      beside it, on a side stream: luma at work size (1, unless folded),
  *      temporal lumas and change sums (1)
- *   -> blend (1) -> guided coefficients (2; 4 for r > 16)
+ *   -> the tiles bounded by the whole pass (per eye, when on: 2)
+ *   -> blend (1) -> close/open (per eye, when on: 8)
+ *   -> guided coefficients (2; 4 for r > 16)
  *   -> refine into the output masks (1, all frames) -> temporal filter (1)
  *
  * Frames and masks are device memory when on_device (NVDEC surfaces never
@@ -73,6 +76,11 @@ struct seg_cu {
     struct frame_tile *d_tiles;   /* [tiles_per_frame], work pixels */
     float *d_in, *d_out;          /* network batch in / out */
     float *d_work, *d_luma, *d_a, *d_b, *d_scratch; /* work layout x max_batch */
+    float *d_gate;                /* [max tiles of an eye][mh][mw]: the gate's dilated whole pass */
+    struct netcu *fnet;           /* the fused model's network (cfg.fuse_model), or NULL */
+    struct frame_rect *d_eyes;    /* [n_eyes]: its inputs, the whole eyes */
+    float *d_fin, *d_fout;        /* its batch in / out: [max_batch][n_eyes] eyes */
+    unsigned long long *d_gate_sums; /* [max tiles of an eye]: the gate's tile claims */
     struct temporal_opts topt;    /* the temporal filter (frame_temporal.h) */
     struct temporal_state tst;    /* its window's bookkeeping, replayed on the host */
     uint8_t *d_ring_m, *d_ring_y; /* its window: K-1 slots of out_w x out_h */
@@ -215,6 +223,37 @@ fail:
 
 /* ---- run ---- */
 
+/* Around the blend (frame_matte.cu), per frame and eye: before it
+ * (after = 0) the tiles bounded by the whole pass, after it the fused
+ * model's whole pass and the close/open of the work masks. A few small launches an eye; nothing when off. */
+static int matte_cleanup(struct seg *s, struct seg_cu *c, int n, int after, vr_err *err)
+{
+    const struct frame_cu_plan *p = &c->plan;
+    const size_t tile_px = (size_t)c->mw * c->mh;
+    int rc = 0;
+    for (int f = 0; f < n; f++)
+        for (int e = 0; e < p->n_eyes; e++) {
+            const struct frame_cu_eye *ce = &p->e[e];
+            float *tiles = c->d_out + ((size_t)f * p->tiles_per_frame + ce->tile0) * tile_px;
+            float *work = c->d_work + (size_t)f * p->work_per_frame + ce->work_off;
+            if (!after && seg_gated(s, &s->plan.eye[e])
+                && (rc = frame_gate_cuda(tiles, ce->ntiles, c->mw, c->mh, c->d_tiles + ce->tile0,
+                                         ce->work_w, ce->work_h, s->cfg.tile_gate, c->d_gate,
+                                         c->d_gate_sums, c->st, err)) < 0)
+                return rc;
+            const size_t fpx = s->fuse ? (size_t)s->fuse->in_w * s->fuse->in_h : 0;
+            if (after && c->fnet
+                && (rc = frame_fuse_cuda(c->d_fout + ((size_t)f * p->n_eyes + e) * fpx,
+                                         s->fuse->in_w, s->fuse->in_h, ce->work_w, ce->work_h,
+                                         work, c->st, err)) < 0)
+                return rc;
+            if (after && (rc = frame_morph_cuda(work, ce->work_w, ce->work_h, s->cfg.morph,
+                                                c->d_scratch, c->st, err)) < 0)
+                return rc;
+        }
+    return 0;
+}
+
 static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
                   struct seg_mask *masks, struct seg_timing *timing, vr_err *err)
 {
@@ -312,10 +351,17 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
     CU_TRY(cudaEventRecord(c->ev[1], c->st), "event");
     if ((rc = netcu_run(c->net, c->d_in, n * p->tiles_per_frame, c->d_out, c->st, err)) < 0)
         return vr_err_prefix(err, "seg (cuda): network");
+    if (c->fnet
+        && ((rc = frame_preprocess_batch_cuda(&fb, c->d_eyes, p->n_eyes, s->fuse->in_w,
+                                              s->fuse->in_h, c->d_fin, c->st, err)) < 0
+            || (rc = netcu_run(c->fnet, c->d_fin, n * p->n_eyes, c->d_fout, c->st, err)) < 0))
+        return vr_err_prefix(err, "seg (cuda): fused network");
     CU_TRY(cudaEventRecord(c->ev[2], c->st), "event");
 
-    if ((rc = frame_blend_batch_cuda(c->d_out, n, c->mw, c->mh, c->d_tiles, p, c->d_work,
-                                     c->st, err)) < 0)
+    if ((rc = matte_cleanup(s, c, n, 0, err)) < 0
+        || (rc = frame_blend_batch_cuda(c->d_out, n, c->mw, c->mh, c->d_tiles, p, c->d_work,
+                                        c->st, err)) < 0
+        || (rc = matte_cleanup(s, c, n, 1, err)) < 0)
         return rc;
     CU_TRY(cudaStreamWaitEvent(c->st, c->join, 0), "join");
     if (s->refine_guided) {
@@ -379,9 +425,11 @@ static void cu_destroy(struct seg *s)
     if (c->st)
         cudaStreamSynchronize(c->st);
     netcu_free(&c->net);
+    netcu_free(&c->fnet);
     void *dev[] = { c->d_rects, c->d_tiles, c->d_in, c->d_out, c->d_work, c->d_luma,
                     c->d_a, c->d_b, c->d_scratch, c->d_ring_m, c->d_ring_y, c->d_ycur,
-                    c->d_sad, c->d_frames, c->d_masks };
+                    c->d_sad, c->d_frames, c->d_masks, c->d_gate, c->d_gate_sums,
+                    c->d_eyes, c->d_fin, c->d_fout };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         cudaFree(dev[i]);
     for (int i = 0; i < 2; i++) {
@@ -511,6 +559,10 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
             || (rc = dev_alloc(c, (void **)&c->d_b, work * sizeof(float), "guided b", err)) < 0
             || (rc = dev_alloc(c, (void **)&c->d_scratch, work * 6 * sizeof(float),
                                "guided scratch", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_gate, s->plan.max_tiles * tile_px
+                               * sizeof(float), "gate", err)) < 0
+            || (rc = dev_alloc(c, (void **)&c->d_gate_sums, s->plan.max_tiles
+                               * sizeof(unsigned long long), "gate sums", err)) < 0
             || (rc = temporal_alloc(s, c, err)) < 0)
             goto fail;
         c->fold_luma = frame_luma_folds(p, rects, c->mw, c->mh);
@@ -527,6 +579,26 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
         if ((rc = netcu_create(s->model, &c->nopts, &c->net, err)) < 0) {
             vr_err_prefix(err, "seg (cuda): network");
             goto fail;
+        }
+        if (s->fuse) { /* the fused model: the whole eyes, the main network's variant */
+            struct netcu_opts fo = c->nopts;
+            struct frame_rect eyes[FRAME_CU_MAX_EYES];
+            const size_t fpx = (size_t)s->fuse->in_w * s->fuse->in_h;
+            fo.max_batch = B * p->n_eyes;
+            for (int e = 0; e < p->n_eyes; e++)
+                eyes[e] = s->plan.eye[e].eye;
+            if ((rc = dev_alloc(c, (void **)&c->d_eyes, p->n_eyes * sizeof *eyes, "eyes", err)) < 0
+                || (rc = dev_alloc(c, (void **)&c->d_fin, fo.max_batch * fpx * 3 * sizeof(float),
+                                   "fused input", err)) < 0
+                || (rc = dev_alloc(c, (void **)&c->d_fout, fo.max_batch * fpx * sizeof(float),
+                                   "fused output", err)) < 0)
+                goto fail;
+            CU_TRY(cudaMemcpy(c->d_eyes, eyes, p->n_eyes * sizeof *eyes,
+                              cudaMemcpyHostToDevice), "upload eyes");
+            if ((rc = netcu_create(s->fuse, &fo, &c->fnet, err)) < 0) {
+                vr_err_prefix(err, "seg (cuda): fused network");
+                goto fail;
+            }
         }
     }
     *out = s;

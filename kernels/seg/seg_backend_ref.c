@@ -6,7 +6,9 @@
  * Per call: preprocess every tile of every eye of every frame into one
  * input batch, run the network over it in slices of at most
  * SEG_CPU_NET_BATCH (the net's activation buffers grow with its batch),
- * then per frame and eye blend, refine and, over the whole mask, smooth.
+ * and the fused model (cfg.fuse_model) over each whole eye, then per frame
+ * and eye bound the tiles by the whole pass, blend, fuse, close and open
+ * (frame_matte_ref.c), refine and, over the whole mask, smooth.
  * At the end, seg_run_network(): the CPU network alone on one picture.
  */
 #include "seg_impl.h"
@@ -32,6 +34,9 @@ struct seg_cpu {
     float *out;            /* [max_batch*per_frame][mh][mw] */
     float *work, *luma;    /* [work_h][work_w] of the largest eye */
     float *a, *b, *scratch;
+    float *gate;           /* [mh][mw]: frame_gate_ref's dilated whole pass */
+    struct net *fnet;      /* the fused model's network (cfg.fuse_model), or NULL */
+    float *fin, *fout;     /* its input and output: [max_batch*n_eyes] whole eyes */
     struct temporal_opts topt;  /* the temporal filter (frame_temporal.h) */
     struct temporal_state tst;
     uint8_t *ring_m, *ring_y;   /* its window: K-1 slots of out_w x out_h */
@@ -57,14 +62,19 @@ static void temporal_frame(struct seg_cpu *c, const struct seg_frame *f, struct 
 /* ---- run ---- */
 
 static void refine_eye(struct seg *s, struct seg_cpu *c, const struct seg_frame *f,
-                       const struct tile_eye *te, const float *tile_out,
+                       const struct tile_eye *te, float *tile_out, const float *fused,
                        struct seg_mask *m)
 {
     const int mw = s->model->in_w, mh = s->model->in_h;
     const int ww = te->work_w, wh = te->work_h;
     uint8_t *dst = m->data + (size_t)te->out.y * m->linesize + te->out.x;
 
+    if (seg_gated(s, te))
+        frame_gate_ref(tile_out, te->n, mw, mh, te->dst, ww, wh, s->cfg.tile_gate, c->gate);
     frame_blend_ref(tile_out, te->n, mw, mh, te->dst, ww, wh, c->work);
+    if (fused)
+        frame_fuse_ref(fused, s->fuse->in_w, s->fuse->in_h, ww, wh, c->work);
+    frame_morph_ref(c->work, ww, wh, s->cfg.morph, c->scratch);
     if (!s->refine_guided) {
         frame_upsample_bilinear_ref(c->work, ww, wh, dst, m->linesize, te->out.w, te->out.h);
         return;
@@ -104,11 +114,23 @@ static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
         if (rc < 0)
             return vr_err_prefix(err, "seg: network");
     }
+    const size_t fin_sz = s->fuse ? (size_t)s->fuse->in_w * s->fuse->in_h * 3 : 0;
+    for (int i = 0; c->fnet && i < n; i++) {
+        struct frame_rect eyes[2];
+        for (int e = 0; e < p->n_eyes; e++)
+            eyes[e] = p->eye[e].eye;
+        frame_preprocess_ref(&frames[i], eyes, p->n_eyes, s->fuse->in_w, s->fuse->in_h,
+                             c->fin + (size_t)i * p->n_eyes * fin_sz);
+    }
+    if (c->fnet && net_run(c->fnet, c->fin, n * p->n_eyes, c->fout, err) < 0)
+        return vr_err_prefix(err, "seg: fused network");
     double t2 = clock_mono_ms();
     k = 0;
     for (int i = 0; i < n; i++) {
         for (int e = 0; e < p->n_eyes; e++) {
-            refine_eye(s, c, &frames[i], &p->eye[e], c->out + k * out_sz, &masks[i]);
+            const float *fused = c->fnet ? c->fout + (size_t)(i * p->n_eyes + e) * (fin_sz / 3)
+                                         : NULL;
+            refine_eye(s, c, &frames[i], &p->eye[e], c->out + k * out_sz, fused, &masks[i]);
             k += p->eye[e].n;
         }
         temporal_frame(c, &frames[i], &masks[i]);
@@ -144,6 +166,9 @@ static void cpu_destroy(struct seg *s)
     if (!c)
         return;
     net_free(&c->net);
+    net_free(&c->fnet);
+    free(c->fin);
+    free(c->fout);
     free(c->in);
     free(c->out);
     free(c->work);
@@ -151,6 +176,7 @@ static void cpu_destroy(struct seg *s)
     free(c->a);
     free(c->b);
     free(c->scratch);
+    free(c->gate);
     free(c->ring_m);
     free(c->ring_y);
     free(c->ycur);
@@ -191,6 +217,18 @@ int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
         vr_err_prefix(err, "seg: network");
         goto fail;
     }
+    if (s->fuse) {
+        int fb = s->opts.max_batch * p->n_eyes;
+        size_t fwh = (size_t)s->fuse->in_w * s->fuse->in_h;
+        if ((rc = net_create(s->fuse, fb, &c->fnet, err)) < 0) {
+            vr_err_prefix(err, "seg: fused network");
+            goto fail;
+        }
+        c->fin = malloc((size_t)fb * fwh * 3 * sizeof(float));
+        c->fout = malloc((size_t)fb * fwh * sizeof(float));
+        if (!c->fin || !c->fout)
+            goto nomem;
+    }
     c->in = malloc((size_t)total * mwh * 3 * sizeof(float));
     c->out = malloc((size_t)total * mwh * sizeof(float));
     c->work = malloc(work * sizeof(float));
@@ -198,6 +236,7 @@ int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
     c->a = malloc(work * sizeof(float));
     c->b = malloc(work * sizeof(float));
     c->scratch = malloc(work * 6 * sizeof(float));
+    c->gate = malloc(mwh * sizeof(float));
     temporal_opts_from_config(&c->topt, &s->cfg, s->opts.out_w, s->opts.out_h);
     temporal_reset(&c->tst);
     size_t plane = (size_t)s->opts.out_w * s->opts.out_h, slots = c->topt.frames - 1;
@@ -205,7 +244,7 @@ int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
     c->ring_y = malloc(plane * (slots ? slots : 1));
     c->ycur = malloc(plane);
     if (!c->in || !c->out || !c->work || !c->luma || !c->a || !c->b || !c->scratch
-        || !c->ring_m || !c->ring_y || !c->ycur)
+        || !c->gate || !c->ring_m || !c->ring_y || !c->ycur)
         goto nomem;
     *out = s;
     return 0;

@@ -1,6 +1,7 @@
 /*
  * seg_common.c - what both backends of the segmentation engine share
- * (seg_impl.h): the checked set-up (config copy, model, tile plan) and the
+ * (seg_impl.h): the checked set-up (config copy, model and the fused one,
+ * tile plan) and the
  * teardown. The engine's files depend one way:
  *
  *   seg.c (the public front: dispatch, argument checks)
@@ -10,6 +11,7 @@
 #include "seg_impl.h"
 
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +54,18 @@ int seg_common_init(struct seg *s, const struct seg_opts *o, vr_err *err)
         return vr_err_set(err, VR_ENOTSUP, "%s: model takes %d channels and gives %d; "
                           "need RGB in, one mask channel out",
                           path, s->model->in_c, s->model->out_c);
+    if (strcmp(s->cfg.fuse_model, "none") != 0) {
+        struct vr_config fc = s->cfg;
+        snprintf(fc.model, sizeof fc.model, "%s", s->cfg.fuse_model);
+        fc.model_file[0] = '\0';
+        if ((rc = config_model_file(&fc, path, sizeof path, err)) < 0
+            || (rc = model_load(path, &s->fuse, err)) < 0)
+            return vr_err_prefix(err, "fuse_model");
+        if (s->fuse->in_c != 3 || s->fuse->out_c != 1)
+            return vr_err_set(err, VR_ENOTSUP, "%s: the fused model takes %d channels and "
+                              "gives %d; need RGB in, one mask channel out",
+                              path, s->fuse->in_c, s->fuse->out_c);
+    }
     return tile_plan_make(&s->cfg, s->opts.layout, s->opts.in_w, s->opts.in_h,
                           s->opts.out_w, s->opts.out_h, s->model->in_w, s->model->in_h,
                           &s->plan, err);
@@ -59,8 +73,10 @@ int seg_common_init(struct seg *s, const struct seg_opts *o, vr_err *err)
 
 void seg_common_release(struct seg *s)
 {
-    if (s)
+    if (s) {
         model_free(&s->model);
+        model_free(&s->fuse);
+    }
 }
 
 /* ---- teardown (backends call it on a failed create too) ---- */

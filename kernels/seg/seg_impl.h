@@ -45,10 +45,20 @@ struct seg {
     struct seg_opts opts;              /* as given, with out_w/out_h filled */
     struct vr_config cfg;              /* copy; opts.cfg points at it */
     struct model *model;               /* loaded from config_model_file(&cfg) */
+    struct model *fuse;                /* cfg.fuse_model's, run on each whole eye; or NULL */
     struct tile_plan plan;             /* per eye: tiles and work mask size */
     int refine_guided;                 /* cfg.refine == "guided" */
     void *priv;                        /* the backend's buffers */
 };
+
+/* Whether eye te's tiles are bounded by its whole pass (frame_gate_ref):
+ * tile_gate is on and the eye has a grid under its whole pass (the last
+ * tile, a FRAME_TILE_FLOOR). */
+static inline int seg_gated(const struct seg *s, const struct tile_eye *te)
+{
+    return s->cfg.tile_gate > 0 && te->n > 1
+           && (te->dst[te->n - 1].edges & FRAME_TILE_FLOOR);
+}
 
 /* Checks the options, copies the config, loads the model (config_model_file:
  * models/<cfg.model>.tflite, or the command line's file) and plans the tiles into `s` (zeroed by the caller).

@@ -1,0 +1,254 @@
+/*
+ * vrbench_quality.c - `vrbench-video quality`: the matte measures that need
+ * no ground truth (kernels/seg/seg_quality.h), per profile, on a
+ * side-by-side clip, and a contact sheet (source | matte | overlay, a row a
+ * profile) to look at:
+ *
+ *   vrbench-video quality CLIP [--gpu N] [--frames N] [--sheet OUT.png]
+ *                         [--width W] [PROFILE...]
+ *
+ * PROFILE is a name (configs/<name>.json) or a path to a .json file applied
+ * over the defaults; the first one is the reference of the holes and false
+ * positives (default: fast balanced quality). The engine runs on the CPU (the
+ * C twins) unless --gpu; mattes are made at the clip's size, or W wide when
+ * the clip is wider (default 1024: 8K runs its tiles, the measures stay
+ * cheap). Prints one "RESULT quality_<profile> ..." line a profile.
+ */
+#include "config.h"
+#include "clock.h"
+#include "seg.h"
+#include "seg_quality.h"
+#include "vio_image.h"
+#include "vio_video.h"
+
+#include <libavutil/frame.h>
+#include <libswscale/swscale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_quality(int argc, char **argv);
+
+enum { QMAX_PROFILES = 8, QMAX_FRAMES = 64 };
+
+struct qclip {
+    int n, w, h;              /* frames, clip size */
+    AVFrame *yuv[QMAX_FRAMES];/* YUV420P at the clip's size */
+    int mw, mh;               /* matte size */
+    uint8_t *luma[QMAX_FRAMES];/* at matte size */
+};
+
+static int qdie(const char *what, const vr_err *e)
+{
+    fprintf(stderr, "vrbench-video quality: %s: %s\n", what, e && e->msg[0] ? e->msg : "failed");
+    return 1;
+}
+
+/* Box-averaged luma of a YUV420P frame at w x h (w, h <= the frame's). */
+static void luma_at(const AVFrame *f, int w, int h, uint8_t *out)
+{
+    for (int y = 0; y < h; y++) {
+        int y0 = (int)((long long)y * f->height / h), y1 = (int)((long long)(y + 1) * f->height / h);
+        for (int x = 0; x < w; x++) {
+            int x0 = (int)((long long)x * f->width / w), x1 = (int)((long long)(x + 1) * f->width / w);
+            unsigned s = 0, n = 0;
+            for (int r = y0; r < y1; r++)
+                for (int c = x0; c < x1; c++, n++)
+                    s += f->data[0][(size_t)r * f->linesize[0] + c];
+            out[(size_t)y * w + x] = (uint8_t)(n ? (s + n / 2) / n : 0);
+        }
+    }
+}
+
+static int read_clip(const char *path, int frames, int max_w, struct qclip *c, vr_err *e)
+{
+    struct vio_in *in = NULL;
+    struct vio_in_opts io = { .path = path };
+    if (vio_in_open(&io, &in, e) < 0)
+        return -1;
+    AVFrame *f = av_frame_alloc();
+    AVPacket *p = av_packet_alloc();
+    struct SwsContext *sws = NULL;
+    int ev, rc = 0;
+    while (c->n < frames && (ev = vio_in_next(in, f, p, e)) > 0) {
+        if (ev != VIO_FRAME) {
+            av_packet_unref(p);
+            continue;
+        }
+        AVFrame *o = av_frame_alloc();
+        o->format = AV_PIX_FMT_YUV420P;
+        o->width = f->width;
+        o->height = f->height;
+        av_frame_get_buffer(o, 64);
+        sws = sws_getCachedContext(sws, f->width, f->height, f->format, o->width, o->height,
+                                   AV_PIX_FMT_YUV420P, SWS_POINT, NULL, NULL, NULL);
+        sws_scale(sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, o->data,
+                  o->linesize);
+        c->yuv[c->n++] = o;
+        av_frame_unref(f);
+    }
+    if (c->n == 0) {
+        rc = -1;
+        if (!e->msg[0])
+            vr_err_set(e, VR_EFORMAT, "%s: no frames", path);
+    } else {
+        c->w = c->yuv[0]->width;
+        c->h = c->yuv[0]->height;
+        c->mw = c->w > max_w ? max_w : c->w;
+        c->mh = (int)((long long)c->h * c->mw / c->w) & ~1;
+        c->mw &= ~1;
+        for (int i = 0; i < c->n; i++) {
+            c->luma[i] = malloc((size_t)c->mw * c->mh);
+            luma_at(c->yuv[i], c->mw, c->mh, c->luma[i]);
+        }
+    }
+    sws_freeContext(sws);
+    av_frame_free(&f);
+    av_packet_free(&p);
+    vio_in_free(&in);
+    return rc;
+}
+
+static int load_profile(const char *name, struct vr_config *cfg, vr_err *e)
+{
+    if (strstr(name, ".json")) {
+        config_defaults(cfg);
+        return config_apply_file(cfg, name, e);
+    }
+    return config_load_profile(cfg, name, e);
+}
+
+/* Mattes of every frame of the clip with one profile, into m (n planes). */
+static int run_profile(const struct vr_config *cfg, int gpu, const struct qclip *c,
+                       uint8_t **m, struct seg **out, double *ms, vr_err *e)
+{
+    struct seg_opts o = { .backend = gpu >= 0 ? SEG_CUDA : SEG_CPU, .gpu = gpu < 0 ? 0 : gpu,
+                          .cfg = cfg, .layout = SEG_LAYOUT_SBS, .in_w = c->w, .in_h = c->h,
+                          .out_w = c->mw, .out_h = c->mh, .max_batch = 1 };
+    if (seg_create(&o, out, e) < 0)
+        return -1;
+    double t0 = clock_mono_ms();
+    for (int i = 0; i < c->n; i++) {
+        const AVFrame *f = c->yuv[i];
+        struct seg_frame sf = { .fmt = SEG_PIX_YUV420P, .w = f->width, .h = f->height };
+        for (int k = 0; k < 3; k++) {
+            sf.data[k] = f->data[k];
+            sf.linesize[k] = f->linesize[k];
+        }
+        struct seg_mask sm = { .data = m[i], .w = c->mw, .h = c->mh, .linesize = c->mw };
+        if (seg_run(*out, &sf, 1, &sm, NULL, e) < 0)
+            return -1;
+    }
+    *ms = (clock_mono_ms() - t0) / c->n;
+    return 0;
+}
+
+/* ---- contact sheet ---- */
+
+/* One row of the sheet: source | matte | overlay, each cw x ch. */
+static void sheet_row(struct vio_image *img, int row, const AVFrame *f, const uint8_t *m,
+                      int mw, int mh, int cw, int ch)
+{
+    struct SwsContext *sws = sws_getContext(f->width, f->height, f->format, cw, ch,
+                                            AV_PIX_FMT_RGB24, SWS_AREA, NULL, NULL, NULL);
+    uint8_t *rgb = malloc((size_t)cw * ch * 3);
+    uint8_t *dst[1] = { rgb };
+    int ls[1] = { cw * 3 };
+    sws_scale(sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst, ls);
+    sws_freeContext(sws);
+    for (int y = 0; y < ch; y++) {
+        uint8_t *o = img->data + (size_t)(row * ch + y) * img->linesize;
+        const uint8_t *mr = m + (size_t)(y * mh / ch) * mw;
+        for (int x = 0; x < cw; x++) {
+            const uint8_t *s = rgb + ((size_t)y * cw + x) * 3;
+            int a = mr[x * mw / cw];
+            for (int k = 0; k < 3; k++) {
+                o[x * 3 + k] = s[k];
+                o[(cw + x) * 3 + k] = (uint8_t)a;
+                /* overlay: the person as it is, the background dimmed and tinted red */
+                int bg = k == 0 ? s[k] / 4 + 96 : s[k] / 4;
+                o[(2 * cw + x) * 3 + k] = (uint8_t)((s[k] * a + bg * (255 - a)) / 255);
+            }
+        }
+    }
+    free(rgb);
+}
+
+/* ---- the command ---- */
+
+int cmd_quality(int argc, char **argv)
+{
+    const char *clip = NULL, *sheet = NULL, *prof[QMAX_PROFILES];
+    int np = 0, frames = 10, gpu = -1, max_w = 1024;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--frames") && i + 1 < argc)
+            frames = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--gpu") && i + 1 < argc)
+            gpu = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cpu"))
+            gpu = -1;
+        else if (!strcmp(argv[i], "--sheet") && i + 1 < argc)
+            sheet = argv[++i];
+        else if (!strcmp(argv[i], "--width") && i + 1 < argc)
+            max_w = atoi(argv[++i]);
+        else if (!clip)
+            clip = argv[i];
+        else if (np < QMAX_PROFILES)
+            prof[np++] = argv[i];
+        else
+            return fprintf(stderr, "quality: at most %d profiles\n", QMAX_PROFILES), 2;
+    }
+    if (!clip || frames < 1 || frames > QMAX_FRAMES || max_w < 16 || max_w > 16384)
+        return fprintf(stderr, "usage: quality CLIP [--cpu | --gpu N] [--frames 1..%d] "
+                       "[--sheet OUT.png] [--width W] [PROFILE...]\n", QMAX_FRAMES), 2;
+    if (np == 0) {
+        prof[np++] = "fast";
+        prof[np++] = "balanced";
+        prof[np++] = "quality";
+    }
+    vr_err e = { 0 };
+    struct qclip c = { 0 };
+    if (read_clip(clip, frames, max_w, &c, &e) < 0)
+        return qdie(clip, &e);
+    size_t plane = (size_t)c.mw * c.mh;
+    uint8_t *m[QMAX_PROFILES][QMAX_FRAMES];
+    uint8_t *scratch = malloc(plane);
+    int cw = c.mw > 960 ? 960 : c.mw, ch = (int)((long long)c.mh * cw / c.mw);
+    struct vio_image *img = NULL;
+    if (sheet && vio_image_alloc(cw * 3, ch * np, &img, &e) < 0)
+        return qdie(sheet, &e);
+    printf("clip %s: %d frames of %dx%d, mattes %dx%d on the %s; reference %s\n", clip, c.n,
+           c.w, c.h, c.mw, c.mh, gpu >= 0 ? "GPU" : "CPU", prof[0]);
+    for (int p = 0; p < np; p++) {
+        struct vr_config cfg;
+        struct seg *s = NULL;
+        double ms = 0;
+        for (int i = 0; i < c.n; i++)
+            m[p][i] = malloc(plane);
+        if (load_profile(prof[p], &cfg, &e) < 0 || run_profile(&cfg, gpu, &c, m[p], &s, &ms, &e) < 0) {
+            seg_free(&s);
+            return qdie(prof[p], &e);
+        }
+        struct quality_sums q = { 0 };
+        for (int i = 0; i < c.n; i++)
+            quality_add_frame(&q, s, m[0][i], m[p][i], c.luma[i], i ? m[p][i - 1] : NULL,
+                              i ? c.luma[i - 1] : NULL, c.mw, c.mh, scratch);
+        seg_free(&s);
+        printf("RESULT quality_%s holes %.2f %% fp %.2f %% stereo %.3f IoU flicker %.3f "
+               "picture %.3f borders %.2f (%.1f ms a frame)\n", prof[p],
+               100 * quality_ratio(q.holes, 0), 100 * quality_ratio(q.fp, 0),
+               quality_ratio(q.stereo, 1), quality_ratio(q.flicker, 0),
+               quality_ratio(q.picture, 0),
+               quality_ratio(q.border, 0) / (quality_ratio(q.all, 0) + 1e-9), ms);
+        fflush(stdout);
+        if (img)
+            sheet_row(img, p, c.yuv[c.n / 2], m[p][c.n / 2], c.mw, c.mh, cw, ch);
+    }
+    if (img && vio_image_write_rgb_png(sheet, img, &e) < 0)
+        return qdie(sheet, &e);
+    if (img)
+        printf("sheet %s: frame %d, a row a profile (%s first): source | matte | overlay\n",
+               sheet, c.n / 2, prof[0]);
+    vio_image_free(&img);
+    return 0;
+}

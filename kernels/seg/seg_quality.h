@@ -1,0 +1,117 @@
+/*
+ * seg_quality.h - measures of a matte that need no ground truth (issue 39):
+ * what a user sees as wrong in a matte, counted on 8-bit masks and the
+ * picture's luma. `vrbench-video quality` prints them per profile and
+ * tests/t-seg-quality.c holds the bundled sample to thresholds with them.
+ *
+ *  - holes: of the pixels a reference matte is sure are person (>= 230,
+ *    eroded), the fraction the matte puts below 128;
+ *  - false positives: of the pixels the reference is sure are background
+ *    (<= 25, eroded), the fraction the matte puts above 128;
+ *  - stereo agreement: IoU of one eye's matte against the other's, shifted
+ *    per row band by the disparity estimated on the luma;
+ *  - flicker: in still areas (luma moved at most a few levels nearby), the mean
+ *    change of the matte against the mean change of the picture;
+ *  - tile-border energy: the matte's mean step across the planned tile
+ *    borders against its mean step everywhere (1 = no rectangle shows).
+ *
+ * Plain C on caller-owned planes (w x h, rows of w bytes unless a linesize
+ * is given); nothing is kept between calls. Sums are returned as counts so
+ * that a caller can add frames up before dividing.
+ */
+#ifndef VR_SEG_QUALITY_H
+#define VR_SEG_QUALITY_H
+
+#include "seg.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QUALITY_SURE_FG   230 /* the reference is sure of a person at or above */
+#define QUALITY_SURE_BG   25  /* and sure of background at or below */
+#define QUALITY_ERODE     2   /* erosion radius of those regions, pixels */
+#define QUALITY_STILL     3   /* luma levels a still pixel moves at most */
+#define QUALITY_STILL_R   4   /* ... and so do its neighbours this near */
+
+/* A ratio kept as its parts, to sum over frames. */
+struct quality_count {
+    double num, den;
+};
+
+static inline double quality_ratio(struct quality_count c, double if_empty)
+{
+    return c.den > 0 ? c.num / c.den : if_empty;
+}
+
+/* Holes (fg = 1) or false positives (fg = 0) of `m` against the reference
+ * `ref`: den += the sure pixels of ref (>= QUALITY_SURE_FG, or <=
+ * QUALITY_SURE_BG, whose whole (2*QUALITY_ERODE+1)^2 window clipped to the
+ * plane is sure too), num += those where m is < 128 (fg) or > 128 (bg).
+ * scratch: w*h bytes. */
+void quality_sure(const uint8_t *ref, const uint8_t *m, int w, int h, int fg,
+                  uint8_t *scratch, struct quality_count *c);
+
+/* The horizontal shift d in [-dmax, dmax] that best maps the right eye onto
+ * the left over rows [y0, y1): the smallest mean |L(x) - R(x - d)| of the
+ * luma over the columns both see. Planes are eye-sized (w x h). */
+int quality_disparity(const uint8_t *yl, const uint8_t *yr, int w, int y0, int y1, int dmax);
+
+/* Stereo agreement of an eye pair: the eyes' rows split into `bands`, the
+ * disparity estimated per band on the luma (quality_disparity, dmax), and
+ * num += |L & R'|, den += |L | R'| where L, R' are the left matte and the
+ * right matte shifted by the band's disparity, >= 128, over the columns
+ * both see. Planes eye-sized, rows `ls` bytes apart (the eyes of one
+ * side-by-side plane share its linesize). */
+void quality_stereo(const uint8_t *ml, const uint8_t *mr, const uint8_t *yl,
+                    const uint8_t *yr, int w, int h, int ls, int bands, int dmax,
+                    struct quality_count *c);
+
+/* Flicker between two frames: over the still pixels (no pixel within
+ * QUALITY_STILL_R of them moved more than QUALITY_STILL luma levels: the
+ * inside of a moving person of even colour is not still), mask->num +=
+ * |m1 - m0|, pic->num += |y1 - y0|, both den += the still pixels.
+ * scratch: w*h bytes. */
+void quality_flicker(const uint8_t *m0, const uint8_t *m1, const uint8_t *y0,
+                     const uint8_t *y1, int w, int h, uint8_t *scratch,
+                     struct quality_count *mask, struct quality_count *pic);
+
+/* Tile-border energy of an eye's matte (w x h, rows `ls` bytes apart):
+ * on->num += |m(x) - m(x-1)| at the columns x in xs[] and |m(y) - m(y-1)|
+ * at the rows y in ys[] (each border's step, along its whole length), on->den
+ * += the steps taken; all->num/den the same over every column and row. */
+void quality_borders(const uint8_t *m, int w, int h, int ls, const int *xs, int nx,
+                     const int *ys, int ny, struct quality_count *on,
+                     struct quality_count *all);
+
+/* ---- a clip, frame by frame ---- */
+
+/* The measures of one profile summed over a clip. */
+struct quality_sums {
+    struct quality_count holes, fp, stereo, flicker, picture, border, all;
+    int frames;
+};
+
+#define QUALITY_MAX_BORDERS 64 /* per axis and eye */
+
+/* Interior tile borders of one eye of `s`'s plan in the mask's pixels
+ * (relative to the eye's rect in the mask): xs[] columns, ys[] rows, at most
+ * QUALITY_MAX_BORDERS each; none for a plan without a grid. */
+void quality_seg_borders(const struct seg *s, int eye, int *xs, int *nx, int *ys, int *ny);
+
+/* Adds one side-by-side frame: `m` the matte, `ref` the reference profile's
+ * matte of the same frame, `y` the picture's luma (all w x h, rows of w),
+ * prev_m/prev_y the previous frame's (NULL for the first: no flicker);
+ * `s` the engine that made `m` (its tile borders). scratch: w*h bytes. */
+void quality_add_frame(struct quality_sums *q, const struct seg *s, const uint8_t *ref,
+                       const uint8_t *m, const uint8_t *y, const uint8_t *prev_m,
+                       const uint8_t *prev_y, int w, int h, uint8_t *scratch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * t-seg-quality.c - the mattes of the shipped profiles held to the measures
+ * of kernels/seg/seg_quality.h (issue 39), on the CPU engine, so that the
+ * holes and the tiles' invented people cannot come back unnoticed:
+ *
+ *  - the bundled SBS sample (tests/data/video/sbs.mkv, make run's own, the
+ *    issue's "frame 10" clip) as it is: no tiles at 480x240, the model
+ *    alone; balanced and quality had 42% and 46% holes with the general
+ *    model;
+ *  - the same scaled to 2048x1024 (bicubic), where balanced and quality run
+ *    their tile grids under the whole pass: a tile's invented person or a
+ *    tile rectangle shows here.
+ *
+ * Per profile: holes and false positives against `fast` <= 1% (the general
+ * model alone: 42-56% holes; fused with the landscape model: 0.01%),
+ * stereo agreement >= QUALITY_STEREO_MIN (the issue's 0.9 is not reached:
+ * the eyes are not fused with each other yet), still-area flicker at most
+ * fast's (+10%; the picture's own still areas change by 0.06 levels, the
+ * mattes' by 0.2-0.3: that target is not reached either), and the tile
+ * borders' step no larger than the matte's step elsewhere (x1.5: a
+ * person's edge can run along a border). `vrbench-video quality` prints the same numbers.
+ */
+#include "config.h"
+#include "seg.h"
+#include "seg_quality.h"
+#include "vio_video.h"
+
+#include <criterion/criterion.h>
+#include <libavutil/frame.h>
+#include <libswscale/swscale.h>
+#include <stdlib.h>
+
+#define CLIP   "tests/data/video/sbs.mkv"
+/* what the profiles reach (0.70 as it is, 0.77 tiled; fast 0.77 and 0.55),
+ * less a margin: the eyes agree no better until they are fused */
+#define QUALITY_STEREO_MIN 0.65
+#define FRAMES 8
+
+static const char *const profiles[] = { "fast", "balanced", "quality" };
+enum { NP = 3 };
+
+struct clip {
+    int n, w, h;
+    AVFrame *f[FRAMES];   /* YUV420P, w x h */
+    uint8_t *luma[FRAMES];/* the Y plane, rows of w */
+};
+
+/* The sample's first `frames` (<= FRAMES) frames, scaled to w x h (0: as they are). */
+static void clip_read(struct clip *c, int frames, int w, int h)
+{
+    struct vio_in *in = NULL;
+    struct vio_in_opts io = { .path = CLIP };
+    vr_err e = { 0 };
+    cr_assert_eq(vio_in_open(&io, &in, &e), 0, "%s", e.msg);
+    AVFrame *f = av_frame_alloc();
+    AVPacket *p = av_packet_alloc();
+    struct SwsContext *sws = NULL;
+    int ev;
+    c->n = 0;
+    while (c->n < frames && (ev = vio_in_next(in, f, p, &e)) > 0) {
+        if (ev != VIO_FRAME) {
+            av_packet_unref(p);
+            continue;
+        }
+        c->w = w ? w : f->width;
+        c->h = h ? h : f->height;
+        AVFrame *o = av_frame_alloc();
+        o->format = AV_PIX_FMT_YUV420P;
+        o->width = c->w;
+        o->height = c->h;
+        cr_assert_geq(av_frame_get_buffer(o, 64), 0);
+        sws = sws_getCachedContext(sws, f->width, f->height, f->format, c->w, c->h,
+                                   AV_PIX_FMT_YUV420P, SWS_BICUBIC, NULL, NULL, NULL);
+        sws_scale(sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, o->data,
+                  o->linesize);
+        c->luma[c->n] = malloc((size_t)c->w * c->h);
+        for (int y = 0; y < c->h; y++)
+            memcpy(c->luma[c->n] + (size_t)y * c->w, o->data[0] + (size_t)y * o->linesize[0],
+                   (size_t)c->w);
+        c->f[c->n++] = o;
+        av_frame_unref(f);
+    }
+    cr_assert_eq(c->n, frames, "%s: %d frames (%s)", CLIP, c->n, e.msg);
+    sws_freeContext(sws);
+    av_frame_free(&f);
+    av_packet_free(&p);
+    vio_in_free(&in);
+}
+
+static void clip_free(struct clip *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        av_frame_free(&c->f[i]);
+        free(c->luma[i]);
+    }
+}
+
+/* Every profile's mattes of the clip at its own size, measured against
+ * profiles[0]'s. */
+static void measure(const struct clip *c, struct quality_sums *q)
+{
+    size_t plane = (size_t)c->w * c->h;
+    uint8_t *m[NP][FRAMES], *scratch = malloc(plane);
+    for (int p = 0; p < NP; p++) {
+        struct vr_config cfg;
+        vr_err e = { 0 };
+        cr_assert_eq(config_load_profile(&cfg, profiles[p], &e), 0, "%s", e.msg);
+        struct seg *s = NULL;
+        struct seg_opts o = { .backend = SEG_CPU, .cfg = &cfg, .layout = SEG_LAYOUT_SBS,
+                              .in_w = c->w, .in_h = c->h, .max_batch = 1 };
+        cr_assert_eq(seg_create(&o, &s, &e), 0, "%s: %s", profiles[p], e.msg);
+        memset(&q[p], 0, sizeof q[p]);
+        for (int i = 0; i < c->n; i++) {
+            const AVFrame *f = c->f[i];
+            struct seg_frame sf = { .fmt = SEG_PIX_YUV420P, .w = f->width, .h = f->height,
+                                    .data = { f->data[0], f->data[1], f->data[2] },
+                                    .linesize = { f->linesize[0], f->linesize[1],
+                                                  f->linesize[2] } };
+            m[p][i] = malloc(plane);
+            struct seg_mask sm = { .data = m[p][i], .w = c->w, .h = c->h, .linesize = c->w };
+            cr_assert_eq(seg_run(s, &sf, 1, &sm, NULL, &e), 0, "%s", e.msg);
+            quality_add_frame(&q[p], s, m[0][i], m[p][i], c->luma[i],
+                              i ? m[p][i - 1] : NULL, i ? c->luma[i - 1] : NULL, c->w, c->h,
+                              scratch);
+        }
+        seg_free(&s);
+    }
+    for (int p = 0; p < NP; p++)
+        for (int i = 0; i < c->n; i++)
+            free(m[p][i]);
+    free(scratch);
+}
+
+static void check(const char *what, const struct quality_sums *q)
+{
+    double fast_stereo = quality_ratio(q[0].stereo, 1), fast_flicker = quality_ratio(q[0].flicker, 0);
+    for (int p = 0; p < NP; p++) {
+        double holes = quality_ratio(q[p].holes, 0), fp = quality_ratio(q[p].fp, 0);
+        double stereo = quality_ratio(q[p].stereo, 1), flicker = quality_ratio(q[p].flicker, 0);
+        double picture = quality_ratio(q[p].picture, 0);
+        double border = quality_ratio(q[p].border, 0), all = quality_ratio(q[p].all, 0);
+        cr_log_info("%s %s: holes %.2f%% fp %.2f%% stereo %.3f flicker %.3f (picture %.3f) "
+                    "borders %.3f / %.3f", what, profiles[p], 100 * holes, 100 * fp, stereo,
+                    flicker, picture, border, all);
+        cr_expect_gt(q[p].holes.den, 1000, "%s: fast is sure of a person somewhere", what);
+        cr_expect_leq(holes, 0.01, "%s %s: %.2f%% holes", what, profiles[p], 100 * holes);
+        cr_expect_leq(fp, 0.01, "%s %s: %.2f%% false foreground", what, profiles[p], 100 * fp);
+        if (p > 0) /* fast, the reference, as it was: 0.55 tiled */
+            cr_expect_geq(stereo, QUALITY_STEREO_MIN, "%s %s: stereo %.3f (fast %.3f)", what,
+                          profiles[p], stereo, fast_stereo);
+        cr_expect_leq(flicker, fast_flicker * 1.1 + 0.02, "%s %s: flicker %.3f, fast %.3f",
+                      what, profiles[p], flicker, fast_flicker);
+        if (q[p].border.den > 0)
+            cr_expect_leq(border, 1.5 * all + 0.1, "%s %s: tile borders step %.3f, the "
+                          "matte %.3f", what, profiles[p], border, all);
+    }
+}
+
+Test(seg_quality, sample_as_is, .timeout = 120)
+{
+    struct clip c;
+    struct quality_sums q[NP];
+    clip_read(&c, FRAMES, 0, 0);
+    measure(&c, q);
+    check("480x240", q);
+    clip_free(&c);
+}
+
+Test(seg_quality, sample_tiled, .timeout = 240)
+{
+    struct clip c;
+    struct quality_sums q[NP];
+    clip_read(&c, 4, 2048, 1024);
+    measure(&c, q);
+    cr_expect_gt(q[1].border.den, 0, "balanced runs its tiles at 2048x1024");
+    check("2048x1024", q);
+    clip_free(&c);
+}
