@@ -37,12 +37,6 @@ static int serve_name_valid(const char *s)
 
 /* ---- the loop ---- */
 
-/* Idle reads (0.5 s each) after which the kept decoder goes too: its GPU
- * memory back, and its destruction (serialized by the driver with other
- * processes' decoder creation) outside any chunk. Until then the next
- * job's first chunk may take it (pipe_warm_idle). */
-enum { IDLE_DROP_DECODER = 20 };
-
 static int serve_loop(struct serve *s)
 {
     const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
@@ -71,11 +65,14 @@ static int serve_loop(struct serve *s)
             continue;
         }
         down = 0;
-        if (rc == 0) { /* idle: the next chunk is likely another source's */
+        if (rc == 0) {
+            /* idle: the source's file goes (the next chunk is likely
+             * another source's), its decoder stays for the next job's
+             * first chunk however long the wait: creating one cost 4-15 s
+             * with 32 chunks starting on a host (issue 43); it goes when
+             * a chunk's stream no longer fits it, or when the worker stops */
             if (++idle == 1)
                 pipe_warm_idle(&s->warm);
-            else if (idle == IDLE_DROP_DECODER)
-                pipe_warm_drop_input(&s->warm);
             continue;
         }
         idle = 0;
@@ -109,8 +106,9 @@ static void serve_report(struct serve *s, double secs)
     if (s->cold)
         log_info("worker %s: engine built for every chunk (VR_WARM_ENGINE=0)", s->name);
     else
-        log_info("worker %s: engine built %lld times, reused for %lld chunks", s->name,
-                 s->warm.built, s->warm.reused);
+        log_info("worker %s: engine built %lld times, reused for %lld chunks; inputs opened "
+                 "with a new decoder %lld times, a kept one %lld", s->name, s->warm.built,
+                 s->warm.reused, s->warm.dec_new, s->warm.dec_kept);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -275,7 +273,7 @@ int cmd_serve(int argc, char **argv)
     if (hb_ok)
         pthread_join(hb, NULL);
     serve_report(&s, (rq_now_ms() - t_start) / 1000.0);
-    pipe_warm_drop(&s.warm);
+    pipe_warm_release(&s.warm, s.name);
     rq_free(&s.q);
     pthread_mutex_destroy(&s.mu);
     return rc;

@@ -74,10 +74,12 @@ static const struct cli_cmd worker_cmds[] = {
       "                     host's cores are wanted elsewhere\n"
       "  --host-slots N     workers sharing this host's cores (set by serve --slots and\n"
       "                     vrctl run for the workers they start; default 1)\n"
+
       "SIGTERM drains: the chunk in hand is finished, no more are taken.\n"
       "The engine (model, weights, CUDA graphs) stays loaded from one chunk to the\n"
-      "next of the same profile and geometry; VR_WARM_ENGINE=0 rebuilds it for every\n"
-      "chunk (to measure what that costs).\n" },
+      "next of the same profile and geometry, and the decoder while the streams fit\n"
+      "it, however long the worker idles; VR_WARM_ENGINE=0 rebuilds the engine for\n"
+      "every chunk (to measure what that costs).\n" },
     { "tune", cmd_tune, 0,
       "[--force] [--gpu N] [--profile P] [-c FILE] [--size WxH] [--layout L] [--image PATH]",
       "auto-tune the CUDA kernels for this GPU and print the table",

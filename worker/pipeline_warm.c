@@ -58,10 +58,16 @@ void pipe_warm_drop(struct pipe_warm *w)
     vio_in_free(&w->in);
 }
 
-void pipe_warm_drop_input(struct pipe_warm *w)
+void pipe_warm_release(struct pipe_warm *w, const char *who)
 {
-    if (w)
-        vio_in_free(&w->in);
+    if (!w)
+        return;
+    if (w->in) {
+        const struct vio_info *inf = vio_in_info(w->in);
+        log_info("worker %s: kept decoder released (%s %dx%d%s)", who, inf->codec, inf->w, inf->h,
+                 inf->hw ? ", NVDEC" : "");
+    }
+    pipe_warm_drop(w);
 }
 
 void pipe_warm_idle(struct pipe_warm *w)
@@ -98,6 +104,7 @@ int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struc
         if (rc == 0) {
             *in = w->in;
             w->in = NULL;
+            w->dec_kept++;
             return 1;
         }
         if (rc != VR_EINVAL) /* not only other decoding options: say why */
@@ -107,8 +114,13 @@ int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struc
     /* another file: its decoder still serves when the stream is alike */
     int kept = 0;
     int rc = vio_in_open_from(o, w ? &w->in : NULL, in, &kept, err);
-    if (w)
-        vio_in_free(&w->in);
+    if (w) {
+        vio_in_free(&w->in); /* a decoder the stream did not fit: released here */
+        if (rc == 0 && kept)
+            w->dec_kept++;
+        else if (rc == 0)
+            w->dec_new++;
+    }
     return rc < 0 ? rc : kept ? 2 : 0;
 }
 
