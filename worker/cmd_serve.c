@@ -126,11 +126,13 @@ int cmd_serve(int argc, char **argv)
         { "slots", required_argument, 0, 'S' },
         { "host-slots", required_argument, 0, 'H' },
         { "name", required_argument, 0, 'n' },
+        { "warm-from", required_argument, 0, 'w' },
         { 0, 0, 0, 0 }
     };
     struct serve s;
     memset(&s, 0, sizeof s);
     const char *redis = NULL, *storage = NULL, *gpu = NULL, *input_root = NULL, *name = NULL;
+    const char *warm_from = NULL;
     int cpu = 0, slots = -1, o; /* -1: 1 for --gpu N and --cpu, auto for --gpu all */
     s.hb_ms = 1000;
     s.last_gpu_util = -1;
@@ -170,6 +172,7 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage_error("--name takes 1..100 letters, digits and ':._-'");
             name = optarg;
             break;
+        case 'w': warm_from = optarg; break;
         default: return 2; /* '?': cli_getopt said why */
         }
     }
@@ -225,6 +228,10 @@ int cmd_serve(int argc, char **argv)
         log_say(LOG_ERROR, "vr-worker serve: input root %s is not a directory\n", input_root);
         return 1;
     }
+    if (warm_from && !realpath(warm_from, s.warm_from)) {
+        log_say(LOG_ERROR, "vr-worker serve: --warm-from %s: no such file\n", warm_from);
+        return 1;
+    }
     snprintf(s.url, sizeof s.url, "%s", redis);
     char dev[16];
     if (s.backend == SEG_CUDA)
@@ -264,8 +271,10 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     long long t_start = rq_now_ms();
+    s.warming = !s.cold; /* the first heartbeat already says so */
     pthread_t hb;
     int hb_ok = pthread_create(&hb, NULL, serve_hb_main, &s) == 0;
+    serve_warmup(&s);
     int rc = serve_loop(&s);
     pthread_mutex_lock(&s.mu);
     s.stop_hb = 1;

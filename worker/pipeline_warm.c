@@ -112,7 +112,7 @@ int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struc
                      e.msg);
     }
     /* another file: its decoder still serves when the stream is alike */
-    int kept = 0;
+    int kept = 0, warmed = w && w->in_warmed;
     int rc = vio_in_open_from(o, w ? &w->in : NULL, in, &kept, err);
     if (w) {
         vio_in_free(&w->in); /* a decoder the stream did not fit: released here */
@@ -121,7 +121,9 @@ int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struc
         else if (rc == 0)
             w->dec_new++;
     }
-    return rc < 0 ? rc : kept ? 2 : 0;
+    if (w)
+        w->in_warmed = 0;
+    return rc < 0 ? rc : kept ? (warmed ? 3 : 2) : 0;
 }
 
 void pipe_warm_keep_input(struct pipe_warm *w, const char *path, struct vio_in **in)
@@ -132,5 +134,16 @@ void pipe_warm_keep_input(struct pipe_warm *w, const char *path, struct vio_in *
     }
     vio_in_free(&w->in);
     w->in = *in;
+    w->in_warmed = 0;
+    *in = NULL;
+}
+
+void pipe_warm_keep_warmed(struct pipe_warm *w, struct vio_in **in)
+{
+    vio_in_free(&w->in);
+    vio_in_close_file(*in);
+    w->in = *in;
+    w->in_id = (struct pipe_file_id){ 0 };
+    w->in_warmed = 1;
     *in = NULL;
 }

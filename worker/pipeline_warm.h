@@ -39,6 +39,7 @@ struct pipe_warm {
     long long reused, built;  /* counts, for logs and tests */
     long long dec_new, dec_kept; /* inputs opened with a new decoder / a kept one */
     struct vio_in *in;        /* owned: the last chunk's input, or NULL */
+    int in_warmed;            /* `in` is a warm-up's (pipeline_warm_up), no chunk's */
     struct pipe_file_id in_id;
 };
 
@@ -60,7 +61,8 @@ void pipe_warm_drop(struct pipe_warm *w);
  * input that does not fit or fails to retarget is freed and a fresh one
  * opened, so keeping never changes an answer or an error. `w` may be NULL.
  * Returns 1 (the kept input, retargeted), 2 (a new input, the kept
- * decoder), 0 (all new) or VR_E* as vio_in_open. */
+ * decoder), 3 (a new input, the decoder a warm-up made), 0 (all new) or
+ * VR_E* as vio_in_open. */
 int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struct vio_in **in,
                          vr_err *err);
 
@@ -79,5 +81,9 @@ void pipe_warm_idle(struct pipe_warm *w);
  * the next run, and clears *in; frees it when it cannot be kept (no `w`,
  * the file gone). */
 void pipe_warm_keep_input(struct pipe_warm *w, const char *path, struct vio_in **in);
+
+/* Keeps *in, a warm-up's input whose decoder has decoded a frame (file
+ * closed), as the donor of the next run's decoder, and clears *in. */
+void pipe_warm_keep_warmed(struct pipe_warm *w, struct vio_in **in);
 
 #endif
