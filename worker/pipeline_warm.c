@@ -120,9 +120,8 @@ int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struc
             w->dec_kept++;
         else if (rc == 0)
             w->dec_new++;
-    }
-    if (w)
         w->in_warmed = 0;
+    }
     return rc < 0 ? rc : kept ? (warmed ? 3 : 2) : 0;
 }
 
