@@ -10,6 +10,11 @@
 #     of two up to the host's count), the job timed from `vrctl submit` to
 #     the end of `watch`;
 #   - `vrctl run` with its defaults on all GPUs;
+#   - with FRESH=1 (the default), issue 43's warm fleet: a serve fleet of
+#     all GPUs started (--warm-from the short clip) right as the first job
+#     is submitted, the same job again right after, and again after IDLE
+#     (60) s idle; each with the mean time to the first decoded frame of
+#     its chunks (the workers' set-up lines);
 #   - with LONG=1, a 10-minute clip (36 000 frames) on the serve fleet of
 #     all GPUs;
 # and prints for each run its fps, the scaling against 1 GPU, the plan's
@@ -17,7 +22,7 @@
 # mean NVDEC / SM / CPU use and the resource that limits it.
 # Usage: bench/fleet.sh BINDIR   (the summary in $OUT/fleet.txt, every log and
 #   sampler trace in $OUT/fleet-logs.tar.gz)
-#   GEN=300 REPEAT=48 LONG=0 RUN=1 GPUS="1 2 4" choose what runs; WARM=1 warms
+#   GEN=300 REPEAT=48 LONG=0 RUN=1 FRESH=1 IDLE=60 GPUS="1 2 4" choose what runs; WARM=1 warms
 #   the serve fleet with a job of 1 s chunks (one for every slot) before the
 #   timed one; CEIL=0 skips the ceilings; WORKER_ARGS are given to
 #   `vr-worker serve` (e.g. "--encode-threads 4").
@@ -105,8 +110,9 @@ report() { # name frames t0 t1 rc
     log "$1: rc $5, $2 frames in $(secs "$3" "$4") s: $fps fps, x$scale of 1 GPU; $MEANS"
 }
 
-# ---- the warm serve fleet ----
-run_serve() { # name ngpus clip frames
+# ---- a serve fleet: its redis-server and controller (S, U, RPID, CPID),
+# the workers (WPID) started by the caller ----
+fleet_up() { # name
     S=$W/serve-$1
     rm -rf "$S" && mkdir -p "$S/storage"
     "$B/redis-server" --port 0 --unixsocket "$S/r.sock" --save '' --appendonly no \
@@ -117,6 +123,18 @@ run_serve() { # name ngpus clip frames
     "$B/vr-controller" --redis "$U" --storage "$S/storage" --input-root "$W" --output-root "$S" \
         > "$R/$1-controller.log" 2>&1 &
     CPID=$!
+}
+fleet_down() {
+    kill "$WPID" "$CPID" 2>/dev/null
+    wait "$WPID" "$CPID" 2>/dev/null
+    kill "$RPID" 2>/dev/null
+    wait "$RPID" 2>/dev/null
+    rm -rf "$S"
+}
+
+# ---- the warm serve fleet ----
+run_serve() { # name ngpus clip frames
+    fleet_up "$1"
     devs=$(seq -s, 0 $(($2 - 1)))
     # shellcheck disable=SC2086
     CUDA_VISIBLE_DEVICES=$devs "$B/vr-worker" serve --redis "$U" --storage "$S/storage" \
@@ -145,11 +163,44 @@ run_serve() { # name ngpus clip frames
     log "    source $(mb "$(stat -c %s "$3")"); the fleet read $(mb $((r1 - r0))), wrote $(mb $((w1 - w0))) (output $(mb "$out"))"
     grep -hE "planned|copy split|split in|per GPU on|chunks of|stitched ahead" \
         "$R/$1-workers.log" "$R/$1-controller.log" | head -5 | sed 's/^/    /' | tee -a "$OUTDIR/fleet.txt"
-    kill "$WPID" "$CPID" 2>/dev/null
-    wait "$WPID" "$CPID" 2>/dev/null
-    kill "$RPID" 2>/dev/null
-    wait "$RPID" 2>/dev/null
-    rm -rf "$S"
+    fleet_down
+}
+
+# ---- issue 43: a fresh fleet's first job, the same again, after idle ----
+# The mean "first decoded" of the set-up lines the workers logged after line
+# $2 of their log $1 (ms from each chunk's start).
+first_decoded() { # log from-line
+    tail -n +"$(($2 + 1))" "$1" | sed -n 's/.*first decoded \([0-9]*\),.*/\1/p' |
+        awk '{ s += $1; n++ } END { printf "%.0f ms over %d chunks", n ? s / n : 0, n }'
+}
+
+run_fresh() { # name ngpus clip frames
+    fleet_up "$1"
+    wlog=$R/$1-workers.log
+    # the job is submitted as the fleet starts: its start-up, warm-up and
+    # the plan overlap, as for a user's first job
+    t0=$(now)
+    # shellcheck disable=SC2086
+    CUDA_VISIBLE_DEVICES=$(seq -s, 0 $(($2 - 1))) "$B/vr-worker" serve --redis "$U" \
+        --storage "$S/storage" --input-root "$W" --gpu all --warm-from "$SHORT" \
+        ${WORKER_ARGS:-} > "$wlog" 2>&1 &
+    WPID=$!
+    for k in first again idle; do
+        if [ "$k" = idle ]; then sleep "${IDLE:-60}"; t0=$(now); fi
+        [ "$k" = again ] && t0=$(now)
+        from=$(wc -l < "$wlog")
+        start_samplers "$1-$k"
+        id=$("$B/vrctl" submit "$3" -o "$S/out.mkv" --redis "$U" 2> "$R/$1-$k.log")
+        timeout 580 "$B/vrctl" watch "$id" --redis "$U" >> "$R/$1-$k.log" 2>&1
+        rc=$?
+        t1=$(now)
+        stop_samplers "$1-$k" "$2"
+        report "$1 ($k)" "$4" "$t0" "$t1" "$rc"
+        log "    first decoded frame, mean per chunk: $(first_decoded "$wlog" "$from")"
+        rm -f "$S/out.mkv"
+    done
+    grep -hE "warmed for|not warmed" "$wlog" | head -3 | sed 's/^/    /' | tee -a "$OUTDIR/fleet.txt"
+    fleet_down
 }
 
 # ---- vrctl run, everything in one command ----
@@ -173,6 +224,7 @@ run_fleet() { # name ngpus
 for n in $GPUS; do
     [ "$n" -le "$NGPU" ] && run_serve "${n}gpu-serve" "$n" "$CLIP" "$FRAMES"
 done
+[ "${FRESH:-1}" = 1 ] && run_fresh "${NGPU}gpu-serve-fresh" "$NGPU" "$CLIP" "$FRAMES"
 [ "${RUN:-1}" = 1 ] && run_fleet "${NGPU}gpu-vrctl-run" "$NGPU"
 if [ "${LONG:-0}" = 1 ]; then
     LONGCLIP=$W/ten-minutes.mkv

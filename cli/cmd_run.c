@@ -252,7 +252,9 @@ static int run_redis(struct run *r)
     return -1;
 }
 
-/* The controller, then the workers: CPU workers, or per_gpu per GPU. */
+/* The controller, then the workers: CPU workers, or per_gpu per GPU. The
+ * job is enqueued right after (run_supervise): the plan and the workers'
+ * start-up and warm-up overlap. */
 static int run_spawn_all(struct run *r, const struct run_opts *o)
 {
     /* the private controller may touch the input's directory and the
@@ -288,9 +290,13 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
         char threads[16], host[16];
         snprintf(threads, sizeof threads, "%d", o->encode_threads);
         snprintf(host, sizeof host, "%d", n);
-        char *wargs[14] = { "serve", "--redis", r->url, "--storage", r->storage, "--input-root",
-                            in_dir, "--host-slots", host, o->cpu ? "--cpu" : "--gpu" };
-        int k = 10;
+        /* --warm-from the source: each worker makes its decoder, engine and
+         * encoder probe for it (one after another on the host) while the
+         * controller plans the job, instead of inside its first chunk */
+        char *wargs[16] = { "serve", "--redis", r->url, "--storage", r->storage, "--input-root",
+                            in_dir, "--host-slots", host, "--warm-from", (char *)o->js.input,
+                            o->cpu ? "--cpu" : "--gpu" };
+        int k = 12;
         if (!o->cpu)
             wargs[k++] = gpu;
         if (o->encode_threads) {

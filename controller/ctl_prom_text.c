@@ -166,7 +166,7 @@ static void ctl_prom_jobs(struct pbuf *b, const struct rq_fleetstats *fs)
 
 static void ctl_prom_workers(struct pbuf *b, const struct rq_fleetstats *fs)
 {
-    static const char *const states[] = { "idle", "busy", "draining" };
+    static const char *const states[] = { "idle", "busy", "draining", "warming" };
     char lb[400];
     double fleet = 0;
     for (int i = 0; i < fs->nworkers; i++)

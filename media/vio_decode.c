@@ -347,6 +347,7 @@ int vio_in_open_from(const struct vio_in_opts *o, struct vio_in **donor, struct 
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)par->format);
     inf->bit_depth = d ? d->comp[0].depth : 8;
     inf->sw_fmt = (enum AVPixelFormat)par->format;
+    inf->coded_fmt = inf->sw_fmt;
     inf->full_range = par->color_range == AVCOL_RANGE_JPEG;
     read_side_data(in);
 

@@ -68,6 +68,7 @@ struct vio_in_opts {
 struct vio_info {
     int w, h;
     enum AVPixelFormat sw_fmt; /* pixel format in memory (hw: NV12 / P010) */
+    enum AVPixelFormat coded_fmt; /* the stream's own (yuv420p...): its format's name */
     int hw;                    /* frames are AV_PIX_FMT_CUDA with device pointers */
     int bit_depth;
     int full_range;

@@ -286,3 +286,32 @@ Test(dist_run, chunk_length_chosen_from_its_workers)
             "-show_entries stream=nb_read_packets -of csv=p=0 '%s'", out);
     cr_assert_eq(atoi(n), 40);
 }
+
+/* The run's workers warm for the source while the controller plans it
+ * (serve --warm-from the input): each says so, and the first chunks take
+ * the warmed decoder instead of a new one (issue 43). */
+Test(dist_run, its_workers_warm_for_the_source)
+{
+    char in[128], out[128], log[128], kept[256] = "", n[64] = "";
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 4, 128, 5, 0), 0);
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "2", "--profile",
+                           "fast", "--chunk-seconds", "1", "--keep-temp", NULL };
+    pid_t p = tproc_spawn("vrctl", argv, log);
+    int rc = tproc_wait(p, 90000);
+    if (rc)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 0);
+    tsh_out(kept, sizeof kept, "sed -n 's/^vrctl run: kept \\([^ ]*\\) .*/\\1/p' '%s' | tail -1",
+            log);
+    kept[strcspn(kept, "\n")] = '\0';
+    cr_assert_neq(kept[0], '\0', "no kept dir announced");
+    tsh_out(n, sizeof n, "cat '%s'/worker-cpu*.log | grep -c 'warmed for h264:.* (--warm-from)'",
+            kept);
+    cr_assert_eq(atoi(n), 2, "%s workers said they warmed", n);
+    cr_assert_eq(tsh("cat '%s'/worker-cpu*.log | grep -q 'its decoder warmed before the first "
+                     "chunk'", kept), 0, "no chunk took a warmed decoder");
+    tsh("rm -rf '%s'", kept);
+}

@@ -37,12 +37,6 @@ static int serve_name_valid(const char *s)
 
 /* ---- the loop ---- */
 
-/* Idle reads (0.5 s each) after which the kept decoder goes too: its GPU
- * memory back, and its destruction (serialized by the driver with other
- * processes' decoder creation) outside any chunk. Until then the next
- * job's first chunk may take it (pipe_warm_idle). */
-enum { IDLE_DROP_DECODER = 20 };
-
 static int serve_loop(struct serve *s)
 {
     const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
@@ -71,11 +65,14 @@ static int serve_loop(struct serve *s)
             continue;
         }
         down = 0;
-        if (rc == 0) { /* idle: the next chunk is likely another source's */
+        if (rc == 0) {
+            /* idle: the source's file goes (the next chunk is likely
+             * another source's), its decoder stays for the next job's
+             * first chunk however long the wait: creating one cost 4-15 s
+             * with 32 chunks starting on a host (issue 43); it goes when
+             * a chunk's stream no longer fits it, or when the worker stops */
             if (++idle == 1)
                 pipe_warm_idle(&s->warm);
-            else if (idle == IDLE_DROP_DECODER)
-                pipe_warm_drop_input(&s->warm);
             continue;
         }
         idle = 0;
@@ -109,8 +106,9 @@ static void serve_report(struct serve *s, double secs)
     if (s->cold)
         log_info("worker %s: engine built for every chunk (VR_WARM_ENGINE=0)", s->name);
     else
-        log_info("worker %s: engine built %lld times, reused for %lld chunks", s->name,
-                 s->warm.built, s->warm.reused);
+        log_info("worker %s: engine built %lld times, reused for %lld chunks; inputs opened "
+                 "with a new decoder %lld times, a kept one %lld", s->name, s->warm.built,
+                 s->warm.reused, s->warm.dec_new, s->warm.dec_kept);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -128,11 +126,13 @@ int cmd_serve(int argc, char **argv)
         { "slots", required_argument, 0, 'S' },
         { "host-slots", required_argument, 0, 'H' },
         { "name", required_argument, 0, 'n' },
+        { "warm-from", required_argument, 0, 'w' },
         { 0, 0, 0, 0 }
     };
     struct serve s;
     memset(&s, 0, sizeof s);
     const char *redis = NULL, *storage = NULL, *gpu = NULL, *input_root = NULL, *name = NULL;
+    const char *warm_from = NULL;
     int cpu = 0, slots = -1, o; /* -1: 1 for --gpu N and --cpu, auto for --gpu all */
     s.hb_ms = 1000;
     s.last_gpu_util = -1;
@@ -172,6 +172,7 @@ int cmd_serve(int argc, char **argv)
                 return cli_usage_error("--name takes 1..100 letters, digits and ':._-'");
             name = optarg;
             break;
+        case 'w': warm_from = optarg; break;
         default: return 2; /* '?': cli_getopt said why */
         }
     }
@@ -227,6 +228,10 @@ int cmd_serve(int argc, char **argv)
         log_say(LOG_ERROR, "vr-worker serve: input root %s is not a directory\n", input_root);
         return 1;
     }
+    if (warm_from && !realpath(warm_from, s.warm_from)) {
+        log_say(LOG_ERROR, "vr-worker serve: --warm-from %s: no such file\n", warm_from);
+        return 1;
+    }
     snprintf(s.url, sizeof s.url, "%s", redis);
     char dev[16];
     if (s.backend == SEG_CUDA)
@@ -266,8 +271,10 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     long long t_start = rq_now_ms();
+    s.warming = !s.cold; /* the first heartbeat already says so */
     pthread_t hb;
     int hb_ok = pthread_create(&hb, NULL, serve_hb_main, &s) == 0;
+    serve_warmup(&s);
     int rc = serve_loop(&s);
     pthread_mutex_lock(&s.mu);
     s.stop_hb = 1;
@@ -275,7 +282,7 @@ int cmd_serve(int argc, char **argv)
     if (hb_ok)
         pthread_join(hb, NULL);
     serve_report(&s, (rq_now_ms() - t_start) / 1000.0);
-    pipe_warm_drop(&s.warm);
+    pipe_warm_release(&s.warm, s.name);
     rq_free(&s.q);
     pthread_mutex_destroy(&s.mu);
     return rc;

@@ -49,7 +49,7 @@ static const struct cli_cmd worker_cmds[] = {
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
       "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N] [--host-slots N]\n"
-      "                [--name NAME]",
+      "                [--name NAME] [--warm-from FILE]",
       "pull chunks from Redis and process them",
       "  --storage DIR      the storage root the controller writes to (same files)\n"
       "  --input-root DIR   chunks are read in place from the job's input, which must lie\n"
@@ -74,10 +74,17 @@ static const struct cli_cmd worker_cmds[] = {
       "                     host's cores are wanted elsewhere\n"
       "  --host-slots N     workers sharing this host's cores (set by serve --slots and\n"
       "                     vrctl run for the workers they start; default 1)\n"
+      "  --warm-from FILE   before the first chunk, make the decoder (its first frame\n"
+      "                     decoded), the engine and the encoder probe for FILE's format\n"
+      "                     (FILE under --input-root). Without it the worker warms for\n"
+      "                     the source this host's last job read (remembered in Redis).\n"
+      "                     The host's workers warm one at a time; `vrctl workers` says\n"
+      "                     \"warming\" until they are ready\n"
       "SIGTERM drains: the chunk in hand is finished, no more are taken.\n"
       "The engine (model, weights, CUDA graphs) stays loaded from one chunk to the\n"
-      "next of the same profile and geometry; VR_WARM_ENGINE=0 rebuilds it for every\n"
-      "chunk (to measure what that costs).\n" },
+      "next of the same profile and geometry, and the decoder while the streams fit\n"
+      "it, however long the worker idles; VR_WARM_ENGINE=0 rebuilds the engine for\n"
+      "every chunk and warms nothing (to measure what that costs).\n" },
     { "tune", cmd_tune, 0,
       "[--force] [--gpu N] [--profile P] [-c FILE] [--size WxH] [--layout L] [--image PATH]",
       "auto-tune the CUDA kernels for this GPU and print the table",

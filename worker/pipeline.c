@@ -610,12 +610,12 @@ static void pipe_release(struct pipe *p)
 
 /* Whether NVENC is worth trying: not where this host's GPU is known to have
  * none (nvenc_host.h); asked once per process. */
-static int gpu_may_have_nvenc(struct pipe *p)
+int pipeline_nvenc_probe(int gpu)
 {
     static int has = -1;
     if (has < 0) {
         const char *how;
-        has = nvenc_host_available(p->o->gpu, &how);
+        has = nvenc_host_available(gpu, &how);
         const char *why;
         log_info("NVENC: %s%s (%s)", has ? "present or unknown: tried first"
                                          : "none; the matte's encoder: ",
@@ -638,6 +638,7 @@ static void log_setup(const struct pipe *p, int engine_warm)
              "%.0f, done %.0f", p->in_path, MS(p->at.in_open),
              p->in_kept == 1   ? "kept from the last chunk"
              : p->in_kept == 2 ? "new, its decoder the last chunk's"
+             : p->in_kept == 3 ? "new, its decoder warmed before the first chunk"
                                : "new",
              MS(p->at.out_open), gpu,
              p->at.engine / 1000.0, engine_warm ? "warm" : "built", MS(p->at.first_dec),
@@ -671,15 +672,26 @@ static int encode_threads(const struct pipe_opts *o, const struct output_plan *p
     return t < 2 ? 2 : t > cores ? (int)cores : (int)t;
 }
 
+void pipeline_input_opts(const struct pipe_opts *o, const char *in, struct vio_in_opts *io)
+{
+    *io = (struct vio_in_opts){ .path = in, .hw = o->backend == SEG_CUDA, .gpu = o->gpu,
+                                .extra_frames = 4, .preroll_until_ms = o->preroll_until_ms,
+                                .warmup_from_ms = o->warmup_from_ms, .range = o->range,
+                                .fail_on_decode_error = o->fail_on_decode_error };
+}
+
+int pipeline_batch(const struct pipe_opts *o)
+{
+    return o->cfg.batch < MAX_BATCH ? o->cfg.batch : MAX_BATCH;
+}
+
 static int open_all(struct pipe *p, const char *in, const char *tmp, const char *out, vr_err *err)
 {
     const struct pipe_opts *o = p->o;
     int rc;
-    int B = o->cfg.batch < MAX_BATCH ? o->cfg.batch : MAX_BATCH;
-    struct vio_in_opts io = { .path = in, .hw = p->gpu, .gpu = o->gpu, .extra_frames = 4,
-                              .preroll_until_ms = o->preroll_until_ms,
-                              .warmup_from_ms = o->warmup_from_ms, .range = o->range,
-                              .fail_on_decode_error = o->fail_on_decode_error };
+    int B = pipeline_batch(o);
+    struct vio_in_opts io;
+    pipeline_input_opts(o, in, &io);
     rc = open_input(p, &io, err);
     p->at.in_open = now_us();
     if (rc == VR_ENOTSUP && p->gpu) {
@@ -708,7 +720,7 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     struct vio_out_opts oo = {
         .path = tmp, .format_name = out, .in = p->in, .w = p->plan.enc_w, .h = p->plan.enc_h,
         .pix_fmt = AV_PIX_FMT_YUV420P, .full_range = p->plan.full_range, .cfg = &o->cfg,
-        .try_nvenc = p->gpu && gpu_may_have_nvenc(p), .gpu_run = p->gpu, .gpu = o->gpu,
+        .try_nvenc = p->gpu && pipeline_nvenc_probe(o->gpu), .gpu_run = p->gpu, .gpu = o->gpu,
         .copy_streams = 1,
         .threads = encode_threads(o, &p->plan), .record_ts = o->ts_path != NULL,
         .matte = p->plan.kind == PIPE_OUT_MASK,

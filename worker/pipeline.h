@@ -54,4 +54,35 @@ struct pipe_opts {
 int pipeline_run(const struct pipe_opts *o, const char *in, const char *out,
                  struct metrics *m, vr_err *err);
 
+/* The decoding a run asks of its input `in` (open_all's): a warm-up opens
+ * its input with the same, so that its decoder serves the run. */
+struct vio_in_opts;
+void pipeline_input_opts(const struct pipe_opts *o, const char *in, struct vio_in_opts *io);
+
+/* Frames a segmentation call takes: the profile's batch, bounded. */
+int pipeline_batch(const struct pipe_opts *o);
+
+/* Whether NVENC is worth trying on GPU `gpu` (nvenc_host.h), asked once per
+ * process and logged: the first encoder open pays it (6-7 s with 12
+ * processes creating contexts at once), so a warm-up asks first. */
+int pipeline_nvenc_probe(int gpu);
+
+/* The format of an open input's video stream, "codec:WxH:pix_fmt" (the
+ * coded pixel format, e.g. "hevc:8192x4096:yuv420p"), into buf (size n):
+ * what a warm-up is asked for and what a worker remembers for its host. */
+struct vio_in;
+void pipeline_format(const struct vio_in *in, char *buf, size_t n);
+
+/* Warms `o->warm` (must not be NULL) before the first chunk: opens `in` as
+ * a run would (pipeline_input_opts), decodes its first frame (NVDEC
+ * creates its decoder at the first picture, not at open) and keeps the
+ * input, file closed, as the next run's decoder donor; builds the engine
+ * for `o` and the stream (mask output, layout guessed from `name`, the
+ * source's own name); asks the NVENC probe. The format it found goes into
+ * fmt (pipeline_format); when `want` is given and
+ * differs, nothing is kept and 0 returned with err saying so. Returns 1
+ * warmed, 0 not (err says why) or VR_E*. */
+int pipeline_warm_up(const struct pipe_opts *o, const char *in, const char *name,
+                     const char *want, char *fmt, size_t nf, vr_err *err);
+
 #endif

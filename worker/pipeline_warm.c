@@ -58,10 +58,16 @@ void pipe_warm_drop(struct pipe_warm *w)
     vio_in_free(&w->in);
 }
 
-void pipe_warm_drop_input(struct pipe_warm *w)
+void pipe_warm_release(struct pipe_warm *w, const char *who)
 {
-    if (w)
-        vio_in_free(&w->in);
+    if (!w)
+        return;
+    if (w->in) {
+        const struct vio_info *inf = vio_in_info(w->in);
+        log_info("worker %s: kept decoder released (%s %dx%d%s)", who, inf->codec, inf->w, inf->h,
+                 inf->hw ? ", NVDEC" : "");
+    }
+    pipe_warm_drop(w);
 }
 
 void pipe_warm_idle(struct pipe_warm *w)
@@ -98,6 +104,7 @@ int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struc
         if (rc == 0) {
             *in = w->in;
             w->in = NULL;
+            w->dec_kept++;
             return 1;
         }
         if (rc != VR_EINVAL) /* not only other decoding options: say why */
@@ -105,11 +112,17 @@ int pipe_warm_open_input(struct pipe_warm *w, const struct vio_in_opts *o, struc
                      e.msg);
     }
     /* another file: its decoder still serves when the stream is alike */
-    int kept = 0;
+    int kept = 0, warmed = w && w->in_warmed;
     int rc = vio_in_open_from(o, w ? &w->in : NULL, in, &kept, err);
-    if (w)
-        vio_in_free(&w->in);
-    return rc < 0 ? rc : kept ? 2 : 0;
+    if (w) {
+        vio_in_free(&w->in); /* a decoder the stream did not fit: released here */
+        if (rc == 0 && kept)
+            w->dec_kept++;
+        else if (rc == 0)
+            w->dec_new++;
+        w->in_warmed = 0;
+    }
+    return rc < 0 ? rc : kept ? (warmed ? 3 : 2) : 0;
 }
 
 void pipe_warm_keep_input(struct pipe_warm *w, const char *path, struct vio_in **in)
@@ -120,5 +133,16 @@ void pipe_warm_keep_input(struct pipe_warm *w, const char *path, struct vio_in *
     }
     vio_in_free(&w->in);
     w->in = *in;
+    w->in_warmed = 0;
+    *in = NULL;
+}
+
+void pipe_warm_keep_warmed(struct pipe_warm *w, struct vio_in **in)
+{
+    vio_in_free(&w->in);
+    vio_in_close_file(*in);
+    w->in = *in;
+    w->in_id = (struct pipe_file_id){ 0 };
+    w->in_warmed = 1;
     *in = NULL;
 }

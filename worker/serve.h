@@ -16,6 +16,7 @@
 #include "pipeline.h"
 #include "rq.h"
 #include "rq_claim.h"
+#include "rq_warm.h"
 #include "storage.h"
 
 #include <pthread.h>
@@ -39,10 +40,15 @@ struct serve {
     struct rq *q;                 /* main thread's connection */
     struct pipe_warm warm;        /* main thread's engine, kept across chunks */
     int cold;                     /* VR_WARM_ENGINE=0: a new engine per chunk */
+    char warm_from[STORAGE_PATH_MAX]; /* --warm-from (resolved), or "" */
+    char host[65];                /* this host's name for vr:warm:<host>, or "" (none fits) */
+    char warm_src[RQ_WARM_SOURCE_MAX]; /* what this worker last remembered there */
+    char warm_fmt[RQ_WARM_FORMAT_MAX];
     volatile sig_atomic_t *drain; /* SIGTERM: finish the chunk, take no more */
 
     pthread_mutex_t mu;           /* guards the fields below */
     int busy;
+    int warming;                  /* serve_warmup under way: the heartbeat says "warming" */
     struct rq_held held;          /* the entry being processed, and its claim */
     long long started_ms;
     long long chunk_frames;       /* frames encoded of the chunk in hand (the pipeline stores
@@ -74,6 +80,17 @@ int serve_slots(int argc, char **argv, int all, int gpu, int slots, const char *
 /* A worker's name in Redis: host:dev:8 random hex digits (dev "gpu0",
  * "cpu"), into buf of size n. */
 void serve_name_make(char *buf, size_t n, const char *dev);
+
+/* Warms the worker before its first chunk (worker/serve_warmup.c): the
+ * decoder, engine and encoder probe for --warm-from's source, else for the
+ * source this host's last job read (vr:warm:<host>), one worker of the
+ * host at a time; s->warming meanwhile. A warm-up that cannot be made is
+ * logged and skipped: the worker serves anyway. */
+void serve_warmup(struct serve *s);
+
+/* After a chunk read in place from `source` succeeded: remembers its
+ * format and source for the host (vr:warm:<host>) when either changed. */
+void serve_warm_note(struct serve *s, const char *source);
 
 /* Heartbeat thread body (arg: struct serve *). */
 void *serve_hb_main(void *arg);

@@ -233,6 +233,8 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     if ((rc = serve_files_open(s, t, &f, err)) == 0) {
         o.ts_path = t->is_range ? f.ts_path : NULL;
         rc = pipeline_run(&o, f.in_path, f.out_path, m, err);
+        if (rc == 0 && t->is_range)
+            serve_warm_note(s, f.in_real); /* the host's next workers warm for it */
     }
     if (rc == 0)
         rc = storage_sync_file(f.out_path, err); /* durable before Redis hears of it */

@@ -16,7 +16,7 @@
 static void serve_hb_once(struct serve *s, struct rq *q)
 {
     pthread_mutex_lock(&s->mu);
-    int busy = s->busy, lost = s->lost;
+    int busy = s->busy, lost = s->lost, warming = s->warming;
     struct rq_held h = s->held;
     const char *job = h.job;
     int idx = h.idx;
@@ -73,7 +73,8 @@ static void serve_hb_once(struct serve *s, struct rq *q)
         snprintf(w.chunk, sizeof w.chunk, "%.47s/%d", job, idx);
     else
         snprintf(w.chunk, sizeof w.chunk, "-");
-    snprintf(w.state, sizeof w.state, "%s", *s->drain ? "draining" : busy ? "busy" : "idle");
+    snprintf(w.state, sizeof w.state, "%s",
+             *s->drain ? "draining" : busy ? "busy" : warming ? "warming" : "idle");
     rq_worker_heartbeat(q, &w, s->hb_ms * 5 / 1000 + 2, NULL);
 }
 

@@ -1,0 +1,186 @@
+/*
+ * serve_warmup.c - a serve worker warmed before its first chunk (issue 43):
+ * the first job on a fresh fleet paid 15 s a chunk before its first frame
+ * while 32 workers created their decoders at once. The worker makes its
+ * decoder, engine and encoder probe for the format the fleet expects
+ * (--warm-from FILE, else the source its host's last job read: vr:warm:
+ * <host>, queue/rq_warm.h) before it takes a chunk, saying "warming" in its
+ * heartbeat. The host's workers warm one after another, under a lock file
+ * (flock), so that their creations, which the driver serializes anyway, do
+ * not all wait on each other at once; the first ones ready take chunks.
+ */
+#include "serve.h"
+
+#include "beneath.h"
+#include "clock.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The host's warm-up lock: under $XDG_RUNTIME_DIR (the user's own) when
+ * set, else /tmp with the uid in the name; never through a link. Returns
+ * the locked descriptor, or -1 (no lock: warm anyway). */
+static int warm_lock(long long *waited_ms)
+{
+    char path[512];
+    const char *run = getenv("XDG_RUNTIME_DIR");
+    struct stat st;
+    if (run && run[0] == '/' && stat(run, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(path, sizeof path, "%s/vrseg-warm.lock", run);
+    else
+        snprintf(path, sizeof path, "/tmp/vrseg-warm-%u.lock", (unsigned)getuid());
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        log_warn("warm-up lock %s: %s; warming without it", path, strerror(errno));
+        return -1;
+    }
+    double t0 = clock_mono_ms();
+    while (flock(fd, LOCK_EX) < 0) {
+        if (errno != EINTR) {
+            log_warn("warm-up lock %s: %s; warming without it", path, strerror(errno));
+            break;
+        }
+    }
+    *waited_ms = (long long)(clock_mono_ms() - t0);
+    return fd;
+}
+
+/* The source to warm for, under the input root: its descriptor's name in
+ * path (the caller closes *fd), 0; or <0 with err saying why not. */
+static int warm_source_open(const struct serve *s, const char *src, int *fd, char *path,
+                            size_t n, vr_err *err)
+{
+    char rel[STORAGE_PATH_MAX];
+    int rc = beneath_rel(s->input_root, src, rel, sizeof rel);
+    if (rc < 0)
+        return vr_err_set(err, VR_EINVAL, "%s is not under this worker's --input-root %s", src,
+                          s->input_root);
+    int root = open(s->input_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+        return storage_errno(errno, "cannot open the input root", s->input_root, err);
+    *fd = beneath_open(root, rel, O_RDONLY | O_NONBLOCK, 0); /* a FIFO must not hang us */
+    close(root);
+    if (*fd < 0)
+        return beneath_err(*fd, "warm-up source", src, s->input_root, err);
+    struct stat st;
+    if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(*fd);
+        *fd = -1;
+        return vr_err_set(err, VR_EINVAL, "warm-up source %s: not a regular file", src);
+    }
+    fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK);
+    beneath_fd_path(*fd, NULL, path, n);
+    return 0;
+}
+
+/* This host's name as a key may hold it, or "" (then nothing is shared). */
+static void warm_host(struct serve *s)
+{
+    char h[256] = "";
+    gethostname(h, sizeof h - 1);
+    if (rq_warm_host_valid(h))
+        snprintf(s->host, sizeof s->host, "%s", h);
+}
+
+static void warming_done(struct serve *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->warming = 0;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Which source: --warm-from, else the host's last job's (with the format it
+ * had then, which it must still have). 1 found, 0 none. */
+static int warm_pick(struct serve *s, char *src, size_t ns, char *want, size_t nw,
+                     const char **from)
+{
+    if (s->warm_from[0]) {
+        snprintf(src, ns, "%s", s->warm_from);
+        *from = "--warm-from";
+        return 1;
+    }
+    if (!s->host[0])
+        return 0;
+    vr_err e = { 0 };
+    int rc = rq_warm_recall(s->q, s->host, src, ns, want, nw, &e);
+    if (rc <= 0 && e.msg[0])
+        log_warn("worker %s: no warm-up from Redis: %s", s->name, e.msg);
+    *from = "this host's last job";
+    return rc > 0;
+}
+
+void serve_warmup(struct serve *s)
+{
+    warm_host(s);
+    char src[RQ_WARM_SOURCE_MAX], want[RQ_WARM_FORMAT_MAX] = "", fd_path[BENEATH_FD_PATH_MAX];
+    const char *from = "";
+    if (s->cold || !warm_pick(s, src, sizeof src, want, sizeof want, &from)) {
+        warming_done(s);
+        return;
+    }
+    vr_err e = { 0 };
+    int fd = -1, rc = warm_source_open(s, src, &fd, fd_path, sizeof fd_path, &e);
+    long long waited = 0;
+    double t0 = 0;
+    int lock = -1;
+    char fmt[RQ_WARM_FORMAT_MAX] = "";
+    if (rc == 0) {
+        lock = warm_lock(&waited);
+        t0 = clock_mono_ms();
+        unsigned delay = clock_test_delay_ms("VR_TEST_WARM_DELAY_MS"); /* tests: a slow warm-up */
+        if (delay)
+            usleep(delay * 1000u);
+        struct pipe_opts o;
+        memset(&o, 0, sizeof o);
+        o.backend = s->backend;
+        o.gpu = s->gpu;
+        o.layout = -1;
+        o.warm = &s->warm;
+        /* the fleet's default profile: a job of another one rebuilds the
+         * engine, as it would have anyway; the decoder serves either way */
+        rc = config_load_profile(&o.cfg, "balanced", &e);
+        if (rc == 0 && !*s->drain)
+            rc = pipeline_warm_up(&o, fd_path, src, want[0] ? want : NULL, fmt, sizeof fmt, &e);
+        if (lock >= 0)
+            close(lock); /* the next worker of the host may warm */
+    }
+    if (fd >= 0) {
+        beneath_unmask(&e, fd, src); /* messages name the source, not the descriptor */
+        close(fd);
+    }
+    if (rc == 1) {
+        log_info("worker %s: warmed for %s from %s (%s) in %.0f ms, after waiting %lld ms for "
+                 "the host's warm-up lock", s->name, fmt, src, from, clock_mono_ms() - t0,
+                 waited);
+        snprintf(s->warm_src, sizeof s->warm_src, "%s", src);
+        snprintf(s->warm_fmt, sizeof s->warm_fmt, "%s", fmt);
+    } else {
+        log_warn("worker %s: not warmed for %s (%s): %s", s->name, src, from,
+                 e.msg[0] ? e.msg : "draining");
+    }
+    warming_done(s);
+}
+
+void serve_warm_note(struct serve *s, const char *source)
+{
+    if (s->cold || !s->warm.in || !s->host[0])
+        return;
+    char fmt[RQ_WARM_FORMAT_MAX];
+    pipeline_format(s->warm.in, fmt, sizeof fmt);
+    if (!strcmp(fmt, s->warm_fmt) && !strcmp(source, s->warm_src))
+        return;
+    vr_err e = { 0 };
+    if (rq_warm_remember(s->q, s->host, source, fmt, &e) < 0) {
+        log_warn("worker %s: %s", s->name, e.msg);
+        return;
+    }
+    snprintf(s->warm_src, sizeof s->warm_src, "%s", source);
+    snprintf(s->warm_fmt, sizeof s->warm_fmt, "%s", fmt);
+}
