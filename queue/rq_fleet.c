@@ -167,6 +167,23 @@ int rq_controller_gone(struct rq *q, const char *name, vr_err *err)
 
 /* ---- liveness ---- */
 
+int rq_owner_live(struct rq *q, const char *owner)
+{
+    char key[200];
+    if (!strncmp(owner, "c:", 2))
+        rq_key_controller(key, sizeof key, owner + 2);
+    else if (!strncmp(owner, "w:", 2))
+        rq_key_worker(key, sizeof key, owner + 2);
+    else
+        return VR_EINVAL; /* no owner we know: kept */
+    redisReply *r = rq_cmd(q, NULL, "EXISTS %s", key);
+    if (!r)
+        return VR_EREDIS;
+    int live = r->type == REDIS_REPLY_INTEGER ? r->integer > 0 : VR_EREDIS;
+    freeReplyObject(r);
+    return live;
+}
+
 /* Controllers listed whose heartbeat key still lives; the others are
  * dropped from the list on the way. Returns the count or <0. */
 static int rq_controllers_alive(struct rq *q, vr_err *err)

@@ -48,6 +48,12 @@ int rq_workers_list(struct rq *q, struct rq_worker_info *out, int max, vr_err *e
 int rq_controller_heartbeat(struct rq *q, const char *name, int ttl_ms, vr_err *err);
 int rq_controller_gone(struct rq *q, const char *name, vr_err *err);
 
+/* Whether a temp owner's lease lives (storage.h, "temporaries owned"):
+ * "c:<name>" a controller's heartbeat key, "w:<name>" a worker's, both
+ * expiring by Redis's clock. 1 lives, 0 lapsed, <0 cannot tell (Redis
+ * away, an owner of no known kind): the caller keeps the temp. */
+int rq_owner_live(struct rq *q, const char *owner);
+
 /* Who is alive, for the hints of `vrctl status`, `watch` and `submit`
  * ("no controller alive", "no worker has been seen for N s"). */
 struct rq_liveness {

@@ -568,16 +568,23 @@ Test(dist_failures, commit_during_redis_outage_is_retried_not_recomputed)
 
 Test(dist_failures, controller_start_sweeps_leftover_temps)
 {
-    /* What a kill -9 or a full disk leaves: a temp beside a chunk output,
-     * two hours old. A fresh one (maybe another node's, being written) stays. */
+    /* What a kill -9 or a full disk leaves: a temp beside a chunk output
+     * whose owner's lease has lapsed (no heartbeat key in Redis), however
+     * fresh. One of a worker whose lease lives stays, however old (issue
+     * 42, finding 3: owners, not pids or clocks). */
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
-    char dir[400], old[600], fresh[600];
+    connect_q();
+    char dir[400], old[600], fresh[600], key[200];
+    snprintf(key, sizeof key, RQ_WORKER_PREFIX "node7:gpu0");
+    redisReply *r = rq_cmd(Q, NULL, "SET %s 1 EX 120", key);
+    cr_assert_not_null(r);
+    freeReplyObject(r);
     snprintf(dir, sizeof dir, "%s/jobs/j1/out", D.storage);
     cr_assert_eq(tsh("mkdir -p '%s'", dir), 0);
-    snprintf(old, sizeof old, "%s/.00002.mkv.tmp-999999-0000abcd", dir);
-    snprintf(fresh, sizeof fresh, "%s/.00003.mkv.tmp-999999-0000abce", dir);
-    cr_assert_eq(tsh("echo x > '%s' && touch -d '2 hours ago' '%s' && echo x > '%s'", old, old,
-                     fresh), 0);
+    snprintf(old, sizeof old, "%s/.00002.mkv.tmp-999999-0000abcd@w:node3:gpu1", dir);
+    snprintf(fresh, sizeof fresh, "%s/.00003.mkv.tmp-999999-0000abce@w:node7:gpu0", dir);
+    cr_assert_eq(tsh("echo x > '%s' && echo x > '%s' && touch -d '2 hours ago' '%s'", old,
+                     fresh, fresh), 0);
     tdist_controller(&D);
     int gone = 0;
     for (int t = 0; t < 20000 && !gone; t += 50) {
@@ -586,7 +593,7 @@ Test(dist_failures, controller_start_sweeps_leftover_temps)
             tmsleep(50);
     }
     cr_assert(gone, "the controller left %s", old);
-    cr_assert_eq(access(fresh, F_OK), 0, "a fresh temp was removed");
+    cr_assert_eq(access(fresh, F_OK), 0, "a live worker's temp was removed");
 }
 
 /* Damage the decoder refuses (0xff over the first frames' slice data), with

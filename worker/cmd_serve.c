@@ -6,9 +6,11 @@
 #include "commands.h"
 #include "serve.h"
 
+#include "clock.h"
 #include "cmdtable.h"
 #include "log.h"
 #include "pipeline_cuda.h"
+#include "storage.h"
 
 #include <getopt.h>
 #include <libavutil/log.h>
@@ -238,6 +240,10 @@ int cmd_serve(int argc, char **argv)
     else
         serve_name_make(s.name, sizeof s.name, dev);
     log_ctx_worker(s.name);
+    char owner[sizeof s.name + 2];
+    snprintf(owner, sizeof owner, "w:%s", s.name);
+    if (storage_temp_owner_set(owner) < 0) /* a host name of other characters */
+        log_warn("worker %s: its temporary files carry no owner and are never swept", s.name);
     /* a `serve --slots` parent hands its child the claim key, so that it
      * can release the child's chunks if it is killed (rq_report_died) */
     const char *ck = getenv(SERVE_CLAIM_KEY_ENV);
