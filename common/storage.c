@@ -30,6 +30,8 @@ int storage_errno(int e, const char *what, const char *path, vr_err *err)
         return vr_err_set(err, VR_ENOSPC, "%s %s: " STORAGE_DISK_FULL, what, path);
     if (e == ENOENT)
         return vr_err_set(err, VR_ENOENT, "%s %s: %s", what, path, strerror(e));
+    if (e == EACCES || e == EROFS || e == EPERM)
+        return vr_err_set(err, VR_EACCES, "%s %s: %s", what, path, strerror(e));
     return vr_err_set(err, VR_EIO, "%s %s: %s", what, path, strerror(e));
 }
 

@@ -54,6 +54,10 @@ static int serve_loop(struct serve *s)
     while (!serve_drain && (!s->max_chunks || taken < s->max_chunks)) {
         struct rq_msg m;
         vr_err e = { 0 };
+        if (s->quarantined && clock_mono_s() < s->probe_at) {
+            usleep(100000); /* quarantined: no work until the probe (serve.h) */
+            continue;
+        }
         /* Priority jobs first (a non-blocking look), then the normal stream;
          * BLOCK stays well below the 10 s command timeout, and bounds how
          * long a new priority chunk waits for an idle worker. One stream per
