@@ -309,7 +309,8 @@ int ctl_manifest_write(struct ctl *c, const char *id, const struct job_manifest 
                        vr_err *err);
 
 /* 1 when chunk idx's output (path gets its name) is on the storage, with
- * its sidecar (remux_ts.h) when the job's chunks are ranges. */
+ * its sidecar (remux_ts.h) when the job's chunks are ranges; 0 with path
+ * naming the file that is missing (the output, or its sidecar). */
 int ctl_chunk_output_ready(struct ctl *c, const char *id, int idx, int ranges, char *path,
                            size_t n);
 

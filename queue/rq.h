@@ -381,6 +381,11 @@ void rq_event(struct rq *q, const char *job, const char *fmt, ...)
 /* Milliseconds since the epoch (the clock stored in records). */
 long long rq_now_ms(void);
 
+/* Milliseconds since the epoch by Redis's clock (TIME), the one clock the
+ * fleet shares: a host's clock may jump or be skewed (issue 42). Falls back
+ * to rq_now_ms when Redis does not answer. */
+long long rq_server_ms(struct rq *q);
+
 /* The largest number a record holds: a count, or a wall clock in ms (the
  * year 33658); 0..RQ_RECORD_MAX keeps every sum and difference of two in
  * range. */

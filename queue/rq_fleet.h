@@ -22,7 +22,8 @@ struct rq_worker_info {
     long long chunks_done, frames_done;
     long long chunk_frames;       /* frames encoded so far of the chunk in hand (0 idle) */
     int hb_ms;                    /* its heartbeat period */
-    long long seen_ms;            /* wall clock of its last heartbeat (read only) */
+    long long seen_ms;            /* Redis's clock (TIME) at its last heartbeat: the hosts'
+                                   * clocks may jump (rq_server_ms; read only) */
 };
 
 /* A worker silent for 3 heartbeats (killed, stopped, or Redis refusing its

@@ -689,3 +689,33 @@ Test(dist_failures, blind_worker_quarantined_and_the_job_finishes)
     kill(blind, SIGKILL);
     waitpid(blind, NULL, 0);
 }
+
+/* Issue 42 (minor): a worker's heartbeat was stamped by its own clock and
+ * `vrctl workers` compared it with its own: a host whose clock is 2 h
+ * behind showed a live worker "silent". Both now read Redis's clock. */
+Test(dist_failures, a_worker_whose_clock_is_behind_is_not_called_silent)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    const char *prefix[] = { "faketime", "-f", "-2h", NULL };
+    const char *argv[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage,
+                           "--input-root", D.r.dir, "--cpu", "--heartbeat-ms", "200",
+                           "--name", "behind:cpu:0", NULL };
+    pid_t w = tproc_spawn_under(prefix, "vr-worker", argv, D.log);
+    cr_assert_gt(w, 0);
+    char buf[4096] = "";
+    int listed = 0;
+    for (int t = 0; t < 20000 && !listed; t += 100) {
+        const char *wargs[] = { "workers", NULL };
+        tdist_vrctl(&D, buf, sizeof buf, wargs);
+        listed = strstr(buf, "behind:cpu:0") != NULL;
+        if (!listed)
+            tmsleep(100);
+    }
+    cr_assert(listed, "the worker never showed up:\n%s", buf);
+    tmsleep(1000); /* several heartbeats */
+    const char *wargs[] = { "workers", NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, wargs), 0);
+    cr_assert(strstr(buf, "idle") && !strstr(buf, "silent"), "a live worker is called:\n%s", buf);
+    kill(w, SIGKILL);
+    waitpid(w, NULL, 0);
+}
