@@ -43,7 +43,7 @@ static void vrctl_status_silent(struct rq *q, const char *id)
     enum { MAXW = 1000 };
     struct rq_worker_info *w = calloc(MAXW, sizeof *w);
     int n = w ? rq_workers_list(q, w, MAXW, NULL) : 0;
-    long long now = rq_now_ms();
+    long long now = rq_server_ms(q);
     size_t len = strlen(id);
     for (int i = 0; i < n; i++)
         if (!strncmp(w[i].chunk, id, len) && w[i].chunk[len] == '/' && rq_worker_silent(&w[i], now))
@@ -321,7 +321,7 @@ int cmd_workers(int argc, char **argv)
         return 1;
     }
     json_t *arr = json_array();
-    long long now = rq_now_ms();
+    long long now = rq_server_ms(v.q); /* the heartbeats are stamped by Redis's clock */
     if (!v.json && n)
         printf("%-40s %-8s %-8s %-40s %10s  %s\n", "WORKER", "GPU", "STATE", "CHUNK",
                "LAST FPS", "DONE");

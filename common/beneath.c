@@ -231,6 +231,10 @@ int beneath_err(int e, const char *what, const char *shown, const char *root, vr
     case ENOSPC:
     case EDQUOT:
         return vr_err_set(err, VR_ENOSPC, "%s %s: " STORAGE_DISK_FULL, what, shown);
+    case EACCES:
+    case EROFS:
+    case EPERM: /* the host's mount or permissions (storage_errno says the same) */
+        return vr_err_set(err, VR_EACCES, "%s %s: %s", what, shown, strerror(e));
     default:
         return vr_err_set(err, VR_EIO, "%s %s: %s", what, shown, strerror(e));
     }

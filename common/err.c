@@ -58,6 +58,7 @@ const char *vr_err_name(int code)
     case VR_ENOENT:    return "ENOENT";
     case VR_EIO:       return "EIO";
     case VR_ENOSPC:    return "ENOSPC";
+    case VR_EACCES:    return "EACCES";
     case VR_ENOTSUP:   return "ENOTSUP";
     case VR_ETIMEDOUT: return "ETIMEDOUT";
     case VR_ECANCELED: return "ECANCELED";

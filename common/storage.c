@@ -14,7 +14,7 @@
 #include <ftw.h>
 #include <libgen.h>
 #include <openssl/evp.h>
-#include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +30,8 @@ int storage_errno(int e, const char *what, const char *path, vr_err *err)
         return vr_err_set(err, VR_ENOSPC, "%s %s: " STORAGE_DISK_FULL, what, path);
     if (e == ENOENT)
         return vr_err_set(err, VR_ENOENT, "%s %s: %s", what, path, strerror(e));
+    if (e == EACCES || e == EROFS || e == EPERM)
+        return vr_err_set(err, VR_EACCES, "%s %s: %s", what, path, strerror(e));
     return vr_err_set(err, VR_EIO, "%s %s: %s", what, path, strerror(e));
 }
 
@@ -163,7 +165,14 @@ int storage_temp(const char *path, char *tmp, size_t n, int *fd_out, vr_err *err
         unsigned r = 0;
         if (getrandom(&r, sizeof r, 0) != sizeof r)
             r = (unsigned)rand();
-        int w = snprintf(tmp, n, "%s/.%s" STORAGE_TEMP_MARK "%d-%08x", dir, base, (int)getpid(), r);
+        /* with an owner (storage_temp_owner_set) its name ends the temp's:
+         * the sweeps ask Redis whether that owner's lease lives */
+        const char *owner = storage_temp_owner();
+        int w = snprintf(tmp, n, "%s/.%s" STORAGE_TEMP_MARK "%d-%08x%s%s", dir, base,
+                         (int)getpid(), r, owner[0] ? "@" : "", owner);
+        if (owner[0] && strlen(tmp) - strlen(dir) - 1 > NAME_MAX)
+            w = snprintf(tmp, n, "%s/.%s" STORAGE_TEMP_MARK "%d-%08x", dir, base,
+                         (int)getpid(), r); /* too long a name: owned by no one, kept */
         if (w < 0 || (size_t)w >= n)
             return vr_err_set(err, VR_EINVAL, "path too long: %s", path);
         /* O_EXCL | O_NOFOLLOW: a file or link planted at the name is never
@@ -397,144 +406,3 @@ int storage_rmtree(const char *dir)
     return nftw(dir, storage_rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 ? VR_EIO : 0;
 }
 
-/* ---- leftovers of a crash ---- */
-
-/* The writer's pid when `name` is one of storage_temp's names
- * (".<base>" STORAGE_TEMP_MARK "<pid>-<8 hex>"), else 0. */
-static pid_t storage_temp_pid(const char *name)
-{
-    if (name[0] != '.')
-        return 0;
-    const char *m = strstr(name, STORAGE_TEMP_MARK), *next;
-    while (m && (next = strstr(m + 1, STORAGE_TEMP_MARK)))
-        m = next; /* the last mark: the base name may hold one too */
-    if (!m)
-        return 0;
-    char *end;
-    long pid = strtol(m + strlen(STORAGE_TEMP_MARK), &end, 10);
-    if (pid <= 0 || *end != '-' || strlen(end + 1) != 8 || strspn(end + 1, "0123456789abcdef") != 8)
-        return 0;
-    return (pid_t)pid;
-}
-
-/* A temp file is a leftover when it is older than max_age_s, or when its
- * writer's pid is no live process here and it was untouched for grace_s:
- * the grace keeps a file another node is writing (its pid means nothing on
- * this host) while its writer is alive and writing. */
-static int storage_temp_is_leftover(const char *name, const struct stat *sb, double max_age_s,
-                                    double grace_s)
-{
-    pid_t pid = storage_temp_pid(name);
-    if (!pid || !S_ISREG(sb->st_mode))
-        return 0;
-    double age = difftime(time(NULL), sb->st_mtime);
-    if (age > max_age_s)
-        return 1;
-    return age > grace_s && kill(pid, 0) < 0 && errno == ESRCH;
-}
-
-/* Sweeps the directory open at dfd (consumed: closed here), named path. */
-static void storage_sweep_dir(int dfd, const char *path, int depth, double max_age_s,
-                              double grace_s, long long *removed)
-{
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return;
-    }
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        struct stat sb;
-        if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-            continue;
-        char sub[STORAGE_PATH_MAX];
-        snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-        if (S_ISDIR(sb.st_mode) && depth < STORAGE_SWEEP_DEPTH) {
-            int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd >= 0)
-                storage_sweep_dir(fd, sub, depth + 1, max_age_s, grace_s, removed);
-        } else if (storage_temp_is_leftover(de->d_name, &sb, max_age_s, grace_s) &&
-                   unlinkat(dirfd(d), de->d_name, 0) == 0) {
-            (*removed)++;
-            log_info("removed %s, a leftover temporary file", sub);
-        }
-    }
-    closedir(d);
-}
-
-/* What to remove of a name's temporary files (storage_temps_of). */
-struct storage_temps_rule {
-    int all_but_mine;             /* every one but this process's (drop_temps_of) */
-    double max_age_s, grace_s;    /* else: storage_temp_is_leftover */
-    const char *dir;              /* for the log */
-};
-
-/* Removes base's temporary files in the directory open at dirfd that the
- * rule picks; the count. */
-static long long storage_temps_of(int dirfd, const char *base, const struct storage_temps_rule *r)
-{
-    int fd = dirfd >= 0 ? dup(dirfd) : -1;
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return 0;
-    }
-    size_t bl = strlen(base);
-    long long n = 0;
-    struct dirent *de;
-    struct stat sb;
-    while ((de = readdir(d))) {
-        const char *name = de->d_name;
-        pid_t pid = storage_temp_pid(name);
-        if (!pid || name[0] != '.' || strncmp(name + 1, base, bl) ||
-            strncmp(name + 1 + bl, STORAGE_TEMP_MARK, strlen(STORAGE_TEMP_MARK)))
-            continue;
-        if (r->all_but_mine ? pid == getpid()
-                            : fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
-                                  !storage_temp_is_leftover(name, &sb, r->max_age_s, r->grace_s))
-            continue;
-        if (unlinkat(dirfd, name, 0) < 0)
-            continue;
-        n++;
-        if (r->all_but_mine)
-            /* not "its writer left": the writer may be alive, paused or
-             * elsewhere, having lost the right to write (issue 26, finding 9) */
-            log_info("removed %s, a temporary file of %s from a writer (pid %d) that no longer "
-                     "holds it", name, base, (int)pid);
-        else
-            log_info("removed %s/%s, a leftover temporary file", r->dir, name);
-    }
-    closedir(d);
-    return n;
-}
-
-long long storage_drop_temps_of(int dirfd, const char *base)
-{
-    const struct storage_temps_rule r = { .all_but_mine = 1 };
-    return storage_temps_of(dirfd, base, &r);
-}
-
-long long storage_sweep_temps_of(int dirfd, const char *dir, const char *base, double max_age_s,
-                                 double grace_s)
-{
-    const struct storage_temps_rule r = { .max_age_s = max_age_s, .grace_s = grace_s, .dir = dir };
-    return storage_temps_of(dirfd, base, &r);
-}
-
-int storage_sweep_temps(const char *dir, double max_age_s, double grace_s, long long *removed,
-                        vr_err *err)
-{
-    long long n = 0;
-    if (removed)
-        *removed = 0;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : storage_errno(errno, "cannot open directory", dir, err);
-    storage_sweep_dir(fd, dir, 0, max_age_s, grace_s, &n);
-    if (removed)
-        *removed = n;
-    return 0;
-}

@@ -47,7 +47,7 @@ int storage_sum_fds(const int *fds, int n, char out[STORAGE_SUM_LEN], vr_err *er
  * beside its final one, fsync'd, renamed, and the directory fsync'd. Every
  * writer in the product goes through here (check-rooms enforces it), so
  * durability does not depend on which code wrote the file. Temporary
- * names are "<dir>/.<name>.tmp-<pid>-<8 hex>": hidden, random (nobody can
+ * names are "<dir>/.<name>.tmp-<pid>-<8 hex>[@<owner>]": hidden, random (nobody can
  * plant a link at the name in advance) and recognisable, so a crash's
  * leftovers can be found by STORAGE_TEMP_MARK. */
 #define STORAGE_TEMP_MARK ".tmp-"
@@ -141,16 +141,35 @@ int storage_read_secret(const char *path, char *buf, size_t n, vr_err *err);
  * than `need` bytes available for unprivileged users. */
 int storage_check_space(const char *dir, uint64_t need, vr_err *err);
 
-/* Removes the temporary files (storage_temp's names) that a crash, a kill -9
- * or a full disk left under `dir` (STORAGE_SWEEP_DEPTH levels deep, links
- * not followed): those older than max_age_s, and those whose writer's pid
- * is no live process on this host and that were untouched for grace_s (a
- * node sharing the storage may be writing it: its pid means nothing here).
+/* ---- temporaries owned (storage_temps.c) ----
+ *
+ * A fleet process (a controller, a worker) names itself the owner of its
+ * temporary files: "<name>@<owner>" ends each temp name, the owner being
+ * "c:<controller name>" or "w:<worker name>", whose heartbeat key in Redis
+ * is its lease. A sweep removes a temp only when its owner's lease has
+ * lapsed by Redis's clock (the caller's `live` says, from Redis); never by
+ * a local pid or a local clock, which mean nothing on another host or
+ * with a skewed clock (issue 42, finding 3). A temp without an owner (a
+ * standalone `vr-worker process`, a name too long to carry it) is never
+ * swept: its writer cleans up, or the job's directory goes with the job. */
+
+/* Sets this process's owner tag: 1..110 of [A-Za-z0-9:._-]. 0 or VR_EINVAL. */
+int storage_temp_owner_set(const char *owner);
+
+/* This process's owner tag, "" when none. */
+const char *storage_temp_owner(void);
+
+/* Whether an owner's lease lives: 1 yes, 0 lapsed, <0 cannot tell (Redis
+ * away: the temp is kept). */
+typedef int (*storage_owner_live_fn)(void *ctx, const char *owner);
+
+/* Removes the temporary files under `dir` (STORAGE_SWEEP_DEPTH levels
+ * deep, links not followed) whose owner's lease has lapsed (live says 0).
  * Each removal is logged; *removed (may be NULL) gets the count. A missing
  * dir is no error. Returns 0, or <0 when dir cannot be opened. */
 #define STORAGE_SWEEP_DEPTH 8
-int storage_sweep_temps(const char *dir, double max_age_s, double grace_s, long long *removed,
-                        vr_err *err);
+int storage_sweep_temps(const char *dir, storage_owner_live_fn live, void *ctx,
+                        long long *removed, vr_err *err);
 
 /* Removes the temporary files of `base` (storage_temp's names for it) in
  * the directory open at dirfd, but those this process writes: for a writer
@@ -163,8 +182,8 @@ long long storage_drop_temps_of(int dirfd, const char *base);
  * the directory open at dirfd (named dir, for the log): a user's output
  * directory, where nothing else is this product's to touch. Links are not
  * followed. Returns the count removed. */
-long long storage_sweep_temps_of(int dirfd, const char *dir, const char *base, double max_age_s,
-                                 double grace_s);
+long long storage_sweep_temps_of(int dirfd, const char *dir, const char *base,
+                                 storage_owner_live_fn live, void *ctx);
 
 /* Removes a directory tree (best effort); returns 0 or VR_EIO. */
 int storage_rmtree(const char *dir);

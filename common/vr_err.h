@@ -25,6 +25,8 @@ extern "C" {
 #define VR_ENOENT   (-ENOENT)    /* missing file */
 #define VR_EIO      (-EIO)       /* read/write failed */
 #define VR_ENOSPC   (-ENOSPC)    /* disk full */
+#define VR_EACCES   (-EACCES)    /* not readable or writable here: permissions, a read-only
+                                  * mount (the host's environment, not the data) */
 #define VR_ENOTSUP  (-ENOTSUP)   /* unsupported op, codec, format or layout */
 #define VR_ETIMEDOUT (-ETIMEDOUT) /* peer (Redis) did not answer in time */
 #define VR_ECANCELED (-ECANCELED) /* job cancelled / worker draining */

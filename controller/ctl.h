@@ -125,11 +125,13 @@ int ctl_notify_urls(struct ctl *c, const char *id, const struct job_spec *js, vr
 int ctl_notify_secret(const char *path, struct ctl_notify_cfg *cfg, vr_err *err);
 
 /* The start-up sweep of the output directories (ctl_sweep.c): the
- * temporary outputs that controllers which died (or a version before
- * issue 26's fix) left beside the recent jobs' outputs, by the rule of the
- * storage sweep (older than max_age_s, or a dead writer here and untouched
- * for grace_s). Returns the count removed. */
-long long ctl_sweep_outputs(struct ctl *c, double max_age_s, double grace_s);
+ * temporary outputs that controllers which died left beside the recent
+ * jobs' outputs, by the rule of the storage sweep (their owner's lease
+ * lapsed in Redis). Returns the count removed. */
+long long ctl_sweep_outputs(struct ctl *c);
+
+/* storage_owner_live_fn over c's Redis (rq_owner_live); ctx is the ctl. */
+int ctl_temp_owner_live(void *ctx, const char *owner);
 
 /* Splits job `id` and enqueues its chunks if this controller can take it
  * (state queued, or splitting under a dead controller). Failures mark the job
@@ -328,7 +330,8 @@ int ctl_manifest_write(struct ctl *c, const char *id, const struct job_manifest 
                        vr_err *err);
 
 /* 1 when chunk idx's output (path gets its name) is on the storage, with
- * its sidecar (remux_ts.h) when the job's chunks are ranges. */
+ * its sidecar (remux_ts.h) when the job's chunks are ranges; 0 with path
+ * naming the file that is missing (the output, or its sidecar). */
 int ctl_chunk_output_ready(struct ctl *c, const char *id, int idx, int ranges, char *path,
                            size_t n);
 

@@ -75,9 +75,14 @@ static int ctl_report_fail(struct rq *q, const struct rq_report *r, vr_err *e)
     long long wait_ms = 0;
     int rc = rq_chunk_fail_ex(q, r->stream, r->consumer, r->id, r->job, r->idx, reason,
                               r->permanent, 0, &wait_ms, e);
+    int mine = r->permanent == RQ_FAIL_WORKER; /* the worker's fault, not the chunk's */
     if (rc == 2)
         log_error("job %s chunk %d: dead-lettered%s: %s", r->job, r->idx,
-                  r->permanent ? " (a permanent error: not retried)" : "", reason);
+                  mine ? " (every worker that took it failed on its own environment)"
+                  : r->permanent ? " (a permanent error: not retried)" : "", reason);
+    else if (rc == 1 && mine)
+        rq_event(q, r->job, "chunk %d: %s; charged to the worker, not the chunk: tried again "
+                 "at once", r->idx, reason);
     else if (rc == 1 && strcmp(reason, "job ended"))
         rq_event(q, r->job, "chunk %d: %s; tried again in %.1f s", r->idx, reason,
                  wait_ms / 1000.0);

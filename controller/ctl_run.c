@@ -130,22 +130,20 @@ static void ctl_handle(struct ctl *c, struct rq_msg *m)
 }
 
 /* Temporary files that ENOSPC or a kill -9 left under <storage>/jobs are
- * never committed by anyone: removed at start when older than an hour, or
- * when their writer's pid is dead here and they were untouched for two
- * minutes (a worker on another node may be writing a fresh one). */
-#define CTL_TEMP_MAX_AGE_S 3600.0
-#define CTL_TEMP_GRACE_S   120.0
-
-static void ctl_sweep_temps(const char *storage)
+ * never committed by anyone: removed at start once their owner's lease
+ * (its heartbeat key) has lapsed by Redis's clock; a temp of a controller
+ * or worker alive elsewhere, or on a host whose clock is skewed, is kept
+ * (storage.h, "temporaries owned"). */
+static void ctl_sweep_temps(struct ctl *c)
 {
     char jobs[STORAGE_PATH_MAX];
     vr_err e = { 0 };
     long long n = 0;
-    if (storage_path(storage, "jobs", jobs, sizeof jobs, &e) < 0 ||
-        storage_sweep_temps(jobs, CTL_TEMP_MAX_AGE_S, CTL_TEMP_GRACE_S, &n, &e) < 0)
+    if (storage_path(c->storage, "jobs", jobs, sizeof jobs, &e) < 0 ||
+        storage_sweep_temps(jobs, ctl_temp_owner_live, c, &n, &e) < 0)
         log_warn("%s", e.msg);
     else if (n)
-        log_info("storage %s: %lld leftover temporary files removed", storage, n);
+        log_info("storage %s: %lld leftover temporary files removed", c->storage, n);
 }
 
 /* Reclaims lapsed leases when the last reclaim is a quarter lease (at most
@@ -326,12 +324,15 @@ int cmd_controller_run(int argc, char **argv)
         ctl_root("input root (--input-root)", in_root ? in_root : storage, c.input_root) < 0 ||
         ctl_root("output root (--output-root)", out_root ? out_root : storage, c.output_root) < 0)
         return 1;
-    ctl_sweep_temps(c.storage);
     snprintf(c.url, sizeof c.url, "%s", redis);
     c.lease_ms = (long long)(lease * 1000);
     c.stall_ms = (long long)(stall * 1000);
     c.between_chunks = ctl_poll_results;
     ctl_name(c.name, sizeof c.name);
+    char owner[sizeof c.name + 2];
+    snprintf(owner, sizeof owner, "c:%s", c.name);
+    if (storage_temp_owner_set(owner) < 0) /* a host name of other characters */
+        log_warn("controller %s: its temporary files carry no owner and are never swept", c.name);
     c.stop = &ctl_stop;
     struct sigaction sa = { 0 };
     sa.sa_handler = ctl_on_signal;
@@ -352,7 +353,8 @@ int cmd_controller_run(int argc, char **argv)
         rq_free(&c.q);
         return 1;
     }
-    ctl_sweep_outputs(&c, CTL_TEMP_MAX_AGE_S, CTL_TEMP_GRACE_S); /* needs Redis: the jobs */
+    ctl_sweep_temps(&c);   /* both need Redis: the owners' leases, the jobs */
+    ctl_sweep_outputs(&c);
     ctl_loop_pulse(&c);
     ctl_prom_watch(prom, &c);
     struct ctl_hb hb = { .c = &c };

@@ -97,7 +97,10 @@ int ctl_chunk_output_ready(struct ctl *c, const char *id, int idx, int ranges, c
     ctl_chunk_path(c, id, "out", idx, path, n);
     if (access(path, R_OK) < 0)
         return 0;
-    return !ranges || (remux_ts_name(path, ts, sizeof ts, NULL) == 0 && access(ts, R_OK) == 0);
+    if (!ranges || (remux_ts_name(path, ts, sizeof ts, NULL) == 0 && access(ts, R_OK) == 0))
+        return 1;
+    snprintf(path, n, "%s", ts); /* the file missing is the sidecar: say so (issue 42) */
+    return 0;
 }
 
 /* 1 when chunk idx's record says done (its output is checked apart). */
@@ -239,8 +242,8 @@ static int ctl_chunk_outputs(struct ctl *c, const char *id, const struct job_man
         missing++;
         if (!requeue)
             continue;
-        log_warn("job %s: chunk %d is marked done but its output %s is missing; requeued", id,
-                 i, paths[i]);
+        log_warn("job %s: chunk %d is marked done but its output file %s is missing; requeued",
+                 id, i, paths[i]);
         int rc = rq_chunk_requeue_lost(c->q, id, i, 1, err);
         if (rc < 0)
             return rc;
@@ -588,8 +591,11 @@ int ctl_job_finish(struct ctl *c, const char *id)
         rc = 0;
         goto out;
     }
-    if (rc == VR_EREDIS)
-        goto out; /* the job stays stitching under this controller: the audit redoes it */
+    if (rc == VR_EREDIS) { /* the job stays stitching under this controller: the audit redoes it */
+        log_warn("job %s: stitch stopped, nothing published: Redis did not answer (%s); the "
+                 "audit stitches again", id, e.msg);
+        goto out;
+    }
     if (rc < 0) {
         vr_err_prefix(&e, "stitch");
         rc = ctl_job_fail(c, id, token, e.msg);

@@ -6,11 +6,14 @@
  * kept failed and cancelled jobs' stitch-ahead open) left it there for
  * good. Only the recent jobs' outputs are looked at, and in each directory
  * only the temporary names of that job's output: nothing else there is
- * this product's to touch.
+ * this product's to touch. A temp goes only when its owner's lease has
+ * lapsed in Redis (storage.h, "temporaries owned"): a stitch-ahead temp
+ * waits untouched while a slow chunk runs, for minutes.
  */
 #include "ctl.h"
 
 #include "log.h"
+#include "rq_fleet.h"
 #include "rq_stats.h"
 
 #include <stdlib.h>
@@ -18,7 +21,13 @@
 
 #define CTL_SWEEP_JOBS 1000 /* the newest jobs whose output directories are swept */
 
-long long ctl_sweep_outputs(struct ctl *c, double max_age_s, double grace_s)
+int ctl_temp_owner_live(void *ctx, const char *owner)
+{
+    struct ctl *c = ctx;
+    return rq_owner_live(c->q, owner);
+}
+
+long long ctl_sweep_outputs(struct ctl *c)
 {
     char (*ids)[48] = malloc(CTL_SWEEP_JOBS * sizeof *ids);
     if (!ids)
@@ -33,7 +42,7 @@ long long ctl_sweep_outputs(struct ctl *c, double max_age_s, double grace_s)
         int fd = ctl_output_dir_open(c, &js, dir, sizeof dir, base, sizeof base);
         if (fd < 0)
             continue; /* outside the root, or gone: nothing of ours there */
-        removed += storage_sweep_temps_of(fd, dir, base, max_age_s, grace_s);
+        removed += storage_sweep_temps_of(fd, dir, base, ctl_temp_owner_live, c);
         close(fd);
     }
     free(ids);

@@ -73,7 +73,7 @@ static long long remux_warmup_from(long long *pts, int n, int warmup)
     return pts[n > warmup ? n - warmup : 0];
 }
 
-/* Writes the pre-roll (the GOP before the cut) at the head of a new chunk,
+/* Writes the pre-roll (the GOPs before the cut) at the head of a new chunk,
  * on a timeline that starts at its keyframe's pts, like any chunk: the
  * references of an open-GOP cut's leading pictures, and the frames that
  * warm the temporal filter up. The keyframe's own leading pictures (pts
@@ -138,7 +138,7 @@ struct split {
     int vs;
     double tb;                   /* seconds per ist time base unit */
     struct remux_out o;          /* the chunk being written */
-    struct remux_gop gop;        /* the GOP so far: the next chunk's pre-roll */
+    struct remux_gop gop;        /* the GOPs so far: the next chunk's pre-roll */
     struct remux_chunk *cur;     /* in out->chunks */
     int cap, open_noted;
     int64_t chunk_start, chunk_base, first_ts, last_ts;
@@ -148,7 +148,8 @@ struct split {
 /* Whether pkt (a video packet at ts) starts a new chunk, and with a
  * pre-roll: a cut is due chunk_seconds after the current chunk's start, at
  * a keyframe that can be cut (remux_clean_cut, or an HEVC CRA with the GOP
- * before it as its references). With a warm-up every cut gets the GOP. */
+ * before it as its references). With a warm-up every cut gets as many GOPs
+ * before it as the filter's depth takes (remux_gop.h). */
 static int split_cut_here(struct split *sp, const AVPacket *pkt, int64_t ts, int *preroll)
 {
     int key = (pkt->flags & AV_PKT_FLAG_KEY) != 0;
@@ -233,7 +234,7 @@ static int split_write(struct split *sp, AVPacket *pkt, int64_t ts, vr_err *err)
 {
     struct remux_chunk *cur = sp->cur;
     if (pkt->flags & AV_PKT_FLAG_KEY)
-        remux_gop_reset(&sp->gop);
+        remux_gop_key(&sp->gop, !remux_clean_cut(sp->ist->codecpar, pkt));
     /* HEVC open-GOP cuts, and any cut that warms the filter up, need it */
     if (sp->ist->codecpar->codec_id == AV_CODEC_ID_HEVC || sp->opt->warmup > 0)
         remux_gop_push(&sp->gop, pkt); /* with the source's timestamps */
@@ -308,6 +309,10 @@ int remux_split(const char *in, const char *dir, const struct remux_split_opts *
         return rc;
     sp.ist = sp.ic->streams[sp.vs];
     sp.tb = av_q2d(sp.ist->time_base);
+    /* a pre-roll reaches back as many GOPs as the warm-up takes */
+    sp.gop.keep = o->warmup;
+    sp.gop.leading = remux_leading_max(sp.ist->codecpar);
+    sp.gop.from_start = 1;
     if ((rc = storage_mkdirs(dir, err)) == 0 &&
         !(out->chunks = calloc((size_t)sp.cap, sizeof *out->chunks)))
         rc = vr_err_set(err, VR_ENOMEM, "out of memory");

@@ -24,9 +24,10 @@
  * a copy of that previous GOP (from its keyframe on). The worker decodes it
  * for the references and outputs only frames at or after `preroll_until`.
  * Warm-up: the temporal filter looks at a few frames before each one, so
- * with it on every chunk after the first gets that pre-roll too, and the
- * worker segments its last frames (from `warmup_from`) without outputting
- * them.
+ * with it on every chunk after the first gets a pre-roll too, of as many
+ * GOPs before the cut as hold that many frames (one GOP of a long-GOP
+ * source, five of an all-intra one), and the worker segments its last
+ * frames (from `warmup_from`) without outputting them.
  * Clean cuts (IDR, BLA, remux_clean_cut) need no pre-roll. H.264
  * open-GOP keyframes are not cut at all: fewer, longer chunks. The
  * per-chunk frame count check guards every case.
@@ -56,6 +57,12 @@ int remux_clean_cut(const struct AVCodecParameters *par, const struct AVPacket *
  * references as errors. */
 int remux_preroll_cut(const struct AVCodecParameters *par, const struct AVPacket *pkt);
 
+/* The most leading pictures a keyframe that is not a clean cut may have
+ * (a pre-roll starting there leaves them out): the stream's reorder depth,
+ * or REMUX_LEADING_MAX when it is not known. */
+#define REMUX_LEADING_MAX 16
+int remux_leading_max(const struct AVCodecParameters *par);
+
 /* What submit needs to know about an input before enqueueing it. */
 struct remux_info {
     int width, height;
@@ -74,7 +81,7 @@ int remux_probe(const char *in, struct remux_info *info, vr_err *err);
 struct remux_chunk {
     long long first_frame; /* index of its first frame in presentation order */
     long long frames;      /* video packets (= frames) in it, not counting the pre-roll */
-    int preroll_frames;    /* packets of the GOP before it, at the file's head (0: none) */
+    int preroll_frames;    /* packets of the GOPs before it, at the file's head (0: none) */
     long long preroll_until; /* with a pre-roll: decoded frames with pts (ms, the chunk
                               * file's timeline) below this are references only */
     long long warmup_from; /* with a pre-roll: its frames from this pts (ms) on warm the
@@ -104,8 +111,8 @@ struct remux_split_opts {
 };
 
 /* Splits `in` into dir/NNNNN.mkv (00000, 00001, ...), Matroska (pts in ms).
- * With o->warmup > 0 every chunk after the first carries the GOP before it
- * as a pre-roll whose last `warmup` frames warm the filter up
+ * With o->warmup > 0 every chunk after the first carries the GOPs before it
+ * that hold `warmup` frames as a pre-roll whose last `warmup` frames warm the filter up
  * (remux_chunk.warmup_from), so each chunk's mattes equal a whole run's.
  * Each file is written under a temporary name, fsync'd and renamed, then
  * handed to o->chunk_ready. Returns 0 or VR_E* (a full disk is VR_ENOSPC

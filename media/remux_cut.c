@@ -85,3 +85,11 @@ int remux_clean_cut(const AVCodecParameters *par, const AVPacket *pkt)
         return t == 5;            /* IDR */
     return t >= 16 && t <= 20;    /* BLA_W_LP .. IDR_N_LP; not CRA (21) */
 }
+
+int remux_leading_max(const AVCodecParameters *par)
+{
+    /* leading pictures follow their keyframe in decode order and precede it
+     * in output order: the reorder depth bounds them (HEVC at most 16) */
+    int d = par->video_delay;
+    return d > 0 && d <= REMUX_LEADING_MAX ? d : REMUX_LEADING_MAX;
+}

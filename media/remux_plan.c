@@ -183,7 +183,26 @@ static int plan_index(struct plan *p, vr_err *err)
     return 0;
 }
 
-/* Whether the GOP of keyframe entries k0 .. k1 (index positions) fits a
+/* Frames from keyframe keys[a] up to keys[b] (not included): counted where
+ * the index lists every frame; else the larger of the keyframes listed
+ * between them (each a frame) and their length at the lower of the
+ * stream's frame rates (a variable rate's average is below its peak). */
+static long long plan_frames(const struct plan *p, int a, int b)
+{
+    const AVIndexEntry *ea = &p->ents[p->keys[a]], *eb = &p->ents[p->keys[b]];
+    if (p->every_frame)
+        return p->keys[b] - p->keys[a];
+    double fps = 60;
+    AVRational r = p->st->r_frame_rate, avg = p->st->avg_frame_rate;
+    if (r.num > 0 && r.den > 0)
+        fps = av_q2d(r);
+    if (avg.num > 0 && avg.den > 0 && av_q2d(avg) < fps)
+        fps = av_q2d(avg);
+    long long est = (long long)((eb->timestamp - ea->timestamp) * av_q2d(p->tb) * fps);
+    return est > b - a ? est : b - a;
+}
+
+/* Whether the packets of keyframe entries k0 .. k1 (index positions) fit a
  * pre-roll (remux_gop.h's limits): counted where the index lists every
  * frame, else estimated from its length and its bytes in the file. */
 static int plan_gop_fits(const struct plan *p, int k0, int k1)
@@ -201,6 +220,32 @@ static int plan_gop_fits(const struct plan *p, int k0, int k1)
             bytes += p->ents[i].size;
     }
     return frames <= REMUX_GOP_MAX_PACKETS && bytes <= (long long)REMUX_GOP_MAX_BYTES;
+}
+
+/* Where the pre-roll of a chunk cut at keys[ki] starts: as many GOPs back
+ * as it takes to decode the temporal filter's depth (o->warmup) of frames
+ * before the cut, or from the file's first keyframe; an open-GOP keyframe
+ * there loses its leading pictures (remux_reader.c), so it must hold that
+ * many more. Without a warm-up, the GOP before (an HEVC CRA's references).
+ * Returns the keys[] position with *first read there (plan_seek_key), -1
+ * when the pre-roll would be too long (remux_gop.h), or VR_E*. */
+static int plan_preroll_key(struct plan *p, int ki, struct remux_key *first, vr_err *err)
+{
+    int need = p->o->warmup;
+    for (int kj = ki - 1; kj >= 0; kj--) {
+        long long n = plan_frames(p, kj, ki);
+        if (kj > 0 && n < need)
+            continue;
+        if (!plan_gop_fits(p, p->keys[kj], p->keys[ki]))
+            return -1;
+        int rc = plan_seek_key(p, &p->ents[p->keys[kj]], first, err);
+        if (rc < 0)
+            return rc;
+        if (need == 0 || kj == 0 || remux_clean_cut(p->st->codecpar, p->pkt) ||
+            n >= need + remux_leading_max(p->st->codecpar))
+            return kj;
+    }
+    return -1;
 }
 
 /* ---- cuts ---- */
@@ -256,53 +301,49 @@ static int plan_first(struct plan *p, vr_err *err)
 }
 
 /* Whether the keyframe at index position keys[ki] (just read into pkt)
- * can start a chunk, and with a pre-roll: *preroll gets 1 when it needs or
- * wants the GOP before it (an HEVC CRA; any cut with a warm-up) and that
- * GOP fits. The same rule as the copy split (remux.c split_cut_here). */
-static int plan_cut_ok(struct plan *p, int ki, int *preroll)
+ * can start a chunk: 1 (cut), 0 (not), or VR_E*. With a pre-roll, *pre
+ * gets where it starts (plan_preroll_key) and *first its keyframe, when
+ * the cut needs or wants one (an HEVC CRA; any cut with a warm-up) and it
+ * fits; else -1. The same rule as the copy split (remux.c split_cut_here). */
+static int plan_cut_ok(struct plan *p, int ki, int *pre, struct remux_key *first, vr_err *err)
 {
     const AVCodecParameters *par = p->st->codecpar;
     int clean = remux_clean_cut(par, p->pkt);
     int open = !clean && remux_preroll_cut(par, p->pkt);
-    int fits = ki > 0 && plan_gop_fits(p, p->keys[ki - 1], p->keys[ki]);
-    *preroll = (open || (clean && p->o->warmup > 0)) && fits;
-    if (!clean && !*preroll && !p->open_noted) {
+    *pre = -1;
+    if (ki > 0 && (open || (clean && p->o->warmup > 0)) &&
+        (*pre = plan_preroll_key(p, ki, first, err)) < -1)
+        return *pre;
+    if (!clean && *pre < 0 && !p->open_noted) {
         log_info("%s: %s", p->in, open ? "an open-GOP keyframe whose GOP before it is too long "
                  "for a pre-roll is not cut" : "open-GOP keyframes of this codec are not cut; "
                  "chunks start only at IDR frames, so they may be longer");
         p->open_noted = 1;
     }
-    return clean || (open && *preroll);
+    return clean || (open && *pre >= 0);
 }
 
-/* A chunk starting at keyframe entry keys[ki] (checked by plan_seek_key,
- * the packet in pkt), with the GOP before it as a pre-roll when asked. */
-static int plan_cut(struct plan *p, int ki, int preroll, vr_err *err)
+/* A chunk starting at keyframe entry keys[ki] (`start`, checked by
+ * plan_seek_key), with the pre-roll from keys[pre] (its keyframe `first`)
+ * when pre >= 0. */
+static int plan_cut(struct plan *p, int ki, const struct remux_key *start, int pre,
+                    const struct remux_key *first, vr_err *err)
 {
-    struct remux_key start = { p->pkt->pts, p->pkt->dts }, first = start;
-    const AVIndexEntry *e = &p->ents[p->keys[ki]];
-    int64_t seek = e->timestamp;
-    if (preroll) {
-        const AVIndexEntry *pe = &p->ents[p->keys[ki - 1]];
-        int rc = plan_seek_key(p, pe, &first, err);
-        if (rc < 0)
-            return rc;
-        seek = pe->timestamp;
-    }
+    int64_t seek = p->ents[p->keys[pre >= 0 ? pre : ki]].timestamp;
     struct remux_range *r = plan_add(p, err); /* may move the array */
     if (!r)
         return VR_ENOMEM;
     struct remux_range *prev = r - 1;
-    prev->end = start;
+    prev->end = *start;
     prev->has_end = 1;
-    prev->own_to = key_ts(&start);
+    prev->own_to = key_ts(start);
     r->seek = seek;
-    r->first = first;
-    r->start = start;
-    r->preroll = preroll;
-    r->warmup = preroll ? p->o->warmup : 0;
-    r->own_from = key_ts(&start);
-    r->start_s = (key_ts(&start) - key_ts(&p->out->chunks[0].start)) * av_q2d(p->tb);
+    r->first = pre >= 0 ? *first : *start;
+    r->start = *start;
+    r->preroll = pre >= 0;
+    r->warmup = pre >= 0 ? p->o->warmup : 0;
+    r->own_from = key_ts(start);
+    r->start_s = (key_ts(start) - key_ts(&p->out->chunks[0].start)) * av_q2d(p->tb);
     return 0;
 }
 
@@ -356,11 +397,12 @@ static int plan_walk(struct plan *p, int ki0, const struct plan_wave *w, int *st
         const AVIndexEntry *e = &p->ents[p->keys[ki]];
         if ((e->timestamp - cur) * av_q2d(p->tb) < plan_target_s(p, w, p->out->nchunks - 1) - 1e-6)
             continue;
-        struct remux_key k;
-        int preroll;
-        if ((rc = plan_seek_key(p, e, &k, err)) < 0 || !plan_cut_ok(p, ki, &preroll))
-            continue;
-        if ((rc = plan_cut(p, ki, preroll, err)) == 0) {
+        struct remux_key k, first;
+        int pre;
+        if ((rc = plan_seek_key(p, e, &k, err)) < 0 ||
+            (rc = plan_cut_ok(p, ki, &pre, &first, err)) <= 0)
+            continue; /* rc 0: not a cut; VR_E*: the loop ends */
+        if ((rc = plan_cut(p, ki, &k, pre, &first, err)) == 0) {
             start_entry[p->out->nchunks - 1] = p->keys[ki];
             start_key[p->out->nchunks - 1] = ki;
             cur = e->timestamp;

@@ -19,12 +19,15 @@
  * exactly one chunk output; the reader reads a little past its video end
  * for the other streams' packets that are stored after it.
  *
- * Pre-roll: a chunk that starts at an HEVC CRA (open GOP), or any chunk but
- * the first when the temporal filter needs warm-up frames, starts reading
- * at the keyframe before its own (the GOP before it, from the index): those
- * packets are decoded for references and, the last `warmup` of them, to
- * warm the filter up; none is output (remux.h says the same of the copy
- * split's pre-roll, and the two agree frame for frame).
+ * Pre-roll: a chunk that starts at an HEVC CRA (open GOP) starts reading
+ * at the keyframe before its own (the GOP before it, from the index); any
+ * chunk but the first, when the temporal filter needs warm-up frames,
+ * starts as many keyframes back as it takes to decode `warmup` frames
+ * before its cut (an all-intra source: `warmup` keyframes back), or at the
+ * file's first. Those packets are decoded for references and, the last
+ * `warmup` of them, to warm the filter up; none is output (remux.h says
+ * the same of the copy split's pre-roll, and the two agree frame for
+ * frame).
  *
  * Where ranges cannot be read exactly (no keyframe index in the container,
  * a cut whose seek lands elsewhere, packets without timestamps) remux_plan
@@ -58,7 +61,9 @@ struct remux_range {
                               * !has_end */
     int has_end;             /* 0: the chunk reads to the end of the file */
     int preroll;             /* 1: packets from `first` up to `start` are a pre-roll */
-    int warmup;              /* its last `warmup` frames warm the temporal filter up */
+    int warmup;              /* its last `warmup` frames warm the temporal filter up: the
+                              * filter's depth, which the pre-roll holds (or all frames
+                              * before the cut, when fewer) */
     int64_t own_from, own_to;/* other streams' packets with a time in [own_from, own_to)
                               * (video time base) are this chunk's; INT64_MIN / INT64_MAX:
                               * open ends */

@@ -531,6 +531,18 @@ long long rq_now_ms(void)
     return clock_wall_ms();
 }
 
+long long rq_server_ms(struct rq *q)
+{
+    redisReply *r = q ? rq_cmd(q, NULL, "TIME") : NULL;
+    long long ms = 0;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING)
+        ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
+    if (r)
+        freeReplyObject(r);
+    return ms > 0 ? ms : rq_now_ms();
+}
+
 long long rq_record_ll(const char *s)
 {
     if (!s || !*s)

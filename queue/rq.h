@@ -281,6 +281,7 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
 #define RQ_RETRY_BASE_MS 2000
 #define RQ_RETRY_CAP_MS  60000
 #define RQ_MAX_DEATHS    10
+#define RQ_MAX_FAULTS    20  /* failures charged to workers (RQ_FAIL_WORKER) */
 
 /* The controller's check of one result read from vr:results: chunk
  * job/idx ended `kind` (done | dead) under stream entry `entry` (the
@@ -317,7 +318,12 @@ int rq_chunk_fail(struct rq *q, const char *stream, const char *consumer, const 
 /* The same, saying whether the failure is permanent: a deterministic one
  * (a corrupt bitstream, an input the engine cannot take) is dead-lettered at
  * once, whatever attempts are left; the chunk record gets permanent=1.
+ * permanent = RQ_FAIL_WORKER: the worker's own environment failed (input
+ * missing, storage not writable, its decoder or GPU): counted in the
+ * chunk's `faults`, not its failures, and requeued at once; dead-lettered
+ * only at RQ_MAX_FAULTS.
  * *retry_in_ms (when not NULL) gets the backoff of a requeue (0: at once). */
+#define RQ_FAIL_WORKER 2
 int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, const char *id,
                      const char *job, int idx, const char *reason, int permanent,
                      long long min_idle_ms, long long *retry_in_ms, vr_err *err);
@@ -374,6 +380,11 @@ void rq_event(struct rq *q, const char *job, const char *fmt, ...)
 
 /* Milliseconds since the epoch (the clock stored in records). */
 long long rq_now_ms(void);
+
+/* Milliseconds since the epoch by Redis's clock (TIME), the one clock the
+ * fleet shares: a host's clock may jump or be skewed (issue 42). Falls back
+ * to rq_now_ms when Redis does not answer. */
+long long rq_server_ms(struct rq *q);
 
 /* The largest number a record holds: a count, or a wall clock in ms (the
  * year 33658); 0..RQ_RECORD_MAX keeps every sum and difference of two in

@@ -111,7 +111,9 @@ int rq_report_done(struct rq *q, const struct rq_held *h, long long frames, doub
                    const char *metrics_json, const char *sum, const char *note, vr_err *err);
 
 /* The attempt failed (shows the token): the controller requeues after a
- * backoff, or dead-letters (permanent: at once). */
+ * backoff, or dead-letters (permanent 1: at once); RQ_FAIL_WORKER: the
+ * worker's own environment failed, charged to it, not to the chunk
+ * (rq_chunk_fail_ex). */
 int rq_report_fail(struct rq *q, const struct rq_held *h, const char *reason, int permanent,
                    vr_err *err);
 

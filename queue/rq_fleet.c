@@ -31,7 +31,7 @@ int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s,
     snprintf(fps, sizeof fps, "%.2f", w->fps);
     snprintf(cd, sizeof cd, "%lld", w->chunks_done);
     snprintf(fd, sizeof fd, "%lld", w->frames_done);
-    snprintf(seen, sizeof seen, "%lld", rq_now_ms());
+    snprintf(seen, sizeof seen, "%lld", rq_server_ms(q)); /* not this host's clock: it may jump */
     snprintf(hb, sizeof hb, "%d", w->hb_ms);
     snprintf(gu, sizeof gu, "%.1f", w->gpu_util);
     snprintf(gm, sizeof gm, "%lld", w->gpu_mem);
@@ -180,6 +180,23 @@ int rq_controller_gone(struct rq *q, const char *name, vr_err *err)
 
 /* ---- liveness ---- */
 
+int rq_owner_live(struct rq *q, const char *owner)
+{
+    char key[200];
+    if (!strncmp(owner, "c:", 2))
+        rq_key_controller(key, sizeof key, owner + 2);
+    else if (!strncmp(owner, "w:", 2))
+        rq_key_worker(key, sizeof key, owner + 2);
+    else
+        return VR_EINVAL; /* no owner we know: kept */
+    redisReply *r = rq_cmd(q, NULL, "EXISTS %s", key);
+    if (!r)
+        return VR_EREDIS;
+    int live = r->type == REDIS_REPLY_INTEGER ? r->integer > 0 : VR_EREDIS;
+    freeReplyObject(r);
+    return live;
+}
+
 /* Controllers listed whose heartbeat key still lives; the others are
  * dropped from the list on the way. Returns the count or <0. */
 static int rq_controllers_alive(struct rq *q, vr_err *err)
@@ -219,7 +236,7 @@ int rq_liveness_read(struct rq *q, struct rq_liveness *lv, vr_err *err)
     if (!w)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     n = rq_workers_list(q, w, MAXW, err);
-    long long now = rq_now_ms();
+    long long now = rq_server_ms(q); /* the clock the heartbeats were stamped by */
     for (int i = 0; i < n; i++)
         lv->workers += !rq_worker_silent(&w[i], now);
     free(w);

@@ -22,7 +22,8 @@ struct rq_worker_info {
     long long chunks_done, frames_done;
     long long chunk_frames;       /* frames encoded so far of the chunk in hand (0 idle) */
     int hb_ms;                    /* its heartbeat period */
-    long long seen_ms;            /* wall clock of its last heartbeat (read only) */
+    long long seen_ms;            /* Redis's clock (TIME) at its last heartbeat: the hosts'
+                                   * clocks may jump (rq_server_ms; read only) */
 };
 
 /* A worker silent for 3 heartbeats (killed, stopped, or Redis refusing its
@@ -52,6 +53,12 @@ int rq_workers_list(struct rq *q, struct rq_worker_info *out, int max, vr_err *e
  * step from a slow one, and vrctl that none is alive. */
 int rq_controller_heartbeat(struct rq *q, const char *name, int ttl_ms, vr_err *err);
 int rq_controller_gone(struct rq *q, const char *name, vr_err *err);
+
+/* Whether a temp owner's lease lives (storage.h, "temporaries owned"):
+ * "c:<name>" a controller's heartbeat key, "w:<name>" a worker's, both
+ * expiring by Redis's clock. 1 lives, 0 lapsed, <0 cannot tell (Redis
+ * away, an owner of no known kind): the caller keeps the temp. */
+int rq_owner_live(struct rq *q, const char *owner);
 
 /* Who is alive, for the hints of `vrctl status`, `watch` and `submit`
  * ("no controller alive", "no worker has been seen for N s"). */

@@ -171,12 +171,18 @@ static const char COMMIT_LUA[] =
 /* KEYS: chunks, chunk, results, dead, priority chunks, retry set. ARGV:
  * group, consumer ('' = reclaim), id, reason, min_idle, job, idx,
  * permanent ('1': dead-letter now, whatever the attempts left: another
- * attempt would fail alike), backoff base ms, jitter (0..999 per mille),
+ * attempt would fail alike; '2': the worker's own environment failed, not
+ * the chunk), backoff base ms, jitter (0..999 per mille),
  * the deaths' limit, the job key (read only: see the top).
  *
  * A reclaim is a worker's death (killed, stopped, partitioned: its lease
  * lapsed), not the chunk's fault: it raises `deaths`, dead-letters only at
  * the deaths' own limit, and requeues at once (the lease was the wait). A
+ * failure the worker charges to itself (RQ_FAIL_WORKER: its input mount,
+ * its storage, its GPU) is not the chunk's either: it raises `faults`,
+ * dead-letters only at RQ_MAX_FAULTS (every worker blind: the chunk must
+ * end some day), and requeues at once; the worker waits instead, in
+ * quarantine (issue 42, finding 2). A
  * worker's own report raises `failures`, dead-letters at max_attempts, and
  * puts the chunk in the retry set, due after base * 2^(failures-1) (at
  * most RQ_RETRY_CAP_MS) plus up to half of it in jitter, on the server's
@@ -197,7 +203,8 @@ static const char FAIL_LUA[] =
     "  local c = redis.call('XCLAIM', KEYS[1], ARGV[1], 'vr-reclaimer', ARGV[5], ARGV[3], 'JUSTID')\n"
     "  if #c == 0 then return 0 end\n"
     "end\n"
-    "local cur = redis.call('HMGET', KEYS[2], 'entry', 'state', 'failures', 'max_attempts', 'deaths')\n"
+    "local cur = redis.call('HMGET', KEYS[2], 'entry', 'state', 'failures', 'max_attempts', 'deaths',\n"
+    "                       'faults')\n"
     "local js = redis.call('HGET', ARGV[12], 'state')\n"
     "if cur[1] ~= ARGV[3] or cur[2] == 'done' or cur[2] == 'dead' or\n"
     "   (js ~= 'running' and js ~= 'splitting') then\n"
@@ -206,22 +213,27 @@ static const char FAIL_LUA[] =
     LUA_ATTEMPT
     "end\n"
     "local f = tonumber(cur[3] or '0') or 0 local m = tonumber(cur[4] or '3') or 3\n"
-    "local d = tonumber(cur[5] or '0') or 0\n"
+    "local d = tonumber(cur[5] or '0') or 0 local w = tonumber(cur[6] or '0') or 0\n"
     "local death = (ARGV[2] == '')\n"
+    "local fault = (not death and ARGV[8] == '2')\n"
     "if death then d = d + 1 redis.call('HSET', KEYS[2], 'deaths', d)\n"
+    "elseif fault then w = w + 1 redis.call('HSET', KEYS[2], 'faults', w)\n"
     "else f = f + 1 redis.call('HSET', KEYS[2], 'failures', f) end\n"
-    "redis.call('HSET', KEYS[2], 'error', ARGV[4], 'permanent', ARGV[8])\n"
-    "if (death and d >= tonumber(ARGV[11])) or (not death and (f >= m or ARGV[8] == '1')) then\n"
-    "  redis.call('HSET', KEYS[2], 'state', 'dead', 'dead_by', death and 'deaths' or 'failures')\n"
+    "local perm = fault and '0' or ARGV[8]\n"
+    "redis.call('HSET', KEYS[2], 'error', ARGV[4], 'permanent', perm)\n"
+    "if (death and d >= tonumber(ARGV[11])) or (fault and w >= " RQ_STR(RQ_MAX_FAULTS) ") or\n"
+    "   (not death and not fault and (f >= m or ARGV[8] == '1')) then\n"
+    "  local by = death and 'deaths' or (fault and 'faults' or 'failures')\n"
+    "  redis.call('HSET', KEYS[2], 'state', 'dead', 'dead_by', by)\n"
     "  redis.call('XADD', KEYS[4], '*', 'job', ARGV[6], 'idx', ARGV[7], 'error', ARGV[4],\n"
-    "             'attempts', death and d or f, 'permanent', ARGV[8])\n"
+    "             'attempts', death and d or (fault and w or f), 'permanent', perm)\n"
     "  redis.call('XADD', KEYS[3], '*', 'job', ARGV[6], 'idx', ARGV[7], 'kind', 'dead',\n"
     "             'entry', ARGV[3])\n"
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 2\n"
     "end\n"
     "redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
     "local base = tonumber(ARGV[9]) or 0\n"
-    "if death or base <= 0 then\n"
+    "if death or fault or base <= 0 then\n"
     "  local nid = redis.call('XADD', KEYS[5], '*', 'job', ARGV[6], 'idx', ARGV[7])\n"
     "  redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid, 'stream', KEYS[5])\n"
     "  return 1\n"
@@ -491,7 +503,8 @@ int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, con
     snprintf(md, sizeof md, "%d", RQ_MAX_DEATHS);
     const char *kv[] = { stream, ck, RQ_RESULTS, RQ_DEAD, RQ_CHUNKS_HI, RQ_RETRY,
                          RQ_G_WORKERS, consumer ? consumer : "", id, reason, mi, job, ix,
-                         permanent ? "1" : "0", base, jit, md, jk };
+                         permanent == RQ_FAIL_WORKER ? "2" : permanent ? "1" : "0", base, jit,
+                         md, jk };
     long long v = 0;
     int rc = rq_eval_int(q, err, FAIL_LUA, 6, kv, 18, &v);
     if (retry_in_ms)

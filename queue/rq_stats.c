@@ -91,7 +91,7 @@ static long long rq_frames_running(struct rq *q, const char *id)
         return 0;
     int n = rq_workers_list(q, w, MAX, NULL);
     size_t len = strlen(id);
-    long long sum = 0, now = rq_now_ms();
+    long long sum = 0, now = rq_server_ms(q);
     for (int i = 0; i < n; i++)
         if (!strncmp(w[i].chunk, id, len) && w[i].chunk[len] == '/' && !rq_worker_silent(&w[i], now))
             sum += w[i].chunk_frames;

@@ -139,52 +139,68 @@ static int exists(const char *rel)
     return access(p, F_OK) == 0;
 }
 
-/* Leftovers of ENOSPC or kill -9: a temp whose writer is gone (pid not live
- * here) and untouched past the grace, or any temp older than the age limit,
- * is removed; a live writer's temp, a fresh one (its pid may be another
- * node's), finished files and look-alikes are kept. */
-Test(common_storage_atomic, sweep_removes_dead_and_old_temps_only)
+/* The owners whose lease lives, as Redis would say (the controller asks
+ * rq_owner_live; here the storage rule alone): "c:alive" and "w:busy". */
+static int owners_live(void *ctx, const char *owner)
+{
+    (void)ctx;
+    if (!strcmp(owner, "c:redis-away"))
+        return -1;
+    return !strcmp(owner, "c:alive") || !strcmp(owner, "w:busy");
+}
+
+/* Leftovers of ENOSPC or kill -9: a temp whose owner's lease has lapsed is
+ * removed, whatever its age or pid; a live owner's temp is kept however
+ * old and whatever its pid (another host's, or a dead one here), and so is
+ * a temp without an owner, one whose owner cannot be asked, finished
+ * files and look-alikes (issue 42, finding 3: no local pid, no local
+ * clock). */
+Test(common_storage_atomic, sweep_removes_lapsed_owners_temps_only)
 {
     pid_t child = fork();
     if (child == 0)
         _exit(0);
     cr_assert_gt(child, 0);
     waitpid(child, NULL, 0); /* now a pid with no process behind it */
-    char p[600], dead_old[128], dead_fresh[128], live_young[128], live_ancient[128];
+    char p[600], lapsed[128], live_dead_pid[128], live_ancient[128], no_owner[128], away[128];
     snprintf(p, sizeof p, "%s/jobs/j1/out", D);
     vr_err e = { 0 };
     cr_assert_eq(storage_mkdirs(p, &e), 0, "%s", e.msg);
-    snprintf(dead_old, sizeof dead_old, "jobs/j1/out/.00002.mkv" STORAGE_TEMP_MARK "%d-0000abcd",
+    snprintf(lapsed, sizeof lapsed, "jobs/j1/out/.00002.mkv" STORAGE_TEMP_MARK
+             "%d-0000abcd@w:gone:gpu0", (int)getpid());
+    snprintf(live_dead_pid, sizeof live_dead_pid, "jobs/j1/out/.00003.mkv" STORAGE_TEMP_MARK
+             "%d-0000abce@w:busy", (int)child);
+    snprintf(live_ancient, sizeof live_ancient, "jobs/j1/.manifest.json" STORAGE_TEMP_MARK
+             "%d-00001234@c:alive", (int)child);
+    snprintf(no_owner, sizeof no_owner, "jobs/j1/out/.00004.mkv" STORAGE_TEMP_MARK "%d-0000abcf",
              (int)child);
-    snprintf(dead_fresh, sizeof dead_fresh, "jobs/j1/out/.00003.mkv" STORAGE_TEMP_MARK "%d-0000abce",
-             (int)child);
-    snprintf(live_young, sizeof live_young, "jobs/j1/out/.00004.mkv" STORAGE_TEMP_MARK "%d-0000abcf",
-             (int)getpid());
-    snprintf(live_ancient, sizeof live_ancient, "jobs/j1/.manifest.json" STORAGE_TEMP_MARK "%d-00001234",
-             (int)getpid());
-    leftover(dead_old, 120);
-    leftover(dead_fresh, 0);
-    leftover(live_young, 600);
-    leftover(live_ancient, 7200);
+    snprintf(away, sizeof away, "jobs/j1/out/.00006.mkv" STORAGE_TEMP_MARK
+             "%d-0000abc0@c:redis-away", (int)child);
+    leftover(lapsed, 0);
+    leftover(live_dead_pid, 600);
+    leftover(live_ancient, 7200 * 24);
+    leftover(no_owner, 7200 * 24);
+    leftover(away, 7200);
     leftover("jobs/j1/out/00001.mkv", 7200);                      /* a finished output */
-    leftover("jobs/j1/out/.notes" STORAGE_TEMP_MARK "x", 7200);    /* not our name */
-    leftover("jobs/j1/out/00005.mkv" STORAGE_TEMP_MARK "1-0000abcd", 7200); /* not hidden */
+    leftover("jobs/j1/out/.notes" STORAGE_TEMP_MARK "x@c:gone", 7200); /* not our name */
+    leftover("jobs/j1/out/00005.mkv" STORAGE_TEMP_MARK "1-0000abcd@c:gone", 7200); /* not hidden */
 
     long long removed = -1;
     snprintf(p, sizeof p, "%s/jobs", D);
-    cr_assert_eq(storage_sweep_temps(p, 3600, 60, &removed, &e), 0, "%s", e.msg);
-    cr_assert_eq(removed, 2);
-    cr_assert(!exists(dead_old), "a dead writer's temp was kept");
-    cr_assert(!exists(live_ancient), "a temp older than the age limit was kept");
-    cr_assert(exists(dead_fresh), "a fresh temp (maybe another node's) was removed");
-    cr_assert(exists(live_young), "a live writer's temp was removed");
+    cr_assert_eq(storage_sweep_temps(p, owners_live, NULL, &removed, &e), 0, "%s", e.msg);
+    cr_assert_eq(removed, 1);
+    cr_assert(!exists(lapsed), "a lapsed owner's temp was kept");
+    cr_assert(exists(live_dead_pid), "a live owner's temp was removed for its pid");
+    cr_assert(exists(live_ancient), "a live owner's temp was removed for its age");
+    cr_assert(exists(no_owner), "a temp without an owner was removed");
+    cr_assert(exists(away), "a temp whose owner could not be asked was removed");
     cr_assert(exists("jobs/j1/out/00001.mkv"));
-    cr_assert(exists("jobs/j1/out/.notes" STORAGE_TEMP_MARK "x"));
-    cr_assert(exists("jobs/j1/out/00005.mkv" STORAGE_TEMP_MARK "1-0000abcd"));
+    cr_assert(exists("jobs/j1/out/.notes" STORAGE_TEMP_MARK "x@c:gone"));
+    cr_assert(exists("jobs/j1/out/00005.mkv" STORAGE_TEMP_MARK "1-0000abcd@c:gone"));
 
     /* A root with no jobs yet is not an error. */
     snprintf(p, sizeof p, "%s/nothing-here", D);
-    cr_assert_eq(storage_sweep_temps(p, 3600, 60, &removed, &e), 0, "%s", e.msg);
+    cr_assert_eq(storage_sweep_temps(p, owners_live, NULL, &removed, &e), 0, "%s", e.msg);
     cr_assert_eq(removed, 0);
 }
 
@@ -193,31 +209,39 @@ Test(common_storage_atomic, sweep_removes_dead_and_old_temps_only)
  * output are looked at; the output itself and other names stay. */
 Test(common_storage_atomic, sweep_of_one_name_keeps_everything_else)
 {
-    pid_t child = fork();
-    if (child == 0)
-        _exit(0);
-    cr_assert_gt(child, 0);
-    waitpid(child, NULL, 0);
     char p[600], old[128], fresh[128], other[128];
     snprintf(p, sizeof p, "%s/videos", D);
     vr_err e = { 0 };
     cr_assert_eq(storage_mkdirs(p, &e), 0, "%s", e.msg);
-    snprintf(old, sizeof old, "videos/.out.mkv" STORAGE_TEMP_MARK "%d-0000abcd", (int)child);
-    snprintf(fresh, sizeof fresh, "videos/.out.mkv" STORAGE_TEMP_MARK "%d-0000abce", (int)child);
-    snprintf(other, sizeof other, "videos/.other.mkv" STORAGE_TEMP_MARK "%d-0000abcf",
-             (int)child);
-    leftover(old, 600);
-    leftover(fresh, 0);
+    snprintf(old, sizeof old, "videos/.out.mkv" STORAGE_TEMP_MARK "1-0000abcd@c:gone");
+    snprintf(fresh, sizeof fresh, "videos/.out.mkv" STORAGE_TEMP_MARK "1-0000abce@c:alive");
+    snprintf(other, sizeof other, "videos/.other.mkv" STORAGE_TEMP_MARK "1-0000abcf@c:gone");
+    leftover(old, 0);
+    leftover(fresh, 7200);
     leftover(other, 7200);
     leftover("videos/out.mkv", 7200);
     int fd = open(p, O_RDONLY | O_DIRECTORY);
     cr_assert_geq(fd, 0);
-    cr_assert_eq(storage_sweep_temps_of(fd, p, "out.mkv", 3600, 60), 1);
+    cr_assert_eq(storage_sweep_temps_of(fd, p, "out.mkv", owners_live, NULL), 1);
     close(fd);
-    cr_assert(!exists(old), "a dead writer's temp was kept");
-    cr_assert(exists(fresh), "a fresh temp (maybe another node's) was removed");
+    cr_assert(!exists(old), "a lapsed owner's temp was kept");
+    cr_assert(exists(fresh), "a live owner's temp was removed");
     cr_assert(exists(other), "another name's temp was removed");
     cr_assert(exists("videos/out.mkv"), "the output itself was removed");
+}
+
+/* A process that names itself an owner puts the tag in its temp names. */
+Test(common_storage_atomic, temp_names_carry_the_owner)
+{
+    char path[600], tmp[700];
+    snprintf(path, sizeof path, "%s/a.bin", D);
+    vr_err e = { 0 };
+    cr_assert_eq(storage_temp_owner_set("bad owner"), VR_EINVAL);
+    cr_assert_eq(storage_temp_owner_set("w:host:gpu0"), 0);
+    cr_assert_eq(storage_temp(path, tmp, sizeof tmp, NULL, &e), 0, "%s", e.msg);
+    size_t n = strlen(tmp);
+    cr_assert(n > 12 && !strcmp(tmp + n - 12, "@w:host:gpu0"), "%s", tmp);
+    unlink(tmp);
 }
 
 /* A file in a directory that does not exist: the message names the file

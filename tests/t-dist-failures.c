@@ -568,16 +568,23 @@ Test(dist_failures, commit_during_redis_outage_is_retried_not_recomputed)
 
 Test(dist_failures, controller_start_sweeps_leftover_temps)
 {
-    /* What a kill -9 or a full disk leaves: a temp beside a chunk output,
-     * two hours old. A fresh one (maybe another node's, being written) stays. */
+    /* What a kill -9 or a full disk leaves: a temp beside a chunk output
+     * whose owner's lease has lapsed (no heartbeat key in Redis), however
+     * fresh. One of a worker whose lease lives stays, however old (issue
+     * 42, finding 3: owners, not pids or clocks). */
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
-    char dir[400], old[600], fresh[600];
+    connect_q();
+    char dir[400], old[600], fresh[600], key[200];
+    snprintf(key, sizeof key, RQ_WORKER_PREFIX "node7:gpu0");
+    redisReply *r = rq_cmd(Q, NULL, "SET %s 1 EX 120", key);
+    cr_assert_not_null(r);
+    freeReplyObject(r);
     snprintf(dir, sizeof dir, "%s/jobs/j1/out", D.storage);
     cr_assert_eq(tsh("mkdir -p '%s'", dir), 0);
-    snprintf(old, sizeof old, "%s/.00002.mkv.tmp-999999-0000abcd", dir);
-    snprintf(fresh, sizeof fresh, "%s/.00003.mkv.tmp-999999-0000abce", dir);
-    cr_assert_eq(tsh("echo x > '%s' && touch -d '2 hours ago' '%s' && echo x > '%s'", old, old,
-                     fresh), 0);
+    snprintf(old, sizeof old, "%s/.00002.mkv.tmp-999999-0000abcd@w:node3:gpu1", dir);
+    snprintf(fresh, sizeof fresh, "%s/.00003.mkv.tmp-999999-0000abce@w:node7:gpu0", dir);
+    cr_assert_eq(tsh("echo x > '%s' && echo x > '%s' && touch -d '2 hours ago' '%s'", old,
+                     fresh, fresh), 0);
     tdist_controller(&D);
     int gone = 0;
     for (int t = 0; t < 20000 && !gone; t += 50) {
@@ -586,7 +593,7 @@ Test(dist_failures, controller_start_sweeps_leftover_temps)
             tmsleep(50);
     }
     cr_assert(gone, "the controller left %s", old);
-    cr_assert_eq(access(fresh, F_OK), 0, "a fresh temp was removed");
+    cr_assert_eq(access(fresh, F_OK), 0, "a live worker's temp was removed");
 }
 
 /* Damage the decoder refuses (0xff over the first frames' slice data), with
@@ -620,4 +627,95 @@ Test(dist_failures, dropped_frames_concealed_stitch_as_process_does)
             "-of csv=p=0 '%s' | sort -n | md5sum", b);
     cr_assert_eq(frames_of(b), n, "fleet %d frames, process %d", frames_of(b), n);
     cr_assert_str_eq(ma, mb, "the fleet's frame times differ from process's");
+}
+
+/* Issue 42, finding 2: a worker that cannot see the inputs (a wrong
+ * --input-root, a missing mount) failed each chunk at once, as the chunk's
+ * own permanent error: every job it touched failed. Now the failure is
+ * charged to the worker, not the chunk (its attempts and failures stay),
+ * the chunk goes back at once to a healthy worker, and after 3 in a row
+ * the blind worker quarantines itself: `vrctl workers` shows it, the job's
+ * events say so, and the job finishes with two healthy workers beside it. */
+Test(dist_failures, blind_worker_quarantined_and_the_job_finishes)
+{
+    cr_assert_eq(tdist_start(&D, 0, 30, 1, 0), 0);
+    connect_q();
+    char blind_root[400], in[400], out[400], id[64], buf[8192], ck[128];
+    snprintf(blind_root, sizeof blind_root, "%s/elsewhere", D.r.dir);
+    cr_assert_eq(tsh("mkdir -p '%s'", blind_root), 0);
+    const char *bargv[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage,
+                            "--input-root", blind_root, "--cpu", "--heartbeat-ms", "300",
+                            "--name", "blind:cpu:0", NULL };
+    pid_t blind = tproc_spawn("vr-worker", bargv, D.log);
+    cr_assert_gt(blind, 0);
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 6, 160, 10, 0), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    /* the blind worker alone first: it takes chunks and fails them */
+    int quarantined = 0;
+    for (int t = 0; t < 30000 && !quarantined; t += 100) {
+        const char *wargs[] = { "workers", NULL };
+        tdist_vrctl(&D, buf, sizeof buf, wargs);
+        quarantined = strstr(buf, "blind:cpu:0") && strstr(buf, "quarantined");
+        if (!quarantined)
+            tmsleep(100);
+    }
+    if (!quarantined)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert(quarantined, "`vrctl workers` does not show the blind worker quarantined:\n%s", buf);
+    tdist_worker(&D);
+    tdist_worker(&D);
+    int rc = tdist_watch(&D, id, 120000);
+    if (rc)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0, "the job did not finish beside a blind worker");
+    cr_assert_eq(frames_of(out), 60);
+    long long faults = 0;
+    for (int i = 0; i < 6; i++) {
+        long long f = 0, w = 0;
+        rq_key_chunk(ck, sizeof ck, id, i);
+        rq_hget_ll(Q, ck, "failures", &f, NULL);
+        rq_hget_ll(Q, ck, "faults", &w, NULL);
+        cr_assert_eq(f, 0, "chunk %d: %lld failures charged to it", i, f);
+        faults += w;
+    }
+    cr_assert_geq(faults, 3, "the blind worker's failures were not counted as its faults");
+    const char *eargs[] = { "events", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, eargs), 0);
+    cr_assert(strstr(buf, "worker blind:cpu:0") && strstr(buf, "quarantined") &&
+              strstr(buf, "not under this worker's --input-root"),
+              "the events do not name the blind worker and why:\n%s", buf);
+    kill(blind, SIGKILL);
+    waitpid(blind, NULL, 0);
+}
+
+/* Issue 42 (minor): a worker's heartbeat was stamped by its own clock and
+ * `vrctl workers` compared it with its own: a host whose clock is 2 h
+ * behind showed a live worker "silent". Both now read Redis's clock. */
+Test(dist_failures, a_worker_whose_clock_is_behind_is_not_called_silent)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    const char *prefix[] = { "faketime", "-f", "-2h", NULL };
+    const char *argv[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage,
+                           "--input-root", D.r.dir, "--cpu", "--heartbeat-ms", "200",
+                           "--name", "behind:cpu:0", NULL };
+    pid_t w = tproc_spawn_under(prefix, "vr-worker", argv, D.log);
+    cr_assert_gt(w, 0);
+    char buf[4096] = "";
+    int listed = 0;
+    for (int t = 0; t < 20000 && !listed; t += 100) {
+        const char *wargs[] = { "workers", NULL };
+        tdist_vrctl(&D, buf, sizeof buf, wargs);
+        listed = strstr(buf, "behind:cpu:0") != NULL;
+        if (!listed)
+            tmsleep(100);
+    }
+    cr_assert(listed, "the worker never showed up:\n%s", buf);
+    tmsleep(1000); /* several heartbeats */
+    const char *wargs[] = { "workers", NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, wargs), 0);
+    cr_assert(strstr(buf, "idle") && !strstr(buf, "silent"), "a live worker is called:\n%s", buf);
+    kill(w, SIGKILL);
+    waitpid(w, NULL, 0);
 }

@@ -156,6 +156,56 @@ Test(dist_one_answer, open_gop_hevc)
               "keyint=10:min-keyint=10:scenecut=0:log-level=error", "fast");
 }
 
+/* Warm-up by frames, not by GOP: a source whose GOPs are shorter than the
+ * temporal filter's depth (balanced: 5 frames of history) through both
+ * paths in 1 s chunks, lossless: every chunk decodes as many GOPs before
+ * its cut as the depth takes, so every frame's bytes (framemd5) equal
+ * one `process`'s. Before, each chunk took one GOP before its cut (one
+ * frame when all-intra) and its first frames differed. */
+static void short_gop_equal(const char *name, const char *extra)
+{
+    char clip[300], cfg[300], a[300], b[300];
+    snprintf(clip, sizeof clip, "%s/%s", W, name);
+    snprintf(cfg, sizeof cfg, "%s/lossless.json", W);
+    snprintf(a, sizeof a, "%s/process.mkv", W);
+    snprintf(b, sizeof b, "%s/fleet.mkv", W);
+    make_clip(clip, 320, 240, extra);
+    cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\"}' > '%s'", cfg), 0);
+    both_paths_chunked(clip, cfg, "balanced", 1, a, b);
+    int differing;
+    double worst = worst_frame_diff(a, b, &differing);
+    cr_assert_eq(differing, 0, "%s: %d frames differ between process and the fleet (worst mean "
+                 "|diff| %.3f)", name, differing, worst);
+    cr_assert_eq(tsh("ffmpeg -v error -i '%s' -f framemd5 - | grep -v '^#' > '%s.md5' && "
+                     "ffmpeg -v error -i '%s' -f framemd5 - | grep -v '^#' > '%s.md5' && "
+                     "test $(grep -c '^0,' '%s.md5') -eq 60 && cmp -s '%s.md5' '%s.md5'",
+                     a, a, b, b, a, a, b), 0, "%s: the fleet's frames are not process's byte "
+                 "for byte", name);
+}
+
+Test(dist_one_answer, all_intra_x264_warms_up_by_frames)
+{
+    short_gop_equal("intra.mp4", "-c:v libx264 -preset ultrafast -g 1");
+}
+
+Test(dist_one_answer, mjpeg_warms_up_by_frames)
+{
+    /* AVI: no keyframe index, so the copy split's pre-roll */
+    short_gop_equal("mjpeg.avi", "-c:v mjpeg -q:v 4 -strict -1");
+}
+
+Test(dist_one_answer, prores_warms_up_by_frames)
+{
+    short_gop_equal("prores.mov", "-c:v prores_ks -profile:v 0 -pix_fmt yuv422p10le");
+}
+
+Test(dist_one_answer, short_gop_x264_warms_up_by_frames)
+{
+    /* GOPs of 2 frames: three GOPs make the depth, in a Matroska file */
+    short_gop_equal("gop2.mkv", "-c:v libx264 -preset ultrafast -g 2 -keyint_min 2 "
+                    "-sc_threshold 0");
+}
+
 /* 4 s of vtest at 320x240 through both paths with the quality profile and
  * config `json`; the source and the outputs (of extension ext) into clip,
  * a and b. */

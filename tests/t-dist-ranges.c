@@ -180,20 +180,33 @@ Test(dist_ranges, a_source_changed_after_the_plan_fails_the_job_clearly)
 Test(dist_ranges, a_worker_that_cannot_see_the_source_says_what_to_do)
 {
     start(0);
-    /* a worker whose input root is elsewhere */
+    /* a worker whose input root is elsewhere: its own environment, not the
+     * job's, so it quarantines itself (issue 42, finding 2) and the job's
+     * events say what to do */
     const char *argv[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage,
                            "--input-root", D.storage, "--cpu", "--heartbeat-ms", "300", NULL };
     D.w[D.nw++] = tproc_spawn("vr-worker", argv, D.log);
-    char in[400], out[400], id[64], err[1024];
+    char in[400], out[400], id[64], buf[8192];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     cr_assert_eq(tclip_make(in, 3, 160, 10, 0), 0);
     cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
-    finish(id, 1);
-    job_field(id, "error", err, sizeof err);
-    cr_assert(strstr(err, "not under this worker's --input-root") &&
-              strstr(err, "--chunking copy"), "%s", err);
-    /* the copy split serves such a worker */
+    int said = 0;
+    for (int t = 0; t < 30000 && !said; t += 100) {
+        const char *eargs[] = { "events", id, NULL };
+        tdist_vrctl(&D, buf, sizeof buf, eargs);
+        said = strstr(buf, "not under this worker's --input-root") &&
+               strstr(buf, "--chunking copy") && strstr(buf, "quarantined");
+        if (!said)
+            tmsleep(100);
+    }
+    cr_assert(said, "the events do not say what to do:\n%s", buf);
+    job_field(id, "state", buf, 64);
+    cr_assert_str_eq(buf, "running", "a worker's blindness failed the job");
+    const char *cancel[] = { "cancel", id, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, cancel), 0, "%s", buf);
+    /* the copy split serves such a worker: its probe takes a chunk, and
+     * it is back in service */
     const char *copy[] = { "--chunking", "copy", NULL };
     snprintf(out, sizeof out, "%s/out2.mkv", D.r.dir);
     cr_assert_eq(tdist_submit(&D, in, out, copy, id, sizeof id), 0);

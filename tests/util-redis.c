@@ -187,12 +187,15 @@ static void tproc_path(const char *bin, char *out, size_t n)
     snprintf(out, n, "%s/%s", dir && *dir ? dir : "bin", bin);
 }
 
-pid_t tproc_spawn(const char *bin, const char *const *argv, const char *log)
+pid_t tproc_spawn_under(const char *const *prefix, const char *bin, const char *const *argv,
+                        const char *log)
 {
     char path[512];
     tproc_path(bin, path, sizeof path);
     const char *av[64];
     int n = 0;
+    for (int i = 0; prefix && prefix[i] && n < 32; i++)
+        av[n++] = prefix[i];
     av[n++] = path;
     for (int i = 1; argv && argv[i] && n < 63; i++)
         av[n++] = argv[i];
@@ -209,10 +212,15 @@ pid_t tproc_spawn(const char *bin, const char *const *argv, const char *log)
                 dup2(fd, 2);
             }
         }
-        execv(path, (char *const *)av);
+        execvp(av[0], (char *const *)av);
         _exit(127);
     }
     return pid;
+}
+
+pid_t tproc_spawn(const char *bin, const char *const *argv, const char *log)
+{
+    return tproc_spawn_under(NULL, bin, argv, log);
 }
 
 int tproc_wait(pid_t pid, int timeout_ms)

@@ -48,6 +48,10 @@ int tredis_cmd(struct tredis *t, const char *const *argv);
  * ignored), stdout/stderr appended to `log` when non-NULL. The child dies with
  * the test. Returns the pid or -1. */
 pid_t tproc_spawn(const char *bin, const char *const *argv, const char *log);
+/* tproc_spawn run under a wrapper command (prefix, NULL-terminated, found
+ * on PATH): `unshare --pid --fork --mount-proc`, `faketime +2h`. */
+pid_t tproc_spawn_under(const char *const *prefix, const char *bin, const char *const *argv,
+                        const char *log);
 
 /* Runs $VR_BIN_DIR/<bin> to completion; stdout into out (size n, may be
  * NULL). Returns the exit status (or -1). */

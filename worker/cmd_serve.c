@@ -6,9 +6,11 @@
 #include "commands.h"
 #include "serve.h"
 
+#include "clock.h"
 #include "cmdtable.h"
 #include "log.h"
 #include "pipeline_cuda.h"
+#include "storage.h"
 
 #include <getopt.h>
 #include <libavutil/log.h>
@@ -46,6 +48,10 @@ static int serve_loop(struct serve *s)
     while (!serve_drain && (!s->max_chunks || taken < s->max_chunks)) {
         struct rq_msg m;
         vr_err e = { 0 };
+        if (s->quarantined && clock_mono_s() < s->probe_at) {
+            usleep(100000); /* quarantined: no work until the probe (serve.h) */
+            continue;
+        }
         /* Priority jobs first (a non-blocking look), then the normal stream;
          * BLOCK stays well below the 10 s command timeout, and bounds how
          * long a new priority chunk waits for an idle worker. One stream per
@@ -243,6 +249,10 @@ int cmd_serve(int argc, char **argv)
     else
         serve_name_make(s.name, sizeof s.name, dev);
     log_ctx_worker(s.name);
+    char owner[sizeof s.name + 2];
+    snprintf(owner, sizeof owner, "w:%s", s.name);
+    if (storage_temp_owner_set(owner) < 0) /* a host name of other characters */
+        log_warn("worker %s: its temporary files carry no owner and are never swept", s.name);
     /* a `serve --slots` parent hands its child the claim key, so that it
      * can release the child's chunks if it is killed (rq_report_died) */
     const char *ck = getenv(SERVE_CLAIM_KEY_ENV);

@@ -45,6 +45,11 @@ struct serve {
     char warm_src[RQ_WARM_SOURCE_MAX]; /* what this worker last remembered there */
     char warm_fmt[RQ_WARM_FORMAT_MAX];
     volatile sig_atomic_t *drain; /* SIGTERM: finish the chunk, take no more */
+    int env_fault;                /* the last chunk failed on this worker's own files
+                                   * (serve_chunk.c serve_error_mine) */
+    int faults_in_row;            /* chunks failed on its own environment, in a row */
+    double quarantine_s;          /* the quarantine's backoff now (0: none yet) */
+    double probe_at;              /* quarantined: monotonic time of the next probe */
 
     pthread_mutex_t mu;           /* guards the fields below */
     int busy;
@@ -58,6 +63,7 @@ struct serve {
     int job_ended;                /* job cancelled or failed meanwhile */
     int committing;               /* the done report is under way: the chunk record may
                                    * show it done now, which is no loss */
+    int quarantined;              /* takes no work until probe_at (shown by the heartbeat) */
     long long chunks_done, frames_done;
     double last_fps;
     double last_gpu_util;         /* of the last chunk, percent; -1 unknown */
@@ -65,6 +71,15 @@ struct serve {
     int stop_hb;
     long long hb_trips;           /* heartbeat thread's round trips, set when it ends */
 };
+
+/* Quarantine (issue 42, finding 2): a worker whose chunks fail this many
+ * times in a row on its own environment (its input root, a read-only
+ * storage mount, its GPU) takes no work, and takes one chunk as a probe
+ * after SERVE_PROBE_FIRST_S, doubling at each failed probe up to
+ * SERVE_PROBE_MAX_S; a chunk done ends it. */
+#define SERVE_QUARANTINE_AFTER 3
+#define SERVE_PROBE_FIRST_S    4.0
+#define SERVE_PROBE_MAX_S      60.0
 
 /* The environment variable a `serve --slots` parent hands each child its
  * claim key in (never on the command line, which `ps` shows). */

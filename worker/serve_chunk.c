@@ -80,6 +80,9 @@ struct serve_files {
     char out_path[BENEATH_FD_PATH_MAX];      /* /proc/self/fd/<out_dir>/<name> */
     char ts_path[BENEATH_FD_PATH_MAX + 8];   /* the output's sidecar (range tasks) */
     char out_dir_real[STORAGE_PATH_MAX];     /* <storage>/jobs/<job>/out, for messages */
+    int env;                                 /* 1: what failed is this worker's own view
+                                              * of the files (its input root, its storage
+                                              * mount), not the task (issue 42, finding 2) */
 };
 
 static void serve_files_close(struct serve_files *f)
@@ -101,6 +104,7 @@ static int serve_source_open(const struct serve *s, const struct chunk_range *r,
     char rel[JOB_PATH_MAX], fp[REMUX_FP_MAX];
     snprintf(f->in_real, sizeof f->in_real, "%s", r->source);
     int rc = beneath_rel(s->input_root, r->source, rel, sizeof rel);
+    f->env = rc == VR_ENOENT;
     if (rc == VR_ENOENT)
         return vr_err_set(err, VR_EINVAL, "chunk source %s is not under this worker's "
                           "--input-root %s: give the worker that root, or submit the job with "
@@ -109,13 +113,18 @@ static int serve_source_open(const struct serve *s, const struct chunk_range *r,
         return vr_err_set(err, VR_EINVAL, "chunk source %s: not an absolute path without '..' "
                           "(it must lie under this worker's --input-root %s)", r->source,
                           s->input_root);
+    f->env = 1; /* the input root, and the source as this worker sees it */
     int root = open(s->input_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return storage_errno(errno, "cannot open the input root", s->input_root, err);
     f->in = beneath_open_file(root, rel, "chunk source", r->source, s->input_root, NULL, err);
     close(root);
-    if (f->in < 0)
+    if (f->in < 0) {
+        /* there but not a regular file: the chunk's fault, not this worker's */
+        f->env = f->in != VR_EFORMAT;
         return f->in;
+    }
+    f->env = 0;
     if ((rc = remux_fingerprint(f->in, fp, sizeof fp, err)) < 0)
         return rc;
     if (strcmp(fp, r->fingerprint))
@@ -129,12 +138,15 @@ static int serve_files_open(const struct serve *s, const struct chunk_task *t,
                             struct serve_files *f, vr_err *err)
 {
     f->root = f->in = f->out_dir = -1;
+    f->env = 0;
     int rc;
     if ((!t->is_range && (rc = serve_task_rel(t, t->in, "in", err)) < 0) ||
         (rc = serve_task_rel(t, t->out, "out", err)) < 0)
         return rc;
-    if ((f->root = open(s->storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    if ((f->root = open(s->storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        f->env = 1;
         return storage_errno(errno, "cannot open the storage root", s->storage, err);
+    }
     char odir[STORAGE_PATH_MAX];
     snprintf(f->in_real, sizeof f->in_real, "%.3000s/%.1000s", s->storage, t->in);
     if (t->is_range)
@@ -230,7 +242,9 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
         o.range = &range;
     }
     struct serve_files f;
-    if ((rc = serve_files_open(s, t, &f, err)) == 0) {
+    rc = serve_files_open(s, t, &f, err);
+    s->env_fault = f.env;
+    if (rc == 0) {
         o.ts_path = t->is_range ? f.ts_path : NULL;
         rc = pipeline_run(&o, f.in_path, f.out_path, m, err);
         if (rc == 0 && t->is_range)
@@ -263,6 +277,53 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
 static int serve_error_permanent(int code)
 {
     return code == VR_EFORMAT || code == VR_ENOTSUP || code == VR_EINVAL;
+}
+
+/* Whether a failure names this worker's own environment, not the chunk:
+ * its input root or storage mount (serve_files.env), a file it may not
+ * read or write (a read-only mount, permissions), its GPU. Another worker
+ * would likely succeed: the failure is charged to this one (RQ_FAIL_WORKER),
+ * and the chunk keeps its attempts. */
+static int serve_error_mine(const struct serve *s, int code)
+{
+    return s->env_fault || code == VR_EACCES || code == VR_ECUDA;
+}
+
+/* A failure of this worker's own: counted; SERVE_QUARANTINE_AFTER in a row
+ * and it quarantines itself (takes no work until its probe, after a
+ * backoff that doubles at each failed probe: serve_loop). The reason gets
+ * the worker's name, and what it does now, for the job's events. */
+static void serve_fault(struct serve *s, char *reason, size_t n, const char *msg)
+{
+    s->faults_in_row++;
+    if (s->faults_in_row < SERVE_QUARANTINE_AFTER) {
+        snprintf(reason, n, "worker %.128s: %.300s", s->name, msg);
+        return;
+    }
+    double wait = s->quarantine_s > 0 ? 2 * s->quarantine_s : SERVE_PROBE_FIRST_S;
+    s->quarantine_s = wait < SERVE_PROBE_MAX_S ? wait : SERVE_PROBE_MAX_S;
+    s->probe_at = clock_mono_s() + s->quarantine_s;
+    pthread_mutex_lock(&s->mu);
+    s->quarantined = 1;
+    pthread_mutex_unlock(&s->mu);
+    snprintf(reason, n, "worker %.128s: %.300s (its %d%s failure of its own in a row: "
+             "quarantined, probing again in %.0f s)", s->name, msg, s->faults_in_row,
+             s->faults_in_row == 3 ? "rd" : "th", s->quarantine_s);
+    log_error("alert: worker %s quarantined: %d chunks in a row failed on its own environment "
+              "(last: %s); it takes no work, probing again in %.0f s", s->name, s->faults_in_row,
+              msg, s->quarantine_s);
+}
+
+/* A chunk done: the environment works; a quarantine ends. */
+static void serve_fault_clear(struct serve *s)
+{
+    if (s->quarantined)
+        log_info("worker %s: back in service after its probe", s->name);
+    s->faults_in_row = 0;
+    s->quarantine_s = 0;
+    pthread_mutex_lock(&s->mu);
+    s->quarantined = 0;
+    pthread_mutex_unlock(&s->mu);
 }
 
 int serve_claim_next(struct serve *s, vr_err *err)
@@ -360,6 +421,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim
         rc = serve_commit(s, &h, (long long)m->frames, fps, mj, sum, note, &e);
         free(mj);
         if (rc == 1) {
+            serve_fault_clear(s);
             log_info("job %s chunk %ld: %llu frames in %.2f s (%.1f fps)", job, idx,
                      (unsigned long long)m->frames, secs, fps);
             pthread_mutex_lock(&s->mu);
@@ -380,12 +442,17 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim
         }
     } else {
         log_error("job %s chunk %ld attempt %d: %s", job, idx, st->attempt, e.msg);
-        char reason[sizeof e.msg];
-        snprintf(reason, sizeof reason, "%s", e.msg[0] ? e.msg : vr_err_name(rc));
+        char reason[1024];
+        const char *msg = e.msg[0] ? e.msg : vr_err_name(rc);
+        snprintf(reason, sizeof reason, "%s", msg);
         vr_err fe = { 0 };
         int perm = serve_error_permanent(rc);
+        if (serve_error_mine(s, rc)) {
+            perm = RQ_FAIL_WORKER;
+            serve_fault(s, reason, sizeof reason, msg);
+        }
         rc = rq_report_fail(s->q, &h, reason, perm, &fe);
-        if (rc == 0 && perm)
+        if (rc == 0 && perm == 1)
             log_error("job %s chunk %ld: a permanent error: reported, not to be retried", job,
                       idx);
     }

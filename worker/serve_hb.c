@@ -73,8 +73,11 @@ static void serve_hb_once(struct serve *s, struct rq *q)
         snprintf(w.chunk, sizeof w.chunk, "%.47s/%d", job, idx);
     else
         snprintf(w.chunk, sizeof w.chunk, "-");
-    snprintf(w.state, sizeof w.state, "%s",
-             *s->drain ? "draining" : busy ? "busy" : warming ? "warming" : "idle");
+    pthread_mutex_lock(&s->mu);
+    int quarantined = s->quarantined;
+    pthread_mutex_unlock(&s->mu);
+    snprintf(w.state, sizeof w.state, "%s", *s->drain ? "draining" : busy ? "busy"
+             : quarantined ? "quarantined" : warming ? "warming" : "idle");
     rq_worker_heartbeat(q, &w, s->hb_ms * 5 / 1000 + 2, NULL);
 }
 

@@ -241,10 +241,11 @@ Test(chaos_ctl, paused_after_publishing_leaves_the_output)
 Test(chaos_ctl, start_sweeps_leftover_temps_beside_outputs)
 {
     /* Issue 26, finding 5: the start-up sweep looked under the storage
-     * only, and a stitch's temp lies beside the job's output. Left by a
-     * writer that is dead here: removed once untouched for two minutes; a
-     * fresh one is kept (a controller elsewhere may be writing it), and
-     * so is anything not named after a job's output. */
+     * only, and a stitch's temp lies beside the job's output. Issue 42,
+     * finding 3: a temp goes when its owner's lease (its heartbeat key) has
+     * lapsed in Redis, however fresh; one whose owner lives is kept however
+     * old and whatever its pid; so is anything not named after a job's
+     * output. */
     chaos_up(0, 3, 1, 0, 100);
     const char *in = chaos_clip("in.mp4", 2, 160);
     char id[64], out[400], ref[400];
@@ -255,20 +256,114 @@ Test(chaos_ctl, start_sweeps_leftover_temps_beside_outputs)
     if (dead == 0)
         _exit(0);
     waitpid(dead, NULL, 0);
+    char key[200];
+    snprintf(key, sizeof key, RQ_WORKER_PREFIX "elsewhere:gpu0"); /* a worker alive on another host */
+    redisReply *r = rq_cmd(CH.q, NULL, "SET %s 1 EX 120", key);
+    cr_assert_not_null(r);
+    freeReplyObject(r);
     char old[600], fresh[600], other[600];
-    snprintf(old, sizeof old, "%s/.out.mkv.tmp-%d-0123abcd", CH.d.r.dir, (int)dead);
-    snprintf(fresh, sizeof fresh, "%s/.out.mkv.tmp-%d-4567cdef", CH.d.r.dir, (int)dead);
-    snprintf(other, sizeof other, "%s/.notours.mkv.tmp-%d-89abcdef", CH.d.r.dir, (int)dead);
-    cr_assert_eq(tsh("touch '%s' '%s' '%s' && touch -d '-5 minutes' '%s' '%s'", old, fresh, other,
-                     old, other), 0);
+    snprintf(old, sizeof old, "%s/.out.mkv.tmp-%d-0123abcd@c:gone:ctl:00000000", CH.d.r.dir,
+             (int)getpid());
+    snprintf(fresh, sizeof fresh, "%s/.out.mkv.tmp-%d-4567cdef@w:elsewhere:gpu0", CH.d.r.dir,
+             (int)dead);
+    snprintf(other, sizeof other, "%s/.notours.mkv.tmp-%d-89abcdef@c:gone:ctl:00000000",
+             CH.d.r.dir, (int)dead);
+    cr_assert_eq(tsh("touch '%s' '%s' '%s' && touch -d '-5 hours' '%s' '%s'", old, fresh, other,
+                     fresh, other), 0);
     chaos_kill9(&CH.d.ctl);
     chaos_controller();
     for (int t = 0; t < 15000 && access(old, F_OK) == 0; t += 50)
         chaos_msleep(50);
-    cr_assert_neq(access(old, F_OK), 0, "the dead writer's temp %s is still there", old);
-    cr_assert_eq(access(fresh, F_OK), 0, "a fresh temp was removed");
+    cr_assert_neq(access(old, F_OK), 0, "the lapsed owner's temp %s is still there", old);
+    cr_assert_eq(access(fresh, F_OK), 0, "a live owner's old temp was removed");
     cr_assert_eq(access(other, F_OK), 0, "a file not named after a job's output was removed");
     unlink(fresh);
     unlink(other);
     chaos_check_done(id, in, out, ref);
+}
+
+/* Names in `dir` (ls -a) that match the grep pattern `re`, into out (one a
+ * line); the count. */
+static int names_matching(const char *dir, const char *re, char *out, size_t n)
+{
+    out[0] = 0;
+    tsh_out(out, n, "find '%s' -name '.*' -type f | grep -E '%s'", dir, re);
+    int k = 0;
+    for (const char *p = out; *p; p++)
+        k += *p == '\n';
+    return k;
+}
+
+/* Issue 42, finding 3: a second controller starting "elsewhere" (prefix:
+ * its own PID namespace, or its clock 2 h ahead) while the stitch waits on
+ * a slow chunk. The stitch-ahead temp beside the output and the slow
+ * worker's chunk temp, set untouched for hours (as a slow 8K chunk leaves
+ * them), belong to a controller and a worker whose leases live: the new
+ * controller's start-up sweep keeps both, the job ends identical to one
+ * `process`, and every chunk ran once. Before, its sweep judged them by a
+ * pid it could not see and by its own clock, and removed both. */
+static void controller_elsewhere_keeps_live_temps(const char *const *prefix)
+{
+    chaos_up(0, 3, 0, 0, 100);
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400], stitch[2048], chunk[2048], dir[600], v[32];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_worker(100, 0); /* A: chunk 0, then chunk 2, about a second each */
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_chunk(id, 0, "state", "running", 60000);
+    chaos_worker(1500, 0); /* B: chunk 1, 1.5 s a frame */
+    chaos_wait_chunk(id, 1, "state", "running", 60000);
+    chaos_wait_chunk(id, 0, "state", "done", 60000);
+    snprintf(dir, sizeof dir, "%s/jobs/%s", CH.d.storage, id);
+    int ns = 0, nc = 0;
+    for (int t = 0; t < 30000 && !(ns && nc); t += 100) {
+        ns = names_matching(CH.d.r.dir, "/\\.out\\.mkv\\.tmp-", stitch, sizeof stitch);
+        nc = names_matching(dir, "/\\.00001\\.[a-z0-9]+\\.tmp-", chunk, sizeof chunk);
+        chaos_msleep(100);
+    }
+    cr_assert(ns == 1 && nc == 1, "no stitch-ahead temp (%d) or slow chunk temp (%d) to keep",
+              ns, nc);
+    stitch[strcspn(stitch, "\n")] = 0;
+    chunk[strcspn(chunk, "\n")] = 0;
+    chaos_wait_chunk(id, 1, "state", "running", 0); /* still waiting on it */
+    cr_assert_eq(tsh("touch -d '-3 hours' '%s' '%s'", stitch, chunk), 0);
+
+    pid_t first = CH.d.ctl;
+    pid_t second = chaos_controller_under(prefix);
+    CH.d.ctl = first;
+    /* its heartbeat comes after its start-up sweeps: two controllers listed */
+    long long n = 0;
+    for (int t = 0; t < 30000 && n < 2; t += 50) {
+        redisReply *r = rq_cmd(CH.q, NULL, "SCARD %s", RQ_CONTROLLERS);
+        n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+        if (r)
+            freeReplyObject(r);
+        chaos_msleep(50);
+    }
+    cr_assert_eq(n, 2, "the second controller did not start");
+    char ck[128];
+    rq_key_chunk(ck, sizeof ck, id, 1);
+    chaos_hget(ck, "state", v, sizeof v);
+    cr_assert_str_eq(v, "running", "the slow chunk ended before the sweep: the test proves nothing");
+    cr_assert_eq(access(stitch, F_OK), 0, "the waiting stitch's temp %s was removed", stitch);
+    cr_assert_eq(access(chunk, F_OK), 0, "the slow chunk's temp %s was removed", chunk);
+    chaos_watch(id, 0, 180000);
+    chaos_check_done(id, in, out, ref);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(chaos_chunk_ll(id, i, "attempts"), 1, "chunk %d was computed twice", i);
+    cr_assert_eq(chaos_log_has("whose lease has lapsed", 0), 0, "a live owner's temp was swept");
+    cr_assert_eq(chaos_log_has("from a writer (pid", 0), 0, "a controller removed another's temp");
+    chaos_kill9(&second);
+}
+
+Test(chaos_ctl, controller_in_its_own_pid_namespace_keeps_live_temps)
+{
+    const char *prefix[] = { "unshare", "--pid", "--fork", "--mount-proc", "--kill-child", NULL };
+    controller_elsewhere_keeps_live_temps(prefix);
+}
+
+Test(chaos_ctl, controller_with_its_clock_ahead_keeps_live_temps)
+{
+    const char *prefix[] = { "faketime", "-f", "+2h", NULL };
+    controller_elsewhere_keeps_live_temps(prefix);
 }

@@ -19,9 +19,10 @@ TestSuite(chaos_damage, .fini = chaos_teardown, .timeout = 240);
 /* A 3-chunk job whose chunks 1 and 2 are committed while chunk 0 is held
  * by a stopped worker (so the stitch cannot have read chunk 1 yet); then
  * chunk 1's output is damaged (truncate 0: 64 bytes flipped in its
- * middle; 1: cut to half its size) and the stopped worker resumes. The
+ * middle; 1: cut to half its size; 2: its timestamp sidecar deleted) and
+ * the stopped worker resumes. The
  * job must end done, identical, each chunk committed once. */
-static void damaged_chunk_output(int truncate)
+static void damaged_chunk_output(int how)
 {
     chaos_up(0, 60, 0, 0, 100); /* leases far longer than the stop */
     pid_t first = chaos_worker(0, 0);
@@ -38,7 +39,9 @@ static void damaged_chunk_output(int truncate)
     struct stat st;
     cr_assert_eq(stat(o1, &st), 0, "%s", o1);
     long long half = (long long)st.st_size / 2;
-    if (truncate)
+    if (how == 2)
+        cr_assert_eq(tsh("rm '%s.ts'", o1), 0);
+    else if (how)
         cr_assert_eq(tsh("truncate -s %lld '%s'", half, o1), 0);
     else
         cr_assert_eq(tsh("head -c 64 /dev/urandom | dd of='%s' bs=1 seek=%lld conv=notrunc "
@@ -48,6 +51,11 @@ static void damaged_chunk_output(int truncate)
     chaos_check_done(id, in, out, ref);
     chaos_check_no_temps(out, 30000);
     cr_assert_geq(chaos_chunk_ll(id, 1, "attempts"), 2, "chunk 1 was not computed again");
+    if (how == 2) { /* named as the sidecar, not as the output that is there */
+        cr_assert(chaos_log_has("00001.mkv.ts is missing; requeued", 0),
+                  "the deleted sidecar was not named");
+        return;
+    }
     const char *ev = chaos_events(id);
     cr_assert(strstr(ev, "its output does not match its checksum"), "%s", ev);
 }
@@ -60,4 +68,9 @@ Test(chaos_damage, sixty_four_flipped_bytes_in_a_chunk_output)
 Test(chaos_damage, a_truncated_chunk_output_is_rebuilt)
 {
     damaged_chunk_output(1);
+}
+
+Test(chaos_damage, a_deleted_sidecar_is_named_and_rebuilt)
+{
+    damaged_chunk_output(2);
 }

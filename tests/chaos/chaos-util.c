@@ -64,7 +64,7 @@ pid_t chaos_worker_replace(int slot, int frame_ms)
     return p;
 }
 
-pid_t chaos_controller(void)
+pid_t chaos_controller_under(const char *const *prefix)
 {
     /* tdist_controller always keeps the chunks: the defaults are built here */
     const char *keep = getenv("VR_CHAOS_KEEP_CHUNKS");
@@ -78,9 +78,14 @@ pid_t chaos_controller(void)
         argv[k++] = "--keep-chunks";
     for (int i = 0; i < 12 && CH.d.ctl_args[i]; i++)
         argv[k++] = CH.d.ctl_args[i];
-    CH.d.ctl = tproc_spawn("vr-controller", argv, CH.d.log);
+    CH.d.ctl = tproc_spawn_under(prefix, "vr-controller", argv, CH.d.log);
     cr_assert_gt(CH.d.ctl, 0, "cannot start a controller");
     return CH.d.ctl;
+}
+
+pid_t chaos_controller(void)
+{
+    return chaos_controller_under(NULL);
 }
 
 void chaos_up(int aof, double lease_s, int workers, int frame_delay_ms, int hb_ms)

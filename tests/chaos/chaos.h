@@ -39,6 +39,9 @@ void chaos_up(int aof, double lease_s, int workers, int frame_delay_ms, int hb_m
  * suite ran only that way until issue 26: run it both ways). Returns its
  * pid (also CH.d.ctl). */
 pid_t chaos_controller(void);
+/* The same under a wrapper command (tproc_spawn_under): in its own PID
+ * namespace, with a clock set ahead. */
+pid_t chaos_controller_under(const char *const *prefix);
 
 /* One more worker with test delays: VR_TEST_FRAME_DELAY_MS=frame_ms and
  * VR_TEST_COMMIT_DELAY_MS=commit_ms (0 = none). Returns its pid. */
