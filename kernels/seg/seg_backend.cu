@@ -1,5 +1,5 @@
 /*
- * seg_cuda.cu - the CUDA backend of the segmentation engine (seg.h): the
+ * seg_backend.cu - the CUDA backend of the segmentation engine (seg.h): the
  * frame kernels of frame_cuda.h around the GPU network (net_cuda.h), every
  * buffer allocated at creation and every stage batched over all frames and
  * eyes of a call:

@@ -1,5 +1,5 @@
 /*
- * seg_cpu.c - the CPU backend of the segmentation engine: the C twins of
+ * seg_backend_ref.c - the CPU backend of the segmentation engine (the twin of seg_backend.cu): the C twins of
  * frame_ref.h around the CPU network (net.h). Every buffer is sized at
  * creation from the tile plan; seg_run() allocates nothing.
  *
