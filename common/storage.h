@@ -153,8 +153,13 @@ int storage_check_space(const char *dir, uint64_t need, vr_err *err);
  * standalone `vr-worker process`, a name too long to carry it) is never
  * swept: its writer cleans up, or the job's directory goes with the job. */
 
+#define STORAGE_OWNER_MAX 112 /* an owner tag's bytes, its NUL included */
+
 /* Sets this process's owner tag: 1..110 of [A-Za-z0-9:._-]. 0 or VR_EINVAL. */
 int storage_temp_owner_set(const char *owner);
+
+/* Whether `o` is a valid owner tag (the set rule above): 1 or 0. */
+int storage_temp_owner_valid(const char *o);
 
 /* This process's owner tag, "" when none. */
 const char *storage_temp_owner(void);

@@ -1,6 +1,6 @@
 /*
  * storage_temps.c - temporary files owned, not guessed (storage.h, "temporaries
- * owned"): the owner tag a fleet process puts in its temp names, and the
+ * owned"): the names that carry an owner tag (storage_owner.c), and the
  * sweeps that remove a temp only when its owner's lease in Redis has lapsed.
  * Redis itself is the caller's (queue/ holds it): a sweep asks through the
  * `live` callback, so no local pid and no local clock decide.
@@ -19,37 +19,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define OWNER_MAX 112
-
-static char storage_owner[OWNER_MAX];
-
-static int owner_valid(const char *o)
-{
-    size_t n = strlen(o);
-    return n >= 1 && n < OWNER_MAX &&
-           strspn(o, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:._-") == n;
-}
-
-int storage_temp_owner_set(const char *owner)
-{
-    if (!owner || !owner_valid(owner))
-        return VR_EINVAL;
-    snprintf(storage_owner, sizeof storage_owner, "%s", owner);
-    return 0;
-}
-
-const char *storage_temp_owner(void)
-{
-    return storage_owner;
-}
-
 /* ---- names ---- */
 
 /* One of storage_temp's names, parsed: ".<base>" STORAGE_TEMP_MARK
  * "<pid>-<8 hex>" and "@<owner>" when it has one. */
 struct temp_name {
     pid_t pid;
-    char owner[OWNER_MAX];   /* "" when none */
+    char owner[STORAGE_OWNER_MAX];   /* "" when none */
 };
 
 static int temp_parse(const char *name, struct temp_name *t)
@@ -60,7 +36,7 @@ static int temp_parse(const char *name, struct temp_name *t)
         return 0;
     snprintf(head, sizeof head, "%s", name);
     char *at = strrchr(head, '@'); /* a valid owner holds no '@' */
-    if (at && owner_valid(at + 1)) {
+    if (at && storage_temp_owner_valid(at + 1)) {
         snprintf(t->owner, sizeof t->owner, "%s", at + 1);
         *at = 0;
     }
@@ -141,7 +117,8 @@ int storage_sweep_temps(const char *dir, storage_owner_live_fn live, void *ctx,
 /* Whether the temp `t` is this process's own. */
 static int temp_mine(const struct temp_name *t)
 {
-    return storage_owner[0] ? !strcmp(t->owner, storage_owner) : t->pid == getpid();
+    const char *mine = storage_temp_owner();
+    return mine[0] ? !strcmp(t->owner, mine) : t->pid == getpid();
 }
 
 /* What to remove of a name's temporary files (temps_of). */

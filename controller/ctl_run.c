@@ -39,18 +39,6 @@ struct ctl_hb {
     int started;
 };
 
-void ctl_loop_pulse(struct ctl *c)
-{
-    __atomic_store_n(&c->loop_turn_ms, (long long)clock_mono_ms(), __ATOMIC_RELAXED);
-}
-
-double ctl_loop_stalled(const struct ctl *c)
-{
-    long long at = __atomic_load_n(&c->loop_turn_ms, __ATOMIC_RELAXED);
-    long long idle = (long long)clock_mono_ms() - at;
-    return at > 0 && idle > c->stall_ms ? idle / 1000.0 : 0;
-}
-
 /* The heartbeat says the controller works, not only that its process
  * lives: while the loop is stuck (a blocking open, a huge file summed)
  * the key is removed, so another controller takes its jobs over (their
