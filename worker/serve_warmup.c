@@ -65,17 +65,14 @@ static int warm_source_open(const struct serve *s, const char *src, int *fd, cha
     int root = open(s->input_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return storage_errno(errno, "cannot open the input root", s->input_root, err);
-    *fd = beneath_open(root, rel, O_RDONLY | O_NONBLOCK, 0); /* a FIFO must not hang us */
+    /* non-blocking, no link followed, a regular file (beneath.h) */
+    *fd = beneath_open_file(root, rel, "warm-up source", src, s->input_root, NULL, err);
     close(root);
-    if (*fd < 0)
-        return beneath_err(*fd, "warm-up source", src, s->input_root, err);
-    struct stat st;
-    if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(*fd);
+    if (*fd < 0) {
+        int e = *fd;
         *fd = -1;
-        return vr_err_set(err, VR_EINVAL, "warm-up source %s: not a regular file", src);
+        return e;
     }
-    fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK);
     beneath_fd_path(*fd, NULL, path, n);
     return 0;
 }
