@@ -120,8 +120,9 @@ static int serve_source_open(const struct serve *s, const struct chunk_range *r,
     f->in = beneath_open_file(root, rel, "chunk source", r->source, s->input_root, NULL, err);
     close(root);
     if (f->in < 0) {
-        /* there but not a regular file: the chunk's fault, not this worker's */
-        f->env = f->in != VR_EFORMAT;
+        /* missing, unreadable or I/O: this worker's mount; a link, a path
+         * leaving the root or no regular file: the source's, the chunk's */
+        f->env = f->in == VR_ENOENT || f->in == VR_EACCES || f->in == VR_EIO;
         return f->in;
     }
     f->env = 0;
