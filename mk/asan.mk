@@ -13,7 +13,9 @@ ASAN_BUILD := build-asan
 ASAN_BIN   := bin-asan
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
               -fno-omit-frame-pointer
-ASAN_ENV   := ASAN_OPTIONS=halt_on_error=1:detect_leaks=0:abort_on_error=0:exitcode=86 \
+# verify_asan_link_order=0: tests start some processes under faketime, whose
+# LD_PRELOAD comes before the ASan runtime (which otherwise refuses to start)
+ASAN_ENV   := ASAN_OPTIONS=halt_on_error=1:detect_leaks=0:abort_on_error=0:exitcode=86:verify_asan_link_order=0 \
               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 ASAN_TEST_ARGS ?= -j$(NPROC)
 
