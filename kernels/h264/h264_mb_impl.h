@@ -207,17 +207,54 @@ H264_DEV static int code_residual(const uint8_t *src, const uint8_t *pred, uint8
 
 /* ---- stage 1: P frames ---- */
 
+/* Whether the 16x16 blocks a and b (stride ls, 16-byte aligned rows) are
+ * equal; on the GPU a row is one 16-byte load. */
+H264_DEV static int mb_equal(const uint8_t *a, const uint8_t *b, size_t ls)
+{
+    for (int y = 0; y < 16; y++) {
+#ifdef __CUDACC__
+        uint4 u = *(const uint4 *)(a + y * ls), v = *(const uint4 *)(b + y * ls);
+        if (u.x != v.x || u.y != v.y || u.z != v.z || u.w != v.w)
+            return 0;
+#else
+        if (memcmp(a + y * ls, b + y * ls, 16))
+            return 0;
+#endif
+    }
+    return 1;
+}
+
+H264_DEV static void mb_copy(uint8_t *dst, const uint8_t *src, size_t ls)
+{
+    for (int y = 0; y < 16; y++) {
+#ifdef __CUDACC__
+        *(uint4 *)(dst + y * ls) = *(const uint4 *)(src + y * ls);
+#else
+        memcpy(dst + y * ls, src + y * ls, 16);
+#endif
+    }
+}
+
 H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
-    m->type = H264_MB_P16;
     m->mode = 0;
+    /* an MB equal to its reference (most of a matte: the inside and the
+     * outside of people) codes to no level at all: P_Skip without the
+     * transform. Its neighbours read only its counts (stage 3). */
+    if (mb_equal(fr->src + o, fr->ref + o, (size_t)fr->ls)) {
+        m->type = H264_MB_SKIP;
+        m->cbp = 0;
+        memset(m->nc, 0, sizeof m->nc);
+        mb_copy(fr->rec + o, fr->ref + o, (size_t)fr->ls);
+        return;
+    }
+    m->type = H264_MB_P16;
     if (!code_residual(fr->src + o, fr->ref + o, fr->rec + o, fr->ls, fr->qp, 0, m)) {
         /* nothing coded: the decoder copies the reference, as P_Skip */
         m->type = H264_MB_SKIP;
-        for (int y = 0; y < 16; y++)
-            memcpy(fr->rec + o + (size_t)y * fr->ls, fr->ref + o + (size_t)y * fr->ls, 16);
+        mb_copy(fr->rec + o, fr->ref + o, (size_t)fr->ls);
     }
 }
 

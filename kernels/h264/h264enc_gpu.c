@@ -13,8 +13,15 @@
 
 #include "h264_cuda.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* VR_H264_PROFILE=1 (benches): each stage's GPU time by events, summed by
+ * frame kind and printed to stderr at the free. */
+enum { PROF_LOAD, PROF_MB, PROF_SKIPRUNS, PROF_CAVLC, PROF_SCAN, PROF_PACK, PROF_STAGES };
+static const char *const prof_name[PROF_STAGES] = { "load", "per-MB code", "skip runs",
+                                                     "cavlc", "prefix sum+wait", "pack+copy" };
 
 struct h264_gpu {
     int dev;
@@ -26,9 +33,47 @@ struct h264_gpu {
     uint8_t *out;            /* the packed slice data */
     size_t out_cap;
     uint64_t *tail;          /* pinned: total bits, run[n], counts[3] */
+    uint8_t *pin;            /* pinned: the slice data read back (an async copy), grown */
+    size_t pin_cap;
     cudaEvent_t done;        /* a blocking event: the waits sleep instead of spinning a core */
     int w, h;
+    int prof;                /* VR_H264_PROFILE: ev[] recorded, ms[kind][stage] summed */
+    cudaEvent_t ev[PROF_STAGES + 1];
+    double ms[2][PROF_STAGES];
+    long long nprof[2];
 };
+
+static void prof_mark(struct h264_gpu *g, int k)
+{
+    if (g->prof)
+        cudaEventRecord(g->ev[k], g->s);
+}
+
+/* After the frame's last wait: its stages' times into the sums. */
+static void prof_add(struct h264_gpu *g, int idr)
+{
+    if (!g->prof)
+        return;
+    for (int k = 0; k < PROF_STAGES; k++) {
+        float t = 0;
+        if (cudaEventElapsedTime(&t, g->ev[k], g->ev[k + 1]) == cudaSuccess)
+            g->ms[idr][k] += t;
+    }
+    g->nprof[idr]++;
+}
+
+static void prof_print(const struct h264_gpu *g)
+{
+    for (int kind = 0; g->prof && kind < 2; kind++) {
+        if (!g->nprof[kind])
+            continue;
+        fprintf(stderr, "h264 GPU stages, %s frames (%lld), ms a frame:", kind ? "IDR" : "P",
+                g->nprof[kind]);
+        for (int k = 0; k < PROF_STAGES; k++)
+            fprintf(stderr, " %s %.3f%s", prof_name[k], g->ms[kind][k] / (double)g->nprof[kind],
+                    k + 1 < PROF_STAGES ? "," : "\n");
+    }
+}
 
 /* Waits for what was queued on the stream, asleep. */
 static cudaError_t wait_stream(struct h264_gpu *g)
@@ -83,6 +128,10 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out,
     CK(cudaMallocHost((void **)&g->tail, 4 * sizeof *g->tail), "out of pinned memory");
     CK(cudaEventCreateWithFlags(&g->done, cudaEventBlockingSync | cudaEventDisableTiming),
        "cannot create an event");
+    const char *pe = getenv("VR_H264_PROFILE");
+    g->prof = pe && pe[0] == '1';
+    for (int k = 0; g->prof && k <= PROF_STAGES; k++)
+        CK(cudaEventCreate(&g->ev[k]), "cannot create an event");
     *out = g;
     return 0;
 fail:
@@ -98,6 +147,10 @@ void h264_gpu_free(struct h264_gpu **gp)
     cudaSetDevice(g->dev);
     if (g->s)
         cudaStreamSynchronize(g->s);
+    prof_print(g);
+    for (int k = 0; k <= PROF_STAGES; k++)
+        if (g->ev[k])
+            cudaEventDestroy(g->ev[k]);
     cudaFree(g->in);
     cudaFree(g->f.src);
     cudaFree(g->rec[0]);
@@ -110,6 +163,7 @@ void h264_gpu_free(struct h264_gpu **gp)
     cudaFree(g->f.bits);
     cudaFree(g->out);
     cudaFreeHost(g->tail);
+    cudaFreeHost(g->pin);
     if (g->done)
         cudaEventDestroy(g->done);
     if (g->s)
@@ -129,6 +183,7 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     f->ref = g->rec[g->cur];
     f->rec = g->rec[nxt];
     CK(cudaSetDevice(g->dev), "cannot use the device");
+    prof_mark(g, PROF_LOAD);
     if (!y_dev) {
         CK(cudaMemcpy2DAsync(g->in, (size_t)g->w, y, (size_t)ls, (size_t)g->w, (size_t)g->h,
                              cudaMemcpyHostToDevice, g->s), "cannot upload the frame");
@@ -137,14 +192,23 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     }
     if ((rc = cu_h264_load(f, y, ls, g->w, g->h, g->s, err)) < 0)
         return rc;
+    prof_mark(g, PROF_MB);
     if (idr) {
         for (int d = 0; d < f->mbw + f->mbh - 1 && rc == 0; d++)
             rc = cu_h264_intra(f, d, g->s, err);
     } else {
         rc = cu_h264_inter(f, g->s, err);
     }
-    if (rc < 0 || (rc = cu_h264_skipruns(f, g->s, err)) < 0 ||
-        (rc = cu_h264_cavlc(f, idr, g->s, err)) < 0 || (rc = cu_h264_scan(f, g->s, err)) < 0)
+    if (rc < 0)
+        return rc;
+    prof_mark(g, PROF_SKIPRUNS);
+    if ((rc = cu_h264_skipruns(f, g->s, err)) < 0)
+        return rc;
+    prof_mark(g, PROF_CAVLC);
+    if ((rc = cu_h264_cavlc(f, idr, g->s, err)) < 0)
+        return rc;
+    prof_mark(g, PROF_SCAN);
+    if ((rc = cu_h264_scan(f, g->s, err)) < 0)
         return rc;
     CK(cudaMemcpyAsync(&g->tail[0], f->pos + n, sizeof(uint64_t), cudaMemcpyDeviceToHost, g->s),
        "cannot read the length back");
@@ -156,14 +220,27 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     uint64_t total = g->tail[0];
     uint32_t bit0 = hdr_bits & 7;
     size_t bytes = (size_t)((bit0 + total + 7) / 8);
+    prof_mark(g, PROF_PACK);
     CK(cudaMemsetAsync(g->out, 0, bytes + 4, g->s), "cannot clear the slice buffer");
     if ((rc = cu_h264_pack(f, g->out, bit0, g->s, err)) < 0)
         return rc;
+    if (bytes > g->pin_cap) { /* a bigger frame than any before: grow, with room */
+        cudaFreeHost(g->pin);
+        g->pin = NULL;
+        g->pin_cap = 0;
+        size_t cap = bytes + bytes / 2 + 65536;
+        CK(cudaMallocHost((void **)&g->pin, cap), "out of pinned memory");
+        g->pin_cap = cap;
+    }
+    CK(cudaMemcpyAsync(g->pin, g->out, bytes, cudaMemcpyDeviceToHost, g->s),
+       "cannot read the slice back");
+    prof_mark(g, PROF_STAGES);
+    CK(wait_stream(g), "the pack failed");
+    prof_add(g, idr);
     /* the slice data lands on its bytes; the first one shares bits with the header */
     uint8_t *dst = rbsp + hdr_bits / 8;
     uint8_t first = dst[0];
-    CK(cudaMemcpyAsync(dst, g->out, bytes, cudaMemcpyDeviceToHost, g->s), "cannot read the slice back");
-    CK(wait_stream(g), "the pack failed");
+    memcpy(dst, g->pin, bytes);
     if (bit0 && bytes)
         dst[0] |= first; /* the header's bits before bit0 */
     else if (bit0)
