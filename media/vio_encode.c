@@ -583,23 +583,26 @@ static int drain(struct vio_out *o, vr_err *err)
 
 /* Frames between IDRs when the source gives none sooner, as MAX_GOP does
  * for x264: an IDR where the caller marks the source's keyframes, else one
- * every MAX_GOP frames counted from the last. */
-static int write_h264(struct vio_out *o, const AVFrame *f, vr_err *err)
+ * every MAX_GOP frames counted from the last. The luma y (stride ls) is in
+ * the encoder's device memory when dev. */
+static int write_h264(struct vio_out *o, const uint8_t *y, int ls, int dev, int64_t pts,
+                      int src_key, vr_err *err)
 {
     const uint8_t *p;
     int size, key;
-    int idr = f->pict_type == AV_PICTURE_TYPE_I || o->since_idr < 0 || o->since_idr >= MAX_GOP - 1;
-    int rc = h264enc_frame(o->h264, f->data[0], f->linesize[0], idr, &p, &size, &key, err);
+    int idr = src_key || o->since_idr < 0 || o->since_idr >= MAX_GOP - 1;
+    int rc = dev ? h264enc_frame_dev(o->h264, y, ls, idr, &p, &size, &key, err)
+                 : h264enc_frame(o->h264, y, ls, idr, &p, &size, &key, err);
     if (rc < 0)
         return vr_err_prefix(err, "%s: frame %lld", o->path, (long long)o->frames);
     o->since_idr = key ? 0 : o->since_idr + 1;
     o->frames++;
     if (o->times)
-        times_add(&o->times[0], f->pts, f->pts, 0);
+        times_add(&o->times[0], pts, pts, 0);
     if (av_new_packet(o->pkt, size) < 0)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     memcpy(o->pkt->data, p, (size_t)size);
-    o->pkt->pts = o->pkt->dts = f->pts; /* no reordering: decode order is presentation order */
+    o->pkt->pts = o->pkt->dts = pts; /* no reordering: decode order is presentation order */
     if (key)
         o->pkt->flags |= AV_PKT_FLAG_KEY;
     o->pkt->stream_index = o->vst->index;
@@ -607,11 +610,23 @@ static int write_h264(struct vio_out *o, const AVFrame *f, vr_err *err)
     return mux(o, o->pkt, err);
 }
 
+int vio_out_matte_on_device(const struct vio_out *o) { return o->h264 && h264enc_on_gpu(o->h264); }
+
+int vio_out_write_matte_dev(struct vio_out *o, const uint8_t *y, int ls, int64_t pts, int key,
+                            vr_err *err)
+{
+    if (!vio_out_matte_on_device(o))
+        return vr_err_set(err, VR_EINVAL, "%s: encoder %s takes no matte in device memory",
+                          o->path, vio_out_encoder(o));
+    return write_h264(o, y, ls, 1, pts, key, err);
+}
+
 int vio_out_write(struct vio_out *o, const AVFrame *f, vr_err *err)
 {
     char eb[128];
     if (o->h264)
-        return write_h264(o, f, err);
+        return write_h264(o, f->data[0], f->linesize[0], 0, f->pts,
+                          f->pict_type == AV_PICTURE_TYPE_I, err);
     int r = avcodec_send_frame(o->enc, f);
     if (r < 0)
         return vr_err_set(err, VR_ECODEC, "%s: encoder %s refused frame %lld: %s", o->path,

@@ -207,6 +207,18 @@ int vio_encoder_probe(const char *name, vr_err *err);
  * Thread-safe against vio_out_copy. */
 int vio_out_write(struct vio_out *o, const AVFrame *f, vr_err *err);
 
+/* 1 when o's encoder takes the matte in device memory (the matte encoder
+ * of kernels/h264 on the run's GPU): vio_out_write_matte_dev then spares
+ * the matte's trip through the host. */
+int vio_out_matte_on_device(const struct vio_out *o);
+
+/* vio_out_write for such an encoder: the matte (luma only, w x h of the
+ * options, stride ls) in the output's GPU's memory, pts in the input video
+ * time base, key the source's keyframe (an IDR here). The matte is read
+ * before the call returns. VR_EINVAL where vio_out_matte_on_device is 0. */
+int vio_out_write_matte_dev(struct vio_out *o, const uint8_t *y, int ls, int64_t pts, int key,
+                            vr_err *err);
+
 /* Writes a packet from vio_in_next (VIO_PACKET) with its timestamps rescaled
  * to the output stream; the packet's data is not modified. Packets of
  * streams that were not copied are dropped. The packet is unreferenced. */

@@ -4,7 +4,9 @@
  *
  *   decode ──q_dec (2*batch)──▶ segment (batches of cfg.batch frames;
  *     │                          GPU: frames stay in device memory, masks
- *     │ copied packets           are downloaded into pinned host buffers)
+ *     │ copied packets           are downloaded into pinned host buffers,
+ *     │                          or stay there too for the GPU's matte
+ *     │                          encoder: pipe.matte_dev)
  *     ▼                                   │ q_seg (2*batch+4)
  *   vio_out (muxer) ◀── encode ◀──────────┘
  *                        (compose the output kind, encode, mux; mask
@@ -48,7 +50,7 @@
 
 /* ---- the run's state ---- */
 
-struct mbuf {            /* one host matte, from the pool */
+struct mbuf {            /* one matte, from the pool (device memory with matte_dev) */
     uint8_t *data;
     int ls;
 };
@@ -68,6 +70,9 @@ struct pipe {
     const struct pipe_opts *o;
     const char *in_path;
     int gpu;                     /* CUDA path */
+    int matte_dev;               /* the matte goes from seg_run to the encoder in device
+                                  * memory (vio_out_matte_on_device): no download, no
+                                  * compose */
     struct vio_in *in;
     struct vio_out *out;
     struct seg *seg;
@@ -338,7 +343,11 @@ static int segment_batch(struct pipe *p, struct item **b, int n, vr_err *e)
             return rc;
         mk[i].w = p->plan.mask_w;
         mk[i].h = p->plan.mask_h;
-        if (p->gpu) {
+        if (p->matte_dev) {
+            mk[i].data = b[i]->mask->data;
+            mk[i].linesize = b[i]->mask->ls;
+            mk[i].on_device = 1;
+        } else if (p->gpu) {
             mk[i].data = p->dmask[i];
             mk[i].linesize = (int)p->dpitch;
             mk[i].on_device = 1;
@@ -365,7 +374,7 @@ static int segment_batch(struct pipe *p, struct item **b, int n, vr_err *e)
         hist_record(&p->m.stage[MET_INFERENCE], tm.inference * 1000.0 / n);
         b[i]->post_us = tm.postprocess * 1000.0 / n;
     }
-    if (p->gpu) {
+    if (p->gpu && !p->matte_dev) {
         for (int i = 0; i < n; i++) {
             double d0 = now_us();
             trace_nvtx_push("d2h");
@@ -491,12 +500,15 @@ static void *encode_main(void *arg)
             item_free(it);
             break;
         }
-        output_compose(&p->plan, it->colour, it->mask->data, it->mask->ls, ef);
+        if (!p->matte_dev)
+            output_compose(&p->plan, it->colour, it->mask->data, it->mask->ls, ef);
         ef->pts = it->pts;
         ef->pict_type = it->key ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
         double t1 = now_us();
         trace_nvtx_push("encode");
-        rc = vio_out_write(p->out, ef, &e);
+        rc = p->matte_dev ? vio_out_write_matte_dev(p->out, it->mask->data, it->mask->ls, it->pts,
+                                                    it->key, &e)
+                          : vio_out_write(p->out, ef, &e);
         trace_nvtx_pop();
         double t2 = now_us();
         hist_record(&p->m.stage[MET_POSTPROCESS], it->post_us + (t1 - t0));
@@ -564,7 +576,13 @@ static int make_pool(struct pipe *p, vr_err *err)
     for (int i = 0; i < p->nmbuf; i++) {
         struct mbuf *m = &p->mbufs[i];
         m->ls = ls;
-        if (p->gpu) {
+        if (p->matte_dev) {
+            size_t pitch;
+            if ((rc = pcuda_dev_alloc2d((void **)&m->data, &pitch, p->plan.mask_w,
+                                        p->plan.mask_h, err)) < 0)
+                return rc;
+            m->ls = (int)pitch;
+        } else if (p->gpu) {
             if ((rc = pcuda_host_alloc((void **)&m->data, bytes, err)) < 0)
                 return rc;
         } else if (!(m->data = aligned_alloc(64, bytes))) {
@@ -572,7 +590,7 @@ static int make_pool(struct pipe *p, vr_err *err)
         }
         pq_push(p->pool, m);
     }
-    if (p->gpu)
+    if (p->gpu && !p->matte_dev)
         for (int i = 0; i < B; i++)
             if ((rc = pcuda_dev_alloc2d(&p->dmask[i], &p->dpitch, p->plan.mask_w, p->plan.mask_h, err)) < 0)
                 return rc;
@@ -585,7 +603,9 @@ static void pipe_release(struct pipe *p)
     pq_free(&p->q_seg, item_free);
     pq_free(&p->pool, NULL);
     for (int i = 0; p->mbufs && i < p->nmbuf; i++) {
-        if (p->gpu)
+        if (p->matte_dev)
+            pcuda_dev_free(p->mbufs[i].data);
+        else if (p->gpu)
             pcuda_host_free(p->mbufs[i].data);
         else
             free(p->mbufs[i].data);
@@ -728,8 +748,12 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     if ((rc = vio_out_open(&oo, &p->out, err)) < 0)
         return rc;
     p->at.out_open = now_us();
-    log_info("%s: %s output %dx%d (matte %dx%d), encoder %s", out, output_kind_name(o->output),
-             p->plan.enc_w, p->plan.enc_h, p->plan.mask_w, p->plan.mask_h, vio_out_encoder(p->out));
+    p->matte_dev = p->gpu && p->plan.kind == PIPE_OUT_MASK && vio_out_matte_on_device(p->out) &&
+                   p->plan.mask_w == p->plan.enc_w && p->plan.mask_h == p->plan.enc_h &&
+                   !o->matte_via_host;
+    log_info("%s: %s output %dx%d (matte %dx%d%s), encoder %s", out, output_kind_name(o->output),
+             p->plan.enc_w, p->plan.enc_h, p->plan.mask_w, p->plan.mask_h,
+             p->matte_dev ? ", handed over in device memory" : "", vio_out_encoder(p->out));
     if ((rc = pq_create(2 * B, &p->q_dec, err)) < 0 || (rc = pq_create(2 * B + 4, &p->q_seg, err)) < 0)
         return rc;
     if (!p->gpu && (rc = make_pool(p, err)) < 0)

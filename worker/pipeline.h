@@ -45,6 +45,8 @@ struct pipe_opts {
                                 * as it goes: a chunk's progress for the heartbeat; NULL */
     int fail_on_decode_error;  /* --on-decode-error fail: a damaged packet fails the run;
                                 * 0: concealed, counted in metrics.concealed */
+    int matte_via_host;        /* tests and benches: download the matte and encode it from
+                                * host memory even where the encoder takes it on the GPU */
 };
 
 /* Processes `in` into `out`. The output is written to a temporary name in

@@ -252,6 +252,8 @@ const uint8_t *h264enc_recon(struct h264enc *e, int *ls)
 
 void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s) { *s = e->st; }
 
+int h264enc_on_gpu(const struct h264enc *e) { return e->gpu != NULL; }
+
 int h264enc_cuda_built(void)
 {
 #ifdef VR_HAVE_CUDA

@@ -75,6 +75,10 @@ void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s);
  * size and MB rate hold w x h at fps (Table A-1); 62 when none does. */
 int h264enc_level(int w, int h, double fps);
 
+/* 1 when e codes on a GPU (opened with use_gpu): h264enc_frame_dev takes
+ * its frames in that device's memory. */
+int h264enc_on_gpu(const struct h264enc *e);
+
 /* 1 when this build has the CUDA encoder (the stages as kernels), else 0. */
 int h264enc_cuda_built(void);
 
