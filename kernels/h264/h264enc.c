@@ -78,13 +78,22 @@ static size_t nal_write(uint8_t *dst, int ref_idc, int type, const uint8_t *rbsp
     dst[o++] = 1;
     dst[o++] = (uint8_t)(ref_idc << 5 | type);
     int zeros = 0;
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0; i < len;) {
+        if (!zeros) { /* up to the next zero byte nothing needs escaping: copy it whole */
+            const uint8_t *z = memchr(rbsp + i, 0, len - i);
+            size_t j = z ? (size_t)(z - rbsp) : len;
+            memcpy(dst + o, rbsp + i, j - i);
+            o += j - i;
+            if ((i = j) == len)
+                break;
+        }
         if (zeros >= 2 && rbsp[i] <= 3) {
             dst[o++] = 3;
             zeros = 0;
         }
         dst[o++] = rbsp[i];
         zeros = rbsp[i] ? 0 : zeros + 1;
+        i++;
     }
     return o;
 }
