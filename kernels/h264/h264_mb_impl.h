@@ -76,8 +76,8 @@ H264_DEV static void fdct4(int *b)
 }
 
 /* The decoder's inverse transform (8.5.12.2) of scaled coefficients d
- * (raster), added to pred (stride ls) into out (stride ls), clipped. */
-H264_DEV static void idct4_add(const int *d, const uint8_t *pred, uint8_t *out, int ls)
+ * (raster), added to pred (stride pls) into out (stride ols), clipped. */
+H264_DEV static void idct4_add2(const int *d, const uint8_t *pred, int pls, uint8_t *out, int ols)
 {
     int t[16];
     for (int i = 0; i < 4; i++) { /* each row */
@@ -93,8 +93,13 @@ H264_DEV static void idct4_add(const int *d, const uint8_t *pred, uint8_t *out, 
         int g = (t[4 + j] >> 1) - t[12 + j], h = t[4 + j] + (t[12 + j] >> 1);
         int v[4] = { e + h, f + g, f - g, e - h };
         for (int i = 0; i < 4; i++)
-            out[i * ls + j] = clip255(pred[i * ls + j] + ((v[i] + 32) >> 6));
+            out[i * ols + j] = clip255(pred[i * pls + j] + ((v[i] + 32) >> 6));
     }
+}
+
+H264_DEV static void idct4_add(const int *d, const uint8_t *pred, uint8_t *out, int ls)
+{
+    idct4_add2(d, pred, ls, out, ls);
 }
 
 /* The 4x4 Hadamard (its own inverse up to scale), in place. */
