@@ -91,6 +91,17 @@ __global__ static void k_scan(struct h264_frame f)
         f.pos[n] = sum[t];
 }
 
+/* ref_h264_clear's bytes, a thread a byte over a fixed grid: the end is
+ * on the device (pos[n]), so the host need not wait for it. */
+__global__ static void k_clear(struct h264_frame f, uint8_t *out, uint64_t from, uint64_t bit0,
+                               int pad)
+{
+    uint64_t end = (bit0 + f.pos[f.mbw * f.mbh] + 7) / 8 + (uint64_t)pad;
+    for (uint64_t k = from + blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < end;
+         k += (uint64_t)gridDim.x * blockDim.x)
+        out[k] = 0;
+}
+
 __global__ static void k_pack(struct h264_frame f, uint8_t *out, uint64_t bit0)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -115,6 +126,13 @@ extern "C" int cu_h264_scan(const struct h264_frame *f, cudaStream_t s, vr_err *
 {
     k_scan<<<1, SCAN_THREADS, 0, s>>>(*f);
     return launched("scan", err);
+}
+
+extern "C" int cu_h264_clear(const struct h264_frame *f, uint8_t *out, uint64_t from,
+                             uint64_t bit0, int pad, cudaStream_t s, vr_err *err)
+{
+    k_clear<<<264, 256, 0, s>>>(*f, out, from, bit0, pad);
+    return launched("clear", err);
 }
 
 extern "C" int cu_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0,

@@ -5,6 +5,8 @@
  */
 #include "h264_cavlc_impl.h"
 
+#include <string.h>
+
 void ref_h264_skipruns(const struct h264_frame *f)
 {
     int n = f->mbw * f->mbh;
@@ -34,6 +36,14 @@ void ref_h264_scan(const struct h264_frame *f)
         s += f->nbits[i];
     }
     f->pos[n] = s;
+}
+
+void ref_h264_clear(const struct h264_frame *f, uint8_t *out, uint64_t from, uint64_t bit0,
+                    int pad)
+{
+    uint64_t end = (bit0 + f->pos[f->mbw * f->mbh] + 7) / 8 + (uint64_t)pad;
+    if (end > from)
+        memset(out + from, 0, (size_t)(end - from));
 }
 
 void ref_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0)

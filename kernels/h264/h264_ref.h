@@ -97,6 +97,12 @@ void ref_h264_cavlc(const struct h264_frame *f, int idr);
 /* Stage 4: f->pos from f->nbits. */
 void ref_h264_scan(const struct h264_frame *f);
 
+/* Before stage 5: zero out's bytes from byte `from` to the end of the
+ * last MB's bits at bit offset bit0 (bit0 + f->pos[n]), and pad bytes
+ * more: the pack ORs into them. */
+void ref_h264_clear(const struct h264_frame *f, uint8_t *out, uint64_t from, uint64_t bit0,
+                    int pad);
+
 /* Stage 5: each MB's bits into out at bit offset bit0 + f->pos[i]. The
  * bytes from bit0's byte to the end of the last MB's bits must be zero on
  * entry, except the bits before bit0 in its byte (kept); on the GPU out is

@@ -77,24 +77,28 @@ static size_t nal_write(uint8_t *dst, int ref_idc, int type, const uint8_t *rbsp
     dst[o++] = 0;
     dst[o++] = 1;
     dst[o++] = (uint8_t)(ref_idc << 5 | type);
-    int zeros = 0;
-    for (size_t i = 0; i < len;) {
-        if (!zeros) { /* up to the next zero byte nothing needs escaping: copy it whole */
-            const uint8_t *z = memchr(rbsp + i, 0, len - i);
-            size_t j = z ? (size_t)(z - rbsp) : len;
-            memcpy(dst + o, rbsp + i, j - i);
-            o += j - i;
-            if ((i = j) == len)
-                break;
+    /* An 03 goes before byte j + 2 after a pair of zeros at j, j + 1; the
+     * count restarts after it. A nonzero byte at j + 1 rules out pairs at
+     * j and j + 1, so the scan steps two bytes (a coded slice has zero
+     * bytes, but seldom two in a row), and the runs between escapes are
+     * copied whole. */
+    size_t start = 0, j = 0;
+    while (j + 2 < len) {
+        if (rbsp[j + 1]) {
+            j += 2;
+            continue;
         }
-        if (zeros >= 2 && rbsp[i] <= 3) {
+        if (!rbsp[j] && rbsp[j + 2] <= 3) {
+            memcpy(dst + o, rbsp + start, j + 2 - start);
+            o += j + 2 - start;
             dst[o++] = 3;
-            zeros = 0;
+            start = j += 2;
+            continue;
         }
-        dst[o++] = rbsp[i];
-        zeros = rbsp[i] ? 0 : zeros + 1;
-        i++;
+        j++;
     }
+    memcpy(dst + o, rbsp + start, len - start);
+    o += len - start;
     return o;
 }
 
@@ -319,8 +323,7 @@ static void frame_cpu(struct h264enc *e, const uint8_t *y, int ls, int idr, uint
     ref_h264_scan(&f);
     /* zero from the header's last byte on (a byte it began keeps its bits:
      * the rest of that byte is zero already): the pack ORs into them */
-    size_t z = (hdr_bits + 7) / 8;
-    memset(e->rbsp + z, 0, (size_t)((hdr_bits + f.pos[n] + 7) / 8 + 1 - z));
+    ref_h264_clear(&f, e->rbsp, (hdr_bits + 7) / 8, hdr_bits, 1);
     ref_h264_pack(&f, e->rbsp, hdr_bits);
     *bits = f.pos[n];
     *run_end = e->run[n];

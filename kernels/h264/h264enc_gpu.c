@@ -2,8 +2,9 @@
  * h264enc_gpu.c - the matte encoder's frames on a GPU (h264enc_gpu.h):
  * upload (or take the device's luma), the stages of h264_cuda.h, the total
  * length and the last skip run read back, the pack, the slice data read
- * back. Two waits a frame: for the length (to size the copy) and for the
- * bytes.
+ * back. One wait a frame: the buffer is cleared to the length on the
+ * device and read back as long as twice the last frame's (a longer one
+ * waits again for the rest).
  */
 #include "h264enc_gpu.h"
 
@@ -21,7 +22,7 @@
  * frame kind and printed to stderr at the free. */
 enum { PROF_LOAD, PROF_MB, PROF_SKIPRUNS, PROF_CAVLC, PROF_SCAN, PROF_PACK, PROF_STAGES };
 static const char *const prof_name[PROF_STAGES] = { "load", "per-MB code", "skip runs",
-                                                     "cavlc", "prefix sum+wait", "pack+copy" };
+                                                     "cavlc", "prefix sum", "clear+pack+copy+wait" };
 
 struct h264_gpu {
     int dev;
@@ -35,6 +36,8 @@ struct h264_gpu {
     uint64_t *tail;          /* pinned: total bits, run[n], counts[3] */
     uint8_t *pin;            /* pinned: the slice data read back (an async copy), grown */
     size_t pin_cap;
+    size_t guess;            /* bytes read back before the length is known: twice the
+                              * last frame's */
     cudaEvent_t done;        /* a blocking event: the waits sleep instead of spinning a core */
     int w, h;
     int prof;                /* VR_H264_PROFILE: ev[] recorded, ms[kind][stage] summed */
@@ -75,6 +78,21 @@ static void prof_print(const struct h264_gpu *g)
     }
 }
 
+/* The pinned buffer at least `bytes` long (grown with room). */
+static cudaError_t pin_room(struct h264_gpu *g, size_t bytes)
+{
+    if (bytes <= g->pin_cap)
+        return cudaSuccess;
+    cudaFreeHost(g->pin);
+    g->pin = NULL;
+    g->pin_cap = 0;
+    size_t cap = bytes + bytes / 2 + 65536;
+    cudaError_t e = cudaMallocHost((void **)&g->pin, cap);
+    if (e == cudaSuccess)
+        g->pin_cap = cap;
+    return e;
+}
+
 /* Waits for what was queued on the stream, asleep. */
 static cudaError_t wait_stream(struct h264_gpu *g)
 {
@@ -112,6 +130,7 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out,
     g->f.mbh = mbh;
     g->f.ls = mbw * 16;
     g->out_cap = n * H264_MB_MAX_BYTES + 16;
+    g->guess = 1 << 20;
     CK(cudaSetDevice(dev), "cannot use the device");
     CK(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking), "cannot create a stream");
     CK(cudaMalloc((void **)&g->in, (size_t)w * h), "out of device memory");
@@ -210,33 +229,36 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     prof_mark(g, PROF_SCAN);
     if ((rc = cu_h264_scan(f, g->s, err)) < 0)
         return rc;
+    /* one wait a frame: the buffer cleared to the length the device knows,
+     * the pack, and a read-back of as many bytes as a frame may take (twice
+     * the last one's); a bigger one reads the rest after the wait */
+    uint32_t bit0 = hdr_bits & 7;
+    prof_mark(g, PROF_PACK);
+    if ((rc = cu_h264_clear(f, g->out, 0, bit0, 4, g->s, err)) < 0 ||
+        (rc = cu_h264_pack(f, g->out, bit0, g->s, err)) < 0)
+        return rc;
     CK(cudaMemcpyAsync(&g->tail[0], f->pos + n, sizeof(uint64_t), cudaMemcpyDeviceToHost, g->s),
        "cannot read the length back");
     CK(cudaMemcpyAsync(&g->tail[1], f->run + n, sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
        "cannot read the length back");
     CK(cudaMemcpyAsync(&g->tail[2], f->counts, 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
        "cannot read the length back");
-    CK(wait_stream(g), "the frame's stages failed");
-    uint64_t total = g->tail[0];
-    uint32_t bit0 = hdr_bits & 7;
-    size_t bytes = (size_t)((bit0 + total + 7) / 8);
-    prof_mark(g, PROF_PACK);
-    CK(cudaMemsetAsync(g->out, 0, bytes + 4, g->s), "cannot clear the slice buffer");
-    if ((rc = cu_h264_pack(f, g->out, bit0, g->s, err)) < 0)
-        return rc;
-    if (bytes > g->pin_cap) { /* a bigger frame than any before: grow, with room */
-        cudaFreeHost(g->pin);
-        g->pin = NULL;
-        g->pin_cap = 0;
-        size_t cap = bytes + bytes / 2 + 65536;
-        CK(cudaMallocHost((void **)&g->pin, cap), "out of pinned memory");
-        g->pin_cap = cap;
-    }
-    CK(cudaMemcpyAsync(g->pin, g->out, bytes, cudaMemcpyDeviceToHost, g->s),
+    size_t guess = g->guess < g->out_cap ? g->guess : g->out_cap;
+    CK(pin_room(g, guess), "out of pinned memory");
+    CK(cudaMemcpyAsync(g->pin, g->out, guess, cudaMemcpyDeviceToHost, g->s),
        "cannot read the slice back");
     prof_mark(g, PROF_STAGES);
-    CK(wait_stream(g), "the pack failed");
+    CK(wait_stream(g), "the frame's stages failed");
     prof_add(g, idr);
+    uint64_t total = g->tail[0];
+    size_t bytes = (size_t)((bit0 + total + 7) / 8);
+    if (bytes > guess) {
+        CK(pin_room(g, bytes), "out of pinned memory");
+        CK(cudaMemcpyAsync(g->pin, g->out, bytes, cudaMemcpyDeviceToHost, g->s),
+           "cannot read the slice back");
+        CK(wait_stream(g), "cannot read the slice back");
+    }
+    g->guess = 2 * bytes + 65536;
     /* the slice data lands on its bytes; the first one shares bits with the header */
     uint8_t *dst = rbsp + hdr_bits / 8;
     uint8_t first = dst[0];
