@@ -61,27 +61,9 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
     const uint8_t *rec = fr->rec + o, *src = fr->src + o, *top = rec - ls;
     const int hl = mx > 0, ht = my > 0;
     /* DC and plane parameters (predict16's), on every lane alike */
-    int s = 0, dc = 128, pa = 0, pb = 0, pc = 0;
-    if (hl)
-        for (int y = 0; y < 16; y++)
-            s += rec[(ptrdiff_t)y * ls - 1];
-    if (ht)
-        for (int x = 0; x < 16; x++)
-            s += top[x];
+    int dc = dc16(rec, ls, hl, ht), pa = 0, pb = 0, pc = 0;
     if (hl && ht)
-        dc = (s + 16) >> 5;
-    else if (hl || ht)
-        dc = (s + 8) >> 4;
-    if (hl && ht) {
-        int H = 0, V = 0;
-        for (int i = 0; i < 8; i++) {
-            H += (i + 1) * (top[8 + i] - top[6 - i]);
-            V += (i + 1) * (rec[(ptrdiff_t)(8 + i) * ls - 1] - rec[(ptrdiff_t)(6 - i) * ls - 1]);
-        }
-        pa = 16 * (rec[(ptrdiff_t)15 * ls - 1] + top[15]);
-        pb = (5 * H + 32) >> 6;
-        pc = (5 * V + 32) >> 6;
-    }
+        plane16(rec, ls, &pa, &pb, &pc);
     /* the cheapest available mode by SAD, the first of equals (intra_mb's) */
     const int py = lane >> 1, px0 = (lane & 1) * 8;
     unsigned best_sad = ~0u;

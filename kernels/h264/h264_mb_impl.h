@@ -268,6 +268,39 @@ H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
 /* The prediction of `mode` from the reconstructed neighbours of the MB at
  * rec (stride ls) into p[256]; 0 when the mode needs a neighbour the MB
  * does not have. */
+/* The DC prediction's value from the reconstructed neighbours of the MB
+ * at rec (stride ls). */
+H264_DEV static int dc16(const uint8_t *rec, int ls, int has_left, int has_top)
+{
+    int s = 0, v = 128;
+    if (has_left)
+        for (int y = 0; y < 16; y++)
+            s += rec[(ptrdiff_t)y * ls - 1];
+    if (has_top)
+        for (int x = 0; x < 16; x++)
+            s += rec[x - ls];
+    if (has_left && has_top)
+        v = (s + 16) >> 5;
+    else if (has_left || has_top)
+        v = (s + 8) >> 4;
+    return v;
+}
+
+/* The plane prediction's parameters (8.3.3.4; both neighbours needed):
+ * pixel (x, y) is clip255((a + b * (x - 7) + c * (y - 7) + 16) >> 5). */
+H264_DEV static void plane16(const uint8_t *rec, int ls, int *a, int *b, int *c)
+{
+    const uint8_t *top = rec - ls;
+    int H = 0, V = 0;
+    for (int i = 0; i < 8; i++) {
+        H += (i + 1) * (top[8 + i] - top[6 - i]);
+        V += (i + 1) * (rec[(ptrdiff_t)(8 + i) * ls - 1] - rec[(ptrdiff_t)(6 - i) * ls - 1]);
+    }
+    *a = 16 * (rec[(ptrdiff_t)15 * ls - 1] + top[15]);
+    *b = (5 * H + 32) >> 6;
+    *c = (5 * V + 32) >> 6;
+}
+
 H264_DEV static int predict16(const uint8_t *rec, int ls, int has_left, int has_top, int mode, uint8_t *p)
 {
     const uint8_t *top = rec - ls;
@@ -284,31 +317,14 @@ H264_DEV static int predict16(const uint8_t *rec, int ls, int has_left, int has_
         for (int y = 0; y < 16; y++)
             memset(p + 16 * y, rec[(ptrdiff_t)y * ls - 1], 16);
         return 1;
-    case 2: { /* DC */
-        int s = 0, v = 128;
-        if (has_left)
-            for (int y = 0; y < 16; y++)
-                s += rec[(ptrdiff_t)y * ls - 1];
-        if (has_top)
-            for (int x = 0; x < 16; x++)
-                s += top[x];
-        if (has_left && has_top)
-            v = (s + 16) >> 5;
-        else if (has_left || has_top)
-            v = (s + 8) >> 4;
-        memset(p, v, 256);
+    case 2: /* DC */
+        memset(p, dc16(rec, ls, has_left, has_top), 256);
         return 1;
-    }
     default: { /* plane (8.3.3.4) */
         if (!has_left || !has_top)
             return 0;
-        int H = 0, V = 0;
-        for (int i = 0; i < 8; i++) {
-            H += (i + 1) * (top[8 + i] - top[6 - i]);
-            V += (i + 1) * (rec[(ptrdiff_t)(8 + i) * ls - 1] - rec[(ptrdiff_t)(6 - i) * ls - 1]);
-        }
-        int a = 16 * (rec[(ptrdiff_t)15 * ls - 1] + top[15]);
-        int b = (5 * H + 32) >> 6, c = (5 * V + 32) >> 6;
+        int a, b, c;
+        plane16(rec, ls, &a, &b, &c);
         for (int y = 0; y < 16; y++)
             for (int x = 0; x < 16; x++)
                 p[16 * y + x] = clip255((a + b * (x - 7) + c * (y - 7) + 16) >> 5);
