@@ -8,6 +8,7 @@
 #include "config.h"
 #include "metrics.h"
 #include "pipeline.h"
+#include "util-pipeline.h"
 #include "../util-video.h"
 
 #include <criterion/criterion.h>
@@ -22,16 +23,9 @@ static void quiet(void) { av_log_set_level(AV_LOG_QUIET); }
 static void run(const char *clip, const char *out, int via_host, struct metrics *m)
 {
     struct pipe_opts o;
-    memset(&o, 0, sizeof o);
-    o.backend = SEG_CUDA;
-    o.gpu = 0;
-    o.layout = -1;
-    o.output = PIPE_OUT_MASK;
+    gp_mask_opts(&o, "balanced", "{\"encoder\": \"vrh264\"}");
     o.matte_via_host = via_host;
     vr_err e = { 0 };
-    cr_assert_eq(config_load_profile(&o.cfg, "balanced", &e), 0, "%s", e.msg);
-    cr_assert_eq(config_apply_text(&o.cfg, "{\"encoder\": \"vrh264\"}", "test", &e), 0, "%s",
-                 e.msg);
     char in[512], rel[128];
     snprintf(rel, sizeof rel, "tests/data/video/%s", clip);
     tv_data(in, sizeof in, rel);
