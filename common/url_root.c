@@ -56,7 +56,7 @@ static int url_path_bad(const char *p)
     return 0;
 }
 
-int url_root_check(const char *url, const char *root, const char *opt, vr_err *err)
+int url_root_plain(const char *url, vr_err *err)
 {
     if (!url_printable(url) || strchr(url, '#'))
         return vr_err_set(err, VR_EINVAL, "input %.300s: a URL of printable ASCII without "
@@ -66,6 +66,14 @@ int url_root_check(const char *url, const char *root, const char *opt, vr_err *e
         return vr_err_set(err, VR_EINVAL, "input URL: user info (credentials) in a job's URL "
                           "is refused: credentials are the fleet's, never a job's (README, "
                           "\"A fleet without shared storage\")");
+    return 0;
+}
+
+int url_root_check(const char *url, const char *root, const char *opt, vr_err *err)
+{
+    int rc = url_root_plain(url, err);
+    if (rc < 0)
+        return rc;
     size_t rl = strlen(root);
     if (!rl || strncmp(url, root, rl) || !url[rl] || url[rl] == '?')
         return vr_err_set(err, VR_EINVAL, "input %.300s is not under a URL root %s (%s "

@@ -27,6 +27,10 @@ int url_root_is_url(const char *s);
  * or fragment) and copies it to out with a '/' at its end. 0 or VR_EINVAL. */
 int url_root_norm(const char *root, char *out, size_t n, vr_err *err);
 
+/* 0 when url is printable ASCII without user info or fragment (what
+ * url_root_check asks first), else VR_EINVAL saying why. */
+int url_root_plain(const char *url, vr_err *err);
+
 /* 0 when url lies under root (url_root_norm'd; "" allows none), else
  * VR_EINVAL saying why and naming `opt`, the option that sets the root. */
 int url_root_check(const char *url, const char *root, const char *opt, vr_err *err);

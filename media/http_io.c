@@ -35,6 +35,11 @@ void http_io_configure(const struct http_io_cfg *cfg)
         http_cfg.backoff_ms = 0;
 }
 
+void http_io_configure_private(int allow)
+{
+    http_cfg.allow_private = allow;
+}
+
 static void http_global_init(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -37,6 +37,10 @@ struct http_io_cfg {
 };
 void http_io_configure(const struct http_io_cfg *cfg);
 
+/* The operator's leave to reach private addresses (--storage-allow-private),
+ * the other settings kept. */
+void http_io_configure_private(int allow);
+
 /* url as it may be shown: scheme, host and path, no user info, no query
  * or fragment. */
 void http_io_shown(const char *url, char *buf, size_t n);
