@@ -5,6 +5,7 @@
 #include "http_io.h"
 
 #include "http_s3.h"
+#include "log.h"
 #include "net_addr.h"
 #include "url_root.h"
 #include "version.h"
@@ -80,6 +81,10 @@ static size_t http_on_body(char *p, size_t sz, size_t nm, void *arg)
 {
     struct http_obj *o = arg;
     size_t n = sz * nm;
+    long st = 0;
+    curl_easy_getinfo(o->h, CURLINFO_RESPONSE_CODE, &st);
+    if (st != 206 && st != 200)
+        return n; /* an error page (503 ...): its status says what happened */
     if (o->got + n > o->want) {
         o->overflow = 1;
         return 0; /* ends the transfer: CURLE_WRITE_ERROR */
@@ -266,6 +271,7 @@ static int http_get(struct http_obj *o, int64_t off, uint8_t *buf, size_t len,
             return vr_err_set(err, VR_EIO, "%s (after %d tries)", m, t);
         }
         o->retries++;
+        log_warn("%s; try %d of %d in %.1f s", err->msg, t + 1, http_cfg.tries, wait / 1000.0);
         struct timespec ts = { wait / 1000, (wait % 1000) * 1000000L };
         nanosleep(&ts, NULL);
         wait = wait * 2 > 10000 ? 10000 : wait * 2;

@@ -14,6 +14,7 @@
 #include "util-video.h"
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,11 +93,13 @@ static void job_field(const char *id, const char *f, char *out, size_t n)
     out[0] = '\0';
     if (tdist_vrctl(&D, js, sizeof js, args) != 0)
         return;
-    char key[64];
-    snprintf(key, sizeof key, "\"%s\": ", f);
-    const char *p = strstr(js, key);
-    if (p)
-        snprintf(out, n, "%.*s", (int)strcspn(p + strlen(key), ",}\n"), p + strlen(key));
+    json_t *o = json_loads(js, 0, NULL);
+    json_t *v = o ? json_object_get(o, f) : NULL;
+    if (json_is_string(v))
+        snprintf(out, n, "%s", json_string_value(v));
+    else if (json_is_integer(v))
+        snprintf(out, n, "%lld", (long long)json_integer_value(v));
+    json_decref(o);
 }
 
 static void finish(const char *id, int want)
@@ -197,6 +200,8 @@ Test(dist_http, a_503_storm_then_recovery_finishes)
         seen = tnginx_count(&N, "\" 503 ");
         tmsleep(10);
     }
+    if (seen < 4)
+        tsh("tail -20 '%s' >&2; tail -5 '%s' >&2", D.log, N.access);
     cr_assert_geq(seen, 4, "the storm met no reader");
     cr_assert_eq(tsh("rm '%s/storm'", N.dir), 0);
     finish(id, 0);
@@ -208,17 +213,18 @@ Test(dist_http, a_truncated_response_is_retried_never_stitched)
 {
     servers();
     char root[128];
-    int pp = tproxy_cut_start(N.port, 3);
+    int pp = tproxy_cut_start(N.port);
     cr_assert_gt(pp, 0);
     snprintf(root, sizeof root, "http://127.0.0.1:%d/", pp);
     controller(root, 1);
-    worker(1);
     char url[256], out[400], single[400], cfg[400], id[64];
     snprintf(url, sizeof url, "%sclip.mp4", root);
     snprintf(out, sizeof out, "%s/fleet.mkv", D.r.dir);
     snprintf(single, sizeof single, "%s/single.mkv", D.r.dir);
     lossless_cfg(cfg, sizeof cfg);
     cr_assert_eq(submit(url, out, cfg, id, sizeof id), 0);
+    tproxy_cut_arm(3); /* the plan's and the worker's reads, not vrctl's probe */
+    worker(1);
     finish(id, 0);
     cr_assert_eq(tproxy_cut_count(), 3, "the proxy cut %d responses", tproxy_cut_count());
     cr_assert_eq(tsh("grep -q 'truncated\\|transfer closed\\|Partial\\|partial' '%s'", D.log), 0,
@@ -237,19 +243,21 @@ Test(dist_http, a_loopback_source_is_refused_unless_the_operator_allows_it)
     snprintf(url, sizeof url, "%sclip.mp4", N.url);
     snprintf(out, sizeof out, "%s/fleet.mkv", D.r.dir);
     lossless_cfg(cfg, sizeof cfg);
-    cr_assert_eq(submit(url, out, cfg, id, sizeof id), 0);
+    cr_assert_eq(submit(url, out, cfg, id, sizeof id), 0); /* vrctl's probe: the user's own */
+    int probed = tnginx_count(&N, "GET /clip.mp4");
     finish(id, 1);
     job_field(id, "error", err, sizeof err);
     cr_assert(strstr(err, "refused") && strstr(err, "127.0.0.1") &&
               strstr(err, "--storage-allow-private"), "%s", err);
-    cr_assert_eq(tnginx_count(&N, "GET /clip.mp4"), 0, "the controller reached it");
-    /* outside the URL root: refused by the controller before any request */
+    cr_assert_eq(tnginx_count(&N, "GET /clip.mp4"), probed, "the controller reached it");
+    /* a step out of the root: refused by the controller before any request
+     * (vrctl's libcurl squashes the dot segment, a server might not) */
     char other[256], id2[64];
-    snprintf(other, sizeof other, "http://127.0.0.2:%d/clip.mp4", N.port);
+    snprintf(other, sizeof other, "%sx/../clip.mp4", N.url);
     cr_assert_eq(submit(other, out, cfg, id2, sizeof id2), 0);
     finish(id2, 1);
     job_field(id2, "error", err, sizeof err);
-    cr_assert(strstr(err, "not under a URL root"), "%s", err);
+    cr_assert(strstr(err, "'..' segment"), "%s", err);
 }
 
 Test(dist_http, s3_credentials_appear_in_no_log_redis_record_or_status)

@@ -211,11 +211,18 @@ static void *cut_main(void *arg)
     return NULL;
 }
 
-int tproxy_cut_start(int port, int truncate)
+void tproxy_cut_arm(int truncate)
 {
-    cut_port = port;
+    pthread_mutex_lock(&cut_mu);
     cut_left = truncate;
     cut_done = 0;
+    pthread_mutex_unlock(&cut_mu);
+}
+
+int tproxy_cut_start(int port)
+{
+    cut_port = port;
+    tproxy_cut_arm(0);
     int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in a = { .sin_family = AF_INET };
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
