@@ -32,7 +32,7 @@ static int tnginx_conf(const struct tnginx *n, const char *path)
             "user root;\ndaemon off;\nmaster_process off;\nworker_processes 1;\npid %s/nginx.pid;\nerror_log %s/error.log;\n"
             "events { worker_connections 256; }\n"
             "http {\n  log_format vr '$remote_addr \"$request\" $status $body_bytes_sent "
-            "\"$http_range\" host=$host date=$http_x_amz_date "
+            "\"$http_range\" host=$http_host date=$http_x_amz_date "
             "sha=$http_x_amz_content_sha256 auth=\"$http_authorization\"';\n"
             "  access_log %s vr;\n  client_body_temp_path %s/tmp;\n"
             "  proxy_temp_path %s/tmp;\n  fastcgi_temp_path %s/tmp;\n  uwsgi_temp_path %s/tmp;\n"
