@@ -576,6 +576,8 @@ int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
             avcodec_send_packet(in->dec, NULL);
             continue;
         }
+        if (r < 0 && src_io_take_error(err)) /* a store's object: its status, its name */
+            return err ? err->code : VR_EIO;
         if (r < 0) {
             where(in, w, sizeof w);
             return vr_err_set(err, VR_EIO, "%s: packet %lld: read failed: %s", w,
