@@ -15,6 +15,8 @@
  *   vrbench-video encode-picture FILE FRAMES INSTANCES [ENCODER [PRESET [THREADS [CRF]]]]
  *       the same for FILE's own pictures with a picture's encoder settings,
  *       and their PSNR and bitrate (vrbench_encode_picture.c)
+ *   vrbench-video source SRC [CHUNK_SECONDS]
+ *       SRC (a file or a URL) planned, then read packet by packet (vrbench_source.c).
  *   vrbench-video repeat IN OUT TIMES
  *       IN copied TIMES times end to end by stream copy (vrbench_repeat.c):
  *       a long clip for the price of a short encode
@@ -46,6 +48,7 @@
 #include <unistd.h>
 
 int cmd_repeat(int argc, char **argv);         /* vrbench_repeat.c */
+int cmd_source(int argc, char **argv);         /* vrbench_source.c */
 int cmd_encode_picture(int argc, char **argv); /* vrbench_encode_picture.c */
 int cmd_quality(int argc, char **argv);        /* vrbench_quality.c */
 
@@ -452,7 +455,9 @@ int main(int argc, char **argv)
         return cmd_repeat(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "quality"))
         return cmd_quality(argc, argv);
-    fprintf(stderr, "usage: vrbench-video gen|decode|encode|encode-picture|repeat|diff|quality ... (see the file's "
+    if (argc > 1 && !strcmp(argv[1], "source"))
+        return cmd_source(argc, argv);
+    fprintf(stderr, "usage: vrbench-video gen|decode|encode|encode-picture|repeat|diff|quality|source ... (see the file's "
             "header)\n");
     return 2;
 }

@@ -7,11 +7,13 @@
 
 #include "cmdtable.h"
 #include "config.h"
+#include "http_io.h"
 #include "job.h"
 #include "remux.h"
 #include "remux_ts.h"
 #include "rq_jobs.h"
 #include "storage.h"
+#include "url_root.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -83,9 +85,18 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
 {
     av_log_set_level(AV_LOG_FATAL);
     vr_err e = { 0 };
+    /* a URL: probed from here as the submitter's own request (the address
+     * rule guards the fleet's network from submitters, not from vrctl) */
+    http_io_configure_private(1);
+    if (url_root_is_url(in) && strlen(in) >= sizeof js->input)
+        return cli_fail(2, "%.200s: a URL longer than %zu bytes", in, sizeof js->input - 1);
+    if (url_root_is_url(in) && url_root_plain(in, &e) < 0)
+        return cli_fail(2, "%s", e.msg);
     if (remux_probe(in, info, &e) < 0 || remux_ts_streams_check(in, info->streams, &e) < 0)
         return cli_fail(2, "%s", e.msg);
-    if (!realpath(in, js->input))
+    if (url_root_is_url(in))
+        snprintf(js->input, sizeof js->input, "%s", in);
+    else if (!realpath(in, js->input))
         return cli_fail(2, "cannot resolve %s", in);
     if (remux_out_check(out, &e) < 0)
         return cli_fail(2, "%s", e.msg);

@@ -53,7 +53,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
       "                     (what the stitch can write; others are refused now). IN and\n"
       "                     OUT must lie under the controller's --input-root and\n"
-      "                     --output-root (default: its storage root), or the job fails\n"
+      "                     --output-root (default: its storage root), or the job fails;\n"
+      "                     IN may be an https:// or s3:// URL under their URL --input-root\n"
+      "                     (read by HTTP ranges; README.md, 'A fleet without shared storage')\n"
       VRCTL_SPEC_HELP
       "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
       "  --max-attempts N   failures of a chunk before it is dead-lettered (3); each\n"

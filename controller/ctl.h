@@ -15,6 +15,7 @@
 #include "job.h"
 #include "rq.h"
 #include "storage.h"
+#include "url_root.h"
 
 #include <signal.h>
 
@@ -45,6 +46,8 @@ struct ctl {
     char url[512];
     char storage[STORAGE_PATH_MAX];
     char input_root[STORAGE_PATH_MAX];  /* jobs' inputs lie under it (--input-root) */
+    char input_url_root[URL_ROOT_MAX];  /* jobs' URL inputs lie under it (--input-root URL;
+                                         * "": none allowed) */
     char output_root[STORAGE_PATH_MAX]; /* jobs' outputs lie under it (--output-root) */
     char name[128];               /* consumer name host:ctl:nonce, unique per start */
     long long lease_ms;           /* idle time after which a chunk is reclaimed */
@@ -259,7 +262,7 @@ int ctl_split(struct ctl *c, const char *id, const struct job_spec *js,
 struct ctl_paths {
     int in;                             /* the input, O_RDONLY (-1: closed) */
     int out_dir;                        /* the output's directory (-1: not opened) */
-    char in_path[64];                   /* /proc/self/fd/<in> */
+    char in_path[JOB_PATH_MAX + 64];    /* /proc/self/fd/<in>, or the input's URL (in -1) */
     char out_path[JOB_PATH_MAX + 64];   /* /proc/self/fd/<out_dir>/<output's name> */
     char out_dir_real[JOB_PATH_MAX];    /* the output's directory, for messages */
 };

@@ -15,7 +15,7 @@
  *
  * Where: http and https only, for the URL and for redirects (at most 3, the
  * POST kept). Every address libcurl connects to, after DNS and at every
- * redirect, passes ctl_notify_addr_private first: loopback, private,
+ * redirect, passes net_addr_private first: loopback, private,
  * link-local (169.254.169.254, cloud metadata), CGNAT, multicast and
  * unspecified addresses are refused unless the controller runs with
  * --notify-allow-private, so a submitter's URL cannot reach the
@@ -25,6 +25,7 @@
 #include "ctl_notify_post.h"
 
 #include "hmac.h"
+#include "net_addr.h"
 #include "version.h"
 
 #include <arpa/inet.h>
@@ -39,51 +40,6 @@
 #define CTL_NOTIFY_REDIRECTS   3
 
 /* ---- where a POST may go ---- */
-
-/* 1 when IPv4 address a (host order) is not a public unicast address. */
-static int ctl_addr4_private(uint32_t a)
-{
-    static const struct { uint32_t net, mask; } nets[] = {
-        { 0x00000000, 0xff000000 }, /* 0/8: "this network" */
-        { 0x0a000000, 0xff000000 }, /* 10/8 */
-        { 0x64400000, 0xffc00000 }, /* 100.64/10: carrier-grade NAT */
-        { 0x7f000000, 0xff000000 }, /* 127/8: loopback */
-        { 0xa9fe0000, 0xffff0000 }, /* 169.254/16: link-local, cloud metadata */
-        { 0xac100000, 0xfff00000 }, /* 172.16/12 */
-        { 0xc0000000, 0xffffff00 }, /* 192.0.0/24: protocol assignments */
-        { 0xc0a80000, 0xffff0000 }, /* 192.168/16 */
-        { 0xc6120000, 0xfffe0000 }, /* 198.18/15: benchmarking */
-        { 0xe0000000, 0xe0000000 }, /* 224/3: multicast, reserved, broadcast */
-    };
-    for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++)
-        if ((a & nets[i].mask) == nets[i].net)
-            return 1;
-    return 0;
-}
-
-/* 1 when sa is an address a webhook may not reach without
- * --notify-allow-private (see the file's comment); 1 for a family other
- * than IPv4 and IPv6 too. */
-static int ctl_notify_addr_private(const struct sockaddr *sa)
-{
-    if (sa->sa_family == AF_INET)
-        return ctl_addr4_private(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
-    if (sa->sa_family != AF_INET6)
-        return 1;
-    const unsigned char *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
-    static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-    static const unsigned char nat64[12] = { 0, 0x64, 0xff, 0x9b };
-    static const unsigned char zero[15] = { 0 };
-    if (!memcmp(b, mapped, 12) || !memcmp(b, nat64, 12)) /* an IPv4 address inside */
-        return ctl_addr4_private((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 |
-                                 (uint32_t)b[14] << 8 | b[15]);
-    if (!memcmp(b, zero, 15) && b[15] <= 1) /* :: and ::1 */
-        return 1;
-    return (b[0] & 0xfe) == 0xfc ||                /* fc00::/7: unique local */
-           (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || /* fe80::/10: link-local */
-           (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) || /* fec0::/10: site-local */
-           b[0] == 0xff;                           /* ff00::/8: multicast */
-}
 
 /* The state of one POST that libcurl's callbacks share. */
 struct ctl_post_run {
@@ -101,12 +57,8 @@ static curl_socket_t ctl_notify_open(void *arg, curlsocktype purpose, struct cur
     const struct sockaddr_in *v4 = (const struct sockaddr_in *)&a->addr;
     int test_public = cfg->test_public_port && a->family == AF_INET &&
                       ntohs(v4->sin_port) == cfg->test_public_port;
-    if (!cfg->allow_private && !test_public && ctl_notify_addr_private(&a->addr)) {
-        const void *ip = a->family == AF_INET6
-            ? (const void *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr
-            : (const void *)&((const struct sockaddr_in *)&a->addr)->sin_addr;
-        if (!inet_ntop(a->family, ip, run->refused, sizeof run->refused))
-            snprintf(run->refused, sizeof run->refused, "?");
+    if (!cfg->allow_private && !test_public && net_addr_private(&a->addr)) {
+        net_addr_text(&a->addr, run->refused, sizeof run->refused);
         return CURL_SOCKET_BAD;
     }
     return socket(a->family, a->socktype, a->protocol);

@@ -77,6 +77,10 @@ static int ctl_out_dir(struct ctl *c, const char *dir_rel, int create)
     return fd;
 }
 
+static int ctl_paths_output(struct ctl *c, const struct job_spec *js, unsigned flags,
+                            const char *out_rel, const char *slash, const struct stat *si,
+                            struct ctl_paths *p, vr_err *err);
+
 int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
                    struct ctl_paths *p, vr_err *err)
 {
@@ -84,8 +88,9 @@ int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
     p->in = p->out_dir = -1;
     char in_rel[JOB_PATH_MAX], out_rel[JOB_PATH_MAX];
     int rc;
-    if ((rc = ctl_under("input", js->input, c->input_root, "--input-root", in_rel,
-                        sizeof in_rel, err)) < 0 ||
+    if ((!url_root_is_url(js->input) &&
+         (rc = ctl_under("input", js->input, c->input_root, "--input-root", in_rel,
+                         sizeof in_rel, err)) < 0) ||
         (rc = ctl_under("output", js->output, c->output_root, "--output-root", out_rel,
                         sizeof out_rel, err)) < 0)
         return rc;
@@ -93,6 +98,14 @@ int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
     const char *name = slash ? slash + 1 : out_rel;
     if (!*name)
         return vr_err_set(err, VR_EINVAL, "output %s: names a directory, not a file", js->output);
+    struct stat si = { 0 };
+    if (url_root_is_url(js->input)) { /* read by ranges through the store (http_io.h) */
+        if ((rc = url_root_check(js->input, c->input_url_root, "vr-controller --input-root",
+                                 err)) < 0)
+            return rc;
+        snprintf(p->in_path, sizeof p->in_path, "%s", js->input);
+        return ctl_paths_output(c, js, flags, out_rel, slash, &si, p, err);
+    }
     /* O_NONBLOCK: a FIFO at the input's name must not hang the controller */
     int root = ctl_open_root(c->input_root, err);
     if (root < 0)
@@ -104,14 +117,24 @@ int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
         p->in = -1;
         return rc;
     }
-    struct stat si, so;
     if (fstat(p->in, &si) < 0 || !S_ISREG(si.st_mode)) {
         ctl_paths_close(p);
         return vr_err_set(err, VR_EINVAL, "input %s: not a regular file", js->input);
     }
     fcntl(p->in, F_SETFL, fcntl(p->in, F_GETFL) & ~O_NONBLOCK);
     beneath_fd_path(p->in, NULL, p->in_path, sizeof p->in_path);
+    return ctl_paths_output(c, js, flags, out_rel, slash, &si, p, err);
+}
 
+/* The output's part of ctl_paths_open; si: the input file's (zeroed for a
+ * URL input). */
+static int ctl_paths_output(struct ctl *c, const struct job_spec *js, unsigned flags,
+                            const char *out_rel, const char *slash, const struct stat *si,
+                            struct ctl_paths *p, vr_err *err)
+{
+    const char *name = slash ? slash + 1 : out_rel;
+    struct stat so;
+    int rc;
     char dir_rel[JOB_PATH_MAX];
     snprintf(dir_rel, sizeof dir_rel, "%.*s", slash ? (int)(slash - out_rel) : 0, out_rel);
     snprintf(p->out_dir_real, sizeof p->out_dir_real, "%.*s", (int)(strrchr(js->output, '/') -
@@ -125,8 +148,8 @@ int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
         ctl_paths_close(p);
         return rc;
     }
-    if (fstatat(fd, name, &so, AT_SYMLINK_NOFOLLOW) == 0 && so.st_dev == si.st_dev &&
-        so.st_ino == si.st_ino) {
+    if (p->in >= 0 && fstatat(fd, name, &so, AT_SYMLINK_NOFOLLOW) == 0 &&
+        so.st_dev == si->st_dev && so.st_ino == si->st_ino) {
         close(fd);
         ctl_paths_close(p);
         return vr_err_set(err, VR_EINVAL, "output %s is the input %s: the output would "

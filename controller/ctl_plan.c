@@ -108,7 +108,9 @@ int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
         return rc;
     double secs = clock_mono_s() - t0;
     char fp[REMUX_FP_MAX], planned[16];
-    if ((rc = remux_fingerprint(p->in, fp, sizeof fp, err)) == 0 &&
+    if (p->in < 0) /* a URL: the object's identity as the plan's reads pinned it */
+        snprintf(fp, sizeof fp, "%s", pl.fingerprint);
+    if ((p->in >= 0 ? remux_fingerprint(p->in, fp, sizeof fp, err) : 0) == 0 &&
         (rc = ctl_manifest_of_plan(&pl, secs, man, err)) == 0)
         rc = ctl_manifest_write(c, id, man, err);
     snprintf(planned, sizeof planned, "%d", pl.nchunks);

@@ -7,10 +7,12 @@
 
 #include "cmdtable.h"
 #include "clock.h"
+#include "http_io.h"
 #include "job.h"
 #include "log.h"
 #include "rq_fleet.h"
 #include "storage.h"
+#include "url_root.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -241,6 +243,7 @@ int cmd_controller_run(int argc, char **argv)
         { "notify-attempts", required_argument, 0, 'A' },
         { "notify-allow-private", no_argument, 0, 'P' },
         { "loop-stall-seconds", required_argument, 0, 'L' },
+        { "storage-allow-private", no_argument, 0, 'U' },
         { 0, 0, 0, 0 }
     };
     struct ctl c = { 0 };
@@ -273,7 +276,13 @@ int cmd_controller_run(int argc, char **argv)
             c.keep_jobs_ms = (long long)(keep_s * 1000);
             break;
         }
-        case 'I': in_root = optarg; break;
+        case 'I': /* a URL: a prefix for URL inputs; files stay under the storage root */
+            if (!url_root_is_url(optarg))
+                in_root = optarg;
+            else if (url_root_norm(optarg, c.input_url_root, sizeof c.input_url_root, &ne) < 0)
+                return cli_usage_error("--input-root: %s", ne.msg);
+            break;
+        case 'U': http_io_configure_private(1); break;
         case 'O': out_root = optarg; break;
         case 'M': metrics_listen = optarg; break;
         case 'N':

@@ -122,6 +122,10 @@ static int ctl_split_run(struct ctl_split_job *s, struct job_manifest *man, vr_e
     const struct job_spec *js = s->js;
     rq_event(c->q, id, "splitting %s into ~%.1f s chunks", js->input, js->chunk_seconds);
     struct stat st;
+    if (s->p->in < 0) /* a URL: its container gave no index to read ranges by */
+        return vr_err_set(err, VR_ENOTSUP, "%s cannot be read by ranges and a URL source is "
+                          "not split by copy (not yet): give it a container with an index "
+                          "(MP4, Matroska with Cues)", js->input);
     if (fstat(s->p->in, &st) < 0)
         return storage_errno(errno, "cannot stat", js->input, err);
     /* jobs/<id>/in created and opened beneath the storage root, and the

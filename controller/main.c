@@ -14,11 +14,14 @@ static const struct cli_cmd controller_cmds[] = {
       "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N]\n"
       "       [--keep-chunks] [--keep-jobs D] [--metrics-listen [ADDR:]PORT] [--notify URL]\n"
       "       [--notify-secret-file FILE] [--notify-timeout S] [--notify-attempts N]\n"
-      "       [--notify-allow-private] [--loop-stall-seconds S]",
+      "       [--notify-allow-private] [--loop-stall-seconds S] [--storage-allow-private]",
       "consume jobs and results until stopped (the default command)",
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
       "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
-      "  --input-root DIR   a job's input must lie under DIR (default: the storage root)\n"
+      "  --input-root DIR   a job's input must lie under DIR (default: the storage root);\n"
+      "                     a URL (https://host/media/, s3://bucket/in/): a job's URL input\n"
+      "                     must lie under it, read by HTTP ranges (README.md, 'A fleet\n"
+      "                     without shared storage'); files stay under the storage root\n"
       "  --output-root DIR  a job's output must lie under DIR (default: the storage root);\n"
       "                     no link under either root is followed, and a job naming a path\n"
       "                     outside its root fails, the message naming root and option\n"
@@ -42,6 +45,8 @@ static const struct cli_cmd controller_cmds[] = {
       "  --notify-attempts N  tries per URL before it is given up (20); retries wait 1 s,\n"
       "                     2 s, 4 s ... up to 5 min, kept in Redis across restarts\n"
       "  --notify-allow-private  let webhooks reach loopback, private and link-local\n"
+      "                     addresses (refused by default, after DNS and at each redirect)\n"
+      "  --storage-allow-private  let URL sources reach loopback, private and link-local\n"
       "                     addresses (refused by default, after DNS and at each redirect)\n"
       "  --loop-stall-seconds S  a loop that has not turned for S s (60) is stuck:\n"
       "                     /healthz says 503 and the heartbeat is withdrawn, so another\n"

@@ -14,7 +14,7 @@ redis-server ffmpeg xz-utils opencv-doc procps"
 # (and its promtool): the scrape test (tests/t-controller-prometheus.c); stunnel4
 # and openssl: the TLS tunnel recipe (tests/t-dist-sec-tls.c); systemd: its
 # systemd-analyze verifies the units (tests/check-systemd.sh)
-TEST_PKGS="libmicrohttpd-dev chromium prometheus stunnel4 openssl systemd faketime"
+TEST_PKGS="libmicrohttpd-dev chromium prometheus stunnel4 openssl systemd faketime nginx libnginx-mod-http-dav-ext"
 [ "${1:-}" = --test ] && PKGS="$PKGS $TEST_PKGS"
 
 missing=""

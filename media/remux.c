@@ -7,6 +7,8 @@
 
 #include "remux_gop.h"
 #include "remux_io.h"
+#include "url_root.h"
+#include "src_io.h"
 #include "vio_video.h"
 
 #include "log.h"
@@ -33,9 +35,9 @@ int remux_probe(const char *in, struct remux_info *info, vr_err *err)
 {
     memset(info, 0, sizeof *info);
     struct stat st;
-    if (stat(in, &st) < 0)
+    if (!url_root_is_url(in) && stat(in, &st) < 0)
         return vr_err_set(err, VR_ENOENT, "%s: no such file", in);
-    if (!S_ISREG(st.st_mode))
+    if (!url_root_is_url(in) && !S_ISREG(st.st_mode))
         return vr_err_set(err, VR_EFORMAT, "%s: not a regular file", in);
     AVFormatContext *ic;
     int vs;
@@ -54,7 +56,7 @@ int remux_probe(const char *in, struct remux_info *info, vr_err *err)
     info->has_audio = av_find_best_stream(ic, AVMEDIA_TYPE_AUDIO, -1, -1, NULL, 0) >= 0;
     info->streams = (int)ic->nb_streams;
     snprintf(info->codec, sizeof info->codec, "%s", avcodec_get_name(s->codecpar->codec_id));
-    avformat_close_input(&ic);
+    src_close_input(&ic);
     return rc;
 }
 
@@ -324,6 +326,6 @@ int remux_split(const char *in, const char *dir, const struct remux_split_opts *
         remux_split_release(out);
     remux_out_abort(&sp.o);
     remux_gop_free(&sp.gop);
-    avformat_close_input(&sp.ic);
+    src_close_input(&sp.ic);
     return rc;
 }

@@ -6,6 +6,8 @@
 
 #include "remux.h"
 #include "beneath.h"
+#include "url_root.h"
+#include "src_io.h"
 #include "vio_video.h"
 
 #include <fcntl.h>
@@ -22,6 +24,8 @@ int remux_averr(int ret, const char *what, const char *path, vr_err *err)
 {
     char buf[128];
     av_strerror(ret, buf, sizeof buf);
+    if (src_io_take_error(err)) /* a store's object: its status says more than libav */
+        return err ? err->code : VR_EIO;
     if (ret == AVERROR(ENOENT))
         return vr_err_set(err, VR_ENOENT, "%s: no such file", path);
     if (ret == AVERROR(ENOSPC))
@@ -36,27 +40,27 @@ int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
 {
     *ic = NULL;
     /* only a regular file: libav's open() of a FIFO would wait for ever */
-    int rc = storage_check_regular(path, err);
+    int rc = url_root_is_url(path) ? 0 : storage_check_regular(path, err);
     if (rc < 0)
         return rc == VR_ENOENT ? vr_err_set(err, VR_ENOENT, "%s: no such file", path) : rc;
-    int ret = avformat_open_input(ic, path, NULL, NULL);
+    int ret = src_open_input(ic, path, NULL);
     if (ret < 0)
         return remux_averr(ret, "cannot open", path, err);
     ret = avformat_find_stream_info(*ic, NULL);
     if (ret < 0) {
-        avformat_close_input(ic);
+        src_close_input(ic);
         return remux_averr(ret, "cannot read stream info of", path, err);
     }
     *vs = av_find_best_stream(*ic, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
     if (*vs < 0) {
-        avformat_close_input(ic);
+        src_close_input(ic);
         return vr_err_set(err, VR_EFORMAT, "%s: not a video (no video stream)", path);
     }
     /* a codec nothing here decodes fails now, not in every worker later */
     enum AVCodecID id = (*ic)->streams[*vs]->codecpar->codec_id;
     if (id == AV_CODEC_ID_NONE || !avcodec_find_decoder(id)) {
         int si = *vs;
-        avformat_close_input(ic);
+        src_close_input(ic);
         return vr_err_set(err, VR_ENOTSUP, "%s: stream %d (video): unsupported codec %s: this "
                           "FFmpeg build has no decoder for it", path, si,
                           id == AV_CODEC_ID_NONE ? "(unknown)" : avcodec_get_name(id));
@@ -65,7 +69,7 @@ int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
      * as a chunk file that cannot be written */
     const AVCodecParameters *par = (*ic)->streams[*vs]->codecpar;
     if ((rc = vio_frame_size_check(path, par->width, par->height, err)) < 0) {
-        avformat_close_input(ic);
+        src_close_input(ic);
         return rc;
     }
     return 0;
@@ -310,7 +314,7 @@ int remux_pts_list(const char *path, int64_t **pts, long long *n, AVRational *tb
     qsort(a, (size_t)*n, sizeof *a, remux_cmp64);
 out:
     av_packet_free(&pkt);
-    avformat_close_input(&ic);
+    src_close_input(&ic);
     if (rc < 0) {
         free(a);
         *n = 0;

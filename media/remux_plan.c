@@ -11,6 +11,7 @@
 #include "remux.h"
 #include "remux_gop.h"
 #include "remux_io.h"
+#include "src_io.h"
 
 #include "log.h"
 #include "storage.h"
@@ -69,7 +70,7 @@ static void plan_free(struct plan *p)
     free(p->keys);
     free(p->ents);
     av_packet_free(&p->pkt);
-    avformat_close_input(&p->ic);
+    src_close_input(&p->ic);
 }
 
 static int64_t key_ts(const struct remux_key *k)
@@ -489,6 +490,8 @@ int remux_plan(const char *in, const struct remux_plan_opts *o, struct remux_pla
         out->duration_s = plan_stream_end_s(&p) -
                           key_ts(&out->chunks[0].start) * av_q2d(p.tb);
         out->bytes_read = p.ic->pb ? p.ic->pb->bytes_read : 0;
+        if (src_fingerprint(p.ic, out->fingerprint, sizeof out->fingerprint) < 0)
+            out->fingerprint[0] = '\0';
     } else {
         remux_plan_release(out);
     }

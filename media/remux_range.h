@@ -50,6 +50,8 @@ struct remux_key {
     int64_t pts, dts;
 };
 
+#define REMUX_FP_MAX 96
+
 /* One chunk: what a worker reads, decodes and outputs. */
 struct remux_range {
     int64_t seek;            /* index timestamp to seek to (stream time base); INT64_MIN:
@@ -73,6 +75,9 @@ struct remux_range {
     int vs;                  /* the video stream's index, checked by the reader */
     int tb_num, tb_den;      /* its time base, checked by the reader */
     double start_s;          /* its start in seconds from the first frame (logs, events) */
+    char fingerprint[REMUX_FP_MAX]; /* a URL source's identity (http_io.h) the reader's
+                              * object must still have; "" for a file (checked by its
+                              * descriptor before, remux_fingerprint) */
 };
 
 /* How to plan. */
@@ -93,6 +98,7 @@ struct remux_plan {
     char method[32];             /* where the keyframes came from: "mp4 sample tables",
                                   * "matroska cues" */
     long long bytes_read;        /* of the source, by the plan (index and checks) */
+    char fingerprint[REMUX_FP_MAX]; /* a URL source's identity (http_io.h), "" for a file */
 };
 
 /* Plans `in` in chunks of about o->chunk_seconds. Reads the index and one
@@ -106,8 +112,6 @@ int remux_plan(const char *in, const struct remux_plan_opts *o, struct remux_pla
 void remux_plan_release(struct remux_plan *p);
 
 /* ---- fingerprint ---- */
-
-#define REMUX_FP_MAX 96
 
 /* The source's identity as a worker can check it: inode, size and mtime
  * (ns) of the open file `fd` ("ino:size:mtime_s.mtime_ns"; the demuxer is

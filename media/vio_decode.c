@@ -12,8 +12,10 @@
  */
 #include "vio_video.h"
 
+#include "url_root.h"
 #include "log.h"
 #include "remux_range.h"
+#include "src_io.h"
 #include "storage.h"
 #include "vio_nvdec.h"
 
@@ -292,9 +294,15 @@ int vio_in_open_from(const struct vio_in_opts *o, struct vio_in **donor, struct 
 
     /* only a regular file: libav's open() of a FIFO would wait for ever,
      * and a device or a socket is no video either */
-    if ((rc = storage_check_regular(o->path, err)) < 0)
+    if (!url_root_is_url(o->path) && (rc = storage_check_regular(o->path, err)) < 0)
         goto fail;
-    int r = avformat_open_input(&in->fmt, o->path, NULL, NULL);
+    /* a store's object: the plan's (the range's fingerprint), else the job fails */
+    int r = src_open_input(&in->fmt, o->path,
+                           o->range && o->range->fingerprint[0] ? o->range->fingerprint : NULL);
+    if (r < 0 && src_io_take_error(err)) {
+        rc = err ? err->code : VR_EIO;
+        goto fail;
+    }
     if (r < 0) {
         rc = vr_err_set(err, r == AVERROR(ENOENT) ? VR_ENOENT : VR_EFORMAT,
                         "%s: cannot open: %s", o->path, vio_av_err(r, eb, sizeof eb));
@@ -568,6 +576,8 @@ int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
             avcodec_send_packet(in->dec, NULL);
             continue;
         }
+        if (r < 0 && src_io_take_error(err)) /* a store's object: its status, its name */
+            return err ? err->code : VR_EIO;
         if (r < 0) {
             where(in, w, sizeof w);
             return vr_err_set(err, VR_EIO, "%s: packet %lld: read failed: %s", w,
@@ -603,7 +613,7 @@ void vio_in_free(struct vio_in **inp)
     avcodec_free_context(&in->dec);
     avcodec_parameters_free(&in->dec_par);
     av_buffer_unref(&in->hw_dev);
-    avformat_close_input(&in->fmt);
+    src_close_input(&in->fmt);
     av_free(in);
     *inp = NULL;
 }
@@ -613,6 +623,6 @@ void vio_in_close_file(struct vio_in *in)
     if (!in)
         return;
     remux_reader_free(&in->range);
-    avformat_close_input(&in->fmt);
+    src_close_input(&in->fmt);
     in->st = NULL;
 }

@@ -6,6 +6,7 @@
 #include "job.h"
 
 #include "storage.h"
+#include "url_root.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -367,10 +368,13 @@ int chunk_task_to_json(const struct chunk_task *t, char **out, vr_err *err)
 /* A range as a worker may use it: a source it can name, numbers that fit. */
 static int chunk_range_check(const struct chunk_range *r, vr_err *err)
 {
-    if (r->source[0] != '/')
-        return vr_err_set(err, VR_EFORMAT, "chunk task: range source must be an absolute path");
+    if (r->source[0] != '/' && !url_root_is_url(r->source))
+        return vr_err_set(err, VR_EFORMAT, "chunk task: range source must be an absolute path "
+                          "or a URL");
+    int url = url_root_is_url(r->source); /* "http:<size>:<ETag>": printable, no space */
     for (const char *c = r->fingerprint; *c; c++)
-        if (!strchr("0123456789:.", *c))
+        if (url ? (unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f
+                : !strchr("0123456789:.", *c))
             return vr_err_set(err, VR_EFORMAT, "chunk task: bad range fingerprint");
     for (const char *c = r->demuxer; *c; c++)
         if (*c <= ' ' || *c >= 0x7f)
@@ -389,8 +393,9 @@ int job_spec_parse(const char *json, size_t len, struct job_spec *j, vr_err *err
                         j->output_kind);
     if (rc == 0 && j->alpha_area[0] && strcmp(j->alpha_area, "corners"))
         rc = vr_err_set(err, VR_EFORMAT, "job spec: alpha_area '%s' is not corners", j->alpha_area);
-    if (rc == 0 && (j->input[0] != '/' || j->output[0] != '/'))
-        rc = vr_err_set(err, VR_EFORMAT, "job spec: input and output must be absolute paths");
+    if (rc == 0 && ((j->input[0] != '/' && !url_root_is_url(j->input)) || j->output[0] != '/'))
+        rc = vr_err_set(err, VR_EFORMAT, "job spec: input (an absolute path or a URL) and "
+                        "output (an absolute path) must be absolute");
     if (rc == 0 && !job_layout_valid(j->layout, 1))
         rc = vr_err_set(err, VR_EFORMAT, "job spec: layout '%s' is not auto|mono|sbs|tb", j->layout);
     if (rc == 0 && j->chunk_seconds > 0 && j->chunk_seconds < 0.2)

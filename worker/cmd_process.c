@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "cmdtable.h"
+#include "http_io.h"
 #include "job.h"
 #include "log.h"
 #include "metrics.h"
@@ -122,6 +123,7 @@ static int parse_args(int argc, char **argv, struct process_args *a)
     if (!a->out)
         return cli_usage_error("missing -o OUT");
     a->in = argv[optind];
+    http_io_configure_private(1); /* a URL: the operator's own request, as vrctl's */
     /* by device and inode, not by name: m/../m/./x.mp4, a link or a hard
      * link to the input would be replaced by the matte or the JSON */
     const struct storage_file in[] = { { "input", a->in }, { "-c", a->overrides } };

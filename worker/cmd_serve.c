@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "cmdtable.h"
+#include "http_io.h"
 #include "log.h"
 #include "pipeline_cuda.h"
 #include "storage.h"
@@ -133,12 +134,14 @@ int cmd_serve(int argc, char **argv)
         { "host-slots", required_argument, 0, 'H' },
         { "name", required_argument, 0, 'n' },
         { "warm-from", required_argument, 0, 'w' },
+        { "storage-allow-private", no_argument, 0, 'U' },
         { 0, 0, 0, 0 }
     };
     struct serve s;
     memset(&s, 0, sizeof s);
     const char *redis = NULL, *storage = NULL, *gpu = NULL, *input_root = NULL, *name = NULL;
     const char *warm_from = NULL;
+    vr_err ue = { 0 };
     int cpu = 0, slots = -1, o; /* -1: 1 for --gpu N and --cpu, auto for --gpu all */
     s.hb_ms = 1000;
     s.last_gpu_util = -1;
@@ -147,7 +150,16 @@ int cmd_serve(int argc, char **argv)
         case 'r': redis = optarg; break;
         case 'R': rq_password_file(optarg); break;
         case 's': storage = optarg; break;
-        case 'i': input_root = optarg; break;
+        case 'i': /* a URL: a prefix for URL sources; files stay under the storage root */
+            if (!url_root_is_url(optarg)) {
+                input_root = optarg;
+            } else if (url_root_norm(optarg, s.input_url_root, sizeof s.input_url_root,
+                                     &ue) < 0) {
+                log_say(LOG_ERROR, "vr-worker serve: --input-root: %s\n", ue.msg);
+                return 2;
+            }
+            break;
+        case 'U': http_io_configure_private(1); break;
         case 'g': gpu = optarg; break;
         case 'c': cpu = 1; break;
         case 'h':
@@ -187,7 +199,7 @@ int cmd_serve(int argc, char **argv)
     if (!!gpu + cpu != 1)
         return cli_usage_error("give exactly one of --gpu N, --gpu all, --cpu");
     redis = rq_url_pick(redis);
-    vr_err ue = { 0 }; /* a malformed address is bad usage, said before anything starts */
+    ue = (vr_err){ 0 }; /* a malformed address is bad usage, said before anything starts */
     if (rq_url_check(redis, &ue) < 0)
         return cli_usage_error("%s", ue.msg);
     if (!storage)

@@ -49,12 +49,16 @@ static const struct cli_cmd worker_cmds[] = {
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
       "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N] [--host-slots N]\n"
-      "                [--name NAME] [--warm-from FILE]",
+      "                [--name NAME] [--warm-from FILE] [--storage-allow-private]",
       "pull chunks from Redis and process them",
       "  --storage DIR      the storage root the controller writes to (same files)\n"
       "  --input-root DIR   chunks are read in place from the job's input, which must lie\n"
       "                     under DIR (default: the storage root); give it the same\n"
-      "                     directory as vr-controller --input-root\n"
+      "                     directory as vr-controller --input-root; a URL\n"
+      "                     (https://host/media/, s3://bucket/in/): URL sources must lie\n"
+      "                     under it, read by HTTP ranges (the controller's URL root)\n"
+      "  --storage-allow-private  let URL sources reach loopback, private and link-local\n"
+      "                     addresses (refused by default, after DNS and at each redirect)\n"
       "  --gpu N | all      one GPU, or every GPU this process may see\n"
       "  --cpu              the CPU engine (slow; CI and machines without a GPU)\n"
       "  --slots N|auto     worker processes (chunks in flight) on each GPU, or N CPU\n"

@@ -18,6 +18,7 @@
 #include "rq_claim.h"
 #include "rq_warm.h"
 #include "storage.h"
+#include "url_root.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +27,8 @@ struct serve {
     char url[512];
     char storage[STORAGE_PATH_MAX];
     char input_root[STORAGE_PATH_MAX]; /* range tasks' sources lie under it (--input-root) */
+    char input_url_root[URL_ROOT_MAX]; /* range tasks' URL sources lie under it (--input-root
+                                        * URL; "": none allowed) */
     char name[128];               /* worker name host:gpuN|cpu:nonce */
     char claim_key[RQ_CLAIM_KEY_HEX]; /* its claims' key ($VR_WORKER_CLAIM_KEY from a
                                    * `serve --slots` parent, else drawn at start) */

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "remux_range.h"
 #include "remux_ts.h"
+#include "url_root.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,7 +76,7 @@ static int serve_task_rel(const struct chunk_task *t, const char *rel, const cha
  * task beneath the input root). */
 struct serve_files {
     int root, in, out_dir;                   /* descriptors, -1 when closed */
-    char in_path[BENEATH_FD_PATH_MAX];       /* /proc/self/fd/<in> */
+    char in_path[JOB_PATH_MAX];              /* /proc/self/fd/<in>, or the source's URL */
     char in_real[STORAGE_PATH_MAX];          /* its name, for messages */
     char out_path[BENEATH_FD_PATH_MAX];      /* /proc/self/fd/<out_dir>/<name> */
     char ts_path[BENEATH_FD_PATH_MAX + 8];   /* the output's sidecar (range tasks) */
@@ -103,6 +104,13 @@ static int serve_source_open(const struct serve *s, const struct chunk_range *r,
 {
     char rel[JOB_PATH_MAX], fp[REMUX_FP_MAX];
     snprintf(f->in_real, sizeof f->in_real, "%s", r->source);
+    if (url_root_is_url(r->source)) { /* the decoder opens it, checking the plan's identity */
+        int rc = url_root_check(r->source, s->input_url_root, "vr-worker serve --input-root",
+                                err);
+        f->env = rc < 0 && !s->input_url_root[0];
+        snprintf(f->in_path, sizeof f->in_path, "%s", r->source);
+        return rc;
+    }
     int rc = beneath_rel(s->input_root, r->source, rel, sizeof rel);
     f->env = rc == VR_ENOENT;
     if (rc == VR_ENOENT)
@@ -166,7 +174,8 @@ static int serve_files_open(const struct serve *s, const struct chunk_task *t,
     if ((f->out_dir = beneath_mkdirs(f->root, odir, 0755)) < 0)
         return beneath_err(f->out_dir, "chunk output directory", f->out_dir_real, s->storage,
                            err);
-    beneath_fd_path(f->in, NULL, f->in_path, sizeof f->in_path);
+    if (f->in >= 0)
+        beneath_fd_path(f->in, NULL, f->in_path, sizeof f->in_path);
     beneath_fd_path(f->out_dir, name, f->out_path, sizeof f->out_path);
     return t->is_range ? remux_ts_name(f->out_path, f->ts_path, sizeof f->ts_path, err) : 0;
 }
@@ -189,6 +198,8 @@ static void serve_range(const struct chunk_range *t, struct remux_range *r)
     r->vs = t->vs;
     r->tb_num = t->tb_num;
     r->tb_den = t->tb_den;
+    if (url_root_is_url(t->source)) /* a file's is checked by its descriptor, before */
+        snprintf(r->fingerprint, sizeof r->fingerprint, "%s", t->fingerprint);
 }
 
 /* The checksum of a chunk's output (and its sidecar, range tasks) as the
@@ -248,7 +259,7 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     if (rc == 0) {
         o.ts_path = t->is_range ? f.ts_path : NULL;
         rc = pipeline_run(&o, f.in_path, f.out_path, m, err);
-        if (rc == 0 && t->is_range)
+        if (rc == 0 && t->is_range && f.in >= 0)
             serve_warm_note(s, f.in_real); /* the host's next workers warm for it */
     }
     if (rc == 0)
