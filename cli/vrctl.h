@@ -114,13 +114,21 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
 /* Records job js (id and created_ms set): rq_job_submit with its JSON. */
 int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est, vr_err *err);
 
-/* Shows a progress bar (fps, ETA, a line per worker) on stderr until job `id`
- * ends; prints the final line. Returns 0 when it is done, 1 when it failed
- * or was cancelled, 2 on Redis errors that did not heal within a minute.
- * `stop` (may be NULL) ends the wait early (returns 3). With `hints`, says
- * while the job is live when no controller or no worker is alive
- * (vrctl_liveness_hints; `vrctl run`, which starts its own, passes 0). */
+/* Shows a progress bar (fps, ETA, a line per worker, the last events) on
+ * stderr until job `id` ends; prints the final line (vrctl_watch.c). The
+ * bar never goes backwards, a worker that stops answering is an event
+ * line, so is a Redis outage, and every line fits the terminal. Returns 0
+ * when it is done, 1 when it failed or was cancelled, 2 on Redis errors
+ * that did not heal within a minute. `stop` (may be NULL) ends the wait
+ * early (returns 3). With `hints`, says while the job is live when no
+ * controller or no worker is alive (vrctl_liveness_hints; `vrctl run`,
+ * which starts its own, passes 0). */
 int vrctl_watch(struct rq *q, const char *id, volatile int *stop, int hints);
+
+/* The same for every job live now or submitted while it runs (at most 50),
+ * a bar each, until all have ended: 0 when all are done, 1 when one
+ * failed or was cancelled, 0 at once (after saying so) when none is live. */
+int vrctl_watch_all(struct rq *q, volatile int *stop);
 
 /* How job id's chunks were made, as its controller noted it (job field
  * `chunking`): "range" (read in place from the input) or "copy" (cut into
