@@ -23,6 +23,8 @@ int cmd_metrics(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_events(int argc, char **argv);
+int cmd_completion(int argc, char **argv);
+int cmd_man(int argc, char **argv);
 
 struct rq_event_entry;
 /* One event as a line ("12:03:04.512  chunk 3  requeued  worker  text") or,
@@ -84,7 +86,8 @@ int vrctl_no_job(const char *id);
  * `o` with `arg` to *js and returns 1 when `o` is one of them, 0 when it
  * is not, or an exit code (2 usage, 1 unreadable file) for a bad value. */
 enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_LAYOUT,
-       VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING, VRCTL_OPT_DECODE_ERROR, VRCTL_OPT_ALPHA_AREA };
+       VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING, VRCTL_OPT_DECODE_ERROR, VRCTL_OPT_ALPHA_AREA,
+       VRCTL_OPT_CRF, VRCTL_OPT_ENCODER, VRCTL_OPT_JSON };
 #define VRCTL_OPTSTRING "o:c:yn"  /* short options of submit and run */
 /* Their long options, for the two commands' getopt tables. */
 #define VRCTL_SPEC_LONGOPTS                                          \
@@ -96,8 +99,28 @@ enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_L
     { "chunking", required_argument, 0, VRCTL_OPT_CHUNKING },       \
     { "on-decode-error", required_argument, 0, VRCTL_OPT_DECODE_ERROR }, \
     { "alpha-area", required_argument, 0, VRCTL_OPT_ALPHA_AREA },   \
+    { "crf", required_argument, 0, VRCTL_OPT_CRF },                 \
+    { "encoder", required_argument, 0, VRCTL_OPT_ENCODER },         \
+    { "json", no_argument, 0, VRCTL_OPT_JSON },                     \
     { "config", required_argument, 0, 'c' }
 int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
+
+/* What --crf N and --encoder NAME (VRCTL_OPT_CRF, VRCTL_OPT_ENCODER) and
+ * --json (VRCTL_OPT_JSON) set: vrctl_spec_option keeps them here, and
+ * vrctl_prepare puts the first two into the job's config overrides, over
+ * -c's file, as `vr-worker process --crf/--encoder` does. */
+struct vrctl_flags {
+    int crf;                    /* -1: the profile's (or -c's) */
+    char encoder[32];           /* "": the profile's (or -c's) */
+    int json;                   /* print the result as one JSON object on stdout */
+};
+extern struct vrctl_flags vrctl_flags;
+
+/* submit --json, run --json: job id's figures as one JSON object on stdout
+ * (rq_job_status_json's keys: id, state, error, input, output, frames,
+ * fps, wall_s, ...) with "exit": the code vrctl exits with; only id,
+ * state "unknown" and exit when Redis cannot tell. */
+void vrctl_print_result(struct rq *q, const char *id, int exit_code);
 
 /* Validates a job before anything is enqueued: the input exists and probes
  * as video, the output's directory exists and its container is known, the

@@ -14,6 +14,7 @@
 #include "vio_layout.h"
 
 #include <getopt.h>
+#include <libavcodec/avcodec.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,9 +185,23 @@ void vrctl_job_chunking(struct rq *q, const char *id, char *out, size_t n)
         out[0] = '\0'; /* from Redis: only the two known words are shown */
 }
 
+struct vrctl_flags vrctl_flags = { .crf = -1 };
+
 int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
 {
     switch (o) {
+    case VRCTL_OPT_CRF:
+        return cli_opt_int("--crf", arg, 0, 51, &vrctl_flags.crf) ? 2 : 1;
+    case VRCTL_OPT_ENCODER:
+        if (strlen(arg) >= sizeof vrctl_flags.encoder ||
+            (strcmp(arg, "auto") && !avcodec_find_encoder_by_name(arg)))
+            return cli_usage_error("--encoder %s: no such encoder in this FFmpeg (auto, "
+                                   "libx264, libx265, ...)", arg);
+        snprintf(vrctl_flags.encoder, sizeof vrctl_flags.encoder, "%s", arg);
+        return 1;
+    case VRCTL_OPT_JSON:
+        vrctl_flags.json = 1;
+        return 1;
     case VRCTL_OPT_PROFILE:
         snprintf(js->profile, sizeof js->profile, "%s", arg);
         return 1;
@@ -241,4 +256,20 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
     default:
         return 0;
     }
+}
+
+void vrctl_print_result(struct rq *q, const char *id, int exit_code)
+{
+    struct rq_job_status *st = malloc(sizeof *st);
+    json_t *o = st && rq_job_status(q, id, 0, st, NULL) == 0 ? rq_job_status_json(st) : NULL;
+    if (!o)
+        o = json_pack("{s:s, s:s}", "id", id, "state", "unknown");
+    json_object_set_new(o, "exit", json_integer(exit_code));
+    char *text = json_dumps(o, VRCTL_JSON_FLAGS);
+    if (text)
+        printf("%s\n", text);
+    fflush(stdout);
+    free(text);
+    json_decref(o);
+    free(st);
 }
