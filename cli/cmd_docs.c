@@ -82,6 +82,20 @@ static int docs_options(const struct cli_cmd *c, char opts[][40])
 
 /* ---- completion ---- */
 
+/* The shell's `case` arms, one a command: "    NAME) opts=<open>--a --b<close> ;;"
+ * (bash a string, zsh an array). */
+static void docs_cases(FILE *f, const struct cli_cmd *cmds, const char *open, const char *close)
+{
+    for (const struct cli_cmd *c = cmds; c->name; c++) {
+        char opts[DOCS_OPTS][40];
+        int n = docs_options(c, opts);
+        fprintf(f, "    %s) opts=%s", c->name, open);
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s%s", i ? " " : "", opts[i]);
+        fprintf(f, "%s ;;\n", close);
+    }
+}
+
 static void docs_bash(FILE *f, const char *prog, const struct cli_cmd *cmds)
 {
     fprintf(f, "# bash completion for %s, generated from its command table by\n"
@@ -93,14 +107,7 @@ static void docs_bash(FILE *f, const char *prog, const struct cli_cmd *cmds)
         fprintf(f, "%s ", c->name);
     fprintf(f, "help --help --version\" -- \"$cur\"))\n        return\n    fi\n");
     fprintf(f, "    case \"${COMP_WORDS[1]}\" in\n");
-    for (const struct cli_cmd *c = cmds; c->name; c++) {
-        char opts[DOCS_OPTS][40];
-        int n = docs_options(c, opts);
-        fprintf(f, "    %s) opts=\"", c->name);
-        for (int i = 0; i < n; i++)
-            fprintf(f, "%s%s", i ? " " : "", opts[i]);
-        fprintf(f, "\" ;;\n");
-    }
+    docs_cases(f, cmds, "\"", "\"");
     fprintf(f, "    help) COMPREPLY=($(compgen -W \"");
     for (const struct cli_cmd *c = cmds; c->name; c++)
         fprintf(f, "%s ", c->name);
@@ -130,14 +137,7 @@ static void docs_zsh(FILE *f, const char *prog, const struct cli_cmd *cmds)
     }
     fprintf(f, "    )\n    if (( CURRENT == 2 )); then\n        _describe 'command' cmds\n"
             "        return\n    fi\n    case $words[2] in\n");
-    for (const struct cli_cmd *c = cmds; c->name; c++) {
-        char opts[DOCS_OPTS][40];
-        int n = docs_options(c, opts);
-        fprintf(f, "    %s) opts=(", c->name);
-        for (int i = 0; i < n; i++)
-            fprintf(f, "%s%s", i ? " " : "", opts[i]);
-        fprintf(f, ") ;;\n");
-    }
+    docs_cases(f, cmds, "(", ")");
     fprintf(f, "    esac\n    if [[ $PREFIX == -* ]]; then\n        compadd -- $opts\n"
             "    else\n        _files\n    fi\n}\n_%s \"$@\"\n", prog);
 }

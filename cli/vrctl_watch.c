@@ -196,9 +196,9 @@ static void view_lost(struct vrctl_screen *sc, struct vrctl_view *v)
         if (v->nlost < VIEW_LOST)
             snprintf(v->lost[v->nlost++], sizeof v->lost[0], "%s", w->name);
         screen_note(sc, v->id, (int)rq_record_ll(w->chunk + len + 1), w->name,
-                    "worker stopped answering %.1f s ago (killed, stopped, or cut off from "
-                    "Redis) holding %lld frames of it: the chunk goes back to the queue when "
-                    "its lease lapses", (sc->now - w->seen_ms) / 1000.0, w->chunk_frames);
+                    "stopped answering %.1f s ago, %lld frames in hand (killed, stopped or cut "
+                    "off from Redis): the chunk is requeued when its lease lapses",
+                    (sc->now - w->seen_ms) / 1000.0, w->chunk_frames);
     }
 }
 
@@ -304,10 +304,17 @@ static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, i
     sc.w = calloc(VIEW_WORKERS, sizeof *sc.w);
     int nv = 0, fails = 0, rc = 0, first = 1, nh = 0, hint_wait = 0, hint_shown = 0;
     char hint[2][200];
+    enum log_level level = log_get_level();
     if (!views || !st || !ids || !sc.w) {
         rc = cli_fail(1, "out of memory");
         goto out;
     }
+    /* on a terminal the rq layer's "retrying" and "connected again" lines
+     * are the display's own event lines; printed too, they pushed the block
+     * down and the redraw left a stale copy above (vrctl run, whose
+     * processes log through the same stderr, keeps them) */
+    if (sc.tty && hints && level > LOG_ERROR)
+        log_set_level(LOG_ERROR);
     if (one) {
         snprintf(views[0].id, sizeof views[0].id, "%s", one);
         views[0].last_done = -1;
@@ -435,6 +442,7 @@ static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, i
         for (int i = 0; i < nv; i++) {
             if (views[i].ended != 2 || (sc.tty && !one && live))
                 continue;
+            log_set_level(level);
             if (rq_job_status(q, views[i].id, 0, st, NULL) == 0)
                 views[i].rc = view_end(q, st);
             views[i].ended = 1;
@@ -447,6 +455,7 @@ static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, i
         usleep(300000);
     }
 out:
+    log_set_level(level);
     log_ctx_thread(NULL, -1);
     free(sc.w);
     free(ids);
