@@ -466,15 +466,16 @@ static int run_supervise(struct run *r, struct run_opts *o)
     mon.stop = 1;
     if (mon_ok)
         pthread_join(mt, NULL);
-    rq_free(&q);
     if (rc == 3 && run_dead[0]) {
         log_say(LOG_ERROR, "vrctl run: job %s cannot finish: %s (logs below)\n", o->js.id, run_dead);
-        return 1;
-    }
-    if (rc == 3) {
+        rc = 1;
+    } else if (rc == 3) {
         log_say(LOG_WARN, "vrctl run: interrupted; stopping workers, controller and redis\n");
-        return 130;
+        rc = 130;
     }
+    if (vrctl_flags.json)
+        vrctl_print_result(q, o->js.id, rc);
+    rq_free(&q);
     return rc;
 }
 

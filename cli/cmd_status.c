@@ -89,7 +89,10 @@ static void vrctl_list_job(const struct rq_job_status *st)
     char created[32], chunks[32], frames[48];
     vrctl_local_time(st->created_ms, created, sizeof created);
     snprintf(chunks, sizeof chunks, "%lld/%lld", st->chunks_done, st->chunks_total);
-    snprintf(frames, sizeof frames, "%lld/%lld", st->frames_done, st->frames_total);
+    /* the frames `status JOB` and watch show: the list said 0/901 while
+     * `status JOB` said 139/901 (issue 45, item 8) */
+    snprintf(frames, sizeof frames, "%lld/%lld", st->frames_done + st->frames_running,
+             st->frames_total);
     const char *slash = strrchr(st->input, '/');
     printf("%-26s %-10s %-19s %11s %15s %7.1f %7.1fs  %s\n", st->id, st->state, created, chunks,
            frames, st->fps, st->wall_s, slash ? slash + 1 : st->input);
@@ -296,10 +299,10 @@ out:
 int cmd_watch(int argc, char **argv)
 {
     struct vrctl_session v;
-    int rc = vrctl_begin(argc, argv, VRCTL_WANT_ID, &v);
+    int rc = vrctl_begin(argc, argv, VRCTL_MAY_ID, &v);
     if (rc)
         return rc;
-    rc = vrctl_watch(v.q, v.id, NULL, 1);
+    rc = v.id ? vrctl_watch(v.q, v.id, NULL, 1) : vrctl_watch_all(v.q, NULL);
     vrctl_end(&v);
     return rc;
 }

@@ -12,7 +12,10 @@
 #include "remux.h"
 #include "remux_ts.h"
 #include "rq_jobs.h"
+#include "rq_stats.h"
 #include "storage.h"
+#include "submit_batch.h"
+#include "text.h"
 #include "url_root.h"
 
 #include <getopt.h>
@@ -46,26 +49,39 @@ int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est,
     return rc;
 }
 
-/* The profile, with the -c file (its path in js->config) on top: the
- * messages `vr-worker process -c` gives; js->config becomes the file's
- * overrides as compact JSON, which every chunk applies. */
+/* The profile, with the -c file (its path in js->config) and then --crf
+ * and --encoder on top: the messages `vr-worker process -c` gives;
+ * js->config becomes those overrides as compact JSON, which every chunk
+ * applies. */
 static int vrctl_check_config(struct job_spec *js)
 {
     struct vr_config cfg;
     vr_err e = { 0 };
     if (config_load_profile(&cfg, js->profile, &e) < 0)
         return cli_fail(2, "%s", e.msg);
-    if (!js->config[0])
+    char *flags = config_flags_json(vrctl_flags.crf,
+                                    vrctl_flags.encoder[0] ? vrctl_flags.encoder : NULL);
+    if (flags && config_apply_text(&cfg, flags, "--crf/--encoder", &e) < 0) {
+        free(flags);
+        return cli_fail(2, "%s", e.msg);
+    }
+    if (!js->config[0] && !flags)
         return 0;
     char path[sizeof js->config], *text = NULL;
     size_t len;
     snprintf(path, sizeof path, "%s", js->config);
-    if (storage_read_file(path, 64 * 1024, &text, &len, &e) < 0 ||
-        config_apply_text(&cfg, text, path, &e) < 0) {
+    if (path[0] && (storage_read_file(path, 64 * 1024, &text, &len, &e) < 0 ||
+                    config_apply_text(&cfg, text, path, &e) < 0)) {
         free(text);
+        free(flags);
         return cli_fail(2, "-c: %s", e.msg);
     }
-    json_t *o = json_loads(text, 0, NULL);
+    json_t *o = text ? json_loads(text, 0, NULL) : json_object();
+    json_t *f = flags ? json_loads(flags, 0, NULL) : NULL;
+    if (o && f)
+        json_object_update(o, f); /* the flags win over the file */
+    json_decref(f);
+    free(flags);
     char *compact = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(o);
     free(text);
@@ -144,6 +160,95 @@ static int vrctl_output_taken(struct rq *q, const char *output, char *by, size_t
     return rc;
 }
 
+/* Enqueues prepared job js (its id set here, into id): refused when a
+ * job in flight writes the same output. 0, or the exit code after saying
+ * why. */
+static int submit_one(struct rq *q, struct job_spec *js, const struct remux_info *info,
+                      char *id, size_t n)
+{
+    char by[48];
+    vr_err e = { 0 };
+    int taken = vrctl_output_taken(q, js->output, by, sizeof by, &e);
+    if (taken != 0) {
+        if (taken > 0)
+            fprintf(stderr, "vrctl submit: job %s, still in flight, writes %s: wait for it "
+                    "or cancel it (vrctl cancel %s), or choose another -o\n", by, js->output, by);
+        else
+            fprintf(stderr, "vrctl submit: %s\n", e.msg);
+        return 1;
+    }
+    job_new_id(js->id, sizeof js->id);
+    js->created_ms = rq_now_ms();
+    if (vrctl_enqueue(q, js, info->frames_est, &e) < 0)
+        return cli_fail(1, "%s", e.msg);
+    snprintf(id, n, "%s", js->id);
+    return 0;
+}
+
+/* submit DIR|GLOB|FILE... -o OUTDIR: a job a video (submit_batch.h), each
+ * checked as one submit checks it; prints "ID  IN -> OUT" a job (--json:
+ * an array of the jobs' objects). 0 when at least one job was queued and
+ * none failed to be; 2 when none could be (every input refused); 1 when
+ * Redis refused one. With --wait, the jobs are watched together. */
+static int submit_batch(char **args, int n, const char *outdir, const char *redis,
+                        const struct job_spec *base, int replace, int wait)
+{
+    struct batch_item *it = NULL;
+    int refused = 0, m = batch_expand(args, n, outdir, base->output_kind, &it, &refused);
+    if (m < 0)
+        return 2;
+    struct rq *q = NULL;
+    int rc = 0, queued = 0;
+    json_t *arr = json_array();
+    for (int i = 0; i < m; i++) {
+        struct job_spec js = *base; /* -c's path again: prepare rewrites it */
+        struct remux_info info;
+        char id[48];
+        if (vrctl_prepare(it[i].in, it[i].out, replace, &js, &info)) {
+            refused++;
+            continue;
+        }
+        if (!q && (rc = vrctl_connect(redis, &q)))
+            break;
+        int one = submit_one(q, &js, &info, id, sizeof id);
+        if (one) {
+            rc = one;
+            continue;
+        }
+        queued++;
+        if (!vrctl_flags.json)
+            printf("%s  %s -> %s\n", id, js.input, js.output);
+        else
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "input",
+                                                 js.input, "output", js.output, "state",
+                                                 "queued"));
+        fflush(stdout);
+    }
+    fprintf(stderr, "vrctl submit: %d job%s queued, %d file%s refused\n", queued,
+            text_plural(queued), refused, text_plural(refused));
+    if (rc == 0 && queued == 0)
+        rc = 2;
+    if (rc == 0 && wait)
+        rc = vrctl_watch_all(q, NULL);
+    struct rq_job_status *st = wait && q ? malloc(sizeof *st) : NULL;
+    for (size_t i = 0; st && i < json_array_size(arr); i++) { /* as they ended */
+        const char *id = json_string_value(json_object_get(json_array_get(arr, i), "id"));
+        if (id && rq_job_status(q, id, 0, st, NULL) == 0)
+            json_array_set_new(arr, i, rq_job_status_json(st));
+    }
+    free(st);
+    if (vrctl_flags.json) {
+        char *text = json_dumps(arr, VRCTL_JSON_FLAGS);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+    }
+    json_decref(arr);
+    rq_free(&q);
+    free(it);
+    return rc;
+}
+
 int cmd_submit(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -184,43 +289,33 @@ int cmd_submit(int argc, char **argv)
         default: return 2; /* '?': cli_getopt said why */
         }
     }
-    if (argc - optind != 1)
-        return cli_usage_error("expected one input video");
     if (!out)
         return cli_usage_error("missing -o OUT");
-    const char *in = argv[optind];
-
+    if (argc - optind < 1)
+        return cli_usage_error("expected an input video (or a directory or pattern of them)");
+    if (batch_wanted(argv + optind, argc - optind))
+        return submit_batch(argv + optind, argc - optind, out, redis, &js, replace, wait);
     struct remux_info info;
-    vr_err e = { 0 };
-    int rc = vrctl_prepare(in, out, replace, &js, &info);
+    char id[48];
+    int rc = vrctl_prepare(argv[optind], out, replace, &js, &info);
     struct rq *q = NULL;
     if (rc || (rc = vrctl_connect(redis, &q)))
         return rc;
-    char by[48];
-    int taken = vrctl_output_taken(q, js.output, by, sizeof by, &e);
-    if (taken != 0) {
-        if (taken > 0)
-            fprintf(stderr, "vrctl submit: job %s, still in flight, writes %s: wait for it "
-                    "or cancel it (vrctl cancel %s), or choose another -o\n", by, js.output, by);
-        else
-            fprintf(stderr, "vrctl submit: %s\n", e.msg);
+    rc = submit_one(q, &js, &info, id, sizeof id);
+    if (rc) {
         rq_free(&q);
-        return 1;
+        return rc;
     }
-    job_new_id(js.id, sizeof js.id);
-    js.created_ms = rq_now_ms();
-    if (vrctl_enqueue(q, &js, info.frames_est, &e) < 0) {
-        cli_fail(1, "%s", e.msg);
-        rq_free(&q);
-        return 1;
-    }
-    printf("%s\n", js.id);
+    if (!vrctl_flags.json)
+        printf("%s\n", id);
     fflush(stdout);
     char hint[2][200];
     int nh = wait ? 0 : vrctl_liveness_hints(q, hint); /* watch says it itself */
     for (int i = 0; i < nh; i++)
         fprintf(stderr, "vrctl submit: note: %s\n", hint[i]);
-    rc = wait ? vrctl_watch(q, js.id, NULL, 1) : 0;
+    rc = wait ? vrctl_watch(q, id, NULL, 1) : 0;
+    if (vrctl_flags.json)
+        vrctl_print_result(q, id, rc);
     rq_free(&q);
     return rc;
 }

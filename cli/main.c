@@ -14,6 +14,13 @@
     "  --profile P        fast, balanced (default) or quality\n"                               \
     "  -c FILE            JSON overrides on the profile (as vr-worker process -c), checked\n"  \
     "                     now and applied to every chunk\n"                                     \
+    "  --crf N            the encoder's quality, 0..51 (the profile's crf: fast 26,\n"   \
+    "                     balanced 23, quality 18; the matte is coded at QP N+2), over\n" \
+    "                     -c's crf, as vr-worker process --crf\n"                        \
+    "  --encoder NAME     auto or an FFmpeg encoder (libx264, libx265, ...), over -c's,\n" \
+    "                     as vr-worker process --encoder\n"                              \
+    "  --json             print the result as one JSON object on stdout (id, state,\n"  \
+    "                     input, output, frames, fps, wall_s, error, ..., exit)\n"       \
     "  --layout L         auto (default: stereo metadata, then file name tag, then aspect,\n"  \
     "                     decided once from the whole source), mono, sbs or tb\n"              \
     "  --output KIND      mask (default), alpha (= alpha-packed) or greenscreen\n"      \
@@ -46,9 +53,9 @@
 
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, CLI_NEEDS_REDIS,
-      "IN -o OUT [--profile P] [-c FILE] [--layout L] [--output KIND] [--chunk-seconds S]\n"
-      "       [--chunking C] [--on-decode-error A] [--notify URL] [--priority N] [--wait]\n"
-      "       [-y|-n]",
+      "IN|DIR|GLOB... -o OUT [--profile P] [-c FILE] [--crf N] [--encoder NAME] [--layout L]\n"
+      "       [--output KIND] [--chunk-seconds S] [--chunking C] [--on-decode-error A]\n"
+      "       [--notify URL] [--priority N] [--wait] [--json] [-y|-n]",
       "validate a video and enqueue it as a job; prints the job id",
       "  -o OUT             output file, written by the controller: .mkv, .mp4 or .mov\n"
       "                     (what the stitch can write; others are refused now). IN and\n"
@@ -56,6 +63,12 @@ static const struct cli_cmd vrctl_cmds[] = {
       "                     --output-root (default: its storage root), or the job fails;\n"
       "                     IN may be an https:// or s3:// URL under their URL --input-root\n"
       "                     (read by HTTP ranges; README.md, 'A fleet without shared storage')\n"
+      "  DIR, GLOB or several inputs: a batch, one job a video (a directory's files,\n"
+      "                     a quoted pattern's matches); -o is then a directory and\n"
+      "                     each output is OUT/<name less extension>.<kind>.mkv. What\n"
+      "                     is no video (or a still image) is refused, a line each;\n"
+      "                     prints \"ID  IN -> OUT\" a job; exit 2 when none was queued.\n"
+      "                     --wait then watches every live job\n"
       VRCTL_SPEC_HELP
       "  --priority N       -100..100 (0); above 0 its chunks go ahead of normal jobs\n"
       "  --max-attempts N   failures of a chunk before it is dead-lettered (3); each\n"
@@ -72,7 +85,15 @@ static const struct cli_cmd vrctl_cmds[] = {
       "A live job with no controller or no worker alive gets a note saying which\n"
       "(\"hints\" in --json); watch and submit say it too.\n"
       VRCTL_EXIT_HELP },
-    { "watch", cmd_watch, CLI_NEEDS_REDIS, "JOB", "live progress bar until the job ends (exit 0 = done)",
+    { "watch", cmd_watch, CLI_NEEDS_REDIS, "[JOB]",
+      "live progress bar until the job ends (exit 0 = done); no JOB: every live job",
+      "  JOB                the job; without it every job live now or submitted while\n"
+      "                     it runs, a bar each, until all end (exit 0: all done;\n"
+      "                     at once when none is live)\n"
+      "On a terminal the bar counts the frames the running chunks have encoded and\n"
+      "never goes back (a killed worker's frames stay until redone); a worker that\n"
+      "stops answering and a Redis outage show as event lines; lines are cut to the\n"
+      "terminal's width. Without a terminal: log lines.\n"
       VRCTL_EXIT_HELP },
     { "events", cmd_events, CLI_NEEDS_REDIS, "JOB [--follow] [--json]",
       "the job's events: chunks done, requeued (and whose lease lapsed), commits retried",
@@ -110,7 +131,8 @@ static const struct cli_cmd vrctl_cmds[] = {
       "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S] [--chunking C] [--encode-threads N]\n"
       "       [--on-decode-error A] [--notify URL [--notify-secret-file FILE]\n"
-      "       [--notify-allow-private]] [--resume] [--keep-temp] [-y|-n]",
+      "       [--notify-allow-private]] [--crf N] [--encoder NAME] [--resume] [--keep-temp]\n"
+      "       [--json] [-y|-n]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
@@ -139,6 +161,15 @@ static const struct cli_cmd vrctl_cmds[] = {
       "no run holds and nobody resumed for a day is removed by the next run. After\n"
       "a kill -9 of vrctl its processes die with it. If the controller or every\n"
       "worker dies, it says which (signal, log) and exits 1.\n" },
+    { "completion", cmd_completion, 0, "bash|zsh",
+      "print shell completion for vrctl, generated from this command table",
+      "  bash               source it: vrctl completion bash > \\\n"
+      "                     ~/.local/share/bash-completion/completions/vrctl\n"
+      "  zsh                save it as _vrctl in a directory of $fpath\n" },
+    { "man", cmd_man, 0, "[CMD | --list]",
+      "print a man page (troff) generated from this command table",
+      "  CMD                the page vrctl-CMD(1); none: vrctl(1)\n"
+      "  --list             the commands, one a line (make man writes man/*.1)\n" },
     { 0 }
 };
 

@@ -23,6 +23,8 @@ int cmd_metrics(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_events(int argc, char **argv);
+int cmd_completion(int argc, char **argv);
+int cmd_man(int argc, char **argv);
 
 struct rq_event_entry;
 /* One event as a line ("12:03:04.512  chunk 3  requeued  worker  text") or,
@@ -84,7 +86,8 @@ int vrctl_no_job(const char *id);
  * `o` with `arg` to *js and returns 1 when `o` is one of them, 0 when it
  * is not, or an exit code (2 usage, 1 unreadable file) for a bad value. */
 enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_LAYOUT,
-       VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING, VRCTL_OPT_DECODE_ERROR, VRCTL_OPT_ALPHA_AREA };
+       VRCTL_OPT_NOTIFY, VRCTL_OPT_CHUNKING, VRCTL_OPT_DECODE_ERROR, VRCTL_OPT_ALPHA_AREA,
+       VRCTL_OPT_CRF, VRCTL_OPT_ENCODER, VRCTL_OPT_JSON };
 #define VRCTL_OPTSTRING "o:c:yn"  /* short options of submit and run */
 /* Their long options, for the two commands' getopt tables. */
 #define VRCTL_SPEC_LONGOPTS                                          \
@@ -96,8 +99,28 @@ enum { VRCTL_OPT_PROFILE = 0x100, VRCTL_OPT_OUTPUT, VRCTL_OPT_CHUNK, VRCTL_OPT_L
     { "chunking", required_argument, 0, VRCTL_OPT_CHUNKING },       \
     { "on-decode-error", required_argument, 0, VRCTL_OPT_DECODE_ERROR }, \
     { "alpha-area", required_argument, 0, VRCTL_OPT_ALPHA_AREA },   \
+    { "crf", required_argument, 0, VRCTL_OPT_CRF },                 \
+    { "encoder", required_argument, 0, VRCTL_OPT_ENCODER },         \
+    { "json", no_argument, 0, VRCTL_OPT_JSON },                     \
     { "config", required_argument, 0, 'c' }
 int vrctl_spec_option(int o, const char *arg, struct job_spec *js);
+
+/* What --crf N and --encoder NAME (VRCTL_OPT_CRF, VRCTL_OPT_ENCODER) and
+ * --json (VRCTL_OPT_JSON) set: vrctl_spec_option keeps them here, and
+ * vrctl_prepare puts the first two into the job's config overrides, over
+ * -c's file, as `vr-worker process --crf/--encoder` does. */
+struct vrctl_flags {
+    int crf;                    /* -1: the profile's (or -c's) */
+    char encoder[32];           /* "": the profile's (or -c's) */
+    int json;                   /* print the result as one JSON object on stdout */
+};
+extern struct vrctl_flags vrctl_flags;
+
+/* submit --json, run --json: job id's figures as one JSON object on stdout
+ * (rq_job_status_json's keys: id, state, error, input, output, frames,
+ * fps, wall_s, ...) with "exit": the code vrctl exits with; only id,
+ * state "unknown" and exit when Redis cannot tell. */
+void vrctl_print_result(struct rq *q, const char *id, int exit_code);
 
 /* Validates a job before anything is enqueued: the input exists and probes
  * as video, the output's directory exists and its container is known, the
@@ -114,13 +137,21 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
 /* Records job js (id and created_ms set): rq_job_submit with its JSON. */
 int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est, vr_err *err);
 
-/* Shows a progress bar (fps, ETA, a line per worker) on stderr until job `id`
- * ends; prints the final line. Returns 0 when it is done, 1 when it failed
- * or was cancelled, 2 on Redis errors that did not heal within a minute.
- * `stop` (may be NULL) ends the wait early (returns 3). With `hints`, says
- * while the job is live when no controller or no worker is alive
- * (vrctl_liveness_hints; `vrctl run`, which starts its own, passes 0). */
+/* Shows a progress bar (fps, ETA, a line per worker, the last events) on
+ * stderr until job `id` ends; prints the final line (vrctl_watch.c). The
+ * bar never goes backwards, a worker that stops answering is an event
+ * line, so is a Redis outage, and every line fits the terminal. Returns 0
+ * when it is done, 1 when it failed or was cancelled, 2 on Redis errors
+ * that did not heal within a minute. `stop` (may be NULL) ends the wait
+ * early (returns 3). With `hints`, says while the job is live when no
+ * controller or no worker is alive (vrctl_liveness_hints; `vrctl run`,
+ * which starts its own, passes 0). */
 int vrctl_watch(struct rq *q, const char *id, volatile int *stop, int hints);
+
+/* The same for every job live now or submitted while it runs (at most 50),
+ * a bar each, until all have ended: 0 when all are done, 1 when one
+ * failed or was cancelled, 0 at once (after saying so) when none is live. */
+int vrctl_watch_all(struct rq *q, volatile int *stop);
 
 /* How job id's chunks were made, as its controller noted it (job field
  * `chunking`): "range" (read in place from the input) or "copy" (cut into

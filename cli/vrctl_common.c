@@ -1,7 +1,7 @@
 /*
  * vrctl_common.c - what vrctl's commands share: the Redis connection, the
- * job's events as lines (vrctl_event_print) and the live progress display
- * of one job (bar, fps, ETA, one line per worker, the last events).
+ * job's events as lines (vrctl_event_print) and the job-spec options of
+ * submit and run. The live progress display is vrctl_watch.c.
  */
 #include "vrctl.h"
 
@@ -14,6 +14,7 @@
 #include "vio_layout.h"
 
 #include <getopt.h>
+#include <libavcodec/avcodec.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,42 +46,6 @@ int vrctl_connect(const char *url, struct rq **out)
 int vrctl_no_job(const char *id)
 {
     return cli_fail(2, "no job '%s'", id);
-}
-
-/* ---- progress ---- */
-
-static void vrctl_bar(char *buf, size_t n, double frac, int width)
-{
-    int fill = (int)(frac * width + 0.5);
-    if (fill > width)
-        fill = width;
-    size_t k = 0;
-    buf[k++] = '[';
-    for (int i = 0; i < width && k + 2 < n; i++)
-        buf[k++] = i < fill ? '#' : '.';
-    buf[k++] = ']';
-    buf[k] = '\0';
-}
-
-/* Lines of the live workers working on job `id` ("name  chunk  fps"). */
-static int vrctl_worker_lines(struct rq *q, const char *id, FILE *f)
-{
-    enum { MAXW = 64 };
-    struct rq_worker_info *w = calloc(MAXW, sizeof *w);
-    int n = w ? rq_workers_list(q, w, MAXW, NULL) : 0, lines = 0;
-    long long now = rq_now_ms();
-    for (int i = 0; i < n; i++) {
-        /* a killed worker's key lives 5 heartbeats; it is gone after 3 */
-        if (strncmp(w[i].chunk, id, strlen(id)) != 0 || rq_worker_silent(&w[i], now))
-            continue;
-        const char *slash = strchr(w[i].chunk, '/');
-        /* the chunk in hand: its frames so far and their rate (the heartbeat's) */
-        fprintf(f, "\033[K  %-40s chunk %-6s %lld frames, %.2f fps\n", w[i].name,
-                slash ? slash + 1 : w[i].chunk, w[i].chunk_frames, w[i].fps);
-        lines++;
-    }
-    free(w);
-    return lines;
 }
 
 int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
@@ -159,6 +124,8 @@ static const char *vrctl_event_kind(const char *msg_)
     const char *path = strstr(msg_, " /");
     snprintf(msg, sizeof msg, "%.*s", path ? (int)(path - msg_) : (int)strlen(msg_), msg_);
     static const struct { const char *needle, *kind; } kinds[] = {
+        { "stopped answering", "worker-lost" }, { "Redis unreachable", "redis" },
+        { "Redis answers again", "redis" },
         { "requeued", "requeued" }, { "dead-letter", "dead" }, { "enqueued again", "requeued" },
         { "cannot commit", "commit-retry" }, { "committed on try", "committed" },
         { " done", "done" }, { "done:", "job-done" }, { "failed", "failed" },
@@ -203,50 +170,6 @@ void vrctl_event_print(const struct rq_event_entry *e, int json, FILE *f)
             tm.tm_sec, e->ms % 1000, chunk, kind, e->worker[0] ? e->worker : "-", msg);
 }
 
-/* The job's latest events ("chunk 3: worker ... stopped renewing ...;
- * requeued") and a full maxmemory, which stalls the job with no event. */
-static int vrctl_last_events(struct rq *q, const char *id, FILE *f)
-{
-    struct rq_event_entry ev[3];
-    char full[512];
-    int lines = 0;
-    if (rq_memory_full(q, full, sizeof full, NULL) > 0) {
-        fprintf(f, "\033[K  stalled: %s\n", full);
-        lines++;
-    }
-    int n = rq_events_read(q, id, NULL, ev, 3, NULL);
-    for (int i = 0; i < n; i++, lines++) {
-        fprintf(f, "\033[K  ");
-        vrctl_event_print(&ev[i], 0, f);
-    }
-    return lines;
-}
-
-/* Without a terminal: every event not printed yet, after the last one seen
- * (`last`, RQ_ID_MAX bytes, "" before the first), and a stall once. */
-static void vrctl_new_events(struct rq *q, const char *id, char *last, int *stalled, FILE *f)
-{
-    struct rq_event_entry ev[50];
-    char full[512];
-    int is_full = rq_memory_full(q, full, sizeof full, NULL) > 0;
-    if (is_full && !*stalled)
-        log_say(LOG_WARN, "%s: stalled: %s\n", id, full);
-    *stalled = is_full;
-    int n = rq_events_read(q, id, last[0] ? last : NULL, ev, 50, NULL);
-    for (int i = 0; i < n; i++) {
-        if (log_get_format() == LOG_JSON) { /* one log object a line, its chunk a field */
-            log_ctx_thread(id, ev[i].chunk);
-            log_say(LOG_INFO, "%s: event: %s\n", id, ev[i].msg);
-            log_ctx_thread(id, -1);
-            continue;
-        }
-        fprintf(f, "%s: ", id);
-        vrctl_event_print(&ev[i], 0, f);
-    }
-    if (n > 0)
-        snprintf(last, RQ_ID_MAX, "%s", ev[n - 1].id);
-}
-
 const char *vrctl_chunk_step(const char *chunking)
 {
     return !strcmp(chunking, "range") ? "plan" : "split";
@@ -262,112 +185,23 @@ void vrctl_job_chunking(struct rq *q, const char *id, char *out, size_t n)
         out[0] = '\0'; /* from Redis: only the two known words are shown */
 }
 
-/* Which hints (1: no controller, 2: no worker) the lines of hint[] are. */
-static int vrctl_hint_kinds(char hint[2][200], int n)
-{
-    int kinds = 0;
-    for (int k = 0; k < n; k++)
-        kinds |= !strncmp(hint[k], "no controller", 13) ? 1 : 2;
-    return kinds;
-}
-
-int vrctl_watch(struct rq *q, const char *id, volatile int *stop, int hints)
-{
-    char hint[2][200];
-    int nh = 0, hint_wait = 0, hint_shown = 0;
-    struct rq_job_status *st = malloc(sizeof *st);
-    if (!st)
-        return 2;
-    int tty = isatty(2) && log_get_format() == LOG_TEXT, drawn = 0, fails = 0, rc;
-    log_ctx_thread(id, -1);
-    long long last_done = -1;
-    char last_ev[RQ_ID_MAX] = "";
-    int stalled = 0;
-    for (;;) {
-        if (stop && *stop) {
-            rc = 3;
-            break;
-        }
-        vr_err e = { 0 };
-        if (rq_job_status(q, id, 0, st, &e) < 0) {
-            if (e.code == VR_ENOENT) {
-                rc = vrctl_no_job(id);
-                break;
-            }
-            if (++fails > 120) {
-                rc = cli_fail(2, "%s (gave up)", e.msg);
-                break;
-            }
-            rq_backoff(q);
-            continue;
-        }
-        fails = 0;
-        int ended = job_state_ended(st->state);
-        if (hints && !ended && --hint_wait <= 0) { /* every ~2 s: a few round trips */
-            nh = vrctl_liveness_hints(q, hint);
-            hint_wait = 7;
-        }
-        nh = ended ? 0 : nh;
-        /* committed frames and those the running chunks have encoded so far:
-         * the bar moves within a chunk */
-        long long frames = st->frames_done + st->frames_running;
-        double frac = st->frames_total > 0 ? (double)frames / st->frames_total : 0;
-        frac = frac > 1 ? 1 : frac;
-        char bar[64], eta[32] = "--";
-        vrctl_bar(bar, sizeof bar, frac, 30);
-        if (st->eta_s >= 0 && !ended)
-            snprintf(eta, sizeof eta, "%.0fs", st->eta_s);
-        if (tty) {
-            if (drawn)
-                fprintf(stderr, "\033[%dA", drawn);
-            fprintf(stderr, "\033[K%s %s %3.0f%%  chunks %lld/%lld  frames %lld/%lld  %.1f fps  ETA %s  [%s]\n",
-                    id, bar, frac * 100, st->chunks_done, st->chunks_total, frames,
-                    st->frames_total, st->fps, eta, st->state);
-            drawn = 1 + (ended ? 0 : vrctl_worker_lines(q, id, stderr));
-            drawn += vrctl_last_events(q, id, stderr);
-            for (int k = 0; k < nh; k++, drawn++)
-                fprintf(stderr, "\033[K  note: %s\n", hint[k]);
-            fprintf(stderr, "\033[J");
-        } else {
-            vrctl_new_events(q, id, last_ev, &stalled, stderr);
-            int kinds = vrctl_hint_kinds(hint, nh);
-            for (int k = 0; k < nh && (kinds & ~hint_shown); k++) /* once, when one appears */
-                log_say(LOG_WARN, "%s: %s\n", id, hint[k]);
-            hint_shown = kinds;
-        }
-        if (!tty && (st->chunks_done != last_done || ended)) {
-            /* the bar is for eyes: a log object carries the figures only */
-            int text = log_get_format() == LOG_TEXT;
-            log_say(LOG_INFO, "%s%s%s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps ETA %s [%s]\n",
-                    id, text ? " " : "", text ? bar : "", frac * 100, st->chunks_done,
-                    st->chunks_total, frames, st->frames_total, st->fps, eta, st->state);
-            last_done = st->chunks_done;
-        }
-        if (ended) {
-            if (!strcmp(st->state, "done")) {
-                char ch[16];
-                vrctl_job_chunking(q, id, ch, sizeof ch);
-                log_say(LOG_INFO, "%s: done in %.1f s (%.1f fps; %s%s%s%s %.2f s, stitch %.2f s): "
-                        "%s\n", id, st->wall_s, st->fps, ch[0] ? "chunks " : "", ch,
-                        ch[0] ? ", " : "", vrctl_chunk_step(ch), st->split_s, st->stitch_s,
-                        st->output);
-                rc = 0;
-            } else {
-                log_say(LOG_ERROR, "%s: %s%s%s\n", id, st->state, st->error[0] ? ": " : "", st->error);
-                rc = 1;
-            }
-            break;
-        }
-        usleep(300000);
-    }
-    log_ctx_thread(NULL, -1);
-    free(st);
-    return rc;
-}
+struct vrctl_flags vrctl_flags = { .crf = -1 };
 
 int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
 {
     switch (o) {
+    case VRCTL_OPT_CRF:
+        return cli_opt_int("--crf", arg, 0, 51, &vrctl_flags.crf) ? 2 : 1;
+    case VRCTL_OPT_ENCODER:
+        if (strlen(arg) >= sizeof vrctl_flags.encoder ||
+            (strcmp(arg, "auto") && !avcodec_find_encoder_by_name(arg)))
+            return cli_usage_error("--encoder %s: no such encoder in this FFmpeg (auto, "
+                                   "libx264, libx265, ...)", arg);
+        snprintf(vrctl_flags.encoder, sizeof vrctl_flags.encoder, "%s", arg);
+        return 1;
+    case VRCTL_OPT_JSON:
+        vrctl_flags.json = 1;
+        return 1;
     case VRCTL_OPT_PROFILE:
         snprintf(js->profile, sizeof js->profile, "%s", arg);
         return 1;
@@ -422,4 +256,20 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
     default:
         return 0;
     }
+}
+
+void vrctl_print_result(struct rq *q, const char *id, int exit_code)
+{
+    struct rq_job_status *st = malloc(sizeof *st);
+    json_t *o = st && rq_job_status(q, id, 0, st, NULL) == 0 ? rq_job_status_json(st) : NULL;
+    if (!o)
+        o = json_pack("{s:s, s:s}", "id", id, "state", "unknown");
+    json_object_set_new(o, "exit", json_integer(exit_code));
+    char *text = json_dumps(o, VRCTL_JSON_FLAGS);
+    if (text)
+        printf("%s\n", text);
+    fflush(stdout);
+    free(text);
+    json_decref(o);
+    free(st);
 }

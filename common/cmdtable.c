@@ -15,6 +15,8 @@
 
 static const struct cli_cmd *cli_cmd_now;
 static const char *cli_prog_now = "vrseg";
+static const struct cli_cmd *cli_table_now; /* the table cli_main dispatches from */
+static const char *cli_about_now = "";
 static void (*cli_version_more)(FILE *f);
 
 void cli_version_extra(void (*extra)(FILE *f)) { cli_version_more = extra; }
@@ -135,6 +137,8 @@ int cli_main(const char *prog, const char *about, const struct cli_cmd *cmds,
              int argc, char **argv)
 {
     cli_prog_now = prog;
+    cli_table_now = cmds;
+    cli_about_now = about;
     log_init(prog);
     if (cli_log_format(prog, &argc, argv))
         return 2;
@@ -389,4 +393,14 @@ int cli_opt_double(const char *opt, const char *arg, double lo, double hi, doubl
     if (cli_parse_double(opt, arg, lo, hi, out, msg, sizeof msg) < 0)
         return cli_usage_error("%s", msg);
     return 0;
+}
+
+const struct cli_cmd *cli_table(void)
+{
+    return cli_table_now;
+}
+
+const char *cli_about(void)
+{
+    return cli_about_now;
 }

@@ -75,6 +75,10 @@ void cli_cmd_usage(FILE *f, const char *prog, const struct cli_cmd *cmd);
 /* The command being run (valid inside fn), for error messages and usage. */
 const struct cli_cmd *cli_current(void);
 const char *cli_prog(void);
+/* The whole table and the `about` line cli_main was given (valid inside
+ * fn): what shell completion and man pages are generated from. */
+const struct cli_cmd *cli_table(void);
+const char *cli_about(void);
 
 /* Prints "prog cmd: <msg>\n" plus "try 'prog cmd --help'" to stderr and
  * returns 2 (the exit code for bad usage). */

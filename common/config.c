@@ -284,3 +284,17 @@ int config_to_json(const struct vr_config *c, char *buf, int size)
     free(s);
     return n < size ? n : -1;
 }
+
+char *config_flags_json(int crf, const char *encoder)
+{
+    if (crf < 0 && !encoder)
+        return NULL;
+    json_t *o = json_object();
+    if (o && crf >= 0)
+        json_object_set_new(o, "crf", json_integer(crf));
+    if (o && encoder)
+        json_object_set_new(o, "encoder", json_string(encoder));
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(o);
+    return s;
+}

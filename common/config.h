@@ -70,6 +70,13 @@ int config_apply_file(struct vr_config *c, const char *path, vr_err *err);
 int config_apply_text(struct vr_config *c, const char *json, const char *src,
                       vr_err *err);
 
+/* The --crf and --encoder flags of `vr-worker process`, `vrctl submit` and
+ * `vrctl run` as config overrides: a compact JSON object (caller frees)
+ * with "crf" when crf >= 0 and "encoder" when encoder is non-NULL; NULL
+ * when neither is given or out of memory. Applied with config_apply_text
+ * after -c's file, so a flag wins over the file. */
+char *config_flags_json(int crf, const char *encoder);
+
 /* Defaults, then configs/<name>.json (found with vr_data_path). An unknown
  * profile is an error listing the known ones. */
 int config_load_profile(struct vr_config *c, const char *name, vr_err *err);

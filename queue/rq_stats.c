@@ -81,6 +81,20 @@ static int rq_stats_chunks(struct rq *q, struct rq_job_status *st, vr_err *err)
     return rc;
 }
 
+/* Whether chunk "<job>/<idx>" (a heartbeat's chunk field) is still running
+ * by its own record: a worker's heartbeat goes on naming the chunk it just
+ * committed until its next beat, and those frames are in frames_done
+ * already (counted twice, the count then fell back: issue 45, item 8). */
+static int rq_chunk_still_running(struct rq *q, const char *id, const char *chunk)
+{
+    long long idx = rq_record_ll(chunk + strlen(id) + 1);
+    char ck[128], state[16];
+    if (idx < 0 || idx > 100000)
+        return 0;
+    rq_key_chunk(ck, sizeof ck, id, (int)idx);
+    return rq_hget(q, ck, "state", state, sizeof state, NULL) > 0 && !strcmp(state, "running");
+}
+
 /* The frames live workers have encoded so far of job id's running chunks
  * (their heartbeats' chunk_frames): progress before any chunk commits. */
 static long long rq_frames_running(struct rq *q, const char *id)
@@ -93,7 +107,9 @@ static long long rq_frames_running(struct rq *q, const char *id)
     size_t len = strlen(id);
     long long sum = 0, now = rq_server_ms(q);
     for (int i = 0; i < n; i++)
-        if (!strncmp(w[i].chunk, id, len) && w[i].chunk[len] == '/' && !rq_worker_silent(&w[i], now))
+        if (!strncmp(w[i].chunk, id, len) && w[i].chunk[len] == '/' &&
+            !rq_worker_silent(&w[i], now) && w[i].chunk_frames > 0 &&
+            rq_chunk_still_running(q, id, w[i].chunk))
             sum += w[i].chunk_frames;
     free(w);
     return sum;
@@ -174,9 +190,16 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks, struct rq_job_s
     if (rc < 0)
         return rc;
     if (!strcmp(st->state, "running")) {
+        /* the frames in flight count from the first second: committed
+         * frames alone gave 0.0 fps and no ETA for the whole first wave */
         st->frames_running = rq_frames_running(q, id);
-        if (st->fps > 0 && st->frames_total > 0)
-            st->eta_s = (st->frames_total - st->frames_done - st->frames_running) / st->fps;
+        long long shown = st->frames_done + st->frames_running;
+        st->fps = st->wall_s > 0 ? shown / st->wall_s : 0;
+        st->eta_s = -1;
+        if (st->fps > 0 && st->frames_total > shown)
+            st->eta_s = (st->frames_total - shown) / st->fps;
+        else if (st->fps > 0 && st->frames_total > 0)
+            st->eta_s = 0;
     }
     if (!with_chunks)
         return 0;

@@ -35,7 +35,8 @@ struct rq_job_status {
     long long created_ms, started_ms, finished_ms;
     double split_s, stitch_s;   /* seconds, 0 until done */
     double wall_s;              /* started (or created) -> finished (or now) */
-    double fps;                 /* frames_done / wall_s */
+    double fps;                 /* frames_done / wall_s; while running (frames_done +
+                                 * frames_running) / wall_s, from the first second */
     double eta_s;               /* -1 unknown */
     long long chunk_frames_sum; /* sum of done chunks' frames (must equal frames_done) */
     int nworkers;

@@ -18,6 +18,7 @@
 #include "storage.h"
 
 #include <getopt.h>
+#include <libavcodec/avcodec.h>
 #include <libavutil/log.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +35,8 @@ struct process_args {
     int encode_threads;           /* --encode-threads; 0 = one per core */
     int fail_on_decode_error;     /* --on-decode-error fail */
     int alpha_corners;            /* --alpha-area corners */
+    int crf;                      /* --crf N; -1: the profile's (or -c's) */
+    const char *encoder;          /* --encoder NAME; NULL: the profile's (or -c's) */
 };
 
 static volatile int cancel_flag; /* set by SIGINT / SIGTERM: the pipeline stops */
@@ -59,6 +62,8 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         { "trace", required_argument, 0, 'T' },
         { "encode-threads", required_argument, 0, 'e' },
         { "on-decode-error", required_argument, 0, 'E' },
+        { "crf", required_argument, 0, 'Q' },
+        { "encoder", required_argument, 0, 'N' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -67,6 +72,7 @@ static int parse_args(int argc, char **argv, struct process_args *a)
     a->profile = "balanced";
     a->layout = -1;
     a->output = PIPE_OUT_MASK;
+    a->crf = -1;
     optind = 1;
     int c;
     /* no "+": IN may come before -o OUT */
@@ -88,6 +94,16 @@ static int parse_args(int argc, char **argv, struct process_args *a)
             a->alpha_corners = !strcmp(optarg, "corners");
             break;
         case 'M': a->metrics = optarg; break;
+        case 'Q':
+            if (cli_opt_int("--crf", optarg, 0, 51, &a->crf))
+                return 2;
+            break;
+        case 'N':
+            if (strcmp(optarg, "auto") && !avcodec_find_encoder_by_name(optarg))
+                return cli_usage_error("--encoder %s: no such encoder in this FFmpeg (auto, "
+                                       "libx264, libx265, ...)", optarg);
+            a->encoder = optarg;
+            break;
         case 'T': a->trace = optarg; break;
         case 'e':
             if (cli_opt_int("--encode-threads", optarg, 1, 256, &a->encode_threads))
@@ -168,9 +184,14 @@ int cmd_process(int argc, char **argv)
     struct pipe_opts o;
     memset(&o, 0, sizeof o);
     vr_err err = { 0 };
+    char *flags = config_flags_json(a.crf, a.encoder); /* over -c's file */
     if ((rc = config_load_profile(&o.cfg, a.profile, &err)) < 0 ||
-        (a.overrides && (rc = config_apply_file(&o.cfg, a.overrides, &err)) < 0))
+        (a.overrides && (rc = config_apply_file(&o.cfg, a.overrides, &err)) < 0) ||
+        (flags && (rc = config_apply_text(&o.cfg, flags, "--crf/--encoder", &err)) < 0)) {
+        free(flags);
         goto fail;
+    }
+    free(flags);
     if (a.gpu >= 0) {
         o.backend = SEG_CUDA;
         o.gpu = a.gpu;

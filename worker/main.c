@@ -24,12 +24,16 @@ static const struct cli_cmd worker_cmds[] = {
       "[--gpu N | --cpu] [--profile fast|balanced|quality] [-c FILE] [--layout auto|mono|sbs|tb]\n"
       "        [--output mask|alpha-packed|greenscreen] [--alpha-area auto|corners]\n"
       "        [--on-decode-error conceal|fail] [--metrics FILE] [--trace FILE]\n"
-      "        [--encode-threads N] [-y|-n] IN -o OUT",
+      "        [--crf N] [--encoder NAME] [--encode-threads N] [-y|-n] IN -o OUT",
       "segment a whole video: decode, segment, encode (audio and other streams copied)",
       "  --gpu N          NVDEC decode + CUDA engine on GPU N (default: GPU 0 if any, else CPU)\n"
       "  --cpu            CPU decode + C reference engine\n"
       "  --profile NAME   fast, balanced (default) or quality (configs/NAME.json)\n"
       "  -c FILE          JSON overrides (batch, output_scale, encoder, crf, preset, ...)\n"
+      "  --crf N          the encoder's quality, 0..51 (the profile's crf; the matte is\n"
+      "                   coded at QP N+2): over -c's crf, as vrctl submit/run --crf\n"
+      "  --encoder NAME   auto or an FFmpeg encoder (libx264, libx265, ...): over -c's\n"
+      "                   encoder, as vrctl submit/run --encoder\n"
       "  --layout L       auto (default: stereo metadata, spherical metadata, file-name tag,\n"
       "                   then aspect 2:1 = sbs, 1:2 = tb, else mono), mono, sbs or tb\n"
       "  --output K       mask (default: grayscale matte at output_scale), alpha-packed\n"
