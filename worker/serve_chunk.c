@@ -468,7 +468,8 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim
         log_error("job %s chunk %ld attempt %d: %s", job, idx, st->attempt, e.msg);
         char reason[1024];
         const char *msg = e.msg[0] ? e.msg : vr_err_name(rc);
-        snprintf(reason, sizeof reason, "%s", msg);
+        /* the job's error and events name the worker that saw it (issue 42) */
+        snprintf(reason, sizeof reason, "worker %.128s: %.800s", s->name, msg);
         vr_err fe = { 0 };
         int perm = serve_error_permanent(rc);
         long long faults = 0;
