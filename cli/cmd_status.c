@@ -45,10 +45,19 @@ static void vrctl_status_silent(struct rq *q, const char *id)
     int n = w ? rq_workers_list(q, w, MAXW, NULL) : 0;
     long long now = rq_server_ms(q);
     size_t len = strlen(id);
-    for (int i = 0; i < n; i++)
-        if (!strncmp(w[i].chunk, id, len) && w[i].chunk[len] == '/' && rq_worker_silent(&w[i], now))
+    char full[512] = "";
+    rq_memory_full(q, full, sizeof full, NULL);
+    for (int i = 0; i < n; i++) {
+        if (strncmp(w[i].chunk, id, len) || w[i].chunk[len] != '/' || !rq_worker_silent(&w[i], now))
+            continue;
+        if (full[0]) /* alive: Redis refuses its heartbeats (issue 42) */
+            printf("  worker %s holds chunk %s, stalled %.1f s: Redis is out of memory and "
+                   "refuses its heartbeats\n", w[i].name, w[i].chunk + len + 1,
+                   (now - w[i].seen_ms) / 1000.0);
+        else
             printf("  worker %s holds chunk %s but is silent for %.1f s (requeued when its lease "
                    "lapses)\n", w[i].name, w[i].chunk + len + 1, (now - w[i].seen_ms) / 1000.0);
+    }
     free(w);
 }
 
@@ -325,13 +334,19 @@ int cmd_workers(int argc, char **argv)
     }
     json_t *arr = json_array();
     long long now = rq_server_ms(v.q); /* the heartbeats are stamped by Redis's clock */
+    /* Out of memory, Redis refuses the heartbeats: the workers are alive,
+     * stalled, not gone (issue 42) */
+    char full[512] = "";
+    rq_memory_full(v.q, full, sizeof full, NULL);
+    if (full[0] && !v.json)
+        printf("stalled: %s\n", full);
     if (!v.json && n)
         printf("%-40s %-8s %-8s %-40s %10s  %s\n", "WORKER", "GPU", "STATE", "CHUNK",
                "LAST FPS", "DONE");
     for (int i = 0; i < n; i++) {
         /* a worker silent for 3 heartbeats is not busy, whatever its key says */
         if (rq_worker_silent(&w[i], now))
-            snprintf(w[i].state, sizeof w[i].state, "silent");
+            snprintf(w[i].state, sizeof w[i].state, "%s", full[0] ? "stalled" : "silent");
         if (v.json)
             json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:f, s:I, s:I}", "name",
                                   w[i].name, "gpu", w[i].gpu, "state", w[i].state, "chunk",

@@ -137,9 +137,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
       "  --workers N        CPU workers (with --cpu; default 1)\n"
       "  --per-gpu N        chunks in flight per GPU, one worker process each (1..16,\n"
-      "                     as serve --slots; default half the cores per GPU, 2..8):\n"
-      "                     one NVDEC session alone cannot keep up with 8K60, each\n"
-      "                     slot's x264 needs cores\n"
+      "                     as serve --slots; default a core a slot, 2..16 per GPU):\n"
+      "                     one GPU reaches NVDEC's ceiling with 16 slots, 88% of\n"
+      "                     it with 8\n"
       "  --cpu              use the CPU engine even if a GPU is present\n"
       "  --encode-threads N each worker's CPU encoder threads (default: one per core)\n"
       VRCTL_SPEC_HELP

@@ -58,6 +58,8 @@ struct ctl {
     struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c) */
     int nstitches;
     long long last_reclaim_ms;    /* monotonic: the loop's and the split's last reclaim */
+    double oom_seen_s;            /* monotonic: when Redis was last seen out of memory (0
+                                   * never): a lease that lapsed since was refused, not lost */
     void (*between_chunks)(struct ctl *c); /* the loop's hook, run by a copy split between
                                   * chunks: the results waiting, lapsed leases; NULL none */
     struct ctl_notify_cfg notify; /* webhooks */

@@ -7,9 +7,11 @@
  */
 #include "ctl.h"
 
+#include "clock.h"
 #include "job.h"
 #include "log.h"
 #include "rq_claim.h"
+#include "rq_events.h"
 #include "rq_fleet.h"
 #include "rq_fleetstats.h"
 #include "rq_jobs.h"
@@ -35,8 +37,13 @@ static int ctl_reclaim_stream(struct ctl *c, const char *stream)
     for (int i = 0; i < n; i++) {
         const struct rq_pending *p = &idle[i];
         char reason[256];
-        snprintf(reason, sizeof reason, "worker %s stopped renewing its lease (killed or lost)",
-                 p->owner);
+        if (c->oom_seen_s > 0 && clock_mono_s() - c->oom_seen_s < c->lease_ms / 1000.0 + 5)
+            snprintf(reason, sizeof reason, "worker %s could not renew its lease: Redis was "
+                     "out of memory and refused its writes (a stall, not a lost worker)",
+                     p->owner);
+        else
+            snprintf(reason, sizeof reason, "worker %s stopped renewing its lease (killed or "
+                     "lost)", p->owner);
         int rc = rq_chunk_fail(c->q, stream, NULL, p->id, p->job, p->idx, reason, c->lease_ms, &e);
         if (rc == 1 || rc == 2)
             rq_fleetstats_note(c->q, RQ_NOTE_RECLAIM, 0, NULL);
@@ -85,6 +92,12 @@ int ctl_reclaim(struct ctl *c)
      * milliseconds; one handled twice changes nothing the second time. */
     ctl_ack_orphans(c, RQ_REPORTS, ctl_orphan_report_idle_ms(c));
     rq_retry_due(c->q, NULL); /* failed chunks whose backoff ended */
+    char full[512];
+    if (rq_memory_full(c->q, full, sizeof full, NULL) > 0) {
+        if (c->oom_seen_s <= 0 || clock_mono_s() - c->oom_seen_s > 60)
+            log_warn("%s", full); /* once a minute while it lasts */
+        c->oom_seen_s = clock_mono_s();
+    }
     int a = ctl_reclaim_stream(c, RQ_CHUNKS_HI);
     int b = ctl_reclaim_stream(c, RQ_CHUNKS);
     return a < 0 ? a : b < 0 ? b : a + b;

@@ -138,8 +138,17 @@ int ctl_job_fail(struct ctl *c, const char *id, long long token, const char *rea
                  "meanwhile", id, reason);
         return 0;
     }
-    if (rc <= 0)
-        return rc < 0 ? e.code : 0; /* it had ended already (a cancel, another failure) */
+    if (rc < 0) {
+        log_warn("job %s: not failed by this controller (%s): Redis: %s", id, reason, e.msg);
+        return e.code;
+    }
+    if (rc == 0) { /* it had ended already (a cancel, another failure, another's stitch) */
+        char state[32] = "";
+        rq_job_state(c->q, id, state, sizeof state, NULL);
+        log_warn("job %s: not failed by this controller (%s): it had ended meanwhile (%s)", id,
+                 reason, state[0] ? state : "gone");
+        return 0;
+    }
     log_error("job %s failed: %s", id, reason);
     rq_event(c->q, id, "failed: %s", reason);
     return 0;

@@ -461,6 +461,15 @@ static int ctl_may_publish(void *ctx, vr_err *err)
     if (rc == 0)
         vr_err_set(err, VR_ECANCELED, "job %s is no longer this controller's stitch (claimed by "
                    "another controller, or ended)", k->id);
+    /* VR_TEST_PUBLISH_DELAY_MS (tests only): a stall between the check and
+     * the rename, said in the log so that a test can stop the controller
+     * inside it */
+    unsigned delay = rc > 0 ? clock_test_delay_ms("VR_TEST_PUBLISH_DELAY_MS") : 0;
+    if (delay) {
+        log_info("job %s: test hook: %u ms between the publish check and the rename", k->id,
+                 delay);
+        usleep(delay * 1000u);
+    }
     return rc;
 }
 
@@ -606,6 +615,9 @@ int ctl_job_finish(struct ctl *c, const char *id)
     snprintf(fr, sizeof fr, "%lld", frames);
     rq_job_note(c->q, id, "frames_total", fr, NULL); /* a range plan may not have known it */
     if ((rc = ctl_record_done(c, id, token, js.output, files.out_path, stitch_s, &e)) <= 0) {
+        if (rc < 0) /* the job stays stitching under this controller: the audit redoes it */
+            log_warn("job %s: %s published but not recorded done: %s; the audit stitches again",
+                     id, js.output, e.msg);
         rc = rc < 0 ? e.code : 0;
         goto out;
     }

@@ -29,8 +29,14 @@ int vr_gpu_count(void)
     return n;
 }
 
+int vr_gpu_slots_rule(long cores, int gpus)
+{
+    long per = cores / (gpus > 0 ? gpus : 1);
+    return per < VR_GPU_SLOTS_MIN ? VR_GPU_SLOTS_MIN
+         : per > VR_GPU_SLOTS_MAX ? VR_GPU_SLOTS_MAX : (int)per;
+}
+
 int vr_gpu_auto_slots(int gpus)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN) / (gpus > 0 ? gpus : 1);
-    return cores / 2 < 2 ? 2 : cores / 2 > 8 ? 8 : (int)(cores / 2);
+    return vr_gpu_slots_rule(sysconf(_SC_NPROCESSORS_ONLN), gpus);
 }

@@ -10,11 +10,18 @@
 int vr_gpu_count(void);
 
 /* Chunks in flight per GPU when the user leaves it to us (`vrctl run`,
- * `vr-worker serve --gpu all`): one NVDEC session decodes 8K HEVC at ~40-60
- * fps while its chunk also waits on the CPU matte encode, so several per GPU
- * keep NVDEC busy; each needs about two cores of x264. Half the host's cores
- * per GPU, 2 to 8 (an H100 has 7 NVDEC engines). Measured on an H100 with 16
- * cores: 3 slots 95 fps, 6 117, 8 125 (docs/PERF.md). */
+ * `vr-worker serve --gpu all`): one core a slot, 2 to 16 a GPU. A slot's
+ * chain (demux, NVDEC, segment, the matte encoded on the GPU, the writes)
+ * keeps NVDEC busy only part of the time, so one GPU needs many: one H200
+ * ran 88% of its NVDEC ceiling with 8 slots and 99.6% with 16 (docs/PERF.md,
+ * issue 43). With the matte on the GPU a slot costs
+ * about a quarter of a core (32 slots kept 64 cores 12% busy), so a core a
+ * slot leaves room for the picture outputs' x264; 16 is serve --slots'
+ * bound. It was half the cores, 2..8, when each slot's matte took two
+ * cores of x264. */
+#define VR_GPU_SLOTS_MIN 2
+#define VR_GPU_SLOTS_MAX 16
+int vr_gpu_slots_rule(long cores, int gpus);
 int vr_gpu_auto_slots(int gpus);
 
 #endif

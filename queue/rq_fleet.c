@@ -44,10 +44,20 @@ int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s,
     const char *const *cmds[] = { hset, expire, sadd, last };
     const int argc[] = { 24, 3, 3, 4 };
     for (int i = 0; i < 4; i++) {
-        redisReply *r = rq_cmdargv(q, err, argc[i], (const char **)cmds[i], NULL);
-        if (!r)
-            return err ? err->code : VR_EREDIS;
-        freeReplyObject(r);
+        vr_err e = { 0 };
+        redisReply *r = rq_cmdargv(q, &e, argc[i], (const char **)cmds[i], NULL);
+        if (r) {
+            freeReplyObject(r);
+            continue;
+        }
+        /* Out of memory, Redis refuses the HSET but not the EXPIRE: the
+         * key (its last heartbeat) lives on, so that lists show the worker
+         * alive and stalled instead of gone (issue 42) */
+        if (i == 0 && strstr(e.msg, "OOM ") && (r = rq_cmdargv(q, NULL, 3, expire, NULL)))
+            freeReplyObject(r);
+        if (err)
+            *err = e;
+        return e.code ? e.code : VR_EREDIS;
     }
     return 0;
 }

@@ -199,6 +199,7 @@ Test(dist_failures, corrupt_chunk_dead_lettered_other_jobs_go_on)
     char err[512];
     job_field(ida, "error", err, sizeof err);
     cr_assert(strstr(err, "chunk 1") && strstr(err, "permanent"), "%s", err);
+    cr_assert(strstr(err, "worker ") && strstr(err, ":cpu:"), "no worker named: %s", err); /* 42 */
     char ck[128];
     rq_key_chunk(ck, sizeof ck, ida, 1);
     long long att = 0;

@@ -5,7 +5,8 @@
  * stops; a worker warmed before any chunk (--warm-from, or the source its
  * host's last job read, remembered in Redis) takes no new decoder for its
  * first chunk, and a stream of another format still gets a new one; a
- * warming worker says so in `vrctl workers`.
+ * warming worker says so in `vrctl workers`; the workers of one GPU warm one
+ * after another, those of two GPUs side by side.
  */
 #include "rq.h"
 #include "util-redis.h"
@@ -23,6 +24,7 @@ static struct tdist D;
 static void teardown(void)
 {
     unsetenv("VR_TEST_WARM_DELAY_MS");
+    unsetenv("VR_TEST_WARM_LANE");
     tdist_stop(&D, 0);
 }
 
@@ -199,4 +201,60 @@ Test(dist_warm, vrctl_workers_shows_warming)
             idle++;
     }
     cr_assert_eq(idle, 2, "vrctl workers: %s", out);
+}
+
+/* Each warm-up in the log as "lane start end" (ms of the day), in the
+ * order they ended. */
+static int warm_spans(char lane[][8], double *start, double *end, int max)
+{
+    char out[1024] = "";
+    tsh_out(out, sizeof out, "grep 'warmed for' '%s' | sed -E 's/^[^T]*T([0-9]+):([0-9]+):"
+            "([0-9.]+).* in ([0-9]+) ms.* the ([a-z0-9]+) warm-up lock.*/\\1 \\2 \\3 \\4 "
+            "\\5/' | awk '{ e = ($1 * 3600 + $2 * 60 + $3) * 1000; printf \"%%s %%.0f %%.0f\\n\", "
+            "$5, e - $4, e }'", D.log);
+    int n = 0;
+    for (char *p = out; n < max && *p; n++) {
+        int used = 0;
+        if (sscanf(p, "%7s %lf %lf%n", lane[n], &start[n], &end[n], &used) != 3)
+            break;
+        p += used;
+        while (*p == '\n')
+            p++;
+    }
+    return n;
+}
+
+/* Warm-ups of two GPUs run side by side, those of one GPU one after the
+ * other (issue 43: a host-wide lock warmed a fresh 4-GPU fleet's 32 slots
+ * one at a time). CPU workers stand for GPUs with a test hook naming their
+ * warm-up lane; each warm-up is made 1 s slow. */
+Test(dist_warm, warm_ups_of_two_gpus_overlap_those_of_one_do_not)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
+    char a[400];
+    clip("a.mkv", "testsrc=size=192x96:rate=25", a, sizeof a);
+    setenv("VR_TEST_WARM_DELAY_MS", "1000", 1);
+    const char *lanes[] = { "gpu0", "gpu1", "gpu0", "gpu1" };
+    for (int i = 0; i < 4; i++) {
+        setenv("VR_TEST_WARM_LANE", lanes[i], 1);
+        warm_worker(a);
+    }
+    unsetenv("VR_TEST_WARM_LANE");
+    unsetenv("VR_TEST_WARM_DELAY_MS");
+    wait_log("warmed for h264:192x96:yuv420p", 4);
+    char lane[4][8];
+    double st[4], en[4];
+    cr_assert_eq(warm_spans(lane, st, en, 4), 4);
+    int across = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++) {
+            int overlap = st[j] < en[i] - 20 && st[i] < en[j] - 20;
+            if (!strcmp(lane[i], lane[j]))
+                cr_assert(!overlap, "two warm-ups of %s overlap: %.0f-%.0f and %.0f-%.0f",
+                          lane[i], st[i], en[i], st[j], en[j]);
+            else
+                across += overlap;
+        }
+    cr_assert(across >= 2, "warm-ups of gpu0 and gpu1 did not run side by side (%d overlaps)",
+              across);
 }

@@ -81,6 +81,9 @@ struct serve {
  * after SERVE_PROBE_FIRST_S, doubling at each failed probe up to
  * SERVE_PROBE_MAX_S; a chunk done ends it. */
 #define SERVE_QUARANTINE_AFTER 3
+/* Codec failures of a chunk charged to workers before the chunk's own
+ * (serve_chunk.c, serve_codec_mine). */
+#define SERVE_CODEC_FAULTS 3
 #define SERVE_PROBE_FIRST_S    4.0
 #define SERVE_PROBE_MAX_S      60.0
 

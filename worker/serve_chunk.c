@@ -301,6 +301,24 @@ static int serve_error_mine(const struct serve *s, int code)
     return s->env_fault || code == VR_EACCES || code == VR_ECUDA;
 }
 
+/* A codec failure (VR_ECODEC: a decoder or encoder that libav* or NVDEC
+ * would not open or run) is this worker's while the chunk has not failed
+ * on workers' turns SERVE_CODEC_FAULTS times yet: a source the others
+ * decode goes to them at once, and a worker whose decoder is broken
+ * quarantines itself as a blind one does. Past that the source is what
+ * nobody decodes, and the failure is the chunk's: its attempts run out and
+ * the job ends with the reason, instead of every worker quarantining in
+ * turn until RQ_MAX_FAULTS; and the worker's streak of faults ends, as it
+ * was not its own. A chunk record that cannot be read: this
+ * worker's (the chunk keeps its attempts). */
+static int serve_codec_mine(struct serve *s, const struct rq_held *h, long long *faults)
+{
+    char ck[160];
+    rq_key_chunk(ck, sizeof ck, h->job, h->idx);
+    *faults = 0;
+    return rq_hget_ll(s->q, ck, "faults", faults, NULL) < 0 || *faults < SERVE_CODEC_FAULTS;
+}
+
 /* A failure of this worker's own: counted; SERVE_QUARANTINE_AFTER in a row
  * and it quarantines itself (takes no work until its probe, after a
  * backoff that doubles at each failed probe: serve_loop). The reason gets
@@ -396,6 +414,11 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim
         rc = vr_err_set(&e, VR_EFORMAT, "chunk task names job %s chunk %d, entry %s/%ld",
                         t.job, t.idx, job, idx);
     char sum[STORAGE_SUM_LEN] = "";
+    /* VR_TEST_CODEC_BROKEN (tests only): this worker's decoder fails to
+     * open, as a broken libav* build or NVDEC would */
+    if (rc == 0 && getenv("VR_TEST_CODEC_BROKEN"))
+        rc = vr_err_set(&e, VR_ECODEC, "chunk %ld: cannot open the decoder "
+                        "(VR_TEST_CODEC_BROKEN)", idx);
     if (rc == 0)
         rc = serve_process(s, &t, m, sum, &e);
     double secs = clock_mono_s() - t0;
@@ -456,12 +479,19 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim
         log_error("job %s chunk %ld attempt %d: %s", job, idx, st->attempt, e.msg);
         char reason[1024];
         const char *msg = e.msg[0] ? e.msg : vr_err_name(rc);
-        snprintf(reason, sizeof reason, "%s", msg);
+        /* the job's error and events name the worker that saw it (issue 42) */
+        snprintf(reason, sizeof reason, "worker %.128s: %.800s", s->name, msg);
         vr_err fe = { 0 };
         int perm = serve_error_permanent(rc);
-        if (serve_error_mine(s, rc)) {
+        long long faults = 0;
+        if (serve_error_mine(s, rc) || (rc == VR_ECODEC && serve_codec_mine(s, &h, &faults))) {
             perm = RQ_FAIL_WORKER;
             serve_fault(s, reason, sizeof reason, msg);
+        } else if (rc == VR_ECODEC) {
+            serve_fault_clear(s); /* the source's fault, not this worker's: no quarantine */
+            snprintf(reason, sizeof reason, "worker %.128s: %.300s (the chunk's: it failed on "
+                     "workers' turns %lld times before; no worker decodes it)", s->name, msg,
+                     faults);
         }
         rc = rq_report_fail(s->q, &h, reason, perm, &fe);
         if (rc == 0 && perm == 1)

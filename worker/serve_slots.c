@@ -159,7 +159,7 @@ int serve_slots(int argc, char **argv, int all, int gpu, int slots, const char *
         slots = vr_gpu_auto_slots(n);
     if (gpu >= 0 || all)
         log_info("%d worker%s per GPU on %d GPU%s%s", slots, slots > 1 ? "s" : "", n,
-                 n > 1 ? "s" : "", automatic ? " (--slots auto: half the cores per GPU, 2..8)" : "");
+                 n > 1 ? "s" : "", automatic ? " (--slots auto: a core a slot, 2..16 per GPU)" : "");
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) {

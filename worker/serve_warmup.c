@@ -5,9 +5,13 @@
  * decoder, engine and encoder probe for the format the fleet expects
  * (--warm-from FILE, else the source its host's last job read: vr:warm:
  * <host>, queue/rq_warm.h) before it takes a chunk, saying "warming" in its
- * heartbeat. The host's workers warm one after another, under a lock file
- * (flock), so that their creations, which the driver serializes anyway, do
- * not all wait on each other at once; the first ones ready take chunks.
+ * heartbeat. The workers of one GPU warm one after another, under that
+ * GPU's lock file (flock), so that their creations, which the GPU's driver
+ * context serializes anyway, do not all wait on each other at once; the
+ * first ones ready take chunks. Different GPUs warm side by side: one host
+ * lock made a fresh 4-GPU fleet of 32 slots warm one slot at a time (the
+ * first job 31% slower than the next, docs/PERF.md). CPU workers share one
+ * lock ("cpu").
  */
 #include "serve.h"
 
@@ -24,18 +28,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The host's warm-up lock: under $XDG_RUNTIME_DIR (the user's own) when
+/* The device whose warm-ups queue behind each other: "gpu<N>", or "cpu".
+ * Tests without a GPU pretend to be on one with VR_TEST_WARM_LANE (letters
+ * and digits, at most 15), so that two CPU workers can stand for two GPUs. */
+static void warm_lane(const struct serve *s, char *lane, size_t n)
+{
+    const char *t = getenv("VR_TEST_WARM_LANE");
+    size_t len = t ? strlen(t) : 0;
+    int ok = len > 0 && len < 16 && len < n;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9');
+    if (ok)
+        snprintf(lane, n, "%s", t);
+    else if (s->backend == SEG_CUDA)
+        snprintf(lane, n, "gpu%d", s->gpu);
+    else
+        snprintf(lane, n, "cpu");
+}
+
+/* The device's warm-up lock: under $XDG_RUNTIME_DIR (the user's own) when
  * set, else /tmp with the uid in the name; never through a link. Returns
  * the locked descriptor, or -1 (no lock: warm anyway). */
-static int warm_lock(long long *waited_ms)
+static int warm_lock(const char *lane, long long *waited_ms)
 {
     char path[512];
     const char *run = getenv("XDG_RUNTIME_DIR");
     struct stat st;
     if (run && run[0] == '/' && stat(run, &st) == 0 && S_ISDIR(st.st_mode))
-        snprintf(path, sizeof path, "%s/vrseg-warm.lock", run);
+        snprintf(path, sizeof path, "%s/vrseg-warm-%s.lock", run, lane);
     else
-        snprintf(path, sizeof path, "/tmp/vrseg-warm-%u.lock", (unsigned)getuid());
+        snprintf(path, sizeof path, "/tmp/vrseg-warm-%u-%s.lock", (unsigned)getuid(), lane);
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         log_warn("warm-up lock %s: %s; warming without it", path, strerror(errno));
@@ -127,9 +149,11 @@ void serve_warmup(struct serve *s)
     long long waited = 0;
     double t0 = 0;
     int lock = -1;
+    char lane[16];
+    warm_lane(s, lane, sizeof lane);
     char fmt[RQ_WARM_FORMAT_MAX] = "";
     if (rc == 0) {
-        lock = warm_lock(&waited);
+        lock = warm_lock(lane, &waited);
         t0 = clock_mono_ms();
         unsigned delay = clock_test_delay_ms("VR_TEST_WARM_DELAY_MS"); /* tests: a slow warm-up */
         if (delay)
@@ -146,7 +170,7 @@ void serve_warmup(struct serve *s)
         if (rc == 0 && !*s->drain)
             rc = pipeline_warm_up(&o, fd_path, src, want[0] ? want : NULL, fmt, sizeof fmt, &e);
         if (lock >= 0)
-            close(lock); /* the next worker of the host may warm */
+            close(lock); /* the next worker of this GPU may warm */
     }
     if (fd >= 0) {
         beneath_unmask(&e, fd, src); /* messages name the source, not the descriptor */
@@ -154,8 +178,8 @@ void serve_warmup(struct serve *s)
     }
     if (rc == 1) {
         log_info("worker %s: warmed for %s from %s (%s) in %.0f ms, after waiting %lld ms for "
-                 "the host's warm-up lock", s->name, fmt, src, from, clock_mono_ms() - t0,
-                 waited);
+                 "the %s warm-up lock", s->name, fmt, src, from, clock_mono_ms() - t0,
+                 waited, lane);
         snprintf(s->warm_src, sizeof s->warm_src, "%s", src);
         snprintf(s->warm_fmt, sizeof s->warm_fmt, "%s", fmt);
     } else {

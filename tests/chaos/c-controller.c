@@ -5,7 +5,8 @@
  * (SIGSTOP) inside its stitch while another takes the job over, before and
  * after it published: it neither replaces nor removes the other's output;
  * a controller's start sweeps the temporary outputs dead ones left beside
- * the recent jobs' outputs.
+ * the recent jobs' outputs; a controller stalled between its publish check
+ * and its rename says why its rename failed.
  */
 #include "chaos.h"
 
@@ -366,4 +367,32 @@ Test(chaos_ctl, controller_with_its_clock_ahead_keeps_live_temps)
 {
     const char *prefix[] = { "faketime", "-f", "+2h", NULL };
     controller_elsewhere_keeps_live_temps(prefix);
+}
+
+Test(chaos_ctl, stalled_before_the_rename_says_why_it_failed)
+{
+    /* Issue 42 (minor): A stalls between its publish check and its rename
+     * (a test hook, stopped there); B claims the stitch once A's heartbeat
+     * key expires, drops A's temporary output, publishes and ends the job.
+     * A wakes, its rename fails, and it said nothing about it. */
+    chaos_up(0, 3, 0, 0, 100);
+    chaos_kill9(&CH.d.ctl);
+    pid_t a = controller_with("VR_TEST_PUBLISH_DELAY_MS", 1000);
+    chaos_worker(0, 0);
+    const char *in = chaos_clip("in.mp4", 3, 160);
+    char id[64], out[400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    cr_assert(chaos_log_has("between the publish check and the rename", 120000),
+              "A never reached its rename");
+    kill(a, SIGSTOP);
+    cr_assert_neq(access(out, F_OK), 0, "A published before the stop: the test proves nothing");
+    chaos_controller(); /* B */
+    chaos_watch(id, 0, 120000);
+    kill(a, SIGCONT);
+    int noticed = chaos_log_has("not failed by this controller", 15000);
+    chaos_check_done(id, in, out, ref);
+    cr_assert(noticed, "the stalled controller's failed rename left no line in its log");
+    chaos_check_no_temps(out, 5000);
+    chaos_kill9(&a);
 }
