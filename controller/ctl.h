@@ -155,8 +155,13 @@ void ctl_stitch_progress(struct ctl *c, const char *id);
 /* Hands job id's stitcher to the end of the job (NULL when there is none
  * or an append failed: the end then stitches the whole job), with the
  * job's files it writes through (*files, the caller's to close; closed
- * ones when NULL is returned). */
-struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl_paths *files);
+ * ones when NULL is returned) and the first chunk index it lacks (*next). */
+struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl_paths *files,
+                                       int *next);
+
+/* 1 when job id is elastic: planned in pieces, its chunks cut as it runs
+ * (ctl_cut.c); its chunk indices are the pieces some chunk starts at. */
+int ctl_job_elastic(struct ctl *c, const char *id);
 
 /* Drops job id's stitcher (its temporary output too); all of them at exit. */
 void ctl_stitch_drop(struct ctl *c, const char *id);
@@ -229,6 +234,9 @@ struct ctl_decision {
                                    * slots (remux_plan_opts); 0: even chunks */
     char layout[8];               /* mono | sbs | tb */
     const char *why;              /* how the layout was decided (static text) */
+    double piece_s;               /* > 0: an elastic job (auto chunk length, ranges): planned
+                                   * in pieces this long, its chunks whole pieces that a cut
+                                   * may part again (ctl_cut.c); 0: chunks never cut */
 };
 
 /* Decides from the spec and the source (opened as `in`, named by
@@ -248,6 +256,21 @@ int ctl_job_decide(const struct job_spec *js, const char *in, struct ctl_decisio
 int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
              const struct ctl_decision *d, const struct ctl_paths *p,
              struct job_manifest *man, vr_err *err);
+
+/* Elastic jobs (ctl_plan.c, ctl_cut.c). ctl_range_merge: pieces [a, b) of
+ * pl as one range. ctl_range_task_json: chunk idx's task of range r, its
+ * source's fingerprint fp, as JSON into *task (free). ctl_cut_keep: keeps
+ * pl (taken: *pl is zeroed) as job id's pieces. ctl_cut_turn: a turn of
+ * the loop; cuts a running chunk for an idle worker when no chunk waits
+ * (at most every 250 ms). */
+struct remux_plan;
+struct remux_range;
+void ctl_range_merge(const struct remux_plan *pl, int a, int b, struct remux_range *out);
+int ctl_range_task_json(const char *id, const struct job_spec *js, const char *layout,
+                        int idx, const struct remux_range *r, const char *fp, char **task,
+                        vr_err *err);
+void ctl_cut_keep(struct ctl *c, const char *id, struct remux_plan *pl, const char *fp);
+void ctl_cut_turn(struct ctl *c);
 
 /* Cuts job id's source into chunk files and queues each as it is cut
  * (between chunks c->between_chunks runs), or queues the chunks of a

@@ -114,8 +114,11 @@ static void ctl_audit_job(struct ctl *c, const char *id, int deep)
     if (!strcmp(state, "queued") || !strcmp(state, "splitting")) {
         ctl_job_start(c, id);
     } else if (!strcmp(state, "running")) {
-        long long total = 0;
+        long long total = 0, pieces = 0;
         if (deep && rq_job_number(c->q, id, "chunks_total", &total, NULL) >= 0) {
+            /* an elastic job's chunk indices are its pieces' (ctl_cut.c) */
+            if (rq_job_number(c->q, id, "pieces", &pieces, NULL) > 0 && pieces > total)
+                total = pieces;
             for (long long i = 0; i < total && i < 100000; i++) {
                 /* a result a dead controller read and left (acked below) */
                 if (rq_chunk_count_done(c->q, id, (int)i, &e) == 1)

@@ -126,7 +126,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     char now[32];
     snprintf(now, sizeof now, "%lld", rq_now_ms());
     rq_job_note(c->q, id, "started_ms", now, NULL);
-    int wave;
+    int wave, elastic = !(js.chunk_seconds > 0); /* --chunk-seconds N: never cut */
     if ((rc = ctl_chunk_length(c, id, &js, paths->in_path, &wave, &e)) < 0)
         return rc;
     struct ctl_decision dec;
@@ -135,6 +135,9 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
         return ctl_job_fail(c, id, token, e.msg);
     }
     dec.wave_slots = wave;
+    /* an elastic job: pieces of a second at most, half a chunk for short ones */
+    dec.piece_s = !elastic ? 0 : js.chunk_seconds / 2 < JOB_CUT_PIECE_S ? js.chunk_seconds / 2
+                                                                          : JOB_CUT_PIECE_S;
     rq_job_note(c->q, id, "layout", dec.layout, NULL);
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
              dec.warmup);
@@ -152,7 +155,9 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     if (frames < 0) /* a range plan from Matroska Cues: the estimate submit recorded */
         rq_job_number(c->q, id, "frames_total", &frames, NULL);
     if (rc == 0)
-        rc = rq_job_running(c->q, id, c->name, token, man.nchunks, frames, split_s, &e);
+        rc = rq_job_running(c->q, id, c->name, token,
+                            man.live_chunks > 0 ? man.live_chunks : man.nchunks, frames,
+                            split_s, &e);
     job_manifest_release(&man);
     if (rc < 0)
         return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, token, e.msg);

@@ -50,10 +50,16 @@ static void ctl_report_notes(struct rq *q, const char *job, int idx, const char 
 
 static int ctl_report_done(struct rq *q, const struct rq_report *r, vr_err *e)
 {
-    int rc = rq_chunk_commit(q, r->stream, r->consumer, r->id, r->job, r->idx, r->frames,
-                             r->fps, r->metrics, r->sum[0] ? r->sum : NULL, e);
+    int rc = rq_chunk_commit_end(q, r->stream, r->consumer, r->id, r->job, r->idx, r->frames,
+                                 r->fps, r->metrics, r->sum[0] ? r->sum : NULL, r->end, e);
     if (rc == 1)
         ctl_report_notes(q, r->job, r->idx, r->note);
+    else if (rc == RQ_COMMIT_CUT_MISSED) {
+        log_warn("job %s chunk %d: its worker read past the end it was cut to; its output is "
+                 "refused and the chunk runs again", r->job, r->idx);
+        rq_event(q, r->job, "chunk %d: its worker missed the cut (read past it); run again",
+                 r->idx);
+    }
     else if (rc == 0)
         log_warn("job %s chunk %d: a done report from a claim that no longer holds its entry "
                  "(reclaimed); dropped", r->job, r->idx);

@@ -202,6 +202,7 @@ static int ctl_loop(struct ctl *c)
             rq_msg_release(&m[i]);
         }
         ctl_reclaim_due(c);
+        ctl_cut_turn(c); /* idle workers and no chunk waiting: a running one is cut */
         long long now = (long long)clock_mono_ms();
         if (now - last_audit >= 1000) {
             ctl_audit(c, audits++ % 5 == 0);

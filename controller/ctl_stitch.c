@@ -40,6 +40,8 @@ struct ctl_stitch {
     struct ctl_paths files; /* the input and the output's directory it writes through */
     struct job_manifest man;
     int gave_up;            /* an append failed: the end stitches the whole job */
+    int next;               /* the first chunk index not stitched yet */
+    int elastic;            /* chunks start at some of the manifest's pieces (ctl_cut.c) */
 };
 
 static struct ctl_stitch *ctl_stitch_find(struct ctl *c, const char *id)
@@ -119,6 +121,26 @@ static int ctl_chunk_ready(struct ctl *c, const char *id, int idx, int ranges)
            ctl_chunk_output_ready(c, id, idx, ranges, path, sizeof path);
 }
 
+int ctl_job_elastic(struct ctl *c, const char *id)
+{
+    long long ms = 0;
+    return rq_job_number(c->q, id, "piece_ms", &ms, NULL) > 0 && ms > 0;
+}
+
+/* The first chunk at or after index `from` (n: none): every index is a
+ * chunk, but an elastic job's are its pieces, of which chunks start at
+ * those with a record (planned so, or cut there since: ctl_cut.c). */
+static int ctl_chunk_next(struct ctl *c, const char *id, int from, int n, int elastic)
+{
+    for (int i = from; elastic && i < n; i++) {
+        char ck[128], state[16] = "";
+        rq_key_chunk(ck, sizeof ck, id, i);
+        if (rq_hget(c->q, ck, "state", state, sizeof state, NULL) != 0)
+            return i; /* a record, or Redis away: wait on it */
+    }
+    return elastic || from > n ? n : from;
+}
+
 /* A new entry for a running job whose chunk 0 is done, with its stitcher
  * begun; NULL when it cannot start yet (or there is no room). The manifest
  * is read once, and only after Redis says chunk 0 is done: results come
@@ -142,6 +164,8 @@ static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
     snprintf(t->id, sizeof t->id, "%s", id);
     t->files.in = t->files.out_dir = -1;
     t->man = man; /* owned by the entry now */
+    t->elastic = ctl_job_elastic(c, id);
+    t->next = 0; /* the begin reads chunk 0's parameters; its add comes next */
     c->nstitches++;
     vr_err e = { 0 };
     int rc = ctl_job_spec(c, id, &t->js, &e);
@@ -191,9 +215,9 @@ void ctl_stitch_progress(struct ctl *c, const char *id)
     }
     if (!t && !(t = ctl_stitch_start(c, id)))
         return;
-    while (!t->gave_up && remux_stitch_added(t->s) < t->man.nchunks) {
-        int next = remux_stitch_added(t->s);
-        if (!ctl_chunk_ready(c, id, next, t->man.ranges))
+    while (!t->gave_up) {
+        int next = ctl_chunk_next(c, id, t->next, t->man.nchunks, t->elastic);
+        if (next >= t->man.nchunks || !ctl_chunk_ready(c, id, next, t->man.ranges))
             return;
         vr_err e = { 0 };
         int rc = ctl_stitch_chunk(c, id, next, &t->s, &t->js, &t->man, &t->files, &e);
@@ -208,10 +232,12 @@ void ctl_stitch_progress(struct ctl *c, const char *id)
             ctl_paths_close(&t->files);
             t->gave_up = 1;
         }
+        t->next = next + 1;
     }
 }
 
-struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl_paths *files)
+struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl_paths *files,
+                                       int *next)
 {
     files->in = files->out_dir = -1;
     struct ctl_stitch *t = ctl_stitch_find(c, id);
@@ -220,6 +246,7 @@ struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl
     struct remux_stitcher *s = t->gave_up ? NULL : t->s;
     t->s = NULL;
     if (s) {
+        *next = t->next;
         *files = t->files; /* the stitcher writes through its output directory */
         t->files.in = t->files.out_dir = -1;
     }
@@ -233,10 +260,12 @@ struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl
  * output vanished: the manifest, not the stream, says what must exist),
  * each queued again when `requeue`. Returns the count, or <0. */
 static int ctl_chunk_outputs(struct ctl *c, const char *id, const struct job_manifest *man,
-                             char (*paths)[STORAGE_PATH_MAX], int requeue, vr_err *err)
+                             int elastic, char (*paths)[STORAGE_PATH_MAX], int requeue,
+                             vr_err *err)
 {
     int missing = 0;
-    for (int i = 0; i < man->nchunks; i++) {
+    for (int i = ctl_chunk_next(c, id, 0, man->nchunks, elastic); i < man->nchunks;
+         i = ctl_chunk_next(c, id, i + 1, man->nchunks, elastic)) {
         if (ctl_chunk_output_ready(c, id, i, man->ranges, paths[i], sizeof paths[i]))
             continue;
         missing++;
@@ -480,11 +509,12 @@ static int ctl_may_publish(void *ctx, vr_err *err)
  * with it). */
 static int ctl_stitch_rest(struct ctl *c, const char *id, long long token,
                            const struct job_spec *js, const struct job_manifest *man,
-                           struct ctl_paths *p, int *ahead, long long *frames, int *damaged,
-                           vr_err *err)
+                           int elastic, struct ctl_paths *p, int *ahead, long long *frames,
+                           int *damaged, vr_err *err)
 {
     struct ctl_paths taken;
-    struct remux_stitcher *s = ctl_stitch_take(c, id, &taken);
+    int next = 0;
+    struct remux_stitcher *s = ctl_stitch_take(c, id, &taken, &next);
     int rc = 0, i = 0;
     if (s) {
         ctl_paths_close(p);
@@ -494,10 +524,13 @@ static int ctl_stitch_rest(struct ctl *c, const char *id, long long token,
         return rc;
     }
     *ahead = remux_stitch_added(s);
-    for (i = *ahead; rc == 0 && i < man->nchunks; i++)
+    for (i = ctl_chunk_next(c, id, next, man->nchunks, elastic); rc == 0 && i < man->nchunks;
+         i = rc == 0 ? ctl_chunk_next(c, id, i + 1, man->nchunks, elastic) : i)
         rc = ctl_stitch_chunk(c, id, i, &s, js, man, p, err);
     if (rc == CTL_CHUNK_DAMAGED)
-        *damaged = i - 1;
+        *damaged = i;
+    if (rc == 0 && elastic) /* the chunks were fewer than the pieces */
+        remux_stitch_expect(s, remux_stitch_added(s));
     if (rc == 0) {
         *frames = remux_stitch_frames(s);
         struct ctl_claim k = { c, id, token };
@@ -555,17 +588,18 @@ int ctl_job_finish(struct ctl *c, const char *id)
         rc = ctl_job_fail(c, id, token, "out of memory");
         goto out;
     }
-    if (ctl_chunk_outputs(c, id, &man, paths, 0, &e) > 0) {
+    int elastic = ctl_job_elastic(c, id);
+    if (ctl_chunk_outputs(c, id, &man, elastic, paths, 0, &e) > 0) {
         /* the job runs again before its lost chunks are queued: a worker
          * skips a chunk of a job that is not running (it was, stitching) */
         ctl_stitch_drop(c, id);
         rc = rq_job_reopen(c->q, id, c->name, token, &e);
         if (rc > 0)
-            rc = ctl_chunk_outputs(c, id, &man, paths, 1, &e);
+            rc = ctl_chunk_outputs(c, id, &man, elastic, paths, 1, &e);
         rc = rc < 0 ? e.code : 0;
         goto out;
     }
-    rq_event(c->q, id, "stitching %d chunk%s into %s", man.nchunks, text_plural(man.nchunks),
+    rq_event(c->q, id, "stitching %lld chunk%s into %s", total, text_plural((int)total),
              js.output);
     unsigned delay = clock_test_delay_ms("VR_TEST_STITCH_DELAY_MS"); /* tests only */
     if (delay)
@@ -589,7 +623,8 @@ int ctl_job_finish(struct ctl *c, const char *id)
         snprintf(base, sizeof base, "%s", js.output);
         storage_drop_temps_of(files.out_dir, basename(base));
         int damaged = -1;
-        rc = ctl_stitch_rest(c, id, token, &js, &man, &files, &ahead, &frames, &damaged, &e);
+        rc = ctl_stitch_rest(c, id, token, &js, &man, elastic, &files, &ahead, &frames,
+                             &damaged, &e);
         if (rc == CTL_CHUNK_DAMAGED) {
             rc = ctl_stitch_redo(c, id, token, damaged);
             goto out;
@@ -622,7 +657,7 @@ int ctl_job_finish(struct ctl *c, const char *id)
         goto out;
     }
     log_info("job %s: done: %s (%lld frames; %d of %d chunks stitched ahead, the rest in %.2f s)",
-             id, js.output, frames, ahead, man.nchunks, stitch_s);
+             id, js.output, frames, ahead, (int)total, stitch_s);
     rq_event(c->q, id, "done: %s", js.output);
     rq_fleetstats_note(c->q, RQ_NOTE_STITCH, stitch_s, NULL);
     rc = 1; /* its chunk files go once the done is durable (ctl_cleanup_due) */

@@ -156,6 +156,9 @@ int remux_stitch_begin(const char *src, const char *chunk0, const long long *chu
 int remux_stitch_add(struct remux_stitcher *s, const char *chunk, const char *input,
                      vr_err *err);
 int remux_stitch_added(const struct remux_stitcher *s); /* = the next chunk's index */
+/* Sets how many chunks the stitch takes in all (begun with an upper
+ * bound: chunks cut while the job ran, fewer than its pieces). */
+void remux_stitch_expect(struct remux_stitcher *s, int n);
 long long remux_stitch_frames(const struct remux_stitcher *s); /* video frames written */
 /* What the stitch left out of the source ("2 source streams not copied
  * into this matroska file: stream 3 (attachment ttf): attachments are not

@@ -38,6 +38,7 @@
 
 #include "vr_err.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,24 @@ struct remux_key {
 };
 
 #define REMUX_FP_MAX 96
+/* A cut while a range is read (queue/rq_cut.h, work stealing): another
+ * thread asks the reader to stop at an earlier keyframe of the range, the
+ * next chunk's start now; the reader takes it at its next packet unless it
+ * has handed out a packet at or past it already (a video packet at or
+ * after `end`, another stream's at or after own_to): then it refuses, and
+ * reads on to its old end. Ask again for a later cut of the same range. */
+enum { REMUX_CUT_NONE, REMUX_CUT_ASKED, REMUX_CUT_TAKEN, REMUX_CUT_REFUSED };
+struct remux_cut {
+    pthread_mutex_t mu;      /* guards the fields below */
+    int state;               /* REMUX_CUT_* */
+    struct remux_key end;    /* the keyframe it now stops before */
+    int64_t own_to;          /* the end of its window for the other streams */
+    struct remux_key taken;  /* the end of the last cut taken (state may say a later one
+                              * was refused since); valid once one was taken */
+    int taken_any;
+    long long read;          /* the range's own video packets handed out so far (stored
+                              * by the reader, atomically, outside mu) */
+};
 
 /* One chunk: what a worker reads, decodes and outputs. */
 struct remux_range {
@@ -78,6 +97,7 @@ struct remux_range {
     char fingerprint[REMUX_FP_MAX]; /* a URL source's identity (http_io.h) the reader's
                               * object must still have; "" for a file (checked by its
                               * descriptor before, remux_fingerprint) */
+    struct remux_cut *cut;   /* where a cut is asked while it is read; NULL: none */
 };
 
 /* How to plan. */
@@ -142,6 +162,10 @@ int remux_reader_next(struct remux_reader *rd, struct AVPacket *pkt, vr_err *err
  * output), and of those, frames at or after *warm_from warm the filter up.
  * Without one: *until = INT64_MIN. Stream time base. Valid after open. */
 void remux_reader_preroll(const struct remux_reader *rd, int64_t *until, int64_t *warm_from);
+
+/* Whether the range stops before the end of the file: planned so, or cut
+ * since (struct remux_cut). */
+int remux_reader_has_end(const struct remux_reader *rd);
 
 /* Video packets handed out so far (pre-roll included). */
 long long remux_reader_video_packets(const struct remux_reader *rd);

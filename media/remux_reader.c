@@ -39,6 +39,8 @@ struct remux_reader {
     unsigned char *passed;       /* [nb_streams]: a packet at or after own_to came */
     int waiting;                 /* streams not passed yet */
     long long vpackets;
+    int64_t vdts_out;            /* the last video packet handed out: its dts (INT64_MIN) */
+    int64_t other_out;           /* the latest other stream's packet handed out, video time */
 };
 
 /* ---- small helpers ---- */
@@ -225,6 +227,7 @@ int remux_reader_open(AVFormatContext *ic, const struct remux_range *r, const ch
     }
     rd->ic = ic;
     rd->r = *r;
+    rd->vdts_out = rd->other_out = INT64_MIN;
     snprintf(rd->path, sizeof rd->path, "%s", path);
     rd->vtb = (AVRational){ r->tb_num, r->tb_den };
     if ((rc = rd_check_stream(rd, err)) < 0)
@@ -260,6 +263,68 @@ void remux_reader_preroll(const struct remux_reader *rd, int64_t *until, int64_t
 long long remux_reader_video_packets(const struct remux_reader *rd)
 {
     return rd->vpackets;
+}
+
+int remux_reader_has_end(const struct remux_reader *rd)
+{
+    return rd->r.has_end;
+}
+
+/* ---- a cut asked while reading (struct remux_cut) ---- */
+
+/* Whether what was handed out stays before cut c: no video packet at or
+ * after its keyframe (by dts, file order), no other stream's at or after
+ * its window's end; and the old end is not reached. */
+static int rd_cut_in_time(const struct remux_reader *rd, const struct remux_cut *c)
+{
+    if (rd->state != RD_OWN)
+        return 0;
+    if (c->end.dts != AV_NOPTS_VALUE && rd->vdts_out != INT64_MIN && rd->vdts_out >= c->end.dts)
+        return 0;
+    if (c->end.dts == AV_NOPTS_VALUE && rd->vdts_out != INT64_MIN)
+        return 0; /* no dts to tell by: only before the first packet */
+    return rd->other_out == INT64_MIN || rd->other_out < c->own_to;
+}
+
+static void rd_take_cut(struct remux_reader *rd)
+{
+    struct remux_cut *c = rd->r.cut;
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    if (c->state == REMUX_CUT_ASKED) {
+        if (rd_cut_in_time(rd, c)) {
+            rd->r.end = c->end;
+            rd->r.has_end = 1;
+            rd->r.own_to = c->own_to;
+            c->state = REMUX_CUT_TAKEN;
+            c->taken = c->end;
+            c->taken_any = 1;
+        } else {
+            c->state = REMUX_CUT_REFUSED;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Notes a packet handed out (rd_cut_in_time). */
+static void rd_handed(struct remux_reader *rd, const AVPacket *p)
+{
+    if (p->stream_index == rd->r.vs) {
+        rd->vpackets++;
+        if (p->dts != AV_NOPTS_VALUE)
+            rd->vdts_out = p->dts;
+        if (rd->r.cut && p->dts != AV_NOPTS_VALUE && p->dts >= rd->r.start.dts)
+            __atomic_add_fetch(&rd->r.cut->read, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    int64_t t = rd_time(p);
+    if (t == AV_NOPTS_VALUE)
+        return;
+    t = av_rescale_q_rnd(t, rd->ic->streams[p->stream_index]->time_base, rd->vtb,
+                         AV_ROUND_UP | AV_ROUND_PASS_MINMAX);
+    if (t > rd->other_out)
+        rd->other_out = t;
 }
 
 /* ---- reading on ---- */
@@ -321,10 +386,11 @@ static int rd_other(struct remux_reader *rd, const AVPacket *p)
 
 int remux_reader_next(struct remux_reader *rd, AVPacket *pkt, vr_err *err)
 {
+    rd_take_cut(rd);
     if (rd->qhead < rd->qn) {
         av_packet_move_ref(pkt, rd->q[rd->qhead]);
         av_packet_free(&rd->q[rd->qhead++]);
-        rd->vpackets += pkt->stream_index == rd->r.vs;
+        rd_handed(rd, pkt);
         return 1;
     }
     while (rd->state != RD_DONE) {
@@ -345,7 +411,7 @@ int remux_reader_next(struct remux_reader *rd, AVPacket *pkt, vr_err *err)
             return keep;
         }
         if (keep) {
-            rd->vpackets += pkt->stream_index == rd->r.vs;
+            rd_handed(rd, pkt);
             return 1;
         }
         av_packet_unref(pkt);

@@ -580,6 +580,11 @@ int remux_stitch_added(const struct remux_stitcher *s)
     return s->added;
 }
 
+void remux_stitch_expect(struct remux_stitcher *s, int n)
+{
+    s->n = n;
+}
+
 long long remux_stitch_frames(const struct remux_stitcher *s)
 {
     return s->st.written;

@@ -497,7 +497,8 @@ static int check_complete(struct vio_in *in, vr_err *err)
     where(in, w, sizeof w);
     if (in->frame_index == 0)
         return vr_err_set(err, VR_EFORMAT, "%s: no frame could be decoded (empty or truncated file)", w);
-    if (in->range_has_end) /* a range before the end: its end was checked by packet */
+    if (in->range_has_end || (in->range && remux_reader_has_end(in->range)))
+        /* a range before the end (planned, or cut while read): its end was checked by packet */
         return 0;
     return vio_check_duration(in->path, in->fmt, in->info.video_index, in->frame_index,
                               in->last_pts + in->last_dur, err);

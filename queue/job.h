@@ -101,6 +101,9 @@ struct chunk_task {
  * loses little and a short clip still spreads over every worker. */
 #define JOB_CHUNK_SECONDS_DEFAULT 10
 #define JOB_CHUNK_SECONDS_MIN_AUTO 2
+/* An elastic job's pieces (auto chunk length, ranges): the places a chunk
+ * may be cut at while it runs (controller/ctl_cut.c), this long at most. */
+#define JOB_CUT_PIECE_S 1.0
 #define JOB_WAVE_SLOTS_MAX 4096        /* a job record's chunk_wave, range-checked */
 
 /* A picture output (alpha-packed, greenscreen) re-encodes the whole frame:
@@ -177,7 +180,9 @@ struct job_manifest {
     int ranges;                /* 1: chunks are ranges of the source (no in/ files); a
                                 * chunk's frames and `frames` may be -1 (known once the
                                 * chunks commit) */
-    int nchunks;
+    int nchunks;               /* an elastic plan's (controller/ctl_cut.c): its pieces, each
+                                * a chunk's index, of which chunks start at some */
+    int live_chunks;           /* not written: the chunks a plan queued (0: nchunks) */
     long long frames;          /* source video frames */
     double duration_s;
     double split_s;            /* seconds the split took */

@@ -266,6 +266,17 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
                     const char *job, int idx, long long frames, double fps,
                     const char *metrics_json, const char *sum, vr_err *err);
 
+/* The same from a worker that stopped at `end` (rq_cut_end_text of the
+ * range it read; NULL or "": the task's own end). A chunk cut meanwhile
+ * (queue/rq_cut.h) commits only at the end it was cut to: else the output
+ * is refused and the chunk queued again with its shorter range
+ * (RQ_COMMIT_CUT_MISSED). */
+#define RQ_COMMIT_CUT_MISSED 3
+int rq_chunk_commit_end(struct rq *q, const char *stream, const char *consumer, const char *id,
+                        const char *job, int idx, long long frames, double fps,
+                        const char *metrics_json, const char *sum, const char *end,
+                        vr_err *err);
+
 /* ---- failures and retries ----
  *
  * A chunk's record counts `attempts` (deliveries started), `failures` (the

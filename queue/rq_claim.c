@@ -209,8 +209,8 @@ int rq_report_done(struct rq *q, const struct rq_held *h, long long frames, doub
     snprintf(fr, sizeof fr, "%lld", frames);
     snprintf(fp, sizeof fp, "%.3f", fps);
     const char *more[] = { "frames", fr, "fps", fp, "metrics", metrics_json ? metrics_json : "{}",
-                           "sum", sum ? sum : "", "note", note ? note : "" };
-    return report_send(q, "done", h, "token", h->claim.token, more, 10, err);
+                           "sum", sum ? sum : "", "note", note ? note : "", "end", h->end };
+    return report_send(q, "done", h, "token", h->claim.token, more, 12, err);
 }
 
 int rq_report_fail(struct rq *q, const struct rq_held *h, const char *reason, int permanent,
@@ -258,7 +258,7 @@ int rq_report_parse(const struct rq_msg *m, struct rq_report *r, vr_err *err)
     memset(r, 0, sizeof *r);
     r->kind = field(m, "kind");
     r->idx = -1;
-    r->job = r->metrics = r->sum = r->note = r->reason = r->worker = "";
+    r->job = r->metrics = r->sum = r->note = r->reason = r->worker = r->end = "";
     static const char *const kinds[] = { "start", "renew", "done", "fail", "skip", "died" };
     size_t k = 0;
     while (k < 6 && strcmp(r->kind, kinds[k]))
@@ -312,6 +312,10 @@ int rq_report_parse(const struct rq_msg *m, struct rq_report *r, vr_err *err)
         r->sum = field(m, "sum");
         if (r->sum[0] && (strncmp(r->sum, "sha256:", 7) || !hex_run(r->sum + 7, 64)))
             return vr_err_set(err, VR_EFORMAT, "bad output sum");
+        r->end = field(m, "end");
+        if (strlen(r->end) >= sizeof ((struct rq_held *)0)->end ||
+            strspn(r->end, "0123456789-:open") != strlen(r->end))
+            return vr_err_set(err, VR_EFORMAT, "bad range end");
     }
     return 0;
 }

@@ -79,6 +79,8 @@ struct rq_held {
     char job[48];
     int idx;
     struct rq_claim claim;
+    char end[48];            /* where the worker stopped (rq_cut.h's text; "" the task's
+                              * own end): its done report names it */
 };
 
 #define RQ_HELD_LOST      0 /* another entry, or the chunk ended: the claim is over */
@@ -144,6 +146,7 @@ struct rq_report {
     const char *metrics;  /* done: JSON text (the script parses it with care) */
     const char *sum;      /* done: "" or a storage sum */
     const char *note;     /* done, skip: "" or text for the events (escaped there) */
+    const char *end;      /* done: "" or where the worker stopped (rq_cut.h) */
     const char *reason;   /* fail, died */
     int permanent;        /* fail */
 };

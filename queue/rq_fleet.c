@@ -24,8 +24,9 @@ static void rq_key_worker(char *buf, size_t n, const char *name)
  * how long ago it was. */
 int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s, vr_err *err)
 {
-    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], hb[16], gu[32], gm[32], cf[32];
+    char key[200], ttl[16], fps[32], cd[32], fd[32], seen[32], hb[16], gu[32], gm[32], cf[32], cr[32];
     rq_key_worker(key, sizeof key, w->name);
+    snprintf(cr, sizeof cr, "%lld", w->chunk_read);
     snprintf(cf, sizeof cf, "%lld", w->chunk_frames);
     snprintf(ttl, sizeof ttl, "%d", ttl_s);
     snprintf(fps, sizeof fps, "%.2f", w->fps);
@@ -37,12 +38,13 @@ int rq_worker_heartbeat(struct rq *q, const struct rq_worker_info *w, int ttl_s,
     snprintf(gm, sizeof gm, "%lld", w->gpu_mem);
     const char *hset[] = { "HSET", key, "gpu", w->gpu, "state", w->state, "chunk", w->chunk,
                            "fps", fps, "chunks_done", cd, "frames_done", fd, "seen_ms", seen,
-                           "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm, "chunk_frames", cf };
+                           "hb_ms", hb, "gpu_util", gu, "gpu_mem", gm, "chunk_frames", cf,
+                           "chunk_read", cr };
     const char *expire[] = { "EXPIRE", key, ttl };
     const char *sadd[] = { "SADD", RQ_WORKERS, w->name };
     const char *last[] = { "HSET", RQ_WORKERS_SEEN, "worker_seen_ms", seen };
     const char *const *cmds[] = { hset, expire, sadd, last };
-    const int argc[] = { 24, 3, 3, 4 };
+    const int argc[] = { 26, 3, 3, 4 };
     for (int i = 0; i < 4; i++) {
         vr_err e = { 0 };
         redisReply *r = rq_cmdargv(q, &e, argc[i], (const char **)cmds[i], NULL);
@@ -114,6 +116,8 @@ static int rq_worker_read(struct rq *q, struct rq_worker_info *w)
     rq_hget(q, key, "gpu_mem", gm, sizeof gm, NULL);
     rq_hget(q, key, "chunk_frames", cf, sizeof cf, NULL);
     w->chunk_frames = rq_record_ll(cf);
+    rq_hget(q, key, "chunk_read", cf, sizeof cf, NULL);
+    w->chunk_read = rq_record_ll(cf);
     w->fps = atof(fps);
     w->gpu_util = gu[0] ? atof(gu) : -1;
     w->gpu_mem = atoll(gm);

@@ -21,6 +21,8 @@ struct rq_worker_info {
     long long gpu_mem;            /* peak device memory of its last chunk, bytes (0 unknown) */
     long long chunks_done, frames_done;
     long long chunk_frames;       /* frames encoded so far of the chunk in hand (0 idle) */
+    long long chunk_read;         /* frames of it its reader has handed on (read ahead of the
+                                   * encoder: a cut goes past them, controller/ctl_cut.c) */
     int hb_ms;                    /* its heartbeat period */
     long long seen_ms;            /* Redis's clock (TIME) at its last heartbeat: the hosts'
                                    * clocks may jump (rq_server_ms; read only) */

@@ -124,9 +124,15 @@ static const char START_LUA[] =
     "  end\n" \
     "end\n"
 
-/* KEYS: chunks, chunk, results, stats, stats histograms. ARGV: group,
- * consumer, id, frames, fps, metrics, now, job, idx, job key, the output's
- * sum (storage_sum_fds; '' none: the stitch then takes the file unchecked).
+/* KEYS: chunks, chunk, results, stats, stats histograms, priority chunks.
+ * ARGV: group, consumer, id, frames, fps, metrics, now, job, idx, job key,
+ * the output's sum (storage_sum_fds; '' none: the stitch then takes the file
+ * unchecked), the end the worker stopped at (rq_cut.h; '' the task's own).
+ * A chunk cut while it ran (its record's `end`, rq_cut.h) commits only
+ * from a worker that stopped at that end: one that never heard of the cut
+ * read past it, into the range now queued as another chunk, so its output
+ * is refused and the chunk (its shorter range now) queued again at once
+ * in the priority stream (3; `cuts_missed` counts them).
  * The job record is read, never written: the worker's Redis user may not
  * write job records (deploy/redis-users.acl), and a script runs with its
  * caller's rights, so the chunk is counted into its job by the controller
@@ -154,6 +160,14 @@ static const char COMMIT_LUA[] =
     "  redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) return 2\n"
     "end\n"
     "if redis.call('HGET', KEYS[2], 'state') ~= 'done' then\n"
+    "  local held_end = redis.call('HGET', KEYS[2], 'end')\n"
+    "  if held_end and held_end ~= ARGV[12] then\n"
+    "    redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])\n"
+    "    local nid = redis.call('XADD', KEYS[6], '*', 'job', ARGV[8], 'idx', ARGV[9])\n"
+    "    redis.call('HSET', KEYS[2], 'state', 'queued', 'entry', nid, 'stream', KEYS[6])\n"
+    "    redis.call('HINCRBY', KEYS[2], 'cuts_missed', 1)\n"
+    "    return 3\n"
+    "  end\n"
     LUA_ATTEMPT
     "  redis.call('HSET', KEYS[2], 'state', 'done', 'frames', ARGV[4], 'fps', ARGV[5],\n"
     "             'metrics', ARGV[6], 'done_ms', ARGV[7], 'worker', string.match(ARGV[2], '^[^+]*'),\n"
@@ -452,6 +466,14 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
                     const char *job, int idx, long long frames, double fps,
                     const char *metrics_json, const char *sum, vr_err *err)
 {
+    return rq_chunk_commit_end(q, stream, consumer, id, job, idx, frames, fps, metrics_json, sum,
+                               NULL, err);
+}
+
+int rq_chunk_commit_end(struct rq *q, const char *stream, const char *consumer, const char *id,
+                        const char *job, int idx, long long frames, double fps,
+                        const char *metrics_json, const char *sum, const char *end, vr_err *err)
+{
     char ck[128], jk[128], now[32], fr[32], fp[32], ix[16];
     rq_key_chunk(ck, sizeof ck, job, idx);
     rq_key_job(jk, sizeof jk, job);
@@ -459,11 +481,11 @@ int rq_chunk_commit(struct rq *q, const char *stream, const char *consumer, cons
     snprintf(fr, sizeof fr, "%lld", frames);
     snprintf(fp, sizeof fp, "%.3f", fps);
     snprintf(ix, sizeof ix, "%d", idx);
-    const char *kv[] = { stream, ck, RQ_RESULTS, RQ_STATS, RQ_STATS_HIST, RQ_G_WORKERS,
-                         consumer, id, fr, fp, metrics_json ? metrics_json : "{}", now, job, ix,
-                         jk, sum ? sum : "" };
+    const char *kv[] = { stream, ck, RQ_RESULTS, RQ_STATS, RQ_STATS_HIST, RQ_CHUNKS_HI,
+                         RQ_G_WORKERS, consumer, id, fr, fp, metrics_json ? metrics_json : "{}",
+                         now, job, ix, jk, sum ? sum : "", end ? end : "" };
     long long v = 0;
-    int rc = rq_eval_int(q, err, COMMIT_LUA, 5, kv, 16, &v);
+    int rc = rq_eval_int(q, err, COMMIT_LUA, 6, kv, 18, &v);
     return rc < 0 ? rc : (int)v;
 }
 

@@ -283,6 +283,7 @@ int cmd_serve(int argc, char **argv)
     const char *warm = getenv("VR_WARM_ENGINE");
     s.cold = warm && !strcmp(warm, "0");
     pthread_mutex_init(&s.mu, NULL);
+    pthread_mutex_init(&s.cut.mu, NULL);
     av_log_set_level(AV_LOG_FATAL);
     struct sigaction sa = { 0 };
     sa.sa_handler = serve_on_signal;
@@ -307,5 +308,6 @@ int cmd_serve(int argc, char **argv)
     pipe_warm_release(&s.warm, s.name);
     rq_free(&s.q);
     pthread_mutex_destroy(&s.mu);
+    pthread_mutex_destroy(&s.cut.mu);
     return rc;
 }

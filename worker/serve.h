@@ -14,6 +14,7 @@
 #define VR_SERVE_H
 
 #include "pipeline.h"
+#include "remux_range.h"
 #include "rq.h"
 #include "rq_claim.h"
 #include "rq_warm.h"
@@ -73,6 +74,13 @@ struct serve {
     long long last_gpu_mem;       /* peak device bytes of the last chunk; 0 unknown */
     int stop_hb;
     long long hb_trips;           /* heartbeat thread's round trips, set when it ends */
+    char cut_seen[48];            /* the last cut of the chunk in hand asked of its reader
+                                   * (the record's `end`, rq_cut.h); "" none */
+    long long cut_frames;         /* the frames of the range it was cut to (-1: unknown) */
+    char cut_prev[48];            /* the cut asked before it, which the reader may have taken */
+    long long cut_prev_frames;
+
+    struct remux_cut cut;         /* the reader's end, moved by a cut (its own lock) */
 };
 
 /* Quarantine (issue 42, finding 2): a worker whose chunks fail this many
@@ -112,6 +120,18 @@ void serve_warmup(struct serve *s);
 /* After a chunk read in place from `source` succeeded: remembers its
  * format and source for the host (vr:warm:<host>) when either changed. */
 void serve_warm_note(struct serve *s, const char *source);
+
+/* Cuts (worker/serve_cut.c, queue/rq_cut.h). serve_cut_reset: a new chunk
+ * in hand, none asked. serve_cut_poll (the heartbeat, with the lease
+ * renewal): a cut of h found in its record is asked of the reader.
+ * serve_cut_end (the pipeline ended): the end the worker stopped at into
+ * end (n bytes; rq_cut_end_text, the task's own end when no cut was taken)
+ * and the frames its range holds into *frames; 1 when a cut was taken. */
+struct chunk_task;
+void serve_cut_reset(struct serve *s);
+void serve_cut_poll(struct serve *s, struct rq *q, const struct rq_held *h);
+int serve_cut_end(struct serve *s, const struct chunk_task *t, char *end, size_t n,
+                  long long *frames);
 
 /* Heartbeat thread body (arg: struct serve *). */
 void *serve_hb_main(void *arg);

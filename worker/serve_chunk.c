@@ -45,6 +45,11 @@ static void serve_set_busy(struct serve *s, const struct rq_held *h, int busy)
         s->lost = 0;
         s->job_ended = 0;
     }
+    if (busy) {
+        pthread_mutex_unlock(&s->mu);
+        serve_cut_reset(s);
+        pthread_mutex_lock(&s->mu);
+    }
     s->committing = 0;
     pthread_mutex_unlock(&s->mu);
 }
@@ -224,7 +229,7 @@ static int serve_output_sum(const struct chunk_task *t, const struct serve_files
 
 /* Runs the pipeline on the task; fills m, the output's checksum and err. */
 static int serve_process(struct serve *s, const struct chunk_task *t, struct metrics *m,
-                         char sum[STORAGE_SUM_LEN], vr_err *err)
+                         char sum[STORAGE_SUM_LEN], char *end, size_t endn, vr_err *err)
 {
     struct pipe_opts o;
     memset(&o, 0, sizeof o);
@@ -251,6 +256,7 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     struct remux_range range;
     if (t->is_range) {
         serve_range(&t->range, &range);
+        range.cut = &s->cut; /* a cut heard while it runs moves its end */
         o.range = &range;
     }
     struct serve_files f;
@@ -271,13 +277,16 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
         beneath_unmask(err, f.out_dir, f.out_dir_real);
     }
     serve_files_close(&f);
+    long long frames = t->frames;
+    if (serve_cut_end(s, t, end, endn, &frames) == 1 && rc == 0)
+        log_info("job %s chunk %d: stopped at its cut (%s)", t->job, t->idx, end);
     if (rc < 0)
         return rc;
     /* a packet the decoder refused is a frame missing (concealed: counted) */
-    long long missing = t->frames - (long long)m->frames;
-    if (t->frames >= 0 && (missing < 0 || missing > (long long)m->concealed))
+    long long missing = frames - (long long)m->frames;
+    if (frames >= 0 && (missing < 0 || missing > (long long)m->concealed))
         return vr_err_set(err, VR_EFORMAT, "%s: %llu frames written, the chunk has %lld",
-                          t->out, (unsigned long long)m->frames, t->frames);
+                          t->out, (unsigned long long)m->frames, frames);
     return 0;
 }
 
@@ -420,7 +429,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim
         rc = vr_err_set(&e, VR_ECODEC, "chunk %ld: cannot open the decoder "
                         "(VR_TEST_CODEC_BROKEN)", idx);
     if (rc == 0)
-        rc = serve_process(s, &t, m, sum, &e);
+        rc = serve_process(s, &t, m, sum, h.end, sizeof h.end, &e);
     double secs = clock_mono_s() - t0;
 
     pthread_mutex_lock(&s->mu);

@@ -50,6 +50,8 @@ static void serve_hb_once(struct serve *s, struct rq *q)
             s->lost = 1;
             s->cancel = 1;
             pthread_mutex_unlock(&s->mu);
+        } else if (rc == RQ_HELD_YES) {
+            serve_cut_poll(s, q, &h); /* a cut comes with the renewal's answer */
         } else if (rc == RQ_HELD_JOB_ENDED) {
             /* cancelled or failed: the chunk's result is no longer wanted */
             pthread_mutex_lock(&s->mu);
@@ -62,6 +64,8 @@ static void serve_hb_once(struct serve *s, struct rq *q)
     }
     struct rq_worker_info w = { .fps = fps, .chunks_done = cd, .frames_done = fd,
                                 .chunk_frames = live,
+                                .chunk_read = busy ? __atomic_load_n(&s->cut.read,
+                                                                     __ATOMIC_RELAXED) : 0,
                                 .hb_ms = s->hb_ms, .gpu_util = gpu_util,
                                 .gpu_mem = gpu_mem };
     snprintf(w.name, sizeof w.name, "%s", s->name);

@@ -1,0 +1,266 @@
+/*
+ * ctl_cut.c - work stealing for elastic jobs (queue/rq_cut.h, issue 44):
+ * when a worker is idle and no chunk waits in the streams, the running
+ * chunk with the most frames left is cut at a piece of its job's plan (a
+ * keyframe the plan checked, with its own pre-roll and warm-up) past what
+ * its worker has reported done, near the middle of what is left; the tail
+ * is queued for the idle worker. The pieces' plan is kept from the job's
+ * plan, or planned again, deterministically, from the job record's
+ * piece_ms and piece_warmup (a controller that took the job over).
+ */
+#include "ctl.h"
+
+#include "clock.h"
+#include "job.h"
+#include "log.h"
+#include "remux_range.h"
+#include "rq_cut.h"
+#include "rq_fleet.h"
+#include "rq_jobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Jobs whose pieces a controller keeps; the oldest goes first. */
+#define CTL_CUT_PLANS 8
+/* The least a cut leaves each side, and the margin past the frames its
+ * worker reported done (what it encodes before it hears of the cut, with
+ * its renewals every heartbeat), in seconds of the chunk's own rate. */
+#define CTL_CUT_MARGIN_S 2.0
+/* How often the loop looks for idle workers. */
+#define CTL_CUT_EVERY_MS 250
+
+struct ctl_cut_plan {
+    char id[JOB_ID_MAX];
+    char fp[REMUX_FP_MAX];
+    struct remux_plan pl;
+    long long used_ms;
+};
+
+static struct ctl_cut_plan cut_plans[CTL_CUT_PLANS];
+
+void ctl_cut_keep(struct ctl *c, const char *id, struct remux_plan *pl, const char *fp)
+{
+    (void)c;
+    struct ctl_cut_plan *slot = &cut_plans[0];
+    for (int i = 0; i < CTL_CUT_PLANS; i++) {
+        if (!strcmp(cut_plans[i].id, id)) {
+            slot = &cut_plans[i];
+            break;
+        }
+        if (cut_plans[i].used_ms < slot->used_ms)
+            slot = &cut_plans[i];
+    }
+    remux_plan_release(&slot->pl);
+    snprintf(slot->id, sizeof slot->id, "%s", id);
+    snprintf(slot->fp, sizeof slot->fp, "%s", fp);
+    slot->pl = *pl;
+    slot->used_ms = (long long)clock_mono_ms();
+    memset(pl, 0, sizeof *pl);
+}
+
+/* Job id's pieces: kept, or planned again (NULL when the job is not
+ * elastic or its source cannot be planned as it was). */
+static struct ctl_cut_plan *ctl_cut_plan_of(struct ctl *c, const char *id)
+{
+    for (int i = 0; i < CTL_CUT_PLANS; i++)
+        if (!strcmp(cut_plans[i].id, id)) {
+            cut_plans[i].used_ms = (long long)clock_mono_ms();
+            return &cut_plans[i];
+        }
+    long long ms = 0, warmup = 0;
+    struct job_spec js;
+    vr_err e = { 0 };
+    if (rq_job_number(c->q, id, "piece_ms", &ms, NULL) <= 0 || ms <= 0 || ms > 3600000 ||
+        rq_job_number(c->q, id, "piece_warmup", &warmup, NULL) < 0 || warmup < 0 ||
+        warmup > 1000 || ctl_job_spec(c, id, &js, &e) < 0)
+        return NULL;
+    struct ctl_paths p;
+    if (ctl_paths_open(c, &js, 0, &p, &e) < 0)
+        return NULL;
+    const struct remux_plan_opts o = { .chunk_seconds = ms / 1000.0, .warmup = (int)warmup };
+    struct remux_plan pl;
+    char fp[REMUX_FP_MAX];
+    int rc = remux_plan(p.in_path, &o, &pl, &e);
+    if (rc == 0 && remux_fingerprint(p.in, fp, sizeof fp, &e) < 0) {
+        remux_plan_release(&pl);
+        rc = -1;
+    }
+    ctl_paths_close(&p);
+    if (rc < 0) {
+        log_warn("job %s: its pieces cannot be planned again (%s); its chunks are not cut", id,
+                 e.msg);
+        return NULL;
+    }
+    ctl_cut_keep(c, id, &pl, fp);
+    return ctl_cut_plan_of(c, id);
+}
+
+/* The piece whose start is range r's end (pieces' count: none, the end). */
+static int ctl_cut_piece_at(const struct remux_plan *pl, const struct chunk_range *r)
+{
+    if (!r->has_end)
+        return pl->nchunks;
+    for (int i = 1; i < pl->nchunks; i++)
+        if (pl->chunks[i].start.pts == r->end_pts && pl->chunks[i].start.dts == r->end_dts)
+            return i;
+    return -1;
+}
+
+/* A running chunk that may be cut: its worker's progress and its record. */
+struct ctl_cut_cand {
+    char job[JOB_ID_MAX];
+    int idx;
+    long long done, left;     /* frames encoded, frames left */
+    double fps;               /* its worker's rate now (0 unknown) */
+    char entry[RQ_ID_MAX];
+    char end[RQ_CUT_END_MAX]; /* its record's `end` ("" never cut) */
+    struct chunk_task t;
+};
+
+/* Reads busy worker w's chunk into k: 1 when it is a running range chunk
+ * of an elastic job with frames known, else 0. */
+static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
+                             struct ctl_cut_cand *k)
+{
+    const char *slash = strrchr(w->chunk, '/');
+    if (strcmp(w->state, "busy") || !slash || slash == w->chunk ||
+        (size_t)(slash - w->chunk) >= sizeof k->job)
+        return 0;
+    snprintf(k->job, sizeof k->job, "%.*s", (int)(slash - w->chunk), w->chunk);
+    char *end;
+    long v = strtol(slash + 1, &end, 10);
+    if (!job_id_valid(k->job) || *end || v < 0 || v >= JOB_MAX_CHUNKS)
+        return 0;
+    k->idx = (int)v;
+    long long ms = 0;
+    if (rq_job_number(c->q, k->job, "piece_ms", &ms, NULL) <= 0 || ms <= 0)
+        return 0;
+    char ck[128], state[16] = "";
+    rq_key_chunk(ck, sizeof ck, k->job, k->idx);
+    static char task[JOB_MAX_JSON];
+    if (rq_hget(c->q, ck, "state", state, sizeof state, NULL) <= 0 || strcmp(state, "running") ||
+        rq_hget(c->q, ck, "entry", k->entry, sizeof k->entry, NULL) <= 0 ||
+        rq_hget(c->q, ck, "end", k->end, sizeof k->end, NULL) < 0 ||
+        rq_hget(c->q, ck, "task", task, sizeof task, NULL) <= 0 ||
+        chunk_task_parse(task, strlen(task), &k->t, NULL) < 0 || !k->t.is_range ||
+        k->t.frames <= 0 || strcmp(k->t.job, k->job) || k->t.idx != k->idx)
+        return 0;
+    /* past what its reader handed on, which runs ahead of the encoder */
+    k->done = w->chunk_read > w->chunk_frames ? w->chunk_read : w->chunk_frames;
+    k->done = k->done > 0 ? k->done : 0;
+    k->left = k->t.frames - k->done;
+    k->fps = w->fps;
+    return k->left > 0;
+}
+
+/* Where to cut k: the piece boundary nearest the middle of what is left,
+ * at least the margin past its progress, leaving a piece each side; -1
+ * none. */
+static int ctl_cut_point(const struct remux_plan *pl, const struct ctl_cut_cand *k)
+{
+    int e = ctl_cut_piece_at(pl, &k->t.range);
+    if (e < 0 || k->idx >= e || e > pl->nchunks)
+        return -1;
+    long long margin = k->fps > 0 ? (long long)(k->fps * CTL_CUT_MARGIN_S) : 0;
+    long long want = k->done + k->left / 2, acc = 0;
+    int best = -1;
+    long long best_d = 0;
+    for (int m = k->idx + 1; m < e; m++) {
+        if (pl->chunks[m - 1].frames < 0)
+            return -1;
+        acc += pl->chunks[m - 1].frames; /* frames before piece m */
+        if (acc < k->done + margin || acc >= k->t.frames)
+            continue;
+        long long d = acc > want ? acc - want : want - acc;
+        if (best < 0 || d < best_d) {
+            best = m;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/* Cuts k at piece m for worker `for_w`: 1 cut, 0 not, <0 error. */
+static int ctl_cut_make(struct ctl *c, struct ctl_cut_plan *cp, const struct ctl_cut_cand *k,
+                        int m, const char *for_w)
+{
+    int e = ctl_cut_piece_at(&cp->pl, &k->t.range);
+    struct job_spec js;
+    vr_err err = { 0 };
+    if (ctl_job_spec(c, k->job, &js, &err) < 0)
+        return 0;
+    struct remux_range head, tail;
+    ctl_range_merge(&cp->pl, k->idx, m, &head);
+    ctl_range_merge(&cp->pl, m, e, &tail);
+    char *ht = NULL, *tt = NULL, hend[RQ_CUT_END_MAX];
+    int rc = ctl_range_task_json(k->job, &js, k->t.layout, k->idx, &head, k->t.range.fingerprint,
+                                 &ht, &err);
+    if (rc == 0)
+        rc = ctl_range_task_json(k->job, &js, k->t.layout, m, &tail, k->t.range.fingerprint,
+                                 &tt, &err);
+    if (rc == 0) {
+        struct chunk_task *h = calloc(1, sizeof *h);
+        if (h && chunk_task_parse(ht, strlen(ht), h, NULL) == 0) {
+            rq_cut_end_text(&h->range, hend, sizeof hend);
+            rc = rq_chunk_cut(c->q, k->job, k->idx, k->entry, k->end, ht, hend, m, tt,
+                              js.max_attempts, for_w, &err);
+        } else {
+            rc = 0;
+        }
+        free(h);
+    }
+    free(ht);
+    free(tt);
+    if (rc == 1) {
+        double at = cp->pl.chunks[m].start_s;
+        log_info("job %s: chunk %d cut at %.2f s for worker %s (%lld of its frames done, %lld "
+                 "left; chunk %d takes the tail)", k->job, k->idx, at, for_w, k->done, k->left,
+                 m);
+        rq_event(c->q, k->job, "chunk %d cut at %.1f s for worker %s (chunk %d)", k->idx, at,
+                 for_w, m);
+    } else if (rc < 0) {
+        log_warn("job %s: chunk %d: cannot cut: %s", k->job, k->idx, err.msg);
+    }
+    return rc;
+}
+
+void ctl_cut_turn(struct ctl *c)
+{
+    static long long last;
+    long long now = (long long)clock_mono_ms();
+    if (now - last < CTL_CUT_EVERY_MS)
+        return;
+    last = now;
+    enum { MAXW = 256 };
+    struct rq_worker_info *w = malloc(MAXW * sizeof *w);
+    struct ctl_cut_cand *k = malloc(sizeof *k), *best = malloc(sizeof *best);
+    int n = w && k && best ? rq_workers_list(c->q, w, MAXW, NULL) : -1;
+    long long srv = n > 0 ? rq_server_ms(c->q) : 0;
+    int idle = 0;
+    const char *for_w = "";
+    for (int i = 0; i < n; i++)
+        if (!strcmp(w[i].state, "idle") && !rq_worker_silent(&w[i], srv)) {
+            if (!idle++)
+                for_w = w[i].name;
+        }
+    /* one cut a turn: the tail it queues is the idle worker's; a second
+     * idle worker gets the next turn's */
+    if (idle > 0 && rq_chunks_waiting(c->q, NULL) == 0) {
+        int have = 0;
+        for (int i = 0; i < n; i++)
+            if (ctl_cut_candidate(c, &w[i], k) && (!have || k->left > best->left)) {
+                *best = *k;
+                have = 1;
+            }
+        struct ctl_cut_plan *cp = have ? ctl_cut_plan_of(c, best->job) : NULL;
+        int m = cp && !strcmp(cp->fp, best->t.range.fingerprint) ? ctl_cut_point(&cp->pl, best)
+                                                                  : -1;
+        if (m > 0)
+            ctl_cut_make(c, cp, best, m, for_w);
+    }
+    free(w);
+    free(k);
+    free(best);
+}

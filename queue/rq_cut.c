@@ -1,0 +1,100 @@
+/*
+ * rq_cut.c - see rq_cut.h: the cut script, what a worker reads of a cut,
+ * and whether work waits in the chunk streams.
+ */
+#include "rq_cut.h"
+
+#include "rq_eval.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+void rq_cut_end_text(const struct chunk_range *r, char *buf, size_t n)
+{
+    if (r->has_end)
+        snprintf(buf, n, "%lld:%lld", r->end_pts, r->end_dts);
+    else
+        snprintf(buf, n, "open");
+}
+
+/* KEYS: chunk, tail chunk, job, priority chunks. ARGV: entry, seen end,
+ * head task, head end, tail task, max attempts, job, tail idx, worker. */
+static const char CUT_LUA[] =
+    "local h = redis.call('HMGET', KEYS[1], 'state', 'entry', 'end')\n"
+    "if h[1] ~= 'running' or h[2] ~= ARGV[1] or (h[3] or '') ~= ARGV[2] then return 0 end\n"
+    "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end\n"
+    "if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'task', ARGV[3], 'end', ARGV[4])\n"
+    "redis.call('HINCRBY', KEYS[1], 'cuts', 1)\n"
+    "local nid = redis.call('XADD', KEYS[4], '*', 'job', ARGV[7], 'idx', ARGV[8])\n"
+    "redis.call('HSET', KEYS[2], 'task', ARGV[5], 'state', 'queued', 'attempts', 0,\n"
+    "           'max_attempts', ARGV[6], 'entry', nid, 'stream', KEYS[4], 'cut_for', ARGV[9])\n"
+    "redis.call('HINCRBY', KEYS[3], 'chunks_total', 1)\n"
+    "redis.call('HINCRBY', KEYS[3], 'cuts', 1)\n"
+    "return 1\n";
+
+int rq_chunk_cut(struct rq *q, const char *job, int idx, const char *entry,
+                 const char *seen_end, const char *head_task, const char *head_end,
+                 int tail_idx, const char *tail_task, int max_attempts, const char *worker,
+                 vr_err *err)
+{
+    char ck[128], tk[128], jk[128], ma[16], ti[16];
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    rq_key_chunk(tk, sizeof tk, job, tail_idx);
+    rq_key_job(jk, sizeof jk, job);
+    snprintf(ma, sizeof ma, "%d", max_attempts);
+    snprintf(ti, sizeof ti, "%d", tail_idx);
+    const char *kv[] = { ck, tk, jk, RQ_CHUNKS_HI, entry, seen_end, head_task, head_end,
+                         tail_task, ma, job, ti, worker };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, CUT_LUA, 4, kv, 13, &v);
+    return rc < 0 ? rc : (int)v;
+}
+
+int rq_cut_peek(struct rq *q, const char *job, int idx, char *end, size_t n, char *task,
+                size_t tn, vr_err *err)
+{
+    char ck[128];
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    end[0] = '\0';
+    int rc = rq_hget(q, ck, "end", end, n, err);
+    if (rc <= 0 || !end[0]) {
+        end[0] = '\0';
+        return rc < 0 ? rc : 0;
+    }
+    rc = rq_hget(q, ck, "task", task, tn, err);
+    return rc < 0 ? rc : rc > 0;
+}
+
+/* KEYS: the chunk streams. Undelivered entries: any stream whose workers'
+ * group was not delivered its last entry (XINFO works on every Redis 5+;
+ * its `lag` field is 7's). */
+static const char WAITING_LUA[] =
+    "for _, k in ipairs(KEYS) do\n"
+    "  if redis.call('EXISTS', k) == 1 then\n"
+    "    local info = redis.call('XINFO', 'STREAM', k)\n"
+    "    local last\n"
+    "    for i = 1, #info - 1, 2 do\n"
+    "      if info[i] == 'last-generated-id' then last = info[i + 1] end\n"
+    "    end\n"
+    "    for _, g in ipairs(redis.call('XINFO', 'GROUPS', k)) do\n"
+    "      local name, ld\n"
+    "      for i = 1, #g - 1, 2 do\n"
+    "        if g[i] == 'name' then name = g[i + 1] end\n"
+    "        if g[i] == 'last-delivered-id' then ld = g[i + 1] end\n"
+    "      end\n"
+    "      if name == ARGV[1] and last and ld ~= last and\n"
+    "         #redis.call('XRANGE', k, '(' .. ld, '+', 'COUNT', 1) > 0 then return 1 end\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "return 0\n";
+
+int rq_chunks_waiting(struct rq *q, vr_err *err)
+{
+    const char *kv[] = { RQ_CHUNKS_HI, RQ_CHUNKS, RQ_G_WORKERS };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, WAITING_LUA, 2, kv, 3, &v);
+    return rc < 0 ? rc : (int)v;
+}

@@ -1,0 +1,62 @@
+/*
+ * rq_cut.h - work stealing for chunks read as ranges (issue 44): a running
+ * chunk is cut in two, its worker keeps the head and the tail is queued
+ * for an idle worker, so workers that join late or a slow one never leave
+ * the rest of the fleet idle at a job's end.
+ *
+ * The controller decides the cut (controller/ctl_cut.c) and one script
+ * makes it, atomically: the chunk's record gets its shorter task and
+ * `end` (where its range now stops, rq_cut_end_text), and the tail's
+ * record and entry are created in the priority stream, its job's
+ * chunks_total and `cuts` raised. The script checks that the chunk is
+ * still running under the entry the controller saw, that it was not cut
+ * meanwhile (its `end` as seen) and that the tail's record does not exist:
+ * two cutters racing for one chunk (two controllers, or two idle workers'
+ * turns) cut it once. A controller killed mid-cut left either no cut or
+ * the whole cut.
+ *
+ * The running worker reads the record's `end` with its lease renewal
+ * (rq_cut_peek) and stops there; its done report names the end it stopped
+ * at, and the commit script refuses one past the end the record holds
+ * (rq.h, rq_chunk_commit_end): the chunk then runs again, shorter. A worker
+ * that dies after the cut leaves its lease to lapse: the chunk is requeued
+ * with its shorter task, the tail is already queued.
+ *
+ * A chunk's index is the position of its first piece in the job's plan
+ * (ctl_plan.c), so chunks in index order are the ranges in source order,
+ * and a tail's index (its first piece) was never a chunk of its own.
+ */
+#ifndef VR_RQ_CUT_H
+#define VR_RQ_CUT_H
+
+#include "job.h"
+#include "rq.h"
+
+#define RQ_CUT_END_MAX 48 /* "<pts>:<dts>" of two long longs, or "open" */
+
+/* Where range r stops, as the record's `end` and a done report name it:
+ * "<end_pts>:<end_dts>", or "open" when it reads to the end of the file. */
+void rq_cut_end_text(const struct chunk_range *r, char *buf, size_t n);
+
+/* One cut: chunk job/idx, running under stream entry `entry`, whose end was
+ * `seen_end` ("" while it was never cut), keeps head_task (its range up to
+ * the cut, ending at head_end) and chunk tail_idx gets tail_task, queued in
+ * the priority stream; `worker` names who the tail is cut for (events).
+ * Returns 1 cut, 0 not (the chunk ended, was requeued or cut meanwhile,
+ * the tail exists, the job is not running), <0 error. */
+int rq_chunk_cut(struct rq *q, const char *job, int idx, const char *entry,
+                 const char *seen_end, const char *head_task, const char *head_end,
+                 int tail_idx, const char *tail_task, int max_attempts, const char *worker,
+                 vr_err *err);
+
+/* What a worker reads of its chunk's record with each renewal: its `end`
+ * into end (n bytes; "" when never cut) and, when it is not "", the task
+ * it was cut to into task (tn bytes). Returns 1 cut, 0 not, <0 error. */
+int rq_cut_peek(struct rq *q, const char *job, int idx, char *end, size_t n, char *task,
+                size_t tn, vr_err *err);
+
+/* Whether the chunk streams hold entries no worker was delivered yet
+ * (work waiting: no cut is needed). 1 yes, 0 no, <0 error. */
+int rq_chunks_waiting(struct rq *q, vr_err *err);
+
+#endif
