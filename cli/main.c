@@ -111,7 +111,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       "       [--notify-allow-private]] [--resume] [--keep-temp] [-y|-n]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
-      "  --workers N        CPU workers (with --cpu; default 1)\n"
+      "  --workers N        CPU workers (with --cpu; default one per core, at most 16)\n"
       "  --per-gpu N        chunks in flight per GPU, one worker process each (1..16,\n"
       "                     as serve --slots; default half the cores per GPU, 2..8):\n"
       "                     one NVDEC session alone cannot keep up with 8K60, each\n"
