@@ -147,3 +147,21 @@ Test(dist_acl_deploy, a_job_survives_a_redis_restart_under_the_shipped_acl)
     job_field(id, "state", n, sizeof n);
     cr_assert_str_empty(n);
 }
+
+/* A worker whose user lacks a right its pull loop needs (here XREADGROUP)
+ * exits at once naming the denial, as README says; it used to log "ready",
+ * one "NOPERM ... retrying", then idle for good (issue 45, item 6). */
+Test(dist_acl_deploy, a_worker_refused_a_command_it_needs_exits_at_once)
+{
+    tacl_start_aclfile(&D, &A);
+    cr_assert_eq(tsh("redis-cli -p %d --user test-admin --pass admin-pw --no-auth-warning "
+                     "ACL SETUSER vr-worker -xreadgroup | grep -q OK", A.port), 0);
+    tacl_controller(&D, &A, NULL);
+    pid_t w = tacl_worker(&D, &A);
+    int rc = tproc_wait(w, 15000);
+    D.w[0] = 0;
+    if (rc != 1)
+        tsh("tail -20 '%s' >&2", D.log);
+    cr_assert_eq(rc, 1, "the worker went on (%d)", rc);
+    cr_assert_eq(tsh("grep -q 'vr-worker: error: .*NOPERM.*xreadgroup.*stopping' '%s'", D.log), 0);
+}
