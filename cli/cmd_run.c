@@ -7,6 +7,7 @@
  * -9) keep the work dir, its Redis (AOF) and the committed chunks: the same
  * command with --resume carries on from them (run_workdir.h).
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "vrctl.h"
 
 #include "cmdtable.h"
@@ -25,6 +26,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +67,20 @@ struct run_opts {
     int replace;                  /* -y: OUT may replace an existing file */
     int resume;                   /* --resume: carry on with the job its work dir keeps */
 };
+
+/* CPU workers when --workers is not given: one per core this process may
+ * run on (its affinity: a container's or taskset's share, not the host's),
+ * at most RUN_CPU_WORKERS_MAX. A CPU worker keeps one core busy: one worker
+ * on two cores took twice as long (issue 45, item 7). */
+enum { RUN_CPU_WORKERS_MAX = 16 };
+
+static int run_cpu_workers(void)
+{
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                         : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > RUN_CPU_WORKERS_MAX ? RUN_CPU_WORKERS_MAX : n;
+}
 
 /* Options into *o; returns 0 or the exit code (2 usage, 1 bad job). */
 /* What the user left to the fleet: chunks in flight per GPU
@@ -169,7 +185,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         o->cpu = 1;
     }
     if (o->cpu && !o->workers)
-        o->workers = 1;
+        o->workers = run_cpu_workers();
     run_auto(o);
     return 0;
 }

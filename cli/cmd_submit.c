@@ -110,6 +110,9 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
         return cli_fail(2, "%s", e.msg);
     if (remux_probe(in, info, &e) < 0 || remux_ts_streams_check(in, info->streams, &e) < 0)
         return cli_fail(2, "%s", e.msg);
+    if (info->still)
+        return cli_fail(2, "%s is a still image (%s), not a video: `vr-worker segment-image %s "
+                        "OUT.png` writes its mask", in, info->codec, in);
     if (url_root_is_url(in))
         snprintf(js->input, sizeof js->input, "%s", in);
     else if (!realpath(in, js->input))

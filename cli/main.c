@@ -135,7 +135,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       "       [--json] [-y|-n]",
       "all-in-one local mode: private redis, controller and workers",
       "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
-      "  --workers N        CPU workers (with --cpu; default 1)\n"
+      "  --workers N        CPU workers (with --cpu; default one per core, at most 16)\n"
       "  --per-gpu N        chunks in flight per GPU, one worker process each (1..16,\n"
       "                     as serve --slots; default a core a slot, 2..16 per GPU):\n"
       "                     one GPU reaches NVDEC's ceiling with 16 slots, 88% of\n"

@@ -203,6 +203,12 @@ int ctl_reclaim(struct ctl *c);
 /* Walks the active jobs (vr:active): starts, finishes, fails, repairs. */
 int ctl_audit(struct ctl *c, int deep);
 
+/* Says at error level that job id's record lost its state although the job
+ * was live here (in the active set, or stitching): a purge deletes a record
+ * and its active entry in one script, so Redis lost writes (an AOF it
+ * refused to replay on restart, a stale replica, a hand-made DEL). */
+void ctl_job_lost(struct ctl *c, const char *id);
+
 /* Handles one worker report (vr:reports, ctl_reports.c) on connection q:
  * the state change it asks for, once it proves its claim (rq_claim.h); one
  * that does not is logged and changes nothing. Returns what the change

@@ -78,8 +78,10 @@ void ctl_stitch_sweep(struct ctl *c)
             i++;
             continue;
         }
-        log_info("job %s is %s: its stitch ahead and temporary output dropped", t->id,
-                 state[0] ? state : "gone");
+        if (state[0])
+            log_info("job %s is %s: its stitch ahead and temporary output dropped", t->id, state);
+        else
+            ctl_job_lost(c, t->id);
         ctl_stitch_remove(c, t); /* the last entry moves into slot i */
     }
 }

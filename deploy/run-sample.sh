@@ -7,6 +7,7 @@
 #  2. one photo through `vr-worker segment-image`.
 set -eu
 cd "$(dirname "$0")/.."
+deploy/check-redis.sh   # says what to do about an unfit Redis
 mkdir -p out
 bin/vrctl run -y tests/data/video/sbs.mkv -o out/sample-sbs-matte.mkv --chunk-seconds 0.5 --workers 2
 echo "wrote out/sample-sbs-matte.mkv (matte of tests/data/video/sbs.mkv)"

@@ -56,6 +56,9 @@ int remux_probe(const char *in, struct remux_info *info, vr_err *err)
     info->has_audio = av_find_best_stream(ic, AVMEDIA_TYPE_AUDIO, -1, -1, NULL, 0) >= 0;
     info->streams = (int)ic->nb_streams;
     snprintf(info->codec, sizeof info->codec, "%s", avcodec_get_name(s->codecpar->codec_id));
+    const char *dm = ic->iformat->name;
+    size_t dl = strlen(dm);
+    info->still = !strcmp(dm, "image2") || (dl > 5 && !strcmp(dm + dl - 5, "_pipe"));
     src_close_input(&ic);
     return rc;
 }

@@ -72,6 +72,7 @@ struct remux_info {
     int has_audio;
     int streams;           /* every stream of the file (video, audio, subtitles, data) */
     char codec[32];
+    int still;             /* a still image (an image demuxer: jpeg_pipe, png_pipe, image2...) */
 };
 
 /* Opens `in` and finds its video stream. Errors: VR_ENOENT (missing file),

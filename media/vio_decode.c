@@ -348,9 +348,8 @@ int vio_in_open_from(const struct vio_in_opts *o, struct vio_in **donor, struct 
     inf->time_base = in->st->time_base;
     inf->frame_rate = av_guess_frame_rate(in->fmt, in->st, NULL);
     inf->nb_frames = in->st->nb_frames;
-    if (in->st->duration != AV_NOPTS_VALUE && in->st->duration > 0)
-        inf->duration_s = (double)in->st->duration * av_q2d(in->st->time_base);
-    else if (in->fmt->duration > 0)
+    inf->duration_s = vio_declared_duration(in->fmt, in->st->index);
+    if (inf->duration_s <= 0 && in->fmt->duration > 0) /* the whole file's: a guess */
         inf->duration_s = (double)in->fmt->duration / AV_TIME_BASE;
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)par->format);
     inf->bit_depth = d ? d->comp[0].depth : 8;
@@ -460,15 +459,43 @@ static int check_frame(struct vio_in *in, AVFrame *f, vr_err *err)
     return 0;
 }
 
+/* A Matroska/WebM track's DURATION tag ("HH:MM:SS.nnnnnnnnn", written by
+ * mkvmerge and libavformat) in seconds, or 0 (none, or not that shape). */
+static double tag_duration(const AVStream *st)
+{
+    const AVDictionaryEntry *t = av_dict_get(st->metadata, "DURATION", NULL, 0);
+    int h, m;
+    double sec;
+    char tail;
+    if (!t || sscanf(t->value, "%d:%d:%lf%c", &h, &m, &sec, &tail) != 3)
+        return 0;
+    if (h < 0 || h > 1000000 || m < 0 || m > 59 || !(sec >= 0 && sec < 60))
+        return 0;
+    return h * 3600.0 + m * 60.0 + sec;
+}
+
+double vio_declared_duration(const AVFormatContext *fmt, int vi)
+{
+    const AVStream *st = fmt->streams[vi];
+    if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
+        return (double)st->duration * av_q2d(st->time_base);
+    double tag = tag_duration(st);
+    if (tag > 0)
+        return tag;
+    /* the container's length is the video's only when nothing else can
+     * outlast it (Matroska: audio padded past the last frame is common) */
+    for (unsigned i = 0; i < fmt->nb_streams; i++)
+        if ((int)i != vi && !(fmt->streams[i]->disposition & AV_DISPOSITION_ATTACHED_PIC) &&
+            fmt->streams[i]->codecpar->codec_type != AVMEDIA_TYPE_ATTACHMENT)
+            return 0;
+    return fmt->duration > 0 ? (double)fmt->duration / AV_TIME_BASE : 0;
+}
+
 int vio_check_duration(const char *path, AVFormatContext *fmt, int vi, long long frames,
                        int64_t end, vr_err *err)
 {
     const AVStream *st = fmt->streams[vi];
-    double declared = 0;
-    if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
-        declared = (double)st->duration * av_q2d(st->time_base);
-    else if (fmt->duration > 0)
-        declared = (double)fmt->duration / AV_TIME_BASE;
+    double declared = vio_declared_duration(fmt, vi);
     if (declared <= 0 || frames <= 0)
         return 0;
     int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;

@@ -254,6 +254,13 @@ void vio_fmt_pts(char *buf, size_t n, int64_t pts, AVRational tb);
  * the duration the container declares ("truncated: the video ends after
  * frame N at Xs but the container declares Ys"), 0 otherwise or when it
  * declares none. */
+/* How long stream vi of fmt is, as the file declares it, in seconds: the
+ * stream's own duration, else its Matroska DURATION tag, else the
+ * container's only when no other stream could outlast the video (Matroska
+ * gives no per-stream duration, and its audio or subtitles often run past
+ * the last frame); 0 when unknown. */
+double vio_declared_duration(const AVFormatContext *fmt, int vi);
+
 int vio_check_duration(const char *path, AVFormatContext *fmt, int vi, long long frames,
                        int64_t end, vr_err *err);
 

@@ -282,3 +282,22 @@ Test(cli_edges, run_temp_dir_in_tmpdir_removed_without_rm, .timeout = 120)
     cr_assert_eq(tsh("test -z \"$(ls -A '%s/tmp')\"", dir), 0, "the temp dir was left");
     tsh("rm -rf '%s'", dir);
 }
+
+/* A photo given to `run` or `submit` is pointed to segment-image (exit 2),
+ * not made a 1-frame MKV with exit 0 (issue 45, item 9). */
+Test(cli_edges, a_still_image_points_to_segment_image, .timeout = 60)
+{
+    char dir[] = "/tmp/vrtest-still-XXXXXX", img[512], args[1200], out[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    const char *data = getenv("VR_DATA_DIR");
+    snprintf(img, sizeof img, "%s/tests/data/people.jpg", data ? data : ".");
+    const char *cmd[] = { "run %s -o %s/x.mkv --cpu", "submit %s -o %s/x.mkv --redis unix://%s/none.sock" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, cmd[i], img, dir, dir);
+        cr_assert_eq(run_sh(out, sizeof out, "vrctl", args), 2, "%s: %s", args, out);
+        cr_assert(strstr(out, "still image") && strstr(out, "vr-worker segment-image"), "%s", out);
+    }
+    snprintf(args, sizeof args, "%s/x.mkv", dir);
+    cr_assert_neq(access(args, F_OK), 0, "an output was written");
+    tsh("rm -rf '%s'", dir);
+}

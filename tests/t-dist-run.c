@@ -287,6 +287,24 @@ Test(dist_run, chunk_length_chosen_from_its_workers)
     cr_assert_eq(atoi(n), 40);
 }
 
+/* Without --workers, a CPU run starts a worker per core it may run on:
+ * one on two cores took twice as long (issue 45, item 7). */
+Test(dist_run, cpu_workers_default_to_one_per_core)
+{
+    char in[128], out[128], log[128];
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 2, 128, 5, 0), 0);
+    const char *two[] = { "taskset", "-c", "0,1", NULL };
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--profile", "fast", NULL };
+    int rc = tproc_wait(tproc_spawn_under(two, "vrctl", argv, log), 90000);
+    if (rc)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(tsh("grep -q 'vrctl run: 2 CPU workers' '%s'", log), 0, "not 2 workers on 2 cores");
+}
+
 /* The run's workers warm for the source while the controller plans it
  * (serve --warm-from the input): each says so, and the first chunks take
  * the warmed decoder instead of a new one (issue 43). */

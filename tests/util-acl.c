@@ -18,7 +18,9 @@ int tacl_load_file(struct tdist *d, const char *path)
     char line[2048];
     int users = 0;
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "user ", 5))
+        /* the default user's line is the caller's (tacl_start turns it off
+         * last, since the test's own connections log in as it until then) */
+        if (strncmp(line, "user ", 5) || !strncmp(line, "user default ", 13))
             continue;
         const char *argv[64] = { "ACL", "SETUSER" };
         char words[64][160];
@@ -53,6 +55,39 @@ static void tacl_pw_file(const struct tdist *d, const char *role, char *out, siz
     cr_assert_eq(tsh("umask 077; echo 'pw-%s' > '%s'", role, out), 0);
 }
 
+/* The users' addresses on a->port and their password files. */
+static void tacl_roles(const struct tdist *d, struct tacl *a)
+{
+    snprintf(a->uc, sizeof a->uc, "redis://vr-controller@127.0.0.1:%d", a->port);
+    snprintf(a->uw, sizeof a->uw, "redis://vr-worker@127.0.0.1:%d", a->port);
+    snprintf(a->uv, sizeof a->uv, "redis://vrctl@127.0.0.1:%d", a->port);
+    tacl_pw_file(d, "controller", a->pc, sizeof a->pc);
+    tacl_pw_file(d, "worker", a->pw, sizeof a->pw);
+    tacl_pw_file(d, "vrctl", a->pv, sizeof a->pv);
+}
+
+static const char *tacl_shipped(char *out, size_t n)
+{
+    const char *data = getenv("VR_DATA_DIR");
+    snprintf(out, n, "%s/deploy/redis-users.acl", data ? data : ".");
+    return out;
+}
+
+void tacl_start_aclfile(struct tdist *d, struct tacl *a)
+{
+    cr_assert_eq(tdist_start(d, 1, 5, 0, 0), 0);
+    char shipped[4200];
+    tacl_shipped(shipped, sizeof shipped);
+    snprintf(d->r.aclfile, sizeof d->r.aclfile, "%s/users.acl", d->r.dir);
+    cr_assert_eq(tsh("sed 's/>CHANGE-ME-/>pw-/' '%s' > '%s' && "
+                     "echo 'user test-admin on >admin-pw ~* &* +@all' >> '%s'",
+                     shipped, d->r.aclfile, d->r.aclfile), 0);
+    d->r.port = a->port = tfree_port("127.0.0.1");
+    cr_assert_gt(a->port, 0);
+    cr_assert_eq(tredis_restart(&d->r), 0, "redis-server refused %s", d->r.aclfile);
+    tacl_roles(d, a);
+}
+
 void tacl_start(struct tdist *d, struct tacl *a)
 {
     if (!d->r.dir[0])
@@ -60,20 +95,13 @@ void tacl_start(struct tdist *d, struct tacl *a)
     a->port = tredis_tcp(&d->r, "127.0.0.1");
     cr_assert_gt(a->port, 0);
     char acl[4200];
-    const char *data = getenv("VR_DATA_DIR");
-    snprintf(acl, sizeof acl, "%s/deploy/redis-users.acl", data ? data : ".");
-    cr_assert_eq(tacl_load_file(d, acl), 3);
+    cr_assert_eq(tacl_load_file(d, tacl_shipped(acl, sizeof acl)), 3);
     const char *admin[] = { "ACL", "SETUSER", "test-admin", "on", ">admin-pw", "~*", "&*", "+@all",
                             NULL };
     const char *off[] = { "ACL", "SETUSER", "default", "off", NULL };
     cr_assert_eq(tredis_cmd(&d->r, admin), 0);
     cr_assert_eq(tredis_cmd(&d->r, off), 0);
-    snprintf(a->uc, sizeof a->uc, "redis://vr-controller@127.0.0.1:%d", a->port);
-    snprintf(a->uw, sizeof a->uw, "redis://vr-worker@127.0.0.1:%d", a->port);
-    snprintf(a->uv, sizeof a->uv, "redis://vrctl@127.0.0.1:%d", a->port);
-    tacl_pw_file(d, "controller", a->pc, sizeof a->pc);
-    tacl_pw_file(d, "worker", a->pw, sizeof a->pw);
-    tacl_pw_file(d, "vrctl", a->pv, sizeof a->pv);
+    tacl_roles(d, a);
 }
 
 struct rq *tacl_admin(const struct tacl *a)

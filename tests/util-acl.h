@@ -30,6 +30,12 @@ int tacl_load_file(struct tdist *d, const char *path);
  * no worker) when it is not started yet. */
 void tacl_start(struct tdist *d, struct tacl *a);
 
+/* Redis (AOF on) started from deploy/redis-users.acl itself as its
+ * `aclfile` (passwords pw-<role>, an admin user added), as an operator
+ * sets it up: a restart (tredis_restart) loads the same file and the AOF.
+ * Starts d (no controller, no worker); d must not be started yet. */
+void tacl_start_aclfile(struct tdist *d, struct tacl *a);
+
 /* A connection as the test's admin user (rq_free it). */
 struct rq *tacl_admin(const struct tacl *a);
 

@@ -49,11 +49,21 @@ static int tredis_spawn(struct tredis *t)
             dup2(fd, 1);
             dup2(fd, 2);
         }
-        execlp("redis-server", "redis-server", "--port", "0", "--unixsocket", t->sock,
-               "--unixsocketperm", "700", "--dir", t->dir, "--save", "",
-               "--appendonly", t->aof ? "yes" : "no", "--appendfsync", "always",
-               "--maxmemory-policy", "noeviction", "--daemonize", "no",
-               "--loglevel", "warning", (char *)NULL);
+        char port[16];
+        snprintf(port, sizeof port, "%d", t->port);
+        const char *av[32] = { "redis-server", "--port", port, "--bind", "127.0.0.1",
+                               "--unixsocket", t->sock, "--unixsocketperm", "700",
+                               "--dir", t->dir, "--save", "", "--appendonly",
+                               t->aof ? "yes" : "no", "--appendfsync", "always",
+                               "--maxmemory-policy", "noeviction", "--daemonize", "no",
+                               "--loglevel", "warning" };
+        int k = 21;
+        if (t->aclfile[0]) {
+            av[k++] = "--aclfile";
+            av[k++] = t->aclfile;
+        }
+        av[k] = NULL;
+        execvp("redis-server", (char *const *)av);
         _exit(127);
     }
     t->pid = pid;
@@ -61,7 +71,9 @@ static int tredis_spawn(struct tredis *t)
         redisContext *c = redisConnectUnix(t->sock);
         if (c && !c->err) {
             redisReply *r = redisCommand(c, "PING");
-            int ok = r && r->type == REDIS_REPLY_STATUS;
+            /* NOAUTH: up, with its default user off (an aclfile) */
+            int ok = r && (r->type == REDIS_REPLY_STATUS ||
+                           (r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOAUTH", 6)));
             if (r)
                 freeReplyObject(r);
             redisFree(c);

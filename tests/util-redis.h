@@ -16,6 +16,8 @@ struct tredis {
     char dir[256];      /* mktemp -d; also a scratch dir for the test */
     char sock[300];
     char url[320];      /* unix://<sock> */
+    char aclfile[320];  /* set before tredis_restart: --aclfile (users from a file) */
+    int port;           /* set before tredis_restart: --port on 127.0.0.1 (else 0: none) */
 };
 
 /* Starts redis-server (--save '' --appendonly no|yes, noeviction) and waits

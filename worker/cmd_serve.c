@@ -60,6 +60,12 @@ static int serve_loop(struct serve *s)
         int rc = rq_read(s->q, RQ_G_WORKERS, s->claim.consumer, hi, 1, 0, &m, &e);
         if (rc == 0)
             rc = rq_read(s->q, RQ_G_WORKERS, s->claim.consumer, normal, 1, 500, &m, &e);
+        if (rc == VR_EINVAL) {
+            /* its ACL user may not read the chunks (NOPERM), or the password
+             * went: waiting will not help (issue 45, item 6: it idled) */
+            log_error("worker %s: %s; stopping", s->name, e.msg);
+            return 1;
+        }
         if (rc < 0) {
             /* NOGROUP: no controller has made the groups yet (or Redis came
              * back empty); the worker's user may not, and waits */
