@@ -56,3 +56,29 @@ Test(dist_sec_bounds, a_tiny_chunk_length_is_widened_to_the_chunk_limit)
     cr_assert_eq(tsh("grep -q 'in at most 40 chunks (--max-chunks)' '%s'", D.log), 0,
                  "the controller does not say the chunks were widened");
 }
+
+Test(dist_sec_bounds, a_worker_report_over_1_mb_is_refused_by_redis)
+{
+    tacl_start(&D, &A);
+    char url[200];
+    snprintf(url, sizeof url, "redis://vr-worker:pw-worker@127.0.0.1:%d", A.port);
+    struct rq *w = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(url, 5000, &w, &e), 0, "%s", e.msg);
+    size_t big = 2u << 20;
+    char *blob = malloc(big);
+    cr_assert_not_null(blob);
+    memset(blob, 'x', big);
+    const char *argv[] = { "XADD", "vr:reports", "*", "kind", blob };
+    const size_t lens[] = { 4, 10, 1, 4, big };
+    redisReply *r = rq_cmdargv(w, NULL, 5, argv, lens);
+    free(blob);
+    cr_assert(!r || r->type == REDIS_REPLY_ERROR, "a 2 MB report was appended");
+    freeReplyObject(r);
+    rq_free(&w);
+    /* the server is still there, and took nothing */
+    Q = tacl_admin(&A);
+    r = rq_cmd(Q, NULL, "XLEN vr:reports");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 0);
+    freeReplyObject(r);
+}

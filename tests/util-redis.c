@@ -53,6 +53,8 @@ static int tredis_spawn(struct tredis *t)
                "--unixsocketperm", "700", "--dir", t->dir, "--save", "",
                "--appendonly", t->aof ? "yes" : "no", "--appendfsync", "always",
                "--maxmemory-policy", "noeviction", "--daemonize", "no",
+               /* as README says to run it: no argument over 1 MB, no command over 4 MB */
+               "--proto-max-bulk-len", "1mb", "--client-query-buffer-limit", "4mb",
                "--loglevel", "warning", (char *)NULL);
         _exit(127);
     }
