@@ -42,26 +42,11 @@ Test(dist_sec_replace, a_hand_written_spec_does_not_replace_an_existing_output)
     cr_assert_eq(tsh("printf keep > '%s' && chmod 0400 '%s'", out, out), 0);
 
     /* the spec as the vrctl user may write it, no vrctl on the way */
-    char url[200];
-    snprintf(url, sizeof url, "redis://vrctl:pw-vrctl@127.0.0.1:%d", A.port);
-    struct rq *v = NULL;
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(url, 2000, &v, &e), 0, "%s", e.msg);
-    struct job_spec js;
-    job_spec_defaults(&js);
-    snprintf(js.input, sizeof js.input, "%s", in);
-    snprintf(js.output, sizeof js.output, "%s", out);
-    snprintf(js.profile, sizeof js.profile, "fast");
-    job_new_id(js.id, sizeof js.id);
-    js.created_ms = rq_now_ms();
-    char *spec = NULL;
-    cr_assert_eq(job_spec_to_json(&js, &spec, &e), 0, "%s", e.msg);
-    cr_assert_eq(rq_job_submit(v, js.id, spec, js.created_ms, 10, 0, &e), 0, "%s", e.msg);
-    free(spec);
-    rq_free(&v);
+    char id[64];
+    tacl_spec_by_hand(&A, in, out, id, sizeof id);
 
     char jk[160], st[32] = "", why[512] = "";
-    rq_key_job(jk, sizeof jk, js.id);
+    rq_key_job(jk, sizeof jk, id);
     for (int t = 0; t < 60000 && strcmp(st, "failed") && strcmp(st, "done"); t += 50) {
         tmsleep(50);
         rq_hget(Q, jk, "state", st, sizeof st, NULL);
