@@ -1,6 +1,6 @@
 /*
  * t-dist-sec-webhook.c - what a submitter can no longer make the webhook
- * sender do (issue 41, findings 4, 5 and 6), against a real redis-server
+ * sender do (issue 41, findings 4 and 5), against a real redis-server
  * under deploy/redis-users.acl, a controller and vrctl each as its own
  * user, and an HTTP receiver in this process (libmicrohttpd, a thread per
  * connection) that records every request:
@@ -9,9 +9,7 @@
  *   cancels) is refused by Redis and never POSTed: the only event is the
  *   cancel the controller itself scheduled (finding 4);
  * - the controller's --notify URL, its query token included, is in no job
- *   record and no delivery record, and still hears every end (finding 5);
- * - two receivers that hold each POST open (tarpits) do not delay a third
- *   job's webhook to a receiver that answers at once (finding 6).
+ *   record and no delivery record, and still hears every end (finding 5).
  */
 #include "job.h"
 #include "rq.h"
@@ -41,7 +39,6 @@ static struct rq *Q; /* admin */
 static struct {
     struct MHD_Daemon *d;
     int port;
-    volatile int stop;            /* tarpits let go */
     pthread_mutex_t mu;
     int n;
     struct { char path[64], event[32], delivery[96]; long long ms; } req[HOOK_MAX];
@@ -54,8 +51,7 @@ static long long now_ms(void)
     return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
 }
 
-/* Records each request once its body is in and answers 200; a path under
- * /tarpit first holds the connection for up to 60 s. */
+/* Records each request once its body is in and answers 200. */
 static enum MHD_Result hook_answer(void *cls, struct MHD_Connection *c, const char *url,
                                    const char *method, const char *version, const char *data,
                                    size_t *size, void **state)
@@ -69,9 +65,6 @@ static enum MHD_Result hook_answer(void *cls, struct MHD_Connection *c, const ch
         *size = 0;
         return MHD_YES;
     }
-    if (!strncmp(url, "/tarpit", 7))
-        for (int t = 0; t < 600 && !H.stop; t++)
-            tmsleep(100);
     const char *ev = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Vrseg-Event");
     const char *dl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Vrseg-Delivery");
     pthread_mutex_lock(&H.mu);
@@ -134,7 +127,6 @@ static void hook_url(char *buf, size_t n, const char *path)
 
 static void teardown(void)
 {
-    H.stop = 1;
     if (H.d)
         MHD_stop_daemon(H.d);
     H.d = NULL;
