@@ -245,8 +245,10 @@ static int run_redis(struct run *r)
     snprintf(r->url, sizeof r->url, "unix://%s", sock);
     char *args[] = { "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
                      "--dir", r->dir, "--save", "", "--appendonly", "yes", "--appendfsync",
-                     "everysec", "--maxmemory-policy",
-                     "noeviction", "--daemonize", "no", NULL };
+                     "everysec", "--maxmemory-policy", "noeviction",
+                     /* a worker's append is bounded (issue 41, finding 8) */
+                     "--proto-max-bulk-len", "1mb", "--client-query-buffer-limit", "4mb",
+                     "--daemonize", "no", NULL };
     if (run_add(r, &r->infra, "redis-server", args, "redis") < 0)
         return -1;
     for (int i = 0; i < 200; i++) {

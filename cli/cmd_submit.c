@@ -128,6 +128,7 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
     const struct storage_file outs[] = { { "-o", js->output } };
     if (storage_outputs_check(ins, 2, outs, 1, replace, &e) < 0)
         return cli_fail(2, "%s", e.msg);
+    js->replace = replace != 0; /* the controller checks it again */
     return vrctl_check_config(js);
 }
 

@@ -67,6 +67,8 @@ struct ctl {
                                    * split's chunk, a stitched chunk); 0 before the loop.
                                    * Read by the heartbeat and /healthz threads (atomics) */
     long long stall_ms;           /* --loop-stall-seconds: no turn for this long = stuck */
+    int max_chunks;               /* --max-chunks: a job's chunk length is widened to keep
+                                   * it within this many (issue 41, finding 9) */
 };
 
 /* The loop made progress (ctl_run.c): a turn, a chunk of a copy split, a
@@ -182,6 +184,8 @@ void ctl_stitch_sweep(struct ctl *c);
 void ctl_cleanup_due(struct ctl *c);
 
 #define CTL_KEEP_JOBS_DEFAULT_MS (7LL * 86400 * 1000) /* --keep-jobs: a week */
+#define CTL_MAX_CHUNKS   1000 /* --max-chunks: queued at ~0.5 ms each, the loop's pause
+                               * stays under a second */
 #define CTL_LOOP_STALL_S 60.0 /* --loop-stall-seconds: a plan of 20 000 chunks takes ~11 s */
 
 /* Purges the jobs that ended more than --keep-jobs ago: their Redis

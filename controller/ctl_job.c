@@ -17,9 +17,30 @@
 #include "rq_fleetstats.h"
 #include "rq_jobs.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Issue 41, finding 9: a short --chunk-seconds on a long or all-intra
+ * source (0.2 s: 20 000 chunks, 10.7 s of the loop queueing them) is
+ * widened to duration / c->max_chunks, so no job has more than about that
+ * many chunks, whoever submits it. The same source and limit give the same
+ * length, so a split resumed by another controller cuts alike. */
+static void ctl_chunk_bound(struct ctl *c, const char *id, struct job_spec *js, const char *in)
+{
+    struct remux_info info;
+    if (remux_probe(in, &info, NULL) < 0 || !(info.duration_s > 0) || c->max_chunks <= 0)
+        return; /* the split says what is wrong with the source */
+    double least = ceil(info.duration_s * 1000 / c->max_chunks) / 1000;
+    if (js->chunk_seconds >= least)
+        return;
+    log_info("job %s: chunks of %.3f s, not %.3f s: %.1f s of source in at most %d chunks "
+             "(--max-chunks)", id, least, js->chunk_seconds, info.duration_s, c->max_chunks);
+    rq_event(c->q, id, "chunk length widened to %.3f s (at most %d chunks a job)", least,
+             c->max_chunks);
+    js->chunk_seconds = least;
+}
 
 /* A job submitted with chunk length "auto" gets one decided from the
  * workers alive now and the source's duration, and its last wave graded
@@ -33,8 +54,11 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
     long long ms = 0, w = 0;
     *wave = js->chunk_wave; /* vrctl run's, with the length it chose */
     int rc = rq_job_number(c->q, id, "chunk_ms", &ms, err);
-    if (rc < 0 || js->chunk_seconds > 0)
+    if (rc < 0 || js->chunk_seconds > 0) {
+        if (rc >= 0)
+            ctl_chunk_bound(c, id, js, in);
         return rc < 0 ? rc : 0;
+    }
     if (ms <= 0) {
         struct remux_info info;
         struct rq_worker_info w[128];
@@ -54,6 +78,7 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
                  n > 0 ? n : 1, picture ? "; a picture output: at least 4 chunks a worker" : "");
     }
     js->chunk_seconds = ms / 1000.0;
+    ctl_chunk_bound(c, id, js, in);
     if ((rc = rq_job_number(c->q, id, "chunk_wave", &w, err)) < 0)
         return rc;
     *wave = w > 0 && w <= JOB_WAVE_SLOTS_MAX ? (int)w : 0;

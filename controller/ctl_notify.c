@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #define CTL_NOTIFY_IDLE_MS     300   /* the wait between looks at an empty queue */
+#define CTL_NOTIFY_OWN         "@controller" /* a delivery's URL line: this controller's --notify */
 
 struct ctl_notify {
     struct ctl *c;
@@ -49,13 +50,12 @@ struct ctl_notify {
 
 /* ---- the URLs a job's end goes to ---- */
 
+/* The job's own URL only: this controller's --notify stays in its config
+ * (the deliveries say "@controller"), never in a record the workers' and
+ * vrctl's users may read (issue 41, finding 5). */
 int ctl_notify_urls(struct ctl *c, const char *id, const struct job_spec *js, vr_err *err)
 {
-    char list[2 * JOB_NOTIFY_MAX + 2] = "";
-    const char *own = js && js->notify[0] ? js->notify : "";
-    const char *all = strcmp(c->notify.url, own) ? c->notify.url : "";
-    snprintf(list, sizeof list, "%s%s%s", own, own[0] && all[0] ? "\n" : "", all);
-    return rq_job_note(c->q, id, "notify", list, err);
+    return rq_job_note(c->q, id, "notify", js && js->notify[0] ? js->notify : "", err);
 }
 
 int ctl_notify_secret(const char *path, struct ctl_notify_cfg *cfg, vr_err *err)
@@ -178,9 +178,12 @@ static void ctl_notify_round(struct ctl_notify *n)
             continue;
         char w[CURL_ERROR_SIZE + 160] = "out of memory";
         long http = 0;
-        int r = body ? ctl_notify_post(&post, d->urls[i], body, w, sizeof w, &http)
-                     : CTL_POST_RETRY;
-        ctl_notify_redact(d->urls[i], url, sizeof url);
+        /* "@controller": this controller's own --notify (none: given up) */
+        const char *to = !strcmp(d->urls[i], CTL_NOTIFY_OWN) ? cfg->url : d->urls[i];
+        int r = !to[0] ? (snprintf(w, sizeof w, "this controller has no --notify"), CTL_POST_REFUSED)
+                : body ? ctl_notify_post(&post, to, body, w, sizeof w, &http)
+                       : CTL_POST_RETRY;
+        ctl_notify_redact(to, url, sizeof url);
         if (r == CTL_POST_OK) {
             outcome[i] = RQ_NOTIFY_DELIVERED;
             log_info("job %s: webhook %s delivered to %s (attempt %d)", d->job, d->id, url, round);
@@ -241,7 +244,7 @@ static void *ctl_notify_main(void *arg)
     /* a round POSTs to at most RQ_NOTIFY_MAX_URLS URLs, each within the
      * timeout: the claim outlives it with a margin */
     long long lease = (long long)(cfg->timeout_s * 1000) * RQ_NOTIFY_MAX_URLS + 5000;
-    int down = 0;
+    int down = 0, cancels_down = 0;
     while (!*n->c->stop) {
         vr_err e = { 0 };
         int rc = rq_notify_claim(n->q, n->c->name, rq_now_ms(), lease, n->d, &e);
@@ -254,7 +257,12 @@ static void *ctl_notify_main(void *arg)
             continue;
         }
         down = 0;
-        if (rc == 0)
+        /* the jobs vrctl cancelled get their delivery from here */
+        int took = rc == 0 ? rq_job_notify_cancels(n->q, &e) : 1;
+        if (took < 0 && !cancels_down)
+            log_warn("webhooks: the cancelled jobs: %s", e.msg);
+        cancels_down = took < 0;
+        if (took <= 0)
             ctl_notify_nap(n, CTL_NOTIFY_IDLE_MS);
         else
             ctl_notify_round(n);
@@ -292,6 +300,7 @@ int ctl_notify_start(struct ctl *c, struct ctl_notify **out, vr_err *err)
         ctl_notify_free(n);
         return vr_err_set(err, VR_EINVAL, "webhooks: cannot use redis address");
     }
+    rq_job_notify_global(c->notify.url[0] != '\0'); /* before any thread reads it */
     if (pthread_create(&n->th, NULL, ctl_notify_main, n) != 0) {
         ctl_notify_free(n);
         return vr_err_set(err, VR_ENOMEM, "webhooks: cannot start the delivery thread");

@@ -163,6 +163,15 @@ static int ctl_paths_output(struct ctl *c, const struct job_spec *js, unsigned f
         return vr_err_set(err, VR_EINVAL, "output %s is %s: an output replaces only a regular "
                           "file", js->output, storage_kind(so.st_mode));
     }
+    /* -n is the controller's to enforce too: a spec written by hand does
+     * not replace a file (issue 41, finding 3); checked when the job is
+     * taken, since a stitch resumed after its publish finds its own output */
+    if (!(flags & CTL_PATHS_OUTPUT) && !js->replace && fstatat(fd, name, &so, 0) == 0) {
+        close(fd);
+        ctl_paths_close(p);
+        return vr_err_set(err, VR_EINVAL, "output %s exists and the job may not replace it "
+                          "(vrctl submit -y)", js->output);
+    }
     if (!(flags & CTL_PATHS_OUTPUT)) {
         close(fd);
         return 0;

@@ -245,6 +245,7 @@ int cmd_controller_run(int argc, char **argv)
         { "notify-allow-private", no_argument, 0, 'P' },
         { "loop-stall-seconds", required_argument, 0, 'L' },
         { "storage-allow-private", no_argument, 0, 'U' },
+        { "max-chunks", required_argument, 0, 'C' },
         { 0, 0, 0, 0 }
     };
     struct ctl c = { 0 };
@@ -252,6 +253,7 @@ int cmd_controller_run(int argc, char **argv)
     const char *metrics_listen = NULL, *secret_file = NULL;
     double lease = 30, stall = CTL_LOOP_STALL_S;
     c.keep_jobs_ms = CTL_KEEP_JOBS_DEFAULT_MS;
+    c.max_chunks = CTL_MAX_CHUNKS;
     c.notify.timeout_s = 10;
     c.notify.max_attempts = 20;
     unsigned test_retry = clock_test_delay_ms("VR_TEST_NOTIFY_RETRY_MS"); /* tests only */
@@ -303,6 +305,10 @@ int cmd_controller_run(int argc, char **argv)
         case 'P': c.notify.allow_private = 1; break;
         case 'L':
             if (cli_opt_double("--loop-stall-seconds", optarg, 1, 86400, &stall))
+                return 2;
+            break;
+        case 'C':
+            if (cli_opt_int("--max-chunks", optarg, 1, JOB_MAX_CHUNKS, &c.max_chunks))
                 return 2;
             break;
         default: return 2; /* '?': cli_getopt said why */

@@ -14,7 +14,8 @@ static const struct cli_cmd controller_cmds[] = {
       "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N]\n"
       "       [--keep-chunks] [--keep-jobs D] [--metrics-listen [ADDR:]PORT] [--notify URL]\n"
       "       [--notify-secret-file FILE] [--notify-timeout S] [--notify-attempts N]\n"
-      "       [--notify-allow-private] [--loop-stall-seconds S] [--storage-allow-private]",
+       [--notify-allow-private] [--loop-stall-seconds S] [--storage-allow-private]\n"
+      "       [--max-chunks N]",
       "consume jobs and results until stopped (the default command)",
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
       "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
@@ -51,6 +52,8 @@ static const struct cli_cmd controller_cmds[] = {
       "  --loop-stall-seconds S  a loop that has not turned for S s (60) is stuck:\n"
       "                     /healthz says 503 and the heartbeat is withdrawn, so another\n"
       "                     controller takes its jobs over\n"
+      "  --max-chunks N     at most N chunks a job (1000): a shorter --chunk-seconds is\n"
+      "                     widened to the source's duration / N\n"
       "SIGTERM or Ctrl-C stops it; another controller (or a restart) carries on.\n" },
     { 0 }
 };

@@ -45,6 +45,7 @@ static const struct jf spec_fields[] = {
     N(struct job_spec, chunk_wave, JF_INT, 0, JOB_WAVE_SLOTS_MAX, 0),
     N(struct job_spec, priority, JF_INT, -100, 100, 0),
     N(struct job_spec, max_attempts, JF_INT, 1, 100, 0),
+    N(struct job_spec, replace, JF_INT, 0, 1, 0),
     N(struct job_spec, created_ms, JF_LL, 0, 9e15, 0),
     S(struct job_spec, layout, 0),
     S(struct job_spec, config, 0),

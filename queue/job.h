@@ -42,6 +42,8 @@ struct job_spec {
                                      * vrctl run sets it with the length it chose); 0: even */
     int priority;                   /* -100 .. 100, recorded for status */
     int max_attempts;               /* deliveries before a chunk is dead-lettered */
+    int replace;                    /* 1: an existing output is replaced (vrctl -y); 0: the
+                                     * controller fails the job instead (issue 41, 3) */
     long long created_ms;
     char layout[8];                 /* auto | mono | sbs | tb (auto: decided at the split) */
     char config[JOB_CONFIG_MAX];    /* overrides on the profile (-c FILE), a JSON object

@@ -434,6 +434,16 @@ int rq_check_noeviction(struct rq *q, vr_err *err)
                         "redis %s runs with maxmemory-policy %.40s: it may evict queued chunks; "
                         "set 'maxmemory-policy noeviction'", q->url_text, r->element[1]->str);
     freeReplyObject(r);
+    /* a worker's user may XADD to vr:reports: each argument is bounded by
+     * proto-max-bulk-len alone (512 MB by default; issue 41, finding 8) */
+    r = rc == 0 ? rq_cmd(q, NULL, "CONFIG GET proto-max-bulk-len") : NULL;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_STRING && atoll(r->element[1]->str) > RQ_MAX_BULK)
+        log_warn("redis %s takes arguments of up to %s bytes: a worker's report could fill its "
+                 "memory; set 'proto-max-bulk-len 1mb' and 'client-query-buffer-limit 4mb' "
+                 "(README.md, Security)", q->url_text, r->element[1]->str);
+    if (r)
+        freeReplyObject(r);
     return rc;
 }
 

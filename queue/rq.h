@@ -60,6 +60,9 @@
 #define RQ_RETRY    "vr:retry"     /* sorted set: "<job>/<idx>" waiting out a backoff, by due ms */
 #define RQ_CLEANUP  "vr:cleanup"   /* sorted set: done jobs whose chunk files go, by due ms */
 #define RQ_NOTIFY   "vr:notify"    /* sorted set: webhook deliveries by due time (rq_notify.h) */
+#define RQ_MAX_BULK (1 << 20) /* the proto-max-bulk-len a fleet's Redis should have */
+#define RQ_CANCELS  "vr:cancels"   /* set: jobs vrctl cancelled whose webhook a controller
+                                    * has yet to schedule (rq_job_notify_cancels) */
 #define RQ_WORKER_PREFIX     "vr:worker:"     /* + name: hash with a TTL (heartbeat) */
 #define RQ_CONTROLLER_PREFIX "vr:controller:" /* + name: key with a TTL (heartbeat) */
 #define RQ_CONTROLLERS "vr:controllers" /* set: controllers' names (their keys may have expired) */

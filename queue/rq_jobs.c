@@ -26,20 +26,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* This process's --notify (rq_job_notify_global): set once at start. */
+static int rq_notify_global;
+
 /* ---- Lua ---- */
 
 /* A job has ended: the scripts' shared test (= job_state_ended). */
 #define LUA_ENDED "local function ended(s) return s == 'done' or s == 'failed' or s == 'cancelled' end\n"
 
-/* A job has ended (done, failed or cancelled) and has webhooks (its
- * `notify` field, one URL a line): the end's delivery "<id>:<seq>" is
- * recorded with what its event says and queued in vr:notify, due now
- * (rq_notify.h). Called by the scripts that end a job, so no end goes
- * without its delivery. */
+/* A job has ended (done, failed or cancelled) and has webhooks (its own
+ * `notify` field, one URL a line, and `global` '1' when the controller has
+ * a --notify of its own: the line "@controller" stands for it, so its URL
+ * and query token never enter a record): the end's delivery "<id>:<seq>"
+ * is recorded with what its event says and queued in vr:notify, due now
+ * (rq_notify.h). Called by the controller's scripts only (done, fail, and
+ * a cancel it took from vr:cancels), so every delivery record is one the
+ * controller wrote: the vrctl user may not write vr:notify* (issue 41,
+ * finding 4). `notify_end` keeps the end (finished_ms) last scheduled. */
 #define LUA_NOTIFY \
-    "local function notify(jk, zk, id, now)\n" \
-    "  local urls = redis.call('HGET', jk, 'notify')\n" \
-    "  if not urls or urls == '' then return end\n" \
+    "local function notify(jk, zk, id, now, global)\n" \
+    "  local urls = redis.call('HGET', jk, 'notify') or ''\n" \
+    "  if global == '1' then urls = urls .. (urls ~= '' and '\\n' or '') .. '@controller' end\n" \
+    "  if urls == '' then return end\n" \
     "  local seq = redis.call('HINCRBY', jk, 'notify_seq', 1)\n" \
     "  local did = id .. ':' .. seq\n" \
     "  local f = redis.call('HMGET', jk, 'state', 'error', 'created_ms', 'started_ms',\n" \
@@ -49,7 +57,8 @@
     "             'started_ms', f[4] or 0, 'finished_ms', f[5] or 0,\n" \
     "             'frames_done', f[6] or 0, 'frames_total', f[7] or 0)\n" \
     "  redis.call('ZADD', zk, now, did)\n" \
-    "  redis.call('HSET', jk, 'notify_state', 'pending', 'notify_attempts', 0, 'notify_error', '')\n" \
+    "  redis.call('HSET', jk, 'notify_state', 'pending', 'notify_attempts', 0, 'notify_error', '',\n" \
+    "             'notify_end', f[5] or 0)\n" \
     "end\n"
 
 /* The job is held by controller ARGV[me] with claim token ARGV[tok]. */
@@ -87,7 +96,7 @@ static const char MOVE_HELD_LUA[] =
     "return 1\n";
 
 /* KEYS: job, active, notify, cleanup, ended. ARGV: id, me, now, stitch_s,
- * metrics, token, cleanup due (ms). Returns {1} done, {0, held}: not done,
+ * metrics, token, cleanup due (ms), global (LUA_NOTIFY). Returns {1} done, {0, held}: not done,
  * and whether the claim was still this one's (the job ended meanwhile) or
  * another's (taken over). The job's chunk files are removed later, from
  * the cleanup set (rq_cleanup_due), in the same script as the done. */
@@ -102,13 +111,16 @@ static const char DONE_LUA[] =
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
     "redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])\n"
     "redis.call('HINCRBY', KEYS[5], 'jobs_done', 1)\n"
-    "notify(KEYS[1], KEYS[3], ARGV[1], ARGV[3])\n"
+    "notify(KEYS[1], KEYS[3], ARGV[1], ARGV[3], ARGV[8])\n"
     "return {1}\n";
 
-/* KEYS: job, active, notify, ended. ARGV: id, to (failed | cancelled), reason,
- * now, me, token ('0': not a holder's failure, e.g. a dead chunk; else the
- * job must still be held under it). Returns {1} moved, {0, state} already
- * ended, {2} held by another claim now, {-1} no such job. */
+/* KEYS: job, active, notify (vr:cancels when me is ''), ended. ARGV: id, to (failed |
+ * cancelled), reason, now, me (''; vrctl's cancel), token ('0': not a
+ * holder's failure, e.g. a dead chunk; else the job must still be held
+ * under it), global. Returns {1} moved, {0, state} already ended, {2} held
+ * by another claim now, {-1} no such job. A cancel without a controller
+ * (vrctl's) schedules no delivery: it leaves the id in vr:cancels, where a
+ * controller takes it (CANCELS_LUA). */
 static const char END_LUA[] =
     LUA_ENDED
     LUA_NOTIFY
@@ -121,17 +133,34 @@ static const char END_LUA[] =
     "if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'controller', ARGV[5]) end\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
     "redis.call('HINCRBY', KEYS[4], 'jobs_' .. ARGV[2], 1)\n"
-    "notify(KEYS[1], KEYS[3], ARGV[1], ARGV[4])\n"
+    "if ARGV[5] == '' then redis.call('SADD', KEYS[3], ARGV[1])\n"
+    "else notify(KEYS[1], KEYS[3], ARGV[1], ARGV[4], ARGV[7]) end\n"
     "return {1}\n";
 
-/* KEYS: job, active. ARGV: id. Returns {1, chunks_total}, {0, state} or {-1}. */
+/* KEYS: cancels, notify. ARGV: now, global, the job key prefix. Takes up
+ * to 64 ids from vr:cancels and schedules the delivery of each that the
+ * record says is cancelled and whose end was not scheduled yet; only a
+ * `cancelled` event can come out of this (a done or failed one only from
+ * the controller's own done and fail). Returns the ids taken. */
+static const char CANCELS_LUA[] =
+    LUA_NOTIFY
+    "local ids = redis.call('SPOP', KEYS[1], 64)\n"
+    "for _, id in ipairs(ids) do\n"
+    "  local jk = ARGV[3] .. id\n"
+    "  local f = redis.call('HMGET', jk, 'state', 'finished_ms', 'notify_end')\n"
+    "  if f[1] == 'cancelled' and f[2] ~= f[3] then notify(jk, KEYS[2], id, ARGV[1], ARGV[2]) end\n"
+    "end\n"
+    "return #ids\n";
+
+/* KEYS: job, active. ARGV: id. Returns {1, chunks_total}, {0, state} or {-1}.
+ * notify_end cleared: the job's next end is a new one to notify. */
 static const char RETRY_LUA[] =
     "local st = redis.call('HMGET', KEYS[1], 'state', 'chunks_total')\n"
     "if not st[1] then return {-1} end\n"
     "if st[1] ~= 'failed' and st[1] ~= 'cancelled' then return {0, st[1]} end\n"
     "local total = tonumber(st[2] or '0') or 0\n"
     "redis.call('HSET', KEYS[1], 'state', total > 0 and 'running' or 'queued', 'error', '',\n"
-    "           'finished_ms', 0)\n"
+    "           'finished_ms', 0, 'notify_end', '')\n"
     "redis.call('SADD', KEYS[2], ARGV[1])\n"
     "return {1, tostring(total)}\n";
 
@@ -247,14 +276,30 @@ int rq_job_done(struct rq *q, const char *id, const char *me, long long token, d
     snprintf(tok, sizeof tok, "%lld", token);
     snprintf(due, sizeof due, "%lld", t + RQ_CLEANUP_DELAY_MS);
     const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, RQ_CLEANUP, RQ_ENDED, id, me, now, secs,
-                         metrics_json ? metrics_json : "{}", tok, due };
-    redisReply *r = rq_eval(q, err, DONE_LUA, 5, kv, 12);
+                         metrics_json ? metrics_json : "{}", tok, due, rq_notify_global ? "1" : "0" };
+    redisReply *r = rq_eval(q, err, DONE_LUA, 5, kv, 13);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int code = rq_code_text(r, held, sizeof held, err);
     if (still_held)
         *still_held = code == 1 || !strcmp(held, "1");
     return code;
+}
+
+void rq_job_notify_global(int on)
+{
+    rq_notify_global = on;
+}
+
+int rq_job_notify_cancels(struct rq *q, vr_err *err)
+{
+    char now[32], prefix[64];
+    snprintf(now, sizeof now, "%lld", rq_now_ms());
+    rq_key_job(prefix, sizeof prefix, "");
+    const char *kv[] = { RQ_CANCELS, RQ_NOTIFY, now, rq_notify_global ? "1" : "0", prefix };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, CANCELS_LUA, 2, kv, 5, &v);
+    return rc < 0 ? rc : (int)v;
 }
 
 /* Live -> `to` (failed or cancelled). */
@@ -265,9 +310,11 @@ static int rq_job_end(struct rq *q, const char *id, const char *to, const char *
     rq_key_job(jk, sizeof jk, id);
     snprintf(now, sizeof now, "%lld", rq_now_ms());
     snprintf(tok, sizeof tok, "%lld", token > 0 ? token : 0);
-    const char *kv[] = { jk, RQ_ACTIVE, RQ_NOTIFY, RQ_ENDED, id, to, reason, now, me ? me : "",
-                         tok };
-    redisReply *r = rq_eval(q, err, END_LUA, 4, kv, 10);
+    /* vrctl's cancel names vr:cancels, not vr:notify, which its user may not
+     * write (Redis checks a script's KEYS against its caller) */
+    const char *kv[] = { jk, RQ_ACTIVE, me && me[0] ? RQ_NOTIFY : RQ_CANCELS, RQ_ENDED, id, to,
+                         reason, now, me ? me : "", tok, rq_notify_global ? "1" : "0" };
+    redisReply *r = rq_eval(q, err, END_LUA, 4, kv, 11);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int code = rq_code_text(r, state, n, err);

@@ -85,9 +85,20 @@ int rq_job_done(struct rq *q, const char *id, const char *me, long long token, d
 int rq_job_fail(struct rq *q, const char *id, const char *me, long long token,
                 const char *reason, vr_err *err);
 
+/* Webhooks (rq_notify.h): `on` when this process (a controller) has a
+ * --notify of its own, so the deliveries its done and fail schedule name
+ * it ("@controller", never the URL). Set once, before any job ends. */
+void rq_job_notify_global(int on);
+
+/* The controller's half of a cancel: schedules the delivery of the jobs
+ * vrctl cancelled (vr:cancels), for each one whose record says cancelled
+ * and whose end was not scheduled yet. The ids taken (<= 64), or <0. */
+int rq_job_notify_cancels(struct rq *q, vr_err *err);
+
 /* Live -> cancelled with `reason`; leaves the active set. 1 cancelled now,
  * 0 it had already ended (its state into `state`, n bytes), VR_ENOENT no
- * such job, <0 error. */
+ * such job, <0 error. Schedules no webhook (vrctl may not write vr:notify*):
+ * the id goes to vr:cancels, for a controller's rq_job_notify_cancels. */
 int rq_job_cancel(struct rq *q, const char *id, const char *reason, char *state, size_t n,
                   vr_err *err);
 

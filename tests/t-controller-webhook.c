@@ -417,7 +417,8 @@ Test(controller_webhook, done_failed_cancelled_and_retried_ends_each_posted_once
     json_decref(o);
     cr_assert_eq(hook_count("/hook", "bad-notify-1:1", NULL), 0);
     job_field("bad-notify-1", "notify", v, sizeof v);
-    cr_assert_str_eq(v, all_url, "the file:// URL was kept");
+    /* issue 41, finding 5: nor is the controller's own URL copied in */
+    cr_assert_str_eq(v, "", "the file:// URL (or the controller's) was kept");
 
     /* a retry that fails again is a new end: a new delivery, <id>:2 */
     const char *retry[] = { "retry", idf, NULL };
@@ -571,7 +572,8 @@ Test(controller_webhook, redirects_followed_to_http_only)
     close(lfd);
 }
 
-/* Records a job with a webhook and ends it (cancel): its delivery is queued. */
+/* Records a job with a webhook and ends it (cancel), then schedules its
+ * delivery as a controller does (rq_job_notify_cancels): it is queued. */
 static void queue_ended_job(const char *id, const char *notify)
 {
     struct job_spec js;
@@ -586,6 +588,7 @@ static void queue_ended_job(const char *id, const char *notify)
     cr_assert_eq(rq_job_submit(Q, id, spec, rq_now_ms(), 10, 0, &e), 0, "%s", e.msg);
     free(spec);
     cr_assert_eq(rq_job_cancel(Q, id, "cancelled by the user", state, sizeof state, &e), 1);
+    cr_assert_eq(rq_job_notify_cancels(Q, &e), 1, "%s", e.msg);
 }
 
 /* ---- issue 27: what a record or a submitter cannot make the sender do ---- */
@@ -827,6 +830,7 @@ Test(controller_webhook, one_claim_at_a_time_and_a_lapsed_claim_passes_on)
     cr_assert_eq(rq_job_retry(Q, "j-claim", &total, v, sizeof v, &e), 1);
     char state[32];
     cr_assert_eq(rq_job_cancel(Q, "j-claim", "again", state, sizeof state, &e), 1);
+    cr_assert_eq(rq_job_notify_cancels(Q, &e), 1, "%s", e.msg);
     cr_assert_eq(rq_notify_claim(Q, "ctl-a", rq_now_ms(), 1000, &a, &e), 1);
     cr_assert_str_eq(a.id, "j-claim:2");
     cr_assert_str_eq(a.error, "again");

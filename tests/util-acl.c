@@ -4,7 +4,9 @@
  */
 #include "util-acl.h"
 
+#include "job.h"
 #include "rq.h"
+#include "rq_jobs.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -160,4 +162,26 @@ int tacl_submit(const struct tacl *a, const char *in, const char *out, const cha
     int rc = tacl_vrctl(a->uv, a->pv, id, n, args);
     id[strcspn(id, "\n")] = '\0';
     return rc;
+}
+
+void tacl_spec_by_hand(const struct tacl *a, const char *in, const char *out, char *id, size_t n)
+{
+    char url[200];
+    snprintf(url, sizeof url, "redis://vrctl:pw-vrctl@127.0.0.1:%d", a->port);
+    struct rq *v = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(url, 2000, &v, &e), 0, "%s", e.msg);
+    struct job_spec js;
+    job_spec_defaults(&js);
+    snprintf(js.input, sizeof js.input, "%s", in);
+    snprintf(js.output, sizeof js.output, "%s", out);
+    snprintf(js.profile, sizeof js.profile, "fast");
+    job_new_id(js.id, sizeof js.id);
+    js.created_ms = rq_now_ms();
+    char *spec = NULL;
+    cr_assert_eq(job_spec_to_json(&js, &spec, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_job_submit(v, js.id, spec, js.created_ms, 10, 0, &e), 0, "%s", e.msg);
+    free(spec);
+    rq_free(&v);
+    snprintf(id, n, "%s", js.id);
 }

@@ -56,8 +56,12 @@ static int tredis_spawn(struct tredis *t)
                                "--dir", t->dir, "--save", "", "--appendonly",
                                t->aof ? "yes" : "no", "--appendfsync", "always",
                                "--maxmemory-policy", "noeviction", "--daemonize", "no",
+                               /* as README says to run it: no argument over 1 MB, no command over 4 MB */
+                               "--proto-max-bulk-len", "1mb", "--client-query-buffer-limit", "4mb",
                                "--loglevel", "warning" };
-        int k = 21;
+        int k = 0;
+        while (av[k])
+            k++;
         if (t->aclfile[0]) {
             av[k++] = "--aclfile";
             av[k++] = t->aclfile;

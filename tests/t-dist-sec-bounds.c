@@ -1,0 +1,84 @@
+/*
+ * t-dist-sec-bounds.c - bounds on what a submitter or a worker makes the
+ * fleet hold (issue 41, findings 8 and 9), against a real redis-server
+ * under deploy/redis-users.acl:
+ *
+ * - an all-intra source with --chunk-seconds 0.2 (a chunk every 2 frames)
+ *   gets no more chunks than the controller's --max-chunks: its chunk
+ *   length is widened, and the controller says so (before: 100
+ *   chunks here, 20 000 for the issue's 460 KB file, 10.7 s of the loop);
+ * - a worker's report of 2 MB to vr:reports is refused by Redis
+ *   (proto-max-bulk-len 1mb, as vrctl run's and the tests' Redis run).
+ */
+#include "rq.h"
+#include "util-acl.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct tdist D;
+static struct tacl A;
+static struct rq *Q; /* admin */
+
+static void teardown(void)
+{
+    rq_free(&Q);
+    tdist_stop(&D, 0);
+}
+
+TestSuite(dist_sec_bounds, .fini = teardown, .timeout = 180);
+
+Test(dist_sec_bounds, a_tiny_chunk_length_is_widened_to_the_chunk_limit)
+{
+    tacl_start(&D, &A);
+    Q = tacl_admin(&A);
+    const char *extra[] = { "--max-chunks", "40", NULL };
+    cr_assert_gt(tacl_controller(&D, &A, extra), 0);
+    char in[400], out[400], id[64];
+    snprintf(in, sizeof in, "%s/intra.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/intra_mask.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 20, 160, 1, 0), 0); /* 200 frames, each a keyframe */
+    const char *opt[] = { "--chunk-seconds", "0.2", NULL };
+    cr_assert_eq(tacl_submit(&A, in, out, opt, id, sizeof id), 0, "submit: %s", id);
+    char jk[160], planned[32] = "";
+    rq_key_job(jk, sizeof jk, id);
+    for (int t = 0; t < 30000 && !planned[0]; t += 50) {
+        tmsleep(50);
+        rq_hget(Q, jk, "chunks_total", planned, sizeof planned, NULL);
+    }
+    if (!planned[0])
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert(planned[0], "job %s was never planned", id);
+    cr_assert(atoi(planned) >= 2 && atoi(planned) <= 41, "%s chunks, over --max-chunks 40",
+              planned);
+    cr_assert_eq(tsh("grep -q 'in at most 40 chunks (--max-chunks)' '%s'", D.log), 0,
+                 "the controller does not say the chunks were widened");
+}
+
+Test(dist_sec_bounds, a_worker_report_over_1_mb_is_refused_by_redis)
+{
+    tacl_start(&D, &A);
+    char url[200];
+    snprintf(url, sizeof url, "redis://vr-worker:pw-worker@127.0.0.1:%d", A.port);
+    struct rq *w = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(url, 5000, &w, &e), 0, "%s", e.msg);
+    size_t big = 2u << 20;
+    char *blob = malloc(big);
+    cr_assert_not_null(blob);
+    memset(blob, 'x', big);
+    const char *argv[] = { "XADD", "vr:reports", "*", "kind", blob };
+    const size_t lens[] = { 4, 10, 1, 4, big };
+    redisReply *r = rq_cmdargv(w, NULL, 5, argv, lens);
+    free(blob);
+    cr_assert(!r || r->type == REDIS_REPLY_ERROR, "a 2 MB report was appended");
+    freeReplyObject(r);
+    rq_free(&w);
+    /* the server is still there, and took nothing */
+    Q = tacl_admin(&A);
+    r = rq_cmd(Q, NULL, "XLEN vr:reports");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 0);
+    freeReplyObject(r);
+}
