@@ -14,7 +14,7 @@ static const struct cli_cmd controller_cmds[] = {
       "--redis URL --storage DIR [--input-root DIR] [--output-root DIR] [--lease-seconds N]\n"
       "       [--keep-chunks] [--keep-jobs D] [--metrics-listen [ADDR:]PORT] [--notify URL]\n"
       "       [--notify-secret-file FILE] [--notify-timeout S] [--notify-attempts N]\n"
-       [--notify-allow-private] [--loop-stall-seconds S] [--storage-allow-private]\n"
+      "       [--notify-allow-private] [--loop-stall-seconds S] [--storage-allow-private]\n"
       "       [--max-chunks N]",
       "consume jobs and results until stopped (the default command)",
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
