@@ -15,6 +15,8 @@
 #     is submitted, the same job again right after, and again after IDLE
 #     (60) s idle; each with the mean time to the first decoded frame of
 #     its chunks (the workers' set-up lines);
+#   - with LATE=1 (the default, on hosts of 2 or more GPUs), issue 44's
+#     late fleet: GPU 0's workers up at submit, the others' 5 s later;
 #   - with LONG=1, a 10-minute clip (36 000 frames) on the serve fleet of
 #     all GPUs;
 # and prints for each run its fps, the scaling against 1 GPU, the plan's
@@ -203,6 +205,38 @@ run_fresh() { # name ngpus clip frames
     fleet_down
 }
 
+# ---- issue 44: one GPU's workers up at submit, the other GPUs' 5 s later ----
+# Elastic chunks: the job is planned for the first GPU's slots; the cuts hand
+# the late GPUs work. Compare with the warm serve fleet of every GPU.
+run_late() { # name ngpus clip frames
+    fleet_up "$1"
+    CUDA_VISIBLE_DEVICES=0 "$B/vr-worker" serve --redis "$U" --storage "$S/storage" \
+        --input-root "$W" --gpu all --warm-from "$SHORT" ${WORKER_ARGS:-} \
+        > "$R/$1-workers.log" 2>&1 &
+    WPID=$!
+    sleep 5 # the first GPU's workers register and warm
+    t0=$(now)
+    start_samplers "$1"
+    id=$("$B/vrctl" submit "$3" -o "$S/out.mkv" --redis "$U" 2> "$R/$1.log")
+    sleep 5
+    # shellcheck disable=SC2086
+    CUDA_VISIBLE_DEVICES=$(seq -s, 1 $(($2 - 1))) "$B/vr-worker" serve --redis "$U" \
+        --storage "$S/storage" --input-root "$W" --gpu all --warm-from "$SHORT" \
+        ${WORKER_ARGS:-} > "$R/$1-late-workers.log" 2>&1 &
+    LPID=$!
+    timeout 580 "$B/vrctl" watch "$id" --redis "$U" >> "$R/$1.log" 2>&1
+    rc=$?
+    t1=$(now)
+    stop_samplers "$1" "$2"
+    report "$1" "$4" "$t0" "$t1" "$rc"
+    log "    cuts: $(grep -c ' cut at ' "$R/$1-controller.log")"
+    grep -hE "chunks of|planned" "$R/$1-controller.log" | head -2 | sed 's/^/    /' \
+        | tee -a "$OUTDIR/fleet.txt"
+    kill "$LPID" 2>/dev/null
+    wait "$LPID" 2>/dev/null
+    fleet_down
+}
+
 # ---- vrctl run, everything in one command ----
 run_fleet() { # name ngpus
     t0=$(now)
@@ -225,6 +259,7 @@ for n in $GPUS; do
     [ "$n" -le "$NGPU" ] && run_serve "${n}gpu-serve" "$n" "$CLIP" "$FRAMES"
 done
 [ "${FRESH:-1}" = 1 ] && run_fresh "${NGPU}gpu-serve-fresh" "$NGPU" "$CLIP" "$FRAMES"
+[ "${LATE:-1}" = 1 ] && [ "$NGPU" -gt 1 ] && run_late "${NGPU}gpu-serve-late" "$NGPU" "$CLIP" "$FRAMES"
 [ "${RUN:-1}" = 1 ] && run_fleet "${NGPU}gpu-vrctl-run" "$NGPU"
 if [ "${LONG:-0}" = 1 ]; then
     LONGCLIP=$W/ten-minutes.mkv
