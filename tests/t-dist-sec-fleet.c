@@ -124,22 +124,24 @@ Test(dist_sec_fleet, an_output_made_a_fifo_after_the_submit_fails_before_any_wor
 Test(dist_sec_fleet, process_warns_of_frames_missing_within_the_slack)
 {
     cr_assert_eq(tredis_start(&D.r, 0), 0); /* a scratch dir */
-    char v[400], a[400], in[400], out[400], log[400], text[16384];
-    snprintf(v, sizeof v, "%s/v.mkv", D.r.dir);
-    snprintf(a, sizeof a, "%s/s.m4a", D.r.dir);
-    snprintf(in, sizeof in, "%s/short.mkv", D.r.dir);
+    char v[400], in[400], out[400], log[400], text[16384];
+    snprintf(v, sizeof v, "%s/v.mp4", D.r.dir);
+    snprintf(in, sizeof in, "%s/short.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     snprintf(log, sizeof log, "%s/process.log", D.r.dir);
-    /* 28 frames at 10 fps beside 3 s of audio: the container says 3.02 s */
-    cr_assert_eq(tclip_make(v, 2.8, 96, 5, 0), 0);
-    cr_assert_eq(tsh("ffmpeg -v error -y -f lavfi -i sine=frequency=440:sample_rate=48000 -t 3 "
-                     "-c:a aac '%s' && ffmpeg -v error -y -i '%s' -i '%s' -map 0 -map 1 -c copy "
-                     "'%s'", a, v, a, in), 0);
+    /* 30 frames at 10 fps whose MP4 index (moov first) declares 3 s; the
+     * file is cut at the last frame's first byte, as a damaged or partial
+     * copy is: 29 frames come out, within the slack. (Audio that runs past
+     * the video is no such case: issue 45, media_video_io/matroska_*.) */
+    cr_assert_eq(tclip_make(v, 3, 96, 5, 0), 0);
+    cr_assert_eq(tsh("ffmpeg -v error -y -i '%s' -c copy -movflags +faststart '%s' && "
+                     "truncate -s $(ffprobe -v error -select_streams v -show_entries packet=pos "
+                     "-of csv=p=0 '%s' | tail -1) '%s'", v, in, in, in), 0);
     const char *argv[] = { "vr-worker", "process", "--cpu", "--profile", "fast", in, "-o", out,
                            NULL };
     cr_assert_eq(tproc_wait(tproc_spawn("vr-worker", argv, log), 90000), 0);
     tslurp(log, text, sizeof text);
-    cr_assert(strstr(text, "frame(s) missing at the end") && strstr(text, "short.mkv"),
+    cr_assert(strstr(text, "frame(s) missing at the end") && strstr(text, "short.mp4"),
               "process took a short video without a word: %s", text);
 }
 
