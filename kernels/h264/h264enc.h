@@ -60,7 +60,9 @@ int h264enc_frame(struct h264enc *e, const uint8_t *y, int ls, int idr, const ui
                   int *size, int *key, vr_err *err);
 
 /* h264enc_frame with y in device memory (an encoder opened with use_gpu):
- * the matte never leaves the GPU. */
+ * the matte never leaves the GPU. y must be complete when it is called: the
+ * encoder works on a stream of its own that waits for no other stream, so
+ * the producer synchronizes its stream (or copy) first. */
 int h264enc_frame_dev(struct h264enc *e, const uint8_t *y, int ls, int idr, const uint8_t **pkt,
                       int *size, int *key, vr_err *err);
 

@@ -68,6 +68,11 @@ static long long same(const uint8_t *f, int n, int w, int h, int qp, const uint8
         int rc;
         if (dev) {
             cr_assert_eq(cudaMemcpy(d, src, (size_t)w * h, cudaMemcpyHostToDevice), cudaSuccess);
+            /* from pageable memory cudaMemcpy may return before its DMA
+             * lands, and the encoder's stream does not wait for the legacy
+             * one: the frame must be whole when it is handed over (the
+             * pipeline's segmentation waits for its own stream likewise) */
+            cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
             rc = h264enc_frame_dev(g, d, w, k, &pg, &sg, &kg, &err);
         } else {
             rc = h264enc_frame(g, src, w, k, &pg, &sg, &kg, &err);
