@@ -12,15 +12,17 @@ FUZZ_CC    ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
               -Icommon -Itflite -Iqueue
 FUZZ_BASE  := common/err.c common/log.c
+# job.c takes a URL source (issue 46): its prefix and path rules
+FUZZ_URL   := common/url_root.c
 # storage.c names its temps with this process's owner tag (storage_owner.c)
 FUZZ_STORAGE := common/storage.c common/storage_owner.c
 FUZZ_model_SRC    := fuzz/fuzz_model.c tflite/tflite.c $(FUZZ_STORAGE) $(FUZZ_BASE)
-FUZZ_job_spec_SRC := fuzz/fuzz_job_spec.c queue/job.c $(FUZZ_STORAGE) $(FUZZ_BASE)
+FUZZ_job_spec_SRC := fuzz/fuzz_job_spec.c queue/job.c $(FUZZ_URL) $(FUZZ_STORAGE) $(FUZZ_BASE)
 FUZZ_config_SRC   := fuzz/fuzz_config.c common/config.c common/paths.c $(FUZZ_STORAGE) \
                      $(FUZZ_BASE)
 FUZZ_records_SRC  := fuzz/fuzz_records.c queue/rq_stats.c queue/rq_report.c queue/rq_notify.c \
                      queue/rq_fleet.c queue/rq_stream.c queue/rq.c queue/rq_scripts.c queue/job.c common/text.c common/metrics.c \
-                     queue/rq_claim.c common/hmac.c $(FUZZ_STORAGE) common/cmdtable.c common/version.c \
+                     queue/rq_claim.c common/hmac.c $(FUZZ_URL) $(FUZZ_STORAGE) common/cmdtable.c common/version.c \
                      $(FUZZ_BASE)
 FUZZ_h264_SRC     := fuzz/fuzz_h264.c tests/util-h264.c kernels/h264/h264enc.c \
                      kernels/h264/h264enc_gpu.c kernels/h264/h264_mb_ref.c \
