@@ -28,7 +28,10 @@ static void teardown(void)
     tdist_stop(&D, 0);
 }
 
-TestSuite(dist_codec, .fini = teardown, .timeout = 150);
+/* The second test waits out the worker's quarantine and the chunk's three
+ * attempts (about 100 s of backoff, more on a loaded machine): the job's
+ * end is awaited by its state, with room to spare. */
+TestSuite(dist_codec, .fini = teardown, .timeout = 330);
 
 static int frames_of(const char *path)
 {
@@ -99,7 +102,7 @@ Test(dist_codec, a_source_no_worker_decodes_fails_its_job_naming_why)
     char in[400], out[400], id[64], err[1024] = "", jk[128];
     broken_worker("nodec:cpu:1");
     submit("in", in, out, sizeof in, id, sizeof id);
-    int rc = tdist_watch(&D, id, 120000);
+    int rc = tdist_watch(&D, id, 300000);
     cr_assert_neq(rc, 0, "the job of a source nobody decodes did not fail");
     vr_err e = { 0 };
     cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
