@@ -153,7 +153,7 @@ static void same_as_process(const char *in, const char *cfg, const char *out)
 static double run(int at_submit, int later, char *id, size_t n, char *out, size_t on,
                   char *in, size_t in_n, char *cfg, size_t cn)
 {
-    start(at_submit, 100);
+    start(at_submit, 250); /* slow enough that late workers, started on a loaded box, still find frames to cut */
     inputs(in, in_n, cfg, cn);
     snprintf(out, on, "%s/out.mkv", D.r.dir);
     tmsleep(1500); /* the workers at submit are up and idle */
