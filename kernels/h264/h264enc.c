@@ -278,6 +278,15 @@ int h264enc_cuda_built(void)
 
 /* ---- a frame ---- */
 
+/* An IDR's QP: 3 below the P frames', as x264 codes its I frames at a
+ * constant QP (ipratio 1.4: 6 log2 1.4 = 2.91, rounded), the matte's rule
+ * before this encoder. The IDR is the reference its GOP's skipped MBs copy,
+ * so its error is the GOP's. */
+int h264enc_idr_qp(int qp)
+{
+    return qp > 3 ? qp - 3 : 0;
+}
+
 static void slice_header(struct h264enc *e, struct h264_bw *w, int idr)
 {
     h264_ue(w, 0);            /* first_mb_in_slice */
@@ -296,19 +305,19 @@ static void slice_header(struct h264enc *e, struct h264_bw *w, int idr)
     } else {
         h264_put(w, 0, 1);    /* adaptive_ref_pic_marking_mode_flag: sliding window */
     }
-    h264_se(w, 0);            /* slice_qp_delta */
+    h264_se(w, idr ? h264enc_idr_qp(e->o.qp) - e->o.qp : 0); /* slice_qp_delta */
     h264_ue(w, 1);            /* disable_deblocking_filter_idc: off */
 }
 
 /* The frame's stages on the CPU (the twins): the slice data OR-ed into
  * e->rbsp from bit hdr_bits on; its length, the last skip run and the
  * counts out. */
-static void frame_cpu(struct h264enc *e, const uint8_t *y, int ls, int idr, uint32_t hdr_bits,
-                      uint64_t *bits, uint32_t *run_end)
+static void frame_cpu(struct h264enc *e, const uint8_t *y, int ls, int idr, int qp,
+                      uint32_t hdr_bits, uint64_t *bits, uint32_t *run_end)
 {
     int nxt = !e->cur, n = e->mbw * e->mbh;
     struct h264_frame f = {
-        .mbw = e->mbw, .mbh = e->mbh, .qp = e->o.qp, .src = e->src, .ref = e->rec[e->cur],
+        .mbw = e->mbw, .mbh = e->mbh, .qp = qp, .src = e->src, .ref = e->rec[e->cur],
         .rec = e->rec[nxt], .ls = e->ls, .mb = e->mb, .run = e->run, .bits = e->bits,
         .nbits = e->nbits, .pos = e->pos, .counts = e->counts,
     };
@@ -347,15 +356,16 @@ static int frame(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int idr
     slice_header(e, &w, idr);
     uint64_t bits;
     uint32_t run_end;
+    int qp = idr ? h264enc_idr_qp(e->o.qp) : e->o.qp;
     if (e->gpu) {
-        int rc = h264_gpu_frame(e->gpu, y, ls, y_dev, e->o.qp, idr, e->rbsp, w.bit, &bits,
+        int rc = h264_gpu_frame(e->gpu, y, ls, y_dev, qp, idr, e->rbsp, w.bit, &bits,
                                 &run_end, e->counts, err);
         if (rc < 0) {
             e->since_idr = -1; /* the reference is lost: the next frame is an IDR */
             return rc;
         }
     } else {
-        frame_cpu(e, y, ls, idr, w.bit, &bits, &run_end);
+        frame_cpu(e, y, ls, idr, qp, w.bit, &bits, &run_end);
     }
     w.bit += (uint32_t)bits;
     if (!idr && run_end)

@@ -27,7 +27,7 @@
 
 struct h264enc_opts {
     int w, h;                /* frame size, even, 16 .. H264ENC_MAX_DIM */
-    int qp;                  /* 0 .. 51 */
+    int qp;                  /* 0 .. 51, the P frames'; an IDR's: h264enc_idr_qp */
     int fps_num, fps_den;    /* frame rate, for the level; 0/0: 60 */
     int full_range;          /* 1: the VUI says full range (a matte's 255 is exactly 1) */
     int use_gpu;             /* 1: code on CUDA device `gpu` (h264_cuda.h), else on the CPU */
@@ -76,6 +76,9 @@ void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s);
 /* level_idc (10 x the level: 52 for 5.2) of the smallest level whose frame
  * size and MB rate hold w x h at fps (Table A-1); 62 when none does. */
 int h264enc_level(int w, int h, double fps);
+
+/* The QP of an IDR of an encoder at QP qp: qp - 3, as x264's I frames. */
+int h264enc_idr_qp(int qp);
 
 /* 1 when e codes on a GPU (opened with use_gpu): h264enc_frame_dev takes
  * its frames in that device's memory. */
