@@ -6,7 +6,7 @@
 # The binary builds wherever nvcc is found; it runs only where a GPU is
 # (on the lent machine through the bundle, see docs/notes/cuda-net.md).
 
-GPU_TEST_SRC  := $(wildcard tests/gpu/g-*.c) tests/util-video.c
+GPU_TEST_SRC  := $(wildcard tests/gpu/g-*.c) tests/util-video.c tests/util-h264.c
 GPU_TEST_BIN  := $(BUILD)/tests/gputests
 
 ifneq ($(NVCC),)

@@ -4,6 +4,7 @@
 #include "util-h264.h"
 
 #include <libavcodec/avcodec.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@ struct rt {
     AVCodecContext *dec;
     AVPacket *pkt;
     AVFrame *frm;
+    AVFrame *sw;        /* an NVDEC frame downloaded */
+    AVBufferRef *hw;    /* the NVDEC device, or NULL */
     uint8_t *recon;     /* n * w * h: the encoder's reconstruction of each frame */
     int w, h, n;
     struct th264_result *r;
@@ -35,9 +38,11 @@ static void check_frame(struct rt *t, const AVFrame *f)
     int bad = 0, cbad = 0;
     for (int y = 0; y < t->h && !bad; y++)
         bad = memcmp(f->data[0] + (size_t)y * f->linesize[0], rec + (size_t)y * t->w, (size_t)t->w) != 0;
-    for (int c = 1; c < 3 && !cbad; c++)
+    /* planar 4:2:0 from the CPU decoder, NV12 (U and V interleaved) from NVDEC */
+    int nv12 = f->format == AV_PIX_FMT_NV12, cw = nv12 ? t->w : t->w / 2;
+    for (int c = 1; c < (nv12 ? 2 : 3) && !cbad; c++)
         for (int y = 0; y < t->h / 2 && !cbad; y++)
-            for (int x = 0; x < t->w / 2; x++)
+            for (int x = 0; x < cw; x++)
                 if (f->data[c][(size_t)y * f->linesize[c] + x] != 128) {
                     cbad = 1;
                     break;
@@ -58,7 +63,19 @@ static int drain(struct rt *t)
             snprintf(t->r->err, sizeof t->r->err, "decoder: receive failed (%d)", rc);
             return -1;
         }
-        check_frame(t, t->frm);
+        if (t->frm->format == AV_PIX_FMT_CUDA) {
+            rc = av_hwframe_transfer_data(t->sw, t->frm, 0);
+            if (rc < 0) {
+                snprintf(t->r->err, sizeof t->r->err, "NVDEC: download failed (%d)", rc);
+                return -1;
+            }
+            t->sw->width = t->frm->width; /* the cropped size */
+            t->sw->height = t->frm->height;
+            check_frame(t, t->sw);
+            av_frame_unref(t->sw);
+        } else {
+            check_frame(t, t->frm);
+        }
         av_frame_unref(t->frm);
     }
 }
@@ -77,8 +94,39 @@ static int send(struct rt *t, const uint8_t *data, int size)
     return drain(t);
 }
 
+static enum AVPixelFormat pick_cuda(AVCodecContext *c, const enum AVPixelFormat *f)
+{
+    (void)c;
+    for (; *f != AV_PIX_FMT_NONE; f++)
+        if (*f == AV_PIX_FMT_CUDA)
+            return *f;
+    return AV_PIX_FMT_NONE; /* no software fallback: the test is of NVDEC */
+}
+
+/* The decoder through NVDEC: libavcodec's h264 parser and its cuda hwaccel,
+ * libnvcuvid (the driver's) doing the decoding. */
+static int open_nvdec(struct rt *t)
+{
+    int rc = av_hwdevice_ctx_create(&t->hw, AV_HWDEVICE_TYPE_CUDA, "0", NULL, 0);
+    if (rc < 0) {
+        snprintf(t->r->err, sizeof t->r->err, "cannot open NVDEC (cuda device 0): %d", rc);
+        return -1;
+    }
+    t->dec->hw_device_ctx = av_buffer_ref(t->hw);
+    t->dec->get_format = pick_cuda;
+    t->sw = av_frame_alloc();
+    return t->dec->hw_device_ctx && t->sw ? 0 : -1;
+}
+
 int th264_roundtrip(const uint8_t *frames, int n, int w, int h, int qp, const uint8_t *idr,
                     struct th264_result *r)
+{
+    struct th264_how how = { 0 };
+    return th264_roundtrip_with(frames, n, w, h, qp, idr, &how, r);
+}
+
+int th264_roundtrip_with(const uint8_t *frames, int n, int w, int h, int qp, const uint8_t *idr,
+                         const struct th264_how *how, struct th264_result *r)
 {
     memset(r, 0, sizeof *r);
     r->first_bad = -1;
@@ -88,7 +136,8 @@ int th264_roundtrip(const uint8_t *frames, int n, int w, int h, int qp, const ui
     int rc = -1;
     double sse = 0;
     uint8_t *buf = NULL;
-    struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 30, .fps_den = 1, .full_range = 1 };
+    struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 30, .fps_den = 1, .full_range = 1,
+                              .use_gpu = how->gpu_encoder, .gpu = 0 };
     if (h264enc_new(&o, &e, &err) < 0) {
         snprintf(r->err, sizeof r->err, "%s", err.msg);
         return -1;
@@ -105,6 +154,8 @@ int th264_roundtrip(const uint8_t *frames, int n, int w, int h, int qp, const ui
     t.dec->thread_count = 1;
     t.dec->flags |= AV_CODEC_FLAG_OUTPUT_CORRUPT;
     t.dec->err_recognition = AV_EF_EXPLODE | AV_EF_BITSTREAM | AV_EF_CRCCHECK;
+    if (how->nvdec && open_nvdec(&t) < 0)
+        goto done;
     if (avcodec_open2(t.dec, c, NULL) < 0) {
         snprintf(r->err, sizeof r->err, "cannot open the h264 decoder");
         goto done;
@@ -158,8 +209,10 @@ done:
     free(buf);
     free(t.recon);
     av_frame_free(&t.frm);
+    av_frame_free(&t.sw);
     av_packet_free(&t.pkt);
     avcodec_free_context(&t.dec);
+    av_buffer_unref(&t.hw);
     h264enc_free(&e);
     return rc;
 }

@@ -32,4 +32,15 @@ struct th264_result {
 int th264_roundtrip(const uint8_t *frames, int n, int w, int h, int qp, const uint8_t *idr,
                     struct th264_result *r);
 
+/* How th264_roundtrip_with codes and decodes. */
+struct th264_how {
+    int gpu_encoder;   /* 1: the CUDA encoder on GPU 0 (else the C twin) */
+    int nvdec;         /* 1: libavcodec's h264 decoder through its NVDEC (cuda)
+                        * hwaccel on GPU 0, frames downloaded as NV12 */
+};
+
+/* th264_roundtrip, coded and decoded as `how` says. */
+int th264_roundtrip_with(const uint8_t *frames, int n, int w, int h, int qp, const uint8_t *idr,
+                         const struct th264_how *how, struct th264_result *r);
+
 #endif

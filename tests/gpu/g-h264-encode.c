@@ -5,9 +5,12 @@
  * and 26, flat, sizes that are not whole MBs, back-to-back IDRs, a
  * 4096x2048 frame of the product's size) and on a real matte (the bundled
  * side-by-side clip through `vr-worker process --cpu`); the frame given
- * from device memory gives the same bytes as from the host.
+ * from device memory gives the same bytes as from the host. NVDEC (libavcodec's
+ * cuda hwaccel, the driver's libnvcuvid) decodes the CUDA encoder's stream
+ * to exactly its reconstruction, chroma 128, on the same kinds of frames.
  */
 #include "h264enc.h"
+#include "util-h264.h"
 #include "util-video.h"
 
 #include <criterion/criterion.h>
@@ -133,7 +136,9 @@ Test(g_h264_encode, product_size_4096x2048)
     free(f);
 }
 
-Test(g_h264_encode, real_matte)
+/* The bundled side-by-side clip's matte (`vr-worker process --cpu`, FFV1):
+ * its frames into *f, an IDR every 10 in idr; the frame count. */
+static int real_matte(uint8_t **f, uint8_t *idr, int *w, int *h)
 {
     char W[256], cmd[2048], out[300];
     tv_tmpdir(W, sizeof W);
@@ -146,13 +151,71 @@ Test(g_h264_encode, real_matte)
     struct tv_file m;
     cr_assert_eq(tv_read(out, 1, &m), 0);
     size_t fs = (size_t)m.w * m.h;
-    uint8_t *f = malloc(m.nframes * fs), idr[TV_MAX_FRAMES] = { 0 };
+    *f = malloc(m.nframes * fs);
+    cr_assert(*f);
     for (int i = 0; i < m.nframes; i++) {
-        memcpy(f + i * fs, m.luma[i], fs);
+        memcpy(*f + i * fs, m.luma[i], fs);
         idr[i] = i % 10 == 0;
     }
-    same(f, m.nframes, m.w, m.h, 25, idr, 0, "the sbs clip's matte");
-    free(f);
+    int n = m.nframes;
+    *w = m.w;
+    *h = m.h;
     tv_free(&m);
     tv_rmdir(W);
+    return n;
+}
+
+Test(g_h264_encode, real_matte)
+{
+    uint8_t *f, idr[TV_MAX_FRAMES] = { 0 };
+    int w, h, n = real_matte(&f, idr, &w, &h);
+    same(f, n, w, h, 25, idr, 0, "the sbs clip's matte");
+    free(f);
+}
+
+/* The CUDA encoder's stream through NVDEC: every frame decoded, each equal
+ * to the encoder's reconstruction, chroma 128. Returns the MB counts. */
+static struct h264enc_stats nvdec(const uint8_t *f, int n, int w, int h, int qp, const uint8_t *idr,
+                                  const char *what)
+{
+    struct th264_how how = { .gpu_encoder = 1, .nvdec = 1 };
+    struct th264_result r;
+    cr_assert_eq(th264_roundtrip_with(f, n, w, h, qp, idr, &how, &r), 0, "%s: %s", what, r.err);
+    cr_assert_eq(r.frames_decoded, n, "%s: NVDEC gave %d frames of %d", what, r.frames_decoded, n);
+    cr_assert(r.dec_w == w && r.dec_h == h, "%s: decoded %dx%d", what, r.dec_w, r.dec_h);
+    cr_assert_eq(r.luma_mismatch, 0, "%s: %d frames differ from the reconstruction, first %d", what,
+                 r.luma_mismatch, r.first_bad);
+    cr_assert_eq(r.chroma_mismatch, 0, "%s: chroma not 128 in %d frames", what, r.chroma_mismatch);
+    return r.st;
+}
+
+Test(g_h264_encode, nvdec_decodes_the_reconstruction)
+{
+    uint8_t idr[TV_MAX_FRAMES] = { [0] = 1, [5] = 1, [6] = 1 };
+    uint8_t *f = masks(0, 12, 320, 240, 3);
+    struct h264enc_stats st = nvdec(f, 12, 320, 240, 25, idr, "moving disc");
+    cr_assert(st.mb_skip > 0 && st.mb_p16 > 0 && st.mb_i16 > 0 && st.idr == 3,
+              "moving disc: skip %lld, P16 %lld, I16 %lld", st.mb_skip, st.mb_p16, st.mb_i16);
+    free(f);
+    f = masks(1, 3, 64, 48, 0);
+    nvdec(f, 3, 64, 48, 26, NULL, "noise");
+    free(f);
+    f = masks(2, 3, 96, 64, 0);
+    nvdec(f, 3, 96, 64, 28, NULL, "all 255");
+    memset(f, 0, 3 * 96 * 64);
+    nvdec(f, 3, 96, 64, 28, NULL, "all 0");
+    free(f);
+    int sizes[][2] = { { 50, 34 }, { 130, 66 } }; /* NVDEC's H.264 floor is 48x16 */
+    for (int s = 0; s < 2; s++) {
+        f = masks(0, 4, sizes[s][0], sizes[s][1], 2);
+        nvdec(f, 4, sizes[s][0], sizes[s][1], 24, NULL, "odd size");
+        free(f);
+    }
+    f = masks(0, 3, 4096, 2048, 12);
+    nvdec(f, 3, 4096, 2048, 25, NULL, "4096x2048");
+    free(f);
+    memset(idr, 0, sizeof idr);
+    int w, h, n = real_matte(&f, idr, &w, &h);
+    nvdec(f, n, w, h, 25, idr, "the sbs clip's matte");
+    free(f);
 }
