@@ -8,8 +8,9 @@
 # product's 4096x2048 (bicubic: a smooth matte, as an 8K source's is).
 # QP 25 is the balanced profile's (crf 23 + 2, media/vio_encode.c).
 # H264_GPU=gpu (a CUDA build on a GPU) adds the CUDA encoder's fps and CPU
-# a frame on the 4096x2048 matte. Prints bench/vrbench_h264.c's table for
-# each; numbers in docs/PERF.md.
+# a frame on the 4096x2048 matte, and (VR_H264_PROFILE) each stage's GPU
+# time a frame: what it takes from the segmentation. Prints
+# bench/vrbench_h264.c's table for each; numbers in docs/PERF.md.
 
 H264_QP     ?= 25
 H264_FRAMES ?= 30
@@ -31,4 +32,4 @@ $(H264_DIR)/matte-4096x2048.mkv: $(H264_DIR)/matte-sbs.mkv
 bench-h264: $(BENCH_H264) $(H264_DIR)/matte-sbs.mkv $(H264_DIR)/matte-4096x2048.mkv
 	@echo "bench-h264: $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $$(date -u +%F)"
 	$(Q)$(BENCH_H264) $(H264_DIR)/matte-sbs.mkv $(H264_QP) $(H264_FRAMES) 60 60
-	$(Q)$(BENCH_H264) $(H264_DIR)/matte-4096x2048.mkv $(H264_QP) $(H264_FRAMES) 60 60 $(H264_GPU)
+	$(Q)VR_H264_PROFILE=1 $(BENCH_H264) $(H264_DIR)/matte-4096x2048.mkv $(H264_QP) $(H264_FRAMES) 60 60 $(H264_GPU)
