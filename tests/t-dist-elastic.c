@@ -12,6 +12,7 @@
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,28 @@ Test(dist_elastic, late_workers_take_cut_chunks_and_the_output_is_process_s)
     cr_assert_leq(t, 2.0 * base, "%.2f s against %.2f s with the fleet up at submit", t, base);
 }
 
+/* `status --json` counts the cuts, and its figures from the chunk records
+ * (kept at the pieces' indices) add up; the report draws the cut chunks. */
+static void cuts_shown(const char *id, long long cuts)
+{
+    static char buf[65536];
+    const char *js[] = { "status", id, "--json", NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, js), 0, "%s", buf);
+    json_error_t je;
+    json_t *o = json_loads(buf, 0, &je), *j = json_is_array(o) ? json_array_get(o, 0) : o;
+    cr_assert_not_null(j, "%s: %s", je.text, buf);
+    cr_assert_eq(json_integer_value(json_object_get(j, "cuts")), cuts, "%s", buf);
+    cr_assert_eq(json_integer_value(json_object_get(j, "chunk_frames_sum")),
+                 json_integer_value(json_object_get(j, "frames_done")), "%s", buf);
+    json_decref(o);
+    char html[480];
+    snprintf(html, sizeof html, "%s/report.html", D.r.dir);
+    const char *rargs[] = { "report", id, "-o", html, NULL };
+    cr_assert_eq(tdist_vrctl(&D, buf, sizeof buf, rargs), 0, "%s", buf);
+    cr_assert_eq(tsh("grep -q \"a cut's tail, for \" '%s' && grep -q 'class=\"done cut' '%s'",
+                     html, html), 0, "the report draws no cut chunk");
+}
+
 /* The 8K fleet's format: Matroska's Cues give each piece's start but not
  * its frames, which the plan counts from its time span and the rate. */
 Test(dist_elastic, a_matroska_source_is_cut_for_late_workers)
@@ -214,5 +237,6 @@ Test(dist_elastic, a_matroska_source_is_cut_for_late_workers)
     int chunks = chunks_once(id);
     cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
     cr_assert_eq(job_ll(id, "chunks_done"), chunks);
+    cuts_shown(id, cuts);
     same_as_process(in, cfg, out);
 }
