@@ -2,7 +2,7 @@
  * cmd_report.c - `vrctl report JOB -o report.html`: one self-contained HTML
  * file about a job, drawn here as inline SVG (no network fetch, no library):
  * the summary, throughput over time for the job and each worker, a timeline
- * of the chunks per worker (queued, running, committed, retried, dead), the
+ * of the chunks per worker (queued, running, committed, retried, cut, dead), the
  * per-stage latency percentiles from the merged histograms, GPU use per
  * worker, and the job's events. Everything comes from Redis (rq_stats.h,
  * rq_report.h, rq_events.h), so a report can be made while the job runs or long after.

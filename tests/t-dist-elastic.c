@@ -9,13 +9,16 @@
  * each cut.
  */
 #include "rq.h"
+#include "rq_fleet.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 static struct tdist D;
@@ -154,6 +157,46 @@ static void same_as_process(const char *in, const char *cfg, const char *out)
     cr_assert_str_eq(fa, fb, "frame counts differ");
 }
 
+/* The longest a worker waited from its first heartbeat (joining) to its
+ * first busy one, over the last run's workers, in ms. */
+static long long join_wait_max;
+
+/* Polls the fleet until job id ends: when each worker was first seen and
+ * first busy (Redis's clock), into join_wait_max. */
+static void joins_until_done(const char *id)
+{
+    enum { MAXW = 16 };
+    struct rq_worker_info w[MAXW];
+    char names[MAXW][128], jk[128], state[32] = "running";
+    long long seen[MAXW], busy[MAXW];
+    int n = 0;
+    rq_key_job(jk, sizeof jk, id);
+    for (int t = 0; t < 1200 && (!strcmp(state, "running") || !strcmp(state, "queued") ||
+                                 !strcmp(state, "splitting")); t++, tmsleep(100)) {
+        int k = rq_workers_list(Q, w, MAXW, NULL);
+        long long now = rq_server_ms(Q);
+        for (int i = 0; i < k; i++) {
+            int j = 0;
+            while (j < n && strcmp(names[j], w[i].name))
+                j++;
+            if (j == n && n < MAXW) {
+                snprintf(names[n], sizeof names[n], "%s", w[i].name);
+                seen[n] = now;
+                busy[n++] = 0;
+            }
+            if (j < n && !busy[j] && !strcmp(w[i].state, "busy"))
+                busy[j] = now;
+        }
+        rq_hget(Q, jk, "state", state, sizeof state, NULL);
+    }
+    join_wait_max = 0;
+    for (int j = 0; j < n; j++) {
+        long long d = busy[j] ? busy[j] - seen[j] : 1000000;
+        cr_log_info("worker %s: busy %lld ms after it joined", names[j], d);
+        join_wait_max = d > join_wait_max ? d : join_wait_max;
+    }
+}
+
 /* One run of the clip: `at_submit` workers, `later` more a second after
  * the submit. Returns the job's wall time; *id gets the job. */
 static double run(const char *ext, int at_submit, int later, char *id, size_t n, char *out,
@@ -170,6 +213,7 @@ static double run(const char *ext, int at_submit, int later, char *id, size_t n,
         for (int i = 0; i < later; i++)
             tdist_worker(&D);
     }
+    joins_until_done(id);
     finish(id);
     return now_s() - t0;
 }
@@ -188,6 +232,8 @@ Test(dist_elastic, late_workers_take_cut_chunks_and_the_output_is_process_s)
     int worked = workers_that_worked();
     cr_log_info("elastic: %lld cuts, %d workers ran a chunk", cuts, worked);
     cr_assert_geq(worked, 3, "the workers that joined ran chunks (%d did)", worked);
+    cr_assert_leq(join_wait_max, 2000, "a worker waited %lld ms after it joined",
+                  join_wait_max);
     int chunks = chunks_once(id);
     cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
     cr_assert_eq(job_ll(id, "chunks_done"), chunks);
@@ -234,9 +280,41 @@ Test(dist_elastic, a_matroska_source_is_cut_for_late_workers)
     cr_log_info("elastic on Matroska: %lld cuts, %d workers ran a chunk", cuts, worked);
     cr_assert_geq(cuts, 1, "the Matroska job was cut for the workers that joined");
     cr_assert_geq(worked, 3, "the workers that joined ran chunks (%d did)", worked);
+    cr_assert_leq(join_wait_max, 2000, "a worker waited %lld ms after it joined",
+                  join_wait_max);
     int chunks = chunks_once(id);
     cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
     cr_assert_eq(job_ll(id, "chunks_done"), chunks);
     cuts_shown(id, cuts);
+    same_as_process(in, cfg, out);
+}
+
+/* The controller is killed -9 just after its first cut and started again:
+ * the cut (one script) is whole or absent, the new controller plans the
+ * pieces again from the job record and cuts on; the output is one clean
+ * run, each chunk committed once. */
+Test(dist_elastic, a_controller_killed_after_a_cut_leaves_the_job_whole)
+{
+    char id[64], out[400], in[400], cfg[400];
+    start(1, 250);
+    inputs("mkv", in, sizeof in, cfg, sizeof cfg);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    tmsleep(1500);
+    submit_auto(in, out, cfg, id, sizeof id);
+    tmsleep(1000);
+    for (int i = 0; i < 3; i++)
+        tdist_worker(&D);
+    for (int t = 0; t < 600 && job_ll(id, "cuts") < 1; t++)
+        tmsleep(50);
+    cr_assert_geq(job_ll(id, "cuts"), 1, "no cut to kill the controller at");
+    kill(D.ctl, SIGKILL);
+    waitpid(D.ctl, NULL, 0);
+    D.ctl = tdist_controller(&D);
+    cr_assert_gt(D.ctl, 0);
+    finish(id);
+    cr_log_info("controller killed after a cut: %lld cuts in all", job_ll(id, "cuts"));
+    int chunks = chunks_once(id);
+    cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
+    cr_assert_eq(job_ll(id, "chunks_done"), chunks);
     same_as_process(in, cfg, out);
 }
