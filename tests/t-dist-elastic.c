@@ -197,6 +197,24 @@ static void joins_until_done(const char *id)
     }
 }
 
+/* After a run with workers that joined late: the job was cut for them,
+ * each ran chunks and was busy within 2 s of joining, every chunk
+ * committed once. Returns the cuts. */
+static long long late_joins_checked(const char *id)
+{
+    long long cuts = job_ll(id, "cuts");
+    int worked = workers_that_worked();
+    cr_log_info("elastic: %lld cuts, %d workers ran a chunk", cuts, worked);
+    cr_assert_geq(cuts, 1, "the job was cut for the workers that joined (%lld cuts)", cuts);
+    cr_assert_geq(worked, 3, "the workers that joined ran chunks (%d did)", worked);
+    cr_assert_leq(join_wait_max, 2000, "a worker waited %lld ms after it joined",
+                  join_wait_max);
+    int chunks = chunks_once(id);
+    cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
+    cr_assert_eq(job_ll(id, "chunks_done"), chunks);
+    return cuts;
+}
+
 /* One run of the clip: `at_submit` workers, `later` more a second after
  * the submit. Returns the job's wall time; *id gets the job. */
 static double run(const char *ext, int at_submit, int later, char *id, size_t n, char *out,
@@ -227,16 +245,7 @@ Test(dist_elastic, late_workers_take_cut_chunks_and_the_output_is_process_s)
     double t = run("mp4", 1, 3, id, sizeof id, out, sizeof out, in, sizeof in, cfg, sizeof cfg);
     cr_log_info("elastic: %.2f s with 3 workers joining 1 s late, %.2f s with 4 from the start",
                 t, base);
-    long long cuts = job_ll(id, "cuts");
-    cr_assert_geq(cuts, 1, "the job was cut for the workers that joined (%lld cuts)", cuts);
-    int worked = workers_that_worked();
-    cr_log_info("elastic: %lld cuts, %d workers ran a chunk", cuts, worked);
-    cr_assert_geq(worked, 3, "the workers that joined ran chunks (%d did)", worked);
-    cr_assert_leq(join_wait_max, 2000, "a worker waited %lld ms after it joined",
-                  join_wait_max);
-    int chunks = chunks_once(id);
-    cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
-    cr_assert_eq(job_ll(id, "chunks_done"), chunks);
+    late_joins_checked(id);
     char ev[16384];
     const char *eargs[] = { "events", id, NULL };
     cr_assert_eq(tdist_vrctl(&D, ev, sizeof ev, eargs), 0);
@@ -275,17 +284,7 @@ Test(dist_elastic, a_matroska_source_is_cut_for_late_workers)
 {
     char id[64], out[400], in[400], cfg[400];
     run("mkv", 1, 3, id, sizeof id, out, sizeof out, in, sizeof in, cfg, sizeof cfg);
-    long long cuts = job_ll(id, "cuts");
-    int worked = workers_that_worked();
-    cr_log_info("elastic on Matroska: %lld cuts, %d workers ran a chunk", cuts, worked);
-    cr_assert_geq(cuts, 1, "the Matroska job was cut for the workers that joined");
-    cr_assert_geq(worked, 3, "the workers that joined ran chunks (%d did)", worked);
-    cr_assert_leq(join_wait_max, 2000, "a worker waited %lld ms after it joined",
-                  join_wait_max);
-    int chunks = chunks_once(id);
-    cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
-    cr_assert_eq(job_ll(id, "chunks_done"), chunks);
-    cuts_shown(id, cuts);
+    cuts_shown(id, late_joins_checked(id));
     same_as_process(in, cfg, out);
 }
 
