@@ -2,11 +2,13 @@
  * t-dist-elastic.c - work stealing for ranges (issue 44) through the whole
  * system (a real redis-server, vr-controller, CPU vr-workers slowed by
  * VR_TEST_FRAME_DELAY_MS): a job planned for the one worker alive at
- * submit is cut as three more join a second later, they run chunks, and it
- * takes at most twice the time of the same job with the four from the
- * start (the issue's 1.3x is not reached yet); its output (FFV1) equals one
- * `process` frame for frame, no chunk committed twice, the events name
- * each cut.
+ * submit is cut as three more join a second later, on MP4 and on Matroska
+ * (whose pieces' frames the plan counts from their time spans); each
+ * joiner is busy within 2 s, and the job takes at most twice the time of
+ * the same job with the four from the start (the issue's 1.3x is not
+ * reached yet); its output (FFV1) equals one `process` frame for frame, no
+ * chunk is committed twice, the events, `status --json` and the report
+ * show the cuts; a controller killed -9 after a cut leaves the job whole.
  */
 #include "rq.h"
 #include "rq_fleet.h"
