@@ -2,7 +2,7 @@
  * cmd_report.c - `vrctl report JOB -o report.html`: one self-contained HTML
  * file about a job, drawn here as inline SVG (no network fetch, no library):
  * the summary, throughput over time for the job and each worker, a timeline
- * of the chunks per worker (queued, running, committed, retried, dead), the
+ * of the chunks per worker (queued, running, committed, retried, cut, dead), the
  * per-stage latency percentiles from the merged histograms, GPU use per
  * worker, and the job's events. Everything comes from Redis (rq_stats.h,
  * rq_report.h, rq_events.h), so a report can be made while the job runs or long after.
@@ -139,6 +139,9 @@ static void report_summary(const struct report *r)
             st->frames_total);
     fprintf(f, "<tr><th>chunks</th><td>%lld done of %lld (%lld running, %lld dead)</td></tr>\n",
             st->chunks_done, st->chunks_total, st->chunks_running, st->chunks_dead);
+    if (st->cuts > 0)
+        fprintf(f, "<tr><th>cuts</th><td>%lld (running chunks cut for idle workers)</td></tr>\n",
+                st->cuts);
     fprintf(f, "<tr><th>wall</th><td>%.2f s, %.1f fps</td></tr>\n", st->wall_s, st->fps);
     double wall = st->wall_s > 0 ? st->wall_s : 1;
     fprintf(f, "<tr><th>split / stitch</th><td>%.2f s (%.1f%%) / %.2f s (%.1f%%)</td></tr>\n",
@@ -240,10 +243,12 @@ static void chunk_bar(const struct report *r, const struct rq_chunk_rec *c, doub
     double x0 = xpos(r, a), x1 = xpos(r, z);
     fprintf(f, "<g class=\"bar\"><rect class=\"%s%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                "height=\"%d\"/>",
-            cls, c->attempts > 1 ? " retried" : "", x0, y, x1 - x0 > 1 ? x1 - x0 : 1, h);
-    if (x1 - x0 > 18)
-        fprintf(f, "<text class=\"lbl\" x=\"%.1f\" y=\"%.1f\">%d%s</text>", x0 + 3, y + h - 5,
-                c->idx, c->attempts > 1 ? "*" : "");
+            cls, c->attempts > 1 ? " retried" : c->cuts > 0 || c->cut_for[0] ? " cut" : "", x0, y,
+            x1 - x0 > 1 ? x1 - x0 : 1, h);
+    if (x1 - x0 > 18) /* "*" tried again, "/" cut for an idle worker, "+" a cut's tail */
+        fprintf(f, "<text class=\"lbl\" x=\"%.1f\" y=\"%.1f\">%d%s%s%s</text>", x0 + 3,
+                y + h - 5, c->idx, c->attempts > 1 ? "*" : "", c->cuts > 0 ? "/" : "",
+                c->cut_for[0] ? "+" : "");
     fprintf(f, "<title>chunk %d: ", c->idx);
     esc(f, c->state);
     if (left)
@@ -261,6 +266,12 @@ static void chunk_bar(const struct report *r, const struct rq_chunk_rec *c, doub
                 (c->done_ms - c->started_ms) / 1000.0, c->frames);
     if (c->attempts > 1)
         fprintf(f, "; %lld failed tries before", c->attempts - 1);
+    if (c->cuts > 0)
+        fprintf(f, "; cut %lld time%s for idle workers", c->cuts, c->cuts > 1 ? "s" : "");
+    if (c->cut_for[0]) {
+        fputs("; a cut's tail, for ", f);
+        esc(f, c->cut_for);
+    }
     if (c->error[0]) {
         fputs("; last error: ", f);
         esc(f, c->error);
@@ -314,7 +325,8 @@ static void report_timeline(const struct report *r, char (*w)[128], int nw)
     fputs("<p class=\"legend\"><span class=\"k done\">committed</span> <span class=\"k run\">"
           "running</span> <span class=\"k queued\">queued</span> <span class=\"k left\">unfinished "
           "(the job ended)</span> <span class=\"k dead\">dead"
-          "</span> <span class=\"k retried\">retried (*)</span> <span class=\"k lost\">lost "
+          "</span> <span class=\"k retried\">retried (*)</span> <span class=\"k cut\">cut for "
+          "an idle worker (/), a cut's tail (+)</span> <span class=\"k lost\">lost "
           "(lease reclaimed)</span> &mdash; the thin line before a "
           "bar is the time it waited in the queue; hover for details.</p>\n<p id=\"detail\">"
           "</p>\n", f);
@@ -416,10 +428,10 @@ static const char REPORT_CSS[] =
     ".grid{stroke:#e4e4e4}.ax,.row{font-size:11px;fill:#666;text-anchor:end}"
     ".job{fill:none;stroke-width:2.5}.wk{fill:none;stroke-width:1.2;opacity:.8}"
     ".done{fill:#2a9d8f}.run{fill:#457b9d}.queued{fill:#bbb}.left{fill:#eee;stroke:#999}.dead{fill:#e63946}.lost{fill:#6d2e46}"
-    ".retried{stroke:#f4a261;stroke-width:2}.wait{stroke:#bbb;stroke-dasharray:2 2}"
+    ".retried{stroke:#f4a261;stroke-width:2}.cut{stroke:#6a4c93;stroke-width:2}.wait{stroke:#bbb;stroke-dasharray:2 2}"
     ".lbl{font-size:10px;fill:#fff;pointer-events:none}.bar:hover rect{opacity:.7}"
     ".tick{stroke:#888;stroke-width:2}.tick.bad{stroke:#e63946}"
-    ".k{padding:0 6px;color:#fff;border-radius:3px}span.k.retried{background:#f4a261}"
+    ".k{padding:0 6px;color:#fff;border-radius:3px}span.k.retried{background:#f4a261}span.k.cut{background:#6a4c93}"
     "span.k.done{background:#2a9d8f}span.k.run{background:#457b9d}"
     "span.k.queued{background:#bbb}span.k.left{background:#eee;border:1px solid #999}span.k.dead{background:#e63946}span.k.lost{background:#6d2e46}"
     "#detail{min-height:1.4em;color:#333;font-family:monospace}"
@@ -498,7 +510,7 @@ int cmd_report(int argc, char **argv)
             fprintf(stderr, "vrctl report: %s\n", e.msg);
         goto out;
     }
-    struct report r = { .st = st, .n = (int)st->chunks_total, .ev = ev };
+    struct report r = { .st = st, .n = (int)st->chunk_slots, .ev = ev };
     if (r.n > 0 && !(c = calloc((size_t)r.n, sizeof *c))) {
         fprintf(stderr, "vrctl report: out of memory\n");
         goto out;

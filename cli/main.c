@@ -123,7 +123,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       "                     never the job's input or output video)\n"
       CLI_REPLACE_HELP
       "It shows throughput over time for the job and each worker, a timeline of the\n"
-      "chunks per worker (queued, running, committed, retried, dead), the stage\n"
+      "chunks per worker (queued, running, committed, retried, cut, dead), the stage\n"
       "percentiles from the merged histograms, GPU use and memory per worker, split\n"
       "and stitch time, chunk errors and the job's events. It works while the job runs.\n"
       VRCTL_EXIT_HELP },

@@ -108,19 +108,23 @@ static int ctl_cut_piece_at(const struct remux_plan *pl, const struct chunk_rang
     return -1;
 }
 
-/* A running chunk that may be cut: its worker's progress and its record. */
+/* A running chunk that may be cut: its worker's progress, its record and
+ * its job's pieces. */
 struct ctl_cut_cand {
     char job[JOB_ID_MAX];
     int idx;
+    int e;                    /* the piece its range ends before */
+    long long frames;         /* its frames, from its pieces' (remux_range.frames_est) */
     long long done, left;     /* frames encoded, frames left */
     double fps;               /* its worker's rate now (0 unknown) */
-    char entry[RQ_ID_MAX];
-    char end[RQ_CUT_END_MAX]; /* its record's `end` ("" never cut) */
+    struct rq_cut_seen seen;  /* its entry and `end` as read */
+    struct ctl_cut_plan *cp;
     struct chunk_task t;
 };
 
-/* Reads busy worker w's chunk into k: 1 when it is a running range chunk
- * of an elastic job with frames known, else 0. */
+/* Reads busy worker w's chunk into k (one script call): 1 when it is a
+ * running range chunk of an elastic job whose pieces' frames are known
+ * (counted, or from their time spans: Matroska), else 0. */
 static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
                              struct ctl_cut_cand *k)
 {
@@ -134,23 +138,27 @@ static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
     if (!job_id_valid(k->job) || *end || v < 0 || v >= JOB_MAX_CHUNKS)
         return 0;
     k->idx = (int)v;
-    long long ms = 0;
-    if (rq_job_number(c->q, k->job, "piece_ms", &ms, NULL) <= 0 || ms <= 0)
-        return 0;
-    char ck[128], state[16] = "";
-    rq_key_chunk(ck, sizeof ck, k->job, k->idx);
     static char task[JOB_MAX_JSON];
-    if (rq_hget(c->q, ck, "state", state, sizeof state, NULL) <= 0 || strcmp(state, "running") ||
-        rq_hget(c->q, ck, "entry", k->entry, sizeof k->entry, NULL) <= 0 ||
-        rq_hget(c->q, ck, "end", k->end, sizeof k->end, NULL) < 0 ||
-        rq_hget(c->q, ck, "task", task, sizeof task, NULL) <= 0 ||
+    if (rq_cut_running(c->q, k->job, k->idx, &k->seen, task, sizeof task, NULL) != 1 ||
         chunk_task_parse(task, strlen(task), &k->t, NULL) < 0 || !k->t.is_range ||
-        k->t.frames <= 0 || strcmp(k->t.job, k->job) || k->t.idx != k->idx)
+        strcmp(k->t.job, k->job) || k->t.idx != k->idx)
         return 0;
+    k->cp = ctl_cut_plan_of(c, k->job);
+    if (!k->cp || strcmp(k->cp->fp, k->t.range.fingerprint))
+        return 0;
+    k->e = ctl_cut_piece_at(&k->cp->pl, &k->t.range);
+    if (k->e < 0 || k->idx >= k->e || k->e > k->cp->pl.nchunks)
+        return 0;
+    k->frames = 0;
+    for (int i = k->idx; i < k->e; i++) {
+        if (k->cp->pl.chunks[i].frames_est < 0)
+            return 0;
+        k->frames += k->cp->pl.chunks[i].frames_est;
+    }
     /* past what its reader handed on, which runs ahead of the encoder */
     k->done = w->chunk_read > w->chunk_frames ? w->chunk_read : w->chunk_frames;
     k->done = k->done > 0 ? k->done : 0;
-    k->left = k->t.frames - k->done;
+    k->left = k->frames - k->done;
     k->fps = w->fps;
     return k->left > 0;
 }
@@ -158,20 +166,16 @@ static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
 /* Where to cut k: the piece boundary nearest the middle of what is left,
  * at least the margin past its progress, leaving a piece each side; -1
  * none. */
-static int ctl_cut_point(const struct remux_plan *pl, const struct ctl_cut_cand *k)
+static int ctl_cut_point(const struct ctl_cut_cand *k)
 {
-    int e = ctl_cut_piece_at(pl, &k->t.range);
-    if (e < 0 || k->idx >= e || e > pl->nchunks)
-        return -1;
+    const struct remux_plan *pl = &k->cp->pl;
     long long margin = k->fps > 0 ? (long long)(k->fps * CTL_CUT_MARGIN_S) : 0;
     long long want = k->done + k->left / 2, acc = 0;
     int best = -1;
     long long best_d = 0;
-    for (int m = k->idx + 1; m < e; m++) {
-        if (pl->chunks[m - 1].frames < 0)
-            return -1;
-        acc += pl->chunks[m - 1].frames; /* frames before piece m */
-        if (acc < k->done + margin || acc >= k->t.frames)
+    for (int m = k->idx + 1; m < k->e; m++) {
+        acc += pl->chunks[m - 1].frames_est; /* frames before piece m */
+        if (acc < k->done + margin || acc >= k->frames)
             continue;
         long long d = acc > want ? acc - want : want - acc;
         if (best < 0 || d < best_d) {
@@ -183,10 +187,10 @@ static int ctl_cut_point(const struct remux_plan *pl, const struct ctl_cut_cand 
 }
 
 /* Cuts k at piece m for worker `for_w`: 1 cut, 0 not, <0 error. */
-static int ctl_cut_make(struct ctl *c, struct ctl_cut_plan *cp, const struct ctl_cut_cand *k,
-                        int m, const char *for_w)
+static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, const char *for_w)
 {
-    int e = ctl_cut_piece_at(&cp->pl, &k->t.range);
+    const struct ctl_cut_plan *cp = k->cp;
+    int e = k->e;
     struct job_spec js;
     vr_err err = { 0 };
     if (ctl_job_spec(c, k->job, &js, &err) < 0)
@@ -204,7 +208,7 @@ static int ctl_cut_make(struct ctl *c, struct ctl_cut_plan *cp, const struct ctl
         struct chunk_task *h = calloc(1, sizeof *h);
         if (h && chunk_task_parse(ht, strlen(ht), h, NULL) == 0) {
             rq_cut_end_text(&h->range, hend, sizeof hend);
-            rc = rq_chunk_cut(c->q, k->job, k->idx, k->entry, k->end, ht, hend, m, tt,
+            rc = rq_chunk_cut(c->q, k->job, k->idx, k->seen.entry, k->seen.end, ht, hend, m, tt,
                               js.max_attempts, for_w, &err);
         } else {
             rc = 0;
@@ -254,11 +258,13 @@ void ctl_cut_turn(struct ctl *c)
                 *best = *k;
                 have = 1;
             }
-        struct ctl_cut_plan *cp = have ? ctl_cut_plan_of(c, best->job) : NULL;
-        int m = cp && !strcmp(cp->fp, best->t.range.fingerprint) ? ctl_cut_point(&cp->pl, best)
-                                                                  : -1;
+        /* its pieces again: another job's candidate may have taken the slot */
+        if (have && (best->cp = ctl_cut_plan_of(c, best->job)) &&
+            strcmp(best->cp->fp, best->t.range.fingerprint))
+            best->cp = NULL;
+        int m = have && best->cp ? ctl_cut_point(best) : -1;
         if (m > 0)
-            ctl_cut_make(c, cp, best, m, for_w);
+            ctl_cut_make(c, best, m, for_w);
     }
     free(w);
     free(k);

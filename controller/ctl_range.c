@@ -50,9 +50,12 @@ void ctl_range_merge(const struct remux_plan *pl, int a, int b, struct remux_ran
     out->end = last->end;
     out->has_end = last->has_end;
     out->own_to = last->own_to;
-    out->frames = 0;
+    out->frames = out->frames_est = 0;
     for (int i = a; i < b && out->frames >= 0; i++)
         out->frames = pl->chunks[i].frames < 0 ? -1 : out->frames + pl->chunks[i].frames;
+    for (int i = a; i < b && out->frames_est >= 0; i++)
+        out->frames_est = pl->chunks[i].frames_est < 0 ? -1
+                                                       : out->frames_est + pl->chunks[i].frames_est;
 }
 
 int ctl_range_task_json(const char *id, const struct job_spec *js, const char *layout,

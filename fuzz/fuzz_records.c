@@ -100,8 +100,10 @@ static void fuzz_job(const redisReply *r)
     check_number(st->created_ms);
     check_number(st->started_ms);
     check_number(st->finished_ms);
-    if (st->chunks_total < 0 || st->chunks_total > 100000)
+    if (st->chunks_total < 0 || st->chunks_total > 100000 ||
+        st->chunk_slots < st->chunks_total || st->chunk_slots > 100000)
         abort();
+    check_number(st->cuts);
     json_t *o = rq_job_status_json(st);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     if (!text)
@@ -119,6 +121,8 @@ static void fuzz_chunk(const redisReply *r)
     check_text(c.state, sizeof c.state, 0);
     check_text(c.worker, sizeof c.worker, 0);
     check_text(c.error, sizeof c.error, 0);
+    check_text(c.cut_for, sizeof c.cut_for, 0);
+    check_number(c.cuts);
     check_number(c.started_ms);
     check_number(c.done_ms);
     check_number(c.frames);

@@ -348,8 +348,22 @@ static int plan_cut(struct plan *p, int ki, const struct remux_key *start, int p
     return 0;
 }
 
+/* Chunk c's frames from its time span at the stream's frame rate (its
+ * keyframes' presentation times; the last up to the stream's end): exact
+ * for a constant rate, whose keyframe times are whole frames apart. */
+static long long plan_span_frames(const struct plan *p, int c)
+{
+    const struct remux_range *r = &p->out->chunks[c];
+    AVRational fr = av_guess_frame_rate(p->ic, p->st, NULL);
+    double fps = fr.num > 0 && fr.den > 0 ? av_q2d(fr) : 0;
+    double a = key_ts(&r->start) * av_q2d(p->tb);
+    double b = r->has_end ? key_ts(&r->end) * av_q2d(p->tb) : plan_stream_end_s(p);
+    return fps > 0 && b > a ? (long long)((b - a) * fps + 0.5) : -1;
+}
+
 /* Frames of each chunk where the index lists every frame and none is to
- * be discarded (an MP4 edit list hides frames: then the decoder decides). */
+ * be discarded (an MP4 edit list hides frames: then the decoder decides);
+ * every chunk's estimate for the cuts (remux_range.frames_est). */
 static void plan_count_frames(struct plan *p, const int *start_entry)
 {
     struct remux_plan *out = p->out;
@@ -363,6 +377,9 @@ static void plan_count_frames(struct plan *p, const int *start_entry)
         out->chunks[c].frames = n;
         out->frames = n < 0 || out->frames < 0 ? -1 : out->frames + n;
     }
+    for (int c = 0; c < out->nchunks; c++)
+        out->chunks[c].frames_est = out->chunks[c].frames >= 0 ? out->chunks[c].frames
+                                                               : plan_span_frames(p, c);
 }
 
 /* How far the last wave's lengths spread around their mean: its first

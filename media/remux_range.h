@@ -90,6 +90,11 @@ struct remux_range {
                               * open ends */
     long long frames;        /* frames the chunk outputs when the index says (MP4 sample
                               * tables), -1 when it cannot (Matroska Cues hold keyframes) */
+    long long frames_est;    /* frames for placing a cut (controller/ctl_cut.c): `frames`
+                              * where known, else its time span at the stream's frame rate:
+                              * exact for a constant rate; for a variable one an estimate,
+                              * which only moves a cut off the middle (never checked
+                              * against what a worker writes) */
     char demuxer[32];        /* the demuxer's name (ic->iformat->name), checked by the reader */
     int vs;                  /* the video stream's index, checked by the reader */
     int tb_num, tb_den;      /* its time base, checked by the reader */

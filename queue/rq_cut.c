@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void rq_cut_end_text(const struct chunk_range *r, char *buf, size_t n)
@@ -65,6 +66,48 @@ int rq_cut_peek(struct rq *q, const char *job, int idx, char *end, size_t n, cha
     }
     rc = rq_hget(q, ck, "task", task, tn, err);
     return rc < 0 ? rc : rc > 0;
+}
+
+/* KEYS: chunk, job. What the cut needs of a running chunk, in one call:
+ * its entry, end and task, and its job's piece_ms; {} when it is not
+ * running or its job is not elastic. */
+static const char RUNNING_LUA[] =
+    "local h = redis.call('HMGET', KEYS[1], 'state', 'entry', 'end', 'task')\n"
+    "local ms = redis.call('HGET', KEYS[2], 'piece_ms')\n"
+    "if h[1] ~= 'running' or not h[2] or not h[4] or not ms then return {} end\n"
+    "return { h[2], h[3] or '', h[4], ms }\n";
+
+/* Copies reply r (text) into buf of n bytes: 1, or 0 when it is not text
+ * or does not fit. */
+static int rq_cut_text(const redisReply *r, char *buf, size_t n)
+{
+    if (r->type != REDIS_REPLY_STRING || r->len >= n)
+        return 0;
+    memcpy(buf, r->str, r->len);
+    buf[r->len] = '\0';
+    return 1;
+}
+
+int rq_cut_running(struct rq *q, const char *job, int idx, struct rq_cut_seen *seen,
+                   char *task, size_t tn, vr_err *err)
+{
+    char ck[128], jk[128];
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    rq_key_job(jk, sizeof jk, job);
+    const char *kv[] = { ck, jk };
+    redisReply *r = rq_eval(q, err, RUNNING_LUA, 2, kv, 2);
+    if (!r)
+        return VR_EIO;
+    char ms[32];
+    char *end;
+    int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 4 &&
+             rq_cut_text(r->element[0], seen->entry, sizeof seen->entry) &&
+             rq_cut_text(r->element[1], seen->end, sizeof seen->end) &&
+             rq_cut_text(r->element[2], task, tn) && rq_cut_text(r->element[3], ms, sizeof ms);
+    seen->piece_ms = ok ? strtoll(ms, &end, 10) : 0;
+    ok = ok && !*end && seen->piece_ms > 0 && seen->piece_ms <= 3600000;
+    freeReplyObject(r);
+    return ok;
 }
 
 /* KEYS: the chunk streams. Undelivered entries: any stream whose workers'

@@ -55,6 +55,19 @@ int rq_chunk_cut(struct rq *q, const char *job, int idx, const char *entry,
 int rq_cut_peek(struct rq *q, const char *job, int idx, char *end, size_t n, char *task,
                 size_t tn, vr_err *err);
 
+/* A running chunk of an elastic job as the controller saw it. */
+struct rq_cut_seen {
+    char entry[RQ_ID_MAX];    /* the stream entry it runs under */
+    char end[RQ_CUT_END_MAX]; /* its record's `end` ("" never cut) */
+    long long piece_ms;       /* its job's piece length */
+};
+
+/* What a cut needs of chunk job/idx, in one script call: into *seen and
+ * its task into task (tn bytes). Returns 1 when it is running and its job
+ * is elastic (piece_ms set, in range), 0 not, <0 error. */
+int rq_cut_running(struct rq *q, const char *job, int idx, struct rq_cut_seen *seen,
+                   char *task, size_t tn, vr_err *err);
+
 /* Whether the chunk streams hold entries no worker was delivered yet
  * (work waiting: no cut is needed). 1 yes, 0 no, <0 error. */
 int rq_chunks_waiting(struct rq *q, vr_err *err);

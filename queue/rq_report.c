@@ -20,7 +20,8 @@ static long long rq_id_ms(const char *id)
 
 void rq_chunk_rec_fill(struct rq_chunk_rec *c, const redisReply *r, struct metrics *m)
 {
-    enum { STATE, WORKER, ERROR, ENTRY, STARTED, DONE, FRAMES, ATTEMPTS, METRICS, NFIELDS };
+    enum { STATE, WORKER, ERROR, ENTRY, STARTED, DONE, FRAMES, ATTEMPTS, CUTS, CUT_FOR, METRICS,
+           NFIELDS };
     if (r->type != REDIS_REPLY_ARRAY || r->elements != NFIELDS)
         return; /* a missing record: left as the caller set it */
     char v[METRICS][600];
@@ -35,6 +36,8 @@ void rq_chunk_rec_fill(struct rq_chunk_rec *c, const redisReply *r, struct metri
     c->done_ms = rq_record_ll(v[DONE]);
     c->frames = rq_record_ll(v[FRAMES]);
     c->attempts = rq_record_ll(v[ATTEMPTS]);
+    c->cuts = rq_record_ll(v[CUTS]);
+    snprintf(c->cut_for, sizeof c->cut_for, "%.127s", v[CUT_FOR]);
     c->gpu_util = -1;
     const redisReply *mj = r->element[METRICS];
     if (mj->type == REDIS_REPLY_STRING && mj->len > 2 && mj->len <= METRICS_MAX_JSON &&
@@ -57,7 +60,7 @@ int rq_report_chunks(struct rq *q, const char *id, int n, struct rq_chunk_rec *r
         char ck[128];
         rq_key_chunk(ck, sizeof ck, id, i);
         redisReply *r = rq_cmd(q, err, "HMGET %s state worker error entry started_ms done_ms "
-                                       "frames attempts metrics", ck);
+                                       "frames attempts cuts cut_for metrics", ck);
         if (!r) {
             rc = err ? err->code : VR_EREDIS;
             break;

@@ -22,18 +22,21 @@ struct rq_chunk_rec {
     long long done_ms;          /* commit (0 = not done) */
     long long frames;           /* frames written (done chunks) */
     long long attempts;         /* deliveries to a worker so far (1 = first try) */
+    long long cuts;             /* times it was cut for an idle worker (rq_cut.h) */
+    char cut_for[128];          /* a cut's tail: the idle worker it was cut for ("" none) */
     double gpu_util;            /* mean NVML utilisation while it ran, -1 unknown */
     uint64_t gpu_mem_peak;      /* bytes, 0 unknown */
 };
 
-/* Reads chunk records 0..n-1 of job `id` into recs (caller storage of n).
- * Returns 0 or VR_E* (a missing record reads as state ""). */
+/* Reads chunk records 0..n-1 of job `id` into recs (caller storage of n;
+ * an elastic job's n is its chunk_slots, rq_stats.h). Returns 0 or VR_E*
+ * (a missing record reads as state ""). */
 int rq_report_chunks(struct rq *q, const char *id, int n, struct rq_chunk_rec *recs,
                      vr_err *err);
 
 /* Fills *c (its idx and gpu_util -1 set by the caller) from the HMGET
  * reply `r` (borrowed) of state worker error entry started_ms done_ms
- * frames attempts metrics: texts cut to their fields, numbers range-
+ * frames attempts cuts cut_for metrics: texts cut to their fields, numbers range-
  * checked (rq_record_ll), the metrics JSON parsed into *m (scratch) when
  * it is one. A reply of another shape leaves *c as it was. Separate from
  * rq_report_chunks for the fuzzer (fuzz/fuzz_records.c). */

@@ -41,7 +41,7 @@ static int rq_stats_chunks(struct rq *q, struct rq_job_status *st, vr_err *err)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     metrics_reset(&st->merged);
     int rc = 0;
-    for (long long i = 0; i < st->chunks_total && rc == 0; i++) {
+    for (long long i = 0; i < st->chunk_slots && rc == 0; i++) {
         char ck[128];
         rq_key_chunk(ck, sizeof ck, st->id, (int)i);
         redisReply *r = rq_cmd(q, err, "HMGET %s state worker frames started_ms done_ms metrics", ck);
@@ -118,7 +118,7 @@ static long long rq_frames_running(struct rq *q, const char *id)
 int rq_job_status_fill(struct rq_job_status *st, const redisReply *r, vr_err *err)
 {
     const char *id = st->id;
-    long long planned = 0;
+    long long planned = 0, pieces = 0;
     if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 || r->elements > 2 * 64)
         return vr_err_set(err, VR_EFORMAT, "job %s: unexpected reply", id);
     if (r->elements == 0)
@@ -145,6 +145,8 @@ int rq_job_status_fill(struct rq_job_status *st, const redisReply *r, vr_err *er
         else if (strcmp(k, "chunks_total") == 0) st->chunks_total = rq_record_ll(v);
         else if (strcmp(k, "chunks_done") == 0) st->chunks_done = rq_record_ll(v);
         else if (strcmp(k, "chunks_planned") == 0) planned = rq_record_ll(v);
+        else if (strcmp(k, "cuts") == 0) st->cuts = rq_record_ll(v);
+        else if (strcmp(k, "pieces") == 0) pieces = rq_record_ll(v);
         else if (strcmp(k, "created_ms") == 0) st->created_ms = rq_record_ll(v);
         else if (strcmp(k, "started_ms") == 0) st->started_ms = rq_record_ll(v);
         else if (strcmp(k, "finished_ms") == 0) st->finished_ms = rq_record_ll(v);
@@ -163,6 +165,7 @@ int rq_job_status_fill(struct rq_job_status *st, const redisReply *r, vr_err *er
         st->chunks_total = planned;
     if (st->chunks_total < 0 || st->chunks_total > 100000)
         return vr_err_set(err, VR_EFORMAT, "job %s: chunks_total %lld out of range", id, st->chunks_total);
+    st->chunk_slots = pieces > st->chunks_total && pieces <= 100000 ? pieces : st->chunks_total;
     long long t0 = st->started_ms ? st->started_ms : st->created_ms;
     long long t1 = st->finished_ms ? st->finished_ms : rq_now_ms();
     st->wall_s = t0 ? (t1 - t0) / 1000.0 : 0;
@@ -228,6 +231,8 @@ json_t *rq_job_status_json(const struct rq_job_status *st)
                           "fps", rq_r3(st->fps), "wall_s", rq_r3(st->wall_s),
                           "split_s", rq_r3(st->split_s), "stitch_s", rq_r3(st->stitch_s),
                           "eta_s", rq_r3(st->eta_s));
+    if (o)
+        json_object_set_new(o, "cuts", json_integer(st->cuts));
     if (!o || !st->have_chunks)
         return o;
     /* Only the chunk records know these: without them they would be zeros

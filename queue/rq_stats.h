@@ -32,6 +32,10 @@ struct rq_job_status {
     long long chunks_total, chunks_done, chunks_running, chunks_dead;
     long long chunks_queued;    /* neither done, dead nor running: an ended job's unfinished
                                  * chunks all count here (none runs any more) */
+    long long cuts;             /* running chunks cut for idle workers (rq_cut.h) */
+    long long chunk_slots;      /* the chunk indices its records span: chunks_total, or
+                                 * an elastic job's pieces (a chunk's index is its first
+                                 * piece's, ctl_cut.c), at most 100000 */
     long long created_ms, started_ms, finished_ms;
     double split_s, stitch_s;   /* seconds, 0 until done */
     double wall_s;              /* started (or created) -> finished (or now) */
@@ -62,7 +66,7 @@ int rq_job_status(struct rq *q, const char *id, int with_chunks,
                   struct rq_job_status *st, vr_err *err);
 
 /* JSON object of the status (caller owns). Keys: id, state, error, input,
- * output, frames, frames_done, chunks_total, chunks_done, fps, wall_s,
+ * output, frames, frames_done, chunks_total, chunks_done, cuts, fps, wall_s,
  * split_s, stitch_s, eta_s; with have_chunks also chunks_running,
  * chunks_dead, chunk_frames_sum, workers{}; with have_metrics stages{}.
  * Seconds and fps are rounded to 3 decimals (dump with

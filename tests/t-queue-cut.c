@@ -32,23 +32,6 @@ static void teardown(void)
 
 TestSuite(queue_cut, .init = setup, .fini = teardown, .timeout = 30);
 
-static int take(const char *consumer, struct rq_msg *m, struct rq_start *st)
-{
-    const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
-    vr_err e = { 0 };
-    int rc = rq_read(Q, RQ_G_WORKERS, consumer, hi, 1, 0, m, &e);
-    if (rc == 0)
-        rc = rq_read(Q, RQ_G_WORKERS, consumer, normal, 1, 0, m, &e);
-    cr_assert_geq(rc, 0, "%s", e.msg);
-    if (rc == 0)
-        return 0;
-    char why[64] = "";
-    rc = rq_chunk_start(Q, m->stream, consumer, m->id, rq_msg_get(m, "job"),
-                        atoi(rq_msg_get(m, "idx")), st, why, sizeof why, &e);
-    cr_assert_geq(rc, 0, "%s", e.msg);
-    return rc;
-}
-
 static void hstr(const char *key, const char *field, char *buf, size_t n)
 {
     buf[0] = '\0';
@@ -68,7 +51,7 @@ static void running_chunk(struct rq_msg *a)
     vr_err e = { 0 };
     struct rq_start st;
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{\"whole\":1}", 3, 0, &e), 1, "%s", e.msg);
-    cr_assert_eq(take("A:cpu:1", a, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "A:cpu:1", a, &st), 1);
     cr_assert_eq(rq_chunks_waiting(Q, &e), 0, "%s", e.msg);
 }
 
@@ -88,7 +71,7 @@ Test(queue_cut, cut_queues_the_tail_and_the_worker_commits_the_head)
     cr_assert_eq(hll("vr:job:j1", "chunks_total"), 2);
     cr_assert_eq(hll("vr:job:j1", "cuts"), 1);
 
-    cr_assert_eq(take("B:cpu:2", &b, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "B:cpu:2", &b, &st), 1);
     cr_assert_str_eq(rq_msg_get(&b, "idx"), "5");
     cr_assert_str_eq(st.task, "{\"tail\":1}");
     cr_assert_eq(rq_chunks_waiting(Q, &e), 0);
@@ -123,7 +106,7 @@ Test(queue_cut, a_worker_that_never_heard_of_the_cut_cannot_commit_past_it)
     /* the next worker gets the shorter task (the tail first: priority order) */
     int got_head = 0;
     for (int i = 0; i < 2; i++) {
-        cr_assert_eq(take("C:cpu:3", &c, &st), 1);
+        cr_assert_eq(tqueue_take(Q, "C:cpu:3", &c, &st), 1);
         if (!strcmp(rq_msg_get(&c, "idx"), "0")) {
             got_head = 1;
             cr_assert_str_eq(st.task, "{\"head\":1}");
@@ -197,7 +180,7 @@ Test(queue_cut, a_worker_dead_after_the_cut_leaves_the_shorter_task)
                  "%s", e.msg);
     int seen = 0;
     for (int i = 0; i < 2; i++) {
-        cr_assert_eq(take("C:cpu:3", &c, &st), 1);
+        cr_assert_eq(tqueue_take(Q, "C:cpu:3", &c, &st), 1);
         if (!strcmp(rq_msg_get(&c, "idx"), "0")) {
             cr_assert_str_eq(st.task, "{\"head\":1}");
             seen++;

@@ -34,25 +34,6 @@ static void teardown(void)
     tredis_stop(&T);
 }
 
-/* Delivers the next chunk entry to `consumer` and starts it, reading as a
- * worker does: the priority stream (where a chunk tried again goes) first. */
-static int take(const char *consumer, struct rq_msg *m, struct rq_start *st)
-{
-    const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
-    vr_err e = { 0 };
-    int rc = rq_read(Q, RQ_G_WORKERS, consumer, hi, 1, 0, m, &e);
-    if (rc == 0)
-        rc = rq_read(Q, RQ_G_WORKERS, consumer, normal, 1, 0, m, &e);
-    cr_assert_geq(rc, 0, "%s", e.msg);
-    if (rc == 0)
-        return 0;
-    char why[64] = "";
-    rc = rq_chunk_start(Q, m->stream, consumer, m->id, rq_msg_get(m, "job"),
-                        atoi(rq_msg_get(m, "idx")), st, why, sizeof why, &e);
-    cr_assert_geq(rc, 0, "%s", e.msg);
-    return rc;
-}
-
 static long long hll(const char *key, const char *field)
 {
     long long v = -1;
@@ -82,7 +63,7 @@ Test(queue_lease, renewal_after_reclaim_does_not_steal_back)
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{\"t\":0}", 3, 0, &e), 1, "%s", e.msg);
     struct rq_msg a = { 0 }, b = { 0 };
     struct rq_start st;
-    cr_assert_eq(take("hostA:0:aaaa", &a, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "hostA:0:aaaa", &a, &st), 1);
     cr_assert_eq(st.attempt, 1);
     cr_assert_str_eq(st.task, "{\"t\":0}");
 
@@ -95,7 +76,7 @@ Test(queue_lease, renewal_after_reclaim_does_not_steal_back)
     /* Worker A stalls: the controller reclaims, worker B takes the new entry. */
     tmsleep(150);
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, NULL, a.id, "j1", 0, "lease expired", 100, &e), 1, "%s", e.msg);
-    cr_assert_eq(take("hostB:0:bbbb", &b, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "hostB:0:bbbb", &b, &st), 1);
     cr_assert_eq(st.attempt, 2);
 
     /* A wakes up and renews: it must learn it lost the chunk. */
@@ -121,7 +102,7 @@ Test(queue_lease, audit_counts_only_a_result_some_controller_was_delivered)
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1, "%s", e.msg);
     struct rq_msg a = { 0 };
     struct rq_start st;
-    cr_assert_eq(take("A:cpu:1", &a, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "A:cpu:1", &a, &st), 1);
     cr_assert_eq(rq_chunk_commit(Q, a.stream, "A:cpu:1", a.id, "j1", 0, 10, 5.0, "{}", NULL, &e),
                  1, "%s", e.msg);
     cr_assert_eq(rq_chunk_count_done(Q, "j1", 0, &e), 4, "%s", e.msg);
@@ -145,10 +126,10 @@ Test(queue_lease, late_worker_neither_commits_nor_acks)
     cr_assert_eq(rq_chunk_create(Q, "j1", 1, "{}", 3, 0, &e), 1);
     struct rq_msg a = { 0 }, b = { 0 };
     struct rq_start st;
-    cr_assert_eq(take("A:cpu:1", &a, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "A:cpu:1", &a, &st), 1);
     tmsleep(80);
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, NULL, a.id, "j1", 1, "lease expired", 50, &e), 1);
-    cr_assert_eq(take("B:cpu:2", &b, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "B:cpu:2", &b, &st), 1);
 
     /* A finishes late: nothing recorded, B's delivery still pending. */
     cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", 1, 10, 5.0, "{}", NULL, &e), 0);
@@ -186,8 +167,8 @@ Test(queue_lease, trim_keeps_pending_and_undelivered)
         cr_assert_eq(rq_chunk_create(Q, "j1", i, "{}", 3, 0, &e), 1);
     struct rq_msg m0 = { 0 }, m1 = { 0 };
     struct rq_start st;
-    cr_assert_eq(take("A:0:x", &m0, &st), 1);  /* idx 0: pending */
-    cr_assert_eq(take("A:0:x", &m1, &st), 1);  /* idx 1: committed */
+    cr_assert_eq(tqueue_take(Q, "A:0:x", &m0, &st), 1);  /* idx 0: pending */
+    cr_assert_eq(tqueue_take(Q, "A:0:x", &m1, &st), 1);  /* idx 1: committed */
     cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m1.id, "j1", 1, 5, 1, "{}", NULL, &e), 1);
     /* idx 2: never delivered */
     cr_assert_eq(rq_trim_safe(Q, RQ_CHUNKS, &e), 0, "%s", e.msg);
@@ -199,7 +180,7 @@ Test(queue_lease, trim_keeps_pending_and_undelivered)
     cr_assert_eq(rq_chunk_commit(Q, RQ_CHUNKS, "A:0:x", m0.id, "j1", 0, 5, 1, "{}", NULL, &e), 1);
     cr_assert_geq(rq_trim_safe(Q, RQ_CHUNKS, &e), 1);
     struct rq_msg m2 = { 0 };
-    cr_assert_eq(take("A:0:x", &m2, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "A:0:x", &m2, &st), 1);
     cr_assert_str_eq(rq_msg_get(&m2, "idx"), "2");
     rq_msg_release(&m0);
     rq_msg_release(&m1);
@@ -215,7 +196,7 @@ Test(queue_lease, attempts_survive_aof_reload_and_dead_letter)
     cr_assert_eq(rq_chunk_create(Q, "j1", 2, "{}", 2, 0, &e), 1);
     struct rq_msg m = { 0 };
     struct rq_start st;
-    cr_assert_eq(take("A:0:1", &m, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "A:0:1", &m, &st), 1);
     cr_assert_eq(rq_chunk_fail(Q, RQ_CHUNKS, "A:0:1", m.id, "j1", 2, "cannot decode", 0, &e), 1, "%s", e.msg);
     rq_msg_release(&m);
 
@@ -229,7 +210,7 @@ Test(queue_lease, attempts_survive_aof_reload_and_dead_letter)
     cr_assert_not_null(p, "%s", e.msg);
     freeReplyObject(p);
     cr_assert_eq(hll("vr:chunk:j1:2", "attempts"), 1);
-    cr_assert_eq(take("B:0:2", &m, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "B:0:2", &m, &st), 1);
     cr_assert_eq(st.attempt, 2);
     cr_assert_eq(rq_chunk_fail(Q, m.stream, "B:0:2", m.id, "j1", 2, "cannot decode: bad NAL", 0, &e), 2);
     rq_msg_release(&m);
@@ -244,7 +225,7 @@ Test(queue_lease, attempts_survive_aof_reload_and_dead_letter)
     freeReplyObject(r);
     cr_assert_eq(pending(), 0);
     /* Nothing left to deliver. */
-    cr_assert_eq(take("C:0:3", &m, &st), 0);
+    cr_assert_eq(tqueue_take(Q, "C:0:3", &m, &st), 0);
     /* The controller hears about it on the results stream. */
     const char *rs[] = { RQ_RESULTS };
     cr_assert_eq(rq_read(Q, RQ_G_CONTROLLERS, "ctl:1", rs, 1, 0, &m, &e), 1);
@@ -264,9 +245,9 @@ Test(queue_lease, lost_xadd_is_requeued_and_create_is_idempotent)
     freeReplyObject(r);
     struct rq_msg m = { 0 };
     struct rq_start st;
-    cr_assert_eq(take("A:0:1", &m, &st), 0);
+    cr_assert_eq(tqueue_take(Q, "A:0:1", &m, &st), 0);
     cr_assert_eq(rq_chunk_requeue_lost(Q, "j1", 0, 0, &e), 1, "%s", e.msg);
-    cr_assert_eq(take("A:0:1", &m, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "A:0:1", &m, &st), 1);
     cr_assert_eq(st.attempt, 1);
     rq_msg_release(&m);
     cr_assert_eq(rq_chunk_requeue_lost(Q, "j1", 9, 0, &e), VR_ENOENT);
@@ -300,7 +281,7 @@ Test(queue_lease, cancel_mid_chunk_renew_says_so_and_commit_counts_nothing)
     freeReplyObject(r);
     struct rq_msg a = { 0 };
     struct rq_start st;
-    cr_assert_eq(take("A:cpu:1", &a, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "A:cpu:1", &a, &st), 1);
     cr_assert_eq(rq_lease_renew(Q, RQ_CHUNKS, "A:cpu:1", a.id, "j1", &e), 1, "%s", e.msg);
     r = rq_cmd(Q, &e, "HSET vr:job:j1 state cancelled");
     freeReplyObject(r);
@@ -357,9 +338,9 @@ Test(queue_lease, malformed_entry_is_skipped_not_wedged)
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1);
     struct rq_msg m = { 0 };
     struct rq_start st;
-    cr_assert_eq(take("A:0:1", &m, &st), 0);  /* oversized: acked and skipped */
+    cr_assert_eq(tqueue_take(Q, "A:0:1", &m, &st), 0);  /* oversized: acked and skipped */
     cr_assert_eq(pending(), 0);
-    cr_assert_eq(take("A:0:1", &m, &st), 1);  /* the next one flows */
+    cr_assert_eq(tqueue_take(Q, "A:0:1", &m, &st), 1);  /* the next one flows */
     rq_msg_release(&m);
 }
 
@@ -376,7 +357,7 @@ Test(queue_lease, a_failure_waits_its_backoff_a_death_does_not)
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1, "%s", e.msg);
     struct rq_msg m = { 0 };
     struct rq_start st;
-    cr_assert_eq(take("A:cpu:1", &m, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "A:cpu:1", &m, &st), 1);
     long long wait = -1;
     cr_assert_eq(rq_chunk_fail_ex(Q, m.stream, "A:cpu:1", m.id, "j1", 0,
                                   "cannot write: Read-only file system", 0, 0, &wait, &e), 1,
@@ -388,10 +369,10 @@ Test(queue_lease, a_failure_waits_its_backoff_a_death_does_not)
     /* not due yet: no entry, and the audit's lost-entry repair leaves it */
     cr_assert_eq(rq_retry_due(Q, &e), 0, "%s", e.msg);
     cr_assert_eq(rq_chunk_requeue_lost(Q, "j1", 0, 0, &e), 0, "%s", e.msg);
-    cr_assert_eq(take("B:cpu:2", &m, &st), 0, "a failed chunk came back before its backoff");
+    cr_assert_eq(tqueue_take(Q, "B:cpu:2", &m, &st), 0, "a failed chunk came back before its backoff");
     tmsleep(wait + 200);
     cr_assert_eq(rq_retry_due(Q, &e), 1, "%s", e.msg);
-    cr_assert_eq(take("B:cpu:2", &m, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "B:cpu:2", &m, &st), 1);
     cr_assert_str_eq(m.stream, RQ_CHUNKS_HI);
     cr_assert_eq(field("attempts"), 2);
 
@@ -403,7 +384,7 @@ Test(queue_lease, a_failure_waits_its_backoff_a_death_does_not)
     rq_msg_release(&m);
     cr_assert_eq(field("deaths"), 1);
     cr_assert_eq(field("failures"), 1);
-    cr_assert_eq(take("C:cpu:3", &m, &st), 1, "a death waited a backoff");
+    cr_assert_eq(tqueue_take(Q, "C:cpu:3", &m, &st), 1, "a death waited a backoff");
     rq_msg_release(&m);
 }
 
@@ -415,7 +396,7 @@ Test(queue_lease, deaths_have_their_own_limit)
     struct rq_msg m = { 0 };
     struct rq_start st;
     for (int i = 1; i <= RQ_MAX_DEATHS; i++) {
-        cr_assert_eq(take("A:cpu:1", &m, &st), 1, "death %d: no entry", i);
+        cr_assert_eq(tqueue_take(Q, "A:cpu:1", &m, &st), 1, "death %d: no entry", i);
         tmsleep(60);
         int rc = rq_chunk_fail(Q, m.stream, NULL, m.id, "j1", 0, "killed", 50, &e);
         rq_msg_release(&m);
@@ -435,17 +416,17 @@ Test(queue_lease, retry_takes_a_waiting_chunk_out_of_the_retry_set)
     cr_assert_eq(rq_chunk_create(Q, "j1", 0, "{}", 3, 0, &e), 1, "%s", e.msg);
     struct rq_msg m = { 0 };
     struct rq_start st;
-    cr_assert_eq(take("A:cpu:1", &m, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "A:cpu:1", &m, &st), 1);
     cr_assert_eq(rq_chunk_fail(Q, m.stream, "A:cpu:1", m.id, "j1", 0, "EIO", 0, &e), 1);
     rq_msg_release(&m);
     /* `vrctl retry` of the (failed, say) job re-arms it at once */
     cr_assert_eq(rq_chunk_requeue_lost(Q, "j1", 0, 3, &e), 1, "%s", e.msg);
     cr_assert_eq(field("failures"), 0);
-    cr_assert_eq(take("B:cpu:2", &m, &st), 1);
+    cr_assert_eq(tqueue_take(Q, "B:cpu:2", &m, &st), 1);
     /* its old place in the retry set, once due, adds no second entry */
     tmsleep(RQ_RETRY_BASE_MS * 3 / 2 + 200);
     cr_assert_eq(rq_retry_due(Q, &e), 0, "%s", e.msg);
     struct rq_msg m2 = { 0 };
-    cr_assert_eq(take("C:cpu:3", &m2, &st), 0, "a retried chunk was queued twice");
+    cr_assert_eq(tqueue_take(Q, "C:cpu:3", &m2, &st), 0, "a retried chunk was queued twice");
     rq_msg_release(&m);
 }

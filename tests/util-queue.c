@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 void tqueue_start(struct tredis *t, int aof, struct rq **q, int chunks_total)
 {
@@ -17,4 +18,21 @@ void tqueue_start(struct tredis *t, int aof, struct rq **q, int chunks_total)
     redisReply *r = rq_cmd(*q, &e, "HSET vr:job:j1 state running chunks_total %d", chunks_total);
     cr_assert_not_null(r, "%s", e.msg);
     freeReplyObject(r);
+}
+
+int tqueue_take(struct rq *q, const char *consumer, struct rq_msg *m, struct rq_start *st)
+{
+    const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
+    vr_err e = { 0 };
+    int rc = rq_read(q, RQ_G_WORKERS, consumer, hi, 1, 0, m, &e);
+    if (rc == 0)
+        rc = rq_read(q, RQ_G_WORKERS, consumer, normal, 1, 0, m, &e);
+    cr_assert_geq(rc, 0, "%s", e.msg);
+    if (rc == 0)
+        return 0;
+    char why[64] = "";
+    rc = rq_chunk_start(q, m->stream, consumer, m->id, rq_msg_get(m, "job"),
+                        atoi(rq_msg_get(m, "idx")), st, why, sizeof why, &e);
+    cr_assert_geq(rc, 0, "%s", e.msg);
+    return rc;
 }

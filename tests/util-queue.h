@@ -1,6 +1,7 @@
 /*
  * util-queue.h - a real redis-server set up as the queue's tests need it:
- * the chunk streams' and the results' groups made, and job "j1" running.
+ * the chunk streams' and the results' groups made, and job "j1" running;
+ * a chunk taken as a worker takes it.
  */
 #ifndef VR_UTIL_QUEUE_H
 #define VR_UTIL_QUEUE_H
@@ -11,5 +12,11 @@
 /* Starts t (AOF when aof), connects *q, makes the groups and writes job j1
  * (state running, chunks_total). Fails the test on any error. */
 void tqueue_start(struct tredis *t, int aof, struct rq **q, int chunks_total);
+
+/* Delivers the next chunk entry to `consumer` and starts it, reading as a
+ * worker does: the priority stream (where a chunk tried again or a cut's
+ * tail goes) first. Returns rq_chunk_start's answer (0: nothing waits);
+ * fails the test on an error. */
+int tqueue_take(struct rq *q, const char *consumer, struct rq_msg *m, struct rq_start *st);
 
 #endif
