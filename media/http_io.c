@@ -41,9 +41,19 @@ void http_io_configure_private(int allow)
     http_cfg.allow_private = allow;
 }
 
+struct http_io_cfg http_io_settings(void)
+{
+    return http_cfg;
+}
+
 static void http_global_init(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+void http_io_global_init(void)
+{
+    pthread_once(&http_once, http_global_init);
 }
 
 void http_io_shown(const char *url, char *buf, size_t n)
@@ -281,7 +291,7 @@ static int http_get(struct http_obj *o, int64_t off, uint8_t *buf, size_t len,
 int http_obj_open(const char *url, const char *want_fp, struct http_obj **out, vr_err *err)
 {
     *out = NULL;
-    pthread_once(&http_once, http_global_init);
+    http_io_global_init();
     struct http_obj *o = calloc(1, sizeof *o);
     if (!o)
         return vr_err_set(err, VR_ENOMEM, "out of memory");

@@ -41,6 +41,12 @@ void http_io_configure(const struct http_io_cfg *cfg);
  * the other settings kept. */
 void http_io_configure_private(int allow);
 
+/* The settings in force (a write, http_put.h, follows the same). */
+struct http_io_cfg http_io_settings(void);
+
+/* libcurl's global set-up, once per process (any thread). */
+void http_io_global_init(void);
+
 /* url as it may be shown: scheme, host and path, no user info, no query
  * or fragment. */
 void http_io_shown(const char *url, char *buf, size_t n);
