@@ -1,8 +1,7 @@
 /*
- * process_dest.c - `vr-worker process -o` to a file or a WebDAV URL
- * (process_dest.h).
+ * out_dest.c - an output (-o) to a file or a WebDAV URL (out_dest.h).
  */
-#include "process_dest.h"
+#include "out_dest.h"
 
 #include "http_put.h"
 #include "url_root.h"
@@ -12,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int process_dest_begin(struct process_dest *d, const char *out, int replace, vr_err *err)
+int out_dest_begin(struct out_dest *d, const char *out, int replace, vr_err *err)
 {
     memset(d, 0, sizeof *d);
     d->out = out;
@@ -45,16 +44,16 @@ int process_dest_begin(struct process_dest *d, const char *out, int replace, vr_
     return 0;
 }
 
-int process_dest_commit(struct process_dest *d, int replace, vr_err *err)
+int out_dest_commit(struct out_dest *d, int replace, vr_err *err)
 {
     if (!d->url)
         return 0;
     int rc = http_put_file(d->out, d->local, replace, err);
-    process_dest_end(d);
+    out_dest_end(d);
     return rc;
 }
 
-void process_dest_end(struct process_dest *d)
+void out_dest_end(struct out_dest *d)
 {
     if (!d->url || !d->dir[0])
         return;
