@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define HTTP_PUT_URL_MAX 4096
@@ -150,21 +149,11 @@ static int http_req_once(struct http_req *r, const char *method, const char *url
 static int http_req(struct http_req *r, const char *method, const char *url,
                     struct curl_slist *hs, long *status, vr_err *err)
 {
-    struct http_io_cfg cfg = http_io_settings();
-    long wait = cfg.backoff_ms;
+    long wait = http_io_settings().backoff_ms;
     for (int t = 1;; t++) {
         int rc = http_req_once(r, method, url, hs, status, err);
-        if (rc != HTTP_REQ_RETRY)
+        if (rc != HTTP_REQ_RETRY || (rc = http_io_retry_wait(t, &wait, err)) < 0)
             return rc;
-        if (t >= cfg.tries) {
-            char m[sizeof err->msg];
-            snprintf(m, sizeof m, "%s", err->msg);
-            return vr_err_set(err, VR_EIO, "%s (after %d tries)", m, t);
-        }
-        log_warn("%s; try %d of %d in %.1f s", err->msg, t + 1, cfg.tries, wait / 1000.0);
-        struct timespec ts = { wait / 1000, (wait % 1000) * 1000000L };
-        nanosleep(&ts, NULL);
-        wait = wait * 2 > 10000 ? 10000 : wait * 2;
     }
 }
 
