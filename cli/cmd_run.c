@@ -13,7 +13,9 @@
 #include "cmdtable.h"
 #include "gpus.h"
 #include "job.h"
+#include "http_io.h"
 #include "log.h"
+#include "out_dest.h"
 #include "rq_jobs.h"
 #include "rq_notify.h"
 #include "run_workdir.h"
@@ -21,6 +23,7 @@
 #include "run_temps.h"
 #include "supervise.h"
 #include "text.h"
+#include "url_root.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -66,6 +69,7 @@ struct run_opts {
     int allow_private;            /* --notify-allow-private, passed to the controller */
     int replace;                  /* -y: OUT may replace an existing file */
     int resume;                   /* --resume: carry on with the job its work dir keeps */
+    struct out_dest dest;         /* -o: a file, or a WebDAV URL by way of a local copy */
 };
 
 /* CPU workers when --workers is not given: one per core this process may
@@ -176,9 +180,19 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         return cli_usage_error("expected one input video");
     if (!out)
         return cli_usage_error("missing -o OUT");
-    int rc = vrctl_prepare(argv[optind], out, o->replace, &o->js, &o->info);
-    if (rc)
+    if (url_root_is_url(out) && o->resume)
+        return cli_usage_error("--resume with -o URL: not yet (its local copy is not kept)");
+    vr_err de = { 0 };
+    http_io_configure_private(1); /* the operator's own URLs, as vr-worker process's */
+    if (out_dest_begin(&o->dest, out, o->replace, &de) < 0) {
+        log_say(LOG_ERROR, "vrctl run: %s\n", de.msg);
+        return 1;
+    }
+    int rc = vrctl_prepare(argv[optind], o->dest.local, o->replace, &o->js, &o->info);
+    if (rc) {
+        out_dest_end(&o->dest);
         return rc;
+    }
     o->gpus = o->cpu ? 0 : vr_gpu_count();
     if (!o->cpu && o->gpus == 0) {
         log_say(LOG_WARN, "vrctl run: no NVIDIA GPU found; using the CPU engine (slow)\n");
@@ -286,6 +300,11 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
                         in_dir, "--output-root", dirname(out_root), "--lease-seconds",
                         (char *)o->lease };
     int nc = 11;
+    /* a URL source is the operator's own request here, as for vr-worker
+     * process: its host may be on the local network */
+    int url = url_root_is_url(o->js.input);
+    if (url)
+        cargs[nc++] = "--storage-allow-private";
     if (o->allow_private)
         cargs[nc++] = "--notify-allow-private";
     if (o->secret[0]) {
@@ -315,6 +334,11 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
                             in_dir, "--host-slots", host, "--warm-from", (char *)o->js.input,
                             o->cpu ? "--cpu" : "--gpu" };
         int k = 12;
+        if (url) { /* the warm-up probes a file; a URL's first chunk warms it */
+            wargs[9] = "--storage-allow-private";
+            wargs[10] = o->cpu ? "--cpu" : "--gpu";
+            k = 11;
+        }
         if (!o->cpu)
             wargs[k++] = gpu;
         if (o->encode_threads) {
@@ -513,6 +537,7 @@ int cmd_run(int argc, char **argv)
     ssize_t len = readlink("/proc/self/exe", r.exe_dir, sizeof r.exe_dir - 1);
     if (len <= 0) {
         log_say(LOG_ERROR, "vrctl run: cannot find my own binary\n");
+        out_dest_end(&o.dest);
         return 1;
     }
     r.exe_dir[len] = '\0';
@@ -521,6 +546,7 @@ int cmd_run(int argc, char **argv)
     vr_err we = { 0 };
     if (run_workdir_open(&o.js, o.resume, &r.wd, &we) < 0) {
         log_say(LOG_ERROR, "vrctl run: %s\n", we.msg);
+        out_dest_end(&o.dest);
         return 1;
     }
     if (o.resume && !r.wd.resuming)
@@ -540,5 +566,10 @@ int cmd_run(int argc, char **argv)
         (!r.job[0] || run_resume_check(&r) == 0) && run_spawn_all(&r, &o) == 0)
         rc = run_supervise(&r, &o);
     run_cleanup(&r, o.keep, rc != 0 && rc != 130, rc == 130);
+    if (rc == 0 && o.dest.url && out_dest_commit(&o.dest, o.replace, &we) < 0) {
+        log_say(LOG_ERROR, "vrctl run: %s: the output is not uploaded\n", we.msg);
+        rc = 1;
+    }
+    out_dest_end(&o.dest);
     return rc;
 }

@@ -117,6 +117,9 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
         snprintf(js->input, sizeof js->input, "%s", in);
     else if (!realpath(in, js->input))
         return cli_fail(2, "cannot resolve %s", in);
+    if (url_root_is_url(out)) /* vrctl run hands its local copy's path (out_dest.h) */
+        return cli_fail(2, "-o %s: a fleet's output by URL: not yet (vrctl run and vr-worker "
+                        "process take one)", out);
     if (remux_out_check(out, &e) < 0)
         return cli_fail(2, "%s", e.msg);
     if (vrctl_abs_out(out, js->output, sizeof js->output) < 0)

@@ -134,7 +134,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       "       [--notify-allow-private]] [--crf N] [--encoder NAME] [--resume] [--keep-temp]\n"
       "       [--json] [-y|-n]",
       "all-in-one local mode: private redis, controller and workers",
-      "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts)\n"
+      "  -o OUT             output file: .mkv, .mp4 or .mov (checked before it starts);\n"
+      "                     an http(s):// URL is a WebDAV destination, written under\n"
+      "                     $TMPDIR then PUT beside it and MOVEd (not with --resume)\n"
       "  --workers N        CPU workers (with --cpu; default one per core, at most 16)\n"
       "  --per-gpu N        chunks in flight per GPU, one worker process each (1..16,\n"
       "                     as serve --slots; default a core a slot, 2..16 per GPU):\n"

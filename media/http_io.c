@@ -41,9 +41,19 @@ void http_io_configure_private(int allow)
     http_cfg.allow_private = allow;
 }
 
+struct http_io_cfg http_io_settings(void)
+{
+    return http_cfg;
+}
+
 static void http_global_init(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+void http_io_global_init(void)
+{
+    pthread_once(&http_once, http_global_init);
 }
 
 void http_io_shown(const char *url, char *buf, size_t n)
@@ -256,6 +266,20 @@ static int http_get_once(struct http_obj *o, int64_t off, uint8_t *buf, size_t l
     return HTTP_OK;
 }
 
+int http_io_retry_wait(int t, long *wait, vr_err *err)
+{
+    if (t >= http_cfg.tries) {
+        char m[sizeof err->msg];
+        snprintf(m, sizeof m, "%s", err->msg);
+        return vr_err_set(err, VR_EIO, "%s (after %d tries)", m, t);
+    }
+    log_warn("%s; try %d of %d in %.1f s", err->msg, t + 1, http_cfg.tries, *wait / 1000.0);
+    struct timespec ts = { *wait / 1000, (*wait % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+    *wait = *wait * 2 > 10000 ? 10000 : *wait * 2;
+    return 0;
+}
+
 /* A GET retried as http_io.h says; 0 or VR_E*. */
 static int http_get(struct http_obj *o, int64_t off, uint8_t *buf, size_t len,
                     const char *want_fp, vr_err *err)
@@ -263,25 +287,16 @@ static int http_get(struct http_obj *o, int64_t off, uint8_t *buf, size_t len,
     long wait = http_cfg.backoff_ms;
     for (int t = 1;; t++) {
         int rc = http_get_once(o, off, buf, len, want_fp, err);
-        if (rc != HTTP_RETRY)
+        if (rc != HTTP_RETRY || (rc = http_io_retry_wait(t, &wait, err)) < 0)
             return rc;
-        if (t >= http_cfg.tries) {
-            char m[sizeof err->msg];
-            snprintf(m, sizeof m, "%s", err->msg);
-            return vr_err_set(err, VR_EIO, "%s (after %d tries)", m, t);
-        }
         o->retries++;
-        log_warn("%s; try %d of %d in %.1f s", err->msg, t + 1, http_cfg.tries, wait / 1000.0);
-        struct timespec ts = { wait / 1000, (wait % 1000) * 1000000L };
-        nanosleep(&ts, NULL);
-        wait = wait * 2 > 10000 ? 10000 : wait * 2;
     }
 }
 
 int http_obj_open(const char *url, const char *want_fp, struct http_obj **out, vr_err *err)
 {
     *out = NULL;
-    pthread_once(&http_once, http_global_init);
+    http_io_global_init();
     struct http_obj *o = calloc(1, sizeof *o);
     if (!o)
         return vr_err_set(err, VR_ENOMEM, "out of memory");

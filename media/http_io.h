@@ -41,6 +41,18 @@ void http_io_configure(const struct http_io_cfg *cfg);
  * the other settings kept. */
 void http_io_configure_private(int allow);
 
+/* The settings in force (a write, http_put.h, follows the same). */
+struct http_io_cfg http_io_settings(void);
+
+/* After try t of a request failed with err (a retryable failure): VR_EIO
+ * "... (after t tries)" when the tries are spent, else 0 after waiting
+ * *wait ms (logged), *wait doubled up to 10 s. Start *wait at the
+ * settings' backoff_ms. */
+int http_io_retry_wait(int t, long *wait, vr_err *err);
+
+/* libcurl's global set-up, once per process (any thread). */
+void http_io_global_init(void);
+
 /* url as it may be shown: scheme, host and path, no user info, no query
  * or fragment. */
 void http_io_shown(const char *url, char *buf, size_t n);

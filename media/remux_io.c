@@ -139,6 +139,7 @@ int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
         remux_out_abort(o);
         return remux_averr(ret, "cannot create", path, err);
     }
+    o->oc->flags |= AVFMT_FLAG_BITEXACT; /* no random Matroska UIDs: vio_encode.c says why */
     for (int i = 0; i < ncopy; i++) {
         AVStream *is = ic->streams[copy[i]];
         AVStream *os = avformat_new_stream(o->oc, NULL);

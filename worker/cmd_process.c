@@ -12,10 +12,12 @@
 #include "log.h"
 #include "metrics.h"
 #include "output_kinds.h"
+#include "out_dest.h"
 #include "pipeline.h"
 #include "pipeline_cuda.h"
 #include "seg.h"
 #include "storage.h"
+#include "url_root.h"
 
 #include <getopt.h>
 #include <libavcodec/avcodec.h>
@@ -143,7 +145,9 @@ static int parse_args(int argc, char **argv, struct process_args *a)
     /* by device and inode, not by name: m/../m/./x.mp4, a link or a hard
      * link to the input would be replaced by the matte or the JSON */
     const struct storage_file in[] = { { "input", a->in }, { "-c", a->overrides } };
-    const struct storage_file out[] = { { "-o", a->out }, { "--metrics", a->metrics },
+    /* -o URL: checked by the store when the run starts (out_dest.h) */
+    const struct storage_file out[] = { { "-o", url_root_is_url(a->out) ? NULL : a->out },
+                                        { "--metrics", a->metrics },
                                         { "--trace", a->trace } };
     vr_err e = { 0 };
     if (storage_outputs_check(in, 2, out, 3, a->replace, &e) < 0)
@@ -226,7 +230,11 @@ int cmd_process(int argc, char **argv)
         rc = vr_err_set(&err, VR_ENOMEM, "out of memory");
         goto fail;
     }
-    rc = pipeline_run(&o, a.in, a.out, m, &err);
+    struct out_dest dest;
+    if ((rc = out_dest_begin(&dest, a.out, a.replace, &err)) == 0 &&
+        (rc = pipeline_run(&o, a.in, dest.local, m, &err)) == 0)
+        rc = out_dest_commit(&dest, a.replace, &err);
+    out_dest_end(&dest);
     if (rc == 0 && m->concealed)
         log_warn("%s: %llu decode errors concealed (damaged packets; --on-decode-error fail "
                  "refuses them)", a.in, (unsigned long long)m->concealed);

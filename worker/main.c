@@ -48,7 +48,9 @@ static const struct cli_cmd worker_cmds[] = {
       "  --trace FILE     Chrome trace of the stages (open in ui.perfetto.dev)\n"
       "  --encode-threads N  threads of the CPU encoder (default: one per core)\n"
       "  -o OUT           output video (.mkv, .mp4 or .mov); written to a temp name, then\n"
-      "                   renamed\n"
+      "                   renamed. An http(s):// URL is a WebDAV destination: written\n"
+      "                   under $TMPDIR, PUT to a temporary name beside it, then MOVEd\n"
+      "                   (s3:// destinations: not yet)\n"
       CLI_REPLACE_HELP },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
