@@ -226,6 +226,12 @@ int ctl_reports_drain(struct ctl *c, int max);
 
 /* The thread that reads the reports as they come, with a connection of
  * its own, until *c->stop. Returns 0 or VR_ENOMEM; *out is set. */
+/* A worker's failure on the shared storage (report r, RQ_FAIL_STORAGE),
+ * noted for the fleet-wide pause; pausing raises an alert and an event
+ * (ctl_pause.c). */
+struct rq_report;
+void ctl_pause_note(struct rq *q, const struct rq_report *r, const char *reason);
+
 struct ctl_reports;
 int ctl_reports_start(struct ctl *c, struct ctl_reports **out, vr_err *err);
 

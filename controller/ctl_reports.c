@@ -79,9 +79,12 @@ static int ctl_report_fail(struct rq *q, const struct rq_report *r, vr_err *e)
     char reason[1100];
     ctl_report_reason(r, "failed", reason, sizeof reason);
     long long wait_ms = 0;
+    int storage = r->permanent == RQ_FAIL_STORAGE;
+    int mine = storage || r->permanent == RQ_FAIL_WORKER; /* the worker's, not the chunk's */
     int rc = rq_chunk_fail_ex(q, r->stream, r->consumer, r->id, r->job, r->idx, reason,
-                              r->permanent, 0, &wait_ms, e);
-    int mine = r->permanent == RQ_FAIL_WORKER; /* the worker's fault, not the chunk's */
+                              mine ? RQ_FAIL_WORKER : r->permanent, 0, &wait_ms, e);
+    if (storage && rc == 1)
+        ctl_pause_note(q, r, reason);
     if (rc == 2)
         log_error("job %s chunk %d: dead-lettered%s: %s", r->job, r->idx,
                   mine ? " (every worker that took it failed on its own environment)"

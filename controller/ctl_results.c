@@ -27,6 +27,17 @@
  * chaos_redis/host_crash_rolls_back_a_commit). The cost is one copy of
  * the source per copy-split job until it ends; range jobs have none. */
 
+/* The chunk record's failed_by (every worker that failed or lost it, from
+ * Redis: controls stripped) appended to err, so the job's error names them
+ * all, not only the last one (issue 42). */
+static void ctl_result_workers(char *err, size_t n, char *fb)
+{
+    text_strip_controls(fb);
+    size_t len = strlen(err);
+    if (fb[0] && len < n)
+        snprintf(err + len, n - len, " (workers involved: %s)", fb);
+}
+
 int ctl_result(struct ctl *c, const char *job, int idx, const char *kind, const char *entry)
 {
     if (strcmp(kind, "undone") == 0)
@@ -49,7 +60,7 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind, const 
     if (ok == 3)
         return 0; /* a done chunk of an ended job: nothing to count or stitch */
     if (strcmp(kind, "dead") == 0) {
-        char ck[128], err[400] = "", att[16] = "?", perm[4] = "", by[16] = "", n[16] = "?";
+        char ck[128], err[1800] = "", att[16] = "?", perm[4] = "", by[16] = "", n[16] = "?";
         rq_key_chunk(ck, sizeof ck, job, idx);
         rq_hget(c->q, ck, "error", err, sizeof err, NULL);
         rq_hget(c->q, ck, "attempts", att, sizeof att, NULL);
@@ -57,7 +68,9 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind, const 
         rq_hget(c->q, ck, "dead_by", by, sizeof by, NULL);
         int deaths = !strcmp(by, "deaths");
         rq_hget(c->q, ck, deaths ? "deaths" : "failures", n, sizeof n, NULL);
-        char reason[512];
+        char fb[640] = "", reason[2048];
+        rq_hget(c->q, ck, "failed_by", fb, sizeof fb, NULL);
+        ctl_result_workers(err, sizeof err, fb);
         if (!strcmp(perm, "1"))
             snprintf(reason, sizeof reason, "chunk %d failed with a permanent error (attempt %s, "
                      "not retried): %s", idx, att, err);

@@ -336,8 +336,12 @@ int rq_chunk_fail(struct rq *q, const char *stream, const char *consumer, const 
  * missing, storage not writable, its decoder or GPU): counted in the
  * chunk's `faults`, not its failures, and requeued at once; dead-lettered
  * only at RQ_MAX_FAULTS.
+ * RQ_FAIL_STORAGE (reports only): the same, on the shared storage; the
+ * controller also notes it for the fleet-wide pause (rq_pause.h) and
+ * passes RQ_FAIL_WORKER here.
  * *retry_in_ms (when not NULL) gets the backoff of a requeue (0: at once). */
 #define RQ_FAIL_WORKER 2
+#define RQ_FAIL_STORAGE 3
 int rq_chunk_fail_ex(struct rq *q, const char *stream, const char *consumer, const char *id,
                      const char *job, int idx, const char *reason, int permanent,
                      long long min_idle_ms, long long *retry_in_ms, vr_err *err);

@@ -217,7 +217,8 @@ int rq_report_fail(struct rq *q, const struct rq_held *h, const char *reason, in
                    vr_err *err)
 {
     const char *more[] = { "reason", reason, "permanent",
-                           permanent == RQ_FAIL_WORKER ? "2" : permanent ? "1" : "0" };
+                           permanent == RQ_FAIL_STORAGE ? "3"
+                           : permanent == RQ_FAIL_WORKER ? "2" : permanent ? "1" : "0" };
     return report_send(q, "fail", h, "token", h->claim.token, more, 4, err);
 }
 
@@ -299,7 +300,8 @@ int rq_report_parse(const struct rq_msg *m, struct rq_report *r, vr_err *err)
     if (strlen(r->note) > 1024)
         return vr_err_set(err, VR_EFORMAT, "note over 1024 bytes");
     r->permanent = !strcmp(field(m, "permanent"), "1") ? 1
-                   : !strcmp(field(m, "permanent"), "2") ? RQ_FAIL_WORKER : 0;
+                   : !strcmp(field(m, "permanent"), "2") ? RQ_FAIL_WORKER
+                   : !strcmp(field(m, "permanent"), "3") ? RQ_FAIL_STORAGE : 0;
     if (!strcmp(r->kind, "done")) {
         const char *fr = field(m, "frames"), *fp = field(m, "fps");
         r->frames = strtoll(fr, &end, 10);

@@ -115,7 +115,7 @@ int rq_report_done(struct rq *q, const struct rq_held *h, long long frames, doub
 /* The attempt failed (shows the token): the controller requeues after a
  * backoff, or dead-letters (permanent 1: at once); RQ_FAIL_WORKER: the
  * worker's own environment failed, charged to it, not to the chunk
- * (rq_chunk_fail_ex). */
+ * (rq_chunk_fail_ex); RQ_FAIL_STORAGE: the same, on the shared storage. */
 int rq_report_fail(struct rq *q, const struct rq_held *h, const char *reason, int permanent,
                    vr_err *err);
 

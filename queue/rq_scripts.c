@@ -208,7 +208,9 @@ static const char COMMIT_LUA[] =
  * is its job's oldest unfinished work, and at the back of the queue it
  * would be the job's tail, the fleet idle around it. Returns 1 requeued
  * now, 2 dead-lettered, 3 not taken, or 4 + the delay in ms (in the retry
- * set). */
+ * set). Each worker that failed or lost the chunk is added once to its
+ * `failed_by` (space separated, ~600 bytes at most): the job's error names
+ * every worker involved, not only the last (issue 42). */
 static const char FAIL_LUA[] =
     "if ARGV[2] ~= '' then\n"
     "  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n"
@@ -233,6 +235,12 @@ static const char FAIL_LUA[] =
     "if death then d = d + 1 redis.call('HSET', KEYS[2], 'deaths', d)\n"
     "elseif fault then w = w + 1 redis.call('HSET', KEYS[2], 'faults', w)\n"
     "else f = f + 1 redis.call('HSET', KEYS[2], 'failures', f) end\n"
+    "local who = death and redis.call('HGET', KEYS[2], 'worker') or string.match(ARGV[2], '^[^+]*')\n"
+    "if who and who ~= '' then\n"
+    "  local fb = redis.call('HGET', KEYS[2], 'failed_by') or ''\n"
+    "  if #fb < 600 and not string.find(' ' .. fb .. ' ', ' ' .. who .. ' ', 1, true) then\n"
+    "    redis.call('HSET', KEYS[2], 'failed_by', fb == '' and who or (fb .. ' ' .. who)) end\n"
+    "end\n"
     "local perm = fault and '0' or ARGV[8]\n"
     "redis.call('HSET', KEYS[2], 'error', ARGV[4], 'permanent', perm)\n"
     "if (death and d >= tonumber(ARGV[11])) or (fault and w >= " RQ_STR(RQ_MAX_FAULTS) ") or\n"
@@ -290,6 +298,7 @@ static const char REQUEUE_LUA[] =
     "if mode == '2' then\n"
     "  if cur[2] ~= 'dead' then return 0 end\n"
     "  redis.call('HSET', KEYS[1], 'attempts', 0, 'failures', 0, 'deaths', 0, 'error', '')\n"
+    "  redis.call('HDEL', KEYS[1], 'failed_by')\n"
     "elseif cur[2] == 'dead' then return 0\n"
     "elseif mode == '0' then\n"
     "  if cur[2] == 'done' then return 0 end\n"
@@ -302,6 +311,7 @@ static const char REQUEUE_LUA[] =
     "    if #p == 1 and redis.call('EXISTS', ARGV[5] .. string.match(p[1][2], '^[^+]*')) == 1 then return 2 end\n"
     "  end\n"
     "  redis.call('HSET', KEYS[1], 'attempts', 0, 'failures', 0, 'deaths', 0, 'error', '')\n"
+    "  redis.call('HDEL', KEYS[1], 'failed_by')\n"
     "end\n"
     "redis.call('HDEL', KEYS[1], 'retry_at')\n"
     "if cur[2] == 'done' then\n"

@@ -5,7 +5,7 @@
  * others decode quarantines itself and the job finishes with no chunk's
  * attempt burned; a source no worker decodes is the chunk's, and its job
  * fails naming the worker and the reason instead of every worker
- * quarantining in turn.
+ * quarantining in turn; a job failed on two workers names both.
  */
 #include "rq.h"
 #include "util-redis.h"
@@ -24,6 +24,7 @@ static struct rq *Q;
 static void teardown(void)
 {
     unsetenv("VR_TEST_CODEC_BROKEN");
+    unsetenv("VR_TEST_RETRY_BASE_MS");
     rq_free(&Q);
     tdist_stop(&D, 0);
 }
@@ -63,6 +64,19 @@ static void submit(const char *name, char *in, char *out, size_t n, char *id, si
     cr_assert_eq(tdist_submit(&D, in, out, NULL, id, nid), 0);
 }
 
+/* Waits up to timeout_ms for job `id` to fail (a source nobody decodes);
+ * its error into err. */
+static void failed_job_error(const char *id, int timeout_ms, char *err, size_t n)
+{
+    int rc = tdist_watch(&D, id, timeout_ms);
+    cr_assert_neq(rc, 0, "the job of a source nobody decodes did not fail");
+    vr_err e = { 0 };
+    char jk[128];
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+    rq_key_job(jk, sizeof jk, id);
+    rq_hget(Q, jk, "error", err, n, NULL);
+}
+
 Test(dist_codec, a_broken_decoder_is_the_workers_fault)
 {
     cr_assert_eq(tdist_start(&D, 0, 30, 1, 0), 0);
@@ -99,15 +113,31 @@ Test(dist_codec, a_broken_decoder_is_the_workers_fault)
 Test(dist_codec, a_source_no_worker_decodes_fails_its_job_naming_why)
 {
     cr_assert_eq(tdist_start(&D, 0, 30, 1, 0), 0);
-    char in[400], out[400], id[64], err[1024] = "", jk[128];
+    char in[400], out[400], id[64], err[1024] = "";
     broken_worker("nodec:cpu:1");
     submit("in", in, out, sizeof in, id, sizeof id);
-    int rc = tdist_watch(&D, id, 300000);
-    cr_assert_neq(rc, 0, "the job of a source nobody decodes did not fail");
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
-    rq_key_job(jk, sizeof jk, id);
-    rq_hget(Q, jk, "error", err, sizeof err, NULL);
+    failed_job_error(id, 300000, err, sizeof err);
     cr_assert(strstr(err, "worker nodec:cpu:1") && strstr(err, "no worker decodes it"),
               "the job's error: %s", err);
+}
+
+Test(dist_codec, a_job_failed_on_two_workers_names_both)
+{
+    /* One chunk no worker decodes, two broken workers: one of them
+     * quarantines itself after three faults in a row, so both take it; the
+     * job's error named only the last (issue 42). The retry's backoff is
+     * cut to 50 ms (the controller reads it) so the chunk's own three
+     * attempts come at once. */
+    setenv("VR_TEST_RETRY_BASE_MS", "50", 1);
+    cr_assert_eq(tdist_start(&D, 0, 30, 1, 0), 0);
+    char in[400], out[400], id[64], err[4096] = "";
+    snprintf(in, sizeof in, "%s/one.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/one.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 1, 160, 10, 0), 0);
+    cr_assert_eq(tdist_submit(&D, in, out, NULL, id, sizeof id), 0);
+    broken_worker("nodec:cpu:2");
+    broken_worker("nodec:cpu:3");
+    failed_job_error(id, 120000, err, sizeof err);
+    cr_assert(strstr(err, "nodec:cpu:2") && strstr(err, "nodec:cpu:3") &&
+              strstr(err, "workers involved"), "the job's error names not both: %s", err);
 }

@@ -53,6 +53,13 @@ static int serve_loop(struct serve *s)
             usleep(100000); /* quarantined: no work until the probe (serve.h) */
             continue;
         }
+        pthread_mutex_lock(&s->mu);
+        int paused = s->fleet_paused;
+        pthread_mutex_unlock(&s->mu);
+        if (paused) {
+            usleep(100000); /* the fleet's pause (rq_pause.h): no work until it ends */
+            continue;
+        }
         /* Priority jobs first (a non-blocking look), then the normal stream;
          * BLOCK stays well below the 10 s command timeout, and bounds how
          * long a new priority chunk waits for an idle worker. One stream per

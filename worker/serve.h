@@ -51,6 +51,8 @@ struct serve {
     volatile sig_atomic_t *drain; /* SIGTERM: finish the chunk, take no more */
     int env_fault;                /* the last chunk failed on this worker's own files
                                    * (serve_chunk.c serve_error_mine) */
+    int storage_fault;            /* ... on the shared storage (its root, the output side):
+                                   * reported as such for the fleet's pause (rq_pause.h) */
     int faults_in_row;            /* chunks failed on its own environment, in a row */
     double quarantine_s;          /* the quarantine's backoff now (0: none yet) */
     double probe_at;              /* quarantined: monotonic time of the next probe */
@@ -68,6 +70,8 @@ struct serve {
     int committing;               /* the done report is under way: the chunk record may
                                    * show it done now, which is no loss */
     int quarantined;              /* takes no work until probe_at (shown by the heartbeat) */
+    int fleet_paused;             /* the fleet is paused (rq_pause.h): no work taken; the
+                                   * heartbeat thread looks each beat */
     long long chunks_done, frames_done;
     double last_fps;
     double last_gpu_util;         /* of the last chunk, percent; -1 unknown */

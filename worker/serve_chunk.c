@@ -89,6 +89,7 @@ struct serve_files {
     int env;                                 /* 1: what failed is this worker's own view
                                               * of the files (its input root, its storage
                                               * mount), not the task (issue 42, finding 2) */
+    int storage;                             /* 1: ... and it was the storage's side */
 };
 
 static void serve_files_close(struct serve_files *f)
@@ -152,13 +153,13 @@ static int serve_files_open(const struct serve *s, const struct chunk_task *t,
                             struct serve_files *f, vr_err *err)
 {
     f->root = f->in = f->out_dir = -1;
-    f->env = 0;
+    f->env = f->storage = 0;
     int rc;
     if ((!t->is_range && (rc = serve_task_rel(t, t->in, "in", err)) < 0) ||
         (rc = serve_task_rel(t, t->out, "out", err)) < 0)
         return rc;
     if ((f->root = open(s->storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-        f->env = 1;
+        f->env = f->storage = 1;
         return storage_errno(errno, "cannot open the storage root", s->storage, err);
     }
     char odir[STORAGE_PATH_MAX];
@@ -176,9 +177,12 @@ static int serve_files_open(const struct serve *s, const struct chunk_task *t,
     const char *name = strrchr(t->out, '/') + 1; /* serve_task_rel: one name after out/ */
     odir[name - 1 - t->out] = '\0';
     snprintf(f->out_dir_real, sizeof f->out_dir_real, "%.3000s/%.1000s", s->storage, odir);
-    if ((f->out_dir = beneath_mkdirs(f->root, odir, 0755)) < 0)
+    if ((f->out_dir = beneath_mkdirs(f->root, odir, 0755)) < 0) {
+        f->storage = f->out_dir == -EACCES || f->out_dir == -EROFS || f->out_dir == -EIO ||
+                     f->out_dir == -EPERM;
         return beneath_err(f->out_dir, "chunk output directory", f->out_dir_real, s->storage,
                            err);
+    }
     if (f->in >= 0)
         beneath_fd_path(f->in, NULL, f->in_path, sizeof f->in_path);
     beneath_fd_path(f->out_dir, name, f->out_path, sizeof f->out_path);
@@ -233,6 +237,7 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
 {
     struct pipe_opts o;
     memset(&o, 0, sizeof o);
+    s->env_fault = s->storage_fault = 0;
     int rc = config_load_profile(&o.cfg, t->profile, err);
     if (rc == 0 && t->config[0])
         rc = config_apply_text(&o.cfg, t->config, "the job's config", err);
@@ -272,6 +277,9 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
         rc = storage_sync_file(f.out_path, err); /* durable before Redis hears of it */
     if (rc == 0)
         rc = serve_output_sum(t, &f, sum, err);
+    /* a source opened, then a write refused (a read-only or unwritable
+     * storage): the storage's side, as every worker sees it */
+    s->storage_fault = f.storage || (rc == VR_EACCES && f.in >= 0 && f.out_dir >= 0);
     if (rc < 0) {
         beneath_unmask(err, f.in, f.in_real);
         beneath_unmask(err, f.out_dir, f.out_dir_real);
@@ -307,7 +315,7 @@ static int serve_error_permanent(int code)
  * and the chunk keeps its attempts. */
 static int serve_error_mine(const struct serve *s, int code)
 {
-    return s->env_fault || code == VR_EACCES || code == VR_ECUDA;
+    return s->env_fault || s->storage_fault || code == VR_EACCES || code == VR_ECUDA;
 }
 
 /* A codec failure (VR_ECODEC: a decoder or encoder that libav* or NVDEC
@@ -494,7 +502,7 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim
         int perm = serve_error_permanent(rc);
         long long faults = 0;
         if (serve_error_mine(s, rc) || (rc == VR_ECODEC && serve_codec_mine(s, &h, &faults))) {
-            perm = RQ_FAIL_WORKER;
+            perm = s->storage_fault ? RQ_FAIL_STORAGE : RQ_FAIL_WORKER;
             serve_fault(s, reason, sizeof reason, msg);
         } else if (rc == VR_ECODEC) {
             serve_fault_clear(s); /* the source's fault, not this worker's: no quarantine */

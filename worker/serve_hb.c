@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "rq_fleet.h"
+#include "rq_pause.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -77,11 +78,21 @@ static void serve_hb_once(struct serve *s, struct rq *q)
         snprintf(w.chunk, sizeof w.chunk, "%.47s/%d", job, idx);
     else
         snprintf(w.chunk, sizeof w.chunk, "-");
+    /* the fleet's pause (rq_pause.h): looked at here, once a beat, so the
+     * pull loop's round trips stay as they were */
+    char why[1100];
+    int paused = rq_pause_get(q, why, sizeof why, NULL) == 1;
     pthread_mutex_lock(&s->mu);
     int quarantined = s->quarantined;
+    if (paused && !s->fleet_paused)
+        log_warn("worker %s: the fleet is paused (storage errors on several workers): taking "
+                 "no work until it ends", s->name);
+    else if (!paused && s->fleet_paused)
+        log_info("worker %s: the fleet's pause ended", s->name);
+    s->fleet_paused = paused;
     pthread_mutex_unlock(&s->mu);
     snprintf(w.state, sizeof w.state, "%s", *s->drain ? "draining" : busy ? "busy"
-             : quarantined ? "quarantined" : warming ? "warming" : "idle");
+             : quarantined ? "quarantined" : paused ? "paused" : warming ? "warming" : "idle");
     rq_worker_heartbeat(q, &w, s->hb_ms * 5 / 1000 + 2, NULL);
 }
 

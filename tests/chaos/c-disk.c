@@ -5,12 +5,14 @@
  * small for the stitch. After space is freed, `vrctl retry` finishes each
  * job with the output of a clean run. Storage read-only for 10 s: the
  * worker quarantines itself, the chunks keep their attempts, and the job
- * finishes by itself. The volumes are tmpfs mounts in a
+ * finishes by itself; seen by three workers at once, the fleet pauses.
+ * The volumes are tmpfs mounts in a
  * private mount namespace (a user namespace too when not root), so the
  * whole system runs in it and nothing is seen outside.
  */
 #define _GNU_SOURCE
 #include "chaos.h"
+#include "rq_pause.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -140,6 +142,29 @@ Test(chaos_disk, output_volume_full_at_the_stitch_then_retry)
     chaos_check_done(id, in, out, ref);
 }
 
+/* The read-only spell goes on 10 s more, then the storage takes writes
+ * again: job `id` (of `chunks` chunks) ends as a clean run, with no temp
+ * left, no chunk's attempt burnt and nothing dead-lettered. Returns its
+ * events, which name the error. */
+static const char *read_only_ends(const char *id, const char *in, const char *out,
+                                  const char *ref, int chunks)
+{
+    chaos_msleep(10000);
+    cr_assert_eq(mount("vrchaos", CH.d.storage, "tmpfs", MS_REMOUNT, "size=64m"), 0, "%s",
+                 strerror(errno));
+    chaos_watch(id, 0, 120000);
+    chaos_check_done(id, in, out, ref);
+    chaos_check_no_temps(out, 30000);
+    for (int i = 0; i < chunks; i++)
+        cr_assert_eq(chaos_chunk_ll(id, i, "failures"), 0, "chunk %d: attempts burnt", i);
+    redisReply *r = rq_cmd(CH.q, NULL, "XLEN %s", RQ_DEAD);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 0, "a chunk was dead-lettered");
+    freeReplyObject(r);
+    const char *ev = chaos_events(id);
+    cr_assert(strstr(ev, "Read-only file system"), "%s", ev);
+    return ev;
+}
+
 Test(chaos_disk, read_only_storage_for_10_s_then_the_job_succeeds)
 {
     /* Every chunk output fails with EROFS while it lasts. A retry went
@@ -169,18 +194,37 @@ Test(chaos_disk, read_only_storage_for_10_s_then_the_job_succeeds)
             chaos_msleep(100);
     }
     cr_assert(met, "no chunk met the read-only storage in 60 s");
-    chaos_msleep(10000);
-    cr_assert_eq(mount("vrchaos", CH.d.storage, "tmpfs", MS_REMOUNT, "size=64m"), 0, "%s",
-                 strerror(errno));
-    chaos_watch(id, 0, 120000);
-    chaos_check_done(id, in, out, ref);
-    chaos_check_no_temps(out, 30000);
-    const char *ev = chaos_events(id);
-    cr_assert(strstr(ev, "Read-only file system") && strstr(ev, "charged to the worker") &&
-              strstr(ev, "quarantined"), "%s", ev);
-    for (int i = 0; i < 2; i++)
-        cr_assert_eq(chaos_chunk_ll(id, i, "failures"), 0, "chunk %d: attempts burnt", i);
-    redisReply *r = rq_cmd(CH.q, NULL, "XLEN %s", RQ_DEAD);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 0, "a chunk was dead-lettered");
-    freeReplyObject(r);
+    const char *ev = read_only_ends(id, in, out, ref, 2);
+    cr_assert(strstr(ev, "charged to the worker") && strstr(ev, "quarantined"), "%s", ev);
+}
+
+Test(chaos_disk, read_only_storage_seen_by_three_workers_pauses_the_fleet)
+{
+    /* The same spell seen by three workers at once is the storage's fault,
+     * not theirs: the queue pauses (vr:pause, a doubling backoff on Redis's
+     * clock) and every worker waits it out, instead of each one failing
+     * chunks until it quarantines itself alone (issue 42, finding 2). The
+     * pause raises an alert and an event naming the workers. */
+    private_mounts();
+    chaos_up(0, 5, 0, 0, 100);
+    tmpfs(CH.d.storage, "64m", 0);
+    const char *in = chaos_clip("in.mp4", 4, 160);
+    char id[64], out[400], ref[400], who[1200] = "";
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_job(id, "state", "running", 60000);
+    cr_assert_eq(mount("vrchaos", CH.d.storage, "tmpfs", MS_REMOUNT | MS_RDONLY, "size=64m"), 0,
+                 "%s", strerror(errno));
+    for (int i = 0; i < 3; i++)
+        chaos_worker(0, 0);
+    for (int t = 0; t < 600 && !who[0]; t++) {
+        chaos_hget(RQ_PAUSE, "workers", who, sizeof who);
+        if (!who[0])
+            chaos_msleep(100);
+    }
+    cr_assert(strchr(who, ' '), "no fleet pause naming two or more workers in 60 s: '%s'", who);
+    cr_assert(chaos_log_has("the fleet is paused", 5000), "no worker heard of the pause");
+    cr_assert(chaos_log_has("alert: storage errors on", 0), "the pause raised no alert");
+    const char *ev = read_only_ends(id, in, out, ref, 4);
+    cr_assert(strstr(ev, "fleet paused"), "%s", ev);
 }
