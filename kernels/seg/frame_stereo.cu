@@ -129,7 +129,7 @@ static __global__ void k_pick(stereo_view v, int n, const int *span,
             best_n = cnt;
         }
     }
-    disp[i] = best;
+    disp[i] = best_sad > (unsigned long long)FRAME_STEREO_MAX_SAD * best_n ? FRAME_STEREO_NONE : best;
 }
 
 /* blockIdx.y: row, z: frame * 2 + eye. */

@@ -17,6 +17,7 @@
  *     is inside the eye, for |d| <= dmax, overlap at least half the span;
  *     tried in the order 0, -1, 1, -2, 2, ... and kept only when strictly
  *     better (integer cross-multiplied means), so a flat band keeps 0;
+ *     a best mean over FRAME_STEREO_MAX_SAD: FRAME_STEREO_NONE (unfused);
  *   fuse: ml(x) = F(ml(x), mr(x - d)), mr(x) = F(mr(x), ml(x + d)), from
  *     the masks as they were, where the other pixel is inside the eye;
  *     F(a, b) = max(a, b) where one eye is sure (>= FRAME_STEREO_SURE),
@@ -41,6 +42,12 @@ extern "C" {
 #include "vr_err.h" /* a C header without extern "C" of its own */
 
 #define FRAME_STEREO_MAX_BANDS 32
+/* A band whose best shift still differs by more than this many luma levels
+ * a pixel (mean) shows the eyes two different pictures (two photos side by
+ * side, a scene cut between the eyes): it gets d = FRAME_STEREO_NONE, and
+ * no pixel of it is fused (x - d is outside any eye). */
+#define FRAME_STEREO_MAX_SAD 20
+#define FRAME_STEREO_NONE (1 << 20)
 
 #ifdef __CUDACC__
 #define FRAME_STEREO_HD __host__ __device__

@@ -47,7 +47,7 @@ static int band_disparity(const uint8_t *ql, const uint8_t *qr, int w, int y0, i
             best_n = n;
         }
     }
-    return best;
+    return best_sad > (unsigned long long)FRAME_STEREO_MAX_SAD * best_n ? FRAME_STEREO_NONE : best;
 }
 
 void frame_stereo_ref(float *ml, float *mr, const float *yl, const float *yr, int w, int h,
