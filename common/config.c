@@ -46,6 +46,7 @@ static const struct config_key config_keys[] = {
     KI(work_size, 64, 8192),
     KI(tile_gate, 0, 32),
     KI(morph, 0, 16),
+    KI(stereo_bands, 0, 32),
     KS(refine, "guided|bilinear"),
     KI(guided_radius, 1, 64),
     KD(guided_eps, 1e-8, 1.0),

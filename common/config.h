@@ -43,6 +43,8 @@ struct vr_config {
     int tile_gate;             /* >0: tiles bounded by the whole pass dilated by this many
                                 * model pixels (frame_gate_ref); 0: tiles free */
     int morph;                 /* close+open radius (work px) of the eye mask, 0 = off */
+    int stereo_bands;          /* >0: each eye's mask fused with the other's warped by the
+                                * disparity of this many row bands (frame_stereo.h); 0 off */
     /* refinement to full resolution */
     char refine[16];           /* "guided" | "bilinear" */
     int guided_radius;         /* box radius at work resolution */

@@ -11,14 +11,17 @@
  *    their tile grids under the whole pass: a tile's invented person or a
  *    tile rectangle shows here.
  *
- * Per profile: holes and false positives against `fast` <= 1% (the general
- * model alone: 42-56% holes; fused with the landscape model: 0.01%),
- * stereo agreement >= QUALITY_STEREO_MIN (the issue's 0.9 is not reached:
- * the eyes are not fused with each other yet), still-area flicker at most
- * fast's (+10%; the picture's own still areas change by 0.06 levels, the
- * mattes' by 0.2-0.3: that target is not reached either), and the tile
- * borders' step no larger than the matte's step elsewhere (x1.5: a
- * person's edge can run along a border). `vrbench-video quality` prints the same numbers.
+ * Per profile: holes <= 1% against `fast` (the general model alone: 42-56%
+ * holes; fused with the landscape model: 0.01%), false positives <= 1%
+ * (tiled: QUALITY_FP_TILED), stereo agreement >= QUALITY_STEREO_MIN for
+ * balanced and quality (the eyes fused with each other, stereo_bands:
+ * 0.96-0.98; 0.70-0.77 before), still-area flicker at most
+ * QUALITY_FLICKER_OF_FAST of fast's (0.52-0.53 reached with the eyes fused
+ * and the 8-frame window; the picture's own still areas change by 0.06-0.1
+ * levels, the mattes' by 0.17-0.24: that target is not reached), and the
+ * tile borders' step no larger than the matte's step elsewhere (x1.5: a
+ * person's edge can run along a border; 1.45 reached). `vrbench-video
+ * quality` prints the same numbers.
  */
 #include "config.h"
 #include "seg.h"
@@ -31,9 +34,16 @@
 #include <stdlib.h>
 
 #define CLIP   "tests/data/video/sbs.mkv"
-/* what the profiles reach (0.70 as it is, 0.77 tiled; fast 0.77 and 0.55),
- * less a margin: the eyes agree no better until they are fused */
-#define QUALITY_STEREO_MIN 0.65
+/* what the profiles reach with the eyes fused (0.962 as it is, 0.977
+ * tiled; fast 0.77 and 0.55; without the fusion 0.70 and 0.76) */
+#define QUALITY_STEREO_MIN 0.9
+/* fast's still-area flicker times this at most (reached: 0.52, 0.53) */
+#define QUALITY_FLICKER_OF_FAST 0.6
+/* The tiled sample's false foreground against fast: 0.88% with the eyes
+ * apart, 1.17% fused. The difference is a person: the woman at the right
+ * edge, whom balanced half sees in the right eye and fast not at all, now
+ * found in both eyes (60% of the added pixels are hers: docs/QUALITY.md). */
+#define QUALITY_FP_TILED 0.013
 #define FRAMES 8
 
 static const char *const profiles[] = { "fast", "balanced", "quality" };
@@ -131,7 +141,7 @@ static void measure(const struct clip *c, struct quality_sums *q)
     free(scratch);
 }
 
-static void check(const char *what, const struct quality_sums *q)
+static void check(const char *what, const struct quality_sums *q, double fp_max)
 {
     double fast_stereo = quality_ratio(q[0].stereo, 1), fast_flicker = quality_ratio(q[0].flicker, 0);
     for (int p = 0; p < NP; p++) {
@@ -144,12 +154,13 @@ static void check(const char *what, const struct quality_sums *q)
                     flicker, picture, border, all);
         cr_expect_gt(q[p].holes.den, 1000, "%s: fast is sure of a person somewhere", what);
         cr_expect_leq(holes, 0.01, "%s %s: %.2f%% holes", what, profiles[p], 100 * holes);
-        cr_expect_leq(fp, 0.01, "%s %s: %.2f%% false foreground", what, profiles[p], 100 * fp);
+        cr_expect_leq(fp, fp_max, "%s %s: %.2f%% false foreground", what, profiles[p], 100 * fp);
         if (p > 0) /* fast, the reference, as it was: 0.55 tiled */
             cr_expect_geq(stereo, QUALITY_STEREO_MIN, "%s %s: stereo %.3f (fast %.3f)", what,
                           profiles[p], stereo, fast_stereo);
-        cr_expect_leq(flicker, fast_flicker * 1.1 + 0.02, "%s %s: flicker %.3f, fast %.3f",
-                      what, profiles[p], flicker, fast_flicker);
+        if (p > 0)
+            cr_expect_leq(flicker, fast_flicker * QUALITY_FLICKER_OF_FAST, "%s %s: flicker "
+                          "%.3f, fast %.3f", what, profiles[p], flicker, fast_flicker);
         if (q[p].border.den > 0)
             cr_expect_leq(border, 1.5 * all + 0.1, "%s %s: tile borders step %.3f, the "
                           "matte %.3f", what, profiles[p], border, all);
@@ -162,7 +173,7 @@ Test(seg_quality, sample_as_is, .timeout = 120)
     struct quality_sums q[NP];
     clip_read(&c, FRAMES, 0, 0);
     measure(&c, q);
-    check("480x240", q);
+    check("480x240", q, 0.01);
     clip_free(&c);
 }
 
@@ -173,6 +184,6 @@ Test(seg_quality, sample_tiled, .timeout = 240)
     clip_read(&c, 4, 2048, 1024);
     measure(&c, q);
     cr_expect_gt(q[1].border.den, 0, "balanced runs its tiles at 2048x1024");
-    check("2048x1024", q);
+    check("2048x1024", q, QUALITY_FP_TILED);
     clip_free(&c);
 }

@@ -8,8 +8,10 @@
  *   one whole-eye pass) ──preprocess (colour convert + resize + [0,1])──▶
  *   network (batched) ──[tiles bounded by the whole pass, tile_gate]──▶
  *   blend (feathered weights) into the eye's work-size mask ──[a second
- *   model's whole-eye pass fused, fuse_model; close/open, morph]──▶ guided
- *   upsample to the output size ──temporal smoothing──▶ mask
+ *   model's whole-eye pass fused, fuse_model; close/open, morph]──▶
+ *   [each eye fused with the other warped by their disparity,
+ *   stereo_bands] ──▶ guided upsample to the output size ──temporal
+ *   smoothing──▶ mask
  *
  * Backends: SEG_CPU runs the C twins (net/ and seg/: the *_ref.c files); SEG_CUDA runs
  * the CUDA kernels with frames and masks in device memory, so decoded NVDEC
@@ -17,7 +19,7 @@
  *
  * seg/ is the engine's room: this API (seg.c, seg_backend_ref.c, seg_backend.cu), the
  * tile plan (tiles.h), the frame kernels (frame_ref.h, frame_cuda.h), the
- * temporal filter (frame_temporal.h) and the auto-tuner (tune.h, its cache
+ * eyes' fusion (frame_stereo.h), the temporal filter (frame_temporal.h) and the auto-tuner (tune.h, its cache
  * tune_cache.c). Twin rule, as in net/ (net.h): every CUDA kernel file X.cu
  * has its C twin X_ref.c beside it; tests/check-twins.sh names the
  * exceptions.

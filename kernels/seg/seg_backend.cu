@@ -12,6 +12,7 @@
  *      temporal lumas and change sums (1)
  *   -> the tiles bounded by the whole pass (per eye, when on: 2)
  *   -> blend (1) -> close/open (per eye, when on: 8)
+ *   -> the eyes' masks fused with each other (stereo_bands, when on: 5)
  *   -> guided coefficients (2; 4 for r > 16)
  *   -> refine into the output masks (1, all frames) -> temporal filter (1)
  *
@@ -22,6 +23,7 @@
  * engine's stream), so the caller may reuse its buffers at once.
  */
 #include "frame_cuda.h" /* first: brings the C headers in with C linkage */
+#include "frame_stereo.h"
 #include "frame_temporal.h"
 extern "C" {
 #include "log.h"
@@ -81,6 +83,7 @@ struct seg_cu {
     struct frame_rect *d_eyes;    /* [n_eyes]: its inputs, the whole eyes */
     float *d_fin, *d_fout;        /* its batch in / out: [max_batch][n_eyes] eyes */
     unsigned long long *d_gate_sums; /* [max tiles of an eye]: the gate's tile claims */
+    void *d_stereo;               /* frame_stereo_batch_cuda's workspace, or NULL */
     struct temporal_opts topt;    /* the temporal filter (frame_temporal.h) */
     struct temporal_state tst;    /* its window's bookkeeping, replayed on the host */
     uint8_t *d_ring_m, *d_ring_y; /* its window: K-1 slots of out_w x out_h */
@@ -261,7 +264,8 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
     const struct frame_cu_plan *p = &c->plan;
     const int ow = s->opts.out_w, oh = s->opts.out_h;
     const int smoothing = c->topt.frames > 1;
-    const int fold = s->refine_guided && c->fold_luma; /* the guide's luma from the preprocess */
+    const int stereo = seg_stereo(s), need_luma = s->refine_guided || stereo;
+    const int fold = need_luma && c->fold_luma; /* the work lumas from the preprocess */
     int rc = 0, host_masks = 0;
     static struct frame_batch fb_zero;
     struct frame_batch fb = fb_zero;
@@ -340,7 +344,7 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
      * took it to 4155. */
     CU_TRY(cudaEventRecord(c->fork, c->st), "event");
     CU_TRY(cudaStreamWaitEvent(c->side, c->fork, 0), "fork");
-    if (s->refine_guided && !fold
+    if (need_luma && !fold
         && (rc = frame_luma_batch_cuda(&fb, p, c->d_luma, c->side, err)) < 0)
         return rc;
     if (smoothing && (rc = frame_temporal_luma_cuda(&c->topt, &c->tst, &fb, s->opts.in_w,
@@ -364,6 +368,9 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
         || (rc = matte_cleanup(s, c, n, 1, err)) < 0)
         return rc;
     CU_TRY(cudaStreamWaitEvent(c->st, c->join, 0), "join");
+    if (stereo && (rc = frame_stereo_batch_cuda(c->d_work, c->d_luma, n, p, s->cfg.stereo_bands,
+                                                c->d_scratch, c->d_stereo, c->st, err)) < 0)
+        return rc;
     if (s->refine_guided) {
         if ((rc = frame_guided_coeffs_batch_cuda(c->d_luma, c->d_work, n, p,
                                                     s->cfg.guided_radius,
@@ -429,7 +436,7 @@ static void cu_destroy(struct seg *s)
     void *dev[] = { c->d_rects, c->d_tiles, c->d_in, c->d_out, c->d_work, c->d_luma,
                     c->d_a, c->d_b, c->d_scratch, c->d_ring_m, c->d_ring_y, c->d_ycur,
                     c->d_sad, c->d_frames, c->d_masks, c->d_gate, c->d_gate_sums,
-                    c->d_eyes, c->d_fin, c->d_fout };
+                    c->d_eyes, c->d_fin, c->d_fout, c->d_stereo };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         cudaFree(dev[i]);
     for (int i = 0; i < 2; i++) {
@@ -563,7 +570,11 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
                                * sizeof(float), "gate", err)) < 0
             || (rc = dev_alloc(c, (void **)&c->d_gate_sums, s->plan.max_tiles
                                * sizeof(unsigned long long), "gate sums", err)) < 0
-            || (rc = temporal_alloc(s, c, err)) < 0)
+            || (rc = temporal_alloc(s, c, err)) < 0
+            || (seg_stereo(s)
+                && (rc = dev_alloc(c, &c->d_stereo,
+                                   frame_stereo_ws_bytes(B, s->cfg.stereo_bands, p->e[0].work_w),
+                                   "stereo", err)) < 0))
             goto fail;
         c->fold_luma = frame_luma_folds(p, rects, c->mw, c->mh);
         CU_TRY(cudaMemcpy(c->d_rects, rects, tpf * sizeof *rects, cudaMemcpyHostToDevice),

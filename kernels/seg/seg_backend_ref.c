@@ -8,7 +8,8 @@
  * SEG_CPU_NET_BATCH (the net's activation buffers grow with its batch),
  * and the fused model (cfg.fuse_model) over each whole eye, then per frame
  * and eye bound the tiles by the whole pass, blend, fuse, close and open
- * (frame_matte_ref.c), refine and, over the whole mask, smooth.
+ * (frame_matte_ref.c), fuse the two eyes' masks (frame_stereo_ref.c),
+ * refine each and, over the whole mask, smooth.
  * At the end, seg_run_network(): the CPU network alone on one picture.
  */
 #include "seg_impl.h"
@@ -16,6 +17,7 @@
 #include "clock.h"
 #include "cpu_ftz.h"
 #include "frame_ref.h"
+#include "frame_stereo.h"
 #include "frame_temporal.h"
 #include "log.h"
 #include "net.h"
@@ -32,7 +34,8 @@ struct seg_cpu {
     int per_frame;         /* tiles of all eyes of one frame */
     float *in;             /* [max_batch*per_frame][mh][mw][3] */
     float *out;            /* [max_batch*per_frame][mh][mw] */
-    float *work, *luma;    /* [work_h][work_w] of the largest eye */
+    size_t work_sz;        /* floats of the largest eye's work image */
+    float *work, *luma;    /* [n_eyes][work_sz]: every eye's, for the eyes' fusion */
     float *a, *b, *scratch;
     float *gate;           /* [mh][mw]: frame_gate_ref's dilated whole pass */
     struct net *fnet;      /* the fused model's network (cfg.fuse_model), or NULL */
@@ -61,29 +64,63 @@ static void temporal_frame(struct seg_cpu *c, const struct seg_frame *f, struct 
 
 /* ---- run ---- */
 
-static void refine_eye(struct seg *s, struct seg_cpu *c, const struct seg_frame *f,
-                       const struct tile_eye *te, float *tile_out, const float *fused,
-                       struct seg_mask *m)
+/* An eye's work mask from its tiles: bounded by the whole pass, blended,
+ * the second model fused, closed and opened. */
+static void matte_eye(struct seg *s, struct seg_cpu *c, const struct tile_eye *te,
+                      float *tile_out, const float *fused, float *work)
 {
     const int mw = s->model->in_w, mh = s->model->in_h;
     const int ww = te->work_w, wh = te->work_h;
-    uint8_t *dst = m->data + (size_t)te->out.y * m->linesize + te->out.x;
 
     if (seg_gated(s, te))
         frame_gate_ref(tile_out, te->n, mw, mh, te->dst, ww, wh, s->cfg.tile_gate, c->gate);
-    frame_blend_ref(tile_out, te->n, mw, mh, te->dst, ww, wh, c->work);
+    frame_blend_ref(tile_out, te->n, mw, mh, te->dst, ww, wh, work);
     if (fused)
-        frame_fuse_ref(fused, s->fuse->in_w, s->fuse->in_h, ww, wh, c->work);
-    frame_morph_ref(c->work, ww, wh, s->cfg.morph, c->scratch);
+        frame_fuse_ref(fused, s->fuse->in_w, s->fuse->in_h, ww, wh, work);
+    frame_morph_ref(work, ww, wh, s->cfg.morph, c->scratch);
+}
+
+/* The work mask to the eye's part of the output mask (luma: the eye's at
+ * work size, when guided). */
+static void refine_eye(struct seg *s, struct seg_cpu *c, const struct seg_frame *f,
+                       const struct tile_eye *te, const float *work, const float *luma,
+                       struct seg_mask *m)
+{
+    const int ww = te->work_w, wh = te->work_h;
+    uint8_t *dst = m->data + (size_t)te->out.y * m->linesize + te->out.x;
+
     if (!s->refine_guided) {
-        frame_upsample_bilinear_ref(c->work, ww, wh, dst, m->linesize, te->out.w, te->out.h);
+        frame_upsample_bilinear_ref(work, ww, wh, dst, m->linesize, te->out.w, te->out.h);
         return;
     }
-    frame_luma_ref(f, te->eye, ww, wh, c->luma);
-    frame_guided_coeffs_ref(c->luma, c->work, ww, wh, s->cfg.guided_radius,
+    frame_guided_coeffs_ref(luma, work, ww, wh, s->cfg.guided_radius,
                             (float)s->cfg.guided_eps, c->a, c->b, c->scratch);
     frame_guided_apply_ref(c->a, c->b, ww, wh, f, te->eye, dst, m->linesize,
                            te->out.w, te->out.h);
+}
+
+/* One frame's eyes from the network's outputs (tiles from out + k0) to
+ * its mask. */
+static void frame_eyes(struct seg *s, struct seg_cpu *c, const struct seg_frame *f,
+                       const float *fout, int k0, struct seg_mask *m)
+{
+    const struct tile_plan *p = &s->plan;
+    const size_t out_sz = (size_t)s->model->in_w * s->model->in_h;
+    const size_t fpx = s->fuse ? (size_t)s->fuse->in_w * s->fuse->in_h : 0;
+    const int stereo = seg_stereo(s);
+    for (int e = 0, k = k0; e < p->n_eyes; k += p->eye[e].n, e++) {
+        const struct tile_eye *te = &p->eye[e];
+        matte_eye(s, c, te, c->out + k * out_sz, fout ? fout + e * fpx : NULL,
+                  c->work + e * c->work_sz);
+        if (s->refine_guided || stereo)
+            frame_luma_ref(f, te->eye, te->work_w, te->work_h, c->luma + e * c->work_sz);
+    }
+    if (stereo)
+        frame_stereo_ref(c->work, c->work + c->work_sz, c->luma, c->luma + c->work_sz,
+                         p->eye[0].work_w, p->eye[0].work_h, s->cfg.stereo_bands, c->scratch,
+                         NULL);
+    for (int e = 0; e < p->n_eyes; e++)
+        refine_eye(s, c, f, &p->eye[e], c->work + e * c->work_sz, c->luma + e * c->work_sz, m);
 }
 
 static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
@@ -125,14 +162,10 @@ static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
     if (c->fnet && net_run(c->fnet, c->fin, n * p->n_eyes, c->fout, err) < 0)
         return vr_err_prefix(err, "seg: fused network");
     double t2 = clock_mono_ms();
-    k = 0;
     for (int i = 0; i < n; i++) {
-        for (int e = 0; e < p->n_eyes; e++) {
-            const float *fused = c->fnet ? c->fout + (size_t)(i * p->n_eyes + e) * (fin_sz / 3)
-                                         : NULL;
-            refine_eye(s, c, &frames[i], &p->eye[e], c->out + k * out_sz, fused, &masks[i]);
-            k += p->eye[e].n;
-        }
+        frame_eyes(s, c, &frames[i],
+                   c->fnet ? c->fout + (size_t)i * p->n_eyes * (fin_sz / 3) : NULL,
+                   i * c->per_frame, &masks[i]);
         temporal_frame(c, &frames[i], &masks[i]);
     }
     double t3 = clock_mono_ms();
@@ -231,8 +264,9 @@ int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
     }
     c->in = malloc((size_t)total * mwh * 3 * sizeof(float));
     c->out = malloc((size_t)total * mwh * sizeof(float));
-    c->work = malloc(work * sizeof(float));
-    c->luma = malloc(work * sizeof(float));
+    c->work_sz = work;
+    c->work = malloc(work * p->n_eyes * sizeof(float));
+    c->luma = malloc(work * p->n_eyes * sizeof(float));
     c->a = malloc(work * sizeof(float));
     c->b = malloc(work * sizeof(float));
     c->scratch = malloc(work * 6 * sizeof(float));

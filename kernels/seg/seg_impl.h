@@ -60,6 +60,15 @@ static inline int seg_gated(const struct seg *s, const struct tile_eye *te)
            && (te->dst[te->n - 1].edges & FRAME_TILE_FLOOR);
 }
 
+/* Whether the eyes' masks are fused with each other (frame_stereo.h):
+ * stereo_bands is on and the frame has two eyes of one work size. */
+static inline int seg_stereo(const struct seg *s)
+{
+    const struct tile_plan *p = &s->plan;
+    return s->cfg.stereo_bands > 0 && p->n_eyes == 2 && p->eye[0].work_w == p->eye[1].work_w
+           && p->eye[0].work_h == p->eye[1].work_h;
+}
+
 /* Checks the options, copies the config, loads the model (config_model_file:
  * models/<cfg.model>.tflite, or the command line's file) and plans the tiles into `s` (zeroed by the caller).
  * On failure what it made stays in `s` for seg_common_release(). */
