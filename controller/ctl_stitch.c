@@ -556,14 +556,18 @@ static int ctl_stitch_redo(struct ctl *c, const char *id, long long token, int i
     return rc < 0 ? e.code : 0;
 }
 
-int ctl_job_finish(struct ctl *c, const char *id)
+/* ---- a job's finish, step by step ---- */
+
+/* Whether the job is due for its stitch and this controller claimed it:
+ * 1 with *total and *token set, else what ctl_job_finish returns. */
+static int ctl_finish_claim(struct ctl *c, const char *id, long long *total, long long *token)
 {
     vr_err e = { 0 };
-    long long done = 0, total = 0;
+    long long done = 0;
     if (rq_job_number(c->q, id, "chunks_done", &done, &e) < 0 ||
-        rq_job_number(c->q, id, "chunks_total", &total, &e) < 0)
+        rq_job_number(c->q, id, "chunks_total", total, &e) < 0)
         return e.code;
-    if (total <= 0 || done < total)
+    if (*total <= 0 || done < *total)
         return 0;
     /* a running job is stitched by its holder, whose stitch ahead it
      * continues (a stitching one by whoever takes a dead holder's over) */
@@ -572,8 +576,87 @@ int ctl_job_finish(struct ctl *c, const char *id)
         return e.code;
     if (!strcmp(state, "running") && !ctl_job_mine(c, id))
         return 0;
-    long long token = 0;
-    int rc = rq_job_claim(c->q, id, "running", "stitching", c->name, &token, &e);
+    *token = 0;
+    return rq_job_claim(c->q, id, "running", "stitching", c->name, token, &e);
+}
+
+/* The stitch itself, under the claim: 1 when the output is there to be
+ * recorded done, else 0 with *rc what ctl_job_finish returns. */
+static int ctl_finish_stitch(struct ctl *c, const char *id, long long token,
+                             const struct job_spec *js, struct job_manifest *man, int elastic,
+                             struct ctl_paths *files, int *ahead, long long *frames, int *rc,
+                             vr_err *e)
+{
+    if ((*rc = ctl_paths_open(c, js, CTL_PATHS_OUTPUT, files, e)) == 0 &&
+        (*rc = rq_job_holds(c->q, id, "stitching", c->name, token, e)) == 0) {
+        /* paused past its heartbeat (the delay above in tests): another
+         * controller claimed the stitch and may be writing its temp now */
+        log_warn("job %s: its stitch was claimed by another controller meanwhile; left to it",
+                 id);
+        return 0;
+    }
+    if (*rc > 0) {
+        /* this controller holds the stitch now: another's temporary output
+         * (a controller killed mid-stitch, or one that lost its claim) is
+         * abandoned, and nothing else would ever remove it */
+        char base[JOB_PATH_MAX];
+        snprintf(base, sizeof base, "%s", js->output);
+        storage_drop_temps_of(files->out_dir, basename(base));
+        int damaged = -1;
+        *rc = ctl_stitch_rest(c, id, token, js, man, elastic, files, ahead, frames,
+                              &damaged, e);
+        if (*rc == CTL_CHUNK_DAMAGED) {
+            *rc = ctl_stitch_redo(c, id, token, damaged);
+            return 0;
+        }
+    }
+    if (*rc == VR_ECANCELED) {
+        log_warn("job %s: %s; its temporary output removed", id, e->msg);
+        *rc = 0;
+        return 0;
+    }
+    if (*rc == VR_EREDIS) { /* the job stays stitching under this controller: the audit redoes it */
+        log_warn("job %s: stitch stopped, nothing published: Redis did not answer (%s); the "
+                 "audit stitches again", id, e->msg);
+        return 0;
+    }
+    if (*rc < 0) {
+        vr_err_prefix(e, "stitch");
+        *rc = ctl_job_fail(c, id, token, e->msg);
+        return 0;
+    }
+    return 1;
+}
+
+/* The stitched output recorded done, and said: 1, or what ctl_job_finish
+ * returns when the record did not go through. */
+static int ctl_finish_record(struct ctl *c, const char *id, long long token,
+                             const struct job_spec *js, const struct ctl_paths *files,
+                             long long frames, int ahead, long long total, double stitch_s)
+{
+    vr_err e = { 0 };
+    int rc;
+    char fr[32];
+    snprintf(fr, sizeof fr, "%lld", frames);
+    rq_job_note(c->q, id, "frames_total", fr, NULL); /* a range plan may not have known it */
+    if ((rc = ctl_record_done(c, id, token, js->output, files->out_path, stitch_s, &e)) <= 0) {
+        if (rc < 0) /* the job stays stitching under this controller: the audit redoes it */
+            log_warn("job %s: %s published but not recorded done: %s; the audit stitches again",
+                     id, js->output, e.msg);
+        return rc < 0 ? e.code : 0;
+    }
+    log_info("job %s: done: %s (%lld frames; %d of %d chunks stitched ahead, the rest in %.2f s)",
+             id, js->output, frames, ahead, (int)total, stitch_s);
+    rq_event(c->q, id, "done: %s", js->output);
+    rq_fleetstats_note(c->q, RQ_NOTE_STITCH, stitch_s, NULL);
+    return 1; /* its chunk files go once the done is durable (ctl_cleanup_due) */
+}
+
+int ctl_job_finish(struct ctl *c, const char *id)
+{
+    vr_err e = { 0 };
+    long long total = 0, token = 0;
+    int rc = ctl_finish_claim(c, id, &total, &token);
     if (rc <= 0)
         return rc;
     struct job_spec js;
@@ -609,60 +692,9 @@ int ctl_job_finish(struct ctl *c, const char *id)
     double t0 = clock_mono_s();
     int ahead = 0;
     long long frames = man.frames;
-    if ((rc = ctl_paths_open(c, &js, CTL_PATHS_OUTPUT, &files, &e)) == 0 &&
-        (rc = rq_job_holds(c->q, id, "stitching", c->name, token, &e)) == 0) {
-        /* paused past its heartbeat (the delay above in tests): another
-         * controller claimed the stitch and may be writing its temp now */
-        log_warn("job %s: its stitch was claimed by another controller meanwhile; left to it",
-                 id);
-        goto out;
-    }
-    if (rc > 0) {
-        /* this controller holds the stitch now: another's temporary output
-         * (a controller killed mid-stitch, or one that lost its claim) is
-         * abandoned, and nothing else would ever remove it */
-        char base[JOB_PATH_MAX];
-        snprintf(base, sizeof base, "%s", js.output);
-        storage_drop_temps_of(files.out_dir, basename(base));
-        int damaged = -1;
-        rc = ctl_stitch_rest(c, id, token, &js, &man, elastic, &files, &ahead, &frames,
-                             &damaged, &e);
-        if (rc == CTL_CHUNK_DAMAGED) {
-            rc = ctl_stitch_redo(c, id, token, damaged);
-            goto out;
-        }
-    }
-    if (rc == VR_ECANCELED) {
-        log_warn("job %s: %s; its temporary output removed", id, e.msg);
-        rc = 0;
-        goto out;
-    }
-    if (rc == VR_EREDIS) { /* the job stays stitching under this controller: the audit redoes it */
-        log_warn("job %s: stitch stopped, nothing published: Redis did not answer (%s); the "
-                 "audit stitches again", id, e.msg);
-        goto out;
-    }
-    if (rc < 0) {
-        vr_err_prefix(&e, "stitch");
-        rc = ctl_job_fail(c, id, token, e.msg);
-        goto out;
-    }
-    double stitch_s = clock_mono_s() - t0;
-    char fr[32];
-    snprintf(fr, sizeof fr, "%lld", frames);
-    rq_job_note(c->q, id, "frames_total", fr, NULL); /* a range plan may not have known it */
-    if ((rc = ctl_record_done(c, id, token, js.output, files.out_path, stitch_s, &e)) <= 0) {
-        if (rc < 0) /* the job stays stitching under this controller: the audit redoes it */
-            log_warn("job %s: %s published but not recorded done: %s; the audit stitches again",
-                     id, js.output, e.msg);
-        rc = rc < 0 ? e.code : 0;
-        goto out;
-    }
-    log_info("job %s: done: %s (%lld frames; %d of %d chunks stitched ahead, the rest in %.2f s)",
-             id, js.output, frames, ahead, (int)total, stitch_s);
-    rq_event(c->q, id, "done: %s", js.output);
-    rq_fleetstats_note(c->q, RQ_NOTE_STITCH, stitch_s, NULL);
-    rc = 1; /* its chunk files go once the done is durable (ctl_cleanup_due) */
+    if (ctl_finish_stitch(c, id, token, &js, &man, elastic, &files, &ahead, &frames, &rc, &e))
+        rc = ctl_finish_record(c, id, token, &js, &files, frames, ahead, total,
+                               clock_mono_s() - t0);
 out:
     ctl_paths_close(&files);
     free(paths);
