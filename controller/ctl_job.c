@@ -121,20 +121,20 @@ int ctl_job_start(struct ctl *c, const char *id)
     if (rc <= 0)
         return rc < 0 ? rc : 0;
     struct job_spec js;
-    rc = ctl_job_spec(c, id, &js, &e);
+    rc = ctl_jobfiles_spec(c, id, &js, &e);
     if (rc == VR_EREDIS)
         return rc;
     /* the job's webhooks, checked: an invalid spec's own URL is dropped, so
      * its failure goes to this controller's --notify only */
     vr_err ne = { 0 };
     if (ctl_notify_urls(c, id, rc < 0 ? NULL : &js, &ne) < 0)
-        return ne.code == VR_EREDIS ? ne.code : ctl_job_fail(c, id, token, ne.msg);
+        return ne.code == VR_EREDIS ? ne.code : ctl_jobfiles_fail(c, id, token, ne.msg);
     if (rc < 0)
-        return ctl_job_fail(c, id, token, e.msg);
+        return ctl_jobfiles_fail(c, id, token, e.msg);
     /* the spec's paths lie under the roots, or nothing is touched */
     struct ctl_paths paths;
     if (ctl_paths_open(c, &js, 0, &paths, &e) < 0)
-        return ctl_job_fail(c, id, token, e.msg);
+        return ctl_jobfiles_fail(c, id, token, e.msg);
     rc = ctl_job_start_with(c, id, token, &js, &paths);
     ctl_paths_close(&paths);
     return rc;
@@ -155,9 +155,9 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     if ((rc = ctl_chunk_length(c, id, &js, paths->in_path, &wave, &e)) < 0)
         return rc;
     struct ctl_decision dec;
-    if ((rc = ctl_job_decide(&js, paths->in_path, &dec, &e)) < 0) {
+    if ((rc = ctl_decide(&js, paths->in_path, &dec, &e)) < 0) {
         ctl_paths_unmask(paths, &js, &e);
-        return ctl_job_fail(c, id, token, e.msg);
+        return ctl_jobfiles_fail(c, id, token, e.msg);
     }
     dec.wave_slots = wave;
     /* an elastic job: pieces of a second at most, half a chunk for short ones */
@@ -173,7 +173,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
             log_info("job %s: split stopped: %s", id, e.msg);
             return 0;
         }
-        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, token, e.msg);
+        return rc == VR_EREDIS ? rc : ctl_jobfiles_fail(c, id, token, e.msg);
     }
     double split_s = man.split_s;
     long long frames = man.frames;
@@ -185,7 +185,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
                             split_s, &e);
     job_manifest_release(&man);
     if (rc < 0)
-        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, token, e.msg);
+        return rc == VR_EREDIS ? rc : ctl_jobfiles_fail(c, id, token, e.msg);
     if (rc == 0) {
         log_info("job %s: no longer this controller's split (cancelled or taken over)", id);
         return 0;
@@ -195,7 +195,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     /* chunks that finished while the split went on (their results were
      * read then): stitched ahead now, and a job already complete ends */
     ctl_stitch_progress(c, id);
-    ctl_job_finish(c, id);
+    ctl_stitch_finish(c, id);
     return 1;
 }
 

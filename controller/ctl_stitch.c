@@ -5,7 +5,7 @@
  * chunk that is done in order, so the stitch after the last chunk has only
  * the tail left to copy and check.
  *
- * The head start is not a second source of truth: ctl_job_finish takes
+ * The head start is not a second source of truth: ctl_stitch_finish takes
  * the stitcher over once it has claimed the job, and does the whole stitch
  * itself when there is none (another controller followed the job, this one
  * restarted, or an append failed). Nothing is published until the end
@@ -81,7 +81,7 @@ void ctl_stitch_sweep(struct ctl *c)
         if (state[0])
             log_info("job %s is %s: its stitch ahead and temporary output dropped", t->id, state);
         else
-            ctl_job_lost(c, t->id);
+            ctl_lost_job(c, t->id);
         ctl_stitch_remove(c, t); /* the last entry moves into slot i */
     }
 }
@@ -123,7 +123,7 @@ static int ctl_chunk_ready(struct ctl *c, const char *id, int idx, int ranges)
            ctl_chunk_output_ready(c, id, idx, ranges, path, sizeof path);
 }
 
-int ctl_job_elastic(struct ctl *c, const char *id)
+int ctl_stitch_elastic(struct ctl *c, const char *id)
 {
     long long ms = 0;
     return rq_job_number(c->q, id, "piece_ms", &ms, NULL) > 0 && ms > 0;
@@ -166,11 +166,11 @@ static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
     snprintf(t->id, sizeof t->id, "%s", id);
     t->files.in = t->files.out_dir = -1;
     t->man = man; /* owned by the entry now */
-    t->elastic = ctl_job_elastic(c, id);
+    t->elastic = ctl_stitch_elastic(c, id);
     t->next = 0; /* the begin reads chunk 0's parameters; its add comes next */
     c->nstitches++;
     vr_err e = { 0 };
-    int rc = ctl_job_spec(c, id, &t->js, &e);
+    int rc = ctl_jobfiles_spec(c, id, &t->js, &e);
     if (rc == 0)
         rc = ctl_paths_open(c, &t->js, CTL_PATHS_OUTPUT, &t->files, &e);
     if (rc == 0)
@@ -189,7 +189,7 @@ static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
     return t;
 }
 
-int ctl_job_mine(struct ctl *c, const char *id)
+int ctl_stitch_mine(struct ctl *c, const char *id)
 {
     char jk[128], owner[160] = "";
     rq_key_job(jk, sizeof jk, id);
@@ -210,7 +210,7 @@ void ctl_stitch_progress(struct ctl *c, const char *id)
     /* one stitch ahead per job, the holder's: every controller's audit
      * and result handling come here, and each stitched every job ahead
      * into a temp of its own (issue 26, finding 8) */
-    if (strcmp(state, "running") || !ctl_job_mine(c, id)) {
+    if (strcmp(state, "running") || !ctl_stitch_mine(c, id)) {
         if (t)
             ctl_stitch_remove(c, t);
         return;
@@ -559,7 +559,7 @@ static int ctl_stitch_redo(struct ctl *c, const char *id, long long token, int i
 /* ---- a job's finish, step by step ---- */
 
 /* Whether the job is due for its stitch and this controller claimed it:
- * 1 with *total and *token set, else what ctl_job_finish returns. */
+ * 1 with *total and *token set, else what ctl_stitch_finish returns. */
 static int ctl_finish_claim(struct ctl *c, const char *id, long long *total, long long *token)
 {
     vr_err e = { 0 };
@@ -574,14 +574,14 @@ static int ctl_finish_claim(struct ctl *c, const char *id, long long *total, lon
     char state[32] = "";
     if (rq_job_state(c->q, id, state, sizeof state, &e) < 0)
         return e.code;
-    if (!strcmp(state, "running") && !ctl_job_mine(c, id))
+    if (!strcmp(state, "running") && !ctl_stitch_mine(c, id))
         return 0;
     *token = 0;
     return rq_job_claim(c->q, id, "running", "stitching", c->name, token, &e);
 }
 
 /* The stitch itself, under the claim: 1 when the output is there to be
- * recorded done, else 0 with *rc what ctl_job_finish returns. */
+ * recorded done, else 0 with *rc what ctl_stitch_finish returns. */
 static int ctl_finish_stitch(struct ctl *c, const char *id, long long token,
                              const struct job_spec *js, struct job_manifest *man, int elastic,
                              struct ctl_paths *files, int *ahead, long long *frames, int *rc,
@@ -622,13 +622,13 @@ static int ctl_finish_stitch(struct ctl *c, const char *id, long long token,
     }
     if (*rc < 0) {
         vr_err_prefix(e, "stitch");
-        *rc = ctl_job_fail(c, id, token, e->msg);
+        *rc = ctl_jobfiles_fail(c, id, token, e->msg);
         return 0;
     }
     return 1;
 }
 
-/* The stitched output recorded done, and said: 1, or what ctl_job_finish
+/* The stitched output recorded done, and said: 1, or what ctl_stitch_finish
  * returns when the record did not go through. */
 static int ctl_finish_record(struct ctl *c, const char *id, long long token,
                              const struct job_spec *js, const struct ctl_paths *files,
@@ -652,7 +652,7 @@ static int ctl_finish_record(struct ctl *c, const char *id, long long token,
     return 1; /* its chunk files go once the done is durable (ctl_cleanup_due) */
 }
 
-int ctl_job_finish(struct ctl *c, const char *id)
+int ctl_stitch_finish(struct ctl *c, const char *id)
 {
     vr_err e = { 0 };
     long long total = 0, token = 0;
@@ -660,20 +660,20 @@ int ctl_job_finish(struct ctl *c, const char *id)
     if (rc <= 0)
         return rc;
     struct job_spec js;
-    if ((rc = ctl_job_spec(c, id, &js, &e)) < 0)
-        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, token, e.msg);
+    if ((rc = ctl_jobfiles_spec(c, id, &js, &e)) < 0)
+        return rc == VR_EREDIS ? rc : ctl_jobfiles_fail(c, id, token, e.msg);
     char mpath[STORAGE_PATH_MAX];
     ctl_manifest_path(c, id, mpath, sizeof mpath);
     struct job_manifest man;
     if ((rc = job_manifest_read(mpath, &man, &e)) < 0)
-        return ctl_job_fail(c, id, token, e.msg);
+        return ctl_jobfiles_fail(c, id, token, e.msg);
     struct ctl_paths files = { .in = -1, .out_dir = -1 };
     char (*paths)[STORAGE_PATH_MAX] = calloc((size_t)man.nchunks, sizeof *paths);
     if (!paths) {
-        rc = ctl_job_fail(c, id, token, "out of memory");
+        rc = ctl_jobfiles_fail(c, id, token, "out of memory");
         goto out;
     }
-    int elastic = ctl_job_elastic(c, id);
+    int elastic = ctl_stitch_elastic(c, id);
     if (ctl_chunk_outputs(c, id, &man, elastic, paths, 0, &e) > 0) {
         /* the job runs again before its lost chunks are queued: a worker
          * skips a chunk of a job that is not running (it was, stitching) */
