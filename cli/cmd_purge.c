@@ -67,18 +67,17 @@ static int purge_older(struct rq *q, double older_s)
 int cmd_purge(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "redis", required_argument, 0, 'r' },
-        { "redis-password-file", required_argument, 0, 'p' },
+        RQ_LONGOPTS_REDIS,
         { "older-than", required_argument, 0, 'O' },
         { 0, 0, 0, 0 }
     };
-    const char *redis = NULL;
+    struct rq_opts ro = { 0 };
     double older_s = -1;
     int o;
     while ((o = cli_getopt(argc, argv, "", opts)) != -1) {
+        if (rq_opts_take(&ro, o, optarg))
+            continue;
         switch (o) {
-        case 'r': redis = optarg; break;
-        case 'p': rq_password_file(optarg); break;
         case 'O':
             if (cli_opt_duration("--older-than", optarg, 3650 * 86400.0, &older_s))
                 return 2;
@@ -94,7 +93,7 @@ int cmd_purge(int argc, char **argv)
     if (id && !job_id_valid(id))
         return cli_usage_error("'%s' is not a job id", id);
     struct rq *q = NULL;
-    int rc = vrctl_connect(redis, &q);
+    int rc = vrctl_connect(ro.redis, &q);
     if (rc)
         return rc;
     rc = id ? purge_one(q, id) : purge_older(q, older_s);

@@ -129,6 +129,61 @@ static void vrctl_print_job(const struct rq_job_status *st)
            st->frames_total, st->fps, st->wall_s);
 }
 
+/* ---- one job, step by step ---- */
+
+/* One job's object for --json: its status, how it is chunked, a full
+ * Redis, the fleet's hints while it waits, and (one job asked) its events. */
+static json_t *status_job_json(struct rq *q, const struct rq_job_status *st, const char *id,
+                               const char *chunking, const char *full, char hint[][200],
+                               int nh)
+{
+    json_t *o = rq_job_status_json(st);
+    if (chunking[0])
+        json_object_set_new(o, "chunking", json_string(chunking));
+    if (full[0])
+        json_object_set_new(o, "stalled", json_string(full));
+    json_t *h = json_array();
+    for (int k = 0; h && k < nh && !job_state_ended(st->state); k++)
+        json_array_append_new(h, json_string(hint[k]));
+    if (h && json_array_size(h))
+        json_object_set(o, "hints", h);
+    json_decref(h);
+    if (id)
+        json_object_set_new(o, "events", vrctl_events_json(q, id));
+    return o;
+}
+
+/* The lines of one job asked by id, below its summary. */
+static void status_job_detail(struct rq *q, const struct rq_job_status *st, const char *id,
+                              const char *chunking)
+{
+    char created[32];
+    vrctl_local_time(st->created_ms, created, sizeof created);
+    printf("  created %s\n", created);
+    printf("  input  %s%s\n  output %s\n", st->input,
+           !strcmp(chunking, "range") ? " (chunks read in place: --chunking range)"
+           : !strcmp(chunking, "copy") ? " (chunks cut into files: --chunking copy)"
+           : "", st->output);
+    const char *step = vrctl_chunk_step(chunking);
+    if (job_state_ended(st->state)) /* nothing runs or waits any more */
+        printf("  %s %.2f s, stitch %.2f s; chunks unfinished %lld, dead %lld\n", step,
+               st->split_s, st->stitch_s, st->chunks_queued, st->chunks_dead);
+    else
+        printf("  %s %.2f s, stitch %.2f s; chunks running %lld, queued %lld, "
+               "dead %lld\n", step, st->split_s, st->stitch_s, st->chunks_running,
+               st->chunks_queued, st->chunks_dead);
+    for (int w = 0; w < st->nworkers; w++)
+        printf("  worker %-40s %lld chunk%s %lld frame%s %.1f fps\n",
+               st->workers[w].name, st->workers[w].chunks,
+               text_plural(st->workers[w].chunks), st->workers[w].frames,
+               text_plural(st->workers[w].frames),
+               st->workers[w].busy_s > 0 ? st->workers[w].frames / st->workers[w].busy_s : 0);
+    vrctl_status_silent(q, id);
+    if (st->error[0])
+        printf("  error: %s\n", st->error);
+    vrctl_status_events(q, id, VRCTL_STATUS_EVENTS);
+}
+
 int cmd_status(int argc, char **argv)
 {
     struct vrctl_session v;
@@ -179,20 +234,8 @@ int cmd_status(int argc, char **argv)
             vrctl_list_header();
         shown++;
         if (json) {
-            json_t *o = rq_job_status_json(st);
-            if (chunking[0])
-                json_object_set_new(o, "chunking", json_string(chunking));
-            if (full[0])
-                json_object_set_new(o, "stalled", json_string(full));
-            json_t *h = json_array();
-            for (int k = 0; h && k < nh && !job_state_ended(st->state); k++)
-                json_array_append_new(h, json_string(hint[k]));
-            if (h && json_array_size(h))
-                json_object_set(o, "hints", h);
-            json_decref(h);
-            if (id)
-                json_object_set_new(o, "events", vrctl_events_json(q, id));
-            json_array_append_new(arr, o);
+            json_array_append_new(arr, status_job_json(q, st, id, chunking, full, hint,
+                                                       nh));
         }
         else {
             if (id)
@@ -201,33 +244,8 @@ int cmd_status(int argc, char **argv)
                 vrctl_list_job(st);
             if (!id && !job_state_ended(st->state))
                 vrctl_status_events(q, ids[i], 1);
-            if (id) {
-                char created[32];
-                vrctl_local_time(st->created_ms, created, sizeof created);
-                printf("  created %s\n", created);
-                printf("  input  %s%s\n  output %s\n", st->input,
-                       !strcmp(chunking, "range") ? " (chunks read in place: --chunking range)"
-                       : !strcmp(chunking, "copy") ? " (chunks cut into files: --chunking copy)"
-                       : "", st->output);
-                const char *step = vrctl_chunk_step(chunking);
-                if (job_state_ended(st->state)) /* nothing runs or waits any more */
-                    printf("  %s %.2f s, stitch %.2f s; chunks unfinished %lld, dead %lld\n", step,
-                           st->split_s, st->stitch_s, st->chunks_queued, st->chunks_dead);
-                else
-                    printf("  %s %.2f s, stitch %.2f s; chunks running %lld, queued %lld, "
-                           "dead %lld\n", step, st->split_s, st->stitch_s, st->chunks_running,
-                           st->chunks_queued, st->chunks_dead);
-                for (int w = 0; w < st->nworkers; w++)
-                    printf("  worker %-40s %lld chunk%s %lld frame%s %.1f fps\n",
-                           st->workers[w].name, st->workers[w].chunks,
-                           text_plural(st->workers[w].chunks), st->workers[w].frames,
-                           text_plural(st->workers[w].frames),
-                           st->workers[w].busy_s > 0 ? st->workers[w].frames / st->workers[w].busy_s : 0);
-                vrctl_status_silent(q, id);
-                if (st->error[0])
-                    printf("  error: %s\n", st->error);
-                vrctl_status_events(q, id, VRCTL_STATUS_EVENTS);
-            }
+            if (id)
+                status_job_detail(q, st, id, chunking);
         }
     }
     if (json) {

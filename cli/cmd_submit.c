@@ -264,19 +264,19 @@ int cmd_submit(int argc, char **argv)
         { "priority", required_argument, 0, 'P' },
         { "max-attempts", required_argument, 0, 'a' },
         { "wait", no_argument, 0, 'w' },
-        { "redis", required_argument, 0, 'r' },
-        { "redis-password-file", required_argument, 0, 'R' },
+        RQ_LONGOPTS_REDIS,
         { 0, 0, 0, 0 }
     };
     struct job_spec js;
     job_spec_defaults(&js);
-    const char *out = NULL, *redis = NULL;
+    struct rq_opts ro = { 0 };
+    const char *out = NULL;
     int wait = 0, replace = 0, o;
     while ((o = cli_getopt(argc, argv, VRCTL_OPTSTRING, opts)) != -1) {
         int spec = vrctl_spec_option(o, optarg, &js);
         if (spec > 1)
             return spec;
-        if (spec)
+        if (spec || rq_opts_take(&ro, o, optarg))
             continue;
         switch (o) {
         case 'o': out = optarg; break;
@@ -291,8 +291,6 @@ int cmd_submit(int argc, char **argv)
         case 'w': wait = 1; break;
         case 'y': replace = 1; break;
         case 'n': replace = 0; break;
-        case 'r': redis = optarg; break;
-        case 'R': rq_password_file(optarg); break;
         default: return 2; /* '?': cli_getopt said why */
         }
     }
@@ -301,12 +299,12 @@ int cmd_submit(int argc, char **argv)
     if (argc - optind < 1)
         return cli_usage_error("expected an input video (or a directory or pattern of them)");
     if (batch_wanted(argv + optind, argc - optind))
-        return submit_batch(argv + optind, argc - optind, out, redis, &js, replace, wait);
+        return submit_batch(argv + optind, argc - optind, out, ro.redis, &js, replace, wait);
     struct remux_info info;
     char id[48];
     int rc = vrctl_prepare(argv[optind], out, replace, &js, &info);
     struct rq *q = NULL;
-    if (rc || (rc = vrctl_connect(redis, &q)))
+    if (rc || (rc = vrctl_connect(ro.redis, &q)))
         return rc;
     rc = submit_one(q, &js, &info, id, sizeof id);
     if (rc) {

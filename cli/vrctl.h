@@ -8,6 +8,7 @@
 #include "job.h"
 #include "remux.h"
 #include "rq.h"
+#include "rq_opts.h"
 
 #include <jansson.h>
 #include <stdio.h>

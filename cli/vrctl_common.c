@@ -51,23 +51,20 @@ int vrctl_no_job(const char *id)
 int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
 {
     static const struct option opts[] = {
-        { "redis", required_argument, 0, 'r' },
-        { "redis-password-file", required_argument, 0, 'p' },
+        RQ_LONGOPTS_REDIS,
         { "json", no_argument, 0, 'j' },
         { "output", required_argument, 0, 'o' },
         { "follow", no_argument, 0, 'f' },
         { "state", required_argument, 0, 's' },
         { 0, 0, 0, 0 }
     };
-    const char *redis = NULL;
+    struct rq_opts ro = { 0 };
     memset(s, 0, sizeof *s);
     int o;
     while ((o = cli_getopt(argc, argv, (want & VRCTL_WANT_OUT) ? "o:yn" : "", opts)) != -1) {
-        if (o == 'r')
-            redis = optarg;
-        else if (o == 'p')
-            rq_password_file(optarg);
-        else if (o == 'j' && (want & VRCTL_WANT_JSON))
+        if (rq_opts_take(&ro, o, optarg))
+            continue;
+        if (o == 'j' && (want & VRCTL_WANT_JSON))
             s->json = 1;
         else if (o == 'o' && (want & VRCTL_WANT_OUT))
             s->output = optarg;
@@ -104,7 +101,7 @@ int vrctl_begin(int argc, char **argv, unsigned want, struct vrctl_session *s)
         return cli_usage_error("which job? (vrctl status lists them)");
     if (s->id && !job_id_valid(s->id))
         return cli_usage_error("'%s' is not a job id", s->id);
-    return vrctl_connect(redis, &s->q);
+    return vrctl_connect(ro.redis, &s->q);
 }
 
 void vrctl_end(struct vrctl_session *s)

@@ -292,6 +292,120 @@ static void screen_outage(struct vrctl_screen *sc, struct vrctl_view *views, int
     fprintf(stderr, "\033[J");
 }
 
+/* ---- one turn, step by step ---- */
+
+/* Every job: those live now join (at the start, or submitted since). */
+static void watch_join(struct rq *q, struct vrctl_view *views, int *nv, char (*ids)[48], int n,
+                       struct rq_job_status *st)
+{
+    for (int i = 0; i < n && *nv < VIEW_JOBS; i++) {
+        int known = 0;
+        for (int k = 0; k < *nv && !known; k++)
+            known = !strcmp(views[k].id, ids[i]);
+        if (known || rq_job_status(q, ids[i], 0, st, NULL) < 0 || job_state_ended(st->state))
+            continue;
+        memset(&views[*nv], 0, sizeof views[*nv]);
+        snprintf(views[*nv].id, sizeof views[*nv].id, "%s", ids[i]);
+        views[(*nv)++].last_done = -1;
+    }
+}
+
+/* Each watched job's figures (and, off a terminal, its line and new
+ * events): 1, or 0 when Redis failed (e). *live: the jobs not ended;
+ * *gone: the one job watched was purged. */
+static int watch_figures(struct rq *q, struct vrctl_screen *sc, struct vrctl_view *views, int nv,
+                         struct rq_job_status *st, const char *one, vr_err *e, int *live,
+                         int *gone)
+{
+    int ok = 1;
+    for (int i = 0; i < nv; i++) {
+        struct vrctl_view *v = &views[i];
+        if (v->ended)
+            continue;
+        if (rq_job_status(q, v->id, 0, st, e) < 0) {
+            if (e->code != VR_ENOENT) {
+                ok = 0;
+                break;
+            }
+            v->ended = 1; /* purged while watched */
+            v->rc = 2;
+            *gone = one != NULL;
+            continue;
+        }
+        char bar[64], eta[32];
+        double frac = view_figures(v, st, sc->cols, bar, sizeof bar, eta, sizeof eta);
+        view_lost(sc, v);
+        if (!sc->tty) {
+            view_new_events(q, v);
+            if (st->chunks_done != v->last_done || job_state_ended(st->state)) {
+                /* the bar is for eyes: a log object carries the figures only */
+                int text = log_get_format() == LOG_TEXT;
+                log_say(LOG_INFO, "%s%s%s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps "
+                        "ETA %s [%s]\n", v->id, text ? " " : "", text ? bar : "", frac * 100,
+                        st->chunks_done, st->chunks_total, v->shown, st->frames_total,
+                        st->fps, eta, st->state);
+                v->last_done = st->chunks_done;
+            }
+        }
+        if (job_state_ended(st->state)) {
+            v->ended = 2; /* its end is said after the redraw below */
+            continue;
+        }
+        (*live)++;
+    }
+    return ok;
+}
+
+/* On a terminal the block redrawn in place; else a hint said once, when
+ * one appears. */
+static void watch_draw(struct vrctl_screen *sc, struct rq *q, struct vrctl_view *views, int nv,
+                       const char *one, char hint[][200], int nh, int *hint_shown)
+{
+    if (sc->tty) {
+        if (sc->drawn)
+            fprintf(stderr, "\033[%dA", sc->drawn);
+        sc->drawn = 0;
+        sc->cols = term_cols(2);
+        char full[512];
+        if (rq_memory_full(q, full, sizeof full, NULL) > 0)
+            screen_line(sc, "  stalled: %s", full);
+        for (int i = 0; i < nv; i++) {
+            if (views[i].ended == 1)
+                continue; /* said and done, or purged */
+            screen_line(sc, "%s", views[i].bar);
+            if (!views[i].ended)
+                view_workers(sc, &views[i]);
+            screen_events(sc, q, views[i].id, one ? 3 : !views[i].ended);
+        }
+        if (!one)
+            screen_events(sc, q, "", 0);
+        for (int k = 0; k < nh; k++)
+            screen_line(sc, "  note: %s", hint[k]);
+        fprintf(stderr, "\033[J");
+    } else {
+        int kinds = vrctl_hint_kinds(hint, nh);
+        for (int k = 0; k < nh && (kinds & ~*hint_shown); k++) /* once, when one appears */
+            log_say(LOG_WARN, "%s%s%s\n", one ? one : "", one ? ": " : "", hint[k]);
+        *hint_shown = kinds;
+    }
+}
+
+/* A job's end is said below the block: on a terminal watching every job,
+ * its bar stays in the block (state shown) until all end. */
+static void watch_ends(struct rq *q, const struct vrctl_screen *sc, struct vrctl_view *views,
+                       int nv, struct rq_job_status *st, const char *one, int live,
+                       enum log_level level)
+{
+    for (int i = 0; i < nv; i++) {
+        if (views[i].ended != 2 || (sc->tty && !one && live))
+            continue;
+        log_set_level(level);
+        if (rq_job_status(q, views[i].id, 0, st, NULL) == 0)
+            views[i].rc = view_end(q, st);
+        views[i].ended = 1;
+    }
+}
+
 /* Watches job `one`, or with one NULL every job live now or submitted while
  * it runs, until they end. */
 static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, int hints)
@@ -329,17 +443,7 @@ static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, i
         vr_err e = { 0 };
         int n = one ? 0 : rq_job_list(q, ids, VIEW_JOBS, &e);
         int ok = n >= 0;
-        /* every job: those live now join (at the start, or submitted since) */
-        for (int i = 0; ok && i < n && nv < VIEW_JOBS; i++) {
-            int known = 0;
-            for (int k = 0; k < nv && !known; k++)
-                known = !strcmp(views[k].id, ids[i]);
-            if (known || rq_job_status(q, ids[i], 0, st, NULL) < 0 || job_state_ended(st->state))
-                continue;
-            memset(&views[nv], 0, sizeof views[nv]);
-            snprintf(views[nv].id, sizeof views[nv].id, "%s", ids[i]);
-            views[nv++].last_done = -1;
-        }
+        watch_join(q, views, &nv, ids, ok ? n : 0, st);
         if (!one && ok && first && nv == 0) {
             fprintf(stderr, "vrctl watch: no live jobs (vrctl status lists them all)\n");
             break;
@@ -349,41 +453,8 @@ static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, i
         ok = sc.nw >= 0;
         sc.now = rq_server_ms(q);
         int live = 0, gone = 0;
-        for (int i = 0; ok && i < nv; i++) {
-            struct vrctl_view *v = &views[i];
-            if (v->ended)
-                continue;
-            if (rq_job_status(q, v->id, 0, st, &e) < 0) {
-                if (e.code != VR_ENOENT) {
-                    ok = 0;
-                    break;
-                }
-                v->ended = 1; /* purged while watched */
-                v->rc = 2;
-                gone = one != NULL;
-                continue;
-            }
-            char bar[64], eta[32];
-            double frac = view_figures(v, st, sc.cols, bar, sizeof bar, eta, sizeof eta);
-            view_lost(&sc, v);
-            if (!sc.tty) {
-                view_new_events(q, v);
-                if (st->chunks_done != v->last_done || job_state_ended(st->state)) {
-                    /* the bar is for eyes: a log object carries the figures only */
-                    int text = log_get_format() == LOG_TEXT;
-                    log_say(LOG_INFO, "%s%s%s %3.0f%% chunks %lld/%lld frames %lld/%lld %.1f fps "
-                            "ETA %s [%s]\n", v->id, text ? " " : "", text ? bar : "", frac * 100,
-                            st->chunks_done, st->chunks_total, v->shown, st->frames_total,
-                            st->fps, eta, st->state);
-                    v->last_done = st->chunks_done;
-                }
-            }
-            if (job_state_ended(st->state)) {
-                v->ended = 2; /* its end is said after the redraw below */
-                continue;
-            }
-            live++;
-        }
+        if (ok)
+            ok = watch_figures(q, &sc, views, nv, st, one, &e, &live, &gone);
         if (!ok) {
             if (++fails > 120) {
                 rc = cli_fail(2, "%s (gave up)", e.msg);
@@ -410,43 +481,8 @@ static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, i
             hint_wait = 7;
         }
         nh = live ? nh : 0;
-        if (sc.tty) {
-            if (sc.drawn)
-                fprintf(stderr, "\033[%dA", sc.drawn);
-            sc.drawn = 0;
-            sc.cols = term_cols(2);
-            char full[512];
-            if (rq_memory_full(q, full, sizeof full, NULL) > 0)
-                screen_line(&sc, "  stalled: %s", full);
-            for (int i = 0; i < nv; i++) {
-                if (views[i].ended == 1)
-                    continue; /* said and done, or purged */
-                screen_line(&sc, "%s", views[i].bar);
-                if (!views[i].ended)
-                    view_workers(&sc, &views[i]);
-                screen_events(&sc, q, views[i].id, one ? 3 : !views[i].ended);
-            }
-            if (!one)
-                screen_events(&sc, q, "", 0);
-            for (int k = 0; k < nh; k++)
-                screen_line(&sc, "  note: %s", hint[k]);
-            fprintf(stderr, "\033[J");
-        } else {
-            int kinds = vrctl_hint_kinds(hint, nh);
-            for (int k = 0; k < nh && (kinds & ~hint_shown); k++) /* once, when one appears */
-                log_say(LOG_WARN, "%s%s%s\n", one ? one : "", one ? ": " : "", hint[k]);
-            hint_shown = kinds;
-        }
-        /* a job's end is said below the block: on a terminal watching
-         * every job, its bar stays in the block (state shown) until all end */
-        for (int i = 0; i < nv; i++) {
-            if (views[i].ended != 2 || (sc.tty && !one && live))
-                continue;
-            log_set_level(level);
-            if (rq_job_status(q, views[i].id, 0, st, NULL) == 0)
-                views[i].rc = view_end(q, st);
-            views[i].ended = 1;
-        }
+        watch_draw(&sc, q, views, nv, one, hint, nh, &hint_shown);
+        watch_ends(q, &sc, views, nv, st, one, live, level);
         if (!live) {
             for (int i = 0; i < nv; i++)
                 rc = views[i].rc > rc ? views[i].rc : rc;

@@ -147,7 +147,7 @@ int ctl_job_start(struct ctl *c, const char *id);
 
 /* Stitches a job whose chunks are all done (if this controller can take it),
  * verifies it, records the figures; requeues chunks whose outputs vanished. */
-int ctl_job_finish(struct ctl *c, const char *id);
+int ctl_stitch_finish(struct ctl *c, const char *id);
 
 /* Stitching ahead (ctl_stitch.c): appends the chunks of running job `id`
  * that are done, in order, to its output under a temporary name (begun
@@ -163,7 +163,7 @@ struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl
 
 /* 1 when job id is elastic: planned in pieces, its chunks cut as it runs
  * (ctl_cut.c); its chunk indices are the pieces some chunk starts at. */
-int ctl_job_elastic(struct ctl *c, const char *id);
+int ctl_stitch_elastic(struct ctl *c, const char *id);
 
 /* Drops job id's stitcher (its temporary output too); all of them at exit. */
 void ctl_stitch_drop(struct ctl *c, const char *id);
@@ -197,7 +197,7 @@ void ctl_retain(struct ctl *c);
  * own split's or stitch's (refused, with a line, once another controller
  * claimed the job meanwhile); 0 for a failure of the job's work (a dead
  * chunk), whoever holds it. */
-int ctl_job_fail(struct ctl *c, const char *id, long long token, const char *reason);
+int ctl_jobfiles_fail(struct ctl *c, const char *id, long long token, const char *reason);
 
 /* Reclaims chunk entries idle for longer than the lease: requeue or
  * dead-letter (rq_chunk_fail), once the reports a dead controller left
@@ -211,7 +211,7 @@ int ctl_audit(struct ctl *c, int deep);
  * was live here (in the active set, or stitching): a purge deletes a record
  * and its active entry in one script, so Redis lost writes (an AOF it
  * refused to replay on restart, a stale replica, a hand-made DEL). */
-void ctl_job_lost(struct ctl *c, const char *id);
+void ctl_lost_job(struct ctl *c, const char *id);
 
 /* Handles one worker report (vr:reports, ctl_reports.c) on connection q:
  * the state change it asks for, once it proves its claim (rq_claim.h); one
@@ -258,8 +258,7 @@ struct ctl_decision {
 /* Decides from the spec and the source (opened as `in`, named by
  * js->input): the config (profile + overrides) must load, the source must
  * open. Returns 0 or VR_E* with the reason. */
-int ctl_job_decide(const struct job_spec *js, const char *in, struct ctl_decision *d,
-                   vr_err *err);
+int ctl_decide(const struct job_spec *js, const char *in, struct ctl_decision *d, vr_err *err);
 
 /* ---- chunking a job: ranges (ctl_plan.c) or the copy split (ctl_split.c) ---- */
 
@@ -345,7 +344,7 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
  * the job), or the holder's heartbeat key expired and this one claimed it
  * now; 0 when another live controller holds it. Only the holder stitches
  * a job ahead and at its end. */
-int ctl_job_mine(struct ctl *c, const char *id);
+int ctl_stitch_mine(struct ctl *c, const char *id);
 
 /* Queues done chunk i of a running job again (its output damaged or
  * missing): the job's counters and the chunk's commits lowered, a new
@@ -361,7 +360,7 @@ int ctl_storage_open(struct ctl *c, const char *rel, int dir, char *fdpath, size
                      long long *size, vr_err *err);
 
 /* storage/jobs/<id> relative paths. */
-void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub);
+void ctl_jobfiles_dir(char *buf, size_t n, const char *id, const char *sub);
 
 /* Chunk i's file under the job's `sub` ("in", "out"), relative to the
  * storage root ("" when too long). */
@@ -384,7 +383,7 @@ void ctl_chunk_path(struct ctl *c, const char *id, const char *sub, int i, char 
 
 /* The job's spec from its record (VR_EFORMAT when missing or invalid),
  * read through the loop's connection, or through q (another thread's). */
-int ctl_job_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err);
-int ctl_job_spec_via(struct rq *q, const char *id, struct job_spec *js, vr_err *err);
+int ctl_jobfiles_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err);
+int ctl_jobfiles_spec_via(struct rq *q, const char *id, struct job_spec *js, vr_err *err);
 
 #endif

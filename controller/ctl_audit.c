@@ -133,12 +133,12 @@ static void ctl_audit_job(struct ctl *c, const char *id, int deep)
             }
         }
         ctl_stitch_progress(c, id);
-        ctl_job_finish(c, id);
+        ctl_stitch_finish(c, id);
     } else if (!strcmp(state, "stitching")) {
-        ctl_job_finish(c, id);
+        ctl_stitch_finish(c, id);
     } else if (job_state_ended(state) || !state[0]) {
         if (!state[0])
-            ctl_job_lost(c, id);
+            ctl_lost_job(c, id);
         ctl_stitch_drop(c, id);
         /* A cancelled job keeps its chunks so that `vrctl retry` can resume
          * it; storage/jobs/<id> may be deleted by hand. */

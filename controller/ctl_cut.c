@@ -74,7 +74,7 @@ static struct ctl_cut_plan *ctl_cut_plan_of(struct ctl *c, const char *id)
     vr_err e = { 0 };
     if (rq_job_number(c->q, id, "piece_ms", &ms, NULL) <= 0 || ms <= 0 || ms > 3600000 ||
         rq_job_number(c->q, id, "piece_warmup", &warmup, NULL) < 0 || warmup < 0 ||
-        warmup > 1000 || ctl_job_spec(c, id, &js, &e) < 0)
+        warmup > 1000 || ctl_jobfiles_spec(c, id, &js, &e) < 0)
         return NULL;
     struct ctl_paths p;
     if (ctl_paths_open(c, &js, 0, &p, &e) < 0)
@@ -193,7 +193,7 @@ static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, cons
     int e = k->e;
     struct job_spec js;
     vr_err err = { 0 };
-    if (ctl_job_spec(c, k->job, &js, &err) < 0)
+    if (ctl_jobfiles_spec(c, k->job, &js, &err) < 0)
         return 0;
     struct remux_range head, tail;
     ctl_range_merge(&cp->pl, k->idx, m, &head);

@@ -18,8 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int ctl_job_decide(const struct job_spec *js, const char *in, struct ctl_decision *d,
-                   vr_err *err)
+int ctl_decide(const struct job_spec *js, const char *in, struct ctl_decision *d, vr_err *err)
 {
     memset(d, 0, sizeof *d);
     struct vr_config cfg;

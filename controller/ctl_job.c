@@ -42,16 +42,46 @@ static void ctl_chunk_bound(struct ctl *c, const char *id, struct job_spec *js, 
     js->chunk_seconds = least;
 }
 
+/* ---- the notes a job's start writes ----
+ * The fields of its record the start decides (started_ms, the auto chunk
+ * length and wave, the layout), gathered and written in one call
+ * (rq_job_notes) before the job is chunked: a split resumed by another
+ * controller reads chunk_ms and chunk_wave back. */
+
+#define CTL_NOTES_MAX 6
+struct ctl_notes {
+    int n;
+    const char *field[CTL_NOTES_MAX];
+    char value[CTL_NOTES_MAX][64];
+};
+
+static void ctl_note(struct ctl_notes *nt, const char *field, const char *value)
+{
+    if (nt->n >= CTL_NOTES_MAX)
+        return;
+    nt->field[nt->n] = field;
+    snprintf(nt->value[nt->n++], sizeof nt->value[0], "%s", value);
+}
+
+static int ctl_notes_write(struct ctl *c, const char *id, const struct ctl_notes *nt,
+                           vr_err *err)
+{
+    const char *values[CTL_NOTES_MAX];
+    for (int i = 0; i < nt->n; i++)
+        values[i] = nt->value[i];
+    return nt->n ? rq_job_notes(c->q, id, nt->field, values, nt->n, err) : 0;
+}
+
 /* A job submitted with chunk length "auto" gets one decided from the
  * workers alive now and the source's duration, and its last wave graded
- * over those workers (*wave, remux_plan_opts.wave_slots), both stored in
- * its record (chunk_ms, chunk_wave) before the split, so a split resumed
+ * over those workers (*wave, remux_plan_opts.wave_slots), both noted for
+ * its record (chunk_ms, chunk_wave, in nt) before the split, so a split resumed
  * by another controller cuts at the same places whatever the fleet is by
  * then. A length the job asks for is kept as it is, not graded. */
 static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, const char *in,
-                            int *wave, vr_err *err)
+                            int *wave, struct ctl_notes *nt, vr_err *err)
 {
-    long long ms = 0, w = 0;
+    long long ms = 0, w = 0, noted = 0;
     *wave = js->chunk_wave; /* vrctl run's, with the length it chose */
     int rc = rq_job_number(c->q, id, "chunk_ms", &ms, err);
     if (rc < 0 || js->chunk_seconds > 0) {
@@ -69,17 +99,17 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
         ms = (long long)(s * 1000 + 0.5);
         char v[32];
         snprintf(v, sizeof v, "%d", n > 0 ? n : 1);
-        if ((rc = rq_job_note(c->q, id, "chunk_wave", v, err)) < 0)
-            return rc;
+        ctl_note(nt, "chunk_wave", v);
         snprintf(v, sizeof v, "%lld", ms);
-        if ((rc = rq_job_note(c->q, id, "chunk_ms", v, err)) < 0)
-            return rc;
+        ctl_note(nt, "chunk_ms", v);
         log_info("job %s: chunks of %.2f s (auto: %.1f s over %d workers alive%s)", id, s, dur,
                  n > 0 ? n : 1, picture ? "; a picture output: at least 4 chunks a worker" : "");
+        noted = n > 0 ? n : 1; /* not in the record until the notes go */
     }
     js->chunk_seconds = ms / 1000.0;
     ctl_chunk_bound(c, id, js, in);
-    if ((rc = rq_job_number(c->q, id, "chunk_wave", &w, err)) < 0)
+    w = noted;
+    if (!w && (rc = rq_job_number(c->q, id, "chunk_wave", &w, err)) < 0)
         return rc;
     *wave = w > 0 && w <= JOB_WAVE_SLOTS_MAX ? (int)w : 0;
     return 0;
@@ -121,20 +151,20 @@ int ctl_job_start(struct ctl *c, const char *id)
     if (rc <= 0)
         return rc < 0 ? rc : 0;
     struct job_spec js;
-    rc = ctl_job_spec(c, id, &js, &e);
+    rc = ctl_jobfiles_spec(c, id, &js, &e);
     if (rc == VR_EREDIS)
         return rc;
     /* the job's webhooks, checked: an invalid spec's own URL is dropped, so
      * its failure goes to this controller's --notify only */
     vr_err ne = { 0 };
     if (ctl_notify_urls(c, id, rc < 0 ? NULL : &js, &ne) < 0)
-        return ne.code == VR_EREDIS ? ne.code : ctl_job_fail(c, id, token, ne.msg);
+        return ne.code == VR_EREDIS ? ne.code : ctl_jobfiles_fail(c, id, token, ne.msg);
     if (rc < 0)
-        return ctl_job_fail(c, id, token, e.msg);
+        return ctl_jobfiles_fail(c, id, token, e.msg);
     /* the spec's paths lie under the roots, or nothing is touched */
     struct ctl_paths paths;
     if (ctl_paths_open(c, &js, 0, &paths, &e) < 0)
-        return ctl_job_fail(c, id, token, e.msg);
+        return ctl_jobfiles_fail(c, id, token, e.msg);
     rc = ctl_job_start_with(c, id, token, &js, &paths);
     ctl_paths_close(&paths);
     return rc;
@@ -149,21 +179,27 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     vr_err e = { 0 };
     int rc;
     char now[32];
+    struct ctl_notes nt = { 0 };
     snprintf(now, sizeof now, "%lld", rq_now_ms());
-    rq_job_note(c->q, id, "started_ms", now, NULL);
+    ctl_note(&nt, "started_ms", now);
     int wave, elastic = !(js.chunk_seconds > 0); /* --chunk-seconds N: never cut */
-    if ((rc = ctl_chunk_length(c, id, &js, paths->in_path, &wave, &e)) < 0)
+    if ((rc = ctl_chunk_length(c, id, &js, paths->in_path, &wave, &nt, &e)) < 0)
         return rc;
     struct ctl_decision dec;
-    if ((rc = ctl_job_decide(&js, paths->in_path, &dec, &e)) < 0) {
+    int drc = ctl_decide(&js, paths->in_path, &dec, &e);
+    if (drc == 0)
+        ctl_note(&nt, "layout", dec.layout);
+    vr_err ne = { 0 }; /* the start's notes, in one call, before the job is chunked */
+    if ((rc = ctl_notes_write(c, id, &nt, &ne)) < 0)
+        return rc == VR_EREDIS ? rc : ctl_jobfiles_fail(c, id, token, ne.msg);
+    if (drc < 0) {
         ctl_paths_unmask(paths, &js, &e);
-        return ctl_job_fail(c, id, token, e.msg);
+        return ctl_jobfiles_fail(c, id, token, e.msg);
     }
     dec.wave_slots = wave;
     /* an elastic job: pieces of a second at most, half a chunk for short ones */
     dec.piece_s = !elastic ? 0 : js.chunk_seconds / 2 < JOB_CUT_PIECE_S ? js.chunk_seconds / 2
                                                                           : JOB_CUT_PIECE_S;
-    rq_job_note(c->q, id, "layout", dec.layout, NULL);
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
              dec.warmup);
     struct job_manifest man = { 0 };
@@ -173,7 +209,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
             log_info("job %s: split stopped: %s", id, e.msg);
             return 0;
         }
-        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, token, e.msg);
+        return rc == VR_EREDIS ? rc : ctl_jobfiles_fail(c, id, token, e.msg);
     }
     double split_s = man.split_s;
     long long frames = man.frames;
@@ -185,7 +221,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
                             split_s, &e);
     job_manifest_release(&man);
     if (rc < 0)
-        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, token, e.msg);
+        return rc == VR_EREDIS ? rc : ctl_jobfiles_fail(c, id, token, e.msg);
     if (rc == 0) {
         log_info("job %s: no longer this controller's split (cancelled or taken over)", id);
         return 0;
@@ -195,7 +231,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     /* chunks that finished while the split went on (their results were
      * read then): stitched ahead now, and a job already complete ends */
     ctl_stitch_progress(c, id);
-    ctl_job_finish(c, id);
+    ctl_stitch_finish(c, id);
     return 1;
 }
 

@@ -22,7 +22,7 @@ _Static_assert(REMUX_MAX_CHUNKS == JOB_MAX_CHUNKS, "a split must fit a job manif
 
 /* ---- paths ---- */
 
-void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub)
+void ctl_jobfiles_dir(char *buf, size_t n, const char *id, const char *sub)
 {
     if (sub)
         snprintf(buf, n, "jobs/%s/%s", id, sub);
@@ -35,7 +35,7 @@ void ctl_job_dir(char *buf, size_t n, const char *id, const char *sub)
 void ctl_chunk_rel(char *buf, size_t n, const char *id, const char *sub, int i)
 {
     char dir[256];
-    ctl_job_dir(dir, sizeof dir, id, sub);
+    ctl_jobfiles_dir(dir, sizeof dir, id, sub);
     if (remux_chunk_name(dir, i, buf, n, NULL) < 0)
         buf[0] = '\0';
 }
@@ -50,7 +50,7 @@ void ctl_chunk_path(struct ctl *c, const char *id, const char *sub, int i, char 
 void ctl_manifest_path(struct ctl *c, const char *id, char *buf, size_t n)
 {
     char rel[256];
-    ctl_job_dir(rel, sizeof rel, id, "manifest.json");
+    ctl_jobfiles_dir(rel, sizeof rel, id, "manifest.json");
     storage_path(c->storage, rel, buf, n, NULL);
 }
 
@@ -61,7 +61,7 @@ int ctl_manifest_write(struct ctl *c, const char *id, const struct job_manifest 
      * swapped in for the job's directory meanwhile is not followed */
     char jrel[256], jdir[BENEATH_FD_PATH_MAX], mfd[BENEATH_FD_PATH_MAX + 16];
     char jreal[STORAGE_PATH_MAX];
-    ctl_job_dir(jrel, sizeof jrel, id, NULL);
+    ctl_jobfiles_dir(jrel, sizeof jrel, id, NULL);
     storage_path(c->storage, jrel, jreal, sizeof jreal, NULL);
     int jfd = ctl_storage_open(c, jrel, 1, jdir, sizeof jdir, NULL, err);
     if (jfd < 0)
@@ -75,12 +75,12 @@ int ctl_manifest_write(struct ctl *c, const char *id, const struct job_manifest 
 
 /* ---- the spec ---- */
 
-int ctl_job_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
+int ctl_jobfiles_spec(struct ctl *c, const char *id, struct job_spec *js, vr_err *err)
 {
-    return ctl_job_spec_via(c->q, id, js, err);
+    return ctl_jobfiles_spec_via(c->q, id, js, err);
 }
 
-int ctl_job_spec_via(struct rq *q, const char *id, struct job_spec *js, vr_err *err)
+int ctl_jobfiles_spec_via(struct rq *q, const char *id, struct job_spec *js, vr_err *err)
 {
     char *text = malloc(JOB_MAX_JSON + 1);
     if (!text)
@@ -107,7 +107,7 @@ static void ctl_drop_chunks(struct ctl *c, const char *id)
     static const char *const subs[] = { "in", "out" };
     for (int i = 0; i < 2; i++) {
         char rel[256], dir[STORAGE_PATH_MAX];
-        snprintf(rel, sizeof rel, "jobs/%.*s/%s", JOB_ID_MAX, id, subs[i]); /* = ctl_job_dir */
+        snprintf(rel, sizeof rel, "jobs/%.*s/%s", JOB_ID_MAX, id, subs[i]); /* = ctl_jobfiles_dir */
         storage_path(c->storage, rel, dir, sizeof dir, NULL);
         storage_rmtree(dir);
     }
@@ -129,7 +129,7 @@ void ctl_cleanup_due(struct ctl *c)
 
 /* ---- failing ---- */
 
-int ctl_job_fail(struct ctl *c, const char *id, long long token, const char *reason)
+int ctl_jobfiles_fail(struct ctl *c, const char *id, long long token, const char *reason)
 {
     vr_err e = { 0 };
     int rc = rq_job_fail(c->q, id, c->name, token, reason, &e);

@@ -1,6 +1,6 @@
 /*
  * ctl_lost.c - a live job whose record lost its state (ctl.h,
- * ctl_job_lost): said once at error level with its likely cause. A leaf:
+ * ctl_lost_job): said once at error level with its likely cause. A leaf:
  * the audit and the stitch sweep both call it.
  */
 #include "ctl.h"
@@ -9,7 +9,7 @@
 #include "rq_jobs.h"
 #include "vr_err.h"
 
-void ctl_job_lost(struct ctl *c, const char *id)
+void ctl_lost_job(struct ctl *c, const char *id)
 {
     char spec[64] = "";
     int rc = rq_job_spec(c->q, id, spec, sizeof spec, NULL);

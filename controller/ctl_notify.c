@@ -161,7 +161,7 @@ static void ctl_notify_round(struct ctl_notify *n)
     log_ctx_thread(d->job, -1);
     vr_err e = { 0 };
     /* input and output from the spec; one that does not parse leaves them out */
-    int have_spec = ctl_job_spec_via(n->q, d->job, n->js, &e) == 0;
+    int have_spec = ctl_jobfiles_spec_via(n->q, d->job, n->js, &e) == 0;
     if (!have_spec && e.code == VR_EREDIS) {
         log_ctx_thread(NULL, -1);
         return; /* Redis went away: the lease lapses, this or another controller goes on */

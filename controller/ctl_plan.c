@@ -72,7 +72,7 @@ static int ctl_plan_elastic(struct ctl *c, const char *id, const struct job_spec
                             struct remux_plan *pl, double secs, struct job_manifest *man,
                             vr_err *err)
 {
-    char fp[REMUX_FP_MAX], v[32];
+    char fp[REMUX_FP_MAX], v[4][32];
     int *starts = NULL, rc;
     int n = ctl_plan_groups(pl, js->chunk_seconds, &starts);
     if (n < 0)
@@ -84,17 +84,15 @@ static int ctl_plan_elastic(struct ctl *c, const char *id, const struct job_spec
         man->live_chunks = n;
         rc = ctl_manifest_write(c, id, man, err);
     }
-    snprintf(v, sizeof v, "%d", n);
-    if (rc == 0 && (rc = rq_job_note(c->q, id, "chunks_planned", v, err)) == 0) {
-        snprintf(v, sizeof v, "%lld", (long long)(d->piece_s * 1000 + 0.5));
-        rc = rq_job_note(c->q, id, "piece_ms", v, err);
-    }
-    snprintf(v, sizeof v, "%d", d->warmup);
+    /* the plan's notes in one call; pieces: the chunk indices the audit walks */
+    static const char *const fields[] = { "chunks_planned", "piece_ms", "piece_warmup", "pieces" };
+    snprintf(v[0], sizeof v[0], "%d", n);
+    snprintf(v[1], sizeof v[1], "%lld", (long long)(d->piece_s * 1000 + 0.5));
+    snprintf(v[2], sizeof v[2], "%d", d->warmup);
+    snprintf(v[3], sizeof v[3], "%d", pl->nchunks);
+    const char *values[] = { v[0], v[1], v[2], v[3] };
     if (rc == 0)
-        rc = rq_job_note(c->q, id, "piece_warmup", v, err);
-    snprintf(v, sizeof v, "%d", pl->nchunks); /* the chunk indices the audit walks */
-    if (rc == 0)
-        rc = rq_job_note(c->q, id, "pieces", v, err);
+        rc = rq_job_notes(c->q, id, fields, values, 4, err);
     for (int k = 0; rc == 0 && k < n; k++) {
         struct remux_range r;
         ctl_range_merge(pl, starts[k], starts[k + 1], &r);

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A copy-split chunk's input is kept until the job ends (ctl_job_finish
+/* A copy-split chunk's input is kept until the job ends (ctl_stitch_finish
  * removes jobs/<id>/in with the outputs; a failed or cancelled job keeps
  * it for `vrctl retry`). Deleting it at the commit, as this file did,
  * broke the queue's promise that any chunk can run again: a Redis crash
@@ -80,10 +80,10 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind, const 
         else
             snprintf(reason, sizeof reason, "chunk %d failed %lld times, dead-lettered: %s", idx,
                      rq_record_ll(n), err);
-        return ctl_job_fail(c, job, 0, reason);
+        return ctl_jobfiles_fail(c, job, 0, reason);
     }
     rq_event(c->q, job, "chunk %d done", idx);
     ctl_stitch_progress(c, job);
-    return ctl_job_finish(c, job);
+    return ctl_stitch_finish(c, job);
 }
 

@@ -31,7 +31,7 @@ void ctl_retain(struct ctl *c)
         if (!job_id_valid(ids[i]) || rq_job_purge(c->q, ids[i], before, NULL, 0, &e) != 1)
             continue;
         char dir[STORAGE_PATH_MAX];
-        ctl_job_dir(dir, sizeof dir, ids[i], NULL);
+        ctl_jobfiles_dir(dir, sizeof dir, ids[i], NULL);
         char path[STORAGE_PATH_MAX];
         if (storage_path(c->storage, dir, path, sizeof path, NULL) == 0)
             storage_rmtree(path);

@@ -11,8 +11,8 @@
 #include "job.h"
 #include "log.h"
 #include "rq_fleet.h"
+#include "rq_opts.h"
 #include "storage.h"
-#include "url_root.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -226,16 +226,87 @@ static int ctl_root(const char *what, const char *dir, char *out)
     return 0;
 }
 
-int cmd_controller_run(int argc, char **argv)
+/* ---- the command, step by step ---- */
+
+/* What the options gave, before it is checked and resolved. */
+struct ctl_args {
+    struct rq_opts ro; /* --redis, --storage, --input-root, ... (rq_opts.h) */
+    const char *out_root, *metrics_listen, *secret_file;
+    double lease, stall;
+};
+
+/* The notification defaults, and the test hooks that shorten them. */
+static void ctl_defaults(struct ctl *c, struct ctl_args *a)
+{
+    a->lease = 30;
+    a->stall = CTL_LOOP_STALL_S;
+    c->keep_jobs_ms = CTL_KEEP_JOBS_DEFAULT_MS;
+    c->max_chunks = CTL_MAX_CHUNKS;
+    c->notify.timeout_s = 10;
+    c->notify.max_attempts = 20;
+    unsigned test_retry = clock_test_delay_ms("VR_TEST_NOTIFY_RETRY_MS"); /* tests only */
+    c->notify.retry_ms = test_retry ? test_retry : CTL_NOTIFY_RETRY_MS;
+    const char *tpp = getenv("VR_TEST_NOTIFY_PUBLIC_PORT"); /* tests only */
+    c->notify.test_public_port = tpp ? atoi(tpp) : 0;
+}
+
+/* One option of the controller's own (not the shared block): 0, or the
+ * exit code (the usage error said). */
+static int ctl_option(struct ctl *c, struct ctl_args *a, int o)
+{
+    vr_err ne = { 0 };
+    switch (o) {
+    case 'l':
+        if (cli_opt_double("--lease-seconds", optarg, 0.5, 86400, &a->lease))
+            return 2;
+        break;
+    case 'k': c->keep_chunks = 1; break;
+    case 'K': {
+        double keep_s;
+        if (cli_opt_duration("--keep-jobs", optarg, 3650 * 86400.0, &keep_s))
+            return 2;
+        c->keep_jobs_ms = (long long)(keep_s * 1000);
+        break;
+    }
+    case 'O': a->out_root = optarg; break;
+    case 'M': a->metrics_listen = optarg; break;
+    case 'N':
+        if (job_notify_check(optarg, &ne) < 0)
+            return cli_usage_error("--notify %s: %s", optarg, ne.msg);
+        snprintf(c->notify.url, sizeof c->notify.url, "%s", optarg);
+        break;
+    case 'S': a->secret_file = optarg; break;
+    case 'T':
+        if (cli_opt_double("--notify-timeout", optarg, 0.5, 300, &c->notify.timeout_s))
+            return 2;
+        break;
+    case 'A':
+        if (cli_opt_int("--notify-attempts", optarg, 1, 1000, &c->notify.max_attempts))
+            return 2;
+        break;
+    case 'P': c->notify.allow_private = 1; break;
+    case 'L':
+        if (cli_opt_double("--loop-stall-seconds", optarg, 1, 86400, &a->stall))
+            return 2;
+        break;
+    case 'C':
+        if (cli_opt_int("--max-chunks", optarg, 1, JOB_MAX_CHUNKS, &c->max_chunks))
+            return 2;
+        break;
+    default: return 2; /* '?': cli_getopt said why */
+    }
+    return 0;
+}
+
+/* The options into c and a, checked: 0, or the exit code (said). */
+static int ctl_options(int argc, char **argv, struct ctl *c, struct ctl_args *a)
 {
     static const struct option opts[] = {
-        { "redis", required_argument, 0, 'r' },
-        { "redis-password-file", required_argument, 0, 'R' },
-        { "storage", required_argument, 0, 's' },
+        RQ_LONGOPTS_REDIS,
+        RQ_LONGOPTS_STORAGE,
         { "lease-seconds", required_argument, 0, 'l' },
         { "keep-chunks", no_argument, 0, 'k' },
         { "keep-jobs", required_argument, 0, 'K' },
-        { "input-root", required_argument, 0, 'I' },
         { "output-root", required_argument, 0, 'O' },
         { "metrics-listen", required_argument, 0, 'M' },
         { "notify", required_argument, 0, 'N' },
@@ -244,139 +315,110 @@ int cmd_controller_run(int argc, char **argv)
         { "notify-attempts", required_argument, 0, 'A' },
         { "notify-allow-private", no_argument, 0, 'P' },
         { "loop-stall-seconds", required_argument, 0, 'L' },
-        { "storage-allow-private", no_argument, 0, 'U' },
         { "max-chunks", required_argument, 0, 'C' },
         { 0, 0, 0, 0 }
     };
-    struct ctl c = { 0 };
-    const char *redis = NULL, *storage = NULL, *in_root = NULL, *out_root = NULL;
-    const char *metrics_listen = NULL, *secret_file = NULL;
-    double lease = 30, stall = CTL_LOOP_STALL_S;
-    c.keep_jobs_ms = CTL_KEEP_JOBS_DEFAULT_MS;
-    c.max_chunks = CTL_MAX_CHUNKS;
-    c.notify.timeout_s = 10;
-    c.notify.max_attempts = 20;
-    unsigned test_retry = clock_test_delay_ms("VR_TEST_NOTIFY_RETRY_MS"); /* tests only */
-    c.notify.retry_ms = test_retry ? test_retry : CTL_NOTIFY_RETRY_MS;
-    const char *tpp = getenv("VR_TEST_NOTIFY_PUBLIC_PORT"); /* tests only */
-    c.notify.test_public_port = tpp ? atoi(tpp) : 0;
     vr_err ne = { 0 };
-    int o;
+    int o, rc;
     while ((o = cli_getopt(argc, argv, "", opts)) != -1) {
-        switch (o) {
-        case 'r': redis = optarg; break;
-        case 'R': rq_password_file(optarg); break;
-        case 's': storage = optarg; break;
-        case 'l':
-            if (cli_opt_double("--lease-seconds", optarg, 0.5, 86400, &lease))
-                return 2;
-            break;
-        case 'k': c.keep_chunks = 1; break;
-        case 'K': {
-            double keep_s;
-            if (cli_opt_duration("--keep-jobs", optarg, 3650 * 86400.0, &keep_s))
-                return 2;
-            c.keep_jobs_ms = (long long)(keep_s * 1000);
-            break;
-        }
-        case 'I': /* a URL: a prefix for URL inputs; files stay under the storage root */
-            if (!url_root_is_url(optarg))
-                in_root = optarg;
-            else if (url_root_norm(optarg, c.input_url_root, sizeof c.input_url_root, &ne) < 0)
-                return cli_usage_error("--input-root: %s", ne.msg);
-            break;
-        case 'U': http_io_configure_private(1); break;
-        case 'O': out_root = optarg; break;
-        case 'M': metrics_listen = optarg; break;
-        case 'N':
-            if (job_notify_check(optarg, &ne) < 0)
-                return cli_usage_error("--notify %s: %s", optarg, ne.msg);
-            snprintf(c.notify.url, sizeof c.notify.url, "%s", optarg);
-            break;
-        case 'S': secret_file = optarg; break;
-        case 'T':
-            if (cli_opt_double("--notify-timeout", optarg, 0.5, 300, &c.notify.timeout_s))
-                return 2;
-            break;
-        case 'A':
-            if (cli_opt_int("--notify-attempts", optarg, 1, 1000, &c.notify.max_attempts))
-                return 2;
-            break;
-        case 'P': c.notify.allow_private = 1; break;
-        case 'L':
-            if (cli_opt_double("--loop-stall-seconds", optarg, 1, 86400, &stall))
-                return 2;
-            break;
-        case 'C':
-            if (cli_opt_int("--max-chunks", optarg, 1, JOB_MAX_CHUNKS, &c.max_chunks))
-                return 2;
-            break;
-        default: return 2; /* '?': cli_getopt said why */
-        }
+        rc = rq_opts_take(&a->ro, o, optarg);
+        if (!rc)
+            rc = ctl_option(c, a, o);
+        else if (rc == 1)
+            rc = 0;
+        if (rc)
+            return rc;
     }
     if (optind < argc)
         return cli_usage_error("unexpected argument '%s'", argv[optind]);
-    redis = rq_url_pick(redis);
-    vr_err ue = { 0 }; /* a malformed address is bad usage, said before anything starts */
-    if (rq_url_check(redis, &ue) < 0)
-        return cli_usage_error("%s", ue.msg);
-    if (!storage)
-        return cli_usage_error("--storage DIR is required");
-    if (ctl_notify_secret(secret_file, &c.notify, &ne) < 0)
+    if ((rc = rq_opts_check(&a->ro, 1)))
+        return rc;
+    if (a->ro.allow_private)
+        http_io_configure_private(1);
+    snprintf(c->input_url_root, sizeof c->input_url_root, "%s", a->ro.input_url_root);
+    if (ctl_notify_secret(a->secret_file, &c->notify, &ne) < 0)
         return cli_usage_error("%s", ne.msg);
-    if (ctl_root("storage root (--storage)", storage, c.storage) < 0 ||
-        ctl_root("input root (--input-root)", in_root ? in_root : storage, c.input_root) < 0 ||
-        ctl_root("output root (--output-root)", out_root ? out_root : storage, c.output_root) < 0)
+    return 0;
+}
+
+/* The roots, the name and the signals: 0, or 1 with the reason said. */
+static int ctl_setup(struct ctl *c, const struct ctl_args *a)
+{
+    const char *storage = a->ro.storage, *in_root = a->ro.input_root, *out_root = a->out_root;
+    if (ctl_root("storage root (--storage)", storage, c->storage) < 0 ||
+        ctl_root("input root (--input-root)", in_root ? in_root : storage, c->input_root) < 0 ||
+        ctl_root("output root (--output-root)", out_root ? out_root : storage, c->output_root) < 0)
         return 1;
-    snprintf(c.url, sizeof c.url, "%s", redis);
-    c.lease_ms = (long long)(lease * 1000);
-    c.stall_ms = (long long)(stall * 1000);
-    c.between_chunks = ctl_poll_results;
-    ctl_name(c.name, sizeof c.name);
-    char owner[sizeof c.name + 2];
-    snprintf(owner, sizeof owner, "c:%s", c.name);
+    snprintf(c->url, sizeof c->url, "%s", a->ro.redis);
+    c->lease_ms = (long long)(a->lease * 1000);
+    c->stall_ms = (long long)(a->stall * 1000);
+    c->between_chunks = ctl_poll_results;
+    ctl_name(c->name, sizeof c->name);
+    char owner[sizeof c->name + 2];
+    snprintf(owner, sizeof owner, "c:%s", c->name);
     if (storage_temp_owner_set(owner) < 0) /* a host name of other characters */
-        log_warn("controller %s: its temporary files carry no owner and are never swept", c.name);
-    c.stop = &ctl_stop;
+        log_warn("controller %s: its temporary files carry no owner and are never swept", c->name);
+    c->stop = &ctl_stop;
     struct sigaction sa = { 0 };
     sa.sa_handler = ctl_on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    return 0;
+}
+
+/* Redis, the sweeps, the threads and the loop, then the teardown: the
+ * loop's exit code. */
+static int ctl_run(struct ctl *c, struct ctl_prom *prom)
+{
+    vr_err ne = { 0 };
+    if (rq_ready(&c->q, c->url, NULL, &ctl_stop, NULL) < 0) {
+        ctl_prom_stop(&prom);
+        rq_free(&c->q);
+        return 1;
+    }
+    ctl_sweep_temps(c);   /* both need Redis: the owners' leases, the jobs */
+    ctl_sweep_outputs(c);
+    ctl_loop_pulse(c);
+    ctl_prom_watch(prom, c);
+    struct ctl_hb hb = { .c = c };
+    hb.started = pthread_create(&hb.th, NULL, ctl_hb_main, &hb) == 0;
+    struct ctl_notify *notify = NULL;
+    if (ctl_notify_start(c, &notify, &ne) < 0)
+        log_error("%s; job ends are not notified by this controller", ne.msg);
+    struct ctl_reports *reports = NULL;
+    if (ctl_reports_start(c, &reports, &ne) < 0) /* the loop drains them: slower, not lost */
+        log_error("%s; the workers' reports are read between the loop's turns", ne.msg);
+    int rc = ctl_loop(c);
+    ctl_reports_stop(&reports);
+    ctl_stitch_drop_all(c);
+    if (hb.started)
+        pthread_join(hb.th, NULL);
+    ctl_notify_stop(&notify);
+    explicit_bzero(c->notify.secret, sizeof c->notify.secret);
+    ctl_prom_stop(&prom);
+    rq_free(&c->q);
+    return rc;
+}
+
+int cmd_controller_run(int argc, char **argv)
+{
+    struct ctl c = { 0 };
+    struct ctl_args a = { 0 };
+    ctl_defaults(&c, &a);
+    int rc = ctl_options(argc, argv, &c, &a);
+    if (rc)
+        return rc;
+    if (ctl_setup(&c, &a))
+        return 1;
     /* Served before Redis is reached: a bad address is said at once, and
      * /healthz answers 503 while the controller waits for Redis. */
     struct ctl_prom *prom = NULL;
-    if (metrics_listen) {
+    if (a.metrics_listen) {
         vr_err e = { 0 };
-        if (ctl_prom_start(metrics_listen, c.url, &prom, &e) < 0) {
+        if (ctl_prom_start(a.metrics_listen, c.url, &prom, &e) < 0) {
             cli_fail(1, "%s", e.msg);
             return e.code == VR_EINVAL ? 2 : 1;
         }
     }
-    if (rq_ready(&c.q, c.url, NULL, &ctl_stop, NULL) < 0) {
-        ctl_prom_stop(&prom);
-        rq_free(&c.q);
-        return 1;
-    }
-    ctl_sweep_temps(&c);   /* both need Redis: the owners' leases, the jobs */
-    ctl_sweep_outputs(&c);
-    ctl_loop_pulse(&c);
-    ctl_prom_watch(prom, &c);
-    struct ctl_hb hb = { .c = &c };
-    hb.started = pthread_create(&hb.th, NULL, ctl_hb_main, &hb) == 0;
-    struct ctl_notify *notify = NULL;
-    if (ctl_notify_start(&c, &notify, &ne) < 0)
-        log_error("%s; job ends are not notified by this controller", ne.msg);
-    struct ctl_reports *reports = NULL;
-    if (ctl_reports_start(&c, &reports, &ne) < 0) /* the loop drains them: slower, not lost */
-        log_error("%s; the workers' reports are read between the loop's turns", ne.msg);
-    int rc = ctl_loop(&c);
-    ctl_reports_stop(&reports);
-    ctl_stitch_drop_all(&c);
-    if (hb.started)
-        pthread_join(hb.th, NULL);
-    ctl_notify_stop(&notify);
-    explicit_bzero(c.notify.secret, sizeof c.notify.secret);
-    ctl_prom_stop(&prom);
-    rq_free(&c.q);
-    return rc;
+    return ctl_run(&c, prom);
 }

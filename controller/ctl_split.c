@@ -131,7 +131,7 @@ static int ctl_split_run(struct ctl_split_job *s, struct job_manifest *man, vr_e
     /* jobs/<id>/in created and opened beneath the storage root, and the
      * split writes through that descriptor: no link there is followed */
     char rel[256], indir[BENEATH_FD_PATH_MAX], indir_real[STORAGE_PATH_MAX];
-    ctl_job_dir(rel, sizeof rel, id, "in");
+    ctl_jobfiles_dir(rel, sizeof rel, id, "in");
     storage_path(c->storage, rel, indir_real, sizeof indir_real, NULL);
     int dfd = ctl_storage_open(c, rel, 1, indir, sizeof indir, NULL, err);
     if (dfd < 0)

@@ -5,7 +5,7 @@
  * chunk that is done in order, so the stitch after the last chunk has only
  * the tail left to copy and check.
  *
- * The head start is not a second source of truth: ctl_job_finish takes
+ * The head start is not a second source of truth: ctl_stitch_finish takes
  * the stitcher over once it has claimed the job, and does the whole stitch
  * itself when there is none (another controller followed the job, this one
  * restarted, or an append failed). Nothing is published until the end
@@ -81,7 +81,7 @@ void ctl_stitch_sweep(struct ctl *c)
         if (state[0])
             log_info("job %s is %s: its stitch ahead and temporary output dropped", t->id, state);
         else
-            ctl_job_lost(c, t->id);
+            ctl_lost_job(c, t->id);
         ctl_stitch_remove(c, t); /* the last entry moves into slot i */
     }
 }
@@ -123,7 +123,7 @@ static int ctl_chunk_ready(struct ctl *c, const char *id, int idx, int ranges)
            ctl_chunk_output_ready(c, id, idx, ranges, path, sizeof path);
 }
 
-int ctl_job_elastic(struct ctl *c, const char *id)
+int ctl_stitch_elastic(struct ctl *c, const char *id)
 {
     long long ms = 0;
     return rq_job_number(c->q, id, "piece_ms", &ms, NULL) > 0 && ms > 0;
@@ -166,11 +166,11 @@ static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
     snprintf(t->id, sizeof t->id, "%s", id);
     t->files.in = t->files.out_dir = -1;
     t->man = man; /* owned by the entry now */
-    t->elastic = ctl_job_elastic(c, id);
+    t->elastic = ctl_stitch_elastic(c, id);
     t->next = 0; /* the begin reads chunk 0's parameters; its add comes next */
     c->nstitches++;
     vr_err e = { 0 };
-    int rc = ctl_job_spec(c, id, &t->js, &e);
+    int rc = ctl_jobfiles_spec(c, id, &t->js, &e);
     if (rc == 0)
         rc = ctl_paths_open(c, &t->js, CTL_PATHS_OUTPUT, &t->files, &e);
     if (rc == 0)
@@ -189,7 +189,7 @@ static struct ctl_stitch *ctl_stitch_start(struct ctl *c, const char *id)
     return t;
 }
 
-int ctl_job_mine(struct ctl *c, const char *id)
+int ctl_stitch_mine(struct ctl *c, const char *id)
 {
     char jk[128], owner[160] = "";
     rq_key_job(jk, sizeof jk, id);
@@ -210,7 +210,7 @@ void ctl_stitch_progress(struct ctl *c, const char *id)
     /* one stitch ahead per job, the holder's: every controller's audit
      * and result handling come here, and each stitched every job ahead
      * into a temp of its own (issue 26, finding 8) */
-    if (strcmp(state, "running") || !ctl_job_mine(c, id)) {
+    if (strcmp(state, "running") || !ctl_stitch_mine(c, id)) {
         if (t)
             ctl_stitch_remove(c, t);
         return;
@@ -556,41 +556,124 @@ static int ctl_stitch_redo(struct ctl *c, const char *id, long long token, int i
     return rc < 0 ? e.code : 0;
 }
 
-int ctl_job_finish(struct ctl *c, const char *id)
+/* ---- a job's finish, step by step ---- */
+
+/* Whether the job is due for its stitch and this controller claimed it:
+ * 1 with *total and *token set, else what ctl_stitch_finish returns. */
+static int ctl_finish_claim(struct ctl *c, const char *id, long long *total, long long *token)
 {
     vr_err e = { 0 };
-    long long done = 0, total = 0;
+    long long done = 0;
     if (rq_job_number(c->q, id, "chunks_done", &done, &e) < 0 ||
-        rq_job_number(c->q, id, "chunks_total", &total, &e) < 0)
+        rq_job_number(c->q, id, "chunks_total", total, &e) < 0)
         return e.code;
-    if (total <= 0 || done < total)
+    if (*total <= 0 || done < *total)
         return 0;
     /* a running job is stitched by its holder, whose stitch ahead it
      * continues (a stitching one by whoever takes a dead holder's over) */
     char state[32] = "";
     if (rq_job_state(c->q, id, state, sizeof state, &e) < 0)
         return e.code;
-    if (!strcmp(state, "running") && !ctl_job_mine(c, id))
+    if (!strcmp(state, "running") && !ctl_stitch_mine(c, id))
         return 0;
-    long long token = 0;
-    int rc = rq_job_claim(c->q, id, "running", "stitching", c->name, &token, &e);
+    *token = 0;
+    return rq_job_claim(c->q, id, "running", "stitching", c->name, token, &e);
+}
+
+/* The stitch itself, under the claim: 1 when the output is there to be
+ * recorded done, else 0 with *rc what ctl_stitch_finish returns. */
+static int ctl_finish_stitch(struct ctl *c, const char *id, long long token,
+                             const struct job_spec *js, struct job_manifest *man, int elastic,
+                             struct ctl_paths *files, int *ahead, long long *frames, int *rc,
+                             vr_err *e)
+{
+    if ((*rc = ctl_paths_open(c, js, CTL_PATHS_OUTPUT, files, e)) == 0 &&
+        (*rc = rq_job_holds(c->q, id, "stitching", c->name, token, e)) == 0) {
+        /* paused past its heartbeat (the delay above in tests): another
+         * controller claimed the stitch and may be writing its temp now */
+        log_warn("job %s: its stitch was claimed by another controller meanwhile; left to it",
+                 id);
+        return 0;
+    }
+    if (*rc > 0) {
+        /* this controller holds the stitch now: another's temporary output
+         * (a controller killed mid-stitch, or one that lost its claim) is
+         * abandoned, and nothing else would ever remove it */
+        char base[JOB_PATH_MAX];
+        snprintf(base, sizeof base, "%s", js->output);
+        storage_drop_temps_of(files->out_dir, basename(base));
+        int damaged = -1;
+        *rc = ctl_stitch_rest(c, id, token, js, man, elastic, files, ahead, frames,
+                              &damaged, e);
+        if (*rc == CTL_CHUNK_DAMAGED) {
+            *rc = ctl_stitch_redo(c, id, token, damaged);
+            return 0;
+        }
+    }
+    if (*rc == VR_ECANCELED) {
+        log_warn("job %s: %s; its temporary output removed", id, e->msg);
+        *rc = 0;
+        return 0;
+    }
+    if (*rc == VR_EREDIS) { /* the job stays stitching under this controller: the audit redoes it */
+        log_warn("job %s: stitch stopped, nothing published: Redis did not answer (%s); the "
+                 "audit stitches again", id, e->msg);
+        return 0;
+    }
+    if (*rc < 0) {
+        vr_err_prefix(e, "stitch");
+        *rc = ctl_jobfiles_fail(c, id, token, e->msg);
+        return 0;
+    }
+    return 1;
+}
+
+/* The stitched output recorded done, and said: 1, or what ctl_stitch_finish
+ * returns when the record did not go through. */
+static int ctl_finish_record(struct ctl *c, const char *id, long long token,
+                             const struct job_spec *js, const struct ctl_paths *files,
+                             long long frames, int ahead, long long total, double stitch_s)
+{
+    vr_err e = { 0 };
+    int rc;
+    char fr[32];
+    snprintf(fr, sizeof fr, "%lld", frames);
+    rq_job_note(c->q, id, "frames_total", fr, NULL); /* a range plan may not have known it */
+    if ((rc = ctl_record_done(c, id, token, js->output, files->out_path, stitch_s, &e)) <= 0) {
+        if (rc < 0) /* the job stays stitching under this controller: the audit redoes it */
+            log_warn("job %s: %s published but not recorded done: %s; the audit stitches again",
+                     id, js->output, e.msg);
+        return rc < 0 ? e.code : 0;
+    }
+    log_info("job %s: done: %s (%lld frames; %d of %d chunks stitched ahead, the rest in %.2f s)",
+             id, js->output, frames, ahead, (int)total, stitch_s);
+    rq_event(c->q, id, "done: %s", js->output);
+    rq_fleetstats_note(c->q, RQ_NOTE_STITCH, stitch_s, NULL);
+    return 1; /* its chunk files go once the done is durable (ctl_cleanup_due) */
+}
+
+int ctl_stitch_finish(struct ctl *c, const char *id)
+{
+    vr_err e = { 0 };
+    long long total = 0, token = 0;
+    int rc = ctl_finish_claim(c, id, &total, &token);
     if (rc <= 0)
         return rc;
     struct job_spec js;
-    if ((rc = ctl_job_spec(c, id, &js, &e)) < 0)
-        return rc == VR_EREDIS ? rc : ctl_job_fail(c, id, token, e.msg);
+    if ((rc = ctl_jobfiles_spec(c, id, &js, &e)) < 0)
+        return rc == VR_EREDIS ? rc : ctl_jobfiles_fail(c, id, token, e.msg);
     char mpath[STORAGE_PATH_MAX];
     ctl_manifest_path(c, id, mpath, sizeof mpath);
     struct job_manifest man;
     if ((rc = job_manifest_read(mpath, &man, &e)) < 0)
-        return ctl_job_fail(c, id, token, e.msg);
+        return ctl_jobfiles_fail(c, id, token, e.msg);
     struct ctl_paths files = { .in = -1, .out_dir = -1 };
     char (*paths)[STORAGE_PATH_MAX] = calloc((size_t)man.nchunks, sizeof *paths);
     if (!paths) {
-        rc = ctl_job_fail(c, id, token, "out of memory");
+        rc = ctl_jobfiles_fail(c, id, token, "out of memory");
         goto out;
     }
-    int elastic = ctl_job_elastic(c, id);
+    int elastic = ctl_stitch_elastic(c, id);
     if (ctl_chunk_outputs(c, id, &man, elastic, paths, 0, &e) > 0) {
         /* the job runs again before its lost chunks are queued: a worker
          * skips a chunk of a job that is not running (it was, stitching) */
@@ -609,60 +692,9 @@ int ctl_job_finish(struct ctl *c, const char *id)
     double t0 = clock_mono_s();
     int ahead = 0;
     long long frames = man.frames;
-    if ((rc = ctl_paths_open(c, &js, CTL_PATHS_OUTPUT, &files, &e)) == 0 &&
-        (rc = rq_job_holds(c->q, id, "stitching", c->name, token, &e)) == 0) {
-        /* paused past its heartbeat (the delay above in tests): another
-         * controller claimed the stitch and may be writing its temp now */
-        log_warn("job %s: its stitch was claimed by another controller meanwhile; left to it",
-                 id);
-        goto out;
-    }
-    if (rc > 0) {
-        /* this controller holds the stitch now: another's temporary output
-         * (a controller killed mid-stitch, or one that lost its claim) is
-         * abandoned, and nothing else would ever remove it */
-        char base[JOB_PATH_MAX];
-        snprintf(base, sizeof base, "%s", js.output);
-        storage_drop_temps_of(files.out_dir, basename(base));
-        int damaged = -1;
-        rc = ctl_stitch_rest(c, id, token, &js, &man, elastic, &files, &ahead, &frames,
-                             &damaged, &e);
-        if (rc == CTL_CHUNK_DAMAGED) {
-            rc = ctl_stitch_redo(c, id, token, damaged);
-            goto out;
-        }
-    }
-    if (rc == VR_ECANCELED) {
-        log_warn("job %s: %s; its temporary output removed", id, e.msg);
-        rc = 0;
-        goto out;
-    }
-    if (rc == VR_EREDIS) { /* the job stays stitching under this controller: the audit redoes it */
-        log_warn("job %s: stitch stopped, nothing published: Redis did not answer (%s); the "
-                 "audit stitches again", id, e.msg);
-        goto out;
-    }
-    if (rc < 0) {
-        vr_err_prefix(&e, "stitch");
-        rc = ctl_job_fail(c, id, token, e.msg);
-        goto out;
-    }
-    double stitch_s = clock_mono_s() - t0;
-    char fr[32];
-    snprintf(fr, sizeof fr, "%lld", frames);
-    rq_job_note(c->q, id, "frames_total", fr, NULL); /* a range plan may not have known it */
-    if ((rc = ctl_record_done(c, id, token, js.output, files.out_path, stitch_s, &e)) <= 0) {
-        if (rc < 0) /* the job stays stitching under this controller: the audit redoes it */
-            log_warn("job %s: %s published but not recorded done: %s; the audit stitches again",
-                     id, js.output, e.msg);
-        rc = rc < 0 ? e.code : 0;
-        goto out;
-    }
-    log_info("job %s: done: %s (%lld frames; %d of %d chunks stitched ahead, the rest in %.2f s)",
-             id, js.output, frames, ahead, (int)total, stitch_s);
-    rq_event(c->q, id, "done: %s", js.output);
-    rq_fleetstats_note(c->q, RQ_NOTE_STITCH, stitch_s, NULL);
-    rc = 1; /* its chunk files go once the done is durable (ctl_cleanup_due) */
+    if (ctl_finish_stitch(c, id, token, &js, &man, elastic, &files, &ahead, &frames, &rc, &e))
+        rc = ctl_finish_record(c, id, token, &js, &files, frames, ahead, total,
+                               clock_mono_s() - t0);
 out:
     ctl_paths_close(&files);
     free(paths);

@@ -37,7 +37,7 @@ long long ctl_sweep_outputs(struct ctl *c)
     for (int i = 0; i < n; i++) {
         struct job_spec js;
         char dir[JOB_PATH_MAX], base[JOB_PATH_MAX];
-        if (ctl_job_spec(c, ids[i], &js, NULL) < 0)
+        if (ctl_jobfiles_spec(c, ids[i], &js, NULL) < 0)
             continue;
         int fd = ctl_output_dir_open(c, &js, dir, sizeof dir, base, sizeof base);
         if (fd < 0)

@@ -5,6 +5,7 @@
  * side data (remux.h).
  */
 #include "remux.h"
+#include "remux_stitch.h"
 
 #include "remux_io.h"
 #include "remux_ts.h"

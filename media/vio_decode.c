@@ -275,6 +275,57 @@ int vio_in_open(const struct vio_in_opts *o, struct vio_in **out, vr_err *err)
     return vio_in_open_from(o, NULL, out, NULL, err);
 }
 
+/* ---- an input, step by step ---- */
+
+/* A video stream nothing decodes (AVERROR_DECODER_NOT_FOUND): the error
+ * names its codec and tag. */
+static int no_decoder(const struct vio_in *in, const char *path, vr_err *err)
+{
+    /* AVERROR_DECODER_NOT_FOUND: a video stream, but nothing decodes it
+     * (a codec the container names and FFmpeg does not know is "none") */
+    int si = -1;
+    for (unsigned i = 0; si < 0 && i < in->fmt->nb_streams; i++)
+        if (in->fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO)
+            si = (int)i;
+    const AVCodecParameters *p = si >= 0 ? in->fmt->streams[si]->codecpar : NULL;
+    char tag[AV_FOURCC_MAX_STRING_SIZE] = "";
+    if (p && p->codec_tag)
+        av_fourcc_make_string(tag, p->codec_tag);
+    return vr_err_set(err, VR_ENOTSUP, "%s: stream %d (video): unsupported codec %s%s%s: this "
+                      "FFmpeg build has no decoder for it", path, si,
+                      p && p->codec_id != AV_CODEC_ID_NONE ? avcodec_get_name(p->codec_id)
+                                                           : "(unknown)",
+                      tag[0] ? ", tag " : "", tag);
+}
+
+/* The video stream vi's figures into in->info: 0, or a frame size
+ * refused. */
+static int read_info(struct vio_in *in, int vi, const struct vio_in_opts *o, vr_err *err)
+{
+    int rc;
+    in->st = in->fmt->streams[vi];
+    AVCodecParameters *par = in->st->codecpar;
+    struct vio_info *inf = &in->info;
+    inf->video_index = vi;
+    inf->codec = avcodec_get_name(par->codec_id);
+    inf->w = par->width;
+    inf->h = par->height;
+    if ((rc = vio_frame_size_check(o->path, inf->w, inf->h, err)) < 0)
+        return rc;
+    inf->time_base = in->st->time_base;
+    inf->frame_rate = av_guess_frame_rate(in->fmt, in->st, NULL);
+    inf->nb_frames = in->st->nb_frames;
+    inf->duration_s = vio_declared_duration(in->fmt, in->st->index);
+    if (inf->duration_s <= 0 && in->fmt->duration > 0) /* the whole file's: a guess */
+        inf->duration_s = (double)in->fmt->duration / AV_TIME_BASE;
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)par->format);
+    inf->bit_depth = d ? d->comp[0].depth : 8;
+    inf->sw_fmt = (enum AVPixelFormat)par->format;
+    inf->coded_fmt = inf->sw_fmt;
+    inf->full_range = par->color_range == AVCOL_RANGE_JPEG;
+    return 0;
+}
+
 int vio_in_open_from(const struct vio_in_opts *o, struct vio_in **donor, struct vio_in **out,
                      int *decoder_kept, vr_err *err)
 {
@@ -320,42 +371,12 @@ int vio_in_open_from(const struct vio_in_opts *o, struct vio_in **donor, struct 
         goto fail;
     }
     if (vi < 0 || !codec) {
-        /* AVERROR_DECODER_NOT_FOUND: a video stream, but nothing decodes it
-         * (a codec the container names and FFmpeg does not know is "none") */
-        int si = -1;
-        for (unsigned i = 0; si < 0 && i < in->fmt->nb_streams; i++)
-            if (in->fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO)
-                si = (int)i;
-        const AVCodecParameters *p = si >= 0 ? in->fmt->streams[si]->codecpar : NULL;
-        char tag[AV_FOURCC_MAX_STRING_SIZE] = "";
-        if (p && p->codec_tag)
-            av_fourcc_make_string(tag, p->codec_tag);
-        rc = vr_err_set(err, VR_ENOTSUP, "%s: stream %d (video): unsupported codec %s%s%s: this "
-                        "FFmpeg build has no decoder for it", o->path, si,
-                        p && p->codec_id != AV_CODEC_ID_NONE ? avcodec_get_name(p->codec_id) : "(unknown)",
-                        tag[0] ? ", tag " : "", tag);
+        rc = no_decoder(in, o->path, err);
         goto fail;
     }
-    in->st = in->fmt->streams[vi];
-    AVCodecParameters *par = in->st->codecpar;
-    struct vio_info *inf = &in->info;
-    inf->video_index = vi;
-    inf->codec = avcodec_get_name(par->codec_id);
-    inf->w = par->width;
-    inf->h = par->height;
-    if ((rc = vio_frame_size_check(o->path, inf->w, inf->h, err)) < 0)
+    if ((rc = read_info(in, vi, o, err)) < 0)
         goto fail;
-    inf->time_base = in->st->time_base;
-    inf->frame_rate = av_guess_frame_rate(in->fmt, in->st, NULL);
-    inf->nb_frames = in->st->nb_frames;
-    inf->duration_s = vio_declared_duration(in->fmt, in->st->index);
-    if (inf->duration_s <= 0 && in->fmt->duration > 0) /* the whole file's: a guess */
-        inf->duration_s = (double)in->fmt->duration / AV_TIME_BASE;
-    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)par->format);
-    inf->bit_depth = d ? d->comp[0].depth : 8;
-    inf->sw_fmt = (enum AVPixelFormat)par->format;
-    inf->coded_fmt = inf->sw_fmt;
-    inf->full_range = par->color_range == AVCOL_RANGE_JPEG;
+    struct vio_info *inf = &in->info;
     read_side_data(in);
 
     if (donor && take_decoder(in, *donor, codec, o)) {

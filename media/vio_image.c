@@ -79,27 +79,90 @@ static int av_msg(vr_err *err, int code, const char *path, const char *what, int
     return vr_err_set(err, code, "%s: %s: %s", path, what, buf);
 }
 
+/* ---- one image, step by step ---- */
+
+/* A regular, non-empty file within VIO_IMAGE_MAX_FILE. */
+static int image_file_check(const char *path, struct stat *st, vr_err *err)
+{
+    if (stat(path, st) != 0)
+        return vr_err_set(err, VR_ENOENT, "%s: no such file", path);
+    if (!S_ISREG(st->st_mode))
+        return vr_err_set(err, VR_EFORMAT, "%s: not a regular file", path);
+    if (st->st_size == 0)
+        return vr_err_set(err, VR_EFORMAT, "%s: empty file, not an image", path);
+    if ((unsigned long long)st->st_size > VIO_IMAGE_MAX_FILE)
+        return vr_err_set(err, VR_EFORMAT, "%s: %lld bytes, more than the %u allowed",
+                          path, (long long)st->st_size, VIO_IMAGE_MAX_FILE);
+    return 0;
+}
+
+/* The one packet read (pkt) and its codec told from its bytes (*id): 0,
+ * or the image refused. */
+static int image_sniff(AVFormatContext *fmt, AVPacket *pkt, const char *path, long long size,
+                       enum AVCodecID *id, vr_err *err)
+{
+    /* image2 guesses the codec from the name; trust the bytes instead */
+    *id = AV_CODEC_ID_NONE;
+    int rc = av_read_frame(fmt, pkt);
+    if (rc < 0)
+        return av_msg(err, VR_EFORMAT, path, "cannot read", rc);
+    if (pkt->size >= 8 && memcmp(pkt->data, "\x89PNG\r\n\x1a\n", 8) == 0)
+        *id = AV_CODEC_ID_PNG;
+    else if (pkt->size >= 3 && pkt->data[0] == 0xFF && pkt->data[1] == 0xD8
+             && pkt->data[2] == 0xFF)
+        *id = AV_CODEC_ID_MJPEG;
+    if (*id == AV_CODEC_ID_NONE)
+        return vr_err_set(err, VR_EFORMAT, "%s: not a PNG or JPEG image", path);
+    if (pkt->size != size || !complete_file(*id, pkt->data, pkt->size))
+        return vr_err_set(err, VR_EFORMAT, "%s: truncated %s (no end marker)", path,
+                          *id == AV_CODEC_ID_PNG ? "PNG" : "JPEG");
+    return 0;
+}
+
+/* The decoded frame into img's RGB24. */
+static int image_to_rgb(const AVFrame *frm, struct vio_image *img, const char *path, vr_err *err)
+{
+    /* JPEG's yuvj* formats are plain YUV at full range: say so to swscale
+     * instead of handing it the deprecated names */
+    enum AVPixelFormat src = frm->format;
+    int full = frm->color_range == AVCOL_RANGE_JPEG;
+    switch (src) {
+    case AV_PIX_FMT_YUVJ420P: src = AV_PIX_FMT_YUV420P; full = 1; break;
+    case AV_PIX_FMT_YUVJ422P: src = AV_PIX_FMT_YUV422P; full = 1; break;
+    case AV_PIX_FMT_YUVJ444P: src = AV_PIX_FMT_YUV444P; full = 1; break;
+    case AV_PIX_FMT_YUVJ440P: src = AV_PIX_FMT_YUV440P; full = 1; break;
+    default: break;
+    }
+    struct SwsContext *sws = sws_getContext(frm->width, frm->height, src, img->w, img->h,
+                         AV_PIX_FMT_RGB24, SWS_POINT, NULL, NULL, NULL);
+    if (sws) {
+        const int *coef = sws_getCoefficients(SWS_CS_ITU601); /* JFIF is BT.601 */
+        sws_setColorspaceDetails(sws, coef, full, coef, 1, 0, 1 << 16, 1 << 16);
+    }
+    if (!sws)
+        return vr_err_set(err, VR_ECODEC, "%s: cannot convert %s to RGB", path,
+                          av_get_pix_fmt_name(frm->format));
+    uint8_t *dst[4] = { img->data };
+    int dls[4] = { img->linesize };
+    sws_scale(sws, (const uint8_t *const *)frm->data, frm->linesize, 0, frm->height,
+              dst, dls);
+    sws_freeContext(sws);
+    return 0;
+}
+
 int vio_image_read(const char *path, struct vio_image **out, vr_err *err)
 {
     AVFormatContext *fmt = NULL;
     AVCodecContext *dec = NULL;
     AVPacket *pkt = NULL;
     AVFrame *frm = NULL;
-    struct SwsContext *sws = NULL;
     struct vio_image *img = NULL;
     struct stat st;
     int rc;
 
     *out = NULL;
-    if (stat(path, &st) != 0)
-        return vr_err_set(err, VR_ENOENT, "%s: no such file", path);
-    if (!S_ISREG(st.st_mode))
-        return vr_err_set(err, VR_EFORMAT, "%s: not a regular file", path);
-    if (st.st_size == 0)
-        return vr_err_set(err, VR_EFORMAT, "%s: empty file, not an image", path);
-    if ((unsigned long long)st.st_size > VIO_IMAGE_MAX_FILE)
-        return vr_err_set(err, VR_EFORMAT, "%s: %lld bytes, more than the %u allowed",
-                          path, (long long)st.st_size, VIO_IMAGE_MAX_FILE);
+    if ((rc = image_file_check(path, &st, err)) < 0)
+        return rc;
 
     /* image2 by name: probing would also accept text "formats" (tty, ...) */
     const AVInputFormat *ifmt = av_find_input_format("image2");
@@ -112,32 +175,14 @@ int vio_image_read(const char *path, struct vio_image **out, vr_err *err)
         rc = vr_err_set(err, VR_EFORMAT, "%s: not a PNG or JPEG image", path);
         goto fail;
     }
-    /* image2 guesses the codec from the name; trust the bytes instead */
-    enum AVCodecID id = AV_CODEC_ID_NONE;
     pkt = av_packet_alloc();
     if (!pkt) {
         rc = vr_err_set(err, VR_ENOMEM, "out of memory");
         goto fail;
     }
-    rc = av_read_frame(fmt, pkt);
-    if (rc < 0) {
-        rc = av_msg(err, VR_EFORMAT, path, "cannot read", rc);
+    enum AVCodecID id = AV_CODEC_ID_NONE;
+    if ((rc = image_sniff(fmt, pkt, path, (long long)st.st_size, &id, err)) < 0)
         goto fail;
-    }
-    if (pkt->size >= 8 && memcmp(pkt->data, "\x89PNG\r\n\x1a\n", 8) == 0)
-        id = AV_CODEC_ID_PNG;
-    else if (pkt->size >= 3 && pkt->data[0] == 0xFF && pkt->data[1] == 0xD8
-             && pkt->data[2] == 0xFF)
-        id = AV_CODEC_ID_MJPEG;
-    if (id == AV_CODEC_ID_NONE) {
-        rc = vr_err_set(err, VR_EFORMAT, "%s: not a PNG or JPEG image", path);
-        goto fail;
-    }
-    if (pkt->size != st.st_size || !complete_file(id, pkt->data, pkt->size)) {
-        rc = vr_err_set(err, VR_EFORMAT, "%s: truncated %s (no end marker)", path,
-                        id == AV_CODEC_ID_PNG ? "PNG" : "JPEG");
-        goto fail;
-    }
 
     const AVCodec *codec = avcodec_find_decoder(id);
     dec = codec ? avcodec_alloc_context3(codec) : NULL;
@@ -167,38 +212,13 @@ int vio_image_read(const char *path, struct vio_image **out, vr_err *err)
         vr_err_prefix(err, "%s", path);
         goto fail;
     }
-    /* JPEG's yuvj* formats are plain YUV at full range: say so to swscale
-     * instead of handing it the deprecated names */
-    enum AVPixelFormat src = frm->format;
-    int full = frm->color_range == AVCOL_RANGE_JPEG;
-    switch (src) {
-    case AV_PIX_FMT_YUVJ420P: src = AV_PIX_FMT_YUV420P; full = 1; break;
-    case AV_PIX_FMT_YUVJ422P: src = AV_PIX_FMT_YUV422P; full = 1; break;
-    case AV_PIX_FMT_YUVJ444P: src = AV_PIX_FMT_YUV444P; full = 1; break;
-    case AV_PIX_FMT_YUVJ440P: src = AV_PIX_FMT_YUV440P; full = 1; break;
-    default: break;
-    }
-    sws = sws_getContext(frm->width, frm->height, src, img->w, img->h,
-                         AV_PIX_FMT_RGB24, SWS_POINT, NULL, NULL, NULL);
-    if (sws) {
-        const int *coef = sws_getCoefficients(SWS_CS_ITU601); /* JFIF is BT.601 */
-        sws_setColorspaceDetails(sws, coef, full, coef, 1, 0, 1 << 16, 1 << 16);
-    }
-    if (!sws) {
-        rc = vr_err_set(err, VR_ECODEC, "%s: cannot convert %s to RGB", path,
-                        av_get_pix_fmt_name(frm->format));
+    if ((rc = image_to_rgb(frm, img, path, err)) < 0)
         goto fail;
-    }
-    uint8_t *dst[4] = { img->data };
-    int dls[4] = { img->linesize };
-    sws_scale(sws, (const uint8_t *const *)frm->data, frm->linesize, 0, frm->height,
-              dst, dls);
     *out = img;
     img = NULL;
     rc = 0;
 
 fail:
-    sws_freeContext(sws);
     vio_image_free(&img);
     av_frame_free(&frm);
     av_packet_free(&pkt);

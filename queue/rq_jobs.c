@@ -401,17 +401,32 @@ int rq_job_number(struct rq *q, const char *id, const char *field, long long *v,
 int rq_job_note(struct rq *q, const char *id, const char *field, const char *value,
                 vr_err *err)
 {
+    return rq_job_notes(q, id, &field, &value, 1, err);
+}
+
+#define RQ_JOB_NOTES_MAX 8
+
+int rq_job_notes(struct rq *q, const char *id, const char *const *fields,
+                 const char *const *values, int n, vr_err *err)
+{
     static const char *const scripted[] = { "state", "controller", "chunks_done", "frames_done",
                                             "chunks_total", "error", "notify_seq", "notify_state",
                                             NULL };
-    for (int i = 0; scripted[i]; i++)
-        if (!strcmp(field, scripted[i]))
-            return vr_err_set(err, VR_EINVAL, "job field '%s' changes only through its script",
-                              field);
+    if (n < 1 || n > RQ_JOB_NOTES_MAX)
+        return vr_err_set(err, VR_EINVAL, "%d job notes in one call (1..%d)", n,
+                          RQ_JOB_NOTES_MAX);
     char jk[128];
     rq_key_job(jk, sizeof jk, id);
-    const char *argv[] = { "HSET", jk, field, value };
-    redisReply *r = rq_cmdargv(q, err, 4, argv, NULL);
+    const char *argv[2 + 2 * RQ_JOB_NOTES_MAX] = { "HSET", jk };
+    for (int k = 0; k < n; k++) {
+        for (int i = 0; scripted[i]; i++)
+            if (!strcmp(fields[k], scripted[i]))
+                return vr_err_set(err, VR_EINVAL, "job field '%s' changes only through its "
+                                  "script", fields[k]);
+        argv[2 + 2 * k] = fields[k];
+        argv[3 + 2 * k] = values[k];
+    }
+    redisReply *r = rq_cmdargv(q, err, 2 + 2 * n, argv, NULL);
     if (!r)
         return err ? err->code : VR_EREDIS;
     freeReplyObject(r);

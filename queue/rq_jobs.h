@@ -52,6 +52,11 @@ int rq_job_number(struct rq *q, const char *id, const char *field, long long *v,
 int rq_job_note(struct rq *q, const char *id, const char *field, const char *value,
                 vr_err *err);
 
+/* The same for n fields at once (one HSET, one round trip): a job's start
+ * writes its notes together. Refuses all when one is a scripted field. */
+int rq_job_notes(struct rq *q, const char *id, const char *const *fields,
+                 const char *const *values, int n, vr_err *err);
+
 /* splitting -> running for controller `me` under claim `token`, with the
  * split's figures. 1 moved, 0 the job is no longer this controller's split
  * (cancelled, failed or taken over), <0 error. */

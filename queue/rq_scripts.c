@@ -27,7 +27,7 @@
  * that holds the entry ("name+k+C"); the chunk record's `worker` is its
  * name part.
  */
-#include "rq.h"
+#include "rq_scripts.h"
 #include "rq_eval.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * reply's shape and size is checked before use; an entry that breaks the
  * limits is acknowledged and skipped so it cannot wedge a consumer.
  */
-#include "rq.h"
+#include "rq_stream.h"
 
 #include "log.h"
 

@@ -11,6 +11,7 @@
 #include "http_io.h"
 #include "log.h"
 #include "pipeline_cuda.h"
+#include "rq_opts.h"
 #include "storage.h"
 
 #include <getopt.h>
@@ -131,13 +132,21 @@ static void serve_report(struct serve *s, double secs)
                  s->warm.reused, s->warm.dec_new, s->warm.dec_kept);
 }
 
-int cmd_serve(int argc, char **argv)
+/* ---- the command, step by step ---- */
+
+/* What the options gave, before it is checked and resolved. */
+struct serve_args {
+    struct rq_opts ro; /* --redis, --storage, --input-root, ... (rq_opts.h) */
+    const char *gpu, *name, *warm_from;
+    int cpu, slots; /* slots -1: 1 for --gpu N and --cpu, auto for --gpu all */
+};
+
+/* The options into s and a: 0, or the exit code (the usage error said). */
+static int serve_options(int argc, char **argv, struct serve *s, struct serve_args *a)
 {
     static const struct option opts[] = {
-        { "redis", required_argument, 0, 'r' },
-        { "redis-password-file", required_argument, 0, 'R' },
-        { "storage", required_argument, 0, 's' },
-        { "input-root", required_argument, 0, 'i' },
+        RQ_LONGOPTS_REDIS,
+        RQ_LONGOPTS_STORAGE,
         { "gpu", required_argument, 0, 'g' },
         { "cpu", no_argument, 0, 'c' },
         { "heartbeat-ms", required_argument, 0, 'h' },
@@ -147,94 +156,69 @@ int cmd_serve(int argc, char **argv)
         { "host-slots", required_argument, 0, 'H' },
         { "name", required_argument, 0, 'n' },
         { "warm-from", required_argument, 0, 'w' },
-        { "storage-allow-private", no_argument, 0, 'U' },
         { 0, 0, 0, 0 }
     };
-    struct serve s;
-    memset(&s, 0, sizeof s);
-    const char *redis = NULL, *storage = NULL, *gpu = NULL, *input_root = NULL, *name = NULL;
-    const char *warm_from = NULL;
-    vr_err ue = { 0 };
-    int cpu = 0, slots = -1, o; /* -1: 1 for --gpu N and --cpu, auto for --gpu all */
-    s.hb_ms = 1000;
-    s.last_gpu_util = -1;
+    int o;
     while ((o = cli_getopt(argc, argv, "", opts)) != -1) {
+        int taken = rq_opts_take(&a->ro, o, optarg);
+        if (taken > 1)
+            return taken;
+        if (taken)
+            continue;
         switch (o) {
-        case 'r': redis = optarg; break;
-        case 'R': rq_password_file(optarg); break;
-        case 's': storage = optarg; break;
-        case 'i': /* a URL: a prefix for URL sources; files stay under the storage root */
-            if (!url_root_is_url(optarg)) {
-                input_root = optarg;
-            } else if (url_root_norm(optarg, s.input_url_root, sizeof s.input_url_root,
-                                     &ue) < 0) {
-                log_say(LOG_ERROR, "vr-worker serve: --input-root: %s\n", ue.msg);
-                return 2;
-            }
-            break;
-        case 'U': http_io_configure_private(1); break;
-        case 'g': gpu = optarg; break;
-        case 'c': cpu = 1; break;
+        case 'g': a->gpu = optarg; break;
+        case 'c': a->cpu = 1; break;
         case 'h':
-            if (cli_opt_int("--heartbeat-ms", optarg, 100, 60000, &s.hb_ms))
+            if (cli_opt_int("--heartbeat-ms", optarg, 100, 60000, &s->hb_ms))
                 return 2;
             break;
         case 'm':
-            if (cli_opt_long("--max-chunks", optarg, 0, 1000000000L, &s.max_chunks))
+            if (cli_opt_long("--max-chunks", optarg, 0, 1000000000L, &s->max_chunks))
                 return 2;
             break;
         case 'e':
-            if (cli_opt_int("--encode-threads", optarg, 1, 256, &s.encode_threads))
+            if (cli_opt_int("--encode-threads", optarg, 1, 256, &s->encode_threads))
                 return 2;
             break;
         case 'H':
-            if (cli_opt_int("--host-slots", optarg, 1, 4096, &s.host_slots))
+            if (cli_opt_int("--host-slots", optarg, 1, 4096, &s->host_slots))
                 return 2;
             break;
         case 'S': {
             char *end;
-            slots = strcmp(optarg, "auto") ? (int)strtol(optarg, &end, 10) : 0;
-            if (strcmp(optarg, "auto") && (*end || end == optarg || slots < 1 || slots > 16))
+            a->slots = strcmp(optarg, "auto") ? (int)strtol(optarg, &end, 10) : 0;
+            if (strcmp(optarg, "auto") && (*end || end == optarg || a->slots < 1 || a->slots > 16))
                 return cli_usage_error("--slots takes 1..16 or auto");
             break;
         }
         case 'n':
             if (!serve_name_valid(optarg))
                 return cli_usage_error("--name takes 1..100 letters, digits and ':._-'");
-            name = optarg;
+            a->name = optarg;
             break;
-        case 'w': warm_from = optarg; break;
+        case 'w': a->warm_from = optarg; break;
         default: return 2; /* '?': cli_getopt said why */
         }
     }
     if (optind < argc)
         return cli_usage_error("unexpected argument '%s'", argv[optind]);
-    if (!!gpu + cpu != 1)
+    if (!!a->gpu + a->cpu != 1)
         return cli_usage_error("give exactly one of --gpu N, --gpu all, --cpu");
-    redis = rq_url_pick(redis);
-    ue = (vr_err){ 0 }; /* a malformed address is bad usage, said before anything starts */
-    if (rq_url_check(redis, &ue) < 0)
-        return cli_usage_error("%s", ue.msg);
-    if (!storage)
-        return cli_usage_error("--storage DIR is required");
-    int all = gpu && !strcmp(gpu, "all");
-    if (gpu && !all && cli_opt_int("--gpu", gpu, 0, 63, &s.gpu))
-        return 2; /* or 'all' (--help says so) */
-    if (slots < 0)
-        slots = all ? 0 : 1;
-    if (cpu && slots == 0)
-        return cli_usage_error("--slots auto is for GPU workers: give --cpu a number");
-    if (all || slots != 1)
-        return serve_slots(argc, argv, all, gpu ? s.gpu : -1, slots, redis);
-    if (gpu) {
-        s.backend = SEG_CUDA;
-    } else {
-        s.backend = SEG_CPU;
-    }
+    if (a->ro.allow_private)
+        http_io_configure_private(1);
+    snprintf(s->input_url_root, sizeof s->input_url_root, "%s", a->ro.input_url_root);
+    return rq_opts_check(&a->ro, 1);
+}
+
+/* The device, the model and the roots, checked before any chunk is taken:
+ * 0, or 1 with the reason logged. */
+static int serve_resolve(struct serve *s, const struct serve_args *a)
+{
+    const char *storage = a->ro.storage, *input_root = a->ro.input_root;
     /* A worker that cannot process anything must not take chunks: each one
      * it took would burn an attempt of a good chunk. */
     vr_err ce = { 0 };
-    if (s.backend == SEG_CUDA && pcuda_check(s.gpu, &ce) < 0) {
+    if (s->backend == SEG_CUDA && pcuda_check(s->gpu, &ce) < 0) {
         log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg);
         return 1;
     }
@@ -246,7 +230,7 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     struct stat stt;
-    if (stat(storage, &stt) < 0 || !S_ISDIR(stt.st_mode) || !realpath(storage, s.storage)) {
+    if (stat(storage, &stt) < 0 || !S_ISDIR(stt.st_mode) || !realpath(storage, s->storage)) {
         log_say(LOG_ERROR, "vr-worker serve: storage root %s is not a directory\n", storage);
         return 1;
     }
@@ -255,72 +239,112 @@ int cmd_serve(int argc, char **argv)
     if (!input_root)
         input_root = storage;
     if (stat(input_root, &stt) < 0 || !S_ISDIR(stt.st_mode) ||
-        !realpath(input_root, s.input_root)) {
+        !realpath(input_root, s->input_root)) {
         log_say(LOG_ERROR, "vr-worker serve: input root %s is not a directory\n", input_root);
         return 1;
     }
-    if (warm_from && !realpath(warm_from, s.warm_from)) {
-        log_say(LOG_ERROR, "vr-worker serve: --warm-from %s: no such file\n", warm_from);
+    if (a->warm_from && !realpath(a->warm_from, s->warm_from)) {
+        log_say(LOG_ERROR, "vr-worker serve: --warm-from %s: no such file\n", a->warm_from);
         return 1;
     }
-    snprintf(s.url, sizeof s.url, "%s", redis);
+    return 0;
+}
+
+/* The worker's name, its temporaries' owner and its claim key: 0, or 1
+ * with the reason logged. */
+static int serve_identity(struct serve *s, const struct serve_args *a)
+{
+    vr_err ce = { 0 };
+    snprintf(s->url, sizeof s->url, "%s", a->ro.redis);
     char dev[16];
-    if (s.backend == SEG_CUDA)
-        snprintf(dev, sizeof dev, "gpu%d", s.gpu);
+    if (s->backend == SEG_CUDA)
+        snprintf(dev, sizeof dev, "gpu%d", s->gpu);
     else
         snprintf(dev, sizeof dev, "cpu");
-    if (name)
-        snprintf(s.name, sizeof s.name, "%s", name);
+    if (a->name)
+        snprintf(s->name, sizeof s->name, "%s", a->name);
     else
-        serve_name_make(s.name, sizeof s.name, dev);
-    log_ctx_worker(s.name);
-    char owner[sizeof s.name + 2];
-    snprintf(owner, sizeof owner, "w:%s", s.name);
+        serve_name_make(s->name, sizeof s->name, dev);
+    log_ctx_worker(s->name);
+    char owner[sizeof s->name + 2];
+    snprintf(owner, sizeof owner, "w:%s", s->name);
     if (storage_temp_owner_set(owner) < 0) /* a host name of other characters */
-        log_warn("worker %s: its temporary files carry no owner and are never swept", s.name);
+        log_warn("worker %s: its temporary files carry no owner and are never swept", s->name);
     /* a `serve --slots` parent hands its child the claim key, so that it
      * can release the child's chunks if it is killed (rq_report_died) */
     const char *ck = getenv(SERVE_CLAIM_KEY_ENV);
     if (ck && rq_claim_key_valid(ck))
-        snprintf(s.claim_key, sizeof s.claim_key, "%s", ck);
-    else if (rq_claim_key_new(s.claim_key, &ce) < 0) {
+        snprintf(s->claim_key, sizeof s->claim_key, "%s", ck);
+    else if (rq_claim_key_new(s->claim_key, &ce) < 0) {
         log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg);
         return 1;
     }
     unsetenv(SERVE_CLAIM_KEY_ENV);
-    if (serve_claim_next(&s, &ce) < 0) {
+    if (serve_claim_next(s, &ce) < 0) {
         log_say(LOG_ERROR, "vr-worker serve: %s\n", ce.msg);
         return 1;
     }
-    s.drain = &serve_drain;
+    return 0;
+}
+
+/* Redis, the heartbeat thread, the warm-up and the pull loop, then the
+ * report and the teardown: the loop's exit code. */
+static int serve_run(struct serve *s)
+{
+    s->drain = &serve_drain;
     const char *warm = getenv("VR_WARM_ENGINE");
-    s.cold = warm && !strcmp(warm, "0");
-    pthread_mutex_init(&s.mu, NULL);
-    pthread_mutex_init(&s.cut.mu, NULL);
+    s->cold = warm && !strcmp(warm, "0");
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->cut.mu, NULL);
     av_log_set_level(AV_LOG_FATAL);
     struct sigaction sa = { 0 };
     sa.sa_handler = serve_on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    if (rq_ready(&s.q, s.url, RQ_G_WORKERS, &serve_drain, NULL) < 0) {
-        rq_free(&s.q);
+    if (rq_ready(&s->q, s->url, RQ_G_WORKERS, &serve_drain, NULL) < 0) {
+        rq_free(&s->q);
         return 1;
     }
     long long t_start = rq_now_ms();
-    s.warming = !s.cold; /* the first heartbeat already says so */
+    s->warming = !s->cold; /* the first heartbeat already says so */
     pthread_t hb;
-    int hb_ok = pthread_create(&hb, NULL, serve_hb_main, &s) == 0;
-    serve_warmup(&s);
-    int rc = serve_loop(&s);
-    pthread_mutex_lock(&s.mu);
-    s.stop_hb = 1;
-    pthread_mutex_unlock(&s.mu);
+    int hb_ok = pthread_create(&hb, NULL, serve_hb_main, s) == 0;
+    serve_warmup(s);
+    int rc = serve_loop(s);
+    pthread_mutex_lock(&s->mu);
+    s->stop_hb = 1;
+    pthread_mutex_unlock(&s->mu);
     if (hb_ok)
         pthread_join(hb, NULL);
-    serve_report(&s, (rq_now_ms() - t_start) / 1000.0);
-    pipe_warm_release(&s.warm, s.name);
-    rq_free(&s.q);
-    pthread_mutex_destroy(&s.mu);
-    pthread_mutex_destroy(&s.cut.mu);
+    serve_report(s, (rq_now_ms() - t_start) / 1000.0);
+    pipe_warm_release(&s->warm, s->name);
+    rq_free(&s->q);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->cut.mu);
     return rc;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct serve s;
+    memset(&s, 0, sizeof s);
+    struct serve_args a = { .slots = -1 };
+    s.hb_ms = 1000;
+    s.last_gpu_util = -1;
+    int rc = serve_options(argc, argv, &s, &a);
+    if (rc)
+        return rc;
+    int all = a.gpu && !strcmp(a.gpu, "all");
+    if (a.gpu && !all && cli_opt_int("--gpu", a.gpu, 0, 63, &s.gpu))
+        return 2; /* or 'all' (--help says so) */
+    if (a.slots < 0)
+        a.slots = all ? 0 : 1;
+    if (a.cpu && a.slots == 0)
+        return cli_usage_error("--slots auto is for GPU workers: give --cpu a number");
+    if (all || a.slots != 1)
+        return serve_slots(argc, argv, all, a.gpu ? s.gpu : -1, a.slots, a.ro.redis);
+    s.backend = a.gpu ? SEG_CUDA : SEG_CPU;
+    if (serve_resolve(&s, &a) || serve_identity(&s, &a))
+        return 1;
+    return serve_run(&s);
 }

@@ -378,6 +378,140 @@ int serve_claim_next(struct serve *s, vr_err *err)
     return rq_claim_make(s->name, s->claim_key, s->claims, &s->claim, err);
 }
 
+/* ---- one chunk, step by step ---- */
+
+/* The task read and checked, then run: 0 with m and sum filled, or the
+ * failure in e. rc on entry: 1, or VR_EFORMAT for a task that cannot be
+ * read (it fails the chunk at once, instead of running to its lease). */
+static int serve_chunk_run(struct serve *s, struct rq_held *h, const struct rq_start *st,
+                           int rc, struct metrics *m, char sum[STORAGE_SUM_LEN], vr_err *e)
+{
+    const char *job = h->job;
+    long idx = h->idx;
+    struct chunk_task t;
+    if (rc > 0)
+        rc = chunk_task_parse(st->task, strlen(st->task), &t, e);
+    if (rc == 0 && (strcmp(t.job, job) || t.idx != idx))
+        rc = vr_err_set(e, VR_EFORMAT, "chunk task names job %s chunk %d, entry %s/%ld",
+                        t.job, t.idx, job, idx);
+    /* VR_TEST_CODEC_BROKEN (tests only): this worker's decoder fails to
+     * open, as a broken libav* build or NVDEC would */
+    if (rc == 0 && getenv("VR_TEST_CODEC_BROKEN"))
+        rc = vr_err_set(e, VR_ECODEC, "chunk %ld: cannot open the decoder "
+                        "(VR_TEST_CODEC_BROKEN)", idx);
+    if (rc == 0)
+        rc = serve_process(s, &t, m, sum, h->end, sizeof h->end, e);
+    return rc;
+}
+
+/* The chunk done: its output committed while the claim holds the entry,
+ * and counted. 0, or the commit's failure. */
+static int serve_chunk_done(struct serve *s, struct rq_held *h, const struct metrics *m,
+                            const char *sum, double secs, vr_err *e)
+{
+    const char *job = h->job;
+    long idx = h->idx;
+    /* VR_TEST_COMMIT_DELAY_MS (tests only): the output is renamed into
+     * place and not yet committed; a kill lands between the two. */
+    unsigned delay = clock_test_delay_ms("VR_TEST_COMMIT_DELAY_MS");
+    if (delay)
+        usleep(delay * 1000u);
+    char *mj = metrics_to_string(m);
+    double fps = secs > 0 ? m->frames / secs : 0;
+    char note[96] = "";
+    if (m->concealed) { /* --on-decode-error conceal: the job goes on, and says so */
+        log_warn("job %s chunk %ld: %llu decode errors concealed", job, idx,
+                 (unsigned long long)m->concealed);
+        snprintf(note, sizeof note, "%llu decode errors concealed (damaged packets)",
+                 (unsigned long long)m->concealed);
+    }
+    int rc = serve_commit(s, h, (long long)m->frames, fps, mj, sum, note, e);
+    free(mj);
+    if (rc == 1) {
+        serve_fault_clear(s);
+        log_info("job %s chunk %ld: %llu frames in %.2f s (%.1f fps)", job, idx,
+                 (unsigned long long)m->frames, secs, fps);
+        pthread_mutex_lock(&s->mu);
+        s->chunks_done++;
+        s->frames_done += (long long)m->frames;
+        s->last_fps = fps;
+        s->last_gpu_util = metrics_gpu_util(m);
+        s->last_gpu_mem = (long long)m->gpu_mem_peak;
+        pthread_mutex_unlock(&s->mu);
+        rc = 0;
+    } else if (rc == 0) {
+        log_warn("job %s chunk %ld: lease lost before commit; result dropped", job, idx);
+    } else if (rc == RQ_COMMIT_JOB_ENDED) {
+        log_info("job %s chunk %ld: job ended before commit; result dropped", job, idx);
+        rc = 0;
+    } else {
+        log_error("job %s chunk %ld: cannot commit, gave up: %s", job, idx, e->msg);
+    }
+    return rc;
+}
+
+/* The chunk failed (rc, e): reported, charged to the chunk (its attempts)
+ * or to this worker (its faults, its quarantine). The report's result. */
+static int serve_chunk_failed(struct serve *s, struct rq_held *h, int attempt, int rc,
+                              const vr_err *e)
+{
+    const char *job = h->job;
+    long idx = h->idx;
+    log_error("job %s chunk %ld attempt %d: %s", job, idx, attempt, e->msg);
+    char reason[1024];
+    const char *msg = e->msg[0] ? e->msg : vr_err_name(rc);
+    /* the job's error and events name the worker that saw it (issue 42) */
+    snprintf(reason, sizeof reason, "worker %.128s: %.800s", s->name, msg);
+    vr_err fe = { 0 };
+    int perm = serve_error_permanent(rc);
+    long long faults = 0;
+    if (serve_error_mine(s, rc) || (rc == VR_ECODEC && serve_codec_mine(s, h, &faults))) {
+        perm = RQ_FAIL_WORKER;
+        serve_fault(s, reason, sizeof reason, msg);
+    } else if (rc == VR_ECODEC) {
+        serve_fault_clear(s); /* the source's fault, not this worker's: no quarantine */
+        snprintf(reason, sizeof reason, "worker %.128s: %.300s (the chunk's: it failed on "
+                 "workers' turns %lld times before; no worker decodes it)", s->name, msg,
+                 faults);
+    }
+    rc = rq_report_fail(s->q, h, reason, perm, &fe);
+    if (rc == 0 && perm == 1)
+        log_error("job %s chunk %ld: a permanent error: reported, not to be retried", job,
+                  idx);
+    return rc;
+}
+
+/* What the run's rc becomes: nothing when the lease was lost, the job's
+ * end when it ended meanwhile, else the commit or the failure's report. */
+static int serve_chunk_outcome(struct serve *s, struct rq_held *h, const struct rq_start *st,
+                               int rc, const struct metrics *m, const char *sum, double secs,
+                               vr_err *e)
+{
+    const char *job = h->job;
+    long idx = h->idx;
+    pthread_mutex_lock(&s->mu);
+    int lost = s->lost, ended = s->job_ended;
+    pthread_mutex_unlock(&s->mu);
+    if (lost) {
+        /* Another worker owns the chunk now: no result, no XACK. */
+        log_warn("job %s chunk %ld: lease lost; dropped without acknowledging", job, idx);
+        rc = 0;
+    } else if (ended) {
+        /* Cancelled or failed meanwhile: never commit, even if the pipeline
+         * finished before it saw the cancel; the fail script acks the entry
+         * of an ended job without touching its counters. */
+        log_info("job %s chunk %ld: job ended; chunk abandoned, not committed (%s)", job, idx,
+                 rc < 0 ? e->msg : "it had finished");
+        vr_err fe = { 0 };
+        rc = rq_report_fail(s->q, h, "job ended", 0, &fe);
+    } else if (rc == 0) {
+        rc = serve_chunk_done(s, h, m, sum, secs, e);
+    } else {
+        rc = serve_chunk_failed(s, h, st->attempt, rc, e);
+    }
+    return rc;
+}
+
 int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim *claim)
 {
     const char *job = rq_msg_get(msg, "job"), *idxs = rq_msg_get(msg, "idx");
@@ -421,100 +555,13 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim
         goto out;
     }
     rc = rc < 0 ? VR_EFORMAT : 1;
-    struct chunk_task t;
     serve_set_busy(s, &h, 1);
     log_info("job %s chunk %ld: attempt %d", job, idx, st->attempt);
     double t0 = clock_mono_s();
-    if (rc > 0)
-        rc = chunk_task_parse(st->task, strlen(st->task), &t, &e);
-    if (rc == 0 && (strcmp(t.job, job) || t.idx != idx))
-        rc = vr_err_set(&e, VR_EFORMAT, "chunk task names job %s chunk %d, entry %s/%ld",
-                        t.job, t.idx, job, idx);
     char sum[STORAGE_SUM_LEN] = "";
-    /* VR_TEST_CODEC_BROKEN (tests only): this worker's decoder fails to
-     * open, as a broken libav* build or NVDEC would */
-    if (rc == 0 && getenv("VR_TEST_CODEC_BROKEN"))
-        rc = vr_err_set(&e, VR_ECODEC, "chunk %ld: cannot open the decoder "
-                        "(VR_TEST_CODEC_BROKEN)", idx);
-    if (rc == 0)
-        rc = serve_process(s, &t, m, sum, h.end, sizeof h.end, &e);
+    rc = serve_chunk_run(s, &h, st, rc, m, sum, &e);
     double secs = clock_mono_s() - t0;
-
-    pthread_mutex_lock(&s->mu);
-    int lost = s->lost, ended = s->job_ended;
-    pthread_mutex_unlock(&s->mu);
-    if (lost) {
-        /* Another worker owns the chunk now: no result, no XACK. */
-        log_warn("job %s chunk %ld: lease lost; dropped without acknowledging", job, idx);
-        rc = 0;
-    } else if (ended) {
-        /* Cancelled or failed meanwhile: never commit, even if the pipeline
-         * finished before it saw the cancel; the fail script acks the entry
-         * of an ended job without touching its counters. */
-        log_info("job %s chunk %ld: job ended; chunk abandoned, not committed (%s)", job, idx,
-                 rc < 0 ? e.msg : "it had finished");
-        vr_err fe = { 0 };
-        rc = rq_report_fail(s->q, &h, "job ended", 0, &fe);
-    } else if (rc == 0) {
-        /* VR_TEST_COMMIT_DELAY_MS (tests only): the output is renamed into
-         * place and not yet committed; a kill lands between the two. */
-        unsigned delay = clock_test_delay_ms("VR_TEST_COMMIT_DELAY_MS");
-        if (delay)
-            usleep(delay * 1000u);
-        char *mj = metrics_to_string(m);
-        double fps = secs > 0 ? m->frames / secs : 0;
-        char note[96] = "";
-        if (m->concealed) { /* --on-decode-error conceal: the job goes on, and says so */
-            log_warn("job %s chunk %ld: %llu decode errors concealed", job, idx,
-                     (unsigned long long)m->concealed);
-            snprintf(note, sizeof note, "%llu decode errors concealed (damaged packets)",
-                     (unsigned long long)m->concealed);
-        }
-        rc = serve_commit(s, &h, (long long)m->frames, fps, mj, sum, note, &e);
-        free(mj);
-        if (rc == 1) {
-            serve_fault_clear(s);
-            log_info("job %s chunk %ld: %llu frames in %.2f s (%.1f fps)", job, idx,
-                     (unsigned long long)m->frames, secs, fps);
-            pthread_mutex_lock(&s->mu);
-            s->chunks_done++;
-            s->frames_done += (long long)m->frames;
-            s->last_fps = fps;
-            s->last_gpu_util = metrics_gpu_util(m);
-            s->last_gpu_mem = (long long)m->gpu_mem_peak;
-            pthread_mutex_unlock(&s->mu);
-            rc = 0;
-        } else if (rc == 0) {
-            log_warn("job %s chunk %ld: lease lost before commit; result dropped", job, idx);
-        } else if (rc == RQ_COMMIT_JOB_ENDED) {
-            log_info("job %s chunk %ld: job ended before commit; result dropped", job, idx);
-            rc = 0;
-        } else {
-            log_error("job %s chunk %ld: cannot commit, gave up: %s", job, idx, e.msg);
-        }
-    } else {
-        log_error("job %s chunk %ld attempt %d: %s", job, idx, st->attempt, e.msg);
-        char reason[1024];
-        const char *msg = e.msg[0] ? e.msg : vr_err_name(rc);
-        /* the job's error and events name the worker that saw it (issue 42) */
-        snprintf(reason, sizeof reason, "worker %.128s: %.800s", s->name, msg);
-        vr_err fe = { 0 };
-        int perm = serve_error_permanent(rc);
-        long long faults = 0;
-        if (serve_error_mine(s, rc) || (rc == VR_ECODEC && serve_codec_mine(s, &h, &faults))) {
-            perm = s->storage_fault ? RQ_FAIL_STORAGE : RQ_FAIL_WORKER;
-            serve_fault(s, reason, sizeof reason, msg);
-        } else if (rc == VR_ECODEC) {
-            serve_fault_clear(s); /* the source's fault, not this worker's: no quarantine */
-            snprintf(reason, sizeof reason, "worker %.128s: %.300s (the chunk's: it failed on "
-                     "workers' turns %lld times before; no worker decodes it)", s->name, msg,
-                     faults);
-        }
-        rc = rq_report_fail(s->q, &h, reason, perm, &fe);
-        if (rc == 0 && perm == 1)
-            log_error("job %s chunk %ld: a permanent error: reported, not to be retried", job,
-                      idx);
-    }
+    rc = serve_chunk_outcome(s, &h, st, rc, m, sum, secs, &e);
     serve_set_busy(s, NULL, 0);
 out:
     log_ctx_process(NULL, -1);
