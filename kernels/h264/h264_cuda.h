@@ -1,7 +1,7 @@
 /*
  * h264_cuda.h - the matte encoder's stages as CUDA kernels: the twins of
  * h264_ref.h's ref_h264_* (same arguments, plus the stream), every
- * pointer of struct h264_frame (and y, out) in device memory. Launches are
+ * pointer of struct h264_frame (and y, out, tmp) in device memory. Launches are
  * asynchronous on `s`; each returns 0 or VR_ECUDA with the launch error in
  * err (a worker fails the chunk, never exits).
  */
@@ -21,9 +21,15 @@ int cu_h264_load(const struct h264_frame *f, const uint8_t *y, int yls, int w, i
                  cudaStream_t s, vr_err *err);
 int cu_h264_inter(const struct h264_frame *f, cudaStream_t s, vr_err *err);
 int cu_h264_intra(const struct h264_frame *f, int d, cudaStream_t s, vr_err *err);
-int cu_h264_skipruns(const struct h264_frame *f, cudaStream_t s, vr_err *err);
-int cu_h264_cavlc(const struct h264_frame *f, int idr, cudaStream_t s, vr_err *err);
-int cu_h264_scan(const struct h264_frame *f, cudaStream_t s, vr_err *err);
+/* The scans' per-block scratch (tmp below, device memory): a frame has at
+ * most 262144 MBs, scanned in blocks of 1024. skipruns, cavlc and scan
+ * take the same tmp, in that order. */
+enum { H264_SCAN_BLOCKS = 256, H264_SCAN_TMP_WORDS = 3 * H264_SCAN_BLOCKS };
+
+int cu_h264_skipruns(const struct h264_frame *f, uint64_t *tmp, cudaStream_t s, vr_err *err);
+int cu_h264_cavlc(const struct h264_frame *f, int idr, uint64_t *tmp, cudaStream_t s,
+                  vr_err *err);
+int cu_h264_scan(const struct h264_frame *f, uint64_t *tmp, cudaStream_t s, vr_err *err);
 int cu_h264_clear(const struct h264_frame *f, uint8_t *out, uint64_t from, uint64_t bit0, int pad,
                   cudaStream_t s, vr_err *err);
 int cu_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0, cudaStream_t s,

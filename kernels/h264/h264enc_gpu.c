@@ -32,6 +32,7 @@ struct h264_gpu {
     uint8_t *rec[2];
     int cur;                 /* rec[cur] is the last frame's */
     uint8_t *out;            /* the packed slice data */
+    uint64_t *tmp;           /* the scans' scratch, H264_SCAN_TMP_WORDS */
     size_t out_cap;
     uint64_t *tail;          /* pinned: total bits, run[n], counts[3] */
     uint8_t *pin;            /* pinned: the slice data read back (an async copy), grown */
@@ -144,6 +145,7 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out,
     CK(cudaMalloc((void **)&g->f.counts, 3 * sizeof *g->f.counts), "out of device memory");
     CK(cudaMalloc((void **)&g->f.bits, n * H264_MB_MAX_BYTES), "out of device memory");
     CK(cudaMalloc((void **)&g->out, g->out_cap), "out of device memory");
+    CK(cudaMalloc((void **)&g->tmp, H264_SCAN_TMP_WORDS * sizeof *g->tmp), "out of device memory");
     CK(cudaMallocHost((void **)&g->tail, 4 * sizeof *g->tail), "out of pinned memory");
     CK(cudaEventCreateWithFlags(&g->done, cudaEventBlockingSync | cudaEventDisableTiming),
        "cannot create an event");
@@ -181,6 +183,7 @@ void h264_gpu_free(struct h264_gpu **gp)
     cudaFree(g->f.counts);
     cudaFree(g->f.bits);
     cudaFree(g->out);
+    cudaFree(g->tmp);
     cudaFreeHost(g->tail);
     cudaFreeHost(g->pin);
     if (g->done)
@@ -221,13 +224,13 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     if (rc < 0)
         return rc;
     prof_mark(g, PROF_SKIPRUNS);
-    if ((rc = cu_h264_skipruns(f, g->s, err)) < 0)
+    if ((rc = cu_h264_skipruns(f, g->tmp, g->s, err)) < 0)
         return rc;
     prof_mark(g, PROF_CAVLC);
-    if ((rc = cu_h264_cavlc(f, idr, g->s, err)) < 0)
+    if ((rc = cu_h264_cavlc(f, idr, g->tmp, g->s, err)) < 0)
         return rc;
     prof_mark(g, PROF_SCAN);
-    if ((rc = cu_h264_scan(f, g->s, err)) < 0)
+    if ((rc = cu_h264_scan(f, g->tmp, g->s, err)) < 0)
         return rc;
     /* one wait a frame: the buffer cleared to the length the device knows,
      * the pack, and a read-back of as many bytes as a frame may take (twice
