@@ -124,7 +124,9 @@ static int rq_last_delivered(struct rq *q, const char *stream, char *ld, size_t 
     return found;
 }
 
-/* Entry e's job and chunk (fields job, idx): 1, or 0 when it names none. */
+/* Entry e's job and chunk (fields job, idx): 1, or 0 when it names none.
+ * (rq_fleet.c's rq_entry_chunk reads the same fields: sharing it would make
+ * a circle of the two files, rq_lease.c using rq_pending_idle.) */
 static int rq_entry_names(const redisReply *e, char *job, size_t jn, int *idx)
 {
     if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 || e->element[1]->type != REDIS_REPLY_ARRAY)

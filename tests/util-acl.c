@@ -106,14 +106,20 @@ void tacl_start(struct tdist *d, struct tacl *a)
     tacl_roles(d, a);
 }
 
-struct rq *tacl_admin(const struct tacl *a)
+/* A connection to a's server as user:password (rq_free it). */
+static struct rq *tacl_connect(const struct tacl *a, const char *user, const char *pw)
 {
-    char ua[128];
-    snprintf(ua, sizeof ua, "redis://test-admin:admin-pw@127.0.0.1:%d", a->port);
+    char url[200];
+    snprintf(url, sizeof url, "redis://%s:%s@127.0.0.1:%d", user, pw, a->port);
     struct rq *q = NULL;
     vr_err e = { 0 };
-    cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_open(url, 5000, &q, &e), 0, "%s", e.msg);
     return q;
+}
+
+struct rq *tacl_admin(const struct tacl *a)
+{
+    return tacl_connect(a, "test-admin", "admin-pw");
 }
 
 pid_t tacl_controller(struct tdist *d, const struct tacl *a, const char *const *extra)
@@ -200,12 +206,7 @@ void tacl_down(struct tdist *d, struct rq **q)
 
 struct rq *tacl_as_worker(const struct tacl *a)
 {
-    char url[200];
-    snprintf(url, sizeof url, "redis://vr-worker:pw-worker@127.0.0.1:%d", a->port);
-    struct rq *w = NULL;
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(url, 5000, &w, &e), 0, "%s", e.msg);
-    return w;
+    return tacl_connect(a, "vr-worker", "pw-worker");
 }
 
 void tacl_job_field(struct rq *q, const char *id, const char *field, char *out, size_t n)
