@@ -10,11 +10,13 @@
 #include "clock.h"
 #include "job.h"
 #include "log.h"
+#include "rq_bounds.h"
 #include "rq_claim.h"
 #include "rq_events.h"
 #include "rq_fleet.h"
 #include "rq_fleetstats.h"
 #include "rq_jobs.h"
+#include "rq_lease.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,22 +31,57 @@
 
 /* ---- leases ---- */
 
+/* Entries a pass looks at, per stream: a chunk in flight each. */
+#define CTL_LEASES_MAX 1024
+
+/* Why entry p is taken back, into reason (n bytes). */
+static void ctl_lapse_reason(const struct ctl *c, const struct rq_pending *p, enum rq_lapse w,
+                             char *reason, size_t n)
+{
+    if (w == RQ_LAPSE_EXTRA)
+        snprintf(reason, n, "worker %s took more than one chunk under one claim (a worker "
+                 "reads one at a time)", p->owner);
+    else if (w == RQ_LAPSE_STALE)
+        snprintf(reason, n, "worker %s held an entry that is no longer the chunk's", p->owner);
+    else if (c->oom_seen_s > 0 && clock_mono_s() - c->oom_seen_s < c->lease_ms / 1000.0 + 5)
+        snprintf(reason, n, "worker %s could not renew its lease: Redis was "
+                 "out of memory and refused its writes (a stall, not a lost worker)",
+                 p->owner);
+    else
+        snprintf(reason, n, "worker %s stopped renewing its lease (killed or lost)", p->owner);
+}
+
+/* Requeues the chunks whose entry was read with NOACK (rq_lease.h); before
+ * a trim too, which would drop such an entry and leave its chunk to the
+ * deep audit's lost-entry check. */
+static void ctl_noack_sweep(struct ctl *c)
+{
+    static char cursor[2][RQ_ID_MAX]; /* how far each stream was looked at */
+    static const char *const streams[2] = { RQ_CHUNKS_HI, RQ_CHUNKS };
+    for (int s = 0; s < 2; s++) {
+        int again = rq_noack_sweep(c->q, streams[s], cursor[s], NULL);
+        if (again > 0)
+            log_warn("%s: %d chunk(s) read without a claim (NOACK); enqueued again",
+                     streams[s], again);
+    }
+}
+
+/* Takes back the entries of `stream` whose lease lapsed on the chunk
+ * records' clock (rq_lease.h). */
 static int ctl_reclaim_stream(struct ctl *c, const char *stream)
 {
     vr_err e = { 0 };
-    struct rq_pending idle[100];
-    int n = rq_pending_idle(c->q, stream, c->lease_ms, idle, 100, &e);
+    struct rq_pending *idle = malloc(CTL_LEASES_MAX * sizeof *idle);
+    enum rq_lapse *why = malloc(CTL_LEASES_MAX * sizeof *why);
+    int n = idle && why ? rq_leases_lapsed(c->q, stream, c->lease_ms, idle, why,
+                                           CTL_LEASES_MAX, &e)
+                        : VR_ENOMEM;
     for (int i = 0; i < n; i++) {
         const struct rq_pending *p = &idle[i];
         char reason[256];
-        if (c->oom_seen_s > 0 && clock_mono_s() - c->oom_seen_s < c->lease_ms / 1000.0 + 5)
-            snprintf(reason, sizeof reason, "worker %s could not renew its lease: Redis was "
-                     "out of memory and refused its writes (a stall, not a lost worker)",
-                     p->owner);
-        else
-            snprintf(reason, sizeof reason, "worker %s stopped renewing its lease (killed or "
-                     "lost)", p->owner);
-        int rc = rq_chunk_fail(c->q, stream, NULL, p->id, p->job, p->idx, reason, c->lease_ms, &e);
+        ctl_lapse_reason(c, p, why[i], reason, sizeof reason);
+        /* min idle 0: the lapse is the record's to say, not the stream's */
+        int rc = rq_chunk_fail(c->q, stream, NULL, p->id, p->job, p->idx, reason, 0, &e);
         if (rc == 1 || rc == 2)
             rq_fleetstats_note(c->q, RQ_NOTE_RECLAIM, 0, NULL);
         if (rc == 1) {
@@ -54,6 +91,8 @@ static int ctl_reclaim_stream(struct ctl *c, const char *stream)
             log_warn("job %s chunk %d: %s; dead-lettered", p->job, p->idx, reason);
         }
     }
+    free(idle);
+    free(why);
     return n;
 }
 
@@ -98,8 +137,13 @@ int ctl_reclaim(struct ctl *c)
             log_warn("%s", full); /* once a minute while it lasts */
         c->oom_seen_s = clock_mono_s();
     }
+    long long dropped = rq_reports_cap(c->q, NULL);
+    if (dropped > 0)
+        log_warn("%s: %lld report(s) over its cap of %d dropped, the oldest (a flood from a "
+                 "worker's user?)", RQ_REPORTS, dropped, RQ_REPORTS_MAXLEN);
     int a = ctl_reclaim_stream(c, RQ_CHUNKS_HI);
     int b = ctl_reclaim_stream(c, RQ_CHUNKS);
+    ctl_noack_sweep(c);
     return a < 0 ? a : b < 0 ? b : a + b;
 }
 
@@ -170,6 +214,7 @@ int ctl_audit(struct ctl *c, int deep)
          * for seconds was read by a controller that died (ctl_reclaim
          * handles them too, before it takes leases for lapsed) */
         ctl_ack_orphans(c, RQ_REPORTS, ctl_orphan_report_idle_ms(c));
+        ctl_noack_sweep(c);
         rq_trim_safe(c->q, RQ_CHUNKS, NULL);
         rq_trim_safe(c->q, RQ_CHUNKS_HI, NULL);
         rq_trim_safe(c->q, RQ_RESULTS, NULL);

@@ -4,6 +4,7 @@
 #include "rq_claim.h"
 
 #include "job.h"
+#include "rq_bounds.h"
 #include "rq_eval.h"
 
 #include <errno.h>
@@ -311,6 +312,8 @@ int rq_report_parse(const struct rq_msg *m, struct rq_report *r, vr_err *err)
         if (!fp[0] || *end || !(r->fps >= 0 && r->fps <= 1e7))
             return vr_err_set(err, VR_EFORMAT, "bad fps");
         r->metrics = field(m, "metrics");
+        if (strlen(r->metrics) > RQ_REPORT_METRICS_MAX)
+            return vr_err_set(err, VR_EFORMAT, "metrics over %d bytes", RQ_REPORT_METRICS_MAX);
         r->sum = field(m, "sum");
         if (r->sum[0] && (strncmp(r->sum, "sha256:", 7) || !hex_run(r->sum + 7, 64)))
             return vr_err_set(err, VR_EFORMAT, "bad output sum");

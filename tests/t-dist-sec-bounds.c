@@ -8,9 +8,12 @@
  *   length is widened, and the controller says so (before: 100
  *   chunks here, 20 000 for the issue's 460 KB file, 10.7 s of the loop);
  * - a worker's report of 2 MB to vr:reports is refused by Redis
- *   (proto-max-bulk-len 1mb, as vrctl run's and the tests' Redis run).
+ *   (proto-max-bulk-len 1mb, as vrctl run's and the tests' Redis run);
+ * - a flood of reports from a worker's user is cut to vr:reports' cap
+ *   (RQ_REPORTS_MAXLEN) by the controller, the oldest dropped, and said.
  */
 #include "rq.h"
+#include "rq_bounds.h"
 #include "util-acl.h"
 
 #include <criterion/criterion.h>
@@ -24,16 +27,14 @@ static struct rq *Q; /* admin */
 
 static void teardown(void)
 {
-    rq_free(&Q);
-    tdist_stop(&D, 0);
+    tacl_down(&D, &Q);
 }
 
 TestSuite(dist_sec_bounds, .fini = teardown, .timeout = 180);
 
 Test(dist_sec_bounds, a_tiny_chunk_length_is_widened_to_the_chunk_limit)
 {
-    tacl_start(&D, &A);
-    Q = tacl_admin(&A);
+    Q = tacl_up(&D, &A);
     const char *extra[] = { "--max-chunks", "40", NULL };
     cr_assert_gt(tacl_controller(&D, &A, extra), 0);
     char in[400], out[400], id[64];
@@ -42,11 +43,10 @@ Test(dist_sec_bounds, a_tiny_chunk_length_is_widened_to_the_chunk_limit)
     cr_assert_eq(tclip_make(in, 20, 160, 1, 0), 0); /* 200 frames, each a keyframe */
     const char *opt[] = { "--chunk-seconds", "0.2", NULL };
     cr_assert_eq(tacl_submit(&A, in, out, opt, id, sizeof id), 0, "submit: %s", id);
-    char jk[160], planned[32] = "";
-    rq_key_job(jk, sizeof jk, id);
+    char planned[32] = "";
     for (int t = 0; t < 30000 && !planned[0]; t += 50) {
         tmsleep(50);
-        rq_hget(Q, jk, "chunks_total", planned, sizeof planned, NULL);
+        tacl_job_field(Q, id, "chunks_total", planned, sizeof planned);
     }
     if (!planned[0])
         tsh("tail -30 '%s' >&2", D.log);
@@ -60,11 +60,7 @@ Test(dist_sec_bounds, a_tiny_chunk_length_is_widened_to_the_chunk_limit)
 Test(dist_sec_bounds, a_worker_report_over_1_mb_is_refused_by_redis)
 {
     tacl_start(&D, &A);
-    char url[200];
-    snprintf(url, sizeof url, "redis://vr-worker:pw-worker@127.0.0.1:%d", A.port);
-    struct rq *w = NULL;
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(url, 5000, &w, &e), 0, "%s", e.msg);
+    struct rq *w = tacl_as_worker(&A);
     size_t big = 2u << 20;
     char *blob = malloc(big);
     cr_assert_not_null(blob);
@@ -80,5 +76,29 @@ Test(dist_sec_bounds, a_worker_report_over_1_mb_is_refused_by_redis)
     Q = tacl_admin(&A);
     r = rq_cmd(Q, NULL, "XLEN vr:reports");
     cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 0);
+    freeReplyObject(r);
+}
+
+Test(dist_sec_bounds, a_flood_of_reports_is_cut_to_the_streams_cap)
+{
+    Q = tacl_up(&D, &A);
+    cr_assert_gt(tacl_controller(&D, &A, NULL), 0);
+    struct rq *w = tacl_as_worker(&A);
+    vr_err e = { 0 };
+    for (int i = 0; i < RQ_REPORTS_MAXLEN + 3000; i++) {
+        redisReply *r = rq_cmd(w, &e, "XADD vr:reports * kind renew consumer x%d", i);
+        cr_assert_not_null(r, "the worker's user may append reports: %s", e.msg);
+        freeReplyObject(r);
+    }
+    rq_free(&w);
+    int said = 0;
+    for (int t = 0; t < 30000 && !said; t += 200) {
+        tmsleep(200);
+        said = tsh("grep -q 'over its cap of %d dropped' '%s'", RQ_REPORTS_MAXLEN, D.log) == 0;
+    }
+    cr_assert(said, "the controller never cut vr:reports to its cap");
+    redisReply *r = rq_cmd(Q, NULL, "XLEN vr:reports");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer <= RQ_REPORTS_MAXLEN,
+              "vr:reports holds %lld", r ? r->integer : -1);
     freeReplyObject(r);
 }

@@ -33,32 +33,18 @@ static struct rq *Q; /* admin */
 
 static void teardown(void)
 {
-    rq_free(&Q);
-    tdist_stop(&D, 0);
+    tacl_down(&D, &Q);
 }
 
 TestSuite(dist_sec_fleet, .fini = teardown, .timeout = 180);
 
-static void job_field(const char *id, const char *field, char *out, size_t n)
-{
-    char jk[160];
-    rq_key_job(jk, sizeof jk, id);
-    out[0] = '\0';
-    rq_hget(Q, jk, field, out, n, NULL);
-}
-
 /* Waits up to timeout_ms for job id to be failed; its error into why. */
 static void wait_failed(const char *id, int timeout_ms, char *why, size_t n)
 {
-    char st[32] = "";
-    for (int t = 0; t < timeout_ms && strcmp(st, "failed"); t += 50) {
-        job_field(id, "state", st, sizeof st);
-        tmsleep(50);
-    }
-    if (strcmp(st, "failed"))
-        tsh("tail -30 '%s' >&2", D.log);
+    char st[32];
+    tacl_wait_state(Q, &D, id, "failed", timeout_ms, st, sizeof st);
     cr_assert_str_eq(st, "failed", "job %s is '%s', not failed", id, st);
-    job_field(id, "error", why, n);
+    tacl_job_field(Q, id, "error", why, n);
 }
 
 /* No chunk of job id was ever queued. */
@@ -76,8 +62,7 @@ static void spec_by_hand(const char *in, const char *out, char *id, size_t n)
 
 Test(dist_sec_fleet, seventy_audio_streams_are_refused_before_any_work)
 {
-    tacl_start(&D, &A);
-    Q = tacl_admin(&A);
+    Q = tacl_up(&D, &A);
     char v[400], in[400], out[400], id[128], why[1100], log[400], text[8192];
     snprintf(v, sizeof v, "%s/v.mp4", D.r.dir);
     snprintf(in, sizeof in, "%s/many.mkv", D.r.dir);
@@ -105,8 +90,7 @@ Test(dist_sec_fleet, seventy_audio_streams_are_refused_before_any_work)
 
 Test(dist_sec_fleet, an_output_made_a_fifo_after_the_submit_fails_before_any_work)
 {
-    tacl_start(&D, &A); /* no controller yet: the job waits */
-    Q = tacl_admin(&A);
+    Q = tacl_up(&D, &A); /* no controller yet: the job waits */
     char in[400], out[400], id[128], why[1100];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
@@ -150,13 +134,10 @@ Test(dist_sec_fleet, process_warns_of_frames_missing_within_the_slack)
  * stays out of `vrctl workers` and /metrics, a real worker's shows. */
 Test(dist_sec_fleet, a_registration_without_a_ttl_is_not_a_worker)
 {
-    tacl_start(&D, &A);
-    Q = tacl_admin(&A);
-    char url[200], listen[32], murl[96], buf[16384];
-    snprintf(url, sizeof url, "redis://vr-worker:pw-worker@127.0.0.1:%d", A.port);
-    struct rq *w = NULL;
+    Q = tacl_up(&D, &A);
+    char listen[32], murl[96], buf[16384];
+    struct rq *w = tacl_as_worker(&A);
     vr_err e = { 0 };
-    cr_assert_eq(rq_open(url, 2000, &w, &e), 0, "%s", e.msg);
     const char *fakes[][4] = { { "fake-forever", NULL }, { "fake-year", "31536000" } };
     for (int i = 0; i < 2; i++) {
         redisReply *r = rq_cmd(w, &e, "HSET vr:worker:%s gpu 0 state idle chunk - seen_ms %lld "

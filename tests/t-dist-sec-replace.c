@@ -23,16 +23,14 @@ static struct rq *Q; /* admin */
 
 static void teardown(void)
 {
-    rq_free(&Q);
-    tdist_stop(&D, 0);
+    tacl_down(&D, &Q);
 }
 
 TestSuite(dist_sec_replace, .fini = teardown, .timeout = 150);
 
 Test(dist_sec_replace, a_hand_written_spec_does_not_replace_an_existing_output)
 {
-    tacl_start(&D, &A);
-    Q = tacl_admin(&A);
+    Q = tacl_up(&D, &A);
     cr_assert_gt(tacl_controller(&D, &A, NULL), 0);
     cr_assert_gt(tacl_worker(&D, &A), 0);
     char in[400], out[400], text[64] = "";
@@ -45,13 +43,9 @@ Test(dist_sec_replace, a_hand_written_spec_does_not_replace_an_existing_output)
     char id[64];
     tacl_spec_by_hand(&A, in, out, id, sizeof id);
 
-    char jk[160], st[32] = "", why[512] = "";
-    rq_key_job(jk, sizeof jk, id);
-    for (int t = 0; t < 60000 && strcmp(st, "failed") && strcmp(st, "done"); t += 50) {
-        tmsleep(50);
-        rq_hget(Q, jk, "state", st, sizeof st, NULL);
-    }
-    rq_hget(Q, jk, "error", why, sizeof why, NULL);
+    char st[32] = "", why[512] = "";
+    tacl_wait_state(Q, &D, id, NULL, 60000, st, sizeof st);
+    tacl_job_field(Q, id, "error", why, sizeof why);
     tslurp(out, text, sizeof text);
     cr_assert_str_eq(text, "keep", "the 0400 output was replaced (job %s)", st);
     cr_assert_str_eq(st, "failed");

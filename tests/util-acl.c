@@ -106,14 +106,20 @@ void tacl_start(struct tdist *d, struct tacl *a)
     tacl_roles(d, a);
 }
 
-struct rq *tacl_admin(const struct tacl *a)
+/* A connection to a's server as user:password (rq_free it). */
+static struct rq *tacl_connect(const struct tacl *a, const char *user, const char *pw)
 {
-    char ua[128];
-    snprintf(ua, sizeof ua, "redis://test-admin:admin-pw@127.0.0.1:%d", a->port);
+    char url[200];
+    snprintf(url, sizeof url, "redis://%s:%s@127.0.0.1:%d", user, pw, a->port);
     struct rq *q = NULL;
     vr_err e = { 0 };
-    cr_assert_eq(rq_open(ua, 2000, &q, &e), 0, "%s", e.msg);
+    cr_assert_eq(rq_open(url, 5000, &q, &e), 0, "%s", e.msg);
     return q;
+}
+
+struct rq *tacl_admin(const struct tacl *a)
+{
+    return tacl_connect(a, "test-admin", "admin-pw");
 }
 
 pid_t tacl_controller(struct tdist *d, const struct tacl *a, const char *const *extra)
@@ -184,4 +190,42 @@ void tacl_spec_by_hand(const struct tacl *a, const char *in, const char *out, ch
     free(spec);
     rq_free(&v);
     snprintf(id, n, "%s", js.id);
+}
+
+struct rq *tacl_up(struct tdist *d, struct tacl *a)
+{
+    tacl_start(d, a);
+    return tacl_admin(a);
+}
+
+void tacl_down(struct tdist *d, struct rq **q)
+{
+    rq_free(q);
+    tdist_stop(d, 0);
+}
+
+struct rq *tacl_as_worker(const struct tacl *a)
+{
+    return tacl_connect(a, "vr-worker", "pw-worker");
+}
+
+void tacl_job_field(struct rq *q, const char *id, const char *field, char *out, size_t n)
+{
+    char jk[160];
+    rq_key_job(jk, sizeof jk, id);
+    out[0] = '\0';
+    rq_hget(q, jk, field, out, n, NULL);
+}
+
+void tacl_wait_state(struct rq *q, const struct tdist *d, const char *id, const char *state,
+                     int timeout_ms, char *st, size_t n)
+{
+    st[0] = '\0';
+    for (int t = 0; t < timeout_ms; t += 50) {
+        tacl_job_field(q, id, "state", st, n);
+        if (state ? !strcmp(st, state) : job_state_ended(st))
+            return;
+        tmsleep(50);
+    }
+    tsh("tail -30 '%s' >&2", d->log);
 }

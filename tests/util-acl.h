@@ -61,4 +61,24 @@ int tacl_submit(const struct tacl *a, const char *in, const char *out, const cha
  * may with no vrctl check on the way; its id into id (n bytes). */
 void tacl_spec_by_hand(const struct tacl *a, const char *in, const char *out, char *id, size_t n);
 
+/* tacl_start and an admin connection (rq_free it, or tacl_down): the
+ * set-up every t-dist-sec-* test begins with. */
+struct rq *tacl_up(struct tdist *d, struct tacl *a);
+
+/* A test's teardown: frees *q (may be NULL) and stops d. */
+void tacl_down(struct tdist *d, struct rq **q);
+
+/* A connection as the worker's user, as an attacker holding it would
+ * make (rq_free it). */
+struct rq *tacl_as_worker(const struct tacl *a);
+
+/* Field `field` of job id's record into out ("" when absent). */
+void tacl_job_field(struct rq *q, const char *id, const char *field, char *out, size_t n);
+
+/* Waits up to timeout_ms for job id to reach `state` (or any ended state
+ * when state is NULL); the state it ended in into st (n bytes). Shows the
+ * fleet's log when it did not. */
+void tacl_wait_state(struct rq *q, const struct tdist *d, const char *id, const char *state,
+                     int timeout_ms, char *st, size_t n);
+
 #endif
