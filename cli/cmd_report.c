@@ -431,9 +431,9 @@ static const char REPORT_CSS[] =
     ".retried{stroke:#f4a261;stroke-width:2}.cut{stroke:#6a4c93;stroke-width:2}.wait{stroke:#bbb;stroke-dasharray:2 2}"
     ".lbl{font-size:10px;fill:#fff;pointer-events:none}.bar:hover rect{opacity:.7}"
     ".tick{stroke:#888;stroke-width:2}.tick.bad{stroke:#e63946}"
-    ".k{padding:0 6px;color:#fff;border-radius:3px}span.k.retried{background:#f4a261}span.k.cut{background:#6a4c93}"
+    ".k{padding:0 6px;color:#fff;border-radius:3px}span.k.retried{background:#f4a261;color:#222}span.k.cut{background:#6a4c93}"
     "span.k.done{background:#2a9d8f}span.k.run{background:#457b9d}"
-    "span.k.queued{background:#bbb}span.k.left{background:#eee;border:1px solid #999}span.k.dead{background:#e63946}span.k.lost{background:#6d2e46}"
+    "span.k.queued{background:#bbb;color:#222}span.k.left{background:#eee;border:1px solid #999;color:#333}span.k.dead{background:#e63946}span.k.lost{background:#6d2e46}"
     "#detail{min-height:1.4em;color:#333;font-family:monospace}"
     ".events{font-family:monospace;font-size:12px}.t{color:#888}";
 
@@ -529,6 +529,7 @@ int cmd_report(int argc, char **argv)
     const struct storage_file outs[] = { { "-o", v.output } };
     if (storage_outputs_check(ins, 2, outs, 1, v.replace, &e) < 0) {
         fprintf(stderr, "vrctl report: %s\n", e.msg);
+        rc = 2; /* an -o that exists: bad usage, as for run and submit */
         goto out;
     }
     report_span(&r);

@@ -412,6 +412,13 @@ static int run_resume_check(struct run *r)
         r->keep_workdir = 1;
         return 1;
     }
+    /* the time it was stopped is no time the job ran: "done in" leaves it out */
+    long long stopped = 0, gap = r->wd.stopped_ms ? rq_now_ms() - r->wd.stopped_ms : 0;
+    if (gap > 0 && rq_job_number(q, r->job, "stopped_ms", &stopped, NULL) >= 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%lld", stopped + gap);
+        rq_job_note(q, r->job, "stopped_ms", v, NULL);
+    }
     int back = run_release_dead(q, &e);
     rq_job_number(q, r->job, "chunks_done", &done, NULL);
     rq_job_number(q, r->job, "chunks_total", &total, NULL);

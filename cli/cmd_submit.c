@@ -17,6 +17,8 @@
 #include "submit_batch.h"
 #include "text.h"
 #include "url_root.h"
+#include "vio_corners.h"
+#include "vio_layout.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -96,6 +98,21 @@ static int vrctl_check_config(struct job_spec *js)
     return 0;
 }
 
+/* alpha-packed covers the corners of each eye: a source whose first frame
+ * has picture there (not fisheye) is refused now, with the message the
+ * worker would give on its first chunk (unless --alpha-area corners). A
+ * frame that does not decode here is left to the workers to judge. */
+static int vrctl_check_alpha(const char *in, const struct job_spec *js)
+{
+    if (strncmp(js->output_kind, "alpha", 5) || js->alpha_area[0])
+        return 0;
+    vr_err e = { 0 };
+    int layout = vio_layout_parse(js->layout[0] ? js->layout : "auto");
+    if (vio_first_frame_corners_dark(in, layout, &layout, &e) != 0)
+        return 0;
+    return cli_fail(2, VIO_CORNERS_REFUSAL, vio_layout_name(layout), in);
+}
+
 int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec *js,
                   struct remux_info *info)
 {
@@ -113,6 +130,8 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
     if (info->still)
         return cli_fail(2, "%s is a still image (%s), not a video: `vr-worker segment-image %s "
                         "OUT.png` writes its mask", in, info->codec, in);
+    if (vrctl_check_alpha(in, js) != 0)
+        return 2;
     if (url_root_is_url(in))
         snprintf(js->input, sizeof js->input, "%s", in);
     else if (!realpath(in, js->input))

@@ -127,6 +127,28 @@ static int workdir_make(const char *hex, char *dir, size_t n, vr_err *err)
     return rc;
 }
 
+/* The newest mtime (ms) of the AOF files in dir/appendonlydir (Redis 7):
+ * the last moment the stopped run worked; 0 when none is there. */
+static long long run_aof_written_ms(const char *dir)
+{
+    char aof[RUN_WORKDIR_MAX + 32], f[RUN_WORKDIR_MAX + 300];
+    snprintf(aof, sizeof aof, "%s/appendonlydir", dir);
+    DIR *d = opendir(aof);
+    long long newest = 0;
+    struct dirent *de;
+    struct stat sb;
+    while (d && (de = readdir(d))) {
+        snprintf(f, sizeof f, "%s/%s", aof, de->d_name);
+        if (de->d_name[0] != '.' && stat(f, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            long long ms = sb.st_mtim.tv_sec * 1000LL + sb.st_mtim.tv_nsec / 1000000;
+            newest = ms > newest ? ms : newest;
+        }
+    }
+    if (d)
+        closedir(d);
+    return newest;
+}
+
 int run_workdir_open(const struct job_spec *js, int resume, struct run_workdir *w, vr_err *err)
 {
     memset(w, 0, sizeof *w);
@@ -158,6 +180,7 @@ int run_workdir_open(const struct job_spec *js, int resume, struct run_workdir *
     free(text);
     if (resume && w->job[0]) {
         w->resuming = 1;
+        w->stopped_ms = run_aof_written_ms(w->dir);
         return 0;
     }
     /* afresh: whatever an earlier run left goes (the lock file and the

@@ -19,6 +19,8 @@ struct run_workdir {
     char job[JOB_ID_MAX];         /* the job kept there; "" when starting afresh */
     int resuming;                 /* 1: carry on with `job` */
     int lock_fd;                  /* flock'd while the run lives; -1 none */
+    long long stopped_ms;         /* resuming: when the stopped run last wrote its Redis's
+                                   * AOF (wall clock ms; 0 unknown) */
 };
 
 /* Where work dirs go: $XDG_RUNTIME_DIR when it is a private directory of

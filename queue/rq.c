@@ -30,8 +30,30 @@ struct rq {
     int timeout_ms;
     int backoff_ms;        /* next rq_backoff sleep */
     long long trips;
-    int warned_down;       /* logged "unreachable" once per outage */
+    int warned_down;       /* logged "unreachable" when the outage began */
+    double down_since_s;   /* clock_mono_s() then */
+    double said_down_s;    /* and when it was last said */
 };
+
+/* While Redis stays away, a process waiting on it says so this often
+ * (seconds): a log that falls silent reads as a hung process. */
+#define RQ_STILL_DOWN_S 10
+
+/* Logs an outage once as it begins (why: the first failure), then "still
+ * unreachable" every RQ_STILL_DOWN_S while it lasts. */
+static void rq_note_down(struct rq *q, const char *why)
+{
+    double now = clock_mono_s();
+    if (!q->warned_down) {
+        log_warn("%s; retrying with backoff", why);
+        q->warned_down = 1;
+        q->down_since_s = q->said_down_s = now;
+    } else if (now - q->said_down_s >= RQ_STILL_DOWN_S) {
+        log_warn("redis %s: still unreachable after %.0f s; waiting for it", q->url_text,
+                 now - q->down_since_s);
+        q->said_down_s = now;
+    }
+}
 
 /* ---- address ---- */
 
@@ -261,7 +283,8 @@ static int rq_connect(struct rq *q, vr_err *err)
         freeReplyObject(r);
     }
     if (q->warned_down)
-        log_info("redis %s: connected again", q->url_text);
+        log_info("redis %s: connected again after %.1f s", q->url_text,
+                 clock_mono_s() - q->down_since_s);
     q->warned_down = 0;
     return 0;
 fail:
@@ -352,9 +375,9 @@ static redisReply *rq_finish(struct rq *q, redisReply *r, vr_err *err)
         char why[200];
         rq_lost_why(q, why, sizeof why);
         vr_err_set(err, VR_EREDIS, "redis %s: %s", q->url_text, why);
-        if (!q->warned_down)
-            log_warn("redis %s: %s; retrying with backoff", q->url_text, why);
-        q->warned_down = 1;
+        char said[800];
+        snprintf(said, sizeof said, "redis %s: %s", q->url_text, why);
+        rq_note_down(q, said);
         rq_drop(q);
         return NULL;
     }
@@ -386,10 +409,8 @@ static int rq_ensure(struct rq *q, vr_err *err)
     if (q->c)
         return 0;
     int rc = rq_connect(q, err);
-    if (rc < 0 && !q->warned_down) {
-        log_warn("%s; retrying with backoff", err ? err->msg : "redis unreachable");
-        q->warned_down = 1;
-    }
+    if (rc < 0)
+        rq_note_down(q, err ? err->msg : "redis unreachable");
     return rc;
 }
 

@@ -119,6 +119,7 @@ int rq_job_status_fill(struct rq_job_status *st, const redisReply *r, vr_err *er
 {
     const char *id = st->id;
     long long planned = 0, pieces = 0;
+    long long stopped = 0; /* stopped: ms the job spent stopped (vrctl run) */
     if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 || r->elements > 2 * 64)
         return vr_err_set(err, VR_EFORMAT, "job %s: unexpected reply", id);
     if (r->elements == 0)
@@ -150,6 +151,7 @@ int rq_job_status_fill(struct rq_job_status *st, const redisReply *r, vr_err *er
         else if (strcmp(k, "created_ms") == 0) st->created_ms = rq_record_ll(v);
         else if (strcmp(k, "started_ms") == 0) st->started_ms = rq_record_ll(v);
         else if (strcmp(k, "finished_ms") == 0) st->finished_ms = rq_record_ll(v);
+        else if (strcmp(k, "stopped_ms") == 0) stopped = rq_record_ll(v);
         else if (strcmp(k, "split_s") == 0) st->split_s = rq_record_double(v);
         else if (strcmp(k, "stitch_s") == 0) st->stitch_s = rq_record_double(v);
     }
@@ -168,7 +170,9 @@ int rq_job_status_fill(struct rq_job_status *st, const redisReply *r, vr_err *er
     st->chunk_slots = pieces > st->chunks_total && pieces <= 100000 ? pieces : st->chunks_total;
     long long t0 = st->started_ms ? st->started_ms : st->created_ms;
     long long t1 = st->finished_ms ? st->finished_ms : rq_now_ms();
-    st->wall_s = t0 ? (t1 - t0) / 1000.0 : 0;
+    if (stopped < 0 || stopped >= t1 - t0) /* vrctl run --resume's pauses, range-checked */
+        stopped = 0;
+    st->wall_s = t0 ? (t1 - t0 - stopped) / 1000.0 : 0;
     st->fps = st->wall_s > 0 ? st->frames_done / st->wall_s : 0;
     st->eta_s = -1; /* none for a job that ended */
     if (st->fps > 0 && st->frames_total > 0 && !job_state_ended(st->state))

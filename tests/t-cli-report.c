@@ -144,6 +144,66 @@ static void report_gridlines_in_even_steps(const char *html)
               "step %g is not 1, 2 or 5 times a power of ten", step);
 }
 
+/* #rgb or #rrggbb at p into WCAG relative luminance; -1 when not one. */
+static double css_luminance(const char *p)
+{
+    unsigned v[3];
+    int used = 0;
+    if (sscanf(p, "#%2x%2x%2x%n", &v[0], &v[1], &v[2], &used) == 3 && used == 7)
+        ;
+    else if (sscanf(p, "#%1x%1x%1x%n", &v[0], &v[1], &v[2], &used) == 3 && used == 4)
+        for (int i = 0; i < 3; i++)
+            v[i] *= 17;
+    else
+        return -1;
+    static const double w[3] = { 0.2126, 0.7152, 0.0722 };
+    double l = 0;
+    for (int i = 0; i < 3; i++) {
+        double c = v[i] / 255.0;
+        l += w[i] * (c <= 0.03928 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4));
+    }
+    return l;
+}
+
+/* The colour `prop` ("background:" or "color:") that CSS rule `sel{...}`
+ * sets in html, or NULL. */
+static const char *css_colour(const char *html, const char *sel, const char *prop)
+{
+    const char *r = strstr(html, sel);
+    if (!r)
+        return NULL;
+    const char *end = strchr(r, '}');
+    for (const char *p = strstr(r, prop); p && p < end; p = strstr(p + 1, prop))
+        if (p[-1] == '{' || p[-1] == ';')
+            return p + strlen(prop);
+    return NULL;
+}
+
+/* Every legend key's text stands out from its box (WCAG contrast >= 3:
+ * "unfinished" was white on #eee). */
+static void report_legend_readable(const char *html)
+{
+    const double fg_default = css_luminance(css_colour(html, ".k{", "color:"));
+    const char *legend = strstr(html, "<p class=\"legend\"><span class=\"k ");
+    cr_assert_not_null(legend, "the chunk chart has no legend");
+    const char *legend_end = strstr(legend, "</p>");
+    int keys = 0;
+    for (const char *p = legend; (p = strstr(p, "<span class=\"k ")) && p < legend_end;
+         p++, keys++) {
+        char name[32], sel[48];
+        cr_assert_eq(sscanf(p + strlen("<span class=\"k "), "%31[a-z]", name), 1);
+        snprintf(sel, sizeof sel, "span.k.%s{", name);
+        const char *bg = css_colour(html, sel, "background:");
+        const char *fg = css_colour(html, sel, "color:");
+        cr_assert_not_null(bg, "legend key %s has no background", name);
+        double lb = css_luminance(bg), lf = fg ? css_luminance(fg) : fg_default;
+        cr_assert(lb >= 0 && lf >= 0, "legend key %s: colours not read", name);
+        double ratio = ((lb > lf ? lb : lf) + 0.05) / ((lb > lf ? lf : lb) + 0.05);
+        cr_assert_geq(ratio, 3.0, "legend key '%s': contrast %.2f", name, ratio);
+    }
+    cr_assert_geq(keys, 5, "the legend has %d keys", keys);
+}
+
 /* 1-2-5 steps, whole labels where the step is whole, an empty chart 0..1. */
 Test(cli_report, chart_ticks_one_two_five)
 {
@@ -260,4 +320,8 @@ Test(cli_report, a_cancelled_jobs_chunks_are_unfinished_not_queued)
     cr_assert(strstr(html, "<rect class=\"left"), "no chunk drawn as unfinished");
     cr_assert_null(strstr(html, "<rect class=\"queued"), "a cancelled job's chunk drawn queued");
     cr_assert(strstr(html, "unfinished when the job ended"), "the chunk's title does not say so");
+    report_legend_readable(html);
+    /* an -o that exists is bad usage (exit 2), as for run and submit */
+    const char *again[] = { "report", id, "-o", path, NULL };
+    cr_assert_eq(tdist_vrctl(&D, msg, sizeof msg, again), 2, "%s", msg);
 }

@@ -118,6 +118,13 @@ static int log_seen(const char *log, const char *pattern, int timeout_ms)
     }
 }
 
+static double tnow_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
 static void video_md5(const char *path, char *out, size_t n)
 {
     tsh_out(out, n, "ffmpeg -v error -i '%s' -map 0:v -c copy -f framemd5 - | grep -v '^#' | "
@@ -135,6 +142,7 @@ Test(dist_run, ctrl_c_and_kill9_keep_chunks_and_resume_gives_the_same_output, .t
     /* Chunks made slow by the worker itself (150 ms a frame, 10 frames). */
     setenv("VR_TEST_FRAME_DELAY_MS", "150", 1);
     snprintf(log, sizeof log, "%s/run1.log", W);
+    double ran = tnow_s(); /* the three runs' own time, summed */
     pid_t p = run_small(out, log, NULL);
     cr_assert(log_seen(log, "chunks [2-3]/4", 90000), "two chunks never committed");
     temp_dir_of(log, tmp, sizeof tmp);
@@ -146,24 +154,32 @@ Test(dist_run, ctrl_c_and_kill9_keep_chunks_and_resume_gives_the_same_output, .t
     cr_assert_eq(rc, 130, "exit %d", rc);
     double took = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
     cr_assert_lt(took, 10, "Ctrl-C took %.1f s", took);
+    ran = tnow_s() - ran;
     cr_assert_eq(access(tmp, F_OK), 0, "the work dir %s was removed", tmp);
     cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
     cr_assert_neq(access(out, F_OK), 0, "a partial output was left");
 
+    /* stopped a while: time "done in" must leave out */
+    tmsleep(6000);
     /* Resumed, then killed with SIGKILL: its children follow it. */
     snprintf(log, sizeof log, "%s/run2.log", W);
+    double run2 = tnow_s();
     p = run_small(out, log, "--resume");
     cr_assert(log_seen(log, "resuming job .*: [2-4] of 4 chunks done", 60000),
               "run 2 did not resume");
     kill(p, SIGKILL);
     tproc_wait(p, 10000);
+    ran += tnow_s() - run2;
     for (int i = 0; i < 300 && tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1) == 0; i++)
         tmsleep(100);
     unsetenv("VR_TEST_FRAME_DELAY_MS");
+    tmsleep(3000);
 
     snprintf(log, sizeof log, "%s/run3.log", W);
+    double run3 = tnow_s();
     p = run_small(out, log, "--resume");
     rc = tproc_wait(p, 90000);
+    ran += tnow_s() - run3;
     if (rc)
         tsh("cat '%s' >&2", log);
     cr_assert_eq(rc, 0);
@@ -171,6 +187,12 @@ Test(dist_run, ctrl_c_and_kill9_keep_chunks_and_resume_gives_the_same_output, .t
     if (!resumed)
         tsh("grep -v '#' '%s' >&2", log);
     cr_assert(resumed, "the committed chunks were not kept");
+    /* "done in" counts the runs, not the 9 s and more it was stopped */
+    char said[64] = "";
+    tsh_out(said, sizeof said, "grep -oE 'done in [0-9.]+ s' '%s' | head -1 | tr -dc '0-9.'", log);
+    double done_in = atof(said);
+    cr_assert_gt(done_in, 0, "no 'done in' in %s", log);
+    cr_assert_leq(done_in, ran + 0.5, "done in %.1f s, but the runs took %.1f s", done_in, ran);
     cr_assert_neq(access(tmp, F_OK), 0, "%s left after the job ended", tmp);
 
     snprintf(log, sizeof log, "%s/run4.log", W);

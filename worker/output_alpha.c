@@ -23,6 +23,8 @@
  */
 #include "output_kinds.h"
 
+#include "vio_corners.h"
+
 #include <string.h>
 
 static void copy_colour(const struct output_plan *p, const AVFrame *src, AVFrame *dst)
@@ -72,51 +74,9 @@ void output_alpha_compose(const struct output_plan *p, const AVFrame *src, const
     }
 }
 
-/* A sample of a corner block holds picture when it is brighter than
- * CORNER_BRIGHT_Y; the block does when more than CORNER_PICTURE_PCT % of
- * its samples outside the eye's inscribed circle do (the blocks reach into
- * a fisheye's circle: only what lies outside it is black there). */
-#define CORNER_BRIGHT_Y    40
-#define CORNER_PICTURE_PCT 2
-
-/* Counts the samples of the qw x qh luma block at (fx, fy) that lie
- * outside the circle of radius r (plus a 2-sample margin for a soft edge)
- * around (cx, cy), and how many of those are bright. */
-static void corner_count(const AVFrame *src, int fx, int fy, int qw, int qh, double cx,
-                         double cy, double r, long *outside, long *bright)
-{
-    double r2 = (r + 2) * (r + 2);
-    for (int y = 0; y < qh; y++) {
-        const uint8_t *row = src->data[0] + (size_t)(fy + y) * src->linesize[0] + fx;
-        double dy = fy + y + 0.5 - cy;
-        for (int x = 0; x < qw; x++) {
-            double dx = fx + x + 0.5 - cx;
-            if (dx * dx + dy * dy <= r2)
-                continue;
-            (*outside)++;
-            *bright += row[x] > CORNER_BRIGHT_Y;
-        }
-    }
-}
-
 int output_alpha_corners_dark(const struct output_plan *p, const AVFrame *src)
 {
     int ex = p->layout == SEG_LAYOUT_SBS ? 2 : 1, ey = p->layout == SEG_LAYOUT_TB ? 2 : 1;
-    int ew = (p->enc_w / ex) & ~1, eh = (p->enc_h / ey) & ~1;
-    int sw = p->mask_w / ex, sh = p->mask_h / ey;
-    int hw = (sw / 2) & ~1, hh = (sh / 2) & ~1;
-    int rw = (sw - hw) & ~1, rh = (sh - hh) & ~1;
-    double r = (ew < eh ? ew : eh) / 2.0;
-    for (int e = 0; e < ex * ey; e++) {
-        int fx = (e % ex) * ew, fy = (e / ex) * eh;
-        double cx = fx + ew / 2.0, cy = fy + eh / 2.0;
-        long outside = 0, bright = 0;
-        corner_count(src, fx, fy, hw, hh, cx, cy, r, &outside, &bright);
-        corner_count(src, fx + ew - rw, fy, rw, hh, cx, cy, r, &outside, &bright);
-        corner_count(src, fx, fy + eh - rh, hw, rh, cx, cy, r, &outside, &bright);
-        corner_count(src, fx + ew - rw, fy + eh - rh, rw, rh, cx, cy, r, &outside, &bright);
-        if (bright * 100 > outside * CORNER_PICTURE_PCT)
-            return 0;
-    }
-    return 1;
+    return vio_corners_dark(src, ex, ey, (p->enc_w / ex) & ~1, (p->enc_h / ey) & ~1,
+                            p->mask_w / ex, p->mask_h / ey);
 }

@@ -18,14 +18,15 @@
 #include "config.h"
 #include "pipeline.h"
 #include "seg.h"
+#include "vio_corners.h"
 #include "vr_err.h"
 
 #include <libavutil/frame.h>
 #include <stdint.h>
 
 /* Fraction of an eye's width and height the packed matte is scaled to
- * (the layout public DeoVR passthrough reconstructions read). */
-#define OUTPUT_ALPHA_SCALE 0.4
+ * (vio_corners.h: vrctl checks the same corners at submit). */
+#define OUTPUT_ALPHA_SCALE VIO_ALPHA_SCALE
 
 struct output_plan {
     enum pipe_output kind;

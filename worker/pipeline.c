@@ -31,6 +31,7 @@
 #include "remux_ts.h"
 #include "storage.h"
 #include "trace.h"
+#include "vio_corners.h"
 #include "vio_layout.h"
 #include "vio_video.h"
 
@@ -490,11 +491,8 @@ static void *encode_main(void *arg)
         }
         if (!p->m.frames && p->plan.kind == PIPE_OUT_ALPHA_PACKED && !p->o->alpha_corners &&
             !output_alpha_corners_dark(&p->plan, it->colour)) {
-            rc = vr_err_set(&e, VR_ENOTSUP, "%s: --output alpha-packed writes the matte into "
-                            "the corners of each eye, and this %s source's corners hold picture "
-                            "(an equirectangular or flat eye, not fisheye): it would cover it. "
-                            "--alpha-area corners packs it there anyway; --output mask keeps "
-                            "the picture", p->in_path, seg_layout_name(p->plan.layout));
+            rc = vr_err_set(&e, VR_ENOTSUP, VIO_CORNERS_REFUSAL,
+                            seg_layout_name(p->plan.layout), p->in_path);
             pq_push(p->pool, it->mask);
             it->mask = NULL;
             item_free(it);
