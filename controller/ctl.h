@@ -192,6 +192,12 @@ void ctl_cleanup_due(struct ctl *c);
  * records and storage/jobs/<id> (ctl_retain.c). Run by the deep audit. */
 void ctl_retain(struct ctl *c);
 
+/* Removes storage/jobs/<id> directories without a job record in Redis once
+ * they have been orphans (first seen by Redis's clock, kept in
+ * vr:orphan-dirs) longer than --keep-jobs, or an hour when that is 0
+ * (ctl_retain_dirs.c). Run by ctl_retain. */
+void ctl_retain_orphan_dirs(struct ctl *c);
+
 /* Marks a job failed with `reason` (unless it already ended). token: the
  * claim under which this controller holds the job when the failure is its
  * own split's or stitch's (refused, with a line, once another controller

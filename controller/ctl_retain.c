@@ -18,6 +18,7 @@
 
 void ctl_retain(struct ctl *c)
 {
+    ctl_retain_orphan_dirs(c); /* directories whose record is gone (ctl_retain_dirs.c) */
     if (c->keep_jobs_ms <= 0)
         return;
     long long before = rq_now_ms() - c->keep_jobs_ms;

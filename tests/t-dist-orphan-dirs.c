@@ -1,0 +1,77 @@
+/*
+ * t-dist-orphan-dirs.c - a FLUSHALL (or any loss of a job's record) left
+ * storage/jobs/<id> behind for ever (issue 42): the controller's retention
+ * removes a job directory that has had no record in Redis for longer than
+ * --keep-jobs, logs it, and leaves a live job's directory beside it alone.
+ */
+#include "rq.h"
+#include "util-redis.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct tdist D;
+static struct rq *Q;
+
+static void teardown(void)
+{
+    rq_free(&Q);
+    tdist_stop(&D, 0);
+}
+
+TestSuite(dist_orphan_dirs, .fini = teardown, .timeout = 150);
+
+Test(dist_orphan_dirs, flushall_leftover_dir_removed_live_job_dir_kept)
+{
+    cr_assert_eq(tdist_start(&D, 0, 30, 0, 1), 0);
+    const char *args[] = { "--keep-jobs", "4s", NULL };
+    memcpy(D.ctl_args, args, sizeof args);
+    cr_assert_gt(tdist_controller(&D), 0);
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
+    char in[400], out[400], done_id[64], live_id[64], dir[600], live_dir[600], key[128];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 1, 160, 10, 0), 0);
+    const char *copy[] = { "--chunking", "copy", NULL }; /* files under storage/jobs/<id> */
+    cr_assert_eq(tdist_submit(&D, in, out, copy, done_id, sizeof done_id), 0);
+    cr_assert_eq(tdist_watch(&D, done_id, 60000), 0);
+    snprintf(dir, sizeof dir, "%s/jobs/%s", D.storage, done_id);
+    cr_assert_eq(access(dir, F_OK), 0, "%s missing after the job", dir);
+
+    /* The record goes before --keep-jobs would purge it with its directory. */
+    redisReply *r = rq_cmd(Q, NULL, "FLUSHALL");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "FLUSHALL refused");
+    freeReplyObject(r);
+
+    /* No worker from here on: the next job stays live, its directory made. */
+    kill(D.w[0], SIGKILL);
+    tproc_wait(D.w[0], 10000);
+    D.w[0] = 0;
+    const char *again[] = { "--chunking", "copy", "-y", NULL };
+    cr_assert_eq(tdist_submit(&D, in, out, again, live_id, sizeof live_id), 0);
+    snprintf(live_dir, sizeof live_dir, "%s/jobs/%s", D.storage, live_id);
+    for (int t = 0; t < 300 && access(live_dir, F_OK) != 0; t++)
+        tmsleep(100);
+    cr_assert_eq(access(live_dir, F_OK), 0, "the live job's directory was never made");
+
+    int gone = 0;
+    for (int t = 0; t < 400 && !gone; t++, tmsleep(100))
+        gone = access(dir, F_OK) != 0;
+    cr_assert(gone, "%s still there 40 s after its record went (--keep-jobs 4s)", dir);
+    char n[32];
+    tsh_out(n, sizeof n, "grep -c 'retention: storage/jobs/%s removed: no job record' '%s'",
+            done_id, D.log);
+    cr_assert_eq(atoi(n), 1, "the removal was not logged once (%s)", n);
+
+    tmsleep(6000); /* the live directory is older than the grace now, audited again */
+    cr_assert_eq(access(live_dir, F_OK), 0, "the live job's directory was removed");
+    rq_key_job(key, sizeof key, live_id);
+    r = rq_cmd(Q, NULL, "EXISTS %s", key);
+    cr_assert(r && r->integer == 1, "the live job's record is gone");
+    freeReplyObject(r);
+}
