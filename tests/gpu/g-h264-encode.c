@@ -49,6 +49,17 @@ static uint8_t *masks(int kind, int n, int w, int h, int step)
     return f;
 }
 
+/* The C twin (*c) and the CUDA encoder on GPU 0 (*g) for w x h at qp. */
+static void twins(int w, int h, int qp, const char *what, struct h264enc **c, struct h264enc **g)
+{
+    vr_err err = { 0 };
+    struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 60, .fps_den = 1, .full_range = 1 };
+    cr_assert_eq(h264enc_new(&o, c, &err), 0, "%s", err.msg);
+    o.use_gpu = 1;
+    o.gpu = 0;
+    cr_assert_eq(h264enc_new(&o, g, &err), 0, "%s: %s", what, err.msg);
+}
+
 /* CPU and GPU encoders on the same frames: equal bytes and recons. With
  * dev, the GPU's frames come from device memory. Returns the GPU's bytes. */
 static long long same(const uint8_t *f, int n, int w, int h, int qp, const uint8_t *idr, int dev,
@@ -56,11 +67,7 @@ static long long same(const uint8_t *f, int n, int w, int h, int qp, const uint8
 {
     struct h264enc *c = NULL, *g = NULL;
     vr_err err = { 0 };
-    struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 60, .fps_den = 1, .full_range = 1 };
-    cr_assert_eq(h264enc_new(&o, &c, &err), 0, "%s", err.msg);
-    o.use_gpu = 1;
-    o.gpu = 0;
-    cr_assert_eq(h264enc_new(&o, &g, &err), 0, "%s: %s", what, err.msg);
+    twins(w, h, qp, what, &c, &g);
     uint8_t *d = NULL;
     if (dev)
         cr_assert_eq(cudaMalloc((void **)&d, (size_t)w * h), cudaSuccess);
@@ -146,10 +153,7 @@ static void same_queued(const uint8_t *f, int n, int w, int h, int qp, const uin
 {
     struct h264enc *c = NULL, *g = NULL;
     vr_err err = { 0 };
-    struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 60, .fps_den = 1, .full_range = 1 };
-    cr_assert_eq(h264enc_new(&o, &c, &err), 0, "%s", err.msg);
-    o.use_gpu = 1;
-    cr_assert_eq(h264enc_new(&o, &g, &err), 0, "%s: %s", what, err.msg);
+    twins(w, h, qp, what, &c, &g);
     uint8_t *d = NULL, **want = calloc((size_t)n, sizeof *want);
     int *wsz = calloc((size_t)n, sizeof *wsz), *wkey = calloc((size_t)n, sizeof *wkey);
     cr_assert(want && wsz && wkey);
