@@ -15,7 +15,9 @@
  * from its stream decoded by libavcodec. The bitrate is at FPS (default
  * 60). With `gpu` (a CUDA build on a GPU), the CUDA encoder too: 600
  * frames (the clip's, over and over) from device memory and from host
- * memory, its fps (wall clock, waiting for each frame's bytes) and the
+ * memory, frame by frame (waiting for each frame's bytes) and queued
+ * (h264enc_queue: frame n escaped while frame n+1 is coded; its packets
+ * checked equal to the frame-by-frame run's), its fps (wall clock) and the
  * process's CPU time a frame. Prints a table and "RESULT name value unit"
  * lines. Run by `make bench-h264` (mk/bench-h264.mk); numbers in
  * docs/PERF.md.
@@ -247,9 +249,30 @@ static int run_x264(const struct clip *c, int qp, int gop, double fps, struct ro
     return 0;
 }
 
+/* A hash of the packets (FNV-1a's step over 8-byte words, the tail bytewise),
+ * to hold the queued runs to the frame-by-frame one's bytes: inside the
+ * timed loop, so a word at a time: bytewise, FNV-1a takes 0.8 ms a 180 KB
+ * frame on the 2-core build box (0.05 ms by words), and it weighed on the
+ * fifth pass's measured runs (docs/PERF.md). */
+static uint64_t fnv(uint64_t h, const uint8_t *p, int n)
+{
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
 /* The CUDA encoder over `total` frames (the clip's in turn), from device
- * memory (dev) or host memory: fps and CPU ms a frame. */
-static int run_gpu(const struct clip *c, int qp, int gop, double fps, int dev, int total)
+ * memory (dev) or host memory, frame by frame (h264enc_frame*) or queued
+ * (async: h264enc_queue, the CPU escaping frame n while the GPU codes
+ * n+1): fps and CPU ms a frame. *sum gets the packets' hash. */
+static int run_gpu(const struct clip *c, int qp, int gop, double fps, int dev, int async,
+                   int total, uint64_t *sum)
 {
 #ifdef VR_HAVE_CUDA
     struct h264enc *e = NULL;
@@ -264,37 +287,72 @@ static int run_gpu(const struct clip *c, int qp, int gop, double fps, int dev, i
             cudaMemcpy(d[i], c->y[i], (size_t)c->w * c->h, cudaMemcpyHostToDevice) != cudaSuccess)
             return die("cannot upload the clip");
     }
-    long long bytes = 0;
+    long long bytes = 0, got = 0;
     const uint8_t *p;
     int size, key;
+    int64_t tag;
+    uint64_t h = 0xcbf29ce484222325ull;
     /* warm-up: first launches, the first IDR */
     for (int i = 0; i < 4; i++)
         if (h264enc_frame_dev(e, d[i % c->n], c->w, i == 0, &p, &size, &key, &err) < 0)
             return die(err.msg);
     double w0 = wall_s(), c0 = proc_cpu_s();
-    for (int i = 0; i < total; i++) {
-        int k = i % c->n, idr = i % gop == 0;
-        int rc = dev ? h264enc_frame_dev(e, d[k], c->w, idr, &p, &size, &key, &err)
+    for (int i = 0; i <= total; i++) {
+        int k = i % c->n, idr = i % gop == 0, rc;
+        if (i == total && !async)
+            break;
+        if (i == total)
+            rc = h264enc_flush(e, &p, &size, &key, &tag, &err);
+        else if (async)
+            rc = h264enc_queue(e, dev ? d[k] : c->y[k], c->w, dev, idr, i, &p, &size, &key, &tag,
+                               &err);
+        else
+            rc = dev ? h264enc_frame_dev(e, d[k], c->w, idr, &p, &size, &key, &err)
                      : h264enc_frame(e, c->y[k], c->w, idr, &p, &size, &key, &err);
         if (rc < 0)
             return die(err.msg);
+        if (size && async && tag != got)
+            return die("async: a packet out of order");
+        got += size > 0;
         bytes += size;
+        h = fnv(h, p, size);
     }
     double wall = wall_s() - w0, cpu = proc_cpu_s() - c0;
-    printf("%-30s %12lld %10.2f %9s %12.3f   %.0f fps (%d frames, IDR every %d)\n",
-           dev ? "vr h264 CUDA, matte on GPU" : "vr h264 CUDA, matte from host", bytes,
+    if (got != total)
+        return die("a packet lost");
+    char name[64];
+    snprintf(name, sizeof name, "vr h264 CUDA, %s%s", dev ? "matte on GPU" : "matte from host",
+             async ? ", async" : "");
+    printf("%-36s %12lld %10.2f %9s %12.3f   %.0f fps (%d frames, IDR every %d)\n", name, bytes,
            bytes * 8.0 * fps / total / 1e6, "=C twin", 1000 * cpu / total, total / wall, total, gop);
-    printf("RESULT h264_cuda_%s_fps %.0f fps\n", dev ? "dev" : "host", total / wall);
-    printf("RESULT h264_cuda_%s_cpu %.3f ms\n", dev ? "dev" : "host", 1000 * cpu / total);
+    printf("RESULT h264_cuda_%s%s_fps %.0f fps\n", dev ? "dev" : "host", async ? "_async" : "",
+           total / wall);
+    printf("RESULT h264_cuda_%s%s_cpu %.3f ms\n", dev ? "dev" : "host", async ? "_async" : "",
+           1000 * cpu / total);
+    *sum = h;
     for (int i = 0; i < c->n; i++)
         cudaFree(d[i]);
     free(d);
     h264enc_free(&e);
     return 0;
 #else
-    (void)c, (void)qp, (void)gop, (void)fps, (void)dev, (void)total;
+    (void)c, (void)qp, (void)gop, (void)fps, (void)dev, (void)async, (void)total, (void)sum;
     return die("gpu: this build has no CUDA");
 #endif
+}
+
+/* The CUDA rows: frame by frame and queued, from device and host memory;
+ * the queued runs' packets must be the frame-by-frame run's. */
+static int run_gpus(const struct clip *c, int qp, int gop, double fps)
+{
+    uint64_t h[4];
+    if (run_gpu(c, qp, gop, fps, 1, 0, 600, &h[0]) || run_gpu(c, qp, gop, fps, 1, 1, 600, &h[1]) ||
+        run_gpu(c, qp, gop, fps, 0, 0, 600, &h[2]) || run_gpu(c, qp, gop, fps, 0, 1, 600, &h[3]))
+        return 1;
+    if (h[1] != h[0] || h[2] != h[0] || h[3] != h[0])
+        return die("the CUDA runs' packets differ");
+    printf("RESULT h264_cuda_async_same_bytes 1 bool\n");
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -319,7 +377,7 @@ int main(int argc, char **argv)
         printf("%-30s %12lld %10.2f %9.2f %12.2f\n", r[i].name, r[i].bytes,
                r[i].bytes * 8.0 * fps / c.n / 1e6, r[i].psnr, r[i].cpu_ms);
     if (argc > 6 && !strcmp(argv[6], "gpu") &&
-        (run_gpu(&c, qp, gop, fps, 1, 600) || run_gpu(&c, qp, gop, fps, 0, 600)))
+        run_gpus(&c, qp, gop, fps))
         return 1;
     printf("RESULT h264_vs_x264_bytes %.3f x\n", (double)r[0].bytes / r[1].bytes);
     printf("RESULT h264_vs_x264_psnr %.2f dB\n", r[0].psnr - r[1].psnr);

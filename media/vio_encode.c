@@ -585,24 +585,10 @@ static int drain(struct vio_out *o, vr_err *err)
     }
 }
 
-/* Frames between IDRs when the source gives none sooner, as MAX_GOP does
- * for x264: an IDR where the caller marks the source's keyframes, else one
- * every MAX_GOP frames counted from the last. The luma y (stride ls) is in
- * the encoder's device memory when dev. */
-static int write_h264(struct vio_out *o, const uint8_t *y, int ls, int dev, int64_t pts,
-                      int src_key, vr_err *err)
+/* One access unit of the matte encoder into the file at pts. */
+static int mux_h264(struct vio_out *o, const uint8_t *p, int size, int key, int64_t pts,
+                    vr_err *err)
 {
-    const uint8_t *p;
-    int size, key;
-    int idr = src_key || o->since_idr < 0 || o->since_idr >= MAX_GOP - 1;
-    int rc = dev ? h264enc_frame_dev(o->h264, y, ls, idr, &p, &size, &key, err)
-                 : h264enc_frame(o->h264, y, ls, idr, &p, &size, &key, err);
-    if (rc < 0)
-        return vr_err_prefix(err, "%s: frame %lld", o->path, (long long)o->frames);
-    o->since_idr = key ? 0 : o->since_idr + 1;
-    o->frames++;
-    if (o->times)
-        times_add(&o->times[0], pts, pts, 0);
     if (av_new_packet(o->pkt, size) < 0)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     memcpy(o->pkt->data, p, (size_t)size);
@@ -612,6 +598,29 @@ static int write_h264(struct vio_out *o, const uint8_t *y, int ls, int dev, int6
     o->pkt->stream_index = o->vst->index;
     av_packet_rescale_ts(o->pkt, o->enc_tb, o->vst->time_base);
     return mux(o, o->pkt, err);
+}
+
+/* Frames between IDRs when the source gives none sooner, as MAX_GOP does
+ * for x264: an IDR where the caller marks the source's keyframes, else one
+ * every MAX_GOP frames counted from the last. The luma y (stride ls) is in
+ * the encoder's device memory when dev. Queued (h264enc_queue): on the GPU
+ * this frame is coded while the one before it is escaped and written here;
+ * vio_out_finish writes the last. */
+static int write_h264(struct vio_out *o, const uint8_t *y, int ls, int dev, int64_t pts,
+                      int src_key, vr_err *err)
+{
+    const uint8_t *p;
+    int size, key;
+    int64_t at;
+    int idr = src_key || o->since_idr < 0 || o->since_idr >= MAX_GOP - 1;
+    int rc = h264enc_queue(o->h264, y, ls, dev, idr, pts, &p, &size, &key, &at, err);
+    if (rc < 0)
+        return vr_err_prefix(err, "%s: frame %lld", o->path, (long long)o->frames);
+    o->since_idr = idr ? 0 : o->since_idr + 1;
+    o->frames++;
+    if (o->times)
+        times_add(&o->times[0], pts, pts, 0);
+    return size ? mux_h264(o, p, size, key, at, err) : 0;
 }
 
 int vio_out_matte_on_device(const struct vio_out *o) { return o->h264 && h264enc_on_gpu(o->h264); }
@@ -661,7 +670,15 @@ int vio_out_finish(struct vio_out *o, vr_err *err)
 {
     char eb[128];
     int r;
-    if (o->enc) { /* the matte encoder holds no frames back */
+    if (o->h264) { /* the matte encoder's last frame, still queued on the GPU */
+        const uint8_t *p;
+        int size, key;
+        int64_t at;
+        int rc = h264enc_flush(o->h264, &p, &size, &key, &at, err);
+        if (rc < 0 || (size && (rc = mux_h264(o, p, size, key, at, err)) < 0))
+            return rc < 0 ? vr_err_prefix(err, "%s: the last frame", o->path) : rc;
+    }
+    if (o->enc) {
         r = avcodec_send_frame(o->enc, NULL);
         if (r < 0 && r != AVERROR_EOF)
             return vr_err_set(err, VR_ECODEC, "%s: cannot flush encoder: %s", o->path,

@@ -145,6 +145,40 @@ Test(h264_decode, odd_size_refused_with_the_reason)
     cr_assert_null(e);
 }
 
+/* h264enc_queue on the CPU (the worker's matte path calls it on every
+ * backend): each call hands back its own frame's packet and tag, the same
+ * bytes as h264enc_frame, and the flush has nothing left. */
+Test(h264_decode, queued_on_the_cpu_gives_each_frames_packet_at_once)
+{
+    int w = 96, h = 64, n = 6;
+    uint8_t *f = moving_disc(n, w, h, 5);
+    struct h264enc *a = NULL, *b = NULL;
+    vr_err err = { 0 };
+    struct h264enc_opts o = { .w = w, .h = h, .qp = 25 };
+    cr_assert_eq(h264enc_new(&o, &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(h264enc_new(&o, &b, &err), 0, "%s", err.msg);
+    for (int i = 0; i < n; i++) {
+        const uint8_t *pa, *pb, *src = f + (size_t)i * w * h;
+        int sa, sb, ka, kb;
+        int64_t tag = -1;
+        cr_assert_eq(h264enc_frame(a, src, w, i == 3, &pa, &sa, &ka, &err), 0, "%s", err.msg);
+        cr_assert_eq(h264enc_queue(b, src, w, 0, i == 3, 70 + i, &pb, &sb, &kb, &tag, &err), 0,
+                     "%s", err.msg);
+        cr_assert_eq(tag, 70 + i);
+        cr_assert(sb == sa && kb == ka && !memcmp(pa, pb, (size_t)sa), "frame %d differs", i);
+    }
+    const uint8_t *p;
+    int size = -1, key;
+    int64_t tag;
+    cr_assert_eq(h264enc_flush(b, &p, &size, &key, &tag, &err), 0);
+    cr_assert_eq(size, 0);
+    cr_assert(h264enc_queue(b, f, w, 1, 0, 0, &p, &size, &key, &tag, &err) == VR_EINVAL,
+              "a frame in device memory for an encoder on the CPU");
+    h264enc_free(&a);
+    h264enc_free(&b);
+    free(f);
+}
+
 Test(h264_decode, back_to_back_idrs)
 {
     int n = 4, w = 48, h = 32;

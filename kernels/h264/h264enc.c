@@ -39,6 +39,15 @@ struct h264enc {
     int idr_id, last_idr;    /* idr_pic_id; whether the last frame was an IDR */
     struct h264enc_stats st;
     struct h264_gpu *gpu;    /* the GPU backend, or NULL */
+    /* h264enc_queue on the GPU: the frame queued and not collected yet
+     * (its slice header written when it was queued) */
+    int pend;
+    struct {
+        uint8_t hdr[32];
+        uint32_t hdr_bits;
+        int idr;
+        int64_t tag;
+    } q;
 };
 
 /* ---- level (Table A-1) ---- */
@@ -338,36 +347,27 @@ static void frame_cpu(struct h264enc *e, const uint8_t *y, int ls, int idr, int 
     *run_end = e->run[n];
 }
 
-static int frame(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int idr,
-                 const uint8_t **pkt, int *size, int *key, vr_err *err)
+/* The frame's IDR decision and slice header (into hdr, zeroed first: the
+ * bits after the header are OR-ed in); the encoder's frame count and
+ * idr_pic_id move on. Returns the header's bits. */
+static uint32_t begin(struct h264enc *e, int *idr, uint8_t *hdr, size_t cap)
 {
-    if (ls < e->o.w)
-        return vr_err_set(err, VR_EINVAL, "matte encoder: stride %d below the width %d", ls, e->o.w);
-    if (y_dev && !e->gpu)
-        return vr_err_set(err, VR_EINVAL, "matte encoder: a frame in device memory for an "
-                          "encoder on the CPU");
-    idr = idr || e->since_idr < 0;
-    long long since = idr ? 0 : e->since_idr + 1;
-    int idr_id = idr ? (e->last_idr ? !e->idr_id : 0) : e->idr_id;
-    e->since_idr = since;
-    e->idr_id = idr_id;
+    *idr = *idr || e->since_idr < 0;
+    e->since_idr = *idr ? 0 : e->since_idr + 1;
+    e->idr_id = *idr ? (e->last_idr ? !e->idr_id : 0) : e->idr_id;
+    memset(hdr, 0, cap);
+    struct h264_bw w = { hdr, (uint32_t)cap, 0, 0 };
+    slice_header(e, &w, *idr);
+    e->last_idr = *idr;
+    return w.bit;
+}
 
-    struct h264_bw w = { e->rbsp, (uint32_t)e->rbsp_cap, 0, 0 };
-    slice_header(e, &w, idr);
-    uint64_t bits;
-    uint32_t run_end;
-    int qp = idr ? h264enc_idr_qp(e->o.qp) : e->o.qp;
-    if (e->gpu) {
-        int rc = h264_gpu_frame(e->gpu, y, ls, y_dev, qp, idr, e->rbsp, w.bit, &bits,
-                                &run_end, e->counts, err);
-        if (rc < 0) {
-            e->since_idr = -1; /* the reference is lost: the next frame is an IDR */
-            return rc;
-        }
-    } else {
-        frame_cpu(e, y, ls, idr, qp, w.bit, &bits, &run_end);
-    }
-    w.bit += (uint32_t)bits;
+/* The coded slice in e->rbsp (header, then `bits` of slice data): the last
+ * skip run, the trailing bits, the NAL unit escaped into e->au, the stats. */
+static int finish(struct h264enc *e, uint32_t hdr_bits, uint64_t bits, uint32_t run_end, int idr,
+                  const uint8_t **pkt, int *size, int *key, vr_err *err)
+{
+    struct h264_bw w = { e->rbsp, (uint32_t)e->rbsp_cap, hdr_bits + (uint32_t)bits, 0 };
     if (!idr && run_end)
         h264_ue(&w, run_end);
     trailing_bits(&w);
@@ -382,12 +382,101 @@ static int frame(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int idr
         e->st.idr++;
     else
         e->st.p++;
-    e->last_idr = idr;
-    e->cur = !e->cur;
     *pkt = e->au;
     *size = (int)len;
     *key = idr;
     return 0;
+}
+
+static int check_frame(struct h264enc *e, int ls, int y_dev, vr_err *err)
+{
+    if (ls < e->o.w)
+        return vr_err_set(err, VR_EINVAL, "matte encoder: stride %d below the width %d", ls, e->o.w);
+    if (y_dev && !e->gpu)
+        return vr_err_set(err, VR_EINVAL, "matte encoder: a frame in device memory for an "
+                          "encoder on the CPU");
+    return 0;
+}
+
+static int frame(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int idr,
+                 const uint8_t **pkt, int *size, int *key, vr_err *err)
+{
+    int rc = check_frame(e, ls, y_dev, err);
+    if (rc < 0)
+        return rc;
+    if (e->pend)
+        return vr_err_set(err, VR_EINVAL, "matte encoder: a frame is queued: flush it first");
+    uint32_t hdr_bits = begin(e, &idr, e->rbsp, 32);
+    uint64_t bits;
+    uint32_t run_end;
+    int qp = idr ? h264enc_idr_qp(e->o.qp) : e->o.qp;
+    if (e->gpu) {
+        rc = h264_gpu_frame(e->gpu, y, ls, y_dev, qp, idr, e->rbsp, hdr_bits, &bits, &run_end,
+                            e->counts, err);
+        if (rc < 0) {
+            e->since_idr = -1; /* the reference is lost: the next frame is an IDR */
+            return rc;
+        }
+    } else {
+        frame_cpu(e, y, ls, idr, qp, hdr_bits, &bits, &run_end);
+    }
+    e->cur = !e->cur;
+    return finish(e, hdr_bits, bits, run_end, idr, pkt, size, key, err);
+}
+
+/* The queued frame's packet (h264enc_queue, h264enc_flush). */
+static int collect(struct h264enc *e, const uint8_t **pkt, int *size, int *key, int64_t *tag,
+                   vr_err *err)
+{
+    uint64_t bits;
+    uint32_t run_end;
+    e->pend = 0;
+    memcpy(e->rbsp, e->q.hdr, sizeof e->q.hdr);
+    int rc = h264_gpu_collect(e->gpu, e->rbsp, e->q.hdr_bits, &bits, &run_end, e->counts, err);
+    if (rc < 0) {
+        e->since_idr = -1;
+        return rc;
+    }
+    *tag = e->q.tag;
+    return finish(e, e->q.hdr_bits, bits, run_end, e->q.idr, pkt, size, key, err);
+}
+
+int h264enc_queue(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int idr, int64_t tag,
+                  const uint8_t **pkt, int *size, int *key, int64_t *tag_out, vr_err *err)
+{
+    *size = 0;
+    int rc = check_frame(e, ls, y_dev, err);
+    if (rc < 0)
+        return rc;
+    if (!e->gpu) { /* the CPU codes it now: its own packet */
+        *tag_out = tag;
+        return frame(e, y, ls, y_dev, idr, pkt, size, key, err);
+    }
+    /* the queued one's header stays in q until its collect: this one's aside */
+    uint8_t hdr[sizeof e->q.hdr];
+    uint32_t hdr_bits = begin(e, &idr, hdr, sizeof hdr);
+    int qp = idr ? h264enc_idr_qp(e->o.qp) : e->o.qp;
+    rc = h264_gpu_queue(e->gpu, y, ls, y_dev, qp, idr, hdr_bits, err);
+    if (rc < 0) {
+        e->since_idr = -1;
+        return rc;
+    }
+    e->cur = !e->cur;
+    if (e->pend)
+        rc = collect(e, pkt, size, key, tag_out, err);
+    memcpy(e->q.hdr, hdr, sizeof hdr);
+    e->q.hdr_bits = hdr_bits;
+    e->q.idr = idr;
+    e->q.tag = tag;
+    e->pend = 1; /* a flush still collects it after a failed collect */
+    return rc < 0 ? rc : 0;
+}
+
+int h264enc_flush(struct h264enc *e, const uint8_t **pkt, int *size, int *key, int64_t *tag_out,
+                  vr_err *err)
+{
+    *size = 0;
+    return e->pend ? collect(e, pkt, size, key, tag_out, err) : 0;
 }
 
 int h264enc_frame(struct h264enc *e, const uint8_t *y, int ls, int idr, const uint8_t **pkt,

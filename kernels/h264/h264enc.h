@@ -66,8 +66,23 @@ int h264enc_frame(struct h264enc *e, const uint8_t *y, int ls, int idr, const ui
 int h264enc_frame_dev(struct h264enc *e, const uint8_t *y, int ls, int idr, const uint8_t **pkt,
                       int *size, int *key, vr_err *err);
 
+/* Asynchronous h264enc_frame / h264enc_frame_dev (y in device memory when
+ * y_dev): on the GPU it queues this frame and hands back the packet of the
+ * one queued before (*size 0 when there was none), so that the CPU escapes
+ * frame n while the GPU codes frame n+1. y is the caller's again when it
+ * returns. tag (a pts, say) comes back in *tag_out with its frame's packet.
+ * On the CPU the packet is this frame's own. The packets are those of
+ * h264enc_frame, byte for byte, in order; *pkt is valid until the next
+ * call. After the last frame, h264enc_flush hands back the one still
+ * queued (*size 0 when none); h264enc_frame refuses while one is. */
+int h264enc_queue(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int idr, int64_t tag,
+                  const uint8_t **pkt, int *size, int *key, int64_t *tag_out, vr_err *err);
+int h264enc_flush(struct h264enc *e, const uint8_t **pkt, int *size, int *key, int64_t *tag_out,
+                  vr_err *err);
+
 /* The last frame's reconstruction (luma, padded to whole MBs, stride *ls):
- * what a decoder shows for it (read back from the GPU with use_gpu). Owned
+ * what a decoder shows for it (read back from the GPU with use_gpu; after
+ * h264enc_queue, the last frame queued's). Owned
  * by e; valid until the next frame. NULL when the GPU fails to give it. */
 const uint8_t *h264enc_recon(struct h264enc *e, int *ls);
 

@@ -4,7 +4,8 @@
  * length and the last skip run read back, the pack, the slice data read
  * back. One wait a frame: the buffer is cleared to the length on the
  * device and read back as long as twice the last frame's (a longer one
- * waits again for the rest).
+ * waits again for the rest). Queue and collect are apart, with two slots,
+ * so the CPU escapes frame n while the GPU codes frame n+1.
  */
 #include "h264enc_gpu.h"
 
@@ -30,37 +31,47 @@ struct h264_gpu {
     struct h264_frame f;     /* device pointers; ref and rec swap each frame */
     uint8_t *in;             /* a host frame uploaded, w x h */
     uint8_t *rec[2];
-    int cur;                 /* rec[cur] is the last frame's */
-    uint8_t *out;            /* the packed slice data */
+    int cur;                 /* rec[cur] is the last frame queued's */
+    /* Two slots, so that frame n+1 is queued while frame n's packet is
+     * still read back and escaped: each has its packed slice data, its
+     * pinned read-back and tail, its events. The per-MB buffers are
+     * shared: the stream orders frame n's pack before frame n+1's stages. */
+    uint8_t *out[2];         /* the packed slice data */
+    uint64_t *tail;          /* pinned, 4 words a slot: total bits, run[n], counts[3] */
+    uint8_t *pin[2];         /* pinned: the slice data read back (an async copy), grown */
+    size_t pin_cap[2];
+    size_t asked[2];         /* bytes the slot's read-back copies */
+    uint32_t bit0[2];        /* the slot's header bits in its first byte */
+    int idr[2];
+    cudaEvent_t done[2];     /* blocking events: the waits sleep instead of spinning a core */
+    cudaEvent_t loaded;      /* the queued frame's luma is copied: its caller may reuse it */
+    int head, npend;         /* the slot queued next; frames queued, not collected (0..2) */
     uint64_t *tmp;           /* the scans' scratch, H264_SCAN_TMP_WORDS */
     size_t out_cap;
-    uint64_t *tail;          /* pinned: total bits, run[n], counts[3] */
-    uint8_t *pin;            /* pinned: the slice data read back (an async copy), grown */
-    size_t pin_cap;
     size_t guess;            /* bytes read back before the length is known: twice the
                               * last frame's */
-    cudaEvent_t done;        /* a blocking event: the waits sleep instead of spinning a core */
     int w, h;
     int prof;                /* VR_H264_PROFILE: ev[] recorded, ms[kind][stage] summed */
-    cudaEvent_t ev[PROF_STAGES + 1];
+    cudaEvent_t ev[2][PROF_STAGES + 1];
     double ms[2][PROF_STAGES];
     long long nprof[2];
 };
 
-static void prof_mark(struct h264_gpu *g, int k)
+static void prof_mark(struct h264_gpu *g, int slot, int k)
 {
     if (g->prof)
-        cudaEventRecord(g->ev[k], g->s);
+        cudaEventRecord(g->ev[slot][k], g->s);
 }
 
 /* After the frame's last wait: its stages' times into the sums. */
-static void prof_add(struct h264_gpu *g, int idr)
+static void prof_add(struct h264_gpu *g, int slot)
 {
     if (!g->prof)
         return;
+    int idr = g->idr[slot];
     for (int k = 0; k < PROF_STAGES; k++) {
         float t = 0;
-        if (cudaEventElapsedTime(&t, g->ev[k], g->ev[k + 1]) == cudaSuccess)
+        if (cudaEventElapsedTime(&t, g->ev[slot][k], g->ev[slot][k + 1]) == cudaSuccess)
             g->ms[idr][k] += t;
     }
     g->nprof[idr]++;
@@ -79,26 +90,26 @@ static void prof_print(const struct h264_gpu *g)
     }
 }
 
-/* The pinned buffer at least `bytes` long (grown with room). */
-static cudaError_t pin_room(struct h264_gpu *g, size_t bytes)
+/* The slot's pinned buffer at least `bytes` long (grown with room). */
+static cudaError_t pin_room(struct h264_gpu *g, int slot, size_t bytes)
 {
-    if (bytes <= g->pin_cap)
+    if (bytes <= g->pin_cap[slot])
         return cudaSuccess;
-    cudaFreeHost(g->pin);
-    g->pin = NULL;
-    g->pin_cap = 0;
+    cudaFreeHost(g->pin[slot]);
+    g->pin[slot] = NULL;
+    g->pin_cap[slot] = 0;
     size_t cap = bytes + bytes / 2 + 65536;
-    cudaError_t e = cudaMallocHost((void **)&g->pin, cap);
+    cudaError_t e = cudaMallocHost((void **)&g->pin[slot], cap);
     if (e == cudaSuccess)
-        g->pin_cap = cap;
+        g->pin_cap[slot] = cap;
     return e;
 }
 
-/* Waits for what was queued on the stream, asleep. */
-static cudaError_t wait_stream(struct h264_gpu *g)
+/* Waits for what was queued on the stream up to now, asleep. */
+static cudaError_t wait_stream(struct h264_gpu *g, cudaEvent_t ev)
 {
-    cudaError_t e = cudaEventRecord(g->done, g->s);
-    return e != cudaSuccess ? e : cudaEventSynchronize(g->done);
+    cudaError_t e = cudaEventRecord(ev, g->s);
+    return e != cudaSuccess ? e : cudaEventSynchronize(ev);
 }
 
 static int cuda_fail(cudaError_t e, const char *what, vr_err *err)
@@ -144,15 +155,19 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out,
     CK(cudaMalloc((void **)&g->f.pos, (n + 1) * sizeof *g->f.pos), "out of device memory");
     CK(cudaMalloc((void **)&g->f.counts, 3 * sizeof *g->f.counts), "out of device memory");
     CK(cudaMalloc((void **)&g->f.bits, n * H264_MB_MAX_BYTES), "out of device memory");
-    CK(cudaMalloc((void **)&g->out, g->out_cap), "out of device memory");
     CK(cudaMalloc((void **)&g->tmp, H264_SCAN_TMP_WORDS * sizeof *g->tmp), "out of device memory");
-    CK(cudaMallocHost((void **)&g->tail, 4 * sizeof *g->tail), "out of pinned memory");
-    CK(cudaEventCreateWithFlags(&g->done, cudaEventBlockingSync | cudaEventDisableTiming),
+    CK(cudaMallocHost((void **)&g->tail, 8 * sizeof *g->tail), "out of pinned memory");
+    CK(cudaEventCreateWithFlags(&g->loaded, cudaEventBlockingSync | cudaEventDisableTiming),
        "cannot create an event");
     const char *pe = getenv("VR_H264_PROFILE");
     g->prof = pe && pe[0] == '1';
-    for (int k = 0; g->prof && k <= PROF_STAGES; k++)
-        CK(cudaEventCreate(&g->ev[k]), "cannot create an event");
+    for (int slot = 0; slot < 2; slot++) {
+        CK(cudaMalloc((void **)&g->out[slot], g->out_cap), "out of device memory");
+        CK(cudaEventCreateWithFlags(&g->done[slot], cudaEventBlockingSync | cudaEventDisableTiming),
+           "cannot create an event");
+        for (int k = 0; g->prof && k <= PROF_STAGES; k++)
+            CK(cudaEventCreate(&g->ev[slot][k]), "cannot create an event");
+    }
     *out = g;
     return 0;
 fail:
@@ -169,9 +184,17 @@ void h264_gpu_free(struct h264_gpu **gp)
     if (g->s)
         cudaStreamSynchronize(g->s);
     prof_print(g);
-    for (int k = 0; k <= PROF_STAGES; k++)
-        if (g->ev[k])
-            cudaEventDestroy(g->ev[k]);
+    for (int slot = 0; slot < 2; slot++) {
+        for (int k = 0; k <= PROF_STAGES; k++)
+            if (g->ev[slot][k])
+                cudaEventDestroy(g->ev[slot][k]);
+        cudaFree(g->out[slot]);
+        cudaFreeHost(g->pin[slot]);
+        if (g->done[slot])
+            cudaEventDestroy(g->done[slot]);
+    }
+    if (g->loaded)
+        cudaEventDestroy(g->loaded);
     cudaFree(g->in);
     cudaFree(g->f.src);
     cudaFree(g->rec[0]);
@@ -182,30 +205,27 @@ void h264_gpu_free(struct h264_gpu **gp)
     cudaFree(g->f.pos);
     cudaFree(g->f.counts);
     cudaFree(g->f.bits);
-    cudaFree(g->out);
     cudaFree(g->tmp);
     cudaFreeHost(g->tail);
-    cudaFreeHost(g->pin);
-    if (g->done)
-        cudaEventDestroy(g->done);
     if (g->s)
         cudaStreamDestroy(g->s);
     free(g);
     *gp = NULL;
 }
 
-int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int qp, int idr,
-                   uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits, uint32_t *run_end,
-                   uint32_t counts[3], vr_err *err)
+int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int qp, int idr,
+                   uint32_t hdr_bits, vr_err *err)
 {
     int rc = 0;
+    if (g->npend >= 2)
+        return vr_err_set(err, VR_EINVAL, "matte encoder on the GPU: two frames queued already");
     struct h264_frame *f = &g->f;
-    int n = f->mbw * f->mbh, nxt = !g->cur;
+    int n = f->mbw * f->mbh, nxt = !g->cur, slot = g->head;
     f->qp = qp;
     f->ref = g->rec[g->cur];
     f->rec = g->rec[nxt];
     CK(cudaSetDevice(g->dev), "cannot use the device");
-    prof_mark(g, PROF_LOAD);
+    prof_mark(g, slot, PROF_LOAD);
     if (!y_dev) {
         CK(cudaMemcpy2DAsync(g->in, (size_t)g->w, y, (size_t)ls, (size_t)g->w, (size_t)g->h,
                              cudaMemcpyHostToDevice, g->s), "cannot upload the frame");
@@ -214,7 +234,8 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     }
     if ((rc = cu_h264_load(f, y, ls, g->w, g->h, g->s, err)) < 0)
         return rc;
-    prof_mark(g, PROF_MB);
+    CK(cudaEventRecord(g->loaded, g->s), "cannot record an event");
+    prof_mark(g, slot, PROF_MB);
     if (idr) {
         for (int d = 0; d < f->mbw + f->mbh - 1 && rc == 0; d++)
             rc = cu_h264_intra(f, d, g->s, err);
@@ -223,61 +244,97 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     }
     if (rc < 0)
         return rc;
-    prof_mark(g, PROF_SKIPRUNS);
+    prof_mark(g, slot, PROF_SKIPRUNS);
     if ((rc = cu_h264_skipruns(f, g->tmp, g->s, err)) < 0)
         return rc;
-    prof_mark(g, PROF_CAVLC);
+    prof_mark(g, slot, PROF_CAVLC);
     if ((rc = cu_h264_cavlc(f, idr, g->tmp, g->s, err)) < 0)
         return rc;
-    prof_mark(g, PROF_SCAN);
+    prof_mark(g, slot, PROF_SCAN);
     if ((rc = cu_h264_scan(f, g->tmp, g->s, err)) < 0)
         return rc;
     /* one wait a frame: the buffer cleared to the length the device knows,
      * the pack, and a read-back of as many bytes as a frame may take (twice
-     * the last one's); a bigger one reads the rest after the wait */
+     * the last one's); a bigger one reads the rest at the collect */
     uint32_t bit0 = hdr_bits & 7;
-    prof_mark(g, PROF_PACK);
-    if ((rc = cu_h264_clear(f, g->out, 0, bit0, 4, g->s, err)) < 0 ||
-        (rc = cu_h264_pack(f, g->out, bit0, g->s, err)) < 0)
+    uint64_t *tail = g->tail + 4 * slot;
+    prof_mark(g, slot, PROF_PACK);
+    if ((rc = cu_h264_clear(f, g->out[slot], 0, bit0, 4, g->s, err)) < 0 ||
+        (rc = cu_h264_pack(f, g->out[slot], bit0, g->s, err)) < 0)
         return rc;
-    CK(cudaMemcpyAsync(&g->tail[0], f->pos + n, sizeof(uint64_t), cudaMemcpyDeviceToHost, g->s),
+    CK(cudaMemcpyAsync(&tail[0], f->pos + n, sizeof(uint64_t), cudaMemcpyDeviceToHost, g->s),
        "cannot read the length back");
-    CK(cudaMemcpyAsync(&g->tail[1], f->run + n, sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
+    CK(cudaMemcpyAsync(&tail[1], f->run + n, sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
        "cannot read the length back");
-    CK(cudaMemcpyAsync(&g->tail[2], f->counts, 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
+    CK(cudaMemcpyAsync(&tail[2], f->counts, 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
        "cannot read the length back");
     size_t guess = g->guess < g->out_cap ? g->guess : g->out_cap;
-    CK(pin_room(g, guess), "out of pinned memory");
-    CK(cudaMemcpyAsync(g->pin, g->out, guess, cudaMemcpyDeviceToHost, g->s),
+    CK(pin_room(g, slot, guess), "out of pinned memory");
+    CK(cudaMemcpyAsync(g->pin[slot], g->out[slot], guess, cudaMemcpyDeviceToHost, g->s),
        "cannot read the slice back");
-    prof_mark(g, PROF_STAGES);
-    CK(wait_stream(g), "the frame's stages failed");
-    prof_add(g, idr);
-    uint64_t total = g->tail[0];
+    prof_mark(g, slot, PROF_STAGES);
+    CK(cudaEventRecord(g->done[slot], g->s), "cannot record an event");
+    g->asked[slot] = guess;
+    g->bit0[slot] = bit0;
+    g->idr[slot] = idr;
+    g->head = !slot;
+    g->npend++;
+    g->cur = nxt;
+    /* y is the caller's again once the load has copied it (the frame
+     * before is done by then too, but this frame's stages run on) */
+    CK(cudaEventSynchronize(g->loaded), "the frame's load failed");
+    return 0;
+fail:
+    return rc;
+}
+
+int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits,
+                     uint32_t *run_end, uint32_t counts[3], vr_err *err)
+{
+    int rc = 0;
+    if (g->npend <= 0)
+        return vr_err_set(err, VR_EINVAL, "matte encoder on the GPU: no frame queued");
+    int slot = g->npend == 2 ? g->head : !g->head; /* the oldest */
+    g->npend--;
+    CK(cudaSetDevice(g->dev), "cannot use the device");
+    CK(cudaEventSynchronize(g->done[slot]), "the frame's stages failed");
+    prof_add(g, slot);
+    const uint64_t *tail = g->tail + 4 * slot;
+    uint64_t total = tail[0];
+    uint32_t bit0 = g->bit0[slot];
     size_t bytes = (size_t)((bit0 + total + 7) / 8);
-    if (bytes > guess) {
-        CK(pin_room(g, bytes), "out of pinned memory");
-        CK(cudaMemcpyAsync(g->pin, g->out, bytes, cudaMemcpyDeviceToHost, g->s),
+    if (bytes > g->asked[slot]) {
+        CK(pin_room(g, slot, bytes), "out of pinned memory");
+        CK(cudaMemcpyAsync(g->pin[slot], g->out[slot], bytes, cudaMemcpyDeviceToHost, g->s),
            "cannot read the slice back");
-        CK(wait_stream(g), "cannot read the slice back");
+        CK(wait_stream(g, g->done[slot]), "cannot read the slice back");
     }
     g->guess = 2 * bytes + 65536;
     /* the slice data lands on its bytes; the first one shares bits with the header */
     uint8_t *dst = rbsp + hdr_bits / 8;
     uint8_t first = dst[0];
-    memcpy(dst, g->pin, bytes);
+    memcpy(dst, g->pin[slot], bytes);
     if (bit0 && bytes)
         dst[0] |= first; /* the header's bits before bit0 */
     else if (bit0)
         dst[0] = first;
     *bits = total;
-    memcpy(run_end, (const uint8_t *)&g->tail[1], sizeof *run_end);
-    memcpy(counts, (const uint8_t *)&g->tail[2], 3 * sizeof *counts);
-    g->cur = nxt;
+    memcpy(run_end, (const uint8_t *)&tail[1], sizeof *run_end);
+    memcpy(counts, (const uint8_t *)&tail[2], 3 * sizeof *counts);
     return 0;
 fail:
     return rc;
 }
+
+int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int qp, int idr,
+                   uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits, uint32_t *run_end,
+                   uint32_t counts[3], vr_err *err)
+{
+    int rc = h264_gpu_queue(g, y, ls, y_dev, qp, idr, hdr_bits, err);
+    return rc < 0 ? rc : h264_gpu_collect(g, rbsp, hdr_bits, bits, run_end, counts, err);
+}
+
+int h264_gpu_pending(const struct h264_gpu *g) { return g->npend; }
 
 int h264_gpu_recon(struct h264_gpu *g, uint8_t *dst, vr_err *err)
 {
@@ -308,6 +365,26 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     (void)g, (void)y, (void)ls, (void)y_dev, (void)qp, (void)idr, (void)rbsp, (void)hdr_bits;
     (void)bits, (void)run_end, (void)counts;
     return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA");
+}
+
+int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int qp, int idr,
+                   uint32_t hdr_bits, vr_err *err)
+{
+    (void)g, (void)y, (void)ls, (void)y_dev, (void)qp, (void)idr, (void)hdr_bits;
+    return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA");
+}
+
+int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits,
+                     uint32_t *run_end, uint32_t counts[3], vr_err *err)
+{
+    (void)g, (void)rbsp, (void)hdr_bits, (void)bits, (void)run_end, (void)counts;
+    return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA");
+}
+
+int h264_gpu_pending(const struct h264_gpu *g)
+{
+    (void)g;
+    return 0;
 }
 
 int h264_gpu_recon(struct h264_gpu *g, uint8_t *dst, vr_err *err)

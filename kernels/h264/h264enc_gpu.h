@@ -29,7 +29,23 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
                    uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits, uint32_t *run_end,
                    uint32_t counts[3], vr_err *err);
 
-/* The last frame's reconstruction into host memory dst (stride mbw*16). */
+/* h264_gpu_frame in two halves, so that the GPU codes the next frame while
+ * the CPU escapes this one: queue a frame (at most two queued; the header's
+ * hdr_bits as for h264_gpu_frame), returning once its luma y is copied (y
+ * is the caller's again), then collect the oldest queued frame's slice data
+ * into rbsp (holding that frame's header) as h264_gpu_frame does. The
+ * reference is the last frame queued. 0, VR_EINVAL (queue full or empty)
+ * or VR_ECUDA. */
+int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int qp, int idr,
+                   uint32_t hdr_bits, vr_err *err);
+int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits,
+                     uint32_t *run_end, uint32_t counts[3], vr_err *err);
+
+/* Frames queued and not collected yet. */
+int h264_gpu_pending(const struct h264_gpu *g);
+
+/* The last frame queued's reconstruction into host memory dst (stride
+ * mbw*16). */
 int h264_gpu_recon(struct h264_gpu *g, uint8_t *dst, vr_err *err);
 
 void h264_gpu_free(struct h264_gpu **g);

@@ -5,7 +5,8 @@
  * and 26, flat, sizes that are not whole MBs, back-to-back IDRs, a
  * 4096x2048 frame of the product's size) and on a real matte (the bundled
  * side-by-side clip through `vr-worker process --cpu`); the frame given
- * from device memory gives the same bytes as from the host. NVDEC (libavcodec's
+ * from device memory gives the same bytes as from the host, and queued
+ * (h264enc_queue) the same packets as frame by frame. NVDEC (libavcodec's
  * cuda hwaccel, the driver's libnvcuvid) decodes the CUDA encoder's stream
  * to exactly its reconstruction, chroma 128, on the same kinds of frames.
  */
@@ -48,6 +49,17 @@ static uint8_t *masks(int kind, int n, int w, int h, int step)
     return f;
 }
 
+/* The C twin (*c) and the CUDA encoder on GPU 0 (*g) for w x h at qp. */
+static void twins(int w, int h, int qp, const char *what, struct h264enc **c, struct h264enc **g)
+{
+    vr_err err = { 0 };
+    struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 60, .fps_den = 1, .full_range = 1 };
+    cr_assert_eq(h264enc_new(&o, c, &err), 0, "%s", err.msg);
+    o.use_gpu = 1;
+    o.gpu = 0;
+    cr_assert_eq(h264enc_new(&o, g, &err), 0, "%s: %s", what, err.msg);
+}
+
 /* CPU and GPU encoders on the same frames: equal bytes and recons. With
  * dev, the GPU's frames come from device memory. Returns the GPU's bytes. */
 static long long same(const uint8_t *f, int n, int w, int h, int qp, const uint8_t *idr, int dev,
@@ -55,11 +67,7 @@ static long long same(const uint8_t *f, int n, int w, int h, int qp, const uint8
 {
     struct h264enc *c = NULL, *g = NULL;
     vr_err err = { 0 };
-    struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 60, .fps_den = 1, .full_range = 1 };
-    cr_assert_eq(h264enc_new(&o, &c, &err), 0, "%s", err.msg);
-    o.use_gpu = 1;
-    o.gpu = 0;
-    cr_assert_eq(h264enc_new(&o, &g, &err), 0, "%s: %s", what, err.msg);
+    twins(w, h, qp, what, &c, &g);
     uint8_t *d = NULL;
     if (dev)
         cr_assert_eq(cudaMalloc((void **)&d, (size_t)w * h), cudaSuccess);
@@ -133,6 +141,88 @@ Test(g_h264_encode, product_size_4096x2048)
     uint8_t *f = masks(0, 3, 4096, 2048, 12);
     uint8_t idr[3] = { 1, 0, 0 };
     same(f, 3, 4096, 2048, 25, idr, 1, "4096x2048");
+    free(f);
+}
+
+/* The queued encoder (h264enc_queue, h264enc_flush) against the C twin
+ * frame by frame: the same packets in order, each with its own tag, none
+ * lost at the flush. One device buffer holds every frame in turn, written
+ * again as soon as the call returns: the call is done with y by then. */
+static void same_queued(const uint8_t *f, int n, int w, int h, int qp, const uint8_t *idr, int dev,
+                        const char *what)
+{
+    struct h264enc *c = NULL, *g = NULL;
+    vr_err err = { 0 };
+    twins(w, h, qp, what, &c, &g);
+    uint8_t *d = NULL, **want = calloc((size_t)n, sizeof *want);
+    int *wsz = calloc((size_t)n, sizeof *wsz), *wkey = calloc((size_t)n, sizeof *wkey);
+    cr_assert(want && wsz && wkey);
+    if (dev)
+        cr_assert_eq(cudaMalloc((void **)&d, (size_t)w * h), cudaSuccess);
+    for (int i = 0; i < n; i++) {
+        const uint8_t *pc;
+        cr_assert_eq(h264enc_frame(c, f + (size_t)i * w * h, w, idr ? idr[i] : i == 0, &pc,
+                                   &wsz[i], &wkey[i], &err), 0, "%s", err.msg);
+        want[i] = malloc((size_t)wsz[i]);
+        memcpy(want[i], pc, (size_t)wsz[i]);
+    }
+    int got = 0;
+    for (int i = 0; i <= n; i++) {
+        const uint8_t *src = f + (size_t)i * w * h, *pg;
+        int sg, kg, rc;
+        int64_t tag = -1;
+        if (i == n) {
+            rc = h264enc_flush(g, &pg, &sg, &kg, &tag, &err);
+        } else if (dev) {
+            cr_assert_eq(cudaMemcpy(d, src, (size_t)w * h, cudaMemcpyHostToDevice), cudaSuccess);
+            cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+            rc = h264enc_queue(g, d, w, 1, idr ? idr[i] : i == 0, 1000 + i, &pg, &sg, &kg, &tag,
+                               &err);
+        } else {
+            rc = h264enc_queue(g, src, w, 0, idr ? idr[i] : i == 0, 1000 + i, &pg, &sg, &kg, &tag,
+                               &err);
+        }
+        cr_assert_eq(rc, 0, "%s: frame %d: %s", what, i, err.msg);
+        if (i < n && i > 0)
+            cr_assert(h264enc_frame(g, src, w, 0, &pg, &sg, &kg, &err) < 0,
+                      "%s: h264enc_frame while a frame is queued", what);
+        if (!sg)
+            continue;
+        cr_assert_eq(tag, 1000 + got, "%s: packet %d has the tag %lld", what, got, (long long)tag);
+        cr_assert_eq(kg, wkey[got]);
+        cr_assert_eq(sg, wsz[got], "%s: packet %d: %d bytes, the twin's %d", what, got, sg, wsz[got]);
+        cr_assert_eq(memcmp(pg, want[got], (size_t)sg), 0, "%s: packet %d differs", what, got);
+        got++;
+    }
+    cr_assert_eq(got, n, "%s: %d packets of %d", what, got, n);
+    int lc, lg;
+    const uint8_t *rc_ = h264enc_recon(c, &lc), *rg = h264enc_recon(g, &lg);
+    cr_assert(rg && lc == lg);
+    cr_assert_eq(memcmp(rc_, rg, (size_t)lc * ((h + 15) / 16 * 16)), 0,
+                 "%s: the last reconstructions differ", what);
+    for (int i = 0; i < n; i++)
+        free(want[i]);
+    free(want);
+    free(wsz);
+    free(wkey);
+    cudaFree(d);
+    h264enc_free(&c);
+    h264enc_free(&g);
+}
+
+Test(g_h264_encode, queued_frames_give_the_same_packets)
+{
+    uint8_t idr[12] = { [0] = 1, [5] = 1, [6] = 1 };
+    uint8_t *f = masks(0, 12, 320, 240, 3);
+    same_queued(f, 12, 320, 240, 25, idr, 1, "moving disc, queued from device memory");
+    same_queued(f, 12, 320, 240, 25, idr, 0, "moving disc, queued from host memory");
+    same_queued(f, 1, 320, 240, 25, NULL, 1, "one frame, queued");
+    free(f);
+    f = masks(1, 3, 64, 48, 0);
+    same_queued(f, 3, 64, 48, 0, NULL, 1, "noise QP 0, queued");
+    free(f);
+    f = masks(0, 4, 4096, 2048, 12);
+    same_queued(f, 4, 4096, 2048, 25, NULL, 1, "4096x2048, queued");
     free(f);
 }
 
