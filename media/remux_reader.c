@@ -40,6 +40,7 @@ struct remux_reader {
     int waiting;                 /* streams not passed yet */
     long long vpackets;
     int64_t vdts_out;            /* the last video packet handed out: its dts (INT64_MIN) */
+    int64_t vpts_max;            /* the highest video pts handed out (INT64_MIN) */
     int64_t other_out;           /* the latest other stream's packet handed out, video time */
 };
 
@@ -227,7 +228,7 @@ int remux_reader_open(AVFormatContext *ic, const struct remux_range *r, const ch
     }
     rd->ic = ic;
     rd->r = *r;
-    rd->vdts_out = rd->other_out = INT64_MIN;
+    rd->vdts_out = rd->vpts_max = rd->other_out = INT64_MIN;
     snprintf(rd->path, sizeof rd->path, "%s", path);
     rd->vtb = (AVRational){ r->tb_num, r->tb_den };
     if ((rc = rd_check_stream(rd, err)) < 0)
@@ -281,8 +282,14 @@ static int rd_cut_in_time(const struct remux_reader *rd, const struct remux_cut 
         return 0;
     if (c->end.dts != AV_NOPTS_VALUE && rd->vdts_out != INT64_MIN && rd->vdts_out >= c->end.dts)
         return 0;
-    if (c->end.dts == AV_NOPTS_VALUE && rd->vdts_out != INT64_MIN)
-        return 0; /* no dts to tell by: only before the first packet */
+    /* No dts to tell by (Matroska's index has none): by pts. A picture
+     * decoded before the cut's keyframe is shown before it (H.264/HEVC
+     * order rules), so the keyframe is not out yet while every pts handed
+     * out is below its own. */
+    if (c->end.dts == AV_NOPTS_VALUE &&
+        (c->end.pts == AV_NOPTS_VALUE ? rd->vdts_out != INT64_MIN
+                                      : rd->vpts_max != INT64_MIN && rd->vpts_max >= c->end.pts))
+        return 0;
     return rd->other_out == INT64_MIN || rd->other_out < c->own_to;
 }
 
@@ -314,6 +321,8 @@ static void rd_handed(struct remux_reader *rd, const AVPacket *p)
         rd->vpackets++;
         if (p->dts != AV_NOPTS_VALUE)
             rd->vdts_out = p->dts;
+        if (p->pts != AV_NOPTS_VALUE && p->pts > rd->vpts_max)
+            rd->vpts_max = p->pts;
         if (rd->r.cut && p->dts != AV_NOPTS_VALUE && p->dts >= rd->r.start.dts)
             __atomic_add_fetch(&rd->r.cut->read, 1, __ATOMIC_RELAXED);
         return;

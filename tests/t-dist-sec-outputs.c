@@ -211,11 +211,11 @@ Test(dist_sec_outputs, report_never_replaces_its_jobs_video_or_a_device)
     job_of(in, out, id, sizeof id);
     md5(in, sum0, sizeof sum0);
 
-    cr_assert_eq(report(id, alias, "-y"), 1);
+    cr_assert_eq(report(id, alias, "-y"), 2);
     log_says("is the job's input");
-    cr_assert_eq(report(id, out, "-y"), 1);
+    cr_assert_eq(report(id, out, "-y"), 2);
     log_says("is the job's output");
-    cr_assert_eq(report(id, null_link, "-y"), 1);
+    cr_assert_eq(report(id, null_link, "-y"), 2);
     log_says("a character device");
     cr_assert_eq(kind_of("/dev/null"), S_IFCHR);
     md5(in, sum1, sizeof sum1);
@@ -223,7 +223,7 @@ Test(dist_sec_outputs, report_never_replaces_its_jobs_video_or_a_device)
 
     cr_assert_eq(report(id, page, NULL), 0);
     cr_assert_eq(chmod(page, 0600), 0);
-    cr_assert_eq(report(id, page, NULL), 1);
+    cr_assert_eq(report(id, page, NULL), 2);
     log_says("exists (-y replaces it)");
     cr_assert_eq(report(id, page, "-y"), 0);
     cr_assert_eq(perms_of(page), 0600, "report -o made a 0600 file %o", perms_of(page));
