@@ -430,3 +430,56 @@ Test(media_remux_range, the_last_wave_grows_from_short_to_long)
     remux_plan_release(&even);
     remux_plan_release(&graded);
 }
+
+/* A cut asked mid-read of a Matroska range (work stealing): its index has no
+ * dts, so the reader tells by pts whether the cut's keyframe is out yet. It
+ * used to refuse every such cut once a packet was out, so each cut chunk ran
+ * again whole (the 1x H200 fleet: 191.7 fps against 290). */
+Test(media_remux_range, a_matroska_range_takes_a_cut_asked_mid_read)
+{
+    char f[128];
+    make(f, sizeof f, "cut.mkv", H264 " -c:a aac");
+    struct remux_plan whole, keys;
+    vr_err e = { 0 };
+    const struct remux_plan_opts ow = { .chunk_seconds = 4.0 }, ok = { .chunk_seconds = 1.0 };
+    cr_assert_eq(remux_plan(f, &ow, &whole, &e), 0, "%s", e.msg);
+    cr_assert_eq(remux_plan(f, &ok, &keys, &e), 0, "%s", e.msg);
+    cr_assert_geq(keys.nchunks, 4);
+    struct remux_range r = whole.chunks[0]; /* [0 s, 4 s) */
+    struct remux_cut cut = { .state = REMUX_CUT_NONE };
+    pthread_mutex_init(&cut.mu, NULL);
+    r.cut = &cut;
+    const struct remux_range *at = &keys.chunks[2]; /* the keyframe at 2 s */
+    cr_assert_eq(at->start.dts, AV_NOPTS_VALUE, "Matroska's index gives no dts");
+
+    AVFormatContext *ic = open_file(f);
+    struct remux_reader *rd;
+    cr_assert_eq(remux_reader_open(ic, &r, f, &rd, &e), 0, "%s", e.msg);
+    AVPacket *p = av_packet_alloc();
+    int video = 0, rc;
+    int64_t max_pts = INT64_MIN;
+    while ((rc = remux_reader_next(rd, p, &e)) > 0) {
+        if (p->stream_index == r.vs) {
+            video++;
+            max_pts = p->pts > max_pts ? p->pts : max_pts;
+            if (video == 10) { /* mid-read: a third of the way to the cut */
+                pthread_mutex_lock(&cut.mu);
+                cut.end = at->start;
+                cut.own_to = keys.chunks[1].own_to;
+                cut.state = REMUX_CUT_ASKED;
+                pthread_mutex_unlock(&cut.mu);
+            }
+        }
+        av_packet_unref(p);
+    }
+    cr_assert_eq(rc, 0, "%s", e.msg);
+    cr_assert_eq(cut.state, REMUX_CUT_TAKEN, "the cut was refused (state %d)", cut.state);
+    cr_assert_lt(max_pts, at->start.pts, "a packet at or past the cut was handed out");
+    cr_assert_eq(video, 60, "%d video packets before the 2 s cut, not 60", video);
+    av_packet_free(&p);
+    remux_reader_free(&rd);
+    avformat_close_input(&ic);
+    pthread_mutex_destroy(&cut.mu);
+    remux_plan_release(&whole);
+    remux_plan_release(&keys);
+}
