@@ -466,7 +466,7 @@ static int serve_chunk_failed(struct serve *s, struct rq_held *h, int attempt, i
     int perm = serve_error_permanent(rc);
     long long faults = 0;
     if (serve_error_mine(s, rc) || (rc == VR_ECODEC && serve_codec_mine(s, h, &faults))) {
-        perm = RQ_FAIL_WORKER;
+        perm = s->storage_fault ? RQ_FAIL_STORAGE : RQ_FAIL_WORKER;
         serve_fault(s, reason, sizeof reason, msg);
     } else if (rc == VR_ECODEC) {
         serve_fault_clear(s); /* the source's fault, not this worker's: no quarantine */
