@@ -246,7 +246,8 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
     uint8_t *d_mask = NULL, *d_ty = NULL, *d_ring = NULL;
     unsigned long long *d_sad = NULL;
     struct temporal_opts topt;
-    struct temporal_state tst = { 0, 0 };
+    struct temporal_state tst;
+    temporal_reset(&tst);
     temporal_opts_from_config(&topt, cfg, ow, oh);
     const size_t slots = topt.frames > 1 ? (size_t)topt.frames - 1 : 1;
     struct frame_rect *d_rects = NULL;
@@ -260,7 +261,7 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
              && cudaMalloc((void **)&d_scr, work * 6 * 4) == cudaSuccess
              && cudaMalloc((void **)&d_mask, (size_t)batch * ow * oh) == cudaSuccess
              && cudaMalloc((void **)&d_ty, (size_t)batch * ow * oh) == cudaSuccess
-             && cudaMalloc((void **)&d_ring, 2 * slots * ow * oh) == cudaSuccess
+             && cudaMalloc((void **)&d_ring, (2 * slots + 1) * ow * oh) == cudaSuccess
              && cudaMalloc((void **)&d_sad, (size_t)batch * sizeof *d_sad) == cudaSuccess
              && cudaMalloc((void **)&d_rects, sizeof rects) == cudaSuccess
              && cudaMalloc((void **)&d_tiles, sizeof tiles) == cudaSuccess;
@@ -302,7 +303,7 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
     };
     const int folds = frame_luma_folds(&p, rects, mw, mh);
     double per_k[8] = { 0 };
-    cudaMemset(d_ring, 0, 2 * slots * ow * oh);
+    cudaMemset(d_ring, 0, (2 * slots + 1) * ow * oh); /* the window, then the hold's plane */
     tst.have = (int)slots; /* the steady state: a full window, no cut */
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
@@ -326,7 +327,8 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
             case 5: rc = frame_temporal_luma_cuda(&topt, &tst, &fb, g->w, g->h, d_ty,
                                                   d_ring + slots * ow * oh, d_sad, 0, &err); break;
             case 6: rc = frame_temporal_cuda(&topt, &tst, batch, &fm, d_ty, d_sad, d_ring,
-                                             d_ring + slots * ow * oh, 0, &err); break;
+                                             d_ring + slots * ow * oh,
+                                             d_ring + 2 * slots * ow * oh, 0, &err); break;
             default: rc = frame_preprocess_fold_batch_cuda(&fb, d_rects, &p, mw, mh, d_in,
                                                            d_luma, 0, &err); break;
             }

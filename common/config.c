@@ -53,6 +53,7 @@ static const struct config_key config_keys[] = {
     KD(smooth, 0.0, 0.95),
     KI(smooth_frames, 1, 8),
     KI(smooth_still, 0, 255),
+    KI(smooth_hold, 0, 255),
     KD(scene_cut, 0.0, 255.0),
     KI(batch, 1, 256),
     KD(output_scale, 0.0625, 1.0),
@@ -122,7 +123,16 @@ int config_model_file(const struct vr_config *c, char *out, size_t n, vr_err *er
 
 int config_history_frames(const struct vr_config *c)
 {
-    return c->smooth > 0.0 && c->smooth_frames > 1 ? c->smooth_frames - 1 : 0;
+    int k = c->smooth > 0.0 && c->smooth_frames > 1 ? c->smooth_frames : 1;
+    if (k < 2)
+        return 0;
+    if (c->smooth_hold <= 0)
+        return k - 1;
+    /* the hold's last refresh is within CONFIG_HOLD_SPAN frames, its
+     * average needs the window before it, and its decision the change
+     * sums of the span before that (frame_temporal.h) */
+    int a = k - 1 + CONFIG_HOLD_SPAN, b = 2 * CONFIG_HOLD_SPAN + 1;
+    return a > b ? a : b;
 }
 
 /* ---- applying JSON ---- */

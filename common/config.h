@@ -53,6 +53,8 @@ struct vr_config {
     double smooth;             /* weight decay per frame back, 0 = off */
     int smooth_frames;         /* window, the current frame included (1 = off) */
     int smooth_still;          /* luma change (0..255) under which a pixel is still */
+    int smooth_hold;           /* >0: a still pixel keeps its output while the filtered
+                                * value stays within this many levels; 0 off */
     double scene_cut;          /* mean luma change (0..255) that starts a shot, 0 = never */
     /* pipeline */
     int batch;                 /* frames per GPU batch */
@@ -83,9 +85,13 @@ char *config_flags_json(int crf, const char *encoder);
  * profile is an error listing the known ones. */
 int config_load_profile(struct vr_config *c, const char *name, vr_err *err);
 
+/* The hold's longest run without a refresh (frames; frame_temporal.h). */
+#define CONFIG_HOLD_SPAN 8
+
 /* Frames before the current one that the temporal filter looks at (its
- * window less one; 0 when smoothing is off): the warm-up a chunk needs so
- * that its mattes equal a whole run's (kernels/seg/frame_temporal.h). */
+ * window less one, more with smooth_hold; 0 when smoothing is off): the
+ * warm-up a chunk needs so that its mattes equal a whole run's
+ * (kernels/seg/frame_temporal.h). */
 int config_history_frames(const struct vr_config *c);
 
 /* 1 if s is a plain name: letters, digits, '_', '-', '.', not starting with

@@ -1,8 +1,9 @@
 /*
  * t-seg-frame-temporal.c - the temporal filter's C twin (frame_temporal.h):
  * hand-computed weights on still and moving pixels, a scene cut emptying
- * the window, the luma sampling rule, and the property chunks rely on: a
- * run that starts K-1 frames early gives exactly the whole run's masks.
+ * the window, the luma sampling rule, the hold (a still pixel keeps its
+ * output), and the property chunks rely on: a run that starts its warm-up
+ * early gives exactly the whole run's masks.
  */
 #include "frame_temporal.h"
 
@@ -23,6 +24,9 @@ static struct seg_frame gray_frame(const uint8_t *y, int w, int h)
     return f;
 }
 
+/* The hold's plane of the tests' filters (at most 24 x 10). */
+static uint8_t held[24 * 10];
+
 /* One step of the filter as an engine runs it. */
 static void step(const struct temporal_opts *o, struct temporal_state *s, const uint8_t *luma,
                  uint8_t *mask, uint8_t *ring_m, uint8_t *ring_y, uint8_t *ycur)
@@ -33,7 +37,8 @@ static void step(const struct temporal_opts *o, struct temporal_state *s, const 
                                                      o->w, o->h)
                            : 0;
     temporal_cut(o, s, sad);
-    frame_temporal_ref(o, s, mask, o->w, ycur, ring_m, ring_y);
+    temporal_hold_step(s, sad);
+    frame_temporal_ref(o, s, mask, o->w, ycur, ring_m, ring_y, held);
     temporal_push(o, s);
 }
 
@@ -118,9 +123,12 @@ Test(seg_frame_temporal, warmup_of_k_minus_1_frames_reproduces_the_whole_run)
                 luma[t][p] = (uint8_t)(luma[t - 1][p] + (rand() % 7) - 3 + (p % 5 == 0 ? 9 : 0));
             raw[t][p] = (uint8_t)rand();
         }
+    static const int holds[] = { 0, 12, 255 };
+    for (int hi = 0; hi < 3; hi++)
     for (int K = 2; K <= TEMPORAL_MAX_FRAMES; K++) {
         struct temporal_opts o;
         temporal_opts_make(&o, K, 0.8, 5, 20.0, W, H);
+        temporal_opts_hold(&o, holds[hi]);
         static uint8_t rm[TEMPORAL_MAX_FRAMES * W * H], ry[TEMPORAL_MAX_FRAMES * W * H];
         uint8_t yc[W * H], m[W * H];
         struct temporal_state s;
@@ -130,18 +138,66 @@ Test(seg_frame_temporal, warmup_of_k_minus_1_frames_reproduces_the_whole_run)
             step(&o, &s, luma[t], whole[t], rm, ry, yc);
         }
         int warm = temporal_warmup_frames(&o);
-        cr_assert_eq(warm, K - 1);
-        for (int start = warm; start < N; start += 5) {
+        int want = holds[hi] ? (K - 1 + CONFIG_HOLD_SPAN > 2 * CONFIG_HOLD_SPAN + 1
+                                    ? K - 1 + CONFIG_HOLD_SPAN : 2 * CONFIG_HOLD_SPAN + 1)
+                             : K - 1;
+        cr_assert_eq(warm, want);
+        for (int start = warm; start < N; start += 3) {
             temporal_reset(&s);
             for (int t = start - warm; t < N; t++) {
                 memcpy(m, raw[t], sizeof m);
                 step(&o, &s, luma[t], m, rm, ry, yc);
                 if (t >= start)
                     cr_assert(memcmp(m, whole[t], sizeof m) == 0,
-                              "K %d, chunk from %d: frame %d differs", K, start, t);
+                              "K %d hold %d, chunk from %d: frame %d differs", K, holds[hi],
+                              start, t);
             }
         }
     }
+}
+
+/* The hold: on a still picture whose raw matte wobbles by a few levels, a
+ * still pixel keeps its output between refreshes (its frame-to-frame
+ * change falls), a pixel whose picture moves follows the average at once,
+ * and a refresh comes at least every CONFIG_HOLD_SPAN frames. */
+Test(seg_frame_temporal, hold_keeps_still_pixels_and_follows_moving_ones)
+{
+    enum { W = 8, H = 1, N = 40 };
+    struct temporal_opts o;
+    temporal_opts_make(&o, 4, 0.9, 4, 0.0, W, H);
+    static uint8_t rm[3 * W], ry[3 * W];
+    uint64_t change[2] = { 0, 0 };
+    for (int hold = 0; hold < 2; hold++) {
+        temporal_opts_hold(&o, hold ? 16 : 0);
+        struct temporal_state s;
+        temporal_reset(&s);
+        srand(3);
+        uint8_t prev[W] = { 0 }, yc[W];
+        int since = 0;
+        for (int t = 0; t < N; t++) {
+            uint8_t y[W], m[W];
+            for (int p = 0; p < W; p++) {
+                /* pixels 0-5: a still picture with sensor noise of 1 level;
+                 * pixel 6-7: the picture moves by 40 levels a frame */
+                y[p] = (uint8_t)(p < 6 ? 100 + rand() % 2 : (t * 40) & 0xff);
+                m[p] = (uint8_t)(p < 6 ? 120 + rand() % 9 : (t % 2) * 200);
+            }
+            step(&o, &s, y, m, rm, ry, yc);
+            since = s.refresh ? 0 : since + 1;
+            cr_assert_lt(since, CONFIG_HOLD_SPAN, "no refresh for %d frames", since);
+            if (hold && t > 0) {
+                cr_assert_eq(m[6], (t % 2) * 200, "a moving pixel was held at frame %d", t);
+                if (!s.refresh)
+                    cr_assert_eq(m[0], prev[0], "a still pixel changed without a refresh");
+            }
+            for (int p = 0; t > 0 && p < 6; p++)
+                change[hold] += (uint64_t)abs(m[p] - prev[p]);
+            memcpy(prev, m, W);
+        }
+    }
+    cr_assert_lt(change[1] * 2, change[0], "the hold did not halve the still pixels' change "
+                 "(%llu with, %llu without)", (unsigned long long)change[1],
+                 (unsigned long long)change[0]);
 }
 
 Test(seg_frame_temporal, config_history_is_the_window_less_one)
@@ -156,4 +212,8 @@ Test(seg_frame_temporal, config_history_is_the_window_less_one)
     struct temporal_opts o;
     temporal_opts_from_config(&o, &c, 8, 8);
     cr_assert_eq(temporal_warmup_frames(&o), 4);
+    c.smooth_hold = 8; /* the hold's refreshes need more: max(K-1+H, 2H+1) */
+    cr_assert_eq(config_history_frames(&c), 2 * CONFIG_HOLD_SPAN + 1);
+    temporal_opts_from_config(&o, &c, 8, 8);
+    cr_assert_eq(temporal_warmup_frames(&o), config_history_frames(&c));
 }

@@ -262,6 +262,8 @@ struct ft_params {
     float weight[TEMPORAL_MAX_FRAMES];
     unsigned long long cut_sad;
     int still, slots, have, head, w, h, n;
+    int hold, nkeys;                    /* the hold's margin (0 off) and key window */
+    uint32_t keys[CONFIG_HOLD_SPAN];
     uint8_t *mask[FRAME_CU_MAX_FRAMES];
     int ls[FRAME_CU_MAX_FRAMES];
 };
@@ -366,7 +368,7 @@ template <int V>
 __global__ void __launch_bounds__(256, 4)
 k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
            const unsigned long long *__restrict__ sad, uint8_t *__restrict__ ring_m,
-           uint8_t *__restrict__ ring_y)
+           uint8_t *__restrict__ ring_y, uint8_t *__restrict__ held)
 {
     /* V pixels as one word; byte k = pixel k (little-endian) */
     typedef typename std::conditional<V == 4, uint32_t, uint8_t>::type word;
@@ -382,6 +384,14 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
      * nothing is still) */
     const uint32_t still4 = (uint32_t)min(max(a.still, 0), 255) * 0x01010101u;
     uint32_t hy[S], hm[S];
+    /* the hold: its margin as 4 bytes, the last outputs, the key window */
+    const uint32_t hold4 = (uint32_t)min(a.hold, 255) * 0x01010101u;
+    uint32_t hw = a.hold > 0 ? *reinterpret_cast<const word *>(held + p) : 0u;
+    uint32_t keys[CONFIG_HOLD_SPAN];
+    int nkeys = a.nkeys;
+#pragma unroll
+    for (int i = 0; i < CONFIG_HOLD_SPAN; i++)
+        keys[i] = a.keys[i];
 #pragma unroll
     for (int i = 0; i < S; i++)
         if (i < have) {
@@ -409,8 +419,21 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
             if (cuts >> q & 1u)
                 have = 0;
             const uint32_t raw = raws[q], yc = ycs[q];
-            const uint32_t out = ft_uniform(raw, hm, have, FULL) ? raw
-                                 : ft_filter<V>(a, raw, yc, hy, hm, have, still4);
+            uint32_t out = ft_uniform(raw, hm, have, FULL) ? raw
+                           : ft_filter<V>(a, raw, yc, hy, hm, have, still4);
+            if (a.hold > 0) { /* the C twin's hold, a byte at a time as SIMD */
+                const uint32_t key = temporal_hold_key(sad[j]);
+                const unsigned refresh = temporal_hold_refresh(have, key, keys, nkeys);
+                temporal_hold_push(keys, &nkeys, key);
+                if (!refresh && have > 0) {
+                    const uint32_t still = a.still >= 0
+                                               ? __vcmpleu4(__vabsdiffu4(yc, hy[0]), still4)
+                                               : 0u;
+                    const uint32_t keep = still & __vcmpleu4(__vabsdiffu4(out, hw), hold4);
+                    out = (hw & keep) | (out & ~keep);
+                }
+                hw = out;
+            }
             *reinterpret_cast<word *>(a.mask[j] + (size_t)py * a.ls[j] + px) = (word)out;
 #pragma unroll
             for (int i = S - 1; i > 0; i--) {
@@ -429,6 +452,8 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
         }
         cuts = ncuts;
     }
+    if (a.hold > 0)
+        *reinterpret_cast<word *>(held + p) = (word)hw;
     /* the ring as frame-by-frame updates leave it: the last min(n, slots)
      * frames, the newest at head + n */
     const int head = (a.head + a.n) % a.slots;
@@ -444,7 +469,8 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
 extern "C" int frame_temporal_cuda(const struct temporal_opts *o, const struct temporal_state *s,
                                    int n, const struct frame_masks *masks, const uint8_t *y,
                                    const unsigned long long *sad, uint8_t *ring_m,
-                                   uint8_t *ring_y, cudaStream_t st, vr_err *err)
+                                   uint8_t *ring_y, uint8_t *held, cudaStream_t st,
+                                   vr_err *err)
 {
     if (o->frames < 2)
         return 0;
@@ -461,19 +487,25 @@ extern "C" int frame_temporal_cuda(const struct temporal_opts *o, const struct t
     a.w = o->w;
     a.h = o->h;
     a.n = n;
+    a.hold = o->hold;
+    a.nkeys = s->nkeys;
+    for (int i = 0; i < CONFIG_HOLD_SPAN; i++)
+        a.keys[i] = i < s->nkeys ? s->keys[i] : 0u;
+    if (o->hold > 0 && !held)
+        return vr_err_set(err, VR_EINVAL, "temporal: the hold needs its plane");
     for (int j = 0; j < n; j++) {
         a.mask[j] = masks->data[j];
         a.ls[j] = masks->linesize[j];
     }
     /* 4 pixels a thread where every row of every buffer starts 4-aligned */
     int v4 = o->w % 4 == 0 && ((uintptr_t)y & 3) == 0 && ((uintptr_t)ring_m & 3) == 0 &&
-             ((uintptr_t)ring_y & 3) == 0;
+             ((uintptr_t)ring_y & 3) == 0 && ((uintptr_t)held & 3) == 0;
     for (int j = 0; j < n; j++)
         v4 &= a.ls[j] % 4 == 0 && ((uintptr_t)a.mask[j] & 3) == 0;
     const int pix = o->w * o->h, per = v4 ? 4 : 1, threads = (pix + per - 1) / per;
     if (v4)
-        k_temporal<4><<<(threads + 255) / 256, 256, 0, st>>>(a, y, sad, ring_m, ring_y);
+        k_temporal<4><<<(threads + 255) / 256, 256, 0, st>>>(a, y, sad, ring_m, ring_y, held);
     else
-        k_temporal<1><<<(threads + 255) / 256, 256, 0, st>>>(a, y, sad, ring_m, ring_y);
+        k_temporal<1><<<(threads + 255) / 256, 256, 0, st>>>(a, y, sad, ring_m, ring_y, held);
     return ft_check("filter", err);
 }

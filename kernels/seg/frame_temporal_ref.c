@@ -27,22 +27,42 @@ void temporal_opts_make(struct temporal_opts *o, int frames, double decay, int s
     o->h = h;
 }
 
+void temporal_opts_hold(struct temporal_opts *o, int hold)
+{
+    o->hold = o->frames > 1 && hold > 0 ? (hold > 255 ? 255 : hold) : 0;
+}
+
 void temporal_opts_from_config(struct temporal_opts *o, const struct vr_config *cfg, int w,
                                int h)
 {
-    temporal_opts_make(o, config_history_frames(cfg) + 1, cfg->smooth, cfg->smooth_still,
-                       cfg->scene_cut, w, h);
+    int k = cfg->smooth > 0.0 && cfg->smooth_frames > 1 ? cfg->smooth_frames : 1;
+    temporal_opts_make(o, k, cfg->smooth, cfg->smooth_still, cfg->scene_cut, w, h);
+    temporal_opts_hold(o, cfg->smooth_hold);
 }
 
 int temporal_warmup_frames(const struct temporal_opts *o)
 {
-    return o->frames - 1;
+    if (o->frames < 2)
+        return 0;
+    if (!o->hold)
+        return o->frames - 1;
+    int a = o->frames - 1 + CONFIG_HOLD_SPAN, b = 2 * CONFIG_HOLD_SPAN + 1;
+    return a > b ? a : b;
 }
 
 void temporal_reset(struct temporal_state *s)
 {
     s->have = 0;
     s->head = 0;
+    s->nkeys = 0;
+    s->refresh = 1;
+}
+
+void temporal_hold_step(struct temporal_state *s, uint64_t sad)
+{
+    s->refresh = temporal_hold_refresh(s->have, temporal_hold_key(sad), s->keys,
+                                       s->nkeys);
+    temporal_hold_push(s->keys, &s->nkeys, temporal_hold_key(sad));
 }
 
 int temporal_cut(const struct temporal_opts *o, struct temporal_state *s, uint64_t sad)
@@ -109,13 +129,15 @@ uint64_t frame_temporal_sad_ref(const uint8_t *a, const uint8_t *b, int w, int h
 
 void frame_temporal_ref(const struct temporal_opts *o, const struct temporal_state *s,
                         uint8_t *mask, int ls, const uint8_t *y, uint8_t *ring_m,
-                        uint8_t *ring_y)
+                        uint8_t *ring_y, uint8_t *held)
 {
     const int w = o->w, h = o->h, slots = o->frames - 1;
     const size_t plane = (size_t)w * h;
     if (slots < 1)
         return;
     const int next = temporal_next_slot(o, s);
+    const int hold = o->hold > 0 && !s->refresh && s->have > 0;
+    const uint8_t *y_prev = ring_y + (size_t)s->head * plane;
     for (int py = 0; py < h; py++)
         for (int px = 0; px < w; px++) {
             const size_t p = (size_t)py * w + px;
@@ -133,7 +155,16 @@ void frame_temporal_ref(const struct temporal_opts *o, const struct temporal_sta
             }
             float q = acc / wsum;
             q = q + 0.5f;
-            *m = (uint8_t)(int)q;
+            uint8_t out = (uint8_t)(int)q;
+            if (hold) {
+                int dy = yc > y_prev[p] ? yc - y_prev[p] : y_prev[p] - yc;
+                int dm = out > held[p] ? out - held[p] : held[p] - out;
+                if (dy <= o->still && dm <= o->hold)
+                    out = held[p];
+            }
+            if (o->hold > 0)
+                held[p] = out;
+            *m = out;
             ring_m[next * plane + p] = raw;
             ring_y[next * plane + p] = yc;
         }

@@ -87,6 +87,7 @@ struct seg_cu {
     struct temporal_opts topt;    /* the temporal filter (frame_temporal.h) */
     struct temporal_state tst;    /* its window's bookkeeping, replayed on the host */
     uint8_t *d_ring_m, *d_ring_y; /* its window: K-1 slots of out_w x out_h */
+    uint8_t *d_held;              /* the hold's last outputs (smooth_hold), or NULL */
     uint8_t *d_ycur;              /* [max_batch][out_h][out_w] lumas of a call */
     unsigned long long *d_sad, *h_sad; /* [max_batch] luma change sums (h_: pinned) */
     /* host frames (allocated on first use) */
@@ -216,7 +217,9 @@ static int temporal_alloc(struct seg *s, struct seg_cu *c, vr_err *err)
     if ((rc = dev_alloc(c, (void **)&c->d_ring_m, slots * plane, "temporal window", err)) < 0
         || (rc = dev_alloc(c, (void **)&c->d_ring_y, slots * plane, "temporal window", err)) < 0
         || (rc = dev_alloc(c, (void **)&c->d_ycur, B * plane, "temporal luma", err)) < 0
-        || (rc = dev_alloc(c, (void **)&c->d_sad, B * sizeof *c->d_sad, "temporal sums", err)) < 0)
+        || (rc = dev_alloc(c, (void **)&c->d_sad, B * sizeof *c->d_sad, "temporal sums", err)) < 0
+        || (c->topt.hold > 0
+            && (rc = dev_alloc(c, (void **)&c->d_held, plane, "temporal hold", err)) < 0))
         return rc;
     CU_TRY(cudaMallocHost((void **)&c->h_sad, B * sizeof *c->h_sad), "pinned temporal sums");
     return 0;
@@ -384,7 +387,7 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
         return rc;
     if (smoothing) {
         if ((rc = frame_temporal_cuda(&c->topt, &c->tst, n, &fm, c->d_ycur, c->d_sad,
-                                      c->d_ring_m, c->d_ring_y, c->st, err)) < 0)
+                                      c->d_ring_m, c->d_ring_y, c->d_held, c->st, err)) < 0)
             return rc;
         CU_TRY(cudaMemcpyAsync(c->h_sad, c->d_sad, n * sizeof *c->h_sad,
                                cudaMemcpyDeviceToHost, c->st), "temporal sums");
@@ -396,6 +399,7 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
     CU_TRY(cudaEventSynchronize(c->ev[3]), "segmentation kernels");
     for (int i = 0; smoothing && i < n; i++) { /* the kernel's window decisions, on the host */
         temporal_cut(&c->topt, &c->tst, c->h_sad[i]);
+        temporal_hold_step(&c->tst, c->h_sad[i]);
         temporal_push(&c->topt, &c->tst);
     }
     for (int i = 0; i < n; i++)
@@ -435,7 +439,7 @@ static void cu_destroy(struct seg *s)
     netcu_free(&c->fnet);
     void *dev[] = { c->d_rects, c->d_tiles, c->d_in, c->d_out, c->d_work, c->d_luma,
                     c->d_a, c->d_b, c->d_scratch, c->d_ring_m, c->d_ring_y, c->d_ycur,
-                    c->d_sad, c->d_frames, c->d_masks, c->d_gate, c->d_gate_sums,
+                    c->d_held, c->d_sad, c->d_frames, c->d_masks, c->d_gate, c->d_gate_sums,
                     c->d_eyes, c->d_fin, c->d_fout, c->d_stereo };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         cudaFree(dev[i]);

@@ -44,6 +44,7 @@ struct seg_cpu {
     struct temporal_state tst;
     uint8_t *ring_m, *ring_y;   /* its window: K-1 slots of out_w x out_h */
     uint8_t *ycur;              /* the current frame's luma at mask size */
+    uint8_t *held;              /* the hold's last outputs (out_w x out_h) */
 };
 
 /* The temporal filter on one frame's mask: cut decision, filter, window. */
@@ -58,7 +59,9 @@ static void temporal_frame(struct seg_cpu *c, const struct seg_frame *f, struct 
         sad = frame_temporal_sad_ref(c->ycur, c->ring_y + (size_t)c->tst.head * o->w * o->h,
                                      o->w, o->h);
     temporal_cut(o, &c->tst, sad);
-    frame_temporal_ref(o, &c->tst, m->data, m->linesize, c->ycur, c->ring_m, c->ring_y);
+    temporal_hold_step(&c->tst, sad);
+    frame_temporal_ref(o, &c->tst, m->data, m->linesize, c->ycur, c->ring_m, c->ring_y,
+                       c->held);
     temporal_push(o, &c->tst);
 }
 
@@ -212,6 +215,7 @@ static void cpu_destroy(struct seg *s)
     free(c->gate);
     free(c->ring_m);
     free(c->ring_y);
+    free(c->held);
     free(c->ycur);
     free(c);
     s->priv = NULL;
@@ -277,8 +281,9 @@ int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
     c->ring_m = malloc(plane * (slots ? slots : 1));
     c->ring_y = malloc(plane * (slots ? slots : 1));
     c->ycur = malloc(plane);
+    c->held = malloc(plane);
     if (!c->in || !c->out || !c->work || !c->luma || !c->a || !c->b || !c->scratch
-        || !c->gate || !c->ring_m || !c->ring_y || !c->ycur)
+        || !c->gate || !c->ring_m || !c->ring_y || !c->ycur || !c->held)
         goto nomem;
     *out = s;
     return 0;

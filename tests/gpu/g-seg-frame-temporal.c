@@ -110,8 +110,9 @@ static uint8_t raw_byte(int matte, int x, int y, int i)
  * raw masks as raw_byte makes them. The C twin frame by frame vs the CUDA
  * twin in two calls (the window carried across them): masks, window and
  * bookkeeping equal to the bit. `aligned`: widths and mask rows multiples
- * of 4 (the kernel's 4-pixel path), else any. */
-static void temporal_case(int fmt, int aligned, int matte)
+ * of 4 (the kernel's 4-pixel path), else any. `hold`: smooth_hold's
+ * margin (0 off); its plane and refresh keys equal too. */
+static void temporal_case(int fmt, int aligned, int matte, int hold)
 {
     enum { NF = 11, SPLIT = 5 };
     const int fw = gf_int(64, 400) & ~1, fh = gf_int(32, 300) & ~1;
@@ -120,6 +121,7 @@ static void temporal_case(int fmt, int aligned, int matte)
     const int K = gf_int(2, TEMPORAL_MAX_FRAMES);
     struct temporal_opts o;
     temporal_opts_make(&o, K, gf_unif(0.3f, 0.9f), gf_int(2, 12), gf_unif(10.0f, 40.0f), w, h);
+    temporal_opts_hold(&o, hold);
     struct gf_frame g[NF];
     for (int i = 0; i < NF; i++) {
         gf_frame_alloc(&g[i], fmt, fw, fh, 0);
@@ -137,7 +139,8 @@ static void temporal_case(int fmt, int aligned, int matte)
     uint8_t *got = malloc((size_t)NF * ls * h), *ycur = malloc(plane);
     uint8_t *rm = calloc(slots, plane), *ry = calloc(slots, plane);
     uint8_t *grm = malloc(slots * plane), *gry = malloc(slots * plane);
-    cr_assert(raw && want && got && ycur && rm && ry && grm && gry);
+    uint8_t *ch = calloc(1, plane), *gh = malloc(plane);
+    cr_assert(raw && want && got && ycur && rm && ry && grm && gry && ch && gh);
     for (int i = 0; i < NF; i++)
         for (int y = 0; y < h; y++)
             for (int x = 0; x < ls; x++)
@@ -151,12 +154,16 @@ static void temporal_case(int fmt, int aligned, int matte)
         frame_temporal_luma_ref(&g[i].host, ycur, w, h);
         uint64_t sad = cs.have ? frame_temporal_sad_ref(ycur, ry + (size_t)cs.head * plane, w, h) : 0;
         cuts += temporal_cut(&o, &cs, sad);
-        frame_temporal_ref(&o, &cs, want + (size_t)i * ls * h, ls, ycur, rm, ry);
+        temporal_hold_step(&cs, sad);
+        frame_temporal_ref(&o, &cs, want + (size_t)i * ls * h, ls, ycur, rm, ry, ch);
         temporal_push(&o, &cs);
     }
     cr_expect(cuts >= 1, "the random frame 7 was not a cut (K %d)", K);
 
     uint8_t *dmask = gf_dev_copy(raw, (size_t)NF * ls * h), *dy = NULL, *drm = NULL, *dry = NULL;
+    uint8_t *dh = NULL;
+    if (hold)
+        GF_CUDA(cudaMalloc((void **)&dh, plane));
     unsigned long long *dsad = NULL, hsad[NF];
     GF_CUDA(cudaMalloc((void **)&dy, (size_t)NF * plane));
     GF_CUDA(cudaMalloc((void **)&drm, slots * plane));
@@ -184,11 +191,12 @@ static void temporal_case(int fmt, int aligned, int matte)
         }
         cr_assert_eq(frame_temporal_luma_cuda(&o, &gs, &fb, fw, fh, dy, dry, dsad, 0, &err), 0,
                      "%s", err.msg);
-        cr_assert_eq(frame_temporal_cuda(&o, &gs, n, &fm, dy, dsad, drm, dry, 0, &err), 0, "%s",
-                     err.msg);
+        cr_assert_eq(frame_temporal_cuda(&o, &gs, n, &fm, dy, dsad, drm, dry, dh, 0, &err), 0,
+                     "%s", err.msg);
         GF_CUDA(cudaMemcpy(hsad, dsad, n * sizeof *hsad, cudaMemcpyDeviceToHost));
         for (int j = 0; j < n; j++) {
             temporal_cut(&o, &gs, hsad[j]);
+            temporal_hold_step(&gs, hsad[j]);
             temporal_push(&o, &gs);
         }
     }
@@ -202,7 +210,15 @@ static void temporal_case(int fmt, int aligned, int matte)
                 size_t k = (size_t)i * ls * h + (size_t)y * ls + x;
                 off += got[k] != want[k];
             }
-        cr_expect_eq(off, 0, "fmt %d K %d frame %d: %zu pixels differ", fmt, K, i, off);
+        cr_expect_eq(off, 0, "fmt %d K %d hold %d frame %d: %zu pixels differ", fmt, K, hold,
+                     i, off);
+    }
+    if (hold) {
+        GF_CUDA(cudaMemcpy(gh, dh, plane, cudaMemcpyDeviceToHost));
+        cr_expect(memcmp(gh, ch, plane) == 0, "fmt %d hold %d: the hold planes differ", fmt,
+                  hold);
+        cr_expect(gs.nkeys == cs.nkeys && memcmp(gs.keys, cs.keys, sizeof cs.keys) == 0,
+                  "the hold's keys differ");
     }
     cr_expect(memcmp(grm, rm, slots * plane) == 0, "fmt %d: window masks differ", fmt);
     cr_expect(memcmp(gry, ry, slots * plane) == 0, "fmt %d: window lumas differ", fmt);
@@ -215,6 +231,9 @@ static void temporal_case(int fmt, int aligned, int matte)
     cudaFree(drm);
     cudaFree(dry);
     cudaFree(dsad);
+    cudaFree(dh);
+    free(ch);
+    free(gh);
     free(raw);
     free(want);
     free(got);
@@ -231,8 +250,21 @@ Test(g_seg_frame_temporal, temporal_twin_every_format)
     const int fmts[] = { SEG_PIX_NV12, SEG_PIX_P010, SEG_PIX_YUV420P, SEG_PIX_RGB24 };
     for (int r = 0; r < 3; r++)
         for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
-            temporal_case(fmts[i], 0, r == 2);
-            temporal_case(fmts[i], 1, r > 0);
+            temporal_case(fmts[i], 0, r == 2, 0);
+            temporal_case(fmts[i], 1, r > 0, 0);
+        }
+}
+
+/* The hold (smooth_hold) on both paths: small margins, where the noise
+ * decides, and 255, where only the picture and the refreshes do. */
+Test(g_seg_frame_temporal, hold_twin_every_format)
+{
+    gf_seed("temporal hold");
+    const int fmts[] = { SEG_PIX_NV12, SEG_PIX_P010, SEG_PIX_YUV420P, SEG_PIX_RGB24 };
+    for (int r = 0; r < 3; r++)
+        for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+            temporal_case(fmts[i], 0, r == 2, r == 1 ? 255 : gf_int(1, 40));
+            temporal_case(fmts[i], 1, r > 0, r == 0 ? 255 : gf_int(1, 40));
         }
 }
 
@@ -276,7 +308,10 @@ static void temporal_luma_case(int fmt, int sw, int sh, int c0, int w, int h, in
     }
     struct temporal_opts o;
     temporal_opts_make(&o, 3, 0.5, 4, 20.0, w, h);
-    struct temporal_state s = { with_prev ? 2 : 0, 1 };
+    struct temporal_state s;
+    temporal_reset(&s);
+    s.have = with_prev ? 2 : 0;
+    s.head = 1;
     uint8_t *dy = NULL, *dring = NULL;
     unsigned long long *dsad = NULL;
     GF_CUDA(cudaMalloc((void **)&dy, (size_t)nf * plane + 2 * guard));
