@@ -5,7 +5,8 @@
  * of the chunks per worker (queued, running, committed, retried, cut, dead), the
  * per-stage latency percentiles from the merged histograms, GPU use per
  * worker, and the job's events. Everything comes from Redis (rq_stats.h,
- * rq_report.h, rq_events.h), so a report can be made while the job runs or long after.
+ * rq_report.h, rq_events.h), so a report can be made while the job runs or long after;
+ * but the contact sheet (report_sheet.h), decoded from the job's files when they are here.
  */
 #include "vrctl.h"
 
@@ -15,6 +16,7 @@
 #include "metrics.h"
 #include "rq_events.h"
 #include "rq_report.h"
+#include "report_sheet.h"
 #include "rq_stats.h"
 #include "storage.h"
 #include "text.h"
@@ -434,7 +436,7 @@ static const char REPORT_CSS[] =
     ".k{padding:0 6px;color:#fff;border-radius:3px}span.k.retried{background:#f4a261;color:#222}span.k.cut{background:#6a4c93}"
     "span.k.done{background:#2a9d8f}span.k.run{background:#457b9d}"
     "span.k.queued{background:#bbb;color:#222}span.k.left{background:#eee;border:1px solid #999;color:#333}span.k.dead{background:#e63946}span.k.lost{background:#6d2e46}"
-    "#detail{min-height:1.4em;color:#333;font-family:monospace}"
+    "img.sheet{display:block;max-width:100%;height:auto}#detail{min-height:1.4em;color:#333;font-family:monospace}"
     ".events{font-family:monospace;font-size:12px}.t{color:#888}";
 
 /* Hovering a chunk shows its details under the chart (the SVG titles are
@@ -457,6 +459,13 @@ static void report_write(const struct report *r)
     esc(f, r->st->id);
     fputs("</h1>\n", f);
     report_summary(r);
+    fputs("<h2>Source and matte</h2>\n", f);
+    vr_err e = { 0 };
+    if (report_sheet_html(f, r->st->input, r->st->output, &e) < 0) {
+        fputs("<p>No contact sheet: ", f);
+        esc(f, e.msg);
+        fputs("</p>\n", f);
+    }
     fputs("<h2>Throughput over time</h2>\n", f);
     report_fps(r, w, nw);
     fputs("<h2>Chunks per worker</h2>\n", f);

@@ -118,7 +118,8 @@ static const struct cli_cmd vrctl_cmds[] = {
     { "metrics", cmd_metrics, CLI_NEEDS_REDIS, "JOB [--json]",
       "per-stage timings and percentiles (merged histograms) of a job", VRCTL_EXIT_HELP },
     { "report", cmd_report, CLI_NEEDS_REDIS, "JOB -o FILE.html [-y|-n]",
-      "a job as one self-contained HTML page: fps over time, chunks per worker, stages, GPUs",
+      "a job as one self-contained HTML page: source | matte frames, fps over time, chunks per "
+      "worker, stages, GPUs",
       "  -o FILE            where to write it (any name; it fetches nothing when opened;\n"
       "                     never the job's input or output video)\n"
       CLI_REPLACE_HELP
