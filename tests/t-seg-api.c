@@ -111,8 +111,10 @@ Test(seg_api, batch_equals_single_calls_and_smoothing_carries_over, .timeout = 6
     cr_assert_gt(timg_mean(&(struct timg_mask){ img->w, img->h, ma }, 95, 40, 135, 80), 200);
 
     /* smooth 0.5 with every pixel still and no cut detection: B after A is
-     * (B + 0.5 A) / 1.5 rounded; after reset, B alone */
-    struct vr_config c5 = tseg_cfg("{\"smooth\": 0.5, \"smooth_still\": 255, \"scene_cut\": 0}");
+     * (B + 0.5 A) / 1.5 rounded; after reset, B alone (the average alone:
+     * no hold) */
+    struct vr_config c5 = tseg_cfg("{\"smooth\": 0.5, \"smooth_still\": 255, \"scene_cut\": 0, "
+                                   "\"smooth_hold\": 0}");
     s = make(&c5, img->w, img->h, 0, 0, 1);
     uint8_t *m1 = malloc(n), *m2 = malloc(n);
     struct seg_mask s1 = { m1, img->w, img->h, img->w, 0 }, s2 = s1;
