@@ -122,7 +122,12 @@ static void stitch_video_like(AVFormatContext *oc, const AVStream *vst, AVRation
     ovs->time_base = tb;
     ovs->avg_frame_rate = vst->avg_frame_rate;
     ovs->r_frame_rate = vst->r_frame_rate;
+    /* the source's tags in the source's order, as `process` writes them
+     * (vio_encode.c): copied over chunk 0's, they kept the order the
+     * chunk's read gave them (VENDOR_ID before HANDLER_NAME), 46 bytes off */
+    av_dict_free(&ovs->metadata);
     av_dict_copy(&ovs->metadata, vst->metadata, 0);
+    av_dict_set(&ovs->metadata, "encoder", NULL, 0);
     vio_streams_side_data(ovs, vst, oc->oformat, out);
 }
 
