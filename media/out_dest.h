@@ -21,7 +21,8 @@ struct out_dest {
 #define OUT_DEST_NAME_MAX 201 /* an output URL's file name, its NUL included */
 
 /* The checks of an output URL made before any work (here, and by vrctl
- * submit and the controller for a fleet's): its last segment a plain
+ * submit and the controller for a fleet's): http(s) (s3://: not yet),
+ * its last segment a plain
  * file name (into base, n bytes: the muxer picks the format from its
  * extension) and, unless replace, no object answering at it (HEAD). 0 or
  * VR_E* saying why. */
