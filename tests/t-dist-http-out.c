@@ -4,8 +4,8 @@
  * on loopback. The stitched file goes up by PUT to a temporary name and
  * one MOVE, and is byte for byte the file one `vr-worker process` of the
  * same clip writes (FFV1, bit-exact muxing); without -y an object already
- * there is refused before any work. A 503 storm during the upload is
- * retried and the job finishes with the same bytes; an upload the store
+ * there is refused before any work. A 503 storm during the upload, and a
+ * PUT cut mid-body, are retried and the job finishes with the same bytes; an upload the store
  * refuses for good fails the job naming the object and the HTTP status,
  * never "done". A URL outside the controller's --output-root, or one with
  * user info, is refused, the password in no message, log or Redis record.
@@ -35,8 +35,16 @@ static void teardown(void)
 
 TestSuite(dist_http_out, .fini = teardown, .timeout = 180);
 
-/* Redis, nginx, a 3 s clip, a controller allowed nginx's out/ and two workers. */
+/* Redis, nginx, a 3 s clip, a controller allowed nginx's out/ (through
+ * the cutting proxy when `proxy`) and two workers. */
+static void start_via(int proxy);
+
 static void start(void)
+{
+    start_via(0);
+}
+
+static void start_via(int proxy)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
     char nd[400];
@@ -47,7 +55,9 @@ static void start(void)
     cr_assert_eq(tclip_make(CLIP, 3, 160, 10, 0), 0);
     snprintf(CFG, sizeof CFG, "%s/ffv1.json", D.r.dir);
     cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\"}' > '%s'", CFG), 0);
-    snprintf(ROOT, sizeof ROOT, "%sout/", N.url);
+    int port = proxy ? tproxy_cut_start(N.port) : N.port;
+    cr_assert_gt(port, 0);
+    snprintf(ROOT, sizeof ROOT, "http://127.0.0.1:%d/out/", port);
     D.ctl_args[0] = "--output-root";
     D.ctl_args[1] = ROOT;
     D.ctl_args[2] = "--storage-allow-private"; /* nginx is on loopback */
@@ -143,6 +153,22 @@ Test(dist_http_out, a_503_storm_during_the_upload_is_retried_and_the_bytes_are_t
     finish(id, 0);
     cr_assert_gt(tnginx_count(&N, " 503 "), 0);
     same_bytes_as_process("storm.mkv");
+}
+
+Test(dist_http_out, a_put_cut_mid_body_is_retried_and_never_moved)
+{
+    start_via(1);
+    tproxy_cut_arm(1); /* the first request with a body over 1 KB: the output's PUT */
+    char url[256], id[64];
+    snprintf(url, sizeof url, "%scut.mkv", ROOT);
+    cr_assert_eq(submit(url, 0, id, sizeof id), 0);
+    finish(id, 0);
+    cr_assert_eq(tproxy_cut_count(), 1);
+    /* the cut PUT reached nginx (logged), a second went whole, one MOVE */
+    cr_assert_eq(tnginx_count(&N, "\"PUT /out/cut.mkv.vrseg-part-"), 2);
+    cr_assert_eq(tnginx_count(&N, "\"MOVE /out/cut.mkv.vrseg-part-"), 1);
+    cr_assert_neq(tsh("ls -a '%s/out' | grep -q vrseg-part", N.www), 0);
+    same_bytes_as_process("cut.mkv");
 }
 
 Test(dist_http_out, a_refused_upload_fails_the_job_naming_the_object_and_status)
