@@ -21,6 +21,8 @@
 #include "log.h"
 #include "out_dest.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,18 +46,22 @@ int ctl_url_out_open(struct ctl *c, const struct job_spec *js, unsigned flags,
         return rc;
     /* -n is checked when the job is taken; a stitch resumed after its
      * upload would find its own object (the MOVE's Overwrite: F guards) */
-    char base[OUT_DEST_NAME_MAX], rel[64], fdp[64];
+    char base[OUT_DEST_NAME_MAX], rel[64];
     int take = !(flags & CTL_PATHS_OUTPUT);
     if ((rc = out_dest_url_check(js->output, !take || js->replace, base, sizeof base, err)) < 0 ||
         take)
         return rc;
     ctl_url_out_dir(js->output, rel, sizeof rel);
-    int fd = ctl_storage_open(c, rel, 1, fdp, sizeof fdp, NULL, err);
+    snprintf(p->out_dir_real, sizeof p->out_dir_real, "%.900s/%s", c->storage, rel);
+    int root = open(c->storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+        return storage_errno(errno, "cannot open the storage root", c->storage, err);
+    int fd = beneath_mkdirs(root, rel, 0755);
+    close(root);
     if (fd < 0)
-        return fd;
+        return beneath_err(fd, "cannot create directory", p->out_dir_real, c->storage, err);
     p->out_dir = fd;
     beneath_fd_path(fd, base, p->out_path, sizeof p->out_path);
-    snprintf(p->out_dir_real, sizeof p->out_dir_real, "%.900s/%s", c->storage, rel);
     return 0;
 }
 
