@@ -71,11 +71,6 @@ static int submit(const char *out, int replace, char *id, size_t n)
     return tdist_submit(&D, CLIP, out, extra, id, n);
 }
 
-static void job_field(const char *id, const char *f, char *out, size_t n)
-{
-    tdist_status_field(&D, id, f, out, n);
-}
-
 static void finish(const char *id, int want)
 {
     int rc = tdist_watch(&D, id, 150000);
@@ -130,7 +125,7 @@ Test(dist_http_out, a_503_storm_during_the_upload_is_retried_and_the_bytes_are_t
     cr_assert_eq(submit(url, 0, id, sizeof id), 0);
     for (int i = 0; i < 1200 && strcmp(state, "stitching"); i++) {
         usleep(50000);
-        job_field(id, "state", state, sizeof state);
+        tdist_status_field(&D, id, "state", state, sizeof state);
     }
     cr_assert_str_eq(state, "stitching");
     cr_assert_eq(tsh("touch '%s/storm'", N.dir), 0);
@@ -171,10 +166,10 @@ Test(dist_http_out, a_refused_upload_fails_the_job_naming_the_object_and_status)
     snprintf(url, sizeof url, "%sx/deep.mkv", ROOT); /* x is a file, not a collection */
     cr_assert_eq(submit(url, 0, id, sizeof id), 0);
     finish(id, 1);
-    job_field(id, "error", err, sizeof err);
+    tdist_status_field(&D, id, "error", err, sizeof err);
     cr_assert(strstr(err, "/out/x/deep.mkv") && strstr(err, "PUT: HTTP "), "%s", err);
     char st[32];
-    job_field(id, "state", st, sizeof st);
+    tdist_status_field(&D, id, "state", st, sizeof st);
     cr_assert_str_eq(st, "failed");
     cr_assert_neq(tsh("test -e '%s/out/x/deep.mkv'", N.www), 0);
 }
@@ -188,7 +183,7 @@ Test(dist_http_out, a_url_outside_the_root_or_with_user_info_is_refused_unsaid)
     snprintf(url, sizeof url, "%selsewhere/x.mkv", N.url);
     cr_assert_eq(submit(url, 0, id, sizeof id), 0);
     finish(id, 1);
-    job_field(id, "error", err, sizeof err);
+    tdist_status_field(&D, id, "error", err, sizeof err);
     cr_assert(strstr(err, "output ") && strstr(err, "--output-root"), "%s", err);
     cr_assert_eq(tnginx_count(&N, "PUT "), 0);
     /* user info: refused by vrctl, the password nowhere */
