@@ -9,6 +9,7 @@
 #include "config.h"
 #include "http_io.h"
 #include "job.h"
+#include "out_dest.h"
 #include "remux.h"
 #include "remux_ts.h"
 #include "rq_jobs.h"
@@ -113,6 +114,24 @@ static int vrctl_check_alpha(const char *in, const struct job_spec *js)
     return cli_fail(2, VIO_CORNERS_REFUSAL, vio_layout_name(layout), in);
 }
 
+/* The rest of vrctl_prepare for an output by URL: what `process -o URL`
+ * checks before any work (out_dest_url_check: a plain file name the
+ * stitch can write, no object there unless -y), and no user info (the
+ * job carries the URL into Redis). */
+static int vrctl_prepare_url_out(const char *out, int replace, struct job_spec *js)
+{
+    vr_err e = { 0 };
+    char base[OUT_DEST_NAME_MAX];
+    if (strlen(out) >= sizeof js->output)
+        return cli_fail(2, "-o %.200s: a URL longer than %zu bytes", out, sizeof js->output - 1);
+    if (url_root_plain(out, &e) < 0 || out_dest_url_check(out, replace, base, sizeof base, &e) < 0 ||
+        remux_out_check(base, &e) < 0)
+        return cli_fail(2, "%s", e.msg);
+    snprintf(js->output, sizeof js->output, "%s", out);
+    js->replace = replace != 0; /* the controller checks it again, and the MOVE */
+    return vrctl_check_config(js);
+}
+
 int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec *js,
                   struct remux_info *info)
 {
@@ -136,9 +155,8 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
         snprintf(js->input, sizeof js->input, "%s", in);
     else if (!realpath(in, js->input))
         return cli_fail(2, "cannot resolve %s", in);
-    if (url_root_is_url(out)) /* vrctl run hands its local copy's path (out_dest.h) */
-        return cli_fail(2, "-o %s: a fleet's output by URL: not yet (vrctl run and vr-worker "
-                        "process take one)", out);
+    if (url_root_is_url(out)) /* the controller stitches it and uploads it (ctl_url_out.c) */
+        return vrctl_prepare_url_out(out, replace, js);
     if (remux_out_check(out, &e) < 0)
         return cli_fail(2, "%s", e.msg);
     if (vrctl_abs_out(out, js->output, sizeof js->output) < 0)

@@ -59,11 +59,11 @@ static int url_path_bad(const char *p)
 int url_root_plain(const char *url, vr_err *err)
 {
     if (!url_printable(url) || strchr(url, '#'))
-        return vr_err_set(err, VR_EINVAL, "input %.300s: a URL of printable ASCII without "
+        return vr_err_set(err, VR_EINVAL, "%.300s: a URL of printable ASCII without "
                           "spaces or a fragment, please (percent-encode)", url);
     const char *host = strstr(url, "://");
     if (host && memchr(host + 3, '@', strcspn(host + 3, "/?")))
-        return vr_err_set(err, VR_EINVAL, "input URL: user info (credentials) in a job's URL "
+        return vr_err_set(err, VR_EINVAL, "a URL with user info: credentials in a job's URL "
                           "is refused: credentials are the fleet's, never a job's (README, "
                           "\"A fleet without shared storage\")");
     return 0;
@@ -75,11 +75,13 @@ int url_root_check(const char *url, const char *root, const char *opt, vr_err *e
     if (rc < 0)
         return rc;
     size_t rl = strlen(root);
+    const char *what = strstr(opt, "output-root") ? "output" : "input";
     if (!rl || strncmp(url, root, rl) || !url[rl] || url[rl] == '?')
-        return vr_err_set(err, VR_EINVAL, "input %.300s is not under a URL root %s (%s "
-                          "https://host/prefix/ allows one)", url, rl ? root : "(none set)", opt);
+        return vr_err_set(err, VR_EINVAL, "%s %.300s is not under a URL root %s (%s "
+                          "https://host/prefix/ allows one)", what, url,
+                          rl ? root : "(none set)", opt);
     if (url_path_bad(url + rl))
-        return vr_err_set(err, VR_EINVAL, "input %.300s: a '.' or '..' segment, an encoded "
-                          "dot or slash or a backslash after the root %s", url, root);
+        return vr_err_set(err, VR_EINVAL, "%s %.300s: a '.' or '..' segment, an encoded "
+                          "dot or slash or a backslash after the root %s", what, url, root);
     return 0;
 }

@@ -32,7 +32,8 @@ int url_root_norm(const char *root, char *out, size_t n, vr_err *err);
 int url_root_plain(const char *url, vr_err *err);
 
 /* 0 when url lies under root (url_root_norm'd; "" allows none), else
- * VR_EINVAL saying why and naming `opt`, the option that sets the root. */
+ * VR_EINVAL saying why and naming `opt`, the option that sets the root
+ * (the message says "output" when opt names an --output-root). */
 int url_root_check(const char *url, const char *root, const char *opt, vr_err *err);
 
 #endif

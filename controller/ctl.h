@@ -49,6 +49,8 @@ struct ctl {
     char input_url_root[URL_ROOT_MAX];  /* jobs' URL inputs lie under it (--input-root URL;
                                          * "": none allowed) */
     char output_root[STORAGE_PATH_MAX]; /* jobs' outputs lie under it (--output-root) */
+    char output_url_root[URL_ROOT_MAX]; /* jobs' URL outputs lie under it (--output-root URL;
+                                         * "": none allowed) */
     char name[128];               /* consumer name host:ctl:nonce, unique per start */
     long long lease_ms;           /* idle time after which a chunk is reclaimed */
     int keep_chunks;              /* keep storage/jobs/<id>/ after success */
@@ -333,6 +335,23 @@ int ctl_output_dir_open(struct ctl *c, const struct job_spec *js, char *dir, siz
 
 /* Turns the /proc/self/fd names of p in err's message back into js's. */
 void ctl_paths_unmask(const struct ctl_paths *p, const struct job_spec *js, vr_err *err);
+
+/* ---- a job's output by URL (ctl_url_out.c) ---- */
+
+/* ctl_paths_open's output part for a URL output: under --output-root URL,
+ * a plain file name, no object there unless js->replace (flags 0, the
+ * job's take); with CTL_PATHS_OUTPUT p's output is a local staging file
+ * beneath the storage root (url-out/<hash>/<name>). 0 or VR_E*. */
+int ctl_url_out_open(struct ctl *c, const struct job_spec *js, unsigned flags,
+                     struct ctl_paths *p, vr_err *err);
+
+/* After the stitch published p's output: for a URL output, uploads it
+ * whole (PUT to a temporary name, MOVE) and removes the local copy; 0 or
+ * VR_E* naming the object and the HTTP status. Nothing for a path. */
+int ctl_url_out_publish(const struct job_spec *js, const struct ctl_paths *p, vr_err *err);
+
+/* Removes a published output: the object (DELETE) or the file at out_path. */
+void ctl_url_out_remove(const char *output, const char *out_path);
 
 /* Adds chunk i of job id to the stitch *s, its output opened beneath the
  * storage root; begins the stitch (*s NULL) with the job's files p, open

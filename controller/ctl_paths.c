@@ -86,13 +86,14 @@ int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
 {
     memset(p, 0, sizeof *p);
     p->in = p->out_dir = -1;
-    char in_rel[JOB_PATH_MAX], out_rel[JOB_PATH_MAX];
+    char in_rel[JOB_PATH_MAX], out_rel[JOB_PATH_MAX] = "-";
     int rc;
     if ((!url_root_is_url(js->input) &&
          (rc = ctl_under("input", js->input, c->input_root, "--input-root", in_rel,
                          sizeof in_rel, err)) < 0) ||
-        (rc = ctl_under("output", js->output, c->output_root, "--output-root", out_rel,
-                        sizeof out_rel, err)) < 0)
+        (!url_root_is_url(js->output) &&
+         (rc = ctl_under("output", js->output, c->output_root, "--output-root", out_rel,
+                         sizeof out_rel, err)) < 0))
         return rc;
     char *slash = strrchr(out_rel, '/');
     const char *name = slash ? slash + 1 : out_rel;
@@ -135,6 +136,12 @@ static int ctl_paths_output(struct ctl *c, const struct job_spec *js, unsigned f
     const char *name = slash ? slash + 1 : out_rel;
     struct stat so;
     int rc;
+    if (url_root_is_url(js->output) && (rc = ctl_url_out_open(c, js, flags, p, err)) < 0) {
+        ctl_paths_close(p);
+        return rc;
+    }
+    if (url_root_is_url(js->output))
+        return 0;
     char dir_rel[JOB_PATH_MAX];
     snprintf(dir_rel, sizeof dir_rel, "%.*s", slash ? (int)(slash - out_rel) : 0, out_rel);
     snprintf(p->out_dir_real, sizeof p->out_dir_real, "%.*s", (int)(strrchr(js->output, '/') -

@@ -268,7 +268,12 @@ static int ctl_option(struct ctl *c, struct ctl_args *a, int o)
         c->keep_jobs_ms = (long long)(keep_s * 1000);
         break;
     }
-    case 'O': a->out_root = optarg; break;
+    case 'O': /* a URL: a prefix for URL outputs; files stay under the storage root */
+        if (!url_root_is_url(optarg))
+            a->out_root = optarg;
+        else if (url_root_norm(optarg, c->output_url_root, sizeof c->output_url_root, &ne) < 0)
+            return cli_usage_error("--output-root: %s", ne.msg);
+        break;
     case 'M': a->metrics_listen = optarg; break;
     case 'N':
         if (job_notify_check(optarg, &ne) < 0)

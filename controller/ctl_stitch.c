@@ -311,7 +311,7 @@ static int ctl_record_done(struct ctl *c, const char *id, long long token, const
         rq_job_state(c->q, id, state, sizeof state, NULL);
         if (held) {
             log_warn("job %s was %s during its stitch; %s removed", id, state, output);
-            unlink(out_path); /* through the directory opened beneath the output root */
+            ctl_url_out_remove(output, out_path);
         } else {
             log_warn("job %s: another controller took its stitch over while this one published "
                      "(the job is %s); %s left as it is", id, state, output);
@@ -537,6 +537,8 @@ static int ctl_stitch_rest(struct ctl *c, const char *id, long long token,
         *frames = remux_stitch_frames(s);
         struct ctl_claim k = { c, id, token };
         rc = remux_stitch_end_if(&s, ctl_may_publish, &k, err);
+        if (rc == 0)
+            rc = ctl_url_out_publish(js, p, err);
         ctl_paths_unmask(p, js, err);
         return rc;
     }

@@ -11,6 +11,24 @@
 #include <string.h>
 #include <unistd.h>
 
+int out_dest_url_check(const char *out, int replace, char *base, size_t n, vr_err *err)
+{
+    if (!strncmp(out, "s3://", 5)) /* said before any work, -y or not */
+        return vr_err_set(err, VR_ENOTSUP, "-o %.300s: s3:// destinations: not yet (multipart "
+                          "upload); use an http(s) WebDAV destination", out);
+    const char *path = strchr(strstr(out, "://") + 3, '/');
+    const char *b = path ? strrchr(path, '/') + 1 : "";
+    size_t bl = strcspn(b, "?#");
+    if (!bl || bl >= n || bl >= OUT_DEST_NAME_MAX || memchr(b, '%', bl))
+        return vr_err_set(err, VR_EINVAL, "-o %s: the URL must end in a plain file name "
+                          "(clip.mkv)", out);
+    snprintf(base, n, "%.*s", (int)bl, b);
+    int rc = replace ? 0 : http_exists(out, err);
+    if (rc == 1)
+        return vr_err_set(err, VR_EINVAL, "-o %s exists (-y replaces it)", out);
+    return rc < 0 ? rc : 0;
+}
+
 int out_dest_begin(struct out_dest *d, const char *out, int replace, vr_err *err)
 {
     memset(d, 0, sizeof *d);
@@ -22,15 +40,8 @@ int out_dest_begin(struct out_dest *d, const char *out, int replace, vr_err *err
     }
     /* the local file keeps the object's name: the muxer picks the format
      * from its extension */
-    const char *path = strchr(strstr(out, "://") + 3, '/');
-    const char *base = path ? strrchr(path, '/') + 1 : "";
-    size_t bl = strcspn(base, "?#");
-    if (!bl || bl > 200 || memchr(base, '%', bl))
-        return vr_err_set(err, VR_EINVAL, "-o %s: the URL must end in a plain file name "
-                          "(clip.mkv)", out);
-    int rc = replace ? 0 : http_exists(out, err);
-    if (rc == 1)
-        return vr_err_set(err, VR_EINVAL, "-o %s exists (-y replaces it)", out);
+    char base[OUT_DEST_NAME_MAX];
+    int rc = out_dest_url_check(out, replace, base, sizeof base, err);
     if (rc < 0)
         return rc;
     const char *tmp = getenv("TMPDIR");
@@ -40,7 +51,7 @@ int out_dest_begin(struct out_dest *d, const char *out, int replace, vr_err *err
         return vr_err_set(err, VR_EIO, "cannot make a directory under %s for -o %s's local copy",
                           tmp && *tmp ? tmp : "/tmp", out);
     }
-    snprintf(d->local, sizeof d->local, "%s/%.*s", d->dir, (int)bl, base);
+    snprintf(d->local, sizeof d->local, "%s/%s", d->dir, base);
     return 0;
 }
 

@@ -18,6 +18,16 @@ struct out_dest {
     char local[1024];     /* where the pipeline writes */
 };
 
+#define OUT_DEST_NAME_MAX 201 /* an output URL's file name, its NUL included */
+
+/* The checks of an output URL made before any work (here, and by vrctl
+ * submit and the controller for a fleet's): http(s) (s3://: not yet),
+ * its last segment a plain
+ * file name (into base, n bytes: the muxer picks the format from its
+ * extension) and, unless replace, no object answering at it (HEAD). 0 or
+ * VR_E* saying why. */
+int out_dest_url_check(const char *out, int replace, char *base, size_t n, vr_err *err);
+
 /* Sets d up for out. For a URL that may not be replaced, an object
  * already there is refused now, before any work. 0 or VR_E*. */
 int out_dest_begin(struct out_dest *d, const char *out, int replace, vr_err *err);

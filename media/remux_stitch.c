@@ -1,7 +1,7 @@
 /*
  * remux_stitch.c - the processed chunks back into one file by stream copy,
  * with the source's timestamps, its other streams (audio, subtitles, other
- * video, data: vio_streams.h, the rule `process` follows), metadata and
+ * video, data: vio_streams.h, the rule `process` follows), the video's tags and
  * side data (remux.h).
  */
 #include "remux.h"
@@ -122,7 +122,12 @@ static void stitch_video_like(AVFormatContext *oc, const AVStream *vst, AVRation
     ovs->time_base = tb;
     ovs->avg_frame_rate = vst->avg_frame_rate;
     ovs->r_frame_rate = vst->r_frame_rate;
+    /* the source's tags in the source's order, as `process` writes them
+     * (vio_encode.c): copied over chunk 0's, they kept the order the
+     * chunk's read gave them (VENDOR_ID before HANDLER_NAME), 46 bytes off */
+    av_dict_free(&ovs->metadata);
     av_dict_copy(&ovs->metadata, vst->metadata, 0);
+    av_dict_set(&ovs->metadata, "encoder", NULL, 0);
     vio_streams_side_data(ovs, vst, oc->oformat, out);
 }
 
@@ -180,8 +185,10 @@ static int stitch_open(struct remux_stitch_state *s, const char *src, const char
         return rc;
     /* this pass reads only the other streams: MP4 then skips the video's bytes */
     s->src->streams[s->src_vs]->discard = AVDISCARD_ALL;
+    /* no container tags: `process` copies none (an AVI's SOFTWARE tag
+     * made the two files differ) */
     AVFormatContext *oc = s->o.oc;
-    av_dict_copy(&oc->metadata, s->src->metadata, 0);
+    av_dict_free(&oc->metadata);
     stitch_video_like(oc, s->src->streams[s->src_vs], s->stb, out);
     if ((rc = stitch_other_streams(s, s->src, s->src_vs, NULL, out, err)) < 0)
         return rc;

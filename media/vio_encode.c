@@ -176,6 +176,12 @@ static int try_encoder(struct vio_out *o, const char *name, const struct vio_out
             e->thread_count = threads;
     } else {
         e->thread_count = threads;
+        /* FFV1 carries its coder's state from frame to frame within a GOP
+         * counted from the encoder's open: intra-only, a frame's bytes are
+         * the same whichever chunk codes it (a fleet's output is then
+         * `process`'s byte for byte) */
+        if (!strcmp(name, "ffv1"))
+            e->gop_size = 1;
     }
     int r = avcodec_open2(e, c, &d);
     av_dict_free(&d);

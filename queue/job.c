@@ -394,9 +394,10 @@ int job_spec_parse(const char *json, size_t len, struct job_spec *j, vr_err *err
                         j->output_kind);
     if (rc == 0 && j->alpha_area[0] && strcmp(j->alpha_area, "corners"))
         rc = vr_err_set(err, VR_EFORMAT, "job spec: alpha_area '%s' is not corners", j->alpha_area);
-    if (rc == 0 && ((j->input[0] != '/' && !url_root_is_url(j->input)) || j->output[0] != '/'))
-        rc = vr_err_set(err, VR_EFORMAT, "job spec: input (an absolute path or a URL) and "
-                        "output (an absolute path) must be absolute");
+    if (rc == 0 && ((j->input[0] != '/' && !url_root_is_url(j->input)) ||
+                    (j->output[0] != '/' && !url_root_is_url(j->output))))
+        rc = vr_err_set(err, VR_EFORMAT, "job spec: input and output (each an absolute path "
+                        "or a URL) must be absolute");
     if (rc == 0 && !job_layout_valid(j->layout, 1))
         rc = vr_err_set(err, VR_EFORMAT, "job spec: layout '%s' is not auto|mono|sbs|tb", j->layout);
     if (rc == 0 && j->chunk_seconds > 0 && j->chunk_seconds < 0.2)

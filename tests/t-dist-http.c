@@ -14,7 +14,6 @@
 #include "util-video.h"
 
 #include <criterion/criterion.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,18 +87,7 @@ static int submit(const char *url, const char *out, const char *cfg, char *id, s
 
 static void job_field(const char *id, const char *f, char *out, size_t n)
 {
-    const char *args[] = { "status", id, "--json", NULL };
-    static char js[1 << 16];
-    out[0] = '\0';
-    if (tdist_vrctl(&D, js, sizeof js, args) != 0)
-        return;
-    json_t *o = json_loads(js, 0, NULL);
-    json_t *v = o ? json_object_get(o, f) : NULL;
-    if (json_is_string(v))
-        snprintf(out, n, "%s", json_string_value(v));
-    else if (json_is_integer(v))
-        snprintf(out, n, "%lld", (long long)json_integer_value(v));
-    json_decref(o);
+    tdist_status_field(&D, id, f, out, n);
 }
 
 static void finish(const char *id, int want)

@@ -181,6 +181,9 @@ static void short_gop_equal(const char *name, const char *extra)
                      "test $(grep -c '^0,' '%s.md5') -eq 60 && cmp -s '%s.md5' '%s.md5'",
                      a, a, b, b, a, a, b), 0, "%s: the fleet's frames are not process's byte "
                  "for byte", name);
+    /* and the whole file: the tags in the source's order, FFV1 intra-only */
+    cr_assert_eq(tsh("cmp '%s' '%s' >&2", a, b), 0, "%s: the fleet's file is not process's "
+                 "byte for byte", name);
 }
 
 Test(dist_one_answer, all_intra_x264_warms_up_by_frames)

@@ -139,8 +139,39 @@ static void cut_write(int fd, const char *p, size_t n)
     }
 }
 
-/* One connection: its request (a GET's head) to nginx with Connection:
- * close, nginx's whole answer back, or half its body when cutting. */
+/* A request's body (Content-Length; `have` bytes of it came with the
+ * head, at `got`) forwarded to u, or half of it when cutting: -1 then. */
+static int cut_body(int c, int u, const char *req, const char *got, size_t have)
+{
+    const char *cl = strcasestr(req, "\r\nContent-Length:");
+    long long len = cl ? atoll(cl + 17) : 0, sent = 0, stop = len;
+    if (len <= 0)
+        return 0;
+    pthread_mutex_lock(&cut_mu);
+    if (len > 1024 && cut_left > 0) {
+        cut_left--;
+        cut_done++;
+        stop = len / 2;
+    }
+    pthread_mutex_unlock(&cut_mu);
+    char buf[65536];
+    size_t k = have < (size_t)stop ? have : (size_t)stop;
+    cut_write(u, got, k);
+    sent = (long long)k;
+    while (sent < stop) {
+        ssize_t r = recv(c, buf, (size_t)(stop - sent) < sizeof buf ? (size_t)(stop - sent)
+                                                                      : sizeof buf, 0);
+        if (r <= 0)
+            return -1;
+        cut_write(u, buf, (size_t)r);
+        sent += r;
+    }
+    return stop < len ? -1 : 0;
+}
+
+/* One connection: its request (its head, and its body when it has one) to
+ * nginx with Connection: close, nginx's whole answer back, or half its
+ * body when cutting; a request body cut instead drops the connection. */
 static void cut_serve(int c)
 {
     char req[16384];
@@ -161,6 +192,10 @@ static void cut_serve(int c)
         return;
     cut_write(u, req, (size_t)(end - req));
     cut_write(u, "\r\nConnection: close\r\n\r\n", 23);
+    if (cut_body(c, u, req, end + 4, n - (size_t)(end + 4 - req)) < 0) {
+        close(u); /* a request cut mid-body: both sides dropped */
+        return;
+    }
     size_t cap = 1 << 20, len = 0;
     char *buf = malloc(cap);
     ssize_t r;

@@ -33,8 +33,10 @@ void tnginx_stop(struct tnginx *n);
 /* A proxy on a free loopback port in front of `port`, one request per
  * connection, that cuts the next `truncate` responses (tproxy_cut_arm)
  * with a body of more than 1 KB at half their body (a truncated response,
- * as a dying server or middlebox sends). Returns its port, or -1. Runs in
- * a thread for the rest of the test process. */
+ * as a dying server or middlebox sends), or requests (a PUT's) with such a
+ * body: half of it reaches nginx, then both connections are dropped.
+ * Returns its port, or -1. Runs in a thread for the rest of the test
+ * process. */
 int tproxy_cut_start(int port);
 void tproxy_cut_arm(int truncate);
 

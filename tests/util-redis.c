@@ -7,6 +7,7 @@
 #include <hiredis/hiredis.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <signal.h>
@@ -501,4 +502,21 @@ void tslurp(const char *path, char *buf, size_t n)
         return;
     buf[fread(buf, 1, n - 1, f)] = '\0';
     fclose(f);
+}
+
+int tdist_status_field(struct tdist *d, const char *id, const char *f, char *out, size_t n)
+{
+    const char *args[] = { "status", id, "--json", NULL };
+    static char js[1 << 16];
+    out[0] = '\0';
+    if (tdist_vrctl(d, js, sizeof js, args) != 0)
+        return -1;
+    json_t *o = json_loads(js, 0, NULL);
+    json_t *v = o ? json_object_get(o, f) : NULL;
+    if (json_is_string(v))
+        snprintf(out, n, "%s", json_string_value(v));
+    else if (json_is_integer(v))
+        snprintf(out, n, "%lld", (long long)json_integer_value(v));
+    json_decref(o);
+    return v ? 0 : -1;
 }

@@ -131,6 +131,10 @@ int tdist_watch(struct tdist *d, const char *id, int timeout_ms);
 /* `vrctl <cmd> [args] --redis URL` with stdout into out; returns the status. */
 int tdist_vrctl(struct tdist *d, char *out, size_t n, const char *const *args);
 
+/* Field f (a string or an integer) of `vrctl status ID --json` into out
+ * ("" when absent); 0, or -1 when vrctl failed or f is absent. */
+int tdist_status_field(struct tdist *d, const char *id, const char *f, char *out, size_t n);
+
 /* Stops everything (workers, controller, redis) and removes the dir; prints
  * the processes' log tail when `show_log`. */
 void tdist_stop(struct tdist *d, int show_log);
