@@ -24,12 +24,14 @@
 
 /* Jobs whose pieces a controller keeps; the oldest goes first. */
 #define CTL_CUT_PLANS 8
-/* The least a cut leaves each side, and the margin past the frames its
- * worker reported done (what it encodes before it hears of the cut, with
- * its renewals every heartbeat), in seconds of the chunk's own rate. */
-#define CTL_CUT_MARGIN_S 2.0
 /* How often the loop looks for idle workers. */
 #define CTL_CUT_EVERY_MS 250
+/* The margin past the frames a worker's reader reported handed on: what it
+ * reads before it hears of the cut (the report is up to a heartbeat old,
+ * the answer comes with the next renewal, the loop looks every turn), in
+ * heartbeats at its own rate, plus a turn and this many frames. */
+#define CTL_CUT_MARGIN_HB 2
+#define CTL_CUT_MARGIN_FRAMES 2
 
 struct ctl_cut_plan {
     char id[JOB_ID_MAX];
@@ -115,8 +117,10 @@ struct ctl_cut_cand {
     int idx;
     int e;                    /* the piece its range ends before */
     long long frames;         /* its frames, from its pieces' (remux_range.frames_est) */
-    long long done, left;     /* frames encoded, frames left */
+    long long done, left;     /* frames encoded, frames left to encode */
+    long long read;           /* frames its reader handed on (ahead of `done`) */
     double fps;               /* its worker's rate now (0 unknown) */
+    int hb_ms;                /* its worker's heartbeat */
     struct rq_cut_seen seen;  /* its entry and `end` as read */
     struct ctl_cut_plan *cp;
     struct chunk_task t;
@@ -155,27 +159,30 @@ static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
             return 0;
         k->frames += k->cp->pl.chunks[i].frames_est;
     }
-    /* past what its reader handed on, which runs ahead of the encoder */
-    k->done = w->chunk_read > w->chunk_frames ? w->chunk_read : w->chunk_frames;
-    k->done = k->done > 0 ? k->done : 0;
+    /* the reader runs ahead of the encoder: the cut goes past the first,
+     * the middle is the encoder's */
+    k->done = w->chunk_frames > 0 ? w->chunk_frames : 0;
+    k->read = w->chunk_read > k->done ? w->chunk_read : k->done;
     k->left = k->frames - k->done;
     k->fps = w->fps;
+    k->hb_ms = w->hb_ms > 0 && w->hb_ms <= 60000 ? w->hb_ms : 1000;
     return k->left > 0;
 }
 
-/* Where to cut k: the piece boundary nearest the middle of what is left,
- * at least the margin past its progress, leaving a piece each side; -1
- * none. */
+/* Where to cut k: the piece boundary nearest the middle of what is left to
+ * encode, past what its reader handed on by the margin, leaving a piece
+ * each side; -1 none. */
 static int ctl_cut_point(const struct ctl_cut_cand *k)
 {
     const struct remux_plan *pl = &k->cp->pl;
-    long long margin = k->fps > 0 ? (long long)(k->fps * CTL_CUT_MARGIN_S) : 0;
+    double ahead_s = (CTL_CUT_MARGIN_HB * k->hb_ms + CTL_CUT_EVERY_MS) / 1000.0;
+    long long margin = (k->fps > 0 ? (long long)(k->fps * ahead_s) : 0) + CTL_CUT_MARGIN_FRAMES;
     long long want = k->done + k->left / 2, acc = 0;
     int best = -1;
     long long best_d = 0;
     for (int m = k->idx + 1; m < k->e; m++) {
         acc += pl->chunks[m - 1].frames_est; /* frames before piece m */
-        if (acc < k->done + margin || acc >= k->frames)
+        if (acc < k->read + margin || acc >= k->frames)
             continue;
         long long d = acc > want ? acc - want : want - acc;
         if (best < 0 || d < best_d) {
