@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Jobs whose pieces a controller keeps; the oldest goes first. */
 #define CTL_CUT_PLANS 8
@@ -126,6 +127,12 @@ struct ctl_cut_cand {
     struct chunk_task t;
 };
 
+/* A worker's rate as its heartbeat wrote it (Redis's): 0 unknown or absurd. */
+static double ctl_cut_fps(double fps)
+{
+    return fps > 0 && fps < 1e5 ? fps : 0;
+}
+
 /* Reads busy worker w's chunk into k (one script call): 1 when it is a
  * running range chunk of an elastic job whose pieces' frames are known
  * (counted, or from their time spans: Matroska), else 0. */
@@ -164,20 +171,23 @@ static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
     k->done = w->chunk_frames > 0 ? w->chunk_frames : 0;
     k->read = w->chunk_read > k->done ? w->chunk_read : k->done;
     k->left = k->frames - k->done;
-    k->fps = w->fps;
+    k->fps = ctl_cut_fps(w->fps);
     k->hb_ms = w->hb_ms > 0 && w->hb_ms <= 60000 ? w->hb_ms : 1000;
     return k->left > 0;
 }
 
-/* Where to cut k: the piece boundary nearest the middle of what is left to
- * encode, past what its reader handed on by the margin, leaving a piece
- * each side; -1 none. */
-static int ctl_cut_point(const struct ctl_cut_cand *k)
+/* Where to cut k for an idle worker running at idle_fps (0 unknown): the
+ * piece boundary nearest where both would end together (the middle of
+ * what is left to encode when their rates are alike or unknown; a slow
+ * worker keeps less), past what its reader handed on by the margin,
+ * leaving a piece each side; -1 none. */
+static int ctl_cut_point(const struct ctl_cut_cand *k, double idle_fps)
 {
     const struct remux_plan *pl = &k->cp->pl;
     double ahead_s = (CTL_CUT_MARGIN_HB * k->hb_ms + CTL_CUT_EVERY_MS) / 1000.0;
     long long margin = (k->fps > 0 ? (long long)(k->fps * ahead_s) : 0) + CTL_CUT_MARGIN_FRAMES;
-    long long want = k->done + k->left / 2, acc = 0;
+    double share = k->fps > 0 && idle_fps > 0 ? k->fps / (k->fps + idle_fps) : 0.5;
+    long long want = k->done + (long long)(k->left * share), acc = 0;
     int best = -1;
     long long best_d = 0;
     for (int m = k->idx + 1; m < k->e; m++) {
@@ -233,6 +243,9 @@ static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, cons
                  for_w, m);
     } else if (rc < 0) {
         log_warn("job %s: chunk %d: cannot cut: %s", k->job, k->idx, err.msg);
+    } else {
+        log_info("job %s: chunk %d: not cut (it ended, was requeued or cut meanwhile)", k->job,
+                 k->idx);
     }
     return rc;
 }
@@ -251,10 +264,13 @@ void ctl_cut_turn(struct ctl *c)
     long long srv = n > 0 ? rq_server_ms(c->q) : 0;
     int idle = 0;
     const char *for_w = "";
+    double for_fps = 0;
     for (int i = 0; i < n; i++)
         if (!strcmp(w[i].state, "idle") && !rq_worker_silent(&w[i], srv)) {
-            if (!idle++)
+            if (!idle++) {
                 for_w = w[i].name;
+                for_fps = ctl_cut_fps(w[i].fps); /* its last chunk's rate */
+            }
         }
     /* one cut a turn: the tail it queues is the idle worker's; a second
      * idle worker gets the next turn's */
@@ -269,7 +285,12 @@ void ctl_cut_turn(struct ctl *c)
         if (have && (best->cp = ctl_cut_plan_of(c, best->job)) &&
             strcmp(best->cp->fp, best->t.range.fingerprint))
             best->cp = NULL;
-        int m = have && best->cp ? ctl_cut_point(best) : -1;
+        int m = have && best->cp ? ctl_cut_point(best, for_fps) : -1;
+        /* VR_TEST_CUT_DELAY_MS (tests only): a stall between what was read
+         * and the cut, so two controllers race for one (rq_cut.h) */
+        unsigned delay = m > 0 ? clock_test_delay_ms("VR_TEST_CUT_DELAY_MS") : 0;
+        if (delay)
+            usleep(delay * 1000u);
         if (m > 0)
             ctl_cut_make(c, best, m, for_w);
     }
