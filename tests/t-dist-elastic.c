@@ -4,12 +4,14 @@
  * VR_TEST_FRAME_DELAY_MS): a job planned for the one worker alive at
  * submit is cut as three more join a second later, on MP4 and on Matroska
  * (whose pieces' frames the plan counts from their time spans); each
- * joiner is busy within 2 s, and the job takes at most twice the time of
- * the same job with the four from the start (the issue's 1.3x is not
- * reached yet); its output (FFV1) equals one `process` frame for frame, no
- * chunk is committed twice, the events, `status --json` and the report
- * show the cuts; a controller killed -9 after a cut leaves the job whole.
- */
+ * joiner is busy within 2 s, and the job takes at most 1.3x the time of
+ * the same job with the four from the start; a straggler (one worker of
+ * four 5x slower) has its chunk cut; its output (FFV1) equals one
+ * `process` frame for frame, no chunk is committed twice, the events,
+ * `status --json` and the report show the cuts. The faults: a controller
+ * killed -9 after a cut, a worker killed mid-cut, one deaf to its cut
+ * (VR_TEST_CUT_DEAF), two controllers racing for one cut
+ * (VR_TEST_CUT_DELAY_MS) each leave the job whole. */
 #include "rq.h"
 #include "rq_fleet.h"
 #include "util-redis.h"
