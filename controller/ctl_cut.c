@@ -21,15 +21,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Jobs whose pieces a controller keeps; the oldest goes first. */
 #define CTL_CUT_PLANS 8
-/* The least a cut leaves each side, and the margin past the frames its
- * worker reported done (what it encodes before it hears of the cut, with
- * its renewals every heartbeat), in seconds of the chunk's own rate. */
-#define CTL_CUT_MARGIN_S 2.0
 /* How often the loop looks for idle workers. */
 #define CTL_CUT_EVERY_MS 250
+/* The margin past the frames a worker's reader reported handed on: what it
+ * reads before it hears of the cut (the report is up to a heartbeat old,
+ * the answer comes with the next renewal, the loop looks every turn), in
+ * heartbeats at its own rate, plus a turn and this many frames. */
+#define CTL_CUT_MARGIN_HB 2
+#define CTL_CUT_MARGIN_FRAMES 2
 
 struct ctl_cut_plan {
     char id[JOB_ID_MAX];
@@ -115,12 +118,20 @@ struct ctl_cut_cand {
     int idx;
     int e;                    /* the piece its range ends before */
     long long frames;         /* its frames, from its pieces' (remux_range.frames_est) */
-    long long done, left;     /* frames encoded, frames left */
+    long long done, left;     /* frames encoded, frames left to encode */
+    long long read;           /* frames its reader handed on (ahead of `done`) */
     double fps;               /* its worker's rate now (0 unknown) */
+    int hb_ms;                /* its worker's heartbeat */
     struct rq_cut_seen seen;  /* its entry and `end` as read */
     struct ctl_cut_plan *cp;
     struct chunk_task t;
 };
+
+/* A worker's rate as its heartbeat wrote it (Redis's): 0 unknown or absurd. */
+static double ctl_cut_fps(double fps)
+{
+    return fps > 0 && fps < 1e5 ? fps : 0;
+}
 
 /* Reads busy worker w's chunk into k (one script call): 1 when it is a
  * running range chunk of an elastic job whose pieces' frames are known
@@ -155,27 +166,33 @@ static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
             return 0;
         k->frames += k->cp->pl.chunks[i].frames_est;
     }
-    /* past what its reader handed on, which runs ahead of the encoder */
-    k->done = w->chunk_read > w->chunk_frames ? w->chunk_read : w->chunk_frames;
-    k->done = k->done > 0 ? k->done : 0;
+    /* the reader runs ahead of the encoder: the cut goes past the first,
+     * the middle is the encoder's */
+    k->done = w->chunk_frames > 0 ? w->chunk_frames : 0;
+    k->read = w->chunk_read > k->done ? w->chunk_read : k->done;
     k->left = k->frames - k->done;
-    k->fps = w->fps;
+    k->fps = ctl_cut_fps(w->fps);
+    k->hb_ms = w->hb_ms > 0 && w->hb_ms <= 60000 ? w->hb_ms : 1000;
     return k->left > 0;
 }
 
-/* Where to cut k: the piece boundary nearest the middle of what is left,
- * at least the margin past its progress, leaving a piece each side; -1
- * none. */
-static int ctl_cut_point(const struct ctl_cut_cand *k)
+/* Where to cut k for an idle worker running at idle_fps (0 unknown): the
+ * piece boundary nearest where both would end together (the middle of
+ * what is left to encode when their rates are alike or unknown; a slow
+ * worker keeps less), past what its reader handed on by the margin,
+ * leaving a piece each side; -1 none. */
+static int ctl_cut_point(const struct ctl_cut_cand *k, double idle_fps)
 {
     const struct remux_plan *pl = &k->cp->pl;
-    long long margin = k->fps > 0 ? (long long)(k->fps * CTL_CUT_MARGIN_S) : 0;
-    long long want = k->done + k->left / 2, acc = 0;
+    double ahead_s = (CTL_CUT_MARGIN_HB * k->hb_ms + CTL_CUT_EVERY_MS) / 1000.0;
+    long long margin = (k->fps > 0 ? (long long)(k->fps * ahead_s) : 0) + CTL_CUT_MARGIN_FRAMES;
+    double share = k->fps > 0 && idle_fps > 0 ? k->fps / (k->fps + idle_fps) : 0.5;
+    long long want = k->done + (long long)(k->left * share), acc = 0;
     int best = -1;
     long long best_d = 0;
     for (int m = k->idx + 1; m < k->e; m++) {
         acc += pl->chunks[m - 1].frames_est; /* frames before piece m */
-        if (acc < k->done + margin || acc >= k->frames)
+        if (acc < k->read + margin || acc >= k->frames)
             continue;
         long long d = acc > want ? acc - want : want - acc;
         if (best < 0 || d < best_d) {
@@ -226,6 +243,9 @@ static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, cons
                  for_w, m);
     } else if (rc < 0) {
         log_warn("job %s: chunk %d: cannot cut: %s", k->job, k->idx, err.msg);
+    } else {
+        log_info("job %s: chunk %d: not cut (it ended, was requeued or cut meanwhile)", k->job,
+                 k->idx);
     }
     return rc;
 }
@@ -244,10 +264,13 @@ void ctl_cut_turn(struct ctl *c)
     long long srv = n > 0 ? rq_server_ms(c->q) : 0;
     int idle = 0;
     const char *for_w = "";
+    double for_fps = 0;
     for (int i = 0; i < n; i++)
         if (!strcmp(w[i].state, "idle") && !rq_worker_silent(&w[i], srv)) {
-            if (!idle++)
+            if (!idle++) {
                 for_w = w[i].name;
+                for_fps = ctl_cut_fps(w[i].fps); /* its last chunk's rate */
+            }
         }
     /* one cut a turn: the tail it queues is the idle worker's; a second
      * idle worker gets the next turn's */
@@ -262,7 +285,12 @@ void ctl_cut_turn(struct ctl *c)
         if (have && (best->cp = ctl_cut_plan_of(c, best->job)) &&
             strcmp(best->cp->fp, best->t.range.fingerprint))
             best->cp = NULL;
-        int m = have && best->cp ? ctl_cut_point(best) : -1;
+        int m = have && best->cp ? ctl_cut_point(best, for_fps) : -1;
+        /* VR_TEST_CUT_DELAY_MS (tests only): a stall between what was read
+         * and the cut, so two controllers race for one (rq_cut.h) */
+        unsigned delay = m > 0 ? clock_test_delay_ms("VR_TEST_CUT_DELAY_MS") : 0;
+        if (delay)
+            usleep(delay * 1000u);
         if (m > 0)
             ctl_cut_make(c, best, m, for_w);
     }

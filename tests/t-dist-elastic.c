@@ -4,12 +4,14 @@
  * VR_TEST_FRAME_DELAY_MS): a job planned for the one worker alive at
  * submit is cut as three more join a second later, on MP4 and on Matroska
  * (whose pieces' frames the plan counts from their time spans); each
- * joiner is busy within 2 s, and the job takes at most twice the time of
- * the same job with the four from the start (the issue's 1.3x is not
- * reached yet); its output (FFV1) equals one `process` frame for frame, no
- * chunk is committed twice, the events, `status --json` and the report
- * show the cuts; a controller killed -9 after a cut leaves the job whole.
- */
+ * joiner is busy within 2 s, and the job takes at most 1.3x the time of
+ * the same job with the four from the start; a straggler (one worker of
+ * four 5x slower) has its chunk cut; its output (FFV1) equals one
+ * `process` frame for frame, no chunk is committed twice, the events,
+ * `status --json` and the report show the cuts. The faults: a controller
+ * killed -9 after a cut, a worker killed mid-cut, one deaf to its cut
+ * (VR_TEST_CUT_DEAF), two controllers racing for one cut
+ * (VR_TEST_CUT_DELAY_MS) each leave the job whole. */
 #include "rq.h"
 #include "rq_fleet.h"
 #include "util-redis.h"
@@ -25,10 +27,18 @@
 
 static struct tdist D;
 static struct rq *Q;
+static pid_t ctl_first; /* a second controller's test: the first, killed at the end */
 
 static void teardown(void)
 {
     unsetenv("VR_TEST_FRAME_DELAY_MS");
+    unsetenv("VR_TEST_CUT_DEAF");
+    unsetenv("VR_TEST_CUT_DELAY_MS");
+    if (ctl_first > 0) {
+        kill(ctl_first, SIGTERM);
+        waitpid(ctl_first, NULL, 0);
+        ctl_first = 0;
+    }
     rq_free(&Q);
     tdist_stop(&D, 0);
 }
@@ -53,19 +63,24 @@ static void start(int workers, int delay_ms)
     cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
 }
 
-/* The test clip (12 s at 10 fps, a keyframe every 5 frames, audio; MP4,
- * or its packets copied into Matroska, `ext` "mkv", whose Cues give no
+/* The test clip (`secs` s at 10 fps, a keyframe every 5 frames, audio;
+ * MP4, or its packets copied into Matroska, `ext` "mkv", whose Cues give no
  * frame counts) and a lossless config in the run's dir. */
-static void inputs(const char *ext, char *in, size_t n, char *cfg, size_t cn)
+static void inputs_of(const char *ext, double secs, char *in, size_t n, char *cfg, size_t cn)
 {
     snprintf(in, n, "%s/in.mp4", D.r.dir);
     snprintf(cfg, cn, "%s/lossless.json", D.r.dir);
-    cr_assert_eq(tclip_make(in, 12, 160, 5, 1), 0);
+    cr_assert_eq(tclip_make(in, secs, 160, 5, 1), 0);
     if (!strcmp(ext, "mkv")) {
         cr_assert_eq(tsh("ffmpeg -v error -y -i '%s' -map 0 -c copy '%s/in.mkv'", in, D.r.dir), 0);
         snprintf(in, n, "%s/in.mkv", D.r.dir);
     }
     cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\", \"batch\": 1}' > '%s'", cfg), 0);
+}
+
+static void inputs(const char *ext, char *in, size_t n, char *cfg, size_t cn)
+{
+    inputs_of(ext, 12, in, n, cfg, cn);
 }
 
 /* Submits with the chunk length left to the controller (elastic). */
@@ -96,19 +111,30 @@ static long long job_ll(const char *id, const char *f)
     return v;
 }
 
-/* Every chunk record of the job committed once; how many there are. */
-static int chunks_once(const char *id)
+/* Every chunk record of the job committed once; how many there are. The
+ * commits its workers' missed cuts refused go to *missed (NULL: none). */
+static int chunks_once_missed(const char *id, long long *missed)
 {
     int n = 0;
     for (int i = 0; i < 1000; i++) {
         char ck[128];
-        long long commits = -1;
+        long long commits = -1, m = 0;
         rq_key_chunk(ck, sizeof ck, id, i);
         if (rq_hget_ll(Q, ck, "commits", &commits, NULL) <= 0)
             continue;
         cr_assert_eq(commits, 1, "chunk %d committed %lld times", i, commits);
+        if (missed && rq_hget_ll(Q, ck, "cuts_missed", &m, NULL) > 0)
+            *missed += m;
         n++;
     }
+    return n;
+}
+
+static int chunks_once(const char *id)
+{
+    long long missed = 0;
+    int n = chunks_once_missed(id, &missed);
+    cr_log_info("%lld commits refused for a missed cut", missed);
     return n;
 }
 
@@ -160,8 +186,9 @@ static void same_as_process(const char *in, const char *cfg, const char *out)
 }
 
 /* The longest a worker waited from its first heartbeat (joining) to its
- * first busy one, over the last run's workers, in ms. */
-static long long join_wait_max;
+ * first busy one, over the last run's workers, in ms; the most frames a
+ * busy worker's reader was seen ahead of its encoder (read-ahead). */
+static long long join_wait_max, ahead_max;
 
 /* Polls the fleet until job id ends: when each worker was first seen and
  * first busy (Redis's clock), into join_wait_max. */
@@ -173,6 +200,7 @@ static void joins_until_done(const char *id)
     long long seen[MAXW], busy[MAXW];
     int n = 0;
     rq_key_job(jk, sizeof jk, id);
+    ahead_max = 0;
     for (int t = 0; t < 1200 && (!strcmp(state, "running") || !strcmp(state, "queued") ||
                                  !strcmp(state, "splitting")); t++, tmsleep(100)) {
         int k = rq_workers_list(Q, w, MAXW, NULL);
@@ -188,6 +216,8 @@ static void joins_until_done(const char *id)
             }
             if (j < n && !busy[j] && !strcmp(w[i].state, "busy"))
                 busy[j] = now;
+            if (!strcmp(w[i].state, "busy") && w[i].chunk_read - w[i].chunk_frames > ahead_max)
+                ahead_max = w[i].chunk_read - w[i].chunk_frames;
         }
         rq_hget(Q, jk, "state", state, sizeof state, NULL);
     }
@@ -197,6 +227,7 @@ static void joins_until_done(const char *id)
         cr_log_info("worker %s: busy %lld ms after it joined", names[j], d);
         join_wait_max = d > join_wait_max ? d : join_wait_max;
     }
+    cr_log_info("read-ahead: at most %lld frames read past those encoded", ahead_max);
 }
 
 /* After a run with workers that joined late: the job was cut for them,
@@ -253,9 +284,56 @@ Test(dist_elastic, late_workers_take_cut_chunks_and_the_output_is_process_s)
     cr_assert_eq(tdist_vrctl(&D, ev, sizeof ev, eargs), 0);
     cr_assert(strstr(ev, "cut at") && strstr(ev, "for worker"), "%s", ev);
     same_as_process(in, cfg, out);
-    /* issue 44 asks <= 1.3x; measured 1.25-1.6x on 2 shared cores (the
-     * reader's read-ahead keeps cuts late): only a bound that holds */
-    cr_assert_leq(t, 2.0 * base, "%.2f s against %.2f s with the fleet up at submit", t, base);
+    cr_assert_leq(t, 1.3 * base, "%.2f s against %.2f s with the fleet up at submit", t, base);
+}
+
+/* A straggler: four workers at 100 ms a frame from the start, one of them
+ * slowed to `slow` times that (VR_TEST_FRAME_DELAY_MS, read as it starts),
+ * on a 24 s clip (60 frames a worker: the straggler's last frames in hand,
+ * what its reader read ahead and the cut's margin, weigh less). Returns
+ * the job's wall time. */
+static double run_straggler(int slow, char *id, size_t n, char *out, size_t on, char *in,
+                            size_t in_n, char *cfg, size_t cn)
+{
+    start(3, 100);
+    char d[16];
+    snprintf(d, sizeof d, "%d", 100 * slow);
+    setenv("VR_TEST_FRAME_DELAY_MS", d, 1);
+    tdist_worker(&D);
+    setenv("VR_TEST_FRAME_DELAY_MS", "100", 1);
+    inputs_of("mp4", 24, in, in_n, cfg, cn);
+    snprintf(out, on, "%s/out.mkv", D.r.dir);
+    tmsleep(1500);
+    double t0 = now_s();
+    submit_auto(in, out, cfg, id, n);
+    joins_until_done(id);
+    finish(id);
+    return now_s() - t0;
+}
+
+/* One worker of four 5x slower: its running chunk is cut for the idle
+ * ones, the job ends bit-identical, each chunk committed once. The
+ * issue's 1.3x is not reached (1.78-1.79x measured): the work alone gives
+ * 1.25x (4 workers' worth done at 3.2), and the straggler, cut only once
+ * the others are idle, still encodes what its reader read ahead (8
+ * frames) and the cut's margin at a fifth of the rate. */
+Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
+{
+    char id[64], out[400], in[400], cfg[400];
+    double base = run_straggler(1, id, sizeof id, out, sizeof out, in, sizeof in, cfg,
+                                sizeof cfg);
+    rq_free(&Q);
+    tdist_stop(&D, 0);
+    double t = run_straggler(5, id, sizeof id, out, sizeof out, in, sizeof in, cfg, sizeof cfg);
+    long long cuts = job_ll(id, "cuts");
+    cr_log_info("straggler: %.2f s with one worker of 4 slowed 5x, %.2f s without (%.2fx); "
+                "%lld cuts", t, base, t / base, cuts);
+    cr_assert_geq(cuts, 1, "the straggler's chunk was not cut");
+    int chunks = chunks_once(id);
+    cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
+    cr_assert_eq(job_ll(id, "chunks_done"), chunks);
+    same_as_process(in, cfg, out);
+    cr_assert_leq(t, 1.9 * base, "%.2f s against %.2f s without the straggler", t, base);
 }
 
 /* `status --json` counts the cuts, and its figures from the chunk records
@@ -294,27 +372,126 @@ Test(dist_elastic, a_matroska_source_is_cut_for_late_workers)
  * the cut (one script) is whole or absent, the new controller plans the
  * pieces again from the job record and cuts on; the output is one clean
  * run, each chunk committed once. */
+/* A Matroska job submitted to the one worker up (250 ms a frame), `later`
+ * more started a second later; returns once it was cut. */
+static void late_job_cut(int later, char *id, size_t n, char *out, size_t on, char *in,
+                         size_t in_n, char *cfg, size_t cn)
+{
+    start(1, 250);
+    inputs("mkv", in, in_n, cfg, cn);
+    snprintf(out, on, "%s/out.mkv", D.r.dir);
+    tmsleep(1500);
+    submit_auto(in, out, cfg, id, n);
+    tmsleep(1000);
+    unsetenv("VR_TEST_CUT_DEAF"); /* the first worker's alone */
+    for (int i = 0; i < later; i++)
+        tdist_worker(&D);
+    for (int t = 0; t < 600 && job_ll(id, "cuts") < 1; t++)
+        tmsleep(50);
+    cr_assert_geq(job_ll(id, "cuts"), 1, "the job was not cut");
+}
+
+/* After the job ended: each chunk committed once, none missing. */
+static void whole(const char *id, const char *in, const char *cfg, const char *out)
+{
+    finish(id);
+    int chunks = chunks_once(id);
+    cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
+    cr_assert_eq(job_ll(id, "chunks_done"), chunks);
+    same_as_process(in, cfg, out);
+}
+
+/* The controller is killed -9 just after its first cut and started again:
+ * the cut (one script) is whole or absent, the new controller plans the
+ * pieces again from the job record and cuts on; the output is one clean
+ * run, each chunk committed once. */
 Test(dist_elastic, a_controller_killed_after_a_cut_leaves_the_job_whole)
 {
     char id[64], out[400], in[400], cfg[400];
+    late_job_cut(3, id, sizeof id, out, sizeof out, in, sizeof in, cfg, sizeof cfg);
+    kill(D.ctl, SIGKILL);
+    waitpid(D.ctl, NULL, 0);
+    D.ctl = tdist_controller(&D);
+    cr_assert_gt(D.ctl, 0);
+    whole(id, in, cfg, out);
+    cr_log_info("controller killed after a cut: %lld cuts in all", job_ll(id, "cuts"));
+}
+
+/* Every worker is killed -9 just after the first cut (the one whose chunk
+ * was cut among them) and two fresh ones are started: the cut chunk's
+ * lease lapses and it runs again with its shorter range, the tail once;
+ * the output is whole. */
+Test(dist_elastic, a_worker_killed_mid_cut_leaves_its_shorter_chunk_to_run_again)
+{
+    char id[64], out[400], in[400], cfg[400];
+    late_job_cut(3, id, sizeof id, out, sizeof out, in, sizeof in, cfg, sizeof cfg);
+    for (int i = 0; i < D.nw; i++) {
+        kill(D.w[i], SIGKILL);
+        waitpid(D.w[i], NULL, 0);
+    }
+    D.nw = 0;
+    tdist_worker(&D);
+    tdist_worker(&D);
+    whole(id, in, cfg, out);
+    /* the cut chunk (its record has an `end`) died with its worker, ran again */
+    int cut_rerun = 0;
+    for (int i = 0; i < 1000; i++) {
+        char ck[128], end[64] = "";
+        long long deaths = 0;
+        rq_key_chunk(ck, sizeof ck, id, i);
+        if (rq_hget(Q, ck, "end", end, sizeof end, NULL) > 0 && end[0] &&
+            rq_hget_ll(Q, ck, "deaths", &deaths, NULL) > 0 && deaths > 0)
+            cut_rerun++;
+    }
+    cr_assert_geq(cut_rerun, 1, "no cut chunk died with its worker and ran again");
+}
+
+/* The worker up at submit never hears of the cut (VR_TEST_CUT_DEAF: its
+ * renewal's answer is lost): it reads on to its old end, the commit
+ * script refuses that output (past the end its record holds), the chunk
+ * runs again with its shorter range; the output is whole. */
+Test(dist_elastic, a_worker_deaf_to_its_cut_cannot_commit_past_it)
+{
+    char id[64], out[400], in[400], cfg[400];
+    setenv("VR_TEST_CUT_DEAF", "1", 1);
+    late_job_cut(3, id, sizeof id, out, sizeof out, in, sizeof in, cfg, sizeof cfg);
+    finish(id);
+    long long missed = 0;
+    int chunks = chunks_once_missed(id, &missed);
+    cr_log_info("deaf worker: %lld cuts, %lld commits refused", job_ll(id, "cuts"), missed);
+    cr_assert_geq(missed, 1, "no commit past a cut was refused");
+    cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
+    cr_assert_eq(job_ll(id, "chunks_done"), chunks);
+    same_as_process(in, cfg, out);
+}
+
+/* Two controllers, each stalled between reading a running chunk and
+ * cutting it (VR_TEST_CUT_DELAY_MS), and two workers joining at once: both
+ * cut the same chunk as they saw it, the script takes one (the other is
+ * logged "not cut"), so each cut queues one tail; the output is whole. */
+Test(dist_elastic, two_controllers_racing_for_one_cut_cut_it_once)
+{
+    char id[64], out[400], in[400], cfg[400];
+    setenv("VR_TEST_CUT_DELAY_MS", "400", 1);
     start(1, 250);
+    ctl_first = D.ctl;
+    cr_assert_gt(tdist_controller(&D), 0);
     inputs("mkv", in, sizeof in, cfg, sizeof cfg);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
     tmsleep(1500);
     submit_auto(in, out, cfg, id, sizeof id);
     tmsleep(1000);
-    for (int i = 0; i < 3; i++)
-        tdist_worker(&D);
-    for (int t = 0; t < 600 && job_ll(id, "cuts") < 1; t++)
-        tmsleep(50);
-    cr_assert_geq(job_ll(id, "cuts"), 1, "no cut to kill the controller at");
-    kill(D.ctl, SIGKILL);
-    waitpid(D.ctl, NULL, 0);
-    D.ctl = tdist_controller(&D);
-    cr_assert_gt(D.ctl, 0);
+    tdist_worker(&D);
+    tdist_worker(&D);
     finish(id);
-    cr_log_info("controller killed after a cut: %lld cuts in all", job_ll(id, "cuts"));
     int chunks = chunks_once(id);
+    long long cuts = job_ll(id, "cuts"), planned = job_ll(id, "chunks_planned");
+    int lost = tsh("grep -q 'not cut (it ended, was requeued or cut meanwhile)' '%s'", D.log);
+    cr_log_info("two controllers: %lld cuts, %d chunks of %lld planned; a race lost: %s", cuts,
+                chunks, planned, lost == 0 ? "yes" : "no");
+    cr_assert_eq(lost, 0, "no cut was lost to the other controller: no race");
+    cr_assert_geq(cuts, 1);
+    cr_assert_eq(chunks, planned + cuts, "each cut queues one tail");
     cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
     cr_assert_eq(job_ll(id, "chunks_done"), chunks);
     same_as_process(in, cfg, out);

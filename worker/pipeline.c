@@ -2,15 +2,16 @@
  * pipeline.c - one video through decode -> segment -> compose + encode
  * (see pipeline.h), three threads joined by bounded queues:
  *
- *   decode ──q_dec (2*batch)──▶ segment (batches of cfg.batch frames;
+ *   decode ──q_dec (2*batch¹)─▶ segment (batches of cfg.batch frames;
  *     │                          GPU: frames stay in device memory, masks
  *     │ copied packets           are downloaded into pinned host buffers,
  *     │                          or stay there too for the GPU's matte
  *     │                          encoder: pipe.matte_dev)
- *     ▼                                   │ q_seg (2*batch+4)
+ *     ▼                                   │ q_seg (2*batch+4¹)
  *   vio_out (muxer) ◀── encode ◀──────────┘
  *                        (compose the output kind, encode, mux; mask
  *                         buffers go back to the pool)
+ *   ¹ a range chunk, which may be cut: batch and batch+1 (pipe_depths)
  *
  * Back-pressure: every queue and the pool of mask buffers is bounded, so a
  * slow encoder stalls segmentation, which stalls decoding; memory stays at
@@ -561,10 +562,27 @@ static void *sampler_main(void *arg)
 
 /* ---- set-up and teardown ---- */
 
+/* The queues' depths, in frames of batches of B: a range chunk may be cut
+ * at a keyframe past what its reader handed on (controller/ctl_cut.c), so
+ * it keeps one batch a queue (decode, segment and encode still overlap)
+ * and its cuts land nearer what it encoded; a whole file keeps two, for the
+ * jitter. pool: the mattes (a batch in seg, the queue to the encoder, one
+ * being encoded). */
+struct pipe_depths {
+    int dec, seg, pool;
+};
+
+static struct pipe_depths pipe_depths(const struct pipe *p, int B)
+{
+    if (p->o->range)
+        return (struct pipe_depths){ B, B + 1, 2 * B + 2 };
+    return (struct pipe_depths){ 2 * B, 2 * B + 4, 3 * B + 6 };
+}
+
 static int make_pool(struct pipe *p, vr_err *err)
 {
     int B = p->o->cfg.batch < MAX_BATCH ? p->o->cfg.batch : MAX_BATCH;
-    p->nmbuf = 3 * B + 6; /* a batch in seg + q_seg + one being encoded */
+    p->nmbuf = pipe_depths(p, B).pool;
     p->mbufs = calloc((size_t)p->nmbuf, sizeof *p->mbufs);
     int rc = pq_create(p->nmbuf, &p->pool, err);
     if (!p->mbufs || rc < 0)
@@ -752,7 +770,8 @@ static int open_all(struct pipe *p, const char *in, const char *tmp, const char 
     log_info("%s: %s output %dx%d (matte %dx%d%s), encoder %s", out, output_kind_name(o->output),
              p->plan.enc_w, p->plan.enc_h, p->plan.mask_w, p->plan.mask_h,
              p->matte_dev ? ", handed over in device memory" : "", vio_out_encoder(p->out));
-    if ((rc = pq_create(2 * B, &p->q_dec, err)) < 0 || (rc = pq_create(2 * B + 4, &p->q_seg, err)) < 0)
+    if ((rc = pq_create(pipe_depths(p, B).dec, &p->q_dec, err)) < 0 ||
+        (rc = pq_create(pipe_depths(p, B).seg, &p->q_seg, err)) < 0)
         return rc;
     if (!p->gpu && (rc = make_pool(p, err)) < 0)
         return rc;
