@@ -151,6 +151,7 @@ run_serve() { # name ngpus clip frames
     pids="$CPID $(pgrep -f "vr-worker serve --redis $U" | tr '\n' ' ')"
     # shellcheck disable=SC2086
     r0=$(io_sum rchar $pids) w0=$(io_sum wchar $pids)
+    from=$(wc -l < "$R/$1-workers.log")
     t0=$(now)
     start_samplers "$1"
     id=$("$B/vrctl" submit "$3" -o "$S/out.mkv" --redis "$U" 2> "$R/$1.log")
@@ -161,6 +162,7 @@ run_serve() { # name ngpus clip frames
     # shellcheck disable=SC2086
     r1=$(io_sum rchar $pids) w1=$(io_sum wchar $pids)
     report "$1" "$4" "$t0" "$t1" "$rc"
+    log "    first decoded frame, mean per chunk: $(first_decoded "$R/$1-workers.log" "$from")"
     out=$(stat -c %s "$S/out.mkv" 2>/dev/null || echo 0)
     log "    source $(mb "$(stat -c %s "$3")"); the fleet read $(mb $((r1 - r0))), wrote $(mb $((w1 - w0))) (output $(mb "$out"))"
     grep -hE "planned|copy split|split in|per GPU on|chunks of|stitched ahead" \
@@ -171,9 +173,18 @@ run_serve() { # name ngpus clip frames
 # ---- issue 43: a fresh fleet's first job, the same again, after idle ----
 # The mean "first decoded" of the set-up lines the workers logged after line
 # $2 of their log $1 (ms from each chunk's start).
+# Then where a chunk's time to it goes: the means of the set-up steps (ms
+# from the chunk's start), the pre-roll frames decoded only to be dropped,
+# and how the chunks' inputs got their decoders.
 first_decoded() { # log from-line
-    tail -n +"$(($2 + 1))" "$1" | sed -n 's/.*first decoded \([0-9]*\),.*/\1/p' |
-        awk '{ s += $1; n++ } END { printf "%.0f ms over %d chunks", n ? s / n : 0, n }'
+    tail -n +"$(($2 + 1))" "$1" | grep ': set-up: ' | awk '
+        function num(re,   m) { return match($0, re "[0-9]+") ? substr($0, RSTART + length(re), RLENGTH - length(re)) + 0 : 0 }
+        { n++; fd += num("first decoded "); io += num("input open "); eo += num("encoder open ")
+          bu += num("buffers "); pre += num("pre-roll: "); wu += num("and dropped, ")
+          if (/its decoder the last/ || /kept from the last/) kept++; else if (/decoder warmed/) warm++; else new++ }
+        END { m = n ? n : 1; printf "%.0f ms over %d chunks (set-up means: input open %.0f, encoder open %.0f, " \
+              "buffers %.0f ms; pre-roll %.1f frames decoded and dropped, %.1f warm-up; decoders: %d new, %d kept, " \
+              "%d warmed)", fd / m, n, io / m, eo / m, bu / m, pre / m, wu / m, new, kept, warm }'
 }
 
 run_fresh() { # name ngpus clip frames

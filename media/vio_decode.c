@@ -427,9 +427,8 @@ int64_t vio_in_concealed(const struct vio_in *in) { return in->concealed; }
  * 2 a warm-up frame (returned as VIO_WARMUP for the temporal filter, never
  * output). Leading pictures at the pre-roll's head may be broken (their
  * references lie before the file), so no check applies to pre-roll frames. */
-static int preroll_kind(const struct vio_in *in, const AVFrame *f)
+static int preroll_kind_at(const struct vio_in *in, int64_t pts)
 {
-    int64_t pts = f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
     if (in->range) /* in stream ticks */
         return pts == AV_NOPTS_VALUE || pts >= in->range_until ? 0 : pts < in->range_warm ? 1 : 2;
     if (in->preroll_until <= 0 || pts == AV_NOPTS_VALUE)
@@ -440,6 +439,37 @@ static int preroll_kind(const struct vio_in *in, const AVFrame *f)
     if (ms < in->warmup_from)
         return 1;
     return 2;
+}
+
+static int preroll_kind(const struct vio_in *in, const AVFrame *f)
+{
+    return preroll_kind_at(in, f->best_effort_timestamp != AV_NOPTS_VALUE
+                                   ? f->best_effort_timestamp : f->pts);
+}
+
+/* Whether the stream says which pictures nothing refers to, so that a
+ * pre-roll can skip them: H.264's nal_ref_idc 0; HEVC's sub-layer
+ * non-reference pictures, which no picture refers to when the stream has
+ * one temporal layer (its hvcC says so; Annex B headers are not read). */
+static int nonref_skippable(const AVCodecParameters *par)
+{
+    if (par->codec_id == AV_CODEC_ID_H264)
+        return 1;
+    if (par->codec_id != AV_CODEC_ID_HEVC || par->extradata_size < 23 || par->extradata[0] != 1)
+        return 0;
+    return ((par->extradata[21] >> 3) & 7) == 1; /* numTemporalLayers */
+}
+
+/* The decoder's skipping for the packet of presentation time pts: a
+ * pre-roll frame that is only dropped (kind 1) needs decoding only as a
+ * reference, so the pictures nothing refers to are skipped (a GOP's
+ * pre-roll is most of a chunk's time to its first frame: about 55 of a
+ * 60-frame GOP decoded for 5 warm-up frames, docs/PERF.md). */
+static void preroll_skip(struct vio_in *in, int64_t pts)
+{
+    int skip = pts != AV_NOPTS_VALUE && preroll_kind_at(in, pts) == 1 &&
+               nonref_skippable(in->st->codecpar);
+    in->dec->skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
 }
 
 static int check_frame(struct vio_in *in, AVFrame *f, vr_err *err)
@@ -638,6 +668,7 @@ int vio_in_next(struct vio_in *in, AVFrame *frame, AVPacket *pkt, vr_err *err)
         int64_t idx = in->pkt_index++;
         int64_t ppts = pkt->pts;
         in->last_pkt_pts = ppts;
+        preroll_skip(in, ppts);
         r = avcodec_send_packet(in->dec, pkt);
         av_packet_unref(pkt);
         if (r < 0 && r != AVERROR(ENOMEM) && conceal_error(in)) {

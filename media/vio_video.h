@@ -51,8 +51,9 @@ struct vio_in_opts {
     int threads;       /* CPU decoder threads, 0 = auto */
     int extra_frames;  /* hw: extra decoder surfaces (0 = 4; 8 made NVDEC refuse 8K HEVC on an H100) */
     int64_t preroll_until_ms; /* a chunk's pre-roll (remux.h): frames with pts below this
-                               * many ms are decoded as references and dropped, uncounted;
-                               * 0 = none */
+                               * many ms are decoded as references and dropped, uncounted
+                               * (H.264, single-layer HEVC: the pictures nothing refers
+                               * to are not decoded at all); 0 = none */
     int64_t warmup_from_ms;   /* pre-roll frames at or after this many ms are returned as
                                * VIO_WARMUP (the temporal filter's warm-up), uncounted;
                                * set it to preroll_until_ms for none */

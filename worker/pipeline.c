@@ -671,14 +671,16 @@ static void log_setup(const struct pipe *p, int engine_warm)
         snprintf(gpu, sizeof gpu, ", GPU %.0f, buffers %.0f", MS(p->at.gpu), MS(p->at.pool));
     log_info("%s: set-up: input open %.0f ms (%s), encoder open %.0f%s, engine %.0f ms (%s, "
              "overlaps decoding); frames: first decoded %.0f, first written %.0f, last decoded "
-             "%.0f, done %.0f", p->in_path, MS(p->at.in_open),
+             "%.0f, done %.0f; pre-roll: %lld decoded and dropped, %lld warm-up", p->in_path,
+             MS(p->at.in_open),
              p->in_kept == 1   ? "kept from the last chunk"
              : p->in_kept == 2 ? "new, its decoder the last chunk's"
              : p->in_kept == 3 ? "new, its decoder warmed before the first chunk"
                                : "new",
              MS(p->at.out_open), gpu,
              p->at.engine / 1000.0, engine_warm ? "warm" : "built", MS(p->at.first_dec),
-             MS(p->at.first_enc), MS(p->at.last_dec), MS(now_us()));
+             MS(p->at.first_enc), MS(p->at.last_dec), MS(now_us()),
+             (long long)vio_in_preroll_dropped(p->in), (long long)vio_in_warmups(p->in));
 #undef MS
 }
 
