@@ -302,37 +302,56 @@ static void others_md5(const char *path, char *buf, size_t n)
             "grep -v '^#' | md5sum", path);
 }
 
-Test(dist_sec_input, subtitles_and_a_second_video_stream_are_kept_alike)
+/* W/s.srt: two cues, "hello" at 0-0.8 s and "world" at 1.2-1.7 s. */
+static void write_srt(char *srt, size_t n)
 {
-    char srt[300], in[300], a[300], b[300], sa[512], sb[512], ma[128], mb[128], ms[128];
-    wpath(srt, sizeof srt, "s.srt");
-    wpath(in, sizeof in, "multi.mkv");
+    wpath(srt, n, "s.srt");
     FILE *f = fopen(srt, "w");
+    cr_assert_not_null(f);
     fputs("1\n00:00:00,000 --> 00:00:00,800\nhello\n\n2\n00:00:01,200 --> 00:00:01,700\n"
           "world\n", f);
     fclose(f);
-    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -f lavfi -i sine=frequency=440 -i '%s' "
-                     "-t 2 -filter_complex '[0:v]scale=160:120[a];[0:v]scale=96:72[b]' "
-                     "-map '[a]' -map 1:a -map '[b]' -map 2 -c:v libx264 -preset ultrafast "
-                     "-g 5 -pix_fmt yuv420p -c:a aac -c:s srt '%s'", srt, in), 0);
-    both_paths(in, "mkv", a, b, sizeof a);
+}
+
+/* process's output a and the fleet's b hold the streams `want` ("codec,
+ * type;" each). */
+static void assert_streams(const char *a, const char *b, const char *want)
+{
+    char sa[512], sb[512];
     stream_list(a, sa, sizeof sa);
     stream_list(b, sb, sizeof sb);
-    cr_assert_str_eq(sa, "h264,video;aac,audio;h264,video;subrip,subtitle;", "process: %s", sa);
+    cr_assert_str_eq(sa, want, "process: %s", sa);
     cr_assert_str_eq(sb, sa, "fleet: %s", sb);
+}
+
+/* ... and every packet of in's copied streams, times and bytes. */
+static void assert_copied_alike(const char *in, const char *a, const char *b)
+{
+    char ma[128], mb[128], ms[128];
     others_md5(in, ms, sizeof ms);
     others_md5(a, ma, sizeof ma);
     others_md5(b, mb, sizeof mb);
     cr_assert_str_eq(ma, ms, "process changed the copied streams");
     cr_assert_str_eq(mb, ms, "the fleet changed the copied streams");
+}
+
+Test(dist_sec_input, subtitles_and_a_second_video_stream_are_kept_alike)
+{
+    char srt[300], in[300], a[300], b[300];
+    write_srt(srt, sizeof srt);
+    wpath(in, sizeof in, "multi.mkv");
+    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -f lavfi -i sine=frequency=440 -i '%s' "
+                     "-t 2 -filter_complex '[0:v]scale=160:120[a];[0:v]scale=96:72[b]' "
+                     "-map '[a]' -map 1:a -map '[b]' -map 2 -c:v libx264 -preset ultrafast "
+                     "-g 5 -pix_fmt yuv420p -c:a aac -c:s srt '%s'", srt, in), 0);
+    both_paths(in, "mkv", a, b, sizeof a);
+    assert_streams(a, b, "h264,video;aac,audio;h264,video;subrip,subtitle;");
+    assert_copied_alike(in, a, b);
 
     /* MP4 holds no SubRip: both drop it alike, process says so */
     char log[300], text[16384];
     both_paths(in, "mp4", a, b, sizeof a);
-    stream_list(a, sa, sizeof sa);
-    stream_list(b, sb, sizeof sb);
-    cr_assert_str_eq(sa, "h264,video;aac,audio;h264,video;", "process: %s", sa);
-    cr_assert_str_eq(sb, sa, "fleet: %s", sb);
+    assert_streams(a, b, "h264,video;aac,audio;h264,video;");
     wpath(log, sizeof log, "both.log");
     tslurp(log, text, sizeof text);
     cr_assert(strstr(text, "stream 3 (subtitle subrip): the container cannot hold it"), "%s", text);
@@ -350,33 +369,21 @@ static void subtitles_srt(const char *path, char *buf, size_t n)
  * the fleet says so too. */
 Test(dist_sec_input, mov_text_subtitles_are_carried_beside_the_chunks)
 {
-    char srt[300], in[300], a[300], b[300], sa[512], sb[512], ma[128], mb[128], ms[128];
-    char ts[512], ta[512], tb[512];
-    wpath(srt, sizeof srt, "s.srt");
+    char srt[300], in[300], a[300], b[300], ts[512], ta[512], tb[512];
+    write_srt(srt, sizeof srt);
     wpath(in, sizeof in, "timed-text.mp4");
-    FILE *f = fopen(srt, "w");
-    fputs("1\n00:00:00,000 --> 00:00:00,800\nhello\n\n2\n00:00:01,200 --> 00:00:01,700\n"
-          "world\n", f);
-    fclose(f);
     cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -f lavfi -i sine=frequency=440 -i '%s' "
                      "-t 2 -map 0:v -map 1:a -map 2 -vf scale=160:120 -c:v libx264 -preset "
                      "ultrafast -g 5 -pix_fmt yuv420p -c:a aac -c:s mov_text '%s'", srt, in), 0);
     both_paths(in, "mp4", a, b, sizeof a);
-    stream_list(a, sa, sizeof sa);
-    stream_list(b, sb, sizeof sb);
-    cr_assert_str_eq(sa, "h264,video;aac,audio;mov_text,subtitle;", "process: %s", sa);
-    cr_assert_str_eq(sb, sa, "fleet: %s", sb);
+    assert_streams(a, b, "h264,video;aac,audio;mov_text,subtitle;");
     subtitles_srt(in, ts, sizeof ts);
     subtitles_srt(a, ta, sizeof ta);
     subtitles_srt(b, tb, sizeof tb);
     cr_assert(strstr(ts, "00:00:01,200 --> 00:00:01,700\nworld"), "source: %s", ts);
     cr_assert_str_eq(ta, ts, "process's subtitles");
     cr_assert_str_eq(tb, ts, "the fleet's subtitles");
-    others_md5(in, ms, sizeof ms);
-    others_md5(a, ma, sizeof ma);
-    others_md5(b, mb, sizeof mb);
-    cr_assert_str_eq(ma, ms, "process changed the copied streams");
-    cr_assert_str_eq(mb, ms, "the fleet changed the copied streams");
+    assert_copied_alike(in, a, b);
     struct tv_file fa, fb;
     cr_assert_eq(tv_read(a, 0, &fa), 0);
     cr_assert_eq(tv_read(b, 0, &fb), 0);
@@ -389,10 +396,7 @@ Test(dist_sec_input, mov_text_subtitles_are_carried_beside_the_chunks)
     wpath(log, sizeof log, "both.log");
     cr_assert_eq(truncate(log, 0), 0);
     both_paths(in, "mkv", a, b, sizeof a);
-    stream_list(a, sa, sizeof sa);
-    stream_list(b, sb, sizeof sb);
-    cr_assert_str_eq(sa, "h264,video;aac,audio;", "process: %s", sa);
-    cr_assert_str_eq(sb, sa, "fleet: %s", sb);
+    assert_streams(a, b, "h264,video;aac,audio;");
     tslurp(log, text, sizeof text);
     const char *said = "stream 2 (subtitle mov_text): the container cannot hold it";
     const char *first = strstr(text, said);
