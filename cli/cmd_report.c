@@ -116,6 +116,24 @@ static void lost_marks(const struct report *r, const char *worker, double y, int
     }
 }
 
+/* The partial work of a killed worker's attempt (the chunk record's
+ * lost_*: its start to its last renewal, and the frames it had done then),
+ * hatched in its row: work done and then redone by another attempt. */
+static void lost_work(const struct report *r, const char *worker, double y, int h)
+{
+    for (int i = 0; i < r->n; i++) {
+        const struct rq_chunk_rec *c = &r->c[i];
+        if (strcmp(c->lost_by, worker) || !c->lost_from_ms || c->lost_to_ms < c->lost_from_ms)
+            continue;
+        double x0 = xpos(r, c->lost_from_ms), x1 = xpos(r, c->lost_to_ms);
+        fprintf(r->f, "<g class=\"bar\"><rect class=\"lostwork\" x=\"%.1f\" y=\"%.1f\" "
+                      "width=\"%.1f\" height=\"%d\"/><title>chunk %d: %lld frames done from "
+                      "%.2f s to %.2f s by a worker that was then lost, redone later</title></g>\n",
+                x0, y, x1 - x0 > 1 ? x1 - x0 : 1, h, c->idx, c->lost_frames,
+                rel_s(r, c->lost_from_ms), rel_s(r, c->lost_to_ms));
+    }
+}
+
 static const char *series_colour(int i)
 {
     static const char *const c[] = { "#1d3557", "#e76f51", "#2a9d8f", "#e9c46a", "#8338ec",
@@ -144,6 +162,16 @@ static void report_summary(const struct report *r)
     if (st->cuts > 0)
         fprintf(f, "<tr><th>cuts</th><td>%lld (running chunks cut for idle workers)</td></tr>\n",
                 st->cuts);
+    long long lost = 0, nlost = 0;
+    for (int i = 0; i < r->n; i++)
+        if (r->c[i].lost_by[0]) {
+            lost += r->c[i].lost_frames;
+            nlost++;
+        }
+    if (nlost)
+        fprintf(f, "<tr><th>lost work</th><td>%lld frames, done by %lld attempt%s whose worker "
+                   "was lost (killed), then redone</td></tr>\n", lost, nlost,
+                nlost > 1 ? "s" : "");
     fprintf(f, "<tr><th>wall</th><td>%.2f s, %.1f fps</td></tr>\n", st->wall_s, st->fps);
     double wall = st->wall_s > 0 ? st->wall_s : 1;
     fprintf(f, "<tr><th>split / stitch</th><td>%.2f s (%.1f%%) / %.2f s (%.1f%%)</td></tr>\n",
@@ -289,13 +317,18 @@ static void report_timeline(const struct report *r, char (*w)[128], int nw)
     int h = rows * ROW + 30;
     fprintf(f, "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
             REPORT_W, h, REPORT_W, h);
+    fputs("<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+          "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f2d4dc\"/>"
+          "<rect width=\"2\" height=\"6\" fill=\"#6d2e46\"/></pattern></defs>\n", f);
     for (int k = 0; k < rows; k++) {
         double y = 4 + k * ROW;
         fprintf(f, "<text class=\"row\" x=\"%d\" y=\"%.1f\">", REPORT_LEFT - 6, y + BAR - 5);
         esc(f, k < nw ? w[k] : "(not started)");
         fputs("</text>\n", f);
-        if (k < nw)
+        if (k < nw) {
+            lost_work(r, w[k], y, BAR);
             lost_marks(r, w[k], y, BAR);
+        }
         /* the waits first, so that no wait line crosses a bar */
         for (int pass = 0; pass < 2; pass++)
             for (int i = 0; i < r->n; i++) {
@@ -329,7 +362,8 @@ static void report_timeline(const struct report *r, char (*w)[128], int nw)
           "(the job ended)</span> <span class=\"k dead\">dead"
           "</span> <span class=\"k retried\">retried (*)</span> <span class=\"k cut\">cut for "
           "an idle worker (/), a cut's tail (+)</span> <span class=\"k lost\">lost "
-          "(lease reclaimed)</span> &mdash; the thin line before a "
+          "(lease reclaimed)</span> <span class=\"k lostwork\">a lost worker's partial work "
+          "(redone)</span> &mdash; the thin line before a "
           "bar is the time it waited in the queue; hover for details.</p>\n<p id=\"detail\">"
           "</p>\n", f);
 }
@@ -429,13 +463,15 @@ static const char REPORT_CSS[] =
     "svg.chart{display:block;background:#fafafa;border:1px solid #eee}"
     ".grid{stroke:#e4e4e4}.ax,.row{font-size:11px;fill:#666;text-anchor:end}"
     ".job{fill:none;stroke-width:2.5}.wk{fill:none;stroke-width:1.2;opacity:.8}"
-    ".done{fill:#2a9d8f}.run{fill:#457b9d}.queued{fill:#bbb}.left{fill:#eee;stroke:#999}.dead{fill:#e63946}.lost{fill:#6d2e46}"
+    ".done{fill:#2a9d8f}.run{fill:#457b9d}.queued{fill:#bbb}.left{fill:#eee;stroke:#999}.dead{fill:#e63946}.lost{fill:#6d2e46}.lostwork{fill:url(#hatch)}"
     ".retried{stroke:#f4a261;stroke-width:2}.cut{stroke:#6a4c93;stroke-width:2}.wait{stroke:#bbb;stroke-dasharray:2 2}"
     ".lbl{font-size:10px;fill:#fff;pointer-events:none}.bar:hover rect{opacity:.7}"
     ".tick{stroke:#888;stroke-width:2}.tick.bad{stroke:#e63946}"
     ".k{padding:0 6px;color:#fff;border-radius:3px}span.k.retried{background:#f4a261;color:#222}span.k.cut{background:#6a4c93}"
     "span.k.done{background:#2a9d8f}span.k.run{background:#457b9d}"
     "span.k.queued{background:#bbb;color:#222}span.k.left{background:#eee;border:1px solid #999;color:#333}span.k.dead{background:#e63946}span.k.lost{background:#6d2e46}"
+    "span.k.lostwork{background:#f2d4dc;background-image:repeating-linear-gradient(45deg,"
+    "#6d2e46 0 1px,transparent 1px 6px);color:#222}"
     "img.sheet{display:block;max-width:100%;height:auto}#detail{min-height:1.4em;color:#333;font-family:monospace}"
     ".events{font-family:monospace;font-size:12px}.t{color:#888}";
 

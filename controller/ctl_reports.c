@@ -198,13 +198,13 @@ int ctl_report(struct rq *q, const struct rq_msg *m)
                 : VR_ENOMEM;
         free(st);
         if (rc > 0) /* the lease runs from a proven start (rq_lease.h) */
-            rq_lease_stamp(q, r.stream, r.consumer, r.id, r.job, r.idx, NULL);
+            rq_lease_stamp(q, r.stream, r.consumer, r.id, r.job, r.idx, 0, NULL);
         if (rc == VR_EFORMAT)
             rc = 1; /* a task the worker cannot read either: it reports the failure */
     } else if (!strcmp(r.kind, "renew")) {
         rc = rq_lease_renew(q, r.stream, r.consumer, r.id, r.job, &e);
         if (rc == 1)
-            rq_lease_stamp(q, r.stream, r.consumer, r.id, r.job, r.idx, NULL);
+            rq_lease_stamp(q, r.stream, r.consumer, r.id, r.job, r.idx, r.frames, NULL);
     } else if (!strcmp(r.kind, "done")) {
         rc = ctl_report_done(q, &r, &e);
     } else {

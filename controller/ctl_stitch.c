@@ -446,9 +446,10 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
         rc = CTL_CHUNK_DAMAGED;
     else if ((rc = ctl_chunk_sum_ok(c, id, i, fd, tfd, real, err)) <= 0)
         rc = rc < 0 ? rc : CTL_CHUNK_DAMAGED;
-    else if (man->ranges) /* chunks read in place: the stitch reads no source */
+    else if (man->ranges) /* chunks read in place: the source only for what they cannot hold */
         rc = *s ? remux_stitch_add_ts(*s, fdp, tsp, err)
-                : remux_stitch_begin_ranges(fdp, tsp, man->nchunks, p->out_path, s, err);
+                : remux_stitch_begin_ranges(p->in_path, fdp, tsp, man->nchunks, p->out_path, s,
+                                            err);
     else
         rc = *s ? remux_stitch_add(*s, fdp, ifd >= 0 ? inp : NULL, err)
                 : remux_stitch_begin(p->in_path, fdp, man->chunk_frames, man->nchunks,

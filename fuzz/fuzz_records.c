@@ -122,6 +122,8 @@ static void fuzz_chunk(const redisReply *r)
     check_text(c.worker, sizeof c.worker, 0);
     check_text(c.error, sizeof c.error, 0);
     check_text(c.cut_for, sizeof c.cut_for, 0);
+    check_text(c.lost_by, sizeof c.lost_by, 0);
+    check_number(c.lost_frames);
     check_number(c.cuts);
     check_number(c.started_ms);
     check_number(c.done_ms);

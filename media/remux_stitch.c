@@ -7,8 +7,10 @@
 #include "remux.h"
 #include "remux_stitch.h"
 
+#include "remux_carry.h"
 #include "remux_io.h"
 #include "remux_ts.h"
+#include "src_io.h"
 #include "vio_streams.h"
 
 #include "log.h"
@@ -20,10 +22,14 @@
 #include <unistd.h>
 
 struct remux_stitch_state {
-    AVFormatContext *src;        /* source, for its other streams; NULL when the chunks
-                                  * are ranges (they carry their streams and times) */
+    AVFormatContext *src;        /* source, for its other streams; with ranges (the chunks
+                                  * carry their streams and times) only for the streams a
+                                  * chunk cannot hold (remux_carry.h), else NULL */
     int src_vs;
-    int *amap;                   /* source stream -> output stream, -1 = drop */
+    int *amap;                   /* source stream -> output stream, -1 = drop (ranges:
+                                  * chunk stream -> output stream) */
+    int *smap;                   /* src's stream -> output stream, -1 = not read from src:
+                                  * amap, or with ranges the streams carried */
     AVPacket *apkt;              /* next packet of a copied stream, or empty */
     int audio_eof;               /* no more of them */
     struct remux_out o;          /* the output, under its temporary name */
@@ -49,14 +55,14 @@ struct remux_stitch_state {
 static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
                             int64_t until, AVRational tb, vr_err *err)
 {
-    while (s->src) { /* ranges: every chunk carries its own */
+    while (s->src) { /* ranges: the chunks carry the rest */
         if (!s->apkt->data && !s->audio_eof) {
             int ret;
             for (;;) {
                 ret = av_read_frame(s->src, s->apkt);
                 if (ret < 0)
                     break;
-                if (s->amap[s->apkt->stream_index] >= 0)
+                if (s->smap[s->apkt->stream_index] >= 0)
                     break;
                 av_packet_unref(s->apkt);
             }
@@ -73,7 +79,7 @@ static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
         if (until != INT64_MAX && ats != AV_NOPTS_VALUE &&
             av_compare_ts(ats, is->time_base, until, tb) > 0)
             return 0;
-        int os = s->amap[s->apkt->stream_index];
+        int os = s->smap[s->apkt->stream_index];
         s->apkt->stream_index = os;
         av_packet_rescale_ts(s->apkt, is->time_base, o->oc->streams[os]->time_base);
         s->apkt->pos = -1;
@@ -90,9 +96,11 @@ static int remux_audio_upto(struct remux_stitch_state *s, struct remux_out *o,
 static void stitch_release(struct remux_stitch_state *s)
 {
     remux_out_abort(&s->o);
-    avformat_close_input(&s->src);
+    src_close_input(&s->src);
     av_packet_free(&s->pkt);
     av_packet_free(&s->apkt);
+    if (s->smap != s->amap)
+        free(s->smap);
     free(s->amap);
     free(s->spts);
     free(s->wpts);
@@ -192,6 +200,7 @@ static int stitch_open(struct remux_stitch_state *s, const char *src, const char
     stitch_video_like(oc, s->src->streams[s->src_vs], s->stb, out);
     if ((rc = stitch_other_streams(s, s->src, s->src_vs, NULL, out, err)) < 0)
         return rc;
+    s->smap = s->amap;
     int ret = avformat_write_header(oc, NULL);
     return ret < 0 ? remux_averr(ret, "cannot write", out, err) : 0;
 }
@@ -291,13 +300,39 @@ out:
     return rc;
 }
 
-/* ---- chunks read in place: no source ---- */
+/* ---- chunks read in place: the source only for what they cannot hold ---- */
+
+/* Output streams for the source's streams that the output holds but a
+ * chunk cannot (remux_carry.h), read from `src` as the stitch goes; the
+ * note then says what the output leaves out of the source, as `process`
+ * says it. A source that cannot be opened is said in the note, and the
+ * stitch goes on with what the chunks hold. */
+static int stitch_carry(struct remux_stitch_state *s, const char *src, vr_err *err)
+{
+    vr_err e = { 0 };
+    if (remux_carry_plan(src, s->o.oc->oformat, &s->src, &s->smap, s->note, sizeof s->note,
+                         &e) < 0) {
+        snprintf(s->note, sizeof s->note, "the source's streams a chunk cannot hold are not "
+                 "carried: %s", e.msg);
+        return 0;
+    }
+    for (unsigned i = 0; s->src && i < s->src->nb_streams; i++) {
+        if (!s->smap[i]) {
+            s->smap[i] = -1;
+            continue;
+        }
+        if (!stitch_copy_stream(s->o.oc, s->src->streams[i]))
+            return vr_err_set(err, VR_ENOMEM, "out of memory");
+        s->smap[i] = (int)s->o.oc->nb_streams - 1;
+    }
+    return 0;
+}
 
 /* Opens the output from chunk 0 and its sidecar: stream 0 the matte with
  * the source video's time base, then chunk 0's other streams that the
  * container holds, each with its source stream's time base. */
-static int stitch_open_ranges(struct remux_stitch_state *s, const char *chunk0, const char *ts0,
-                              const char *out, vr_err *err)
+static int stitch_open_ranges(struct remux_stitch_state *s, const char *src, const char *chunk0,
+                              const char *ts0, const char *out, vr_err *err)
 {
     s->last_dts = INT64_MIN;
     struct remux_ts t;
@@ -315,7 +350,8 @@ static int stitch_open_ranges(struct remux_stitch_state *s, const char *chunk0, 
     stitch_video_like(oc, cc->streams[cvs], s->stb, out);
     if (t.has_matrix)
         vio_streams_rotation(oc->streams[0], t.matrix, oc->oformat, out);
-    if ((rc = stitch_other_streams(s, cc, cvs, &t, out, err)) < 0)
+    if ((rc = stitch_other_streams(s, cc, cvs, &t, out, err)) < 0 ||
+        (src && (rc = stitch_carry(s, src, err)) < 0))
         goto out;
     if (!(s->last_odts = malloc(oc->nb_streams * sizeof *s->last_odts)))
         rc = vr_err_set(err, VR_ENOMEM, "out of memory");
@@ -496,7 +532,7 @@ static int stitch_finish(struct remux_stitch_state *s, remux_publish_fn may, voi
     if (got != s->written || s->written + s->dropped != s->sn)
         rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written%s, %s %lld", s->o.path,
                         got, s->dropped ? " and some dropped" : "",
-                        s->src ? "source has" : "the chunks' timestamps list", s->sn);
+                        !s->last_odts ? "source has" : "the chunks' timestamps list", s->sn);
     else
         rc = stitch_check_times(s, opts, got, otb, err);
     free(opts);
@@ -563,8 +599,8 @@ int remux_stitch_begin(const char *src, const char *chunk0, const long long *chu
     return 0;
 }
 
-int remux_stitch_begin_ranges(const char *chunk0, const char *chunk0_ts, int n, const char *out,
-                              struct remux_stitcher **sp, vr_err *err)
+int remux_stitch_begin_ranges(const char *src, const char *chunk0, const char *chunk0_ts, int n,
+                              const char *out, struct remux_stitcher **sp, vr_err *err)
 {
     *sp = NULL;
     if (n < 1 || n > REMUX_MAX_CHUNKS)
@@ -574,7 +610,7 @@ int remux_stitch_begin_ranges(const char *chunk0, const char *chunk0_ts, int n, 
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     s->n = n;
     s->ranges = 1;
-    int rc = stitch_open_ranges(&s->st, chunk0, chunk0_ts, out, err);
+    int rc = stitch_open_ranges(&s->st, src, chunk0, chunk0_ts, out, err);
     if (rc < 0) {
         remux_stitch_abort(&s);
         return rc;

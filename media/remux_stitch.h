@@ -44,17 +44,19 @@ long long remux_stitch_frames(const struct remux_stitcher *s); /* video frames w
  * stitcher logs nothing of it). Valid while s lives. */
 const char *remux_stitch_note(const struct remux_stitcher *s);
 
-/* The stitch of chunks read in place (remux_range.h), which reads no
- * source: each chunk output holds its matte and the other streams' packets
- * its range owns, and its sidecar (remux_ts.h) their exact times. Stream 0
- * of the output is the matte (chunk 0's parameters, the sidecar's time
- * base), then chunk 0's other streams that the container holds; metadata
- * and the video's side data from chunk 0. Each add checks the chunk's frame
- * count against its sidecar and that it starts after the chunk before;
- * end checks every frame's time against the sidecars'. Then as above:
- * remux_stitch_added / _end / _abort. */
-int remux_stitch_begin_ranges(const char *chunk0, const char *chunk0_ts, int n, const char *out,
-                              struct remux_stitcher **s, vr_err *err);
+/* The stitch of chunks read in place (remux_range.h): each chunk output
+ * holds its matte and the other streams' packets its range owns, and its
+ * sidecar (remux_ts.h) their exact times. Stream 0 of the output is the
+ * matte (chunk 0's parameters, the sidecar's time base), then chunk 0's
+ * other streams that the container holds, then, with `src` (the source;
+ * NULL: none), the source's streams the output holds but a chunk cannot
+ * (MP4 timed text: remux_carry.h), read from src as the chunks are added;
+ * metadata and the video's side data from chunk 0. Each add checks the
+ * chunk's frame count against its sidecar and that it starts after the
+ * chunk before; end checks every frame's time against the sidecars'. Then
+ * as above: remux_stitch_added / _end / _abort. */
+int remux_stitch_begin_ranges(const char *src, const char *chunk0, const char *chunk0_ts, int n,
+                              const char *out, struct remux_stitcher **s, vr_err *err);
 int remux_stitch_add_ts(struct remux_stitcher *s, const char *chunk, const char *ts,
                         vr_err *err);
 int remux_stitch_end(struct remux_stitcher **s, vr_err *err);

@@ -5,7 +5,10 @@
  *
  * The "auto" encoder rule:
  *   1. frames wider or taller than 4096 use HEVC, smaller ones H.264 (H.264
- *      encoders in NVENC and most players' decoders stop at 4096);
+ *      encoders in NVENC and most players' decoders stop at 4096), except
+ *      a colour output (alpha, greenscreen) of an HEVC source, which stays
+ *      HEVC: re-coded as H.264 at the same settings it took 8.3 times the
+ *      bytes (x264's ultrafast is Constrained Baseline);
  *   2. on GPU runs NVENC (h264_nvenc / hevc_nvenc) is tried first; it fails to
  *      open on GPUs without an encoder (H100, H200) and we fall through;
  *   3. libx264 / libx265 with the config's preset and crf, threads = cores.
@@ -295,21 +298,22 @@ static int open_encoder(struct vio_out *o, const struct vio_out_opts *op,
     if (strcmp(want, "auto") != 0)
         return try_encoder(o, want, op, inf, err);
     int big = op->w > 4096 || op->h > 4096;
+    int hevc = big || (!op->matte && inf->codec && !strcmp(inf->codec, "hevc"));
     /* A worker opens an encoder per chunk: an NVENC that failed for this
      * codec and size is not probed again (GPUs without NVENC: H100, H200). */
     static struct { int w, h; } nvenc_failed[2];
     static pthread_mutex_t nvenc_mu = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&nvenc_mu);
-    int known_bad = nvenc_failed[big].w == op->w && nvenc_failed[big].h == op->h;
+    int known_bad = nvenc_failed[hevc].w == op->w && nvenc_failed[hevc].h == op->h;
     pthread_mutex_unlock(&nvenc_mu);
     if (op->try_nvenc && !known_bad) {
         vr_err e2 = { 0 };
-        if (try_encoder(o, big ? "hevc_nvenc" : "h264_nvenc", op, inf, &e2) == 0)
+        if (try_encoder(o, hevc ? "hevc_nvenc" : "h264_nvenc", op, inf, &e2) == 0)
             return 0;
         log_info("NVENC unavailable (%s); using the CPU encoder", e2.msg);
         pthread_mutex_lock(&nvenc_mu);
-        nvenc_failed[big].w = op->w;
-        nvenc_failed[big].h = op->h;
+        nvenc_failed[hevc].w = op->w;
+        nvenc_failed[hevc].h = op->h;
         pthread_mutex_unlock(&nvenc_mu);
     }
     if (op->matte) {
@@ -319,7 +323,7 @@ static int open_encoder(struct vio_out *o, const struct vio_out_opts *op,
             return open_matte_h264(o, op, inf, err);
         return try_encoder(o, name, op, inf, err);
     }
-    return try_encoder(o, big ? "libx265" : "libx264", op, inf, err);
+    return try_encoder(o, hevc ? "libx265" : "libx264", op, inf, err);
 }
 
 /* ---- streams ---- */

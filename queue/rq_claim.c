@@ -198,9 +198,12 @@ int rq_report_start(struct rq *q, const struct rq_held *h, vr_err *err)
     return report_send(q, "start", h, "proof", h->claim.proof, NULL, 0, err);
 }
 
-int rq_report_renew(struct rq *q, const struct rq_held *h, vr_err *err)
+int rq_report_renew(struct rq *q, const struct rq_held *h, long long frames, vr_err *err)
 {
-    return report_send(q, "renew", h, "proof", h->claim.proof, NULL, 0, err);
+    char fr[32];
+    snprintf(fr, sizeof fr, "%lld", frames);
+    const char *more[] = { "frames", fr };
+    return report_send(q, "renew", h, "proof", h->claim.proof, more, 2, err);
 }
 
 int rq_report_done(struct rq *q, const struct rq_held *h, long long frames, double fps,
@@ -303,6 +306,13 @@ int rq_report_parse(const struct rq_msg *m, struct rq_report *r, vr_err *err)
     r->permanent = !strcmp(field(m, "permanent"), "1") ? 1
                    : !strcmp(field(m, "permanent"), "2") ? RQ_FAIL_WORKER
                    : !strcmp(field(m, "permanent"), "3") ? RQ_FAIL_STORAGE : 0;
+    r->frames = -1;
+    if (!strcmp(r->kind, "renew") && field(m, "frames")[0]) { /* older workers send none */
+        const char *fr = field(m, "frames");
+        r->frames = strtoll(fr, &end, 10);
+        if (*end || r->frames < 0 || r->frames > 1000000000LL)
+            return vr_err_set(err, VR_EFORMAT, "bad frame count");
+    }
     if (!strcmp(r->kind, "done")) {
         const char *fr = field(m, "frames"), *fp = field(m, "fps");
         r->frames = strtoll(fr, &end, 10);

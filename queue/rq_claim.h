@@ -103,8 +103,10 @@ int rq_chunk_peek(struct rq *q, const struct rq_held *h, struct rq_start *st, ch
  * and counts the attempt. */
 int rq_report_start(struct rq *q, const struct rq_held *h, vr_err *err);
 
-/* The lease goes on (shows the proof): the controller resets its idle time. */
-int rq_report_renew(struct rq *q, const struct rq_held *h, vr_err *err);
+/* The lease goes on (shows the proof): the controller resets its idle time
+ * and keeps `frames`, the attempt's frames so far: a killed worker's
+ * partial work, shown by `vrctl report`. */
+int rq_report_renew(struct rq *q, const struct rq_held *h, long long frames, vr_err *err);
 
 /* The output is durable (shows the token): the controller commits frames,
  * fps, metrics JSON and the output's sum (NULL: none); each line of `note`
@@ -141,7 +143,7 @@ struct rq_report {
     int idx;              /* -1 with job "" */
     const char *shown;    /* proof or token (for died: the key) */
     const char *worker;   /* died: the worker's name */
-    long long frames;     /* done */
+    long long frames;     /* done; renew: so far (-1 not said) */
     double fps;           /* done */
     const char *metrics;  /* done: JSON text (the script parses it with care) */
     const char *sum;      /* done: "" or a storage sum */

@@ -17,13 +17,14 @@
     "local t = redis.call('TIME')\n" \
     "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
 
-/* KEYS: chunks, chunk. ARGV: group, consumer, id. */
+/* KEYS: chunks, chunk. ARGV: group, consumer, id, frames (-1: not said). */
 static const char STAMP_LUA[] =
     LUA_NOW
     "local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n"
     "if #p ~= 1 or p[1][2] ~= ARGV[2] then return 0 end\n"
     "if redis.call('HGET', KEYS[2], 'entry') ~= ARGV[3] then return 0 end\n"
     "redis.call('HSET', KEYS[2], 'lease_by', ARGV[2] .. '/' .. ARGV[3], 'lease_ms', now)\n"
+    "if tonumber(ARGV[4]) >= 0 then redis.call('HSET', KEYS[2], 'lease_frames', ARGV[4]) end\n"
     "return 1\n";
 
 /* KEYS: chunk. ARGV: consumer, id, lease ms. 0 held, 1 lapsed, 2 stale;
@@ -34,7 +35,8 @@ static const char LAPSED_LUA[] =
     "if cur[1] ~= ARGV[2] then return 2 end\n"
     "local by = ARGV[1] .. '/' .. ARGV[2]\n"
     "if cur[2] ~= by then\n"
-    "  redis.call('HSET', KEYS[1], 'lease_by', by, 'lease_ms', now) return 0 end\n"
+    "  redis.call('HSET', KEYS[1], 'lease_by', by, 'lease_ms', now, 'lease_frames', 0)\n"
+    "  return 0 end\n"
     "if now - (tonumber(cur[3]) or 0) >= tonumber(ARGV[3]) then return 1 end\n"
     "return 0\n";
 
@@ -54,13 +56,14 @@ static const char NOACK_LUA[] =
     "return 1\n";
 
 int rq_lease_stamp(struct rq *q, const char *stream, const char *consumer, const char *id,
-                   const char *job, int idx, vr_err *err)
+                   const char *job, int idx, long long frames, vr_err *err)
 {
-    char ck[128];
+    char ck[128], fr[24];
     rq_key_chunk(ck, sizeof ck, job, idx);
-    const char *kv[] = { stream, ck, RQ_G_WORKERS, consumer, id };
+    snprintf(fr, sizeof fr, "%lld", frames < 0 ? -1 : frames);
+    const char *kv[] = { stream, ck, RQ_G_WORKERS, consumer, id, fr };
     long long v = 0;
-    int rc = rq_eval_int(q, err, STAMP_LUA, 2, kv, 5, &v);
+    int rc = rq_eval_int(q, err, STAMP_LUA, 2, kv, 6, &v);
     return rc < 0 ? rc : (int)v;
 }
 

@@ -28,9 +28,12 @@ enum rq_lapse {
 
 /* Stamps the lease of chunk job/idx: its record's entry is `id` and
  * `consumer` holds it (XPENDING). The controller calls it after a start or
- * renew report proved its claim. Returns 1 stamped, 0 not held, <0. */
+ * renew report proved its claim. `frames` (the attempt's frames so far:
+ * 0 at its start, the renew report's; -1 not said) goes into the record's
+ * `lease_frames`, which a death of the attempt keeps as its lost work
+ * (rq_scripts.c, FAIL_LUA). Returns 1 stamped, 0 not held, <0. */
 int rq_lease_stamp(struct rq *q, const char *stream, const char *consumer, const char *id,
-                   const char *job, int idx, vr_err *err);
+                   const char *job, int idx, long long frames, vr_err *err);
 
 /* Every entry of `stream` pending to the workers' group whose lease
  * lapsed, up to max, into out, with why[i] saying why; an entry seen under

@@ -20,8 +20,8 @@ static long long rq_id_ms(const char *id)
 
 void rq_chunk_rec_fill(struct rq_chunk_rec *c, const redisReply *r, struct metrics *m)
 {
-    enum { STATE, WORKER, ERROR, ENTRY, STARTED, DONE, FRAMES, ATTEMPTS, CUTS, CUT_FOR, METRICS,
-           NFIELDS };
+    enum { STATE, WORKER, ERROR, ENTRY, STARTED, DONE, FRAMES, ATTEMPTS, CUTS, CUT_FOR, LOST_BY,
+           LOST_FROM, LOST_TO, LOST_FRAMES, METRICS, NFIELDS };
     if (r->type != REDIS_REPLY_ARRAY || r->elements != NFIELDS)
         return; /* a missing record: left as the caller set it */
     char v[METRICS][600];
@@ -38,6 +38,10 @@ void rq_chunk_rec_fill(struct rq_chunk_rec *c, const redisReply *r, struct metri
     c->attempts = rq_record_ll(v[ATTEMPTS]);
     c->cuts = rq_record_ll(v[CUTS]);
     snprintf(c->cut_for, sizeof c->cut_for, "%.127s", v[CUT_FOR]);
+    snprintf(c->lost_by, sizeof c->lost_by, "%.127s", v[LOST_BY]);
+    c->lost_from_ms = rq_record_ll(v[LOST_FROM]);
+    c->lost_to_ms = rq_record_ll(v[LOST_TO]);
+    c->lost_frames = rq_record_ll(v[LOST_FRAMES]);
     c->gpu_util = -1;
     const redisReply *mj = r->element[METRICS];
     if (mj->type == REDIS_REPLY_STRING && mj->len > 2 && mj->len <= METRICS_MAX_JSON &&
@@ -60,7 +64,8 @@ int rq_report_chunks(struct rq *q, const char *id, int n, struct rq_chunk_rec *r
         char ck[128];
         rq_key_chunk(ck, sizeof ck, id, i);
         redisReply *r = rq_cmd(q, err, "HMGET %s state worker error entry started_ms done_ms "
-                                       "frames attempts cuts cut_for metrics", ck);
+                                       "frames attempts cuts cut_for lost_by lost_from lost_to "
+                                       "lost_frames metrics", ck);
         if (!r) {
             rc = err ? err->code : VR_EREDIS;
             break;

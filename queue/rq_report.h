@@ -24,6 +24,10 @@ struct rq_chunk_rec {
     long long attempts;         /* deliveries to a worker so far (1 = first try) */
     long long cuts;             /* times it was cut for an idle worker (rq_cut.h) */
     char cut_for[128];          /* a cut's tail: the idle worker it was cut for ("" none) */
+    char lost_by[128];          /* the last worker that died holding it ("" none) */
+    long long lost_from_ms;     /* that attempt's start */
+    long long lost_to_ms;       /* its last renewal, when it had done lost_frames */
+    long long lost_frames;      /* frames it had done then (redone by a later attempt) */
     double gpu_util;            /* mean NVML utilisation while it ran, -1 unknown */
     uint64_t gpu_mem_peak;      /* bytes, 0 unknown */
 };
@@ -36,7 +40,8 @@ int rq_report_chunks(struct rq *q, const char *id, int n, struct rq_chunk_rec *r
 
 /* Fills *c (its idx and gpu_util -1 set by the caller) from the HMGET
  * reply `r` (borrowed) of state worker error entry started_ms done_ms
- * frames attempts cuts cut_for metrics: texts cut to their fields, numbers range-
+ * frames attempts cuts cut_for lost_by lost_from lost_to lost_frames
+ * metrics: texts cut to their fields, numbers range-
  * checked (rq_record_ll), the metrics JSON parsed into *m (scratch) when
  * it is one. A reply of another shape leaves *c as it was. Separate from
  * rq_report_chunks for the fuzzer (fuzz/fuzz_records.c). */

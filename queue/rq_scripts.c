@@ -211,6 +211,15 @@ static const char COMMIT_LUA[] =
  * set). Each worker that failed or lost the chunk is added once to its
  * `failed_by` (space separated, ~600 bytes at most): the job's error names
  * every worker involved, not only the last (issue 42). */
+/* A death (the attempt's worker killed or lost) keeps what the attempt had
+ * done by its last renewal (rq_lease.h: lease_frames at lease_ms) as the
+ * chunk's `lost_*` fields, the last death's, for `vrctl report`. */
+#define LUA_LOST_WORK \
+    "  local lw = redis.call('HMGET', KEYS[2], 'worker', 'started_ms', 'lease_ms', 'lease_frames')\n" \
+    "  if lw[1] and lw[2] and lw[3] and tonumber(lw[4]) then\n" \
+    "    redis.call('HSET', KEYS[2], 'lost_by', lw[1], 'lost_from', lw[2], 'lost_to', lw[3],\n" \
+    "               'lost_frames', lw[4]) end\n"
+
 static const char FAIL_LUA[] =
     "if ARGV[2] ~= '' then\n"
     "  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)\n"
@@ -233,6 +242,7 @@ static const char FAIL_LUA[] =
     "local death = (ARGV[2] == '')\n"
     "local fault = (not death and ARGV[8] == '2')\n"
     "if death then d = d + 1 redis.call('HSET', KEYS[2], 'deaths', d)\n"
+    LUA_LOST_WORK
     "elseif fault then w = w + 1 redis.call('HSET', KEYS[2], 'faults', w)\n"
     "else f = f + 1 redis.call('HSET', KEYS[2], 'failures', f) end\n"
     "local who = death and redis.call('HGET', KEYS[2], 'worker') or string.match(ARGV[2], '^[^+]*')\n"

@@ -4,6 +4,7 @@
  * anything is queued, with the worker's reason whole, and the worker's own
  * message is not cut when the source's path is long (vr_err.msg holds 256
  * bytes: the path comes last, so a long one is all a full message loses).
+ * An HEVC source's alpha output is HEVC, from both paths.
  */
 #include "util-redis.h"
 
@@ -105,5 +106,53 @@ Test(cli_alpha, the_workers_reason_is_not_cut_by_a_long_path)
     char start[40];
     snprintf(start, sizeof start, "(%.30s", equi);
     assert_whole_reason(msg, start);
+    tsh("rm -rf '%s'", dir);
+}
+
+/* The codec of path's first video stream and its profile ("hevc,Main"). */
+static void codec_of(const char *path, char *buf, size_t n)
+{
+    tsh_out(buf, n, "ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,profile "
+            "-of csv=p=0 '%s' | tr -d '\\n'", path);
+}
+
+/* An HEVC source's alpha output stays HEVC, from `process` and from the
+ * fleet (issue 45): re-coded as H.264 (Constrained Baseline at the
+ * profiles' ultrafast preset) it took 8.3 times the bytes. A matte stays
+ * H.264, and an H.264 source's alpha too. */
+Test(cli_alpha, an_hevc_source_gives_an_hevc_alpha)
+{
+    char dir[300], flat[400], fish[400], h264[400], out[400], got[128];
+    static char msg[8192];
+    cr_assert_eq(tsh_out(dir, sizeof dir, "mktemp -d"), 0);
+    dir[strcspn(dir, "\n")] = '\0';
+    snprintf(fish, sizeof fish, "%s/clip_FISHEYE190_LR.mkv", dir);
+    snprintf(h264, sizeof h264, "%s/h264_FISHEYE190_LR.mkv", dir);
+    snprintf(flat, sizeof flat, "%s/clip_180_LR.mkv", dir);
+    make_clips(flat, h264);
+    cr_assert_eq(tsh("ffmpeg -loglevel error -y -i '%s' -c:v libx265 -x265-params "
+                     "log-level=error:keyint=5 -pix_fmt yuv420p '%s'", h264, fish), 0);
+    codec_of(fish, got, sizeof got);
+    cr_assert(!strncmp(got, "hevc,", 5), "the source: %s", got);
+
+    static const char *const runs[] = {
+        "%s/vr-worker process --cpu --profile fast '%s' -o '%s' --output alpha 2>&1",
+        "%s/vrctl run --cpu --workers 1 --profile fast '%s' -o '%s' --output alpha 2>&1",
+    };
+    for (int i = 0; i < 2; i++) {
+        snprintf(out, sizeof out, "%s/alpha%d_FISHEYE190_LR.mkv", dir, i);
+        cr_assert_eq(tsh_out(msg, sizeof msg, runs[i], bindir(), fish, out), 0, "%s", msg);
+        codec_of(out, got, sizeof got);
+        cr_assert(!strncmp(got, "hevc,", 5), "%s's alpha: %s", i ? "the fleet" : "process", got);
+    }
+    snprintf(out, sizeof out, "%s/mask.mkv", dir);
+    cr_assert_eq(tsh_out(msg, sizeof msg, "%s/vr-worker process --cpu --profile fast '%s' -o '%s' "
+                         "2>&1", bindir(), fish, out), 0, "%s", msg);
+    codec_of(out, got, sizeof got);
+    cr_assert(!strncmp(got, "h264,", 5), "the matte: %s", got);
+    snprintf(out, sizeof out, "%s/h264alpha_FISHEYE190_LR.mkv", dir);
+    cr_assert_eq(tsh_out(msg, sizeof msg, runs[0], bindir(), h264, out), 0, "%s", msg);
+    codec_of(out, got, sizeof got);
+    cr_assert(!strncmp(got, "h264,", 5), "an H.264 source's alpha: %s", got);
     tsh("rm -rf '%s'", dir);
 }

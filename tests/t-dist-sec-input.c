@@ -6,7 +6,8 @@
  * and a FIFO given to a controller would wedge its loop); process stops on
  * SIGTERM mid-run; a truncated mkv is refused by both with the same words; a VFR
  * mp4 with short packet durations passes both with the same timestamps; a
- * second video stream and a subtitle stream are copied by both; a rotated
+ * second video stream and a subtitle stream are copied by both, MP4 timed
+ * text (mov_text) too, which the fleet carries beside its chunks; a rotated
  * source's display matrix is on both mattes.
  */
 #include "model.h"
@@ -301,40 +302,105 @@ static void others_md5(const char *path, char *buf, size_t n)
             "grep -v '^#' | md5sum", path);
 }
 
-Test(dist_sec_input, subtitles_and_a_second_video_stream_are_kept_alike)
+/* W/s.srt: two cues, "hello" at 0-0.8 s and "world" at 1.2-1.7 s. */
+static void write_srt(char *srt, size_t n)
 {
-    char srt[300], in[300], a[300], b[300], sa[512], sb[512], ma[128], mb[128], ms[128];
-    wpath(srt, sizeof srt, "s.srt");
-    wpath(in, sizeof in, "multi.mkv");
+    wpath(srt, n, "s.srt");
     FILE *f = fopen(srt, "w");
+    cr_assert_not_null(f);
     fputs("1\n00:00:00,000 --> 00:00:00,800\nhello\n\n2\n00:00:01,200 --> 00:00:01,700\n"
           "world\n", f);
     fclose(f);
-    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -f lavfi -i sine=frequency=440 -i '%s' "
-                     "-t 2 -filter_complex '[0:v]scale=160:120[a];[0:v]scale=96:72[b]' "
-                     "-map '[a]' -map 1:a -map '[b]' -map 2 -c:v libx264 -preset ultrafast "
-                     "-g 5 -pix_fmt yuv420p -c:a aac -c:s srt '%s'", srt, in), 0);
-    both_paths(in, "mkv", a, b, sizeof a);
+}
+
+/* process's output a and the fleet's b hold the streams `want` ("codec,
+ * type;" each). */
+static void assert_streams(const char *a, const char *b, const char *want)
+{
+    char sa[512], sb[512];
     stream_list(a, sa, sizeof sa);
     stream_list(b, sb, sizeof sb);
-    cr_assert_str_eq(sa, "h264,video;aac,audio;h264,video;subrip,subtitle;", "process: %s", sa);
+    cr_assert_str_eq(sa, want, "process: %s", sa);
     cr_assert_str_eq(sb, sa, "fleet: %s", sb);
+}
+
+/* ... and every packet of in's copied streams, times and bytes. */
+static void assert_copied_alike(const char *in, const char *a, const char *b)
+{
+    char ma[128], mb[128], ms[128];
     others_md5(in, ms, sizeof ms);
     others_md5(a, ma, sizeof ma);
     others_md5(b, mb, sizeof mb);
     cr_assert_str_eq(ma, ms, "process changed the copied streams");
     cr_assert_str_eq(mb, ms, "the fleet changed the copied streams");
+}
+
+Test(dist_sec_input, subtitles_and_a_second_video_stream_are_kept_alike)
+{
+    char srt[300], in[300], a[300], b[300];
+    write_srt(srt, sizeof srt);
+    wpath(in, sizeof in, "multi.mkv");
+    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -f lavfi -i sine=frequency=440 -i '%s' "
+                     "-t 2 -filter_complex '[0:v]scale=160:120[a];[0:v]scale=96:72[b]' "
+                     "-map '[a]' -map 1:a -map '[b]' -map 2 -c:v libx264 -preset ultrafast "
+                     "-g 5 -pix_fmt yuv420p -c:a aac -c:s srt '%s'", srt, in), 0);
+    both_paths(in, "mkv", a, b, sizeof a);
+    assert_streams(a, b, "h264,video;aac,audio;h264,video;subrip,subtitle;");
+    assert_copied_alike(in, a, b);
 
     /* MP4 holds no SubRip: both drop it alike, process says so */
     char log[300], text[16384];
     both_paths(in, "mp4", a, b, sizeof a);
-    stream_list(a, sa, sizeof sa);
-    stream_list(b, sb, sizeof sb);
-    cr_assert_str_eq(sa, "h264,video;aac,audio;h264,video;", "process: %s", sa);
-    cr_assert_str_eq(sb, sa, "fleet: %s", sb);
+    assert_streams(a, b, "h264,video;aac,audio;h264,video;");
     wpath(log, sizeof log, "both.log");
     tslurp(log, text, sizeof text);
     cr_assert(strstr(text, "stream 3 (subtitle subrip): the container cannot hold it"), "%s", text);
+}
+
+/* The subtitle stream of path as SubRip text (its words and times). */
+static void subtitles_srt(const char *path, char *buf, size_t n)
+{
+    tsh_out(buf, n, "ffmpeg -v error -i '%s' -map 0:s:0 -f srt -", path);
+}
+
+/* MP4 timed text (mov_text): the chunks (Matroska) cannot hold it, so the
+ * stitch carries it from the source beside them: the fleet's .mp4 holds it
+ * as process's does, packet for packet; into .mkv both drop it alike and
+ * the fleet says so too. */
+Test(dist_sec_input, mov_text_subtitles_are_carried_beside_the_chunks)
+{
+    char srt[300], in[300], a[300], b[300], ts[512], ta[512], tb[512];
+    write_srt(srt, sizeof srt);
+    wpath(in, sizeof in, "timed-text.mp4");
+    cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -f lavfi -i sine=frequency=440 -i '%s' "
+                     "-t 2 -map 0:v -map 1:a -map 2 -vf scale=160:120 -c:v libx264 -preset "
+                     "ultrafast -g 5 -pix_fmt yuv420p -c:a aac -c:s mov_text '%s'", srt, in), 0);
+    both_paths(in, "mp4", a, b, sizeof a);
+    assert_streams(a, b, "h264,video;aac,audio;mov_text,subtitle;");
+    subtitles_srt(in, ts, sizeof ts);
+    subtitles_srt(a, ta, sizeof ta);
+    subtitles_srt(b, tb, sizeof tb);
+    cr_assert(strstr(ts, "00:00:01,200 --> 00:00:01,700\nworld"), "source: %s", ts);
+    cr_assert_str_eq(ta, ts, "process's subtitles");
+    cr_assert_str_eq(tb, ts, "the fleet's subtitles");
+    assert_copied_alike(in, a, b);
+    struct tv_file fa, fb;
+    cr_assert_eq(tv_read(a, 0, &fa), 0);
+    cr_assert_eq(tv_read(b, 0, &fb), 0);
+    tv_assert_same_timing(&fa, &fb);
+    tv_free(&fa);
+    tv_free(&fb);
+
+    /* Matroska holds no mov_text: both leave it out, and both say so */
+    char log[300], text[16384];
+    wpath(log, sizeof log, "both.log");
+    cr_assert_eq(truncate(log, 0), 0);
+    both_paths(in, "mkv", a, b, sizeof a);
+    assert_streams(a, b, "h264,video;aac,audio;");
+    tslurp(log, text, sizeof text);
+    const char *said = "stream 2 (subtitle mov_text): the container cannot hold it";
+    const char *first = strstr(text, said);
+    cr_assert(first && strstr(first + 1, said), "not said by both: %s", text);
 }
 
 /* The rotation of path's first video stream ("" when none). */

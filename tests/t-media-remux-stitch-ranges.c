@@ -129,7 +129,7 @@ static int stitch(int n, const char *out, vr_err *e)
         snprintf(c, sizeof c, "%s/%05d.mkv", D, i);
         snprintf(t, sizeof t, "%s.ts", c);
         if (i == 0)
-            rc = remux_stitch_begin_ranges(c, t, n, out, &s, e);
+            rc = remux_stitch_begin_ranges(NULL, c, t, n, out, &s, e);
         if (rc == 0)
             rc = remux_stitch_add_ts(s, c, t, e);
     }

@@ -35,7 +35,7 @@ static void serve_hb_once(struct serve *s, struct rq *q)
     if (busy && !lost) {
         vr_err e = { 0 };
         char why[128];
-        rq_report_renew(q, &h, &e);
+        rq_report_renew(q, &h, live, &e);
         int rc = rq_chunk_peek(q, &h, NULL, why, sizeof why, &e);
         pthread_mutex_lock(&s->mu);
         int in_hand = s->busy && !s->committing && !strcmp(s->held.id, h.id);
