@@ -109,9 +109,11 @@ struct rq_fleetstats;
 int ctl_prom_text(const struct rq_fleetstats *fs, char **out, size_t *len);
 
 /* Webhooks (ctl_notify.c). The delivery thread, with its own Redis
- * connection and libcurl handle, claims the deliveries that job ends
- * scheduled (queue/rq_notify.h), POSTs each job's event to its URLs and
- * records the round, so a slow or dead receiver never holds up the loop.
+ * connection, claims the deliveries that job ends scheduled
+ * (queue/rq_notify.h), POSTs each job's event to its URLs through one
+ * sender per receiver (ctl_notify_send.h: a thread, a libcurl handle and
+ * a bounded queue each) and records the round, so a slow or dead receiver
+ * never holds up the loop nor another receiver.
  * Started for every controller (a job may carry its own URL); stops when
  * *c->stop is set, a POST in flight being cut short. curl_global_init must
  * have run. Returns 0, or VR_E* when the thread cannot start (*out NULL). */
