@@ -41,6 +41,8 @@ struct ctl_notify_cfg {
                                    * VR_TEST_NOTIFY_RETRY_MS in tests) */
 };
 
+#define CTL_SUBMITTERS_MAX 64
+
 struct ctl {
     struct rq *q;                 /* the loop's connection */
     char url[512];
@@ -69,7 +71,20 @@ struct ctl {
     long long stall_ms;           /* --loop-stall-seconds: no turn for this long = stuck */
     int max_chunks;               /* --max-chunks: a job's chunk length is widened to keep
                                    * it within this many (issue 41, finding 9) */
+    struct ctl_submitter {        /* --submitter NAME:MAX (ctl_submitters.c) */
+        char name[32];
+        int max_live;             /* its jobs queued or running at once, at most */
+    } submitters[CTL_SUBMITTERS_MAX];
+    int nsubmitters;
 };
+
+/* Submitters who act as themselves (ctl_submitters.c, queue/rq_submit.h):
+ * `--submitter NAME:MAX` (usage errors said; 0 or the exit code), and the
+ * loop's intake of their streams: each job asked for is checked against
+ * the submitter's roots (NAME/ under --input-root and --output-root) and
+ * limit, then recorded with owner NAME, or recorded failed saying why. */
+int ctl_submitter_option(struct ctl *c, const char *arg);
+void ctl_submitters_intake(struct ctl *c);
 
 /* The loop made progress (ctl_run.c): a turn, a chunk of a copy split, a
  * chunk stitched. */
