@@ -11,7 +11,8 @@
  * fewer than MAX jobs queued or running. Otherwise it is recorded failed
  * with the reason, so `vrctl status ID` says it. An entry without a valid
  * id or spec is logged and dropped. Once a second (the loop's audit turn),
- * at most CTL_INTAKE_MAX entries a submitter.
+ * at most CTL_INTAKE_MAX entries a submitter, its stream trimmed to
+ * RQ_SUBMIT_STREAM_MAX.
  */
 #include "ctl.h"
 
@@ -130,6 +131,8 @@ void ctl_submitters_intake(struct ctl *c)
         const char *streams[] = { key };
         if (rq_group_ensure(c->q, key, RQ_G_CONTROLLERS, NULL) < 0)
             continue;
+        /* a submitter's flood costs only its own oldest asks */
+        rq_submit_trim(c->q, s->name);
         for (int k = 0; k < CTL_INTAKE_MAX; k++) {
             struct rq_msg m = { 0 };
             if (rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 1, 0, &m, NULL) <= 0)

@@ -56,6 +56,13 @@ int rq_submit_as(struct rq *q, const char *name, const char *id, const char *spe
     return 0;
 }
 
+void rq_submit_trim(struct rq *q, const char *name)
+{
+    char key[64];
+    rq_submit_key(name, key, sizeof key);
+    freeReplyObject(rq_cmd(q, NULL, "XTRIM %s MAXLEN ~ %d", key, RQ_SUBMIT_STREAM_MAX));
+}
+
 long long rq_owned_live(struct rq *q, const char *name, vr_err *err)
 {
     char key[64];

@@ -40,6 +40,10 @@ int rq_submit_as(struct rq *q, const char *name, const char *id, const char *spe
 /* The stream of submitter name into key (n bytes). */
 void rq_submit_key(const char *name, char *key, size_t n);
 
+/* Trims name's stream to about RQ_SUBMIT_STREAM_MAX entries (the writer
+ * may leave out XADD's MAXLEN). Errors are left to the next read. */
+void rq_submit_trim(struct rq *q, const char *name);
+
 /* Submitter name's live jobs (vr:owned:<name>, the ended and gone ones
  * removed on the way): the count, or <0. */
 long long rq_owned_live(struct rq *q, const char *name, vr_err *err);

@@ -74,6 +74,19 @@ static void wait_taken(const char *id, char *st, size_t n)
         tsh("tail -30 '%s' >&2", D.log);
 }
 
+/* A job asked for as url's submitter is recorded failed, its error
+ * holding `why`. */
+static void refused(const char *url, const char *pw, const char *in, const char *out,
+                    const char *why)
+{
+    char id[64], st[32], v[512];
+    cr_assert_eq(submit_as(url, pw, in, out, id, sizeof id), 0, "%s", id);
+    wait_taken(id, st, sizeof st);
+    cr_assert_str_eq(st, "failed", "%s -> %s: %s", in, out, st);
+    tacl_job_field(Q, id, "error", v, sizeof v);
+    cr_assert(strstr(v, why), "%s", v);
+}
+
 static void start(void)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
@@ -121,26 +134,15 @@ Test(dist_sec_submitters, each_submitter_acts_as_itself_within_its_roots_and_lim
     cr_assert_str_eq(v, "alice");
 
     /* bob's input, or an output among bob's: failed, naming her root */
-    cr_assert_eq(submit_as(ua, pa, "bob/b.mp4", "alice/b.mkv", id, sizeof id), 0, "%s", id);
-    wait_taken(id, st, sizeof st);
-    cr_assert_str_eq(st, "failed");
-    tacl_job_field(Q, id, "error", v, sizeof v);
-    cr_assert(strstr(v, "outside submitter alice's input root"), "%s", v);
-    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "bob/stolen.mkv", id, sizeof id), 0);
-    wait_taken(id, st, sizeof st);
-    cr_assert_str_eq(st, "failed");
-    tacl_job_field(Q, id, "error", v, sizeof v);
-    cr_assert(strstr(v, "outside submitter alice's output root"), "%s", v);
+    refused(ua, pa, "bob/b.mp4", "alice/b.mkv", "outside submitter alice's input root");
+    refused(ua, pa, "alice/a.mp4", "bob/stolen.mkv", "outside submitter alice's output root");
 
     /* her limit: two live jobs, the third refused; bob's still taken */
     cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/a2.mkv", id, sizeof id), 0);
     wait_taken(id, st, sizeof st);
     cr_assert_neq(strcmp(st, "failed"), 0, "alice's second job failed");
-    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/a3.mkv", id, sizeof id), 0);
-    wait_taken(id, st, sizeof st);
-    cr_assert_str_eq(st, "failed");
-    tacl_job_field(Q, id, "error", v, sizeof v);
-    cr_assert(strstr(v, "submitter alice has 2 jobs queued or running"), "%s", v);
+    refused(ua, pa, "alice/a.mp4", "alice/a3.mkv",
+            "submitter alice has 2 jobs queued or running");
     cr_assert_eq(submit_as(ub, pb, "bob/b.mp4", "bob/b1.mkv", id, sizeof id), 0);
     wait_taken(id, st, sizeof st);
     cr_assert_neq(strcmp(st, "failed"), 0, "bob's job failed");
