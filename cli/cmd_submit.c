@@ -14,6 +14,7 @@
 #include "remux_ts.h"
 #include "rq_jobs.h"
 #include "rq_stats.h"
+#include "rq_submit.h"
 #include "storage.h"
 #include "submit_batch.h"
 #include "text.h"
@@ -46,7 +47,10 @@ int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est,
 {
     char *spec = NULL;
     int rc = job_spec_to_json(js, &spec, err);
-    if (rc == 0)
+    const char *as = vrctl_submitter();
+    if (rc == 0 && as[0]) /* a controller checks it and records it as as's */
+        rc = rq_submit_as(q, as, js->id, spec, frames_est, js->priority, err);
+    else if (rc == 0)
         rc = rq_job_submit(q, js->id, spec, js->created_ms, frames_est, js->priority, err);
     free(spec);
     return rc;

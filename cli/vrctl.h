@@ -39,6 +39,11 @@ void vrctl_event_print(const struct rq_event_entry *e, int json, FILE *f);
  * answer. */
 int vrctl_connect(const char *url, struct rq **q);
 
+/* The submitter of the last vrctl_connect's address: NAME when its user is
+ * vrsub-NAME (its jobs go through vr:submit:NAME, queue/rq_submit.h), ""
+ * for any other user. */
+const char *vrctl_submitter(void);
+
 /* What the job commands share: their arguments and the connection. */
 struct vrctl_session {
     const char *id;      /* the job id argument (checked with job_id_valid), or NULL */

@@ -11,6 +11,7 @@
 #include "rq_fleet.h"
 #include "rq_jobs.h"
 #include "rq_stats.h"
+#include "rq_submit.h"
 #include "vio_layout.h"
 
 #include <getopt.h>
@@ -21,14 +22,27 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The submitter vrctl acts as: "" for the shared vrctl user, NAME when
+ * the address's user is vrsub-NAME (set by vrctl_connect). */
+static char vrctl_as[RQ_SUBMITTER_MAX];
+
+const char *vrctl_submitter(void)
+{
+    return vrctl_as;
+}
+
 int vrctl_connect(const char *url, struct rq **out)
 {
     const char *u = rq_url_pick(url);
     struct rq *q = NULL;
     vr_err e = { 0 };
+    struct rq_url pu;
     *out = NULL;
-    if (rq_url_check(u, &e) < 0) /* a malformed address is bad usage */
+    if (rq_url_parse(u, &pu, &e) < 0) /* a malformed address is bad usage */
         return cli_fail(2, "%s", e.msg);
+    if (!rq_submitter_of_user(pu.user, vrctl_as, sizeof vrctl_as))
+        vrctl_as[0] = '\0';
+    explicit_bzero(pu.pass, sizeof pu.pass);
     for (int attempt = 0;; attempt++) {
         if (rq_open(u, 5000, &q, &e) == 0) {
             *out = q;

@@ -41,6 +41,8 @@ struct ctl_notify_cfg {
                                    * VR_TEST_NOTIFY_RETRY_MS in tests) */
 };
 
+#define CTL_SUBMITTERS_MAX 64
+
 struct ctl {
     struct rq *q;                 /* the loop's connection */
     char url[512];
@@ -71,7 +73,20 @@ struct ctl {
     long long stall_ms;           /* --loop-stall-seconds: no turn for this long = stuck */
     int max_chunks;               /* --max-chunks: a job's chunk length is widened to keep
                                    * it within this many (issue 41, finding 9) */
+    struct ctl_submitter {        /* --submitter NAME:MAX (ctl_submitters.c) */
+        char name[32];
+        int max_live;             /* its jobs queued or running at once, at most */
+    } submitters[CTL_SUBMITTERS_MAX];
+    int nsubmitters;
 };
+
+/* Submitters who act as themselves (ctl_submitters.c, queue/rq_submit.h):
+ * `--submitter NAME:MAX` (usage errors said; 0 or the exit code), and the
+ * loop's intake of their streams: each job asked for is checked against
+ * the submitter's roots (NAME/ under --input-root and --output-root) and
+ * limit, then recorded with owner NAME, or recorded failed saying why. */
+int ctl_submitter_option(struct ctl *c, const char *arg);
+void ctl_submitters_intake(struct ctl *c);
 
 /* The loop made progress (ctl_run.c): a turn, a chunk of a copy split, a
  * chunk stitched. */
@@ -111,9 +126,11 @@ struct rq_fleetstats;
 int ctl_prom_text(const struct rq_fleetstats *fs, char **out, size_t *len);
 
 /* Webhooks (ctl_notify.c). The delivery thread, with its own Redis
- * connection and libcurl handle, claims the deliveries that job ends
- * scheduled (queue/rq_notify.h), POSTs each job's event to its URLs and
- * records the round, so a slow or dead receiver never holds up the loop.
+ * connection, claims the deliveries that job ends scheduled
+ * (queue/rq_notify.h), POSTs each job's event to its URLs through one
+ * sender per receiver (ctl_notify_send.h: a thread, a libcurl handle and
+ * a bounded queue each) and records the round, so a slow or dead receiver
+ * never holds up the loop nor another receiver.
  * Started for every controller (a job may carry its own URL); stops when
  * *c->stop is set, a POST in flight being cut short. curl_global_init must
  * have run. Returns 0, or VR_E* when the thread cannot start (*out NULL). */

@@ -4,17 +4,21 @@
  * gets one delivery per end, scheduled in Redis by the script that ends it
  * (queue/rq_notify.h); this file is the sender.
  *
- * The sender is a thread of its own, with its own Redis connection (hiredis
- * contexts are per thread) and its own libcurl handle, so a receiver that
- * is slow or down never holds up the controller's loop. It claims the first
- * due delivery (a lease in Redis: no other controller takes it meanwhile),
- * builds the event from the delivery's snapshot and the job's spec, POSTs
- * it to each URL not yet served, and records the round: every URL 2xx ->
- * delivered; else the next try at now + 1 s, 2 s, 4 s ... (at most 5 min),
- * until --notify-attempts rounds, then the URLs left are given up
- * (notify_state failed, logged, in the job's events). A URL refused for
- * good (not http(s), a redirect to another scheme, a redirect loop) is
- * given up at once.
+ * The delivery thread has its own Redis connection (hiredis contexts are
+ * per thread), so a receiver that is slow or down never holds up the
+ * controller's loop. It claims the first due delivery (a lease in Redis:
+ * no other controller takes it meanwhile), builds the event from the
+ * delivery's snapshot and the job's spec, and hands a POST for each URL
+ * not yet served to that URL's receiver's sender (ctl_notify_send.c: one
+ * thread and queue per receiver, so a tarpit delays only its own POSTs),
+ * then claims the next one without waiting. When a round's last POST is
+ * back it records the round: every URL 2xx -> delivered; else the next try
+ * at now + 1 s, 2 s, 4 s ... (at most 5 min), until --notify-attempts
+ * rounds, then the URLs left are given up (notify_state failed, logged, in
+ * the job's events). A URL refused for good (not http(s), a redirect to
+ * another scheme, a redirect loop) is given up at once; one whose
+ * receiver's queue is full is not sent this round (logged, counted in
+ * vrseg_webhooks_dropped_total) and waits for the next.
  *
  * The POST, its headers, its signature and where it may not go:
  * ctl_notify_post.c. The body is the same bytes at every try. A submitter
@@ -26,6 +30,8 @@
 #include "log.h"
 #include "rq_jobs.h"
 #include "ctl_notify_post.h"
+#include "ctl_notify_send.h"
+#include "rq_fleetstats.h"
 #include "rq_notify.h"
 
 #include <jansson.h>
@@ -38,14 +44,17 @@
 
 #define CTL_NOTIFY_IDLE_MS     300   /* the wait between looks at an empty queue */
 #define CTL_NOTIFY_OWN         "@controller" /* a delivery's URL line: this controller's --notify */
+#define CTL_NOTIFY_FLIGHT_MAX  (CTL_SENDERS_MAX * (CTL_SEND_QUEUE + 1)) /* rounds out at once */
 
 struct ctl_notify {
     struct ctl *c;
     pthread_t th;
     struct rq *q;                 /* the thread's own connection */
-    CURL *h;                      /* the thread's own handle (keeps connections alive) */
-    struct rq_notify *d;          /* the delivery in hand */
+    struct ctl_senders *senders;  /* one per receiver, each with its own handle */
+    struct rq_notify *d;          /* the delivery just claimed */
     struct job_spec *js;          /* its job's spec */
+    struct ctl_round *flight[CTL_NOTIFY_FLIGHT_MAX]; /* rounds out (owned by the senders) */
+    int nflight;
 };
 
 /* ---- the URLs a job's end goes to ---- */
@@ -153,61 +162,91 @@ static long long ctl_notify_backoff(const struct ctl_notify_cfg *cfg, int attemp
     return w < CTL_NOTIFY_RETRY_MAX_MS ? w : CTL_NOTIFY_RETRY_MAX_MS;
 }
 
-/* POSTs n->d's event to each URL it has not reached yet and records the round. */
-static void ctl_notify_round(struct ctl_notify *n)
+/* Starts a round of n->d: its event to each URL not reached yet, each
+ * through its receiver's sender (ctl_notify_send.h), none waited for here.
+ * A URL whose sender is full is not sent this round (counted, logged). The
+ * round is recorded when its last POST is back (ctl_notify_finish). */
+static void ctl_notify_begin(struct ctl_notify *n)
 {
-    struct rq_notify *d = n->d;
     const struct ctl_notify_cfg *cfg = &n->c->notify;
-    log_ctx_thread(d->job, -1);
+    struct rq_notify *d = n->d;
     vr_err e = { 0 };
     /* input and output from the spec; one that does not parse leaves them out */
     int have_spec = ctl_jobfiles_spec_via(n->q, d->job, n->js, &e) == 0;
-    if (!have_spec && e.code == VR_EREDIS) {
-        log_ctx_thread(NULL, -1);
+    if (!have_spec && e.code == VR_EREDIS)
         return; /* Redis went away: the lease lapses, this or another controller goes on */
+    struct ctl_round *r = calloc(1, sizeof *r);
+    if (!r)
+        return; /* out of memory: the lease lapses, tried again then */
+    r->d = *d;
+    r->body = ctl_notify_body(d, have_spec ? n->js : NULL);
+    snprintf(r->event, sizeof r->event, "job.%s", d->state);
+    r->pending = 1; /* this thread's hold while it pushes */
+    for (int i = 0; i < d->nurls; i++) {
+        r->result[i] = CTL_SEND_NONE;
+        if (d->done[i])
+            continue;
+        /* "@controller": this controller's own --notify (none: given up) */
+        const char *to = !strcmp(d->urls[i], CTL_NOTIFY_OWN) ? cfg->url : r->d.urls[i];
+        if (!to[0]) {
+            r->result[i] = CTL_POST_REFUSED;
+            snprintf(r->why[i], sizeof r->why[i], "this controller has no --notify");
+        } else if (ctl_senders_push(n->senders, r, i, to) < 0) {
+            char url[160];
+            ctl_notify_redact(to, url, sizeof url);
+            r->result[i] = CTL_POST_RETRY;
+            snprintf(r->why[i], sizeof r->why[i],
+                     "dropped: its receiver's sender has %d POSTs waiting (or %d receivers are "
+                     "busy)", CTL_SEND_QUEUE, CTL_SENDERS_MAX);
+            log_warn("job %s: webhook %s to %s dropped this round: its receiver is slow (%d "
+                     "POSTs queued for it); tried again at the next round", d->job, d->id, url,
+                     CTL_SEND_QUEUE);
+            rq_fleetstats_note(n->q, RQ_NOTE_WEBHOOK_DROPPED, 0, NULL);
+        }
     }
-    char *body = ctl_notify_body(d, have_spec ? n->js : NULL);
-    char event[32];
-    snprintf(event, sizeof event, "job.%s", d->state);
-    const struct ctl_post post = { .h = n->h, .cfg = cfg, .stop = n->c->stop,
-                                   .delivery = d->id, .event = event };
+    n->flight[n->nflight++] = r;
+    ctl_senders_release(n->senders, r);
+}
+
+/* Logs and records a finished round r (its POSTs all back), then frees it. */
+static void ctl_notify_finish(struct ctl_notify *n, struct ctl_round *r)
+{
+    struct rq_notify *d = &r->d;
+    const struct ctl_notify_cfg *cfg = &n->c->notify;
+    log_ctx_thread(d->job, -1);
+    vr_err e = { 0 };
     int round = d->attempts + 1, outcome[RQ_NOTIFY_MAX_URLS] = { 0 }, left = 0;
     char why[512] = "", url[160], shown[64];
     for (int i = 0; i < d->nurls; i++) {
-        if (d->done[i])
+        int res = r->result[i];
+        if (res == CTL_SEND_NONE)
             continue;
-        char w[CURL_ERROR_SIZE + 160] = "out of memory";
-        long http = 0;
-        /* "@controller": this controller's own --notify (none: given up) */
         const char *to = !strcmp(d->urls[i], CTL_NOTIFY_OWN) ? cfg->url : d->urls[i];
-        int r = !to[0] ? (snprintf(w, sizeof w, "this controller has no --notify"), CTL_POST_REFUSED)
-                : body ? ctl_notify_post(&post, to, body, w, sizeof w, &http)
-                       : CTL_POST_RETRY;
         ctl_notify_redact(to, url, sizeof url);
-        if (r == CTL_POST_OK) {
+        if (res == CTL_POST_OK) {
             outcome[i] = RQ_NOTIFY_DELIVERED;
             log_info("job %s: webhook %s delivered to %s (attempt %d)", d->job, d->id, url, round);
             rq_event(n->q, d->job, "webhook job.%s delivered to %s (attempt %d)", d->state, url,
                      round);
             continue;
         }
-        if (r == CTL_POST_REFUSED)
+        if (res == CTL_POST_REFUSED)
             outcome[i] = RQ_NOTIFY_GIVEN_UP;
         else
             left++;
         /* the detail to the log only: it would tell a submitter what
          * listens where on the controller's network */
-        ctl_notify_public_why(http, shown, sizeof shown);
+        ctl_notify_public_why(r->http[i], shown, sizeof shown);
         size_t l = strlen(why);
         snprintf(why + l, sizeof why - l, "%s%s: %s", l ? "; " : "", url, shown);
-        if (r == CTL_POST_REFUSED) {
-            log_error("job %s: webhook %s to %s given up: %s", d->job, d->id, url, w);
+        if (res == CTL_POST_REFUSED) {
+            log_error("job %s: webhook %s to %s given up: %s", d->job, d->id, url, r->why[i]);
             rq_event(n->q, d->job, "webhook to %s given up: %s", url, shown);
         } else {
-            log_warn("job %s: webhook %s to %s (attempt %d): %s", d->job, d->id, url, round, w);
+            log_warn("job %s: webhook %s to %s (attempt %d): %s", d->job, d->id, url, round,
+                     r->why[i]);
         }
     }
-    free(body);
     if (*n->c->stop && left) /* cut short: due again at once, for the next controller */
         snprintf(why, sizeof why, "the controller stopped mid-POST");
     int give_up = left && round >= cfg->max_attempts && !*n->c->stop;
@@ -226,6 +265,31 @@ static void ctl_notify_round(struct ctl_notify *n)
         rq_event(n->q, d->job, "webhook given up after %d attempts: %.300s", round, why);
     }
     log_ctx_thread(NULL, -1);
+    free(r->body);
+    free(r);
+}
+
+/* Records the rounds in `list` (through `next`), each out of the flight. */
+static void ctl_notify_finish_all(struct ctl_notify *n, struct ctl_round *list)
+{
+    while (list) {
+        struct ctl_round *r = list, *next = r->next;
+        for (int i = 0; i < n->nflight; i++)
+            if (n->flight[i] == r)
+                n->flight[i] = n->flight[--n->nflight];
+        ctl_notify_finish(n, r);
+        list = next;
+    }
+}
+
+/* 1 when delivery id has a round in flight here (its claim just renewed
+ * the lease; it is not started twice). */
+static int ctl_notify_in_flight(const struct ctl_notify *n, const char *id)
+{
+    for (int i = 0; i < n->nflight; i++)
+        if (!strcmp(n->flight[i]->d.id, id))
+            return 1;
+    return 0;
 }
 
 /* ---- the thread ---- */
@@ -241,11 +305,18 @@ static void *ctl_notify_main(void *arg)
 {
     struct ctl_notify *n = arg;
     const struct ctl_notify_cfg *cfg = &n->c->notify;
-    /* a round POSTs to at most RQ_NOTIFY_MAX_URLS URLs, each within the
-     * timeout: the claim outlives it with a margin */
-    long long lease = (long long)(cfg->timeout_s * 1000) * RQ_NOTIFY_MAX_URLS + 5000;
+    /* a round's slowest POST may wait behind a full queue of its receiver,
+     * each within the timeout: the claim outlives that with a margin (and
+     * a claim that lapses while its round is out is renewed by the next
+     * claim here, which finds it in flight) */
+    long long lease = (long long)(cfg->timeout_s * 1000) * (CTL_SEND_QUEUE + 1) + 5000;
     int down = 0, cancels_down = 0;
     while (!*n->c->stop) {
+        ctl_notify_finish_all(n, ctl_senders_finished(n->senders));
+        if (n->nflight >= CTL_NOTIFY_FLIGHT_MAX) {
+            ctl_notify_nap(n, CTL_NOTIFY_IDLE_MS);
+            continue;
+        }
         vr_err e = { 0 };
         int rc = rq_notify_claim(n->q, n->c->name, rq_now_ms(), lease, n->d, &e);
         if (rc < 0) {
@@ -257,6 +328,8 @@ static void *ctl_notify_main(void *arg)
             continue;
         }
         down = 0;
+        if (rc == 1 && ctl_notify_in_flight(n, n->d->id))
+            continue;
         /* the jobs vrctl cancelled get their delivery from here */
         int took = rc == 0 ? rq_job_notify_cancels(n->q, &e) : 1;
         if (took < 0 && !cancels_down)
@@ -264,17 +337,21 @@ static void *ctl_notify_main(void *arg)
         cancels_down = took < 0;
         if (took <= 0)
             ctl_notify_nap(n, CTL_NOTIFY_IDLE_MS);
-        else
-            ctl_notify_round(n);
+        else if (rc == 1)
+            ctl_notify_begin(n);
     }
+    /* the senders cut their POSTs short and hand back what they held: each
+     * round is recorded due at once, for the next controller */
+    struct ctl_round *left = NULL;
+    ctl_senders_free(&n->senders, &left);
+    ctl_notify_finish_all(n, left);
     return NULL;
 }
 
 static void ctl_notify_free(struct ctl_notify *n)
 {
+    ctl_senders_free(&n->senders, NULL);
     rq_free(&n->q);
-    if (n->h)
-        curl_easy_cleanup(n->h);
     free(n->d);
     free(n->js);
     free(n);
@@ -289,8 +366,8 @@ int ctl_notify_start(struct ctl *c, struct ctl_notify **out, vr_err *err)
     n->c = c;
     n->d = malloc(sizeof *n->d);
     n->js = malloc(sizeof *n->js);
-    n->h = curl_easy_init();
-    if (!n->d || !n->js || !n->h) {
+    n->senders = ctl_senders_new(c);
+    if (!n->d || !n->js || !n->senders) {
         ctl_notify_free(n);
         return vr_err_set(err, VR_ENOMEM, "webhooks: out of memory (or libcurl failed to start)");
     }

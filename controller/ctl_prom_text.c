@@ -233,6 +233,10 @@ static void ctl_prom_all(struct pbuf *b, const struct rq_fleetstats *fs)
             "Worker reports refused as malformed or not proving their claim (a bug, or a "
             "misused worker credential).");
     pb_printf(b, "vrseg_reports_refused_total %lld\n", fs->reports_refused);
+    pb_head(b, "vrseg_webhooks_dropped_total", "counter",
+            "Webhook POSTs not queued because their receiver's sender had a full queue (a "
+            "slow or stuck receiver); each is tried again at its delivery's next round.");
+    pb_printf(b, "vrseg_webhooks_dropped_total %lld\n", fs->webhooks_dropped);
     pb_head(b, "vrseg_dead_letters", "gauge",
             "Chunks dead-lettered (entries in vr:dead: failed for good, or out of attempts).");
     pb_printf(b, "vrseg_dead_letters %lld\n", fs->dead_letters);

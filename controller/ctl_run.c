@@ -206,6 +206,7 @@ static int ctl_loop(struct ctl *c)
         long long now = (long long)clock_mono_ms();
         if (now - last_audit >= 1000) {
             ctl_audit(c, audits++ % 5 == 0);
+            ctl_submitters_intake(c);
             last_audit = now;
         }
     }
@@ -298,6 +299,7 @@ static int ctl_option(struct ctl *c, struct ctl_args *a, int o)
         if (cli_opt_int("--max-chunks", optarg, 1, JOB_MAX_CHUNKS, &c->max_chunks))
             return 2;
         break;
+    case 'U': return ctl_submitter_option(c, optarg);
     default: return 2; /* '?': cli_getopt said why */
     }
     return 0;
@@ -321,6 +323,7 @@ static int ctl_options(int argc, char **argv, struct ctl *c, struct ctl_args *a)
         { "notify-allow-private", no_argument, 0, 'P' },
         { "loop-stall-seconds", required_argument, 0, 'L' },
         { "max-chunks", required_argument, 0, 'C' },
+        { "submitter", required_argument, 0, 'U' },
         { 0, 0, 0, 0 }
     };
     vr_err ne = { 0 };

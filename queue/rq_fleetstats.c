@@ -89,6 +89,7 @@ static int rq_fleet_counters(struct rq *q, struct rq_fleetstats *fs, vr_err *err
         else if (!strcmp(k, "chunks")) fs->chunks = rq_record_ll(v);
         else if (!strcmp(k, "reclaimed")) fs->reclaimed = rq_record_ll(v);
         else if (!strcmp(k, "reports_refused")) fs->reports_refused = rq_record_ll(v);
+        else if (!strcmp(k, "webhooks_dropped")) fs->webhooks_dropped = rq_record_ll(v);
         else if (!strcmp(k, "splits")) fs->splits = rq_record_ll(v);
         else if (!strcmp(k, "stitches")) fs->stitches = rq_record_ll(v);
         else if (!strcmp(k, "split_seconds")) fs->split_s = rq_record_double(v);
@@ -271,7 +272,8 @@ int rq_fleetstats_note(struct rq *q, enum rq_fleet_note what, double seconds, vr
     snprintf(secs, sizeof secs, "%.6f", seconds > 0 ? seconds : 0.0);
     const char *count = what == RQ_NOTE_SPLIT ? "splits"
                         : what == RQ_NOTE_STITCH ? "stitches"
-                        : what == RQ_NOTE_REFUSED ? "reports_refused" : "reclaimed";
+                        : what == RQ_NOTE_REFUSED ? "reports_refused"
+                        : what == RQ_NOTE_WEBHOOK_DROPPED ? "webhooks_dropped" : "reclaimed";
     const char *sfield = what == RQ_NOTE_SPLIT ? "split_seconds"
                          : what == RQ_NOTE_STITCH ? "stitch_seconds" : "";
     const char *kv[] = { RQ_STATS, count, sfield, secs };

@@ -53,6 +53,7 @@ struct rq_fleetstats {
     long long chunks;           /* chunks committed */
     long long reclaimed;        /* chunks whose lease lapsed (requeued or dead-lettered) */
     long long reports_refused;  /* worker reports malformed or not proving their claim */
+    long long webhooks_dropped; /* webhook POSTs not queued: their receiver's queue was full */
     long long splits, stitches;
     double split_s, stitch_s;   /* controllers' seconds splitting and stitching */
     long long jobs_ended[3];    /* jobs that ended done, failed, cancelled (rq_job_end_state) */
@@ -81,10 +82,11 @@ struct rq_fleetstats {
 int rq_fleetstats_read(struct rq *q, struct rq_fleetstats *fs, vr_err *err);
 
 /* What a controller notes (one round trip each). */
-enum rq_fleet_note { RQ_NOTE_SPLIT, RQ_NOTE_STITCH, RQ_NOTE_RECLAIM, RQ_NOTE_REFUSED };
+enum rq_fleet_note { RQ_NOTE_SPLIT, RQ_NOTE_STITCH, RQ_NOTE_RECLAIM, RQ_NOTE_REFUSED,
+                     RQ_NOTE_WEBHOOK_DROPPED };
 
-/* Counts one split or stitch that took `seconds`, or one reclaim or one
- * refused report (seconds ignored). Returns 0 or VR_E*. */
+/* Counts one split or stitch that took `seconds`, or one reclaim, one
+ * refused report or one dropped webhook POST (seconds ignored). Returns 0 or VR_E*. */
 int rq_fleetstats_note(struct rq *q, enum rq_fleet_note what, double seconds, vr_err *err);
 
 /* A PING: 0 when Redis answers, VR_EREDIS otherwise. */

@@ -9,7 +9,13 @@
  *   cancels) is refused by Redis and never POSTed: the only event is the
  *   cancel the controller itself scheduled (finding 4);
  * - the controller's --notify URL, its query token included, is in no job
- *   record and no delivery record, and still hears every end (finding 5).
+ *   record and no delivery record, and still hears every end (finding 5);
+ *   nor is its signing secret;
+ * - a receiver that accepts and never answers (a tarpit: the controller's
+ *   --notify here, a raw socket of this process) delays no job's own
+ *   webhook: each reaches the healthy receiver well within the POST
+ *   timeout, while the tarpit holds its POSTs; the tarpit's queue is
+ *   bounded, the overflow dropped, logged and counted (finding 6).
  */
 #include "job.h"
 #include "rq.h"
@@ -17,14 +23,17 @@
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <poll.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TOKEN "tok-5e1c7a" /* the controller's --notify query token */
 
@@ -125,11 +134,62 @@ static void hook_url(char *buf, size_t n, const char *path)
 
 /* ---- the system ---- */
 
+/* ---- the tarpit: accepts every connection, reads nothing, never answers ---- */
+
+#define TARPIT_MAX 64
+
+static struct {
+    int fd, port;
+    pthread_t th;
+    volatile int stop, accepted;
+    int held[TARPIT_MAX];
+} T = { .fd = -1 };
+
+static void *tarpit_main(void *arg)
+{
+    (void)arg;
+    while (!T.stop) {
+        struct pollfd p = { .fd = T.fd, .events = POLLIN };
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        int c = accept(T.fd, NULL, NULL);
+        if (c >= 0 && T.accepted < TARPIT_MAX)
+            T.held[T.accepted++] = c;
+        else if (c >= 0)
+            close(c);
+    }
+    return NULL;
+}
+
+static void tarpit_start(void)
+{
+    T.fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t al = sizeof a;
+    cr_assert(T.fd >= 0 && bind(T.fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+              listen(T.fd, 64) == 0 && getsockname(T.fd, (struct sockaddr *)&a, &al) == 0);
+    T.port = ntohs(a.sin_port);
+    cr_assert_eq(pthread_create(&T.th, NULL, tarpit_main, NULL), 0);
+}
+
+static void tarpit_stop(void)
+{
+    if (T.fd < 0)
+        return;
+    T.stop = 1;
+    pthread_join(T.th, NULL);
+    for (int i = 0; i < T.accepted; i++)
+        close(T.held[i]);
+    close(T.fd);
+    T.fd = -1;
+}
+
 static void teardown(void)
 {
     if (H.d)
         MHD_stop_daemon(H.d);
     H.d = NULL;
+    tarpit_stop();
     rq_free(&Q);
     tdist_stop(&D, 0);
 }
@@ -137,14 +197,15 @@ static void teardown(void)
 TestSuite(dist_sec_webhook, .fini = teardown, .timeout = 180);
 
 /* Redis under the ACL, the receiver, a controller whose own --notify is
- * /all?token=TOKEN, signed; no worker, so a job stays running. */
-static void start(void)
+ * /all?token=TOKEN at `port` (the receiver's when 0), signed, each POST
+ * timing out after `timeout` seconds; no worker, so a job stays running. */
+static void start_at(int port, const char *timeout)
 {
     tacl_start(&D, &A);
     Q = tacl_admin(&A);
     hook_start();
     static char all[160], secret[400];
-    snprintf(all, sizeof all, "http://127.0.0.1:%d/all?token=" TOKEN, H.port);
+    snprintf(all, sizeof all, "http://127.0.0.1:%d/all?token=" TOKEN, port ? port : H.port);
     snprintf(secret, sizeof secret, "%s/hook.secret", D.r.dir);
     FILE *f = fopen(secret, "w");
     cr_assert_not_null(f);
@@ -152,8 +213,13 @@ static void start(void)
     fclose(f);
     chmod(secret, 0600);
     const char *extra[] = { "--notify", all, "--notify-secret-file", secret, "--notify-timeout",
-                            "20", NULL };
+                            timeout, NULL };
     cr_assert_gt(tacl_controller(&D, &A, extra), 0);
+}
+
+static void start(void)
+{
+    start_at(0, "20");
 }
 
 /* Submits a 1 s clip as the vrctl user with `--notify <receiver>/own_path`. */
@@ -240,6 +306,8 @@ Test(dist_sec_webhook, a_delivery_written_by_vrctl_is_never_posted_and_global_ur
     nowhere_in("vr:job:*", TOKEN);
     nowhere_in("vr:notify:*", TOKEN);
     nowhere_in("vr:job:*", "/all");
+    nowhere_in("vr:job:*", "s3cret"); /* nor its signing secret */
+    nowhere_in("vr:notify:*", "s3cret");
 
     /* and cancelling again (by hand, the id put back) posts nothing new */
     const char *sadd[] = { "SADD", "vr:cancels", id };
@@ -250,4 +318,57 @@ Test(dist_sec_webhook, a_delivery_written_by_vrctl_is_never_posted_and_global_ur
     cancel(id2);
     wait_hook("/own", id2, "job.cancelled", 30000);
     cr_assert_eq(hook_count("/own", id, NULL, NULL), 1, "one cancel, posted twice");
+}
+
+/* ---- finding 6 ---- */
+
+#define JOBS 12 /* more than one receiver's sender holds: CTL_SEND_QUEUE (8) + 1 in flight */
+
+static void wait_running(const char *id)
+{
+    char st[32] = "";
+    tacl_wait_state(Q, &D, id, "running", 60000, st, sizeof st);
+    cr_assert_str_eq(st, "running");
+}
+
+Test(dist_sec_webhook, a_tarpit_receiver_delays_no_other_and_its_queue_is_bounded)
+{
+    tarpit_start();
+    start_at(T.port, "60"); /* each tarpit POST holds its sender for a minute */
+    char id[JOBS][64];
+    for (int i = 0; i < JOBS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        submit(name, "/own", id[i], sizeof id[i]);
+    }
+    for (int i = 0; i < JOBS; i++)
+        wait_running(id[i]);
+    long long t0 = now_ms();
+    for (int i = 0; i < JOBS; i++)
+        cancel(id[i]);
+
+    /* every job's own webhook within 20 s: one sender before this waited
+     * out each tarpit POST's timeout (60 s) in turn */
+    for (int i = 0; i < JOBS; i++)
+        wait_hook("/own", id[i], "job.cancelled", (int)(t0 + 20000 - now_ms()));
+    long long last = 0;
+    for (int i = 0; i < JOBS; i++) {
+        long long ms = 0;
+        hook_count("/own", id[i], "job.cancelled", &ms);
+        last = ms > last ? ms : last;
+    }
+    cr_assert_lt(last - t0, 20000, "the last own webhook came %lld ms after the cancels",
+                 last - t0);
+    cr_assert_gt(T.accepted, 0, "the tarpit was never reached");
+
+    /* the tarpit's queue is bounded: the overflow was dropped, counted, logged */
+    char dropped[32] = "";
+    for (int t = 0; t < 20000 && atoll(dropped) < JOBS - 9; t += 100) {
+        tmsleep(100);
+        rq_hget(Q, "vr:stats", "webhooks_dropped", dropped, sizeof dropped, NULL);
+    }
+    cr_assert_geq(atoll(dropped), JOBS - 9, "dropped %s, want at least %d", dropped, JOBS - 9);
+    cr_assert_eq(tsh("grep -q 'dropped this round: its receiver is slow' '%s'", D.log), 0);
+    /* and held POSTs, not a connection per delivery: at most one sender's */
+    cr_assert_leq(T.accepted, 2, "%d connections to the tarpit", T.accepted);
 }

@@ -1,0 +1,54 @@
+/*
+ * rq_submit.h - submitters who act as themselves (issue 41, findings 3
+ * and 9). A submitter with its own Redis user `vrsub-<name>`
+ * (deploy/redis-submitter.acl.in) may write one key only, its stream
+ *
+ *   vr:submit:<name>   stream: {id, spec, frames_est, priority} a job asked for
+ *
+ * so an entry there was written by that user: the stream's name is the
+ * evidence of who submitted, which Redis itself enforces (a Lua script
+ * cannot see its caller's user; a field in a record is whatever the
+ * writer wrote). A controller configured with the submitter
+ * (`--submitter <name>:<max>`) reads the stream, checks the job against
+ * the submitter's own roots and limit, and records it itself (owner
+ * `<name>` in the job hash), or records it failed, saying why. The jobs a
+ * submitter has live are kept in the set vr:owned:<name> (pruned as they
+ * end), which the limit counts.
+ */
+#ifndef VR_RQ_SUBMIT_H
+#define VR_RQ_SUBMIT_H
+
+#include "rq.h"
+
+#define RQ_SUBMIT_PREFIX    "vr:submit:"
+#define RQ_OWNED_PREFIX     "vr:owned:"
+#define RQ_SUBMITTER_USER   "vrsub-"   /* a submitter's Redis user: vrsub-<name> */
+#define RQ_SUBMITTER_MAX    32         /* bytes of a name, with its NUL */
+#define RQ_SUBMIT_STREAM_MAX 1000      /* entries a stream keeps (XADD MAXLEN ~) */
+
+/* 1 when name is 1..31 of [a-z0-9_-]. */
+int rq_submitter_name_valid(const char *name);
+
+/* The submitter name of a Redis user "vrsub-<name>" into name (n bytes):
+ * 1, or 0 when user is no submitter's. */
+int rq_submitter_of_user(const char *user, char *name, size_t n);
+
+/* As submitter `name`: asks for job id with spec_json. 0 or VR_E*. */
+int rq_submit_as(struct rq *q, const char *name, const char *id, const char *spec_json,
+                 long long frames_est, int priority, vr_err *err);
+
+/* The stream of submitter name into key (n bytes). */
+void rq_submit_key(const char *name, char *key, size_t n);
+
+/* Trims name's stream to about RQ_SUBMIT_STREAM_MAX entries (the writer
+ * may leave out XADD's MAXLEN). Errors are left to the next read. */
+void rq_submit_trim(struct rq *q, const char *name);
+
+/* Submitter name's live jobs (vr:owned:<name>, the ended and gone ones
+ * removed on the way): the count, or <0. */
+long long rq_owned_live(struct rq *q, const char *name, vr_err *err);
+
+/* Adds job id to name's live jobs. 0 or <0. */
+int rq_owned_add(struct rq *q, const char *name, const char *id, vr_err *err);
+
+#endif

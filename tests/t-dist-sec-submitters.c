@@ -1,0 +1,161 @@
+/*
+ * t-dist-sec-submitters.c - submitters who act as themselves (issue 41,
+ * findings 3 and 9), against a real redis-server under
+ * deploy/redis-users.acl plus deploy/redis-submitter.acl.in made for two
+ * submitters, alice and bob, and a controller with `--submitter alice:2
+ * --submitter bob:2`. vrctl logs in as vrsub-alice (or vrsub-bob), so its
+ * jobs go through that user's own stream:
+ *
+ * - alice's job inside INPUT-ROOT/alice and OUTPUT-ROOT/alice is recorded
+ *   with owner alice; one reading bob's input, or writing into bob's
+ *   outputs, is recorded failed, naming alice's root;
+ * - alice's third live job is refused by her limit (2) while bob's job is
+ *   still taken;
+ * - alice cannot write bob's stream, a job record, the job stream or run
+ *   a script (NOPERM): she cannot submit as bob nor around the controller.
+ */
+#include "rq.h"
+#include "util-acl.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+static struct tdist D;
+static struct tacl A;
+static struct rq *Q; /* admin */
+
+static void teardown(void)
+{
+    tacl_down(&D, &Q);
+}
+
+TestSuite(dist_sec_submitters, .fini = teardown, .timeout = 240);
+
+/* The template made for `name` (vrsub-<name>, password pw-sub-<name>),
+ * loaded while the default user is still on; its password file into pw. */
+static void submitter(const char *name, char *pw, size_t pn)
+{
+    const char *data = getenv("VR_DATA_DIR");
+    char acl[400];
+    snprintf(acl, sizeof acl, "%s/%s.acl", D.r.dir, name);
+    cr_assert_eq(tsh("sed 's/NAME/%s/g' '%s/deploy/redis-submitter.acl.in' > '%s'", name,
+                     data ? data : ".", acl), 0);
+    cr_assert_eq(tacl_load_file(&D, acl), 1);
+    snprintf(pw, pn, "%s/sub-%s.pw", D.r.dir, name);
+    cr_assert_eq(tsh("umask 077; echo 'pw-sub-%s' > '%s'", name, pw), 0);
+}
+
+static char ua[200], pa[400], ub[200], pb[400];
+
+/* vrctl submit IN -o OUT as a submitter: its exit status, the id in id. */
+static int submit_as(const char *url, const char *pw, const char *in, const char *out, char *id,
+                     size_t n)
+{
+    char i[400], o[400];
+    snprintf(i, sizeof i, "%s/%s", D.r.dir, in);
+    snprintf(o, sizeof o, "%s/%s", D.r.dir, out);
+    const char *args[] = { "submit", i, "-o", o, "--profile", "fast", NULL };
+    int rc = tacl_vrctl(url, pw, id, n, args);
+    id[strcspn(id, "\n")] = '\0';
+    return rc;
+}
+
+/* Waits for job id to be recorded and to leave `queued` (or to fail);
+ * its state into st. */
+static void wait_taken(const char *id, char *st, size_t n)
+{
+    st[0] = '\0';
+    for (int t = 0; t < 30000 && (!st[0] || !strcmp(st, "queued")); t += 100) {
+        tmsleep(100);
+        tacl_job_field(Q, id, "state", st, n);
+    }
+    if (!st[0])
+        tsh("tail -30 '%s' >&2", D.log);
+}
+
+/* A job asked for as url's submitter is recorded failed, its error
+ * holding `why`. */
+static void refused(const char *url, const char *pw, const char *in, const char *out,
+                    const char *why)
+{
+    char id[64], st[32], v[512];
+    cr_assert_eq(submit_as(url, pw, in, out, id, sizeof id), 0, "%s", id);
+    wait_taken(id, st, sizeof st);
+    cr_assert_str_eq(st, "failed", "%s -> %s: %s", in, out, st);
+    tacl_job_field(Q, id, "error", v, sizeof v);
+    cr_assert(strstr(v, why), "%s", v);
+}
+
+static void start(void)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    submitter("alice", pa, sizeof pa);
+    submitter("bob", pb, sizeof pb);
+    Q = tacl_up(&D, &A);
+    snprintf(ua, sizeof ua, "redis://vrsub-alice@127.0.0.1:%d", A.port);
+    snprintf(ub, sizeof ub, "redis://vrsub-bob@127.0.0.1:%d", A.port);
+    cr_assert_eq(tsh("mkdir -p '%s/alice' '%s/bob'", D.r.dir, D.r.dir), 0);
+    const char *clips[] = { "alice/a.mp4", "bob/b.mp4" };
+    for (int i = 0; i < 2; i++) {
+        char p[400];
+        snprintf(p, sizeof p, "%s/%s", D.r.dir, clips[i]);
+        cr_assert_eq(tclip_make(p, 1, 160, 5, 0), 0);
+    }
+    const char *extra[] = { "--submitter", "alice:2", "--submitter", "bob:2", NULL };
+    cr_assert_gt(tacl_controller(&D, &A, extra), 0);
+}
+
+/* NOPERM for argv as alice. */
+static void alice_refused(int argc, const char **argv)
+{
+    char url[200];
+    snprintf(url, sizeof url, "redis://vrsub-alice:pw-sub-alice@127.0.0.1:%d", A.port);
+    struct rq *q = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(url, 2000, &q, &e), 0, "%s", e.msg);
+    redisReply *r = rq_cmdargv(q, &e, argc, argv, NULL);
+    cr_assert(!r && strstr(e.msg, "NOPERM"), "alice ran %s %s: %s", argv[0], argv[1],
+              r ? "allowed" : e.msg);
+    freeReplyObject(r);
+    rq_free(&q);
+}
+
+Test(dist_sec_submitters, each_submitter_acts_as_itself_within_its_roots_and_limit)
+{
+    start();
+    char id[64], st[32], v[512];
+
+    /* her own files: recorded as hers */
+    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/a1.mkv", id, sizeof id), 0, "%s", id);
+    wait_taken(id, st, sizeof st);
+    cr_assert(!strcmp(st, "running") || !strcmp(st, "splitting"), "%s: %s", id, st);
+    tacl_job_field(Q, id, "owner", v, sizeof v);
+    cr_assert_str_eq(v, "alice");
+
+    /* bob's input, or an output among bob's: failed, naming her root */
+    refused(ua, pa, "bob/b.mp4", "alice/b.mkv", "outside submitter alice's input root");
+    refused(ua, pa, "alice/a.mp4", "bob/stolen.mkv", "outside submitter alice's output root");
+
+    /* her limit: two live jobs, the third refused; bob's still taken */
+    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/a2.mkv", id, sizeof id), 0);
+    wait_taken(id, st, sizeof st);
+    cr_assert_neq(strcmp(st, "failed"), 0, "alice's second job failed");
+    refused(ua, pa, "alice/a.mp4", "alice/a3.mkv",
+            "submitter alice has 2 jobs queued or running");
+    cr_assert_eq(submit_as(ub, pb, "bob/b.mp4", "bob/b1.mkv", id, sizeof id), 0);
+    wait_taken(id, st, sizeof st);
+    cr_assert_neq(strcmp(st, "failed"), 0, "bob's job failed");
+    tacl_job_field(Q, id, "owner", v, sizeof v);
+    cr_assert_str_eq(v, "bob");
+
+    /* and nothing around the controller, nor as bob */
+    const char *as_bob[] = { "XADD", "vr:submit:bob", "*", "id", "x", "spec", "{}" };
+    alice_refused(7, as_bob);
+    const char *job[] = { "HSET", "vr:job:x", "state", "queued" };
+    alice_refused(4, job);
+    const char *jobs[] = { "XADD", "vr:jobs", "*", "job", "x" };
+    alice_refused(5, jobs);
+    const char *eval[] = { "EVAL", "return 1", "0" };
+    alice_refused(3, eval);
+}
