@@ -183,7 +183,10 @@ Test(h264_decode, random_moving_masks)
         uint8_t idr[7] = { [0] = 1, [4] = (uint8_t)(seed & 1) };
         char what[64];
         snprintf(what, sizeof what, "seed %u: %dx%d, %d discs, QP %d", seed, w, h, k, qp);
-        moved += exact(f, n, w, h, qp, idr, what).mv_nonzero;
+        struct th264_result r = exact(f, n, w, h, qp, idr, what);
+        cr_log_info("%s: %lld vectors nonzero, P16 %lld, skip %lld", what, r.mv_nonzero,
+                    r.st.mb_p16, r.st.mb_skip);
+        moved += r.mv_nonzero;
         free(f);
     }
     cr_assert(moved > 0, "moving discs and no vector off zero");
