@@ -14,7 +14,8 @@
  *   3. libx264 / libx265 with the config's preset and crf, threads = cores.
  * The matte (--output mask) has its own encoder, "vrh264" (kernels/h264:
  * H.264 Constrained Baseline, Intra 16x16 IDRs, P frames of skips and
- * zero-vector P16x16); vio_matte_encoder says when "auto" picks it.
+ * P16x16 at searched integer vectors); vio_matte_encoder says when "auto"
+ * picks it.
  * GOPs and rate control follow rate_control's rule below: the fleet's
  * chunks and one `process` code every frame alike.
  */

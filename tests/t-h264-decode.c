@@ -4,7 +4,9 @@
  * on random masks (soft moving edges, noise, all 0, all 255, sizes that are
  * not whole macroblocks, IDRs in the middle) and on the mattes of the
  * bundled clips. Every MB kind (I16x16, P16x16, P_Skip) is counted and
- * must occur where the content asks for it.
+ * must occur where the content asks for it; moving content must be coded
+ * with searched vectors (nonzero, up to the picture's edges), as the
+ * decoder reads them.
  */
 #include "util-h264.h"
 #include "util-redis.h"
@@ -12,6 +14,7 @@
 
 #include <criterion/criterion.h>
 #include <libavcodec/avcodec.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +58,60 @@ static uint8_t *flat(int n, int w, int h, int v)
     return f;
 }
 
+/* A smooth texture (periods of 23 to 61 pixels) moving by (dx, dy) pixels
+ * a frame: a whole picture of searched vectors, new content at two edges. */
+static uint8_t *translated(int n, int w, int h, int dx, int dy)
+{
+    uint8_t *f = malloc((size_t)n * w * h);
+    cr_assert(f);
+    for (int i = 0; i < n; i++)
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                double u = x - i * dx, v = y - i * dy;
+                double t = 128 + 60 * sin(u / 23.0 * 2 * M_PI) + 40 * cos(v / 37.0 * 2 * M_PI) +
+                           25 * sin((u + v) / 61.0 * 2 * M_PI);
+                f[(size_t)i * w * h + (size_t)y * w + x] = (uint8_t)(t < 0 ? 0 : t > 255 ? 255 : t);
+            }
+    return f;
+}
+
+/* k discs with soft edges, each at its own random place, size and
+ * velocity (up to 7 pixels a frame each way), on 0 or 255; a frame in
+ * three gets a sprinkle of noise. */
+static uint8_t *random_discs(int n, int w, int h, int k, unsigned seed)
+{
+    uint8_t *f = malloc((size_t)n * w * h);
+    cr_assert(f);
+    srand(seed);
+    double d[8][5]; /* cx, cy, r, vx, vy */
+    for (int j = 0; j < k && j < 8; j++) {
+        d[j][0] = rand() % w;
+        d[j][1] = rand() % h;
+        d[j][2] = 4 + rand() % (w / 3 + 1);
+        d[j][3] = rand() % 15 - 7;
+        d[j][4] = rand() % 15 - 7;
+    }
+    int bg = rand() & 1 ? 255 : 0;
+    for (int i = 0; i < n; i++) {
+        uint8_t *p = f + (size_t)i * w * h;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                double v = bg;
+                for (int j = 0; j < k && j < 8; j++) {
+                    double cx = d[j][0] + i * d[j][3], cy = d[j][1] + i * d[j][4];
+                    double e = sqrt((x - cx) * (x - cx) + (y - cy) * (y - cy)) - d[j][2];
+                    if (e < 3)
+                        v = e < -3 ? 255 - bg : (255 - bg) + (bg - (255 - bg)) * (e + 3) / 6;
+                }
+                p[(size_t)y * w + x] = (uint8_t)(v + 0.5);
+            }
+        if (i % 3 == 2)
+            for (int s = 0; s < w * h / 50; s++)
+                p[rand() % (w * h)] = (uint8_t)(rand() & 255);
+    }
+    return f;
+}
+
 /* Round trip with every frame equal to the recon, the size and profile right. */
 static struct th264_result exact(const uint8_t *frames, int n, int w, int h, int qp,
                                  const uint8_t *idr, const char *what)
@@ -85,7 +142,54 @@ Test(h264_decode, moving_edges_code_skip_p16_and_i16)
               "a moving edge: P16 %lld, skips %lld", r.st.mb_p16, r.st.mb_skip);
     cr_assert(r.psnr > 35, "PSNR %.2f dB", r.psnr);
     cr_assert_eq(r.level, 13, "level %d for 320x240 at 30 fps", r.level);
+    /* the edge's MBs follow the disc: searched vectors, 3 pixels right */
+    cr_assert(r.mv_nonzero > 0 && r.mv_max <= 16, "vectors: %lld nonzero, largest %d px",
+              r.mv_nonzero, r.mv_max);
     free(f);
+}
+
+/* The whole picture moves: every MB's vector is searched, P_Skip MBs carry
+ * the predicted (nonzero) vector, and MBs at the picture's edges take
+ * vectors whose source block lies on the edge (no edge extension). */
+Test(h264_decode, translated_content_codes_searched_vectors)
+{
+    int moves[][2] = { { 3, 2 }, { -5, 1 }, { 2, -7 }, { -1, -1 } };
+    for (size_t k = 0; k < sizeof moves / sizeof moves[0]; k++) {
+        int n = 8, w = 176, h = 144;
+        uint8_t *f = translated(n, w, h, moves[k][0], moves[k][1]);
+        char what[48];
+        snprintf(what, sizeof what, "translated by (%d, %d)", moves[k][0], moves[k][1]);
+        struct th264_result r = exact(f, n, w, h, 26, NULL, what);
+        cr_log_info("%s: %lld bytes, PSNR %.2f dB, P16 %lld skip %lld, vectors %lld nonzero "
+                    "(%lld at the edge, largest %d px)", what, r.bytes, r.psnr, r.st.mb_p16,
+                    r.st.mb_skip, r.mv_nonzero, r.mv_at_edge, r.mv_max);
+        /* 7 P frames of 11x9 MBs: nearly all of them move */
+        cr_assert(r.mv_nonzero > 7 * 99 / 2, "%s: %lld vectors nonzero", what, r.mv_nonzero);
+        cr_assert(r.mv_at_edge > 0, "%s: no vector reaches the edge", what);
+        cr_assert(r.st.mb_skip > 0, "%s: no P_Skip at a moving vector", what);
+        cr_assert(r.psnr > 40, "%s: PSNR %.2f dB", what, r.psnr);
+        free(f);
+    }
+}
+
+Test(h264_decode, random_moving_masks)
+{
+    long long moved = 0;
+    for (unsigned seed = 1; seed <= 12; seed++) {
+        srand(seed * 7919);
+        int w = 16 + 2 * (rand() % 100), h = 16 + 2 * (rand() % 70), k = 1 + rand() % 6;
+        int n = 7, qp = 10 + rand() % 35;
+        uint8_t *f = random_discs(n, w, h, k, seed);
+        uint8_t idr[7] = { [0] = 1, [4] = (uint8_t)(seed & 1) };
+        char what[64];
+        snprintf(what, sizeof what, "seed %u: %dx%d, %d discs, QP %d", seed, w, h, k, qp);
+        struct th264_result r = exact(f, n, w, h, qp, idr, what);
+        cr_log_info("%s: %lld vectors nonzero, P16 %lld, skip %lld", what, r.mv_nonzero,
+                    r.st.mb_p16, r.st.mb_skip);
+        moved += r.mv_nonzero;
+        free(f);
+    }
+    cr_assert(moved > 0, "moving discs and no vector off zero");
 }
 
 Test(h264_decode, noise_every_qp_class)

@@ -6,6 +6,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/motion_vector.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,27 @@ static void check_frame(struct rt *t, const AVFrame *f)
         r->first_bad = i;
 }
 
+/* The vectors of a CPU-decoded frame (AV_CODEC_FLAG2_EXPORT_MVS). */
+static void count_mvs(struct rt *t, const AVFrame *f)
+{
+    const AVFrameSideData *sd = av_frame_get_side_data(f, AV_FRAME_DATA_MOTION_VECTORS);
+    if (!sd)
+        return;
+    const AVMotionVector *mv = (const AVMotionVector *)sd->data;
+    int cw = (t->w + 15) / 16 * 16, ch = (t->h + 15) / 16 * 16;
+    for (size_t k = 0; k < sd->size / sizeof *mv; k++) {
+        int scale = mv[k].motion_scale ? mv[k].motion_scale : 1;
+        int ax = abs(mv[k].motion_x) / scale, ay = abs(mv[k].motion_y) / scale;
+        if (!ax && !ay)
+            continue;
+        struct th264_result *r = t->r;
+        r->mv_nonzero++;
+        r->mv_max = ax > r->mv_max ? ax : ay > r->mv_max ? ay : r->mv_max;
+        int x0 = mv[k].src_x - mv[k].w / 2, y0 = mv[k].src_y - mv[k].h / 2;
+        r->mv_at_edge += x0 <= 0 || y0 <= 0 || x0 + mv[k].w >= cw || y0 + mv[k].h >= ch;
+    }
+}
+
 static int drain(struct rt *t)
 {
     for (;;) {
@@ -74,6 +96,7 @@ static int drain(struct rt *t)
             check_frame(t, t->sw);
             av_frame_unref(t->sw);
         } else {
+            count_mvs(t, t->frm);
             check_frame(t, t->frm);
         }
         av_frame_unref(t->frm);
@@ -153,6 +176,7 @@ int th264_roundtrip_with(const uint8_t *frames, int n, int w, int h, int qp, con
     }
     t.dec->thread_count = 1;
     t.dec->flags |= AV_CODEC_FLAG_OUTPUT_CORRUPT;
+    t.dec->flags2 |= AV_CODEC_FLAG2_EXPORT_MVS;
     t.dec->err_recognition = AV_EF_EXPLODE | AV_EF_BITSTREAM | AV_EF_CRCCHECK;
     if (how->nvdec && open_nvdec(&t) < 0)
         goto done;

@@ -23,6 +23,12 @@ struct th264_result {
     long long bytes;       /* the stream's size */
     struct h264enc_stats st;
     double psnr;           /* luma PSNR of the recon against the source, dB (99: equal) */
+    /* the motion vectors libavcodec's CPU decoder read (exported: not with
+     * NVDEC): blocks with a nonzero one, the largest component in pixels,
+     * and the nonzero ones whose source block touches the coded picture's
+     * edge */
+    long long mv_nonzero, mv_at_edge;
+    int mv_max;
     char err[256];         /* the first error, "" when none */
 };
 

@@ -198,8 +198,8 @@ H264_DEV static void cavlc_mb(const struct h264_frame *f, int idr, int i)
         if (!idr)
             h264_ue(&w, f->run[i]);
         h264_ue(&w, 0); /* P_L0_16x16; ref_idx absent: one reference */
-        h264_se(&w, 0); /* mvd x, y: the vector and its prediction are zero */
-        h264_se(&w, 0);
+        h264_se(&w, m->mvd[0]); /* mvd x, y (stage 1b) */
+        h264_se(&w, m->mvd[1]);
         h264_ue(&w, CBP_INTER[m->cbp]);
         if (m->cbp)
             h264_se(&w, 0);

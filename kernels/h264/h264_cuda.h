@@ -19,6 +19,7 @@ extern "C" {
 
 int cu_h264_load(const struct h264_frame *f, const uint8_t *y, int yls, int w, int h,
                  cudaStream_t s, vr_err *err);
+int cu_h264_search(const struct h264_frame *f, cudaStream_t s, vr_err *err);
 int cu_h264_inter(const struct h264_frame *f, cudaStream_t s, vr_err *err);
 int cu_h264_intra(const struct h264_frame *f, int d, cudaStream_t s, vr_err *err);
 /* The scans' per-block scratch (tmp below, device memory): a frame has at

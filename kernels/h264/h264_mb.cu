@@ -1,7 +1,8 @@
 /*
  * h264_mb.cu - stages 0 and 1 of the matte encoder as CUDA kernels (twins
- * of h264_mb_ref.c): a thread a pixel for the load, a thread an MB for a P
- * frame's per-MB code of h264_mb_impl.h; an IDR's MBs one anti-diagonal a
+ * of h264_mb_ref.c): a thread a pixel for the load; a P frame's motion
+ * search (h264_mv_impl.h) a warp an MB, then its per-MB code of
+ * h264_mb_impl.h a thread an MB; an IDR's MBs one anti-diagonal a
  * launch (an MB predicts from its left, top and top-left neighbours), a
  * warp an MB: the wavefront is 383 launches long at 4096x2048, so an MB's
  * latency is the IDR's (a thread an MB took 28 ms an IDR on an H200).
@@ -26,6 +27,16 @@ __global__ static void k_load(struct h264_frame f, const uint8_t *y, int yls, in
     int px = blockIdx.x * blockDim.x + threadIdx.x, py = blockIdx.y;
     if (px < f.mbw * 16)
         load_px(&f, y, yls, w, h, px, py);
+}
+
+enum { SEARCH_WARPS = 4 }; /* MBs (warps) a block */
+
+/* Stage 1a: a warp an MB (search_mb's SADs over the lanes). */
+__global__ static void k_search(struct h264_frame f)
+{
+    int i = blockIdx.x * SEARCH_WARPS + (threadIdx.x >> 5);
+    if (i < f.mbw * f.mbh) /* the whole warp alike */
+        search_mb(&f, i % f.mbw, i / f.mbw, threadIdx.x & 31);
 }
 
 __global__ static void k_inter(struct h264_frame f)
@@ -126,6 +137,7 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
             dcy[r] = (cc[r] * DQ[qm][0] * (1 << q6) + 2) >> 2;
         m->type = H264_MB_I16;
         m->mode = (uint8_t)best;
+        m->mv[0] = m->mv[1] = m->mvd[0] = m->mvd[1] = 0; /* intra_mb's */
         m->cbp = ac ? 15 : 0;
     }
     __syncwarp();
@@ -157,6 +169,13 @@ extern "C" int cu_h264_load(const struct h264_frame *f, const uint8_t *y, int yl
     dim3 g((unsigned)(f->mbw * 16 + 255) / 256, (unsigned)f->mbh * 16);
     k_load<<<g, 256, 0, s>>>(*f, y, yls, w, h);
     return launched("load", err);
+}
+
+extern "C" int cu_h264_search(const struct h264_frame *f, cudaStream_t s, vr_err *err)
+{
+    int n = f->mbw * f->mbh;
+    k_search<<<(n + SEARCH_WARPS - 1) / SEARCH_WARPS, 32 * SEARCH_WARPS, 0, s>>>(*f);
+    return launched("search", err);
 }
 
 extern "C" int cu_h264_inter(const struct h264_frame *f, cudaStream_t s, vr_err *err)

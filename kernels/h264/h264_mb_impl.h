@@ -18,6 +18,7 @@
 #define VR_H264_MB_IMPL_H
 
 #include "h264_dev.h"
+#include "h264_mv_impl.h"
 #include "h264_ref.h"
 
 #include <stddef.h>
@@ -212,15 +213,21 @@ H264_DEV static int code_residual(const uint8_t *src, const uint8_t *pred, uint8
 
 /* ---- stage 1: P frames ---- */
 
-/* Whether the 16x16 blocks a and b (stride ls, 16-byte aligned rows) are
- * equal; on the GPU a row is one 16-byte load. */
+/* Whether the 16x16 blocks a and b (stride ls) are equal; on the GPU a row
+ * is one 16-byte load where b is 16-byte aligned too (a always is). */
 H264_DEV static int mb_equal(const uint8_t *a, const uint8_t *b, size_t ls)
 {
     for (int y = 0; y < 16; y++) {
 #ifdef __CUDACC__
-        uint4 u = *(const uint4 *)(a + y * ls), v = *(const uint4 *)(b + y * ls);
-        if (u.x != v.x || u.y != v.y || u.z != v.z || u.w != v.w)
-            return 0;
+        if (!((uintptr_t)b & 15)) {
+            uint4 u = *(const uint4 *)(a + y * ls), v = *(const uint4 *)(b + y * ls);
+            if (u.x != v.x || u.y != v.y || u.z != v.z || u.w != v.w)
+                return 0;
+            continue;
+        }
+        for (int x = 0; x < 16; x++)
+            if (a[y * ls + x] != b[y * ls + x])
+                return 0;
 #else
         if (memcmp(a + y * ls, b + y * ls, 16))
             return 0;
@@ -229,38 +236,56 @@ H264_DEV static int mb_equal(const uint8_t *a, const uint8_t *b, size_t ls)
     return 1;
 }
 
+/* dst (16-byte aligned rows) from src (aligned or not), 16x16. */
 H264_DEV static void mb_copy(uint8_t *dst, const uint8_t *src, size_t ls)
 {
     for (int y = 0; y < 16; y++) {
 #ifdef __CUDACC__
-        *(uint4 *)(dst + y * ls) = *(const uint4 *)(src + y * ls);
+        if (!((uintptr_t)src & 15)) {
+            *(uint4 *)(dst + y * ls) = *(const uint4 *)(src + y * ls);
+            continue;
+        }
+        for (int x = 0; x < 16; x++)
+            dst[y * ls + x] = src[y * ls + x];
 #else
         memcpy(dst + y * ls, src + y * ls, 16);
 #endif
     }
 }
 
+/* Stage 1b for one MB (h264_mv_impl.h: its vector is final, and so are
+ * its neighbours'). */
 H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
+    const uint8_t *pred = fr->ref + o + (ptrdiff_t)(m->mv[1] / 4) * fr->ls + m->mv[0] / 4;
+    int ps[2], pp[2];
+    mv_pred(fr, mx, my, 1, ps);
+    const int can_skip = ps[0] == m->mv[0] && ps[1] == m->mv[1];
     m->mode = 0;
-    /* an MB equal to its reference (most of a matte: the inside and the
+    m->mvd[0] = m->mvd[1] = 0;
+    /* an MB equal to its prediction (most of a matte: the inside and the
      * outside of people) codes to no level at all: P_Skip without the
-     * transform. Its neighbours read only its counts (stage 3). */
-    if (mb_equal(fr->src + o, fr->ref + o, (size_t)fr->ls)) {
+     * transform when its vector is P_Skip's. Its neighbours read only its
+     * counts (stage 3) and vector. */
+    if (can_skip && mb_equal(fr->src + o, pred, (size_t)fr->ls)) {
         m->type = H264_MB_SKIP;
         m->cbp = 0;
         memset(m->nc, 0, sizeof m->nc);
-        mb_copy(fr->rec + o, fr->ref + o, (size_t)fr->ls);
+        mb_copy(fr->rec + o, pred, (size_t)fr->ls);
         return;
     }
     m->type = H264_MB_P16;
-    if (!code_residual(fr->src + o, fr->ref + o, fr->rec + o, fr->ls, fr->qp, 0, m)) {
-        /* nothing coded: the decoder copies the reference, as P_Skip */
+    if (!code_residual(fr->src + o, pred, fr->rec + o, fr->ls, fr->qp, 0, m) && can_skip) {
+        /* nothing coded: the decoder copies the prediction, as P_Skip */
         m->type = H264_MB_SKIP;
-        mb_copy(fr->rec + o, fr->ref + o, (size_t)fr->ls);
+        mb_copy(fr->rec + o, pred, (size_t)fr->ls);
+        return;
     }
+    mv_pred(fr, mx, my, 0, pp);
+    m->mvd[0] = (int16_t)(m->mv[0] - pp[0]);
+    m->mvd[1] = (int16_t)(m->mv[1] - pp[1]);
 }
 
 /* ---- stage 1: IDR, Intra 16x16 ---- */
@@ -355,6 +380,7 @@ H264_DEV static void intra_mb(const struct h264_frame *fr, int mx, int my)
     }
     m->type = H264_MB_I16;
     m->mode = (uint8_t)best_mode;
+    m->mv[0] = m->mv[1] = m->mvd[0] = m->mvd[1] = 0; /* the next P frame's search starts at 0 */
     /* coded in a 16-wide window: the prediction is 16 wide */
     uint8_t s16[256], r16[256];
     for (int y = 0; y < 16; y++)

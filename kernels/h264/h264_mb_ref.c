@@ -1,6 +1,7 @@
 /*
  * h264_mb_ref.c - stage 1 of the matte encoder, the C twin (h264_ref.h):
- * the per-MB code of h264_mb_impl.h over every MB of a P frame, or over one
+ * the per-MB code of h264_mb_impl.h (and the search of h264_mv_impl.h) over
+ * every MB of a P frame, or over one
  * anti-diagonal of an IDR.
  */
 #include "h264_mb_impl.h"
@@ -10,6 +11,13 @@ void ref_h264_load(const struct h264_frame *f, const uint8_t *y, int yls, int w,
     for (int py = 0; py < f->mbh * 16; py++)
         for (int px = 0; px < f->mbw * 16; px++)
             load_px(f, y, yls, w, h, px, py);
+}
+
+void ref_h264_search(const struct h264_frame *f)
+{
+    for (int my = 0; my < f->mbh; my++)
+        for (int mx = 0; mx < f->mbw; mx++)
+            search_mb(f, mx, my, 0);
 }
 
 void ref_h264_inter(const struct h264_frame *f)

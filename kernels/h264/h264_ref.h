@@ -4,7 +4,9 @@
  *
  * A frame is coded in stages that a GPU runs one macroblock (MB) a thread
  * (docs/notes/h264.md):
- *   1. ref_h264_inter (P frame, every MB at once) or ref_h264_intra (IDR,
+ *   1. ref_h264_search then ref_h264_inter (P frame, every MB at once:
+ *      each MB's integer motion vector, then its coding against the
+ *      reference there) or ref_h264_intra (IDR,
  *      one anti-diagonal of MBs a call: an MB predicts from its left, top
  *      and top-left neighbours, which lie on earlier diagonals): predict,
  *      4x4 integer transform, quantise, reconstruct exactly as the standard
@@ -16,9 +18,10 @@
  *      and their length;
  *   4. ref_h264_scan: the exclusive prefix sum of the lengths;
  *   5. ref_h264_pack: each MB's bits OR-ed in at its place.
- * No MB of a P frame depends on another MB of that frame: there is no
- * intra coding in P frames, every motion vector is zero (so P_Skip's
- * predicted vector is zero too).
+ * No MB of a P frame depends on another MB of that frame's coding: there
+ * is no intra coding in P frames, and each MB searches its vector alone
+ * (h264_mv_impl.h); the predictions of stage 1b read only the neighbours'
+ * vectors, all final after the search.
  *
  * The twins: ref_h264_* here (h264_mb_ref.c, h264_cavlc_ref.c), cu_h264_*
  * with a stream (h264_cuda.h: h264_mb.cu, h264_cavlc.cu), every pointer of
@@ -43,6 +46,9 @@ extern "C" {
  * of at most 16 bits, the header and the skip run: under 7700 bits. */
 enum { H264_MB_MAX_BYTES = 1024, H264_MAX_LEVEL = 2047 };
 
+/* A P MB's vector is at most this many pixels each way (whole pixels). */
+enum { H264_SEARCH = 16 };
+
 enum h264_mb_type { H264_MB_SKIP = 0, H264_MB_P16 = 1, H264_MB_I16 = 2 };
 
 /* What stage 1 decided for one MB; stage 3 reads it and its neighbours'. */
@@ -53,6 +59,8 @@ struct h264_mb {
     uint8_t nc[16];      /* total_coeff of each 4x4 block, raster over the MB (y*4+x);
                           * 0 for blocks not coded (their 8x8 not in cbp, skips);
                           * I16: its AC block's count (the DC block's is not kept) */
+    int16_t mv[2];       /* P: the vector, quarter-pel (x, y; a multiple of 4); I16: 0 */
+    int16_t mvd[2];      /* P16: mv minus its prediction (8.4.1.3) */
     int16_t dc[16];      /* I16: the Intra16x16DCLevel levels, zigzag order */
     int16_t lv[16][16];  /* levels of each 4x4 block (raster y*4+x), zigzag order;
                           * I16 uses [1..15] (AC), P16 all 16 */
@@ -79,7 +87,13 @@ struct h264_frame {
  * to whole MBs with the last column and row repeated. */
 void ref_h264_load(const struct h264_frame *f, const uint8_t *y, int yls, int w, int h);
 
-/* Stage 1, P frame: every MB against the co-located MB of f->ref. */
+/* Stage 1a, P frame: each MB's vector (h264_mv_impl.h) into f->mb[].mv,
+ * which holds the frame before's on entry. */
+void ref_h264_search(const struct h264_frame *f);
+
+/* Stage 1b, P frame: every MB against f->ref at its vector: P_Skip when the
+ * vector is P_Skip's predicted one and nothing is left to code, else
+ * P16x16 with its mvd. */
 void ref_h264_inter(const struct h264_frame *f);
 
 /* Stage 1, IDR: the MBs (x, y) with x + y == d, Intra 16x16 with the

@@ -161,8 +161,10 @@ static void write_headers(struct h264enc *e)
     h264_put(&w, 1, 1);          /* motion_vectors_over_pic_boundaries_flag */
     h264_ue(&w, 0);              /* max_bytes_per_pic_denom */
     h264_ue(&w, 0);              /* max_bits_per_mb_denom */
-    h264_ue(&w, 0);              /* log2_max_mv_length_horizontal: every vector is zero */
-    h264_ue(&w, 0);              /* log2_max_mv_length_vertical */
+    /* log2_max_mv_length_horizontal, _vertical: |v| <= 2^7 - 1 quarter pixels
+     * (a search vector is at most H264_SEARCH = 16 pixels, and so a median) */
+    h264_ue(&w, 7);
+    h264_ue(&w, 7);
     h264_ue(&w, 0);              /* max_num_reorder_frames */
     h264_ue(&w, 1);              /* max_dec_frame_buffering */
     trailing_bits(&w);
@@ -334,8 +336,10 @@ static void frame_cpu(struct h264enc *e, const uint8_t *y, int ls, int idr, int 
     if (idr)
         for (int d = 0; d < e->mbw + e->mbh - 1; d++)
             ref_h264_intra(&f, d);
-    else
+    else {
+        ref_h264_search(&f);
         ref_h264_inter(&f);
+    }
     ref_h264_skipruns(&f);
     ref_h264_cavlc(&f, idr);
     ref_h264_scan(&f);

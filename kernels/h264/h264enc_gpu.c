@@ -21,8 +21,9 @@
 
 /* VR_H264_PROFILE=1 (benches): each stage's GPU time by events, summed by
  * frame kind and printed to stderr at the free. */
-enum { PROF_LOAD, PROF_MB, PROF_SKIPRUNS, PROF_CAVLC, PROF_SCAN, PROF_PACK, PROF_STAGES };
-static const char *const prof_name[PROF_STAGES] = { "load", "per-MB code", "skip runs",
+enum { PROF_LOAD, PROF_SEARCH, PROF_MB, PROF_SKIPRUNS, PROF_CAVLC, PROF_SCAN, PROF_PACK,
+       PROF_STAGES };
+static const char *const prof_name[PROF_STAGES] = { "load", "search", "per-MB code", "skip runs",
                                                      "cavlc", "prefix sum", "clear+pack+copy+wait" };
 
 struct h264_gpu {
@@ -235,6 +236,9 @@ int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     if ((rc = cu_h264_load(f, y, ls, g->w, g->h, g->s, err)) < 0)
         return rc;
     CK(cudaEventRecord(g->loaded, g->s), "cannot record an event");
+    prof_mark(g, slot, PROF_SEARCH);
+    if (!idr && (rc = cu_h264_search(f, g->s, err)) < 0)
+        return rc;
     prof_mark(g, slot, PROF_MB);
     if (idr) {
         for (int d = 0; d < f->mbw + f->mbh - 1 && rc == 0; d++)

@@ -2,7 +2,8 @@
  * g-h264-encode.c - the matte encoder on the GPU (the .cu kernels of kernels/h264)
  * against its C twin: every access unit byte for byte and every
  * reconstruction equal, on random masks (soft moving edges, noise at QP 0
- * and 26, flat, sizes that are not whole MBs, back-to-back IDRs, a
+ * and 26, flat, a texture moving as a whole (searched vectors up to the
+ * picture's edges), sizes that are not whole MBs, back-to-back IDRs, a
  * 4096x2048 frame of the product's size) and on a real matte (the bundled
  * side-by-side clip through `vr-worker process --cpu`); the frame given
  * from device memory gives the same bytes as from the host, and queued
@@ -32,7 +33,9 @@ static uint32_t rnd(void)
     return (uint32_t)(rng >> 16);
 }
 
-/* kind 0: a soft disc moving `step` px a frame; 1: noise; 2: flat 255 */
+/* kind 0: a soft disc moving `step` px a frame; 1: noise; 2: flat 255;
+ * 3: a smooth texture moving `step` px right and step / 2 up a frame (the
+ * whole picture takes searched vectors, up to its edges) */
 static uint8_t *masks(int kind, int n, int w, int h, int step)
 {
     uint8_t *f = malloc((size_t)n * w * h);
@@ -42,7 +45,10 @@ static uint8_t *masks(int kind, int n, int w, int h, int step)
             for (int x = 0; x < w; x++) {
                 double cx = w / 3.0 + i * step, cy = h / 2.0, rad = h / 3.0;
                 double d = sqrt((x - cx) * (x - cx) + (y - cy) * (y - cy)) - rad;
+                double u = x - i * step, t = y + i * (step / 2);
+                double tex = 128 + 60 * sin(u / 23.0 * 2 * M_PI) + 40 * cos(t / 37.0 * 2 * M_PI);
                 uint8_t v = kind == 1 ? (uint8_t)rnd() : kind == 2 ? 255
+                          : kind == 3 ? (uint8_t)tex
                           : (uint8_t)(d < -4 ? 255 : d > 4 ? 0 : 255 * (4 - d) / 8);
                 f[(size_t)i * w * h + (size_t)y * w + x] = v;
             }
@@ -59,6 +65,9 @@ static void twins(int w, int h, int qp, const char *what, struct h264enc **c, st
     o.gpu = 0;
     cr_assert_eq(h264enc_new(&o, g, &err), 0, "%s: %s", what, err.msg);
 }
+
+static struct h264enc_stats nvdec(const uint8_t *f, int n, int w, int h, int qp, const uint8_t *idr,
+                                  const char *what);
 
 /* CPU and GPU encoders on the same frames: equal bytes and recons. With
  * dev, the GPU's frames come from device memory. Returns the GPU's bytes. */
@@ -132,6 +141,21 @@ Test(g_h264_encode, moving_edges_noise_flat_and_odd_sizes)
     for (int s = 0; s < 3; s++) {
         f = masks(0, 4, sizes[s][0], sizes[s][1], 2);
         same(f, 4, sizes[s][0], sizes[s][1], 24, NULL, 0, "odd size");
+        free(f);
+    }
+}
+
+Test(g_h264_encode, translated_content_searched_vectors)
+{
+    int steps[] = { 3, -5, 14 };
+    for (int k = 0; k < 3; k++) {
+        uint8_t *f = masks(3, 8, 176, 144, steps[k]);
+        char what[48];
+        snprintf(what, sizeof what, "texture moving %d px", steps[k]);
+        same(f, 8, 176, 144, 26, NULL, k & 1, what);
+        struct h264enc_stats st = nvdec(f, 8, 176, 144, 26, NULL, what);
+        cr_assert(st.mb_skip > 0 && st.mb_p16 > 0, "%s: skip %lld, P16 %lld", what, st.mb_skip,
+                  st.mb_p16);
         free(f);
     }
 }
