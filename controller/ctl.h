@@ -285,10 +285,10 @@ int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
  * the loop; cuts a running chunk for an idle worker when no chunk waits
  * (at most every 250 ms). */
 struct remux_plan;
-struct remux_range;
-void ctl_range_merge(const struct remux_plan *pl, int a, int b, struct remux_range *out);
+struct chunk_range;
+void ctl_range_merge(const struct remux_plan *pl, int a, int b, struct chunk_range *out);
 int ctl_range_task_json(const char *id, const struct job_spec *js, const char *layout,
-                        int idx, const struct remux_range *r, const char *fp, char **task,
+                        int idx, const struct chunk_range *r, const char *fp, char **task,
                         vr_err *err);
 void ctl_cut_keep(struct ctl *c, const char *id, struct remux_plan *pl, const char *fp);
 void ctl_cut_turn(struct ctl *c);

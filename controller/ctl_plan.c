@@ -24,7 +24,7 @@
 
 /* Creates chunk i's record and queue entry (idempotent). */
 static int ctl_enqueue_range(struct ctl *c, const char *id, const struct job_spec *js,
-                             const struct ctl_decision *d, int i, const struct remux_range *r,
+                             const struct ctl_decision *d, int i, const struct chunk_range *r,
                              const char *fp, vr_err *err)
 {
     char *task = NULL;
@@ -94,7 +94,7 @@ static int ctl_plan_elastic(struct ctl *c, const char *id, const struct job_spec
     if (rc == 0)
         rc = rq_job_notes(c->q, id, fields, values, 4, err);
     for (int k = 0; rc == 0 && k < n; k++) {
-        struct remux_range r;
+        struct chunk_range r;
         ctl_range_merge(pl, starts[k], starts[k + 1], &r);
         rc = ctl_enqueue_range(c, id, js, d, starts[k], &r, fp, err);
     }
