@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,6 +88,7 @@ static int record_writes(const char *path, const char *id, char *seen, size_t n)
     int count = 0;
     seen[0] = '\0';
     while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
         char *cmd = strstr(line, "] \"");
         if (!cmd || strstr(line, " lua]"))
             continue;
