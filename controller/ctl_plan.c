@@ -86,13 +86,14 @@ static int ctl_plan_elastic(struct ctl *c, const char *id, const struct job_spec
     }
     /* the plan's notes with the start's, in one call; pieces: the chunk
      * indices the audit walks */
-    ctl_note_ll(nt, "chunks_planned", n);
-    ctl_note_ll(nt, "piece_ms", (long long)(d->piece_s * 1000 + 0.5));
-    ctl_note_ll(nt, "piece_warmup", d->warmup);
-    ctl_note_ll(nt, "pieces", pl->nchunks);
-    ctl_note(nt, "chunking", "range");
-    if (rc == 0)
+    if (rc == 0) {
+        ctl_note_ll(nt, "chunks_planned", n);
+        ctl_note_ll(nt, "piece_ms", (long long)(d->piece_s * 1000 + 0.5));
+        ctl_note_ll(nt, "piece_warmup", d->warmup);
+        ctl_note_ll(nt, "pieces", pl->nchunks);
+        ctl_note(nt, "chunking", "range");
         rc = ctl_notes_write(c, id, nt, err);
+    }
     for (int k = 0; rc == 0 && k < n; k++) {
         struct chunk_range r;
         ctl_range_merge(pl, starts[k], starts[k + 1], &r);
@@ -132,13 +133,15 @@ int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
     char fp[REMUX_FP_MAX];
     if (p->in < 0) /* a URL: the object's identity as the plan's reads pinned it */
         snprintf(fp, sizeof fp, "%s", pl.fingerprint);
-    if ((p->in >= 0 ? remux_fingerprint(p->in, fp, sizeof fp, err) : 0) == 0 &&
+    if ((rc = p->in >= 0 ? remux_fingerprint(p->in, fp, sizeof fp, err) : 0) == 0 &&
         (rc = ctl_manifest_of_plan(&pl, secs, man, err)) == 0)
         rc = ctl_manifest_write(c, id, man, err);
-    ctl_note_ll(nt, "chunks_planned", pl.nchunks); /* status shows the whole count while */
-    ctl_note(nt, "chunking", "range");            /* the chunks are queued */
-    if (rc == 0) /* with the start's notes, in one call */
+    if (rc == 0) { /* status shows the whole count while the chunks are queued; with the
+                    * start's notes, in one call */
+        ctl_note_ll(nt, "chunks_planned", pl.nchunks);
+        ctl_note(nt, "chunking", "range");
         rc = ctl_notes_write(c, id, nt, err);
+    }
     int prerolls = 0;
     unsigned delay = clock_test_delay_ms("VR_TEST_SPLIT_DELAY_MS"); /* a slow plan, for tests */
     for (int i = 0; rc == 0 && i < pl.nchunks; i++) {
