@@ -184,58 +184,43 @@ static void status_job_detail(struct rq *q, const struct rq_job_status *st, cons
     vrctl_status_events(q, id, VRCTL_STATUS_EVENTS);
 }
 
-int cmd_status(int argc, char **argv)
-{
-    struct vrctl_session v;
-    int rc = vrctl_begin(argc, argv, VRCTL_MAY_ID | VRCTL_WANT_JSON | VRCTL_WANT_STATE, &v);
-    if (rc)
-        return rc;
-    struct rq *q = v.q;
-    const char *id = v.id;
-    int json = v.json;
-    struct rq_job_status *st = malloc(sizeof *st);
-    char (*ids)[48] = calloc(50, 48);
-    vr_err e = { 0 };
-    int n = 0;
-    rc = 1;
-    if (!st || !ids)
-        goto out;
-    if (id) {
-        snprintf(ids[0], 48, "%s", id);
-        n = 1;
-    } else if ((n = rq_job_list(q, ids, 50, &e)) < 0) {
-        fprintf(stderr, "vrctl status: %s\n", e.msg);
-        goto out;
-    }
-    /* A full maxmemory stalls every job silently: say so first. */
-    char full[512] = "";
-    rq_memory_full(q, full, sizeof full, NULL);
-    if (full[0] && !json)
-        printf("stalled: %s\n", full);
+/* What one `vrctl status` shows, gathered over its jobs. */
+struct status_run {
+    struct rq *q;
+    const struct vrctl_session *v;
+    struct rq_job_status *st;
+    char full[512];               /* a full maxmemory, why ("" none) */
     char hint[2][200];
-    int nh = n > 0 ? vrctl_liveness_hints(q, hint) : 0, live = 0;
-    json_t *arr = json_array();
-    int shown = 0;
+    int nh, live, shown;
+    json_t *arr;                  /* --json: each job's object */
+};
+
+/* Each job of ids[n] (those of the state asked): a line, the details of
+ * one asked by id, or its JSON into r->arr. 0, or the exit status when one
+ * cannot be read. */
+static int status_jobs(struct status_run *r, char (*ids)[48], int n)
+{
+    const char *id = r->v->id;
+    struct rq_job_status *st = r->st;
+    vr_err e = { 0 };
     for (int i = 0; i < n; i++) {
-        if (rq_job_status(q, ids[i], id != NULL, st, &e) < 0) {
+        if (rq_job_status(r->q, ids[i], id != NULL, st, &e) < 0) {
             if (id && e.code == VR_ENOENT)
-                rc = vrctl_no_job(id);
-            else
-                fprintf(stderr, "vrctl status: %s\n", e.msg);
-            json_decref(arr);
-            goto out;
+                return vrctl_no_job(id);
+            fprintf(stderr, "vrctl status: %s\n", e.msg);
+            return 1;
         }
-        if (!vrctl_state_wanted(v.state, st->state))
+        if (!vrctl_state_wanted(r->v->state, st->state))
             continue;
         char chunking[16];
-        vrctl_job_chunking(q, ids[i], chunking, sizeof chunking);
-        live |= !job_state_ended(st->state);
-        if (!json && !id && !shown)
+        vrctl_job_chunking(r->q, ids[i], chunking, sizeof chunking);
+        r->live |= !job_state_ended(st->state);
+        if (!r->v->json && !id && !r->shown)
             vrctl_list_header();
-        shown++;
-        if (json) {
-            json_array_append_new(arr, status_job_json(q, st, id, chunking, full, hint,
-                                                       nh));
+        r->shown++;
+        if (r->v->json) {
+            json_array_append_new(r->arr, status_job_json(r->q, st, id, chunking, r->full,
+                                                          r->hint, r->nh));
         }
         else {
             if (id)
@@ -243,27 +228,63 @@ int cmd_status(int argc, char **argv)
             else
                 vrctl_list_job(st);
             if (!id && !job_state_ended(st->state))
-                vrctl_status_events(q, ids[i], 1);
+                vrctl_status_events(r->q, ids[i], 1);
             if (id)
-                status_job_detail(q, st, id, chunking);
+                status_job_detail(r->q, st, id, chunking);
         }
     }
-    if (json) {
-        json_t *doc = id ? json_incref(json_array_get(arr, 0)) : json_incref(arr);
+    return 0;
+}
+
+/* After the jobs: the JSON document, or "no jobs"; the notes where a job
+ * waits on them. */
+static void status_end(const struct status_run *r)
+{
+    if (r->v->json) {
+        json_t *doc = r->v->id ? json_incref(json_array_get(r->arr, 0)) : json_incref(r->arr);
         char *s = json_dumps(doc, VRCTL_JSON_FLAGS);
         if (s)
             printf("%s\n", s);
         free(s);
         json_decref(doc);
-    } else if (shown == 0) {
-        printf(v.state ? "no %s jobs\n" : "no jobs\n", v.state);
+    } else if (r->shown == 0) {
+        printf(r->v->state ? "no %s jobs\n" : "no jobs\n", r->v->state);
     }
-    for (int k = 0; !json && live && k < nh; k++) /* only where a job waits on them */
-        printf("note: %s\n", hint[k]);
-    json_decref(arr);
-    rc = 0;
+    for (int k = 0; !r->v->json && r->live && k < r->nh; k++) /* only where a job waits */
+        printf("note: %s\n", r->hint[k]);
+}
+
+int cmd_status(int argc, char **argv)
+{
+    struct vrctl_session v;
+    int rc = vrctl_begin(argc, argv, VRCTL_MAY_ID | VRCTL_WANT_JSON | VRCTL_WANT_STATE, &v);
+    if (rc)
+        return rc;
+    struct status_run r = { .q = v.q, .v = &v, .st = malloc(sizeof *r.st) };
+    char (*ids)[48] = calloc(50, 48);
+    vr_err e = { 0 };
+    int n = 0;
+    rc = 1;
+    if (!r.st || !ids)
+        goto out;
+    if (v.id) {
+        snprintf(ids[0], 48, "%s", v.id);
+        n = 1;
+    } else if ((n = rq_job_list(v.q, ids, 50, &e)) < 0) {
+        fprintf(stderr, "vrctl status: %s\n", e.msg);
+        goto out;
+    }
+    /* A full maxmemory stalls every job silently: say so first. */
+    rq_memory_full(v.q, r.full, sizeof r.full, NULL);
+    if (r.full[0] && !v.json)
+        printf("stalled: %s\n", r.full);
+    r.nh = n > 0 ? vrctl_liveness_hints(v.q, r.hint) : 0;
+    r.arr = json_array();
+    if ((rc = status_jobs(&r, ids, n)) == 0)
+        status_end(&r);
+    json_decref(r.arr);
 out:
-    free(st);
+    free(r.st);
     free(ids);
     vrctl_end(&v);
     return rc;

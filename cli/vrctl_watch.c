@@ -406,20 +406,100 @@ static void watch_ends(struct rq *q, const struct vrctl_screen *sc, struct vrctl
     }
 }
 
+/* A watch, from one turn to the next. */
+struct watch {
+    struct rq *q;
+    const char *one;              /* the job watched; NULL: every job */
+    int hints;                    /* 1: liveness notes (vrctl_liveness_hints) */
+    struct vrctl_view *views;
+    int nv, fails, first, nh, hint_wait, hint_shown;
+    struct vrctl_screen sc;
+    struct rq_job_status *st;
+    char (*ids)[48];
+    char hint[2][200];
+    enum log_level level;         /* the log level to give back */
+};
+
+enum { WATCH_NEXT, WATCH_RETRY, WATCH_END };
+
+/* After a turn's figures: an outage's end noted, the hints, the screen,
+ * the jobs that ended. WATCH_END with *rc once every job has, or is gone. */
+static int watch_show(struct watch *w, int live, int gone, int *rc)
+{
+    struct vrctl_screen *sc = &w->sc;
+    if (sc->outage_ms) {
+        long long now = rq_now_ms();
+        screen_note(sc, w->nv == 1 ? w->views[0].id : "", -1, NULL,
+                    "Redis answers again after %.1f s", (now - sc->outage_ms) / 1000.0);
+        sc->outage_ms = 0;
+        sc->calm_ms = sc->now + 3000; /* let every worker beat once more */
+    }
+    if (gone) {
+        *rc = vrctl_no_job(w->one);
+        return WATCH_END;
+    }
+    if (w->hints && live && --w->hint_wait <= 0) { /* every ~2 s: a few round trips */
+        w->nh = vrctl_liveness_hints(w->q, w->hint);
+        w->hint_wait = 7;
+    }
+    w->nh = live ? w->nh : 0;
+    watch_draw(sc, w->q, w->views, w->nv, w->one, w->hint, w->nh, &w->hint_shown);
+    watch_ends(w->q, sc, w->views, w->nv, w->st, w->one, live, w->level);
+    if (live)
+        return WATCH_NEXT;
+    for (int i = 0; i < w->nv; i++)
+        *rc = w->views[i].rc > *rc ? w->views[i].rc : *rc;
+    return WATCH_END;
+}
+
+/* One turn: the jobs, the workers and their figures read, then shown.
+ * WATCH_RETRY after an outage (backed off already), WATCH_END with *rc. */
+static int watch_turn(struct watch *w, int *rc)
+{
+    vr_err e = { 0 };
+    int n = w->one ? 0 : rq_job_list(w->q, w->ids, VIEW_JOBS, &e);
+    int ok = n >= 0;
+    watch_join(w->q, w->views, &w->nv, w->ids, ok ? n : 0, w->st);
+    if (!w->one && ok && w->first && w->nv == 0) {
+        fprintf(stderr, "vrctl watch: no live jobs (vrctl status lists them all)\n");
+        return WATCH_END;
+    }
+    w->first = 0;
+    w->sc.nw = ok ? rq_workers_list(w->q, w->sc.w, VIEW_WORKERS, &e) : -1;
+    ok = w->sc.nw >= 0;
+    w->sc.now = rq_server_ms(w->q);
+    int live = 0, gone = 0;
+    if (ok)
+        ok = watch_figures(w->q, &w->sc, w->views, w->nv, w->st, w->one, &e, &live, &gone);
+    if (!ok) {
+        if (++w->fails > 120) {
+            *rc = cli_fail(2, "%s (gave up)", e.msg);
+            return WATCH_END;
+        }
+        screen_outage(&w->sc, w->views, w->nv, e.msg);
+        rq_backoff(w->q);
+        return WATCH_RETRY;
+    }
+    w->fails = 0;
+    return watch_show(w, live, gone, rc);
+}
+
 /* Watches job `one`, or with one NULL every job live now or submitted while
  * it runs, until they end. */
 static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, int hints)
 {
-    struct vrctl_view *views = calloc(VIEW_JOBS, sizeof *views);
-    struct vrctl_screen sc = { .tty = isatty(2) && log_get_format() == LOG_TEXT,
-                               .cols = term_cols(2) };
-    struct rq_job_status *st = malloc(sizeof *st);
-    char (*ids)[48] = calloc(VIEW_JOBS, 48);
-    sc.w = calloc(VIEW_WORKERS, sizeof *sc.w);
-    int nv = 0, fails = 0, rc = 0, first = 1, nh = 0, hint_wait = 0, hint_shown = 0;
-    char hint[2][200];
-    enum log_level level = log_get_level();
-    if (!views || !st || !ids || !sc.w) {
+    struct watch *w = calloc(1, sizeof *w);
+    if (!w)
+        return cli_fail(1, "out of memory");
+    *w = (struct watch){ .q = q, .one = one, .hints = hints, .first = 1,
+                         .views = calloc(VIEW_JOBS, sizeof *w->views),
+                         .sc = { .tty = isatty(2) && log_get_format() == LOG_TEXT,
+                                 .cols = term_cols(2) },
+                         .st = malloc(sizeof *w->st), .ids = calloc(VIEW_JOBS, 48),
+                         .level = log_get_level() };
+    w->sc.w = calloc(VIEW_WORKERS, sizeof *w->sc.w);
+    int rc = 0;
+    if (!w->views || !w->st || !w->ids || !w->sc.w) {
         rc = cli_fail(1, "out of memory");
         goto out;
     }
@@ -427,76 +507,30 @@ static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, i
      * are the display's own event lines; printed too, they pushed the block
      * down and the redraw left a stale copy above (vrctl run, whose
      * processes log through the same stderr, keeps them) */
-    if (sc.tty && hints && level > LOG_ERROR)
+    if (w->sc.tty && hints && w->level > LOG_ERROR)
         log_set_level(LOG_ERROR);
     if (one) {
-        snprintf(views[0].id, sizeof views[0].id, "%s", one);
-        views[0].last_done = -1;
-        nv = 1;
+        snprintf(w->views[0].id, sizeof w->views[0].id, "%s", one);
+        w->views[0].last_done = -1;
+        w->nv = 1;
         log_ctx_thread(one, -1);
     }
-    for (;;) {
+    for (int t = WATCH_NEXT; t != WATCH_END;) {
         if (stop && *stop) {
             rc = 3;
             break;
         }
-        vr_err e = { 0 };
-        int n = one ? 0 : rq_job_list(q, ids, VIEW_JOBS, &e);
-        int ok = n >= 0;
-        watch_join(q, views, &nv, ids, ok ? n : 0, st);
-        if (!one && ok && first && nv == 0) {
-            fprintf(stderr, "vrctl watch: no live jobs (vrctl status lists them all)\n");
-            break;
-        }
-        first = 0;
-        sc.nw = ok ? rq_workers_list(q, sc.w, VIEW_WORKERS, &e) : -1;
-        ok = sc.nw >= 0;
-        sc.now = rq_server_ms(q);
-        int live = 0, gone = 0;
-        if (ok)
-            ok = watch_figures(q, &sc, views, nv, st, one, &e, &live, &gone);
-        if (!ok) {
-            if (++fails > 120) {
-                rc = cli_fail(2, "%s (gave up)", e.msg);
-                break;
-            }
-            screen_outage(&sc, views, nv, e.msg);
-            rq_backoff(q);
-            continue;
-        }
-        fails = 0;
-        if (sc.outage_ms) {
-            long long now = rq_now_ms();
-            screen_note(&sc, nv == 1 ? views[0].id : "", -1, NULL,
-                        "Redis answers again after %.1f s", (now - sc.outage_ms) / 1000.0);
-            sc.outage_ms = 0;
-            sc.calm_ms = sc.now + 3000; /* let every worker beat once more */
-        }
-        if (gone) {
-            rc = vrctl_no_job(one);
-            break;
-        }
-        if (hints && live && --hint_wait <= 0) { /* every ~2 s: a few round trips */
-            nh = vrctl_liveness_hints(q, hint);
-            hint_wait = 7;
-        }
-        nh = live ? nh : 0;
-        watch_draw(&sc, q, views, nv, one, hint, nh, &hint_shown);
-        watch_ends(q, &sc, views, nv, st, one, live, level);
-        if (!live) {
-            for (int i = 0; i < nv; i++)
-                rc = views[i].rc > rc ? views[i].rc : rc;
-            break;
-        }
-        usleep(300000);
+        if ((t = watch_turn(w, &rc)) == WATCH_NEXT)
+            usleep(300000);
     }
 out:
-    log_set_level(level);
+    log_set_level(w->level);
     log_ctx_thread(NULL, -1);
-    free(sc.w);
-    free(ids);
-    free(st);
-    free(views);
+    free(w->sc.w);
+    free(w->ids);
+    free(w->st);
+    free(w->views);
+    free(w);
     return rc;
 }
 

@@ -140,10 +140,26 @@ int ctl_notify_start(struct ctl *c, struct ctl_notify **out, vr_err *err);
 /* Joins the thread and frees; accepts NULL and clears the pointer. */
 void ctl_notify_stop(struct ctl_notify **n);
 
-/* Records the URLs job `id`'s end goes to (its `notify` field): the spec's
- * own (js; NULL when the spec is invalid: its URL is not trusted) and this
- * controller's --notify. Called when the controller starts the job. */
-int ctl_notify_urls(struct ctl *c, const char *id, const struct job_spec *js, vr_err *err);
+/* ---- the notes a job's start writes, in one call (ctl_notes.c) ---- */
+#define CTL_NOTES_MAX 12
+struct ctl_notes {
+    int n, lost;                  /* lost: one did not fit (ctl_notes_write refuses) */
+    const char *field[CTL_NOTES_MAX]; /* static texts */
+    size_t off[CTL_NOTES_MAX], used; /* each value's place in text */
+    char text[JOB_NOTIFY_MAX + 512];
+};
+/* Adds field = value (copied) to the notes. */
+void ctl_note(struct ctl_notes *nt, const char *field, const char *value);
+void ctl_note_ll(struct ctl_notes *nt, const char *field, long long v);
+/* Writes the notes gathered so far to job id's record in one round trip
+ * (rq_job_notes) and empties them; none: nothing is sent. 0 or VR_E*. */
+int ctl_notes_write(struct ctl *c, const char *id, struct ctl_notes *nt, vr_err *err);
+
+/* Notes the URL job `id`'s end goes to (its `notify` field) in nt: the
+ * spec's own (js; NULL when the spec is invalid: its URL is not trusted;
+ * this controller's --notify stays in its config). Called when the
+ * controller starts the job. */
+void ctl_notify_urls(const struct job_spec *js, struct ctl_notes *nt);
 
 /* Reads the signing secret (--notify-secret-file, else $VR_NOTIFY_SECRET_FILE
  * when path is NULL; neither: unsigned) into cfg. 0 or VR_EINVAL with the
@@ -290,11 +306,13 @@ int ctl_decide(const struct job_spec *js, const char *in, struct ctl_decision *d
 /* Plans job id's source (p->in, open beneath the input root) as ranges
  * read in place, writes the manifest (ranges = 1) and queues every chunk
  * (records created once: a controller that takes a half-planned job over
- * plans again, deterministically). *man gets the manifest. Returns 0,
+ * plans again, deterministically). The start's notes nt, with the plan's
+ * (chunks_planned, chunking, an elastic job's pieces), are written in one
+ * call before the first chunk is queued. *man gets the manifest. Returns 0,
  * VR_ENOTSUP with the reason when ranges cannot be read exactly (the
  * caller takes the copy split), or VR_E*. */
 int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
-             const struct ctl_decision *d, const struct ctl_paths *p,
+             const struct ctl_decision *d, const struct ctl_paths *p, struct ctl_notes *nt,
              struct job_manifest *man, vr_err *err);
 
 /* Elastic jobs (ctl_plan.c, ctl_cut.c). ctl_range_merge: pieces [a, b) of
@@ -304,10 +322,10 @@ int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
  * the loop; cuts a running chunk for an idle worker when no chunk waits
  * (at most every 250 ms). */
 struct remux_plan;
-struct remux_range;
-void ctl_range_merge(const struct remux_plan *pl, int a, int b, struct remux_range *out);
+struct chunk_range;
+void ctl_range_merge(const struct remux_plan *pl, int a, int b, struct chunk_range *out);
 int ctl_range_task_json(const char *id, const struct job_spec *js, const char *layout,
-                        int idx, const struct remux_range *r, const char *fp, char **task,
+                        int idx, const struct chunk_range *r, const char *fp, char **task,
                         vr_err *err);
 void ctl_cut_keep(struct ctl *c, const char *id, struct remux_plan *pl, const char *fp);
 void ctl_cut_turn(struct ctl *c);

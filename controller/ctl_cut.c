@@ -106,7 +106,7 @@ static int ctl_cut_piece_at(const struct remux_plan *pl, const struct chunk_rang
     if (!r->has_end)
         return pl->nchunks;
     for (int i = 1; i < pl->nchunks; i++)
-        if (pl->chunks[i].start.pts == r->end_pts && pl->chunks[i].start.dts == r->end_dts)
+        if (pl->chunks[i].start.pts == r->end.pts && pl->chunks[i].start.dts == r->end.dts)
             return i;
     return -1;
 }
@@ -117,7 +117,7 @@ struct ctl_cut_cand {
     char job[JOB_ID_MAX];
     int idx;
     int e;                    /* the piece its range ends before */
-    long long frames;         /* its frames, from its pieces' (remux_range.frames_est) */
+    long long frames;         /* its frames, from its pieces' (chunk_range.frames_est) */
     long long done, left;     /* frames encoded, frames left to encode */
     long long read;           /* frames its reader handed on (ahead of `done`) */
     double fps;               /* its worker's rate now (0 unknown) */
@@ -212,7 +212,7 @@ static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, cons
     vr_err err = { 0 };
     if (ctl_jobfiles_spec(c, k->job, &js, &err) < 0)
         return 0;
-    struct remux_range head, tail;
+    struct chunk_range head, tail;
     ctl_range_merge(&cp->pl, k->idx, m, &head);
     ctl_range_merge(&cp->pl, m, e, &tail);
     char *ht = NULL, *tt = NULL, hend[RQ_CUT_END_MAX];

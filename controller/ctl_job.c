@@ -43,33 +43,20 @@ static void ctl_chunk_bound(struct ctl *c, const char *id, struct job_spec *js, 
 }
 
 /* ---- the notes a job's start writes ----
- * The fields of its record the start decides (started_ms, the auto chunk
- * length and wave, the layout), gathered and written in one call
- * (rq_job_notes) before the job is chunked: a split resumed by another
- * controller reads chunk_ms and chunk_wave back. */
+ * The fields of its record the start decides (notify, started_ms, the
+ * auto chunk length and wave, the layout, then the chunking and the plan's
+ * counts) are gathered in a struct ctl_notes and written in one call
+ * (ctl_notes.c) before the job's first chunk is queued: a split resumed by
+ * another controller reads chunk_ms and chunk_wave back. A start that
+ * fails writes them first, so its failure goes to the job's own webhook. */
 
-#define CTL_NOTES_MAX 6
-struct ctl_notes {
-    int n;
-    const char *field[CTL_NOTES_MAX];
-    char value[CTL_NOTES_MAX][64];
-};
-
-static void ctl_note(struct ctl_notes *nt, const char *field, const char *value)
+static int ctl_start_fail(struct ctl *c, const char *id, long long token,
+                          struct ctl_notes *nt, const char *reason)
 {
-    if (nt->n >= CTL_NOTES_MAX)
-        return;
-    nt->field[nt->n] = field;
-    snprintf(nt->value[nt->n++], sizeof nt->value[0], "%s", value);
-}
-
-static int ctl_notes_write(struct ctl *c, const char *id, const struct ctl_notes *nt,
-                           vr_err *err)
-{
-    const char *values[CTL_NOTES_MAX];
-    for (int i = 0; i < nt->n; i++)
-        values[i] = nt->value[i];
-    return nt->n ? rq_job_notes(c->q, id, nt->field, values, nt->n, err) : 0;
+    vr_err ne = { 0 };
+    if (ctl_notes_write(c, id, nt, &ne) == VR_EREDIS)
+        return VR_EREDIS;
+    return ctl_jobfiles_fail(c, id, token, reason);
 }
 
 /* A job submitted with chunk length "auto" gets one decided from the
@@ -120,28 +107,28 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
  * the events and the job's `chunking` field. */
 static int ctl_chunk(struct ctl *c, const char *id, const struct job_spec *js,
                      const struct ctl_decision *dec, const struct ctl_paths *p,
-                     struct job_manifest *man, vr_err *err)
+                     struct ctl_notes *nt, struct job_manifest *man, vr_err *err)
 {
     int rc = VR_ENOTSUP;
     char why[sizeof err->msg] = "the job asked for a copy (--chunking copy)";
     if (strcmp(js->chunking, "copy")) {
-        if ((rc = ctl_plan(c, id, js, dec, p, man, err)) != VR_ENOTSUP) {
-            if (rc == 0)
-                rq_job_note(c->q, id, "chunking", "range", NULL);
-            return rc;
-        }
+        if ((rc = ctl_plan(c, id, js, dec, p, nt, man, err)) != VR_ENOTSUP)
+            return rc; /* the plan wrote the notes, chunking "range" among them */
         if (!strcmp(js->chunking, "range"))
             return vr_err_prefix(err, "--chunking range");
         snprintf(why, sizeof why, "%s", err->msg);
     }
     log_info("job %s: copy split: %s", id, why);
     rq_event(c->q, id, "copy split: %s", why);
-    rq_job_note(c->q, id, "chunking", "copy", NULL);
+    ctl_note(nt, "chunking", "copy");
+    if ((rc = ctl_notes_write(c, id, nt, err)) < 0) /* the start's notes, in one call */
+        return rc;
     return ctl_split(c, id, js, dec, p, man, err);
 }
 
 static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
-                              const struct job_spec *js_, const struct ctl_paths *paths);
+                              const struct job_spec *js_, const struct ctl_paths *paths,
+                              struct ctl_notes *nt);
 
 int ctl_job_start(struct ctl *c, const char *id)
 {
@@ -156,16 +143,13 @@ int ctl_job_start(struct ctl *c, const char *id)
         return rc;
     /* the job's webhooks, checked: an invalid spec's own URL is dropped, so
      * its failure goes to this controller's --notify only */
-    vr_err ne = { 0 };
-    if (ctl_notify_urls(c, id, rc < 0 ? NULL : &js, &ne) < 0)
-        return ne.code == VR_EREDIS ? ne.code : ctl_jobfiles_fail(c, id, token, ne.msg);
-    if (rc < 0)
-        return ctl_jobfiles_fail(c, id, token, e.msg);
-    /* the spec's paths lie under the roots, or nothing is touched */
+    struct ctl_notes nt = { 0 };
+    ctl_notify_urls(rc < 0 ? NULL : &js, &nt);
     struct ctl_paths paths;
-    if (ctl_paths_open(c, &js, 0, &paths, &e) < 0)
-        return ctl_jobfiles_fail(c, id, token, e.msg);
-    rc = ctl_job_start_with(c, id, token, &js, &paths);
+    /* the spec's paths lie under the roots, or nothing is touched */
+    if (rc < 0 || ctl_paths_open(c, &js, 0, &paths, &e) < 0)
+        return ctl_start_fail(c, id, token, &nt, e.msg);
+    rc = ctl_job_start_with(c, id, token, &js, &paths, &nt);
     ctl_paths_close(&paths);
     return rc;
 }
@@ -173,29 +157,22 @@ int ctl_job_start(struct ctl *c, const char *id)
 /* ctl_job_start once the spec's input is open beneath the input root;
  * token: this controller's claim of the split. */
 static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
-                              const struct job_spec *js_, const struct ctl_paths *paths)
+                              const struct job_spec *js_, const struct ctl_paths *paths,
+                              struct ctl_notes *nt)
 {
     struct job_spec js = *js_;
     vr_err e = { 0 };
     int rc;
-    char now[32];
-    struct ctl_notes nt = { 0 };
-    snprintf(now, sizeof now, "%lld", rq_now_ms());
-    ctl_note(&nt, "started_ms", now);
+    ctl_note_ll(nt, "started_ms", rq_now_ms());
     int wave, elastic = !(js.chunk_seconds > 0); /* --chunk-seconds N: never cut */
-    if ((rc = ctl_chunk_length(c, id, &js, paths->in_path, &wave, &nt, &e)) < 0)
+    if ((rc = ctl_chunk_length(c, id, &js, paths->in_path, &wave, nt, &e)) < 0)
         return rc;
     struct ctl_decision dec;
-    int drc = ctl_decide(&js, paths->in_path, &dec, &e);
-    if (drc == 0)
-        ctl_note(&nt, "layout", dec.layout);
-    vr_err ne = { 0 }; /* the start's notes, in one call, before the job is chunked */
-    if ((rc = ctl_notes_write(c, id, &nt, &ne)) < 0)
-        return rc == VR_EREDIS ? rc : ctl_jobfiles_fail(c, id, token, ne.msg);
-    if (drc < 0) {
+    if (ctl_decide(&js, paths->in_path, &dec, &e) < 0) {
         ctl_paths_unmask(paths, &js, &e);
-        return ctl_jobfiles_fail(c, id, token, e.msg);
+        return ctl_start_fail(c, id, token, nt, e.msg);
     }
+    ctl_note(nt, "layout", dec.layout);
     dec.wave_slots = wave;
     /* an elastic job: pieces of a second at most, half a chunk for short ones */
     dec.piece_s = !elastic ? 0 : js.chunk_seconds / 2 < JOB_CUT_PIECE_S ? js.chunk_seconds / 2
@@ -203,13 +180,13 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
              dec.warmup);
     struct job_manifest man = { 0 };
-    if ((rc = ctl_chunk(c, id, &js, &dec, paths, &man, &e)) < 0) {
+    if ((rc = ctl_chunk(c, id, &js, &dec, paths, nt, &man, &e)) < 0) {
         job_manifest_release(&man);
         if (rc == VR_ECANCELED) {
             log_info("job %s: split stopped: %s", id, e.msg);
             return 0;
         }
-        return rc == VR_EREDIS ? rc : ctl_jobfiles_fail(c, id, token, e.msg);
+        return rc == VR_EREDIS ? rc : ctl_start_fail(c, id, token, nt, e.msg);
     }
     double split_s = man.split_s;
     long long frames = man.frames;

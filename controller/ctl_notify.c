@@ -62,9 +62,9 @@ struct ctl_notify {
 /* The job's own URL only: this controller's --notify stays in its config
  * (the deliveries say "@controller"), never in a record the workers' and
  * vrctl's users may read (issue 41, finding 5). */
-int ctl_notify_urls(struct ctl *c, const char *id, const struct job_spec *js, vr_err *err)
+void ctl_notify_urls(const struct job_spec *js, struct ctl_notes *nt)
 {
-    return rq_job_note(c->q, id, "notify", js && js->notify[0] ? js->notify : "", err);
+    ctl_note(nt, "notify", js && js->notify[0] ? js->notify : "");
 }
 
 int ctl_notify_secret(const char *path, struct ctl_notify_cfg *cfg, vr_err *err)

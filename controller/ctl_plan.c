@@ -24,7 +24,7 @@
 
 /* Creates chunk i's record and queue entry (idempotent). */
 static int ctl_enqueue_range(struct ctl *c, const char *id, const struct job_spec *js,
-                             const struct ctl_decision *d, int i, const struct remux_range *r,
+                             const struct ctl_decision *d, int i, const struct chunk_range *r,
                              const char *fp, vr_err *err)
 {
     char *task = NULL;
@@ -69,10 +69,10 @@ static int ctl_plan_groups(const struct remux_plan *pl, double chunk_s, int **st
  * commit), the chunks are queued, the plan kept for the cuts (ctl_cut.c). */
 static int ctl_plan_elastic(struct ctl *c, const char *id, const struct job_spec *js,
                             const struct ctl_decision *d, const struct ctl_paths *p,
-                            struct remux_plan *pl, double secs, struct job_manifest *man,
-                            vr_err *err)
+                            struct remux_plan *pl, double secs, struct ctl_notes *nt,
+                            struct job_manifest *man, vr_err *err)
 {
-    char fp[REMUX_FP_MAX], v[4][32];
+    char fp[REMUX_FP_MAX];
     int *starts = NULL, rc;
     int n = ctl_plan_groups(pl, js->chunk_seconds, &starts);
     if (n < 0)
@@ -84,17 +84,18 @@ static int ctl_plan_elastic(struct ctl *c, const char *id, const struct job_spec
         man->live_chunks = n;
         rc = ctl_manifest_write(c, id, man, err);
     }
-    /* the plan's notes in one call; pieces: the chunk indices the audit walks */
-    static const char *const fields[] = { "chunks_planned", "piece_ms", "piece_warmup", "pieces" };
-    snprintf(v[0], sizeof v[0], "%d", n);
-    snprintf(v[1], sizeof v[1], "%lld", (long long)(d->piece_s * 1000 + 0.5));
-    snprintf(v[2], sizeof v[2], "%d", d->warmup);
-    snprintf(v[3], sizeof v[3], "%d", pl->nchunks);
-    const char *values[] = { v[0], v[1], v[2], v[3] };
-    if (rc == 0)
-        rc = rq_job_notes(c->q, id, fields, values, 4, err);
+    /* the plan's notes with the start's, in one call; pieces: the chunk
+     * indices the audit walks */
+    if (rc == 0) {
+        ctl_note_ll(nt, "chunks_planned", n);
+        ctl_note_ll(nt, "piece_ms", (long long)(d->piece_s * 1000 + 0.5));
+        ctl_note_ll(nt, "piece_warmup", d->warmup);
+        ctl_note_ll(nt, "pieces", pl->nchunks);
+        ctl_note(nt, "chunking", "range");
+        rc = ctl_notes_write(c, id, nt, err);
+    }
     for (int k = 0; rc == 0 && k < n; k++) {
-        struct remux_range r;
+        struct chunk_range r;
         ctl_range_merge(pl, starts[k], starts[k + 1], &r);
         rc = ctl_enqueue_range(c, id, js, d, starts[k], &r, fp, err);
     }
@@ -113,7 +114,7 @@ static int ctl_plan_elastic(struct ctl *c, const char *id, const struct job_spec
 }
 
 int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
-             const struct ctl_decision *d, const struct ctl_paths *p,
+             const struct ctl_decision *d, const struct ctl_paths *p, struct ctl_notes *nt,
              struct job_manifest *man, vr_err *err)
 {
     double t0 = clock_mono_s();
@@ -124,20 +125,23 @@ int ctl_plan(struct ctl *c, const char *id, const struct job_spec *js,
                                        .wave_slots = d->piece_s > 0 ? 0 : d->wave_slots };
     int rc = remux_plan(p->in_path, &o, &pl, err);
     if (rc == 0 && d->piece_s > 0)
-        return ctl_plan_elastic(c, id, js, d, p, &pl, clock_mono_s() - t0, man, err);
+        return ctl_plan_elastic(c, id, js, d, p, &pl, clock_mono_s() - t0, nt, man, err);
     ctl_paths_unmask(p, js, err);
     if (rc < 0)
         return rc;
     double secs = clock_mono_s() - t0;
-    char fp[REMUX_FP_MAX], planned[16];
+    char fp[REMUX_FP_MAX];
     if (p->in < 0) /* a URL: the object's identity as the plan's reads pinned it */
         snprintf(fp, sizeof fp, "%s", pl.fingerprint);
-    if ((p->in >= 0 ? remux_fingerprint(p->in, fp, sizeof fp, err) : 0) == 0 &&
+    if ((rc = p->in >= 0 ? remux_fingerprint(p->in, fp, sizeof fp, err) : 0) == 0 &&
         (rc = ctl_manifest_of_plan(&pl, secs, man, err)) == 0)
         rc = ctl_manifest_write(c, id, man, err);
-    snprintf(planned, sizeof planned, "%d", pl.nchunks);
-    if (rc == 0) /* status shows the whole count while the chunks are queued */
-        rc = rq_job_note(c->q, id, "chunks_planned", planned, err);
+    if (rc == 0) { /* status shows the whole count while the chunks are queued; with the
+                    * start's notes, in one call */
+        ctl_note_ll(nt, "chunks_planned", pl.nchunks);
+        ctl_note(nt, "chunking", "range");
+        rc = ctl_notes_write(c, id, nt, err);
+    }
     int prerolls = 0;
     unsigned delay = clock_test_delay_ms("VR_TEST_SPLIT_DELAY_MS"); /* a slow plan, for tests */
     for (int i = 0; rc == 0 && i < pl.nchunks; i++) {

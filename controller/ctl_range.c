@@ -1,6 +1,6 @@
 /*
- * ctl_range.c - a chunk's task of a planned range (media/remux_range.h):
- * the numbers of the range in the task's terms, and the range of whole
+ * ctl_range.c - a chunk's task of a planned range (media/remux_range.h;
+ * the task holds the same struct chunk_range), and the range of whole
  * pieces of an elastic job's plan (ctl_plan.c plans, ctl_cut.c cuts).
  */
 #include "ctl.h"
@@ -8,45 +8,15 @@
 #include "job.h"
 #include "remux_range.h"
 
-#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(sizeof(((struct chunk_range *)0)->fingerprint) >= REMUX_FP_MAX,
-               "a task holds a fingerprint");
-_Static_assert(sizeof(((struct chunk_range *)0)->demuxer) >=
-               sizeof(((struct remux_range *)0)->demuxer), "a task holds a demuxer name");
-
-/* The task's numbers of a planned range (INT64_MIN / INT64_MAX keep their
- * meaning: LLONG_MIN / LLONG_MAX). */
-static void ctl_range_task(const struct remux_range *r, const char *source, const char *fp,
-                           struct chunk_range *t)
-{
-    snprintf(t->source, sizeof t->source, "%s", source);
-    snprintf(t->fingerprint, sizeof t->fingerprint, "%s", fp);
-    snprintf(t->demuxer, sizeof t->demuxer, "%s", r->demuxer);
-    t->seek = r->seek;
-    t->first_pts = r->first.pts;
-    t->first_dts = r->first.dts;
-    t->start_pts = r->start.pts;
-    t->start_dts = r->start.dts;
-    t->end_pts = r->has_end ? r->end.pts : LLONG_MIN;
-    t->end_dts = r->has_end ? r->end.dts : LLONG_MIN;
-    t->has_end = r->has_end;
-    t->preroll = r->preroll;
-    t->warmup = r->warmup;
-    t->own_from = r->own_from;
-    t->own_to = r->own_to;
-    t->vs = r->vs;
-    t->tb_num = r->tb_num;
-    t->tb_den = r->tb_den;
-}
-
-void ctl_range_merge(const struct remux_plan *pl, int a, int b, struct remux_range *out)
+void ctl_range_merge(const struct remux_plan *pl, int a, int b, struct chunk_range *out)
 {
     *out = pl->chunks[a];
-    const struct remux_range *last = &pl->chunks[b - 1];
+    const struct chunk_range *last = &pl->chunks[b - 1];
     out->end = last->end;
     out->has_end = last->has_end;
     out->own_to = last->own_to;
@@ -59,7 +29,7 @@ void ctl_range_merge(const struct remux_plan *pl, int a, int b, struct remux_ran
 }
 
 int ctl_range_task_json(const char *id, const struct job_spec *js, const char *layout,
-                        int idx, const struct remux_range *r, const char *fp, char **task,
+                        int idx, const struct chunk_range *r, const char *fp, char **task,
                         vr_err *err)
 {
     struct chunk_task *t = calloc(1, sizeof *t);
@@ -76,7 +46,11 @@ int ctl_range_task_json(const char *id, const struct job_spec *js, const char *l
     snprintf(t->layout, sizeof t->layout, "%s", layout);
     snprintf(t->config, sizeof t->config, "%s", js->config);
     snprintf(t->on_decode_error, sizeof t->on_decode_error, "%s", js->on_decode_error);
-    ctl_range_task(r, js->input, fp, &t->range);
+    snprintf(t->source, sizeof t->source, "%s", js->input);
+    t->range = *r; /* the numbers the task carries (job.c); the rest is not written */
+    snprintf(t->range.fingerprint, sizeof t->range.fingerprint, "%s", fp);
+    if (!t->range.has_end) /* as older tasks said it: no end */
+        t->range.end = (struct chunk_key){ INT64_MIN, INT64_MIN };
     int rc = chunk_task_to_json(t, task, err);
     free(t);
     return rc;

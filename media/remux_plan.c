@@ -73,7 +73,7 @@ static void plan_free(struct plan *p)
     src_close_input(&p->ic);
 }
 
-static int64_t key_ts(const struct remux_key *k)
+static int64_t key_ts(const struct chunk_key *k)
 {
     return k->pts != AV_NOPTS_VALUE ? k->pts : k->dts;
 }
@@ -98,7 +98,7 @@ static int plan_read_video(struct plan *p, vr_err *err)
 
 /* Seeks to index entry e exactly and reads the packet there: a keyframe
  * whose decode (MP4) or presentation (Matroska) time is the entry's. */
-static int plan_seek_key(struct plan *p, const AVIndexEntry *e, struct remux_key *k, vr_err *err)
+static int plan_seek_key(struct plan *p, const AVIndexEntry *e, struct chunk_key *k, vr_err *err)
 {
     int64_t ts = e->timestamp;
     int ret = avformat_seek_file(p->ic, p->vs, ts, ts, ts, 0);
@@ -230,7 +230,7 @@ static int plan_gop_fits(const struct plan *p, int k0, int k1)
  * many more. Without a warm-up, the GOP before (an HEVC CRA's references).
  * Returns the keys[] position with *first read there (plan_seek_key), -1
  * when the pre-roll would be too long (remux_gop.h), or VR_E*. */
-static int plan_preroll_key(struct plan *p, int ki, struct remux_key *first, vr_err *err)
+static int plan_preroll_key(struct plan *p, int ki, struct chunk_key *first, vr_err *err)
 {
     int need = p->o->warmup;
     for (int kj = ki - 1; kj >= 0; kj--) {
@@ -251,7 +251,7 @@ static int plan_preroll_key(struct plan *p, int ki, struct remux_key *first, vr_
 
 /* ---- cuts ---- */
 
-static struct remux_range *plan_add(struct plan *p, vr_err *err)
+static struct chunk_range *plan_add(struct plan *p, vr_err *err)
 {
     struct remux_plan *out = p->out;
     if (out->nchunks >= REMUX_MAX_CHUNKS) {
@@ -269,7 +269,7 @@ static struct remux_range *plan_add(struct plan *p, vr_err *err)
         out->chunks = n;
         p->cap = cap;
     }
-    struct remux_range *r = &out->chunks[out->nchunks++];
+    struct chunk_range *r = &out->chunks[out->nchunks++];
     memset(r, 0, sizeof *r);
     r->seek = INT64_MIN;
     r->own_from = INT64_MIN;
@@ -291,7 +291,7 @@ static int plan_first(struct plan *p, vr_err *err)
                                              "frames", p->in) : rc;
     if (!(p->pkt->flags & AV_PKT_FLAG_KEY))
         return vr_err_set(err, VR_EFORMAT, "%s: video does not start with a keyframe", p->in);
-    struct remux_range *r = plan_add(p, err);
+    struct chunk_range *r = plan_add(p, err);
     if (!r)
         return VR_ENOMEM;
     r->first.pts = r->start.pts = p->pkt->pts;
@@ -306,7 +306,7 @@ static int plan_first(struct plan *p, vr_err *err)
  * gets where it starts (plan_preroll_key) and *first its keyframe, when
  * the cut needs or wants one (an HEVC CRA; any cut with a warm-up) and it
  * fits; else -1. The same rule as the copy split (remux.c split_cut_here). */
-static int plan_cut_ok(struct plan *p, int ki, int *pre, struct remux_key *first, vr_err *err)
+static int plan_cut_ok(struct plan *p, int ki, int *pre, struct chunk_key *first, vr_err *err)
 {
     const AVCodecParameters *par = p->st->codecpar;
     int clean = remux_clean_cut(par, p->pkt);
@@ -327,14 +327,14 @@ static int plan_cut_ok(struct plan *p, int ki, int *pre, struct remux_key *first
 /* A chunk starting at keyframe entry keys[ki] (`start`, checked by
  * plan_seek_key), with the pre-roll from keys[pre] (its keyframe `first`)
  * when pre >= 0. */
-static int plan_cut(struct plan *p, int ki, const struct remux_key *start, int pre,
-                    const struct remux_key *first, vr_err *err)
+static int plan_cut(struct plan *p, int ki, const struct chunk_key *start, int pre,
+                    const struct chunk_key *first, vr_err *err)
 {
     int64_t seek = p->ents[p->keys[pre >= 0 ? pre : ki]].timestamp;
-    struct remux_range *r = plan_add(p, err); /* may move the array */
+    struct chunk_range *r = plan_add(p, err); /* may move the array */
     if (!r)
         return VR_ENOMEM;
-    struct remux_range *prev = r - 1;
+    struct chunk_range *prev = r - 1;
     prev->end = *start;
     prev->has_end = 1;
     prev->own_to = key_ts(start);
@@ -353,7 +353,7 @@ static int plan_cut(struct plan *p, int ki, const struct remux_key *start, int p
  * for a constant rate, whose keyframe times are whole frames apart. */
 static long long plan_span_frames(const struct plan *p, int c)
 {
-    const struct remux_range *r = &p->out->chunks[c];
+    const struct chunk_range *r = &p->out->chunks[c];
     AVRational fr = av_guess_frame_rate(p->ic, p->st, NULL);
     double fps = fr.num > 0 && fr.den > 0 ? av_q2d(fr) : 0;
     double a = key_ts(&r->start) * av_q2d(p->tb);
@@ -363,7 +363,7 @@ static long long plan_span_frames(const struct plan *p, int c)
 
 /* Frames of each chunk where the index lists every frame and none is to
  * be discarded (an MP4 edit list hides frames: then the decoder decides);
- * every chunk's estimate for the cuts (remux_range.frames_est). */
+ * every chunk's estimate for the cuts (chunk_range.frames_est). */
 static void plan_count_frames(struct plan *p, const int *start_entry)
 {
     struct remux_plan *out = p->out;
@@ -415,7 +415,7 @@ static int plan_walk(struct plan *p, int ki0, const struct plan_wave *w, int *st
         const AVIndexEntry *e = &p->ents[p->keys[ki]];
         if ((e->timestamp - cur) * av_q2d(p->tb) < plan_target_s(p, w, p->out->nchunks - 1) - 1e-6)
             continue;
-        struct remux_key k, first;
+        struct chunk_key k, first;
         int pre;
         if ((rc = plan_seek_key(p, e, &k, err)) < 0 ||
             (rc = plan_cut_ok(p, ki, &pre, &first, err)) <= 0)
@@ -446,8 +446,8 @@ static int plan_grade_last_wave(struct plan *p, int *start_entry, int *start_key
     if (!(w.mean_s > 0))
         return 0;
     out->nchunks = w.first + 1; /* its first chunk stays, open-ended until cut again */
-    struct remux_range *r = &out->chunks[w.first];
-    r->end = (struct remux_key){ 0 };
+    struct chunk_range *r = &out->chunks[w.first];
+    r->end = (struct chunk_key){ 0 };
     r->has_end = 0;
     r->own_to = INT64_MAX;
     return plan_walk(p, start_key[w.first], &w, start_entry, start_key, err);

@@ -36,6 +36,7 @@
 #ifndef VR_REMUX_RANGE_H
 #define VR_REMUX_RANGE_H
 
+#include "chunk_range.h"
 #include "vr_err.h"
 
 #include <pthread.h>
@@ -45,13 +46,7 @@
 struct AVFormatContext;
 struct AVPacket;
 
-/* One video packet as both the planner and a worker see it (stream time
- * base; INT64_MIN where libavformat gives none). */
-struct remux_key {
-    int64_t pts, dts;
-};
-
-#define REMUX_FP_MAX 96
+#define REMUX_FP_MAX CHUNK_FP_MAX
 /* A cut while a range is read (queue/rq_cut.h, work stealing): another
  * thread asks the reader to stop at an earlier keyframe of the range, the
  * next chunk's start now; the reader takes it at its next packet unless it
@@ -62,48 +57,17 @@ enum { REMUX_CUT_NONE, REMUX_CUT_ASKED, REMUX_CUT_TAKEN, REMUX_CUT_REFUSED };
 struct remux_cut {
     pthread_mutex_t mu;      /* guards the fields below */
     int state;               /* REMUX_CUT_* */
-    struct remux_key end;    /* the keyframe it now stops before */
+    struct chunk_key end;    /* the keyframe it now stops before */
     int64_t own_to;          /* the end of its window for the other streams */
-    struct remux_key taken;  /* the end of the last cut taken (state may say a later one
+    struct chunk_key taken;  /* the end of the last cut taken (state may say a later one
                               * was refused since); valid once one was taken */
     int taken_any;
     long long read;          /* the range's own video packets handed out so far (stored
                               * by the reader, atomically, outside mu) */
 };
 
-/* One chunk: what a worker reads, decodes and outputs. */
-struct remux_range {
-    int64_t seek;            /* index timestamp to seek to (stream time base); INT64_MIN:
-                              * read from the start of the file, no seek */
-    struct remux_key first;  /* the first video packet after the seek: the pre-roll's
-                              * keyframe, else the chunk's own */
-    struct remux_key start;  /* the chunk's own first keyframe */
-    struct remux_key end;    /* the next chunk's first keyframe (not read); unused when
-                              * !has_end */
-    int has_end;             /* 0: the chunk reads to the end of the file */
-    int preroll;             /* 1: packets from `first` up to `start` are a pre-roll */
-    int warmup;              /* its last `warmup` frames warm the temporal filter up: the
-                              * filter's depth, which the pre-roll holds (or all frames
-                              * before the cut, when fewer) */
-    int64_t own_from, own_to;/* other streams' packets with a time in [own_from, own_to)
-                              * (video time base) are this chunk's; INT64_MIN / INT64_MAX:
-                              * open ends */
-    long long frames;        /* frames the chunk outputs when the index says (MP4 sample
-                              * tables), -1 when it cannot (Matroska Cues hold keyframes) */
-    long long frames_est;    /* frames for placing a cut (controller/ctl_cut.c): `frames`
-                              * where known, else its time span at the stream's frame rate:
-                              * exact for a constant rate; for a variable one an estimate,
-                              * which only moves a cut off the middle (never checked
-                              * against what a worker writes) */
-    char demuxer[32];        /* the demuxer's name (ic->iformat->name), checked by the reader */
-    int vs;                  /* the video stream's index, checked by the reader */
-    int tb_num, tb_den;      /* its time base, checked by the reader */
-    double start_s;          /* its start in seconds from the first frame (logs, events) */
-    char fingerprint[REMUX_FP_MAX]; /* a URL source's identity (http_io.h) the reader's
-                              * object must still have; "" for a file (checked by its
-                              * descriptor before, remux_fingerprint) */
-    struct remux_cut *cut;   /* where a cut is asked while it is read; NULL: none */
-};
+/* One chunk, what a worker reads, decodes and outputs: struct chunk_range
+ * (common/chunk_range.h, shared with the task of queue/job.h). */
 
 /* How to plan. */
 struct remux_plan_opts {
@@ -117,7 +81,7 @@ struct remux_plan_opts {
 
 struct remux_plan {
     int nchunks;
-    struct remux_range *chunks;  /* owned; remux_plan_release frees */
+    struct chunk_range *chunks;  /* owned; remux_plan_release frees */
     long long frames;            /* the source's frames when every chunk's is known, else -1 */
     double duration_s;           /* of the video, from the index */
     char method[32];             /* where the keyframes came from: "mp4 sample tables",
@@ -140,7 +104,7 @@ void remux_plan_release(struct remux_plan *p);
 
 /* The source's identity as a worker can check it: inode, size and mtime
  * (ns) of the open file `fd` ("ino:size:mtime_s.mtime_ns"; the demuxer is
- * checked by the reader, remux_range.demuxer). The device number is left
+ * checked by the reader, chunk_range.demuxer). The device number is left
  * out: it differs between hosts that mount the same NFS export. Returns 0
  * or VR_EIO. */
 int remux_fingerprint(int fd, char *out, size_t n, vr_err *err);
@@ -154,7 +118,7 @@ struct remux_reader;
  * packet and reads the whole pre-roll ahead (at most REMUX_GOP_MAX_*,
  * remux_gop.h). ic stays the caller's. Returns 0 or VR_EFORMAT ("the
  * source changed: ...") naming `path`. */
-int remux_reader_open(struct AVFormatContext *ic, const struct remux_range *r, const char *path,
+int remux_reader_open(struct AVFormatContext *ic, const struct chunk_range *r, const char *path,
                       struct remux_reader **out, vr_err *err);
 
 /* The next packet of the range, in file order: the range's video packets

@@ -25,7 +25,7 @@ enum rd_state { RD_PREROLL, RD_OWN, RD_TAIL, RD_DONE };
 
 struct remux_reader {
     AVFormatContext *ic;         /* the caller's */
-    struct remux_range r;
+    struct chunk_range r;
     char path[1024];
     AVRational vtb;
     enum rd_state state;
@@ -53,7 +53,7 @@ static int64_t rd_time(const AVPacket *p)
 
 /* A packet is named by its pts, unique in a video stream; by its dts only
  * where it has no pts (Matroska's dts are derived, and differ after a seek). */
-static int rd_is(const AVPacket *p, const struct remux_key *k)
+static int rd_is(const AVPacket *p, const struct chunk_key *k)
 {
     return k->pts != AV_NOPTS_VALUE ? p->pts == k->pts : p->dts == k->dts;
 }
@@ -104,7 +104,7 @@ static int rd_push(struct remux_reader *rd, AVPacket *p, vr_err *err)
 
 static int rd_check_stream(const struct remux_reader *rd, vr_err *err)
 {
-    const struct remux_range *r = &rd->r;
+    const struct chunk_range *r = &rd->r;
     const AVFormatContext *ic = rd->ic;
     if (strcmp(ic->iformat->name, r->demuxer))
         return vr_err_set(err, VR_EFORMAT, "%s: the source changed since it was planned: read "
@@ -215,7 +215,7 @@ void remux_reader_free(struct remux_reader **rdp)
     *rdp = NULL;
 }
 
-int remux_reader_open(AVFormatContext *ic, const struct remux_range *r, const char *path,
+int remux_reader_open(AVFormatContext *ic, const struct chunk_range *r, const char *path,
                       struct remux_reader **out, vr_err *err)
 {
     *out = NULL;

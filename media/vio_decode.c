@@ -157,7 +157,7 @@ static void read_side_data(struct vio_in *in)
 
 /* A chunk read in place: the reader seeks, checks and reads the pre-roll
  * ahead; its thresholds replace the ms ones of a chunk file's pre-roll. */
-static int open_range(struct vio_in *in, const struct remux_range *r, vr_err *err)
+static int open_range(struct vio_in *in, const struct chunk_range *r, vr_err *err)
 {
     if (r->vs != in->info.video_index)
         return vr_err_set(err, VR_EFORMAT, "%s: the source changed since it was planned: its "

@@ -29,7 +29,7 @@
 #include <libavformat/avformat.h>
 #include <stdint.h>
 
-struct remux_range;
+struct chunk_range;
 
 /* Frame sizes above these are refused before any allocation: 16384 per
  * side and 16384x8192 in all (16K side-by-side; a 16000x16000 frame is
@@ -57,7 +57,7 @@ struct vio_in_opts {
     int64_t warmup_from_ms;   /* pre-roll frames at or after this many ms are returned as
                                * VIO_WARMUP (the temporal filter's warm-up), uncounted;
                                * set it to preroll_until_ms for none */
-    const struct remux_range *range; /* read only this range of the file (remux_range.h):
+    const struct chunk_range *range; /* read only this range of the file (remux_range.h):
                                * seek, check, its packets and the other streams' packets it
                                * owns; its pre-roll replaces the two above. NULL: all */
     int fail_on_decode_error; /* 1: a packet the decoder refuses or a frame it marks

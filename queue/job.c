@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 
 /* ---- field tables ---- */
 
-enum jf_type { JF_STR, JF_INT, JF_LL, JF_DBL };
+enum jf_type { JF_STR, JF_INT, JF_LL, JF_I64, JF_DBL };
 
 struct jf {
     const char *key;
@@ -77,25 +78,30 @@ static const struct jf task_fields[] = {
  * "open", and timestamps may be negative (an edit list). */
 #define TS_LO -9.3e18
 #define TS_HI 9.3e18
+/* The "range" object of a task: its keys are flat (first_pts, ...), the
+ * numbers those of task.range (common/chunk_range.h), its source task.source. */
+#define RS(k, f) { k, JF_STR, offsetof(struct chunk_task, f), \
+                   sizeof(((struct chunk_task *)0)->f), 0, 0, 1 }
+#define RN(k, f, ty, lo, hi) { k, ty, offsetof(struct chunk_task, range.f), 0, lo, hi, 1 }
 static const struct jf range_fields[] = {
-    S(struct chunk_range, source, 1),
-    S(struct chunk_range, fingerprint, 1),
-    S(struct chunk_range, demuxer, 1),
-    N(struct chunk_range, seek, JF_LL, TS_LO, TS_HI, 1),
-    N(struct chunk_range, first_pts, JF_LL, TS_LO, TS_HI, 1),
-    N(struct chunk_range, first_dts, JF_LL, TS_LO, TS_HI, 1),
-    N(struct chunk_range, start_pts, JF_LL, TS_LO, TS_HI, 1),
-    N(struct chunk_range, start_dts, JF_LL, TS_LO, TS_HI, 1),
-    N(struct chunk_range, end_pts, JF_LL, TS_LO, TS_HI, 1),
-    N(struct chunk_range, end_dts, JF_LL, TS_LO, TS_HI, 1),
-    N(struct chunk_range, has_end, JF_INT, 0, 1, 1),
-    N(struct chunk_range, preroll, JF_INT, 0, 1, 1),
-    N(struct chunk_range, warmup, JF_INT, 0, 1000, 1),
-    N(struct chunk_range, own_from, JF_LL, TS_LO, TS_HI, 1),
-    N(struct chunk_range, own_to, JF_LL, TS_LO, TS_HI, 1),
-    N(struct chunk_range, vs, JF_INT, 0, 1023, 1),
-    N(struct chunk_range, tb_num, JF_INT, 1, 2147483647, 1),
-    N(struct chunk_range, tb_den, JF_INT, 1, 2147483647, 1),
+    RS("source", source),
+    RS("fingerprint", range.fingerprint),
+    RS("demuxer", range.demuxer),
+    RN("seek", seek, JF_I64, TS_LO, TS_HI),
+    RN("first_pts", first.pts, JF_I64, TS_LO, TS_HI),
+    RN("first_dts", first.dts, JF_I64, TS_LO, TS_HI),
+    RN("start_pts", start.pts, JF_I64, TS_LO, TS_HI),
+    RN("start_dts", start.dts, JF_I64, TS_LO, TS_HI),
+    RN("end_pts", end.pts, JF_I64, TS_LO, TS_HI),
+    RN("end_dts", end.dts, JF_I64, TS_LO, TS_HI),
+    RN("has_end", has_end, JF_INT, 0, 1),
+    RN("preroll", preroll, JF_INT, 0, 1),
+    RN("warmup", warmup, JF_INT, 0, 1000),
+    RN("own_from", own_from, JF_I64, TS_LO, TS_HI),
+    RN("own_to", own_to, JF_I64, TS_LO, TS_HI),
+    RN("vs", vs, JF_INT, 0, 1023),
+    RN("tb_num", tb_num, JF_INT, 1, 2147483647),
+    RN("tb_den", tb_den, JF_INT, 1, 2147483647),
     { 0 }
 };
 
@@ -114,6 +120,7 @@ static json_t *jf_object(const struct jf *t, const void *obj, const char **bad)
         case JF_STR: v = json_string(base + f->off); break;
         case JF_INT: v = json_integer(*(const int *)(base + f->off)); break;
         case JF_LL:  v = json_integer(*(const long long *)(base + f->off)); break;
+        case JF_I64: v = json_integer(*(const int64_t *)(base + f->off)); break;
         case JF_DBL: v = json_real(*(const double *)(base + f->off)); break;
         }
         if (!v || json_object_set_new(o, f->key, v) < 0) {
@@ -204,6 +211,8 @@ static int jf_fields(const struct jf *t, const char *what, json_t *o, const char
             *(int *)(base + f->off) = (int)json_integer_value(v);
         else if (f->type == JF_LL)
             *(long long *)(base + f->off) = (long long)json_integer_value(v);
+        else if (f->type == JF_I64)
+            *(int64_t *)(base + f->off) = (int64_t)json_integer_value(v);
         else
             *(double *)(base + f->off) = d;
     }
@@ -357,7 +366,7 @@ int chunk_task_to_json(const struct chunk_task *t, char **out, vr_err *err)
     const char *bad;
     json_t *o = jf_object(task_fields, t, &bad);
     if (o && t->is_range) {
-        json_t *r = jf_object(range_fields, &t->range, &bad);
+        json_t *r = jf_object(range_fields, t, &bad);
         if (!r || json_object_set_new(o, "range", r) < 0) {
             json_decref(o);
             o = NULL;
@@ -367,12 +376,13 @@ int chunk_task_to_json(const struct chunk_task *t, char **out, vr_err *err)
 }
 
 /* A range as a worker may use it: a source it can name, numbers that fit. */
-static int chunk_range_check(const struct chunk_range *r, vr_err *err)
+static int chunk_range_check(const struct chunk_task *t, vr_err *err)
 {
-    if (r->source[0] != '/' && !url_root_is_url(r->source))
+    const struct chunk_range *r = &t->range;
+    if (t->source[0] != '/' && !url_root_is_url(t->source))
         return vr_err_set(err, VR_EFORMAT, "chunk task: range source must be an absolute path "
                           "or a URL");
-    int url = url_root_is_url(r->source); /* "http:<size>:<ETag>": printable, no space */
+    int url = url_root_is_url(t->source); /* "http:<size>:<ETag>": printable, no space */
     for (const char *c = r->fingerprint; *c; c++)
         if (url ? (unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f
                 : !strchr("0123456789:.", *c))
@@ -423,13 +433,12 @@ int chunk_task_parse(const char *json, size_t len, struct chunk_task *t, vr_err 
     json_t *root = NULL;
     int rc = jf_parse_ex(task_fields, "chunk task", json, len, "range", t, &root, err);
     json_t *r = root ? json_object_get(root, "range") : NULL;
-    if (rc == 0 && r && (rc = jf_fields(range_fields, "chunk task range", r, NULL, &t->range,
-                                        err)) == 0)
+    if (rc == 0 && r && (rc = jf_fields(range_fields, "chunk task range", r, NULL, t, err)) == 0)
         t->is_range = 1;
     json_decref(root);
     if (rc == 0 && t->is_range)
         rc = t->in[0] ? vr_err_set(err, VR_EFORMAT, "chunk task: a range has no input file")
-                      : chunk_range_check(&t->range, err);
+                      : chunk_range_check(t, err);
     if (rc == 0 && !t->is_range && (!t->in[0] || t->frames < 1))
         rc = vr_err_set(err, VR_EFORMAT, "chunk task: needs 'in' and 'frames' >= 1, or a "
                         "'range'");

@@ -8,6 +8,7 @@
 #ifndef VR_JOB_H
 #define VR_JOB_H
 
+#include "chunk_range.h"
 #include "vr_err.h"
 
 #include <stddef.h>
@@ -60,22 +61,6 @@ struct job_spec {
                                      * what a damaged packet does (job_decode_error_fail) */
 };
 
-/* A chunk read in place: the range of the source it covers (the numbers of
- * media/remux_range.h's struct remux_range, which queue/ does not see). */
-struct chunk_range {
-    char source[JOB_PATH_MAX];      /* the job's input, absolute; under the workers'
-                                     * --input-root */
-    char fingerprint[96];           /* remux_fingerprint: the source as planned */
-    long long seek;                 /* LLONG_MIN: read from the start */
-    long long first_pts, first_dts; /* LLONG_MIN: none */
-    long long start_pts, start_dts;
-    long long end_pts, end_dts;
-    int has_end, preroll, warmup;
-    long long own_from, own_to;     /* LLONG_MIN / LLONG_MAX: open */
-    char demuxer[32];               /* the demuxer the plan opened it with */
-    int vs, tb_num, tb_den;
-};
-
 struct chunk_task {
     char job[JOB_ID_MAX];
     int idx;
@@ -92,9 +77,14 @@ struct chunk_task {
     char config[JOB_CONFIG_MAX];    /* the job's config overrides, "" = none */
     char on_decode_error[8];        /* the job's: conceal | fail ("" = conceal) */
     char alpha_area[8];             /* the job's (struct job_spec) */
-    int is_range;                   /* 1: `range` is set, `in` is "" (JSON: "range" object);
-                                     * 0: `in` is a chunk file of the copy split */
-    struct chunk_range range;
+    int is_range;                   /* 1: `source` and `range` are set, `in` is "" (JSON: the
+                                     * "range" object); 0: `in` is a chunk file of the copy
+                                     * split */
+    char source[JOB_PATH_MAX];      /* a range's source (JSON: range.source): the job's
+                                     * input, absolute or a URL; under the workers'
+                                     * --input-root */
+    struct chunk_range range;       /* common/chunk_range.h; LLONG_MIN / LLONG_MAX (= INT64_*)
+                                     * say "none" and "open" as there */
 };
 
 /* The longest chunk the fleet chooses, and the shortest: long enough that a

@@ -7,6 +7,7 @@
 #include "rq.h"
 
 #include "cmdtable.h"
+#include "job.h"
 #include "clock.h"
 #include "log.h"
 #include "storage.h"
@@ -488,6 +489,30 @@ int rq_reply_str(const redisReply *r, char *buf, size_t n, vr_err *err)
                           (size_t)r->len, n - 1);
     memcpy(buf, r->str, r->len);
     buf[r->len] = '\0';
+    return 1;
+}
+
+int rq_entry_names(const redisReply *e, char *job, size_t jn, int *idx)
+{
+    char idxs[16] = "";
+    job[0] = '\0';
+    if (!e || e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+        e->element[1]->type != REDIS_REPLY_ARRAY)
+        return 0;
+    const redisReply *f = e->element[1];
+    for (size_t k = 0; k + 1 < f->elements; k += 2) {
+        if (f->element[k]->type != REDIS_REPLY_STRING)
+            continue;
+        if (!strcmp(f->element[k]->str, "job"))
+            rq_reply_str(f->element[k + 1], job, jn, NULL);
+        else if (!strcmp(f->element[k]->str, "idx"))
+            rq_reply_str(f->element[k + 1], idxs, sizeof idxs, NULL);
+    }
+    char *end;
+    long v = strtol(idxs, &end, 10);
+    if (!job_id_valid(job) || !idxs[0] || *end || v < 0 || v > 1000000)
+        return 0;
+    *idx = (int)v;
     return 1;
 }
 

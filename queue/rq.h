@@ -156,6 +156,11 @@ int rq_check_noeviction(struct rq *q, vr_err *err);
  * is longer than n-1 or of another type; 1 = copied, 0 = nil. */
 int rq_reply_str(const redisReply *r, char *buf, size_t n, vr_err *err);
 
+/* The job and chunk a queue stream's entry e names (an element of an
+ * XRANGE / XREADGROUP reply: its id, then [field, value, ...]; fields job
+ * and idx): 1, or 0 when it names none (no job id, idx not 0..1000000). */
+int rq_entry_names(const redisReply *e, char *job, size_t jn, int *idx);
+
 /* Integer or numeric string reply into *v; nil gives 0 and returns 0. */
 int rq_reply_ll(const redisReply *r, long long *v, vr_err *err);
 

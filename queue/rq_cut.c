@@ -14,7 +14,7 @@
 void rq_cut_end_text(const struct chunk_range *r, char *buf, size_t n)
 {
     if (r->has_end)
-        snprintf(buf, n, "%lld:%lld", r->end_pts, r->end_dts);
+        snprintf(buf, n, "%lld:%lld", (long long)r->end.pts, (long long)r->end.dts);
     else
         snprintf(buf, n, "open");
 }

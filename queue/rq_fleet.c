@@ -275,27 +275,11 @@ static int rq_entry_chunk(struct rq *q, const char *stream, const char *id, char
     redisReply *x = rq_cmd(q, err, "XRANGE %s %s %s", stream, id, id);
     if (!x)
         return err ? err->code : VR_EREDIS;
-    char idxs[16] = "";
     job[0] = '\0';
-    if (x->type == REDIS_REPLY_ARRAY && x->elements == 1 && x->element[0]->elements == 2 &&
-        x->element[0]->element[1]->type == REDIS_REPLY_ARRAY) {
-        const redisReply *f = x->element[0]->element[1];
-        for (size_t k = 0; k + 1 < f->elements; k += 2) {
-            if (f->element[k]->type != REDIS_REPLY_STRING)
-                continue;
-            if (!strcmp(f->element[k]->str, "job"))
-                rq_reply_str(f->element[k + 1], job, jn, NULL);
-            else if (!strcmp(f->element[k]->str, "idx"))
-                rq_reply_str(f->element[k + 1], idxs, sizeof idxs, NULL);
-        }
-    }
+    int rc = x->type == REDIS_REPLY_ARRAY && x->elements == 1 &&
+             rq_entry_names(x->element[0], job, jn, idx);
     freeReplyObject(x);
-    char *end;
-    long v = strtol(idxs, &end, 10);
-    if (!job[0] || !idxs[0] || *end || v < 0 || v > 1000000)
-        return 0;
-    *idx = (int)v;
-    return 1;
+    return rc;
 }
 
 /* XPENDING of `stream` (group workers): entries idle for at least

@@ -404,7 +404,7 @@ int rq_job_note(struct rq *q, const char *id, const char *field, const char *val
     return rq_job_notes(q, id, &field, &value, 1, err);
 }
 
-#define RQ_JOB_NOTES_MAX 8
+#define RQ_JOB_NOTES_MAX 16
 
 int rq_job_notes(struct rq *q, const char *id, const char *const *fields,
                  const char *const *values, int n, vr_err *err)

@@ -52,8 +52,9 @@ int rq_job_number(struct rq *q, const char *id, const char *field, long long *v,
 int rq_job_note(struct rq *q, const char *id, const char *field, const char *value,
                 vr_err *err);
 
-/* The same for n fields at once (one HSET, one round trip): a job's start
- * writes its notes together. Refuses all when one is a scripted field. */
+/* The same for n fields at once, n = 1..16 (one HSET, one round trip): a
+ * job's start writes its notes together (controller/ctl_notes.c). Refuses
+ * all when one is a scripted field. */
 int rq_job_notes(struct rq *q, const char *id, const char *const *fields,
                  const char *const *values, int n, vr_err *err);
 

@@ -127,32 +127,6 @@ static int rq_last_delivered(struct rq *q, const char *stream, char *ld, size_t 
     return found;
 }
 
-/* Entry e's job and chunk (fields job, idx): 1, or 0 when it names none.
- * (rq_fleet.c's rq_entry_chunk reads the same fields: sharing it would make
- * a circle of the two files, rq_lease.c using rq_pending_idle.) */
-static int rq_entry_names(const redisReply *e, char *job, size_t jn, int *idx)
-{
-    if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 || e->element[1]->type != REDIS_REPLY_ARRAY)
-        return 0;
-    const redisReply *f = e->element[1];
-    char idxs[16] = "";
-    job[0] = '\0';
-    for (size_t k = 0; k + 1 < f->elements; k += 2) {
-        if (f->element[k]->type != REDIS_REPLY_STRING)
-            continue;
-        if (!strcmp(f->element[k]->str, "job"))
-            rq_reply_str(f->element[k + 1], job, jn, NULL);
-        else if (!strcmp(f->element[k]->str, "idx"))
-            rq_reply_str(f->element[k + 1], idxs, sizeof idxs, NULL);
-    }
-    char *end;
-    long v = strtol(idxs, &end, 10);
-    if (!job_id_valid(job) || !idxs[0] || *end || v < 0 || v > 1000000)
-        return 0;
-    *idx = (int)v;
-    return 1;
-}
-
 int rq_noack_sweep(struct rq *q, const char *stream, char *cursor, vr_err *err)
 {
     char ld[RQ_ID_MAX];

@@ -5,11 +5,9 @@
  * storage/jobs/<id>) and never a live one; `vrctl purge JOB` and `vrctl
  * purge --older-than D` do it by hand, refusing a live job.
  */
-#include "rq.h"
-#include "util-redis.h"
+#include "util-retain.h"
 
 #include <criterion/criterion.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,29 +63,16 @@ static int vrctl(char *out, size_t n, const char *a, const char *b, const char *
 
 Test(controller_retention, ended_jobs_purged_after_keep_jobs_live_ones_kept)
 {
-    cr_assert_eq(tdist_start(&D, 0, 30, 0, 1), 0);
-    const char *args[] = { "--keep-jobs", "4s", NULL };
-    memcpy(D.ctl_args, args, sizeof args);
-    cr_assert_gt(tdist_controller(&D), 0);
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
-    char in[400], out[400], done_id[64], live_id[64], dir[600], buf[4096];
-    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
-    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
-    cr_assert_eq(tclip_make(in, 1, 160, 10, 0), 0);
-    const char *copy[] = { "--chunking", "copy", NULL }; /* files under storage/jobs/<id> */
-    cr_assert_eq(tdist_submit(&D, in, out, copy, done_id, sizeof done_id), 0);
-    cr_assert_eq(tdist_watch(&D, done_id, 60000), 0);
+    struct tretain t;
+    tretain_start(&D, &Q, &t);
+    const char *done_id = t.done_id, *dir = t.dir;
+    char live_id[64], buf[4096];
     cr_assert_eq(records_of(done_id), 4, "the done job's records are not all there");
-    snprintf(dir, sizeof dir, "%s/jobs/%s", D.storage, done_id);
-    cr_assert_eq(access(dir, F_OK), 0, "%s missing before the purge", dir);
 
     /* No worker from here on: the next job stays live, however old. */
-    kill(D.w[0], SIGKILL);
-    tproc_wait(D.w[0], 10000);
-    D.w[0] = 0;
+    tretain_no_worker(&D);
     const char *again[] = { "-y", NULL }; /* the done job's output is there */
-    cr_assert_eq(tdist_submit(&D, in, out, again, live_id, sizeof live_id), 0);
+    cr_assert_eq(tdist_submit(&D, t.in, t.out, again, live_id, sizeof live_id), 0);
 
     int left = 4;
     for (int t = 0; t < 300 && left; t++, tmsleep(100))

@@ -4,11 +4,9 @@
  * removes a job directory that has had no record in Redis for longer than
  * --keep-jobs, logs it, and leaves a live job's directory beside it alone.
  */
-#include "rq.h"
-#include "util-redis.h"
+#include "util-retain.h"
 
 #include <criterion/criterion.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,21 +25,10 @@ TestSuite(dist_orphan_dirs, .fini = teardown, .timeout = 150);
 
 Test(dist_orphan_dirs, flushall_leftover_dir_removed_live_job_dir_kept)
 {
-    cr_assert_eq(tdist_start(&D, 0, 30, 0, 1), 0);
-    const char *args[] = { "--keep-jobs", "4s", NULL };
-    memcpy(D.ctl_args, args, sizeof args);
-    cr_assert_gt(tdist_controller(&D), 0);
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
-    char in[400], out[400], done_id[64], live_id[64], dir[600], live_dir[600], key[128];
-    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
-    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
-    cr_assert_eq(tclip_make(in, 1, 160, 10, 0), 0);
-    const char *copy[] = { "--chunking", "copy", NULL }; /* files under storage/jobs/<id> */
-    cr_assert_eq(tdist_submit(&D, in, out, copy, done_id, sizeof done_id), 0);
-    cr_assert_eq(tdist_watch(&D, done_id, 60000), 0);
-    snprintf(dir, sizeof dir, "%s/jobs/%s", D.storage, done_id);
-    cr_assert_eq(access(dir, F_OK), 0, "%s missing after the job", dir);
+    struct tretain t;
+    tretain_start(&D, &Q, &t);
+    const char *done_id = t.done_id, *dir = t.dir;
+    char live_id[64], live_dir[600], key[128];
 
     /* The record goes before --keep-jobs would purge it with its directory. */
     redisReply *r = rq_cmd(Q, NULL, "FLUSHALL");
@@ -49,11 +36,9 @@ Test(dist_orphan_dirs, flushall_leftover_dir_removed_live_job_dir_kept)
     freeReplyObject(r);
 
     /* No worker from here on: the next job stays live, its directory made. */
-    kill(D.w[0], SIGKILL);
-    tproc_wait(D.w[0], 10000);
-    D.w[0] = 0;
+    tretain_no_worker(&D);
     const char *again[] = { "--chunking", "copy", "-y", NULL };
-    cr_assert_eq(tdist_submit(&D, in, out, again, live_id, sizeof live_id), 0);
+    cr_assert_eq(tdist_submit(&D, t.in, t.out, again, live_id, sizeof live_id), 0);
     snprintf(live_dir, sizeof live_dir, "%s/jobs/%s", D.storage, live_id);
     for (int t = 0; t < 300 && access(live_dir, F_OK) != 0; t++)
         tmsleep(100);

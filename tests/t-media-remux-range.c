@@ -84,7 +84,7 @@ static void read_all(const char *path, struct pks *l)
 
 /* The packets chunk r hands out, its pre-roll (video packets before its
  * own keyframe) apart. Returns the reader's result (0 or VR_E*). */
-static int read_range(const char *path, const struct remux_range *r, struct pks *own,
+static int read_range(const char *path, const struct chunk_range *r, struct pks *own,
                       struct pks *pre, vr_err *e)
 {
     AVFormatContext *ic = open_file(path);
@@ -148,7 +148,7 @@ static int check_ranges(const char *path, double secs, int warmup, int want_prer
     int prerolls = 0;
     long long vid = 0, est = 0;
     for (int c = 0; c < pl.nchunks; c++) {
-        const struct remux_range *r = &pl.chunks[c];
+        const struct chunk_range *r = &pl.chunks[c];
         own.n = pre.n = 0;
         cr_assert_eq(read_range(path, r, &own, &pre, &e), 0, "%s chunk %d: %s", path, c, e.msg);
         cr_assert_eq(r->has_end, c + 1 < pl.nchunks);
@@ -322,7 +322,7 @@ struct frames {
 
 /* Decodes `path` (its range r, or all of it) on the CPU: every output
  * frame's pts and a CRC of its luma, and the warm-up frames counted. */
-static void decode(const char *path, const struct remux_range *r, struct frames *f)
+static void decode(const char *path, const struct chunk_range *r, struct frames *f)
 {
     struct vio_in_opts io = { .path = path, .range = r };
     struct vio_in *in;
@@ -445,11 +445,11 @@ Test(media_remux_range, a_matroska_range_takes_a_cut_asked_mid_read)
     cr_assert_eq(remux_plan(f, &ow, &whole, &e), 0, "%s", e.msg);
     cr_assert_eq(remux_plan(f, &ok, &keys, &e), 0, "%s", e.msg);
     cr_assert_geq(keys.nchunks, 4);
-    struct remux_range r = whole.chunks[0]; /* [0 s, 4 s) */
+    struct chunk_range r = whole.chunks[0]; /* [0 s, 4 s) */
     struct remux_cut cut = { .state = REMUX_CUT_NONE };
     pthread_mutex_init(&cut.mu, NULL);
     r.cut = &cut;
-    const struct remux_range *at = &keys.chunks[2]; /* the keyframe at 2 s */
+    const struct chunk_range *at = &keys.chunks[2]; /* the keyframe at 2 s */
     cr_assert_eq(at->start.dts, AV_NOPTS_VALUE, "Matroska's index gives no dts");
 
     AVFormatContext *ic = open_file(f);

@@ -12,7 +12,7 @@
 #include "seg.h"
 #include "vr_err.h"
 
-struct remux_range;
+struct chunk_range;
 
 enum pipe_output { PIPE_OUT_MASK = 0, PIPE_OUT_ALPHA_PACKED, PIPE_OUT_GREENSCREEN };
 
@@ -36,7 +36,7 @@ struct pipe_opts {
                                 * PICTURE_THREADS_PER_SHARE in pipeline.c */
     int host_encoders;         /* encoders sharing this host's cores (serve --host-slots);
                                 * 0 or 1: this one alone */
-    const struct remux_range *range; /* read only this range of `in` (a chunk read in place,
+    const struct chunk_range *range; /* read only this range of `in` (a chunk read in place,
                                 * remux_range.h; its pre-roll replaces the two above), or
                                 * NULL: the whole file */
     const char *ts_path;       /* where the output's exact source timestamps go (remux_ts.h),

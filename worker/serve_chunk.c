@@ -105,33 +105,33 @@ static void serve_files_close(struct serve_files *f)
 /* A range task's source: named under the input root, opened beneath it
  * without following links, a regular file, and the one planned (its
  * fingerprint); each failure is permanent and says what to do. */
-static int serve_source_open(const struct serve *s, const struct chunk_range *r,
+static int serve_source_open(const struct serve *s, const struct chunk_task *t,
                              struct serve_files *f, vr_err *err)
 {
     char rel[JOB_PATH_MAX], fp[REMUX_FP_MAX];
-    snprintf(f->in_real, sizeof f->in_real, "%s", r->source);
-    if (url_root_is_url(r->source)) { /* the decoder opens it, checking the plan's identity */
-        int rc = url_root_check(r->source, s->input_url_root, "vr-worker serve --input-root",
+    snprintf(f->in_real, sizeof f->in_real, "%s", t->source);
+    if (url_root_is_url(t->source)) { /* the decoder opens it, checking the plan's identity */
+        int rc = url_root_check(t->source, s->input_url_root, "vr-worker serve --input-root",
                                 err);
         f->env = rc < 0 && !s->input_url_root[0];
-        snprintf(f->in_path, sizeof f->in_path, "%s", r->source);
+        snprintf(f->in_path, sizeof f->in_path, "%s", t->source);
         return rc;
     }
-    int rc = beneath_rel(s->input_root, r->source, rel, sizeof rel);
+    int rc = beneath_rel(s->input_root, t->source, rel, sizeof rel);
     f->env = rc == VR_ENOENT;
     if (rc == VR_ENOENT)
         return vr_err_set(err, VR_EINVAL, "chunk source %s is not under this worker's "
                           "--input-root %s: give the worker that root, or submit the job with "
-                          "--chunking copy", r->source, s->input_root);
+                          "--chunking copy", t->source, s->input_root);
     if (rc < 0) /* a task from Redis, not the controller's: it plans absolute, clean names */
         return vr_err_set(err, VR_EINVAL, "chunk source %s: not an absolute path without '..' "
-                          "(it must lie under this worker's --input-root %s)", r->source,
+                          "(it must lie under this worker's --input-root %s)", t->source,
                           s->input_root);
     f->env = 1; /* the input root, and the source as this worker sees it */
     int root = open(s->input_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root < 0)
         return storage_errno(errno, "cannot open the input root", s->input_root, err);
-    f->in = beneath_open_file(root, rel, "chunk source", r->source, s->input_root, NULL, err);
+    f->in = beneath_open_file(root, rel, "chunk source", t->source, s->input_root, NULL, err);
     close(root);
     if (f->in < 0) {
         /* missing, unreadable or I/O: this worker's mount; a link, a path
@@ -142,10 +142,10 @@ static int serve_source_open(const struct serve *s, const struct chunk_range *r,
     f->env = 0;
     if ((rc = remux_fingerprint(f->in, fp, sizeof fp, err)) < 0)
         return rc;
-    if (strcmp(fp, r->fingerprint))
+    if (strcmp(fp, t->range.fingerprint))
         return vr_err_set(err, VR_EFORMAT, "source %s changed since the job was planned (inode, "
-                          "size or mtime differ: %s, planned %s): resubmit the job", r->source,
-                          fp, r->fingerprint);
+                          "size or mtime differ: %s, planned %s): resubmit the job", t->source,
+                          fp, t->range.fingerprint);
     return 0;
 }
 
@@ -165,7 +165,7 @@ static int serve_files_open(const struct serve *s, const struct chunk_task *t,
     char odir[STORAGE_PATH_MAX];
     snprintf(f->in_real, sizeof f->in_real, "%.3000s/%.1000s", s->storage, t->in);
     if (t->is_range)
-        rc = serve_source_open(s, &t->range, f, err);
+        rc = serve_source_open(s, t, f, err);
     else /* a regular file only, opened without waiting: a FIFO there would hold the
           * chunk (and its renewed lease) for good (issue 41, finding 2) */
         if ((f->in = beneath_open_file(f->root, t->in, "chunk input", f->in_real, s->storage,
@@ -187,28 +187,6 @@ static int serve_files_open(const struct serve *s, const struct chunk_task *t,
         beneath_fd_path(f->in, NULL, f->in_path, sizeof f->in_path);
     beneath_fd_path(f->out_dir, name, f->out_path, sizeof f->out_path);
     return t->is_range ? remux_ts_name(f->out_path, f->ts_path, sizeof f->ts_path, err) : 0;
-}
-
-/* The range of a task, in the reader's terms (LLONG_MIN is INT64_MIN). */
-static void serve_range(const struct chunk_range *t, struct remux_range *r)
-{
-    memset(r, 0, sizeof *r);
-    r->seek = t->seek;
-    r->first = (struct remux_key){ t->first_pts, t->first_dts };
-    r->start = (struct remux_key){ t->start_pts, t->start_dts };
-    r->end = (struct remux_key){ t->end_pts, t->end_dts };
-    r->has_end = t->has_end;
-    r->preroll = t->preroll;
-    r->warmup = t->warmup;
-    r->own_from = t->own_from;
-    r->own_to = t->own_to;
-    r->frames = -1;
-    snprintf(r->demuxer, sizeof r->demuxer, "%s", t->demuxer);
-    r->vs = t->vs;
-    r->tb_num = t->tb_num;
-    r->tb_den = t->tb_den;
-    if (url_root_is_url(t->source)) /* a file's is checked by its descriptor, before */
-        snprintf(r->fingerprint, sizeof r->fingerprint, "%s", t->fingerprint);
 }
 
 /* The checksum of a chunk's output (and its sidecar, range tasks) as the
@@ -258,9 +236,12 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
     o.warmup_from_ms = t->warmup_from;
     o.fail_on_decode_error = job_decode_error_fail(t->on_decode_error) == 1;
     o.frames_live = &s->chunk_frames;
-    struct remux_range range;
+    struct chunk_range range;
     if (t->is_range) {
-        serve_range(&t->range, &range);
+        range = t->range; /* the task's numbers; what it does not carry, cleared: */
+        range.frames = -1;
+        if (!url_root_is_url(t->source)) /* a file's is checked by its descriptor, before */
+            range.fingerprint[0] = '\0';
         range.cut = &s->cut; /* a cut heard while it runs moves its end */
         o.range = &range;
     }

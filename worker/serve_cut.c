@@ -53,7 +53,7 @@ void serve_cut_poll(struct serve *s, struct rq *q, const struct rq_held *h)
         goto out;
     }
     pthread_mutex_lock(&s->cut.mu);
-    s->cut.end = (struct remux_key){ t->range.end_pts, t->range.end_dts };
+    s->cut.end = t->range.end;
     s->cut.own_to = t->range.own_to;
     s->cut.state = REMUX_CUT_ASKED;
     pthread_mutex_unlock(&s->cut.mu);
