@@ -196,7 +196,7 @@ static void joins_until_done(const char *id)
 {
     enum { MAXW = 16 };
     struct rq_worker_info w[MAXW];
-    char names[MAXW][128], jk[128], state[32] = "running";
+    char names[MAXW][160], jk[128], state[32] = "running";
     long long seen[MAXW], busy[MAXW];
     int n = 0;
     rq_key_job(jk, sizeof jk, id);
@@ -210,7 +210,7 @@ static void joins_until_done(const char *id)
             while (j < n && strcmp(names[j], w[i].name))
                 j++;
             if (j == n && n < MAXW) {
-                snprintf(names[n], sizeof names[n], "%s", w[i].name);
+                snprintf(names[n], sizeof names[n], "%.159s", w[i].name);
                 seen[n] = now;
                 busy[n++] = 0;
             }
