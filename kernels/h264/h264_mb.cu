@@ -30,13 +30,124 @@ __global__ static void k_load(struct h264_frame f, const uint8_t *y, int yls, in
 }
 
 enum { SEARCH_WARPS = 4 }; /* MBs (warps) a block */
+#define FULL_MASK 0xffffffffu
 
-/* Stage 1a: a warp an MB (search_mb's SADs over the lanes). */
+/* The SAD of the source rows s (4 rows of 16 pixels, 4 words each) against
+ * the reference's 4 rows from (px, py): aligned words, shifted into place. */
+__device__ static unsigned sad_4rows(const uint32_t *s, const uint8_t *ref, int ls, int px, int py)
+{
+    const int sh = (px & 3) * 8;
+    unsigned sad = 0;
+    for (int r = 0; r < 4; r++) {
+        const uint32_t *w = (const uint32_t *)(ref + (size_t)(py + r) * ls + (px & ~3));
+        uint32_t a[5];
+        for (int i = 0; i < 4; i++)
+            a[i] = w[i];
+        a[4] = sh ? w[4] : 0; /* a fifth word only when unaligned: it is then inside the row */
+        for (int i = 0; i < 4; i++)
+            sad += __vsadu4(s[4 * r + i], __funnelshift_r(a[i], a[i + 1], sh));
+    }
+    return sad;
+}
+
+/* mv_cost of the vector (vx, vy) of candidate g (lane group g, 4 lanes of 4
+ * rows each; q the lane's quarter), valid where the candidate exists; then
+ * over the warp, the least (cost << 3 | g): the cheapest candidate, the
+ * first in candidate order of equals (search_mb's strict "<" in order).
+ * ~0u when no candidate is valid. */
+__device__ static unsigned cand_min(const struct h264_frame *fr, const uint32_t *s, int mx, int my,
+                                    int vx, int vy, int valid, int lambda, int g, int q)
+{
+    int px = mx * 16 + vx, py = my * 16 + vy;
+    valid = valid && vx >= -H264_SEARCH && vx <= H264_SEARCH && vy >= -H264_SEARCH &&
+            vy <= H264_SEARCH && px >= 0 && py >= 0 && px <= fr->mbw * 16 - 16 &&
+            py <= fr->mbh * 16 - 16;
+    unsigned sad = valid ? sad_4rows(s, fr->ref, fr->ls, px, py + 4 * q) : 0;
+    sad += __shfl_xor_sync(FULL_MASK, sad, 1);
+    sad += __shfl_xor_sync(FULL_MASK, sad, 2);
+    unsigned key = valid ? (sad + (unsigned)lambda * (unsigned)(se_bits(4 * vx) + se_bits(4 * vy))) << 3 |
+                               (unsigned)g
+                         : ~0u;
+    for (int off = 4; off < 32; off <<= 1)
+        key = min(key, __shfl_xor_sync(FULL_MASK, key, off));
+    return key;
+}
+
+/* Stage 1a, one MB a warp: search_mb's decisions (h264_mv_impl.h, the C
+ * twin's) with each step's candidates at once, 4 lanes a candidate, the
+ * source MB in registers: the chain of dependent SADs is a step long, not
+ * a candidate long. The zero vector first, 8 pixels a lane. */
+__device__ static void search_mb_warp(const struct h264_frame *fr, int mx, int my, int lane)
+{
+    struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
+    const int ls = fr->ls, lambda = MV_LAMBDA[fr->qp];
+    const size_t o = (size_t)my * 16 * ls + (size_t)mx * 16;
+    const uint8_t *src = fr->src + o;
+    const int zy = lane >> 1, zx = (lane & 1) * 8;
+    uint2 za = *(const uint2 *)(src + (size_t)zy * ls + zx);
+    uint2 zb = *(const uint2 *)(fr->ref + o + (size_t)zy * ls + zx);
+    unsigned sad = __vsadu4(za.x, zb.x) + __vsadu4(za.y, zb.y);
+    for (int off = 16; off; off >>= 1)
+        sad += __shfl_xor_sync(FULL_MASK, sad, off);
+    unsigned best = sad + 2u * (unsigned)lambda; /* se_bits(0) twice */
+    int bx = 0, by = 0;
+    if (sad) { /* SAD 0 at zero: nothing can beat it */
+        const int g = lane >> 2, q = lane & 3;
+        uint32_t s[16];
+        for (int r = 0; r < 4; r++) {
+            uint4 v = *(const uint4 *)(src + (size_t)(4 * q + r) * ls);
+            s[4 * r] = v.x;
+            s[4 * r + 1] = v.y;
+            s[4 * r + 2] = v.z;
+            s[4 * r + 3] = v.w;
+        }
+        int lx = m->mv[0] / 4, ly = m->mv[1] / 4;
+        if (lx || ly) {
+            unsigned k = cand_min(fr, s, mx, my, lx, ly, g == 0, lambda, g, q);
+            if (k != ~0u && (k >> 3) < best) {
+                best = k >> 3;
+                bx = lx;
+                by = ly;
+            }
+        }
+        /* search_mb's 8 points in order: the 3x3 square less its centre */
+        const int sq = g < 4 ? g : g + 1, sx = sq % 3 - 1, sy = sq / 3 - 1;
+        for (int step = 4; step; step >>= 1) {
+            int cx = bx, cy = by;
+            unsigned k = cand_min(fr, s, mx, my, cx + step * sx, cy + step * sy, 1, lambda, g, q);
+            if (k != ~0u && (k >> 3) < best) {
+                int w = (int)(k & 7), wq = w < 4 ? w : w + 1;
+                best = k >> 3;
+                bx = cx + step * (wq % 3 - 1);
+                by = cy + step * (wq / 3 - 1);
+            }
+        }
+        /* its 4-point steps: left, right, up, down */
+        const int ddx = g == 0 ? -1 : g == 1 ? 1 : 0, ddy = g == 2 ? -1 : g == 3 ? 1 : 0;
+        for (int it = 0; it < H264_SEARCH; it++) {
+            int cx = bx, cy = by;
+            unsigned k = cand_min(fr, s, mx, my, cx + ddx, cy + ddy, g < 4, lambda, g, q);
+            if (k == ~0u || (k >> 3) >= best)
+                break;
+            int w = (int)(k & 7);
+            best = k >> 3;
+            bx = cx + (w == 0 ? -1 : w == 1 ? 1 : 0);
+            by = cy + (w == 2 ? -1 : w == 3 ? 1 : 0);
+        }
+    }
+    __syncwarp(); /* every lane has read the last vector */
+    if (lane == 0) {
+        m->mv[0] = (int16_t)(4 * bx);
+        m->mv[1] = (int16_t)(4 * by);
+    }
+}
+
+/* Stage 1a: a warp an MB. */
 __global__ static void k_search(struct h264_frame f)
 {
     int i = blockIdx.x * SEARCH_WARPS + (threadIdx.x >> 5);
     if (i < f.mbw * f.mbh) /* the whole warp alike */
-        search_mb(&f, i % f.mbw, i / f.mbw, threadIdx.x & 31);
+        search_mb_warp(&f, i % f.mbw, i / f.mbw, threadIdx.x & 31);
 }
 
 __global__ static void k_inter(struct h264_frame f)
@@ -47,7 +158,6 @@ __global__ static void k_inter(struct h264_frame f)
 }
 
 enum { INTRA_WARPS = 4 }; /* MBs (warps) a block */
-#define FULL_MASK 0xffffffffu
 
 /* Pixel (x, y) of an Intra 16x16 prediction (predict16's, one pixel): dc
  * the DC value, a b c the plane's parameters. */

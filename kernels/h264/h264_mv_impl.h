@@ -15,9 +15,10 @@
  * every vector is whole pixels (quarter-pel units a multiple of 4): the
  * prediction is the reference's pixels, no interpolation.
  *
- * On the GPU a warp searches an MB: each SAD is 8 pixels a lane, summed by
- * shuffles, and every lane takes the same decisions (h264_sad16); on the
- * CPU the same function sums the 256 pixels itself.
+ * On the GPU a warp searches an MB with search_mb's decisions but a step's
+ * candidates at once (h264_mb.cu, search_mb_warp: the cheapest, the first
+ * of equals in candidate order, as the strict "<" here in order); the
+ * twin runs search_mb, whose h264_sad16 sums the 256 pixels itself.
  */
 #ifndef VR_H264_MV_IMPL_H
 #define VR_H264_MV_IMPL_H
