@@ -51,6 +51,8 @@ static void on_signal(int sig)
 
 /* ---- arguments ---- */
 
+static int check_args(int argc, char **argv, struct process_args *a);
+
 static int parse_args(int argc, char **argv, struct process_args *a)
 {
     static const struct option opts[] = {
@@ -134,6 +136,12 @@ static int parse_args(int argc, char **argv, struct process_args *a)
         default: return 2; /* '?': cli_getopt said why */
         }
     }
+    return check_args(argc, argv, a);
+}
+
+/* What the options say together, and the files they name. */
+static int check_args(int argc, char **argv, struct process_args *a)
+{
     if (a->cpu && a->gpu >= 0)
         return cli_usage_error("--gpu and --cpu exclude each other");
     if (argc - optind != 1)
