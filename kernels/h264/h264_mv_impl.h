@@ -36,27 +36,15 @@ H264_TABLE uint8_t MV_LAMBDA[52] = { 1, 1, 1,  1,  1,  1,  1,  1,  1,  1,  1,  1
                                      5, 6, 6,  7,  8,  9,  10, 11, 13, 14, 16, 18, 20,
                                      23, 25, 29, 32, 36, 40, 45, 51, 57, 64, 72, 81, 91 };
 
-/* The SAD of the 16x16 blocks a and b (stride ls). On the GPU the calling
- * warp's 32 lanes each sum 8 pixels and all get the total. */
-H264_DEV static unsigned h264_sad16(const uint8_t *a, const uint8_t *b, int ls, int lane)
+/* The SAD of the 16x16 blocks a and b (stride ls). */
+H264_DEV static unsigned h264_sad16(const uint8_t *a, const uint8_t *b, int ls)
 {
     unsigned s = 0;
-#ifdef __CUDACC__
-    const int y = lane >> 1, x0 = (lane & 1) * 8;
-    for (int x = x0; x < x0 + 8; x++) {
-        int d = a[(ptrdiff_t)y * ls + x] - b[(ptrdiff_t)y * ls + x];
-        s += (unsigned)(d < 0 ? -d : d);
-    }
-    for (int off = 16; off; off >>= 1)
-        s += __shfl_xor_sync(0xffffffffu, s, off);
-#else
-    (void)lane;
     for (int y = 0; y < 16; y++)
         for (int x = 0; x < 16; x++) {
             int d = a[(ptrdiff_t)y * ls + x] - b[(ptrdiff_t)y * ls + x];
             s += (unsigned)(d < 0 ? -d : d);
         }
-#endif
     return s;
 }
 
@@ -74,7 +62,7 @@ H264_DEV static int se_bits(int v)
  * lambda x the bits of its mvd against zero; ~0u outside the search range
  * or when the block would leave the coded picture. */
 H264_DEV static unsigned mv_cost(const struct h264_frame *fr, int mx, int my, int vx, int vy,
-                                 int lambda, int lane)
+                                 int lambda)
 {
     int px = mx * 16 + vx, py = my * 16 + vy;
     if (vx < -H264_SEARCH || vx > H264_SEARCH || vy < -H264_SEARCH || vy > H264_SEARCH ||
@@ -82,7 +70,7 @@ H264_DEV static unsigned mv_cost(const struct h264_frame *fr, int mx, int my, in
         return ~0u;
     const uint8_t *s = fr->src + (size_t)my * 16 * fr->ls + (size_t)mx * 16;
     const uint8_t *r = fr->ref + (size_t)py * fr->ls + (size_t)px;
-    return h264_sad16(s, r, fr->ls, lane) +
+    return h264_sad16(s, r, fr->ls) +
            (unsigned)lambda * (unsigned)(se_bits(4 * vx) + se_bits(4 * vy));
 }
 
@@ -91,16 +79,16 @@ H264_DEV static unsigned mv_cost(const struct h264_frame *fr, int mx, int my, in
  * the cheaper of zero and the MB's last vector, refined by 8-point steps of
  * 4, 2 and 1 pixels, then 4-point steps of 1 while they gain. A candidate
  * replaces the best only when strictly cheaper: ties keep the earlier. */
-H264_DEV static void search_mb(const struct h264_frame *fr, int mx, int my, int lane)
+H264_DEV static void search_mb(const struct h264_frame *fr, int mx, int my)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     const int lambda = MV_LAMBDA[fr->qp];
-    unsigned best = mv_cost(fr, mx, my, 0, 0, lambda, lane);
+    unsigned best = mv_cost(fr, mx, my, 0, 0, lambda);
     int bx = 0, by = 0;
     if (best != 2u * (unsigned)lambda) { /* SAD 0 at zero: nothing can beat it */
         int lx = m->mv[0] / 4, ly = m->mv[1] / 4;
         if (lx || ly) {
-            unsigned c = mv_cost(fr, mx, my, lx, ly, lambda, lane);
+            unsigned c = mv_cost(fr, mx, my, lx, ly, lambda);
             if (c < best) {
                 best = c;
                 bx = lx;
@@ -112,7 +100,7 @@ H264_DEV static void search_mb(const struct h264_frame *fr, int mx, int my, int 
             for (int k = 0; k < 8; k++) {
                 const int dx[8] = { -1, 0, 1, -1, 1, -1, 0, 1 }, dy[8] = { -1, -1, -1, 0, 0, 1, 1, 1 };
                 int vx = cx + step * dx[k], vy = cy + step * dy[k];
-                unsigned c = mv_cost(fr, mx, my, vx, vy, lambda, lane);
+                unsigned c = mv_cost(fr, mx, my, vx, vy, lambda);
                 if (c < best) {
                     best = c;
                     bx = vx;
@@ -124,7 +112,7 @@ H264_DEV static void search_mb(const struct h264_frame *fr, int mx, int my, int 
             int cx = bx, cy = by;
             for (int k = 0; k < 4; k++) {
                 int vx = cx + (k == 0 ? -1 : k == 1 ? 1 : 0), vy = cy + (k == 2 ? -1 : k == 3 ? 1 : 0);
-                unsigned c = mv_cost(fr, mx, my, vx, vy, lambda, lane);
+                unsigned c = mv_cost(fr, mx, my, vx, vy, lambda);
                 if (c < best) {
                     best = c;
                     bx = vx;
@@ -135,13 +123,8 @@ H264_DEV static void search_mb(const struct h264_frame *fr, int mx, int my, int 
                 break;
         }
     }
-#ifdef __CUDACC__
-    __syncwarp(); /* every lane has read the last vector */
-#endif
-    if (lane == 0) {
-        m->mv[0] = (int16_t)(4 * bx);
-        m->mv[1] = (int16_t)(4 * by);
-    }
+    m->mv[0] = (int16_t)(4 * bx);
+    m->mv[1] = (int16_t)(4 * by);
 }
 
 /* ---- stage 1b: the predictions (every MB of a P frame is inter, ref 0) ---- */
