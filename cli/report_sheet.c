@@ -6,9 +6,12 @@
  */
 #include "report_sheet.h"
 
+#include "beneath.h"
 #include "vio_image.h"
 #include "vio_video.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <libavutil/frame.h>
 #include <libswscale/swscale.h>
 #include <stdlib.h>
@@ -16,16 +19,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A path from Redis this command may decode: absolute, a regular file. */
-static int sheet_path_ok(const char *what, const char *p, vr_err *err)
+/* Opens a path from Redis this command may decode: absolute, a regular
+ * file, opened once (no wait on a FIFO, no link followed at its end, then
+ * fstat), so nothing swapped in after a check can block or redirect the
+ * decode; libav reads the descriptor as /proc/self/fd/N (beneath.h). The
+ * descriptor in *fd (the caller closes it), its name for libav in fdp. */
+static int sheet_open(const char *what, const char *p, int *fd, char *fdp, size_t n, vr_err *err)
 {
     struct stat st;
     if (!p || p[0] != '/')
         return vr_err_set(err, VR_EINVAL, "the job's %s is not a local file", what);
-    if (stat(p, &st) != 0)
-        return vr_err_set(err, VR_ENOENT, "the job's %s is not there", what);
-    if (!S_ISREG(st.st_mode))
+    *fd = open(p, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (*fd < 0)
+        return vr_err_set(err, errno == ENOENT ? VR_ENOENT : VR_EINVAL, "the job's %s %s",
+                          what, errno == ENOENT ? "is not there" : "cannot be opened");
+    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode))
         return vr_err_set(err, VR_EINVAL, "the job's %s is not a regular file", what);
+    int fl = fcntl(*fd, F_GETFL);
+    if (fl < 0 || fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+        return vr_err_set(err, VR_EIO, "the job's %s cannot be read", what);
+    beneath_fd_path(*fd, NULL, fdp, n);
     return 0;
 }
 
@@ -152,9 +165,17 @@ static void base64_put(FILE *f, const unsigned char *p, size_t n)
 
 int report_sheet_html(FILE *f, const char *src, const char *out, vr_err *err)
 {
-    if (sheet_path_ok("input", src, err) < 0 || sheet_path_ok("output", out, err) < 0)
+    int fa = -1, fb = -1;
+    char pa[BENEATH_FD_PATH_MAX], pb[BENEATH_FD_PATH_MAX];
+    if (sheet_open("input", src, &fa, pa, sizeof pa, err) < 0 ||
+        sheet_open("output", out, &fb, pb, sizeof pb, err) < 0) {
+        if (fa >= 0)
+            close(fa);
+        if (fb >= 0)
+            close(fb);
         return err->code;
-    struct vio_in_opts oa = { .path = src }, ob = { .path = out };
+    }
+    struct vio_in_opts oa = { .path = pa }, ob = { .path = pb };
     struct vio_in *a = NULL, *b = NULL;
     struct vio_image *img = NULL;
     unsigned char *png = NULL;
@@ -163,6 +184,10 @@ int report_sheet_html(FILE *f, const char *src, const char *out, vr_err *err)
     int rc = vio_in_open(&oa, &a, err);
     if (!rc)
         rc = vio_in_open(&ob, &b, err);
+    if (rc) {
+        beneath_unmask(err, fa, src);
+        beneath_unmask(err, fb, out);
+    }
     if (!rc)
         rc = sheet_draw(a, b, &img, &rows, err);
     if (!rc)
@@ -178,5 +203,7 @@ int report_sheet_html(FILE *f, const char *src, const char *out, vr_err *err)
     vio_image_free(&img);
     vio_in_free(&b);
     vio_in_free(&a);
+    close(fb);
+    close(fa);
     return rc;
 }

@@ -4,7 +4,8 @@
  * embedded PNG (the page still loads no file), and the files named in
  * Redis are opened only when they are local regular files: a FIFO there
  * (which would hang the decoder) or a missing output gives a line saying
- * why, escaped, and the page is still written.
+ * why, escaped, and the page is still written; a link in a file's place
+ * is not followed.
  */
 #include "rq.h"
 #include "util-redis.h"
@@ -107,4 +108,11 @@ Test(cli_report_sheet, source_beside_matte_as_one_embedded_png)
     html = page(id, "c.html");
     cr_assert(strstr(html, "No contact sheet: the job&#39;s output is not there"));
     cr_assert(strstr(html, "Throughput over time"));
+
+    /* a link in the output's place (even to a regular video) is not
+     * followed: the file is opened once, by its own name */
+    cr_assert_eq(symlink(in, out), 0);
+    html = page(id, "d.html");
+    cr_assert(strstr(html, "No contact sheet: the job&#39;s output cannot be opened"),
+              "a link in the output's place was followed");
 }
