@@ -432,3 +432,30 @@ Test(tflite_corrupt, oversized_counts_refused_before_allocation)
     load_expect_error(b, len, VR_EFORMAT, "rank 5");
     free(b);
 }
+
+/* The pose detector's sparse weights (DENSIFY): a segment out of order and
+ * an index past the row are named, never followed. Tensor 15 is conv2d_1's
+ * [16,1,1,24] weights: CSR on the last dimension, uint8 segments (17) and
+ * indices (96). */
+Test(tflite_corrupt, sparse_arrays_checked)
+{
+    size_t len;
+    uint8_t *b = slurp("models/pose_detection.tflite", &len);
+    size_t t15 = nth_table(b, subgraph(b), 0, 15);
+    size_t sp = fb_table(b, fb_field(b, t15, 6));
+    size_t dim3 = nth_table(b, sp, 2, 3);
+    uint32_t nseg, nind;
+    size_t seg = fb_vec(b, fb_table(b, fb_field(b, dim3, 3)), 0, &nseg);
+    size_t ind = fb_vec(b, fb_table(b, fb_field(b, dim3, 5)), 0, &nind);
+    cr_assert(nseg == 17 && nind == 96 && b[seg + 16] == 96);
+    uint8_t keep = b[seg + 1];
+    b[seg + 1] = 200; /* row 0 ends past the 96 values */
+    load_expect_error(b, len, VR_EFORMAT, "sparsity: row 0's segment out of order");
+    b[seg + 1] = keep;
+    keep = b[ind];
+    b[ind] = 24; /* column 24 of 24 */
+    load_expect_error(b, len, VR_EFORMAT, "index 24 beyond 24 columns");
+    b[ind] = keep;
+    cr_assert_eq(try_load(b, len, "restored"), 0);
+    free(b);
+}

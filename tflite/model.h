@@ -13,6 +13,13 @@
  * AVERAGE_POOL_2D, MEAN (over H and W), MUL, ADD (with [1,1,1,C] broadcast of
  * the second input), RESIZE_BILINEAR, and mediapipe's custom
  * Convolution2DTransposeBias. Anything else is an error naming the op.
+ *
+ * The pose tier's models (MediaPipe Pose: pose_detection, pose_landmark_*)
+ * add PAD (zeros), DEPTH_TO_SPACE, MAX_POOL_2D, RESHAPE and CONCATENATION
+ * (activations of rank 2 or 3 appear around the last two), several graph
+ * outputs, and DENSIFY: a sparse constant (all dimensions dense but the
+ * last, which is CSR) made dense at load time like DEQUANTIZE. Only the CPU
+ * engine (net.h) runs these ops yet; the GPU plan names them as unsupported.
  */
 #ifndef VR_MODEL_H
 #define VR_MODEL_H
@@ -31,6 +38,7 @@ extern "C" {
 #define MODEL_MAX_TENSORS 4096
 #define MODEL_MAX_OPS     4096
 #define MODEL_MAX_DIM     16384
+#define MODEL_MAX_OUTPUTS 8
 
 enum model_op_kind {
     MOP_CONV_2D,
@@ -44,6 +52,11 @@ enum model_op_kind {
     MOP_ADD,
     MOP_RESIZE_BILINEAR,
     MOP_TRANSPOSE_CONV_BIAS, /* mediapipe Convolution2DTransposeBias */
+    MOP_PAD,                 /* zeros around H, W, C (pose models) */
+    MOP_DEPTH_TO_SPACE,
+    MOP_MAX_POOL_2D,
+    MOP_RESHAPE,             /* same values, new shape */
+    MOP_CONCATENATION,       /* 2 or 3 inputs along one axis */
     MOP_COUNT
 };
 
@@ -72,13 +85,18 @@ struct model_op {
     int stride_h, stride_w;
     int dilation_h, dilation_w;  /* 1 when absent */
     int depth_multiplier;        /* DEPTHWISE_CONV_2D */
-    int filter_h, filter_w;      /* AVERAGE_POOL_2D */
+    int filter_h, filter_w;      /* AVERAGE_POOL_2D, MAX_POOL_2D */
     enum model_act act;          /* fused activation (conv, pool, add, mul) */
     /* RESIZE_BILINEAR */
     int align_corners, half_pixel_centers;
     int out_h, out_w;            /* RESIZE_BILINEAR target size */
     /* MEAN */
     int keep_dims;
+    /* PAD: zeros before/after along H, W and C */
+    int pad_h0, pad_h1, pad_w0, pad_w1, pad_c0, pad_c1;
+    int block_size;              /* DEPTH_TO_SPACE */
+    int axis;                    /* CONCATENATION, as an NHWC axis: 1 H, 2 W, 3 C
+                                  * (a [1,A,B] tensor is [1,1,A,B]) */
 };
 
 struct model {
@@ -87,6 +105,8 @@ struct model {
     struct model_op *ops;       /* in execution order */
     int n_ops;
     int input, output;          /* tensor indices of the graph's input/output */
+    int outputs[MODEL_MAX_OUTPUTS]; /* every graph output, in file order; */
+    int n_outputs;              /* output == outputs[0] */
     int in_h, in_w, in_c;       /* input size (the model's tile size) */
     int out_c;                  /* output channels (1 for selfie segmentation) */
     char hash[17];              /* 64-bit FNV-1a of the file, hex: tuning key */

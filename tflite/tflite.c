@@ -39,23 +39,28 @@
 
 /* Constants may take at most this many float32 elements per byte of file:
  * fp16 data converted (1 per 2 bytes) plus its DEQUANTIZE copy (1 more),
- * with room to spare. Why: a file of DEQUANTIZE ops all reading the same
- * constant would otherwise make thousands of copies. */
-#define TFL_CONST_PER_BYTE 2
+ * with room to spare; a sparse fp16 constant (DENSIFY) stores only its
+ * non-zero values, so MediaPipe's pose detector needs 2.002 a byte: 4.
+ * Why: a file of DEQUANTIZE ops all reading the same constant would
+ * otherwise make thousands of copies. */
+#define TFL_CONST_PER_BYTE 4
 
 /* ---- schema constants ---- */
 enum { TT_FLOAT32 = 0, TT_FLOAT16 = 1, TT_INT32 = 2 };
 
 enum {
-    BO_ADD = 0, BO_AVERAGE_POOL_2D = 1, BO_CONV_2D = 3, BO_DEPTHWISE_CONV_2D = 4,
-    BO_DEQUANTIZE = 6, BO_LOGISTIC = 14, BO_MUL = 18, BO_RELU = 19,
-    BO_RESIZE_BILINEAR = 23, BO_CUSTOM = 32, BO_MEAN = 40, BO_HARD_SWISH = 117,
+    BO_ADD = 0, BO_AVERAGE_POOL_2D = 1, BO_CONCATENATION = 2, BO_CONV_2D = 3,
+    BO_DEPTHWISE_CONV_2D = 4, BO_DEPTH_TO_SPACE = 5, BO_DEQUANTIZE = 6, BO_LOGISTIC = 14,
+    BO_MAX_POOL_2D = 17, BO_MUL = 18, BO_RELU = 19, BO_RESHAPE = 22,
+    BO_RESIZE_BILINEAR = 23, BO_CUSTOM = 32, BO_PAD = 34, BO_MEAN = 40, BO_HARD_SWISH = 117,
+    BO_DENSIFY = 124,
 };
 
 /* BuiltinOptions union tags. */
 enum {
     OPT_NONE = 0, OPT_CONV_2D = 1, OPT_DEPTHWISE_CONV_2D = 2, OPT_POOL_2D = 5,
-    OPT_ADD = 11, OPT_RESIZE_BILINEAR = 15, OPT_MUL = 21, OPT_REDUCER = 27,
+    OPT_CONCATENATION = 10, OPT_ADD = 11, OPT_RESIZE_BILINEAR = 15, OPT_RESHAPE = 17,
+    OPT_MUL = 21, OPT_PAD = 22, OPT_REDUCER = 27, OPT_DEPTH_TO_SPACE = 94,
 };
 
 #define CUSTOM_TRANSPOSE_CONV_BIAS "Convolution2DTransposeBias"
@@ -116,6 +121,11 @@ static const char *const op_names[MOP_COUNT] = {
     [MOP_ADD] = "ADD",
     [MOP_RESIZE_BILINEAR] = "RESIZE_BILINEAR",
     [MOP_TRANSPOSE_CONV_BIAS] = "Convolution2DTransposeBias",
+    [MOP_PAD] = "PAD",
+    [MOP_DEPTH_TO_SPACE] = "DEPTH_TO_SPACE",
+    [MOP_MAX_POOL_2D] = "MAX_POOL_2D",
+    [MOP_RESHAPE] = "RESHAPE",
+    [MOP_CONCATENATION] = "CONCATENATION",
 };
 
 const char *model_op_name(enum model_op_kind k)
@@ -470,6 +480,141 @@ static int add_const(struct ld *L, size_t n)
     return 0;
 }
 
+/* Converts `count` stored values of tensor idx (its file type) to float32. */
+static int convert_values(struct ld *L, uint32_t idx, const uint8_t *p, size_t count,
+                          float *dst)
+{
+    const struct model_tensor *mt = &L->m->tensors[idx];
+    int type = L->ti[idx].type;
+    for (size_t i = 0; i < count; i++) {
+        float f;
+        if (type == TT_FLOAT16) {
+            f = half_to_float((uint16_t)(p[2 * i] | (p[2 * i + 1] << 8)));
+        } else {
+            uint32_t u = (uint32_t)p[4 * i] | ((uint32_t)p[4 * i + 1] << 8) |
+                         ((uint32_t)p[4 * i + 2] << 16) | ((uint32_t)p[4 * i + 3] << 24);
+            if (type == TT_INT32)
+                f = (float)(int32_t)u;
+            else
+                memcpy(&f, &u, 4);
+        }
+        /* A NaN or inf weight would silently ruin every mask: refuse it. */
+        if (!isfinite(f))
+            return fail(&L->r, VR_EFORMAT, "tensor %u (%s): value %zu is not finite", idx,
+                        mt->name, i);
+        dst[i] = f;
+    }
+    return 0;
+}
+
+/* One int array of a DimensionMetadata (array_segments / array_indices: a
+ * union of Int32Vector 1, Uint16Vector 2, Uint8Vector 3, each a table whose
+ * field 0 is the values), exactly `want` entries. */
+static int sparse_array(struct ld *L, const struct tbl *dm, int type_id, const char *what,
+                        uint32_t want, struct vec *v, int *esize)
+{
+    struct rd *r = &L->r;
+    int type, rc;
+    size_t p;
+    struct tbl t;
+    if ((rc = get_u8(r, dm, type_id, 0, what, &type)) ||
+        (rc = field(r, dm, type_id + 1, 4, what, &p)))
+        return rc;
+    *esize = type == 1 ? 4 : type == 2 ? 2 : type == 3 ? 1 : 0;
+    if (!*esize || !p)
+        return fail(r, VR_EFORMAT, "%s: array type %d (1..3 expected) or missing", what, type);
+    if ((rc = table_at(r, p, what, &t)) ||
+        (rc = get_vec(r, &t, 0, (size_t)*esize, TFL_MAX_ELEMS, what, v)))
+        return rc;
+    if (v->n != want)
+        return fail(r, VR_EFORMAT, "%s: %u entries, %u expected", what, v->n, want);
+    return 0;
+}
+
+static uint32_t sparse_at(const struct rd *r, const struct vec *v, int esize, uint32_t i)
+{
+    size_t p = v->data + (size_t)i * (size_t)esize;
+    return esize == 4 ? ld32(r, p) : esize == 2 ? ld16(r, p) : r->b[p];
+}
+
+/* A sparse constant (DENSIFY's input) made dense: the layout MediaPipe's
+ * models use, every dimension DENSE but the last, SPARSE_CSR, in the stored
+ * order with no blocks. Other layouts are refused by name. */
+static int read_sparse(struct ld *L, uint32_t idx, size_t ref, const struct buffer *b,
+                       size_t esize)
+{
+    struct rd *r = &L->r;
+    struct model_tensor *mt = &L->m->tensors[idx];
+    char what[64];
+    snprintf(what, sizeof what, "tensor %u (%.32s) sparsity", idx, mt->name);
+    struct tbl sp, dm;
+    struct vec order, blocks, dims, seg, ind;
+    int rc, fmt, sesz, iesz;
+    if ((rc = table_at(r, ref, what, &sp)) ||
+        (rc = get_vec(r, &sp, 0, 4, 8, what, &order)) ||
+        (rc = get_vec(r, &sp, 1, 4, 8, what, &blocks)) ||
+        (rc = get_vec(r, &sp, 2, 4, 8, what, &dims)))
+        return rc;
+    if (mt->rank < 1 || blocks.n || dims.n != (uint32_t)mt->rank ||
+        (order.n && order.n != (uint32_t)mt->rank))
+        return fail(r, VR_ENOTSUP, "%s: only unblocked, one entry a dimension", what);
+    for (uint32_t i = 0; i < order.n; i++)
+        if (ld32(r, order.data + 4 * (size_t)i) != i)
+            return fail(r, VR_ENOTSUP, "%s: traversal order not the stored order", what);
+    uint32_t rows = 1;
+    for (int d = 0; d < mt->rank; d++) {
+        int32_t dense;
+        if ((rc = table_at(r, dims.data + 4 * (size_t)d, what, &dm)) ||
+            (rc = get_u8(r, &dm, 0, 0, what, &fmt)) ||
+            (rc = get_i32(r, &dm, 1, 0, what, &dense)))
+            return rc;
+        if (d < mt->rank - 1) {
+            if (fmt != 0 || dense != mt->shape[d])
+                return fail(r, VR_ENOTSUP, "%s: dimension %d not DENSE of size %d", what, d,
+                            mt->shape[d]);
+            rows *= (uint32_t)dense; /* <= count: checked by read_tensor */
+        } else if (fmt != 1) {
+            return fail(r, VR_ENOTSUP, "%s: last dimension not SPARSE_CSR", what);
+        }
+    }
+    if ((rc = sparse_array(L, &dm, 2, what, rows + 1, &seg, &sesz)))
+        return rc;
+    uint32_t nnz = sparse_at(r, &seg, sesz, rows), cols = (uint32_t)mt->shape[mt->rank - 1];
+    if (nnz > mt->count || b->size != (size_t)nnz * esize)
+        return fail(r, VR_EFORMAT, "%s: %u values, buffer holds %zu bytes", what, nnz, b->size);
+    if ((rc = sparse_array(L, &dm, 4, what, nnz, &ind, &iesz)) || (rc = add_const(L, mt->count)))
+        return rc;
+    float *vals = malloc(((size_t)nnz + 1) * sizeof *vals);
+    mt->data = calloc(mt->count, sizeof(float));
+    if (!vals || !mt->data) {
+        free(vals);
+        return fail(r, VR_ENOMEM, "%s: out of memory", what);
+    }
+    if ((rc = convert_values(L, idx, r->b + b->pos, nnz, vals))) {
+        free(vals);
+        return rc;
+    }
+    for (uint32_t row = 0, k = 0; row < rows; row++) {
+        uint32_t end = sparse_at(r, &seg, sesz, row + 1);
+        if (sparse_at(r, &seg, sesz, row) != k || end < k || end > nnz) {
+            free(vals);
+            return fail(r, VR_EFORMAT, "%s: row %u's segment out of order", what, row);
+        }
+        for (; k < end; k++) {
+            uint32_t c = sparse_at(r, &ind, iesz, k);
+            if (c >= cols) {
+                free(vals);
+                return fail(r, VR_EFORMAT, "%s: index %u beyond %u columns", what, c, cols);
+            }
+            mt->data[(size_t)row * cols + c] = vals[k];
+        }
+    }
+    free(vals);
+    L->ti[idx].is_const = 1;
+    L->ti[idx].defined = 1;
+    return 0;
+}
+
 static int read_tensor(struct ld *L, uint32_t idx, size_t ref)
 {
     struct rd *r = &L->r;
@@ -517,6 +662,11 @@ static int read_tensor(struct ld *L, uint32_t idx, size_t ref)
 
     const struct buffer *b = &L->bufs[bufi];
     size_t esize = type == TT_FLOAT16 ? 2 : 4;
+    size_t sp;
+    if ((rc = field(r, &t, 6, 4, what, &sp)))
+        return rc;
+    if (sp)
+        return read_sparse(L, idx, sp, b, esize);
     if (b->size != count * esize)
         return fail(r, VR_EFORMAT, "%s (%s): buffer %d holds %zu bytes, %s shape needs %zu",
                     what, mt->name, bufi, b->size, type_name(type), count * esize);
@@ -525,25 +675,8 @@ static int read_tensor(struct ld *L, uint32_t idx, size_t ref)
     mt->data = malloc(count * sizeof(float));
     if (!mt->data)
         return fail(r, VR_ENOMEM, "%s: out of memory for %zu values", what, count);
-    const uint8_t *p = r->b + b->pos;
-    for (size_t i = 0; i < count; i++) {
-        float f;
-        if (type == TT_FLOAT16) {
-            f = half_to_float((uint16_t)(p[2 * i] | (p[2 * i + 1] << 8)));
-        } else {
-            uint32_t u = (uint32_t)p[4 * i] | ((uint32_t)p[4 * i + 1] << 8) |
-                         ((uint32_t)p[4 * i + 2] << 16) | ((uint32_t)p[4 * i + 3] << 24);
-            if (type == TT_INT32)
-                f = (float)(int32_t)u;
-            else
-                memcpy(&f, &u, 4);
-        }
-        /* A NaN or inf weight would silently ruin every mask: refuse it. */
-        if (!isfinite(f))
-            return fail(r, VR_EFORMAT, "%s (%s): value %zu is not finite", what, mt->name,
-                        i);
-        mt->data[i] = f;
-    }
+    if ((rc = convert_values(L, idx, r->b + b->pos, count, mt->data)))
+        return rc;
     ti->is_const = 1;
     ti->defined = 1;
     return 0;
@@ -983,6 +1116,146 @@ static int op_dequantize(struct ld *L, int in, int out)
     return 0;
 }
 
+/* ---- the pose models' ops ---- */
+
+/* An activation of any rank 2..4 with N == 1 (RESHAPE, CONCATENATION). */
+static int need_act_any(struct ld *L, int t, const char *role)
+{
+    if (t < 0 || !L->ti[t].defined)
+        return opfail(L, VR_EFORMAT, "%s tensor %d missing or used before it is produced",
+                      role, t);
+    if (L->ti[t].is_const || L->ti[t].type != TT_FLOAT32)
+        return opfail(L, VR_ENOTSUP, "%s tensor %d is not a FLOAT32 activation", role, t);
+    const struct model_tensor *mt = T(L, t);
+    if (mt->rank < 2 || mt->shape[0] != 1)
+        return opfail(L, VR_ENOTSUP, "%s tensor %d is not [1,...] of rank 2..4", role, t);
+    return 0;
+}
+
+/* PAD with zeros: paddings [4][2] constant, none on N. */
+static int op_pad(struct ld *L, struct model_op *o)
+{
+    int rc;
+    if ((rc = need_act(L, o->in[0], "input")) ||
+        (rc = need_const(L, o->in[1], 2, TT_INT32, "paddings")))
+        return rc;
+    const struct model_tensor *x = T(L, o->in[0]), *pd = T(L, o->in[1]);
+    if (pd->shape[0] != 4 || pd->shape[1] != 2)
+        return opfail(L, VR_EFORMAT, "paddings are not [4,2]");
+    int p[8], shape[4];
+    for (int i = 0; i < 8; i++) {
+        p[i] = const_int(pd->data[i]);
+        if (p[i] < 0 || p[i] > MODEL_MAX_DIM)
+            return opfail(L, VR_EFORMAT, "padding %d out of range 0..%d", p[i], MODEL_MAX_DIM);
+    }
+    if (p[0] || p[1])
+        return opfail(L, VR_ENOTSUP, "padding along the batch");
+    for (int i = 0; i < 4; i++)
+        shape[i] = x->shape[i] + p[2 * i] + p[2 * i + 1];
+    for (int i = 1; i < 4; i++)
+        if (shape[i] > MODEL_MAX_DIM)
+            return opfail(L, VR_EFORMAT, "padded size %d too large", shape[i]);
+    o->pad_h0 = p[2]; o->pad_h1 = p[3];
+    o->pad_w0 = p[4]; o->pad_w1 = p[5];
+    o->pad_c0 = p[6]; o->pad_c1 = p[7];
+    o->in[1] = -1;
+    o->n_in = 1;
+    return check_out(L, o->out, 4, shape);
+}
+
+static int op_depth_to_space(struct ld *L, const struct tbl *opt, struct model_op *o)
+{
+    int32_t bs;
+    int rc;
+    if ((rc = need_act(L, o->in[0], "input")) || (rc = opt_i32(L, opt, 0, 0, &bs)))
+        return rc;
+    const struct model_tensor *x = T(L, o->in[0]);
+    if (bs < 1 || bs > 64 || x->shape[3] % (bs * bs))
+        return opfail(L, VR_EFORMAT, "block size %d does not fit %d channels", bs,
+                      x->shape[3]);
+    if ((int64_t)x->shape[1] * bs > MODEL_MAX_DIM || (int64_t)x->shape[2] * bs > MODEL_MAX_DIM)
+        return opfail(L, VR_EFORMAT, "output too large");
+    o->block_size = bs;
+    o->n_in = 1;
+    int shape[4] = { 1, x->shape[1] * bs, x->shape[2] * bs, x->shape[3] / (bs * bs) };
+    return check_out(L, o->out, 4, shape);
+}
+
+/* RESHAPE: the output tensor's own shape, same element count (the shape
+ * operand, when present, is not needed). */
+static int op_reshape(struct ld *L, struct model_op *o)
+{
+    int rc = need_act_any(L, o->in[0], "input");
+    if (rc)
+        return rc;
+    const struct model_tensor *x = T(L, o->in[0]), *y = T(L, o->out);
+    if (y->rank < 2 || y->shape[0] != 1 || y->count != x->count)
+        return opfail(L, VR_EFORMAT, "output has %zu values, input %zu (or is not [1,...])",
+                      y->count, x->count);
+    o->in[1] = -1;
+    o->n_in = 1;
+    return check_out(L, o->out, y->rank, y->shape);
+}
+
+/* CONCATENATION of 2 or 3 activations of one rank along a non-batch axis. */
+static int op_concat(struct ld *L, const struct tbl *opt, struct model_op *o)
+{
+    int32_t axis;
+    int act, rc;
+    if (o->n_in < 2 || o->n_in > 3)
+        return opfail(L, VR_ENOTSUP, "%d inputs, 2 or 3 supported", o->n_in);
+    if ((rc = opt_i32(L, opt, 0, 0, &axis)) || (rc = opt_u8(L, opt, 1, 0, &act)))
+        return rc;
+    if (act != MACT_NONE)
+        return opfail(L, VR_ENOTSUP, "fused activation %d", act);
+    for (int i = 0; i < o->n_in; i++)
+        if ((rc = need_act_any(L, o->in[i], "input")))
+            return rc;
+    const struct model_tensor *a = T(L, o->in[0]);
+    if (axis < 0)
+        axis += a->rank;
+    if (axis < 1 || axis >= a->rank)
+        return opfail(L, VR_ENOTSUP, "axis %d of rank %d", axis, a->rank);
+    int shape[4];
+    memcpy(shape, a->shape, sizeof shape);
+    for (int i = 1; i < o->n_in; i++) {
+        const struct model_tensor *b = T(L, o->in[i]);
+        for (int d = 0; d < a->rank && b->rank == a->rank; d++)
+            if (d != axis && b->shape[d] != a->shape[d])
+                return opfail(L, VR_EFORMAT, "input %d differs off the axis", i);
+        if (b->rank != a->rank)
+            return opfail(L, VR_EFORMAT, "inputs of ranks %d and %d", a->rank, b->rank);
+        shape[axis] += b->shape[axis];
+    }
+    if (shape[axis] > MODEL_MAX_DIM)
+        return opfail(L, VR_EFORMAT, "output too large");
+    o->axis = axis + 4 - a->rank;
+    return check_out(L, o->out, a->rank, shape);
+}
+
+/* DENSIFY of a sparse constant (made dense by read_sparse): its output
+ * becomes that constant, of the same type, for the DEQUANTIZE after it. */
+static int op_densify(struct ld *L, int in, int out)
+{
+    if (in < 0 || !L->ti[in].is_const)
+        return opfail(L, VR_ENOTSUP, "only constants can be densified");
+    const struct model_tensor *x = T(L, in), *y = T(L, out);
+    if (L->ti[out].defined || L->ti[out].type != L->ti[in].type || y->count != x->count ||
+        y->rank != x->rank)
+        return opfail(L, VR_EFORMAT, "output tensor %d does not match its input", out);
+    /* The values move (the sparse input feeds only this op in MediaPipe's
+     * models; any later reader finds no data and is refused as an
+     * activation used before it is produced). */
+    struct model_tensor *w = &L->m->tensors[out];
+    w->data = L->m->tensors[in].data;
+    L->m->tensors[in].data = NULL;
+    L->ti[in].is_const = 0;
+    L->ti[in].defined = 0;
+    L->ti[out].is_const = 1;
+    L->ti[out].defined = 1;
+    return 0;
+}
+
 static int read_tensor_list(struct ld *L, const struct tbl *t, int id, const char *what,
                             int *dst, int *n)
 {
@@ -1032,6 +1305,11 @@ static int read_op(struct ld *L, int idx, size_t ref)
             return opfail(L, VR_EFORMAT, "%d inputs, 1 expected", n_in);
         return op_dequantize(L, ins[0], outs[0]);
     }
+    if (oc->builtin == BO_DENSIFY) {
+        if (n_in != 1)
+            return opfail(L, VR_EFORMAT, "%d inputs, 1 expected", n_in);
+        return op_densify(L, ins[0], outs[0]);
+    }
 
     struct model_op o = { .in = { -1, -1, -1 }, .out = outs[0],
                           .dilation_h = 1, .dilation_w = 1, .depth_multiplier = 1 };
@@ -1057,6 +1335,16 @@ static int read_op(struct ld *L, int idx, size_t ref)
         o.kind = MOP_ADD; want_in = 2; opt_type = OPT_ADD; break;
     case BO_RESIZE_BILINEAR:
         o.kind = MOP_RESIZE_BILINEAR; want_in = 2; opt_type = OPT_RESIZE_BILINEAR; break;
+    case BO_PAD:
+        o.kind = MOP_PAD; want_in = 2; opt_type = OPT_PAD; break;
+    case BO_DEPTH_TO_SPACE:
+        o.kind = MOP_DEPTH_TO_SPACE; want_in = 1; opt_type = OPT_DEPTH_TO_SPACE; break;
+    case BO_MAX_POOL_2D:
+        o.kind = MOP_MAX_POOL_2D; want_in = 1; opt_type = OPT_POOL_2D; break;
+    case BO_RESHAPE:
+        o.kind = MOP_RESHAPE; want_in = n_in == 1 ? 1 : 2; opt_type = OPT_RESHAPE; break;
+    case BO_CONCATENATION:
+        o.kind = MOP_CONCATENATION; want_in = n_in; opt_type = OPT_CONCATENATION; break;
     case BO_CUSTOM:
         if (strcmp(oc->custom, CUSTOM_TRANSPOSE_CONV_BIAS) != 0)
             return fail(r, VR_ENOTSUP, "op %d: unsupported custom operator \"%s\"", idx,
@@ -1069,7 +1357,7 @@ static int read_op(struct ld *L, int idx, size_t ref)
                     builtin_name(oc->builtin), oc->builtin);
     }
     L->op_label = model_op_name(o.kind);
-    if (n_in != want_in)
+    if (n_in != want_in || n_in > 3)
         return opfail(L, VR_EFORMAT, "%d inputs, %d expected", n_in, want_in);
     for (int i = 0; i < n_in; i++)
         o.in[i] = ins[i];
@@ -1083,7 +1371,12 @@ static int read_op(struct ld *L, int idx, size_t ref)
     case MOP_HARD_SWISH:
     case MOP_RELU:
     case MOP_LOGISTIC:          rc = op_unary(L, &o); break;
-    case MOP_AVERAGE_POOL_2D:   rc = op_pool(L, &opt, &o); break;
+    case MOP_AVERAGE_POOL_2D:
+    case MOP_MAX_POOL_2D:       rc = op_pool(L, &opt, &o); break;
+    case MOP_PAD:               rc = op_pad(L, &o); break;
+    case MOP_DEPTH_TO_SPACE:    rc = op_depth_to_space(L, &opt, &o); break;
+    case MOP_RESHAPE:           rc = op_reshape(L, &o); break;
+    case MOP_CONCATENATION:     rc = op_concat(L, &opt, &o); break;
     case MOP_MEAN:              rc = op_mean(L, &opt, &o); break;
     case MOP_MUL:
     case MOP_ADD:               rc = op_binary(L, &opt, &o); break;
@@ -1113,8 +1406,15 @@ static int read_io(struct ld *L)
         return rc;
     if (n_in != 1 || ins[0] < 0)
         return fail(r, VR_ENOTSUP, "graph has %d inputs, exactly 1 expected", n_in);
-    if (n_out != 1 || outs[0] < 0)
-        return fail(r, VR_ENOTSUP, "graph has %d outputs, exactly 1 expected", n_out);
+    if (n_out < 1 || n_out > MODEL_MAX_OUTPUTS)
+        return fail(r, VR_ENOTSUP, "graph has %d outputs, 1..%d expected", n_out,
+                    MODEL_MAX_OUTPUTS);
+    for (int i = 0; i < n_out; i++) {
+        if (outs[i] < 0)
+            return fail(r, VR_EFORMAT, "graph output %d has no tensor", i);
+        m->outputs[i] = outs[i];
+    }
+    m->n_outputs = n_out;
     m->input = ins[0];
     m->output = outs[0];
     const struct model_tensor *x = &m->tensors[m->input];
@@ -1133,12 +1433,14 @@ static int check_output(struct ld *L)
 {
     struct model *m = L->m;
     const struct model_tensor *y = &m->tensors[m->output];
-    int produced = 0;
-    for (int i = 0; i < m->n_ops; i++)
-        produced |= m->ops[i].out == m->output;
-    if (!produced)
-        return fail(&L->r, VR_EFORMAT, "graph output tensor %d is not produced by any op",
-                    m->output);
+    for (int k = 0; k < m->n_outputs; k++) {
+        int produced = 0;
+        for (int i = 0; i < m->n_ops; i++)
+            produced |= m->ops[i].out == m->outputs[k];
+        if (!produced)
+            return fail(&L->r, VR_EFORMAT, "graph output tensor %d is not produced by any op",
+                        m->outputs[k]);
+    }
     if (y->rank < 1)
         return fail(&L->r, VR_EFORMAT, "graph output tensor %d is a scalar", m->output);
     m->out_c = y->shape[y->rank - 1];

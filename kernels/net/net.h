@@ -36,6 +36,18 @@ int net_create(const struct model *m, int max_batch, struct net **out, vr_err *e
  * memory, caller-owned. */
 int net_run(struct net *net, const float *in, int n, float *out, vr_err *err);
 
+/* For models with several outputs (the pose tier's): like net_create, but
+ * every graph output (model.h's outputs[]) is kept whole, and the net runs
+ * with net_run_outputs, not net_run. */
+int net_create_outputs(const struct model *m, int max_batch, struct net **out, vr_err *err);
+
+/* Values a batch item of graph output k (0 when k is out of range). */
+size_t net_output_count(const struct net *net, int k);
+
+/* Runs n inputs as net_run does; outs[k] receives graph output k, n *
+ * net_output_count(net, k) floats, host memory, caller-owned. */
+int net_run_outputs(struct net *net, const float *in, int n, float *const *outs, vr_err *err);
+
 /* Makes later net_run() calls split their batch over `threads` threads
  * (1..NET_MAX_THREADS): each runs the whole graph on its share of the items
  * with activation memory of its own, so memory grows with the thread count

@@ -46,6 +46,7 @@ struct ashape {
 struct step {
     const struct model_op *op;
     int in0, in1;           /* activation tensors; in1 -1 when none or constant */
+    int in2;                /* CONCATENATION's third input, or -1 */
     int out;
     struct conv_geom g;     /* window ops; each run uses a copy with its n */
     const float *w, *b;     /* weights and bias as the kernel takes them */
@@ -87,6 +88,8 @@ struct net {
     int quit;
     const float *run_in;    /* this run's buffers */
     float *run_out;
+    float *const *run_outs; /* net_run_outputs: one buffer a graph output */
+    int all_outputs;        /* made by net_create_outputs */
 };
 
 /* ---- helpers ---- */
@@ -116,6 +119,10 @@ static int file_shape(const struct model_tensor *t, struct ashape *s)
 {
     if (t->rank == 4 && t->shape[0] == 1) {
         *s = (struct ashape){ t->shape[1], t->shape[2], t->shape[3] };
+        return 0;
+    }
+    if (t->rank == 3 && t->shape[0] == 1) { /* [1,A,B] is [1,1,A,B] */
+        *s = (struct ashape){ 1, t->shape[1], t->shape[2] };
         return 0;
     }
     if (t->rank == 2 && t->shape[0] == 1) {
@@ -339,13 +346,62 @@ static int prep_binary(struct net *net, int i, struct step *st, struct ashape *y
     return 0;
 }
 
+/* CONCATENATION along o->axis (1 H, 2 W, 3 C) of two or three inputs. */
+static int prep_concat(struct net *net, int i, struct step *st, struct ashape *y, vr_err *err)
+{
+    const struct model_op *o = st->op;
+    if (o->n_in < 2 || o->n_in > 3 || o->axis < 1 || o->axis > 3)
+        return opfail(err, VR_EFORMAT, net->m, i, "2 or 3 inputs along H, W or C expected");
+    st->in1 = o->in[1];
+    st->in2 = o->n_in == 3 ? o->in[2] : -1;
+    *y = net->shape[st->in0];
+    for (int k = 1; k < o->n_in; k++) {
+        const struct ashape *b = &net->shape[o->in[k]];
+        int *dim = o->axis == 1 ? &y->h : o->axis == 2 ? &y->w : &y->c;
+        if ((o->axis != 1 && b->h != y->h) || (o->axis != 2 && b->w != y->w) ||
+            (o->axis != 3 && b->c != y->c))
+            return opfail(err, VR_EFORMAT, net->m, i, "inputs differ off the axis");
+        *dim += o->axis == 1 ? b->h : o->axis == 2 ? b->w : b->c;
+    }
+    return 0;
+}
+
+/* The pose tier's ops: PAD, DEPTH_TO_SPACE, RESHAPE (MAX_POOL_2D is a pool). */
+static int prep_move(struct net *net, int i, struct step *st, struct ashape *y, vr_err *err)
+{
+    const struct model_op *o = st->op;
+    const struct ashape *x = &net->shape[st->in0];
+    switch (o->kind) {
+    case MOP_PAD:
+        if (o->pad_h0 < 0 || o->pad_h1 < 0 || o->pad_w0 < 0 || o->pad_w1 < 0 ||
+            o->pad_c0 < 0 || o->pad_c1 < 0)
+            return opfail(err, VR_EFORMAT, net->m, i, "negative padding");
+        *y = (struct ashape){ x->h + o->pad_h0 + o->pad_h1, x->w + o->pad_w0 + o->pad_w1,
+                              x->c + o->pad_c0 + o->pad_c1 };
+        return 0;
+    case MOP_DEPTH_TO_SPACE: {
+        const int bs = o->block_size;
+        if (bs < 1 || bs > 64 || x->c % (bs * bs))
+            return opfail(err, VR_EFORMAT, net->m, i, "block size does not fit the channels");
+        *y = (struct ashape){ x->h * bs, x->w * bs, x->c / (bs * bs) };
+        return 0;
+    }
+    case MOP_RESHAPE:
+        if (file_shape(&net->m->tensors[o->out], y) < 0 || item_count(y) != item_count(x))
+            return opfail(err, VR_EFORMAT, net->m, i, "reshape changes the value count");
+        return 0;
+    default:
+        return prep_concat(net, i, st, y, err);
+    }
+}
+
 static int prep_op(struct net *net, int i, struct ashape *y, vr_err *err)
 {
     const struct model *m = net->m;
     const struct model_op *o = &m->ops[i];
     struct step *st = &net->steps[i];
     const struct ashape *x = &net->shape[st->in0];
-    st->in1 = -1;
+    st->in1 = st->in2 = -1;
     if (o->act == MACT_TANH)
         return opfail(err, VR_ENOTSUP, m, i,
                       "fused TANH is ambiguous (TFLite's CPU kernels ignore it, its GPU "
@@ -356,7 +412,13 @@ static int prep_op(struct net *net, int i, struct ashape *y, vr_err *err)
     case MOP_DEPTHWISE_CONV_2D:
         return prep_dwconv(net, i, st, y, err);
     case MOP_AVERAGE_POOL_2D:
+    case MOP_MAX_POOL_2D:
         return prep_pool(net, i, st, y, err);
+    case MOP_PAD:
+    case MOP_DEPTH_TO_SPACE:
+    case MOP_RESHAPE:
+    case MOP_CONCATENATION:
+        return prep_move(net, i, st, y, err);
     case MOP_TRANSPOSE_CONV_BIAS:
         return prep_tconv(net, i, st, y, err);
     case MOP_ADD:
@@ -431,8 +493,8 @@ static int plan_memory(struct net *net, const int *last_use, vr_err *err)
         /* Taken before the inputs are released: an output never aliases
          * an input, which every kernel requires. */
         net->slot[st->out] = plan_take(&p, item_count(&net->shape[st->out]));
-        const int ins[2] = { st->in0, st->in1 };
-        for (int k = 0; k < 2; k++)
+        const int ins[3] = { st->in0, st->in1, st->in2 };
+        for (int k = 0; k < 3; k++)
             if (ins[k] >= 0 && net->slot[ins[k]] >= 0 && last_use[ins[k]] == i)
                 p.busy[net->slot[ins[k]]] = 0;
         if (last_use[st->out] < 0)
@@ -515,7 +577,8 @@ static int walk_graph(struct net *net, int *written, int *last_use, vr_err *err)
             if (t < -1 || t >= m->n_tensors)
                 return opfail(err, VR_EFORMAT, m, i, "tensor index out of range");
             /* Operands an op reads as activations must have been written. */
-            int as_act = k == 0 || ((o->kind == MOP_ADD || o->kind == MOP_MUL) && k == 1);
+            int as_act = k == 0 || ((o->kind == MOP_ADD || o->kind == MOP_MUL) && k == 1) ||
+                         o->kind == MOP_CONCATENATION;
             if (as_act && t >= 0 && !is_const(m, t) && !written[t])
                 return vr_err_set(err, VR_EFORMAT,
                                   "net: op %d (%s) reads tensor '%s' before any op writes it",
@@ -535,7 +598,7 @@ static int walk_graph(struct net *net, int *written, int *last_use, vr_err *err)
         struct ashape f;
         if (file_shape(&m->tensors[o->out], &f) < 0)
             return vr_err_set(err, VR_ENOTSUP,
-                              "net: op %d (%s): output '%s' is not a [1,h,w,c] or [1,c] tensor",
+                              "net: op %d (%s): output '%s' is not [1,h,w,c], [1,a,b] or [1,c]",
                               i, model_op_name(o->kind), tname(m, o->out));
         if (f.h != y.h || f.w != y.w || f.c != y.c)
             return vr_err_set(err, VR_EFORMAT,
@@ -551,7 +614,52 @@ static int walk_graph(struct net *net, int *written, int *last_use, vr_err *err)
     return 0;
 }
 
+/* The model's output must be the input-sized mask (net_run), unless
+ * all_outputs (net_run_outputs): then every graph output is kept whole. */
+static int check_outputs(struct net *net, const int *written, int *last_use, vr_err *err)
+{
+    const struct model *m = net->m;
+    if (net->all_outputs) {
+        for (int k = 0; k < m->n_outputs; k++) {
+            const int t = m->outputs[k];
+            if (t < 0 || t >= m->n_tensors || !written[t] || t == m->input)
+                return vr_err_set(err, VR_EFORMAT, "net: graph output %d is not computed", k);
+            last_use[t] = m->n_ops;
+        }
+        return 0;
+    }
+    const struct ashape *y = &net->shape[m->output];
+    if (!written[m->output] || m->output == m->input || y->h != m->in_h ||
+        y->w != m->in_w || y->c < 1)
+        return vr_err_set(err, VR_ENOTSUP,
+                          "net: model output '%s' is %dx%dx%d; a %dx%d mask was expected",
+                          tname(m, m->output), y->h, y->w, y->c, m->in_h, m->in_w);
+    last_use[m->output] = m->n_ops; /* kept to the end */
+    return 0;
+}
+
+static int create(const struct model *m, int max_batch, int all_outputs, struct net **out,
+                  vr_err *err);
+
 int net_create(const struct model *m, int max_batch, struct net **out, vr_err *err)
+{
+    return create(m, max_batch, 0, out, err);
+}
+
+int net_create_outputs(const struct model *m, int max_batch, struct net **out, vr_err *err)
+{
+    return create(m, max_batch, 1, out, err);
+}
+
+size_t net_output_count(const struct net *net, int k)
+{
+    if (!net || k < 0 || k >= net->m->n_outputs)
+        return 0;
+    return item_count(&net->shape[net->m->outputs[k]]);
+}
+
+static int create(const struct model *m, int max_batch, int all_outputs, struct net **out,
+                  vr_err *err)
 {
     struct net *net = NULL;
     int *written = NULL, *last_use = NULL;
@@ -574,6 +682,7 @@ int net_create(const struct model *m, int max_batch, struct net **out, vr_err *e
     pthread_cond_init(&net->done, NULL);
     net->m = m;
     net->max_batch = max_batch;
+    net->all_outputs = all_outputs;
     net->n_steps = m->n_ops;
     net->steps = calloc((size_t)m->n_ops, sizeof *net->steps);
     net->shape = calloc((size_t)m->n_tensors, sizeof *net->shape);
@@ -595,18 +704,9 @@ int net_create(const struct model *m, int max_batch, struct net **out, vr_err *e
     net->shape[m->input] = x;
     written[m->input] = 1;
 
-    if ((rc = walk_graph(net, written, last_use, err)))
-        goto fail;
-    const struct ashape *y = &net->shape[m->output];
-    if (!written[m->output] || m->output == m->input || y->h != m->in_h ||
-        y->w != m->in_w || y->c < 1) {
-        rc = vr_err_set(err, VR_ENOTSUP,
-                        "net: model output '%s' is %dx%dx%d; a %dx%d mask was expected",
-                        tname(m, m->output), y->h, y->w, y->c, m->in_h, m->in_w);
-        goto fail;
-    }
-    last_use[m->output] = m->n_ops; /* kept to the end */
-    if ((rc = plan_memory(net, last_use, err)))
+    if ((rc = walk_graph(net, written, last_use, err)) ||
+        (rc = check_outputs(net, written, last_use, err)) ||
+        (rc = plan_memory(net, last_use, err)))
         goto fail;
     net->lanes = calloc(1, sizeof *net->lanes);
     if (!net->lanes)
@@ -655,6 +755,23 @@ void net_free(struct net **pnet)
 
 /* ---- run ---- */
 
+/* Rows before the axis (batch included) and each input's values a row. */
+static void run_concat(struct lane *l, const struct step *st, int n)
+{
+    const struct net *net = l->net;
+    const int ax = st->op->axis, ins[3] = { st->in0, st->in1, st->in2 };
+    int inner[3] = { 0, 0, 0 };
+    const struct ashape *a = &net->shape[st->in0];
+    const int outer = n * (ax == 1 ? 1 : ax == 2 ? a->h : a->h * a->w);
+    for (int k = 0; k < 3; k++)
+        if (ins[k] >= 0) {
+            const struct ashape *s = &net->shape[ins[k]];
+            inner[k] = ax == 1 ? s->h * s->w * s->c : ax == 2 ? s->w * s->c : s->c;
+        }
+    ref_concat3(outer, l->ptr[ins[0]], inner[0], l->ptr[ins[1]], inner[1],
+                ins[2] >= 0 ? l->ptr[ins[2]] : NULL, inner[2], l->ptr[st->out]);
+}
+
 static void run_step(struct lane *l, const struct step *st, int n)
 {
     const struct net *net = l->net;
@@ -702,6 +819,22 @@ static void run_step(struct lane *l, const struct step *st, int n)
         ref_resize_bilinear(n, xs->h, xs->w, xs->c, x, ys->h, ys->w, o->align_corners,
                             o->half_pixel_centers, y);
         break;
+    case MOP_MAX_POOL_2D:
+        ref_maxpool(&g, x, y);
+        break;
+    case MOP_PAD:
+        ref_pad(n, xs->h, xs->w, xs->c, x, o->pad_h0, o->pad_h1, o->pad_w0, o->pad_w1,
+                o->pad_c0, o->pad_c1, y);
+        break;
+    case MOP_DEPTH_TO_SPACE:
+        ref_depth_to_space(n, xs->h, xs->w, xs->c, o->block_size, x, y);
+        break;
+    case MOP_RESHAPE:
+        memcpy(y, x, item_count(xs) * n * sizeof *y);
+        break;
+    case MOP_CONCATENATION:
+        run_concat(l, st, n);
+        break;
     default:
         break; /* refused by net_create */
     }
@@ -718,6 +851,14 @@ static void lane_run(struct lane *l, int first, int n)
     l->ptr[m->input] = (float *)(uintptr_t)(net->run_in + (size_t)first * item_count(xs));
     for (int i = 0; i < net->n_steps; i++)
         run_step(l, &net->steps[i], n);
+    if (net->run_outs) {
+        for (int k = 0; k < m->n_outputs; k++) {
+            const size_t per = item_count(&net->shape[m->outputs[k]]);
+            memcpy(net->run_outs[k] + (size_t)first * per, l->ptr[m->outputs[k]],
+                   per * n * sizeof(float));
+        }
+        return;
+    }
     const float *y = l->ptr[m->output];
     float *out = net->run_out + (size_t)first * px;
     if (ys->c == 1) {
@@ -803,15 +944,39 @@ int net_set_threads(struct net *net, int threads, vr_err *err)
     return rc;
 }
 
+static int run(struct net *net, const float *in, int n, vr_err *err);
+
 int net_run(struct net *net, const float *in, int n, float *out, vr_err *err)
 {
     if (!net || !in || !out)
         return vr_err_set(err, VR_EINVAL, "net_run: NULL argument");
+    if (net->all_outputs)
+        return vr_err_set(err, VR_EINVAL, "net_run: a net made by net_create_outputs");
+    net->run_out = out;
+    net->run_outs = NULL;
+    return run(net, in, n, err);
+}
+
+int net_run_outputs(struct net *net, const float *in, int n, float *const *outs, vr_err *err)
+{
+    if (!net || !in || !outs)
+        return vr_err_set(err, VR_EINVAL, "net_run_outputs: NULL argument");
+    if (!net->all_outputs)
+        return vr_err_set(err, VR_EINVAL, "net_run_outputs: a net made by net_create");
+    for (int k = 0; k < net->m->n_outputs; k++)
+        if (!outs[k])
+            return vr_err_set(err, VR_EINVAL, "net_run_outputs: no buffer for output %d", k);
+    net->run_out = NULL;
+    net->run_outs = outs;
+    return run(net, in, n, err);
+}
+
+static int run(struct net *net, const float *in, int n, vr_err *err)
+{
     if (n < 1 || n > net->max_batch)
         return vr_err_set(err, VR_EINVAL, "net_run: batch %d out of range 1..%d", n,
                           net->max_batch);
     net->run_in = in;
-    net->run_out = out;
     const int lanes = n < net->n_lanes ? n : net->n_lanes;
     if (lanes <= 1) {
         lane_run(&net->lanes[0], 0, n);

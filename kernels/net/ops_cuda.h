@@ -50,6 +50,14 @@ int cu_conv2d(const struct conv_geom *g, const float *in, const float *w,
 int cu_dwconv2d(const struct conv_geom *g, const float *in, const float *w,
                 const float *b, float *out, cudaStream_t s);
 int cu_avgpool(const struct conv_geom *g, const float *in, float *out, cudaStream_t s);
+/* the pose tier's ops (ops_move.cu), float32 only yet */
+int cu_pad(int n, int h, int w, int c, const float *in, int ph0, int ph1, int pw0, int pw1,
+           int pc0, int pc1, float *out, cudaStream_t s);
+int cu_depth_to_space(int n, int h, int w, int c, int bs, const float *in, float *out,
+                      cudaStream_t s);
+int cu_maxpool(const struct conv_geom *g, const float *in, float *out, cudaStream_t s);
+int cu_concat3(int outer, const float *a, int ia, const float *b, int ib, const float *c,
+               int ic, float *out, cudaStream_t s);
 int cu_mean_hw(int n, int h, int w, int c, const float *in, float *out, cudaStream_t s);
 int cu_relu(const float *in, float *out, size_t count, cudaStream_t s);
 int cu_hard_swish(const float *in, float *out, size_t count, cudaStream_t s);

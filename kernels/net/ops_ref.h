@@ -112,6 +112,25 @@ void ref_resize_bilinear(int n, int ih, int iw, int c, const float *in,
 void ref_tconv_bias(const struct conv_geom *g, const float *in, const float *w,
                     const float *b, float *out);
 
+/* ---- the pose tier's ops (ops_move_ref.c) ---- */
+
+/* PAD with zeros: [n][h][w][c] -> [n][h+ph0+ph1][w+pw0+pw1][c+pc0+pc1]. */
+void ref_pad(int n, int h, int w, int c, const float *in, int ph0, int ph1, int pw0,
+             int pw1, int pc0, int pc1, float *out);
+
+/* DEPTH_TO_SPACE (TFLite's DCR order): [n][h][w][c] -> [n][h*bs][w*bs][c/(bs*bs)],
+ * output (y*bs+dy, x*bs+dx, k) = input (y, x, (dy*bs+dx)*c/(bs*bs) + k). */
+void ref_depth_to_space(int n, int h, int w, int c, int bs, const float *in, float *out);
+
+/* MAX_POOL_2D (geometry as ref_avgpool's): the largest in-bounds tap, then
+ * g->act; NaN taps are skipped as std::max does in TFLite's kernel. */
+void ref_maxpool(const struct conv_geom *g, const float *in, float *out);
+
+/* CONCATENATION of up to three inputs: `outer` rows, each row the ia values
+ * of a, then ib of b, then ic of c (c may be NULL when ic == 0). */
+void ref_concat3(int outer, const float *a, int ia, const float *b, int ib, const float *c,
+                 int ic, float *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,114 @@
+/*
+ * pose.h - the pose tier's person detector (issue 39, "people far away"):
+ * MediaPipe Pose's pose_detection.tflite run on the CPU engine (net.h),
+ * its SSD anchors decoded as MediaPipe's pose_detection graph does
+ * (SsdAnchorsCalculator, TensorsToDetectionsCalculator, weighted
+ * non-maximum suppression, letterbox removal).
+ *
+ * What exists: detection (pose_detector_*) and the decoding it rests on
+ * (pose_anchors, pose_decode, pose_nms); each person's ROI segmented at
+ * 256x256 by pose_landmark_lite.tflite and pasted back (pose_segment.c).
+ * What is next, not here yet: fusing the pasted masks with the selfie
+ * mask inside the engine (a `people` option), and the GPU executor for the
+ * pose models' ops (their CUDA kernels exist: ops_move.cu).
+ */
+#ifndef VR_POSE_H
+#define VR_POSE_H
+
+#include "vr_err.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define POSE_DET_SIZE    224   /* the detector's input, square */
+#define POSE_ANCHORS     2254  /* its anchors: 28x28x2 + 14x14x2 + 7x7x6 */
+#define POSE_COORDS      12    /* box (cx, cy, w, h) + 4 keypoints (x, y) */
+#define POSE_MAX_PEOPLE  64
+
+/* One person. Coordinates are in the detector's square input normalised
+ * to [0,1] from pose_decode/pose_nms, and in image pixels from
+ * pose_detect. Keypoints, as MediaPipe names them: 0 mid-hip centre, 1 a
+ * point whose distance from 0 is the full body's radius (the landmark ROI is
+ * a square of 2.5 times that, centred on 0), 2 mid-shoulder centre, 3 the
+ * upper body's radius point. */
+struct pose_person {
+    float score;                /* sigmoid of the classifier, 0..1 */
+    float x0, y0, x1, y1;       /* the detector's box */
+    float kp[4][2];
+};
+
+/* Anchor centres (x, y) in [0,1] of pose_detection's SSD anchors, in the
+ * model's output order (fixed size: width = height = 1). */
+void pose_anchors(float centers[POSE_ANCHORS][2]);
+
+/* Decodes the model's raw outputs (regressors [POSE_ANCHORS][12] and
+ * logits [POSE_ANCHORS]) into people whose score is at least min_score
+ * (MediaPipe: 0.5), before suppression; writes at most `max`, returns the
+ * count written. */
+int pose_decode(const float *regressors, const float *logits, float min_score,
+                struct pose_person *out, int max);
+
+/* MediaPipe's weighted non-maximum suppression (IoU > 0.3 merges): sorts
+ * by score, and each kept person is the score-weighted mean of the ones it
+ * overlaps. In place; returns the count kept. */
+int pose_nms(struct pose_person *p, int n, float iou_threshold);
+
+struct pose_detector;
+
+/* Loads the detector model (models/pose_detection.tflite). */
+int pose_detector_create(const char *model_path, struct pose_detector **out, vr_err *err);
+
+/* Finds people in an RGB24 picture (w x h, `linesize` bytes a row): the
+ * picture is letterboxed into the 224x224 input (black borders, [-1,1]),
+ * the net run, the outputs decoded and suppressed, and the coordinates
+ * mapped back to the picture's pixels. Writes at most `max` people, most
+ * likely first, and their count to *n. */
+int pose_detect(struct pose_detector *d, const uint8_t *rgb, int w, int h, int linesize,
+                struct pose_person *out, int max, int *n, vr_err *err);
+
+/* Frees and clears *d; accepts NULL. */
+void pose_detector_free(struct pose_detector **d);
+
+/* ---- a person's ROI through the landmark model (pose_segment.c) ---- */
+
+#define POSE_SEG_SIZE 256  /* pose_landmark_*'s input and mask, square */
+
+/* A person's region of interest in picture pixels: a square of side
+ * `size` centred on (cx, cy), turned by `angle` radians (clockwise on the
+ * picture, y down) so the body stands upright in it. */
+struct pose_roi {
+    float cx, cy, size, angle;
+};
+
+/* MediaPipe's pose_detection_to_roi: centre on keypoint 0 (mid-hip), side
+ * 2.5 times the distance to keypoint 1, turned so keypoint 1 is straight
+ * above the centre. `p` in picture pixels (pose_detect's). */
+void pose_roi_from_person(const struct pose_person *p, struct pose_roi *roi);
+
+struct pose_segmenter;
+
+/* Loads the landmark model (models/pose_landmark_lite.tflite). */
+int pose_segmenter_create(const char *model_path, struct pose_segmenter **out, vr_err *err);
+
+/* Samples the ROI from the RGB24 picture into the model's 256x256 input
+ * ([0,1], black outside the picture), runs the model on the CPU engine and
+ * writes the person's mask (sigmoid of the segmentation logits, 0..1) to
+ * roi_mask [256][256] and the person-presence score to *presence. */
+int pose_segment(struct pose_segmenter *s, const uint8_t *rgb, int w, int h, int linesize,
+                 const struct pose_roi *roi, float *roi_mask, float *presence, vr_err *err);
+
+/* Pastes an ROI mask back into a w x h picture mask (0..1), keeping the
+ * larger of the two at each pixel the ROI covers. */
+void pose_paste(const struct pose_roi *roi, const float *roi_mask, int w, int h, float *mask);
+
+/* Frees and clears *s; accepts NULL. */
+void pose_segmenter_free(struct pose_segmenter **s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
