@@ -50,6 +50,10 @@
 #define VRCTL_EXIT_HELP                                                                         \
     "exit: 0 ok, 1 failed (or, for watch, the job failed or was cancelled),\n"                \
     "      2 bad usage or no such job (\"vrctl CMD: no job 'ID'\")\n"
+#define VRCTL_AS_SUBMITTER_HELP                                                                 \
+    "Logged in as Redis user vrsub-NAME, vrctl asks a controller run with\n"                    \
+    "--submitter NAME:MAX through NAME's own stream and waits (30 s at most) for\n"             \
+    "its answer: it does so only for NAME's own jobs (another's: no such job).\n"
 
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, CLI_NEEDS_REDIS,
@@ -113,9 +117,9 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --json             machine-readable (name, gpu, state, chunk, fps, chunks_done,\n"
       "                     frames_done)\n" },
     { "cancel", cmd_cancel, CLI_NEEDS_REDIS, "JOB", "cancel a job: drop its chunks, stop running ones",
-      VRCTL_EXIT_HELP },
+      VRCTL_AS_SUBMITTER_HELP VRCTL_EXIT_HELP },
     { "retry", cmd_retry, CLI_NEEDS_REDIS, "JOB", "re-run a failed (or cancelled) job: its unfinished chunks, or its split or stitch",
-      VRCTL_EXIT_HELP },
+      VRCTL_AS_SUBMITTER_HELP "A submitter's retry counts against its MAX live jobs.\n" VRCTL_EXIT_HELP },
     { "purge", cmd_purge, CLI_NEEDS_REDIS, "JOB | --older-than D",
       "delete ended jobs' records from Redis (never a live job)",
       "  JOB                one ended job (done, failed or cancelled)\n"

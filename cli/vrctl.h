@@ -44,6 +44,14 @@ int vrctl_connect(const char *url, struct rq **q);
  * for any other user. */
 const char *vrctl_submitter(void);
 
+struct vrctl_session;
+
+/* `vrctl CMD JOB` (cmd "cancel" or "retry") as the submitter vrctl acts
+ * as: asked through its own stream, a controller's answer awaited and
+ * printed (vrctl_ask.c). The exit status: 0 done, 1 refused, failed or no
+ * answer, 2 no such job of the submitter's. */
+int vrctl_ask_controller(struct vrctl_session *v, const char *cmd);
+
 /* What the job commands share: their arguments and the connection. */
 struct vrctl_session {
     const char *id;      /* the job id argument (checked with job_id_valid), or NULL */

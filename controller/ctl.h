@@ -73,9 +73,11 @@ struct ctl {
     long long stall_ms;           /* --loop-stall-seconds: no turn for this long = stuck */
     int max_chunks;               /* --max-chunks: a job's chunk length is widened to keep
                                    * it within this many (issue 41, finding 9) */
-    struct ctl_submitter {        /* --submitter NAME:MAX (ctl_submitters.c) */
+    struct ctl_submitter {        /* --submitter NAME:MAX[:CHUNKS] (ctl_submitters.c) */
         char name[32];
         int max_live;             /* its jobs queued or running at once, at most */
+        int max_chunks;           /* chunks of its live jobs at once, at most (0: no
+                                   * limit but --max-chunks): CHUNKS / MAX a job */
     } submitters[CTL_SUBMITTERS_MAX];
     int nsubmitters;
 };
@@ -87,6 +89,16 @@ struct ctl {
  * limit, then recorded with owner NAME, or recorded failed saying why. */
 int ctl_submitter_option(struct ctl *c, const char *arg);
 void ctl_submitters_intake(struct ctl *c);
+
+/* A cancel or retry entry of s's stream (ctl_submit_cmd.c): done only for
+ * s's own job, answered in vr:reply:NAME:<entry>. 0 handled (ack it), <0
+ * Redis failed (taken again). */
+int ctl_submitter_cmd(struct ctl *c, const struct ctl_submitter *s, const struct rq_msg *m);
+
+/* The most chunks job id may have: --max-chunks, or less for a job of a
+ * submitter with a chunk limit (its CHUNKS / MAX), so that submitter's
+ * live jobs hold at most CHUNKS chunks and cannot crowd out others'. */
+int ctl_submitter_chunk_cap(struct ctl *c, const char *id);
 
 /* The loop made progress (ctl_run.c): a turn, a chunk of a copy split, a
  * chunk stitched. */

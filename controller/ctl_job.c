@@ -24,21 +24,23 @@
 
 /* Issue 41, finding 9: a short --chunk-seconds on a long or all-intra
  * source (0.2 s: 20 000 chunks, 10.7 s of the loop queueing them) is
- * widened to duration / c->max_chunks, so no job has more than about that
+ * widened to duration / c->max_chunks (less for a submitter with a chunk
+ * limit: ctl_submitter_chunk_cap), so no job has more than about that
  * many chunks, whoever submits it. The same source and limit give the same
  * length, so a split resumed by another controller cuts alike. */
 static void ctl_chunk_bound(struct ctl *c, const char *id, struct job_spec *js, const char *in)
 {
     struct remux_info info;
-    if (remux_probe(in, &info, NULL) < 0 || !(info.duration_s > 0) || c->max_chunks <= 0)
+    int most = ctl_submitter_chunk_cap(c, id);
+    if (remux_probe(in, &info, NULL) < 0 || !(info.duration_s > 0) || most <= 0)
         return; /* the split says what is wrong with the source */
-    double least = ceil(info.duration_s * 1000 / c->max_chunks) / 1000;
+    double least = ceil(info.duration_s * 1000 / most) / 1000;
     if (js->chunk_seconds >= least)
         return;
     log_info("job %s: chunks of %.3f s, not %.3f s: %.1f s of source in at most %d chunks "
-             "(--max-chunks)", id, least, js->chunk_seconds, info.duration_s, c->max_chunks);
-    rq_event(c->q, id, "chunk length widened to %.3f s (at most %d chunks a job)", least,
-             c->max_chunks);
+             "(%s)", id, least, js->chunk_seconds, info.duration_s, most,
+             most < c->max_chunks ? "its submitter's chunk limit" : "--max-chunks");
+    rq_event(c->q, id, "chunk length widened to %.3f s (at most %d chunks a job)", least, most);
     js->chunk_seconds = least;
 }
 

@@ -12,11 +12,15 @@
  * with the reason, so `vrctl status ID` says it. An entry without a valid
  * id or spec is logged and dropped. Once a second (the loop's audit turn),
  * at most CTL_INTAKE_MAX entries a submitter, its stream trimmed to
- * RQ_SUBMIT_STREAM_MAX.
+ * RQ_SUBMIT_STREAM_MAX. An entry is acknowledged only once handled: the
+ * job and its owner are recorded in one script, and an entry taken again
+ * (its controller died before the ack) finds the job recorded and does no
+ * more. Cancel and retry entries: ctl_submit_cmd.c.
  */
 #include "ctl.h"
 
 #include "beneath.h"
+#include "clock.h"
 #include "cmdtable.h"
 #include "log.h"
 #include "rq_jobs.h"
@@ -26,19 +30,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CTL_INTAKE_MAX 16
 
 int ctl_submitter_option(struct ctl *c, const char *arg)
 {
     const char *colon = strchr(arg, ':');
-    char name[RQ_SUBMITTER_MAX] = "";
+    char name[RQ_SUBMITTER_MAX] = "", num[32] = "";
     if (colon && (size_t)(colon - arg) < sizeof name)
         snprintf(name, sizeof name, "%.*s", (int)(colon - arg), arg);
-    int max = 0;
+    int max = 0, chunks = 0;
     if (!colon || !rq_submitter_name_valid(name))
-        return cli_usage_error("--submitter %s: want NAME:MAX, NAME 1-31 of a-z 0-9 _ -", arg);
-    if (cli_opt_int("--submitter's MAX", colon + 1, 1, 100000, &max))
+        return cli_usage_error("--submitter %s: want NAME:MAX[:CHUNKS], NAME 1-31 of a-z 0-9 _ -",
+                               arg);
+    const char *second = strchr(colon + 1, ':');
+    snprintf(num, sizeof num, "%.*s", second ? (int)(second - colon - 1) : 31, colon + 1);
+    if (cli_opt_int("--submitter's MAX", num, 1, 100000, &max))
+        return 2;
+    if (second && cli_opt_int("--submitter's CHUNKS", second + 1, max, JOB_MAX_CHUNKS, &chunks))
         return 2;
     if (c->nsubmitters >= CTL_SUBMITTERS_MAX)
         return cli_usage_error("--submitter: at most %d submitters", CTL_SUBMITTERS_MAX);
@@ -48,7 +58,25 @@ int ctl_submitter_option(struct ctl *c, const char *arg)
     struct ctl_submitter *s = &c->submitters[c->nsubmitters++];
     snprintf(s->name, sizeof s->name, "%s", name);
     s->max_live = max;
+    s->max_chunks = chunks;
     return 0;
+}
+
+int ctl_submitter_chunk_cap(struct ctl *c, const char *id)
+{
+    char owner[RQ_SUBMITTER_MAX + 1] = "", jk[128];
+    rq_key_job(jk, sizeof jk, id);
+    if (c->nsubmitters == 0 || rq_hget(c->q, jk, "owner", owner, sizeof owner, NULL) <= 0)
+        return c->max_chunks;
+    for (int i = 0; i < c->nsubmitters; i++) {
+        const struct ctl_submitter *s = &c->submitters[i];
+        if (strcmp(s->name, owner) || s->max_chunks <= 0)
+            continue;
+        /* at most max_live jobs live, each at most this many chunks */
+        int each = s->max_chunks / s->max_live;
+        return each < c->max_chunks ? each : c->max_chunks;
+    }
+    return c->max_chunks;
 }
 
 /* Why s may not have job js ("" when it may): a path outside its roots,
@@ -80,46 +108,90 @@ static int ctl_submitter_refusal(struct ctl *c, const struct ctl_submitter *s,
     return 0;
 }
 
-/* Entry m of s's stream: recorded, recorded failed, or dropped. */
-static void ctl_submitter_take(struct ctl *c, const struct ctl_submitter *s,
-                               const struct rq_msg *m)
+/* The job of entry m (an id and a spec) of s's stream: recorded, recorded
+ * failed, or dropped. <0 when Redis failed: the entry is left pending, to
+ * be taken again (ctl_submitters_intake). */
+static int ctl_submitter_job(struct ctl *c, const struct ctl_submitter *s,
+                             const struct rq_msg *m)
 {
     const char *id = rq_msg_get(m, "id"), *spec = rq_msg_get(m, "spec");
     const char *fe = rq_msg_get(m, "frames_est");
     struct job_spec *js = calloc(1, sizeof *js);
     vr_err e = { 0 };
-    char *json = NULL;
+    char *json = NULL, why[512], was[512];
     if (!js)
-        return;
+        return VR_ENOMEM;
     if (!id || !job_id_valid(id) || !spec ||
         job_spec_parse(spec, strnlen(spec, JOB_MAX_JSON + 1), js, &e) < 0) {
         log_warn("submitter %s: entry %s dropped: %s", s->name, m->id,
                  e.msg[0] ? e.msg : "no valid job id or spec");
         free(js);
-        return;
+        return 0;
     }
     snprintf(js->id, sizeof js->id, "%s", id);
-    char why[512];
-    if (ctl_submitter_refusal(c, s, js, why, sizeof why) < 0 ||
-        job_spec_to_json(js, &json, &e) < 0) {
-        free(js);
-        return; /* acked: Redis went away mid-intake; vrctl status says no such job */
-    }
+    int rc = ctl_submitter_refusal(c, s, js, why, sizeof why);
+    if (rc >= 0)
+        rc = job_spec_to_json(js, &json, &e);
     long long frames = fe ? rq_record_ll(fe) : 0;
-    int rc = rq_job_submit(c->q, id, json, rq_now_ms(), frames, js->priority, &e);
-    if (rc == 0)
-        rc = rq_job_note(c->q, id, "owner", s->name, &e);
-    if (rc == 0 && !why[0])
-        rc = rq_owned_add(c->q, s->name, id, &e);
+    if (rc >= 0)
+        rc = rq_submit_record(c->q, s->name, id, json, frames, js->priority, why, was,
+                              sizeof was, &e);
     if (rc < 0)
-        log_warn("submitter %s: job %s not recorded: %s", s->name, id, e.msg);
-    else if (why[0]) {
-        log_warn("submitter %s: job %s refused: %s", s->name, id, why);
-        ctl_jobfiles_fail(c, id, 0, why);
+        log_warn("submitter %s: job %s not recorded yet: %s", s->name, id, e.msg);
+    else if (rc == 0)
+        log_warn("submitter %s: job %s refused: the id is another job's", s->name, id);
+    else if (rc == 2)
+        log_info("submitter %s: job %s recorded already (its entry is taken again)", s->name, id);
+    else if (rc == 3 || why[0]) {
+        log_warn("submitter %s: job %s refused: %s", s->name, id, rc == 3 ? was : why);
+        rc = ctl_jobfiles_fail(c, id, 0, rc == 3 ? was : why) == VR_EREDIS ? VR_EREDIS : 0;
     } else
         log_info("submitter %s: job %s recorded (%s -> %s)", s->name, id, js->input, js->output);
     free(json);
     free(js);
+    return rc < 0 ? rc : 0;
+}
+
+/* Entry m of s's stream, a job or a cancel or retry: 0 handled (ack it),
+ * <0 not yet. VR_TEST_INTAKE_DELAY_MS (tests only): a stall between the
+ * read and the record, for a test to kill the controller in. */
+static int ctl_submitter_take(struct ctl *c, const struct ctl_submitter *s,
+                              const struct rq_msg *m)
+{
+    unsigned delay = clock_test_delay_ms("VR_TEST_INTAKE_DELAY_MS");
+    if (delay)
+        usleep(delay * 1000u);
+    if (rq_msg_get(m, "cmd"))
+        return ctl_submitter_cmd(c, s, m);
+    return ctl_submitter_job(c, s, m);
+}
+
+/* Entries a controller read and never handled (it died between the read
+ * and the record, or Redis failed mid-way) are taken again once idle this
+ * long; a live controller handles one in milliseconds. */
+#define CTL_INTAKE_ORPHAN_MS 5000
+
+/* Up to CTL_INTAKE_MAX entries of stream key: the orphaned ones
+ * (orphans) or new ones, each acknowledged only once handled, so a
+ * controller killed between the read and the record loses none. */
+static void ctl_submitter_drain(struct ctl *c, const struct ctl_submitter *s, const char *key,
+                                int orphans)
+{
+    const char *streams[] = { key };
+    for (int k = 0; k < CTL_INTAKE_MAX; k++) {
+        struct rq_msg m = { 0 };
+        int got = orphans ? rq_autoclaim(c->q, key, RQ_G_CONTROLLERS, c->name,
+                                         CTL_INTAKE_ORPHAN_MS, &m, NULL)
+                          : rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 1, 0, &m, NULL);
+        if (got <= 0)
+            break;
+        int rc = ctl_submitter_take(c, s, &m);
+        if (rc >= 0)
+            rq_ack(c->q, key, RQ_G_CONTROLLERS, m.id, NULL); /* once, by one controller */
+        rq_msg_release(&m);
+        if (rc < 0)
+            break; /* Redis trouble: the rest next turn */
+    }
 }
 
 void ctl_submitters_intake(struct ctl *c)
@@ -128,18 +200,11 @@ void ctl_submitters_intake(struct ctl *c)
         const struct ctl_submitter *s = &c->submitters[i];
         char key[64];
         rq_submit_key(s->name, key, sizeof key);
-        const char *streams[] = { key };
         if (rq_group_ensure(c->q, key, RQ_G_CONTROLLERS, NULL) < 0)
             continue;
         /* a submitter's flood costs only its own oldest asks */
         rq_submit_trim(c->q, s->name);
-        for (int k = 0; k < CTL_INTAKE_MAX; k++) {
-            struct rq_msg m = { 0 };
-            if (rq_read(c->q, RQ_G_CONTROLLERS, c->name, streams, 1, 0, &m, NULL) <= 0)
-                break;
-            rq_ack(c->q, key, RQ_G_CONTROLLERS, m.id, NULL); /* once, by one controller */
-            ctl_submitter_take(c, s, &m);
-            rq_msg_release(&m);
-        }
+        ctl_submitter_drain(c, s, key, 1);
+        ctl_submitter_drain(c, s, key, 0);
     }
 }

@@ -15,7 +15,7 @@ static const struct cli_cmd controller_cmds[] = {
       "       [--keep-chunks] [--keep-jobs D] [--metrics-listen [ADDR:]PORT] [--notify URL]\n"
       "       [--notify-secret-file FILE] [--notify-timeout S] [--notify-attempts N]\n"
       "       [--notify-allow-private] [--loop-stall-seconds S] [--storage-allow-private]\n"
-      "       [--max-chunks N] [--submitter NAME:MAX]...",
+      "       [--max-chunks N] [--submitter NAME:MAX[:CHUNKS]]...",
       "consume jobs and results until stopped (the default command)",
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
       "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
@@ -59,10 +59,13 @@ static const struct cli_cmd controller_cmds[] = {
       "                     controller takes its jobs over\n"
       "  --max-chunks N     at most N chunks a job (1000): a shorter --chunk-seconds is\n"
       "                     widened to the source's duration / N\n"
-      "  --submitter NAME:MAX  take jobs from submitter NAME's own Redis user\n"
-      "                     (vrsub-NAME: README, Security) with its inputs under\n"
+      "  --submitter NAME:MAX[:CHUNKS]  take jobs from submitter NAME's own Redis\n"
+      "                     user (vrsub-NAME: README, Security) with its inputs under\n"
       "                     INPUT-ROOT/NAME, its outputs under OUTPUT-ROOT/NAME, at most\n"
-      "                     MAX of its jobs queued or running at once (repeatable)\n"
+      "                     MAX of its jobs queued or running at once, and at most\n"
+      "                     CHUNKS chunks of them (CHUNKS / MAX a job: a job's chunk\n"
+      "                     length is widened to fit); cancels and retries NAME's own\n"
+      "                     jobs when NAME asks (repeatable)\n"
       "SIGTERM or Ctrl-C stops it; another controller (or a restart) carries on.\n" },
     { 0 }
 };

@@ -7,6 +7,7 @@
 #include "rq_submit.h"
 
 #include "job.h"
+#include "rq_eval.h"
 #include "rq_jobs.h"
 
 #include <stdio.h>
@@ -100,4 +101,97 @@ int rq_owned_add(struct rq *q, const char *name, const char *id, vr_err *err)
         return err && err->code ? err->code : VR_EREDIS;
     freeReplyObject(r);
     return 0;
+}
+
+/* ---- the controller's record of a submitter's job ---- */
+
+/* KEYS: job, index, active, jobs, owned. ARGV: id, spec, created, frames,
+ * priority, owner, refusal ("" admitted). See rq_submit_record. */
+static const char RECORD_LUA[] =
+    "if redis.call('EXISTS', KEYS[1]) == 1 then\n"
+    "  local f = redis.call('HMGET', KEYS[1], 'owner', 'state')\n"
+    "  if f[1] ~= ARGV[6] then return 0 end\n"
+    "  if f[2] == 'queued' and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 then return 3 end\n"
+    "  return 2\n"
+    "end\n"
+    "redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'state', 'queued', 'created_ms', ARGV[3],\n"
+    "           'chunks_done', 0, 'frames_done', 0, 'frames_total', ARGV[4], 'priority', ARGV[5],\n"
+    "           'owner', ARGV[6])\n"
+    "local okj, sp = pcall(cjson.decode, ARGV[2])\n"
+    "if okj and type(sp) == 'table' and type(sp.notify) == 'string' and sp.notify ~= '' then\n"
+    "  redis.call('HSET', KEYS[1], 'notify', sp.notify) end\n"
+    "redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])\n"
+    "if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[7]) return 1 end\n"
+    "redis.call('SADD', KEYS[3], ARGV[1])\n"
+    "redis.call('SADD', KEYS[5], ARGV[1])\n"
+    "redis.call('XADD', KEYS[4], '*', 'job', ARGV[1])\n"
+    "return 1\n";
+
+int rq_submit_record(struct rq *q, const char *owner, const char *id, const char *spec_json,
+                     long long frames_est, int priority, const char *refusal,
+                     char *refusal_out, size_t rn, vr_err *err)
+{
+    char jk[128], owned[64], created[32], frames[32], prio[16];
+    rq_key_job(jk, sizeof jk, id);
+    snprintf(owned, sizeof owned, "%s%s", RQ_OWNED_PREFIX, owner);
+    snprintf(created, sizeof created, "%lld", rq_now_ms());
+    snprintf(frames, sizeof frames, "%lld", frames_est);
+    snprintf(prio, sizeof prio, "%d", priority);
+    const char *kv[] = { jk, RQ_INDEX, RQ_ACTIVE, RQ_JOBS, owned, id, spec_json, created,
+                         frames, prio, owner, refusal };
+    long long v = 0;
+    int rc = rq_eval_int(q, err, RECORD_LUA, 5, kv, 12, &v);
+    if (rc < 0)
+        return rc;
+    refusal_out[0] = '\0';
+    if (v == 3 && rq_hget(q, jk, "error", refusal_out, rn, err) < 0)
+        return err && err->code ? err->code : VR_EREDIS;
+    return (int)v;
+}
+
+/* ---- cancel and retry through the stream ---- */
+
+int rq_submit_cmd(struct rq *q, const char *name, const char *cmd, const char *id, char *entry,
+                  size_t n, vr_err *err)
+{
+    char key[64], cap[16];
+    rq_submit_key(name, key, sizeof key);
+    snprintf(cap, sizeof cap, "%d", RQ_SUBMIT_STREAM_MAX);
+    const char *argv[] = { "XADD", key, "MAXLEN", "~", cap, "*", "cmd", cmd, "id", id };
+    redisReply *r = rq_cmdargv(q, err, 10, argv, NULL);
+    if (!r)
+        return err && err->code ? err->code : VR_EREDIS;
+    int rc = rq_reply_str(r, entry, n, err) > 0 ? 0 : VR_EREDIS;
+    freeReplyObject(r);
+    return rc;
+}
+
+static void rq_reply_key(const char *name, const char *entry, char *key, size_t n)
+{
+    snprintf(key, n, "%s%s:%s", RQ_REPLY_PREFIX, name, entry);
+}
+
+void rq_submit_answer(struct rq *q, const char *name, const char *entry, int code,
+                      const char *text)
+{
+    char key[128], v[600];
+    rq_reply_key(name, entry, key, sizeof key);
+    snprintf(v, sizeof v, "%d %.580s", code, text);
+    freeReplyObject(rq_cmd(q, NULL, "HSET %s text %s", key, v));
+    freeReplyObject(rq_cmd(q, NULL, "PEXPIRE %s %d", key, RQ_REPLY_TTL_MS));
+}
+
+int rq_submit_answer_get(struct rq *q, const char *name, const char *entry, int *code,
+                         char *text, size_t n, vr_err *err)
+{
+    char key[128], v[600];
+    rq_reply_key(name, entry, key, sizeof key);
+    int rc = rq_hget(q, key, "text", v, sizeof v, err);
+    if (rc <= 0)
+        return rc;
+    char *end = NULL;
+    long c = strtol(v, &end, 10);
+    *code = c >= 0 && c <= 2 && end && *end == ' ' ? (int)c : 1;
+    snprintf(text, n, "%s", end && *end == ' ' ? end + 1 : v);
+    return 1;
 }

@@ -14,6 +14,14 @@
  * `<name>` in the job hash), or records it failed, saying why. The jobs a
  * submitter has live are kept in the set vr:owned:<name> (pruned as they
  * end), which the limit counts.
+ *
+ * The same stream carries a submitter's cancel and retry, entries
+ * {cmd: cancel | retry, id}: the controller does either only for a job
+ * whose `owner` is the stream's submitter, and answers in
+ *
+ *   vr:reply:<name>:<entry id>   hash {text: "<exit code> <what>"}, 10 min
+ *
+ * which vrctl, logged in as vrsub-<name>, waits for.
  */
 #ifndef VR_RQ_SUBMIT_H
 #define VR_RQ_SUBMIT_H
@@ -25,6 +33,8 @@
 #define RQ_SUBMITTER_USER   "vrsub-"   /* a submitter's Redis user: vrsub-<name> */
 #define RQ_SUBMITTER_MAX    32         /* bytes of a name, with its NUL */
 #define RQ_SUBMIT_STREAM_MAX 1000      /* entries a stream keeps (XADD MAXLEN ~) */
+#define RQ_REPLY_PREFIX     "vr:reply:"
+#define RQ_REPLY_TTL_MS     600000     /* an answer is kept this long */
 
 /* 1 when name is 1..31 of [a-z0-9_-]. */
 int rq_submitter_name_valid(const char *name);
@@ -36,6 +46,37 @@ int rq_submitter_of_user(const char *user, char *name, size_t n);
 /* As submitter `name`: asks for job id with spec_json. 0 or VR_E*. */
 int rq_submit_as(struct rq *q, const char *name, const char *id, const char *spec_json,
                  long long frames_est, int priority, vr_err *err);
+
+/* As submitter `name`: asks a controller for cmd ("cancel" | "retry") on
+ * job id; the entry's id, which the answer is kept under, into entry (n
+ * bytes). 0 or VR_E*. */
+int rq_submit_cmd(struct rq *q, const char *name, const char *cmd, const char *id, char *entry,
+                  size_t n, vr_err *err);
+
+/* The controller's answer to entry `entry` of name's stream: "<code>
+ * <text>", code the exit status vrctl gives (0 done, 1 refused or
+ * failed, 2 no such job of name's). Errors are logged by the caller's
+ * next command. */
+void rq_submit_answer(struct rq *q, const char *name, const char *entry, int code,
+                      const char *text);
+
+/* The answer to entry of name's (rq_submit_answer), its code into *code
+ * and its text into text (n bytes): 1, 0 none yet, <0 error. */
+int rq_submit_answer_get(struct rq *q, const char *name, const char *entry, int *code,
+                         char *text, size_t n, vr_err *err);
+
+/* Records job id asked for by submitter `owner` (the controller's half of
+ * its submit) in one script, so no controller sees the job before its
+ * owner is written: the hash (spec, state queued, counters, owner) and the
+ * index; admitted (refusal ""), the active set, owner's live jobs and
+ * vr:jobs too; refused, the refusal in its `error` and nothing a
+ * controller takes a job from, for the caller to fail it. Returns 1
+ * recorded; 2 this owner's already (an entry handled twice: a controller
+ * died before its ack); 3 the same, but refused and not failed yet (its
+ * refusal into refusal_out, rn bytes); 0 the id is someone else's; <0. */
+int rq_submit_record(struct rq *q, const char *owner, const char *id, const char *spec_json,
+                     long long frames_est, int priority, const char *refusal,
+                     char *refusal_out, size_t rn, vr_err *err);
 
 /* The stream of submitter name into key (n bytes). */
 void rq_submit_key(const char *name, char *key, size_t n);

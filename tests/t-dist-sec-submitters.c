@@ -12,13 +12,22 @@
  * - alice's third live job is refused by her limit (2) while bob's job is
  *   still taken;
  * - alice cannot write bob's stream, a job record, the job stream or run
- *   a script (NOPERM): she cannot submit as bob nor around the controller.
+ *   a script (NOPERM): she cannot submit as bob nor around the controller;
+ * - alice cancels and retries her own jobs through her stream, never bob's
+ *   (no such job), and her retry counts against her limit;
+ * - `--submitter alice:2:6`: each of her jobs has at most 3 chunks, so her
+ *   live jobs hold at most 6 whatever --chunk-seconds she asks;
+ * - a controller killed between reading her entry and recording the job
+ *   (a test hook stalls it there) loses nothing: the entry was not acked,
+ *   and the next controller records the job.
  */
 #include "rq.h"
 #include "util-acl.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct tdist D;
@@ -48,17 +57,25 @@ static void submitter(const char *name, char *pw, size_t pn)
 
 static char ua[200], pa[400], ub[200], pb[400];
 
-/* vrctl submit IN -o OUT as a submitter: its exit status, the id in id. */
-static int submit_as(const char *url, const char *pw, const char *in, const char *out, char *id,
-                     size_t n)
+/* vrctl submit IN -o OUT [--chunk-seconds CS] as a submitter: its exit
+ * status, the id in id. */
+static int submit_cs(const char *url, const char *pw, const char *in, const char *out,
+                     const char *cs, char *id, size_t n)
 {
     char i[400], o[400];
     snprintf(i, sizeof i, "%s/%s", D.r.dir, in);
     snprintf(o, sizeof o, "%s/%s", D.r.dir, out);
-    const char *args[] = { "submit", i, "-o", o, "--profile", "fast", NULL };
+    const char *args[] = { "submit", i, "-o", o, "--profile", "fast", cs ? "--chunk-seconds" : NULL,
+                            cs, NULL };
     int rc = tacl_vrctl(url, pw, id, n, args);
     id[strcspn(id, "\n")] = '\0';
     return rc;
+}
+
+static int submit_as(const char *url, const char *pw, const char *in, const char *out, char *id,
+                     size_t n)
+{
+    return submit_cs(url, pw, in, out, NULL, id, n);
 }
 
 /* Waits for job id to be recorded and to leave `queued` (or to fail);
@@ -87,7 +104,10 @@ static void refused(const char *url, const char *pw, const char *in, const char 
     cr_assert(strstr(v, why), "%s", v);
 }
 
-static void start(void)
+/* Redis with alice's and bob's users, their clips (alice/a.mp4,
+ * bob/b.mp4: secs long, a keyframe every gop frames), a controller taking both with
+ * `--submitter alice:<alice> --submitter bob:2`. */
+static void start_with(const char *alice, double secs, int gop)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
     submitter("alice", pa, sizeof pa);
@@ -100,10 +120,15 @@ static void start(void)
     for (int i = 0; i < 2; i++) {
         char p[400];
         snprintf(p, sizeof p, "%s/%s", D.r.dir, clips[i]);
-        cr_assert_eq(tclip_make(p, 1, 160, 5, 0), 0);
+        cr_assert_eq(tclip_make(p, secs, 160, gop, 0), 0);
     }
-    const char *extra[] = { "--submitter", "alice:2", "--submitter", "bob:2", NULL };
+    const char *extra[] = { "--submitter", alice, "--submitter", "bob:2", NULL };
     cr_assert_gt(tacl_controller(&D, &A, extra), 0);
+}
+
+static void start(void)
+{
+    start_with("alice:2", 1, 5);
 }
 
 /* NOPERM for argv as alice. */
@@ -158,4 +183,129 @@ Test(dist_sec_submitters, each_submitter_acts_as_itself_within_its_roots_and_lim
     alice_refused(5, jobs);
     const char *eval[] = { "EVAL", "return 1", "0" };
     alice_refused(3, eval);
+}
+
+/* vrctl CMD ID as url's submitter: its exit status. */
+static int ask(const char *url, const char *pw, const char *cmd, const char *id)
+{
+    char out[400];
+    const char *args[] = { cmd, id, NULL };
+    return tacl_vrctl(url, pw, out, sizeof out, args);
+}
+
+static void state_is(const char *id, const char *want)
+{
+    char st[32];
+    tacl_job_field(Q, id, "state", st, sizeof st);
+    cr_assert_str_eq(st, want, "job %s", id);
+}
+
+Test(dist_sec_submitters, a_submitter_cancels_and_retries_its_own_jobs_and_no_one_elses)
+{
+    start();
+    char a1[64], a2[64], a3[64], b1[64], st[32];
+    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/c1.mkv", a1, sizeof a1), 0);
+    cr_assert_eq(submit_as(ub, pb, "bob/b.mp4", "bob/c1.mkv", b1, sizeof b1), 0);
+    tacl_wait_state(Q, &D, a1, "running", 30000, st, sizeof st);
+    tacl_wait_state(Q, &D, b1, "running", 30000, st, sizeof st);
+    state_is(b1, "running"); /* no worker: both stay running */
+
+    /* bob's job is no job of alice's, whatever she asks */
+    cr_assert_eq(ask(ua, pa, "cancel", b1), 2);
+    cr_assert_eq(ask(ua, pa, "retry", b1), 2);
+    state_is(b1, "running");
+
+    /* her own: cancelled, then run again */
+    cr_assert_eq(ask(ua, pa, "cancel", a1), 0);
+    state_is(a1, "cancelled");
+    cr_assert_eq(ask(ub, pb, "retry", a1), 2); /* nor bob hers */
+    state_is(a1, "cancelled");
+    cr_assert_eq(ask(ua, pa, "cancel", a1), 1); /* already cancelled */
+    cr_assert_eq(ask(ua, pa, "retry", a1), 0);
+    tacl_job_field(Q, a1, "state", st, sizeof st);
+    cr_assert(!strcmp(st, "running") || !strcmp(st, "queued"), "%s", st);
+
+    /* a retry counts against her 2 live jobs */
+    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/c2.mkv", a2, sizeof a2), 0);
+    wait_taken(a2, st, sizeof st);
+    cr_assert_eq(ask(ua, pa, "cancel", a2), 0);
+    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/c3.mkv", a3, sizeof a3), 0);
+    wait_taken(a3, st, sizeof st);
+    cr_assert_neq(strcmp(st, "failed"), 0);
+    cr_assert_eq(ask(ua, pa, "retry", a2), 1);
+    state_is(a2, "cancelled");
+}
+
+Test(dist_sec_submitters, a_submitters_jobs_hold_at_most_its_chunk_limit)
+{
+    start_with("alice:2:6", 4, 1); /* 4 s, every frame a keyframe */
+    char id[64], st[32], v[32];
+    for (int j = 0; j < 2; j++) {
+        char out[64];
+        snprintf(out, sizeof out, "alice/k%d.mkv", j);
+        /* 0.2 s asks for 20 chunks; 6 / 2 = 3 a job */
+        cr_assert_eq(submit_cs(ua, pa, "alice/a.mp4", out, "0.2", id, sizeof id), 0);
+        wait_taken(id, st, sizeof st);
+        v[0] = '\0';
+        for (int t = 0; t < 20000 && !v[0]; t += 100) {
+            tmsleep(100);
+            tacl_job_field(Q, id, "chunks_total", v, sizeof v);
+        }
+        cr_assert(atoi(v) >= 1 && atoi(v) <= 3, "alice's job %s has %s chunks (at most 3)", id,
+                  v);
+    }
+    /* bob has no chunk limit: his 0.2 s chunks are his */
+    cr_assert_eq(submit_cs(ub, pb, "bob/b.mp4", "bob/k.mkv", "0.2", id, sizeof id), 0);
+    wait_taken(id, st, sizeof st);
+    v[0] = '\0';
+    for (int t = 0; t < 20000 && !v[0]; t += 100) {
+        tmsleep(100);
+        tacl_job_field(Q, id, "chunks_total", v, sizeof v);
+    }
+    cr_assert_gt(atoi(v), 3, "bob's job: %s chunks", v);
+}
+
+/* Entries of alice's stream read and not acknowledged. */
+static long long alice_pending(void)
+{
+    vr_err e = { 0 };
+    redisReply *r = rq_cmd(Q, &e, "XPENDING vr:submit:alice controllers");
+    long long n = r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+                          r->element[0]->type == REDIS_REPLY_INTEGER
+                      ? r->element[0]->integer
+                      : -1;
+    freeReplyObject(r);
+    return n;
+}
+
+Test(dist_sec_submitters, a_controller_killed_between_read_and_record_loses_no_entry)
+{
+    setenv("VR_TEST_INTAKE_DELAY_MS", "1000", 1); /* its intake stalls after each read */
+    start();
+    unsetenv("VR_TEST_INTAKE_DELAY_MS");
+    char id[64], st[32], v[64];
+    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/k.mkv", id, sizeof id), 0);
+    /* read, not yet recorded: the entry must still be pending */
+    int seen = 0;
+    for (int t = 0; t < 10000 && !seen; t += 20) {
+        tmsleep(20);
+        tacl_job_field(Q, id, "state", st, sizeof st);
+        seen = alice_pending() == 1 && !st[0];
+    }
+    cr_assert(seen, "the entry was acknowledged before the job was recorded (state '%s')", st);
+    kill(D.ctl, SIGKILL);
+    tproc_wait(D.ctl, 5000);
+    tacl_job_field(Q, id, "state", st, sizeof st);
+    cr_assert_str_eq(st, "", "killed in the stall, yet the job was recorded");
+
+    /* the next controller takes the entry its dead reader left */
+    const char *extra[] = { "--submitter", "alice:2", "--submitter", "bob:2", NULL };
+    cr_assert_gt(tacl_controller(&D, &A, extra), 0);
+    wait_taken(id, st, sizeof st);
+    cr_assert(!strcmp(st, "running") || !strcmp(st, "splitting"), "%s: %s", id, st);
+    tacl_job_field(Q, id, "owner", v, sizeof v);
+    cr_assert_str_eq(v, "alice");
+    for (int t = 0; t < 5000 && alice_pending() != 0; t += 100)
+        tmsleep(100);
+    cr_assert_eq(alice_pending(), 0);
 }
