@@ -239,7 +239,7 @@ int cmd_quality(int argc, char **argv)
                100 * quality_ratio(q.holes, 0), 100 * quality_ratio(q.fp, 0),
                quality_ratio(q.stereo, 1), quality_ratio(q.flicker, 0),
                quality_ratio(q.picture, 0),
-               quality_ratio(q.border, 0) / (quality_ratio(q.all, 0) + 1e-9), ms);
+               quality_ratio(q.border, 0) / (quality_ratio(q.near, 0) + 1e-9), ms);
         fflush(stdout);
         if (img)
             sheet_row(img, p, c.yuv[c.n / 2], m[p][c.n / 2], c.mw, c.mh, cw, ch);

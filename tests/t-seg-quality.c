@@ -16,12 +16,12 @@
  * (tiled: QUALITY_FP_TILED), stereo agreement >= QUALITY_STEREO_MIN for
  * balanced and quality (the eyes fused with each other, stereo_bands:
  * 0.96-0.98; 0.70-0.77 before), still-area flicker at most
- * QUALITY_FLICKER_OF_FAST of fast's (0.52-0.53 reached with the eyes fused
- * and the 8-frame window; the picture's own still areas change by 0.06-0.1
- * levels, the mattes' by 0.17-0.24: that target is not reached), and the
- * tile borders' step no larger than the matte's step elsewhere (x1.5: a
- * person's edge can run along a border; 1.45 reached). `vrbench-video
- * quality` prints the same numbers.
+ * QUALITY_FLICKER_OF_FAST of fast's (0.25-0.29 reached with the hold; the
+ * picture's own still areas change by 0.06-0.1 levels, the mattes' by
+ * 0.09-0.14 here: that target is not reached), and the
+ * tile borders' step no larger than the step beside them
+ * (QUALITY_BORDER_MAX: the same people lie 4-16 px away, so a person is not
+ * taken for a seam). `vrbench-video quality` prints the same numbers.
  */
 #include "config.h"
 #include "seg.h"
@@ -32,18 +32,28 @@
 #include <libavutil/frame.h>
 #include <libswscale/swscale.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CLIP   "tests/data/video/sbs.mkv"
-/* what the profiles reach with the eyes fused (0.962 as it is, 0.977
+/* what the profiles reach with the eyes fused (0.956 as it is, 0.975
  * tiled; fast 0.77 and 0.55; without the fusion 0.70 and 0.76) */
-#define QUALITY_STEREO_MIN 0.9
-/* fast's still-area flicker times this at most (reached: 0.52, 0.53) */
-#define QUALITY_FLICKER_OF_FAST 0.6
+#define QUALITY_STEREO_MIN 0.93
+/* fast's still-area flicker times this at most (reached with the hold:
+ * 0.27 as it is, 0.25-0.29 tiled; 0.52-0.53 before it) */
+#define QUALITY_FLICKER_OF_FAST 0.4
 /* The tiled sample's false foreground against fast: 0.88% with the eyes
  * apart, 1.17% fused. The difference is a person: the woman at the right
  * edge, whom balanced half sees in the right eye and fast not at all, now
  * found in both eyes (60% of the added pixels are hers: docs/QUALITY.md). */
 #define QUALITY_FP_TILED 0.013
+/* holes and false foreground of the sample as it is: the issue's 1% each,
+ * tightened to what the profiles reach with headroom (0.01% and 0.52% over these 8 frames) */
+#define QUALITY_HOLES_MAX 0.002
+#define QUALITY_FP_MAX    0.008
+/* the tile borders' step against the step 4-16 px beside them: 1 when no
+ * rectangle shows (0.78 reached here, 0.71-0.83 on the 8K clips; the old measure,
+ * against the whole eye, read 1.45 here for the people on the borders) */
+#define QUALITY_BORDER_MAX 1.0
 #define FRAMES 8
 
 static const char *const profiles[] = { "fast", "balanced", "quality" };
@@ -148,12 +158,12 @@ static void check(const char *what, const struct quality_sums *q, double fp_max)
         double holes = quality_ratio(q[p].holes, 0), fp = quality_ratio(q[p].fp, 0);
         double stereo = quality_ratio(q[p].stereo, 1), flicker = quality_ratio(q[p].flicker, 0);
         double picture = quality_ratio(q[p].picture, 0);
-        double border = quality_ratio(q[p].border, 0), all = quality_ratio(q[p].all, 0);
+        double border = quality_ratio(q[p].border, 0), near = quality_ratio(q[p].near, 0);
         cr_log_info("%s %s: holes %.2f%% fp %.2f%% stereo %.3f flicker %.3f (picture %.3f) "
                     "borders %.3f / %.3f", what, profiles[p], 100 * holes, 100 * fp, stereo,
-                    flicker, picture, border, all);
+                    flicker, picture, border, near);
         cr_expect_gt(q[p].holes.den, 1000, "%s: fast is sure of a person somewhere", what);
-        cr_expect_leq(holes, 0.01, "%s %s: %.2f%% holes", what, profiles[p], 100 * holes);
+        cr_expect_leq(holes, QUALITY_HOLES_MAX, "%s %s: %.2f%% holes", what, profiles[p], 100 * holes);
         cr_expect_leq(fp, fp_max, "%s %s: %.2f%% false foreground", what, profiles[p], 100 * fp);
         if (p > 0) /* fast, the reference, as it was: 0.55 tiled */
             cr_expect_geq(stereo, QUALITY_STEREO_MIN, "%s %s: stereo %.3f (fast %.3f)", what,
@@ -162,8 +172,8 @@ static void check(const char *what, const struct quality_sums *q, double fp_max)
             cr_expect_leq(flicker, fast_flicker * QUALITY_FLICKER_OF_FAST, "%s %s: flicker "
                           "%.3f, fast %.3f", what, profiles[p], flicker, fast_flicker);
         if (q[p].border.den > 0)
-            cr_expect_leq(border, 1.5 * all + 0.1, "%s %s: tile borders step %.3f, the "
-                          "matte %.3f", what, profiles[p], border, all);
+            cr_expect_leq(border, QUALITY_BORDER_MAX * near, "%s %s: tile borders step %.3f, "
+                          "beside them %.3f", what, profiles[p], border, near);
     }
 }
 
@@ -173,7 +183,7 @@ Test(seg_quality, sample_as_is, .timeout = 120)
     struct quality_sums q[NP];
     clip_read(&c, FRAMES, 0, 0);
     measure(&c, q);
-    check("480x240", q, 0.01);
+    check("480x240", q, QUALITY_FP_MAX);
     clip_free(&c);
 }
 
@@ -186,4 +196,33 @@ Test(seg_quality, sample_tiled, .timeout = 240)
     cr_expect_gt(q[1].border.den, 0, "balanced runs its tiles at 2048x1024");
     check("2048x1024", q, QUALITY_FP_TILED);
     clip_free(&c);
+}
+
+/* The border measure against a matte made to show each case (256x256, a
+ * border column at 128 and a border row at 128): a speckled person across
+ * both borders is no seam (her steps lie beside the border as on it; the
+ * old measure, against the whole eye's mostly empty background, gave 1.72);
+ * a step of 40 levels exactly at the border column is one. */
+Test(seg_quality, border_energy_tells_a_seam_from_a_person)
+{
+    enum { W = 256 };
+    static uint8_t m[W * W];
+    const int xs[1] = { 128 }, ys[1] = { 128 };
+    for (int y = 0; y < W; y++)
+        for (int x = 0; x < W; x++)
+            m[y * W + x] = x >= 80 && x < 176 && y >= 60 && y < 230
+                               ? (uint8_t)(200 + 40 * ((x * 7 + y * 13) % 5 == 0)) : 0;
+    struct quality_count on = { 0 }, near = { 0 };
+    quality_borders(m, W, W, W, xs, 1, ys, 1, &on, &near);
+    double person = quality_ratio(on, 0) / quality_ratio(near, 1);
+    cr_expect(person > 0.8 && person < 1.2, "a person across the borders: %.2f", person);
+    for (int y = 0; y < W; y++)
+        for (int x = 0; x < W; x++)
+            m[y * W + x] = x >= 128 ? 40 : 0;
+    memset(&on, 0, sizeof on);
+    memset(&near, 0, sizeof near);
+    quality_borders(m, W, W, W, xs, 1, ys, 0, &on, &near);
+    cr_expect_gt(quality_ratio(on, 0), 4 * quality_ratio(near, 0) + 1,
+                 "a step at the border: %.2f against %.2f", quality_ratio(on, 0),
+                 quality_ratio(near, 0));
 }

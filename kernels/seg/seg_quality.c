@@ -126,34 +126,44 @@ void quality_flicker(const uint8_t *m0, const uint8_t *m1, const uint8_t *y0,
 
 /* ---- tile borders ---- */
 
+/* The step across column x (dx) or row x (!dx) of an eye, summed over its
+ * length; 0 with n = 0 off the eye. */
+static double line_step(const uint8_t *m, int w, int h, int ls, int x, int dx, long *n)
+{
+    double s = 0;
+    *n = 0;
+    if (x <= 0 || x >= (dx ? w : h))
+        return 0;
+    if (dx)
+        for (int y = 0; y < h; y++)
+            s += abs(m[(size_t)y * ls + x] - m[(size_t)y * ls + x - 1]);
+    else
+        for (int k = 0; k < w; k++)
+            s += abs(m[(size_t)x * ls + k] - m[(size_t)(x - 1) * ls + k]);
+    *n = dx ? h : w;
+    return s;
+}
+
+static const int near_off[] = { -16, -12, -8, -4, 4, 8, 12, 16 };
+
 void quality_borders(const uint8_t *m, int w, int h, int ls, const int *xs, int nx,
                      const int *ys, int ny, struct quality_count *on,
-                     struct quality_count *all)
+                     struct quality_count *near)
 {
-    for (int y = 0; y < h; y++) {
-        const uint8_t *row = m + (size_t)y * ls;
-        for (int x = 1; x < w; x++)
-            all->num += abs(row[x] - row[x - 1]);
-        all->den += w - 1;
-        for (int i = 0; i < nx; i++)
-            if (xs[i] > 0 && xs[i] < w) {
-                on->num += abs(row[xs[i]] - row[xs[i] - 1]);
-                on->den += 1;
+    for (int axis = 0; axis < 2; axis++) {
+        const int *v = axis ? ys : xs, nv = axis ? ny : nx;
+        for (int i = 0; i < nv; i++) {
+            long n;
+            double s = line_step(m, w, h, ls, v[i], !axis, &n);
+            on->num += s;
+            on->den += n;
+            for (size_t k = 0; k < sizeof near_off / sizeof near_off[0]; k++) {
+                s = line_step(m, w, h, ls, v[i] + near_off[k], !axis, &n);
+                near->num += s;
+                near->den += n;
             }
-    }
-    for (int y = 1; y < h; y++) {
-        const uint8_t *row = m + (size_t)y * ls, *up = row - ls;
-        for (int x = 0; x < w; x++)
-            all->num += abs(row[x] - up[x]);
-        all->den += w;
-    }
-    for (int i = 0; i < ny; i++)
-        if (ys[i] > 0 && ys[i] < h) {
-            const uint8_t *row = m + (size_t)ys[i] * ls, *up = row - ls;
-            for (int x = 0; x < w; x++)
-                on->num += abs(row[x] - up[x]);
-            on->den += w;
         }
+    }
 }
 
 /* ---- a clip ---- */
@@ -193,7 +203,7 @@ void quality_add_frame(struct quality_sums *q, const struct seg *s, const uint8_
         const struct frame_rect o = p->eye[e].out;
         quality_seg_borders(s, e, xs, &nx, ys, &ny);
         quality_borders(m + (size_t)o.y * w + o.x, o.w, o.h, w, xs, nx, ys, ny,
-                        &q->border, &q->all);
+                        &q->border, &q->near);
     }
     if (p->n_eyes == 2 && p->eye[0].out.h == p->eye[1].out.h
         && p->eye[0].out.w == p->eye[1].out.w && p->eye[0].out.y == p->eye[1].out.y) {

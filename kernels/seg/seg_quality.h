@@ -13,7 +13,9 @@
  *  - flicker: in still areas (luma moved at most a few levels nearby), the mean
  *    change of the matte against the mean change of the picture;
  *  - tile-border energy: the matte's mean step across the planned tile
- *    borders against its mean step everywhere (1 = no rectangle shows).
+ *    borders against its mean step across the lines parallel to them 4 to
+ *    16 pixels away (1 = no rectangle shows; the same people and edges lie
+ *    near the border, so a person is not taken for a seam).
  *
  * Plain C on caller-owned planes (w x h, rows of w bytes unless a linesize
  * is given); nothing is kept between calls. Sums are returned as counts so
@@ -82,16 +84,17 @@ void quality_flicker(const uint8_t *m0, const uint8_t *m1, const uint8_t *y0,
 /* Tile-border energy of an eye's matte (w x h, rows `ls` bytes apart):
  * on->num += |m(x) - m(x-1)| at the columns x in xs[] and |m(y) - m(y-1)|
  * at the rows y in ys[] (each border's step, along its whole length), on->den
- * += the steps taken; all->num/den the same over every column and row. */
+ * += the steps taken; near->num/den the same at the columns and rows 4, 8,
+ * 12 and 16 pixels to either side of each border (those inside the eye). */
 void quality_borders(const uint8_t *m, int w, int h, int ls, const int *xs, int nx,
                      const int *ys, int ny, struct quality_count *on,
-                     struct quality_count *all);
+                     struct quality_count *near);
 
 /* ---- a clip, frame by frame ---- */
 
 /* The measures of one profile summed over a clip. */
 struct quality_sums {
-    struct quality_count holes, fp, stereo, flicker, picture, border, all;
+    struct quality_count holes, fp, stereo, flicker, picture, border, near;
     int frames;
 };
 
