@@ -1,0 +1,40 @@
+/*
+ * ctl_cut.h - the parts of the controller's cut planning (ctl_cut.c) that
+ * its rules in files of their own use: how long each worker has been idle
+ * (ctl_cut_idle.c) and which running chunk's worker runs so slowly that
+ * its chunk is cut before anyone is idle (ctl_cut_slow.c).
+ */
+#ifndef VR_CTL_CUT_H
+#define VR_CTL_CUT_H
+
+#include "rq_fleet.h"
+
+/* A chunk's set-up on the worker that takes a tail (claim, input open and
+ * seek, encoder open), besides its warm-up frames at that worker's rate: a
+ * cut saves less than it costs when the wait it ends is shorter. */
+#define CTL_CUT_SETUP_MS 500
+
+/* A running chunk that may be cut, as the straggler rule weighs it. */
+struct ctl_cut_rate {
+    int wi;          /* its worker's index in the turn's list */
+    long long done;  /* frames encoded */
+    long long left;  /* frames left to encode */
+    double fps;      /* its worker's rate on it (0 unknown) */
+    int warmup;      /* warm-up frames a tail of it starts with */
+};
+
+/* Notes the turn's worker list (n workers, Redis's clock srv): when each
+ * idle worker was first seen idle. */
+void ctl_cut_idle_note(const struct rq_worker_info *w, int n, long long srv);
+
+/* How long worker `name` has been idle, by the notes (0: not idle). */
+long long ctl_cut_idle_for(const char *name, long long srv);
+
+/* Of the running chunks r[0..n), the one whose worker is expected to end
+ * well after the fleet could drain all that is left (ctl_cut_slow.c): its
+ * index, with the frames it should keep encoding into *want and the index
+ * of the chunk whose worker is expected to be free first into *first; -1
+ * none. */
+int ctl_cut_slow_pick(const struct ctl_cut_rate *r, int n, long long *want, int *first);
+
+#endif

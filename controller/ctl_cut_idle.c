@@ -1,0 +1,48 @@
+/*
+ * ctl_cut_idle.c - how long each worker has been idle (issue 44's rule: a
+ * chunk is cut for an idle worker only once it has waited longer than a
+ * chunk's set-up, so a short gap, a worker about to be handed work, makes
+ * no churn). Kept by the controller that watches, from its turns' lists:
+ * a controller that starts (or took over) counts from its first look.
+ */
+#include "ctl_cut.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CTL_CUT_IDLE_MAX 256
+
+struct ctl_cut_idle {
+    char name[160];
+    long long since; /* Redis's clock when first seen idle */
+};
+
+static struct ctl_cut_idle idle_now[CTL_CUT_IDLE_MAX], idle_was[CTL_CUT_IDLE_MAX];
+static int n_now;
+
+void ctl_cut_idle_note(const struct rq_worker_info *w, int n, long long srv)
+{
+    int n_was = n_now;
+    memcpy(idle_was, idle_now, (size_t)n_was * sizeof idle_was[0]);
+    n_now = 0;
+    for (int i = 0; i < n && n_now < CTL_CUT_IDLE_MAX; i++) {
+        if (strcmp(w[i].state, "idle") || rq_worker_silent(&w[i], srv))
+            continue;
+        struct ctl_cut_idle *e = &idle_now[n_now++];
+        snprintf(e->name, sizeof e->name, "%s", w[i].name);
+        e->since = srv;
+        for (int j = 0; j < n_was; j++)
+            if (!strcmp(idle_was[j].name, w[i].name)) {
+                e->since = idle_was[j].since;
+                break;
+            }
+    }
+}
+
+long long ctl_cut_idle_for(const char *name, long long srv)
+{
+    for (int i = 0; i < n_now; i++)
+        if (!strcmp(idle_now[i].name, name))
+            return srv > idle_now[i].since ? srv - idle_now[i].since : 0;
+    return 0;
+}
