@@ -302,7 +302,7 @@ static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, 
     int pick = -1, idle = -1;
     long long waited = 0;
     for (int i = 0; i < n; i++) {
-        long long t = ctl_cut_idle_for(w[i].name, srv);
+        long long t = ctl_cut_idle_for(&w[i]);
         if (!strcmp(w[i].state, "idle") && !rq_worker_silent(&w[i], srv) &&
             (idle < 0 || t > waited)) {
             idle = i;
@@ -330,10 +330,7 @@ static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, 
         *want = ctl_cut_want_idle(best, idle_fps);
         /* a short gap makes no cut: one a chunk's set-up would not pay for */
         int m = ctl_cut_point(best, *want);
-        int warm = m > 0 ? best->cp->pl.chunks[m].warmup : 0;
-        long long setup = CTL_CUT_SETUP_MS + (idle_fps > 0 ? (long long)(warm * 1000 / idle_fps)
-                                                            : 0);
-        if (waited < setup)
+        if (m > 0 && !ctl_cut_idle_waited(&w[idle], best->cp->pl.chunks[m].warmup))
             return 0;
     }
     return 1;

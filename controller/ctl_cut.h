@@ -24,11 +24,20 @@ struct ctl_cut_rate {
 };
 
 /* Notes the turn's worker list (n workers, Redis's clock srv): when each
- * idle worker was first seen idle. */
+ * idle worker's wait started. */
 void ctl_cut_idle_note(const struct rq_worker_info *w, int n, long long srv);
 
-/* How long worker `name` has been idle, by the notes (0: not idle). */
-long long ctl_cut_idle_for(const char *name, long long srv);
+/* New work was queued (a job planned): every wait starts again at the next
+ * note. */
+void ctl_cut_idle_restart(void);
+
+/* How long worker w (as listed) has been idle by the notes, up to its
+ * latest heartbeat, in ms (0: not idle). */
+long long ctl_cut_idle_for(const struct rq_worker_info *w);
+
+/* Whether idle worker w has waited longer than the set-up of a chunk that
+ * starts with `warmup` warm-up frames, at its last chunk's rate: 1 yes. */
+int ctl_cut_idle_waited(const struct rq_worker_info *w, int warmup);
 
 /* Of the running chunks r[0..n), the one whose worker is expected to end
  * well after the fleet could drain all that is left (ctl_cut_slow.c): its

@@ -1,0 +1,124 @@
+/*
+ * t-controller-cut-rules.c - the controller's two rules for when to cut a
+ * running chunk (issue 44; controller/ctl_cut_idle.c, ctl_cut_slow.c), on
+ * worker records as the fleet's heartbeats write them: a worker idle for
+ * less than a chunk's set-up makes no cut and one idle longer does (its
+ * wait starting again when a job is planned); a worker whose rate makes it
+ * end well after the fleet could drain what is left has its chunk cut
+ * before anyone is idle, keeping what it encodes in that time, while
+ * workers of one speed (rates jittering) make no cut. The whole system's
+ * cuts: t-dist-elastic.c.
+ */
+#include "ctl_cut.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+TestSuite(controller_cut_rules);
+
+/* A worker's record at Redis time seen_ms, heartbeat every 300 ms. */
+static struct rq_worker_info worker(const char *name, const char *state, long long seen_ms)
+{
+    struct rq_worker_info w = { .hb_ms = 300, .seen_ms = seen_ms, .fps = 10 };
+    snprintf(w.name, sizeof w.name, "%s", name);
+    snprintf(w.state, sizeof w.state, "%s", state);
+    return w;
+}
+
+Test(controller_cut_rules, a_short_idle_gap_makes_no_cut_a_long_one_does)
+{
+    long long t = 1000000;
+    struct rq_worker_info w[2] = { worker("gpu0", "idle", t), worker("gpu1", "busy", t) };
+    ctl_cut_idle_note(w, 2, t + 100);
+    cr_assert_eq(ctl_cut_idle_for(&w[0]), 0);
+    cr_assert_eq(ctl_cut_idle_for(&w[1]), 0, "a busy worker does not wait");
+    /* its heartbeats go on saying idle: 300 ms is a short gap */
+    w[0].seen_ms = w[1].seen_ms = t + 300;
+    ctl_cut_idle_note(w, 2, t + 350);
+    cr_assert_eq(ctl_cut_idle_for(&w[0]), 300);
+    cr_assert_not(ctl_cut_idle_waited(&w[0], 0), "a 300 ms gap made a cut");
+    /* a gap as long as the set-up with the tail's warm-up (4 frames at
+     * 10 fps: 400 ms more) still makes none */
+    w[0].seen_ms = t + 600;
+    ctl_cut_idle_note(w, 2, t + 650);
+    cr_assert(ctl_cut_idle_waited(&w[0], 0), "600 ms idle made no cut");
+    cr_assert_not(ctl_cut_idle_waited(&w[0], 4), "the tail's warm-up is not in the set-up");
+    w[0].seen_ms = t + 1200;
+    ctl_cut_idle_note(w, 2, t + 1250);
+    cr_assert(ctl_cut_idle_waited(&w[0], 4));
+    /* busy for one heartbeat, then idle again: the wait starts again */
+    snprintf(w[0].state, sizeof w[0].state, "busy");
+    w[0].seen_ms = t + 1500;
+    ctl_cut_idle_note(w, 2, t + 1550);
+    cr_assert_eq(ctl_cut_idle_for(&w[0]), 0);
+    snprintf(w[0].state, sizeof w[0].state, "idle");
+    w[0].seen_ms = t + 1800;
+    ctl_cut_idle_note(w, 2, t + 1850);
+    w[0].seen_ms = t + 2100;
+    ctl_cut_idle_note(w, 2, t + 2150);
+    cr_assert_eq(ctl_cut_idle_for(&w[0]), 300);
+    cr_assert_not(ctl_cut_idle_waited(&w[0], 0));
+}
+
+/* A job planned hands its chunks to the idle workers, whose heartbeats may
+ * still say "idle" a moment: their waits start again. */
+Test(controller_cut_rules, a_planned_job_starts_every_wait_again)
+{
+    long long t = 2000000;
+    struct rq_worker_info w = worker("gpu2", "idle", t);
+    ctl_cut_idle_note(&w, 1, t + 50);
+    w.seen_ms = t + 5000;
+    ctl_cut_idle_note(&w, 1, t + 5050);
+    cr_assert(ctl_cut_idle_waited(&w, 0), "idle 5 s made no cut");
+    ctl_cut_idle_restart();
+    w.seen_ms = t + 5300;
+    ctl_cut_idle_note(&w, 1, t + 5100);
+    cr_assert_eq(ctl_cut_idle_for(&w), 200);
+    cr_assert_not(ctl_cut_idle_waited(&w, 0), "a worker just handed work was cut for");
+    w.seen_ms = t + 5900;
+    ctl_cut_idle_note(&w, 1, t + 5950);
+    cr_assert(ctl_cut_idle_waited(&w, 0));
+}
+
+Test(controller_cut_rules, a_slow_worker_is_cut_before_anyone_is_idle)
+{
+    /* four workers 60 frames each; three at 10 fps, one at 2 fps */
+    struct ctl_cut_rate r[4] = {
+        { .wi = 0, .done = 20, .left = 40, .fps = 10, .warmup = 2 },
+        { .wi = 1, .done = 4, .left = 56, .fps = 2, .warmup = 2 },
+        { .wi = 2, .done = 22, .left = 38, .fps = 10, .warmup = 2 },
+        { .wi = 3, .done = 19, .left = 41, .fps = 10, .warmup = 2 },
+    };
+    long long want = -1;
+    int first = -1;
+    cr_assert_eq(ctl_cut_slow_pick(r, 4, &want, &first), 1);
+    cr_assert_eq(first, 2, "the tail is for the worker expected free first");
+    /* all that is left (175 frames) at the fleet's 32 fps: 5.47 s, of
+     * which the slow worker encodes 10 frames past its 4 */
+    cr_assert_eq(want, 4 + 10, "keeps %lld", want);
+    /* a rate not yet trusted (under 4 frames encoded) is left out */
+    r[1].done = 3;
+    cr_assert_eq(ctl_cut_slow_pick(r, 4, &want, &first), -1);
+}
+
+Test(controller_cut_rules, workers_of_one_speed_make_no_cut)
+{
+    /* rates that jitter by 20% and progress a few frames apart: each ends
+     * within the drain time's slack and a set-up */
+    struct ctl_cut_rate r[4] = {
+        { .wi = 0, .done = 30, .left = 30, .fps = 9, .warmup = 2 },
+        { .wi = 1, .done = 25, .left = 35, .fps = 11, .warmup = 2 },
+        { .wi = 2, .done = 30, .left = 30, .fps = 10, .warmup = 2 },
+        { .wi = 3, .done = 22, .left = 38, .fps = 10, .warmup = 2 },
+    };
+    long long want = -1;
+    int first = -1;
+    cr_assert_eq(ctl_cut_slow_pick(r, 4, &want, &first), -1, "cut to keep %lld", want);
+    /* the one that jitters slowest at 7 fps: still one speed */
+    r[0].fps = 7;
+    cr_assert_eq(ctl_cut_slow_pick(r, 4, &want, &first), -1, "cut to keep %lld", want);
+    /* one worker alone is no fleet to compare with */
+    r[1].fps = 1;
+    cr_assert_eq(ctl_cut_slow_pick(r + 1, 1, &want, &first), -1);
+}
