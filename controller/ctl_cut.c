@@ -286,7 +286,8 @@ static int ctl_cut_rates(struct ctl *c, const struct rq_worker_info *w, int n,
             const struct remux_plan *pl = &k->cp->pl;
             int last = k->e - 1; /* a tail starts at one of its pieces: their warm-up alike */
             r[nr++] = (struct ctl_cut_rate){ .wi = i, .done = k->done, .left = k->left,
-                                             .fps = k->fps, .warmup = pl->chunks[last].warmup };
+                                             .fps = ctl_cut_rate_of(&w[i]),
+                                             .warmup = pl->chunks[last].warmup };
         }
     return nr;
 }
@@ -325,6 +326,8 @@ static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, 
     /* afresh: another job's candidate may have taken its pieces' slot */
     if (wi < 0 || !ctl_cut_candidate(c, &w[wi], best, idle >= 0))
         return 0;
+    double rate = ctl_cut_rate_of(&w[wi]); /* the faster of two: the wider margin */
+    best->fps = rate > best->fps ? rate : best->fps;
     if (idle >= 0) {
         double idle_fps = ctl_cut_fps(w[idle].fps); /* its last chunk's rate */
         *want = ctl_cut_want_idle(best, idle_fps);
@@ -348,8 +351,10 @@ void ctl_cut_turn(struct ctl *c)
     struct ctl_cut_cand *k = malloc(sizeof *k), *best = malloc(sizeof *best);
     int n = w && k && best ? rq_workers_list(c->q, w, MAXW, NULL) : -1;
     long long srv = n > 0 ? rq_server_ms(c->q) : 0;
-    if (n > 0)
+    if (n > 0) {
         ctl_cut_idle_note(w, n, srv);
+        ctl_cut_rate_note(w, n);
+    }
     long long want = 0;
     const char *for_w = "";
     int slow = 0;

@@ -19,7 +19,7 @@ struct ctl_cut_rate {
     int wi;          /* its worker's index in the turn's list */
     long long done;  /* frames encoded */
     long long left;  /* frames left to encode */
-    double fps;      /* its worker's rate on it (0 unknown) */
+    double fps;      /* its worker's rate on it (0 unknown: ctl_cut_rate_of) */
     int warmup;      /* warm-up frames a tail of it starts with */
 };
 
@@ -38,6 +38,14 @@ long long ctl_cut_idle_for(const struct rq_worker_info *w);
 /* Whether idle worker w has waited longer than the set-up of a chunk that
  * starts with `warmup` warm-up frames, at its last chunk's rate: 1 yes. */
 int ctl_cut_idle_waited(const struct rq_worker_info *w, int warmup);
+
+/* Notes the turn's worker list (n workers): each busy worker's first
+ * heartbeat with a frame of its chunk encoded (ctl_cut_rate.c). */
+void ctl_cut_rate_note(const struct rq_worker_info *w, int n);
+
+/* Busy worker w's rate on its chunk (as listed) by the notes: frames a
+ * second since that heartbeat, over two heartbeats at least; 0 unknown. */
+double ctl_cut_rate_of(const struct rq_worker_info *w);
 
 /* Of the running chunks r[0..n), the one whose worker is expected to end
  * well after the fleet could drain all that is left (ctl_cut_slow.c): its

@@ -12,9 +12,6 @@
  */
 #include "ctl_cut.h"
 
-/* A rate is trusted once this many frames of the chunk are encoded (the
- * chunk's set-up weighs less in frames over time). */
-#define CTL_CUT_RATE_FRAMES 4
 /* Equal workers' rates differ by noise: a worker is slow when it would end
  * this much (a fraction of the drain time) after the fleet, and more. */
 #define CTL_CUT_SLOW_SLACK 0.25
@@ -24,7 +21,7 @@ int ctl_cut_slow_pick(const struct ctl_cut_rate *r, int n, long long *want, int 
     double left = 0, fps = 0;
     int known = 0, s = -1, f = -1;
     for (int i = 0; i < n; i++) {
-        if (r[i].fps <= 0 || r[i].done < CTL_CUT_RATE_FRAMES || r[i].left <= 0)
+        if (r[i].fps <= 0 || r[i].left <= 0)
             continue;
         left += (double)r[i].left;
         fps += r[i].fps;

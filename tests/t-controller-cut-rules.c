@@ -6,7 +6,9 @@
  * wait starting again when a job is planned); a worker whose rate makes it
  * end well after the fleet could drain what is left has its chunk cut
  * before anyone is idle, keeping what it encodes in that time, while
- * workers of one speed (rates jittering) make no cut. The whole system's
+ * workers of one speed (rates jittering) make no cut; a worker's rate is
+ * the frames between its heartbeats, its chunk's set-up left out. The
+ * whole system's
  * cuts: t-dist-elastic.c.
  */
 #include "ctl_cut.h"
@@ -97,8 +99,8 @@ Test(controller_cut_rules, a_slow_worker_is_cut_before_anyone_is_idle)
     /* all that is left (175 frames) at the fleet's 32 fps: 5.47 s, of
      * which the slow worker encodes 10 frames past its 4 */
     cr_assert_eq(want, 4 + 10, "keeps %lld", want);
-    /* a rate not yet trusted (under 4 frames encoded) is left out */
-    r[1].done = 3;
+    /* a rate not yet known (ctl_cut_rate_of: 0) is left out */
+    r[1].fps = 0;
     cr_assert_eq(ctl_cut_slow_pick(r, 4, &want, &first), -1);
 }
 
@@ -121,4 +123,29 @@ Test(controller_cut_rules, workers_of_one_speed_make_no_cut)
     /* one worker alone is no fleet to compare with */
     r[1].fps = 1;
     cr_assert_eq(ctl_cut_slow_pick(r + 1, 1, &want, &first), -1);
+}
+
+/* Set-up counts in a heartbeat's rate (frames since the chunk started);
+ * the rule's rate counts from the first heartbeat with a frame encoded. */
+Test(controller_cut_rules, a_rate_leaves_the_set_up_out)
+{
+    long long t = 3000000;
+    struct rq_worker_info w = worker("gpu3", "busy", t);
+    snprintf(w.chunk, sizeof w.chunk, "job-a/0");
+    w.chunk_frames = 0; /* setting up */
+    ctl_cut_rate_note(&w, 1);
+    w.seen_ms = t + 2000, w.chunk_frames = 1;
+    ctl_cut_rate_note(&w, 1);
+    cr_assert_eq(ctl_cut_rate_of(&w), 0, "a rate from one heartbeat");
+    w.seen_ms = t + 2300, w.chunk_frames = 2;
+    ctl_cut_rate_note(&w, 1);
+    cr_assert_eq(ctl_cut_rate_of(&w), 0, "a rate over one heartbeat");
+    w.seen_ms = t + 3000, w.chunk_frames = 3;
+    ctl_cut_rate_note(&w, 1);
+    cr_assert_float_eq(ctl_cut_rate_of(&w), 2.0, 1e-9);
+    /* its next chunk: counted afresh */
+    snprintf(w.chunk, sizeof w.chunk, "job-a/7");
+    w.seen_ms = t + 3300, w.chunk_frames = 1;
+    ctl_cut_rate_note(&w, 1);
+    cr_assert_eq(ctl_cut_rate_of(&w), 0);
 }
