@@ -303,7 +303,7 @@ static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, 
     int pick = -1, idle = -1;
     long long waited = 0;
     for (int i = 0; i < n; i++) {
-        long long t = ctl_cut_idle_for(&w[i]);
+        long long t = ctl_cut_idle_for(&w[i], srv);
         if (!strcmp(w[i].state, "idle") && !rq_worker_silent(&w[i], srv) &&
             (idle < 0 || t > waited)) {
             idle = i;
@@ -333,7 +333,7 @@ static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, 
         *want = ctl_cut_want_idle(best, idle_fps);
         /* a short gap makes no cut: one a chunk's set-up would not pay for */
         int m = ctl_cut_point(best, *want);
-        if (m > 0 && !ctl_cut_idle_waited(&w[idle], best->cp->pl.chunks[m].warmup))
+        if (m > 0 && !ctl_cut_idle_waited(&w[idle], srv, best->cp->pl.chunks[m].warmup))
             return 0;
     }
     return 1;
@@ -367,8 +367,8 @@ void ctl_cut_turn(struct ctl *c)
     unsigned delay = m > 0 ? clock_test_delay_ms("VR_TEST_CUT_DELAY_MS") : 0;
     if (delay)
         usleep(delay * 1000u);
-    if (m > 0)
-        ctl_cut_make(c, best, m, for_w, slow);
+    if (m > 0 && ctl_cut_make(c, best, m, for_w, slow) == 1 && !slow)
+        ctl_cut_idle_served(for_w, srv);
     free(w);
     free(k);
     free(best);

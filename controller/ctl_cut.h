@@ -31,13 +31,17 @@ void ctl_cut_idle_note(const struct rq_worker_info *w, int n, long long srv);
  * note. */
 void ctl_cut_idle_restart(void);
 
-/* How long worker w (as listed) has been idle by the notes, up to its
- * latest heartbeat, in ms (0: not idle). */
-long long ctl_cut_idle_for(const struct rq_worker_info *w);
+/* A tail was cut for worker `name`: it takes it within a heartbeat that
+ * may still say idle, so its wait starts again (Redis's clock srv). */
+void ctl_cut_idle_served(const char *name, long long srv);
+
+/* How long worker w (as listed) has been idle by the notes, until srv, in
+ * ms: 0 when it is not, or no heartbeat said so since its wait started. */
+long long ctl_cut_idle_for(const struct rq_worker_info *w, long long srv);
 
 /* Whether idle worker w has waited longer than the set-up of a chunk that
  * starts with `warmup` warm-up frames, at its last chunk's rate: 1 yes. */
-int ctl_cut_idle_waited(const struct rq_worker_info *w, int warmup);
+int ctl_cut_idle_waited(const struct rq_worker_info *w, long long srv, int warmup);
 
 /* Notes the turn's worker list (n workers): each busy worker's first
  * heartbeat with a frame of its chunk encoded (ctl_cut_rate.c). */

@@ -5,9 +5,11 @@
  * no churn). Kept by the controller that watches, from its turns' lists:
  * a wait starts at the heartbeat that first said "idle", or when new work
  * was queued since (ctl_cut_idle_restart: a planned job's chunks go to
- * the idle workers within a heartbeat, which may still say "idle"), and
- * lasts up to the worker's latest heartbeat (Redis's clock). A controller
- * that starts (or took over) counts from its first look.
+ * the idle workers within a heartbeat, which may still say "idle"; so
+ * does the worker a tail was cut for, ctl_cut_idle_served), and lasts
+ * while its heartbeats say idle, one at least since it started (Redis's
+ * clock). A controller that starts (or took over) counts from its first
+ * look.
  */
 #include "ctl_cut.h"
 
@@ -51,17 +53,26 @@ void ctl_cut_idle_note(const struct rq_worker_info *w, int n, long long srv)
     restart = 0;
 }
 
-long long ctl_cut_idle_for(const struct rq_worker_info *w)
+void ctl_cut_idle_served(const char *name, long long srv)
+{
+    for (int i = 0; i < n_now; i++)
+        if (!strcmp(idle_now[i].name, name))
+            idle_now[i].since = srv;
+}
+
+long long ctl_cut_idle_for(const struct rq_worker_info *w, long long srv)
 {
     for (int i = 0; i < n_now; i++)
         if (!strcmp(idle_now[i].name, w->name))
-            return w->seen_ms > idle_now[i].since ? w->seen_ms - idle_now[i].since : 0;
+            return w->seen_ms >= idle_now[i].since && srv > idle_now[i].since
+                       ? srv - idle_now[i].since
+                       : 0;
     return 0;
 }
 
-int ctl_cut_idle_waited(const struct rq_worker_info *w, int warmup)
+int ctl_cut_idle_waited(const struct rq_worker_info *w, long long srv, int warmup)
 {
     double fps = w->fps > 0 && w->fps < 1e5 ? w->fps : 0; /* its last chunk's rate */
     long long setup = CTL_CUT_SETUP_MS + (fps > 0 ? (long long)(warmup * 1000 / fps) : 0);
-    return ctl_cut_idle_for(w) > setup;
+    return ctl_cut_idle_for(w, srv) > setup;
 }

@@ -33,54 +33,56 @@ Test(controller_cut_rules, a_short_idle_gap_makes_no_cut_a_long_one_does)
     long long t = 1000000;
     struct rq_worker_info w[2] = { worker("gpu0", "idle", t), worker("gpu1", "busy", t) };
     ctl_cut_idle_note(w, 2, t + 100);
-    cr_assert_eq(ctl_cut_idle_for(&w[0]), 0);
-    cr_assert_eq(ctl_cut_idle_for(&w[1]), 0, "a busy worker does not wait");
-    /* its heartbeats go on saying idle: 300 ms is a short gap */
+    cr_assert_eq(ctl_cut_idle_for(&w[0], t + 100), 100, "from its first idle heartbeat");
+    cr_assert_eq(ctl_cut_idle_for(&w[1], t + 100), 0, "a busy worker does not wait");
+    /* 300 ms is a short gap */
     w[0].seen_ms = w[1].seen_ms = t + 300;
-    ctl_cut_idle_note(w, 2, t + 350);
-    cr_assert_eq(ctl_cut_idle_for(&w[0]), 300);
-    cr_assert_not(ctl_cut_idle_waited(&w[0], 0), "a 300 ms gap made a cut");
-    /* a gap as long as the set-up with the tail's warm-up (4 frames at
-     * 10 fps: 400 ms more) still makes none */
-    w[0].seen_ms = t + 600;
-    ctl_cut_idle_note(w, 2, t + 650);
-    cr_assert(ctl_cut_idle_waited(&w[0], 0), "600 ms idle made no cut");
-    cr_assert_not(ctl_cut_idle_waited(&w[0], 4), "the tail's warm-up is not in the set-up");
-    w[0].seen_ms = t + 1200;
-    ctl_cut_idle_note(w, 2, t + 1250);
-    cr_assert(ctl_cut_idle_waited(&w[0], 4));
+    ctl_cut_idle_note(w, 2, t + 300);
+    cr_assert_eq(ctl_cut_idle_for(&w[0], t + 300), 300);
+    cr_assert_not(ctl_cut_idle_waited(&w[0], t + 300, 0), "a 300 ms gap made a cut");
+    /* past the set-up (500 ms) a cut is made; with the tail's warm-up (4
+     * frames at its last 10 fps: 400 ms more) not yet */
+    ctl_cut_idle_note(w, 2, t + 600);
+    cr_assert(ctl_cut_idle_waited(&w[0], t + 600, 0), "600 ms idle made no cut");
+    cr_assert_not(ctl_cut_idle_waited(&w[0], t + 600, 4), "the tail's warm-up left out");
+    ctl_cut_idle_note(w, 2, t + 1000);
+    cr_assert(ctl_cut_idle_waited(&w[0], t + 1000, 4));
     /* busy for one heartbeat, then idle again: the wait starts again */
     snprintf(w[0].state, sizeof w[0].state, "busy");
+    w[0].seen_ms = t + 1200;
+    ctl_cut_idle_note(w, 2, t + 1250);
+    cr_assert_eq(ctl_cut_idle_for(&w[0], t + 1250), 0);
+    snprintf(w[0].state, sizeof w[0].state, "idle");
     w[0].seen_ms = t + 1500;
     ctl_cut_idle_note(w, 2, t + 1550);
-    cr_assert_eq(ctl_cut_idle_for(&w[0]), 0);
-    snprintf(w[0].state, sizeof w[0].state, "idle");
-    w[0].seen_ms = t + 1800;
-    ctl_cut_idle_note(w, 2, t + 1850);
-    w[0].seen_ms = t + 2100;
-    ctl_cut_idle_note(w, 2, t + 2150);
-    cr_assert_eq(ctl_cut_idle_for(&w[0]), 300);
-    cr_assert_not(ctl_cut_idle_waited(&w[0], 0));
+    cr_assert_eq(ctl_cut_idle_for(&w[0], t + 1800), 300);
+    cr_assert_not(ctl_cut_idle_waited(&w[0], t + 1800, 0));
 }
 
-/* A job planned hands its chunks to the idle workers, whose heartbeats may
- * still say "idle" a moment: their waits start again. */
-Test(controller_cut_rules, a_planned_job_starts_every_wait_again)
+/* A job planned hands its chunks to the idle workers, a tail goes to the
+ * worker it was cut for, and their heartbeats may still say "idle" a
+ * moment: their waits start again, and count once a heartbeat after says
+ * idle. */
+Test(controller_cut_rules, a_planned_job_or_a_tail_starts_the_wait_again)
 {
     long long t = 2000000;
     struct rq_worker_info w = worker("gpu2", "idle", t);
-    ctl_cut_idle_note(&w, 1, t + 50);
-    w.seen_ms = t + 5000;
-    ctl_cut_idle_note(&w, 1, t + 5050);
-    cr_assert(ctl_cut_idle_waited(&w, 0), "idle 5 s made no cut");
+    ctl_cut_idle_note(&w, 1, t + 100);
+    w.seen_ms = t + 4900;
+    ctl_cut_idle_note(&w, 1, t + 5000);
+    cr_assert(ctl_cut_idle_waited(&w, t + 5000, 0), "idle 5 s made no cut");
     ctl_cut_idle_restart();
-    w.seen_ms = t + 5300;
     ctl_cut_idle_note(&w, 1, t + 5100);
-    cr_assert_eq(ctl_cut_idle_for(&w), 200);
-    cr_assert_not(ctl_cut_idle_waited(&w, 0), "a worker just handed work was cut for");
-    w.seen_ms = t + 5900;
-    ctl_cut_idle_note(&w, 1, t + 5950);
-    cr_assert(ctl_cut_idle_waited(&w, 0));
+    cr_assert_eq(ctl_cut_idle_for(&w, t + 5900), 0, "no heartbeat since the plan");
+    w.seen_ms = t + 5300;
+    ctl_cut_idle_note(&w, 1, t + 5350);
+    cr_assert_not(ctl_cut_idle_waited(&w, t + 5350, 0), "a worker just handed work");
+    cr_assert(ctl_cut_idle_waited(&w, t + 5700, 0));
+    ctl_cut_idle_served("gpu2", t + 5700);
+    cr_assert_eq(ctl_cut_idle_for(&w, t + 6500), 0, "cut for it twice");
+    w.seen_ms = t + 6000;
+    ctl_cut_idle_note(&w, 1, t + 6050);
+    cr_assert_eq(ctl_cut_idle_for(&w, t + 6100), 400);
 }
 
 Test(controller_cut_rules, a_slow_worker_is_cut_before_anyone_is_idle)
