@@ -40,7 +40,8 @@ void ctl_cut_idle_served(const char *name, long long srv);
 long long ctl_cut_idle_for(const struct rq_worker_info *w, long long srv);
 
 /* Whether idle worker w has waited longer than the set-up of a chunk that
- * starts with `warmup` warm-up frames, at its last chunk's rate: 1 yes. */
+ * starts with `warmup` warm-up frames, at its last chunk's rate, or never
+ * ran a chunk (it joined: no gap): 1 yes. */
 int ctl_cut_idle_waited(const struct rq_worker_info *w, long long srv, int warmup);
 
 /* Notes the turn's worker list (n workers): each busy worker's first

@@ -19,10 +19,12 @@
 
 TestSuite(controller_cut_rules);
 
-/* A worker's record at Redis time seen_ms, heartbeat every 300 ms. */
+/* A worker's record at Redis time seen_ms, heartbeat every 300 ms, that
+ * ran 3 chunks. */
 static struct rq_worker_info worker(const char *name, const char *state, long long seen_ms)
 {
-    struct rq_worker_info w = { .hb_ms = 300, .seen_ms = seen_ms, .fps = 10 };
+    struct rq_worker_info w = { .hb_ms = 300, .seen_ms = seen_ms, .fps = 10,
+                                .chunks_done = 3 };
     snprintf(w.name, sizeof w.name, "%s", name);
     snprintf(w.state, sizeof w.state, "%s", state);
     return w;
@@ -57,6 +59,11 @@ Test(controller_cut_rules, a_short_idle_gap_makes_no_cut_a_long_one_does)
     ctl_cut_idle_note(w, 2, t + 1550);
     cr_assert_eq(ctl_cut_idle_for(&w[0], t + 1800), 300);
     cr_assert_not(ctl_cut_idle_waited(&w[0], t + 1800, 0));
+    /* a worker that just joined (no chunk run yet) is served at once */
+    w[1] = worker("gpu9", "idle", t + 1800);
+    w[1].chunks_done = 0;
+    ctl_cut_idle_note(w, 2, t + 1850);
+    cr_assert(ctl_cut_idle_waited(&w[1], t + 1850, 0), "a joiner waited for a gap's end");
 }
 
 /* A job planned hands its chunks to the idle workers, a tail goes to the
