@@ -314,12 +314,12 @@ static double run_straggler(int slow, char *id, size_t n, char *out, size_t on, 
 /* One worker of four 5x slower: its running chunk is cut before anyone
  * is idle, once its rate says it would end well after the fleet
  * (controller/ctl_cut_slow.c); the job ends bit-identical, each chunk
- * committed once. Measured 1.26-1.41x on the 2-core box at load 12-20,
- * beside another dist test; cut only once the others were idle it was
- * 1.78-1.96x. The floor: the work alone gives 1.25x, and the straggler
+ * committed once. Measured 1.26-1.46x (6 runs) on the 2-core box at load
+ * 12-20, beside another dist test; cut only once the others were idle it
+ * was 1.78-1.96x. The floor: the work alone gives 1.25x, and the straggler
  * keeps 2 pieces (20 frames), since its reader is 8 frames ahead and the
  * cut's margin 3 more by the time its rate is known. The bound asserted
- * is 1.6x, clear of that spread; without any cut its own chunk alone
+ * is 1.7x, clear of that spread; without any cut its own chunk alone
  * takes about 5x. */
 Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
 {
@@ -337,7 +337,7 @@ Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
     cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
     cr_assert_eq(job_ll(id, "chunks_done"), chunks);
     same_as_process(in, cfg, out);
-    cr_assert_leq(t, 1.6 * base, "%.2f s against %.2f s without the straggler", t, base);
+    cr_assert_leq(t, 1.7 * base, "%.2f s against %.2f s without the straggler", t, base);
 }
 
 /* `status --json` counts the cuts, and its figures from the chunk records
