@@ -1,14 +1,17 @@
 /*
  * ctl_cut.c - work stealing for elastic jobs (queue/rq_cut.h, issue 44):
- * when a worker is idle and no chunk waits in the streams, the running
- * chunk with the most frames left is cut at a piece of its job's plan (a
- * keyframe the plan checked, with its own pre-roll and warm-up) past what
- * its worker has reported done, near the middle of what is left; the tail
- * is queued for the idle worker. The pieces' plan is kept from the job's
+ * when a worker has been idle longer than a chunk's set-up and no chunk
+ * waits in the streams, the running chunk with the most frames left is cut
+ * at a piece of its job's plan (a keyframe the plan checked, with its own
+ * pre-roll and warm-up) past what its worker has reported done, near the
+ * middle of what is left; the tail is queued for the idle worker. Before
+ * anyone is idle, a straggler's chunk is cut the same way, so that it ends
+ * with the fleet (ctl_cut_slow.c). The pieces' plan is kept from the job's
  * plan, or planned again, deterministically, from the job record's
  * piece_ms and piece_warmup (a controller that took the job over).
  */
 #include "ctl.h"
+#include "ctl_cut.h"
 
 #include "clock.h"
 #include "job.h"
@@ -63,15 +66,17 @@ void ctl_cut_keep(struct ctl *c, const char *id, struct remux_plan *pl, const ch
     memset(pl, 0, sizeof *pl);
 }
 
-/* Job id's pieces: kept, or planned again (NULL when the job is not
- * elastic or its source cannot be planned as it was). */
-static struct ctl_cut_plan *ctl_cut_plan_of(struct ctl *c, const char *id)
+/* Job id's pieces: kept, or planned again when `replan` (NULL when the job
+ * is not elastic or its source cannot be planned as it was). */
+static struct ctl_cut_plan *ctl_cut_plan_of(struct ctl *c, const char *id, int replan)
 {
     for (int i = 0; i < CTL_CUT_PLANS; i++)
         if (!strcmp(cut_plans[i].id, id)) {
             cut_plans[i].used_ms = (long long)clock_mono_ms();
             return &cut_plans[i];
         }
+    if (!replan)
+        return NULL;
     long long ms = 0, warmup = 0;
     struct job_spec js;
     vr_err e = { 0 };
@@ -97,7 +102,7 @@ static struct ctl_cut_plan *ctl_cut_plan_of(struct ctl *c, const char *id)
         return NULL;
     }
     ctl_cut_keep(c, id, &pl, fp);
-    return ctl_cut_plan_of(c, id);
+    return ctl_cut_plan_of(c, id, 0);
 }
 
 /* The piece whose start is range r's end (pieces' count: none, the end). */
@@ -135,9 +140,11 @@ static double ctl_cut_fps(double fps)
 
 /* Reads busy worker w's chunk into k (one script call): 1 when it is a
  * running range chunk of an elastic job whose pieces' frames are known
- * (counted, or from their time spans: Matroska), else 0. */
+ * (counted, or from their time spans: Matroska), else 0. `replan`: its
+ * job's pieces are planned again when this controller keeps none (an idle
+ * worker's cut; the straggler rule, every turn, uses those kept). */
 static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
-                             struct ctl_cut_cand *k)
+                             struct ctl_cut_cand *k, int replan)
 {
     const char *slash = strrchr(w->chunk, '/');
     if (strcmp(w->state, "busy") || !slash || slash == w->chunk ||
@@ -154,7 +161,7 @@ static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
         chunk_task_parse(task, strlen(task), &k->t, NULL) < 0 || !k->t.is_range ||
         strcmp(k->t.job, k->job) || k->t.idx != k->idx)
         return 0;
-    k->cp = ctl_cut_plan_of(c, k->job);
+    k->cp = ctl_cut_plan_of(c, k->job, replan);
     if (!k->cp || strcmp(k->cp->fp, k->t.range.fingerprint))
         return 0;
     k->e = ctl_cut_piece_at(&k->cp->pl, &k->t.range);
@@ -176,18 +183,25 @@ static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
     return k->left > 0;
 }
 
-/* Where to cut k for an idle worker running at idle_fps (0 unknown): the
- * piece boundary nearest where both would end together (the middle of
- * what is left to encode when their rates are alike or unknown; a slow
- * worker keeps less), past what its reader handed on by the margin,
- * leaving a piece each side; -1 none. */
-static int ctl_cut_point(const struct ctl_cut_cand *k, double idle_fps)
+/* The frames k's worker keeps when it is cut for an idle worker running at
+ * idle_fps (0 unknown): where both would end together (the middle of what
+ * is left to encode when their rates are alike or unknown; a slow worker
+ * keeps less). */
+static long long ctl_cut_want_idle(const struct ctl_cut_cand *k, double idle_fps)
+{
+    double share = k->fps > 0 && idle_fps > 0 ? k->fps / (k->fps + idle_fps) : 0.5;
+    return k->done + (long long)(k->left * share);
+}
+
+/* Where to cut k so that its worker keeps `want` frames: the piece boundary
+ * nearest, past what its reader handed on by the margin, leaving a piece
+ * each side; -1 none. */
+static int ctl_cut_point(const struct ctl_cut_cand *k, long long want)
 {
     const struct remux_plan *pl = &k->cp->pl;
     double ahead_s = (CTL_CUT_MARGIN_HB * k->hb_ms + CTL_CUT_EVERY_MS) / 1000.0;
     long long margin = (k->fps > 0 ? (long long)(k->fps * ahead_s) : 0) + CTL_CUT_MARGIN_FRAMES;
-    double share = k->fps > 0 && idle_fps > 0 ? k->fps / (k->fps + idle_fps) : 0.5;
-    long long want = k->done + (long long)(k->left * share), acc = 0;
+    long long acc = 0;
     int best = -1;
     long long best_d = 0;
     for (int m = k->idx + 1; m < k->e; m++) {
@@ -203,8 +217,11 @@ static int ctl_cut_point(const struct ctl_cut_cand *k, double idle_fps)
     return best;
 }
 
-/* Cuts k at piece m for worker `for_w`: 1 cut, 0 not, <0 error. */
-static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, const char *for_w)
+/* Cuts k at piece m for worker `for_w` (idle), or, `slow`, because k's
+ * worker is slow, its tail for the first worker free (`for_w` is expected
+ * to be): 1 cut, 0 not, <0 error. */
+static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, const char *for_w,
+                        int slow)
 {
     const struct ctl_cut_plan *cp = k->cp;
     int e = k->e;
@@ -234,7 +251,14 @@ static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, cons
     }
     free(ht);
     free(tt);
-    if (rc == 1) {
+    if (rc == 1 && slow) {
+        double at = cp->pl.chunks[m].start_s;
+        log_info("job %s: chunk %d cut at %.2f s: its worker runs slow (%.2f fps, %lld of its "
+                 "frames done, %lld left); chunk %d takes the tail, for the first worker free "
+                 "(%s expected)", k->job, k->idx, at, k->fps, k->done, k->left, m, for_w);
+        rq_event(c->q, k->job, "chunk %d cut at %.1f s, its worker slow (%.1f fps), for worker "
+                 "%s or the first free (chunk %d)", k->idx, at, k->fps, for_w, m);
+    } else if (rc == 1) {
         double at = cp->pl.chunks[m].start_s;
         log_info("job %s: chunk %d cut at %.2f s for worker %s (%lld of its frames done, %lld "
                  "left; chunk %d takes the tail)", k->job, k->idx, at, for_w, k->done, k->left,
@@ -250,6 +274,71 @@ static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, cons
     return rc;
 }
 
+/* The straggler rule's view of the running chunks (ctl_cut_slow.c): one
+ * entry per busy worker whose chunk may be cut, into r; the count. k: a
+ * candidate's scratch. */
+static int ctl_cut_rates(struct ctl *c, const struct rq_worker_info *w, int n,
+                         struct ctl_cut_cand *k, int replan, struct ctl_cut_rate *r)
+{
+    int nr = 0;
+    for (int i = 0; i < n; i++)
+        if (ctl_cut_candidate(c, &w[i], k, replan)) {
+            const struct remux_plan *pl = &k->cp->pl;
+            int last = k->e - 1; /* a tail starts at one of its pieces: their warm-up alike */
+            r[nr++] = (struct ctl_cut_rate){ .wi = i, .done = k->done, .left = k->left,
+                                             .fps = ctl_cut_rate_of(&w[i]),
+                                             .warmup = pl->chunks[last].warmup };
+        }
+    return nr;
+}
+
+/* The chunk to cut this turn, read afresh into best, the frames its worker
+ * keeps into *want, the worker the tail is for into *for_w (the idle one
+ * waiting longest, or the one expected free first), *slow when it is a
+ * straggler's: 1, or 0 none. */
+static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, long long srv,
+                          struct ctl_cut_cand *k, struct ctl_cut_cand *best, long long *want,
+                          const char **for_w, int *slow)
+{
+    int pick = -1, idle = -1;
+    long long waited = 0;
+    for (int i = 0; i < n; i++) {
+        long long t = ctl_cut_idle_for(&w[i], srv);
+        if (!strcmp(w[i].state, "idle") && !rq_worker_silent(&w[i], srv) &&
+            (idle < 0 || t > waited)) {
+            idle = i;
+            waited = t;
+        }
+    }
+    struct ctl_cut_rate *r = malloc((size_t)n * sizeof *r);
+    int nr = r ? ctl_cut_rates(c, w, n, k, idle >= 0, r) : 0, first = -1;
+    if (idle >= 0) { /* one cut a turn: a second idle worker gets the next turn's */
+        for (int i = 0; i < nr; i++)
+            if (pick < 0 || r[i].left > r[pick].left)
+                pick = i;
+    } else {
+        pick = ctl_cut_slow_pick(r, nr, want, &first);
+    }
+    int wi = pick >= 0 ? r[pick].wi : -1;
+    *slow = idle < 0;
+    *for_w = idle >= 0 ? w[idle].name : first >= 0 ? w[r[first].wi].name : "";
+    free(r);
+    /* afresh: another job's candidate may have taken its pieces' slot */
+    if (wi < 0 || !ctl_cut_candidate(c, &w[wi], best, idle >= 0))
+        return 0;
+    double rate = ctl_cut_rate_of(&w[wi]); /* the faster of two: the wider margin */
+    best->fps = rate > best->fps ? rate : best->fps;
+    if (idle >= 0) {
+        double idle_fps = ctl_cut_fps(w[idle].fps); /* its last chunk's rate */
+        *want = ctl_cut_want_idle(best, idle_fps);
+        /* a short gap makes no cut: one a chunk's set-up would not pay for */
+        int m = ctl_cut_point(best, *want);
+        if (m > 0 && !ctl_cut_idle_waited(&w[idle], srv, best->cp->pl.chunks[m].warmup))
+            return 0;
+    }
+    return 1;
+}
+
 void ctl_cut_turn(struct ctl *c)
 {
     static long long last;
@@ -262,38 +351,24 @@ void ctl_cut_turn(struct ctl *c)
     struct ctl_cut_cand *k = malloc(sizeof *k), *best = malloc(sizeof *best);
     int n = w && k && best ? rq_workers_list(c->q, w, MAXW, NULL) : -1;
     long long srv = n > 0 ? rq_server_ms(c->q) : 0;
-    int idle = 0;
-    const char *for_w = "";
-    double for_fps = 0;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(w[i].state, "idle") && !rq_worker_silent(&w[i], srv)) {
-            if (!idle++) {
-                for_w = w[i].name;
-                for_fps = ctl_cut_fps(w[i].fps); /* its last chunk's rate */
-            }
-        }
-    /* one cut a turn: the tail it queues is the idle worker's; a second
-     * idle worker gets the next turn's */
-    if (idle > 0 && rq_chunks_waiting(c->q, NULL) == 0) {
-        int have = 0;
-        for (int i = 0; i < n; i++)
-            if (ctl_cut_candidate(c, &w[i], k) && (!have || k->left > best->left)) {
-                *best = *k;
-                have = 1;
-            }
-        /* its pieces again: another job's candidate may have taken the slot */
-        if (have && (best->cp = ctl_cut_plan_of(c, best->job)) &&
-            strcmp(best->cp->fp, best->t.range.fingerprint))
-            best->cp = NULL;
-        int m = have && best->cp ? ctl_cut_point(best, for_fps) : -1;
-        /* VR_TEST_CUT_DELAY_MS (tests only): a stall between what was read
-         * and the cut, so two controllers race for one (rq_cut.h) */
-        unsigned delay = m > 0 ? clock_test_delay_ms("VR_TEST_CUT_DELAY_MS") : 0;
-        if (delay)
-            usleep(delay * 1000u);
-        if (m > 0)
-            ctl_cut_make(c, best, m, for_w);
+    if (n > 0) {
+        ctl_cut_idle_note(w, n, srv);
+        ctl_cut_rate_note(w, n);
     }
+    long long want = 0;
+    const char *for_w = "";
+    int slow = 0;
+    int m = n > 0 && rq_chunks_waiting(c->q, NULL) == 0 &&
+                    ctl_cut_choose(c, w, n, srv, k, best, &want, &for_w, &slow)
+                ? ctl_cut_point(best, want)
+                : -1;
+    /* VR_TEST_CUT_DELAY_MS (tests only): a stall between what was read
+     * and the cut, so two controllers race for one (rq_cut.h) */
+    unsigned delay = m > 0 ? clock_test_delay_ms("VR_TEST_CUT_DELAY_MS") : 0;
+    if (delay)
+        usleep(delay * 1000u);
+    if (m > 0 && ctl_cut_make(c, best, m, for_w, slow) == 1 && !slow)
+        ctl_cut_idle_served(for_w, srv);
     free(w);
     free(k);
     free(best);

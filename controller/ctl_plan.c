@@ -8,6 +8,7 @@
  * creates only the records that are missing.
  */
 #include "ctl.h"
+#include "ctl_cut.h"
 
 #include "clock.h"
 #include "job.h"
@@ -107,6 +108,7 @@ static int ctl_plan_elastic(struct ctl *c, const char *id, const struct job_spec
         rq_event(c->q, id, "planned %d chunk%s as ranges of the source (%s, %.3f s); cut again "
                  "for idle workers", n, text_plural(n), pl->method, secs);
         ctl_cut_keep(c, id, pl, fp); /* takes the plan */
+        ctl_cut_idle_restart(); /* its chunks go to the idle: no wait for a cut yet */
         return 0;
     }
     remux_plan_release(pl);

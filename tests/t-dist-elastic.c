@@ -311,14 +311,16 @@ static double run_straggler(int slow, char *id, size_t n, char *out, size_t on, 
     return now_s() - t0;
 }
 
-/* One worker of four 5x slower: its running chunk is cut for the idle
- * ones, the job ends bit-identical, each chunk committed once. The
- * issue's 1.3x is not reached (1.78-1.79x measured): the work alone gives
- * 1.25x (4 workers' worth done at 3.2), and the straggler, cut only once
- * the others are idle, still encodes what its reader read ahead (8
- * frames) and the cut's margin at a fifth of the rate. The bound asserted
- * is 2.5x, clear of that spread on a loaded machine: without any cut the
- * straggler's own chunk alone takes about 5x. */
+/* One worker of four 5x slower: its running chunk is cut before anyone
+ * is idle, once its rate says it would end well after the fleet
+ * (controller/ctl_cut_slow.c); the job ends bit-identical, each chunk
+ * committed once. Measured 1.26-1.46x (6 runs) on the 2-core box at load
+ * 12-20, beside another dist test; cut only once the others were idle it
+ * was 1.78-1.96x. The floor: the work alone gives 1.25x, and the straggler
+ * keeps 2 pieces (20 frames), since its reader is 8 frames ahead and the
+ * cut's margin 3 more by the time its rate is known. The bound asserted
+ * is 1.7x, clear of that spread; without any cut its own chunk alone
+ * takes about 5x. */
 Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
 {
     char id[64], out[400], in[400], cfg[400];
@@ -335,7 +337,7 @@ Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
     cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
     cr_assert_eq(job_ll(id, "chunks_done"), chunks);
     same_as_process(in, cfg, out);
-    cr_assert_leq(t, 2.5 * base, "%.2f s against %.2f s without the straggler", t, base);
+    cr_assert_leq(t, 1.7 * base, "%.2f s against %.2f s without the straggler", t, base);
 }
 
 /* `status --json` counts the cuts, and its figures from the chunk records
