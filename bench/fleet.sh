@@ -172,19 +172,24 @@ run_serve() { # name ngpus clip frames
 
 # ---- issue 43: a fresh fleet's first job, the same again, after idle ----
 # The mean "first decoded" of the set-up lines the workers logged after line
-# $2 of their log $1 (ms from each chunk's start).
+# $2 of their log $1 (ms from each chunk's start): the first frame out of
+# the decoder after the pre-roll's dropped frames, a warm-up frame of the
+# temporal hold as a rule; then "first output decoded", the first frame
+# that is output (after the warm-up frames).
 # Then where a chunk's time to it goes: the means of the set-up steps (ms
 # from the chunk's start), the pre-roll frames decoded only to be dropped,
 # and how the chunks' inputs got their decoders.
 first_decoded() { # log from-line
     tail -n +"$(($2 + 1))" "$1" | grep ': set-up: ' | awk '
         function num(re,   m) { return match($0, re "[0-9]+") ? substr($0, RSTART + length(re), RLENGTH - length(re)) + 0 : 0 }
-        { n++; fd += num("first decoded "); io += num("input open "); eo += num("encoder open ")
+        { n++; fd += num("first decoded "); fo += num("first output decoded ")
+          io += num("input open "); eo += num("encoder open ")
           bu += num("buffers "); pre += num("pre-roll: "); wu += num("and dropped, ")
           if (/its decoder the last/ || /kept from the last/) kept++; else if (/decoder warmed/) warm++; else new++ }
-        END { m = n ? n : 1; printf "%.0f ms over %d chunks (set-up means: input open %.0f, encoder open %.0f, " \
+        END { m = n ? n : 1; printf "%.0f ms over %d chunks (first output frame, after the warm-up: %.0f ms; " \
+              "set-up means: input open %.0f, encoder open %.0f, " \
               "buffers %.0f ms; pre-roll %.1f frames decoded and dropped, %.1f warm-up; decoders: %d new, %d kept, " \
-              "%d warmed)", fd / m, n, io / m, eo / m, bu / m, pre / m, wu / m, new, kept, warm }'
+              "%d warmed)", fd / m, n, fo / m, io / m, eo / m, bu / m, pre / m, wu / m, new, kept, warm }'
 }
 
 run_fresh() { # name ngpus clip frames

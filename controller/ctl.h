@@ -2,7 +2,9 @@
  * ctl.h - the controller's internals, shared by controller/ctl_*.c.
  *
  * One controller process owns one Redis connection for its loop and one for
- * its heartbeat thread (hiredis contexts are per thread). The loop: read new
+ * each of its threads (hiredis contexts are per thread): the heartbeat, the
+ * reports, the webhooks and the stitch (a job's stitch and its publish run
+ * there, beside the loop, ctl_stitch_thread.c). The loop: read new
  * jobs and results (XREADGROUP, group "controllers"), reclaim chunks whose
  * lease lapsed, audit every active job against its manifest (lost XADDs,
  * missing outputs, finished jobs, jobs a dead controller held), trim the
@@ -59,8 +61,13 @@ struct ctl {
     long long keep_jobs_ms;       /* --keep-jobs: an ended job is purged this long after its
                                    * end (0: kept for ever) */
     volatile sig_atomic_t *stop;
-    struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c) */
+    struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c): the stitch
+                                   * thread's copy holds them, the loop's none */
     int nstitches;
+    struct ctl_stitcher *stitcher; /* the stitch thread (ctl_stitch_thread.c); NULL: the
+                                   * stitch runs where it is asked for */
+    const struct ctl *stitch_view; /* the stitch thread's copy, whose pulse (set while it
+                                   * works on a job, 0 idle) counts as this one's */
     long long last_reclaim_ms;    /* monotonic: the loop's and the split's last reclaim */
     double oom_seen_s;            /* monotonic: when Redis was last seen out of memory (0
                                    * never): a lease that lapsed since was refused, not lost */
@@ -105,9 +112,28 @@ int ctl_submitter_chunk_cap(struct ctl *c, const char *id);
 void ctl_loop_pulse(struct ctl *c);
 
 /* Seconds since the loop's last pulse when that is more than c->stall_ms
- * (the loop is stuck: a blocking open, a huge file summed), else 0. Safe
- * from any thread. */
+ * (the loop is stuck: a blocking open, a huge file summed), or since the
+ * stitch thread's while it works on a job, else 0. Safe from any thread. */
 double ctl_loop_stalled(const struct ctl *c);
+
+/* The stitch thread (ctl_stitch_thread.c): job ends stitched and
+ * published beside the loop, with a connection of its own, so results,
+ * claims and starts never wait behind a stitch or an upload.
+ * ctl_stitcher_start: 0, or VR_E* (then everything stitches on the loop,
+ * as ctl_stitcher_post says). ctl_stitcher_stop: after *c->stop, lets the
+ * job under way end, joins and frees; no thread is fine. */
+int ctl_stitcher_start(struct ctl *c, vr_err *err);
+void ctl_stitcher_stop(struct ctl *c);
+
+/* Asks for job id's stitch: ahead (a running job's done chunks appended,
+ * ctl_stitch_progress) when `ahead`, then its end (ctl_stitch_finish) if
+ * it is due. Queued for the thread and returns at once; with no thread,
+ * done here. */
+void ctl_stitcher_post(struct ctl *c, const char *id, int ahead);
+
+/* Asks for the stitches ahead of jobs no longer running to be dropped
+ * (ctl_stitch_sweep), on the thread that holds them. */
+void ctl_stitcher_sweep(struct ctl *c);
 
 struct ctl_paths;        /* a job's files, held beneath the roots (below) */
 struct remux_stitcher;

@@ -176,14 +176,13 @@ static void ctl_audit_job(struct ctl *c, const char *id, int deep)
                 }
             }
         }
-        ctl_stitch_progress(c, id);
-        ctl_stitch_finish(c, id);
+        ctl_stitcher_post(c, id, 1);
     } else if (!strcmp(state, "stitching")) {
-        ctl_stitch_finish(c, id);
+        ctl_stitcher_post(c, id, 0);
     } else if (job_state_ended(state) || !state[0]) {
         if (!state[0])
             ctl_lost_job(c, id);
-        ctl_stitch_drop(c, id);
+        ctl_stitcher_sweep(c); /* its stitch ahead, if any, goes */
         /* A cancelled job keeps its chunks so that `vrctl retry` can resume
          * it; storage/jobs/<id> may be deleted by hand. */
         rq_active_forget(c->q, id, NULL);
@@ -202,7 +201,7 @@ int ctl_audit(struct ctl *c, int deep)
         if (job_id_valid(ids[i]))
             ctl_audit_job(c, ids[i], deep);
     free(ids);
-    ctl_stitch_sweep(c);
+    ctl_stitcher_sweep(c);
     ctl_cleanup_due(c);
     if (n < 0)
         return e.code;

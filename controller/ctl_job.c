@@ -209,8 +209,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     rq_fleetstats_note(c->q, RQ_NOTE_SPLIT, split_s, NULL);
     /* chunks that finished while the split went on (their results were
      * read then): stitched ahead now, and a job already complete ends */
-    ctl_stitch_progress(c, id);
-    ctl_stitch_finish(c, id);
+    ctl_stitcher_post(c, id, 1);
     return 1;
 }
 

@@ -17,5 +17,6 @@ double ctl_loop_stalled(const struct ctl *c)
 {
     long long at = __atomic_load_n(&c->loop_turn_ms, __ATOMIC_RELAXED);
     long long idle = (long long)clock_mono_ms() - at;
-    return at > 0 && idle > c->stall_ms ? idle / 1000.0 : 0;
+    double stuck = at > 0 && idle > c->stall_ms ? idle / 1000.0 : 0;
+    return stuck > 0 || !c->stitch_view ? stuck : ctl_loop_stalled(c->stitch_view);
 }

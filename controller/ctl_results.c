@@ -83,7 +83,7 @@ int ctl_result(struct ctl *c, const char *job, int idx, const char *kind, const 
         return ctl_jobfiles_fail(c, job, 0, reason);
     }
     rq_event(c->q, job, "chunk %d done", idx);
-    ctl_stitch_progress(c, job);
-    return ctl_stitch_finish(c, job);
+    ctl_stitcher_post(c, job, 1); /* on the stitch thread: this turn goes on */
+    return 0;
 }
 

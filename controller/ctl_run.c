@@ -1,7 +1,8 @@
 /*
  * ctl_run.c - `vr-controller run`: options, connection (waiting for Redis
- * with backoff), the heartbeat thread, the webhook thread (ctl_notify.c)
- * and the main loop (see ctl.h).
+ * with backoff), the heartbeat thread, the webhook thread (ctl_notify.c),
+ * the reports thread (ctl_reports.c), the stitch thread
+ * (ctl_stitch_thread.c) and the main loop (see ctl.h).
  */
 #include "ctl.h"
 
@@ -396,8 +397,11 @@ static int ctl_run(struct ctl *c, struct ctl_prom *prom)
     struct ctl_reports *reports = NULL;
     if (ctl_reports_start(c, &reports, &ne) < 0) /* the loop drains them: slower, not lost */
         log_error("%s; the workers' reports are read between the loop's turns", ne.msg);
+    if (ctl_stitcher_start(c, &ne) < 0) /* the loop stitches: slower turns, same jobs */
+        log_error("%s; jobs are stitched on the loop", ne.msg);
     int rc = ctl_loop(c);
     ctl_reports_stop(&reports);
+    ctl_stitcher_stop(c);
     ctl_stitch_drop_all(c);
     if (hb.started)
         pthread_join(hb.th, NULL);

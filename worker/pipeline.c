@@ -99,6 +99,7 @@ struct pipe {
     uint64_t mem_base;           /* device memory in use before we started */
     struct {                     /* µs on the trace clock, for the set-up log line */
         double start, in_open, out_open, gpu, pool, engine, first_dec, last_dec, first_enc;
+        double first_out;        /* the first frame decoded that is output (not warm-up) */
     } at;                        /* each field written by one thread */
 };
 
@@ -275,6 +276,8 @@ static void *decode_main(void *arg)
         it->t_decoded = t1;
         if (!p->at.first_dec)
             p->at.first_dec = t1;
+        if (!p->at.first_out && !it->warmup)
+            p->at.first_out = t1;
         p->at.last_dec = t1;
         if (!pq_push(p->q_dec, it)) {
             item_free(it);
@@ -670,8 +673,9 @@ static void log_setup(const struct pipe *p, int engine_warm)
     if (p->gpu)
         snprintf(gpu, sizeof gpu, ", GPU %.0f, buffers %.0f", MS(p->at.gpu), MS(p->at.pool));
     log_info("%s: set-up: input open %.0f ms (%s), encoder open %.0f%s, engine %.0f ms (%s, "
-             "overlaps decoding); frames: first decoded %.0f, first written %.0f, last decoded "
-             "%.0f, done %.0f; pre-roll: %lld decoded and dropped, %lld warm-up", p->in_path,
+             "overlaps decoding); frames: first decoded %.0f, first output decoded %.0f, first "
+             "written %.0f, last decoded %.0f, done %.0f; pre-roll: %lld decoded and dropped, "
+             "%lld warm-up", p->in_path,
              MS(p->at.in_open),
              p->in_kept == 1   ? "kept from the last chunk"
              : p->in_kept == 2 ? "new, its decoder the last chunk's"
@@ -679,7 +683,7 @@ static void log_setup(const struct pipe *p, int engine_warm)
                                : "new",
              MS(p->at.out_open), gpu,
              p->at.engine / 1000.0, engine_warm ? "warm" : "built", MS(p->at.first_dec),
-             MS(p->at.first_enc), MS(p->at.last_dec), MS(now_us()),
+             MS(p->at.first_out), MS(p->at.first_enc), MS(p->at.last_dec), MS(now_us()),
              (long long)vio_in_preroll_dropped(p->in), (long long)vio_in_warmups(p->in));
 #undef MS
 }
