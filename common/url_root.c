@@ -26,6 +26,10 @@ int url_root_norm(const char *root, char *out, size_t n, vr_err *err)
 {
     const char *host = strstr(root, "://");
     size_t len = strlen(root);
+    const char *at = host ? memchr(host + 3, '@', strcspn(host + 3, "/")) : NULL;
+    if (at) /* said without what comes before the '@': a password is never echoed */
+        return vr_err_set(err, VR_EINVAL, "root %.*s://...%.200s: no user info (credentials "
+                          "never travel in a URL)", (int)(host - root), root, at);
     if (!url_root_is_url(root) || !host || !host[3] || host[3] == '/' || !url_printable(root) ||
         strpbrk(root, "?#\\") || memchr(host + 3, '@', strcspn(host + 3, "/")))
         return vr_err_set(err, VR_EINVAL, "root %.200s: want http(s)://host/path/ or "

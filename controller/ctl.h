@@ -55,6 +55,8 @@ struct ctl {
     char output_root[STORAGE_PATH_MAX]; /* jobs' outputs lie under it (--output-root) */
     char output_url_root[URL_ROOT_MAX]; /* jobs' URL outputs lie under it (--output-root URL;
                                          * "": none allowed) */
+    char storage_url[URL_ROOT_MAX];     /* chunk outputs lie under it (--storage URL,
+                                         * ctl_chunk_url.c); "": beneath the storage root */
     char name[128];               /* consumer name host:ctl:nonce, unique per start */
     long long lease_ms;           /* idle time after which a chunk is reclaimed */
     int keep_chunks;              /* keep storage/jobs/<id>/ after success */
@@ -475,6 +477,25 @@ int ctl_manifest_write(struct ctl *c, const char *id, const struct job_manifest 
  * naming the file that is missing (the output, or its sidecar). */
 int ctl_chunk_output_ready(struct ctl *c, const char *id, int idx, int ranges, char *path,
                            size_t n);
+
+/* ---- chunk outputs by URL (ctl_chunk_url.c, --storage URL) ---- */
+
+/* ctl_chunk_output_ready for chunks under --storage URL: both objects
+ * answer (HEAD); path gets the URL. */
+int ctl_chunk_url_ready(struct ctl *c, const char *id, int idx, int ranges, char *path,
+                        size_t n);
+
+/* Reads chunk i's output and (ranges) sidecar from the store into the
+ * job's out/ beneath the storage root (range GETs, a temporary name): 0,
+ * <0 naming the object and the HTTP status, or CTL_CHUNK_DAMAGED: one is
+ * over its bound (max[0] the output's, max[1] the sidecar's), not read,
+ * said in the log and the events. */
+int ctl_chunk_url_fetch(struct ctl *c, const char *id, int i, int ranges, const long long max[2],
+                        vr_err *err);
+
+/* Removes the job's chunk objects (a DELETE of each, by its manifest),
+ * what is left logged. */
+void ctl_chunk_url_drop(struct ctl *c, const char *id);
 
 /* The absolute path of chunk i's file under the job's `sub` ("in", "out"). */
 void ctl_chunk_path(struct ctl *c, const char *id, const char *sub, int i, char *buf, size_t n);

@@ -111,6 +111,8 @@ static void ctl_drop_chunks(struct ctl *c, const char *id)
         storage_path(c->storage, rel, dir, sizeof dir, NULL);
         storage_rmtree(dir);
     }
+    if (c->storage_url[0])
+        ctl_chunk_url_drop(c, id);
 }
 
 void ctl_cleanup_due(struct ctl *c)

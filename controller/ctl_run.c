@@ -340,11 +340,12 @@ static int ctl_options(int argc, char **argv, struct ctl *c, struct ctl_args *a)
     }
     if (optind < argc)
         return cli_usage_error("unexpected argument '%s'", argv[optind]);
-    if ((rc = rq_opts_check(&a->ro, 1)))
+    if ((rc = rq_opts_check(&a->ro, RQ_NEED_DIR)))
         return rc;
     if (a->ro.allow_private)
         http_io_configure_private(1);
     snprintf(c->input_url_root, sizeof c->input_url_root, "%s", a->ro.input_url_root);
+    snprintf(c->storage_url, sizeof c->storage_url, "%s", a->ro.storage_url);
     if (ctl_notify_secret(a->secret_file, &c->notify, &ne) < 0)
         return cli_usage_error("%s", ne.msg);
     return 0;

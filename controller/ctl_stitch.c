@@ -99,6 +99,8 @@ int ctl_chunk_output_ready(struct ctl *c, const char *id, int idx, int ranges, c
                            size_t n)
 {
     char ts[STORAGE_PATH_MAX + 8];
+    if (c->storage_url[0])
+        return ctl_chunk_url_ready(c, id, idx, ranges, path, n);
     ctl_chunk_path(c, id, "out", idx, path, n);
     if (access(path, R_OK) < 0)
         return 0;
@@ -429,6 +431,12 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
     char tsp[BENEATH_FD_PATH_MAX], tsreal[STORAGE_PATH_MAX];
     int tfd = -1, ifd = -1, rc = 0, begun = *s == NULL;
     long long size = 0, tsize = 0;
+    if (c->storage_url[0]) { /* a copy of the store's objects beneath the storage root */
+        long long max[2] = { ctl_chunk_bytes_max(c, id, i, man, 0),
+                             ctl_chunk_bytes_max(c, id, i, man, 1) };
+        if ((rc = ctl_chunk_url_fetch(c, id, i, man->ranges, max, err)) != 0)
+            return rc;
+    }
     int fd = ctl_chunk_open(c, id, i, CTL_CHUNK_OUTPUT, fdp, sizeof fdp, real, sizeof real,
                             &size, err);
     if (fd < 0)

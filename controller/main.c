@@ -18,6 +18,9 @@ static const struct cli_cmd controller_cmds[] = {
       "       [--max-chunks N] [--submitter NAME:MAX[:CHUNKS]]...",
       "consume jobs and results until stopped (the default command)",
       "  --storage DIR      storage root every node mounts (chunks go to DIR/jobs/<id>/)\n"
+      "  --storage URL      beside DIR: chunk outputs lie under URL (WebDAV), put there\n"
+      "                     by the workers (vr-worker serve --storage URL), read back\n"
+      "                     by the stitch, deleted with the chunks; DIR keeps the rest\n"
       "  --lease-seconds N  reclaim a chunk whose worker stopped renewing for N s (30)\n"
       "  --input-root DIR   a job's input must lie under DIR (default: the storage root);\n"
       "                     a URL (https://host/media/, s3://bucket/in/): a job's URL input\n"

@@ -33,6 +33,8 @@ enum {
 struct rq_opts {
     const char *redis;       /* --redis (argv's), rq_url_pick'd by rq_opts_check */
     const char *storage;     /* --storage DIR (argv's) */
+    char storage_url[URL_ROOT_MAX]; /* --storage URL, url_root_norm'd: chunk outputs go by
+                                     * HTTP under it (WebDAV); "": on the storage DIR */
     const char *input_root;  /* --input-root DIR (argv's); NULL: the storage root */
     char input_url_root[URL_ROOT_MAX]; /* --input-root URL, url_root_norm'd; "": none */
     int allow_private;       /* --storage-allow-private: the caller tells http_io */
@@ -44,8 +46,10 @@ struct rq_opts {
 int rq_opts_take(struct rq_opts *ro, int o, const char *arg);
 
 /* After the options: picks the address (rq_url_pick) and refuses a
- * malformed one, and with need_storage a missing --storage, before
- * anything starts. 0, or 2 with the usage error printed. */
+ * malformed one, and a missing --storage before anything starts:
+ * need_storage RQ_NEED_DIR asks for a directory, RQ_NEED_DIR_OR_URL for a
+ * directory or a URL. 0, or 2 with the usage error printed. */
+enum { RQ_NEED_NONE, RQ_NEED_DIR, RQ_NEED_DIR_OR_URL };
 int rq_opts_check(struct rq_opts *ro, int need_storage);
 
 #endif

@@ -37,18 +37,24 @@ static int tnginx_conf(const struct tnginx *n, const char *path)
             "  access_log %s vr;\n  client_body_temp_path %s/tmp;\n"
             "  proxy_temp_path %s/tmp;\n  fastcgi_temp_path %s/tmp;\n  uwsgi_temp_path %s/tmp;\n"
             "  scgi_temp_path %s/tmp;\n  default_type application/octet-stream;\n"
-            "  server {\n    listen 127.0.0.1:%d;\n    root %s;\n"
+            "  server {\n    listen %s:%d;\n    root %s;\n"
             "    location / {\n      if (-f %s/storm) { return 503; }\n"
             "      dav_methods PUT DELETE MOVE;\n      create_full_put_path on;\n"
             "      client_max_body_size 0;\n    }\n  }\n}\n",
-            n->dir, n->dir, n->access, n->dir, n->dir, n->dir, n->dir, n->dir, n->port, n->www,
+            n->dir, n->dir, n->access, n->dir, n->dir, n->dir, n->dir, n->dir, n->addr, n->port, n->www,
             n->dir);
     return fclose(f);
 }
 
 int tnginx_start(struct tnginx *n, const char *dir)
 {
+    return tnginx_start_on(n, dir, "127.0.0.1");
+}
+
+int tnginx_start_on(struct tnginx *n, const char *dir, const char *addr)
+{
     memset(n, 0, sizeof *n);
+    snprintf(n->addr, sizeof n->addr, "%s", addr);
     snprintf(n->dir, sizeof n->dir, "%s", dir);
     snprintf(n->www, sizeof n->www, "%s/www", dir);
     snprintf(n->access, sizeof n->access, "%s/access.log", dir);
@@ -58,11 +64,11 @@ int tnginx_start(struct tnginx *n, const char *dir)
     mkdir(dir, 0755);
     mkdir(n->www, 0755);
     mkdir(tmp, 0755);
-    if ((n->port = tfree_port("127.0.0.1")) < 0 || tnginx_conf(n, conf) < 0) {
+    if ((n->port = tfree_port(n->addr)) < 0 || tnginx_conf(n, conf) < 0) {
         fprintf(stderr, "tnginx: cannot write %s\n", conf);
         return -1;
     }
-    snprintf(n->url, sizeof n->url, "http://127.0.0.1:%d/", n->port);
+    snprintf(n->url, sizeof n->url, "http://%s:%d/", n->addr, n->port);
     pid_t pid = fork();
     if (pid < 0)
         return -1;

@@ -16,13 +16,16 @@ struct tnginx {
     int port;
     char dir[300];      /* its config, logs and temp files */
     char www[320];      /* <dir>/www: what it serves */
-    char url[64];       /* http://127.0.0.1:<port>/ */
+    char addr[32];      /* the address it listens on (127.0.0.1) */
+    char url[80];       /* http://<addr>:<port>/ */
     char access[320];   /* <dir>/access.log */
 };
 
 /* Starts nginx in dir (made if missing) and waits until it answers.
  * Returns 0 or -1 (message on stderr). */
 int tnginx_start(struct tnginx *n, const char *dir);
+/* The same on IPv4 address addr (one of a network namespace's). */
+int tnginx_start_on(struct tnginx *n, const char *dir, const char *addr);
 
 /* Lines of the access log holding `what` (" 503 ", "PUT "). */
 int tnginx_count(const struct tnginx *n, const char *what);

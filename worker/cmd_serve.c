@@ -46,7 +46,8 @@ static int serve_loop(struct serve *s)
     const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
     long long taken = 0;
     int down = 0, idle = 0;
-    log_info("worker %s: ready (storage %s)", s->name, s->storage);
+    log_info("worker %s: ready (storage %s)", s->name, s->storage_url[0] ? s->storage_url
+                                                                          : s->storage);
     while (!serve_drain && (!s->max_chunks || taken < s->max_chunks)) {
         struct rq_msg m;
         vr_err e = { 0 };
@@ -207,7 +208,8 @@ static int serve_options(int argc, char **argv, struct serve *s, struct serve_ar
     if (a->ro.allow_private)
         http_io_configure_private(1);
     snprintf(s->input_url_root, sizeof s->input_url_root, "%s", a->ro.input_url_root);
-    return rq_opts_check(&a->ro, 1);
+    snprintf(s->storage_url, sizeof s->storage_url, "%s", a->ro.storage_url);
+    return rq_opts_check(&a->ro, RQ_NEED_DIR_OR_URL);
 }
 
 /* The device, the model and the roots, checked before any chunk is taken:
@@ -230,7 +232,8 @@ static int serve_resolve(struct serve *s, const struct serve_args *a)
         return 1;
     }
     struct stat stt;
-    if (stat(storage, &stt) < 0 || !S_ISDIR(stt.st_mode) || !realpath(storage, s->storage)) {
+    if (storage && (stat(storage, &stt) < 0 || !S_ISDIR(stt.st_mode) ||
+                    !realpath(storage, s->storage))) {
         log_say(LOG_ERROR, "vr-worker serve: storage root %s is not a directory\n", storage);
         return 1;
     }
@@ -238,8 +241,9 @@ static int serve_resolve(struct serve *s, const struct serve_args *a)
      * --input-root, which also defaults to the storage) */
     if (!input_root)
         input_root = storage;
-    if (stat(input_root, &stt) < 0 || !S_ISDIR(stt.st_mode) ||
-        !realpath(input_root, s->input_root)) {
+    /* --storage URL alone: chunk outputs by HTTP, sources by URL only */
+    if (input_root && (stat(input_root, &stt) < 0 || !S_ISDIR(stt.st_mode) ||
+        !realpath(input_root, s->input_root))) {
         log_say(LOG_ERROR, "vr-worker serve: input root %s is not a directory\n", input_root);
         return 1;
     }

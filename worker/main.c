@@ -54,11 +54,15 @@ static const struct cli_cmd worker_cmds[] = {
       "                   (s3:// destinations: not yet)\n"
       CLI_REPLACE_HELP },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
-      "--redis URL --storage DIR [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
+      "--redis URL --storage DIR|URL [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
       "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N] [--host-slots N]\n"
       "                [--name NAME] [--warm-from FILE] [--storage-allow-private]",
       "pull chunks from Redis and process them",
       "  --storage DIR      the storage root the controller writes to (same files)\n"
+      "  --storage URL      chunk outputs go up by WebDAV PUT and MOVE under URL\n"
+      "                     (http(s)://dav.host/vrseg/, the controller's --storage URL),\n"
+      "                     with or without a DIR; without one, no file is read or\n"
+      "                     written but the worker's temporaries ($TMPDIR)\n"
       "  --input-root DIR   chunks are read in place from the job's input, which must lie\n"
       "                     under DIR (default: the storage root); give it the same\n"
       "                     directory as vr-controller --input-root; a URL\n"

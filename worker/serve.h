@@ -26,7 +26,9 @@
 
 struct serve {
     char url[512];
-    char storage[STORAGE_PATH_MAX];
+    char storage[STORAGE_PATH_MAX];   /* "" with --storage URL alone */
+    char storage_url[URL_ROOT_MAX];   /* --storage URL: chunk outputs go up there by WebDAV
+                                       * (serve_url.c); "": into the storage directory */
     char input_root[STORAGE_PATH_MAX]; /* range tasks' sources lie under it (--input-root) */
     char input_url_root[URL_ROOT_MAX]; /* range tasks' URL sources lie under it (--input-root
                                         * URL; "": none allowed) */
@@ -157,5 +159,16 @@ int serve_chunk(struct serve *s, const struct rq_msg *m, const struct rq_claim *
  * (<0). The controller commits it while the claim still holds the entry. */
 int serve_commit(struct serve *s, const struct rq_held *h, long long frames, double fps,
                  const char *metrics_json, const char *sum, const char *note, vr_err *err);
+
+/* ---- chunk outputs by HTTP (serve_url.c) ---- */
+
+/* A new staging directory under $TMPDIR (its name in dir): its descriptor,
+ * or VR_E*. */
+int serve_url_stage(char *dir, size_t n, vr_err *err);
+
+/* Puts the staged output (and its sidecar, ts_path non-NULL) to
+ * <--storage URL><rel>: PUT to a temporary name, then MOVE. 0 or VR_E*. */
+int serve_url_put(const struct serve *s, const char *rel, const char *out_path,
+                  const char *ts_path, vr_err *err);
 
 #endif

@@ -90,6 +90,8 @@ struct serve_files {
                                               * of the files (its input root, its storage
                                               * mount), not the task (issue 42, finding 2) */
     int storage;                             /* 1: ... and it was the storage's side */
+    int staged;                              /* 1: out_dir_real is a staging directory
+                                              * of its own (--storage URL), removed */
 };
 
 static void serve_files_close(struct serve_files *f)
@@ -100,6 +102,9 @@ static void serve_files_close(struct serve_files *f)
             close(*fds[i]);
         *fds[i] = -1;
     }
+    if (f->staged) /* what went up by HTTP, or failed to */
+        storage_rmtree(f->out_dir_real);
+    f->staged = 0;
 }
 
 /* A range task's source: named under the input root, opened beneath it
@@ -116,6 +121,12 @@ static int serve_source_open(const struct serve *s, const struct chunk_task *t,
         f->env = rc < 0 && !s->input_url_root[0];
         snprintf(f->in_path, sizeof f->in_path, "%s", t->source);
         return rc;
+    }
+    if (!s->input_root[0]) { /* --storage URL alone, no --input-root: URL sources only */
+        f->env = 1;
+        return vr_err_set(err, VR_EINVAL, "chunk source %s is a file, and this worker has no "
+                          "--input-root (its --storage is a URL): give it one, or submit the "
+                          "source by URL", t->source);
     }
     int rc = beneath_rel(s->input_root, t->source, rel, sizeof rel);
     f->env = rc == VR_ENOENT;
@@ -149,15 +160,48 @@ static int serve_source_open(const struct serve *s, const struct chunk_task *t,
     return 0;
 }
 
+/* The descriptors' names once out_dir is open: the output and its sidecar
+ * beneath it, the input by its descriptor. */
+static int serve_files_name(const struct chunk_task *t, struct serve_files *f, vr_err *err)
+{
+    const char *name = strrchr(t->out, '/') + 1; /* serve_task_rel: one name after out/ */
+    if (f->in >= 0)
+        beneath_fd_path(f->in, NULL, f->in_path, sizeof f->in_path);
+    beneath_fd_path(f->out_dir, name, f->out_path, sizeof f->out_path);
+    return t->is_range ? remux_ts_name(f->out_path, f->ts_path, sizeof f->ts_path, err) : 0;
+}
+
+/* --storage URL: no storage directory; the output is staged here and put
+ * up after its sum (serve_url.c). */
+static int serve_files_stage(const struct serve *s, const struct chunk_task *t,
+                             struct serve_files *f, vr_err *err)
+{
+    if (!t->is_range)
+        return vr_err_set(err, VR_ENOTSUP, "chunk %d: a copied chunk's input lies on the shared "
+                          "storage, which a worker with --storage URL does not read: not yet "
+                          "(submit with --chunking ranges)", t->idx);
+    int rc = serve_source_open(s, t, f, err);
+    if (rc < 0)
+        return rc;
+    if ((f->out_dir = serve_url_stage(f->out_dir_real, sizeof f->out_dir_real, err)) < 0) {
+        f->env = 1; /* this worker's $TMPDIR */
+        return f->out_dir;
+    }
+    f->staged = 1;
+    return serve_files_name(t, f, err);
+}
+
 static int serve_files_open(const struct serve *s, const struct chunk_task *t,
                             struct serve_files *f, vr_err *err)
 {
     f->root = f->in = f->out_dir = -1;
-    f->env = f->storage = 0;
+    f->env = f->storage = f->staged = 0;
     int rc;
     if ((!t->is_range && (rc = serve_task_rel(t, t->in, "in", err)) < 0) ||
         (rc = serve_task_rel(t, t->out, "out", err)) < 0)
         return rc;
+    if (s->storage_url[0])
+        return serve_files_stage(s, t, f, err);
     if ((f->root = open(s->storage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
         f->env = f->storage = 1;
         return storage_errno(errno, "cannot open the storage root", s->storage, err);
@@ -183,10 +227,7 @@ static int serve_files_open(const struct serve *s, const struct chunk_task *t,
         return beneath_err(f->out_dir, "chunk output directory", f->out_dir_real, s->storage,
                            err);
     }
-    if (f->in >= 0)
-        beneath_fd_path(f->in, NULL, f->in_path, sizeof f->in_path);
-    beneath_fd_path(f->out_dir, name, f->out_path, sizeof f->out_path);
-    return t->is_range ? remux_ts_name(f->out_path, f->ts_path, sizeof f->ts_path, err) : 0;
+    return serve_files_name(t, f, err);
 }
 
 /* The checksum of a chunk's output (and its sidecar, range tasks) as the
@@ -258,6 +299,8 @@ static int serve_process(struct serve *s, const struct chunk_task *t, struct met
         rc = storage_sync_file(f.out_path, err); /* durable before Redis hears of it */
     if (rc == 0)
         rc = serve_output_sum(t, &f, sum, err);
+    if (rc == 0 && f.staged && (rc = serve_url_put(s, t->out, f.out_path, f.ts_path, err)) < 0)
+        f.storage = 1; /* the store's side, as every worker sees it */
     /* a source opened, then a write refused (a read-only or unwritable
      * storage): the storage's side, as every worker sees it */
     s->storage_fault = f.storage || (rc == VR_EACCES && f.in >= 0 && f.out_dir >= 0);
