@@ -84,6 +84,13 @@ static int s3_credentials(char *id, size_t ni, char *secret, size_t ns, char *to
     return 0;
 }
 
+int http_s3_have_credentials(void)
+{
+    const char *i = getenv("AWS_ACCESS_KEY_ID"), *s = getenv("AWS_SECRET_ACCESS_KEY");
+    const char *f = getenv("VR_S3_CREDENTIALS");
+    return (i && *i && s && *s) || (f && *f);
+}
+
 int http_s3_prepare(CURL *h, const char *s3url, char *url, size_t n, struct curl_slist **hs,
                     vr_err *err)
 {
