@@ -3,6 +3,7 @@
  */
 #include "util-s3.h"
 
+#include "util-nginx.h"
 #include "util-redis.h"
 
 #include <signal.h>
@@ -128,14 +129,7 @@ int ts3_get(const struct ts3 *s, const char *path, const char *out)
 
 int ts3_count(const struct ts3 *s, const char *what)
 {
-    FILE *f = fopen(s->log, "r");
-    char line[4096];
-    int c = 0;
-    while (f && fgets(line, sizeof line, f))
-        c += strstr(line, what) != NULL;
-    if (f)
-        fclose(f);
-    return c;
+    return tlog_count(s->log, what);
 }
 
 void ts3_stop(struct ts3 *s)
