@@ -14,15 +14,28 @@ redis-server ffmpeg xz-utils opencv-doc procps"
 # (and its promtool): the scrape test (tests/t-controller-prometheus.c); stunnel4
 # and openssl: the TLS tunnel recipe (tests/t-dist-sec-tls.c); systemd: its
 # systemd-analyze verifies the units (tests/check-systemd.sh)
-TEST_PKGS="libmicrohttpd-dev chromium prometheus stunnel4 openssl systemd faketime nginx libnginx-mod-http-dav-ext"
+# python3-venv: moto's venv below (tests/t-dist-s3-out.c's S3 server)
+TEST_PKGS="libmicrohttpd-dev chromium prometheus stunnel4 openssl systemd faketime nginx libnginx-mod-http-dav-ext python3-venv"
 [ "${1:-}" = --test ] && PKGS="$PKGS $TEST_PKGS"
+MOTO=/opt/vrseg-test/moto
+
+# moto_server, the S3-compatible server tests/util-s3.c starts (signatures
+# checked with botocore): Debian 12 does not package moto, so pip puts one
+# pinned version into its own venv (root or sudo, as apt).
+moto_install() {
+    [ "${1:-}" = --test ] && [ ! -x "$MOTO/bin/moto_server" ] && ! command -v moto_server >/dev/null || return 0
+    echo "deps: installing moto[server] 5.2.1 into $MOTO"
+    [ "${VR_NO_INSTALL:-0}" = 1 ] && { echo "deps: VR_NO_INSTALL=1: install it by hand" >&2; return 1; }
+    S=""; [ "$(id -u)" != 0 ] && S=sudo
+    $S python3 -m venv "$MOTO" && $S "$MOTO/bin/pip" install -q 'moto[server]==5.2.1'
+}
 
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
         missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then moto_install "${1:-}"; exit $?; fi
 
 echo "deps: installing:$missing"
 if [ "${VR_NO_INSTALL:-0}" = 1 ]; then
@@ -38,4 +51,5 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+moto_install "${1:-}"
 echo "deps: done"

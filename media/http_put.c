@@ -8,6 +8,7 @@
 #include "http_io.h"
 #include "log.h"
 #include "net_addr.h"
+#include "s3_put.h"
 #include "url_root.h"
 #include "version.h"
 
@@ -182,9 +183,6 @@ static int http_req_begin(struct http_req *r, const char *url, vr_err *err)
     int rc = url_root_plain(url, err);
     if (rc < 0)
         return rc;
-    if (!strncmp(url, "s3://", 5))
-        return vr_err_set(err, VR_ENOTSUP, "%s: s3:// destinations: not yet (multipart "
-                          "upload); use an http(s) WebDAV destination", r->shown);
     if (!url_root_is_url(url) || strlen(url) >= HTTP_PUT_URL_MAX - 64)
         return vr_err_set(err, VR_EINVAL, "%s: not an http(s):// URL", r->shown);
     if (strchr(url, '?'))
@@ -212,6 +210,8 @@ static void http_req_end(struct http_req *r)
 
 int http_exists(const char *url, vr_err *err)
 {
+    if (!strncmp(url, "s3://", 5))
+        return s3_exists(url, err);
     struct http_req r;
     long st = 0;
     int rc = http_req_begin(&r, url, err);
@@ -225,6 +225,8 @@ int http_exists(const char *url, vr_err *err)
 
 int http_delete(const char *url, vr_err *err)
 {
+    if (!strncmp(url, "s3://", 5))
+        return s3_delete(url, err);
     struct http_req r;
     long st = 0;
     int rc = http_req_begin(&r, url, err);
@@ -245,6 +247,8 @@ static void http_put_temp(const char *url, char *tmp, size_t n)
 
 int http_put_file(const char *url, const char *local_path, int replace, vr_err *err)
 {
+    if (!strncmp(url, "s3://", 5)) /* no MOVE in S3: one PUT or a multipart upload */
+        return s3_put_file(url, local_path, replace, err);
     struct http_req r;
     struct stat st;
     char tmp[HTTP_PUT_URL_MAX], dest[HTTP_PUT_URL_MAX + 16];

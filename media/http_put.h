@@ -16,8 +16,8 @@
  * connected to passes the address rule unless --storage-allow-private; a
  * redirect is not followed (a write goes where it was told or fails);
  * messages name the object without query or user info. A URL with a query
- * (a presigned PUT, which cannot be renamed) and s3:// (multipart upload)
- * are refused "not yet".
+ * (a presigned PUT, which cannot be renamed) is refused "not yet". An
+ * s3:// URL goes to s3_put.h (one PUT or a multipart upload, no MOVE).
  */
 #ifndef VR_HTTP_PUT_H
 #define VR_HTTP_PUT_H

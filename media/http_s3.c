@@ -84,8 +84,21 @@ static int s3_credentials(char *id, size_t ni, char *secret, size_t ns, char *to
     return 0;
 }
 
+int http_s3_have_credentials(void)
+{
+    const char *i = getenv("AWS_ACCESS_KEY_ID"), *s = getenv("AWS_SECRET_ACCESS_KEY");
+    const char *f = getenv("VR_S3_CREDENTIALS");
+    return (i && *i && s && *s) || (f && *f);
+}
+
 int http_s3_prepare(CURL *h, const char *s3url, char *url, size_t n, struct curl_slist **hs,
                     vr_err *err)
+{
+    return http_s3_prepare_payload(h, s3url, S3_EMPTY_SHA256, url, n, hs, err);
+}
+
+int http_s3_prepare_payload(CURL *h, const char *s3url, const char *payload_hex, char *url,
+                            size_t n, struct curl_slist **hs, vr_err *err)
 {
     *hs = NULL;
     const char *b = s3url + 5, *slash = strchr(b, '/');
@@ -129,7 +142,9 @@ int http_s3_prepare(CURL *h, const char *s3url, char *url, size_t n, struct curl
     curl_easy_setopt(h, CURLOPT_USERNAME, id);   /* libcurl copies both */
     curl_easy_setopt(h, CURLOPT_PASSWORD, secret);
     memset(secret, 0, sizeof secret);
-    struct curl_slist *l = curl_slist_append(NULL, "x-amz-content-sha256: " S3_EMPTY_SHA256);
+    char ph[96];
+    snprintf(ph, sizeof ph, "x-amz-content-sha256: %.64s", payload_hex);
+    struct curl_slist *l = curl_slist_append(NULL, ph);
     if (l && token[0]) {
         char th[1600];
         snprintf(th, sizeof th, "x-amz-security-token: %s", token);

@@ -28,4 +28,14 @@
 int http_s3_prepare(CURL *h, const char *s3url, char *url, size_t n, struct curl_slist **hs,
                     vr_err *err);
 
+/* 1 when this process has S3 credentials to sign with (the environment's
+ * or $VR_S3_CREDENTIALS named), 0 when none; nothing is read or logged. */
+int http_s3_have_credentials(void);
+
+/* The same for a request with a body whose SHA-256 is payload_hex (64
+ * lowercase hex digits; a write's, media/s3_put.h): it goes into the
+ * signed x-amz-content-sha256, so the store checks the body it got. */
+int http_s3_prepare_payload(CURL *h, const char *s3url, const char *payload_hex, char *url,
+                            size_t n, struct curl_slist **hs, vr_err *err);
+
 #endif

@@ -13,9 +13,6 @@
 
 int out_dest_url_check(const char *out, int replace, char *base, size_t n, vr_err *err)
 {
-    if (!strncmp(out, "s3://", 5)) /* said before any work, -y or not */
-        return vr_err_set(err, VR_ENOTSUP, "-o %.300s: s3:// destinations: not yet (multipart "
-                          "upload); use an http(s) WebDAV destination", out);
     const char *path = strchr(strstr(out, "://") + 3, '/');
     const char *b = path ? strrchr(path, '/') + 1 : "";
     size_t bl = strcspn(b, "?#");

@@ -1,8 +1,9 @@
 /*
  * out_dest.h - where `vr-worker process -o` and `vrctl run -o` write: a
- * local path as it is, or a WebDAV URL (http_put.h) by way of a local file in a private
- * directory under $TMPDIR (/tmp by default), uploaded when the run is
- * done and removed after, so the object appears whole or not at all.
+ * local path as it is, or a WebDAV or s3:// URL (http_put.h, s3_put.h) by
+ * way of a local file in a private directory under $TMPDIR (/tmp by
+ * default), uploaded when the run is done and removed after, so the object
+ * appears whole or not at all.
  */
 #ifndef VR_OUT_DEST_H
 #define VR_OUT_DEST_H
@@ -21,7 +22,7 @@ struct out_dest {
 #define OUT_DEST_NAME_MAX 201 /* an output URL's file name, its NUL included */
 
 /* The checks of an output URL made before any work (here, and by vrctl
- * submit and the controller for a fleet's): http(s) (s3://: not yet),
+ * submit and the controller for a fleet's): http(s) or s3://,
  * its last segment a plain
  * file name (into base, n bytes: the muxer picks the format from its
  * extension) and, unless replace, no object answering at it (HEAD). 0 or

@@ -96,7 +96,12 @@ int tnginx_start_on(struct tnginx *n, const char *dir, const char *addr)
 
 int tnginx_count(const struct tnginx *n, const char *what)
 {
-    FILE *f = fopen(n->access, "r");
+    return tlog_count(n->access, what);
+}
+
+int tlog_count(const char *path, const char *what)
+{
+    FILE *f = fopen(path, "r");
     char line[2048];
     int c = 0;
     while (f && fgets(line, sizeof line, f))

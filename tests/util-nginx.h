@@ -30,6 +30,9 @@ int tnginx_start_on(struct tnginx *n, const char *dir, const char *addr);
 /* Lines of the access log holding `what` (" 503 ", "PUT "). */
 int tnginx_count(const struct tnginx *n, const char *what);
 
+/* Lines of the file at path holding `what` (any server's request log). */
+int tlog_count(const char *path, const char *what);
+
 /* Stops it; safe to call twice. */
 void tnginx_stop(struct tnginx *n);
 

@@ -51,7 +51,8 @@ static const struct cli_cmd worker_cmds[] = {
       "  -o OUT           output video (.mkv, .mp4 or .mov); written to a temp name, then\n"
       "                   renamed. An http(s):// URL is a WebDAV destination: written\n"
       "                   under $TMPDIR, PUT to a temporary name beside it, then MOVEd\n"
-      "                   (s3:// destinations: not yet)\n"
+      "                   (s3://bucket/key: one PUT, or a multipart upload over\n"
+      "                   $VR_S3_PART_SIZE, completed or aborted whole)\n"
       CLI_REPLACE_HELP },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR|URL [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
