@@ -23,11 +23,19 @@ MOTO=/opt/vrseg-test/moto
 # checked with botocore): Debian 12 does not package moto, so pip puts one
 # pinned version into its own venv (root or sudo, as apt).
 moto_install() {
-    [ "${1:-}" = --test ] && [ ! -x "$MOTO/bin/moto_server" ] && ! command -v moto_server >/dev/null || return 0
+    [ "${1:-}" = --test ] && [ ! -x "$MOTO/bin/moto_server" ] && ! command -v moto_server >/dev/null &&
+        ! ls /root/.pyenv/versions/*/bin/moto_server >/dev/null 2>&1 || return 0
     echo "deps: installing moto[server] 5.2.1 into $MOTO"
     [ "${VR_NO_INSTALL:-0}" = 1 ] && { echo "deps: VR_NO_INSTALL=1: install it by hand" >&2; return 1; }
     S=""; [ "$(id -u)" != 0 ] && S=sudo
-    $S python3 -m venv "$MOTO" && $S "$MOTO/bin/pip" install -q 'moto[server]==5.2.1'
+    # PyPI may be out of reach (an offline mirror of Debian only): then the
+    # S3 suite skips, saying why, and nothing else is held up.
+    if $S python3 -m venv "$MOTO" && $S "$MOTO/bin/pip" install -q --timeout 20 'moto[server]==5.2.1'; then
+        return 0
+    fi
+    echo "deps: warning: moto could not be installed (PyPI unreachable?): the S3 tests will skip" >&2
+    $S rm -rf "$MOTO"
+    return 0
 }
 
 missing=""

@@ -3,9 +3,12 @@
  */
 #include "util-s3.h"
 
+#include <glob.h>
+
 #include "util-nginx.h"
 #include "util-redis.h"
 
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,14 +23,30 @@
 #define TS3_IAM "-H 'Authorization: AWS4-HMAC-SHA256 Credential=x/20250101/us-east-1/iam/" \
                 "aws4_request, SignedHeaders=host, Signature=0'"
 
+/* moto_server: $VR_MOTO_SERVER, one on PATH, install-deps' venv, or one a
+ * pyenv Python holds (images that ship moto there, off a non-login PATH);
+ * NULL when none is installed. */
 static const char *ts3_binary(void)
 {
+    static char found[512];
     const char *e = getenv("VR_MOTO_SERVER");
     if (e && *e)
         return e;
     if (tsh("command -v moto_server >/dev/null") == 0)
         return "moto_server";
-    return "/opt/vrseg-test/moto/bin/moto_server";
+    if (access("/opt/vrseg-test/moto/bin/moto_server", X_OK) == 0)
+        return "/opt/vrseg-test/moto/bin/moto_server";
+    glob_t g;
+    found[0] = '\0';
+    if (glob("/root/.pyenv/versions/*/bin/moto_server", 0, NULL, &g) == 0 && g.gl_pathc > 0)
+        snprintf(found, sizeof found, "%s", g.gl_pathv[g.gl_pathc - 1]);
+    globfree(&g);
+    return found[0] ? found : NULL;
+}
+
+int ts3_available(void)
+{
+    return ts3_binary() != NULL;
 }
 
 /* The text of <tag> in file into v. 0 or -1. */
@@ -54,6 +73,10 @@ int ts3_start(struct ts3 *s, const char *dir, const char *bucket, long min_part)
         return -1;
     snprintf(s->endpoint, sizeof s->endpoint, "http://127.0.0.1:%d", s->port);
     const char *bin = ts3_binary();
+    if (!bin) {
+        fprintf(stderr, "no moto_server (deploy/install-deps.sh --test installs it)\n");
+        return -1;
+    }
     char port[16], minp[32];
     snprintf(port, sizeof port, "%d", s->port);
     snprintf(minp, sizeof minp, "%ld", min_part);

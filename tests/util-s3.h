@@ -24,6 +24,9 @@ struct ts3 {
     char secret[128];
 };
 
+/* 1 when a moto_server is installed (where ts3_start looks). */
+int ts3_available(void);
+
 /* Starts moto in dir (made if missing) with parts down to min_part bytes
  * allowed (S3's own minimum is 5 MiB), makes the key and `bucket`.
  * Returns 0 or -1 (message on stderr). */
