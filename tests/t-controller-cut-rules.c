@@ -37,33 +37,35 @@ Test(controller_cut_rules, a_short_idle_gap_makes_no_cut_a_long_one_does)
     ctl_cut_idle_note(w, 2, t + 100);
     cr_assert_eq(ctl_cut_idle_for(&w[0], t + 100), 100, "from its first idle heartbeat");
     cr_assert_eq(ctl_cut_idle_for(&w[1], t + 100), 0, "a busy worker does not wait");
-    /* 300 ms is a short gap */
-    w[0].seen_ms = w[1].seen_ms = t + 300;
-    ctl_cut_idle_note(w, 2, t + 300);
-    cr_assert_eq(ctl_cut_idle_for(&w[0], t + 300), 300);
-    cr_assert_not(ctl_cut_idle_waited(&w[0], t + 300, 0), "a 300 ms gap made a cut");
-    /* past the set-up (500 ms) a cut is made; with the tail's warm-up (4
-     * frames at its last 10 fps: 400 ms more) not yet */
-    ctl_cut_idle_note(w, 2, t + 600);
-    cr_assert(ctl_cut_idle_waited(&w[0], t + 600, 0), "600 ms idle made no cut");
-    cr_assert_not(ctl_cut_idle_waited(&w[0], t + 600, 4), "the tail's warm-up left out");
-    ctl_cut_idle_note(w, 2, t + 1000);
-    cr_assert(ctl_cut_idle_waited(&w[0], t + 1000, 4));
+    /* a gap shorter than the set-up (CTL_CUT_SETUP_MS) is short */
+    const long long S = CTL_CUT_SETUP_MS, gap = S / 2;
+    w[0].seen_ms = w[1].seen_ms = t + gap;
+    ctl_cut_idle_note(w, 2, t + gap);
+    cr_assert_eq(ctl_cut_idle_for(&w[0], t + gap), gap);
+    cr_assert_not(ctl_cut_idle_waited(&w[0], t + gap, 0), "a %lld ms gap made a cut", gap);
+    /* past the set-up a cut is made; with the tail's warm-up (4 frames at
+     * its last 10 fps: 400 ms more) not yet */
+    ctl_cut_idle_note(w, 2, t + S + 100);
+    cr_assert(ctl_cut_idle_waited(&w[0], t + S + 100, 0), "%lld ms idle made no cut", S + 100);
+    cr_assert_not(ctl_cut_idle_waited(&w[0], t + S + 100, 4), "the tail's warm-up left out");
+    ctl_cut_idle_note(w, 2, t + S + 500);
+    cr_assert(ctl_cut_idle_waited(&w[0], t + S + 500, 4));
     /* busy for one heartbeat, then idle again: the wait starts again */
+    const long long u = t + S + 700;
     snprintf(w[0].state, sizeof w[0].state, "busy");
-    w[0].seen_ms = t + 1200;
-    ctl_cut_idle_note(w, 2, t + 1250);
-    cr_assert_eq(ctl_cut_idle_for(&w[0], t + 1250), 0);
+    w[0].seen_ms = u;
+    ctl_cut_idle_note(w, 2, u + 50);
+    cr_assert_eq(ctl_cut_idle_for(&w[0], u + 50), 0);
     snprintf(w[0].state, sizeof w[0].state, "idle");
-    w[0].seen_ms = t + 1500;
-    ctl_cut_idle_note(w, 2, t + 1550);
-    cr_assert_eq(ctl_cut_idle_for(&w[0], t + 1800), 300);
-    cr_assert_not(ctl_cut_idle_waited(&w[0], t + 1800, 0));
+    w[0].seen_ms = u + 300;
+    ctl_cut_idle_note(w, 2, u + 350);
+    cr_assert_eq(ctl_cut_idle_for(&w[0], u + 350 + gap - 50), gap);
+    cr_assert_not(ctl_cut_idle_waited(&w[0], u + 350 + gap - 50, 0));
     /* a worker that just joined (no chunk run yet) is served at once */
-    w[1] = worker("gpu9", "idle", t + 1800);
+    w[1] = worker("gpu9", "idle", u + 600);
     w[1].chunks_done = 0;
-    ctl_cut_idle_note(w, 2, t + 1850);
-    cr_assert(ctl_cut_idle_waited(&w[1], t + 1850, 0), "a joiner waited for a gap's end");
+    ctl_cut_idle_note(w, 2, u + 650);
+    cr_assert(ctl_cut_idle_waited(&w[1], u + 650, 0), "a joiner waited for a gap's end");
 }
 
 /* A job planned hands its chunks to the idle workers, a tail goes to the
@@ -81,9 +83,9 @@ Test(controller_cut_rules, a_planned_job_or_a_tail_starts_the_wait_again)
     ctl_cut_idle_restart();
     ctl_cut_idle_note(&w, 1, t + 5100);
     cr_assert_eq(ctl_cut_idle_for(&w, t + 5900), 0, "no heartbeat since the plan");
-    w.seen_ms = t + 5300;
-    ctl_cut_idle_note(&w, 1, t + 5350);
-    cr_assert_not(ctl_cut_idle_waited(&w, t + 5350, 0), "a worker just handed work");
+    w.seen_ms = t + 5150;
+    ctl_cut_idle_note(&w, 1, t + 5160);
+    cr_assert_not(ctl_cut_idle_waited(&w, t + 5160, 0), "a worker just handed work");
     cr_assert(ctl_cut_idle_waited(&w, t + 5700, 0));
     ctl_cut_idle_served("gpu2", t + 5700);
     cr_assert_eq(ctl_cut_idle_for(&w, t + 6500), 0, "cut for it twice");
