@@ -77,7 +77,8 @@ __device__ static unsigned cand_min(const struct h264_frame *fr, const uint32_t 
  * twin's) with each step's candidates at once, 4 lanes a candidate, the
  * source MB in registers: the chain of dependent SADs is a step long, not
  * a candidate long. The zero vector first, 8 pixels a lane. */
-__device__ static void search_mb_warp(const struct h264_frame *fr, int mx, int my, int lane)
+__device__ static void search_mb_warp(const struct h264_frame *fr, int mx, int my, int lane,
+                                      struct h264_qpel *qs)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     const int ls = fr->ls, lambda = MV_LAMBDA[fr->qp];
@@ -135,19 +136,23 @@ __device__ static void search_mb_warp(const struct h264_frame *fr, int mx, int m
             by = cy + (w == 2 ? -1 : w == 3 ? 1 : 0);
         }
     }
+    /* then its quarter pel (h264_qpel_impl.h), a share of each SAD a lane */
+    int v[2];
+    subpel_mb(fr, mx, my, bx, by, qs, lane, 32, v);
     __syncwarp(); /* every lane has read the last vector */
     if (lane == 0) {
-        m->mv[0] = (int16_t)(4 * bx);
-        m->mv[1] = (int16_t)(4 * by);
+        m->mv[0] = (int16_t)v[0];
+        m->mv[1] = (int16_t)v[1];
     }
 }
 
 /* Stage 1a: a warp an MB. */
 __global__ static void k_search(struct h264_frame f)
 {
+    __shared__ struct h264_qpel qs[SEARCH_WARPS]; /* a warp's half samples */
     int i = blockIdx.x * SEARCH_WARPS + (threadIdx.x >> 5);
     if (i < f.mbw * f.mbh) /* the whole warp alike */
-        search_mb_warp(&f, i % f.mbw, i / f.mbw, threadIdx.x & 31);
+        search_mb_warp(&f, i % f.mbw, i / f.mbw, threadIdx.x & 31, &qs[threadIdx.x >> 5]);
 }
 
 __global__ static void k_inter(struct h264_frame f)
