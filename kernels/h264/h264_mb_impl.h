@@ -256,20 +256,16 @@ H264_DEV static void mb_copy(uint8_t *dst, const uint8_t *src, size_t ls)
     }
 }
 
-/* Stage 1b for one MB (h264_mv_impl.h: its vector is final, and so are
- * its neighbours'). */
-H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
+/* Stage 1b for one MB against its prediction pred (stride pls): ref at the
+ * vector when it is whole-pel (frac 0), else its quarter-pel interpolation
+ * (inter_mb's, in a buffer on the CPU; on the GPU k_search leaves it in the
+ * MB's place of rec, and the reconstruction overwrites it in place: each
+ * pixel of idct4_add2's output reads only its own pixel of pred). */
+H264_DEV static void inter_mb_pred(const struct h264_frame *fr, int mx, int my, const uint8_t *pred,
+                                   int pls, int frac)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
-    const uint8_t *pred = fr->ref + o + (ptrdiff_t)(m->mv[1] >> 2) * fr->ls + (m->mv[0] >> 2);
-    uint8_t qbuf[256];
-    int pls = fr->ls;
-    if ((m->mv[0] | m->mv[1]) & 3) {
-        qpel_block(fr, mx, my, m->mv[0], m->mv[1], qbuf);
-        pred = qbuf;
-        pls = 16;
-    }
     int ps[2], pp[2];
     mv_pred(fr, mx, my, 1, ps);
     const int can_skip = ps[0] == m->mv[0] && ps[1] == m->mv[1];
@@ -279,7 +275,7 @@ H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
      * outside of people) codes to no level at all: P_Skip without the
      * transform when its vector is P_Skip's. Its neighbours read only its
      * counts (stage 3) and vector. */
-    if (can_skip && pls == fr->ls && mb_equal(fr->src + o, pred, (size_t)fr->ls)) {
+    if (can_skip && !frac && mb_equal(fr->src + o, pred, (size_t)fr->ls)) {
         m->type = H264_MB_SKIP;
         m->cbp = 0;
         memset(m->nc, 0, sizeof m->nc);
@@ -290,7 +286,9 @@ H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
     if (!code_residual(fr->src + o, pred, pls, fr->rec + o, fr->ls, fr->qp, 0, m) && can_skip) {
         /* nothing coded: the decoder copies the prediction, as P_Skip */
         m->type = H264_MB_SKIP;
-        if (pls == fr->ls)
+        if (pred == fr->rec + o) /* the GPU's: already there */
+            return;
+        if (!frac)
             mb_copy(fr->rec + o, pred, (size_t)fr->ls);
         else
             for (int y = 0; y < 16; y++)
@@ -300,6 +298,22 @@ H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
     mv_pred(fr, mx, my, 0, pp);
     m->mvd[0] = (int16_t)(m->mv[0] - pp[0]);
     m->mvd[1] = (int16_t)(m->mv[1] - pp[1]);
+}
+
+/* Stage 1b for one MB in the C twin (h264_mv_impl.h: its vector is final,
+ * and so are its neighbours'). */
+H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
+{
+    const struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
+    size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
+    const uint8_t *pred = fr->ref + o + (ptrdiff_t)(m->mv[1] >> 2) * fr->ls + (m->mv[0] >> 2);
+    uint8_t qbuf[256];
+    const int frac = ((m->mv[0] | m->mv[1]) & 3) != 0;
+    if (frac) {
+        qpel_block(fr, mx, my, m->mv[0], m->mv[1], qbuf);
+        pred = qbuf;
+    }
+    inter_mb_pred(fr, mx, my, pred, frac ? 16 : fr->ls, frac);
 }
 
 /* ---- stage 1: IDR, Intra 16x16 ---- */
