@@ -108,44 +108,30 @@ H264_DEV static int qpel_valid(const struct h264_frame *fr, int mx, int my, int 
            px + ((qx & 3) != 0) <= fr->mbw * 16 - 16 && py + ((qy & 3) != 0) <= fr->mbh * 16 - 16;
 }
 
-/* The sum over the lanes of a warp (lanes 32, on the GPU), else v. */
-H264_DEV static inline unsigned lanes_total(unsigned v, int lanes)
-{
-#ifdef __CUDACC__
-    if (lanes == 32)
-        for (int off = 16; off; off >>= 1)
-            v += __shfl_xor_sync(0xffffffffu, v, off);
-#else
-    (void)lanes;
-#endif
-    return v;
-}
-
 /* The SAD of the MB's source against the prediction at (qx, qy), q filled
- * around the whole-pel (ix, iy) (MB-relative, pixels): pixels lane, lane +
- * lanes, ... summed over the lanes. */
+ * around the whole-pel (ix, iy) (MB-relative, pixels). */
 H264_DEV static unsigned qpel_sad(const struct h264_frame *fr, int mx, int my, const struct h264_qpel *q,
-                                  int ix, int iy, int qx, int qy, int lane, int lanes)
+                                  int ix, int iy, int qx, int qy)
 {
     const uint8_t *s = fr->src + (size_t)my * 16 * fr->ls + (size_t)mx * 16;
     const int du = (qx >> 2) - ix, dv = (qy >> 2) - iy, fx = qx & 3, fy = qy & 3;
     unsigned sad = 0;
-    for (int i = lane; i < 256; i += lanes) {
+    for (int i = 0; i < 256; i++) {
         int x = i & 15, y = i >> 4;
         int d = s[(size_t)y * fr->ls + x] - qpel_at(q, x + du, y + dv, fx, fy);
         sad += (unsigned)(d < 0 ? -d : d);
     }
-    return lanes_total(sad, lanes);
+    return sad;
 }
 
 /* The refinement of the whole-pel vector (4 bx, 4 by): the 8 half-pel
  * points around it, then the 8 quarter-pel points around the best, each
  * by SAD + lambda x mvd bits against zero (search_mb's cost); a candidate
  * replaces the best only when strictly cheaper. The vector, quarter-pel,
- * into v[2]. Every lane of a warp (lanes 32) takes the same decisions;
- * q is shared by them (filled here, a share a lane). */
+ * into v[2]. The C twin's (the GPU's: subpel_mb_warp in h264_mb.cu, the
+ * same decisions, a step's candidates at once). */
 H264_DEV static void subpel_mb(const struct h264_frame *fr, int mx, int my, int bx, int by,
-                               struct h264_qpel *q, int lane, int lanes, int *v)
+                               struct h264_qpel *q, int *v)
 {
     const int lambda = MV_LAMBDA[fr->qp];
     int qx = 4 * bx, qy = 4 * by;
@@ -154,14 +140,13 @@ H264_DEV static void subpel_mb(const struct h264_frame *fr, int mx, int my, int 
     const uint8_t *s = fr->src + (size_t)my * 16 * fr->ls + (size_t)mx * 16;
     const uint8_t *r = fr->ref + (size_t)(my * 16 + by) * fr->ls + (size_t)(mx * 16 + bx);
     unsigned sad = 0;
-    for (int i = lane; i < 256; i += lanes) {
+    for (int i = 0; i < 256; i++) {
         int d = s[(size_t)(i >> 4) * fr->ls + (i & 15)] - r[(size_t)(i >> 4) * fr->ls + (i & 15)];
         sad += (unsigned)(d < 0 ? -d : d);
     }
-    sad = lanes_total(sad, lanes);
     if (!sad) /* nothing can beat it */
         return;
-    qpel_fill(fr, mx * 16 + bx, my * 16 + by, q, lane, lanes);
+    qpel_fill(fr, mx * 16 + bx, my * 16 + by, q, 0, 1);
     unsigned best = sad + (unsigned)lambda * (unsigned)(se_bits(qx) + se_bits(qy));
     for (int step = 2; step; step >>= 1) {
         int cx = qx, cy = qy;
@@ -170,7 +155,7 @@ H264_DEV static void subpel_mb(const struct h264_frame *fr, int mx, int my, int 
             int vx = cx + step * dx[k], vy = cy + step * dy[k];
             if (!qpel_valid(fr, mx, my, vx, vy))
                 continue;
-            unsigned c = qpel_sad(fr, mx, my, q, bx, by, vx, vy, lane, lanes) +
+            unsigned c = qpel_sad(fr, mx, my, q, bx, by, vx, vy) +
                          (unsigned)lambda * (unsigned)(se_bits(vx) + se_bits(vy));
             if (c < best) {
                 best = c;
@@ -184,15 +169,15 @@ H264_DEV static void subpel_mb(const struct h264_frame *fr, int mx, int my, int 
 }
 
 /* Stage 1a for one MB in the C twin: search_mb's whole-pel vector, then
- * its quarter-pel refinement (the GPU: search_mb_warp, then subpel_mb by
- * the warp). */
+ * its quarter-pel refinement (the GPU: search_mb_warp, then
+ * subpel_mb_warp). */
 H264_DEV static void search_qpel_mb(const struct h264_frame *fr, int mx, int my)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     struct h264_qpel q;
     int v[2];
     search_mb(fr, mx, my);
-    subpel_mb(fr, mx, my, m->mv[0] / 4, m->mv[1] / 4, &q, 0, 1, v);
+    subpel_mb(fr, mx, my, m->mv[0] / 4, m->mv[1] / 4, &q, v);
     m->mv[0] = (int16_t)v[0];
     m->mv[1] = (int16_t)v[1];
 }
