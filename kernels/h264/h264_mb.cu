@@ -73,11 +73,69 @@ __device__ static unsigned cand_min(const struct h264_frame *fr, const uint32_t 
     return key;
 }
 
+/* subpel_mb by a warp, the same decisions: the whole-pel cost best at (bx,
+ * by) is search_mb_warp's, its half samples filled a share a lane; then
+ * each step's 8 candidates at once, 4 lanes a candidate (s: the lane's 4
+ * source rows, as cand_min's), the least (cost << 3 | candidate) over the
+ * warp: the first in order of the cheapest, which replaces the best only
+ * when strictly cheaper (subpel_mb's "<" in order). */
+__device__ static void subpel_mb_warp(const struct h264_frame *fr, int mx, int my, int bx, int by,
+                                      unsigned best, const uint32_t *s, struct h264_qpel *q,
+                                      int lane, int *v)
+{
+    const int lambda = MV_LAMBDA[fr->qp];
+    int qx = 4 * bx, qy = 4 * by;
+    v[0] = qx;
+    v[1] = qy;
+    if (best == (unsigned)lambda * (unsigned)(se_bits(qx) + se_bits(qy))) /* SAD 0 */
+        return;
+    qpel_fill(fr, mx * 16 + bx, my * 16 + by, q, lane, 32);
+    const int g = lane >> 2, r0 = (lane & 3) * 4;
+    const int gx = g < 3 ? g - 1 : g == 3 ? -1 : g == 4 ? 1 : g - 6, gy = g < 3 ? -1 : g < 5 ? 0 : 1;
+    for (int step = 2; step; step >>= 1) {
+        const int vx = qx + step * gx, vy = qy + step * gy;
+        const int valid = qpel_valid(fr, mx, my, vx, vy);
+        unsigned sad = 0;
+        if (valid) {
+            const int du = (vx >> 2) - bx, dv = (vy >> 2) - by, fx = vx & 3, fy = vy & 3;
+            const uint8_t *p = QPEL_PAIR[fy * 4 + fx];
+            const int a = p[0], b = p[1];
+            const uint8_t *pa = q->s[a & 3] + (r0 + dv + 1 + (a >> 3)) * QN + du + 1 + ((a >> 2) & 1);
+            const uint8_t *pb = q->s[b & 3] + (r0 + dv + 1 + (b >> 3)) * QN + du + 1 + ((b >> 2) & 1);
+            for (int r = 0; r < 4; r++)
+                for (int w = 0; w < 4; w++) {
+                    uint32_t wa = 0, wb = 0;
+                    for (int k = 0; k < 4; k++) {
+                        wa |= (uint32_t)pa[r * QN + 4 * w + k] << (8 * k);
+                        wb |= (uint32_t)pb[r * QN + 4 * w + k] << (8 * k);
+                    }
+                    sad += __vsadu4(s[4 * r + w], __vavgu4(wa, wb)); /* (a + b + 1) >> 1 */
+                }
+        }
+        sad += __shfl_xor_sync(FULL_MASK, sad, 1);
+        sad += __shfl_xor_sync(FULL_MASK, sad, 2);
+        unsigned key = valid ? (sad + (unsigned)lambda * (unsigned)(se_bits(vx) + se_bits(vy))) << 3 |
+                                   (unsigned)g
+                             : ~0u;
+        for (int off = 4; off < 32; off <<= 1)
+            key = min(key, __shfl_xor_sync(FULL_MASK, key, off));
+        if (key != ~0u && (key >> 3) < best) {
+            const int w = (int)(key & 7);
+            best = key >> 3;
+            qx += step * (w < 3 ? w - 1 : w == 3 ? -1 : w == 4 ? 1 : w - 6);
+            qy += step * (w < 3 ? -1 : w < 5 ? 0 : 1);
+        }
+    }
+    v[0] = qx;
+    v[1] = qy;
+}
+
 /* Stage 1a, one MB a warp: search_mb's decisions (h264_mv_impl.h, the C
  * twin's) with each step's candidates at once, 4 lanes a candidate, the
  * source MB in registers: the chain of dependent SADs is a step long, not
  * a candidate long. The zero vector first, 8 pixels a lane. */
-__device__ static void search_mb_warp(const struct h264_frame *fr, int mx, int my, int lane)
+__device__ static void search_mb_warp(const struct h264_frame *fr, int mx, int my, int lane,
+                                      struct h264_qpel *qs)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     const int ls = fr->ls, lambda = MV_LAMBDA[fr->qp];
@@ -91,9 +149,9 @@ __device__ static void search_mb_warp(const struct h264_frame *fr, int mx, int m
         sad += __shfl_xor_sync(FULL_MASK, sad, off);
     unsigned best = sad + 2u * (unsigned)lambda; /* se_bits(0) twice */
     int bx = 0, by = 0;
+    uint32_t s[16];
     if (sad) { /* SAD 0 at zero: nothing can beat it */
         const int g = lane >> 2, q = lane & 3;
-        uint32_t s[16];
         for (int r = 0; r < 4; r++) {
             uint4 v = *(const uint4 *)(src + (size_t)(4 * q + r) * ls);
             s[4 * r] = v.x;
@@ -135,26 +193,50 @@ __device__ static void search_mb_warp(const struct h264_frame *fr, int mx, int m
             by = cy + (w == 2 ? -1 : w == 3 ? 1 : 0);
         }
     }
+    /* then its quarter pel (h264_qpel_impl.h), a share of each SAD a lane */
+    int v[2];
+    subpel_mb_warp(fr, mx, my, bx, by, best, s, qs, lane, v);
+    /* a fractional vector's prediction into the MB's place of rec, from
+     * the half samples in shared memory (v is within a pixel of (bx, by)):
+     * k_inter codes against it there (inter_mb_pred), and needs no
+     * interpolation (nor its 2.6 KB a thread) of its own */
+    if ((v[0] | v[1]) & 3) {
+        const int du = (v[0] >> 2) - bx, dv = (v[1] >> 2) - by, fx = v[0] & 3, fy = v[1] & 3;
+        uint8_t *d = fr->rec + (size_t)my * 16 * fr->ls + (size_t)mx * 16;
+        for (int i = lane; i < 256; i += 32)
+            d[(size_t)(i >> 4) * fr->ls + (i & 15)] = (uint8_t)qpel_at(qs, (i & 15) + du, (i >> 4) + dv, fx, fy);
+    }
     __syncwarp(); /* every lane has read the last vector */
     if (lane == 0) {
-        m->mv[0] = (int16_t)(4 * bx);
-        m->mv[1] = (int16_t)(4 * by);
+        m->mv[0] = (int16_t)v[0];
+        m->mv[1] = (int16_t)v[1];
     }
 }
 
 /* Stage 1a: a warp an MB. */
 __global__ static void k_search(struct h264_frame f)
 {
+    __shared__ struct h264_qpel qs[SEARCH_WARPS]; /* a warp's half samples */
     int i = blockIdx.x * SEARCH_WARPS + (threadIdx.x >> 5);
     if (i < f.mbw * f.mbh) /* the whole warp alike */
-        search_mb_warp(&f, i % f.mbw, i / f.mbw, threadIdx.x & 31);
+        search_mb_warp(&f, i % f.mbw, i / f.mbw, threadIdx.x & 31, &qs[threadIdx.x >> 5]);
 }
 
+/* Stage 1b: a thread an MB, a fractional vector's prediction left in rec
+ * by k_search. */
 __global__ static void k_inter(struct h264_frame f)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < f.mbw * f.mbh)
-        inter_mb(&f, i % f.mbw, i / f.mbw);
+    if (i >= f.mbw * f.mbh)
+        return;
+    const int mx = i % f.mbw, my = i / f.mbw;
+    const struct h264_mb *m = &f.mb[i];
+    const size_t o = (size_t)my * 16 * f.ls + (size_t)mx * 16;
+    if ((m->mv[0] | m->mv[1]) & 3)
+        inter_mb_pred(&f, mx, my, f.rec + o, f.ls, 1);
+    else
+        inter_mb_pred(&f, mx, my, f.ref + o + (ptrdiff_t)(m->mv[1] >> 2) * f.ls + (m->mv[0] >> 2),
+                      f.ls, 0);
 }
 
 enum { INTRA_WARPS = 4 }; /* MBs (warps) a block */

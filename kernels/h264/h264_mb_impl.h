@@ -18,7 +18,7 @@
 #define VR_H264_MB_IMPL_H
 
 #include "h264_dev.h"
-#include "h264_mv_impl.h"
+#include "h264_qpel_impl.h"
 #include "h264_ref.h"
 
 #include <stddef.h>
@@ -98,11 +98,6 @@ H264_DEV static void idct4_add2(const int *d, const uint8_t *pred, int pls, uint
     }
 }
 
-H264_DEV static void idct4_add(const int *d, const uint8_t *pred, uint8_t *out, int ls)
-{
-    idct4_add2(d, pred, ls, out, ls);
-}
-
 /* The 4x4 Hadamard (its own inverse up to scale), in place. */
 H264_DEV static void hadamard4(int *b)
 {
@@ -124,7 +119,15 @@ H264_DEV static void hadamard4(int *b)
     }
 }
 
-/* level = sign(w) * ((|w| * mf + f) >> qbits), clamped. */
+/* level = sign(w) * ((|w| * mf + f) >> qbits), clamped. The rounding f
+ * (code_residual): a third of a step for intra (x264's), half a step
+ * (round to nearest) for P MBs. A P MB predicts from the last frame's
+ * reconstruction, noise included; with x264's inter deadzone (f = 1/6) a
+ * residual under 5/6 of a step is dropped, so that noise stays and grows
+ * from P frame to P frame until the next IDR (x264 escapes it with intra
+ * MBs in P frames, which this design has not). Round to nearest bounds each
+ * coefficient's error by half a step in every frame: +1.3 to +2.7 dB on the
+ * bench's mattes for 12-16% more bytes (docs/PERF.md, sixth pass). */
 H264_DEV static int quant(int w, int mf, int f, int qbits)
 {
     int a = w < 0 ? -w : w;
@@ -134,15 +137,15 @@ H264_DEV static int quant(int w, int mf, int f, int qbits)
 
 /* ---- one 16x16 residual ---- */
 
-/* Codes src - pred of one MB (both stride ls): P16 (intra == 0, every
+/* Codes src - pred of one MB (src and rec stride ls, pred pls): P16 (intra == 0, every
  * coefficient in its 4x4 block) or I16 (DC through the Hadamard). Fills
  * m's levels, cbp and nc, and writes the reconstruction into rec. Returns
  * whether any level is nonzero. */
-H264_DEV static int code_residual(const uint8_t *src, const uint8_t *pred, uint8_t *rec, int ls, int qp,
-                         int intra, struct h264_mb *m)
+H264_DEV static int code_residual(const uint8_t *src, const uint8_t *pred, int pls, uint8_t *rec,
+                                  int ls, int qp, int intra, struct h264_mb *m)
 {
     const int q6 = qp / 6, qm = qp % 6, qbits = 15 + q6;
-    const int f = intra ? (1 << qbits) / 3 : (1 << qbits) / 6;
+    const int f = intra ? (1 << qbits) / 3 : 1 << (qbits - 1);
     int coef[16][16]; /* [block raster][coefficient raster] */
     int any = 0;
     memset(m->lv, 0, sizeof m->lv);
@@ -153,7 +156,7 @@ H264_DEV static int code_residual(const uint8_t *src, const uint8_t *pred, uint8
         int bx = (b & 3) * 4, by = (b >> 2) * 4;
         for (int i = 0; i < 16; i++) {
             int o = (by + (i >> 2)) * ls + bx + (i & 3);
-            coef[b][i] = src[o] - pred[o];
+            coef[b][i] = src[o] - pred[(by + (i >> 2)) * pls + bx + (i & 3)];
         }
         fdct4(coef[b]);
         for (int k = intra ? 1 : 0; k < 16; k++) {
@@ -206,7 +209,7 @@ H264_DEV static int code_residual(const uint8_t *src, const uint8_t *pred, uint8
         if (intra)
             d[0] = dcy[b];
         size_t o = (size_t)by * ls + bx;
-        idct4_add(d, pred + o, rec + o, ls);
+        idct4_add2(d, pred + (size_t)by * pls + bx, pls, rec + o, ls);
     }
     return any;
 }
@@ -253,13 +256,16 @@ H264_DEV static void mb_copy(uint8_t *dst, const uint8_t *src, size_t ls)
     }
 }
 
-/* Stage 1b for one MB (h264_mv_impl.h: its vector is final, and so are
- * its neighbours'). */
-H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
+/* Stage 1b for one MB against its prediction pred (stride pls): ref at the
+ * vector when it is whole-pel (frac 0), else its quarter-pel interpolation
+ * (inter_mb's, in a buffer on the CPU; on the GPU k_search leaves it in the
+ * MB's place of rec, and the reconstruction overwrites it in place: each
+ * pixel of idct4_add2's output reads only its own pixel of pred). */
+H264_DEV static void inter_mb_pred(const struct h264_frame *fr, int mx, int my, const uint8_t *pred,
+                                   int pls, int frac)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
-    const uint8_t *pred = fr->ref + o + (ptrdiff_t)(m->mv[1] / 4) * fr->ls + m->mv[0] / 4;
     int ps[2], pp[2];
     mv_pred(fr, mx, my, 1, ps);
     const int can_skip = ps[0] == m->mv[0] && ps[1] == m->mv[1];
@@ -269,7 +275,7 @@ H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
      * outside of people) codes to no level at all: P_Skip without the
      * transform when its vector is P_Skip's. Its neighbours read only its
      * counts (stage 3) and vector. */
-    if (can_skip && mb_equal(fr->src + o, pred, (size_t)fr->ls)) {
+    if (can_skip && !frac && mb_equal(fr->src + o, pred, (size_t)fr->ls)) {
         m->type = H264_MB_SKIP;
         m->cbp = 0;
         memset(m->nc, 0, sizeof m->nc);
@@ -277,15 +283,37 @@ H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
         return;
     }
     m->type = H264_MB_P16;
-    if (!code_residual(fr->src + o, pred, fr->rec + o, fr->ls, fr->qp, 0, m) && can_skip) {
+    if (!code_residual(fr->src + o, pred, pls, fr->rec + o, fr->ls, fr->qp, 0, m) && can_skip) {
         /* nothing coded: the decoder copies the prediction, as P_Skip */
         m->type = H264_MB_SKIP;
-        mb_copy(fr->rec + o, pred, (size_t)fr->ls);
+        if (pred == fr->rec + o) /* the GPU's: already there */
+            return;
+        if (!frac)
+            mb_copy(fr->rec + o, pred, (size_t)fr->ls);
+        else
+            for (int y = 0; y < 16; y++)
+                memcpy(fr->rec + o + (size_t)y * fr->ls, pred + (size_t)y * pls, 16);
         return;
     }
     mv_pred(fr, mx, my, 0, pp);
     m->mvd[0] = (int16_t)(m->mv[0] - pp[0]);
     m->mvd[1] = (int16_t)(m->mv[1] - pp[1]);
+}
+
+/* Stage 1b for one MB in the C twin (h264_mv_impl.h: its vector is final,
+ * and so are its neighbours'). */
+H264_DEV static void inter_mb(const struct h264_frame *fr, int mx, int my)
+{
+    const struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
+    size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
+    const uint8_t *pred = fr->ref + o + (ptrdiff_t)(m->mv[1] >> 2) * fr->ls + (m->mv[0] >> 2);
+    uint8_t qbuf[256];
+    const int frac = ((m->mv[0] | m->mv[1]) & 3) != 0;
+    if (frac) {
+        qpel_block(fr, mx, my, m->mv[0], m->mv[1], qbuf);
+        pred = qbuf;
+    }
+    inter_mb_pred(fr, mx, my, pred, frac ? 16 : fr->ls, frac);
 }
 
 /* ---- stage 1: IDR, Intra 16x16 ---- */
@@ -385,7 +413,7 @@ H264_DEV static void intra_mb(const struct h264_frame *fr, int mx, int my)
     uint8_t s16[256], r16[256];
     for (int y = 0; y < 16; y++)
         memcpy(s16 + 16 * y, fr->src + o + (size_t)y * fr->ls, 16);
-    code_residual(s16, best, r16, 16, fr->qp, 1, m);
+    code_residual(s16, best, 16, r16, 16, fr->qp, 1, m);
     for (int y = 0; y < 16; y++)
         memcpy(fr->rec + o + (size_t)y * fr->ls, r16 + 16 * y, 16);
 }

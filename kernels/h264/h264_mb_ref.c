@@ -17,7 +17,7 @@ void ref_h264_search(const struct h264_frame *f)
 {
     for (int my = 0; my < f->mbh; my++)
         for (int mx = 0; mx < f->mbw; mx++)
-            search_mb(f, mx, my);
+            search_qpel_mb(f, mx, my);
 }
 
 void ref_h264_inter(const struct h264_frame *f)

@@ -12,8 +12,8 @@
  * predicted vector (8.4.1.1), an MB being P_Skip only when its vector is
  * that one. Every vector keeps the 16x16 block inside the coded picture
  * (the padded frame), so the decoder's edge extension never comes in, and
- * every vector is whole pixels (quarter-pel units a multiple of 4): the
- * prediction is the reference's pixels, no interpolation.
+ * the search here is whole pixels; h264_qpel_impl.h then refines each
+ * MB's vector to a quarter pel (still reading only the reference).
  *
  * On the GPU a warp searches an MB with search_mb's decisions but a step's
  * candidates at once (h264_mb.cu, search_mb_warp: the cheapest, the first

@@ -46,7 +46,8 @@ extern "C" {
  * of at most 16 bits, the header and the skip run: under 7700 bits. */
 enum { H264_MB_MAX_BYTES = 1024, H264_MAX_LEVEL = 2047 };
 
-/* A P MB's vector is at most this many pixels each way (whole pixels). */
+/* A P MB's vector is at most this many pixels each way (its whole-pel
+ * search; the quarter-pel refinement stays inside it too). */
 enum { H264_SEARCH = 16 };
 
 enum h264_mb_type { H264_MB_SKIP = 0, H264_MB_P16 = 1, H264_MB_I16 = 2 };
@@ -59,7 +60,7 @@ struct h264_mb {
     uint8_t nc[16];      /* total_coeff of each 4x4 block, raster over the MB (y*4+x);
                           * 0 for blocks not coded (their 8x8 not in cbp, skips);
                           * I16: its AC block's count (the DC block's is not kept) */
-    int16_t mv[2];       /* P: the vector, quarter-pel (x, y; a multiple of 4); I16: 0 */
+    int16_t mv[2];       /* P: the vector, quarter-pel (x, y); I16: 0 */
     int16_t mvd[2];      /* P16: mv minus its prediction (8.4.1.3) */
     int16_t dc[16];      /* I16: the Intra16x16DCLevel levels, zigzag order */
     int16_t lv[16][16];  /* levels of each 4x4 block (raster y*4+x), zigzag order;
