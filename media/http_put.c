@@ -6,11 +6,11 @@
 #include "http_put.h"
 
 #include "http_io.h"
+#include "http_opts.h"
 #include "log.h"
 #include "net_addr.h"
 #include "s3_put.h"
 #include "url_root.h"
-#include "version.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -83,26 +83,11 @@ enum { HTTP_REQ_OK = 0, HTTP_REQ_RETRY = 1 };
 static int http_req_once(struct http_req *r, const char *method, const char *url,
                          struct curl_slist *hs, long *status, vr_err *err)
 {
-    char ua[96], cerr[CURL_ERROR_SIZE] = "";
-    snprintf(ua, sizeof ua, "vrseg/%s", vr_version());
+    char cerr[CURL_ERROR_SIZE] = "";
     CURL *h = r->h;
     curl_easy_reset(h);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: the _STR form */
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, http_req_open);
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, r);
+    http_opts_set(h, url, http_req_open, r, cerr);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, http_req_discard);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, ua);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
     if (hs)
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hs);
     if (!strcmp(method, "PUT")) {

@@ -4,9 +4,9 @@
 #include "s3_req.h"
 
 #include "http_io.h"
+#include "http_opts.h"
 #include "http_s3.h"
 #include "net_addr.h"
-#include "version.h"
 
 #include <curl/curl.h>
 #include <openssl/evp.h>
@@ -78,28 +78,12 @@ enum { S3_REQ_OK = 0, S3_REQ_RETRY = 1 };
 /* The options every try sets after curl_easy_reset. */
 static void s3_setopts(struct s3_call *c, const char *url, struct curl_slist *hs, char *cerr)
 {
-    char ua[96];
-    snprintf(ua, sizeof ua, "vrseg/%s", vr_version());
     CURL *h = c->h;
-    curl_easy_setopt(h, CURLOPT_URL, url);
-#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: the _STR form */
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, s3_on_open);
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, c);
+    http_opts_set(h, url, s3_on_open, c, cerr);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, s3_on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, s3_on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, ua);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hs);
 }
 

@@ -151,6 +151,11 @@ Test(media_http_put, process_to_a_webdav_url_equals_process_to_a_file_byte_for_b
     url_of("clip.mp4", src, sizeof src);
     url_of("out/m.mkv", dst, sizeof dst);
     snprintf(local, sizeof local, "%s/m.mkv", W);
+    /* a TMPDIR of its own: other suites' uploads stage in /tmp meanwhile */
+    char tmp[320];
+    snprintf(tmp, sizeof tmp, "%s/tmp", W);
+    cr_assert_eq(tsh("mkdir -p '%s'", tmp), 0);
+    setenv("TMPDIR", tmp, 1);
     cr_assert_eq(process(src, local, NULL), 0);
     cr_assert_eq(process(src, dst, NULL), 0);
     cr_assert_eq(tsh("cmp '%s' '%s/out/m.mkv'", local, N.www), 0, "the outputs differ");
@@ -159,5 +164,6 @@ Test(media_http_put, process_to_a_webdav_url_equals_process_to_a_file_byte_for_b
     /* -n (the default): the object there is refused before any work */
     cr_assert_neq(process(src, dst, "-n"), 0);
     cr_assert_eq(tnginx_count(&N, "\"PUT /out/m.mkv"), 1);
-    cr_assert_eq(tsh("ls /tmp | grep -q '^vrseg-out-'"), 1, "a local copy was left in /tmp");
+    cr_assert_eq(tsh("ls '%s' | grep -q '^vrseg-out-'", tmp), 1, "a local copy was left in TMPDIR");
+    unsetenv("TMPDIR");
 }
