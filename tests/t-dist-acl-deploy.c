@@ -72,11 +72,14 @@ Test(dist_acl_deploy, the_shipped_default_user_cannot_log_in)
     redisFree(c);
 }
 
-/* Starts a job and restarts Redis once its first chunk is done. */
+/* Starts a job and restarts Redis once its first chunk is done and the
+ * controller's stitch ahead has begun (its temporary output beside out:
+ * the stitch thread starts it a moment after the result, not in the same
+ * turn as the loop did). */
 static void restart_mid_job(char *id, size_t n, char *out, size_t on)
 {
     tacl_controller(&D, &A, NULL);
-    setenv("VR_TEST_FRAME_DELAY_MS", "40", 1); /* the job outlasts the restart */
+    setenv("VR_TEST_FRAME_DELAY_MS", "100", 1); /* the job outlasts the restart */
     tacl_worker(&D, &A);
     unsetenv("VR_TEST_FRAME_DELAY_MS");
     char in[400], buf[64];
@@ -86,6 +89,13 @@ static void restart_mid_job(char *id, size_t n, char *out, size_t on)
     const char *one[] = { "--chunk-seconds", "1", NULL };
     cr_assert_eq(tacl_submit(&A, in, out, one, id, n), 0);
     cr_assert(wait_job(id, "chunks_done", NULL, 1, 60000), "no chunk done");
+    int ahead = 0;
+    for (int t = 0; t < 30000 && !ahead; t += 50) {
+        ahead = tsh("ls -a '%s' | grep -q '^\\.out\\.mkv.'", D.r.dir) == 0;
+        if (!ahead)
+            tmsleep(50);
+    }
+    cr_assert(ahead, "the controller did not begin its stitch ahead");
     job_field(id, "state", buf, sizeof buf);
     cr_assert_str_eq(buf, "running", "the job ended before the restart");
     tredis_kill(&D.r);
