@@ -177,6 +177,10 @@ static void check_dataflow(const struct model *m, const struct netplan *p, int *
         def[s->out] = k;
     }
     cr_assert(def[m->output] >= 0, "%s: nothing writes the output", what);
+    for (int j = 0; p->o.all_outputs && j < m->n_outputs; j++) {
+        cr_assert(def[m->outputs[j]] >= 0, "%s: nothing writes output %d", what, j);
+        last[m->outputs[j]] = p->n_order;   /* the caller copies it after the run */
+    }
 }
 
 static void check_arena(const struct model *m, const struct netplan *p, const int *def,
@@ -187,7 +191,7 @@ static void check_arena(const struct model *m, const struct netplan *p, const in
     cr_assert_eq(p->act_bytes, p->arena_bytes * (p->o.split ? 2 : 1), "%s", what);
     size_t side_by_side = 0;
     for (int a = 0; a < m->n_tensors; a++) {
-        if (def[a] < 0 || a == m->output)
+        if (def[a] < 0 || (a == m->output && !p->o.all_outputs))
             continue;
         const struct netplan_tens *A = &p->t[a];
         const size_t na = arena_need(p, a);
@@ -196,7 +200,7 @@ static void check_arena(const struct model *m, const struct netplan *p, const in
         side_by_side += na;
         const int end_a = last[a] < 0 ? def[a] : last[a];
         for (int b = a + 1; b < m->n_tensors; b++) {
-            if (def[b] < 0 || b == m->output)
+            if (def[b] < 0 || (b == m->output && !p->o.all_outputs))
                 continue;
             const int end_b = last[b] < 0 ? def[b] : last[b];
             if (end_a < def[b] || end_b < def[a])
@@ -262,8 +266,21 @@ static void check_dtypes(const struct model *m, const struct netplan *p, const c
     for (int k = 0; k < p->n_order; k++) {
         const int o = p->st[p->order[k]].out;
         halves += p->t[o].f16;
-        if (p->o.fp16 == 2 && o != m->output)
+        if (p->o.fp16 == 2 && o != m->output && !p->o.all_outputs)
             cr_assert(p->t[o].f16, "%s: tensor %d float32 at fp16 = 2", what, o);
+    }
+    if (p->o.all_outputs) {   /* the pose models: float32 where the move kernels are */
+        for (int k = 0; k < p->n_order; k++) {
+            const struct netplan_step *s = &p->st[p->order[k]];
+            int in[6], ni = netplan_step_inputs(s, in);
+            for (int j = 0; s->kind >= NETPLAN_PAD && j <= ni; j++)
+                cr_assert(!p->t[j < ni ? in[j] : s->out].f16, "%s: step %d (%s) has a "
+                          "float16 operand", what, k, netplan_kind_name(s->kind));
+        }
+        for (int j = 0; j < m->n_outputs; j++)
+            cr_assert(!p->t[m->outputs[j]].f16, "%s: output %d float16", what, j);
+        cr_assert(p->o.fp16 || halves == 0, "%s: %d float16 tensors", what, halves);
+        return;
     }
     cr_assert(p->o.fp16 ? halves > 0 : halves == 0, "%s: %d float16 tensors", what, halves);
 }
@@ -395,5 +412,100 @@ Test(net_plan, bad_options)
     cr_assert_eq(netplan_create(m, &o, NULL, &p, &err), VR_EINVAL);
     cr_assert_null(p);
     netplan_free(&p);   /* NULL is fine */
+    model_free(&m);
+}
+
+/* The pose tier's models (every graph output kept, the move ops): sound
+ * plans at every precision and fusion level; each move op is one step of
+ * its own kind with the op's parameters, each concatenation's rows add up
+ * to its output, and fusion still removes steps. */
+static void check_pose_model(const char *rel, int n_ops)
+{
+    struct model *m = umo_load(rel, n_ops);
+    const int batches[] = { 1, 3, 8 };
+    int moves = 0;
+    for (int i = 0; i < m->n_ops; i++)
+        moves += netplan_is_move(m->ops[i].kind);
+    cr_assert(moves > 0, "%s: no move op", rel);
+    for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++)
+        for (int fp16 = 0; fp16 <= 2; fp16++) {
+            struct netplan_opts o = { .max_batch = batches[b], .fp16 = fp16, .all_outputs = 1 };
+            int steps[4];
+            for (int v = 0; v < 4; v++) {
+                char what[160];
+                o.fused = v < 2 ? v : 2;
+                const struct netplan_fit *fit = v == 3 ? &fit_all : v == 2 ? &fit_none : NULL;
+                snprintf(what, sizeof what, "%s batch %d fp16 %d fused %d%s", rel, o.max_batch,
+                         fp16, o.fused, v == 3 ? " (all fit)" : v == 2 ? " (none fits)" : "");
+                struct netplan *p = plan_checked(m, &o, fit, what);
+                steps[v] = p->n_order;
+                if (v == 0)
+                    cr_assert_eq(p->n_order, m->n_ops, "%s: unfused is one step an op", what);
+                int seen = 0;
+                for (int k = 0; k < p->n_order; k++) {
+                    const struct netplan_step *s = &p->st[p->order[k]];
+                    const struct model_op *op = &m->ops[s->op];
+                    if (s->kind < NETPLAN_PAD)
+                        continue;
+                    seen++;
+                    cr_assert(netplan_is_move(op->kind) && s->op == s->pos &&
+                                  s->out == op->out && s->x == op->in[0],
+                              "%s: step %d (%s) is not op %d", what, k,
+                              netplan_kind_name(s->kind), s->op);
+                    const struct netplan_tens *x = &p->t[s->x], *y = &p->t[s->out];
+                    if (s->kind == NETPLAN_PAD)
+                        cr_assert(y->h == x->h + s->mv.pad[0] + s->mv.pad[1] &&
+                                      s->mv.pad[0] == op->pad_h0 && s->mv.pad[3] == op->pad_w1,
+                                  "%s: step %d's padding", what, k);
+                    if (s->kind == NETPLAN_D2S)
+                        cr_assert(s->mv.bs == op->block_size && y->c * s->mv.bs * s->mv.bs == x->c,
+                                  "%s: step %d's block size", what, k);
+                    if (s->kind == NETPLAN_MAXPOOL)
+                        cr_assert(s->g.oh == y->h && s->g.ow == y->w && s->g.cin == x->c &&
+                                      s->g.cout == y->c && s->g.kh == op->filter_h,
+                                  "%s: step %d's window", what, k);
+                    if (s->kind == NETPLAN_CONCAT) {
+                        cr_assert(s->x2 == op->in[1] && s->mv.x3 == (op->n_in == 3 ? op->in[2] : -1),
+                                  "%s: step %d's inputs", what, k);
+                        const size_t row = (size_t)s->mv.inner[0] + s->mv.inner[1] + s->mv.inner[2];
+                        cr_assert(s->mv.inner[0] > 0 && s->mv.inner[1] > 0 &&
+                                      (size_t)s->mv.outer * row == (size_t)y->h * y->w * y->c,
+                                  "%s: step %d's rows %d x %zu", what, k, s->mv.outer, row);
+                    }
+                }
+                cr_assert_eq(seen, moves, "%s: %d move steps for %d move ops", what, seen, moves);
+                netplan_free(&p);
+            }
+            cr_assert(steps[1] < steps[0] && steps[2] <= steps[1] && steps[3] <= steps[2],
+                      "%s batch %d: steps %d / %d / %d / %d do not fall with fusion", rel,
+                      o.max_batch, steps[0], steps[1], steps[2], steps[3]);
+        }
+    model_free(&m);
+}
+
+Test(net_plan, pose_detection_model)
+{
+    check_pose_model("models/pose_detection.tflite", 109);
+}
+
+Test(net_plan, pose_landmark_model)
+{
+    check_pose_model("models/pose_landmark_lite.tflite", 129);
+}
+
+/* Without all_outputs the pose models are refused as before (a mask of one
+ * channel is what net_run gives), and all_outputs runs unsplit. */
+Test(net_plan, pose_needs_all_outputs)
+{
+    struct model *m = umo_load("models/pose_landmark_lite.tflite", 129);
+    struct netplan *p = NULL;
+    vr_err err = { 0 };
+    struct netplan_opts o = { .max_batch = 2, .fused = 1 };
+    cr_assert_eq(netplan_create(m, &o, NULL, &p, &err), VR_ENOTSUP);
+    cr_assert(strstr(err.msg, "1 channel"), "%s", err.msg);
+    o.all_outputs = 1;
+    o.split = 1;
+    cr_assert_eq(netplan_create(m, &o, NULL, &p, &err), VR_EINVAL);
+    cr_assert_null(p);
     model_free(&m);
 }

@@ -56,6 +56,22 @@ int netcu_create(const struct model *m, const struct netcu_opts *o,
 int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out,
               void *stream, vr_err *err);
 
+/* For models with several outputs (the pose tier's, as net.h's
+ * net_create_outputs): every graph output (model.h's outputs[]) is kept
+ * whole, float32, and the net runs with netcu_run_outputs, not netcu_run.
+ * A batch is never split over two streams (opts.one_stream is implied). */
+int netcu_create_outputs(const struct model *m, const struct netcu_opts *o,
+                         struct netcu **out, vr_err *err);
+
+/* Values a tile of graph output k (0 when k is out of range or the net
+ * was made by netcu_create). */
+size_t netcu_output_count(const struct netcu *net, int k);
+
+/* Runs n tiles as netcu_run does; d_outs[k] (device memory) receives graph
+ * output k, n * netcu_output_count(net, k) floats. Asynchronous alike. */
+int netcu_run_outputs(struct netcu *net, const float *d_in, int n, float *const *d_outs,
+                      void *stream, vr_err *err);
+
 /* Bytes of device memory the net holds (weights + activations). */
 size_t netcu_device_bytes(const struct netcu *net);
 

@@ -98,7 +98,7 @@ static void *tensor_ptr(const struct ctx *c, int t)
         return NULL;
     if (t == m->input)
         return (void *)c->in;
-    if (t == m->output)
+    if (t == m->output && !c->net->p->o.all_outputs)
         return c->out;
     return c->net->d_act + c->arena + c->net->p->t[t].off;
 }
@@ -277,6 +277,35 @@ static int run_pwdw(const struct ctx *c, const struct netplan_step *s, struct co
     return cu_pwdw_dt(&a, dtype_bits(c, s->x, -1, -1, -1, -1, s->out), st);
 }
 
+/* The pose tier's ops (ops_move.cu): float32 operands (the plan keeps
+ * them so), the batch's n tiles at once; RESHAPE is a copy. */
+static int run_move(const struct ctx *c, const struct netplan_step *s, struct conv_geom g,
+                    cudaStream_t st)
+{
+    const struct netplan_tens *x = &c->net->p->t[s->x];
+    const float *in = (const float *)tensor_ptr(c, s->x);
+    float *out = (float *)tensor_ptr(c, s->out);
+    const int n = c->n;
+    const int *pd = s->mv.pad;
+    switch (s->kind) {
+    case NETPLAN_PAD:
+        return cu_pad(n, x->h, x->w, x->c, in, pd[0], pd[1], pd[2], pd[3], pd[4], pd[5], out, st);
+    case NETPLAN_D2S:
+        return cu_depth_to_space(n, x->h, x->w, x->c, s->mv.bs, in, out, st);
+    case NETPLAN_MAXPOOL:
+        return cu_maxpool(&g, in, out, st);
+    case NETPLAN_RESHAPE:
+        return cudaMemcpyAsync(out, in, netplan_tile_bytes(x) * n, cudaMemcpyDeviceToDevice,
+                               st) == cudaSuccess ? 0 : VR_ECUDA;
+    case NETPLAN_CONCAT:
+        return cu_concat3(n * s->mv.outer, in, s->mv.inner[0],
+                          (const float *)tensor_ptr(c, s->x2), s->mv.inner[1],
+                          (const float *)tensor_ptr(c, s->mv.x3), s->mv.inner[2], out, st);
+    default:
+        return VR_EINVAL;
+    }
+}
+
 static int run_step(const struct ctx *c, const struct netplan_step *s, cudaStream_t st)
 {
     const struct netplan_tens *x = &c->net->p->t[s->x];
@@ -326,6 +355,12 @@ static int run_step(const struct ctx *c, const struct netplan_step *s, cudaStrea
         return cu_tconv_x(&g, tensor_ptr(c, s->x), tensor_f16(c, s->x), weights(c, s->wt),
                           weights(c, s->bt), s->act1, tensor_ptr(c, s->out),
                           tensor_f16(c, s->out), st);
+    case NETPLAN_PAD:
+    case NETPLAN_D2S:
+    case NETPLAN_MAXPOOL:
+    case NETPLAN_RESHAPE:
+    case NETPLAN_CONCAT:
+        return run_move(c, s, g, st);
     default:
         return VR_EINVAL;
     }
@@ -422,8 +457,8 @@ static int enqueue_split(const struct ctx *c, cudaStream_t st, vr_err *err)
     return rc < 0 ? rc : rc2;
 }
 
-int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu **out,
-                 vr_err *err)
+static int create(const struct model *m, const struct netcu_opts *o, int all_outputs,
+                  struct netcu **out, vr_err *err)
 {
     int rc;
     cudaError_t e;
@@ -435,7 +470,8 @@ int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu
     const struct netplan_opts po = {
         .max_batch = o->max_batch, .fp16 = o->fp16, .fused = o->fused,
         .write_resized = o->write_resized,
-        .split = !o->one_stream && o->max_batch >= 32 && !profiling,
+        .split = !o->one_stream && o->max_batch >= 32 && !profiling && !all_outputs,
+        .all_outputs = all_outputs,
     };
     const struct netplan_fit fit = { cu_stem_ok, cu_stem_parts, cu_ir_smem, cu_tail_ok,
                                      cu_pwdw_ok };
@@ -489,13 +525,31 @@ fail:
     return rc;
 }
 
-int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out, void *stream,
-              vr_err *err)
+int netcu_create(const struct model *m, const struct netcu_opts *o, struct netcu **out,
+                 vr_err *err)
 {
-    if (!net || !d_in || !d_out || n < 1 || n > net->o.max_batch)
-        return vr_err_set(err, VR_EINVAL, "netcu: batch %d out of 1..%d", n,
-                          net ? net->o.max_batch : 0);
-    cudaStream_t st = (cudaStream_t)stream;
+    return create(m, o, 0, out, err);
+}
+
+int netcu_create_outputs(const struct model *m, const struct netcu_opts *o,
+                         struct netcu **out, vr_err *err)
+{
+    return create(m, o, 1, out, err);
+}
+
+size_t netcu_output_count(const struct netcu *net, int k)
+{
+    if (!net || !net->p->o.all_outputs || k < 0 || k >= net->p->m->n_outputs)
+        return 0;
+    const struct netplan_tens *T = &net->p->t[net->p->m->outputs[k]];
+    return (size_t)T->h * T->w * T->c;
+}
+
+/* Enqueues the plan for n tiles (d_out: the one output, NULL for a net of
+ * all outputs), through the batch size's graph when use_graph. */
+static int launch(struct netcu *net, const float *d_in, int n, float *d_out, cudaStream_t st,
+                  vr_err *err)
+{
     struct ctx c = {net, d_in, d_out, n, 0};
     if (!net->o.use_graph)
         return enqueue_split(&c, st, err);
@@ -538,6 +592,45 @@ int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out, void *s
         return vr_err_set(err, VR_ECUDA, "netcu: graph launch failed: %s",
                           cudaGetErrorString(e));
     return 0;
+}
+
+int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out, void *stream,
+              vr_err *err)
+{
+    if (!net || !d_in || !d_out || n < 1 || n > net->o.max_batch)
+        return vr_err_set(err, VR_EINVAL, "netcu: batch %d out of 1..%d", n,
+                          net ? net->o.max_batch : 0);
+    if (net->p->o.all_outputs)
+        return vr_err_set(err, VR_EINVAL, "netcu_run: a net made by netcu_create_outputs");
+    return launch(net, d_in, n, d_out, (cudaStream_t)stream, err);
+}
+
+/* The outputs stay in the arena, float32 (the plan keeps them to the end),
+ * and are copied out after the steps, outside any graph: the caller's
+ * buffers may change from call to call without a new capture. */
+int netcu_run_outputs(struct netcu *net, const float *d_in, int n, float *const *d_outs,
+                      void *stream, vr_err *err)
+{
+    if (!net || !d_in || !d_outs || n < 1 || n > net->o.max_batch)
+        return vr_err_set(err, VR_EINVAL, "netcu: batch %d out of 1..%d", n,
+                          net ? net->o.max_batch : 0);
+    if (!net->p->o.all_outputs)
+        return vr_err_set(err, VR_EINVAL, "netcu_run_outputs: a net made by netcu_create");
+    const struct model *m = net->p->m;
+    for (int k = 0; k < m->n_outputs; k++)
+        if (!d_outs[k])
+            return vr_err_set(err, VR_EINVAL, "netcu_run_outputs: no buffer for output %d", k);
+    cudaStream_t st = (cudaStream_t)stream;
+    int rc = launch(net, d_in, n, NULL, st, err);
+    for (int k = 0; rc == 0 && k < m->n_outputs; k++) {
+        const struct netplan_tens *T = &net->p->t[m->outputs[k]];
+        cudaError_t e = cudaMemcpyAsync(d_outs[k], net->d_act + T->off,
+                                        netplan_tile_bytes(T) * n, cudaMemcpyDeviceToDevice, st);
+        if (e != cudaSuccess)
+            rc = vr_err_set(err, VR_ECUDA, "netcu: cannot copy output %d: %s", k,
+                            cudaGetErrorString(e));
+    }
+    return rc;
 }
 
 size_t netcu_device_bytes(const struct netcu *net)

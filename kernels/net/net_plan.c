@@ -15,7 +15,8 @@
 
 static const char *const kind_names[] = {
     "dead", "conv", "pointwise", "depthwise", "squeeze-excite", "activation",
-    "add", "mul", "resize", "avgpool", "tconv", "ir-blocks", "decoder-stage", "pw+depthwise"
+    "add", "mul", "resize", "avgpool", "tconv", "ir-blocks", "decoder-stage", "pw+depthwise",
+    "pad", "depth-to-space", "maxpool", "reshape", "concat"
 };
 
 const char *netplan_kind_name(int kind)
@@ -48,6 +49,8 @@ static int tshape(const struct model *m, int id, struct netplan_tens *t, vr_err 
     const int *s = T->shape;
     if (T->rank == 4 && s[0] == 1) {
         t->h = s[1]; t->w = s[2]; t->c = s[3];
+    } else if (T->rank == 3 && s[0] == 1) {   /* [1,A,B] is [1,1,A,B] (net.h's engine) */
+        t->h = 1; t->w = s[1]; t->c = s[2];
     } else if (T->rank == 2 && s[0] == 1) {
         t->h = 1; t->w = 1; t->c = s[1];
     } else if (T->rank == 1) {
@@ -60,6 +63,21 @@ static int tshape(const struct model *m, int id, struct netplan_tens *t, vr_err 
         t->c > MODEL_MAX_DIM || (size_t)t->h * t->w * t->c > ((size_t)1 << 28))
         return vr_err_set(err, VR_EFORMAT, "netcu: tensor %d '%s': shape out of range",
                           id, T->name);
+    return 0;
+}
+
+/* 1 when tensor t is the graph input or an op's operand or output. A tensor
+ * none touches (a sparse constant's source, emptied when the loader made it
+ * dense) needs no shape. */
+static int op_reads_or_writes(const struct model *m, int t)
+{
+    if (t == m->input)
+        return 1;
+    for (int i = 0; i < m->n_ops; i++) {
+        const struct model_op *o = &m->ops[i];
+        if (o->out == t || o->in[0] == t || o->in[1] == t || o->in[2] == t)
+            return 1;
+    }
     return 0;
 }
 
@@ -191,6 +209,8 @@ static int plan_op(struct netplan *plan, int i, vr_err *err)
             return ufail(err, m, i, "channel count changes");
         return 0;
     default:
+        if (netplan_is_move(o->kind))
+            return netplan_move_op(plan, i, err);
         return ufail(err, m, i, "op not supported by the CUDA backend");
     }
     const struct netplan_tens *xo = &plan->t[s->x];
@@ -210,13 +230,23 @@ int netplan_step_inputs(const struct netplan_step *s, int in[6])
             in[k++] = c[i];
     if (s->res >= 0)
         in[k++] = s->res;
+    if (s->kind == NETPLAN_CONCAT && s->mv.x3 >= 0)   /* x, x2 and x3 only: k < 6 here */
+        in[k++] = s->mv.x3;
     return k;
 }
 
-/* Number of reads of tensor t by live steps (+1 if it is the graph output). */
+int netplan_is_output(const struct netplan *plan, int t)
+{
+    for (int k = 0; plan->o.all_outputs && k < plan->m->n_outputs; k++)
+        if (plan->m->outputs[k] == t)
+            return 1;
+    return 0;
+}
+
+/* Number of reads of tensor t by live steps (+1 if it is a graph output). */
 static int uses(const struct netplan *plan, int t)
 {
-    int u = t == plan->m->output;
+    int u = t == plan->m->output || netplan_is_output(plan, t);
     for (int i = 0; i < plan->m->n_ops; i++) {
         if (plan->st[i].kind == NETPLAN_DEAD)
             continue;
@@ -491,6 +521,7 @@ static int defer_ok(const struct netplan *plan, const struct netplan_step *s)
     const struct netplan_tens *x = &plan->t[s->x];
     if ((s->kind != NETPLAN_PW && s->kind != NETPLAN_TAIL) || s->rs != NETPLAN_RS_AFTER ||
         s->act1 != CU_ACT_NONE || s->act2 != CU_ACT_NONE || s->out == plan->m->output ||
+        netplan_is_output(plan, s->out) ||
         x->h > CU_SE_MAX_RS || x->w > CU_SE_MAX_RS)
         return 0;
     int readers = 0;
@@ -789,6 +820,13 @@ static int order_steps(struct netplan *plan, vr_err *err)
     return 0;
 }
 
+/* The caller's tensors, never in the arena: the network input, and its
+ * one output unless all_outputs keeps every output there. */
+static int caller_tensor(const struct netplan *plan, int t)
+{
+    return t == plan->m->input || (t == plan->m->output && !plan->o.all_outputs);
+}
+
 static int place(struct netplan *plan, vr_err *err)
 {
     const struct model *m = plan->m;
@@ -806,17 +844,19 @@ static int place(struct netplan *plan, vr_err *err)
         for (int j = 0; j < ni; j++)
             last[in[j]] = k;
     }
+    for (int j = 0; plan->o.all_outputs && j < m->n_outputs; j++)
+        last[m->outputs[j]] = plan->n_order;   /* kept to the end, for the caller */
     for (int k = 0; k < plan->n_order; k++) {
         const struct netplan_step *s = &plan->st[plan->order[k]];
         int in[6], ni = netplan_step_inputs(s, in);
         for (int j = 0; j < ni; j++)
-            if (in[j] != m->input && in[j] != m->output && !plan->t[in[j]].placed) {
+            if (!caller_tensor(plan, in[j]) && !plan->t[in[j]].placed) {
                 rc = vr_err_set(err, VR_EFORMAT, "netcu: op %d reads tensor %d before "
                                 "anything writes it", s->op, in[j]);
                 goto fail;
             }
         int o = s->out;
-        if (o != m->input && o != m->output) {
+        if (!caller_tensor(plan, o)) {
             struct netplan_tens *T = &plan->t[o];
             size_t need = NETPLAN_ALIGN(netplan_tile_bytes(T) * plan->arena_batch);
             int best = -1;
@@ -840,7 +880,7 @@ static int place(struct netplan *plan, vr_err *err)
         /* free what this step read (and wrote) for the last time */
         for (int j = 0; j <= ni; j++) {
             int t = j < ni ? in[j] : o;
-            if (t == m->input || t == m->output || last[t] != k || !plan->t[t].placed)
+            if (caller_tensor(plan, t) || last[t] != k || !plan->t[t].placed)
                 continue;
             int dup = 0;
             for (int q = 0; q < j; q++)
@@ -940,6 +980,8 @@ static void set_precision(struct netplan *plan)
 {
     const struct model *m = plan->m;
     int split = plan->n_order, mn = 0, mx = 0;
+    /* the mask's size; with all_outputs (outputs of any shape) the input's */
+    const int ref = plan->o.all_outputs ? m->input : m->output;
     if (plan->o.fp16 == 1) {
         for (int k = 0; k < plan->n_order; k++) {
             const struct netplan_tens *y = &plan->t[plan->st[plan->order[k]].out];
@@ -947,7 +989,7 @@ static void set_precision(struct netplan *plan)
             if (a > 1 && (mn == 0 || a < mn))
                 mn = a;
             /* internal maps: smaller than the network's output */
-            if (a < plan->t[m->output].h * plan->t[m->output].w && a > mx)
+            if (a < plan->t[ref].h * plan->t[ref].w && a > mx)
                 mx = a;
         }
         for (int k = 0; k < plan->n_order; k++) {
@@ -1006,6 +1048,12 @@ int netplan_create(const struct model *m, const struct netplan_opts *o,
         return vr_err_set(err, VR_EINVAL, "netcu: fused = 2 needs the stage kernels' fit checks");
     if (m->in_c != 3 || m->input < 0 || m->output < 0 || m->input == m->output)
         return vr_err_set(err, VR_ENOTSUP, "netcu: the model must take RGB and have one output");
+    if (o->all_outputs && o->split)
+        return vr_err_set(err, VR_EINVAL, "netcu: a plan of all outputs runs unsplit");
+    for (int k = 0; o->all_outputs && k < m->n_outputs; k++)
+        if (m->outputs[k] < 0 || m->outputs[k] >= m->n_tensors || m->outputs[k] == m->input ||
+            m->tensors[m->outputs[k]].data)
+            return vr_err_set(err, VR_EFORMAT, "netcu: graph output %d is no computed tensor", k);
     struct netplan *plan = (struct netplan *)calloc(1, sizeof *plan);
     if (!plan)
         return vr_err_set(err, VR_ENOMEM, "netcu: out of memory");
@@ -1022,9 +1070,10 @@ int netplan_create(const struct model *m, const struct netplan_opts *o,
         goto fail;
     }
     for (int t = 0; t < m->n_tensors; t++)
-        if (!m->tensors[t].data && (rc = tshape(m, t, &plan->t[t], err)) < 0)
+        if (!m->tensors[t].data && op_reads_or_writes(m, t) &&
+            (rc = tshape(m, t, &plan->t[t], err)) < 0)
             goto fail;
-    if (plan->t[m->output].c != 1 || plan->t[m->input].c != 3) {
+    if ((!o->all_outputs && plan->t[m->output].c != 1) || plan->t[m->input].c != 3) {
         rc = vr_err_set(err, VR_ENOTSUP, "netcu: output must have 1 channel, input 3");
         goto fail;
     }
@@ -1036,6 +1085,7 @@ int netplan_create(const struct model *m, const struct netplan_opts *o,
     if ((rc = order_steps(plan, err)) < 0)
         goto fail;
     set_precision(plan);
+    netplan_move_f32(plan);
     plan->arena_batch = o->split ? (o->max_batch + 1) / 2 : o->max_batch;
     if ((rc = place(plan, err)) < 0)
         goto fail;

@@ -53,7 +53,9 @@ extern "C" {
 enum netplan_kind {
     NETPLAN_DEAD, NETPLAN_CONV, NETPLAN_PW, NETPLAN_DW, NETPLAN_SE, NETPLAN_UNARY,
     NETPLAN_ADD, NETPLAN_MUL, NETPLAN_RESIZE, NETPLAN_AVGPOOL, NETPLAN_TCONV,
-    NETPLAN_IR, NETPLAN_TAIL, NETPLAN_PWDW
+    NETPLAN_IR, NETPLAN_TAIL, NETPLAN_PWDW,
+    /* the pose tier's ops (ops_move.cu): float32 operands only, never fused */
+    NETPLAN_PAD, NETPLAN_D2S, NETPLAN_MAXPOOL, NETPLAN_RESHAPE, NETPLAN_CONCAT
 };
 
 /* A pointwise step's resize (netplan_step.rs). */
@@ -79,6 +81,16 @@ struct netplan_tail { int c, k, cout, wp, bp, ap1, ap2, wd, bd, ad1, ad2, ad3, w
 /* The 1x1 conv a NETPLAN_PWDW step runs before its depthwise conv. */
 struct netplan_pwdw { int wp, bp, ap1, ap2; };
 
+/* A NETPLAN_PAD, NETPLAN_D2S or NETPLAN_CONCAT step's parameters (model_op's). */
+struct netplan_move {
+    int pad[6];         /* PAD: before/after along H, W, C */
+    int bs;             /* DEPTH_TO_SPACE: block size */
+    int axis;           /* CONCATENATION: 1 H, 2 W, 3 C (NHWC) */
+    int x3;             /* CONCATENATION: the third input, or -1 */
+    int outer;          /* CONCATENATION: rows before the axis, a tile (times n at run) */
+    int inner[3];       /* CONCATENATION: each input's values a row (0: none) */
+};
+
 struct netplan_step {
     int kind;
     int pos;            /* model op index of the last member: execution order */
@@ -103,6 +115,7 @@ struct netplan_step {
     struct netplan_pwdw pwdw; /* NETPLAN_PWDW: the 1x1 conv; g, wt, bt, act1, act2: the depthwise's */
     int pool;           /* NETPLAN_CONV (the stem kernel): also writes its pool sums (pool_from_stem) */
     int x2_pool;        /* NETPLAN_SE: x2's sums come from those */
+    struct netplan_move mv;   /* NETPLAN_PAD, NETPLAN_D2S, NETPLAN_CONCAT */
 };
 
 struct netplan_tens {
@@ -133,6 +146,10 @@ struct netplan_opts {
     int fused;           /* 0, 1 or 2: netcu_opts.fused */
     int write_resized;   /* netcu_opts.write_resized */
     int split;           /* 1: batches of 2+ run as two halves, one arena each */
+    int all_outputs;     /* 1: every graph output (model.h's outputs[]) is kept whole in
+                          * the arena, float32, live to the end, for the caller to copy
+                          * out (netcu_run_outputs); no one-channel output is required;
+                          * split must be 0 */
 };
 
 struct netplan {
@@ -162,9 +179,12 @@ int netplan_create(const struct model *m, const struct netplan_opts *o,
 /* Accepts NULL and half-built plans; clears *p. */
 void netplan_free(struct netplan **p);
 
-/* The tensors step s reads, in in[] (x, x2, a_scale, bsum, e_scale, res:
- * those present); returns how many. */
+/* The tensors step s reads, in in[] (x, x2, a_scale, bsum, e_scale, res, or
+ * for NETPLAN_CONCAT x, x2, mv.x3: those present); returns how many. */
 int netplan_step_inputs(const struct netplan_step *s, int in[6]);
+
+/* 1 when tensor t is a graph output the plan keeps (all_outputs). */
+int netplan_is_output(const struct netplan *plan, int t);
 
 /* Bytes a tile of tensor T takes as stored. */
 size_t netplan_tile_bytes(const struct netplan_tens *T);
@@ -175,6 +195,14 @@ size_t netplan_tile_bytes(const struct netplan_tens *T);
  * caller. */
 void netplan_ir_fill(const struct netplan *plan, const struct netplan_step *s,
                      const unsigned char *w, struct cu_ir_args *a);
+
+/* The pose tier's ops (net_plan_move.c), inside the planner: whether a
+ * model op kind is one; its step (stage 1); then, after the precision is
+ * set, every tensor a move step reads or writes, and every kept graph
+ * output, made float32. */
+int netplan_is_move(int model_kind);
+int netplan_move_op(struct netplan *plan, int i, vr_err *err);
+void netplan_move_f32(struct netplan *plan);
 
 /* A step kind in words ("pointwise"), and opts.fused ("blocks"). */
 const char *netplan_kind_name(int kind);

@@ -3,8 +3,8 @@
  * DEPTH_TO_SPACE, MAX_POOL_2D, CONCATENATION; ops_cuda.h), float32, one
  * thread an output value. Their C twins are ops_move_ref.c, with the same
  * arguments less the stream; tests/gpu/g-net-ops-move.c compares them.
- * The GPU network (net_plan.c) does not run these ops yet: they are here,
- * tested, for when it does.
+ * The GPU network runs them (net_plan_move.c plans their steps,
+ * net_exec.cu launches these).
  */
 #include "ops_cuda.h"
 #include "model.h"

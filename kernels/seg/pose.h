@@ -9,8 +9,9 @@
  * (pose_anchors, pose_decode, pose_nms); each person's ROI segmented at
  * 256x256 by pose_landmark_lite.tflite and pasted back (pose_segment.c).
  * What is next, not here yet: fusing the pasted masks with the selfie
- * mask inside the engine (a `people` option), and the GPU executor for the
- * pose models' ops (their CUDA kernels exist: ops_move.cu).
+ * mask inside the engine (a `people` option). The GPU engine runs both
+ * models (net_cuda.h: netcu_create_outputs); this file still uses the
+ * CPU's.
  */
 #ifndef VR_POSE_H
 #define VR_POSE_H

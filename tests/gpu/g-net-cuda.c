@@ -16,7 +16,6 @@
 #include "model.h"
 #include "net.h"
 #include "net_cuda.h"
-#include "vio_image.h"
 
 #include <stdio.h>
 
@@ -25,33 +24,6 @@
 #define NET_TOL16ALL 0.2f /* every activation float16: 0.10..0.13 measured on the
                            * H100; logged, a sanity bar only (fp16 = 1 is the
                            * product's precision) */
-
-static const char *data_dir(void)
-{
-    const char *d = getenv("VR_DATA_DIR");
-    return d && *d ? d : ".";
-}
-
-/* Fills `dst` ([h][w][3] floats in [0,1]) from a real image: the centre
- * crop, nearest-sampled if the image is smaller. */
-static void load_tile(const char *rel, int h, int w, float *dst)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", data_dir(), rel);
-    struct vio_image *img = NULL;
-    vr_err err = { 0 };
-    cr_assert_eq(vio_image_read(path, &img, &err), 0, "%s", err.msg);
-    int x0 = img->w > w ? (img->w - w) / 2 : 0, y0 = img->h > h ? (img->h - h) / 2 : 0;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int sy = img->h >= h ? y0 + y : y * img->h / h;
-            int sx = img->w >= w ? x0 + x : x * img->w / w;
-            const uint8_t *p = img->data + (size_t)sy * img->linesize + 3 * sx;
-            for (int c = 0; c < 3; c++)
-                dst[((size_t)y * w + x) * 3 + c] = p[c] / 255.0f;
-        }
-    vio_image_free(&img);
-}
 
 static const char *const images[] = {
     "tests/data/image/astronaut-256.png", "tests/data/image/basketball-256.jpg",
@@ -62,7 +34,7 @@ static const char *const images[] = {
 static void check_model(const char *model_rel)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s", data_dir(), model_rel);
+    snprintf(path, sizeof path, "%s/%s", gn_data_dir(), model_rel);
     struct model *m = NULL;
     vr_err err = { 0 };
     cr_assert_eq(model_load(path, &m, &err), 0, "%s", err.msg);
@@ -71,7 +43,7 @@ static void check_model(const char *model_rel)
     float *in = malloc(tin * n * 4), *want = malloc(tout * n * 4);
     cr_assert(in && want);
     for (int i = 0; i < N_IMG; i++)
-        load_tile(images[i], h, w, in + tin * i);
+        gn_load_tile(images[i], h, w, in + tin * i);
     for (size_t k = 0; k < tin; k++)   /* a mirrored astronaut: batch > distinct images */
         in[tin * N_IMG + k] = in[(k / 3 / w) * w * 3 + (w - 1 - (k / 3) % w) * 3 + k % 3];
     struct net *cpu = NULL;
@@ -160,7 +132,7 @@ Test(g_net_cuda, selfie_landscape_vs_cpu, .timeout = 120)
 Test(g_net_cuda, split_batch_same_bits, .timeout = 120)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", data_dir());
+    snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", gn_data_dir());
     struct model *m = NULL;
     vr_err err = { 0 };
     cr_assert_eq(model_load(path, &m, &err), 0, "%s", err.msg);
@@ -169,7 +141,7 @@ Test(g_net_cuda, split_batch_same_bits, .timeout = 120)
     float *in = malloc(tin * n * 4);
     cr_assert(in);
     for (int i = 0; i < N_IMG; i++)
-        load_tile(images[i], h, w, in + tin * i);
+        gn_load_tile(images[i], h, w, in + tin * i);
     for (int i = N_IMG; i < n; i++)   /* the images again, each darker than the last */
         for (size_t k = 0; k < tin; k++)
             in[tin * i + k] = in[tin * (i % N_IMG) + k] * (1.0f - 0.02f * i);
@@ -207,7 +179,7 @@ Test(g_net_cuda, split_batch_same_bits, .timeout = 120)
 Test(g_net_cuda, deferred_resize_same_masks, .timeout = 120)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", data_dir());
+    snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", gn_data_dir());
     struct model *m = NULL;
     vr_err err = { 0 };
     cr_assert_eq(model_load(path, &m, &err), 0, "%s", err.msg);
@@ -216,7 +188,7 @@ Test(g_net_cuda, deferred_resize_same_masks, .timeout = 120)
     float *in = malloc(tin * n * 4);
     cr_assert(in);
     for (int i = 0; i < n; i++)
-        load_tile(images[i], h, w, in + tin * i);
+        gn_load_tile(images[i], h, w, in + tin * i);
     float *din = gn_up(in, tin * n, 0);
     for (int fp16 = 0; fp16 <= 1; fp16++) {
         float *got[2];
@@ -253,7 +225,7 @@ Test(g_net_cuda, deferred_resize_same_masks, .timeout = 120)
 Test(g_net_cuda, bad_arguments)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", data_dir());
+    snprintf(path, sizeof path, "%s/models/selfie_segmentation.tflite", gn_data_dir());
     struct model *m = NULL;
     vr_err err = { 0 };
     cr_assert_eq(model_load(path, &m, &err), 0, "%s", err.msg);

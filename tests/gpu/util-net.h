@@ -10,11 +10,13 @@
 #define VR_G_NET_UTIL_H
 
 #include "ops_cuda.h"
+#include "vio_image.h"
 
 #include <criterion/criterion.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -169,6 +171,34 @@ static inline void gn_free_device(const void *const *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         cudaFree((void *)p[i]);
+}
+
+/* The test data's root: $VR_DATA_DIR, else the working directory. */
+static inline const char *gn_data_dir(void)
+{
+    const char *d = getenv("VR_DATA_DIR");
+    return d && *d ? d : ".";
+}
+
+/* Fills `dst` ([h][w][3] floats in [0,1]) from a real image: the centre
+ * crop, nearest-sampled if the image is smaller. */
+static inline void gn_load_tile(const char *rel, int h, int w, float *dst)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", gn_data_dir(), rel);
+    struct vio_image *img = NULL;
+    vr_err err = { 0 };
+    cr_assert_eq(vio_image_read(path, &img, &err), 0, "%s", err.msg);
+    int x0 = img->w > w ? (img->w - w) / 2 : 0, y0 = img->h > h ? (img->h - h) / 2 : 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int sy = img->h >= h ? y0 + y : y * img->h / h;
+            int sx = img->w >= w ? x0 + x : x * img->w / w;
+            const uint8_t *p = img->data + (size_t)sy * img->linesize + 3 * sx;
+            for (int c = 0; c < 3; c++)
+                dst[((size_t)y * w + x) * 3 + c] = p[c] / 255.0f;
+        }
+    vio_image_free(&img);
 }
 
 #endif
