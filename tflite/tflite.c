@@ -884,9 +884,11 @@ static int read_conv_opts(struct ld *L, const struct tbl *opt, int depthwise,
     return 0;
 }
 
-static int op_conv(struct ld *L, const struct tbl *opt, struct model_op *o, int depthwise)
+static int op_conv(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    const int depthwise = o->kind == MOP_DEPTHWISE_CONV_2D;
     int rc;
+    (void)op;
     if ((rc = need_act(L, o->in[0], "input")) ||
         (rc = need_const(L, o->in[1], 4, TT_FLOAT32, "weights")) ||
         (rc = need_const(L, o->in[2], 1, TT_FLOAT32, "bias")) ||
@@ -924,8 +926,9 @@ static int op_conv(struct ld *L, const struct tbl *opt, struct model_op *o, int 
     return check_out(L, o->out, 4, shape);
 }
 
-static int op_pool(struct ld *L, const struct tbl *opt, struct model_op *o)
+static int op_pool(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    (void)op;
     int pad, act, rc;
     int32_t sw, sh, fw, fh;
     if ((rc = need_act(L, o->in[0], "input")) || (rc = opt_u8(L, opt, 0, 0, &pad)) ||
@@ -951,8 +954,10 @@ static int op_pool(struct ld *L, const struct tbl *opt, struct model_op *o)
     return check_out(L, o->out, 4, shape);
 }
 
-static int op_unary(struct ld *L, struct model_op *o)
+static int op_unary(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    (void)op;
+    (void)opt;
     int rc = need_act(L, o->in[0], "input");
     if (rc)
         return rc;
@@ -961,8 +966,9 @@ static int op_unary(struct ld *L, struct model_op *o)
 }
 
 /* ADD, MUL: second input the same shape as the first, or [1,1,1,C]. */
-static int op_binary(struct ld *L, const struct tbl *opt, struct model_op *o)
+static int op_binary(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    (void)op;
     int act, rc;
     if ((rc = need_act(L, o->in[0], "first")) || (rc = need_act(L, o->in[1], "second")) ||
         (rc = opt_u8(L, opt, 0, 0, &act)) || (rc = set_act(L, act, o)))
@@ -982,8 +988,9 @@ static int op_binary(struct ld *L, const struct tbl *opt, struct model_op *o)
     return check_out(L, o->out, 4, a->shape);
 }
 
-static int op_resize(struct ld *L, const struct tbl *opt, struct model_op *o)
+static int op_resize(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    (void)op;
     int rc;
     if ((rc = need_act(L, o->in[0], "input")) ||
         (rc = need_const(L, o->in[1], 1, TT_INT32, "size")))
@@ -1010,8 +1017,9 @@ static int op_resize(struct ld *L, const struct tbl *opt, struct model_op *o)
     return check_out(L, o->out, 4, shape);
 }
 
-static int op_mean(struct ld *L, const struct tbl *opt, struct model_op *o)
+static int op_mean(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    (void)op;
     int rc;
     if ((rc = need_act(L, o->in[0], "input")) ||
         (rc = need_const(L, o->in[1], 1, TT_INT32, "axes")))
@@ -1046,8 +1054,9 @@ static int op_mean(struct ld *L, const struct tbl *opt, struct model_op *o)
 
 /* mediapipe's op: custom_options is a TfLiteTransposeConvParams, whose C enum
  * TfLitePadding is Unknown=0, Same=1, Valid=2 (not the schema's 0/1). */
-static int op_transpose_conv(struct ld *L, const struct tbl *op, struct model_op *o)
+static int op_transpose_conv(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    (void)opt;
     struct rd *r = &L->r;
     struct vec v;
     int rc;
@@ -1133,8 +1142,10 @@ static int need_act_any(struct ld *L, int t, const char *role)
 }
 
 /* PAD with zeros: paddings [4][2] constant, none on N. */
-static int op_pad(struct ld *L, struct model_op *o)
+static int op_pad(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    (void)op;
+    (void)opt;
     int rc;
     if ((rc = need_act(L, o->in[0], "input")) ||
         (rc = need_const(L, o->in[1], 2, TT_INT32, "paddings")))
@@ -1163,8 +1174,9 @@ static int op_pad(struct ld *L, struct model_op *o)
     return check_out(L, o->out, 4, shape);
 }
 
-static int op_depth_to_space(struct ld *L, const struct tbl *opt, struct model_op *o)
+static int op_depth_to_space(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    (void)op;
     int32_t bs;
     int rc;
     if ((rc = need_act(L, o->in[0], "input")) || (rc = opt_i32(L, opt, 0, 0, &bs)))
@@ -1183,8 +1195,10 @@ static int op_depth_to_space(struct ld *L, const struct tbl *opt, struct model_o
 
 /* RESHAPE: the output tensor's own shape, same element count (the shape
  * operand, when present, is not needed). */
-static int op_reshape(struct ld *L, struct model_op *o)
+static int op_reshape(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    (void)op;
+    (void)opt;
     int rc = need_act_any(L, o->in[0], "input");
     if (rc)
         return rc;
@@ -1198,8 +1212,9 @@ static int op_reshape(struct ld *L, struct model_op *o)
 }
 
 /* CONCATENATION of 2 or 3 activations of one rank along a non-batch axis. */
-static int op_concat(struct ld *L, const struct tbl *opt, struct model_op *o)
+static int op_concat(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o)
 {
+    (void)op;
     int32_t axis;
     int act, rc;
     if (o->n_in < 2 || o->n_in > 3)
@@ -1256,6 +1271,56 @@ static int op_densify(struct ld *L, int in, int out)
     return 0;
 }
 
+/* ---- the op table: every operator the loader reads ---- */
+
+/* Inputs an op takes from the file: a count, or one of these. */
+#define IN_ANY    -1   /* as many as the file gives (CONCATENATION: op_concat checks) */
+#define IN_1_OR_2 -2   /* RESHAPE: the shape operand is optional */
+
+struct op_row {
+    int builtin;
+    const char *custom;      /* BO_CUSTOM: the custom operator's name */
+    enum model_op_kind kind;
+    int inputs;              /* a count, IN_ANY or IN_1_OR_2 */
+    int options;             /* OPT_*: the options table's type (OPT_NONE: none read) */
+    int (*read)(struct ld *L, const struct tbl *op, const struct tbl *opt, struct model_op *o);
+    int (*fold)(struct ld *L, int in, int out);   /* or: a constant made at load time */
+};
+
+static const struct op_row op_table[] = {
+    { BO_CONV_2D, NULL, MOP_CONV_2D, 3, OPT_CONV_2D, op_conv, NULL },
+    { BO_DEPTHWISE_CONV_2D, NULL, MOP_DEPTHWISE_CONV_2D, 3, OPT_DEPTHWISE_CONV_2D, op_conv, NULL },
+    { BO_HARD_SWISH, NULL, MOP_HARD_SWISH, 1, OPT_NONE, op_unary, NULL },
+    { BO_RELU, NULL, MOP_RELU, 1, OPT_NONE, op_unary, NULL },
+    { BO_LOGISTIC, NULL, MOP_LOGISTIC, 1, OPT_NONE, op_unary, NULL },
+    { BO_AVERAGE_POOL_2D, NULL, MOP_AVERAGE_POOL_2D, 1, OPT_POOL_2D, op_pool, NULL },
+    { BO_MEAN, NULL, MOP_MEAN, 2, OPT_REDUCER, op_mean, NULL },
+    { BO_MUL, NULL, MOP_MUL, 2, OPT_MUL, op_binary, NULL },
+    { BO_ADD, NULL, MOP_ADD, 2, OPT_ADD, op_binary, NULL },
+    { BO_RESIZE_BILINEAR, NULL, MOP_RESIZE_BILINEAR, 2, OPT_RESIZE_BILINEAR, op_resize, NULL },
+    { BO_PAD, NULL, MOP_PAD, 2, OPT_PAD, op_pad, NULL },
+    { BO_DEPTH_TO_SPACE, NULL, MOP_DEPTH_TO_SPACE, 1, OPT_DEPTH_TO_SPACE, op_depth_to_space, NULL },
+    { BO_MAX_POOL_2D, NULL, MOP_MAX_POOL_2D, 1, OPT_POOL_2D, op_pool, NULL },
+    { BO_RESHAPE, NULL, MOP_RESHAPE, IN_1_OR_2, OPT_RESHAPE, op_reshape, NULL },
+    { BO_CONCATENATION, NULL, MOP_CONCATENATION, IN_ANY, OPT_CONCATENATION, op_concat, NULL },
+    { BO_CUSTOM, CUSTOM_TRANSPOSE_CONV_BIAS, MOP_TRANSPOSE_CONV_BIAS, 3, OPT_NONE,
+      op_transpose_conv, NULL },
+    { BO_DEQUANTIZE, NULL, MOP_COUNT, 1, OPT_NONE, NULL, op_dequantize },
+    { BO_DENSIFY, NULL, MOP_COUNT, 1, OPT_NONE, NULL, op_densify },
+};
+
+/* The row of opcode oc, or NULL when the loader does not read it. */
+static const struct op_row *op_row(const struct opcode *oc)
+{
+    for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++) {
+        const struct op_row *row = &op_table[i];
+        if (row->builtin == oc->builtin &&
+            (!row->custom || strcmp(row->custom, oc->custom) == 0))
+            return row;
+    }
+    return NULL;
+}
+
 static int read_tensor_list(struct ld *L, const struct tbl *t, int id, const char *what,
                             int *dst, int *n)
 {
@@ -1300,91 +1365,30 @@ static int read_op(struct ld *L, int idx, size_t ref)
     if (n_out != 1 || outs[0] < 0)
         return opfail(L, VR_ENOTSUP, "%d outputs, exactly 1 expected", n_out);
 
-    if (oc->builtin == BO_DEQUANTIZE) {
-        if (n_in != 1)
-            return opfail(L, VR_EFORMAT, "%d inputs, 1 expected", n_in);
-        return op_dequantize(L, ins[0], outs[0]);
-    }
-    if (oc->builtin == BO_DENSIFY) {
-        if (n_in != 1)
-            return opfail(L, VR_EFORMAT, "%d inputs, 1 expected", n_in);
-        return op_densify(L, ins[0], outs[0]);
-    }
-
-    struct model_op o = { .in = { -1, -1, -1 }, .out = outs[0],
-                          .dilation_h = 1, .dilation_w = 1, .depth_multiplier = 1 };
-    int want_in, opt_type = OPT_NONE;
-    switch (oc->builtin) {
-    case BO_CONV_2D:
-        o.kind = MOP_CONV_2D; want_in = 3; opt_type = OPT_CONV_2D; break;
-    case BO_DEPTHWISE_CONV_2D:
-        o.kind = MOP_DEPTHWISE_CONV_2D; want_in = 3; opt_type = OPT_DEPTHWISE_CONV_2D; break;
-    case BO_HARD_SWISH:
-        o.kind = MOP_HARD_SWISH; want_in = 1; break;
-    case BO_RELU:
-        o.kind = MOP_RELU; want_in = 1; break;
-    case BO_LOGISTIC:
-        o.kind = MOP_LOGISTIC; want_in = 1; break;
-    case BO_AVERAGE_POOL_2D:
-        o.kind = MOP_AVERAGE_POOL_2D; want_in = 1; opt_type = OPT_POOL_2D; break;
-    case BO_MEAN:
-        o.kind = MOP_MEAN; want_in = 2; opt_type = OPT_REDUCER; break;
-    case BO_MUL:
-        o.kind = MOP_MUL; want_in = 2; opt_type = OPT_MUL; break;
-    case BO_ADD:
-        o.kind = MOP_ADD; want_in = 2; opt_type = OPT_ADD; break;
-    case BO_RESIZE_BILINEAR:
-        o.kind = MOP_RESIZE_BILINEAR; want_in = 2; opt_type = OPT_RESIZE_BILINEAR; break;
-    case BO_PAD:
-        o.kind = MOP_PAD; want_in = 2; opt_type = OPT_PAD; break;
-    case BO_DEPTH_TO_SPACE:
-        o.kind = MOP_DEPTH_TO_SPACE; want_in = 1; opt_type = OPT_DEPTH_TO_SPACE; break;
-    case BO_MAX_POOL_2D:
-        o.kind = MOP_MAX_POOL_2D; want_in = 1; opt_type = OPT_POOL_2D; break;
-    case BO_RESHAPE:
-        o.kind = MOP_RESHAPE; want_in = n_in == 1 ? 1 : 2; opt_type = OPT_RESHAPE; break;
-    case BO_CONCATENATION:
-        o.kind = MOP_CONCATENATION; want_in = n_in; opt_type = OPT_CONCATENATION; break;
-    case BO_CUSTOM:
-        if (strcmp(oc->custom, CUSTOM_TRANSPOSE_CONV_BIAS) != 0)
-            return fail(r, VR_ENOTSUP, "op %d: unsupported custom operator \"%s\"", idx,
-                        oc->custom);
-        o.kind = MOP_TRANSPOSE_CONV_BIAS;
-        want_in = 3;
-        break;
-    default:
+    const struct op_row *row = op_row(oc);
+    if (!row && oc->builtin == BO_CUSTOM)
+        return fail(r, VR_ENOTSUP, "op %d: unsupported custom operator \"%s\"", idx,
+                    oc->custom);
+    if (!row)
         return fail(r, VR_ENOTSUP, "op %d: unsupported operator %s (builtin %d)", idx,
                     builtin_name(oc->builtin), oc->builtin);
+    if (row->fold) {
+        if (n_in != 1)
+            return opfail(L, VR_EFORMAT, "%d inputs, 1 expected", n_in);
+        return row->fold(L, ins[0], outs[0]);
     }
+
+    struct model_op o = { .in = { -1, -1, -1 }, .out = outs[0], .kind = row->kind,
+                          .dilation_h = 1, .dilation_w = 1, .depth_multiplier = 1 };
+    const int want_in = row->inputs == IN_ANY ? n_in
+                      : row->inputs == IN_1_OR_2 ? (n_in == 1 ? 1 : 2) : row->inputs;
     L->op_label = model_op_name(o.kind);
     if (n_in != want_in || n_in > 3)
         return opfail(L, VR_EFORMAT, "%d inputs, %d expected", n_in, want_in);
     for (int i = 0; i < n_in; i++)
         o.in[i] = ins[i];
     o.n_in = n_in;
-    if ((rc = options(L, &t, opt_type, &opt)))
-        return rc;
-
-    switch (o.kind) {
-    case MOP_CONV_2D:           rc = op_conv(L, &opt, &o, 0); break;
-    case MOP_DEPTHWISE_CONV_2D: rc = op_conv(L, &opt, &o, 1); break;
-    case MOP_HARD_SWISH:
-    case MOP_RELU:
-    case MOP_LOGISTIC:          rc = op_unary(L, &o); break;
-    case MOP_AVERAGE_POOL_2D:
-    case MOP_MAX_POOL_2D:       rc = op_pool(L, &opt, &o); break;
-    case MOP_PAD:               rc = op_pad(L, &o); break;
-    case MOP_DEPTH_TO_SPACE:    rc = op_depth_to_space(L, &opt, &o); break;
-    case MOP_RESHAPE:           rc = op_reshape(L, &o); break;
-    case MOP_CONCATENATION:     rc = op_concat(L, &opt, &o); break;
-    case MOP_MEAN:              rc = op_mean(L, &opt, &o); break;
-    case MOP_MUL:
-    case MOP_ADD:               rc = op_binary(L, &opt, &o); break;
-    case MOP_RESIZE_BILINEAR:   rc = op_resize(L, &opt, &o); break;
-    case MOP_TRANSPOSE_CONV_BIAS: rc = op_transpose_conv(L, &t, &o); break;
-    default:                    rc = opfail(L, VR_ENOTSUP, "not handled"); break;
-    }
-    if (rc)
+    if ((rc = options(L, &t, row->options, &opt)) || (rc = row->read(L, &t, &opt, &o)))
         return rc;
     L->act_elems += T(L, o.out)->count;
     if (L->act_elems > TFL_MAX_ACT)
