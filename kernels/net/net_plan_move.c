@@ -139,10 +139,10 @@ void netplan_move_f32(struct netplan *plan)
         const struct netplan_step *s = &plan->st[plan->order[k]];
         if (s->kind < NETPLAN_PAD)
             continue;
-        int in[6], ni = netplan_step_inputs(s, in);
-        for (int j = 0; j < ni; j++)
-            plan->t[in[j]].f16 = 0;
-        plan->t[s->out].f16 = 0;
+        const int t[4] = { s->x, s->x2, s->mv.x3, s->out };   /* all a move step touches */
+        for (int j = 0; j < 4; j++)
+            if (t[j] >= 0)
+                plan->t[t[j]].f16 = 0;
     }
     for (int k = 0; plan->o.all_outputs && k < plan->m->n_outputs; k++)
         plan->t[plan->m->outputs[k]].f16 = 0;
