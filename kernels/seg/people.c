@@ -88,8 +88,9 @@ void people_free(struct people **pp)
 }
 
 /* Detections of the whole picture and of grid x grid crops (each 1.5 times
- * a grid cell, so a person on a cell border is whole in one), in picture
- * pixels, merged; returns their count. */
+ * a grid cell, so a person on a cell border is whole in one; none smaller
+ * than the detector's input), in picture pixels, merged; returns their
+ * count. */
 static int detect_all(struct people *p, int pw, int ph, vr_err *err)
 {
     int n = 0, rc;
@@ -98,6 +99,9 @@ static int detect_all(struct people *p, int pw, int ph, vr_err *err)
         int cw = g == 1 ? pw : (int)(pw * 1.5 / cells), ch = g == 1 ? ph : (int)(ph * 1.5 / cells);
         cw = cw > pw ? pw : cw;
         ch = ch > ph ? ph : ch;
+        /* a crop the detector would enlarge shows it nothing new */
+        if (g > 1 && (cw < POSE_DET_SIZE || ch < POSE_DET_SIZE))
+            break;
         for (int j = 0; j < cells; j++)
             for (int i = 0; i < cells; i++) {
                 const int x0 = cells > 1 ? (pw - cw) * i / (cells - 1) : 0;

@@ -8,9 +8,9 @@
  * What exists: detection (pose_detector_*) and the decoding it rests on
  * (pose_anchors, pose_decode, pose_nms); each person's ROI segmented at
  * 256x256 by pose_landmark_lite.tflite and pasted back (pose_segment.c).
- * What is next, not here yet: fusing the pasted masks with the selfie
- * mask inside the engine (a `people` option), and the GPU executor for the
- * pose models' ops (their CUDA kernels exist: ops_move.cu).
+ * The engine fuses the pasted masks with the selfie mask when the config
+ * says `people: "pose"` (people.h, CPU engine). Not here yet: the GPU
+ * executor for the pose models' ops (their CUDA kernels exist: ops_move.cu).
  */
 #ifndef VR_POSE_H
 #define VR_POSE_H
