@@ -47,6 +47,9 @@ static const struct config_key config_keys[] = {
     KI(tile_gate, 0, 32),
     KI(morph, 0, 16),
     KI(stereo_bands, 0, 32),
+    KS(people, "none|pose"),
+    KI(people_size, 256, 4096),
+    KI(people_grid, 0, 4),
     KS(refine, "guided|bilinear"),
     KI(guided_radius, 1, 64),
     KD(guided_eps, 1e-8, 1.0),
@@ -77,6 +80,9 @@ void config_defaults(struct vr_config *c)
     c->tile_overlap = 0.25;
     c->whole_pass = 1;
     c->work_size = 512;
+    snprintf(c->people, sizeof c->people, "%s", "none");
+    c->people_size = 1024;
+    c->people_grid = 4;
     snprintf(c->refine, sizeof c->refine, "%s", "guided");
     c->guided_radius = 4;
     c->guided_eps = 1e-3;

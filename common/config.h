@@ -45,6 +45,12 @@ struct vr_config {
     int morph;                 /* close+open radius (work px) of the eye mask, 0 = off */
     int stereo_bands;          /* >0: each eye's mask fused with the other's warped by the
                                 * disparity of this many row bands (frame_stereo.h); 0 off */
+    /* the people tier (kernels/seg/people.h; CPU engine only for now) */
+    char people[16];           /* "none" | "pose": MediaPipe Pose's detector finds people
+                                * in each eye, each one's ROI is segmented and pasted in */
+    int people_size;           /* long side (px) of the eye picture the tier reads */
+    int people_grid;           /* the detector also runs on N x N overlapping crops of
+                                * the eye (far people); 0: the whole eye only */
     /* refinement to full resolution */
     char refine[16];           /* "guided" | "bilinear" */
     int guided_radius;         /* box radius at work resolution */

@@ -119,3 +119,29 @@ Test(common_config, tile_grid_beyond_the_engine_is_refused_with_its_range)
     cr_assert_eq(config_apply_text(&c, "{\"tile_cols\": 8, \"tile_rows\": 8}", "a.json", &e), 0,
                  "%s", e.msg);
 }
+
+/* Issue 39: the people tier is a config key that travels with the job
+ * (config_to_json), checked when the config is read. */
+Test(common_config, people_option_is_checked_and_travels)
+{
+    struct vr_config c;
+    config_defaults(&c);
+    cr_assert_str_eq(c.people, "none");
+    vr_err e = { 0 };
+    cr_assert_eq(config_apply_text(&c, "{\"people\": \"yolo\"}", "a.json", &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "people") && strstr(e.msg, "none|pose"), "%s", e.msg);
+    cr_assert_eq(config_apply_text(&c, "{\"people_grid\": 5}", "a.json", &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "people_grid") && strstr(e.msg, "[0, 4]"), "%s", e.msg);
+    cr_assert_eq(config_apply_text(&c, "{\"people_size\": 100}", "a.json", &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "people_size") && strstr(e.msg, "[256, 4096]"), "%s", e.msg);
+    cr_assert_eq(config_apply_text(&c, "{\"people\": \"pose\", \"people_grid\": 3, "
+                                   "\"people_size\": 2048}", "a.json", &e), 0, "%s", e.msg);
+    char buf[8192];
+    cr_assert_gt(config_to_json(&c, buf, sizeof buf), 0);
+    struct vr_config back;
+    config_defaults(&back);
+    cr_assert_eq(config_apply_text(&back, buf, "job", &e), 0, "%s", e.msg);
+    cr_assert_str_eq(back.people, "pose");
+    cr_assert_eq(back.people_grid, 3);
+    cr_assert_eq(back.people_size, 2048);
+}

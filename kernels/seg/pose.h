@@ -8,10 +8,10 @@
  * What exists: detection (pose_detector_*) and the decoding it rests on
  * (pose_anchors, pose_decode, pose_nms); each person's ROI segmented at
  * 256x256 by pose_landmark_lite.tflite and pasted back (pose_segment.c).
- * What is next, not here yet: fusing the pasted masks with the selfie
- * mask inside the engine (a `people` option). The GPU engine runs both
- * models (net_cuda.h: netcu_create_outputs); this file still uses the
- * CPU's.
+ * The engine fuses the pasted masks with the selfie mask when the config
+ * says `people: "pose"` (people.h, CPU engine). The GPU engine runs both
+ * models (net_cuda.h: netcu_create_outputs); this file and the tier still
+ * use the CPU's.
  */
 #ifndef VR_POSE_H
 #define VR_POSE_H

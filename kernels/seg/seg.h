@@ -9,7 +9,8 @@
  *   network (batched) ──[tiles bounded by the whole pass, tile_gate]──▶
  *   blend (feathered weights) into the eye's work-size mask ──[a second
  *   model's whole-eye pass fused, fuse_model; close/open, morph]──▶
- *   [each eye fused with the other warped by their disparity,
+ *   [each person the Pose detector finds pasted in, people; CPU only:
+ *   people.h]──▶ [each eye fused with the other warped by their disparity,
  *   stereo_bands] ──▶ guided upsample to the output size ──temporal
  *   smoothing──▶ mask
  *

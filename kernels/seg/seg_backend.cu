@@ -515,6 +515,12 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
         return vr_err_set(err, VR_ENOMEM, "seg: out of memory");
     if ((rc = seg_common_init(s, o, err)) < 0)
         goto fail;
+    if (strcmp(s->cfg.people, "none") != 0) {
+        /* not yet: the CUDA net plan does not run the pose models' ops */
+        rc = vr_err_set(err, VR_ENOTSUP, "seg (cuda): people \"%s\" runs on the CPU engine "
+                        "only (--cpu), not yet on the GPU", s->cfg.people);
+        goto fail;
+    }
     s->ops = &cuda_ops;
     if (!(c = (struct seg_cu *)calloc(1, sizeof *c))) {
         rc = vr_err_set(err, VR_ENOMEM, "seg: out of memory");

@@ -21,6 +21,7 @@
 #include "frame_temporal.h"
 #include "log.h"
 #include "net.h"
+#include "people.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ struct seg_cpu {
     float *a, *b, *scratch;
     float *gate;           /* [mh][mw]: frame_gate_ref's dilated whole pass */
     struct net *fnet;      /* the fused model's network (cfg.fuse_model), or NULL */
+    struct people *people; /* the people tier (cfg.people "pose", people.h), or NULL */
     float *fin, *fout;     /* its input and output: [max_batch*n_eyes] whole eyes */
     struct temporal_opts topt;  /* the temporal filter (frame_temporal.h) */
     struct temporal_state tst;
@@ -103,9 +105,10 @@ static void refine_eye(struct seg *s, struct seg_cpu *c, const struct seg_frame 
 }
 
 /* One frame's eyes from the network's outputs (tiles from out + k0) to
- * its mask. */
-static void frame_eyes(struct seg *s, struct seg_cpu *c, const struct seg_frame *f,
-                       const float *fout, int k0, struct seg_mask *m)
+ * its mask; the people tier, when on, lifts each eye's work mask before
+ * the eyes are fused, so a person found in one eye reaches the other. */
+static int frame_eyes(struct seg *s, struct seg_cpu *c, const struct seg_frame *f,
+                      const float *fout, int k0, struct seg_mask *m, vr_err *err)
 {
     const struct tile_plan *p = &s->plan;
     const size_t out_sz = (size_t)s->model->in_w * s->model->in_h;
@@ -115,6 +118,9 @@ static void frame_eyes(struct seg *s, struct seg_cpu *c, const struct seg_frame 
         const struct tile_eye *te = &p->eye[e];
         matte_eye(s, c, te, c->out + k * out_sz, fout ? fout + e * fpx : NULL,
                   c->work + e * c->work_sz);
+        if (c->people && people_eye(c->people, f, te->eye, c->work + e * c->work_sz,
+                                    te->work_w, te->work_h, NULL, err) < 0)
+            return vr_err_prefix(err, "seg: people");
         if (s->refine_guided || stereo)
             frame_luma_ref(f, te->eye, te->work_w, te->work_h, c->luma + e * c->work_sz);
     }
@@ -124,6 +130,7 @@ static void frame_eyes(struct seg *s, struct seg_cpu *c, const struct seg_frame 
                          NULL);
     for (int e = 0; e < p->n_eyes; e++)
         refine_eye(s, c, f, &p->eye[e], c->work + e * c->work_sz, c->luma + e * c->work_sz, m);
+    return 0;
 }
 
 static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
@@ -166,9 +173,11 @@ static int cpu_run_ftz(struct seg *s, const struct seg_frame *frames, int n,
         return vr_err_prefix(err, "seg: fused network");
     double t2 = clock_mono_ms();
     for (int i = 0; i < n; i++) {
-        frame_eyes(s, c, &frames[i],
-                   c->fnet ? c->fout + (size_t)i * p->n_eyes * (fin_sz / 3) : NULL,
-                   i * c->per_frame, &masks[i]);
+        int rc = frame_eyes(s, c, &frames[i],
+                            c->fnet ? c->fout + (size_t)i * p->n_eyes * (fin_sz / 3) : NULL,
+                            i * c->per_frame, &masks[i], err);
+        if (rc < 0)
+            return rc;
         temporal_frame(c, &frames[i], &masks[i]);
     }
     double t3 = clock_mono_ms();
@@ -203,6 +212,7 @@ static void cpu_destroy(struct seg *s)
         return;
     net_free(&c->net);
     net_free(&c->fnet);
+    people_free(&c->people);
     free(c->fin);
     free(c->fout);
     free(c->in);
@@ -266,6 +276,9 @@ int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
         if (!c->fin || !c->fout)
             goto nomem;
     }
+    if (strcmp(s->cfg.people, "none") != 0
+        && (rc = people_create(&s->cfg, p->eye[0].eye.w, p->eye[0].eye.h, &c->people, err)) < 0)
+        goto fail;
     c->in = malloc((size_t)total * mwh * 3 * sizeof(float));
     c->out = malloc((size_t)total * mwh * sizeof(float));
     c->work_sz = work;

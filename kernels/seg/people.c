@@ -1,0 +1,177 @@
+/*
+ * people.c - the people tier (people.h): the eye sampled to an RGB picture,
+ * the detector run on it whole and on overlapping crops, the detections
+ * merged, each person's ROI segmented and pasted into the work mask.
+ */
+#include "people.h"
+
+#include "paths.h"
+#include "pose.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct people {
+    struct pose_detector *det;
+    struct pose_segmenter *seg;
+    int grid;
+    int pw_max, ph_max;          /* the eye picture's largest size */
+    float *fpic;                 /* [ph][pw][3] in [0,1] (frame_preprocess_ref) */
+    uint8_t *pic;                /* the same as RGB24 */
+    float *roi;                  /* [256][256] */
+    float *pasted;               /* [wh][ww], allocated at the first eye */
+    size_t pasted_sz;
+    struct pose_person cand[POSE_MAX_PEOPLE * 17];
+};
+
+static int load(const char *rel, char *path, size_t n, vr_err *err)
+{
+    if (vr_data_path(rel, path, n) != 0)
+        return vr_err_set(err, VR_ENOENT, "people: no %s (set VR_DATA_DIR to the directory "
+                          "holding models/)", rel);
+    return 0;
+}
+
+int people_create(const struct vr_config *cfg, int eye_w, int eye_h, struct people **out,
+                  vr_err *err)
+{
+    *out = NULL;
+    if (eye_w < 1 || eye_h < 1)
+        return vr_err_set(err, VR_EINVAL, "people: eye %dx%d", eye_w, eye_h);
+    struct people *p = calloc(1, sizeof *p);
+    if (!p)
+        return vr_err_set(err, VR_ENOMEM, "people: out of memory");
+    char path[4096];
+    int rc;
+    if ((rc = load("models/pose_detection.tflite", path, sizeof path, err)) < 0
+        || (rc = pose_detector_create(path, &p->det, err)) < 0
+        || (rc = load("models/pose_landmark_lite.tflite", path, sizeof path, err)) < 0
+        || (rc = pose_segmenter_create(path, &p->seg, err)) < 0)
+        goto fail;
+    p->grid = cfg->people_grid;
+    const int lng = eye_w > eye_h ? eye_w : eye_h;
+    const int side = lng < cfg->people_size ? lng : cfg->people_size;
+    p->pw_max = (int)((long long)eye_w * side / lng);
+    p->ph_max = (int)((long long)eye_h * side / lng);
+    if (p->pw_max < 1)
+        p->pw_max = 1;
+    if (p->ph_max < 1)
+        p->ph_max = 1;
+    const size_t px = (size_t)p->pw_max * p->ph_max;
+    p->fpic = malloc(px * 3 * sizeof *p->fpic);
+    p->pic = malloc(px * 3);
+    p->roi = malloc((size_t)POSE_SEG_SIZE * POSE_SEG_SIZE * sizeof *p->roi);
+    if (!p->fpic || !p->pic || !p->roi) {
+        rc = vr_err_set(err, VR_ENOMEM, "people: out of memory");
+        goto fail;
+    }
+    *out = p;
+    return 0;
+fail:
+    people_free(&p);
+    return rc;
+}
+
+void people_free(struct people **pp)
+{
+    struct people *p = pp ? *pp : NULL;
+    if (!p)
+        return;
+    pose_detector_free(&p->det);
+    pose_segmenter_free(&p->seg);
+    free(p->fpic);
+    free(p->pic);
+    free(p->roi);
+    free(p->pasted);
+    free(p);
+    *pp = NULL;
+}
+
+/* Detections of the whole picture and of grid x grid crops (each 1.5 times
+ * a grid cell, so a person on a cell border is whole in one; none smaller
+ * than the detector's input), in picture pixels, merged; returns their
+ * count. */
+static int detect_all(struct people *p, int pw, int ph, vr_err *err)
+{
+    int n = 0, rc;
+    for (int g = 1; g <= (p->grid > 1 ? 2 : 1); g++) {
+        const int cells = g == 1 ? 1 : p->grid;
+        int cw = g == 1 ? pw : (int)(pw * 1.5 / cells), ch = g == 1 ? ph : (int)(ph * 1.5 / cells);
+        cw = cw > pw ? pw : cw;
+        ch = ch > ph ? ph : ch;
+        /* a crop the detector would enlarge shows it nothing new */
+        if (g > 1 && (cw < POSE_DET_SIZE || ch < POSE_DET_SIZE))
+            break;
+        for (int j = 0; j < cells; j++)
+            for (int i = 0; i < cells; i++) {
+                const int x0 = cells > 1 ? (pw - cw) * i / (cells - 1) : 0;
+                const int y0 = cells > 1 ? (ph - ch) * j / (cells - 1) : 0;
+                int k = 0;
+                const int room = (int)(sizeof p->cand / sizeof p->cand[0]) - n;
+                if (room <= 0)
+                    break;
+                rc = pose_detect(p->det, p->pic + ((size_t)y0 * pw + x0) * 3, cw, ch, pw * 3,
+                                 p->cand + n, room < POSE_MAX_PEOPLE ? room : POSE_MAX_PEOPLE,
+                                 &k, err);
+                if (rc < 0)
+                    return rc;
+                for (int q = n; q < n + k; q++) {
+                    struct pose_person *c = &p->cand[q];
+                    c->x0 += x0, c->x1 += x0, c->y0 += y0, c->y1 += y0;
+                    for (int t = 0; t < 4; t++)
+                        c->kp[t][0] += x0, c->kp[t][1] += y0;
+                }
+                n += k;
+            }
+    }
+    return pose_nms(p->cand, n, 0.3f);
+}
+
+int people_eye(struct people *p, const struct seg_frame *f, struct frame_rect eye,
+               float *work, int ww, int wh, int *found, vr_err *err)
+{
+    if (found)
+        *found = 0;
+    const int lng = eye.w > eye.h ? eye.w : eye.h;
+    const int side = p->pw_max > p->ph_max ? p->pw_max : p->ph_max;
+    int pw = (int)((long long)eye.w * side / lng), ph = (int)((long long)eye.h * side / lng);
+    pw = pw < 1 ? 1 : (pw > p->pw_max ? p->pw_max : pw);
+    ph = ph < 1 ? 1 : (ph > p->ph_max ? p->ph_max : ph);
+    if ((size_t)ww * wh > p->pasted_sz) {
+        free(p->pasted);
+        if (!(p->pasted = malloc((size_t)ww * wh * sizeof *p->pasted)))
+            return p->pasted_sz = 0, vr_err_set(err, VR_ENOMEM, "people: out of memory");
+        p->pasted_sz = (size_t)ww * wh;
+    }
+    frame_preprocess_ref(f, &eye, 1, pw, ph, p->fpic);
+    for (size_t i = 0; i < (size_t)pw * ph * 3; i++)
+        p->pic[i] = frame_to_u8(p->fpic[i]);
+    int n = detect_all(p, pw, ph, err);
+    if (n < 0)
+        return n;
+    n = n > PEOPLE_MAX ? PEOPLE_MAX : n;
+    memset(p->pasted, 0, (size_t)ww * wh * sizeof *p->pasted);
+    const float sx = (float)ww / pw, sy = (float)wh / ph;
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        struct pose_roi r;
+        float presence = 0;
+        pose_roi_from_person(&p->cand[i], &r);
+        if (!(r.size >= 4.0f))
+            continue; /* a few pixels: nothing to segment */
+        int rc = pose_segment(p->seg, p->pic, pw, ph, pw * 3, &r, p->roi, &presence, err);
+        if (rc < 0)
+            return rc;
+        if (presence < PEOPLE_PRESENCE)
+            continue;
+        r.cx *= sx, r.cy *= sy, r.size *= 0.5f * (sx + sy);
+        pose_paste(&r, p->roi, ww, wh, p->pasted);
+        kept++;
+    }
+    for (size_t i = 0; kept && i < (size_t)ww * wh; i++)
+        if (p->pasted[i] > work[i])
+            work[i] = p->pasted[i];
+    if (found)
+        *found = kept;
+    return 0;
+}
