@@ -21,7 +21,9 @@ int cu_h264_load(const struct h264_frame *f, const uint8_t *y, int yls, int w, i
                  cudaStream_t s, vr_err *err);
 int cu_h264_search(const struct h264_frame *f, cudaStream_t s, vr_err *err);
 int cu_h264_inter(const struct h264_frame *f, cudaStream_t s, vr_err *err);
-int cu_h264_intra(const struct h264_frame *f, int d, cudaStream_t s, vr_err *err);
+/* The IDR's stage 1; prog: mbh + 1 ints of device memory (rows' counts
+ * and the blocks' ticket), cleared here on the stream. */
+int cu_h264_intra(const struct h264_frame *f, int *prog, cudaStream_t s, vr_err *err);
 /* The scans' per-block scratch (tmp below, device memory): a frame has at
  * most 262144 MBs, scanned in blocks of 1024. skipruns, cavlc and scan
  * take the same tmp, in that order. */

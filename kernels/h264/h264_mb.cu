@@ -1,15 +1,17 @@
 /*
  * h264_mb.cu - stages 0 and 1 of the matte encoder as CUDA kernels (twins
  * of h264_mb_ref.c): a thread a pixel for the load; a P frame's motion
- * search (h264_mv_impl.h) a warp an MB, then its per-MB code of
- * h264_mb_impl.h a thread an MB; an IDR's MBs one anti-diagonal a
- * launch (an MB predicts from its left, top and top-left neighbours), a
- * warp an MB: the wavefront is 383 launches long at 4096x2048, so an MB's
- * latency is the IDR's (a thread an MB took 28 ms an IDR on an H200).
- * The warp's arithmetic is intra_mb's with the helpers of h264_mb_impl.h,
- * split over lanes: the four predictions' SADs 8 pixels a lane, then a 4x4
- * block a lane (transform, quantiser, reconstruction), the DC's Hadamard
- * on lane 0; g_h264_encode holds its bytes to the C twin's.
+ * search (h264_mv_impl.h, h264_qpel_impl.h) a warp an MB, then its per-MB
+ * code of h264_mb_impl.h 16 lanes an MB, a 4x4 block a lane; an IDR's MBs
+ * a warp an MB, a warp a row of MBs in one launch, a row waiting on the
+ * one above (an MB predicts from its left, top and top-left neighbours;
+ * k_intra_rows): the wavefront is 383 MBs long at 4096x2048, so an MB's
+ * latency is the IDR's (a thread an MB took 28 ms an IDR on an H200; an
+ * anti-diagonal a launch 2.8 ms). The warps' arithmetic is inter_mb's and
+ * intra_mb's with the helpers of h264_mb_impl.h, split over lanes: the
+ * four predictions' SADs 8 pixels a lane, then a 4x4 block a lane
+ * (transform, quantiser, reconstruction), the DC's Hadamard on lane 0;
+ * g_h264_encode holds its bytes to the C twin's.
  */
 #include "h264_cuda.h"
 #include "h264_mb_impl.h"
@@ -100,17 +102,24 @@ __device__ static void subpel_mb_warp(const struct h264_frame *fr, int mx, int m
             const int du = (vx >> 2) - bx, dv = (vy >> 2) - by, fx = vx & 3, fy = vy & 3;
             const uint8_t *p = QPEL_PAIR[fy * 4 + fx];
             const int a = p[0], b = p[1];
-            const uint8_t *pa = q->s[a & 3] + (r0 + dv + 1 + (a >> 3)) * QN + du + 1 + ((a >> 2) & 1);
-            const uint8_t *pb = q->s[b & 3] + (r0 + dv + 1 + (b >> 3)) * QN + du + 1 + ((b >> 2) & 1);
-            for (int r = 0; r < 4; r++)
-                for (int w = 0; w < 4; w++) {
-                    uint32_t wa = 0, wb = 0;
-                    for (int k = 0; k < 4; k++) {
-                        wa |= (uint32_t)pa[r * QN + 4 * w + k] << (8 * k);
-                        wb |= (uint32_t)pb[r * QN + 4 * w + k] << (8 * k);
-                    }
-                    sad += __vsadu4(s[4 * r + w], __vavgu4(wa, wb)); /* (a + b + 1) >> 1 */
+            /* the rows' 16 samples of both planes as words: aligned
+             * loads (a plane is 4-byte aligned, QN a multiple of 4, the
+             * fifth word still inside the plane), shifted into place */
+            const int ea = (r0 + dv + 1 + (a >> 3)) * QN + du + 1 + ((a >> 2) & 1);
+            const int eb = (r0 + dv + 1 + (b >> 3)) * QN + du + 1 + ((b >> 2) & 1);
+            const uint32_t *pa = (const uint32_t *)q->s[a & 3] + (ea >> 2);
+            const uint32_t *pb = (const uint32_t *)q->s[b & 3] + (eb >> 2);
+            const int sa = (ea & 3) * 8, sb = (eb & 3) * 8;
+            for (int r = 0; r < 4; r++) {
+                uint32_t xa[5], xb[5];
+                for (int k = 0; k < 5; k++) {
+                    xa[k] = pa[r * (QN / 4) + k];
+                    xb[k] = pb[r * (QN / 4) + k];
                 }
+                for (int w = 0; w < 4; w++) /* (a + b + 1) >> 1 */
+                    sad += __vsadu4(s[4 * r + w], __vavgu4(__funnelshift_r(xa[w], xa[w + 1], sa),
+                                                           __funnelshift_r(xb[w], xb[w + 1], sb)));
+            }
         }
         sad += __shfl_xor_sync(FULL_MASK, sad, 1);
         sad += __shfl_xor_sync(FULL_MASK, sad, 2);
@@ -198,7 +207,7 @@ __device__ static void search_mb_warp(const struct h264_frame *fr, int mx, int m
     subpel_mb_warp(fr, mx, my, bx, by, best, s, qs, lane, v);
     /* a fractional vector's prediction into the MB's place of rec, from
      * the half samples in shared memory (v is within a pixel of (bx, by)):
-     * k_inter codes against it there (inter_mb_pred), and needs no
+     * k_inter codes against it there, and needs no
      * interpolation (nor its 2.6 KB a thread) of its own */
     if ((v[0] | v[1]) & 3) {
         const int du = (v[0] >> 2) - bx, dv = (v[1] >> 2) - by, fx = v[0] & 3, fy = v[1] & 3;
@@ -222,21 +231,75 @@ __global__ static void k_search(struct h264_frame f)
         search_mb_warp(&f, i % f.mbw, i / f.mbw, threadIdx.x & 31, &qs[threadIdx.x >> 5]);
 }
 
-/* Stage 1b: a thread an MB, a fractional vector's prediction left in rec
- * by k_search. */
+/* Stage 1b, 16 lanes an MB (two a warp), a 4x4 block a lane:
+ * inter_mb_pred's decisions and code_residual's P16 arithmetic (the
+ * twin's, h264_mb_impl.h), a fractional vector's prediction left in rec by
+ * k_search. A thread an MB ran an MB's 16 blocks one after the other, and a
+ * warp waited for its slowest MB (0.16-0.18 ms a P frame at 4096x2048). */
 __global__ static void k_inter(struct h264_frame f)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= f.mbw * f.mbh)
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t >> 4, b = t & 15;
+    const unsigned half = (threadIdx.x & 16) ? 0xffff0000u : 0x0000ffffu;
+    if (i >= f.mbw * f.mbh) /* the MB's 16 lanes leave together */
         return;
-    const int mx = i % f.mbw, my = i / f.mbw;
-    const struct h264_mb *m = &f.mb[i];
-    const size_t o = (size_t)my * 16 * f.ls + (size_t)mx * 16;
-    if ((m->mv[0] | m->mv[1]) & 3)
-        inter_mb_pred(&f, mx, my, f.rec + o, f.ls, 1);
-    else
-        inter_mb_pred(&f, mx, my, f.ref + o + (ptrdiff_t)(m->mv[1] >> 2) * f.ls + (m->mv[0] >> 2),
-                      f.ls, 0);
+    const int mx = i % f.mbw, my = i / f.mbw, ls = f.ls, bx = (b & 3) * 4, by = (b >> 2) * 4;
+    struct h264_mb *m = &f.mb[i];
+    const int mv0 = m->mv[0], mv1 = m->mv[1], frac = ((mv0 | mv1) & 3) != 0;
+    const size_t o = (size_t)my * 16 * ls + (size_t)mx * 16;
+    const uint8_t *pred = frac ? f.rec + o : f.ref + o + (ptrdiff_t)(mv1 >> 2) * ls + (mv0 >> 2);
+    uint8_t *rec = f.rec + o + (size_t)by * ls + bx;
+    uint8_t p[16];
+    int c[16], eq = 1;
+    for (int k = 0; k < 16; k++) {
+        p[k] = pred[(size_t)(by + (k >> 2)) * ls + bx + (k & 3)];
+        c[k] = f.src[o + (size_t)(by + (k >> 2)) * ls + bx + (k & 3)] - p[k];
+        eq &= c[k] == 0;
+    }
+    int ps[2];
+    mv_pred(&f, mx, my, 1, ps);
+    const int can_skip = ps[0] == mv0 && ps[1] == mv1;
+    if (b == 0) {
+        m->mode = 0;
+        m->mvd[0] = m->mvd[1] = 0;
+    }
+    if (__all_sync(half, can_skip && !frac && eq)) { /* the MB equals its prediction */
+        m->nc[b] = 0;
+        if (b == 0) {
+            m->type = H264_MB_SKIP;
+            m->cbp = 0;
+        }
+        for (int r = 0; r < 4; r++)
+            for (int k = 0; k < 4; k++)
+                rec[(size_t)r * ls + k] = p[4 * r + k];
+        return;
+    }
+    const int q6 = f.qp / 6, qm = f.qp % 6, qbits = 15 + q6, rf = 1 << (qbits - 1);
+    fdct4(c);
+    int d[16], nc = 0;
+    for (int k = 0; k < 16; k++) {
+        const int r = ZZ[k], l = quant(c[r], MF[qm][pos_class(r)], rf, qbits);
+        m->lv[b][k] = (int16_t)l;
+        nc += l != 0;
+        d[r] = l * DQ[qm][pos_class(r)] * (1 << q6);
+    }
+    m->nc[b] = (uint8_t)nc;
+    m->dc[b] = 0;
+    unsigned cbp = nc ? 1u << (((b >> 3) << 1) | ((b & 3) >> 1)) : 0;
+    for (int off = 8; off; off >>= 1)
+        cbp |= __shfl_xor_sync(half, cbp, off);
+    idct4_add2(d, p, 4, rec, ls);
+    if (b == 0) {
+        m->cbp = (uint8_t)cbp;
+        if (!cbp && can_skip) { /* nothing coded: the decoder copies the prediction */
+            m->type = H264_MB_SKIP;
+        } else {
+            int pp[2];
+            m->type = H264_MB_P16;
+            mv_pred(&f, mx, my, 0, pp);
+            m->mvd[0] = (int16_t)(mv0 - pp[0]);
+            m->mvd[1] = (int16_t)(mv1 - pp[1]);
+        }
+    }
 }
 
 enum { INTRA_WARPS = 4 }; /* MBs (warps) a block */
@@ -255,18 +318,21 @@ __device__ static inline int pred_px(int mode, int x, int y, const uint8_t *top,
 }
 
 /* intra_mb by one warp: pred[256] (the chosen prediction), dcs[16] and
- * dcy[16] are the warp's shared scratch. */
+ * dcy[16] are the warp's shared scratch; the reconstructed neighbours are
+ * read at rec (stride rls: the MB's pixel (0, 0), so rec[-rls] is the top
+ * row and rec[y * rls - 1] the left column), their copy in shared memory. */
 __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my, int lane,
-                                     uint8_t *pred, int *dcs, int *dcy)
+                                     uint8_t *pred, int *dcs, int *dcy, const uint8_t *rec,
+                                     int rls)
 {
     const int ls = fr->ls;
     const size_t o = (size_t)my * 16 * ls + (size_t)mx * 16;
-    const uint8_t *rec = fr->rec + o, *src = fr->src + o, *top = rec - ls;
+    const uint8_t *src = fr->src + o, *top = rec - rls;
     const int hl = mx > 0, ht = my > 0;
     /* DC and plane parameters (predict16's), on every lane alike */
-    int dc = dc16(rec, ls, hl, ht), pa = 0, pb = 0, pc = 0;
+    int dc = dc16(rec, rls, hl, ht), pa = 0, pb = 0, pc = 0;
     if (hl && ht)
-        plane16(rec, ls, &pa, &pb, &pc);
+        plane16(rec, rls, &pa, &pb, &pc);
     /* the cheapest available mode by SAD, the first of equals (intra_mb's) */
     const int py = lane >> 1, px0 = (lane & 1) * 8;
     unsigned best_sad = ~0u;
@@ -277,7 +343,7 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
         unsigned sad = 0;
         for (int k = 0; k < 8; k++)
             sad += (unsigned)h264_abs(src[(size_t)py * ls + px0 + k] -
-                                      pred_px(mode, px0 + k, py, top, rec, ls, dc, pa, pb, pc));
+                                      pred_px(mode, px0 + k, py, top, rec, rls, dc, pa, pb, pc));
         for (int off = 16; off; off >>= 1)
             sad += __shfl_xor_sync(FULL_MASK, sad, off);
         if (sad < best_sad) {
@@ -286,7 +352,7 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
         }
     }
     for (int k = 0; k < 8; k++)
-        pred[py * 16 + px0 + k] = (uint8_t)pred_px(best, px0 + k, py, top, rec, ls, dc, pa, pb, pc);
+        pred[py * 16 + px0 + k] = (uint8_t)pred_px(best, px0 + k, py, top, rec, rls, dc, pa, pb, pc);
     __syncwarp();
     /* code_residual(intra): a 4x4 block a lane of the first 16 */
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
@@ -344,15 +410,53 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
     }
 }
 
-__global__ static void k_intra_warp(struct h264_frame f, int d, int y0, int n)
+/* The IDR's MBs, a warp a row of MBs, left to right: an MB predicts from
+ * its left (the warp's own last MB), top and top-left neighbours, so row
+ * my's MB mx waits until row my - 1 has done mx + 1 MBs (prog[my - 1], a
+ * count published after the MB's pixels, fenced). One launch: the
+ * wavefront's 383 steps at 4096x2048 are an MB's latency each, not a
+ * launch each. A block takes its rows by ticket (prog[mbh]) in the order
+ * blocks start, so a row waits only on rows already running. The
+ * neighbours are read from L2 (__ldcg: another SM wrote them during the
+ * launch) into nb, 17 x 17 (top-left, top row; left column below). */
+__global__ static void k_intra_rows(struct h264_frame f, int *prog)
 {
     __shared__ uint8_t pred[INTRA_WARPS][256];
     __shared__ int dcs[INTRA_WARPS][16], dcy[INTRA_WARPS][16];
-    int w = threadIdx.x >> 5, j = blockIdx.x * INTRA_WARPS + w;
-    if (j >= n) /* the whole warp leaves together */
+    __shared__ uint8_t nb[INTRA_WARPS][17 * 17];
+    __shared__ int ticket;
+    if (threadIdx.x == 0)
+        ticket = atomicAdd(&prog[f.mbh], 1);
+    __syncthreads();
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, my = ticket * INTRA_WARPS + w;
+    if (my >= f.mbh) /* the whole warp leaves together */
         return;
-    int my = y0 + j;
-    intra_mb_warp(&f, d - my, my, threadIdx.x & 31, pred[w], dcs[w], dcy[w]);
+    const int ls = f.ls;
+    const volatile int *above = my > 0 ? prog + my - 1 : NULL;
+    int done_above = 0;
+    for (int mx = 0; mx < f.mbw; mx++) {
+        const uint8_t *o = f.rec + (size_t)my * 16 * ls + (size_t)mx * 16;
+        if (above && done_above < mx + 1) {
+            if (lane == 0)
+                while ((done_above = *above) < mx + 1)
+                    ;
+            done_above = __shfl_sync(FULL_MASK, done_above, 0);
+            __threadfence(); /* the count read before the pixels */
+        }
+        /* lane l < 17: the top row's pixel l - 1; lanes 17..31 the left
+         * column's rows 0..14, lane 0 its row 15 */
+        if (my > 0 && lane < 17 && (lane > 0 || mx > 0))
+            nb[w][lane] = __ldcg(o - ls - 1 + lane);
+        const int ly = lane >= 17 ? lane - 17 : lane == 0 ? 15 : -1;
+        if (mx > 0 && ly >= 0)
+            nb[w][(ly + 1) * 17] = __ldcg(o + (size_t)ly * ls - 1);
+        __syncwarp();
+        intra_mb_warp(&f, mx, my, lane, pred[w], dcs[w], dcy[w], nb[w] + 18, 17);
+        __threadfence(); /* this lane's pixels before the count */
+        __syncwarp();
+        if (lane == 0)
+            atomicExch(&prog[my], mx + 1);
+    }
 }
 
 extern "C" int cu_h264_load(const struct h264_frame *f, const uint8_t *y, int yls, int w, int h,
@@ -373,17 +477,16 @@ extern "C" int cu_h264_search(const struct h264_frame *f, cudaStream_t s, vr_err
 extern "C" int cu_h264_inter(const struct h264_frame *f, cudaStream_t s, vr_err *err)
 {
     int n = f->mbw * f->mbh;
-    k_inter<<<(n + 63) / 64, 64, 0, s>>>(*f);
+    k_inter<<<(n + 7) / 8, 128, 0, s>>>(*f);
     return launched("inter", err);
 }
 
-extern "C" int cu_h264_intra(const struct h264_frame *f, int d, cudaStream_t s, vr_err *err)
+extern "C" int cu_h264_intra(const struct h264_frame *f, int *prog, cudaStream_t s, vr_err *err)
 {
-    /* the diagonal's rows: my from max(0, d - mbw + 1) to min(d, mbh - 1) */
-    int y0 = d - f->mbw + 1 > 0 ? d - f->mbw + 1 : 0, y1 = d < f->mbh - 1 ? d : f->mbh - 1;
-    int n = y1 - y0 + 1;
-    if (n <= 0)
-        return 0;
-    k_intra_warp<<<(n + INTRA_WARPS - 1) / INTRA_WARPS, 32 * INTRA_WARPS, 0, s>>>(*f, d, y0, n);
+    cudaError_t e = cudaMemsetAsync(prog, 0, (size_t)(f->mbh + 1) * sizeof *prog, s);
+    if (e != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "matte encoder: intra: %s", cudaGetErrorString(e));
+    int blocks = (f->mbh + INTRA_WARPS - 1) / INTRA_WARPS;
+    k_intra_rows<<<blocks, 32 * INTRA_WARPS, 0, s>>>(*f, prog);
     return launched("intra", err);
 }

@@ -258,9 +258,9 @@ H264_DEV static void mb_copy(uint8_t *dst, const uint8_t *src, size_t ls)
 
 /* Stage 1b for one MB against its prediction pred (stride pls): ref at the
  * vector when it is whole-pel (frac 0), else its quarter-pel interpolation
- * (inter_mb's, in a buffer on the CPU; on the GPU k_search leaves it in the
- * MB's place of rec, and the reconstruction overwrites it in place: each
- * pixel of idct4_add2's output reads only its own pixel of pred). */
+ * (inter_mb's, in a buffer). The GPU's k_inter (h264_mb.cu) makes the same
+ * decisions with a 4x4 block a lane, its fractional prediction left in the
+ * MB's place of rec by k_search. */
 H264_DEV static void inter_mb_pred(const struct h264_frame *fr, int mx, int my, const uint8_t *pred,
                                    int pls, int frac)
 {
@@ -286,8 +286,6 @@ H264_DEV static void inter_mb_pred(const struct h264_frame *fr, int mx, int my, 
     if (!code_residual(fr->src + o, pred, pls, fr->rec + o, fr->ls, fr->qp, 0, m) && can_skip) {
         /* nothing coded: the decoder copies the prediction, as P_Skip */
         m->type = H264_MB_SKIP;
-        if (pred == fr->rec + o) /* the GPU's: already there */
-            return;
         if (!frac)
             mb_copy(fr->rec + o, pred, (size_t)fr->ls);
         else

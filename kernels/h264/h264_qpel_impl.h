@@ -26,11 +26,14 @@
 /* The samples G (whole), b (half, right), h (half, down) and j (half,
  * both) at (x0 + u, y0 + v) for u, v in -1 .. QN - 2, index (v + 1) * QN +
  * u + 1; b1, the horizontal 6-tap sums (8-241) of rows v = -3 .. QN + 1,
- * index (v + 3) * QN + u + 1, from which b and j are made. */
-enum { QN = 20 };
-struct h264_qpel {
+ * index (v + 3) * QN + u + 1, from which b and j are made; w, the
+ * reference's pixels the taps read, (x0 - 3 + i, y0 - 3 + j) at j * QW + i,
+ * clamped to the coded picture once. */
+enum { QN = 20, QW = QN + 5 };
+struct __attribute__((aligned(16))) h264_qpel { /* aligned: the GPU reads s as words */
     uint8_t s[4][QN * QN]; /* G, b, h, j */
     int16_t b1[(QN + 5) * QN];
+    uint8_t w[QW * QW];
 };
 
 H264_DEV static inline int qref(const struct h264_frame *fr, int x, int y)
@@ -43,38 +46,46 @@ H264_DEV static inline int qref(const struct h264_frame *fr, int x, int y)
 
 H264_DEV static inline int clip1(int v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
 
-/* The 6-tap sum across (x, y) .. (x + 1, y) (dx 1) or (x, y) .. (x, y + 1) (dy 1). */
-H264_DEV static inline int tap6(const struct h264_frame *fr, int x, int y, int dx, int dy)
+/* The 6-tap sum across c[0] .. c[d] (d 1: along a row of w; QW: down a
+ * column), c the window's sample at (x, y). */
+H264_DEV static inline int tap6(const uint8_t *c, int d)
 {
-    return qref(fr, x - 2 * dx, y - 2 * dy) - 5 * qref(fr, x - dx, y - dy) + 20 * qref(fr, x, y) +
-           20 * qref(fr, x + dx, y + dy) - 5 * qref(fr, x + 2 * dx, y + 2 * dy) +
-           qref(fr, x + 3 * dx, y + 3 * dy);
+    return c[-2 * d] - 5 * c[-d] + 20 * c[0] + 20 * c[d] - 5 * c[2 * d] + c[3 * d];
 }
 
+#ifdef __CUDACC__
+#define QPEL_SYNC(lanes)                                                                         \
+    do {                                                                                         \
+        if ((lanes) == 32)                                                                       \
+            __syncwarp();                                                                        \
+    } while (0)
+#else
+#define QPEL_SYNC(lanes) ((void)0)
+#endif
+
 /* q around (x0, y0), positions lane, lane + lanes, ... of each pass: a
- * lane's share on the GPU (lanes 32: the warp syncs between the passes). */
+ * lane's share on the GPU (lanes 32: the warp syncs between the passes).
+ * The window first: the taps then read it, not the clamped reference
+ * (25 x 25 loads, where they were ~5800 for an MB). */
 H264_DEV static void qpel_fill(const struct h264_frame *fr, int x0, int y0, struct h264_qpel *q,
                                int lane, int lanes)
 {
-    for (int k = lane; k < (QN + 5) * QN; k += lanes)
-        q->b1[k] = (int16_t)tap6(fr, x0 + k % QN - 1, y0 + k / QN - 3, 1, 0);
-#ifdef __CUDACC__
-    if (lanes == 32)
-        __syncwarp();
-#endif
-    for (int k = lane; k < QN * QN; k += lanes) {
-        int x = x0 + k % QN - 1, y = y0 + k / QN - 1;
-        const int16_t *c = q->b1 + k + 2 * QN; /* b1 at (x, y) */
+    for (int k = lane; k < QW * QW; k += lanes)
+        q->w[k] = (uint8_t)qref(fr, x0 - 3 + k % QW, y0 - 3 + k / QW);
+    QPEL_SYNC(lanes);
+    for (int k = lane; k < (QN + 5) * QN; k += lanes) /* (x0 + k % QN - 1, y0 + k / QN - 3) */
+        q->b1[k] = (int16_t)tap6(q->w + (k / QN) * QW + k % QN + 2, 1);
+    QPEL_SYNC(lanes);
+    for (int k = lane; k < QN * QN; k += lanes) { /* (x0 + k % QN - 1, y0 + k / QN - 1) */
+        const uint8_t *g = q->w + (k / QN + 2) * QW + k % QN + 2;
+        const int16_t *c = q->b1 + k + 2 * QN; /* b1 at the same place */
         int j1 = c[-2 * QN] - 5 * c[-QN] + 20 * c[0] + 20 * c[QN] - 5 * c[2 * QN] + c[3 * QN];
-        q->s[0][k] = (uint8_t)qref(fr, x, y);
+        q->s[0][k] = *g;
         q->s[1][k] = (uint8_t)clip1((c[0] + 16) >> 5);
-        q->s[2][k] = (uint8_t)clip1((tap6(fr, x, y, 0, 1) + 16) >> 5);
+        q->s[2][k] = (uint8_t)clip1((tap6(g, QW) + 16) >> 5);
         q->s[3][k] = (uint8_t)clip1((j1 + 512) >> 10);
     }
-#ifdef __CUDACC__
-    if (lanes == 32)
-        __syncwarp();
-#endif
+    QPEL_SYNC(lanes);
 }
 
 /* Table 8-12 as the two samples averaged for (xFrac, yFrac) = (fx, fy):

@@ -48,6 +48,7 @@ struct h264_gpu {
     cudaEvent_t loaded;      /* the queued frame's luma is copied: its caller may reuse it */
     int head, npend;         /* the slot queued next; frames queued, not collected (0..2) */
     uint64_t *tmp;           /* the scans' scratch, H264_SCAN_TMP_WORDS */
+    int *prog;               /* the IDR's rows' counts and ticket, mbh + 1 */
     size_t out_cap;
     size_t guess;            /* bytes read back before the length is known: twice the
                               * last frame's */
@@ -157,6 +158,7 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out,
     CK(cudaMalloc((void **)&g->f.counts, 3 * sizeof *g->f.counts), "out of device memory");
     CK(cudaMalloc((void **)&g->f.bits, n * H264_MB_MAX_BYTES), "out of device memory");
     CK(cudaMalloc((void **)&g->tmp, H264_SCAN_TMP_WORDS * sizeof *g->tmp), "out of device memory");
+    CK(cudaMalloc((void **)&g->prog, ((size_t)mbh + 1) * sizeof *g->prog), "out of device memory");
     CK(cudaMallocHost((void **)&g->tail, 8 * sizeof *g->tail), "out of pinned memory");
     CK(cudaEventCreateWithFlags(&g->loaded, cudaEventBlockingSync | cudaEventDisableTiming),
        "cannot create an event");
@@ -207,6 +209,7 @@ void h264_gpu_free(struct h264_gpu **gp)
     cudaFree(g->f.counts);
     cudaFree(g->f.bits);
     cudaFree(g->tmp);
+    cudaFree(g->prog);
     cudaFreeHost(g->tail);
     if (g->s)
         cudaStreamDestroy(g->s);
@@ -241,8 +244,7 @@ int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
         return rc;
     prof_mark(g, slot, PROF_MB);
     if (idr) {
-        for (int d = 0; d < f->mbw + f->mbh - 1 && rc == 0; d++)
-            rc = cu_h264_intra(f, d, g->s, err);
+        rc = cu_h264_intra(f, g->prog, g->s, err);
     } else {
         rc = cu_h264_inter(f, g->s, err);
     }
