@@ -70,6 +70,8 @@ struct ctl {
                                    * stitch runs where it is asked for */
     const struct ctl *stitch_view; /* the stitch thread's copy, whose pulse (set while it
                                    * works on a job, 0 idle) counts as this one's */
+    struct ctl_chunk_gc *chunk_gc; /* the chunk objects' sweeper (ctl_chunk_gc.c); NULL:
+                                   * sweeps run where they are asked for */
     long long last_reclaim_ms;    /* monotonic: the loop's and the split's last reclaim */
     double oom_seen_s;            /* monotonic: when Redis was last seen out of memory (0
                                    * never): a lease that lapsed since was refused, not lost */
@@ -253,9 +255,11 @@ void ctl_stitch_drop_all(struct ctl *c);
 void ctl_stitch_sweep(struct ctl *c);
 
 /* Removes the chunk files (storage/jobs/<id>/{in,out}) of the done jobs
- * whose cleanup is due (rq_cleanup_due), unless --keep-chunks. Run by every
- * audit: the files go only once Redis has made the done durable, so a
- * crash that rolls the done back leaves the stitch what it needs. */
+ * whose cleanup is due (rq_cleanup_due), unless --keep-chunks, and with a
+ * --storage URL posts every due ended job to the chunk objects' sweeper.
+ * Run by every audit: the files go only once Redis has made the done
+ * durable, so a crash that rolls the done back leaves the stitch what it
+ * needs. */
 void ctl_cleanup_due(struct ctl *c);
 
 #define CTL_KEEP_JOBS_DEFAULT_MS (7LL * 86400 * 1000) /* --keep-jobs: a week */
@@ -493,9 +497,21 @@ int ctl_chunk_url_ready(struct ctl *c, const char *id, int idx, int ranges, char
 int ctl_chunk_url_fetch(struct ctl *c, const char *id, int i, int ranges, const long long max[2],
                         vr_err *err);
 
-/* Removes the job's chunk objects (a DELETE of each, by its manifest),
- * what is left logged. */
-void ctl_chunk_url_drop(struct ctl *c, const char *id);
+/* Removes everything under the job's collection <URL>jobs/<id>/ (one
+ * DELETE, Depth: infinity), or each chunk object by the job's manifest
+ * where the store deletes no collection; given up once *c->stop. shown
+ * gets the collection's URL as messages name it. 0 or <0 (why in err). */
+int ctl_chunk_url_sweep(struct ctl *c, const char *id, char *shown, size_t n, vr_err *err);
+
+/* The chunk objects' sweeper (ctl_chunk_gc.c): a thread with a connection
+ * of its own, so that a slow or hung store never holds the loop. start:
+ * 0, or VR_E* (then each sweep runs where it is asked for); stop: after
+ * *c->stop, gives up the DELETE under way and joins; no thread is fine.
+ * post: job id's objects swept if it has ended (its cleanup entry held
+ * meanwhile, removed once they are gone, due again later if not). */
+int ctl_chunk_gc_start(struct ctl *c, vr_err *err);
+void ctl_chunk_gc_stop(struct ctl *c);
+void ctl_chunk_gc_post(struct ctl *c, const char *id);
 
 /* The absolute path of chunk i's file under the job's `sub` ("in", "out"). */
 void ctl_chunk_path(struct ctl *c, const char *id, const char *sub, int i, char *buf, size_t n);

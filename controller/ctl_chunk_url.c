@@ -11,8 +11,9 @@
  * sizes passed the bound of their frames: from there the stitch checks
  * them against the commit's sum and copies them as it does a chunk a
  * worker wrote on shared storage, so a chunk cut short or changed on the
- * store is computed again, never stitched. The objects go with the
- * chunks' files (ctl_cleanup_due): a DELETE of each.
+ * store is computed again, never stitched. The objects go once the job
+ * has ended (ctl_chunk_gc.c, off the loop): one DELETE of the job's
+ * collection, or of each object where the store deletes no collection.
  */
 #include "ctl.h"
 
@@ -145,27 +146,40 @@ int ctl_chunk_url_fetch(struct ctl *c, const char *id, int i, int ranges, const 
     return rc;
 }
 
-void ctl_chunk_url_drop(struct ctl *c, const char *id)
+/* Each chunk object of the job by its manifest, for a store that deletes
+ * no collection: 0, or <0 (how many were left, the last's error, in err). */
+static int ctl_chunk_url_drop(struct ctl *c, const char *id, vr_err *err)
 {
-    char mpath[STORAGE_PATH_MAX], orel[400], url[URL_ROOT_MAX + 400];
+    char mpath[STORAGE_PATH_MAX], orel[400], url[URL_ROOT_MAX + 400], rel[256];
     struct job_manifest man;
-    vr_err e = { 0 };
-    char rel[256];
     snprintf(rel, sizeof rel, "jobs/%.*s/manifest.json", JOB_ID_MAX, id); /* its path's */
-    if (storage_path(c->storage, rel, mpath, sizeof mpath, &e) < 0 ||
-        job_manifest_read(mpath, &man, &e) < 0) {
-        log_warn("job %s: its chunk objects were not removed: %s", id, e.msg);
-        return;
-    }
-    /* each object (a WebDAV store deletes no collection by a plain
-     * DELETE here); an elastic job's pieces without a chunk answer 404 */
+    int rc = storage_path(c->storage, rel, mpath, sizeof mpath, err);
+    if (rc < 0 || (rc = job_manifest_read(mpath, &man, err)) < 0)
+        return rc;
+    /* an elastic job's pieces without a chunk answer 404 */
     int left = 0;
+    vr_err e = { 0 };
     for (int i = 0; i < man.nchunks; i++)
         for (int sidecar = 0; sidecar <= !!man.ranges; sidecar++)
             if (ctl_chunk_url(c, id, i, sidecar, orel, sizeof orel, url, sizeof url, &e) < 0 ||
                 http_delete(url, &e) < 0)
                 left++;
-    if (left)
-        log_warn("job %s: %d chunk objects were not removed (the last: %s)", id, left, e.msg);
     job_manifest_release(&man);
+    return left ? vr_err_set(err, e.code, "%d chunk objects left (the last: %s)", left, e.msg)
+                : 0;
+}
+
+int ctl_chunk_url_sweep(struct ctl *c, const char *id, char *shown, size_t n, vr_err *err)
+{
+    char url[URL_ROOT_MAX + 128];
+    if (snprintf(url, sizeof url, "%sjobs/%.*s/", c->storage_url, JOB_ID_MAX, id) >=
+        (int)sizeof url)
+        return vr_err_set(err, VR_EINVAL, "job %s: its objects' URL is too long", id);
+    http_io_shown(url, shown, n);
+    /* everything the job's workers put there: chunks, sidecars, a pieces'
+     * outputs, and the temporaries of attempts killed between PUT and MOVE */
+    int rc = http_delete_tree(url, c->stop, err);
+    if (rc == VR_ENOTSUP)
+        rc = ctl_chunk_url_drop(c, id, err);
+    return rc;
 }

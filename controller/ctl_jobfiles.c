@@ -99,7 +99,7 @@ int ctl_jobfiles_spec_via(struct rq *q, const char *id, struct job_spec *js, vr_
     return rc < 0 ? rc : 0;
 }
 
-/* ---- a done job's chunk files ---- */
+/* ---- an ended job's chunk files ---- */
 
 /* Removes storage/jobs/<id>/{in,out} (the chunks; the manifest stays). */
 static void ctl_drop_chunks(struct ctl *c, const char *id)
@@ -111,8 +111,6 @@ static void ctl_drop_chunks(struct ctl *c, const char *id)
         storage_path(c->storage, rel, dir, sizeof dir, NULL);
         storage_rmtree(dir);
     }
-    if (c->storage_url[0])
-        ctl_chunk_url_drop(c, id);
 }
 
 void ctl_cleanup_due(struct ctl *c)
@@ -123,9 +121,16 @@ void ctl_cleanup_due(struct ctl *c)
         char state[32] = "";
         if (!job_id_valid(ids[i]) || rq_job_state(c->q, ids[i], state, sizeof state, NULL) < 0)
             continue;
-        if (!strcmp(state, "done") && !c->keep_chunks)
+        if (c->keep_chunks) { /* the chunks of every job stay, on a store too */
+            rq_cleanup_forget(c->q, ids[i], NULL);
+            continue;
+        }
+        if (!strcmp(state, "done")) /* a failed or cancelled job's stay for its retry */
             ctl_drop_chunks(c, ids[i]);
-        rq_cleanup_forget(c->q, ids[i], NULL);
+        if (c->storage_url[0] && job_state_ended(state))
+            ctl_chunk_gc_post(c, ids[i]); /* off the loop; the entry goes once they are gone */
+        else
+            rq_cleanup_forget(c->q, ids[i], NULL);
     }
 }
 

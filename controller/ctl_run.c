@@ -400,8 +400,11 @@ static int ctl_run(struct ctl *c, struct ctl_prom *prom)
         log_error("%s; the workers' reports are read between the loop's turns", ne.msg);
     if (ctl_stitcher_start(c, &ne) < 0) /* the loop stitches: slower turns, same jobs */
         log_error("%s; jobs are stitched on the loop", ne.msg);
+    if (ctl_chunk_gc_start(c, &ne) < 0)
+        log_error("%s; chunk objects are deleted on the loop", ne.msg);
     int rc = ctl_loop(c);
     ctl_reports_stop(&reports);
+    ctl_chunk_gc_stop(c);
     ctl_stitcher_stop(c);
     ctl_stitch_drop_all(c);
     if (hb.started)

@@ -33,7 +33,15 @@ struct http_req {
     int reached;                    /* a server answered (a temporary object may exist) */
     int fd;                         /* the body's file (a PUT), else -1 */
     off_t off, size;
+    const volatile sig_atomic_t *stop; /* set: the request and its retries given up */
 };
+
+static int http_req_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+    const struct http_req *r = arg;
+    (void)a, (void)b, (void)c, (void)d;
+    return r->stop && *r->stop; /* a hung store does not hold a shutdown */
+}
 
 static size_t http_req_discard(char *p, size_t sz, size_t nm, void *arg)
 {
@@ -103,6 +111,11 @@ static int http_req_once(struct http_req *r, const char *method, const char *url
     } else {
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
     }
+    if (r->stop) {
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, http_req_progress);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, r);
+    }
     r->refused[0] = '\0';
     CURLcode rc = curl_easy_perform(h);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
@@ -112,6 +125,8 @@ static int http_req_once(struct http_req *r, const char *method, const char *url
     if (r->refused[0])
         return vr_err_set(err, VR_EACCES, "%s: refused: the address %s is loopback, private or "
                           "link-local (--storage-allow-private allows it)", r->shown, r->refused);
+    if (rc == CURLE_ABORTED_BY_CALLBACK && r->stop && *r->stop)
+        return vr_err_set(err, VR_EIO, "%s: %s: given up (stopping)", r->shown, method);
     if (rc == CURLE_ABORTED_BY_CALLBACK)
         return vr_err_set(err, VR_EIO, "%s: %s: the local file could not be read whole",
                           r->shown, method);
@@ -138,6 +153,8 @@ static int http_req(struct http_req *r, const char *method, const char *url,
     long wait = http_io_settings().backoff_ms;
     for (int t = 1;; t++) {
         int rc = http_req_once(r, method, url, hs, status, err);
+        if (rc == HTTP_REQ_RETRY && r->stop && *r->stop)
+            return err ? err->code : VR_EIO;
         if (rc != HTTP_REQ_RETRY || (rc = http_io_retry_wait(t, &wait, err)) < 0)
             return rc;
     }
@@ -159,8 +176,9 @@ static int http_req_status(const struct http_req *r, const char *method, long st
                       st == 412 ? " (the output exists and may not be replaced: -y)" : "");
 }
 
-/* A URL a write may go to: http(s) without a query (http_put.h). */
-static int http_req_begin(struct http_req *r, const char *url, vr_err *err)
+/* A URL a write may go to: http(s) without a query (http_put.h); an
+ * object's, or a collection's (ending in '/') when `collection`. */
+static int http_req_begin(struct http_req *r, const char *url, int collection, vr_err *err)
 {
     memset(r, 0, sizeof *r);
     r->fd = -1;
@@ -174,8 +192,9 @@ static int http_req_begin(struct http_req *r, const char *url, vr_err *err)
         return vr_err_set(err, VR_ENOTSUP, "%s: a destination with a query string (a presigned "
                           "PUT): not yet", r->shown);
     const char *path = strchr(strstr(url, "://") + 3, '/');
-    if (!path || path[strlen(path) - 1] == '/')
-        return vr_err_set(err, VR_EINVAL, "%s: names a collection, not an object", r->shown);
+    if (!path || (path[strlen(path) - 1] == '/') != !!collection)
+        return vr_err_set(err, VR_EINVAL, "%s: names %s", r->shown,
+                          collection ? "an object, not a collection" : "a collection, not an object");
     http_io_global_init();
     r->allow_private = http_io_settings().allow_private;
     if (!(r->h = curl_easy_init()))
@@ -199,7 +218,7 @@ int http_exists(const char *url, vr_err *err)
         return s3_exists(url, err);
     struct http_req r;
     long st = 0;
-    int rc = http_req_begin(&r, url, err);
+    int rc = http_req_begin(&r, url, 0, err);
     if (rc == 0)
         rc = http_req(&r, "HEAD", url, NULL, &st, err);
     if (rc == 0)
@@ -214,10 +233,32 @@ int http_delete(const char *url, vr_err *err)
         return s3_delete(url, err);
     struct http_req r;
     long st = 0;
-    int rc = http_req_begin(&r, url, err);
+    int rc = http_req_begin(&r, url, 0, err);
     if (rc == 0)
         rc = http_req(&r, "DELETE", url, NULL, &st, err);
     if (rc == 0 && st != 404 && st != 410)
+        rc = http_req_status(&r, "DELETE", st, 200, 204, err);
+    http_req_end(&r);
+    return rc;
+}
+
+int http_delete_tree(const char *url, const volatile sig_atomic_t *stop, vr_err *err)
+{
+    struct http_req r;
+    long st = 0;
+    int rc = http_req_begin(&r, url, 1, err);
+    r.stop = stop;
+    struct curl_slist *hs = rc == 0 ? curl_slist_append(NULL, "Depth: infinity") : NULL;
+    if (rc == 0 && !hs)
+        rc = vr_err_set(err, VR_ENOMEM, "out of memory");
+    if (rc == 0) /* its answer's body is discarded: nothing the store says is read */
+        rc = http_req(&r, "DELETE", url, hs, &st, err);
+    curl_slist_free_all(hs);
+    if (rc == 0 && st == 207) /* Multi-Status: some members failed */
+        rc = vr_err_set(err, VR_EIO, "%s: DELETE: HTTP 207: some of it was not removed", r.shown);
+    else if (rc == 0 && (st == 405 || st == 501))
+        rc = vr_err_set(err, VR_ENOTSUP, "%s: DELETE of a collection: HTTP %ld", r.shown, st);
+    else if (rc == 0 && st != 404 && st != 410)
         rc = http_req_status(&r, "DELETE", st, 200, 204, err);
     http_req_end(&r);
     return rc;
@@ -238,7 +279,7 @@ int http_put_file(const char *url, const char *local_path, int replace, vr_err *
     struct stat st;
     char tmp[HTTP_PUT_URL_MAX], dest[HTTP_PUT_URL_MAX + 16];
     long code = 0;
-    int rc = http_req_begin(&r, url, err);
+    int rc = http_req_begin(&r, url, 0, err);
     if (rc < 0)
         goto out;
     if ((r.fd = open(local_path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(r.fd, &st) < 0 ||

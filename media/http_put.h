@@ -24,6 +24,8 @@
 
 #include "vr_err.h"
 
+#include <signal.h>
+
 /* Uploads the regular file at local_path to url as above. replace: an
  * object already at url may be replaced. Returns 0 or VR_E* naming the
  * object, the method and the HTTP status. */
@@ -31,6 +33,13 @@ int http_put_file(const char *url, const char *local_path, int replace, vr_err *
 
 /* DELETE of url; an object already gone is no error. 0 or VR_E*. */
 int http_delete(const char *url, vr_err *err);
+
+/* DELETE of the collection url (ending in '/') and all beneath it (Depth:
+ * infinity, RFC 4918 9.6.1); one already gone is no error. Given up, with
+ * its retries, once *stop is set (NULL: never). 0, VR_ENOTSUP when the
+ * store deletes no collection (HTTP 405 or 501), VR_EIO on a Multi-Status
+ * (some of it left), or VR_E* naming the status. */
+int http_delete_tree(const char *url, const volatile sig_atomic_t *stop, vr_err *err);
 
 /* 1 when an object answers at url (HEAD 200), 0 when not (404), VR_E*
  * otherwise. */

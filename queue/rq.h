@@ -60,7 +60,7 @@
                                     * there too; it may not write vr:stats) */
 #define RQ_STATS_HIST "vr:stats:hist" /* hash: fleet stage histograms (rq_fleetstats.h) */
 #define RQ_RETRY    "vr:retry"     /* sorted set: "<job>/<idx>" waiting out a backoff, by due ms */
-#define RQ_CLEANUP  "vr:cleanup"   /* sorted set: done jobs whose chunk files go, by due ms */
+#define RQ_CLEANUP  "vr:cleanup"   /* sorted set: ended jobs whose chunk files go, by due ms */
 #define RQ_NOTIFY   "vr:notify"    /* sorted set: webhook deliveries by due time (rq_notify.h) */
 #define RQ_MAX_BULK (1 << 20) /* the proto-max-bulk-len a fleet's Redis should have */
 #define RQ_CANCELS  "vr:cancels"   /* set: jobs vrctl cancelled whose webhook a controller

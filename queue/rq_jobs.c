@@ -114,10 +114,11 @@ static const char DONE_LUA[] =
     "notify(KEYS[1], KEYS[3], ARGV[1], ARGV[3], ARGV[8])\n"
     "return {1}\n";
 
-/* KEYS: job, active, notify (vr:cancels when me is ''), ended. ARGV: id, to (failed |
- * cancelled), reason, now, me (''; vrctl's cancel), token ('0': not a
- * holder's failure, e.g. a dead chunk; else the job must still be held
- * under it), global. Returns {1} moved, {0, state} already ended, {2} held
+/* KEYS: job, active, notify (vr:cancels when me is ''), ended, cleanup.
+ * ARGV: id, to (failed | cancelled), reason, now, me (''; vrctl's cancel),
+ * token ('0': not a holder's failure, e.g. a dead chunk; else the job must
+ * still be held under it), global, cleanup due (ms: its chunk objects are
+ * swept then, ctl_chunk_gc.c). Returns {1} moved, {0, state} already ended, {2} held
  * by another claim now, {-1} no such job. A cancel without a controller
  * (vrctl's) schedules no delivery: it leaves the id in vr:cancels, where a
  * controller takes it (CANCELS_LUA). */
@@ -133,6 +134,7 @@ static const char END_LUA[] =
     "if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'controller', ARGV[5]) end\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
     "redis.call('HINCRBY', KEYS[4], 'jobs_' .. ARGV[2], 1)\n"
+    "redis.call('ZADD', KEYS[5], ARGV[8], ARGV[1])\n"
     "if ARGV[5] == '' then redis.call('SADD', KEYS[3], ARGV[1])\n"
     "else notify(KEYS[1], KEYS[3], ARGV[1], ARGV[4], ARGV[7]) end\n"
     "return {1}\n";
@@ -306,15 +308,18 @@ int rq_job_notify_cancels(struct rq *q, vr_err *err)
 static int rq_job_end(struct rq *q, const char *id, const char *to, const char *reason,
                       const char *me, long long token, char *state, size_t n, vr_err *err)
 {
-    char jk[128], now[32], tok[32];
+    char jk[128], now[32], tok[32], due[32];
     rq_key_job(jk, sizeof jk, id);
-    snprintf(now, sizeof now, "%lld", rq_now_ms());
+    long long t = rq_now_ms();
+    snprintf(now, sizeof now, "%lld", t);
+    snprintf(due, sizeof due, "%lld", t + RQ_CLEANUP_ENDED_DELAY_MS);
     snprintf(tok, sizeof tok, "%lld", token > 0 ? token : 0);
     /* vrctl's cancel names vr:cancels, not vr:notify, which its user may not
      * write (Redis checks a script's KEYS against its caller) */
-    const char *kv[] = { jk, RQ_ACTIVE, me && me[0] ? RQ_NOTIFY : RQ_CANCELS, RQ_ENDED, id, to,
-                         reason, now, me ? me : "", tok, rq_notify_global ? "1" : "0" };
-    redisReply *r = rq_eval(q, err, END_LUA, 4, kv, 11);
+    const char *kv[] = { jk, RQ_ACTIVE, me && me[0] ? RQ_NOTIFY : RQ_CANCELS, RQ_ENDED,
+                         RQ_CLEANUP, id, to, reason, now, me ? me : "", tok,
+                         rq_notify_global ? "1" : "0", due };
+    redisReply *r = rq_eval(q, err, END_LUA, 5, kv, 13);
     if (!r)
         return err ? err->code : VR_EREDIS;
     int code = rq_code_text(r, state, n, err);
@@ -470,6 +475,15 @@ int rq_jobs_created_before(struct rq *q, long long before_ms, char (*ids)[48], i
 int rq_cleanup_forget(struct rq *q, const char *id, vr_err *err)
 {
     redisReply *r = rq_cmd(q, err, "ZREM %s %s", RQ_CLEANUP, id);
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    freeReplyObject(r);
+    return 0;
+}
+
+int rq_cleanup_at(struct rq *q, const char *id, long long due_ms, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "ZADD %s %lld %s", RQ_CLEANUP, due_ms, id);
     if (!r)
         return err ? err->code : VR_EREDIS;
     freeReplyObject(r);

@@ -140,7 +140,7 @@ int rq_active_list(struct rq *q, char (*ids)[48], int max, vr_err *err);
 /* Drops an ended (or vanished) job from the active set. */
 int rq_active_forget(struct rq *q, const char *id, vr_err *err);
 
-/* ---- the cleanup set: done jobs whose chunk files may go ----
+/* ---- the cleanup set: ended jobs whose chunk files or objects may go ----
  *
  * The done script puts the job there, due RQ_CLEANUP_DELAY_MS later: long
  * enough for Redis to have made the done durable (AOF everysec syncs each
@@ -148,11 +148,22 @@ int rq_active_forget(struct rq *q, const char *id, vr_err *err);
  * rolled back to its stitch still finds its chunk files (issue 26). */
 #define RQ_CLEANUP_DELAY_MS 3000
 
+/* A failed or cancelled job goes there too, from the script that ends it,
+ * due this much later: its chunk files stay (`vrctl retry` resumes from
+ * them) but its chunk objects on a --storage URL are swept (ctl_chunk_gc.c),
+ * once a PUT a worker had begun before it heard of the end has landed. A
+ * retry within it resumes whole; one after computes the chunks again. */
+#define RQ_CLEANUP_ENDED_DELAY_MS 10000
+
 /* Up to max job ids whose cleanup is due (caller storage of max * 48
  * bytes): count, <0. */
 int rq_cleanup_due(struct rq *q, char (*ids)[48], int max, vr_err *err);
 
 /* Drops a job from the cleanup set (its files removed, or not wanted). */
 int rq_cleanup_forget(struct rq *q, const char *id, vr_err *err);
+
+/* Makes job id's cleanup due at due_ms (Redis time): later, while it is
+ * under way or after it failed. */
+int rq_cleanup_at(struct rq *q, const char *id, long long due_ms, vr_err *err);
 
 #endif

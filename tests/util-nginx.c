@@ -127,6 +127,22 @@ void tnginx_stop(struct tnginx *n)
 
 static int cut_port, cut_left, cut_done;
 static pthread_mutex_t cut_mu = PTHREAD_MUTEX_INITIALIZER;
+static char hold_method[16], hold_gate[400]; /* tproxy_hold's */
+static int hold_seen;
+
+/* A request of the held method waits while the gate file exists: a store
+ * that takes it and answers nothing meanwhile. */
+static void cut_hold(const char *req)
+{
+    pthread_mutex_lock(&cut_mu);
+    size_t m = strlen(hold_method);
+    int hold = m && !strncmp(req, hold_method, m) && req[m] == ' ';
+    if (hold)
+        hold_seen++;
+    pthread_mutex_unlock(&cut_mu);
+    while (hold && access(hold_gate, F_OK) == 0)
+        usleep(50000);
+}
 
 static int cut_connect(int port)
 {
@@ -198,6 +214,7 @@ static void cut_serve(int c)
     }
     if (!end)
         return;
+    cut_hold(req);
     int u = cut_connect(cut_port);
     if (u < 0)
         return;
@@ -287,6 +304,23 @@ int tproxy_cut_count(void)
 {
     pthread_mutex_lock(&cut_mu);
     int n = cut_done;
+    pthread_mutex_unlock(&cut_mu);
+    return n;
+}
+
+void tproxy_hold(const char *method, const char *gate)
+{
+    pthread_mutex_lock(&cut_mu);
+    snprintf(hold_method, sizeof hold_method, "%s", method ? method : "");
+    snprintf(hold_gate, sizeof hold_gate, "%s", gate ? gate : "");
+    hold_seen = 0;
+    pthread_mutex_unlock(&cut_mu);
+}
+
+int tproxy_held_count(void)
+{
+    pthread_mutex_lock(&cut_mu);
+    int n = hold_seen;
     pthread_mutex_unlock(&cut_mu);
     return n;
 }

@@ -49,4 +49,10 @@ void tproxy_cut_arm(int truncate);
 /* Responses the proxy cut so far. */
 int tproxy_cut_count(void);
 
+/* The proxy holds every request of `method` ("DELETE") that comes while
+ * the file `gate` exists, forwarding it only once the file is gone (a
+ * hung store); NULL method: none. Counts them from 0. */
+void tproxy_hold(const char *method, const char *gate);
+int tproxy_held_count(void);
+
 #endif
