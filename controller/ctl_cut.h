@@ -51,7 +51,8 @@ int ctl_cut_idle_waited(const struct rq_worker_info *w, long long srv, int warmu
 void ctl_cut_rate_note(const struct rq_worker_info *w, int n);
 
 /* Busy worker w's rate on its chunk (as listed) by the notes: frames a
- * second since that heartbeat, over two heartbeats at least; 0 unknown. */
+ * second since that heartbeat, over a heartbeat and 2 frames at least; 0
+ * unknown. */
 double ctl_cut_rate_of(const struct rq_worker_info *w);
 
 /* Of the running chunks r[0..n), the one whose worker is expected to end
