@@ -22,6 +22,9 @@ struct ctl_cut_rate {
     long long done;  /* frames encoded */
     long long left;  /* frames left to encode */
     double fps;      /* its worker's rate on it (0 unknown: ctl_cut_rate_of) */
+    double fps_low;  /* the lower of that and its heartbeat's (set-up in: 0 unknown):
+                      * what a straggler keeps is reckoned at it, as a rate over one
+                      * heartbeat may count a frame more than it made */
     int warmup;      /* warm-up frames a tail of it starts with */
 };
 
