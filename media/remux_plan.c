@@ -552,6 +552,51 @@ static int plan_cuts(struct plan *p, vr_err *err)
     return rc;
 }
 
+/* ---- an elastic plan's chunks: groups of pieces ---- */
+
+/* A chunk's pre-roll, in its time base (0: none). */
+static int64_t plan_preroll_span(const struct chunk_range *r)
+{
+    return r->preroll ? key_ts(&r->start) - key_ts(&r->first) : 0;
+}
+
+/* The piece to start a group at, once the one starting at piece `from` has
+ * reached chunk_s at piece `even`: among the pieces PLAN_CUT_SLACK of
+ * chunk_s either side, the one with the shortest pre-roll when it is
+ * shorter than even's (its warm-up is the same, so the rest is what it
+ * only drops), else even. */
+static int plan_group_pick(const struct remux_plan *pl, int from, int even, double chunk_s)
+{
+    int best = even;
+    int64_t span = plan_preroll_span(&pl->chunks[even]);
+    for (int j = from + 1; j < pl->nchunks; j++) {
+        double at = pl->chunks[j].start_s - pl->chunks[from].start_s;
+        if (at > chunk_s * (1 + PLAN_CUT_SLACK) + 1e-6)
+            break;
+        if (at >= chunk_s * (1 - PLAN_CUT_SLACK) - 1e-6 && plan_preroll_span(&pl->chunks[j]) < span) {
+            best = j;
+            span = plan_preroll_span(&pl->chunks[j]);
+        }
+    }
+    return best;
+}
+
+int remux_plan_groups(const struct remux_plan *pl, double chunk_s, int **starts)
+{
+    int n = 0;
+    if (!(*starts = malloc(((size_t)pl->nchunks + 1) * sizeof **starts)))
+        return VR_ENOMEM;
+    for (int i = 0; i < pl->nchunks; i++)
+        if (i == 0 || pl->chunks[i].start_s - pl->chunks[(*starts)[n - 1]].start_s >=
+                          chunk_s - 1e-6) {
+            if (i > 0)
+                i = plan_group_pick(pl, (*starts)[n - 1], i, chunk_s);
+            (*starts)[n++] = i;
+        }
+    (*starts)[n] = pl->nchunks;
+    return n;
+}
+
 /* ---- the plan ---- */
 
 void remux_plan_release(struct remux_plan *pl)

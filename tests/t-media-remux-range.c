@@ -433,6 +433,44 @@ Test(media_remux_range, cuts_move_to_the_keyframe_with_the_shortest_preroll)
     remux_plan_release(&pl);
 }
 
+/* The same clip planned in pieces (an elastic job, ctl_plan.c): a chunk
+ * of whole pieces starts at the piece near its length with the shortest
+ * pre-roll. Grouped at the first piece 1.5 s on (45, 99, 153) the chunks'
+ * pre-rolls held 45 frames each, 37 only dropped; at 54, 108 and 162 they
+ * hold 9, 1 dropped. */
+Test(media_remux_range, elastic_chunks_start_at_the_piece_with_the_shortest_preroll)
+{
+    static struct pks own, pre;
+    char f[128];
+    make(f, sizeof f, "scenes.mp4", "-c:v libx264 -preset veryfast -g 300 -keyint_min 300 "
+         "-sc_threshold 0 -bf 0 -forced-idr 1 -force_key_frames 1.49,1.79,3.29,3.59,5.09,5.39 "
+         "-pix_fmt yuv420p -c:a aac");
+    struct remux_plan pl;
+    vr_err e = { 0 };
+    const struct remux_plan_opts o = { .chunk_seconds = 0.25, .warmup = 8 };
+    cr_assert_eq(remux_plan(f, &o, &pl, &e), 0, "%s", e.msg);
+    cr_assert_eq(pl.nchunks, 7, "%d pieces", pl.nchunks);
+    int *starts = NULL;
+    int n = remux_plan_groups(&pl, 1.5, &starts);
+    cr_assert_eq(n, 4, "%d chunks", n);
+    cr_assert_eq(starts[n], pl.nchunks);
+    long long dropped = 0;
+    for (int g = 1; g < n; g++) {
+        const struct chunk_range *r = &pl.chunks[starts[g]];
+        own.n = pre.n = 0;
+        cr_assert_eq(read_range(f, r, &own, &pre, &e), 0, "%s", e.msg);
+        cr_assert_geq(pre.n, 8, "chunk %d: a pre-roll of %d frames", g, pre.n);
+        dropped += pre.n - 8;
+        double len = pl.chunks[starts[g]].start_s - pl.chunks[starts[g - 1]].start_s;
+        cr_assert(len >= 1.5 * 0.75 - 1e-6 && len <= 1.5 * 1.25 + 1e-6, "chunk %d: %.2f s", g - 1,
+                  len);
+    }
+    cr_assert_leq(dropped, 6, "the chunks' pre-rolls held %lld frames besides the warm-up",
+                  dropped);
+    free(starts);
+    remux_plan_release(&pl);
+}
+
 /* The last wave graded (remux_plan_opts.wave_slots): on 4 slots the chunks
  * of a one-wave plan grow from short to long (the stitch takes each as it
  * ends), as many as the even plan's, every frame in one of them. */
