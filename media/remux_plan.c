@@ -412,6 +412,15 @@ static double plan_target_s(const struct plan *p, const struct plan_wave *w, int
  * keyframes often cuts right where the GOP before is longest). */
 #define PLAN_CUT_SLACK 0.25
 
+/* Whether a pre-roll of a is worth moving a cut from one of b: shorter by
+ * a tenth and a frame at least, so that an estimate's rounding (Matroska
+ * keyframes a millisecond short of a whole frame count) moves no cut of a
+ * source with even GOPs. */
+static int plan_clearly_less(long long a, long long b)
+{
+    return a < b - 1 && a * 10 < b * 9;
+}
+
 /* Frames a cut at keys[ki] would decode before its warm-up, from the index
  * alone: the GOPs back to the last keyframe that leaves o->warmup frames
  * before the cut (plan_preroll_key's rule without its check of that
@@ -456,7 +465,7 @@ static int plan_best_cut(const struct plan *p, int ki, int64_t cur, double targe
             best_drop = d;
         }
     }
-    return even < 0 ? -1 : best >= 0 && best_drop < even_drop ? best : even;
+    return even < 0 ? -1 : best >= 0 && plan_clearly_less(best_drop, even_drop) ? best : even;
 }
 
 /* Cuts at keys[ki] when it can start a chunk: 1 (cut), 0 (not a cut), or
@@ -573,7 +582,8 @@ static int plan_group_pick(const struct remux_plan *pl, int from, int even, doub
         double at = pl->chunks[j].start_s - pl->chunks[from].start_s;
         if (at > chunk_s * (1 + PLAN_CUT_SLACK) + 1e-6)
             break;
-        if (at >= chunk_s * (1 - PLAN_CUT_SLACK) - 1e-6 && plan_preroll_span(&pl->chunks[j]) < span) {
+        if (at >= chunk_s * (1 - PLAN_CUT_SLACK) - 1e-6 &&
+            plan_clearly_less(plan_preroll_span(&pl->chunks[j]), span)) {
             best = j;
             span = plan_preroll_span(&pl->chunks[j]);
         }
