@@ -17,6 +17,9 @@
  *       and their PSNR and bitrate (vrbench_encode_picture.c)
  *   vrbench-video source SRC [CHUNK_SECONDS]
  *       SRC (a file or a URL) planned, then read packet by packet (vrbench_source.c).
+ *   vrbench-video preroll SRC CHUNK_SECONDS WARMUP [PIECE_SECONDS]
+ *       each chunk of SRC's plan (an elastic job's with PIECE_SECONDS) decoded up to its first output frame: its
+ *       pre-roll's dropped and warm-up frames (vrbench_preroll.c)
  *   vrbench-video repeat IN OUT TIMES
  *       IN copied TIMES times end to end by stream copy (vrbench_repeat.c):
  *       a long clip for the price of a short encode
@@ -49,6 +52,7 @@
 
 int cmd_repeat(int argc, char **argv);         /* vrbench_repeat.c */
 int cmd_source(int argc, char **argv);         /* vrbench_source.c */
+int cmd_preroll(int argc, char **argv);        /* vrbench_preroll.c */
 int cmd_encode_picture(int argc, char **argv); /* vrbench_encode_picture.c */
 int cmd_quality(int argc, char **argv);        /* vrbench_quality.c */
 
@@ -457,7 +461,9 @@ int main(int argc, char **argv)
         return cmd_quality(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "source"))
         return cmd_source(argc, argv);
-    fprintf(stderr, "usage: vrbench-video gen|decode|encode|encode-picture|repeat|diff|quality|source ... (see the file's "
+    if (argc > 1 && !strcmp(argv[1], "preroll"))
+        return cmd_preroll(argc, argv);
+    fprintf(stderr, "usage: vrbench-video gen|decode|encode|encode-picture|repeat|diff|quality|source|preroll ... (see the file's "
             "header)\n");
     return 2;
 }

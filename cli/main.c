@@ -35,7 +35,8 @@
     "                     at the split), so none idles at the tail; a chunk's fixed\n" \
     "                     cost (codec set-up, pre-roll GOP) stays small. With an\n"   \
     "                     open-GOP HEVC source each chunk carries the GOP before it\n" \
-    "                     as a pre-roll, so make S several GOPs long\n"                 \
+    "                     as a pre-roll, so make S several GOPs long; a cut moves up\n" \
+    "                     to S/4 to a keyframe with a shorter pre-roll\n"               \
     "  --chunking C       auto (default): chunks are ranges of the input, read in place\n" \
     "                     by the workers, where its container has a keyframe index (MP4,\n" \
     "                     Matroska with Cues), else cut into files first; range: only\n" \

@@ -49,22 +49,6 @@ static int ctl_manifest_of_plan(const struct remux_plan *pl, double secs,
     return 0;
 }
 
-/* An elastic plan's chunks: whole pieces about chunk_seconds long, each
- * indexed by its first piece; *starts (owned, n+1 entries, the last the
- * pieces' count) gets where each starts. Returns how many. */
-static int ctl_plan_groups(const struct remux_plan *pl, double chunk_s, int **starts)
-{
-    int n = 0;
-    if (!(*starts = malloc(((size_t)pl->nchunks + 1) * sizeof **starts)))
-        return VR_ENOMEM;
-    for (int i = 0; i < pl->nchunks; i++)
-        if (i == 0 || pl->chunks[i].start_s - pl->chunks[(*starts)[n - 1]].start_s >=
-                          chunk_s - 1e-6)
-            (*starts)[n++] = i;
-    (*starts)[n] = pl->nchunks;
-    return n;
-}
-
 /* ctl_plan of an elastic job, its pieces planned in pl (released here):
  * the manifest lists the pieces (frames -1: a chunk's bound comes from its
  * commit), the chunks are queued, the plan kept for the cuts (ctl_cut.c). */
@@ -75,7 +59,7 @@ static int ctl_plan_elastic(struct ctl *c, const char *id, const struct job_spec
 {
     char fp[REMUX_FP_MAX];
     int *starts = NULL, rc;
-    int n = ctl_plan_groups(pl, js->chunk_seconds, &starts);
+    int n = remux_plan_groups(pl, js->chunk_seconds, &starts);
     if (n < 0)
         rc = vr_err_set(err, VR_ENOMEM, "out of memory");
     else if ((rc = remux_fingerprint(p->in, fp, sizeof fp, err)) == 0 &&

@@ -403,30 +403,120 @@ static double plan_target_s(const struct plan *p, const struct plan_wave *w, int
     return w->mean_s * (1 - PLAN_WAVE_GRADE + 2 * PLAN_WAVE_GRADE * j / (w->n - 1));
 }
 
+/* ---- where the pre-roll is shortest ---- */
+
+/* How far (a fraction of the chunk's length) a cut may move from the
+ * first keyframe at or past its length to one whose pre-roll decodes
+ * fewer frames that are only dropped (issue 43: those frames delay every
+ * chunk's first output, and an even plan on a source with scene-cut
+ * keyframes often cuts right where the GOP before is longest). */
+#define PLAN_CUT_SLACK 0.25
+
+/* Whether a pre-roll of a is worth moving a cut from one of b: shorter by
+ * a tenth and a frame at least, so that an estimate's rounding (Matroska
+ * keyframes a millisecond short of a whole frame count) moves no cut of a
+ * source with even GOPs. */
+static int plan_clearly_less(long long a, long long b)
+{
+    return a < b - 1 && a * 10 < b * 9;
+}
+
+/* Frames a cut at keys[ki] would decode before its warm-up, from the index
+ * alone: the GOPs back to the last keyframe that leaves o->warmup frames
+ * before the cut (plan_preroll_key's rule without its check of that
+ * keyframe's kind, which needs a read). */
+static long long plan_preroll_drop(const struct plan *p, int ki)
+{
+    int need = p->o->warmup;
+    for (int kj = ki - 1; kj >= 0; kj--) {
+        long long n = plan_frames(p, kj, ki);
+        if (n >= need || kj == 0)
+            return n > need ? n - need : 0;
+    }
+    return 0;
+}
+
+/* The keyframe (keys[] position) to try first for a cut once the walk,
+ * from the chunk's start `cur`, reaches keys[ki] at least (1 - SLACK) x
+ * `target` seconds on: among the keyframes up to (1 + SLACK) x target, the
+ * one whose pre-roll drops the fewest frames, when it drops fewer than
+ * the first keyframe at or past the target (the even plan's cut); else
+ * that one. -1: no keyframe at or past the target (the last chunk runs to
+ * the end, as in the even plan), or no warm-up (pre-rolls only for open
+ * GOPs, which the index does not tell). */
+static int plan_best_cut(const struct plan *p, int ki, int64_t cur, double target)
+{
+    if (p->o->warmup <= 0)
+        return -1;
+    int even = -1, best = -1;
+    long long even_drop = 0, best_drop = 0;
+    for (int kj = ki; kj < p->nkeys; kj++) {
+        double at = (p->ents[p->keys[kj]].timestamp - cur) * av_q2d(p->tb);
+        int in = at <= target * (1 + PLAN_CUT_SLACK) + 1e-6;
+        if (!in && even >= 0)
+            break;
+        long long d = plan_preroll_drop(p, kj);
+        if (even < 0 && at >= target - 1e-6) {
+            even = kj;
+            even_drop = d;
+        }
+        if (in && (best < 0 || d < best_drop)) {
+            best = kj;
+            best_drop = d;
+        }
+    }
+    return even < 0 ? -1 : best >= 0 && plan_clearly_less(best_drop, even_drop) ? best : even;
+}
+
+/* Cuts at keys[ki] when it can start a chunk: 1 (cut), 0 (not a cut), or
+ * VR_E*. */
+static int plan_try_cut(struct plan *p, int ki, int *start_entry, int *start_key, vr_err *err)
+{
+    struct chunk_key k, first;
+    int pre, rc;
+    if ((rc = plan_seek_key(p, &p->ents[p->keys[ki]], &k, err)) < 0 ||
+        (rc = plan_cut_ok(p, ki, &pre, &first, err)) <= 0 ||
+        (rc = plan_cut(p, ki, &k, pre, &first, err)) < 0)
+        return rc;
+    start_entry[p->out->nchunks - 1] = p->keys[ki];
+    start_key[p->out->nchunks - 1] = ki;
+    return 1;
+}
+
 /* Walks the keyframes after keys[ki0], where the plan's last chunk starts,
- * cutting each chunk about plan_target_s long; start_entry and start_key
- * get where each new chunk starts (its index entry, its keys[] position). */
+ * cutting each chunk about plan_target_s long, at the keyframe nearby
+ * with the shortest pre-roll (plan_best_cut), else at the first at or past
+ * that length that can start a chunk; start_entry and start_key get where
+ * each new chunk starts (its index entry, its keys[] position). */
 static int plan_walk(struct plan *p, int ki0, const struct plan_wave *w, int *start_entry,
                      int *start_key, vr_err *err)
 {
-    int rc = 0;
+    int looked = 0, failed = -1; /* plan_best_cut asked for this chunk; its pick that
+                                      * could not start one */
     int64_t cur = p->ents[p->keys[ki0]].timestamp;
-    for (int ki = ki0 + 1; rc == 0 && ki < p->nkeys; ki++) {
-        const AVIndexEntry *e = &p->ents[p->keys[ki]];
-        if ((e->timestamp - cur) * av_q2d(p->tb) < plan_target_s(p, w, p->out->nchunks - 1) - 1e-6)
+    for (int ki = ki0 + 1; ki < p->nkeys; ki++) {
+        double target = plan_target_s(p, w, p->out->nchunks - 1);
+        double at = (p->ents[p->keys[ki]].timestamp - cur) * av_q2d(p->tb);
+        if (at < target * (1 - PLAN_CUT_SLACK) - 1e-6)
             continue;
-        struct chunk_key k, first;
-        int pre;
-        if ((rc = plan_seek_key(p, e, &k, err)) < 0 ||
-            (rc = plan_cut_ok(p, ki, &pre, &first, err)) <= 0)
-            continue; /* rc 0: not a cut; VR_E*: the loop ends */
-        if ((rc = plan_cut(p, ki, &k, pre, &first, err)) == 0) {
-            start_entry[p->out->nchunks - 1] = p->keys[ki];
-            start_key[p->out->nchunks - 1] = ki;
-            cur = e->timestamp;
+        int cut = 0;
+        if (!looked) {
+            int best = plan_best_cut(p, ki, cur, target);
+            looked = 1;
+            if (best >= 0 && (cut = plan_try_cut(p, best, start_entry, start_key, err)) < 0)
+                return cut;
+            failed = cut ? -1 : best;
+            ki = cut ? best : ki;
+        }
+        if (!cut && at >= target - 1e-6 && ki != failed &&
+            (cut = plan_try_cut(p, ki, start_entry, start_key, err)) < 0)
+            return cut; /* else 0: not a cut, the next keyframe */
+        if (cut) {
+            cur = p->ents[p->keys[ki]].timestamp;
+            looked = 0;
         }
     }
-    return rc;
+    return 0;
 }
 
 /* The even plan's last wave (as many chunks as wave_slots, or all) cut
@@ -469,6 +559,52 @@ static int plan_cuts(struct plan *p, vr_err *err)
     free(start_entry);
     free(start_key);
     return rc;
+}
+
+/* ---- an elastic plan's chunks: groups of pieces ---- */
+
+/* A chunk's pre-roll, in its time base (0: none). */
+static int64_t plan_preroll_span(const struct chunk_range *r)
+{
+    return r->preroll ? key_ts(&r->start) - key_ts(&r->first) : 0;
+}
+
+/* The piece to start a group at, once the one starting at piece `from` has
+ * reached chunk_s at piece `even`: among the pieces PLAN_CUT_SLACK of
+ * chunk_s either side, the one with the shortest pre-roll when it is
+ * shorter than even's (its warm-up is the same, so the rest is what it
+ * only drops), else even. */
+static int plan_group_pick(const struct remux_plan *pl, int from, int even, double chunk_s)
+{
+    int best = even;
+    int64_t span = plan_preroll_span(&pl->chunks[even]);
+    for (int j = from + 1; j < pl->nchunks; j++) {
+        double at = pl->chunks[j].start_s - pl->chunks[from].start_s;
+        if (at > chunk_s * (1 + PLAN_CUT_SLACK) + 1e-6)
+            break;
+        if (at >= chunk_s * (1 - PLAN_CUT_SLACK) - 1e-6 &&
+            plan_clearly_less(plan_preroll_span(&pl->chunks[j]), span)) {
+            best = j;
+            span = plan_preroll_span(&pl->chunks[j]);
+        }
+    }
+    return best;
+}
+
+int remux_plan_groups(const struct remux_plan *pl, double chunk_s, int **starts)
+{
+    int n = 0;
+    if (!(*starts = malloc(((size_t)pl->nchunks + 1) * sizeof **starts)))
+        return VR_ENOMEM;
+    for (int i = 0; i < pl->nchunks; i++)
+        if (i == 0 || pl->chunks[i].start_s - pl->chunks[(*starts)[n - 1]].start_s >=
+                          chunk_s - 1e-6) {
+            if (i > 0)
+                i = plan_group_pick(pl, (*starts)[n - 1], i, chunk_s);
+            (*starts)[n++] = i;
+        }
+    (*starts)[n] = pl->nchunks;
+    return n;
 }
 
 /* ---- the plan ---- */

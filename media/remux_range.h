@@ -29,6 +29,13 @@
  * the same of the copy split's pre-roll, and the two agree frame for
  * frame).
  *
+ * Where the cuts go: about every chunk_seconds, at the keyframe within a
+ * quarter of that length (either way) whose pre-roll drops the fewest
+ * frames before its warm-up, when it drops fewer than the first keyframe
+ * at or past that length; on a source with scene-cut keyframes an even
+ * plan often cuts right after the longest GOP (issue 43). Sources with
+ * even GOPs are cut as before.
+ *
  * Where ranges cannot be read exactly (no keyframe index in the container,
  * a cut whose seek lands elsewhere, packets without timestamps) remux_plan
  * says why with VR_ENOTSUP and the caller takes the copy split (remux.h).
@@ -99,6 +106,14 @@ int remux_plan(const char *in, const struct remux_plan_opts *o, struct remux_pla
 
 /* Frees what remux_plan allocated; accepts a zeroed struct. */
 void remux_plan_release(struct remux_plan *p);
+
+/* An elastic plan's chunks (pl planned in pieces): whole pieces about
+ * chunk_s long, each indexed by its first piece. A chunk starts at the
+ * first piece chunk_s after the last chunk's start, or at a piece within a
+ * quarter of chunk_s of it whose pre-roll is shorter (fewer frames decoded
+ * only to be dropped). *starts (owned by the caller, free()) gets n+1
+ * entries, the last the pieces' count. Returns n, or VR_ENOMEM. */
+int remux_plan_groups(const struct remux_plan *pl, double chunk_s, int **starts);
 
 /* ---- fingerprint ---- */
 

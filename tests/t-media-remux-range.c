@@ -318,6 +318,7 @@ struct frames {
     int64_t pts[MAXF];
     uint32_t crc[MAXF];
     int n, warmups;
+    long long dropped; /* pre-roll frames decoded and dropped (the set-up line's count) */
 };
 
 /* Decodes `path` (its range r, or all of it) on the CPU: every output
@@ -350,6 +351,7 @@ static void decode(const char *path, const struct chunk_range *r, struct frames 
         av_frame_unref(fr);
     }
     cr_assert_eq(ev, VIO_EOF, "%s: %s", path, e.msg);
+    f->dropped = vio_in_preroll_dropped(in);
     av_frame_free(&fr);
     av_packet_free(&p);
     vio_in_free(&in);
@@ -358,8 +360,9 @@ static void decode(const char *path, const struct chunk_range *r, struct frames 
 /* Every chunk decoded from its range, concatenated, gives the whole
  * file's frames bit for bit; a chunk with a pre-roll warms up with
  * `warmup` frames. */
-static void check_decode(const char *path, double secs, int warmup)
+static long long check_decode(const char *path, double secs, int warmup)
 {
+    long long dropped = 0;
     static struct frames all, part;
     memset(&all, 0, sizeof all);
     decode(path, NULL, &all);
@@ -373,6 +376,7 @@ static void check_decode(const char *path, double secs, int warmup)
         decode(path, &pl.chunks[c], &part);
         cr_assert_eq(part.warmups, pl.chunks[c].preroll ? warmup : 0, "%s chunk %d: %d warm-up "
                      "frames", path, c, part.warmups);
+        dropped += part.dropped;
         if (pl.chunks[c].frames >= 0)
             cr_assert_eq(part.n, pl.chunks[c].frames, "%s chunk %d", path, c);
         for (int i = 0; i < part.n; i++, k++) {
@@ -385,6 +389,7 @@ static void check_decode(const char *path, double secs, int warmup)
     }
     cr_assert_eq(k, all.n, "%s: %d frames from the chunks, %d from the file", path, k, all.n);
     remux_plan_release(&pl);
+    return dropped;
 }
 
 Test(media_remux_range, decoded_ranges_equal_the_whole_decode)
@@ -398,6 +403,72 @@ Test(media_remux_range, decoded_ranges_equal_the_whole_decode)
     check_decode(f, 1.0, 2);
     make(f, sizeof f, "b.mkv", H264 " -c:a aac");
     check_decode(f, 2.0, 4);
+}
+
+/* A source with irregular keyframes (scene cuts 9 frames after the
+ * keyframes where an even plan cuts): each cut moves, within a quarter of
+ * the chunk's length, to the keyframe whose pre-roll keeps the fewest
+ * frames besides the warm-up (issue 43). The even plan cut at 45, 99 and
+ * 153, each pre-roll decoding 37 frames only to drop them (111 in all);
+ * cut at 54, 108 and 162, the keyframes 9 frames before are the
+ * pre-rolls' and 1 frame a chunk is dropped. The frames are the whole
+ * decode's either way. */
+Test(media_remux_range, cuts_move_to_the_keyframe_with_the_shortest_preroll)
+{
+    char f[128];
+    make(f, sizeof f, "scenes.mp4", "-c:v libx264 -preset veryfast -g 300 -keyint_min 300 "
+         "-sc_threshold 0 -bf 0 -forced-idr 1 -force_key_frames 1.49,1.79,3.29,3.59,5.09,5.39 "
+         "-pix_fmt yuv420p -c:a aac");
+    long long dropped = check_decode(f, 1.5, 8);
+    cr_assert_leq(dropped, 6, "%s: the pre-rolls decoded %lld frames only to drop them", f,
+                  dropped);
+    cr_assert_eq(check_ranges(f, 1.5, 8, 1), 4);
+    struct remux_plan pl;
+    vr_err e = { 0 };
+    const struct remux_plan_opts o = { .chunk_seconds = 1.5, .warmup = 8 };
+    cr_assert_eq(remux_plan(f, &o, &pl, &e), 0, "%s", e.msg);
+    for (int c = 0; c + 1 < pl.nchunks; c++) /* a quarter of 45 frames either way */
+        cr_assert(pl.chunks[c].frames >= 34 && pl.chunks[c].frames <= 56,
+                  "chunk %d: %lld frames", c, pl.chunks[c].frames);
+    remux_plan_release(&pl);
+}
+
+/* The same clip planned in pieces (an elastic job, ctl_plan.c): a chunk
+ * of whole pieces starts at the piece near its length with the shortest
+ * pre-roll. Grouped at the first piece 1.5 s on (45, 99, 153) the chunks'
+ * pre-rolls held 45 frames each, 37 only dropped; at 54, 108 and 162 they
+ * hold 9, 1 dropped. */
+Test(media_remux_range, elastic_chunks_start_at_the_piece_with_the_shortest_preroll)
+{
+    static struct pks own, pre;
+    char f[128];
+    make(f, sizeof f, "scenes.mp4", "-c:v libx264 -preset veryfast -g 300 -keyint_min 300 "
+         "-sc_threshold 0 -bf 0 -forced-idr 1 -force_key_frames 1.49,1.79,3.29,3.59,5.09,5.39 "
+         "-pix_fmt yuv420p -c:a aac");
+    struct remux_plan pl;
+    vr_err e = { 0 };
+    const struct remux_plan_opts o = { .chunk_seconds = 0.25, .warmup = 8 };
+    cr_assert_eq(remux_plan(f, &o, &pl, &e), 0, "%s", e.msg);
+    cr_assert_eq(pl.nchunks, 7, "%d pieces", pl.nchunks);
+    int *starts = NULL;
+    int n = remux_plan_groups(&pl, 1.5, &starts);
+    cr_assert_eq(n, 4, "%d chunks", n);
+    cr_assert_eq(starts[n], pl.nchunks);
+    long long dropped = 0;
+    for (int g = 1; g < n; g++) {
+        const struct chunk_range *r = &pl.chunks[starts[g]];
+        own.n = pre.n = 0;
+        cr_assert_eq(read_range(f, r, &own, &pre, &e), 0, "%s", e.msg);
+        cr_assert_geq(pre.n, 8, "chunk %d: a pre-roll of %d frames", g, pre.n);
+        dropped += pre.n - 8;
+        double len = pl.chunks[starts[g]].start_s - pl.chunks[starts[g - 1]].start_s;
+        cr_assert(len >= 1.5 * 0.75 - 1e-6 && len <= 1.5 * 1.25 + 1e-6, "chunk %d: %.2f s", g - 1,
+                  len);
+    }
+    cr_assert_leq(dropped, 6, "the chunks' pre-rolls held %lld frames besides the warm-up",
+                  dropped);
+    free(starts);
+    remux_plan_release(&pl);
 }
 
 /* The last wave graded (remux_plan_opts.wave_slots): on 4 slots the chunks
