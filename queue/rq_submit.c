@@ -35,6 +35,22 @@ int rq_submitter_of_user(const char *user, char *name, size_t n)
     return 1;
 }
 
+void rq_submit_new_id(const char *name, char *buf, size_t n)
+{
+    char tail[JOB_ID_MAX];
+    job_new_id(tail, sizeof tail);
+    size_t len = strlen(name), t = strlen(tail);
+    size_t room = JOB_ID_MAX - 1 - len - 1; /* rq_submitter_name_valid: len <= 31, room >= 7 */
+    snprintf(buf, n, "%s%c%s", name, RQ_SUBMITTER_ID_MARK, t > room ? tail + t - room : tail);
+}
+
+int rq_submit_id_of(const char *name, const char *id)
+{
+    size_t len = strlen(name);
+    return job_id_valid(id) && !strncmp(id, name, len) && id[len] == RQ_SUBMITTER_ID_MARK &&
+           id[len + 1];
+}
+
 void rq_submit_key(const char *name, char *key, size_t n)
 {
     snprintf(key, n, "%s%s", RQ_SUBMIT_PREFIX, name);
@@ -90,6 +106,21 @@ long long rq_owned_live(struct rq *q, const char *name, vr_err *err)
     }
     freeReplyObject(r);
     return live;
+}
+
+int rq_owned_list(struct rq *q, const char *name, char (*ids)[48], int max, vr_err *err)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s%s", RQ_OWNED_PREFIX, name);
+    redisReply *r = rq_cmd(q, err, "SMEMBERS %s", key);
+    if (!r)
+        return err && err->code ? err->code : VR_EREDIS;
+    int n = 0;
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && n < max; i++)
+        if (rq_reply_str(r->element[i], ids[n], 48, NULL) > 0 && job_id_valid(ids[n]))
+            n++;
+    freeReplyObject(r);
+    return n;
 }
 
 int rq_owned_add(struct rq *q, const char *name, const char *id, vr_err *err)
