@@ -9,6 +9,7 @@
 #include "job.h"
 #include "rq_eval.h"
 #include "rq_jobs.h"
+#include "rq_jstate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,7 @@ int rq_owned_add(struct rq *q, const char *name, const char *id, vr_err *err)
 /* KEYS: job, index, active, jobs, owned. ARGV: id, spec, created, frames,
  * priority, owner, refusal ("" admitted). See rq_submit_record. */
 static const char RECORD_LUA[] =
+    LUA_JSTATE
     "if redis.call('EXISTS', KEYS[1]) == 1 then\n"
     "  local f = redis.call('HMGET', KEYS[1], 'owner', 'state')\n"
     "  if f[1] ~= ARGV[6] then return 0 end\n"
@@ -148,6 +150,7 @@ static const char RECORD_LUA[] =
     "redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'state', 'queued', 'created_ms', ARGV[3],\n"
     "           'chunks_done', 0, 'frames_done', 0, 'frames_total', ARGV[4], 'priority', ARGV[5],\n"
     "           'owner', ARGV[6])\n"
+    "jstate(KEYS[1], 'queued')\n"
     "local okj, sp = pcall(cjson.decode, ARGV[2])\n"
     "if okj and type(sp) == 'table' and type(sp.notify) == 'string' and sp.notify ~= '' then\n"
     "  redis.call('HSET', KEYS[1], 'notify', sp.notify) end\n"
