@@ -497,7 +497,7 @@ static int run_supervise(struct run *r, struct run_opts *o)
     if (r->job[0]) {
         snprintf(o->js.id, sizeof o->js.id, "%s", r->job);
     } else {
-        job_new_id(o->js.id, sizeof o->js.id);
+        vrctl_new_id(o->js.id, sizeof o->js.id);
         o->js.created_ms = rq_now_ms();
         if (vrctl_enqueue(q, &o->js, o->info.frames_est, &e) < 0 ||
             run_workdir_save_job(&r->wd, o->js.id, &e) < 0) {

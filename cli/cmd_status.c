@@ -270,7 +270,7 @@ int cmd_status(int argc, char **argv)
     if (v.id) {
         snprintf(ids[0], 48, "%s", v.id);
         n = 1;
-    } else if ((n = rq_job_list(v.q, ids, 50, &e)) < 0) {
+    } else if ((n = vrctl_job_list(v.q, ids, 50, &e)) < 0) {
         fprintf(stderr, "vrctl status: %s\n", e.msg);
         goto out;
     }

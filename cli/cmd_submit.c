@@ -185,7 +185,8 @@ int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec 
  * bytes): 1, 0 none, <0 error. Two such jobs would both end "done", the
  * last stitch's file winning. Checked before the enqueue, so two submits
  * racing each other may both pass; the usual mistake, a second submit
- * while the first runs, is refused. */
+ * while the first runs, is refused. A submitter's own jobs only: it may
+ * read no other's, whose outputs lie outside its root anyway. */
 static int vrctl_output_taken(struct rq *q, const char *output, char *by, size_t n, vr_err *err)
 {
     enum { MAX_ACTIVE = 100000 };
@@ -193,7 +194,10 @@ static int vrctl_output_taken(struct rq *q, const char *output, char *by, size_t
     char *text = malloc((JOB_MAX_JSON + 1));
     struct job_spec *js = malloc(sizeof *js);
     int rc = !ids || !text || !js ? vr_err_set(err, VR_ENOMEM, "out of memory") : 0;
-    int count = rc < 0 ? 0 : rq_active_list(q, ids, MAX_ACTIVE, err);
+    const char *as = vrctl_submitter(); /* a submitter reads its own jobs only */
+    int count = rc < 0 ? 0
+                : as[0] ? rq_owned_list(q, as, ids, MAX_ACTIVE, err)
+                        : rq_active_list(q, ids, MAX_ACTIVE, err);
     if (count < 0)
         rc = count;
     for (int i = 0; rc == 0 && i < count; i++) {
@@ -230,7 +234,7 @@ static int submit_one(struct rq *q, struct job_spec *js, const struct remux_info
             fprintf(stderr, "vrctl submit: %s\n", e.msg);
         return 1;
     }
-    job_new_id(js->id, sizeof js->id);
+    vrctl_new_id(js->id, sizeof js->id);
     js->created_ms = rq_now_ms();
     if (vrctl_enqueue(q, js, info->frames_est, &e) < 0)
         return cli_fail(1, "%s", e.msg);

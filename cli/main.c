@@ -99,6 +99,8 @@ static const struct cli_cmd vrctl_cmds[] = {
       "  --json             machine-readable (state, frames, chunks_total, chunks_done, fps, ...)\n"
       "A live job with no controller or no worker alive gets a note saying which\n"
       "(\"hints\" in --json); watch and submit say it too.\n"
+      "Logged in as Redis user vrsub-NAME, vrctl reads NAME's own jobs only (ids\n"
+      "NAMES...): without JOB it lists NAME's live jobs (watch too).\n"
       VRCTL_EXIT_HELP },
     { "watch", cmd_watch, CLI_NEEDS_REDIS, "[JOB]",
       "live progress bar until the job ends (exit 0 = done); no JOB: every live job",

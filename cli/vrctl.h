@@ -44,6 +44,15 @@ int vrctl_connect(const char *url, struct rq **q);
  * for any other user. */
 const char *vrctl_submitter(void);
 
+/* A new job id into buf (n >= JOB_ID_MAX): as a submitter, one of its own
+ * (rq_submit_new_id: the keys its Redis user may read), else job_new_id. */
+void vrctl_new_id(char *buf, size_t n);
+
+/* The jobs `status` and `watch` list with no id: the newest max of the
+ * index (vr:index); as a submitter, its own live jobs (vr:owned:NAME, the
+ * index being no key of its), newest id first. The count, or <0. */
+int vrctl_job_list(struct rq *q, char (*ids)[48], int max, vr_err *err);
+
 struct vrctl_session;
 
 /* `vrctl CMD JOB` (cmd "cancel" or "retry") as the submitter vrctl acts

@@ -31,6 +31,29 @@ const char *vrctl_submitter(void)
     return vrctl_as;
 }
 
+void vrctl_new_id(char *buf, size_t n)
+{
+    if (vrctl_as[0])
+        rq_submit_new_id(vrctl_as, buf, n);
+    else
+        job_new_id(buf, n);
+}
+
+static int vrctl_id_newer_first(const void *a, const void *b)
+{
+    return strcmp((const char *)b, (const char *)a);
+}
+
+int vrctl_job_list(struct rq *q, char (*ids)[48], int max, vr_err *err)
+{
+    if (!vrctl_as[0])
+        return rq_job_list(q, ids, max, err);
+    int n = rq_owned_list(q, vrctl_as, ids, max, err);
+    if (n > 1)
+        qsort(ids, (size_t)n, sizeof *ids, vrctl_id_newer_first);
+    return n;
+}
+
 int vrctl_connect(const char *url, struct rq **out)
 {
     const char *u = rq_url_pick(url);

@@ -457,7 +457,7 @@ static int watch_show(struct watch *w, int live, int gone, int *rc)
 static int watch_turn(struct watch *w, int *rc)
 {
     vr_err e = { 0 };
-    int n = w->one ? 0 : rq_job_list(w->q, w->ids, VIEW_JOBS, &e);
+    int n = w->one ? 0 : vrctl_job_list(w->q, w->ids, VIEW_JOBS, &e);
     int ok = n >= 0;
     watch_join(w->q, w->views, &w->nv, w->ids, ok ? n : 0, w->st);
     if (!w->one && ok && w->first && w->nv == 0) {

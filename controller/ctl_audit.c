@@ -16,6 +16,7 @@
 #include "rq_fleet.h"
 #include "rq_fleetstats.h"
 #include "rq_jobs.h"
+#include "rq_jstate.h"
 #include "rq_lease.h"
 
 #include <errno.h>
@@ -222,6 +223,9 @@ int ctl_audit(struct ctl *c, int deep)
         rq_consumers_sweep(c->q, RQ_CHUNKS, CTL_CONSUMER_IDLE_MS, NULL);
         rq_consumers_sweep(c->q, RQ_CHUNKS_HI, CTL_CONSUMER_IDLE_MS, NULL);
         rq_trim_safe(c->q, RQ_JOBS, NULL);
+        /* jobs recorded before the state key (an upgrade): workers read it */
+        if (rq_jstate_backfill(c->q, NULL) > 0)
+            log_info("controller %s: state keys written for jobs recorded without them", c->name);
     }
     return 0;
 }

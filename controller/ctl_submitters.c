@@ -15,7 +15,8 @@
  * RQ_SUBMIT_STREAM_MAX. An entry is acknowledged only once handled: the
  * job and its owner are recorded in one script, and an entry taken again
  * (its controller died before the ack) finds the job recorded and does no
- * more. Cancel and retry entries: ctl_submit_cmd.c.
+ * more. A job's id must begin with NAME and its mark (rq_submit_new_id),
+ * the keys NAME's Redis user may read. Cancel and retry entries: ctl_submit_cmd.c.
  */
 #include "ctl.h"
 
@@ -125,6 +126,13 @@ static int ctl_submitter_job(struct ctl *c, const struct ctl_submitter *s,
         job_spec_parse(spec, strnlen(spec, JOB_MAX_JSON + 1), js, &e) < 0) {
         log_warn("submitter %s: entry %s dropped: %s", s->name, m->id,
                  e.msg[0] ? e.msg : "no valid job id or spec");
+        free(js);
+        return 0;
+    }
+    if (!rq_submit_id_of(s->name, id)) { /* its record would lie outside its user's reads */
+        log_warn("submitter %s: entry %s dropped: job id %s is not of the form %s%c... "
+                 "(a vrctl older than the controller?)", s->name, m->id, id, s->name,
+                 RQ_SUBMITTER_ID_MARK);
         free(js);
         return 0;
     }

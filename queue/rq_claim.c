@@ -6,6 +6,7 @@
 #include "job.h"
 #include "rq_bounds.h"
 #include "rq_eval.h"
+#include "rq_jstate.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -129,9 +130,8 @@ void rq_consumer_worker(const char *consumer, char *buf, size_t n)
 int rq_chunk_peek(struct rq *q, const struct rq_held *h, struct rq_start *st, char *why,
                   size_t whyn, vr_err *err)
 {
-    char ck[128], jk[128];
+    char ck[128];
     rq_key_chunk(ck, sizeof ck, h->job, h->idx);
-    rq_key_job(jk, sizeof jk, h->job);
     /* the task (up to 8 KiB) only at the start, not at every heartbeat */
     redisReply *r = rq_cmd(q, err, st ? "HMGET %s entry state attempts task"
                                       : "HMGET %s entry state attempts", ck);
@@ -152,7 +152,8 @@ int rq_chunk_peek(struct rq *q, const struct rq_held *h, struct rq_start *st, ch
         }
     }
     freeReplyObject(r);
-    int jr = rc < 0 ? rc : rq_hget(q, jk, "state", js, sizeof js, err);
+    /* the job's state key, not its record: the worker's user reads no spec */
+    int jr = rc < 0 ? rc : rq_jstate_get(q, h->job, js, sizeof js, err);
     if (jr < 0)
         return jr;
     if (strcmp(entry, h->id)) {

@@ -21,6 +21,7 @@
 #include "rq_jobs.h"
 
 #include "rq_eval.h"
+#include "rq_jstate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,7 @@ static int rq_notify_global;
  * starts the job checks it again and rewrites the list) becomes the job's
  * `notify`, so a job cancelled before any controller saw it still has it. */
 static const char SUBMIT_LUA[] =
+    LUA_JSTATE
     "if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'state', 'queued', 'created_ms', ARGV[3],\n"
     "           'chunks_done', 0, 'frames_done', 0, 'frames_total', ARGV[4], 'priority', ARGV[5])\n"
@@ -80,6 +82,7 @@ static const char SUBMIT_LUA[] =
     "if okj and type(sp) == 'table' and type(sp.notify) == 'string' and sp.notify ~= '' then\n"
     "  redis.call('HSET', KEYS[1], 'notify', sp.notify) end\n"
     "redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])\n"
+    "jstate(KEYS[1], 'queued')\n"
     "redis.call('SADD', KEYS[3], ARGV[1])\n"
     "redis.call('XADD', KEYS[4], '*', 'job', ARGV[1])\n"
     "return 1\n";
@@ -88,10 +91,12 @@ static const char SUBMIT_LUA[] =
  * Moves a job this controller holds (under that claim) in state `from` to
  * `to`; `to` '' moves nothing (the check alone: rq_job_holds). */
 static const char MOVE_HELD_LUA[] =
+    LUA_JSTATE
     LUA_HELD("ARGV[3]", "ARGV[4]")
     "if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] or not held(KEYS[1]) then return 0 end\n"
     "if ARGV[2] == '' then return 1 end\n"
     "redis.call('HSET', KEYS[1], 'state', ARGV[2])\n"
+    "jstate(KEYS[1], ARGV[2])\n"
     "for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end\n"
     "return 1\n";
 
@@ -101,6 +106,7 @@ static const char MOVE_HELD_LUA[] =
  * another's (taken over). The job's chunk files are removed later, from
  * the cleanup set (rq_cleanup_due), in the same script as the done. */
 static const char DONE_LUA[] =
+    LUA_JSTATE
     LUA_NOTIFY
     LUA_HELD("ARGV[2]", "ARGV[6]")
     "local mine = held(KEYS[1])\n"
@@ -108,6 +114,7 @@ static const char DONE_LUA[] =
     "  return {0, mine and '1' or '0'} end\n"
     "redis.call('HSET', KEYS[1], 'state', 'done', 'finished_ms', ARGV[3], 'stitch_s', ARGV[4],\n"
     "           'metrics', ARGV[5])\n"
+    "jstate(KEYS[1], 'done')\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
     "redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])\n"
     "redis.call('HINCRBY', KEYS[5], 'jobs_done', 1)\n"
@@ -123,6 +130,7 @@ static const char DONE_LUA[] =
  * (vrctl's) schedules no delivery: it leaves the id in vr:cancels, where a
  * controller takes it (CANCELS_LUA). */
 static const char END_LUA[] =
+    LUA_JSTATE
     LUA_ENDED
     LUA_NOTIFY
     LUA_HELD("ARGV[5]", "ARGV[6]")
@@ -131,6 +139,7 @@ static const char END_LUA[] =
     "if ended(st) then return {0, st} end\n"
     "if ARGV[6] ~= '0' and not held(KEYS[1]) then return {2} end\n"
     "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'error', ARGV[3], 'finished_ms', ARGV[4])\n"
+    "jstate(KEYS[1], ARGV[2])\n"
     "if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'controller', ARGV[5]) end\n"
     "redis.call('SREM', KEYS[2], ARGV[1])\n"
     "redis.call('HINCRBY', KEYS[4], 'jobs_' .. ARGV[2], 1)\n"
@@ -157,12 +166,14 @@ static const char CANCELS_LUA[] =
 /* KEYS: job, active. ARGV: id. Returns {1, chunks_total}, {0, state} or {-1}.
  * notify_end cleared: the job's next end is a new one to notify. */
 static const char RETRY_LUA[] =
+    LUA_JSTATE
     "local st = redis.call('HMGET', KEYS[1], 'state', 'chunks_total')\n"
     "if not st[1] then return {-1} end\n"
     "if st[1] ~= 'failed' and st[1] ~= 'cancelled' then return {0, st[1]} end\n"
     "local total = tonumber(st[2] or '0') or 0\n"
-    "redis.call('HSET', KEYS[1], 'state', total > 0 and 'running' or 'queued', 'error', '',\n"
-    "           'finished_ms', 0, 'notify_end', '')\n"
+    "local to = total > 0 and 'running' or 'queued'\n"
+    "redis.call('HSET', KEYS[1], 'state', to, 'error', '', 'finished_ms', 0, 'notify_end', '')\n"
+    "jstate(KEYS[1], to)\n"
     "redis.call('SADD', KEYS[2], ARGV[1])\n"
     "return {1, tostring(total)}\n";
 
@@ -184,7 +195,7 @@ static const char PURGE_LUA[] =
     "  for k = i, math.min(i + 999, total - 1) do ks[#ks + 1] = ARGV[3] .. k end\n"
     "  redis.call('UNLINK', unpack(ks))\n"
     "end\n"
-    "redis.call('UNLINK', KEYS[1], KEYS[5])\n"
+    "redis.call('UNLINK', KEYS[1], KEYS[5], '" RQ_JSTATE_PREFIX "' .. ARGV[1])\n"
     "redis.call('ZREM', KEYS[2], ARGV[1])\n"
     "redis.call('SREM', KEYS[3], ARGV[1])\n"
     "redis.call('ZREM', KEYS[4], ARGV[1])\n"

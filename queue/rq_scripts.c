@@ -29,6 +29,7 @@
  */
 #include "rq_scripts.h"
 #include "rq_eval.h"
+#include "rq_jstate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -680,6 +681,7 @@ long long rq_trim_safe(struct rq *q, const char *stream, vr_err *err)
  * the job, so a holder paused past its heartbeat (and replaced) is refused
  * when it wakes (rq_jobs.h). */
 static const char CLAIM_LUA[] =
+    LUA_JSTATE
     "local st = redis.call('HGET', KEYS[1], 'state')\n"
     "if not st then return 0 end\n"
     "local ok = false\n"
@@ -691,6 +693,7 @@ static const char CLAIM_LUA[] =
     "end\n"
     "if not ok then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'controller', ARGV[3])\n"
+    "jstate(KEYS[1], ARGV[2])\n"
     "return redis.call('HINCRBY', KEYS[1], 'claim', 1)\n";
 
 int rq_job_claim(struct rq *q, const char *job, const char *from, const char *to,

@@ -9,6 +9,7 @@
 #include "job.h"
 #include "rq_eval.h"
 #include "rq_jobs.h"
+#include "rq_jstate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,22 @@ int rq_submitter_of_user(const char *user, char *name, size_t n)
         return 0;
     snprintf(name, n, "%s", user + p);
     return 1;
+}
+
+void rq_submit_new_id(const char *name, char *buf, size_t n)
+{
+    char tail[JOB_ID_MAX];
+    job_new_id(tail, sizeof tail);
+    size_t len = strlen(name), t = strlen(tail);
+    size_t room = JOB_ID_MAX - 1 - len - 1; /* rq_submitter_name_valid: len <= 31, room >= 7 */
+    snprintf(buf, n, "%s%c%s", name, RQ_SUBMITTER_ID_MARK, t > room ? tail + t - room : tail);
+}
+
+int rq_submit_id_of(const char *name, const char *id)
+{
+    size_t len = strlen(name);
+    return job_id_valid(id) && !strncmp(id, name, len) && id[len] == RQ_SUBMITTER_ID_MARK &&
+           id[len + 1];
 }
 
 void rq_submit_key(const char *name, char *key, size_t n)
@@ -92,6 +109,21 @@ long long rq_owned_live(struct rq *q, const char *name, vr_err *err)
     return live;
 }
 
+int rq_owned_list(struct rq *q, const char *name, char (*ids)[48], int max, vr_err *err)
+{
+    char key[64];
+    snprintf(key, sizeof key, "%s%s", RQ_OWNED_PREFIX, name);
+    redisReply *r = rq_cmd(q, err, "SMEMBERS %s", key);
+    if (!r)
+        return err && err->code ? err->code : VR_EREDIS;
+    int n = 0;
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && n < max; i++)
+        if (rq_reply_str(r->element[i], ids[n], 48, NULL) > 0 && job_id_valid(ids[n]))
+            n++;
+    freeReplyObject(r);
+    return n;
+}
+
 int rq_owned_add(struct rq *q, const char *name, const char *id, vr_err *err)
 {
     char key[64];
@@ -108,6 +140,7 @@ int rq_owned_add(struct rq *q, const char *name, const char *id, vr_err *err)
 /* KEYS: job, index, active, jobs, owned. ARGV: id, spec, created, frames,
  * priority, owner, refusal ("" admitted). See rq_submit_record. */
 static const char RECORD_LUA[] =
+    LUA_JSTATE
     "if redis.call('EXISTS', KEYS[1]) == 1 then\n"
     "  local f = redis.call('HMGET', KEYS[1], 'owner', 'state')\n"
     "  if f[1] ~= ARGV[6] then return 0 end\n"
@@ -117,6 +150,7 @@ static const char RECORD_LUA[] =
     "redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'state', 'queued', 'created_ms', ARGV[3],\n"
     "           'chunks_done', 0, 'frames_done', 0, 'frames_total', ARGV[4], 'priority', ARGV[5],\n"
     "           'owner', ARGV[6])\n"
+    "jstate(KEYS[1], 'queued')\n"
     "local okj, sp = pcall(cjson.decode, ARGV[2])\n"
     "if okj and type(sp) == 'table' and type(sp.notify) == 'string' and sp.notify ~= '' then\n"
     "  redis.call('HSET', KEYS[1], 'notify', sp.notify) end\n"

@@ -89,6 +89,22 @@ void rq_submit_trim(struct rq *q, const char *name);
  * removed on the way): the count, or <0. */
 long long rq_owned_live(struct rq *q, const char *name, vr_err *err);
 
+/* A submitter's job ids begin with its name and RQ_SUBMITTER_ID_MARK, an
+ * upper-case letter no name holds, so the glob vr:job:<name>S* of its
+ * Redis user matches its jobs and no other submitter's (issue 41: reads
+ * narrowed). A new id of name's into buf (n >= JOB_ID_MAX): the name, the
+ * mark, and the tail of job_new_id cut to fit JOB_ID_MAX (its random part
+ * kept first; 7 characters at least). */
+#define RQ_SUBMITTER_ID_MARK 'S'
+void rq_submit_new_id(const char *name, char *buf, size_t n);
+
+/* 1 when job id is one of submitter name's (rq_submit_new_id's form). */
+int rq_submit_id_of(const char *name, const char *id);
+
+/* Submitter name's live jobs' ids (vr:owned:<name>, as recorded) into
+ * ids: the count, or <0. */
+int rq_owned_list(struct rq *q, const char *name, char (*ids)[48], int max, vr_err *err);
+
 /* Adds job id to name's live jobs. 0 or <0. */
 int rq_owned_add(struct rq *q, const char *name, const char *id, vr_err *err);
 

@@ -22,6 +22,7 @@
 #include "util-acl.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,68 @@ Test(dist_sec_acl, each_role_runs_a_job_as_its_own_user)
     cr_assert(strstr(buf, "ACL user lacks"), "%s", buf);
 }
 
+static int denied(const char *role, const char **argv);
+
+/* The state key of job id as the admin reads it ("" when absent). */
+static void jstate_of(const char *id, char *out, size_t n)
+{
+    struct rq *q = admin();
+    vr_err e = { 0 };
+    redisReply *r = rq_cmd(q, &e, "GET vr:jstate:%s", id);
+    cr_assert_not_null(r, "%s", e.msg);
+    snprintf(out, n, "%s", r->type == REDIS_REPLY_STRING ? r->str : "");
+    freeReplyObject(r);
+    rq_free(&q);
+}
+
+/* Issue 41: the worker's user reads a job's state key (vr:jstate:<id>),
+ * which every script that moves the job writes, never the job record
+ * (the spec's paths and options, its webhook URL); a job still runs to
+ * its end, and vrctl's cancel and purge keep the key true. */
+Test(dist_sec_acl, a_worker_reads_a_jobs_state_never_its_record)
+{
+    acl_redis();
+    spawn_controller();
+    spawn_worker();
+    char in[400], out[400], id[128], id2[128], buf[8192], st[32];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    cr_assert_eq(tclip_make(in, 2, 160, 5, 0), 0);
+    const char *sub[] = { "--chunk-seconds", "1", NULL };
+    cr_assert_eq(tacl_submit(&A, in, out, sub, id, sizeof id), 0, "%s", id);
+    const char *watch[] = { "watch", id, NULL };
+    int rc = tacl_vrctl(A.uv, A.pv, buf, sizeof buf, watch);
+    if (rc)
+        tsh("tail -40 '%s' >&2", D.log);
+    cr_assert_eq(rc, 0, "the job did not complete with the worker reading state keys");
+    jstate_of(id, st, sizeof st);
+    cr_assert_str_eq(st, "done");
+
+    char jk[160], sk[160];
+    snprintf(jk, sizeof jk, "vr:job:%s", id);
+    snprintf(sk, sizeof sk, "vr:jstate:%s", id);
+    const char *spec[] = { "HGET", jk, "spec", NULL };
+    const char *all[] = { "HGETALL", jk, NULL };
+    const char *state[] = { "GET", sk, NULL };
+    cr_assert(denied("worker", spec), "the worker's user read the job's spec");
+    cr_assert(denied("worker", all), "the worker's user read the job record");
+    cr_assert_not(denied("worker", state));
+
+    /* vrctl's cancel, then its purge, as its own user */
+    snprintf(out, sizeof out, "%s/out2.mkv", D.r.dir);
+    cr_assert_eq(kill(D.w[0], SIGSTOP), 0); /* the job stays live for the cancel */
+    cr_assert_eq(tacl_submit(&A, in, out, sub, id2, sizeof id2), 0, "%s", id2);
+    const char *cancel[] = { "cancel", id2, NULL };
+    cr_assert_eq(tacl_vrctl(A.uv, A.pv, buf, sizeof buf, cancel), 0, "%s", buf);
+    kill(D.w[0], SIGCONT);
+    jstate_of(id2, st, sizeof st);
+    cr_assert_str_eq(st, "cancelled");
+    const char *purge[] = { "purge", id2, NULL };
+    cr_assert_eq(tacl_vrctl(A.uv, A.pv, buf, sizeof buf, purge), 0, "%s", buf);
+    jstate_of(id2, st, sizeof st);
+    cr_assert_str_eq(st, "", "the purge left the state key");
+}
+
 /* ---- what each role may not do ---- */
 
 /* Sends argv as `role` (its password pw-<role>); 1 when Redis refused it
@@ -213,8 +276,8 @@ Test(dist_sec_acl, each_role_is_refused_what_it_must_not_do)
     REFUSED("vrctl", "FLUSHALL");
     REFUSED("vrctl", "EVAL", "return redis.call('XADD', KEYS[1], '*', 'kind', 'dead')", "1",
             "vr:results");
-    /* what they need still runs: a worker reads the job, vrctl reads all */
-    const char *wget[] = { "HGET", "vr:job:victim", "state", NULL };
+    /* what they need still runs: a worker reads the job's state, vrctl all */
+    const char *wget[] = { "GET", "vr:jstate:victim", NULL };
     const char *vget[] = { "HGETALL", "vr:chunk:victim:0", NULL };
     cr_assert_not(denied("worker", wget));
     cr_assert_not(denied("vrctl", vget));

@@ -19,7 +19,12 @@
  *   live jobs hold at most 6 whatever --chunk-seconds she asks;
  * - a controller killed between reading her entry and recording the job
  *   (a test hook stalls it there) loses nothing: the entry was not acked,
- *   and the next controller records the job.
+ *   and the next controller records the job;
+ * - alice reads her own jobs (ids aliceS...: record, chunks, events,
+ *   `vrctl status`, `events`, `report`) and none of bob's: his record,
+ *   chunks and events are NOPERM to her, `vrctl status` lists only hers,
+ *   and the job index, the active set and the job stream are no keys of
+ *   hers either.
  */
 #include "rq.h"
 #include "util-acl.h"
@@ -131,8 +136,8 @@ static void start(void)
     start_with("alice:2", 1, 5);
 }
 
-/* NOPERM for argv as alice. */
-static void alice_refused(int argc, const char **argv)
+/* argv sent as alice: 1 when Redis answered, 0 when NOPERM refused it. */
+static int alice_may(int argc, const char **argv)
 {
     char url[200];
     snprintf(url, sizeof url, "redis://vrsub-alice:pw-sub-alice@127.0.0.1:%d", A.port);
@@ -140,10 +145,16 @@ static void alice_refused(int argc, const char **argv)
     vr_err e = { 0 };
     cr_assert_eq(rq_open(url, 2000, &q, &e), 0, "%s", e.msg);
     redisReply *r = rq_cmdargv(q, &e, argc, argv, NULL);
-    cr_assert(!r && strstr(e.msg, "NOPERM"), "alice ran %s %s: %s", argv[0], argv[1],
-              r ? "allowed" : e.msg);
+    cr_assert(r || strstr(e.msg, "NOPERM"), "alice's %s %s: %s", argv[0], argv[1], e.msg);
     freeReplyObject(r);
     rq_free(&q);
+    return r != NULL;
+}
+
+/* NOPERM for argv as alice. */
+static void alice_refused(int argc, const char **argv)
+{
+    cr_assert(!alice_may(argc, argv), "alice ran %s %s", argv[0], argv[1]);
 }
 
 Test(dist_sec_submitters, each_submitter_acts_as_itself_within_its_roots_and_limit)
@@ -308,4 +319,72 @@ Test(dist_sec_submitters, a_controller_killed_between_read_and_record_loses_no_e
     for (int t = 0; t < 5000 && alice_pending() != 0; t += 100)
         tmsleep(100);
     cr_assert_eq(alice_pending(), 0);
+}
+
+/* Field `f` of key k as alice: 1 read, 0 NOPERM. */
+static int alice_reads(const char *k, const char *f)
+{
+    const char *hget[] = { "HGET", k, f };
+    return alice_may(3, hget);
+}
+
+Test(dist_sec_submitters, a_submitter_reads_its_own_jobs_and_no_one_elses)
+{
+    start();
+    cr_assert_gt(tacl_worker(&D, &A), 0);
+    char a1[64], b1[64], st[32], out[8192], k[128];
+    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/r1.mkv", a1, sizeof a1), 0, "%s", a1);
+    cr_assert_eq(submit_as(ub, pb, "bob/b.mp4", "bob/secret-name.mkv", b1, sizeof b1), 0);
+    cr_assert(!strncmp(a1, "aliceS", 6) && !strncmp(b1, "bobS", 4), "ids %s %s", a1, b1);
+    tacl_wait_state(Q, &D, a1, "done", 90000, st, sizeof st);
+    tacl_wait_state(Q, &D, b1, "done", 90000, st, sizeof st);
+
+    /* hers: record, chunk, events, by hand and through vrctl */
+    snprintf(k, sizeof k, "vr:job:%s", a1);
+    cr_assert(alice_reads(k, "state"));
+    snprintf(k, sizeof k, "vr:chunk:%s:0", a1);
+    cr_assert(alice_reads(k, "state"));
+    snprintf(k, sizeof k, "vr:events:%s", a1);
+    const char *ev[] = { "XRANGE", k, "-", "+" };
+    cr_assert(alice_may(4, ev));
+    const char *st_a[] = { "status", a1, NULL };
+    cr_assert_eq(tacl_vrctl(ua, pa, out, sizeof out, st_a), 0, "%s", out);
+    cr_assert(strstr(out, "done") && strstr(out, "r1.mkv"), "%s", out);
+    const char *ev_a[] = { "events", a1, NULL };
+    cr_assert_eq(tacl_vrctl(ua, pa, out, sizeof out, ev_a), 0, "%s", out);
+    char sheet[400];
+    snprintf(sheet, sizeof sheet, "%s/alice/r1.html", D.r.dir);
+    const char *rep_a[] = { "report", a1, "-o", sheet, NULL };
+    cr_assert_eq(tacl_vrctl(ua, pa, out, sizeof out, rep_a), 0, "%s", out);
+
+    /* bob's: nothing, not even through vrctl */
+    snprintf(k, sizeof k, "vr:job:%s", b1);
+    cr_assert(!alice_reads(k, "spec"), "alice read bob's job record");
+    snprintf(k, sizeof k, "vr:chunk:%s:0", b1);
+    cr_assert(!alice_reads(k, "state"), "alice read bob's chunk record");
+    snprintf(k, sizeof k, "vr:events:%s", b1);
+    const char *ev_b[] = { "XRANGE", k, "-", "+" };
+    cr_assert(!alice_may(4, ev_b), "alice read bob's events");
+    const char *index[] = { "ZREVRANGE", "vr:index", "0", "-1" };
+    alice_refused(4, index);
+    const char *active[] = { "SMEMBERS", "vr:active" };
+    alice_refused(2, active);
+    const char *jobs[] = { "XRANGE", "vr:jobs", "-", "+" };
+    alice_refused(4, jobs);
+    const char *owned[] = { "SMEMBERS", "vr:owned:bob" };
+    alice_refused(2, owned);
+    const char *st_b[] = { "status", b1, NULL };
+    cr_assert_neq(tacl_vrctl(ua, pa, out, sizeof out, st_b), 0, "%s", out);
+    cr_assert(!strstr(out, "secret-name"), "%s", out);
+
+    /* her list: her live jobs, none of bob's */
+    char a2[64];
+    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/r2.mkv", a2, sizeof a2), 0, "%s", a2);
+    cr_assert_eq(submit_as(ub, pb, "bob/b.mp4", "bob/secret-two.mkv", b1, sizeof b1), 0);
+    tacl_wait_state(Q, &D, a2, "done", 90000, st, sizeof st);
+    tacl_wait_state(Q, &D, b1, "done", 90000, st, sizeof st);
+    const char *list[] = { "status", "--json", NULL };
+    int rc = tacl_vrctl(ua, pa, out, sizeof out, list);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, a2) && !strstr(out, "secret") && !strstr(out, "bobS"), "%s", out);
 }

@@ -18,6 +18,9 @@ void tqueue_start(struct tredis *t, int aof, struct rq **q, int chunks_total)
     redisReply *r = rq_cmd(*q, &e, "HSET vr:job:j1 state running chunks_total %d", chunks_total);
     cr_assert_not_null(r, "%s", e.msg);
     freeReplyObject(r);
+    r = rq_cmd(*q, &e, "SET vr:jstate:j1 running"); /* what a worker reads (rq_jstate.h) */
+    cr_assert_not_null(r, "%s", e.msg);
+    freeReplyObject(r);
 }
 
 int tqueue_take(struct rq *q, const char *consumer, struct rq_msg *m, struct rq_start *st)
