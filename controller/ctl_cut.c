@@ -31,12 +31,10 @@
 /* How often the loop looks for idle workers. */
 #define CTL_CUT_EVERY_MS 250
 /* The margin past the frames a worker's reader reported handed on: what it
- * reads before it hears of the cut, at its own rate: since the report
- * (its age by Redis's clock, a heartbeat at most), until its next read of
- * the record (RQ_CUT_POLL_MS), and a turn for the cut's own calls; plus
- * this many frames (a reader hands on a frame before the encoder ends
- * one). Two heartbeats, the worst case before it read between them, left
- * a straggler a piece more than it could do. */
+ * reads before it hears of the cut (the report is up to a heartbeat old,
+ * the answer comes with the next renewal, the loop looks every turn), in
+ * heartbeats at its own rate, plus a turn and this many frames. */
+#define CTL_CUT_MARGIN_HB 2
 #define CTL_CUT_MARGIN_FRAMES 2
 
 struct ctl_cut_plan {
@@ -129,7 +127,6 @@ struct ctl_cut_cand {
     long long read;           /* frames its reader handed on (ahead of `done`) */
     double fps;               /* its worker's rate now (0 unknown) */
     int hb_ms;                /* its worker's heartbeat */
-    long long age_ms;         /* how old its heartbeat's report is */
     struct rq_cut_seen seen;  /* its entry and `end` as read */
     struct ctl_cut_plan *cp;
     struct chunk_task t;
@@ -146,7 +143,7 @@ static double ctl_cut_fps(double fps)
  * (counted, or from their time spans: Matroska), else 0. `replan`: its
  * job's pieces are planned again when this controller keeps none (an idle
  * worker's cut; the straggler rule, every turn, uses those kept). */
-static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w, long long srv,
+static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
                              struct ctl_cut_cand *k, int replan)
 {
     const char *slash = strrchr(w->chunk, '/');
@@ -183,9 +180,6 @@ static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w, long
     k->left = k->frames - k->done;
     k->fps = ctl_cut_fps(w->fps);
     k->hb_ms = w->hb_ms > 0 && w->hb_ms <= 60000 ? w->hb_ms : 1000;
-    /* Redis's clock both: a report older than a heartbeat is a late beat */
-    k->age_ms = srv - w->seen_ms;
-    k->age_ms = k->age_ms < 0 ? 0 : k->age_ms > 2LL * k->hb_ms ? 2LL * k->hb_ms : k->age_ms;
     return k->left > 0;
 }
 
@@ -205,7 +199,7 @@ static long long ctl_cut_want_idle(const struct ctl_cut_cand *k, double idle_fps
 static int ctl_cut_point(const struct ctl_cut_cand *k, long long want)
 {
     const struct remux_plan *pl = &k->cp->pl;
-    double ahead_s = (k->age_ms + RQ_CUT_POLL_MS + CTL_CUT_EVERY_MS) / 1000.0;
+    double ahead_s = (CTL_CUT_MARGIN_HB * k->hb_ms + CTL_CUT_EVERY_MS) / 1000.0;
     long long margin = (k->fps > 0 ? (long long)(k->fps * ahead_s) : 0) + CTL_CUT_MARGIN_FRAMES;
     long long acc = 0;
     int best = -1;
@@ -283,17 +277,16 @@ static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, cons
 /* The straggler rule's view of the running chunks (ctl_cut_slow.c): one
  * entry per busy worker whose chunk may be cut, into r; the count. k: a
  * candidate's scratch. */
-static int ctl_cut_rates(struct ctl *c, const struct rq_worker_info *w, int n, long long srv,
+static int ctl_cut_rates(struct ctl *c, const struct rq_worker_info *w, int n,
                          struct ctl_cut_cand *k, int replan, struct ctl_cut_rate *r)
 {
     int nr = 0;
     for (int i = 0; i < n; i++)
-        if (ctl_cut_candidate(c, &w[i], srv, k, replan)) {
+        if (ctl_cut_candidate(c, &w[i], k, replan)) {
             const struct remux_plan *pl = &k->cp->pl;
             int last = k->e - 1; /* a tail starts at one of its pieces: their warm-up alike */
             r[nr++] = (struct ctl_cut_rate){ .wi = i, .done = k->done, .left = k->left,
                                              .fps = ctl_cut_rate_of(&w[i]),
-                                             .fps_low = ctl_cut_fps(w[i].fps),
                                              .warmup = pl->chunks[last].warmup };
         }
     return nr;
@@ -318,7 +311,7 @@ static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, 
         }
     }
     struct ctl_cut_rate *r = malloc((size_t)n * sizeof *r);
-    int nr = r ? ctl_cut_rates(c, w, n, srv, k, idle >= 0, r) : 0, first = -1;
+    int nr = r ? ctl_cut_rates(c, w, n, k, idle >= 0, r) : 0, first = -1;
     if (idle >= 0) { /* one cut a turn: a second idle worker gets the next turn's */
         for (int i = 0; i < nr; i++)
             if (pick < 0 || r[i].left > r[pick].left)
@@ -331,7 +324,7 @@ static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, 
     *for_w = idle >= 0 ? w[idle].name : first >= 0 ? w[r[first].wi].name : "";
     free(r);
     /* afresh: another job's candidate may have taken its pieces' slot */
-    if (wi < 0 || !ctl_cut_candidate(c, &w[wi], srv, best, idle >= 0))
+    if (wi < 0 || !ctl_cut_candidate(c, &w[wi], best, idle >= 0))
         return 0;
     double rate = ctl_cut_rate_of(&w[wi]); /* the faster of two: the wider margin */
     best->fps = rate > best->fps ? rate : best->fps;

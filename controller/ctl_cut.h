@@ -22,9 +22,6 @@ struct ctl_cut_rate {
     long long done;  /* frames encoded */
     long long left;  /* frames left to encode */
     double fps;      /* its worker's rate on it (0 unknown: ctl_cut_rate_of) */
-    double fps_low;  /* the lower of that and its heartbeat's (set-up in: 0 unknown):
-                      * what a straggler keeps is reckoned at it, as a rate over one
-                      * heartbeat may count a frame more than it made */
     int warmup;      /* warm-up frames a tail of it starts with */
 };
 
@@ -54,8 +51,7 @@ int ctl_cut_idle_waited(const struct rq_worker_info *w, long long srv, int warmu
 void ctl_cut_rate_note(const struct rq_worker_info *w, int n);
 
 /* Busy worker w's rate on its chunk (as listed) by the notes: frames a
- * second since that heartbeat, over a heartbeat and 2 frames at least; 0
- * unknown. */
+ * second since that heartbeat, over two heartbeats at least; 0 unknown. */
 double ctl_cut_rate_of(const struct rq_worker_info *w);
 
 /* Of the running chunks r[0..n), the one whose worker is expected to end

@@ -12,9 +12,7 @@
 #include <string.h>
 
 #define CTL_CUT_RATE_MAX 256
-/* A rate is trusted over a heartbeat and this many frames: a second
- * heartbeat's wait let a straggler's reader run 2 more of its slow frames
- * ahead, which the cut must leave it. */
+/* A rate is trusted over two heartbeats and this many frames. */
 #define CTL_CUT_RATE_FRAMES 2
 
 struct ctl_cut_rate_seen {
@@ -57,7 +55,7 @@ double ctl_cut_rate_of(const struct rq_worker_info *w)
             continue;
         long long dt = w->seen_ms - e->seen0, df = w->chunk_frames - e->frames0;
         int hb = w->hb_ms > 0 && w->hb_ms <= 60000 ? w->hb_ms : 1000;
-        return dt >= hb && df >= CTL_CUT_RATE_FRAMES ? df * 1000.0 / dt : 0;
+        return dt >= 2LL * hb && df >= CTL_CUT_RATE_FRAMES ? df * 1000.0 / dt : 0;
     }
     return 0;
 }

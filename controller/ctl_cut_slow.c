@@ -7,8 +7,7 @@
  * started) predict when each ends; a worker expected to end later than
  * the fleet could drain all that is left, by more than a tail's set-up
  * and a slack for rates that jitter, has its chunk cut so that it keeps
- * what it encodes in that drain time (at the lower of its two rates:
- * frames over a heartbeat may count one more than it made). The tail waits in the streams for
+ * what it encodes in that drain time. The tail waits in the streams for
  * the first worker free (its own idle cuts may part it again).
  */
 #include "ctl_cut.h"
@@ -39,8 +38,7 @@ int ctl_cut_slow_pick(const struct ctl_cut_rate *r, int n, long long *want, int 
     double setup = CTL_CUT_SETUP_MS / 1000.0 + r[s].warmup / r[f].fps;
     if (r[s].left / r[s].fps <= drain * (1 + CTL_CUT_SLOW_SLACK) + setup)
         return -1;
-    double keep_fps = r[s].fps_low > 0 && r[s].fps_low < r[s].fps ? r[s].fps_low : r[s].fps;
-    *want = r[s].done + (long long)(keep_fps * drain);
+    *want = r[s].done + (long long)(r[s].fps * drain);
     *first = f;
     return s;
 }

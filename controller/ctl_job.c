@@ -176,7 +176,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     }
     ctl_note(nt, "layout", dec.layout);
     dec.wave_slots = wave;
-    /* an elastic job: pieces of JOB_CUT_PIECE_S at most, half a chunk for short ones */
+    /* an elastic job: pieces of a second at most, half a chunk for short ones */
     dec.piece_s = !elastic ? 0 : js.chunk_seconds / 2 < JOB_CUT_PIECE_S ? js.chunk_seconds / 2
                                                                           : JOB_CUT_PIECE_S;
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,

@@ -33,11 +33,6 @@
 #include "rq.h"
 
 #define RQ_CUT_END_MAX 48 /* "<pts>:<dts>" of two long longs, or "open" */
-/* A worker running a range reads its record's `end` this often between
- * heartbeats (worker/serve_cut.c): a cut reaches its reader within this,
- * so the controller's margin past what the reader read is this at the
- * worker's rate, not a heartbeat's (controller/ctl_cut.c). */
-#define RQ_CUT_POLL_MS 250
 
 /* Where range r stops, as the record's `end` and a done report name it:
  * "<end_pts>:<end_dts>", or "open" when it reads to the end of the file. */

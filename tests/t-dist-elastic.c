@@ -319,12 +319,11 @@ static double run_straggler(int slow, char *id, size_t n, char *out, size_t on, 
  * (controller/ctl_cut_slow.c); the job ends bit-identical, each chunk
  * committed once. Measured 1.26-1.46x (6 runs) on the 2-core box at load
  * 12-20, beside another dist test; cut only once the others were idle it
- * was 1.78-1.96x. The floor: the work alone gives 1.25x; with pieces of
- * 0.5 s the straggler keeps 15 frames (its reader 8 ahead of 3-4 done when
- * its rate is known, the margin 3-4 more), where 1 s pieces left it 20;
- * at load 13-16 that measured 1.39x, 1.62x and 1.28x (docs/PERF.md). The bound
- * asserted is 1.7x, clear of that spread; without any cut its own chunk
- * alone takes about 5x. */
+ * was 1.78-1.96x. The floor: the work alone gives 1.25x, and the straggler
+ * keeps 2 pieces (20 frames), since its reader is 8 frames ahead and the
+ * cut's margin 3 more by the time its rate is known. The bound asserted
+ * is 1.7x, clear of that spread; without any cut its own chunk alone
+ * takes about 5x. */
 Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
 {
     char id[64], out[400], in[400], cfg[400];

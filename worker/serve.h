@@ -136,9 +136,6 @@ void serve_warm_note(struct serve *s, const char *source);
 struct chunk_task;
 void serve_cut_reset(struct serve *s);
 void serve_cut_poll(struct serve *s, struct rq *q, const struct rq_held *h);
-/* Between heartbeats, every RQ_CUT_POLL_MS: serve_cut_poll of the range
- * chunk in hand (none: nothing read). */
-void serve_cut_tick(struct serve *s, struct rq *q);
 int serve_cut_end(struct serve *s, const struct chunk_task *t, char *end, size_t n,
                   long long *frames);
 

@@ -1,7 +1,6 @@
 /*
  * serve_cut.c - a cut of the chunk in hand (queue/rq_cut.h): the heartbeat
- * reads the chunk record's `end` with each lease renewal and between them
- * every RQ_CUT_POLL_MS (a range in hand) and, when the
+ * reads the chunk record's `end` with each lease renewal and, when the
  * controller cut the chunk, asks the range's reader to stop there (struct
  * remux_cut); the done report then names the end the worker stopped at,
  * which the commit script checks against the record.
@@ -69,17 +68,6 @@ void serve_cut_poll(struct serve *s, struct rq *q, const struct rq_held *h)
 out:
     free(task);
     free(t);
-}
-
-void serve_cut_tick(struct serve *s, struct rq *q)
-{
-    pthread_mutex_lock(&s->mu);
-    int live = s->busy && !s->lost && !s->committing;
-    struct rq_held h = s->held;
-    pthread_mutex_unlock(&s->mu);
-    /* a range's reader counts its packets: a whole file's chunk is never cut */
-    if (live && __atomic_load_n(&s->cut.read, __ATOMIC_RELAXED) > 0)
-        serve_cut_poll(s, q, &h);
 }
 
 int serve_cut_end(struct serve *s, const struct chunk_task *t, char *end, size_t n,

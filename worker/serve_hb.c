@@ -7,7 +7,6 @@
 #include "serve.h"
 
 #include "log.h"
-#include "rq_cut.h"
 #include "rq_fleet.h"
 #include "rq_pause.h"
 
@@ -110,8 +109,6 @@ void *serve_hb_main(void *arg)
             break;
         serve_hb_once(s, q);
         for (int waited = 0; waited < s->hb_ms; waited += 50) {
-            if (waited > 0 && waited % RQ_CUT_POLL_MS == 0)
-                serve_cut_tick(s, q); /* a cut reaches the reader sooner than a beat */
             usleep(50000);
             pthread_mutex_lock(&s->mu);
             stop = s->stop_hb;
