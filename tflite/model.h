@@ -18,9 +18,10 @@
  * add PAD (zeros), DEPTH_TO_SPACE, MAX_POOL_2D, RESHAPE and CONCATENATION
  * (activations of rank 2 or 3 appear around the last two), several graph
  * outputs, and DENSIFY: a sparse constant (all dimensions dense but the
- * last, which is CSR) made dense at load time like DEQUANTIZE. Both engines
- * run them: the CPU's (net.h: net_create_outputs) and the GPU's
- * (net_cuda.h: netcu_create_outputs, every output kept whole).
+ * last, which is CSR) made dense at load time like DEQUANTIZE. The CPU
+ * engine runs them (net.h: net_create_outputs); the GPU's plans them
+ * (net_cuda.h: netcu_create_outputs) but cannot yet run their largest
+ * float32 pointwise steps (docs/QUALITY.md).
  */
 #ifndef VR_MODEL_H
 #define VR_MODEL_H

@@ -57,7 +57,9 @@ int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out,
               void *stream, vr_err *err);
 
 /* For models with several outputs (the pose tier's, as net.h's
- * net_create_outputs): every graph output (model.h's outputs[]) is kept
+ * net_create_outputs; on the H200 the Pose models' 80->480 and 96->576
+ * float32 pointwise steps are refused by cu_pointwise_dt, whose weights
+ * must fit in shared memory: g_net_pose fails there): every graph output (model.h's outputs[]) is kept
  * whole, float32, and the net runs with netcu_run_outputs, not netcu_run.
  * A batch is never split over two streams (opts.one_stream is implied). */
 int netcu_create_outputs(const struct model *m, const struct netcu_opts *o,

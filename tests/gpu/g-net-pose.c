@@ -9,6 +9,9 @@
  * regressors are in pixels); mixed float16 is logged against a loose bar.
  * Also: a graph re-run into other output buffers gives the same bits, and
  * netcu_run refuses a net of all outputs.
+ * On the H200 at merged main (2026-11-29) the two model tests fail at the
+ * first large float32 pointwise step (cu_pointwise_dt: its weights do not
+ * fit in shared memory); the test stays as the mark of what is not done.
  */
 #include "util-net.h"
 
