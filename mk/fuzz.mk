@@ -22,7 +22,7 @@ FUZZ_config_SRC   := fuzz/fuzz_config.c common/config.c common/paths.c $(FUZZ_ST
                      $(FUZZ_BASE)
 FUZZ_records_SRC  := fuzz/fuzz_records.c queue/rq_stats.c queue/rq_report.c queue/rq_notify.c \
                      queue/rq_fleet.c queue/rq_stream.c queue/rq.c queue/rq_scripts.c queue/job.c common/text.c common/metrics.c \
-                     queue/rq_claim.c common/hmac.c $(FUZZ_URL) $(FUZZ_STORAGE) common/cmdtable.c common/version.c \
+                     queue/rq_claim.c queue/rq_jstate.c common/hmac.c $(FUZZ_URL) $(FUZZ_STORAGE) common/cmdtable.c common/version.c \
                      $(FUZZ_BASE)
 FUZZ_h264_SRC     := fuzz/fuzz_h264.c tests/util-h264.c kernels/h264/h264enc.c \
                      kernels/h264/h264enc_gpu.c kernels/h264/h264_mb_ref.c \
