@@ -127,6 +127,12 @@ double ctl_loop_stalled(const struct ctl *c);
  * as ctl_stitcher_post says). ctl_stitcher_stop: after *c->stop, lets the
  * job under way end, joins and frees; no thread is fine. */
 int ctl_stitcher_start(struct ctl *c, vr_err *err);
+
+/* A thread's view of the controller (the stitch thread's, the chunk
+ * sweeper's): a shallow copy of c without the loop's own state (its
+ * connection, stitches, hooks, the webhook secret) and with a Redis
+ * connection of its own. 0, or VR_E* (tc->q is then NULL). */
+int ctl_thread_view(struct ctl *tc, const struct ctl *c, vr_err *err);
 void ctl_stitcher_stop(struct ctl *c);
 
 /* Asks for job id's stitch: ahead (a running job's done chunks appended,

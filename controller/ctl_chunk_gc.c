@@ -112,16 +112,7 @@ int ctl_chunk_gc_start(struct ctl *c, vr_err *err)
     struct ctl_chunk_gc *g = calloc(1, sizeof *g);
     if (!g)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
-    g->tc = *c; /* read: the storage root, the URL, the stop flag */
-    explicit_bzero(g->tc.notify.secret, sizeof g->tc.notify.secret); /* not the thread's */
-    g->tc.q = NULL;
-    g->tc.stitches = NULL;
-    g->tc.nstitches = 0;
-    g->tc.stitcher = NULL;
-    g->tc.stitch_view = NULL;
-    g->tc.between_chunks = NULL;
-    g->tc.chunk_gc = NULL;
-    int rc = rq_open(c->url, 10000, &g->tc.q, err);
+    int rc = ctl_thread_view(&g->tc, c, err); /* read: the storage root, the URL, the stop flag */
     if (rc < 0) {
         free(g);
         return rc;

@@ -107,16 +107,7 @@ int ctl_stitcher_start(struct ctl *c, vr_err *err)
     struct ctl_stitcher *s = calloc(1, sizeof *s);
     if (!s)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
-    s->tc = *c;
-    explicit_bzero(s->tc.notify.secret, sizeof s->tc.notify.secret); /* not the thread's */
-    s->tc.q = NULL;
-    s->tc.stitches = NULL;
-    s->tc.nstitches = 0;
-    s->tc.between_chunks = NULL;
-    s->tc.loop_turn_ms = 0;
-    s->tc.stitcher = NULL;        /* its calls stitch in place */
-    s->tc.stitch_view = NULL;
-    int rc = rq_open(c->url, 10000, &s->tc.q, err);
+    int rc = ctl_thread_view(&s->tc, c, err);
     if (rc < 0) {
         free(s);
         return rc;
