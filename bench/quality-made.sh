@@ -45,4 +45,4 @@ $(graph "[0]crop=288:288:440:288,scale=$E:$E,boxblur=4" "" "")
 ffmpeg -v error -y -f lavfi -i "color=c=black:s=${E}x${E}:r=10:d=1.2" \
     -loop 1 -framerate 10 -t 1.2 -i $D/people-truth.png -filter_complex "
 $(graph "[0]format=gbrp" "format=gbrp," ":format=gbrp")
-[L][R]hstack,format=gray[v]" -map "[v]" -frames:v 12 -c:v ffv1 $TRUTH
+[L][R]hstack,format=gray[v]" -map "[v]" -frames:v 12 -c:v ffv1 -level 3 -coder 1 -context 1 $TRUTH

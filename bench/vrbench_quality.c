@@ -5,11 +5,15 @@
  * profile) to look at:
  *
  *   vrbench-video quality CLIP [--gpu N] [--frames N] [--sheet OUT.png]
- *                         [--width W] [PROFILE...]
+ *                         [--width W] [--truth TRUTH] [PROFILE...]
  *
  * PROFILE is a name (configs/<name>.json) or a path to a .json file applied
  * over the defaults; the first one is the reference of the holes and false
- * positives (default: fast balanced quality). The engine runs on the CPU (the
+ * positives (default: fast balanced quality), unless --truth gives the
+ * clip's truth matte (a video of the clip's frames, 8-bit gray: 255 person,
+ * 0 background, any size: sampled to the matte's; bench/quality-made.sh
+ * writes one), against which every profile is then measured, and which is
+ * the sheet's first row. The engine runs on the CPU (the
  * C twins) unless --gpu; mattes are made at the clip's size, or W wide when
  * the clip is wider (default 1024: 8K runs its tiles, the measures stay
  * cheap). Prints one "RESULT quality_<profile> ..." line a profile.
@@ -42,22 +46,6 @@ static int qdie(const char *what, const vr_err *e)
 {
     fprintf(stderr, "vrbench-video quality: %s: %s\n", what, e && e->msg[0] ? e->msg : "failed");
     return 1;
-}
-
-/* Box-averaged luma of a YUV420P frame at w x h (w, h <= the frame's). */
-static void luma_at(const AVFrame *f, int w, int h, uint8_t *out)
-{
-    for (int y = 0; y < h; y++) {
-        int y0 = (int)((long long)y * f->height / h), y1 = (int)((long long)(y + 1) * f->height / h);
-        for (int x = 0; x < w; x++) {
-            int x0 = (int)((long long)x * f->width / w), x1 = (int)((long long)(x + 1) * f->width / w);
-            unsigned s = 0, n = 0;
-            for (int r = y0; r < y1; r++)
-                for (int c = x0; c < x1; c++, n++)
-                    s += f->data[0][(size_t)r * f->linesize[0] + c];
-            out[(size_t)y * w + x] = (uint8_t)(n ? (s + n / 2) / n : 0);
-        }
-    }
 }
 
 static int read_clip(const char *path, int frames, int max_w, struct qclip *c, vr_err *e)
@@ -99,7 +87,8 @@ static int read_clip(const char *path, int frames, int max_w, struct qclip *c, v
         c->mw &= ~1;
         for (int i = 0; i < c->n; i++) {
             c->luma[i] = malloc((size_t)c->mw * c->mh);
-            luma_at(c->yuv[i], c->mw, c->mh, c->luma[i]);
+            quality_plane_at(c->yuv[i]->data[0], c->yuv[i]->linesize[0], c->w, c->h, c->luma[i],
+                             c->mw, c->mh);
         }
     }
     sws_freeContext(sws);
@@ -107,6 +96,53 @@ static int read_clip(const char *path, int frames, int max_w, struct qclip *c, v
     av_packet_free(&p);
     vio_in_free(&in);
     return rc;
+}
+
+/* The truth of the clip's first c->n frames (a gray video: FFV1 from
+ * bench/quality-made.sh; any other format is read as its luma), brought to
+ * the matte's size, into t[0..c->n). */
+static int read_truth(const char *path, const struct qclip *c, uint8_t **t, vr_err *e)
+{
+    struct vio_in *in = NULL;
+    struct vio_in_opts io = { .path = path };
+    if (vio_in_open(&io, &in, e) < 0)
+        return -1;
+    AVFrame *f = av_frame_alloc(), *g = av_frame_alloc();
+    AVPacket *p = av_packet_alloc();
+    struct SwsContext *sws = NULL;
+    int ev, n = 0;
+    while (n < c->n && (ev = vio_in_next(in, f, p, e)) > 0) {
+        if (ev != VIO_FRAME) {
+            av_packet_unref(p);
+            continue;
+        }
+        const uint8_t *src = f->data[0];
+        int ls = f->linesize[0];
+        if (f->format != AV_PIX_FMT_GRAY8) { /* 8-bit luma of anything else */
+            av_frame_unref(g);
+            g->format = AV_PIX_FMT_GRAY8;
+            g->width = f->width;
+            g->height = f->height;
+            av_frame_get_buffer(g, 64);
+            sws = sws_getCachedContext(sws, f->width, f->height, f->format, g->width,
+                                       g->height, AV_PIX_FMT_GRAY8, SWS_POINT, NULL, NULL, NULL);
+            sws_scale(sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height,
+                      g->data, g->linesize);
+            src = g->data[0];
+            ls = g->linesize[0];
+        }
+        t[n] = malloc((size_t)c->mw * c->mh);
+        quality_plane_at(src, ls, f->width, f->height, t[n++], c->mw, c->mh);
+        av_frame_unref(f);
+    }
+    sws_freeContext(sws);
+    av_frame_free(&f);
+    av_frame_free(&g);
+    av_packet_free(&p);
+    vio_in_free(&in);
+    if (n < c->n && !e->msg[0])
+        vr_err_set(e, VR_EFORMAT, "%s: %d frames, the clip has %d", path, n, c->n);
+    return n < c->n ? -1 : 0;
 }
 
 static int load_profile(const char *name, struct vr_config *cfg, vr_err *e)
@@ -178,7 +214,7 @@ static void sheet_row(struct vio_image *img, int row, const AVFrame *f, const ui
 
 int cmd_quality(int argc, char **argv)
 {
-    const char *clip = NULL, *sheet = NULL, *prof[QMAX_PROFILES];
+    const char *clip = NULL, *sheet = NULL, *truth = NULL, *prof[QMAX_PROFILES];
     int np = 0, frames = 10, gpu = -1, max_w = 1024;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--frames") && i + 1 < argc)
@@ -191,6 +227,8 @@ int cmd_quality(int argc, char **argv)
             sheet = argv[++i];
         else if (!strcmp(argv[i], "--width") && i + 1 < argc)
             max_w = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--truth") && i + 1 < argc)
+            truth = argv[++i];
         else if (!clip)
             clip = argv[i];
         else if (np < QMAX_PROFILES)
@@ -200,7 +238,8 @@ int cmd_quality(int argc, char **argv)
     }
     if (!clip || frames < 1 || frames > QMAX_FRAMES || max_w < 16 || max_w > 16384)
         return fprintf(stderr, "usage: quality CLIP [--cpu | --gpu N] [--frames 1..%d] "
-                       "[--sheet OUT.png] [--width W] [PROFILE...]\n", QMAX_FRAMES), 2;
+                       "[--sheet OUT.png] [--width W] [--truth TRUTH] [PROFILE...]\n",
+                       QMAX_FRAMES), 2;
     if (np == 0) {
         prof[np++] = "fast";
         prof[np++] = "balanced";
@@ -211,14 +250,19 @@ int cmd_quality(int argc, char **argv)
     if (read_clip(clip, frames, max_w, &c, &e) < 0)
         return qdie(clip, &e);
     size_t plane = (size_t)c.mw * c.mh;
-    uint8_t *m[QMAX_PROFILES][QMAX_FRAMES];
+    uint8_t *m[QMAX_PROFILES][QMAX_FRAMES], *t[QMAX_FRAMES];
+    if (truth && read_truth(truth, &c, t, &e) < 0)
+        return qdie(truth, &e);
+    int row0 = truth != NULL; /* the sheet's first row is the truth */
     uint8_t *scratch = malloc(plane);
     int cw = c.mw > 960 ? 960 : c.mw, ch = (int)((long long)c.mh * cw / c.mw);
     struct vio_image *img = NULL;
-    if (sheet && vio_image_alloc(cw * 3, ch * np, &img, &e) < 0)
+    if (sheet && vio_image_alloc(cw * 3, ch * (np + row0), &img, &e) < 0)
         return qdie(sheet, &e);
     printf("clip %s: %d frames of %dx%d, mattes %dx%d on the %s; reference %s\n", clip, c.n,
-           c.w, c.h, c.mw, c.mh, gpu >= 0 ? "GPU" : "CPU", prof[0]);
+           c.w, c.h, c.mw, c.mh, gpu >= 0 ? "GPU" : "CPU", truth ? truth : prof[0]);
+    if (img && truth)
+        sheet_row(img, 0, c.yuv[c.n / 2], t[c.n / 2], c.mw, c.mh, cw, ch);
     for (int p = 0; p < np; p++) {
         struct vr_config cfg;
         struct seg *s = NULL;
@@ -231,8 +275,9 @@ int cmd_quality(int argc, char **argv)
         }
         struct quality_sums q = { 0 };
         for (int i = 0; i < c.n; i++)
-            quality_add_frame(&q, s, m[0][i], m[p][i], c.luma[i], i ? m[p][i - 1] : NULL,
-                              i ? c.luma[i - 1] : NULL, c.mw, c.mh, scratch);
+            quality_add_frame(&q, s, truth ? t[i] : m[0][i], m[p][i], c.luma[i],
+                              i ? m[p][i - 1] : NULL, i ? c.luma[i - 1] : NULL, c.mw, c.mh,
+                              scratch);
         seg_free(&s);
         printf("RESULT quality_%s holes %.2f %% fp %.2f %% stereo %.3f IoU flicker %.3f "
                "picture %.3f borders %.2f (%.1f ms a frame)\n", prof[p],
@@ -242,13 +287,13 @@ int cmd_quality(int argc, char **argv)
                quality_ratio(q.border, 0) / (quality_ratio(q.near, 0) + 1e-9), ms);
         fflush(stdout);
         if (img)
-            sheet_row(img, p, c.yuv[c.n / 2], m[p][c.n / 2], c.mw, c.mh, cw, ch);
+            sheet_row(img, p + row0, c.yuv[c.n / 2], m[p][c.n / 2], c.mw, c.mh, cw, ch);
     }
     if (img && vio_image_write_rgb_png(sheet, img, &e) < 0)
         return qdie(sheet, &e);
     if (img)
         printf("sheet %s: frame %d, a row a profile (%s first): source | matte | overlay\n",
-               sheet, c.n / 2, prof[0]);
+               sheet, c.n / 2, truth ? "the truth" : prof[0]);
     vio_image_free(&img);
     return 0;
 }

@@ -55,6 +55,11 @@
  * against the whole eye, read 1.45 here for the people on the borders) */
 #define QUALITY_BORDER_MAX 1.0
 #define FRAMES 8
+/* the made clip against its truth (made_against_truth below), per profile */
+#define MADE_HOLES_BALANCED 0.01
+#define MADE_HOLES_QUALITY  0.01
+#define MADE_FP_BALANCED    0.01
+#define MADE_FP_QUALITY     0.01
 
 static const char *const profiles[] = { "fast", "balanced", "quality" };
 enum { NP = 3 };
@@ -65,11 +70,11 @@ struct clip {
     uint8_t *luma[FRAMES];/* the Y plane, rows of w */
 };
 
-/* The sample's first `frames` (<= FRAMES) frames, scaled to w x h (0: as they are). */
-static void clip_read(struct clip *c, int frames, int w, int h)
+/* The first `frames` (<= FRAMES) frames of `path`, scaled to w x h (0: as they are). */
+static void clip_read(struct clip *c, const char *path, int frames, int w, int h)
 {
     struct vio_in *in = NULL;
-    struct vio_in_opts io = { .path = CLIP };
+    struct vio_in_opts io = { .path = path };
     vr_err e = { 0 };
     cr_assert_eq(vio_in_open(&io, &in, &e), 0, "%s", e.msg);
     AVFrame *f = av_frame_alloc();
@@ -100,7 +105,7 @@ static void clip_read(struct clip *c, int frames, int w, int h)
         c->f[c->n++] = o;
         av_frame_unref(f);
     }
-    cr_assert_eq(c->n, frames, "%s: %d frames (%s)", CLIP, c->n, e.msg);
+    cr_assert_eq(c->n, frames, "%s: %d frames (%s)", path, c->n, e.msg);
     sws_freeContext(sws);
     av_frame_free(&f);
     av_packet_free(&p);
@@ -116,8 +121,8 @@ static void clip_free(struct clip *c)
 }
 
 /* Every profile's mattes of the clip at its own size, measured against
- * profiles[0]'s. */
-static void measure(const struct clip *c, struct quality_sums *q)
+ * truth[i] when given, else against profiles[0]'s. */
+static void measure(const struct clip *c, uint8_t *const *truth, struct quality_sums *q)
 {
     size_t plane = (size_t)c->w * c->h;
     uint8_t *m[NP][FRAMES], *scratch = malloc(plane);
@@ -139,7 +144,7 @@ static void measure(const struct clip *c, struct quality_sums *q)
             m[p][i] = malloc(plane);
             struct seg_mask sm = { .data = m[p][i], .w = c->w, .h = c->h, .linesize = c->w };
             cr_assert_eq(seg_run(s, &sf, 1, &sm, NULL, &e), 0, "%s", e.msg);
-            quality_add_frame(&q[p], s, m[0][i], m[p][i], c->luma[i],
+            quality_add_frame(&q[p], s, truth ? truth[i] : m[0][i], m[p][i], c->luma[i],
                               i ? m[p][i - 1] : NULL, i ? c->luma[i - 1] : NULL, c->w, c->h,
                               scratch);
         }
@@ -181,8 +186,8 @@ Test(seg_quality, sample_as_is, .timeout = 120)
 {
     struct clip c;
     struct quality_sums q[NP];
-    clip_read(&c, FRAMES, 0, 0);
-    measure(&c, q);
+    clip_read(&c, CLIP, FRAMES, 0, 0);
+    measure(&c, NULL, q);
     check("480x240", q, QUALITY_FP_MAX);
     clip_free(&c);
 }
@@ -191,8 +196,8 @@ Test(seg_quality, sample_tiled, .timeout = 240)
 {
     struct clip c;
     struct quality_sums q[NP];
-    clip_read(&c, 4, 2048, 1024);
-    measure(&c, q);
+    clip_read(&c, CLIP, 4, 2048, 1024);
+    measure(&c, NULL, q);
     cr_expect_gt(q[1].border.den, 0, "balanced runs its tiles at 2048x1024");
     check("2048x1024", q, QUALITY_FP_TILED);
     clip_free(&c);
@@ -225,4 +230,73 @@ Test(seg_quality, border_energy_tells_a_seam_from_a_person)
     cr_expect_gt(quality_ratio(on, 0), 4 * quality_ratio(near, 0) + 1,
                  "a step at the border: %.2f against %.2f", quality_ratio(on, 0),
                  quality_ratio(near, 0));
+}
+
+/* ---- the made clip against its truth ---- */
+
+/* tests/data/video/made.mkv: bench/quality-made.sh at EYE 480 (960x480 SBS,
+ * tiles run): people.jpg at three sizes over a background with no person,
+ * and made-truth.mkv, its truth (FFV1 gray, people.jpg's person mask put
+ * where the photo is). Against a truth, holes and false foreground count
+ * what a user sees; against `fast`, which finds no one on this clip
+ * (holes 100% against the truth), they meant nothing. */
+#define MADE       "tests/data/video/made.mkv"
+#define MADE_TRUTH "tests/data/video/made-truth.mkv"
+#define MADE_FRAMES 4
+
+/* the truth's first n frames at w x h (rows of w) */
+static void truth_read(uint8_t **t, int n, int w, int h)
+{
+    struct vio_in *in = NULL;
+    struct vio_in_opts io = { .path = MADE_TRUTH };
+    vr_err e = { 0 };
+    cr_assert_eq(vio_in_open(&io, &in, &e), 0, "%s", e.msg);
+    AVFrame *f = av_frame_alloc();
+    AVPacket *p = av_packet_alloc();
+    int ev, k = 0;
+    while (k < n && (ev = vio_in_next(in, f, p, &e)) > 0) {
+        if (ev != VIO_FRAME) {
+            av_packet_unref(p);
+            continue;
+        }
+        cr_assert_eq(f->format, AV_PIX_FMT_GRAY8, "the truth is 8-bit gray");
+        t[k] = malloc((size_t)w * h);
+        quality_plane_at(f->data[0], f->linesize[0], f->width, f->height, t[k++], w, h);
+        av_frame_unref(f);
+    }
+    cr_assert_eq(k, n, "%s: %d frames (%s)", MADE_TRUTH, k, e.msg);
+    av_frame_free(&f);
+    av_packet_free(&p);
+    vio_in_free(&in);
+}
+
+/* Per profile (fast, balanced, quality): holes and false foreground at
+ * most these, against the truth (what the profiles reach: see
+ * docs/QUALITY.md, "Against a truth"). */
+static const double made_holes_max[NP] = { 1.0, MADE_HOLES_BALANCED, MADE_HOLES_QUALITY };
+static const double made_fp_max[NP] = { 0.01, MADE_FP_BALANCED, MADE_FP_QUALITY };
+
+Test(seg_quality, made_against_truth, .timeout = 240)
+{
+    struct clip c;
+    struct quality_sums q[NP];
+    uint8_t *t[MADE_FRAMES];
+    clip_read(&c, MADE, MADE_FRAMES, 0, 0);
+    truth_read(t, MADE_FRAMES, c.w, c.h);
+    measure(&c, t, q);
+    cr_expect_gt(q[1].border.den, 0, "balanced runs its tiles at 960x480");
+    for (int p = 0; p < NP; p++) {
+        double holes = quality_ratio(q[p].holes, 0), fp = quality_ratio(q[p].fp, 0);
+        cr_log_info("made %s against the truth: holes %.2f%% fp %.2f%% stereo %.3f",
+                    profiles[p], 100 * holes, 100 * fp, quality_ratio(q[p].stereo, 1));
+        cr_expect_gt(q[p].holes.den, 1000, "the truth is sure of a person somewhere");
+        cr_expect_leq(holes, made_holes_max[p], "made %s: %.2f%% holes", profiles[p], 100 * holes);
+        cr_expect_leq(fp, made_fp_max[p], "made %s: %.2f%% false foreground", profiles[p],
+                      100 * fp);
+    }
+    /* balanced, the default, finds at least what fast finds */
+    cr_expect_leq(quality_ratio(q[1].holes, 0), quality_ratio(q[0].holes, 0));
+    for (int i = 0; i < MADE_FRAMES; i++)
+        free(t[i]);
+    clip_free(&c);
 }

@@ -17,6 +17,11 @@
  *    16 pixels away (1 = no rectangle shows; the same people and edges lie
  *    near the border, so a person is not taken for a seam).
  *
+ * The reference is another profile's matte (`fast`: blocky but solid) or,
+ * where a clip has one, its truth: a matte known by construction
+ * (bench/quality-made.sh pastes people.jpg's person mask where it pastes
+ * the photo), against which holes and false positives mean what they say.
+ *
  * Plain C on caller-owned planes (w x h, rows of w bytes unless a linesize
  * is given); nothing is kept between calls. Sums are returned as counts so
  * that a caller can add frames up before dividing.
@@ -112,6 +117,14 @@ void quality_seg_borders(const struct seg *s, int eye, int *xs, int *nx, int *ys
 void quality_add_frame(struct quality_sums *q, const struct seg *s, const uint8_t *ref,
                        const uint8_t *m, const uint8_t *y, const uint8_t *prev_m,
                        const uint8_t *prev_y, int w, int h, uint8_t *scratch);
+
+/* ---- against a truth ---- */
+
+/* `src` (sw x sh, rows `ls` bytes apart) box-averaged to w x h into `out`
+ * (rows of w): each output pixel is the rounded mean of the source pixels
+ * its area covers, at least one (so it also enlarges, as nearest). Used to
+ * bring a truth matte, or the luma, to the matte's size. */
+void quality_plane_at(const uint8_t *src, int ls, int sw, int sh, uint8_t *out, int w, int h);
 
 #ifdef __cplusplus
 }
