@@ -10,6 +10,8 @@
  *  - the same scaled to 2048x1024 (bicubic), where balanced and quality run
  *    their tile grids under the whole pass: a tile's invented person or a
  *    tile rectangle shows here.
+ *  - tests/data/video/made.mkv (bench/quality-made.sh at EYE 480), measured
+ *    against its truth matte (made-truth.mkv) rather than against `fast`.
  *
  * Per profile: holes <= 1% against `fast` (the general model alone: 42-56%
  * holes; fused with the landscape model: 0.01%), false positives <= 1%
@@ -57,11 +59,11 @@
 #define FRAMES 8
 /* The made clip against its truth (made_against_truth below), per
  * profile: the state the profiles are in, not the issue's 1% holes. Over
- * these 4 frames both find the near photo's right player and half of the
- * left one and lose the middle and far photos (59.5% holes; fp 0.02%: the
- * tripod's head); 1920x960 made reads 47.7% (docs/QUALITY.md, "Against a
- * truth"). Without the tiles (tile_overlap 0.1 makes them too small for a
- * 480 px eye: the whole pass alone) they find no one: 100% holes. */
+ * these 4 frames both lose 59.5% of the people (fp 0.02%); the 1920x960
+ * made reads 47.7% (docs/QUALITY.md, "Against a truth": they find the near
+ * photo's right player, little of the rest). Without the tiles
+ * (tile_overlap 0.1 makes them too small for a 480 px eye: the whole pass
+ * alone) they find no one: 100% holes. */
 #define MADE_HOLES_BALANCED 0.62
 #define MADE_HOLES_QUALITY  0.62
 #define MADE_FP_BALANCED    0.005
