@@ -279,7 +279,8 @@ int config_load_profile(struct vr_config *c, const char *name, vr_err *err)
     snprintf(rel, sizeof rel, "configs/%s.json", name);
     if (vr_data_path(rel, path, sizeof path) != 0)
         return vr_err_set(err, VR_ENOENT,
-                          "unknown profile '%s' (no %s; profiles: fast, balanced, quality)",
+                          "unknown profile '%s' (no %s; profiles: fast, balanced, quality, "
+                          "quality-people)",
                           name, rel);
     int rc = config_apply_file(c, path, err);
     if (rc == 0)
