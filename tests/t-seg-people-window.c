@@ -147,3 +147,21 @@ Test(seg_people_window, chunk_from_mid_clip_equals_the_whole_run, .timeout = 600
     free(chunk);
     free(v);
 }
+
+Test(seg_people_window, a_still_persons_roi_is_the_window_mean)
+{
+    struct people_window w;
+    people_window_reset(&w);
+    const struct people_seen f[3] = { one(100, 100, 80), one(104, 98, 84), one(96, 102, 76) };
+    for (int i = 0; i < 3; i++)
+        people_window_push(&w, &f[i]);
+    const struct people_seen now = one(100, 104, 80), far = one(400, 100, 80);
+    struct pose_roi r;
+    people_smoothed(&w, &now.roi[0], &r);
+    cr_assert_float_eq(r.cx, 100, 1e-4);
+    cr_assert_float_eq(r.cy, 101, 1e-4, "the detector's jitter averaged out");
+    cr_assert_float_eq(r.size, 80, 1e-4);
+    cr_assert_float_eq(r.angle, 0, 1e-6);
+    people_smoothed(&w, &far.roi[0], &r);
+    cr_assert_float_eq(r.cx, 400, 1e-6, "another person is not averaged in");
+}

@@ -192,11 +192,19 @@ int people_eye(struct people *p, int e, const struct seg_frame *f, struct frame_
         pose_roi_from_person(&p->cand[i], &r);
         if (!(r.size >= 4.0f))
             continue; /* a few pixels: nothing to segment */
-        const float w = people_confirmed(win, &r) ? 1.0f : 0.0f;
-        if ((rc = segment_paste(p, pw, ph, r, w, sx, sy, ww, wh, &present, err)) < 0)
+        /* seen(t) is judged at the detector's own ROI, a function of
+         * frame t alone; a confirmed person is pasted at the smoothed one */
+        if ((rc = segment_paste(p, pw, ph, r, 0, sx, sy, ww, wh, &present, err)) < 0)
             return rc;
-        if (present)
-            now.roi[now.n++] = r;
+        if (!present)
+            continue;
+        now.roi[now.n++] = r;
+        if (!people_confirmed(win, &r))
+            continue;
+        struct pose_roi sm;
+        people_smoothed(win, &r, &sm);
+        if ((rc = segment_paste(p, pw, ph, sm, 1, sx, sy, ww, wh, &present, err)) < 0)
+            return rc;
         kept += rc;
     }
     /* the window's people this frame missed, segmented on this frame */

@@ -4,6 +4,7 @@
  */
 #include "people_track.h"
 
+#include <math.h>
 #include <string.h>
 
 enum { SLOTS = CONFIG_PEOPLE_WINDOW - 1 };
@@ -56,6 +57,30 @@ int people_confirmed(const struct people_window *w, const struct pose_roi *r)
         if (overlaps(ago(w, j), r))
             return 1;
     return 0;
+}
+
+void people_smoothed(const struct people_window *w, const struct pose_roi *r,
+                     struct pose_roi *out)
+{
+    float cx = r->cx, cy = r->cy, size = r->size, c = cosf(r->angle), s = sinf(r->angle);
+    int n = 1;
+    for (int j = 1; j <= w->have; j++) {
+        const struct people_seen *f = ago(w, j);
+        int best = -1;
+        float bi = PEOPLE_TRACK_IOU;
+        for (int i = 0; i < f->n; i++) {
+            float iou = people_roi_iou(&f->roi[i], r);
+            if (iou >= bi)
+                bi = iou, best = i;
+        }
+        if (best < 0)
+            continue;
+        const struct pose_roi *q = &f->roi[best];
+        cx += q->cx, cy += q->cy, size += q->size;
+        c += cosf(q->angle), s += sinf(q->angle);
+        n++;
+    }
+    *out = (struct pose_roi){ cx / n, cy / n, size / n, atan2f(s, c) };
 }
 
 /* ROI r of seen(t-j) was seen in another frame of the window, or in the

@@ -12,7 +12,9 @@
  *   confirmed a person of seen(t) is pasted at full weight when an ROI of
  *             seen(t-1..t-W+1) overlaps it (IoU >= PEOPLE_TRACK_IOU), or
  *             when t is the first frame (an image, a video's first frame);
- *             a one-frame detection is not pasted;
+ *             a one-frame detection is not pasted; it is segmented at
+ *             its ROI averaged with its overlaps in the window, so its
+ *             mask does not jitter with the detector;
  *   carried   an ROI of seen(t-j) (j >= 1, the newest of its overlaps) that
  *             nothing of seen(t) overlaps, and that was itself seen twice
  *             in the window (or in the stream's first frame), is segmented
@@ -62,6 +64,13 @@ float people_roi_iou(const struct pose_roi *a, const struct pose_roi *b);
 
 /* 1 when ROI r of frame t is pasted at full weight (the rule above). */
 int people_confirmed(const struct people_window *w, const struct pose_roi *r);
+
+/* The ROI a confirmed person of frame t is segmented at: r averaged with
+ * the ROI of each frame of the window that overlaps it most (centre, size
+ * and turn), so a still person's ROI does not jitter with the detector
+ * from frame to frame (a jittering ROI moves the pasted mask's edges). */
+void people_smoothed(const struct people_window *w, const struct pose_roi *r,
+                     struct pose_roi *out);
 
 /* The ROIs carried into frame t (the rule above), given seen(t) as `now`
  * before its confirmation: at most `max`, with their weights; returns the
