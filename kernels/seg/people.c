@@ -192,6 +192,8 @@ int people_eye(struct people *p, int e, const struct seg_frame *f, struct frame_
         pose_roi_from_person(&p->cand[i], &r);
         if (!(r.size >= 4.0f))
             continue; /* a few pixels: nothing to segment */
+        if (r.size > PEOPLE_ROI_MAX * (pw > ph ? pw : ph))
+            continue; /* not a far person (docs/QUALITY.md) */
         /* seen(t) is judged at the detector's own ROI, a function of
          * frame t alone; a confirmed person is pasted at the smoothed one */
         if ((rc = segment_paste(p, pw, ph, r, 0, sx, sy, ww, wh, &present, err)) < 0)

@@ -27,6 +27,13 @@ extern "C" {
 #endif
 
 #define PEOPLE_PRESENCE  0.5f /* the landmark model's presence under which an ROI is dropped */
+/* The largest ROI side the tier segments, as a fraction of the eye
+ * picture's long side. The tier is for the people the selfie models miss,
+ * far and small; a person whose ROI is half the eye is near, and the whole
+ * pass and tiles have them. The detector's ROIs above it on the sample and
+ * made clips were false (0.6-2.2 times the eye, presence up to 0.99: a
+ * huge pasted blob that flickered at 8K); the true ones were 0.12-0.5. */
+#define PEOPLE_ROI_MAX   0.5f
 
 struct people;
 
