@@ -127,7 +127,8 @@ int config_model_file(const struct vr_config *c, char *out, size_t n, vr_err *er
     return 0;
 }
 
-int config_history_frames(const struct vr_config *c)
+/* The temporal filter's history alone (frame_temporal.h). */
+static int temporal_history(const struct vr_config *c)
 {
     int k = c->smooth > 0.0 && c->smooth_frames > 1 ? c->smooth_frames : 1;
     if (k < 2)
@@ -139,6 +140,14 @@ int config_history_frames(const struct vr_config *c)
      * sums of the span before that (frame_temporal.h) */
     int a = k - 1 + CONFIG_HOLD_SPAN, b = 2 * CONFIG_HOLD_SPAN + 1;
     return a > b ? a : b;
+}
+
+int config_history_frames(const struct vr_config *c)
+{
+    /* the filter's oldest raw matte has its people from the W-1 frames
+     * before it (people_track.h): the two histories add */
+    int people = strcmp(c->people, "pose") == 0 ? CONFIG_PEOPLE_WINDOW - 1 : 0;
+    return temporal_history(c) + people;
 }
 
 /* ---- applying JSON ---- */
@@ -270,7 +279,8 @@ int config_load_profile(struct vr_config *c, const char *name, vr_err *err)
     snprintf(rel, sizeof rel, "configs/%s.json", name);
     if (vr_data_path(rel, path, sizeof path) != 0)
         return vr_err_set(err, VR_ENOENT,
-                          "unknown profile '%s' (no %s; profiles: fast, balanced, quality)",
+                          "unknown profile '%s' (no %s; profiles: fast, balanced, quality, "
+                          "quality-people)",
                           name, rel);
     int rc = config_apply_file(c, path, err);
     if (rc == 0)

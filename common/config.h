@@ -94,10 +94,15 @@ int config_load_profile(struct vr_config *c, const char *name, vr_err *err);
 /* The hold's longest run without a refresh (frames; frame_temporal.h). */
 #define CONFIG_HOLD_SPAN 8
 
-/* Frames before the current one that the temporal filter looks at (its
- * window less one, more with smooth_hold; 0 when smoothing is off): the
- * warm-up a chunk needs so that its mattes equal a whole run's
- * (kernels/seg/frame_temporal.h). */
+/* The people tier's window: frame t's people depend on frames t-W+1..t
+ * (kernels/seg/people_track.h). */
+#define CONFIG_PEOPLE_WINDOW 4
+
+/* Frames before the current one that a frame's matte depends on: the
+ * temporal filter's window less one, more with smooth_hold (0 when
+ * smoothing is off; kernels/seg/frame_temporal.h), plus the people tier's
+ * CONFIG_PEOPLE_WINDOW - 1 when it is on (people_track.h): the warm-up a
+ * chunk needs so that its mattes equal a whole run's. */
 int config_history_frames(const struct vr_config *c);
 
 /* 1 if s is a plain name: letters, digits, '_', '-', '.', not starting with

@@ -145,3 +145,20 @@ Test(common_config, people_option_is_checked_and_travels)
     cr_assert_eq(back.people_grid, 3);
     cr_assert_eq(back.people_size, 2048);
 }
+
+/* quality-people is quality with the people tier on, nothing else (the
+ * GPU refuses the tier, so quality itself keeps it off). */
+Test(common_config, quality_people_is_quality_with_the_tier)
+{
+    struct vr_config q, p;
+    cr_assert_eq(config_load_profile(&q, "quality", NULL), 0);
+    cr_assert_eq(config_load_profile(&p, "quality-people", NULL), 0);
+    cr_assert_str_eq(q.people, "none");
+    cr_assert_str_eq(p.people, "pose");
+    snprintf(p.people, sizeof p.people, "%s", q.people);
+    snprintf(p.profile, sizeof p.profile, "%s", q.profile);
+    char a[8192], b[8192];
+    cr_assert_gt(config_to_json(&q, a, sizeof a), 0);
+    cr_assert_gt(config_to_json(&p, b, sizeof b), 0);
+    cr_assert_str_eq(a, b);
+}

@@ -1,7 +1,8 @@
 /*
  * people.c - the people tier (people.h): the eye sampled to an RGB picture,
  * the detector run on it whole and on overlapping crops, the detections
- * merged, each person's ROI segmented and pasted into the work mask.
+ * merged, each person's ROI segmented and pasted into the work mask, as
+ * the eye's window of past frames confirms or carries it (people_track.h).
  */
 #include "people.h"
 
@@ -22,6 +23,7 @@ struct people {
     float *pasted;               /* [wh][ww], allocated at the first eye */
     size_t pasted_sz;
     struct pose_person cand[POSE_MAX_PEOPLE * 17];
+    struct people_window win[PEOPLE_EYES];
 };
 
 static int load(const char *rel, char *path, size_t n, vr_err *err)
@@ -70,6 +72,12 @@ int people_create(const struct vr_config *cfg, int eye_w, int eye_h, struct peop
 fail:
     people_free(&p);
     return rc;
+}
+
+void people_reset(struct people *p)
+{
+    for (int e = 0; p && e < PEOPLE_EYES; e++)
+        people_window_reset(&p->win[e]);
 }
 
 void people_free(struct people **pp)
@@ -127,11 +135,34 @@ static int detect_all(struct people *p, int pw, int ph, vr_err *err)
     return pose_nms(p->cand, n, 0.3f);
 }
 
-int people_eye(struct people *p, const struct seg_frame *f, struct frame_rect eye,
+/* Segments ROI r (picture pixels) on the eye picture and pastes its mask,
+ * times `weight`, into p->pasted (ww x wh; sx, sy: work px a picture px)
+ * when the person is present; *present gets whether it was. */
+static int segment_paste(struct people *p, int pw, int ph, struct pose_roi r, float weight,
+                         float sx, float sy, int ww, int wh, int *present, vr_err *err)
+{
+    float presence = 0;
+    int rc = pose_segment(p->seg, p->pic, pw, ph, pw * 3, &r, p->roi, &presence, err);
+    if (rc < 0)
+        return rc;
+    *present = presence >= PEOPLE_PRESENCE;
+    if (!*present || weight <= 0)
+        return 0;
+    if (weight < 1)
+        for (int i = 0; i < POSE_SEG_SIZE * POSE_SEG_SIZE; i++)
+            p->roi[i] *= weight;
+    r.cx *= sx, r.cy *= sy, r.size *= 0.5f * (sx + sy);
+    pose_paste(&r, p->roi, ww, wh, p->pasted);
+    return 1;
+}
+
+int people_eye(struct people *p, int e, const struct seg_frame *f, struct frame_rect eye,
                float *work, int ww, int wh, int *found, vr_err *err)
 {
     if (found)
         *found = 0;
+    if (e < 0 || e >= PEOPLE_EYES)
+        return vr_err_set(err, VR_EINVAL, "people: eye %d", e);
     const int lng = eye.w > eye.h ? eye.w : eye.h;
     const int side = p->pw_max > p->ph_max ? p->pw_max : p->ph_max;
     int pw = (int)((long long)eye.w * side / lng), ph = (int)((long long)eye.h * side / lng);
@@ -152,22 +183,42 @@ int people_eye(struct people *p, const struct seg_frame *f, struct frame_rect ey
     n = n > PEOPLE_MAX ? PEOPLE_MAX : n;
     memset(p->pasted, 0, (size_t)ww * wh * sizeof *p->pasted);
     const float sx = (float)ww / pw, sy = (float)wh / ph;
-    int kept = 0;
+    struct people_window *win = &p->win[e];
+    struct people_seen now = { 0 };
+    int kept = 0, rc, present;
+    /* this frame's people: seen(t); pasted when the window confirms them */
     for (int i = 0; i < n; i++) {
         struct pose_roi r;
-        float presence = 0;
         pose_roi_from_person(&p->cand[i], &r);
         if (!(r.size >= 4.0f))
             continue; /* a few pixels: nothing to segment */
-        int rc = pose_segment(p->seg, p->pic, pw, ph, pw * 3, &r, p->roi, &presence, err);
-        if (rc < 0)
+        if (r.size > PEOPLE_ROI_MAX * (pw > ph ? pw : ph))
+            continue; /* not a far person (docs/QUALITY.md) */
+        /* seen(t) is judged at the detector's own ROI, a function of
+         * frame t alone; a confirmed person is pasted at the smoothed one */
+        if ((rc = segment_paste(p, pw, ph, r, 0, sx, sy, ww, wh, &present, err)) < 0)
             return rc;
-        if (presence < PEOPLE_PRESENCE)
+        if (!present)
             continue;
-        r.cx *= sx, r.cy *= sy, r.size *= 0.5f * (sx + sy);
-        pose_paste(&r, p->roi, ww, wh, p->pasted);
-        kept++;
+        now.roi[now.n++] = r;
+        if (!people_confirmed(win, &r))
+            continue;
+        struct pose_roi sm;
+        people_smoothed(win, &r, &sm);
+        if ((rc = segment_paste(p, pw, ph, sm, 1, sx, sy, ww, wh, &present, err)) < 0)
+            return rc;
+        kept += rc;
     }
+    /* the window's people this frame missed, segmented on this frame */
+    struct pose_roi carry[PEOPLE_MAX];
+    float cw[PEOPLE_MAX];
+    const int nc = people_carried(win, &now, carry, cw, PEOPLE_MAX);
+    for (int i = 0; i < nc; i++) {
+        if ((rc = segment_paste(p, pw, ph, carry[i], cw[i], sx, sy, ww, wh, &present, err)) < 0)
+            return rc;
+        kept += rc;
+    }
+    people_window_push(win, &now);
     for (size_t i = 0; kept && i < (size_t)ww * wh; i++)
         if (p->pasted[i] > work[i])
             work[i] = p->pasted[i];

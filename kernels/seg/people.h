@@ -7,7 +7,9 @@
  * person's ROI is segmented at 256x256 by pose_landmark_lite and pasted
  * into the eye's work mask with a max, where the model says a person is
  * present. The whole-frame pass stays the prior: the tier only adds
- * people, it never removes what the selfie models found.
+ * people, it never removes what the selfie models found. A person is
+ * pasted once seen in two frames of a short window, and carried over a
+ * missed frame (people_track.h), so the tier does not flicker.
  *
  * CPU engine (seg_backend_ref.c) only for now: the CUDA net plan does not
  * run the pose models' ops yet, and the CUDA backend refuses the option.
@@ -17,14 +19,21 @@
 
 #include "config.h"
 #include "frame_ref.h"
+#include "people_track.h"
 #include "vr_err.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define PEOPLE_MAX       16   /* people segmented per eye (most likely first) */
 #define PEOPLE_PRESENCE  0.5f /* the landmark model's presence under which an ROI is dropped */
+/* The largest ROI side the tier segments, as a fraction of the eye
+ * picture's long side. The tier is for the people the selfie models miss,
+ * far and small; a person whose ROI is half the eye is near, and the whole
+ * pass and tiles have them. The detector's ROIs above it on the sample and
+ * made clips were false (0.6-2.2 times the eye, presence up to 0.99: a
+ * huge pasted blob that flickered at 8K); the true ones were 0.12-0.5. */
+#define PEOPLE_ROI_MAX   0.5f
 
 struct people;
 
@@ -34,11 +43,18 @@ struct people;
 int people_create(const struct vr_config *cfg, int eye_w, int eye_h, struct people **out,
                   vr_err *err);
 
-/* One eye of one frame: finds its people and lifts the eye's work mask
- * work [wh][ww] (0..1) to each pasted ROI mask (max). *found, when not
- * NULL, gets the count of people pasted. */
-int people_eye(struct people *p, const struct seg_frame *f, struct frame_rect eye,
+#define PEOPLE_EYES 2           /* a window of past frames per eye */
+
+/* Eye e (0..PEOPLE_EYES-1) of one frame, frames in order: finds its
+ * people and lifts the eye's work mask work [wh][ww] (0..1) to each pasted
+ * ROI mask (max), confirmed and carried by the eye's window of past frames
+ * (people_track.h). *found, when not NULL, gets the count of people
+ * pasted. */
+int people_eye(struct people *p, int e, const struct seg_frame *f, struct frame_rect eye,
                float *work, int ww, int wh, int *found, vr_err *err);
+
+/* Empties the windows of past frames (seg_reset(): a new video). */
+void people_reset(struct people *p);
 
 /* Frees and clears *p; accepts NULL. */
 void people_free(struct people **p);

@@ -118,7 +118,7 @@ static int frame_eyes(struct seg *s, struct seg_cpu *c, const struct seg_frame *
         const struct tile_eye *te = &p->eye[e];
         matte_eye(s, c, te, c->out + k * out_sz, fout ? fout + e * fpx : NULL,
                   c->work + e * c->work_sz);
-        if (c->people && people_eye(c->people, f, te->eye, c->work + e * c->work_sz,
+        if (c->people && people_eye(c->people, e, f, te->eye, c->work + e * c->work_sz,
                                     te->work_w, te->work_h, NULL, err) < 0)
             return vr_err_prefix(err, "seg: people");
         if (s->refine_guided || stereo)
@@ -201,8 +201,10 @@ static int cpu_run(struct seg *s, const struct seg_frame *frames, int n,
 static void cpu_reset(struct seg *s)
 {
     struct seg_cpu *c = s->priv;
-    if (c)
+    if (c) {
         temporal_reset(&c->tst);
+        people_reset(c->people);
+    }
 }
 
 static void cpu_destroy(struct seg *s)
