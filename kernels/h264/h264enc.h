@@ -9,7 +9,8 @@
  * asks (the source's keyframes: docs/notes/temporal.md, "One answer"),
  * Intra 16x16; every other frame is P with each MB's integer-pel vector
  * searched alone (+-16 pixels), then either P_Skip (its vector P_Skip's
- * and nothing to code against the reference there) or P_L0_16x16. Frames
+ * and nothing to code against the reference there) or P_L0_16x16, or with
+ * intra_p Intra 16x16 where that is cheaper. Frames
  * whose size is not a multiple of 16 are padded (the edge repeated) and
  * cropped in the SPS. The algorithm, its stages and why: docs/notes/h264.md;
  * the stages themselves: h264_ref.h.
