@@ -112,12 +112,14 @@ static uint8_t *random_discs(int n, int w, int h, int k, unsigned seed)
     return f;
 }
 
-/* Round trip with every frame equal to the recon, the size and profile right. */
-static struct th264_result exact(const uint8_t *frames, int n, int w, int h, int qp,
-                                 const uint8_t *idr, const char *what)
+/* Round trip (coded as how says) with every frame equal to the recon, the
+ * size and profile right. */
+static struct th264_result exact_how(const uint8_t *frames, int n, int w, int h, int qp,
+                                     const uint8_t *idr, const struct th264_how *how,
+                                     const char *what)
 {
     struct th264_result r;
-    int rc = th264_roundtrip(frames, n, w, h, qp, idr, &r);
+    int rc = th264_roundtrip_with(frames, n, w, h, qp, idr, how, &r);
     cr_assert_eq(rc, 0, "%s: %s", what, r.err);
     cr_assert_eq(r.frames_decoded, n, "%s: %d frames decoded of %d", what, r.frames_decoded, n);
     cr_assert_eq(r.luma_mismatch, 0, "%s: %d frames decode to other luma than the encoder's "
@@ -127,6 +129,19 @@ static struct th264_result exact(const uint8_t *frames, int n, int w, int h, int
               r.dec_h, w, h);
     cr_assert_eq(r.profile, FF_PROFILE_H264_CONSTRAINED_BASELINE, "%s: profile %d", what, r.profile);
     return r;
+}
+
+static struct th264_result exact(const uint8_t *frames, int n, int w, int h, int qp,
+                                 const uint8_t *idr, const char *what)
+{
+    struct th264_how how = { 0 };
+    return exact_how(frames, n, w, h, qp, idr, &how, what);
+}
+
+/* I16 MBs of a round trip's P frames (its IDRs' MBs are all I16). */
+static long long i16_in_p(const struct th264_result *r, int w, int h)
+{
+    return r->st.mb_i16 - r->st.idr * (long long)((w + 15) / 16) * ((h + 15) / 16);
 }
 
 Test(h264_decode, moving_edges_code_skip_p16_and_i16)
@@ -172,9 +187,13 @@ Test(h264_decode, translated_content_codes_searched_vectors)
     }
 }
 
-Test(h264_decode, random_moving_masks)
+/* Random discs (h264enc_opts intra_p as given); the I16 MBs of P frames
+ * summed into *i16p. */
+static void random_masks(int intra_p, long long *i16p)
 {
+    struct th264_how how = { .intra_p = intra_p };
     long long moved = 0;
+    *i16p = 0;
     for (unsigned seed = 1; seed <= 12; seed++) {
         srand(seed * 7919);
         int w = 16 + 2 * (rand() % 100), h = 16 + 2 * (rand() % 70), k = 1 + rand() % 6;
@@ -183,13 +202,33 @@ Test(h264_decode, random_moving_masks)
         uint8_t idr[7] = { [0] = 1, [4] = (uint8_t)(seed & 1) };
         char what[64];
         snprintf(what, sizeof what, "seed %u: %dx%d, %d discs, QP %d", seed, w, h, k, qp);
-        struct th264_result r = exact(f, n, w, h, qp, idr, what);
-        cr_log_info("%s: %lld vectors nonzero, P16 %lld, skip %lld", what, r.mv_nonzero,
-                    r.st.mb_p16, r.st.mb_skip);
+        struct th264_result r = exact_how(f, n, w, h, qp, idr, &how, what);
+        cr_log_info("%s: %lld vectors nonzero, P16 %lld, skip %lld, I16 in P %lld", what,
+                    r.mv_nonzero, r.st.mb_p16, r.st.mb_skip, i16_in_p(&r, w, h));
         moved += r.mv_nonzero;
+        *i16p += i16_in_p(&r, w, h);
         free(f);
     }
     cr_assert(moved > 0, "moving discs and no vector off zero");
+}
+
+Test(h264_decode, random_moving_masks)
+{
+    long long i16p;
+    random_masks(0, &i16p);
+}
+
+/* Intra 16x16 MBs in P frames (h264enc_opts intra_p): an MB turning intra
+ * predicts from its neighbours' final reconstructions, and the inter MBs
+ * around it predict their vectors without it (refIdx -1): the decoder must
+ * still see exactly the encoder's reconstruction. */
+Test(h264_decode, random_moving_masks_with_intra_in_p)
+{
+    long long i16p;
+    random_masks(1, &i16p);
+    cr_assert(i16p > 0, "no MB of a P frame turned intra");
+    random_masks(-1, &i16p);
+    cr_assert_eq(i16p, 0, "intra_p off: %lld I16 MBs in P frames", i16p);
 }
 
 Test(h264_decode, noise_every_qp_class)
@@ -310,8 +349,9 @@ Test(h264_decode, level_from_size_and_rate)
 /* The matte of a bundled clip, made by `vr-worker process --cpu` with a
  * lossless matte (FFV1), read back; then through the round trip with an
  * IDR every 10 frames, at the balanced profile's QP (crf 23 + 2). */
-static void clip_matte(const char *clip)
+static void clip_matte(const char *clip, int intra_p)
 {
+    struct th264_how how = { .intra_p = intra_p };
     char W[256], in[512], cfg[300], out[300];
     tv_tmpdir(W, sizeof W);
     tv_data(in, sizeof in, clip);
@@ -331,10 +371,13 @@ static void clip_matte(const char *clip)
         memcpy(f + i * fs, m.luma[i], fs);
         idr[i] = i % 10 == 0;
     }
-    struct th264_result r = exact(f, n, m.w, m.h, 25, idr, clip);
+    struct th264_result r = exact_how(f, n, m.w, m.h, 25, idr, &how, clip);
     cr_assert(r.st.mb_p16 + r.st.mb_skip > 0 && r.st.mb_i16 > 0);
-    cr_log_info("%s: %dx%d, %d frames, %lld bytes, PSNR %.2f dB, I16 %lld P16 %lld skip %lld",
-                clip, m.w, m.h, n, r.bytes, r.psnr, r.st.mb_i16, r.st.mb_p16, r.st.mb_skip);
+    cr_log_info("%s: %dx%d, %d frames, %lld bytes, PSNR %.2f dB, I16 %lld (in P %lld) P16 %lld "
+                "skip %lld", clip, m.w, m.h, n, r.bytes, r.psnr, r.st.mb_i16,
+                i16_in_p(&r, m.w, m.h), r.st.mb_p16, r.st.mb_skip);
+    if (intra_p < 0)
+        cr_assert_eq(i16_in_p(&r, m.w, m.h), 0, "%s: intra_p off, I16 MBs in P frames", clip);
     free(f);
     tv_free(&m);
     tv_rmdir(W);
@@ -342,10 +385,20 @@ static void clip_matte(const char *clip)
 
 Test(h264_decode, bundled_mono_clip_matte)
 {
-    clip_matte("tests/data/video/mono.mkv");
+    clip_matte("tests/data/video/mono.mkv", -1);
 }
 
 Test(h264_decode, bundled_sbs_clip_matte)
 {
-    clip_matte("tests/data/video/sbs.mkv");
+    clip_matte("tests/data/video/sbs.mkv", -1);
+}
+
+Test(h264_decode, bundled_mono_clip_matte_intra_in_p)
+{
+    clip_matte("tests/data/video/mono.mkv", 1);
+}
+
+Test(h264_decode, bundled_sbs_clip_matte_intra_in_p)
+{
+    clip_matte("tests/data/video/sbs.mkv", 1);
 }

@@ -43,6 +43,8 @@ struct th264_how {
     int gpu_encoder;   /* 1: the CUDA encoder on GPU 0 (else the C twin) */
     int nvdec;         /* 1: libavcodec's h264 decoder through its NVDEC (cuda)
                         * hwaccel on GPU 0, frames downloaded as NV12 */
+    int intra_p;       /* h264enc_opts intra_p: 1 Intra 16x16 MBs in P frames,
+                        * -1 none, 0 the encoder's default */
 };
 
 /* th264_roundtrip, coded and decoded as `how` says. */

@@ -184,7 +184,9 @@ H264_DEV static void cavlc_mb(const struct h264_frame *f, int idr, int i)
         return;
     }
     if (m->type == H264_MB_I16) {
-        h264_ue(&w, 1u + m->mode + (m->cbp ? 12u : 0u));
+        if (!idr) /* an I16 MB in a P slice: its skip run, mb_type 5 + the I slice's */
+            h264_ue(&w, f->run[i]);
+        h264_ue(&w, (idr ? 1u : 6u) + m->mode + (m->cbp ? 12u : 0u));
         h264_ue(&w, 0); /* intra_chroma_pred_mode: DC, 128 everywhere */
         h264_se(&w, 0); /* mb_qp_delta */
         write_block(&w, m->dc, 16, block_nc(f, mx, my, 0, 0));

@@ -24,6 +24,12 @@ int cu_h264_inter(const struct h264_frame *f, cudaStream_t s, vr_err *err);
 /* The IDR's stage 1; prog: mbh + 1 ints of device memory (rows' counts
  * and the blocks' ticket), cleared here on the stream. */
 int cu_h264_intra(const struct h264_frame *f, int *prog, cudaStream_t s, vr_err *err);
+/* Stages 1c and 1d of a P frame (h264_ref.h: ref_h264_intra_p, ref_h264_pfix):
+ * the MBs that may turn intra, a warp a row of MBs in one launch (the
+ * IDR's wavefront, waiting only where an MB is a candidate); prog as for
+ * cu_h264_intra. Then every inter MB's skip and mvd, a thread an MB. */
+int cu_h264_intra_p(const struct h264_frame *f, int *prog, cudaStream_t s, vr_err *err);
+int cu_h264_pfix(const struct h264_frame *f, cudaStream_t s, vr_err *err);
 /* The scans' per-block scratch (tmp below, device memory): a frame has at
  * most 262144 MBs, scanned in blocks of 1024. skipruns, cavlc and scan
  * take the same tmp, in that order. */

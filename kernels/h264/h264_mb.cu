@@ -256,7 +256,7 @@ __global__ static void k_inter(struct h264_frame f)
         eq &= c[k] == 0;
     }
     int ps[2];
-    mv_pred(&f, mx, my, 1, ps);
+    mv_pred(&f, mx, my, 1, ps, 0);
     const int can_skip = ps[0] == mv0 && ps[1] == mv1;
     if (b == 0) {
         m->mode = 0;
@@ -273,6 +273,13 @@ __global__ static void k_inter(struct h264_frame f)
                 rec[(size_t)r * ls + k] = p[4 * r + k];
         return;
     }
+    unsigned sad = 0; /* stage 1c's bar (inter_mb_pred's m->sad) */
+    for (int k = 0; k < 16; k++)
+        sad += (unsigned)h264_abs(c[k]);
+    for (int off = 8; off; off >>= 1)
+        sad += __shfl_xor_sync(half, sad, off);
+    if (b == 0)
+        m->sad = sad;
     const int q6 = f.qp / 6, qm = f.qp % 6, qbits = 15 + q6, rf = 1 << (qbits - 1);
     fdct4(c);
     int d[16], nc = 0;
@@ -295,7 +302,7 @@ __global__ static void k_inter(struct h264_frame f)
         } else {
             int pp[2];
             m->type = H264_MB_P16;
-            mv_pred(&f, mx, my, 0, pp);
+            mv_pred(&f, mx, my, 0, pp, 0);
             m->mvd[0] = (int16_t)(mv0 - pp[0]);
             m->mvd[1] = (int16_t)(mv1 - pp[1]);
         }
@@ -317,13 +324,14 @@ __device__ static inline int pred_px(int mode, int x, int y, const uint8_t *top,
     }
 }
 
-/* intra_mb by one warp: pred[256] (the chosen prediction), dcs[16] and
+/* intra_mb_bar by one warp: pred[256] (the chosen prediction), dcs[16] and
  * dcy[16] are the warp's shared scratch; the reconstructed neighbours are
  * read at rec (stride rls: the MB's pixel (0, 0), so rec[-rls] is the top
- * row and rec[y * rls - 1] the left column), their copy in shared memory. */
+ * row and rec[y * rls - 1] the left column), their copy in shared memory.
+ * bar: ~0u (an IDR) or the P MB's inter SAD, to beat by 4 lambda. */
 __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my, int lane,
                                      uint8_t *pred, int *dcs, int *dcy, const uint8_t *rec,
-                                     int rls)
+                                     int rls, unsigned bar)
 {
     const int ls = fr->ls;
     const size_t o = (size_t)my * 16 * ls + (size_t)mx * 16;
@@ -351,6 +359,8 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
             best = mode;
         }
     }
+    if (bar != ~0u && best_sad + 4u * MV_LAMBDA[fr->qp] >= bar) /* every lane alike */
+        return;
     for (int k = 0; k < 8; k++)
         pred[py * 16 + px0 + k] = (uint8_t)pred_px(best, px0 + k, py, top, rec, rls, dc, pa, pb, pc);
     __syncwarp();
@@ -410,16 +420,21 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
     }
 }
 
-/* The IDR's MBs, a warp a row of MBs, left to right: an MB predicts from
- * its left (the warp's own last MB), top and top-left neighbours, so row
- * my's MB mx waits until row my - 1 has done mx + 1 MBs (prog[my - 1], a
- * count published after the MB's pixels, fenced). One launch: the
- * wavefront's 383 steps at 4096x2048 are an MB's latency each, not a
- * launch each. A block takes its rows by ticket (prog[mbh]) in the order
- * blocks start, so a row waits only on rows already running. The
- * neighbours are read from L2 (__ldcg: another SM wrote them during the
- * launch) into nb, 17 x 17 (top-left, top row; left column below). */
-__global__ static void k_intra_rows(struct h264_frame f, int *prog)
+/* The IDR's MBs (p 0), or a P frame's MBs that may turn intra (p 1,
+ * stage 1c), a warp a row of MBs, left to right: an MB predicts from its
+ * left (the warp's own last MB), top and top-left neighbours, so row my's
+ * MB mx waits until row my - 1 has done mx + 1 MBs (prog[my - 1], a count
+ * published after the MB's pixels, fenced). In a P frame only candidates
+ * (intra_p_candidate, found 32 at a time by ballot) are visited: the other
+ * MBs' reconstructions are final since k_inter, so a row publishes mx
+ * before it waits for its candidate mx, and rows wait on each other only
+ * where candidates meet. One launch: the wavefront's 383 steps at
+ * 4096x2048 are an MB's latency each, not a launch each. A block takes its
+ * rows by ticket (prog[mbh]) in the order blocks start, so a row waits
+ * only on rows already running. The neighbours are read from L2 (__ldcg:
+ * another SM wrote them during the launch) into nb, 17 x 17 (top-left,
+ * top row; left column below). */
+__global__ static void k_intra_rows(struct h264_frame f, int *prog, int p)
 {
     __shared__ uint8_t pred[INTRA_WARPS][256];
     __shared__ int dcs[INTRA_WARPS][16], dcy[INTRA_WARPS][16];
@@ -434,29 +449,49 @@ __global__ static void k_intra_rows(struct h264_frame f, int *prog)
     const int ls = f.ls;
     const volatile int *above = my > 0 ? prog + my - 1 : NULL;
     int done_above = 0;
-    for (int mx = 0; mx < f.mbw; mx++) {
-        const uint8_t *o = f.rec + (size_t)my * 16 * ls + (size_t)mx * 16;
-        if (above && done_above < mx + 1) {
+    for (int x0 = 0; x0 < f.mbw; x0 += 32) {
+        const int xl = x0 + lane;
+        unsigned todo = __ballot_sync(FULL_MASK, xl < f.mbw &&
+                                                     (!p || intra_p_candidate(&f.mb[my * f.mbw + xl])));
+        while (todo) {
+            const int mx = x0 + __ffs(todo) - 1;
+            todo &= todo - 1;
+            const uint8_t *o = f.rec + (size_t)my * 16 * ls + (size_t)mx * 16;
+            if (p && lane == 0)
+                atomicExch(&prog[my], mx); /* the MBs before mx are final */
+            if (above && done_above < mx + 1) {
+                if (lane == 0)
+                    while ((done_above = *above) < mx + 1)
+                        ;
+                done_above = __shfl_sync(FULL_MASK, done_above, 0);
+                __threadfence(); /* the count read before the pixels */
+            }
+            /* lane l < 17: the top row's pixel l - 1; lanes 17..31 the left
+             * column's rows 0..14, lane 0 its row 15 */
+            if (my > 0 && lane < 17 && (lane > 0 || mx > 0))
+                nb[w][lane] = __ldcg(o - ls - 1 + lane);
+            const int ly = lane >= 17 ? lane - 17 : lane == 0 ? 15 : -1;
+            if (mx > 0 && ly >= 0)
+                nb[w][(ly + 1) * 17] = __ldcg(o + (size_t)ly * ls - 1);
+            __syncwarp();
+            intra_mb_warp(&f, mx, my, lane, pred[w], dcs[w], dcy[w], nb[w] + 18, 17,
+                          p ? f.mb[my * f.mbw + mx].sad : ~0u);
+            __threadfence(); /* this lane's pixels before the count */
+            __syncwarp();
             if (lane == 0)
-                while ((done_above = *above) < mx + 1)
-                    ;
-            done_above = __shfl_sync(FULL_MASK, done_above, 0);
-            __threadfence(); /* the count read before the pixels */
+                atomicExch(&prog[my], mx + 1);
         }
-        /* lane l < 17: the top row's pixel l - 1; lanes 17..31 the left
-         * column's rows 0..14, lane 0 its row 15 */
-        if (my > 0 && lane < 17 && (lane > 0 || mx > 0))
-            nb[w][lane] = __ldcg(o - ls - 1 + lane);
-        const int ly = lane >= 17 ? lane - 17 : lane == 0 ? 15 : -1;
-        if (mx > 0 && ly >= 0)
-            nb[w][(ly + 1) * 17] = __ldcg(o + (size_t)ly * ls - 1);
-        __syncwarp();
-        intra_mb_warp(&f, mx, my, lane, pred[w], dcs[w], dcy[w], nb[w] + 18, 17);
-        __threadfence(); /* this lane's pixels before the count */
-        __syncwarp();
-        if (lane == 0)
-            atomicExch(&prog[my], mx + 1);
     }
+    if (p && lane == 0)
+        atomicExch(&prog[my], f.mbw);
+}
+
+/* Stage 1d: a thread an MB (every MB's type final after k_intra_rows). */
+__global__ static void k_pfix(struct h264_frame f)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < f.mbw * f.mbh)
+        pfix_mb(&f, i % f.mbw, i / f.mbw);
 }
 
 extern "C" int cu_h264_load(const struct h264_frame *f, const uint8_t *y, int yls, int w, int h,
@@ -487,6 +522,23 @@ extern "C" int cu_h264_intra(const struct h264_frame *f, int *prog, cudaStream_t
     if (e != cudaSuccess)
         return vr_err_set(err, VR_ECUDA, "matte encoder: intra: %s", cudaGetErrorString(e));
     int blocks = (f->mbh + INTRA_WARPS - 1) / INTRA_WARPS;
-    k_intra_rows<<<blocks, 32 * INTRA_WARPS, 0, s>>>(*f, prog);
+    k_intra_rows<<<blocks, 32 * INTRA_WARPS, 0, s>>>(*f, prog, 0);
     return launched("intra", err);
+}
+
+extern "C" int cu_h264_intra_p(const struct h264_frame *f, int *prog, cudaStream_t s, vr_err *err)
+{
+    cudaError_t e = cudaMemsetAsync(prog, 0, (size_t)(f->mbh + 1) * sizeof *prog, s);
+    if (e != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "matte encoder: intra in P: %s", cudaGetErrorString(e));
+    int blocks = (f->mbh + INTRA_WARPS - 1) / INTRA_WARPS;
+    k_intra_rows<<<blocks, 32 * INTRA_WARPS, 0, s>>>(*f, prog, 1);
+    return launched("intra in P", err);
+}
+
+extern "C" int cu_h264_pfix(const struct h264_frame *f, cudaStream_t s, vr_err *err)
+{
+    int n = f->mbw * f->mbh;
+    k_pfix<<<(n + 127) / 128, 128, 0, s>>>(*f);
+    return launched("P fix", err);
 }

@@ -267,7 +267,7 @@ H264_DEV static void inter_mb_pred(const struct h264_frame *fr, int mx, int my, 
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
     int ps[2], pp[2];
-    mv_pred(fr, mx, my, 1, ps);
+    mv_pred(fr, mx, my, 1, ps, 0);
     const int can_skip = ps[0] == m->mv[0] && ps[1] == m->mv[1];
     m->mode = 0;
     m->mvd[0] = m->mvd[1] = 0;
@@ -283,6 +283,11 @@ H264_DEV static void inter_mb_pred(const struct h264_frame *fr, int mx, int my, 
         return;
     }
     m->type = H264_MB_P16;
+    unsigned sad = 0; /* stage 1c's bar */
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+            sad += (unsigned)h264_abs(fr->src[o + (size_t)y * fr->ls + x] - pred[(size_t)y * pls + x]);
+    m->sad = sad;
     if (!code_residual(fr->src + o, pred, pls, fr->rec + o, fr->ls, fr->qp, 0, m) && can_skip) {
         /* nothing coded: the decoder copies the prediction, as P_Skip */
         m->type = H264_MB_SKIP;
@@ -293,7 +298,7 @@ H264_DEV static void inter_mb_pred(const struct h264_frame *fr, int mx, int my, 
                 memcpy(fr->rec + o + (size_t)y * fr->ls, pred + (size_t)y * pls, 16);
         return;
     }
-    mv_pred(fr, mx, my, 0, pp);
+    mv_pred(fr, mx, my, 0, pp, 0);
     m->mvd[0] = (int16_t)(m->mv[0] - pp[0]);
     m->mvd[1] = (int16_t)(m->mv[1] - pp[1]);
 }
@@ -384,7 +389,10 @@ H264_DEV static int predict16(const uint8_t *rec, int ls, int has_left, int has_
     }
 }
 
-H264_DEV static void intra_mb(const struct h264_frame *fr, int mx, int my)
+/* Intra 16x16 for the MB at (mx, my) with the cheapest available
+ * prediction by SAD, when that SAD + 4 lambda is below bar (a P MB's inter
+ * SAD, stage 1c; ~0u: always, an IDR). Returns whether it coded it. */
+H264_DEV static int intra_mb_bar(const struct h264_frame *fr, int mx, int my, unsigned bar)
 {
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     size_t o = (size_t)my * 16 * fr->ls + (size_t)mx * 16;
@@ -404,6 +412,8 @@ H264_DEV static void intra_mb(const struct h264_frame *fr, int mx, int my)
             memcpy(best, pred, sizeof best);
         }
     }
+    if (bar != ~0u && best_sad + 4u * MV_LAMBDA[fr->qp] >= bar)
+        return 0;
     m->type = H264_MB_I16;
     m->mode = (uint8_t)best_mode;
     m->mv[0] = m->mv[1] = m->mvd[0] = m->mvd[1] = 0; /* the next P frame's search starts at 0 */
@@ -414,6 +424,41 @@ H264_DEV static void intra_mb(const struct h264_frame *fr, int mx, int my)
     code_residual(s16, best, 16, r16, 16, fr->qp, 1, m);
     for (int y = 0; y < 16; y++)
         memcpy(fr->rec + o + (size_t)y * fr->ls, r16 + 16 * y, 16);
+    return 1;
+}
+
+H264_DEV static void intra_mb(const struct h264_frame *fr, int mx, int my)
+{
+    intra_mb_bar(fr, mx, my, ~0u);
+}
+
+/* ---- stages 1c and 1d: Intra 16x16 in P frames ---- */
+
+/* Whether stage 1c may turn the MB intra: P16 with levels (an MB the
+ * inter prediction codes to nothing stays inter). */
+H264_DEV static inline int intra_p_candidate(const struct h264_mb *m)
+{
+    return m->type == H264_MB_P16 && m->cbp;
+}
+
+/* Stage 1d for one MB (every MB's type final): an inter MB's P_Skip
+ * decision and mvd with its intra neighbours' vectors unavailable. */
+H264_DEV static void pfix_mb(const struct h264_frame *fr, int mx, int my)
+{
+    struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
+    if (m->type == H264_MB_I16)
+        return;
+    int ps[2], pp[2];
+    mv_pred(fr, mx, my, 1, ps, 1);
+    m->mvd[0] = m->mvd[1] = 0;
+    if (!m->cbp && ps[0] == m->mv[0] && ps[1] == m->mv[1]) {
+        m->type = H264_MB_SKIP;
+        return;
+    }
+    m->type = H264_MB_P16;
+    mv_pred(fr, mx, my, 0, pp, 1);
+    m->mvd[0] = (int16_t)(m->mv[0] - pp[0]);
+    m->mvd[1] = (int16_t)(m->mv[1] - pp[1]);
 }
 
 /* ---- stage 0 for one pixel ---- */

@@ -35,3 +35,20 @@ void ref_h264_intra(const struct h264_frame *f, int d)
             intra_mb(f, mx, my);
     }
 }
+
+void ref_h264_intra_p(const struct h264_frame *f)
+{
+    for (int my = 0; my < f->mbh; my++)
+        for (int mx = 0; mx < f->mbw; mx++) {
+            const struct h264_mb *m = &f->mb[my * f->mbw + mx];
+            if (intra_p_candidate(m))
+                intra_mb_bar(f, mx, my, m->sad);
+        }
+}
+
+void ref_h264_pfix(const struct h264_frame *f)
+{
+    for (int my = 0; my < f->mbh; my++)
+        for (int mx = 0; mx < f->mbw; mx++)
+            pfix_mb(f, mx, my);
+}

@@ -139,29 +139,35 @@ H264_DEV static int median3(int a, int b, int c)
  * (8.4.1.1: zero without a left or top neighbour, or when either has the
  * zero vector), else P16x16's (8.4.1.3): the median of the left (A), top
  * (B) and top-right (C; the top-left D where C is outside) vectors; B and C
- * are A when neither exists and A does; where exactly one exists, its
- * vector; a missing one counts as zero in the median. */
-H264_DEV static void mv_pred(const struct h264_frame *fr, int mx, int my, int skip, int *p)
+ * are A when neither exists and A does; where exactly one has the MB's
+ * reference, its vector; a missing one counts as zero in the median.
+ * intra: the neighbours' types are final (stage 1d), and an I16 one is
+ * there with refIdx -1 and a zero vector (intra_mb clears it); else every
+ * neighbour is inter (stage 1b: their types are still being decided). */
+H264_DEV static void mv_pred(const struct h264_frame *fr, int mx, int my, int skip, int *p,
+                             int intra)
 {
     const struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     const int16_t z[2] = { 0, 0 };
-    int ha = mx > 0, hb = my > 0, hc = my > 0 && mx + 1 < fr->mbw;
-    const int16_t *a = ha ? (m - 1)->mv : z, *b = hb ? (m - fr->mbw)->mv : z;
-    const int16_t *c = hc ? (m - fr->mbw + 1)->mv : z;
-    if (skip && (!ha || !hb || (!a[0] && !a[1]) || (!b[0] && !b[1]))) {
+    const struct h264_mb *na = mx > 0 ? m - 1 : NULL, *nb = my > 0 ? m - fr->mbw : NULL;
+    const struct h264_mb *nc = my > 0 && mx + 1 < fr->mbw ? m - fr->mbw + 1 : NULL;
+    const int16_t *a = na ? na->mv : z, *b = nb ? nb->mv : z;
+    /* refIdx 0: available and inter */
+    int ra = na && !(intra && na->type == H264_MB_I16), rb = nb && !(intra && nb->type == H264_MB_I16);
+    if (skip && (!na || !nb || (ra && !a[0] && !a[1]) || (rb && !b[0] && !b[1]))) {
         p[0] = p[1] = 0;
         return;
     }
-    if (!hc && mx > 0 && my > 0) { /* D stands for C */
-        hc = 1;
-        c = (m - fr->mbw - 1)->mv;
-    }
-    if (!hb && !hc && ha) {
+    if (!nc && mx > 0 && my > 0) /* D stands for C */
+        nc = m - fr->mbw - 1;
+    const int16_t *c = nc ? nc->mv : z;
+    int rc = nc && !(intra && nc->type == H264_MB_I16);
+    if (!nb && !nc && na) {
         b = c = a;
-        hb = hc = 1;
+        rb = rc = ra;
     }
-    if (ha + hb + hc == 1) {
-        const int16_t *o = ha ? a : hb ? b : c;
+    if (ra + rb + rc == 1) {
+        const int16_t *o = ra ? a : rb ? b : c;
         p[0] = o[0];
         p[1] = o[1];
         return;

@@ -18,10 +18,13 @@
  *      and their length;
  *   4. ref_h264_scan: the exclusive prefix sum of the lengths;
  *   5. ref_h264_pack: each MB's bits OR-ed in at its place.
- * No MB of a P frame depends on another MB of that frame's coding: there
- * is no intra coding in P frames, and each MB searches its vector alone
- * (h264_mv_impl.h); the predictions of stage 1b read only the neighbours'
- * vectors, all final after the search.
+ * Without intra MBs in P frames (h264enc_opts intra_p off), no MB of a P
+ * frame depends on another MB of that frame's coding: each MB searches its
+ * vector alone (h264_mv_impl.h); the predictions of stage 1b read only the
+ * neighbours' vectors, all final after the search. With them on, stages 1c
+ * and 1d follow: an MB turning intra reads its neighbours' final
+ * reconstructions (a wavefront on the GPU), then the inter MBs' vector
+ * predictions are made again around the intra ones.
  *
  * The twins: ref_h264_* here (h264_mb_ref.c, h264_cavlc_ref.c), cu_h264_*
  * with a stream (h264_cuda.h: h264_mb.cu, h264_cavlc.cu), every pointer of
@@ -65,6 +68,8 @@ struct h264_mb {
     int16_t dc[16];      /* I16: the Intra16x16DCLevel levels, zigzag order */
     int16_t lv[16][16];  /* levels of each 4x4 block (raster y*4+x), zigzag order;
                           * I16 uses [1..15] (AC), P16 all 16 */
+    uint32_t sad;        /* P16 (stage 1b): SAD of the source against its inter
+                          * prediction, which stage 1c's intra SADs must beat */
 };
 
 /* One frame's stage arguments. Set by h264enc.c; every pointer is a
@@ -96,6 +101,19 @@ void ref_h264_search(const struct h264_frame *f);
  * vector is P_Skip's predicted one and nothing is left to code, else
  * P16x16 with its mvd. */
 void ref_h264_inter(const struct h264_frame *f);
+
+/* Stage 1c, P frame with Intra 16x16 MBs in P frames (h264enc_opts
+ * intra_p): after stage 1b, each P16 MB with levels turns I16x16 when its
+ * best intra prediction's SAD + 4 lambda is below its inter SAD, predicting
+ * from its neighbours' final reconstructions; raster order here (the GPU:
+ * a wavefront, row y's MB x after row y - 1's MB x). */
+void ref_h264_intra_p(const struct h264_frame *f);
+
+/* Stage 1d, after 1c: every inter MB's P_Skip decision and mvd again, an
+ * intra neighbour's vector now unavailable (refIdx -1, 8.4.1.3.1); the
+ * reconstructions do not change (a P_Skip and a P16 without levels at the
+ * same vector both copy the prediction). */
+void ref_h264_pfix(const struct h264_frame *f);
 
 /* Stage 1, IDR: the MBs (x, y) with x + y == d, Intra 16x16 with the
  * cheapest of the available V / H / DC / plane predictions by SAD. Call

@@ -193,6 +193,17 @@ static void write_headers(struct h264enc *e)
 
 /* ---- life ---- */
 
+/* Off until measured on the GPU (docs/PERF.md, "ninth pass"). */
+enum { INTRA_P_BUILTIN = 0 };
+
+int h264enc_intra_p_default(void)
+{
+    const char *v = getenv("VR_H264_INTRA_P");
+    if (v && (!strcmp(v, "0") || !strcmp(v, "1")))
+        return v[0] == '1';
+    return INTRA_P_BUILTIN;
+}
+
 int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
 {
     *out = NULL;
@@ -206,6 +217,7 @@ int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
     if (!e)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
     e->o = *o;
+    e->o.intra_p = o->intra_p ? o->intra_p > 0 : h264enc_intra_p_default();
     e->mbw = (o->w + 15) / 16;
     e->mbh = (o->h + 15) / 16;
     e->ls = e->mbw * 16;
@@ -232,7 +244,8 @@ int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
     e->idr_id = 1;
     write_headers(e);
     int rc;
-    if (o->use_gpu && (rc = h264_gpu_new(o->gpu, o->w, o->h, e->mbw, e->mbh, &e->gpu, err)) < 0) {
+    if (o->use_gpu && (rc = h264_gpu_new(o->gpu, o->w, o->h, e->mbw, e->mbh, e->o.intra_p,
+                                         &e->gpu, err)) < 0) {
         h264enc_free(&e);
         return rc;
     }
@@ -339,6 +352,10 @@ static void frame_cpu(struct h264enc *e, const uint8_t *y, int ls, int idr, int 
     else {
         ref_h264_search(&f);
         ref_h264_inter(&f);
+        if (e->o.intra_p) {
+            ref_h264_intra_p(&f);
+            ref_h264_pfix(&f);
+        }
     }
     ref_h264_skipruns(&f);
     ref_h264_cavlc(&f, idr);

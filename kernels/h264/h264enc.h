@@ -9,7 +9,8 @@
  * asks (the source's keyframes: docs/notes/temporal.md, "One answer"),
  * Intra 16x16; every other frame is P with each MB's integer-pel vector
  * searched alone (+-16 pixels), then either P_Skip (its vector P_Skip's
- * and nothing to code against the reference there) or P_L0_16x16. Frames
+ * and nothing to code against the reference there) or P_L0_16x16, or with
+ * intra_p Intra 16x16 where that is cheaper. Frames
  * whose size is not a multiple of 16 are padded (the edge repeated) and
  * cropped in the SPS. The algorithm, its stages and why: docs/notes/h264.md;
  * the stages themselves: h264_ref.h.
@@ -32,6 +33,8 @@ struct h264enc_opts {
     int fps_num, fps_den;    /* frame rate, for the level; 0/0: 60 */
     int full_range;          /* 1: the VUI says full range (a matte's 255 is exactly 1) */
     int use_gpu;             /* 1: code on CUDA device `gpu` (h264_cuda.h), else on the CPU */
+    int intra_p;             /* Intra 16x16 MBs in P frames: 1 on, -1 off, 0 the default
+                              * (h264enc_intra_p_default) */
     int gpu;
 };
 
@@ -92,6 +95,11 @@ void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s);
 /* level_idc (10 x the level: 52 for 5.2) of the smallest level whose frame
  * size and MB rate hold w x h at fps (Table A-1); 62 when none does. */
 int h264enc_level(int w, int h, double fps);
+
+/* Whether an encoder opened with intra_p 0 codes Intra 16x16 MBs in P
+ * frames: VR_H264_INTRA_P=1 or 0 in the environment, else the built-in
+ * default (docs/notes/h264.md, "Intra in P frames"). */
+int h264enc_intra_p_default(void);
 
 /* The QP of an IDR of an encoder at QP qp: qp - 3, as x264's I frames. */
 int h264enc_idr_qp(int qp);

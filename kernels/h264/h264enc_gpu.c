@@ -21,10 +21,11 @@
 
 /* VR_H264_PROFILE=1 (benches): each stage's GPU time by events, summed by
  * frame kind and printed to stderr at the free. */
-enum { PROF_LOAD, PROF_SEARCH, PROF_MB, PROF_SKIPRUNS, PROF_CAVLC, PROF_SCAN, PROF_PACK,
-       PROF_STAGES };
-static const char *const prof_name[PROF_STAGES] = { "load", "search", "per-MB code", "skip runs",
-                                                     "cavlc", "prefix sum", "clear+pack+copy+wait" };
+enum { PROF_LOAD, PROF_SEARCH, PROF_MB, PROF_INTRA_P, PROF_SKIPRUNS, PROF_CAVLC, PROF_SCAN,
+       PROF_PACK, PROF_STAGES };
+static const char *const prof_name[PROF_STAGES] = { "load", "search", "per-MB code", "intra in P",
+                                                     "skip runs", "cavlc", "prefix sum",
+                                                     "clear+pack+copy+wait" };
 
 struct h264_gpu {
     int dev;
@@ -48,11 +49,12 @@ struct h264_gpu {
     cudaEvent_t loaded;      /* the queued frame's luma is copied: its caller may reuse it */
     int head, npend;         /* the slot queued next; frames queued, not collected (0..2) */
     uint64_t *tmp;           /* the scans' scratch, H264_SCAN_TMP_WORDS */
-    int *prog;               /* the IDR's rows' counts and ticket, mbh + 1 */
+    int *prog;               /* the wavefronts' rows' counts and ticket, mbh + 1 */
     size_t out_cap;
     size_t guess;            /* bytes read back before the length is known: twice the
                               * last frame's */
     int w, h;
+    int intra_p;             /* P frames may have I16 MBs: stages 1c, 1d */
     int prof;                /* VR_H264_PROFILE: ev[] recorded, ms[kind][stage] summed */
     cudaEvent_t ev[2][PROF_STAGES + 1];
     double ms[2][PROF_STAGES];
@@ -129,7 +131,8 @@ static int cuda_fail(cudaError_t e, const char *what, vr_err *err)
         }                                                                                       \
     } while (0)
 
-int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out, vr_err *err)
+int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, struct h264_gpu **out,
+                 vr_err *err)
 {
     *out = NULL;
     int rc = 0;
@@ -139,6 +142,7 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out,
     g->dev = dev;
     g->w = w;
     g->h = h;
+    g->intra_p = intra_p;
     size_t n = (size_t)mbw * mbh, plane = n * 256;
     g->f.mbw = mbw;
     g->f.mbh = mbh;
@@ -250,6 +254,10 @@ int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     }
     if (rc < 0)
         return rc;
+    prof_mark(g, slot, PROF_INTRA_P);
+    if (!idr && g->intra_p &&
+        ((rc = cu_h264_intra_p(f, g->prog, g->s, err)) < 0 || (rc = cu_h264_pfix(f, g->s, err)) < 0))
+        return rc;
     prof_mark(g, slot, PROF_SKIPRUNS);
     if ((rc = cu_h264_skipruns(f, g->tmp, g->s, err)) < 0)
         return rc;
@@ -357,9 +365,10 @@ fail:
 
 #else /* a build without CUDA */
 
-int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out, vr_err *err)
+int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, struct h264_gpu **out,
+                 vr_err *err)
 {
-    (void)dev, (void)w, (void)h, (void)mbw, (void)mbh;
+    (void)dev, (void)w, (void)h, (void)mbw, (void)mbh, (void)intra_p;
     *out = NULL;
     return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA (built without nvcc)");
 }

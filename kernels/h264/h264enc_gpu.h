@@ -15,9 +15,11 @@
 
 struct h264_gpu;
 
-/* Device buffers for w x h (mbw x mbh MBs) on GPU dev. 0, VR_ENOTBUILT
- * (a build without CUDA) or VR_ECUDA naming the step. */
-int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, struct h264_gpu **out, vr_err *err);
+/* Device buffers for w x h (mbw x mbh MBs) on GPU dev; intra_p: P frames
+ * may have Intra 16x16 MBs (stages 1c, 1d). 0, VR_ENOTBUILT (a build
+ * without CUDA) or VR_ECUDA naming the step. */
+int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, struct h264_gpu **out,
+                 vr_err *err);
 
 /* One frame: luma y (stride ls; in device memory when y_dev, else host),
  * IDR or P against the last frame, at qp. The slice data (every MB's bits)

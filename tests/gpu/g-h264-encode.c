@@ -69,6 +69,9 @@ static void twins(int w, int h, int qp, const char *what, struct h264enc **c, st
 static struct h264enc_stats nvdec(const uint8_t *f, int n, int w, int h, int qp, const uint8_t *idr,
                                   const char *what);
 
+/* The C twin's MB counts of the last call of same(). */
+static struct h264enc_stats same_st;
+
 /* CPU and GPU encoders on the same frames: equal bytes and recons. With
  * dev, the GPU's frames come from device memory. Returns the GPU's bytes. */
 static long long same(const uint8_t *f, int n, int w, int h, int qp, const uint8_t *idr, int dev,
@@ -117,6 +120,7 @@ static long long same(const uint8_t *f, int n, int w, int h, int qp, const uint8
     h264enc_stats(g, &sg);
     cr_assert(sc.mb_skip == sg.mb_skip && sc.mb_p16 == sg.mb_p16 && sc.mb_i16 == sg.mb_i16,
               "%s: MB counts differ", what);
+    same_st = sc;
     cudaFree(d);
     h264enc_free(&c);
     h264enc_free(&g);
@@ -332,4 +336,62 @@ Test(g_h264_encode, nvdec_decodes_the_reconstruction)
     int w, h, n = real_matte(&f, idr, &w, &h);
     nvdec(f, n, w, h, 25, idr, "the sbs clip's matte");
     free(f);
+}
+
+/* I16 MBs of P frames in same()'s last run (its IDRs' MBs are all I16). */
+static long long same_i16_in_p(int w, int h)
+{
+    return same_st.mb_i16 - same_st.idr * (long long)((w + 15) / 16) * ((h + 15) / 16);
+}
+
+/* Intra 16x16 MBs in P frames (VR_H264_INTRA_P=1: both encoders' default
+ * then): the GPU's wavefront over the candidates (k_intra_rows, p 1) and
+ * k_pfix against the twin's raster order, byte for byte; noise makes
+ * neighbours of neighbours intra, so rows wait on each other; NVDEC
+ * decodes the stream to the reconstruction. */
+Test(g_h264_encode, intra_in_p_frames_same_bytes)
+{
+    cr_assert_eq(setenv("VR_H264_INTRA_P", "1", 1), 0);
+    long long i16p = 0;
+    uint8_t idr[12] = { [0] = 1, [5] = 1, [6] = 1 };
+    uint8_t *f = masks(0, 12, 320, 240, 3);
+    same(f, 12, 320, 240, 25, idr, 1, "intra in P: moving disc");
+    i16p += same_i16_in_p(320, 240);
+    nvdec(f, 12, 320, 240, 25, idr, "intra in P: moving disc");
+    same_queued(f, 12, 320, 240, 25, idr, 1, "intra in P: moving disc, queued");
+    free(f);
+    f = masks(1, 3, 64, 48, 0);
+    same(f, 3, 64, 48, 26, NULL, 0, "intra in P: noise QP 26");
+    i16p += same_i16_in_p(64, 48);
+    nvdec(f, 3, 64, 48, 26, NULL, "intra in P: noise");
+    free(f);
+    int steps[] = { 3, -5 };
+    for (int k = 0; k < 2; k++) {
+        f = masks(3, 8, 176, 144, steps[k]);
+        same(f, 8, 176, 144, 26, NULL, k, "intra in P: texture moving");
+        i16p += same_i16_in_p(176, 144);
+        free(f);
+    }
+    int sizes[][2] = { { 50, 34 }, { 130, 66 } };
+    for (int k = 0; k < 2; k++) {
+        f = masks(1, 3, sizes[k][0], sizes[k][1], 0);
+        same(f, 3, sizes[k][0], sizes[k][1], 30, NULL, 0, "intra in P: noise, odd size");
+        i16p += same_i16_in_p(sizes[k][0], sizes[k][1]);
+        free(f);
+    }
+    f = masks(1, 3, 4096, 2048, 0);
+    same(f, 3, 4096, 2048, 26, NULL, 1, "intra in P: noise 4096x2048");
+    i16p += same_i16_in_p(4096, 2048);
+    free(f);
+    f = masks(0, 3, 4096, 2048, 12);
+    same(f, 3, 4096, 2048, 25, NULL, 1, "intra in P: 4096x2048");
+    i16p += same_i16_in_p(4096, 2048);
+    free(f);
+    uint8_t ridr[TV_MAX_FRAMES] = { 0 };
+    int w, h, n = real_matte(&f, ridr, &w, &h);
+    same(f, n, w, h, 25, ridr, 0, "intra in P: the sbs clip's matte");
+    i16p += same_i16_in_p(w, h);
+    free(f);
+    cr_log_info("intra in P: %lld I16 MBs in P frames", i16p);
+    cr_assert(i16p > 0, "no MB of a P frame turned intra");
 }
