@@ -63,6 +63,7 @@ static const struct config_key config_keys[] = {
     KS(encoder, NULL),
     KI(crf, 0, 51),
     KS(preset, NULL),
+    KB(matte_intra_p),
     { NULL, 0, 0, 0, 0, 0, NULL }
 };
 

@@ -212,6 +212,7 @@ static int open_matte_h264(struct vio_out *o, const struct vio_out_opts *op,
                                .fps_num = fr.num > 0 && fr.den > 0 ? fr.num : 0,
                                .fps_den = fr.num > 0 && fr.den > 0 ? fr.den : 0,
                                .full_range = op->full_range,
+                               .intra_p = op->cfg->matte_intra_p ? 1 : -1,
                                .use_gpu = op->gpu_run && h264enc_cuda_built(), .gpu = op->gpu };
     int rc = h264enc_new(&ho, &o->h264, err);
     if (rc < 0)

@@ -162,3 +162,22 @@ Test(common_config, quality_people_is_quality_with_the_tier)
     cr_assert_gt(config_to_json(&p, b, sizeof b), 0);
     cr_assert_str_eq(a, b);
 }
+
+/* vrh264's intra-in-P choice changes the matte's bytes, so it is a job
+ * option that travels with the job to every worker (not a worker's
+ * environment, which the fleet could not keep alike). */
+Test(common_config, matte_intra_p_travels_with_the_job)
+{
+    struct vr_config c;
+    config_defaults(&c);
+    cr_assert_eq(c.matte_intra_p, 0);
+    vr_err e = { 0 };
+    cr_assert_eq(config_apply_text(&c, "{\"matte_intra_p\": 2}", "a.json", &e), VR_EINVAL);
+    cr_assert_eq(config_apply_text(&c, "{\"matte_intra_p\": true}", "a.json", &e), 0, "%s", e.msg);
+    char buf[8192];
+    cr_assert_gt(config_to_json(&c, buf, sizeof buf), 0);
+    struct vr_config back;
+    config_defaults(&back);
+    cr_assert_eq(config_apply_text(&back, buf, "job", &e), 0, "%s", e.msg);
+    cr_assert_eq(back.matte_intra_p, 1);
+}
