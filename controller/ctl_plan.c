@@ -60,8 +60,6 @@ static int ctl_plan_elastic(struct ctl *c, const char *id, const struct job_spec
     char fp[REMUX_FP_MAX];
     int *starts = NULL, rc;
     int n = remux_plan_groups(pl, js->chunk_seconds, &starts);
-    if (n > 0) /* an auto length's last wave ends one chunk after another */
-        n = remux_plan_grade_groups(pl, starts, n, d->wave_slots);
     if (n < 0)
         rc = vr_err_set(err, VR_ENOMEM, "out of memory");
     else if ((rc = remux_fingerprint(p->in, fp, sizeof fp, err)) == 0 &&

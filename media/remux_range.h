@@ -115,14 +115,6 @@ void remux_plan_release(struct remux_plan *p);
  * entries, the last the pieces' count. Returns n, or VR_ENOMEM. */
 int remux_plan_groups(const struct remux_plan *pl, double chunk_s, int **starts);
 
-/* Cuts the last `wave` (the slots that run them side by side) of the n
- * groups in starts again, from 0.6x to 1.4x their mean length in source
- * order, so that they end one after another and the stitch takes each as
- * it ends (remux_plan_opts.wave_slots does the same for an even plan).
- * The groups' count and the wave's span stay; wave < 2 changes nothing.
- * Returns n. */
-int remux_plan_grade_groups(const struct remux_plan *pl, int *starts, int n, int wave);
-
 /* ---- fingerprint ---- */
 
 /* The source's identity as a worker can check it: inode, size and mtime
