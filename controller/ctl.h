@@ -248,6 +248,16 @@ struct remux_stitcher *ctl_stitch_take(struct ctl *c, const char *id, struct ctl
  * (ctl_cut.c); its chunk indices are the pieces some chunk starts at. */
 int ctl_stitch_elastic(struct ctl *c, const char *id);
 
+/* Checksums taken side by side ahead of the stitch's in-order copy
+ * (ctl_stitch_sums.c). ctl_sums_ahead sums chunk idx[k]'s files fds[k]
+ * (its output, and its sidecar or -1; the caller's, left open) on up to 8
+ * threads and keeps each sum with the files' identity; returns how many
+ * it kept. ctl_sums_take: 1 with `out` set when a sum of job id's chunk
+ * idx was kept for the very files fd and tfd (-1: none) are, consumed;
+ * else 0 and the caller sums them itself. */
+int ctl_sums_ahead(const char *id, const int *idx, const int (*fds)[2], int n);
+int ctl_sums_take(const char *id, int idx, int fd, int tfd, char out[STORAGE_SUM_LEN]);
+
 /* Drops job id's stitcher (its temporary output too); all of them at exit. */
 void ctl_stitch_drop(struct ctl *c, const char *id);
 void ctl_stitch_drop_all(struct ctl *c);
