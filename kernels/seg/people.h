@@ -9,8 +9,9 @@
  * present. The whole-frame pass stays the prior: the tier only adds
  * people, it never removes what the selfie models found.
  *
- * CPU engine (seg_backend_ref.c) only for now: the CUDA net plan does not
- * run the pose models' ops yet, and the CUDA backend refuses the option.
+ * CPU engine (seg_backend_ref.c) only for now: the CUDA net runs the pose
+ * models, but not yet equal to the CPU engine (g_net_pose), the tier is
+ * not wired to it, and the CUDA backend refuses the option.
  */
 #ifndef VR_PEOPLE_H
 #define VR_PEOPLE_H
