@@ -19,9 +19,9 @@
  * (activations of rank 2 or 3 appear around the last two), several graph
  * outputs, and DENSIFY: a sparse constant (all dimensions dense but the
  * last, which is CSR) made dense at load time like DEQUANTIZE. The CPU
- * engine runs them (net.h: net_create_outputs); the GPU's plans them
- * (net_cuda.h: netcu_create_outputs) but cannot yet run their largest
- * float32 pointwise steps (docs/QUALITY.md).
+ * engine runs them (net.h: net_create_outputs); the GPU's runs them too
+ * (net_cuda.h: netcu_create_outputs), but does not yet equal the CPU's on
+ * two outputs (docs/QUALITY.md).
  */
 #ifndef VR_MODEL_H
 #define VR_MODEL_H

@@ -57,9 +57,10 @@ int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out,
               void *stream, vr_err *err);
 
 /* For models with several outputs (the pose tier's, as net.h's
- * net_create_outputs; on the H200 the Pose models' 80->480 and 96->576
- * float32 pointwise steps are refused by cu_pointwise_dt, whose weights
- * must fit in shared memory: g_net_pose fails there): every graph output (model.h's outputs[]) is kept
+ * net_create_outputs; their pointwise steps too big for shared memory take
+ * k_pw_global, ops_pw_tile.h; on the H200 the detector's boxes and the
+ * landmark model's segmentation differ from the CPU engine's by 1.5e-3 and
+ * 1.3e-2 of 1 + |value|: g_net_pose fails there): every graph output (model.h's outputs[]) is kept
  * whole, float32, and the net runs with netcu_run_outputs, not netcu_run.
  * A batch is never split over two streams (opts.one_stream is implied). */
 int netcu_create_outputs(const struct model *m, const struct netcu_opts *o,

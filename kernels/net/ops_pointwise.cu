@@ -11,8 +11,13 @@
  * float16 hi + lo), the tile's results through shared memory to the
  * epilogue. k_pointwise, on the CUDA cores (a thread 8 outputs of 1 or 4
  * pixels), takes the rest; it was 20% of the network at batch 64 (H100).
+ * Steps whose weights do not fit in shared memory (the Pose models' 80->480
+ * up to 1152->192; the selfie models have none) take k_pw_global, which
+ * reads them from L1 / L2. Which kernel and tile a step gets is
+ * ops_pw_tile.h's arithmetic, which the planner's tests share.
  */
 #include "ops_mma.cuh"
+#include "ops_pw_tile.h"
 #include "ops_resize.cuh"
 
 /* ---- pointwise (1x1) conv with fused prologue / epilogue ---- */
@@ -209,15 +214,41 @@ __global__ void __launch_bounds__(PWM_THREADS) k_pw_mma(struct pw_k k)
     }
 }
 
-/* k_pw_mma's shared memory for a tile of P pixels. */
-static size_t pwm_smem(const struct cu_pw_args *p, int P)
+/* Weights too big for shared memory (cin a multiple of 8): a thread 8
+ * outputs of one pixel, the weight rows read through L1 / L2 (a step's
+ * threads of one pixel are neighbours, so its inputs are one broadcast
+ * load), the sum in input-channel order as the C twin's. */
+__global__ void __launch_bounds__(256) k_pw_global(struct pw_k k)
 {
-    const size_t kp = (p->cin + 15) & ~15;
-    return ((size_t)P * (kp + 4) + (size_t)P * (p->cout + 4) + p->cout) * sizeof(float) +
-           (size_t)2 * p->cout * (kp + 8) * sizeof(__half);
+    const unsigned nch = (unsigned)k.cout >> 3;
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)k.npix * nch)
+        return;
+    const unsigned gp = (unsigned)(i / nch);
+    const int co0 = (int)(i - (size_t)gp * nch) << 3;
+    float acc[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        acc[j] = k.bias ? __ldg(k.bias + co0 + j) : 0.0f;
+    const float *w0 = k.w + (size_t)co0 * k.cin;
+    for (int c8 = 0; c8 < k.cin; c8 += 8) {
+        float x[8];
+        pw_in8(k, gp, c8, x);
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float4 *w4 = reinterpret_cast<const float4 *>(w0 + (size_t)j * k.cin + c8);
+            const float4 a = __ldg(w4), b = __ldg(w4 + 1);
+            float s = acc[j];
+            s = fmaf(x[0], a.x, s); s = fmaf(x[1], a.y, s);
+            s = fmaf(x[2], a.z, s); s = fmaf(x[3], a.w, s);
+            s = fmaf(x[4], b.x, s); s = fmaf(x[5], b.y, s);
+            s = fmaf(x[6], b.z, s); s = fmaf(x[7], b.w, s);
+            acc[j] = s;
+        }
+    }
+    pw_out8(k, gp, co0, acc);
 }
 
-#define PW_MAX_SMEM (200 * 1024)
 static int pw_prepared;
 
 extern "C" int cu_ops_prepare(void)
@@ -265,18 +296,14 @@ static int pw_args(const struct cu_pw_args *p, unsigned dt, int P, struct pw_k *
     return 0;
 }
 
-/* cin a multiple of 8: k_pw_mma, 128-pixel tiles, smaller where the map
- * would give fewer than two blocks an SM (the 16x16 bottleneck) or the
- * tile would not leave room for two blocks. */
-static int pw_mma_launch(const struct cu_pw_args *p, unsigned dt, cudaStream_t s)
+/* cin a multiple of 8: k_pw_mma on the tile ops_pw_tile.h chose. */
+static int pw_mma_launch(const struct cu_pw_args *p, unsigned dt, const struct pw_tile *t,
+                         cudaStream_t s)
 {
-    const size_t npix = (size_t)p->n * p->hw;
-    int P = 128;
-    while (P > 16 && (npix / P < 264 || pwm_smem(p, P) > 100 * 1024))
-        P /= 2;
-    const size_t smem = pwm_smem(p, P);
+    const size_t npix = (size_t)p->n * p->hw, smem = t->smem;
+    const int P = t->P;
     struct pw_k k;
-    if (smem > PW_MAX_SMEM || pw_args(p, dt, P, &k))
+    if (pw_args(p, dt, P, &k))
         return VR_EINVAL;
     if (smem > 48 * 1024 && cu_ops_prepare() < 0)
         return VR_ECUDA;
@@ -303,47 +330,32 @@ extern "C" int cu_pointwise(const struct cu_pw_args *p, int f16, cudaStream_t s)
 
 extern "C" int cu_pointwise_dt(const struct cu_pw_args *p, unsigned dt, cudaStream_t s)
 {
-    if (!p || p->n <= 0 || p->hw <= 0 || p->cin <= 0 || p->cin > 1024 ||
-        p->cout <= 0 || p->cout > 1024 || (p->cout & 7) || !p->a || !p->w || !p->out)
+    if (!p || p->n <= 0 || p->hw <= 0 || !p->a || !p->w || !p->out)
         return VR_EINVAL;
     size_t npix = (size_t)p->n * p->hw;
-    if (npix > 0x7fffffffu)
+    struct pw_tile t;
+    if (npix > 0x7fffffffu || pw_tile_of(p->cin, p->cout, npix, &t))
         return VR_EINVAL;
     /* 8-wide accesses need 16-byte aligned rows */
     if (!cu_aligned16(p->a) || !cu_aligned16(p->out) || !cu_aligned16(p->w) ||
         (p->b && !cu_aligned16(p->b)) || (p->res && !cu_aligned16(p->res)) ||
         (p->e_scale && !cu_aligned16(p->e_scale)) || (p->a_scale && !cu_aligned16(p->a_scale)))
         return VR_EINVAL;
-    if ((p->cin & 7) == 0)
-        return pw_mma_launch(p, dt, s);
-    /* big maps: 4 pixels a thread, 128-pixel tiles; small ones (the 16x16
-     * bottleneck): 1 pixel a thread and tiles small enough for ~2 blocks
-     * per SM, so latency is hidden by more warps rather than more work */
-    const int PX = npix >= (size_t)128 * 132 * 4 ? 4 : 1;
-    int P = 128;
-    while (P > 16 && ((P / PX) * (p->cout / 8) > (PX == 4 ? 256 : 512) ||
-                      (PX == 1 && npix / P < 264)))
-        P /= 2;
-    size_t smem;
-    for (;;) {
-        smem = ((size_t)p->cin * (P + 4) + (size_t)p->cin * p->cout) * sizeof(float);
-        if (smem <= 96 * 1024 || P <= 16)
-            break;
-        P /= 2;
-    }
-    int threads = (P / PX) * (p->cout / 8);
-    if (smem > PW_MAX_SMEM || threads > 512)
-        return VR_EINVAL;
-    if (smem > 48 * 1024 && cu_ops_prepare() < 0)
-        return VR_ECUDA;
+    if (t.kind == PW_MMA)
+        return pw_mma_launch(p, dt, &t, s);
     struct pw_k k;
-    if (pw_args(p, dt, P, &k))
+    if (pw_args(p, dt, t.P, &k))
         return VR_EINVAL;
-    unsigned blocks = cu_blocks(npix, (unsigned)P);
-    if (PX == 4)
-        k_pointwise<4><<<blocks, threads, smem, s>>>(k);
+    if (t.kind == PW_GLOBAL) {
+        k_pw_global<<<cu_blocks(npix * (p->cout / 8), 256), 256, 0, s>>>(k);
+        return cu_check_launch();
+    }
+    if (t.smem > 48 * 1024 && cu_ops_prepare() < 0)
+        return VR_ECUDA;
+    unsigned blocks = cu_blocks(npix, (unsigned)t.P);
+    if (t.PX == 4)
+        k_pointwise<4><<<blocks, t.threads, t.smem, s>>>(k);
     else
-        k_pointwise<1><<<blocks, threads, smem, s>>>(k);
+        k_pointwise<1><<<blocks, t.threads, t.smem, s>>>(k);
     return cu_check_launch();
 }
-

@@ -11,8 +11,9 @@
  * pasted once seen in two frames of a short window, and carried over a
  * missed frame (people_track.h), so the tier does not flicker.
  *
- * CPU engine (seg_backend_ref.c) only for now: the CUDA net plan does not
- * run the pose models' ops yet, and the CUDA backend refuses the option.
+ * CPU engine (seg_backend_ref.c) only for now: the CUDA net runs the pose
+ * models, but not yet equal to the CPU engine (g_net_pose), the tier is
+ * not wired to it, and the CUDA backend refuses the option.
  */
 #ifndef VR_PEOPLE_H
 #define VR_PEOPLE_H

@@ -516,7 +516,8 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
     if ((rc = seg_common_init(s, o, err)) < 0)
         goto fail;
     if (strcmp(s->cfg.people, "none") != 0) {
-        /* not yet: the CUDA net plan does not run the pose models' ops */
+        /* not yet: the CUDA net runs the pose models (netcu_create_outputs),
+         * but the tier (people.c) runs them on the CPU engine only */
         rc = vr_err_set(err, VR_ENOTSUP, "seg (cuda): people \"%s\" runs on the CPU engine "
                         "only (--cpu), not yet on the GPU", s->cfg.people);
         goto fail;

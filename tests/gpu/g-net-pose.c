@@ -8,10 +8,15 @@
  * do (2e-4, here relative to the value's size: the detector's box
  * regressors are in pixels); mixed float16 is logged against a loose bar.
  * Also: a graph re-run into other output buffers gives the same bits, and
- * netcu_run refuses a net of all outputs.
- * On the H200 at merged main (2026-11-29) the two model tests fail at the
- * first large float32 pointwise step (cu_pointwise_dt: its weights do not
- * fit in shared memory); the test stays as the mark of what is not done.
+ * netcu_run refuses a net of all outputs. Each variant's time a run is
+ * printed (a record for the tier's cost, never asserted).
+ * Before k_pw_global (ops_pw_tile.h) the two model tests failed on the
+ * H200 at the first large float32 pointwise step (80->480, 96->576: the
+ * weights did not fit in shared memory). Since, every variant runs, the
+ * float32 ones agree with each other within 1.3e-4, but the detector's
+ * boxes (output 0) and the landmark model's segmentation (output 2) differ
+ * from the CPU engine by 1.5e-3 and 1.3e-2: both tests still fail there
+ * (every variant and output is printed, to find the op).
  */
 #include "util-net.h"
 
@@ -44,6 +49,25 @@ static float worst_diff(const struct model *m, float *const *got, float *const *
     return worst;
 }
 
+/* The mean wall time of 20 runs (after the one compared), in ms. */
+static float run_ms(struct netcu *net, const float *din, int n, float *const *dout)
+{
+    cudaEvent_t a, b;
+    vr_err err = { 0 };
+    float ms = 0.0f;
+    GN_CUDA(cudaEventCreate(&a));
+    GN_CUDA(cudaEventCreate(&b));
+    GN_CUDA(cudaEventRecord(a, 0));
+    for (int r = 0; r < 20; r++)
+        cr_assert_eq(netcu_run_outputs(net, din, n, dout, NULL, &err), 0, "%s", err.msg);
+    GN_CUDA(cudaEventRecord(b, 0));
+    GN_CUDA(cudaEventSynchronize(b));
+    GN_CUDA(cudaEventElapsedTime(&ms, a, b));
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return ms / 20;
+}
+
 static void check_pose(const char *rel, float lo, float hi)
 {
     char path[1024];
@@ -72,6 +96,9 @@ static void check_pose(const char *rel, float lo, float hi)
     cr_assert_eq(net_run_outputs(cpu, in, n, want, &err), 0, "%s", err.msg);
     net_free(&cpu);
     float *din = gn_up(in, tin * n, 0);
+    float *first[MODEL_MAX_OUTPUTS];   /* the unfused float32 GPU run's outputs */
+    for (int k = 0; k < no; k++)
+        cr_assert((first[k] = malloc(count[k] * n * 4)));
     /* { fp16, fused, graph }: float32 first, then the product's mixed float16 */
     static const int var[][3] = {
         { 0, 0, 0 }, { 0, 1, 0 }, { 0, 1, 1 }, { 0, 2, 0 }, { 0, 2, 1 }, { 1, 2, 1 },
@@ -92,12 +119,25 @@ static void check_pose(const char *rel, float lo, float hi)
         for (int k = 0; k < no; k++)
             got[k] = gn_down(dout[k], count[k] * n, 0);
         const float worst = worst_diff(m, got, want, count, n, what);
+        const float ms = run_ms(net, din, n, dout);
         cr_log_info("%s: max |gpu - cpu| / (1 + |cpu|) %.3g over %d tiles, %d kernels", what,
                     worst, n, netcu_kernels(net));
-        printf("g-net-pose: %s: max |gpu - cpu| / (1 + |cpu|) = %.3g (%d kernels)\n", what,
-               worst, netcu_kernels(net));
+        printf("g-net-pose: %s: max |gpu - cpu| / (1 + |cpu|) = %.3g (%d kernels, %.3f ms a "
+               "run of %d tiles)\n", what, worst, netcu_kernels(net), ms, n);
+        for (int k = 0; k < no; k++) {   /* each output, and against the unfused GPU run */
+            float wc = 0.0f, wg = 0.0f, big = 0.0f;
+            for (size_t i = 0; i < count[k] * n; i++) {
+                if (v == 0)
+                    first[k][i] = got[k][i];
+                wc = fmaxf(wc, fabsf(got[k][i] - want[k][i]) / (1.0f + fabsf(want[k][i])));
+                wg = fmaxf(wg, fabsf(got[k][i] - first[k][i]) / (1.0f + fabsf(first[k][i])));
+                big = fmaxf(big, fabsf(want[k][i]));
+            }
+            printf("g-net-pose:   output %d (%zu a tile, max |cpu| %.3g): vs cpu %.3g, vs "
+                   "unfused gpu %.3g\n", k, count[k], big, wc, wg);
+        }
         if (o.fp16 == 0)
-            cr_assert_leq(worst, POSE_TOL32, "%s: %g over the bar", what, worst);
+            cr_expect_leq(worst, POSE_TOL32, "%s: %g over the bar", what, worst);
         else
             cr_expect_leq(worst, POSE_TOL16, "%s: %g over the sanity bar", what, worst);
         if (o.use_graph) {   /* the same graph, other output buffers: the same bits */
@@ -120,7 +160,7 @@ static void check_pose(const char *rel, float lo, float hi)
     }
     cudaFree(din);
     for (int k = 0; k < no; k++)
-        free(want[k]);
+        free(want[k]), free(first[k]);
     free(in);
     model_free(&m);
 }
