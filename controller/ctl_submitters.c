@@ -63,23 +63,6 @@ int ctl_submitter_option(struct ctl *c, const char *arg)
     return 0;
 }
 
-int ctl_submitter_chunk_cap(struct ctl *c, const char *id)
-{
-    char owner[RQ_SUBMITTER_MAX + 1] = "", jk[128];
-    rq_key_job(jk, sizeof jk, id);
-    if (c->nsubmitters == 0 || rq_hget(c->q, jk, "owner", owner, sizeof owner, NULL) <= 0)
-        return c->max_chunks;
-    for (int i = 0; i < c->nsubmitters; i++) {
-        const struct ctl_submitter *s = &c->submitters[i];
-        if (strcmp(s->name, owner) || s->max_chunks <= 0)
-            continue;
-        /* at most max_live jobs live, each at most this many chunks */
-        int each = s->max_chunks / s->max_live;
-        return each < c->max_chunks ? each : c->max_chunks;
-    }
-    return c->max_chunks;
-}
-
 /* Why s may not have job js ("" when it may): a path outside its roots,
  * or its limit reached. <0 when Redis failed (try again next turn). */
 static int ctl_submitter_refusal(struct ctl *c, const struct ctl_submitter *s,
