@@ -106,6 +106,12 @@ void ctl_submitters_intake(struct ctl *c);
  * Redis failed (taken again). */
 int ctl_submitter_cmd(struct ctl *c, const struct ctl_submitter *s, const struct rq_msg *m);
 
+/* The operator's purge (ctl_operator.c), asked in vr:submit:@ops: cmd
+ * "purge" of job arg, or "purge-before" of every job ended before arg
+ * (ms). The answer's code (0 done, 1 live, 2 none or malformed) and text;
+ * <0 Redis failed. */
+int ctl_operator_purge(struct ctl *c, const char *cmd, const char *arg, char *text, size_t n);
+
 /* The most chunks job id may have (ctl_submitter_chunks.c): --max-chunks,
  * or less for a job of a submitter with a chunk limit: what its other
  * live jobs leave of its CHUNKS, one kept for each job it may still start

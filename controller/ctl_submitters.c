@@ -198,4 +198,15 @@ void ctl_submitters_intake(struct ctl *c)
         ctl_submitter_drain(c, s, key, 1);
         ctl_submitter_drain(c, s, key, 0);
     }
+    /* the operator's user `vrctl`: cancel, retry and purge of any job
+     * (ctl_submit_cmd.c); max_live 0, no limit; a job entry there is
+     * dropped (no id is of its form) */
+    static const struct ctl_submitter op = { .name = RQ_OPERATOR };
+    char key[64];
+    rq_submit_key(op.name, key, sizeof key);
+    if (rq_group_ensure(c->q, key, RQ_G_CONTROLLERS, NULL) < 0)
+        return;
+    rq_submit_trim(c->q, op.name);
+    ctl_submitter_drain(c, &op, key, 1);
+    ctl_submitter_drain(c, &op, key, 0);
 }
