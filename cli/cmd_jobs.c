@@ -25,7 +25,7 @@ int cmd_cancel(int argc, char **argv)
     int rc = vrctl_begin(argc, argv, VRCTL_WANT_ID, &v);
     if (rc)
         return rc;
-    if (vrctl_submitter()[0]) {
+    if (vrctl_asker()[0]) {
         rc = vrctl_ask_controller(&v, "cancel");
         vrctl_end(&v);
         return rc;
@@ -53,7 +53,7 @@ int cmd_retry(int argc, char **argv)
     int rc = vrctl_begin(argc, argv, VRCTL_WANT_ID, &v);
     if (rc)
         return rc;
-    if (vrctl_submitter()[0]) {
+    if (vrctl_asker()[0]) {
         rc = vrctl_ask_controller(&v, "retry");
         vrctl_end(&v);
         return rc;

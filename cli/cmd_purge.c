@@ -96,7 +96,12 @@ int cmd_purge(int argc, char **argv)
     int rc = vrctl_connect(ro.redis, &q);
     if (rc)
         return rc;
-    rc = id ? purge_one(q, id) : purge_older(q, older_s);
+    if (vrctl_asker()[0] && !vrctl_submitter()[0]) { /* the operator's user: a controller does it */
+        char before[32];
+        snprintf(before, sizeof before, "%lld", rq_now_ms() - (long long)(older_s * 1000));
+        rc = id ? vrctl_ask(q, "purge", id) : vrctl_ask(q, "purge-before", before);
+    } else
+        rc = id ? purge_one(q, id) : purge_older(q, older_s);
     rq_free(&q);
     return rc;
 }

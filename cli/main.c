@@ -54,7 +54,11 @@
 #define VRCTL_AS_SUBMITTER_HELP                                                                 \
     "Logged in as Redis user vrsub-NAME, vrctl asks a controller run with\n"                    \
     "--submitter NAME:MAX through NAME's own stream and waits (30 s at most) for\n"             \
-    "its answer: it does so only for NAME's own jobs (another's: no such job).\n"
+    "its answer: it does so only for NAME's own jobs (another's: no such job).\n"  \
+    VRCTL_AS_OPERATOR_HELP
+#define VRCTL_AS_OPERATOR_HELP                                                                  \
+    "Logged in as Redis user vrctl (the operator's), vrctl asks any controller\n"               \
+    "through the stream vr:submit:@ops and waits (30 s at most) for its answer.\n"
 
 static const struct cli_cmd vrctl_cmds[] = {
     { "submit", cmd_submit, CLI_NEEDS_REDIS,
@@ -131,7 +135,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       "The controllers purge jobs on their own D after they end (vr-controller\n"
       "--keep-jobs, 7 days by default), storage/jobs/<id> with them; vrctl purge,\n"
       "which does not see the storage, leaves that directory to be removed by hand.\n"
-      VRCTL_EXIT_HELP },
+      VRCTL_AS_OPERATOR_HELP VRCTL_EXIT_HELP },
     { "metrics", cmd_metrics, CLI_NEEDS_REDIS, "JOB [--json]",
       "per-stage timings and percentiles (merged histograms) of a job", VRCTL_EXIT_HELP },
     { "report", cmd_report, CLI_NEEDS_REDIS, "JOB -o FILE.html [-y|-n]",

@@ -44,6 +44,12 @@ int vrctl_connect(const char *url, struct rq **q);
  * for any other user. */
 const char *vrctl_submitter(void);
 
+/* Who asks a controller for cancel, retry and purge (its stream
+ * vr:submit:<it>): the submitter NAME, RQ_OPERATOR when the address's user
+ * is the operator's `vrctl` (whose ACL line writes no job state), or ""
+ * (any other user, `vrctl run`'s: vrctl does them itself). */
+const char *vrctl_asker(void);
+
 /* A new job id into buf (n >= JOB_ID_MAX): as a submitter, one of its own
  * (rq_submit_new_id: the keys its Redis user may read), else job_new_id. */
 void vrctl_new_id(char *buf, size_t n);
@@ -55,11 +61,13 @@ int vrctl_job_list(struct rq *q, char (*ids)[48], int max, vr_err *err);
 
 struct vrctl_session;
 
-/* `vrctl CMD JOB` (cmd "cancel" or "retry") as the submitter vrctl acts
- * as: asked through its own stream, a controller's answer awaited and
- * printed (vrctl_ask.c). The exit status: 0 done, 1 refused, failed or no
- * answer, 2 no such job of the submitter's. */
+/* `vrctl CMD JOB` (cmd "cancel" or "retry") as vrctl_asker(): asked
+ * through its own stream, a controller's answer awaited and printed
+ * (vrctl_ask.c). The exit status: 0 done, 1 refused, failed or no answer,
+ * 2 no such job of the submitter's. vrctl_ask: the same for cmd and arg
+ * on connection q (purge's). */
 int vrctl_ask_controller(struct vrctl_session *v, const char *cmd);
+int vrctl_ask(struct rq *q, const char *cmd, const char *arg);
 
 /* What the job commands share: their arguments and the connection. */
 struct vrctl_session {

@@ -25,10 +25,16 @@
 /* The submitter vrctl acts as: "" for the shared vrctl user, NAME when
  * the address's user is vrsub-NAME (set by vrctl_connect). */
 static char vrctl_as[RQ_SUBMITTER_MAX];
+static int vrctl_op; /* logged in as the operator's user `vrctl` (RQ_OPERATOR_USER) */
 
 const char *vrctl_submitter(void)
 {
     return vrctl_as;
+}
+
+const char *vrctl_asker(void)
+{
+    return vrctl_as[0] ? vrctl_as : vrctl_op ? RQ_OPERATOR : "";
 }
 
 void vrctl_new_id(char *buf, size_t n)
@@ -65,6 +71,7 @@ int vrctl_connect(const char *url, struct rq **out)
         return cli_fail(2, "%s", e.msg);
     if (!rq_submitter_of_user(pu.user, vrctl_as, sizeof vrctl_as))
         vrctl_as[0] = '\0';
+    vrctl_op = !strcmp(pu.user, RQ_OPERATOR_USER);
     explicit_bzero(pu.pass, sizeof pu.pass);
     for (int attempt = 0;; attempt++) {
         if (rq_open(u, 5000, &q, &e) == 0) {

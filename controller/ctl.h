@@ -87,8 +87,8 @@ struct ctl {
     struct ctl_submitter {        /* --submitter NAME:MAX[:CHUNKS] (ctl_submitters.c) */
         char name[32];
         int max_live;             /* its jobs queued or running at once, at most */
-        int max_chunks;           /* chunks of its live jobs at once, at most (0: no
-                                   * limit but --max-chunks): CHUNKS / MAX a job */
+        int max_chunks;           /* chunks its live jobs hold at once, at most (0: no
+                                   * limit but --max-chunks): a live count */
     } submitters[CTL_SUBMITTERS_MAX];
     int nsubmitters;
 };
@@ -106,10 +106,20 @@ void ctl_submitters_intake(struct ctl *c);
  * Redis failed (taken again). */
 int ctl_submitter_cmd(struct ctl *c, const struct ctl_submitter *s, const struct rq_msg *m);
 
-/* The most chunks job id may have: --max-chunks, or less for a job of a
- * submitter with a chunk limit (its CHUNKS / MAX), so that submitter's
- * live jobs hold at most CHUNKS chunks and cannot crowd out others'. */
+/* The operator's purge (ctl_operator.c), asked in vr:submit:@ops: cmd
+ * "purge" of job arg, or "purge-before" of every job ended before arg
+ * (ms). The answer's code (0 done, 1 live, 2 none or malformed) and text;
+ * <0 Redis failed. */
+int ctl_operator_purge(struct ctl *c, const char *cmd, const char *arg, char *text, size_t n);
+
+/* The most chunks job id may have (ctl_submitter_chunks.c): --max-chunks,
+ * or less for a job of a submitter with a chunk limit: what its other
+ * live jobs leave of its CHUNKS, one kept for each job it may still start
+ * (noted in the job's record as chunk_cap, and read back on a resumed
+ * split). ctl_submitter_may_add_chunk: 1 when one more chunk of job id
+ * (an elastic cut's tail) keeps its submitter within CHUNKS, else 0. */
 int ctl_submitter_chunk_cap(struct ctl *c, const char *id);
+int ctl_submitter_may_add_chunk(struct ctl *c, const char *id);
 
 /* The loop made progress (ctl_run.c): a turn, a chunk of a copy split, a
  * chunk stitched. */

@@ -227,6 +227,8 @@ static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, cons
     int e = k->e;
     struct job_spec js;
     vr_err err = { 0 };
+    if (!ctl_submitter_may_add_chunk(c, k->job)) /* a tail is one more chunk in flight */
+        return 0;
     if (ctl_jobfiles_spec(c, k->job, &js, &err) < 0)
         return 0;
     struct chunk_range head, tail;

@@ -25,13 +25,17 @@
 /* Issue 41, finding 9: a short --chunk-seconds on a long or all-intra
  * source (0.2 s: 20 000 chunks, 10.7 s of the loop queueing them) is
  * widened to duration / c->max_chunks (less for a submitter with a chunk
- * limit: ctl_submitter_chunk_cap), so no job has more than about that
- * many chunks, whoever submits it. The same source and limit give the same
- * length, so a split resumed by another controller cuts alike. */
-static void ctl_chunk_bound(struct ctl *c, const char *id, struct job_spec *js, const char *in)
+ * limit: what its other live jobs leave, ctl_submitter_chunk_cap, noted as
+ * chunk_cap), so no job has more than about that many chunks, whoever
+ * submits it. The same source and limit give the same length, so a split
+ * resumed by another controller cuts alike. */
+static void ctl_chunk_bound(struct ctl *c, const char *id, struct job_spec *js, const char *in,
+                            struct ctl_notes *nt)
 {
     struct remux_info info;
     int most = ctl_submitter_chunk_cap(c, id);
+    if (most < c->max_chunks)
+        ctl_note_ll(nt, "chunk_cap", most); /* a submitter's live share: kept for a resume */
     if (remux_probe(in, &info, NULL) < 0 || !(info.duration_s > 0) || most <= 0)
         return; /* the split says what is wrong with the source */
     double least = ceil(info.duration_s * 1000 / most) / 1000;
@@ -75,7 +79,7 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
     int rc = rq_job_number(c->q, id, "chunk_ms", &ms, err);
     if (rc < 0 || js->chunk_seconds > 0) {
         if (rc >= 0)
-            ctl_chunk_bound(c, id, js, in);
+            ctl_chunk_bound(c, id, js, in, nt);
         return rc < 0 ? rc : 0;
     }
     if (ms <= 0) {
@@ -96,7 +100,7 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
         noted = n > 0 ? n : 1; /* not in the record until the notes go */
     }
     js->chunk_seconds = ms / 1000.0;
-    ctl_chunk_bound(c, id, js, in);
+    ctl_chunk_bound(c, id, js, in, nt);
     w = noted;
     if (!w && (rc = rq_job_number(c->q, id, "chunk_wave", &w, err)) < 0)
         return rc;

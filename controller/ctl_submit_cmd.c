@@ -8,6 +8,12 @@
  * of another's, or none, gets the same answer, so a submitter learns
  * nothing of others' jobs. An entry taken twice (its controller died
  * before the ack) finds its answer written and does nothing again.
+ *
+ * The operator's user `vrctl` asks the same way in vr:submit:@ops
+ * (RQ_OPERATOR: its ACL line writes no job or chunk state): cancel and
+ * retry of any job, whoever owns it (a submitter's retried job counts
+ * against its owner's live jobs again, with no limit), and purge
+ * (ctl_operator.c).
  */
 #include "ctl.h"
 
@@ -19,13 +25,26 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The answer to a job that is none of s's (or none at all). */
+static void ctl_submitter_no_job(const struct ctl_submitter *s, const char *id, char *text,
+                                 size_t n)
+{
+    if (s->max_live)
+        snprintf(text, n, "no job '%s' of submitter %s's", id, s->name);
+    else
+        snprintf(text, n, "no job '%s'", id);
+}
+
 /* s's cancel of its job id: the answer's code and text. <0 Redis failed. */
 static int ctl_submitter_cancel(struct ctl *c, const struct ctl_submitter *s, const char *id,
                                 char *text, size_t n)
 {
     char state[32] = "", why[96];
     vr_err e = { 0 };
-    snprintf(why, sizeof why, "cancelled by submitter %s", s->name);
+    if (strcmp(s->name, RQ_OPERATOR))
+        snprintf(why, sizeof why, "cancelled by submitter %s", s->name);
+    else
+        snprintf(why, sizeof why, "cancelled by the user"); /* as vrctl's own cancel says */
     int rc = rq_job_cancel(c->q, id, why, state, sizeof state, &e);
     if (rc == 1) {
         rq_event(c->q, id, "%s", why);
@@ -38,7 +57,7 @@ static int ctl_submitter_cancel(struct ctl *c, const struct ctl_submitter *s, co
         return 1;
     }
     if (rc == VR_ENOENT) {
-        snprintf(text, n, "no job '%s' of submitter %s's", id, s->name);
+        ctl_submitter_no_job(s, id, text, n);
         return 2;
     }
     return rc;
@@ -46,24 +65,30 @@ static int ctl_submitter_cancel(struct ctl *c, const struct ctl_submitter *s, co
 
 /* s's retry of its job id, within its limit of live jobs. */
 static int ctl_submitter_retry(struct ctl *c, const struct ctl_submitter *s, const char *id,
-                               char *text, size_t n)
+                               const char *owner, char *text, size_t n)
 {
     char what[256] = "";
     vr_err e = { 0 };
-    long long live = rq_owned_live(c->q, s->name, &e);
+    int rc = 0;
+    long long live = s->max_live ? rq_owned_live(c->q, s->name, &e) : 0;
     if (live < 0)
         return (int)live;
-    if (live >= s->max_live) {
+    if (!s->max_live) { /* the operator: no limit, but the owner counts the job again */
+        if (owner[0] && (rc = rq_owned_add(c->q, owner, id, &e)) < 0)
+            return rc;
+    } else if (live >= s->max_live) {
         snprintf(text, n, "submitter %s has %lld jobs queued or running (at most %d: "
                  "vr-controller --submitter)", s->name, live, s->max_live);
         return 1;
     }
     /* counted first: a job live again and not counted would pass the limit */
-    int rc = rq_owned_add(c->q, s->name, id, &e);
+    if (s->max_live)
+        rc = rq_owned_add(c->q, s->name, id, &e);
     if (rc == 0)
         rc = rq_job_rerun(c->q, id, what, sizeof what, &e);
     if (rc == 1) {
-        log_info("job %s: retried by submitter %s (%s)", id, s->name, what);
+        log_info("job %s: retried by %s%s (%s)", id, s->max_live ? "submitter " : "the operator",
+                 s->max_live ? s->name : "", what);
         snprintf(text, n, "%s: retrying (%s)", id, what);
         return 0;
     }
@@ -72,7 +97,7 @@ static int ctl_submitter_retry(struct ctl *c, const struct ctl_submitter *s, con
         return 1;
     }
     if (rc == VR_ENOENT) {
-        snprintf(text, n, "no job '%s' of submitter %s's", id, s->name);
+        ctl_submitter_no_job(s, id, text, n);
         return 2;
     }
     return rc;
@@ -86,8 +111,12 @@ int ctl_submitter_cmd(struct ctl *c, const struct ctl_submitter *s, const struct
     vr_err e = { 0 };
     if (rq_submit_answer_get(c->q, s->name, m->id, &was, text, sizeof text, &e) != 0)
         return e.code < 0 ? e.code : 0; /* answered before its controller's ack, or Redis */
-    int cancel = !strcmp(cmd, "cancel");
-    if (!cancel && strcmp(cmd, "retry")) {
+    int cancel = !strcmp(cmd, "cancel"), op = !strcmp(s->name, RQ_OPERATOR);
+    if (op && cmd && !strncmp(cmd, "purge", 5) && (!strcmp(cmd, "purge") ||
+                                                   !strcmp(cmd, "purge-before"))) {
+        if ((code = ctl_operator_purge(c, cmd, id, text, sizeof text)) < 0)
+            return code;
+    } else if (!cancel && strcmp(cmd, "retry")) {
         snprintf(text, sizeof text, "a controller does cancel or retry, not this");
         code = 1;
     } else if (!id || !job_id_valid(id)) {
@@ -98,12 +127,12 @@ int ctl_submitter_cmd(struct ctl *c, const struct ctl_submitter *s, const struct
         int rc = rq_hget(c->q, jk, "owner", owner, sizeof owner, &e);
         if (rc < 0)
             return rc;
-        if (rc == 0 || strcmp(owner, s->name)) {
+        if (!op && (rc == 0 || strcmp(owner, s->name))) {
             log_warn("submitter %s: %s of job %s refused: not its job", s->name, cmd, id);
             snprintf(text, sizeof text, "no job '%s' of submitter %s's", id, s->name);
             code = 2;
         } else if ((code = cancel ? ctl_submitter_cancel(c, s, id, text, sizeof text)
-                                  : ctl_submitter_retry(c, s, id, text, sizeof text)) < 0)
+                                  : ctl_submitter_retry(c, s, id, owner, text, sizeof text)) < 0)
             return code;
     }
     rq_submit_answer(c->q, s->name, m->id, code, text);

@@ -63,23 +63,6 @@ int ctl_submitter_option(struct ctl *c, const char *arg)
     return 0;
 }
 
-int ctl_submitter_chunk_cap(struct ctl *c, const char *id)
-{
-    char owner[RQ_SUBMITTER_MAX + 1] = "", jk[128];
-    rq_key_job(jk, sizeof jk, id);
-    if (c->nsubmitters == 0 || rq_hget(c->q, jk, "owner", owner, sizeof owner, NULL) <= 0)
-        return c->max_chunks;
-    for (int i = 0; i < c->nsubmitters; i++) {
-        const struct ctl_submitter *s = &c->submitters[i];
-        if (strcmp(s->name, owner) || s->max_chunks <= 0)
-            continue;
-        /* at most max_live jobs live, each at most this many chunks */
-        int each = s->max_chunks / s->max_live;
-        return each < c->max_chunks ? each : c->max_chunks;
-    }
-    return c->max_chunks;
-}
-
 /* Why s may not have job js ("" when it may): a path outside its roots,
  * or its limit reached. <0 when Redis failed (try again next turn). */
 static int ctl_submitter_refusal(struct ctl *c, const struct ctl_submitter *s,
@@ -215,4 +198,15 @@ void ctl_submitters_intake(struct ctl *c)
         ctl_submitter_drain(c, s, key, 1);
         ctl_submitter_drain(c, s, key, 0);
     }
+    /* the operator's user `vrctl`: cancel, retry and purge of any job
+     * (ctl_submit_cmd.c); max_live 0, no limit; a job entry there is
+     * dropped (no id is of its form) */
+    static const struct ctl_submitter op = { .name = RQ_OPERATOR };
+    char key[64];
+    rq_submit_key(op.name, key, sizeof key);
+    if (rq_group_ensure(c->q, key, RQ_G_CONTROLLERS, NULL) < 0)
+        return;
+    rq_submit_trim(c->q, op.name);
+    ctl_submitter_drain(c, &op, key, 1);
+    ctl_submitter_drain(c, &op, key, 0);
 }

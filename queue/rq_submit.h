@@ -36,6 +36,15 @@
 #define RQ_REPLY_PREFIX     "vr:reply:"
 #define RQ_REPLY_TTL_MS     600000     /* an answer is kept this long */
 
+/* The shared operator's user `vrctl` (RQ_OPERATOR_USER) asks the same way
+ * for cancel, retry and purge, under the name RQ_OPERATOR (no submitter's
+ * name: '@' is none of a-z0-9_-): its stream vr:submit:@ops, its answers
+ * vr:reply:@ops:<entry>; any job, whoever owns it. Purge entries: {cmd:
+ * purge, id} one ended job, {cmd: purge-before, id: <ms>} every job ended
+ * before then (vrctl purge --older-than). */
+#define RQ_OPERATOR         "@ops"
+#define RQ_OPERATOR_USER    "vrctl"
+
 /* 1 when name is 1..31 of [a-z0-9_-]. */
 int rq_submitter_name_valid(const char *name);
 
