@@ -336,36 +336,6 @@ static int ctl_cut_idle_fast(const struct rq_worker_info *w, int n, long long sr
     return cnt;
 }
 
-/* The rate a tail is taken at, for ctl_cut_pays: a tail goes to whoever
- * reads the streams first, which may be a slow idle worker, or a busy one
- * that ends its chunk before a waiting worker's next read (its 500 ms wait
- * on the streams, and a turn);
- * so the slowest of those (unknown rates: the median). */
-#define CTL_CUT_TAIL_READ_S 0.6
-static double ctl_cut_taker_fps(const struct rq_worker_info *w, int n, long long srv,
-                                const struct ctl_cut_rate *r, int nr, double median)
-{
-    double lo = 0;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(w[i].state, "idle") && !rq_worker_silent(&w[i], srv)) {
-            double f = ctl_cut_fps(w[i].fps) > 0 && w[i].chunks_done > 0 ? w[i].fps : median;
-            if (f > 0 && (lo <= 0 || f < lo))
-                lo = f;
-        }
-    for (int i = 0; i < n; i++) {
-        if (strcmp(w[i].state, "busy") || rq_worker_silent(&w[i], srv))
-            continue;
-        int j = 0; /* a chunk that cannot be cut is at its end, or not a range: soon, say */
-        while (j < nr && r[j].wi != i)
-            j++;
-        double f = j < nr ? r[j].fps : ctl_cut_rate_of(&w[i]);
-        f = f > 0 ? f : ctl_cut_fps(w[i].fps);
-        if (f > 0 && (j == nr || r[j].left / f < CTL_CUT_TAIL_READ_S) && (lo <= 0 || f < lo))
-            lo = f;
-    }
-    return lo;
-}
-
 /* The chunk to cut this turn, read afresh into best, the frames its worker
  * keeps into *want, the worker the tail is for into *for_w (a fast idle
  * one, or the one expected free first), *slow when it is a straggler's:
@@ -386,7 +356,7 @@ static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, 
     *slow = nidle == 0;
     if (nidle > 0) { /* one cut a turn: a second idle worker gets the next turn's */
         *for_w = w[fastest].name;
-        double idle_fps = ctl_cut_taker_fps(w, n, srv, r, nr, median);
+        double idle_fps = ctl_cut_fps(w[fastest].fps);
         for (int tries = 0; tries < nr; tries++) {
             int pick = -1;
             double pend = -1;
