@@ -183,14 +183,13 @@ static int ctl_cut_candidate(struct ctl *c, const struct rq_worker_info *w,
     return k->left > 0;
 }
 
-/* The frames k's worker keeps when it is cut for `idle` fast idle workers
- * whose rates sum to idle_fps (0 unknown): where all would end together
- * (its share of what is left: a half for one of its speed, a third for
- * two; the tail is cut again for the next idle one). */
-static long long ctl_cut_want_idle(const struct ctl_cut_cand *k, int idle, double idle_fps)
+/* The frames k's worker keeps when it is cut for an idle worker running at
+ * idle_fps (0 unknown): where both would end together (the middle of what
+ * is left to encode when their rates are alike or unknown; a slow worker
+ * keeps less). */
+static long long ctl_cut_want_idle(const struct ctl_cut_cand *k, double idle_fps)
 {
-    double share = k->fps > 0 && idle_fps > 0 ? k->fps / (k->fps + idle_fps)
-                                               : 1.0 / (1 + (idle > 0 ? idle : 1));
+    double share = k->fps > 0 && idle_fps > 0 ? k->fps / (k->fps + idle_fps) : 0.5;
     return k->done + (long long)(k->left * share);
 }
 
@@ -290,119 +289,55 @@ static int ctl_cut_rates(struct ctl *c, const struct rq_worker_info *w, int n,
             int last = k->e - 1; /* a tail starts at one of its pieces: their warm-up alike */
             r[nr++] = (struct ctl_cut_rate){ .wi = i, .done = k->done, .left = k->left,
                                              .fps = ctl_cut_rate_of(&w[i]),
-                                             .fps_low = ctl_cut_fps(w[i].fps),
                                              .warmup = pl->chunks[last].warmup };
         }
     return nr;
 }
 
-/* The frames from piece m to k's end (a tail cut at m). */
-static long long ctl_cut_tail_frames(const struct ctl_cut_cand *k, int m)
-{
-    long long t = 0;
-    for (int i = m; i < k->e; i++)
-        t += k->cp->pl.chunks[i].frames_est;
-    return t;
-}
-
-/* The idle workers a tail may be cut for this turn: listed idle, not
- * silent, not slow (ctl_cut_fast.c). Into *first the one waiting longest
- * of them, *fastest the fastest (unknown rates, joiners', as fast as any),
- * *sum their rates (unknown as `unknown_fps`): their count. */
-static int ctl_cut_idle_fast(const struct rq_worker_info *w, int n, long long srv, double median,
-                             int *first, int *fastest, double *sum)
-{
-    int cnt = 0;
-    long long waited = 0;
-    double top = 0;
-    *first = *fastest = -1;
-    *sum = 0;
-    for (int i = 0; i < n; i++) {
-        if (strcmp(w[i].state, "idle") || rq_worker_silent(&w[i], srv) ||
-            ctl_cut_idle_slow(&w[i], median))
-            continue;
-        double f = ctl_cut_fps(w[i].fps) > 0 ? w[i].fps : median;
-        long long t = ctl_cut_idle_for(&w[i], srv);
-        if (*first < 0 || t > waited) {
-            *first = i;
-            waited = t;
-        }
-        int joined = w[i].chunks_done <= 0, fj = *fastest >= 0 && w[*fastest].chunks_done <= 0;
-        if (*fastest < 0 || (joined && !fj) || (joined == fj && f > top)) {
-            *fastest = i;
-            top = f;
-        }
-        *sum += f;
-        cnt++;
-    }
-    return cnt;
-}
-
 /* The chunk to cut this turn, read afresh into best, the frames its worker
- * keeps into *want, the worker the tail is for into *for_w (a fast idle
- * one, or the one expected free first), *slow when it is a straggler's:
- * 1, or 0 none. Idle workers first: the running chunk expected to end
- * last whose cut pays (ctl_cut_pays) for the fastest idle worker. */
+ * keeps into *want, the worker the tail is for into *for_w (the idle one
+ * waiting longest, or the one expected free first), *slow when it is a
+ * straggler's: 1, or 0 none. */
 static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, long long srv,
                           struct ctl_cut_cand *k, struct ctl_cut_cand *best, long long *want,
                           const char **for_w, int *slow)
 {
-    int anyidle = 0;
-    for (int i = 0; i < n && !anyidle; i++)
-        anyidle = !strcmp(w[i].state, "idle") && !rq_worker_silent(&w[i], srv);
-    struct ctl_cut_rate *r = malloc((size_t)n * sizeof *r);
-    int nr = r ? ctl_cut_rates(c, w, n, k, anyidle, r) : 0, first = -1;
-    double median = ctl_cut_fleet_median(w, n, r, nr), sum = 0;
-    int idle = -1, fastest = -1;
-    int nidle = anyidle ? ctl_cut_idle_fast(w, n, srv, median, &idle, &fastest, &sum) : 0;
-    *slow = nidle == 0;
-    if (nidle > 0) { /* one cut a turn: a second idle worker gets the next turn's */
-        *for_w = w[fastest].name;
-        double idle_fps = ctl_cut_fps(w[fastest].fps);
-        for (int tries = 0; tries < nr; tries++) {
-            int pick = -1;
-            double pend = -1;
-            for (int i = 0; i < nr; i++) { /* the latest end not yet tried */
-                double f = r[i].fps > 0 ? r[i].fps : ctl_cut_fps(w[r[i].wi].fps);
-                double end = f > 0 ? r[i].left / f : (double)r[i].left;
-                if (r[i].left > 0 && end > pend) {
-                    pick = i;
-                    pend = end;
-                }
-            }
-            if (pick < 0)
-                break;
-            int wi = r[pick].wi;
-            r[pick].left = 0;
-            if (!ctl_cut_candidate(c, &w[wi], best, 1))
-                continue;
-            double rate = ctl_cut_rate_of(&w[wi]); /* the faster of two: the wider margin */
-            best->fps = rate > best->fps ? rate : best->fps;
-            *want = ctl_cut_want_idle(best, nidle, sum);
-            int m = ctl_cut_point(best, *want);
-            if (m <= 0)
-                continue;
-            int warm = best->cp->pl.chunks[m].warmup;
-            /* a short gap makes no cut: one a chunk's set-up would not pay for */
-            if (!ctl_cut_idle_waited(&w[idle], srv, warm))
-                break;
-            if (!ctl_cut_pays(best->left, ctl_cut_tail_frames(best, m), warm, best->fps, idle_fps))
-                continue;
-            free(r);
-            return 1;
+    int pick = -1, idle = -1;
+    long long waited = 0;
+    for (int i = 0; i < n; i++) {
+        long long t = ctl_cut_idle_for(&w[i], srv);
+        if (!strcmp(w[i].state, "idle") && !rq_worker_silent(&w[i], srv) &&
+            (idle < 0 || t > waited)) {
+            idle = i;
+            waited = t;
         }
-        free(r);
-        return 0;
     }
-    int pick = ctl_cut_slow_pick(r, nr, want, &first);
+    struct ctl_cut_rate *r = malloc((size_t)n * sizeof *r);
+    int nr = r ? ctl_cut_rates(c, w, n, k, idle >= 0, r) : 0, first = -1;
+    if (idle >= 0) { /* one cut a turn: a second idle worker gets the next turn's */
+        for (int i = 0; i < nr; i++)
+            if (pick < 0 || r[i].left > r[pick].left)
+                pick = i;
+    } else {
+        pick = ctl_cut_slow_pick(r, nr, want, &first);
+    }
     int wi = pick >= 0 ? r[pick].wi : -1;
-    *for_w = first >= 0 ? w[r[first].wi].name : "";
+    *slow = idle < 0;
+    *for_w = idle >= 0 ? w[idle].name : first >= 0 ? w[r[first].wi].name : "";
     free(r);
     /* afresh: another job's candidate may have taken its pieces' slot */
-    if (wi < 0 || !ctl_cut_candidate(c, &w[wi], best, 0))
+    if (wi < 0 || !ctl_cut_candidate(c, &w[wi], best, idle >= 0))
         return 0;
     double rate = ctl_cut_rate_of(&w[wi]); /* the faster of two: the wider margin */
     best->fps = rate > best->fps ? rate : best->fps;
+    if (idle >= 0) {
+        double idle_fps = ctl_cut_fps(w[idle].fps); /* its last chunk's rate */
+        *want = ctl_cut_want_idle(best, idle_fps);
+        /* a short gap makes no cut: one a chunk's set-up would not pay for */
+        int m = ctl_cut_point(best, *want);
+        if (m > 0 && !ctl_cut_idle_waited(&w[idle], srv, best->cp->pl.chunks[m].warmup))
+            return 0;
+    }
     return 1;
 }
 

@@ -22,7 +22,6 @@ struct ctl_cut_rate {
     long long done;  /* frames encoded */
     long long left;  /* frames left to encode */
     double fps;      /* its worker's rate on it (0 unknown: ctl_cut_rate_of) */
-    double fps_low;  /* its heartbeat's rate, set-up in (lower; 0 unknown) */
     int warmup;      /* warm-up frames a tail of it starts with */
 };
 
@@ -52,8 +51,7 @@ int ctl_cut_idle_waited(const struct rq_worker_info *w, long long srv, int warmu
 void ctl_cut_rate_note(const struct rq_worker_info *w, int n);
 
 /* Busy worker w's rate on its chunk (as listed) by the notes: frames a
- * second since that heartbeat, over two heartbeats at least (with fewer
- * than 2 frames since, a bound above it: one frame more); 0 unknown. */
+ * second since that heartbeat, over two heartbeats at least; 0 unknown. */
 double ctl_cut_rate_of(const struct rq_worker_info *w);
 
 /* Of the running chunks r[0..n), the one whose worker is expected to end
@@ -62,21 +60,5 @@ double ctl_cut_rate_of(const struct rq_worker_info *w);
  * of the chunk whose worker is expected to be free first into *first; -1
  * none. */
 int ctl_cut_slow_pick(const struct ctl_cut_rate *r, int n, long long *want, int *first);
-
-/* Who a tail is cut for (ctl_cut_fast.c). The median of the fleet's known
- * rates: busy workers' on their chunks (r[0..nr)), idle ones' last chunk's;
- * 0 none known. */
-double ctl_cut_fleet_median(const struct rq_worker_info *w, int n, const struct ctl_cut_rate *r,
-                            int nr);
-
-/* Whether idle worker w is slow (its last chunk's rate under half the
- * median): it takes no tail. 1 yes. */
-int ctl_cut_idle_slow(const struct rq_worker_info *w, double median);
-
-/* Whether a cut leaving `tail` of a chunk's `left` frames (the tail starts
- * with `warmup` warm-up frames) to a worker at idle_fps (0 unknown: as the
- * running one) ends both parts before the running worker, at run_fps, would
- * end it whole: 1 yes. */
-int ctl_cut_pays(long long left, long long tail, int warmup, double run_fps, double idle_fps);
 
 #endif

@@ -12,8 +12,7 @@
 #include <string.h>
 
 #define CTL_CUT_RATE_MAX 256
-/* A rate is trusted over two heartbeats and this many frames; with fewer,
- * it is bounded from above. */
+/* A rate is trusted over two heartbeats and this many frames. */
 #define CTL_CUT_RATE_FRAMES 2
 
 struct ctl_cut_rate_seen {
@@ -56,13 +55,7 @@ double ctl_cut_rate_of(const struct rq_worker_info *w)
             continue;
         long long dt = w->seen_ms - e->seen0, df = w->chunk_frames - e->frames0;
         int hb = w->hb_ms > 0 && w->hb_ms <= 60000 ? w->hb_ms : 1000;
-        if (dt < 2LL * hb)
-            return 0;
-        /* fewer frames than trusted over two heartbeats: a rate above its
-         * own (its next frame counted done now), so that a straggler is
-         * known a frame or two sooner, before its reader reads further;
-         * a rate too high only makes its cut later */
-        return (df >= CTL_CUT_RATE_FRAMES ? df : df + 1) * 1000.0 / dt;
+        return dt >= 2LL * hb && df >= CTL_CUT_RATE_FRAMES ? df * 1000.0 / dt : 0;
     }
     return 0;
 }

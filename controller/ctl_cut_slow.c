@@ -38,10 +38,7 @@ int ctl_cut_slow_pick(const struct ctl_cut_rate *r, int n, long long *want, int 
     double setup = CTL_CUT_SETUP_MS / 1000.0 + r[s].warmup / r[f].fps;
     if (r[s].left / r[s].fps <= drain * (1 + CTL_CUT_SLOW_SLACK) + setup)
         return -1;
-    /* it keeps what the lower of its rates encodes: the one over its
-     * heartbeats may be a bound above it (ctl_cut_rate_of) */
-    double keep_fps = r[s].fps_low > 0 && r[s].fps_low < r[s].fps ? r[s].fps_low : r[s].fps;
-    *want = r[s].done + (long long)(keep_fps * drain);
+    *want = r[s].done + (long long)(r[s].fps * drain);
     *first = f;
     return s;
 }

@@ -160,28 +160,3 @@ Test(controller_cut_rules, a_rate_leaves_the_set_up_out)
     ctl_cut_rate_note(&w, 1);
     cr_assert_eq(ctl_cut_rate_of(&w), 0);
 }
-
-/* Who a tail is cut for (ctl_cut_fast.c): an idle worker whose last chunk
- * ran under half the fleet's median rate takes none, and a cut is made
- * only when the tail at its taker's rate and the head both end before the
- * running worker would end the whole. */
-Test(controller_cut_rules, a_slow_idle_worker_takes_no_tail)
-{
-    long long t = 4000000;
-    struct rq_worker_info w[3] = { worker("gpu0", "idle", t), worker("gpu1", "idle", t),
-                                   worker("gpu2", "idle", t) };
-    w[2].fps = 2; /* the straggler's last chunk */
-    struct ctl_cut_rate r[2] = { { .wi = 0, .left = 40, .fps = 10 }, { .wi = 1, .left = 30, .fps = 10 } };
-    double median = ctl_cut_fleet_median(w, 3, r, 2);
-    cr_assert_float_eq(median, 10.0, 1e-9);
-    cr_assert_not(ctl_cut_idle_slow(&w[0], median));
-    cr_assert(ctl_cut_idle_slow(&w[2], median), "a 2 fps worker among 10 fps ones took a tail");
-    w[2].chunks_done = 0; /* a joiner's rate is not known: it may take one */
-    cr_assert_not(ctl_cut_idle_slow(&w[2], median));
-    /* 40 frames left at 10 fps (4 s): 20 of them to a 10 fps worker pays
-     * (2 s and 0.2 + 2.3 s), 5 to a 2 fps one does not (0.2 + 4 s) */
-    cr_assert(ctl_cut_pays(40, 20, 3, 10, 10));
-    cr_assert_not(ctl_cut_pays(40, 5, 3, 10, 2));
-    cr_assert(ctl_cut_pays(40, 20, 3, 10, 0), "an unknown rate is the running one's");
-    cr_assert_not(ctl_cut_pays(40, 40, 3, 10, 10), "the whole is no cut");
-}
