@@ -139,11 +139,15 @@ run_serve() { # name ngpus clip frames
     fleet_up "$1"
     devs=$(seq -s, 0 $(($2 - 1)))
     # shellcheck disable=SC2086
+    # --warm-from: every slot makes its decoder before it takes a chunk; the
+    # warm job alone reached 10 of 32 slots on 2 GPUs (docs/PERF.md, "2 GPUs
+    # against 1 in one run")
     CUDA_VISIBLE_DEVICES=$devs "$B/vr-worker" serve --redis "$U" --storage "$S/storage" \
-        --input-root "$W" --gpu all ${WORKER_ARGS:-} > "$R/$1-workers.log" 2>&1 &
+        --input-root "$W" --gpu all --warm-from "$SHORT" ${WORKER_ARGS:-} \
+        > "$R/$1-workers.log" 2>&1 &
     WPID=$!
     sleep 5 # the workers register; their CUDA start is not the job's
-    if [ "${WARM:-1}" = 1 ]; then # a chunk for every slot: engines, NVDEC, x264 warm
+    if [ "${WARM:-1}" = 1 ]; then # a chunk for slots: engines, x264 warm
         wid=$("$B/vrctl" submit "$WARMCLIP" -o "$S/warm.mkv" --chunk-seconds 1 --redis "$U" 2>> "$R/$1.log")
         timeout 300 "$B/vrctl" watch "$wid" --redis "$U" > /dev/null 2>&1
         rm -f "$S/warm.mkv"
