@@ -14,39 +14,15 @@
 #include "ops_fused.h"
 #include "ops_pw_tile.h"
 #include "util-model-ops.h"
+#include "util-netplan-fit.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
-
-static int no_stem(const struct conv_geom *g, const void *out)
-{
-    (void)g;
-    (void)out;
-    return 0;
-}
 
 static int one_part(const struct conv_geom *g)
 {
     (void)g;
     return 1;
-}
-
-static size_t no_ir(const struct cu_ir_args *a)
-{
-    (void)a;
-    return 0;
-}
-
-static int no_tail(const struct cu_tail_args *a)
-{
-    (void)a;
-    return 0;
-}
-
-static int no_pwdw(const struct cu_pwdw_args *a)
-{
-    (void)a;
-    return 0;
 }
 
 static const struct netplan_fit fit_none = { no_stem, one_part, no_ir, no_tail, no_pwdw };

@@ -24,6 +24,7 @@
 #include "net_plan.h"
 #include "ops_fused.h"
 #include "util-model-ops.h"
+#include "util-netplan-fit.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -62,31 +63,6 @@ static int yes_pwdw(const struct cu_pwdw_args *a)
 {
     (void)a;
     return 1;
-}
-
-static int no_stem(const struct conv_geom *g, const void *out)
-{
-    (void)g;
-    (void)out;
-    return 0;
-}
-
-static size_t no_ir(const struct cu_ir_args *a)
-{
-    (void)a;
-    return 0;
-}
-
-static int no_tail(const struct cu_tail_args *a)
-{
-    (void)a;
-    return 0;
-}
-
-static int no_pwdw(const struct cu_pwdw_args *a)
-{
-    (void)a;
-    return 0;
 }
 
 static const struct netplan_fit fit_all = { yes_stem, rows_stem_parts, yes_ir, yes_tail,
