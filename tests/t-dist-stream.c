@@ -251,7 +251,7 @@ Test(dist_stream, results_are_handled_while_the_split_goes_on)
 
 /* Submitted with --chunk-seconds auto: the controller picks a length that
  * fills the workers alive in whole waves and records it before the split
- * (4 s of 0.5 s GOPs over 2 workers: 2 s, two chunks). */
+ * (4 s of 0.5 s GOPs over 2 workers: 2 s, two chunks planned). */
 Test(dist_stream, auto_chunk_length_from_the_workers_alive)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 1, 2), 0);
@@ -271,8 +271,12 @@ Test(dist_stream, auto_chunk_length_from_the_workers_alive)
     rq_key_job(jk, sizeof jk, id);
     field(jk, "chunk_ms", v, sizeof v);
     cr_assert_eq(atoi(v), 2000, "chunk_ms %s", v);
+    /* the planned count: a busy machine may let a worker idle long enough
+     * for the controller to cut a chunk for it (ctl_cut.c), which adds one */
+    char cuts[32];
     field(jk, "chunks_total", v, sizeof v);
-    cr_assert_eq(atoi(v), 2);
+    field(jk, "cuts", cuts, sizeof cuts); /* absent: atoi("") is 0 */
+    cr_assert_eq(atoi(v) - atoi(cuts), 2, "chunks_total %s, cuts %s", v, cuts);
     cr_assert_eq(frames_of(out), 40);
 }
 
