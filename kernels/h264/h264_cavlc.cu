@@ -196,22 +196,27 @@ __global__ static void k_scan(struct h264_frame f, uint64_t *tmp)
         f.pos[n] = incl;
 }
 
+/* The slices' places: one thread walks them (at most mbh slices). */
+__global__ static void k_slices(struct h264_frame f, int idr) { slices_place(&f, idr); }
+
 /* ref_h264_clear's bytes, a thread a byte over a fixed grid: the end is
- * on the device (pos[n]), so the host need not wait for it. */
-__global__ static void k_clear(struct h264_frame f, uint8_t *out, uint64_t from, uint64_t bit0,
-                               int pad)
+ * on the device (sbyte[slices]), so the host need not wait for it. */
+__global__ static void k_clear(struct h264_frame f, uint8_t *out, int pad)
 {
-    uint64_t end = (bit0 + f.pos[f.mbw * f.mbh] + 7) / 8 + (uint64_t)pad;
-    for (uint64_t k = from + blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < end;
+    uint64_t end = f.sbyte[f.slices] + (uint64_t)pad;
+    for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < end;
          k += (uint64_t)gridDim.x * blockDim.x)
         out[k] = 0;
 }
 
-__global__ static void k_pack(struct h264_frame f, uint8_t *out, uint64_t bit0)
+/* A thread an MB, then a thread a slice's end. */
+__global__ static void k_pack(struct h264_frame f, uint8_t *out, int idr)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < f.mbw * f.mbh)
-        pack_mb(&f, out, bit0, i);
+    int i = blockIdx.x * blockDim.x + threadIdx.x, n = f.mbw * f.mbh;
+    if (i < n)
+        pack_mb(&f, out, i);
+    else if (i < n + f.slices)
+        pack_slice_end(&f, out, idr, i - n);
 }
 
 static unsigned scan_blocks(const struct h264_frame *f)
@@ -246,17 +251,23 @@ extern "C" int cu_h264_scan(const struct h264_frame *f, uint64_t *tmp, cudaStrea
     return launched("scan", err);
 }
 
-extern "C" int cu_h264_clear(const struct h264_frame *f, uint8_t *out, uint64_t from,
-                             uint64_t bit0, int pad, cudaStream_t s, vr_err *err)
+extern "C" int cu_h264_slices(const struct h264_frame *f, int idr, cudaStream_t s, vr_err *err)
 {
-    k_clear<<<264, 256, 0, s>>>(*f, out, from, bit0, pad);
+    k_slices<<<1, 1, 0, s>>>(*f, idr);
+    return launched("slices", err);
+}
+
+extern "C" int cu_h264_clear(const struct h264_frame *f, uint8_t *out, int pad, cudaStream_t s,
+                             vr_err *err)
+{
+    k_clear<<<264, 256, 0, s>>>(*f, out, pad);
     return launched("clear", err);
 }
 
-extern "C" int cu_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0,
-                            cudaStream_t s, vr_err *err)
+extern "C" int cu_h264_pack(const struct h264_frame *f, uint8_t *out, int idr, cudaStream_t s,
+                            vr_err *err)
 {
-    int n = f->mbw * f->mbh;
-    k_pack<<<(n + 127) / 128, 128, 0, s>>>(*f, out, bit0);
+    int n = f->mbw * f->mbh + f->slices;
+    k_pack<<<(n + 127) / 128, 128, 0, s>>>(*f, out, idr);
     return launched("pack", err);
 }

@@ -16,6 +16,7 @@
 #include "h264_bits.h"
 #include "h264_dev.h"
 #include "h264_ref.h"
+#include "h264_slice_impl.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -167,11 +168,21 @@ H264_DEV static int block_nc(const struct h264_frame *f, int mx, int my, int bx,
         na = (m - 1)->nc[by * 4 + 3];
     if (by > 0)
         nb = m->nc[(by - 1) * 4 + bx];
-    else if (my > 0)
+    else if (slice_has_top(f, my))
         nb = (m - f->mbw)->nc[12 + bx];
     if (na >= 0 && nb >= 0)
         return (na + nb + 1) >> 1;
     return na >= 0 ? na : nb >= 0 ? nb : 0;
+}
+
+/* The skipped MBs just before MB i in slice k: stage 2's run (the
+ * frame's) cut at the slice's first MB. i may be the MB after slice k
+ * (n after the last): slice k's last skip run. */
+H264_DEV static uint32_t slice_run(const struct h264_frame *f, int i, int k)
+{
+    uint32_t first = (uint32_t)slice_first_row(f, k) * (uint32_t)f->mbw;
+    uint32_t r = f->run[i];
+    return r < (uint32_t)i - first ? r : (uint32_t)i - first;
 }
 
 H264_DEV static void cavlc_mb(const struct h264_frame *f, int idr, int i)
@@ -185,7 +196,7 @@ H264_DEV static void cavlc_mb(const struct h264_frame *f, int idr, int i)
     }
     if (m->type == H264_MB_I16) {
         if (!idr) /* an I16 MB in a P slice: its skip run, mb_type 5 + the I slice's */
-            h264_ue(&w, f->run[i]);
+            h264_ue(&w, slice_run(f, i, slice_of_row(f, my)));
         h264_ue(&w, (idr ? 1u : 6u) + m->mode + (m->cbp ? 12u : 0u));
         h264_ue(&w, 0); /* intra_chroma_pred_mode: DC, 128 everywhere */
         h264_se(&w, 0); /* mb_qp_delta */
@@ -198,7 +209,7 @@ H264_DEV static void cavlc_mb(const struct h264_frame *f, int idr, int i)
                 }
     } else {
         if (!idr)
-            h264_ue(&w, f->run[i]);
+            h264_ue(&w, slice_run(f, i, slice_of_row(f, my)));
         h264_ue(&w, 0); /* P_L0_16x16; ref_idx absent: one reference */
         h264_se(&w, m->mvd[0]); /* mvd x, y (stage 1b) */
         h264_se(&w, m->mvd[1]);
@@ -217,15 +228,34 @@ H264_DEV static void cavlc_mb(const struct h264_frame *f, int idr, int i)
     f->nbits[i] = w.bit;
 }
 
-/* ---- stage 5 for one MB ---- */
+/* ---- stage 4b: the slices' places ---- */
 
-/* MB i's bits OR-ed into out at bit0 + pos[i]; a byte an MB shares with its
- * neighbour is OR-ed atomically on the GPU (h264_or8). */
-H264_DEV static void pack_mb(const struct h264_frame *f, uint8_t *out, uint64_t bit0, int i)
+/* Slice k's bits: header, MBs, last skip run (a P slice), stop bit. */
+H264_DEV static uint64_t slice_bits(const struct h264_frame *f, int idr, int k)
 {
-    const uint8_t *src = f->bits + (size_t)i * H264_MB_MAX_BYTES;
-    uint64_t at = bit0 + f->pos[i];
-    uint32_t nb = f->nbits[i];
+    int first = slice_first_row(f, k) * f->mbw, end = slice_first_row(f, k + 1) * f->mbw;
+    uint64_t b = f->hdr_bits + (uint64_t)ue_len((uint32_t)first) + f->pos[end] - f->pos[first];
+    uint32_t run = idr ? 0 : slice_run(f, end, k);
+    return b + (run ? (uint64_t)ue_len(run) : 0) + 1;
+}
+
+/* f->sbyte: each slice begins on a byte (its NAL unit's RBSP). One thread. */
+H264_DEV static void slices_place(const struct h264_frame *f, int idr)
+{
+    uint64_t at = 0;
+    for (int k = 0; k < f->slices; k++) {
+        f->sbyte[k] = at;
+        at += (slice_bits(f, idr, k) + 7) / 8;
+    }
+    f->sbyte[f->slices] = at;
+}
+
+/* ---- stage 5 ---- */
+
+/* nb bits of src OR-ed into out from bit `at`; a byte shared with a
+ * neighbour is OR-ed atomically on the GPU (h264_or8). */
+H264_DEV static void or_bits(uint8_t *out, uint64_t at, const uint8_t *src, uint32_t nb)
+{
     int sh = (int)(at & 7);
     uint64_t d = at >> 3;
     uint32_t whole = nb >> 3, rest = nb & 7;
@@ -240,6 +270,32 @@ H264_DEV static void pack_mb(const struct h264_frame *f, uint8_t *out, uint64_t 
         if (sh + (int)rest > 8)
             h264_or8(out, d + whole + 1, (uint8_t)(last << (8 - sh)));
     }
+}
+
+/* MB i's bits at its place: its slice's first byte, the header's room,
+ * then its offset among the slice's MBs. */
+H264_DEV static void pack_mb(const struct h264_frame *f, uint8_t *out, int i)
+{
+    int k = slice_of_row(f, i / f->mbw), first = slice_first_row(f, k) * f->mbw;
+    uint64_t at = f->sbyte[k] * 8 + f->hdr_bits + (uint64_t)ue_len((uint32_t)first) + f->pos[i] -
+                  f->pos[first];
+    or_bits(out, at, f->bits + (size_t)i * H264_MB_MAX_BYTES, f->nbits[i]);
+}
+
+/* Slice k's end after its last MB: its last skip run (a P slice) and the
+ * stop bit (rbsp_slice_trailing_bits; the zeros after it are cleared). */
+H264_DEV static void pack_slice_end(const struct h264_frame *f, uint8_t *out, int idr, int k)
+{
+    int first = slice_first_row(f, k) * f->mbw, end = slice_first_row(f, k + 1) * f->mbw;
+    uint64_t at = f->sbyte[k] * 8 + f->hdr_bits + (uint64_t)ue_len((uint32_t)first) + f->pos[end] -
+                  f->pos[first];
+    uint8_t b[8] = { 0 };
+    struct h264_bw w = { b, sizeof b, 0, 0 };
+    uint32_t run = idr ? 0 : slice_run(f, end, k);
+    if (run)
+        h264_ue(&w, run);
+    h264_put(&w, 1, 1);
+    or_bits(out, at, b, w.bit);
 }
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * h264_cavlc_ref.c - stages 2-5 of the matte encoder, the C twin
  * (h264_ref.h): skip runs and the MB counts, each MB's CAVLC codewords
- * (h264_cavlc_impl.h), the prefix sum of their lengths, the pack.
+ * (h264_cavlc_impl.h), the prefix sum of their lengths, the slices'
+ * places, the pack.
  */
 #include "h264_cavlc_impl.h"
 
@@ -38,17 +39,18 @@ void ref_h264_scan(const struct h264_frame *f)
     f->pos[n] = s;
 }
 
-void ref_h264_clear(const struct h264_frame *f, uint8_t *out, uint64_t from, uint64_t bit0,
-                    int pad)
+void ref_h264_slices(const struct h264_frame *f, int idr) { slices_place(f, idr); }
+
+void ref_h264_clear(const struct h264_frame *f, uint8_t *out, int pad)
 {
-    uint64_t end = (bit0 + f->pos[f->mbw * f->mbh] + 7) / 8 + (uint64_t)pad;
-    if (end > from)
-        memset(out + from, 0, (size_t)(end - from));
+    memset(out, 0, (size_t)(f->sbyte[f->slices] + (uint64_t)pad));
 }
 
-void ref_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0)
+void ref_h264_pack(const struct h264_frame *f, uint8_t *out, int idr)
 {
     int n = f->mbw * f->mbh;
     for (int i = 0; i < n; i++)
-        pack_mb(f, out, bit0, i);
+        pack_mb(f, out, i);
+    for (int k = 0; k < f->slices; k++)
+        pack_slice_end(f, out, idr, k);
 }

@@ -39,10 +39,9 @@ int cu_h264_skipruns(const struct h264_frame *f, uint64_t *tmp, cudaStream_t s, 
 int cu_h264_cavlc(const struct h264_frame *f, int idr, uint64_t *tmp, cudaStream_t s,
                   vr_err *err);
 int cu_h264_scan(const struct h264_frame *f, uint64_t *tmp, cudaStream_t s, vr_err *err);
-int cu_h264_clear(const struct h264_frame *f, uint8_t *out, uint64_t from, uint64_t bit0, int pad,
-                  cudaStream_t s, vr_err *err);
-int cu_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0, cudaStream_t s,
-                 vr_err *err);
+int cu_h264_slices(const struct h264_frame *f, int idr, cudaStream_t s, vr_err *err);
+int cu_h264_clear(const struct h264_frame *f, uint8_t *out, int pad, cudaStream_t s, vr_err *err);
+int cu_h264_pack(const struct h264_frame *f, uint8_t *out, int idr, cudaStream_t s, vr_err *err);
 
 #ifdef __cplusplus
 }

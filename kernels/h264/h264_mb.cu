@@ -267,6 +267,7 @@ __global__ static void k_inter(struct h264_frame f)
         if (b == 0) {
             m->type = H264_MB_SKIP;
             m->cbp = 0;
+            m->sad = 0;
         }
         for (int r = 0; r < 4; r++)
             for (int k = 0; k < 4; k++)
@@ -278,8 +279,6 @@ __global__ static void k_inter(struct h264_frame f)
         sad += (unsigned)h264_abs(c[k]);
     for (int off = 8; off; off >>= 1)
         sad += __shfl_xor_sync(half, sad, off);
-    if (b == 0)
-        m->sad = sad;
     const int q6 = f.qp / 6, qm = f.qp % 6, qbits = 15 + q6, rf = 1 << (qbits - 1);
     fdct4(c);
     int d[16], nc = 0;
@@ -297,6 +296,7 @@ __global__ static void k_inter(struct h264_frame f)
     idct4_add2(d, p, 4, rec, ls);
     if (b == 0) {
         m->cbp = (uint8_t)cbp;
+        m->sad = cbp ? sad : 0; /* inter_mb_pred's: kept for candidates only */
         if (!cbp && can_skip) { /* nothing coded: the decoder copies the prediction */
             m->type = H264_MB_SKIP;
         } else {
@@ -336,7 +336,7 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
     const int ls = fr->ls;
     const size_t o = (size_t)my * 16 * ls + (size_t)mx * 16;
     const uint8_t *src = fr->src + o, *top = rec - rls;
-    const int hl = mx > 0, ht = my > 0;
+    const int hl = mx > 0, ht = slice_has_top(fr, my);
     /* DC and plane parameters (predict16's), on every lane alike */
     int dc = dc16(rec, rls, hl, ht), pa = 0, pb = 0, pc = 0;
     if (hl && ht)
@@ -447,7 +447,8 @@ __global__ static void k_intra_rows(struct h264_frame f, int *prog, int p)
     if (my >= f.mbh) /* the whole warp leaves together */
         return;
     const int ls = f.ls;
-    const volatile int *above = my > 0 ? prog + my - 1 : NULL;
+    const int top = slice_has_top(&f, my); /* a slice's top row waits for no row */
+    const volatile int *above = top ? prog + my - 1 : NULL;
     int done_above = 0;
     for (int x0 = 0; x0 < f.mbw; x0 += 32) {
         const int xl = x0 + lane;
@@ -459,7 +460,12 @@ __global__ static void k_intra_rows(struct h264_frame f, int *prog, int p)
             const uint8_t *o = f.rec + (size_t)my * 16 * ls + (size_t)mx * 16;
             if (p && lane == 0)
                 atomicExch(&prog[my], mx); /* the MBs before mx are final */
-            if (above && done_above < mx + 1) {
+            /* in a P frame only a candidate above (or above left) is
+             * not final yet (k_inter left sad 0 in every other MB, and
+             * stage 1c never writes it) */
+            const int wait = above && (!p || __ldcg(&f.mb[(my - 1) * f.mbw + mx].sad) ||
+                                       (mx > 0 && __ldcg(&f.mb[(my - 1) * f.mbw + mx - 1].sad)));
+            if (wait && done_above < mx + 1) {
                 if (lane == 0)
                     while ((done_above = *above) < mx + 1)
                         ;
@@ -468,7 +474,7 @@ __global__ static void k_intra_rows(struct h264_frame f, int *prog, int p)
             }
             /* lane l < 17: the top row's pixel l - 1; lanes 17..31 the left
              * column's rows 0..14, lane 0 its row 15 */
-            if (my > 0 && lane < 17 && (lane > 0 || mx > 0))
+            if (top && lane < 17 && (lane > 0 || mx > 0))
                 nb[w][lane] = __ldcg(o - ls - 1 + lane);
             const int ly = lane >= 17 ? lane - 17 : lane == 0 ? 15 : -1;
             if (mx > 0 && ly >= 0)

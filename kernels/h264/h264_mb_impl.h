@@ -278,6 +278,7 @@ H264_DEV static void inter_mb_pred(const struct h264_frame *fr, int mx, int my, 
     if (can_skip && !frac && mb_equal(fr->src + o, pred, (size_t)fr->ls)) {
         m->type = H264_MB_SKIP;
         m->cbp = 0;
+        m->sad = 0;
         memset(m->nc, 0, sizeof m->nc);
         mb_copy(fr->rec + o, pred, (size_t)fr->ls);
         return;
@@ -287,8 +288,10 @@ H264_DEV static void inter_mb_pred(const struct h264_frame *fr, int mx, int my, 
     for (int y = 0; y < 16; y++)
         for (int x = 0; x < 16; x++)
             sad += (unsigned)h264_abs(fr->src[o + (size_t)y * fr->ls + x] - pred[(size_t)y * pls + x]);
-    m->sad = sad;
-    if (!code_residual(fr->src + o, pred, pls, fr->rec + o, fr->ls, fr->qp, 0, m) && can_skip) {
+    /* kept for candidates only (intra_p_candidate): 0 says "final" to the
+     * GPU's wavefront, which then need not wait for the MB */
+    m->sad = code_residual(fr->src + o, pred, pls, fr->rec + o, fr->ls, fr->qp, 0, m) ? sad : 0;
+    if (!m->sad && can_skip) {
         /* nothing coded: the decoder copies the prediction, as P_Skip */
         m->type = H264_MB_SKIP;
         if (!frac)
@@ -400,7 +403,7 @@ H264_DEV static int intra_mb_bar(const struct h264_frame *fr, int mx, int my, un
     unsigned best_sad = ~0u;
     int best_mode = 2;
     for (int mode = 0; mode < 4; mode++) {
-        if (!predict16(fr->rec + o, fr->ls, mx > 0, my > 0, mode, pred))
+        if (!predict16(fr->rec + o, fr->ls, mx > 0, slice_has_top(fr, my), mode, pred))
             continue;
         unsigned sad = 0;
         for (int y = 0; y < 16; y++)

@@ -25,6 +25,7 @@
 
 #include "h264_dev.h"
 #include "h264_ref.h"
+#include "h264_slice_impl.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -149,8 +150,9 @@ H264_DEV static void mv_pred(const struct h264_frame *fr, int mx, int my, int sk
 {
     const struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     const int16_t z[2] = { 0, 0 };
-    const struct h264_mb *na = mx > 0 ? m - 1 : NULL, *nb = my > 0 ? m - fr->mbw : NULL;
-    const struct h264_mb *nc = my > 0 && mx + 1 < fr->mbw ? m - fr->mbw + 1 : NULL;
+    const int top = slice_has_top(fr, my); /* B, C and D lie in row my - 1 */
+    const struct h264_mb *na = mx > 0 ? m - 1 : NULL, *nb = top ? m - fr->mbw : NULL;
+    const struct h264_mb *nc = top && mx + 1 < fr->mbw ? m - fr->mbw + 1 : NULL;
     const int16_t *a = na ? na->mv : z, *b = nb ? nb->mv : z;
     /* refIdx 0: available and inter */
     int ra = na && !(intra && na->type == H264_MB_I16), rb = nb && !(intra && nb->type == H264_MB_I16);
@@ -158,7 +160,7 @@ H264_DEV static void mv_pred(const struct h264_frame *fr, int mx, int my, int sk
         p[0] = p[1] = 0;
         return;
     }
-    if (!nc && mx > 0 && my > 0) /* D stands for C */
+    if (!nc && mx > 0 && top) /* D stands for C */
         nc = m - fr->mbw - 1;
     const int16_t *c = nc ? nc->mv : z;
     int rc = nc && !(intra && nc->type == H264_MB_I16);

@@ -17,7 +17,14 @@
  *      with nC from its neighbours' total_coeff) into its own bit buffer,
  *      and their length;
  *   4. ref_h264_scan: the exclusive prefix sum of the lengths;
- *   5. ref_h264_pack: each MB's bits OR-ed in at its place.
+ *   4b. ref_h264_slices: each slice's place, byte-aligned: its header's
+ *      room, its MBs' bits, its last skip run and trailing bits;
+ *   5. ref_h264_pack: each MB's bits OR-ed in at its place, and each
+ *      slice's end; the CPU then ORs each slice's header into its first
+ *      bytes and escapes it into its NAL unit.
+ * Slices (h264_slice_impl.h) cut the frame into bands of MB rows that
+ * predict nothing from each other; the run of stage 2 is the frame's, cut
+ * to the slice where it is written.
  * Without intra MBs in P frames (h264enc_opts intra_p off), no MB of a P
  * frame depends on another MB of that frame's coding: each MB searches its
  * vector alone (h264_mv_impl.h); the predictions of stage 1b read only the
@@ -38,6 +45,7 @@
 #ifndef VR_H264_REF_H
 #define VR_H264_REF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -48,6 +56,14 @@ extern "C" {
  * at most 28 bits (|level| is clamped to H264_MAX_LEVEL), 17 coeff_tokens
  * of at most 16 bits, the header and the skip run: under 7700 bits. */
 enum { H264_MB_MAX_BYTES = 1024, H264_MAX_LEVEL = 2047 };
+
+/* The packed slices' buffer (stage 5's out): every MB at its largest, and
+ * each slice's header, last skip run and trailing bits (under 32 bytes),
+ * and 64 to spare. */
+static inline size_t h264_rbsp_cap(int mbw, int mbh, int slices)
+{
+    return (size_t)mbw * mbh * H264_MB_MAX_BYTES + (size_t)slices * 32 + 64;
+}
 
 /* A P MB's vector is at most this many pixels each way (its whole-pel
  * search; the quarter-pel refinement stays inside it too). */
@@ -87,6 +103,10 @@ struct h264_frame {
     uint32_t *nbits;          /* [mbw*mbh]: their length in bits (0 for a skip) */
     uint64_t *pos;            /* [mbw*mbh + 1]: exclusive prefix sum of nbits; [n] = total */
     uint32_t *counts;         /* [3]: MBs of each enum h264_mb_type (stage 2) */
+    int slices;               /* 1..mbh: slices of whole MB rows (h264_slice_impl.h) */
+    uint32_t hdr_bits;        /* a slice header's bits less its first_mb_in_slice's */
+    uint64_t *sbyte;          /* [slices + 1]: each slice's first byte in the packed
+                               * output (stage 4b); [slices]: the end */
 };
 
 /* Stage 0: the w x h luma y (stride yls) into f->src (stride f->ls), padded
@@ -130,17 +150,21 @@ void ref_h264_cavlc(const struct h264_frame *f, int idr);
 /* Stage 4: f->pos from f->nbits. */
 void ref_h264_scan(const struct h264_frame *f);
 
-/* Before stage 5: zero out's bytes from byte `from` to the end of the
- * last MB's bits at bit offset bit0 (bit0 + f->pos[n]), and pad bytes
- * more: the pack ORs into them. */
-void ref_h264_clear(const struct h264_frame *f, uint8_t *out, uint64_t from, uint64_t bit0,
-                    int pad);
+/* Stage 4b: f->sbyte from f->pos, the runs and f->hdr_bits: slice k
+ * takes its header's bits (f->hdr_bits + first_mb_in_slice's), its MBs',
+ * its last skip run's (a P slice) and the stop bit, rounded up to bytes. */
+void ref_h264_slices(const struct h264_frame *f, int idr);
 
-/* Stage 5: each MB's bits into out at bit offset bit0 + f->pos[i]. The
- * bytes from bit0's byte to the end of the last MB's bits must be zero on
- * entry, except the bits before bit0 in its byte (kept); on the GPU out is
- * 4-byte aligned with 4 bytes to spare (bytes are OR-ed a word at a time). */
-void ref_h264_pack(const struct h264_frame *f, uint8_t *out, uint64_t bit0);
+/* Before stage 5: zero out's bytes up to the last slice's end
+ * (f->sbyte[slices]) and pad bytes more: the pack ORs into them. */
+void ref_h264_clear(const struct h264_frame *f, uint8_t *out, int pad);
+
+/* Stage 5: each MB's bits into out at its slice's place (f->sbyte) after
+ * the header's room, and each slice's last skip run (a P slice) and stop
+ * bit after its last MB. out must be zero up to the end (ref_h264_clear);
+ * on the GPU out is 4-byte aligned with 4 bytes to spare (bytes are OR-ed
+ * a word at a time). */
+void ref_h264_pack(const struct h264_frame *f, uint8_t *out, int idr);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 
 #include "h264_bits.h"
 #include "h264_ref.h"
+#include "h264_slice_impl.h"
 #include "h264enc_gpu.h"
 
 #include <math.h>
@@ -27,25 +28,29 @@ struct h264enc {
     struct h264_mb *mb;
     uint32_t *run, *nbits;
     uint64_t *pos;
+    uint64_t *sbyte;         /* [slices + 1]: each slice's first byte in rbsp */
     uint8_t *bits;           /* per-MB codewords */
-    uint8_t *rbsp;           /* the slice before escaping */
+    uint8_t *rbsp;           /* the slices before escaping, each from a byte */
     size_t rbsp_cap;
     uint32_t counts[3];      /* this frame's MBs by type */
     uint8_t *au;             /* the access unit */
     size_t au_cap;
     uint8_t hdr[128];
     int hdr_len;
+    int slices;              /* slices a frame (h264_slice_impl.h) */
     long long since_idr;     /* frames since the last IDR; -1 before the first */
     int idr_id, last_idr;    /* idr_pic_id; whether the last frame was an IDR */
     struct h264enc_stats st;
     struct h264_gpu *gpu;    /* the GPU backend, or NULL */
     /* h264enc_queue on the GPU: the frame queued and not collected yet
-     * (its slice header written when it was queued) */
+     * (its slice headers' fields fixed when it was queued) */
     int pend;
     struct {
-        uint8_t hdr[32];
-        uint32_t hdr_bits;
-        int idr;
+        struct fhdr {
+            int idr;
+            uint32_t frame_num;
+            int idr_id;
+        } h;
         int64_t tag;
     } q;
 };
@@ -204,6 +209,18 @@ int h264enc_intra_p_default(void)
     return INTRA_P_BUILTIN;
 }
 
+/* The default slices: one each SLICE_ROWS MB rows (rows / SLICE_ROWS,
+ * at least 1), so that the intra wavefront of a P frame (intra_p) and of
+ * an IDR runs a band at a time, the bands side by side. Measured on the
+ * smooth matte: docs/notes/h264.md, "Slices". */
+enum { SLICE_ROWS = 16 };
+
+int h264enc_slices_default(int h)
+{
+    int rows = (h + 15) / 16, s = rows / SLICE_ROWS;
+    return s > 1 ? s : 1;
+}
+
 int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
 {
     *out = NULL;
@@ -213,6 +230,9 @@ int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
                           "even and 16..%d", o->w, o->h, H264ENC_MAX_DIM);
     if (o->qp < 0 || o->qp > 51)
         return vr_err_set(err, VR_EINVAL, "matte encoder: QP %d is outside 0..51", o->qp);
+    if (o->slices < 0 || o->slices > (o->h + 15) / 16)
+        return vr_err_set(err, VR_EINVAL, "matte encoder: %d slices: 1..%d (the MB rows), or 0 "
+                          "for the default", o->slices, (o->h + 15) / 16);
     struct h264enc *e = calloc(1, sizeof *e);
     if (!e)
         return vr_err_set(err, VR_ENOMEM, "out of memory");
@@ -221,6 +241,7 @@ int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
     e->mbw = (o->w + 15) / 16;
     e->mbh = (o->h + 15) / 16;
     e->ls = e->mbw * 16;
+    e->slices = o->slices ? o->slices : h264enc_slices_default(o->h);
     size_t n = (size_t)e->mbw * e->mbh, plane = n * 256;
     e->src = malloc(plane);
     e->rec[0] = malloc(plane);
@@ -229,14 +250,14 @@ int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
     e->run = calloc(n + 1, sizeof *e->run);
     e->nbits = calloc(n, sizeof *e->nbits);
     e->pos = calloc(n + 1, sizeof *e->pos);
+    e->sbyte = calloc((size_t)e->slices + 1, sizeof *e->sbyte);
     e->bits = malloc(n * H264_MB_MAX_BYTES);
-    /* the slice: its header, every MB at its largest, the last skip run */
-    e->rbsp_cap = n * H264_MB_MAX_BYTES + 64;
+    e->rbsp_cap = h264_rbsp_cap(e->mbw, e->mbh, e->slices);
     e->rbsp = malloc(e->rbsp_cap);
-    e->au_cap = 5 + e->rbsp_cap * 3 / 2;
+    e->au_cap = 5 * (size_t)e->slices + e->rbsp_cap * 3 / 2;
     e->au = malloc(e->au_cap);
     if (!e->src || !e->rec[0] || !e->rec[1] || !e->mb || !e->run || !e->nbits || !e->pos ||
-        !e->bits || !e->rbsp || !e->au) {
+        !e->sbyte || !e->bits || !e->rbsp || !e->au) {
         h264enc_free(&e);
         return vr_err_set(err, VR_ENOMEM, "matte encoder: out of memory for %dx%d", o->w, o->h);
     }
@@ -245,7 +266,7 @@ int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
     write_headers(e);
     int rc;
     if (o->use_gpu && (rc = h264_gpu_new(o->gpu, o->w, o->h, e->mbw, e->mbh, e->o.intra_p,
-                                         &e->gpu, err)) < 0) {
+                                         e->slices, &e->gpu, err)) < 0) {
         h264enc_free(&e);
         return rc;
     }
@@ -265,6 +286,7 @@ void h264enc_free(struct h264enc **ep)
     free(e->run);
     free(e->nbits);
     free(e->pos);
+    free(e->sbyte);
     free(e->bits);
     free(e->rbsp);
     free(e->au);
@@ -311,39 +333,50 @@ int h264enc_idr_qp(int qp)
     return qp > 3 ? qp - 3 : 0;
 }
 
-static void slice_header(struct h264enc *e, struct h264_bw *w, int idr)
+/* A slice header (7.3.3) of the frame h, its first MB first_mb. */
+static void slice_header(const struct h264enc *e, struct h264_bw *w, const struct fhdr *h,
+                         uint32_t first_mb)
 {
-    h264_ue(w, 0);            /* first_mb_in_slice */
-    h264_ue(w, idr ? 7 : 5);  /* slice_type: I or P, every slice of the picture */
-    h264_ue(w, 0);            /* pic_parameter_set_id */
-    h264_put(w, (uint32_t)(e->since_idr & ((1 << FRAME_NUM_BITS) - 1)), FRAME_NUM_BITS);
-    if (idr) {
-        h264_ue(w, (uint32_t)e->idr_id); /* differs between back-to-back IDRs */
+    h264_ue(w, first_mb);        /* first_mb_in_slice */
+    h264_ue(w, h->idr ? 7 : 5);  /* slice_type: I or P, every slice of the picture */
+    h264_ue(w, 0);               /* pic_parameter_set_id */
+    h264_put(w, h->frame_num, FRAME_NUM_BITS);
+    if (h->idr) {
+        h264_ue(w, (uint32_t)h->idr_id); /* differs between back-to-back IDRs */
     } else {
         h264_put(w, 0, 1);    /* num_ref_idx_active_override_flag */
         h264_put(w, 0, 1);    /* ref_pic_list_modification_flag_l0 */
     }
-    if (idr) {                /* dec_ref_pic_marking */
+    if (h->idr) {             /* dec_ref_pic_marking */
         h264_put(w, 0, 1);    /* no_output_of_prior_pics_flag */
         h264_put(w, 0, 1);    /* long_term_reference_flag */
     } else {
         h264_put(w, 0, 1);    /* adaptive_ref_pic_marking_mode_flag: sliding window */
     }
-    h264_se(w, idr ? h264enc_idr_qp(e->o.qp) - e->o.qp : 0); /* slice_qp_delta */
+    h264_se(w, h->idr ? h264enc_idr_qp(e->o.qp) - e->o.qp : 0); /* slice_qp_delta */
     h264_ue(w, 1);            /* disable_deblocking_filter_idc: off */
 }
 
-/* The frame's stages on the CPU (the twins): the slice data OR-ed into
- * e->rbsp from bit hdr_bits on; its length, the last skip run and the
- * counts out. */
-static void frame_cpu(struct h264enc *e, const uint8_t *y, int ls, int idr, int qp,
-                      uint32_t hdr_bits, uint64_t *bits, uint32_t *run_end)
+/* The bits of h's slice headers less first_mb_in_slice's (the same in
+ * every slice of the frame): struct h264_frame's hdr_bits. */
+static uint32_t header_bits(const struct h264enc *e, const struct fhdr *h)
 {
-    int nxt = !e->cur, n = e->mbw * e->mbh;
+    uint8_t b[32];
+    struct h264_bw w = { b, sizeof b, 0, 0 };
+    slice_header(e, &w, h, 0);
+    return w.bit - 1; /* ue(0) is one bit */
+}
+
+/* The frame's stages on the CPU (the twins): the slices packed into
+ * e->rbsp, each from its byte e->sbyte[k], its header's room left zero. */
+static void frame_cpu(struct h264enc *e, const uint8_t *y, int ls, const struct fhdr *h, int qp)
+{
+    int nxt = !e->cur, idr = h->idr;
     struct h264_frame f = {
         .mbw = e->mbw, .mbh = e->mbh, .qp = qp, .src = e->src, .ref = e->rec[e->cur],
         .rec = e->rec[nxt], .ls = e->ls, .mb = e->mb, .run = e->run, .bits = e->bits,
-        .nbits = e->nbits, .pos = e->pos, .counts = e->counts,
+        .nbits = e->nbits, .pos = e->pos, .counts = e->counts, .slices = e->slices,
+        .hdr_bits = header_bits(e, h), .sbyte = e->sbyte,
     };
     ref_h264_load(&f, y, ls, e->o.w, e->o.h);
     if (idr)
@@ -360,52 +393,56 @@ static void frame_cpu(struct h264enc *e, const uint8_t *y, int ls, int idr, int 
     ref_h264_skipruns(&f);
     ref_h264_cavlc(&f, idr);
     ref_h264_scan(&f);
-    /* zero from the header's last byte on (a byte it began keeps its bits:
-     * the rest of that byte is zero already): the pack ORs into them */
-    ref_h264_clear(&f, e->rbsp, (hdr_bits + 7) / 8, hdr_bits, 1);
-    ref_h264_pack(&f, e->rbsp, hdr_bits);
-    *bits = f.pos[n];
-    *run_end = e->run[n];
+    ref_h264_slices(&f, idr);
+    ref_h264_clear(&f, e->rbsp, 1);
+    ref_h264_pack(&f, e->rbsp, idr);
 }
 
-/* The frame's IDR decision and slice header (into hdr, zeroed first: the
- * bits after the header are OR-ed in); the encoder's frame count and
- * idr_pic_id move on. Returns the header's bits. */
-static uint32_t begin(struct h264enc *e, int *idr, uint8_t *hdr, size_t cap)
+/* The frame's IDR decision and slice header fields; the encoder's frame
+ * count and idr_pic_id move on. */
+static struct fhdr begin(struct h264enc *e, int *idr)
 {
     *idr = *idr || e->since_idr < 0;
     e->since_idr = *idr ? 0 : e->since_idr + 1;
     e->idr_id = *idr ? (e->last_idr ? !e->idr_id : 0) : e->idr_id;
-    memset(hdr, 0, cap);
-    struct h264_bw w = { hdr, (uint32_t)cap, 0, 0 };
-    slice_header(e, &w, *idr);
     e->last_idr = *idr;
-    return w.bit;
+    return (struct fhdr){ .idr = *idr,
+                          .frame_num = (uint32_t)(e->since_idr & ((1 << FRAME_NUM_BITS) - 1)),
+                          .idr_id = e->idr_id };
 }
 
-/* The coded slice in e->rbsp (header, then `bits` of slice data): the last
- * skip run, the trailing bits, the NAL unit escaped into e->au, the stats. */
-static int finish(struct h264enc *e, uint32_t hdr_bits, uint64_t bits, uint32_t run_end, int idr,
-                  const uint8_t **pkt, int *size, int *key, vr_err *err)
+/* The packed slices in e->rbsp (e->sbyte): each slice's header OR-ed into
+ * its first bytes (left zero for it), each slice escaped into its NAL unit
+ * in e->au, the stats. */
+static int finish(struct h264enc *e, const struct fhdr *h, const uint8_t **pkt, int *size,
+                  int *key, vr_err *err)
 {
-    struct h264_bw w = { e->rbsp, (uint32_t)e->rbsp_cap, hdr_bits + (uint32_t)bits, 0 };
-    if (!idr && run_end)
-        h264_ue(&w, run_end);
-    trailing_bits(&w);
-    if (w.over)
-        return vr_err_set(err, VR_EINVAL, "matte encoder: frame of %u bits over its buffer", w.bit);
-    size_t len = nal_write(e->au, idr ? 3 : 2, idr ? 5 : 1, e->rbsp, w.bit / 8);
+    if (e->sbyte[e->slices] > e->rbsp_cap)
+        return vr_err_set(err, VR_EINVAL, "matte encoder: frame of %llu bytes over its buffer",
+                          (unsigned long long)e->sbyte[e->slices]);
+    const struct h264_frame geo = { .mbw = e->mbw, .mbh = e->mbh, .slices = e->slices };
+    size_t len = 0;
+    for (int k = 0; k < e->slices; k++) {
+        uint8_t b[32] = { 0 };
+        struct h264_bw w = { b, sizeof b, 0, 0 };
+        slice_header(e, &w, h, (uint32_t)(slice_first_row(&geo, k) * e->mbw));
+        uint8_t *s = e->rbsp + e->sbyte[k];
+        for (uint32_t i = 0; i < (w.bit + 7) / 8; i++)
+            s[i] |= b[i];
+        len += nal_write(e->au + len, h->idr ? 3 : 2, h->idr ? 5 : 1, s,
+                         (size_t)(e->sbyte[k + 1] - e->sbyte[k]));
+    }
 
     e->st.mb_i16 += e->counts[H264_MB_I16];
     e->st.mb_p16 += e->counts[H264_MB_P16];
     e->st.mb_skip += e->counts[H264_MB_SKIP];
-    if (idr)
+    if (h->idr)
         e->st.idr++;
     else
         e->st.p++;
     *pkt = e->au;
     *size = (int)len;
-    *key = idr;
+    *key = h->idr;
     return 0;
 }
 
@@ -427,39 +464,34 @@ static int frame(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int idr
         return rc;
     if (e->pend)
         return vr_err_set(err, VR_EINVAL, "matte encoder: a frame is queued: flush it first");
-    uint32_t hdr_bits = begin(e, &idr, e->rbsp, 32);
-    uint64_t bits;
-    uint32_t run_end;
+    struct fhdr h = begin(e, &idr);
     int qp = idr ? h264enc_idr_qp(e->o.qp) : e->o.qp;
     if (e->gpu) {
-        rc = h264_gpu_frame(e->gpu, y, ls, y_dev, qp, idr, e->rbsp, hdr_bits, &bits, &run_end,
-                            e->counts, err);
+        rc = h264_gpu_frame(e->gpu, y, ls, y_dev, qp, idr, header_bits(e, &h), e->rbsp,
+                            e->sbyte, e->counts, err);
         if (rc < 0) {
             e->since_idr = -1; /* the reference is lost: the next frame is an IDR */
             return rc;
         }
     } else {
-        frame_cpu(e, y, ls, idr, qp, hdr_bits, &bits, &run_end);
+        frame_cpu(e, y, ls, &h, qp);
     }
     e->cur = !e->cur;
-    return finish(e, hdr_bits, bits, run_end, idr, pkt, size, key, err);
+    return finish(e, &h, pkt, size, key, err);
 }
 
 /* The queued frame's packet (h264enc_queue, h264enc_flush). */
 static int collect(struct h264enc *e, const uint8_t **pkt, int *size, int *key, int64_t *tag,
                    vr_err *err)
 {
-    uint64_t bits;
-    uint32_t run_end;
     e->pend = 0;
-    memcpy(e->rbsp, e->q.hdr, sizeof e->q.hdr);
-    int rc = h264_gpu_collect(e->gpu, e->rbsp, e->q.hdr_bits, &bits, &run_end, e->counts, err);
+    int rc = h264_gpu_collect(e->gpu, e->rbsp, e->sbyte, e->counts, err);
     if (rc < 0) {
         e->since_idr = -1;
         return rc;
     }
     *tag = e->q.tag;
-    return finish(e, e->q.hdr_bits, bits, run_end, e->q.idr, pkt, size, key, err);
+    return finish(e, &e->q.h, pkt, size, key, err);
 }
 
 int h264enc_queue(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int idr, int64_t tag,
@@ -473,11 +505,10 @@ int h264enc_queue(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int id
         *tag_out = tag;
         return frame(e, y, ls, y_dev, idr, pkt, size, key, err);
     }
-    /* the queued one's header stays in q until its collect: this one's aside */
-    uint8_t hdr[sizeof e->q.hdr];
-    uint32_t hdr_bits = begin(e, &idr, hdr, sizeof hdr);
+    /* the queued one's header fields stay in q until its collect */
+    struct fhdr h = begin(e, &idr);
     int qp = idr ? h264enc_idr_qp(e->o.qp) : e->o.qp;
-    rc = h264_gpu_queue(e->gpu, y, ls, y_dev, qp, idr, hdr_bits, err);
+    rc = h264_gpu_queue(e->gpu, y, ls, y_dev, qp, idr, header_bits(e, &h), err);
     if (rc < 0) {
         e->since_idr = -1;
         return rc;
@@ -485,9 +516,7 @@ int h264enc_queue(struct h264enc *e, const uint8_t *y, int ls, int y_dev, int id
     e->cur = !e->cur;
     if (e->pend)
         rc = collect(e, pkt, size, key, tag_out, err);
-    memcpy(e->q.hdr, hdr, sizeof hdr);
-    e->q.hdr_bits = hdr_bits;
-    e->q.idr = idr;
+    e->q.h = h;
     e->q.tag = tag;
     e->pend = 1; /* a flush still collects it after a failed collect */
     return rc < 0 ? rc : 0;

@@ -3,8 +3,9 @@
  * plane) into H.264 that every decoder plays.
  *
  * What it writes: Constrained Baseline (profile_idc 66, constraint_set0
- * and 1), 4:2:0 with chroma a constant 128, CAVLC, one slice a frame, a
- * fixed QP, the deblocking filter off, the level the smallest that holds
+ * and 1), 4:2:0 with chroma a constant 128, CAVLC, a few slices a frame
+ * (bands of whole MB rows, a NAL unit each, that predict nothing from each
+ * other: so their wavefronts run side by side on the GPU), a fixed QP, the deblocking filter off, the level the smallest that holds
  * the frame size and rate (h264enc_level). IDR frames where the caller
  * asks (the source's keyframes: docs/notes/temporal.md, "One answer"),
  * Intra 16x16; every other frame is P with each MB's integer-pel vector
@@ -16,7 +17,8 @@
  * the stages themselves: h264_ref.h.
  *
  * Output is Annex B (start codes): the SPS and PPS once (h264enc_headers,
- * the stream's extradata) and one access unit a frame.
+ * the stream's extradata) and one access unit a frame (its slices' NAL
+ * units).
  *
  * One encoder is driven by one thread.
  */
@@ -35,6 +37,8 @@ struct h264enc_opts {
     int use_gpu;             /* 1: code on CUDA device `gpu` (h264_cuda.h), else on the CPU */
     int intra_p;             /* Intra 16x16 MBs in P frames: 1 on, -1 off, 0 the default
                               * (h264enc_intra_p_default) */
+    int slices;              /* slices a frame, 1 .. the MB rows ((h + 15) / 16); 0: the
+                              * default (h264enc_slices_default) */
     int gpu;
 };
 
@@ -100,6 +104,11 @@ int h264enc_level(int w, int h, double fps);
  * frames: VR_H264_INTRA_P=1 or 0 in the environment, else the built-in
  * default (docs/notes/h264.md, "Intra in P frames"). */
 int h264enc_intra_p_default(void);
+
+/* The slices a frame of height h has by default: one a 16 MB rows (256
+ * pixels), at least one: 8 at 2048. It depends on the size alone, so every
+ * worker of a job cuts its frames alike (fleet = process). */
+int h264enc_slices_default(int h);
 
 /* The QP of an IDR of an encoder at QP qp: qp - 3, as x264's I frames. */
 int h264enc_idr_qp(int qp);

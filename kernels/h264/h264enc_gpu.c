@@ -1,8 +1,7 @@
 /*
  * h264enc_gpu.c - the matte encoder's frames on a GPU (h264enc_gpu.h):
- * upload (or take the device's luma), the stages of h264_cuda.h, the total
- * length and the last skip run read back, the pack, the slice data read
- * back. One wait a frame: the buffer is cleared to the length on the
+ * upload (or take the device's luma), the stages of h264_cuda.h, the
+ * slices' places read back, the pack, the packed slices read back. One wait a frame: the buffer is cleared to the length on the
  * device and read back as long as twice the last frame's (a longer one
  * waits again for the rest). Queue and collect are apart, with two slots,
  * so the CPU escapes frame n while the GPU codes frame n+1.
@@ -25,7 +24,7 @@ enum { PROF_LOAD, PROF_SEARCH, PROF_MB, PROF_INTRA_P, PROF_SKIPRUNS, PROF_CAVLC,
        PROF_PACK, PROF_STAGES };
 static const char *const prof_name[PROF_STAGES] = { "load", "search", "per-MB code", "intra in P",
                                                      "skip runs", "cavlc", "prefix sum",
-                                                     "clear+pack+copy+wait" };
+                                                     "slices+clear+pack+copy+wait" };
 
 struct h264_gpu {
     int dev;
@@ -38,12 +37,12 @@ struct h264_gpu {
      * still read back and escaped: each has its packed slice data, its
      * pinned read-back and tail, its events. The per-MB buffers are
      * shared: the stream orders frame n's pack before frame n+1's stages. */
-    uint8_t *out[2];         /* the packed slice data */
-    uint64_t *tail;          /* pinned, 4 words a slot: total bits, run[n], counts[3] */
+    uint8_t *out[2];         /* the packed slices */
+    uint64_t *tail;          /* pinned, tail_words a slot: sbyte[slices + 1], counts[3] */
+    int tail_words;
     uint8_t *pin[2];         /* pinned: the slice data read back (an async copy), grown */
     size_t pin_cap[2];
     size_t asked[2];         /* bytes the slot's read-back copies */
-    uint32_t bit0[2];        /* the slot's header bits in its first byte */
     int idr[2];
     cudaEvent_t done[2];     /* blocking events: the waits sleep instead of spinning a core */
     cudaEvent_t loaded;      /* the queued frame's luma is copied: its caller may reuse it */
@@ -131,8 +130,8 @@ static int cuda_fail(cudaError_t e, const char *what, vr_err *err)
         }                                                                                       \
     } while (0)
 
-int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, struct h264_gpu **out,
-                 vr_err *err)
+int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, int slices,
+                 struct h264_gpu **out, vr_err *err)
 {
     *out = NULL;
     int rc = 0;
@@ -147,7 +146,9 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, struct h2
     g->f.mbw = mbw;
     g->f.mbh = mbh;
     g->f.ls = mbw * 16;
-    g->out_cap = n * H264_MB_MAX_BYTES + 16;
+    g->f.slices = slices;
+    g->tail_words = slices + 3;
+    g->out_cap = h264_rbsp_cap(mbw, mbh, slices);
     g->guess = 1 << 20;
     CK(cudaSetDevice(dev), "cannot use the device");
     CK(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking), "cannot create a stream");
@@ -163,7 +164,10 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, struct h2
     CK(cudaMalloc((void **)&g->f.bits, n * H264_MB_MAX_BYTES), "out of device memory");
     CK(cudaMalloc((void **)&g->tmp, H264_SCAN_TMP_WORDS * sizeof *g->tmp), "out of device memory");
     CK(cudaMalloc((void **)&g->prog, ((size_t)mbh + 1) * sizeof *g->prog), "out of device memory");
-    CK(cudaMallocHost((void **)&g->tail, 8 * sizeof *g->tail), "out of pinned memory");
+    CK(cudaMalloc((void **)&g->f.sbyte, ((size_t)slices + 1) * sizeof *g->f.sbyte),
+       "out of device memory");
+    CK(cudaMallocHost((void **)&g->tail, 2 * (size_t)g->tail_words * sizeof *g->tail),
+       "out of pinned memory");
     CK(cudaEventCreateWithFlags(&g->loaded, cudaEventBlockingSync | cudaEventDisableTiming),
        "cannot create an event");
     const char *pe = getenv("VR_H264_PROFILE");
@@ -210,6 +214,7 @@ void h264_gpu_free(struct h264_gpu **gp)
     cudaFree(g->f.run);
     cudaFree(g->f.nbits);
     cudaFree(g->f.pos);
+    cudaFree(g->f.sbyte);
     cudaFree(g->f.counts);
     cudaFree(g->f.bits);
     cudaFree(g->tmp);
@@ -228,8 +233,9 @@ int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     if (g->npend >= 2)
         return vr_err_set(err, VR_EINVAL, "matte encoder on the GPU: two frames queued already");
     struct h264_frame *f = &g->f;
-    int n = f->mbw * f->mbh, nxt = !g->cur, slot = g->head;
+    int nxt = !g->cur, slot = g->head;
     f->qp = qp;
+    f->hdr_bits = hdr_bits;
     f->ref = g->rec[g->cur];
     f->rec = g->rec[nxt];
     CK(cudaSetDevice(g->dev), "cannot use the device");
@@ -267,21 +273,20 @@ int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     prof_mark(g, slot, PROF_SCAN);
     if ((rc = cu_h264_scan(f, g->tmp, g->s, err)) < 0)
         return rc;
-    /* one wait a frame: the buffer cleared to the length the device knows,
-     * the pack, and a read-back of as many bytes as a frame may take (twice
-     * the last one's); a bigger one reads the rest at the collect */
-    uint32_t bit0 = hdr_bits & 7;
-    uint64_t *tail = g->tail + 4 * slot;
+    /* one wait a frame: the slices placed, the buffer cleared to the length
+     * the device knows, the pack, and a read-back of as many bytes as a
+     * frame may take (twice the last one's); a bigger one reads the rest
+     * at the collect */
+    uint64_t *tail = g->tail + (size_t)g->tail_words * slot;
     prof_mark(g, slot, PROF_PACK);
-    if ((rc = cu_h264_clear(f, g->out[slot], 0, bit0, 4, g->s, err)) < 0 ||
-        (rc = cu_h264_pack(f, g->out[slot], bit0, g->s, err)) < 0)
+    if ((rc = cu_h264_slices(f, idr, g->s, err)) < 0 ||
+        (rc = cu_h264_clear(f, g->out[slot], 4, g->s, err)) < 0 ||
+        (rc = cu_h264_pack(f, g->out[slot], idr, g->s, err)) < 0)
         return rc;
-    CK(cudaMemcpyAsync(&tail[0], f->pos + n, sizeof(uint64_t), cudaMemcpyDeviceToHost, g->s),
-       "cannot read the length back");
-    CK(cudaMemcpyAsync(&tail[1], f->run + n, sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
-       "cannot read the length back");
-    CK(cudaMemcpyAsync(&tail[2], f->counts, 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost, g->s),
-       "cannot read the length back");
+    CK(cudaMemcpyAsync(tail, f->sbyte, ((size_t)f->slices + 1) * sizeof(uint64_t),
+                       cudaMemcpyDeviceToHost, g->s), "cannot read the length back");
+    CK(cudaMemcpyAsync(tail + f->slices + 1, f->counts, 3 * sizeof(uint32_t),
+                       cudaMemcpyDeviceToHost, g->s), "cannot read the length back");
     size_t guess = g->guess < g->out_cap ? g->guess : g->out_cap;
     CK(pin_room(g, slot, guess), "out of pinned memory");
     CK(cudaMemcpyAsync(g->pin[slot], g->out[slot], guess, cudaMemcpyDeviceToHost, g->s),
@@ -289,7 +294,6 @@ int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     prof_mark(g, slot, PROF_STAGES);
     CK(cudaEventRecord(g->done[slot], g->s), "cannot record an event");
     g->asked[slot] = guess;
-    g->bit0[slot] = bit0;
     g->idr[slot] = idr;
     g->head = !slot;
     g->npend++;
@@ -302,8 +306,8 @@ fail:
     return rc;
 }
 
-int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits,
-                     uint32_t *run_end, uint32_t counts[3], vr_err *err)
+int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint64_t *sbyte, uint32_t counts[3],
+                     vr_err *err)
 {
     int rc = 0;
     if (g->npend <= 0)
@@ -313,10 +317,11 @@ int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint32_t hdr_bits, uint6
     CK(cudaSetDevice(g->dev), "cannot use the device");
     CK(cudaEventSynchronize(g->done[slot]), "the frame's stages failed");
     prof_add(g, slot);
-    const uint64_t *tail = g->tail + 4 * slot;
-    uint64_t total = tail[0];
-    uint32_t bit0 = g->bit0[slot];
-    size_t bytes = (size_t)((bit0 + total + 7) / 8);
+    const uint64_t *tail = g->tail + (size_t)g->tail_words * slot;
+    size_t bytes = (size_t)tail[g->f.slices];
+    if (bytes > g->out_cap)
+        return vr_err_set(err, VR_EINVAL, "matte encoder on the GPU: %zu bytes over the buffer",
+                          bytes);
     if (bytes > g->asked[slot]) {
         CK(pin_room(g, slot, bytes), "out of pinned memory");
         CK(cudaMemcpyAsync(g->pin[slot], g->out[slot], bytes, cudaMemcpyDeviceToHost, g->s),
@@ -324,28 +329,20 @@ int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint32_t hdr_bits, uint6
         CK(wait_stream(g, g->done[slot]), "cannot read the slice back");
     }
     g->guess = 2 * bytes + 65536;
-    /* the slice data lands on its bytes; the first one shares bits with the header */
-    uint8_t *dst = rbsp + hdr_bits / 8;
-    uint8_t first = dst[0];
-    memcpy(dst, g->pin[slot], bytes);
-    if (bit0 && bytes)
-        dst[0] |= first; /* the header's bits before bit0 */
-    else if (bit0)
-        dst[0] = first;
-    *bits = total;
-    memcpy(run_end, (const uint8_t *)&tail[1], sizeof *run_end);
-    memcpy(counts, (const uint8_t *)&tail[2], 3 * sizeof *counts);
+    memcpy(rbsp, g->pin[slot], bytes);
+    memcpy(sbyte, tail, ((size_t)g->f.slices + 1) * sizeof *sbyte);
+    memcpy(counts, (const uint8_t *)(tail + g->f.slices + 1), 3 * sizeof *counts);
     return 0;
 fail:
     return rc;
 }
 
 int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int qp, int idr,
-                   uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits, uint32_t *run_end,
-                   uint32_t counts[3], vr_err *err)
+                   uint32_t hdr_bits, uint8_t *rbsp, uint64_t *sbyte, uint32_t counts[3],
+                   vr_err *err)
 {
     int rc = h264_gpu_queue(g, y, ls, y_dev, qp, idr, hdr_bits, err);
-    return rc < 0 ? rc : h264_gpu_collect(g, rbsp, hdr_bits, bits, run_end, counts, err);
+    return rc < 0 ? rc : h264_gpu_collect(g, rbsp, sbyte, counts, err);
 }
 
 int h264_gpu_pending(const struct h264_gpu *g) { return g->npend; }
@@ -365,20 +362,20 @@ fail:
 
 #else /* a build without CUDA */
 
-int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, struct h264_gpu **out,
-                 vr_err *err)
+int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, int slices,
+                 struct h264_gpu **out, vr_err *err)
 {
-    (void)dev, (void)w, (void)h, (void)mbw, (void)mbh, (void)intra_p;
+    (void)dev, (void)w, (void)h, (void)mbw, (void)mbh, (void)intra_p, (void)slices;
     *out = NULL;
     return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA (built without nvcc)");
 }
 
 int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int qp, int idr,
-                   uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits, uint32_t *run_end,
-                   uint32_t counts[3], vr_err *err)
+                   uint32_t hdr_bits, uint8_t *rbsp, uint64_t *sbyte, uint32_t counts[3],
+                   vr_err *err)
 {
     (void)g, (void)y, (void)ls, (void)y_dev, (void)qp, (void)idr, (void)rbsp, (void)hdr_bits;
-    (void)bits, (void)run_end, (void)counts;
+    (void)sbyte, (void)counts;
     return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA");
 }
 
@@ -389,10 +386,10 @@ int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA");
 }
 
-int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint32_t hdr_bits, uint64_t *bits,
-                     uint32_t *run_end, uint32_t counts[3], vr_err *err)
+int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint64_t *sbyte, uint32_t counts[3],
+                     vr_err *err)
 {
-    (void)g, (void)rbsp, (void)hdr_bits, (void)bits, (void)run_end, (void)counts;
+    (void)g, (void)rbsp, (void)sbyte, (void)counts;
     return vr_err_set(err, VR_ENOTBUILT, "matte encoder: this build has no CUDA");
 }
 
