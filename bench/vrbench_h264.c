@@ -20,7 +20,9 @@
  * checked equal to the frame-by-frame run's), its fps (wall clock) and the
  * process's CPU time a frame. Prints a table and "RESULT name value unit"
  * lines. Run by `make bench-h264` (mk/bench-h264.mk); numbers in
- * docs/PERF.md.
+ * docs/PERF.md. VR_H264_SLICES=S in the environment codes S slices a frame
+ * (1 .. the MB rows; else the encoder's default, h264enc_slices_default),
+ * VR_H264_INTRA_P=1 Intra 16x16 MBs in P frames (h264enc_intra_p_default).
  */
 #include "h264enc.h"
 
@@ -35,6 +37,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* VR_H264_SLICES: the slices a frame asked for, 0 (the default) when unset. */
+static int env_slices(void)
+{
+    const char *v = getenv("VR_H264_SLICES");
+    return v ? atoi(v) : 0;
+}
 
 struct clip {
     int w, h, n;
@@ -139,7 +148,7 @@ static int run_ours(const struct clip *c, int qp, int gop, double fps, struct ro
     struct h264enc *e = NULL;
     vr_err err = { 0 };
     struct h264enc_opts o = { .w = c->w, .h = c->h, .qp = qp, .fps_num = (int)fps, .fps_den = 1,
-                              .full_range = 1 };
+                              .full_range = 1, .slices = env_slices() };
     if (h264enc_new(&o, &e, &err) < 0)
         return die(err.msg);
     int hl;
@@ -278,7 +287,7 @@ static int run_gpu(const struct clip *c, int qp, int gop, double fps, int dev, i
     struct h264enc *e = NULL;
     vr_err err = { 0 };
     struct h264enc_opts o = { .w = c->w, .h = c->h, .qp = qp, .fps_num = (int)fps, .fps_den = 1,
-                              .full_range = 1, .use_gpu = 1, .gpu = 0 };
+                              .full_range = 1, .use_gpu = 1, .gpu = 0, .slices = env_slices() };
     if (h264enc_new(&o, &e, &err) < 0)
         return die(err.msg);
     uint8_t **d = calloc((size_t)c->n, sizeof *d);
@@ -370,8 +379,10 @@ int main(int argc, char **argv)
     struct row r[2];
     if (run_ours(&c, qp, gop, fps, &r[0]) || run_x264(&c, qp, gop, fps, &r[1]))
         return 1;
-    printf("vrbench-h264: %s, %dx%d, %d frames, QP %d, IDR every %d, bitrate at %.0f fps\n",
-           argv[1], c.w, c.h, c.n, qp, gop, fps);
+    printf("vrbench-h264: %s, %dx%d, %d frames, QP %d, IDR every %d, bitrate at %.0f fps, "
+           "%d slices, intra in P %s\n", argv[1], c.w, c.h, c.n, qp, gop, fps,
+           env_slices() ? env_slices() : h264enc_slices_default(c.h),
+           h264enc_intra_p_default() ? "on" : "off");
     printf("%-30s %12s %10s %9s %12s\n", "encoder", "bytes", "Mbit/s", "PSNR dB", "CPU ms/frame");
     for (int i = 0; i < 2; i++)
         printf("%-30s %12lld %10.2f %9.2f %12.2f\n", r[i].name, r[i].bytes,

@@ -402,3 +402,110 @@ Test(h264_decode, bundled_sbs_clip_matte_intra_in_p)
 {
     clip_matte("tests/data/video/sbs.mkv", 1);
 }
+
+/* ---- slices ---- */
+
+/* The slice NAL units of packet p: their count into *n and each one's
+ * first_mb_in_slice into first[] (at most max); NAL types other than 1
+ * and 5 are skipped. */
+static void slice_nals(const uint8_t *p, int size, int *n, unsigned *first, int max)
+{
+    *n = 0;
+    for (int i = 0; i + 4 < size; i++) {
+        if (p[i] || p[i + 1] || p[i + 2] != 1)
+            continue;
+        int type = p[i + 3] & 31;
+        if (type != 1 && type != 5)
+            continue;
+        /* first_mb_in_slice, ue(v), from the byte after the NAL header (no
+         * escape before it: the headers' first bytes hold no 00 00) */
+        uint64_t v = 0;
+        for (int k = 0; k < 8 && i + 4 + k < size; k++)
+            v = v << 8 | p[i + 4 + k];
+        int z = 0;
+        while (z < 31 && !(v >> (63 - z) & 1))
+            z++;
+        unsigned ue = (unsigned)((v >> (63 - 2 * z)) & ((1ull << (z + 1)) - 1)) - 1;
+        if (*n < max)
+            first[*n] = ue;
+        ++*n;
+    }
+}
+
+/* Slices of whole MB rows (h264enc_opts slices): one NAL unit each,
+ * beginning at MB (k * rows / S) * mbw, in every frame; the stream still
+ * decodes to the reconstruction with libavcodec. 208x176 is 13x11 MBs:
+ * 11 rows do not divide by 2, 3 or 4; S = 11 is a row a slice. With and
+ * without Intra 16x16 in P frames, whose predictions stop at a slice's top. */
+Test(h264_decode, slices_one_nal_each_and_decode_to_the_recon)
+{
+    const int w = 208, h = 176, n = 8, mbw = 13, rows = 11;
+    const int ss[] = { 1, 2, 3, 4, 11 };
+    uint8_t *f = random_discs(n, w, h, 5, 4242);
+    uint8_t idr[8] = { [0] = 1, [5] = 1 };
+    for (size_t si = 0; si < sizeof ss / sizeof ss[0]; si++)
+        for (int ip = -1; ip <= 1; ip += 2) {
+            int s = ss[si];
+            char what[64];
+            snprintf(what, sizeof what, "%d slices, intra in P %s", s, ip > 0 ? "on" : "off");
+            struct th264_how how = { .intra_p = ip, .slices = s };
+            struct th264_result r = exact_how(f, n, w, h, 22, idr, &how, what);
+            cr_log_info("%s: %lld bytes, %.2f dB, P16 %lld, skip %lld, I16 in P %lld", what,
+                        r.bytes, r.psnr, r.st.mb_p16, r.st.mb_skip, i16_in_p(&r, w, h));
+            cr_assert(r.st.mb_p16 > 0 && r.st.mb_skip > 0, "%s: P16 %lld, skip %lld", what,
+                      r.st.mb_p16, r.st.mb_skip);
+            /* the NAL units, frame by frame */
+            struct h264enc_opts o = { .w = w, .h = h, .qp = 22, .intra_p = ip, .slices = s };
+            struct h264enc *e = NULL;
+            vr_err err = { 0 };
+            cr_assert_eq(h264enc_new(&o, &e, &err), 0, "%s: %s", what, err.msg);
+            for (int i = 0; i < n; i++) {
+                const uint8_t *pkt;
+                int size, key, got;
+                unsigned first[16];
+                cr_assert_eq(h264enc_frame(e, f + (size_t)i * w * h, w, idr[i], &pkt, &size, &key,
+                                           &err), 0, "%s: %s", what, err.msg);
+                slice_nals(pkt, size, &got, first, 16);
+                cr_assert_eq(got, s, "%s, frame %d: %d slice NAL units", what, i, got);
+                for (int k = 0; k < s; k++)
+                    cr_assert_eq(first[k], (unsigned)(k * rows / s * mbw),
+                                 "%s, frame %d: slice %d begins at MB %u", what, i, k, first[k]);
+            }
+            h264enc_free(&e);
+        }
+    free(f);
+}
+
+/* Slices on the bundled-clip-like random masks of every size: the C twin's
+ * stream decodes to its reconstruction for any S up to the MB rows. */
+Test(h264_decode, random_masks_in_random_slices)
+{
+    for (unsigned seed = 1; seed <= 8; seed++) {
+        srand(seed * 104729);
+        int w = 16 + 2 * (rand() % 100), h = 16 + 2 * (rand() % 90), k = 1 + rand() % 6;
+        int rows = (h + 15) / 16, s = 1 + rand() % rows, qp = 12 + rand() % 30;
+        uint8_t *f = random_discs(6, w, h, k, seed);
+        uint8_t idr[6] = { [0] = 1, [3] = (uint8_t)(seed & 1) };
+        struct th264_how how = { .intra_p = seed & 2 ? 1 : -1, .slices = s };
+        char what[80];
+        snprintf(what, sizeof what, "seed %u: %dx%d in %d slices, QP %d", seed, w, h, s, qp);
+        exact_how(f, 6, w, h, qp, idr, &how, what);
+        free(f);
+    }
+}
+
+Test(h264_decode, slices_outside_the_rows_refused)
+{
+    struct h264enc *e = NULL;
+    vr_err err = { 0 };
+    struct h264enc_opts o = { .w = 64, .h = 48, .qp = 25, .slices = 4 };
+    cr_assert_eq(h264enc_new(&o, &e, &err), VR_EINVAL);
+    cr_assert(strstr(err.msg, "slices"), "%s", err.msg);
+    o.slices = -1;
+    cr_assert_eq(h264enc_new(&o, &e, &err), VR_EINVAL);
+    o.slices = 3;
+    cr_assert_eq(h264enc_new(&o, &e, &err), 0, "%s", err.msg);
+    h264enc_free(&e);
+    cr_assert_eq(h264enc_slices_default(2048), 8);
+    cr_assert_eq(h264enc_slices_default(240), 1);
+}

@@ -160,7 +160,8 @@ int th264_roundtrip_with(const uint8_t *frames, int n, int w, int h, int qp, con
     double sse = 0;
     uint8_t *buf = NULL;
     struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 30, .fps_den = 1, .full_range = 1,
-                              .use_gpu = how->gpu_encoder, .gpu = 0, .intra_p = how->intra_p };
+                              .use_gpu = how->gpu_encoder, .gpu = 0, .intra_p = how->intra_p,
+                              .slices = how->slices };
     if (h264enc_new(&o, &e, &err) < 0) {
         snprintf(r->err, sizeof r->err, "%s", err.msg);
         return -1;

@@ -45,6 +45,7 @@ struct th264_how {
                         * hwaccel on GPU 0, frames downloaded as NV12 */
     int intra_p;       /* h264enc_opts intra_p: 1 Intra 16x16 MBs in P frames,
                         * -1 none, 0 the encoder's default */
+    int slices;        /* h264enc_opts slices: 0 the encoder's default */
 };
 
 /* th264_roundtrip, coded and decoded as `how` says. */
