@@ -55,11 +55,16 @@ static uint8_t *masks(int kind, int n, int w, int h, int step)
     return f;
 }
 
+/* The slices a frame of the encoders that twins() and nvdec() open
+ * (h264enc_opts slices; 0: the default). */
+static int twin_slices;
+
 /* The C twin (*c) and the CUDA encoder on GPU 0 (*g) for w x h at qp. */
 static void twins(int w, int h, int qp, const char *what, struct h264enc **c, struct h264enc **g)
 {
     vr_err err = { 0 };
-    struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 60, .fps_den = 1, .full_range = 1 };
+    struct h264enc_opts o = { .w = w, .h = h, .qp = qp, .fps_num = 60, .fps_den = 1, .full_range = 1,
+                              .slices = twin_slices };
     cr_assert_eq(h264enc_new(&o, c, &err), 0, "%s", err.msg);
     o.use_gpu = 1;
     o.gpu = 0;
@@ -296,7 +301,7 @@ Test(g_h264_encode, real_matte)
 static struct h264enc_stats nvdec(const uint8_t *f, int n, int w, int h, int qp, const uint8_t *idr,
                                   const char *what)
 {
-    struct th264_how how = { .gpu_encoder = 1, .nvdec = 1 };
+    struct th264_how how = { .gpu_encoder = 1, .nvdec = 1, .slices = twin_slices };
     struct th264_result r;
     cr_assert_eq(th264_roundtrip_with(f, n, w, h, qp, idr, &how, &r), 0, "%s: %s", what, r.err);
     cr_assert_eq(r.frames_decoded, n, "%s: NVDEC gave %d frames of %d", what, r.frames_decoded, n);
@@ -394,4 +399,45 @@ Test(g_h264_encode, intra_in_p_frames_same_bytes)
     free(f);
     cr_log_info("intra in P: %lld I16 MBs in P frames", i16p);
     cr_assert(i16p > 0, "no MB of a P frame turned intra");
+}
+
+/* Slices (h264enc_opts slices): each slice's wavefront starts at its own
+ * top row (k_intra_rows), and its predictions, runs and places
+ * (k_slices, k_pack) are the twin's, byte for byte, for S not dividing the
+ * MB rows (15 at 320x240) and a row a slice, intra in P on and off, frame
+ * by frame and queued; NVDEC decodes each to the reconstruction. */
+Test(g_h264_encode, slices_same_bytes)
+{
+    const int ss[] = { 1, 2, 4, 7, 15 };
+    uint8_t idr[12] = { [0] = 1, [5] = 1, [6] = 1 };
+    uint8_t *f = masks(0, 12, 320, 240, 3);
+    for (int ip = 0; ip <= 1; ip++) {
+        cr_assert_eq(setenv("VR_H264_INTRA_P", ip ? "1" : "0", 1), 0);
+        for (size_t k = 0; k < sizeof ss / sizeof ss[0]; k++) {
+            char what[64];
+            snprintf(what, sizeof what, "%d slices, intra in P %s", ss[k], ip ? "on" : "off");
+            twin_slices = ss[k];
+            same(f, 12, 320, 240, 25, idr, (int)k & 1, what);
+            same_queued(f, 12, 320, 240, 25, idr, 1, what);
+            nvdec(f, 12, 320, 240, 25, idr, what);
+        }
+    }
+    free(f);
+    /* the product's size: one slice, 3 and 128 (a row each), noise (every
+     * MB a candidate) and a moving disc */
+    const int big[] = { 1, 3, 128 };
+    cr_assert_eq(setenv("VR_H264_INTRA_P", "1", 1), 0);
+    for (size_t k = 0; k < sizeof big / sizeof big[0]; k++) {
+        char what[64];
+        twin_slices = big[k];
+        f = masks(1, 3, 4096, 2048, 0);
+        snprintf(what, sizeof what, "4096x2048 noise, %d slices", big[k]);
+        same(f, 3, 4096, 2048, 26, NULL, 1, what);
+        free(f);
+        f = masks(0, 3, 4096, 2048, 12);
+        snprintf(what, sizeof what, "4096x2048 disc, %d slices", big[k]);
+        same(f, 3, 4096, 2048, 25, NULL, 1, what);
+        free(f);
+    }
+    twin_slices = 0;
 }
