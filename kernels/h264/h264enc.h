@@ -105,8 +105,8 @@ int h264enc_level(int w, int h, double fps);
  * default (docs/notes/h264.md, "Intra in P frames"). */
 int h264enc_intra_p_default(void);
 
-/* The slices a frame of height h has by default: one a 16 MB rows (256
- * pixels), at least one: 8 at 2048. It depends on the size alone, so every
+/* The slices a frame of height h has by default: one a 32 MB rows (512
+ * pixels), at least one: 4 at 2048. It depends on the size alone, so every
  * worker of a job cuts its frames alike (fleet = process). */
 int h264enc_slices_default(int h);
 
