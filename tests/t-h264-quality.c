@@ -117,3 +117,35 @@ Test(h264_quality, scaled_coarse_matte_intra_in_p_bytes_and_psnr_near_x264)
 {
     scaled_mattes(1, 1.5);
 }
+
+/* Slices (h264enc_opts slices) on the smooth matte, intra in P on: a
+ * slice's top row predicts nothing from above, which costs bytes. At
+ * 1024x512 (32 MB rows), 2 slices are 16 rows each (8 at 4096x2048), 4
+ * are 8; each decodes to its recon, and costs at most a few percent of
+ * the bytes of one slice, at the same PSNR within 0.2 dB. */
+Test(h264_quality, slices_cost_a_few_percent_on_the_smooth_matte)
+{
+    int n = 12, w = 1024, h = 512;
+    const int ss[] = { 1, 2, 4 };
+    const double most[] = { 1, 1.06, 1.10 };
+    uint8_t *f = scaled_matte(n, w, h, 32, 0.29, -0.11);
+    long long b1 = 0;
+    double p1 = 0;
+    for (size_t k = 0; k < sizeof ss / sizeof ss[0]; k++) {
+        struct th264_result r;
+        struct th264_how how = { .intra_p = 1, .slices = ss[k] };
+        cr_assert_eq(th264_roundtrip_with(f, n, w, h, 25, NULL, &how, &r), 0, "%s", r.err);
+        cr_assert_eq(r.luma_mismatch, 0, "%d slices: decodes to other luma than the recon "
+                     "(frame %d)", ss[k], r.first_bad);
+        if (k == 0) {
+            b1 = r.bytes;
+            p1 = r.psnr;
+        }
+        double x = (double)r.bytes / (double)b1;
+        cr_log_info("smooth matte 1024x512, %d slices: %lld bytes (%.3fx one slice's), %.2f dB "
+                    "(%+.2f)", ss[k], r.bytes, x, r.psnr, r.psnr - p1);
+        cr_expect(x <= most[k], "%d slices: %.3fx the bytes of one", ss[k], x);
+        cr_expect(r.psnr >= p1 - 0.2, "%d slices: %.2f dB, one slice %.2f", ss[k], r.psnr, p1);
+    }
+    free(f);
+}
