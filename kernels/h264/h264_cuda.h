@@ -26,7 +26,8 @@ int cu_h264_inter(const struct h264_frame *f, cudaStream_t s, vr_err *err);
 int cu_h264_intra(const struct h264_frame *f, int *prog, cudaStream_t s, vr_err *err);
 /* Stages 1c and 1d of a P frame (h264_ref.h: ref_h264_intra_p, ref_h264_pfix):
  * the MBs that may turn intra, a warp a row of MBs in one launch (the
- * IDR's wavefront, waiting only where an MB is a candidate); prog as for
+ * IDR's wavefront, waiting only where an MB and the MB above or above
+ * left are candidates, each slice from its own top row); prog as for
  * cu_h264_intra. Then every inter MB's skip and mvd, a thread an MB. */
 int cu_h264_intra_p(const struct h264_frame *f, int *prog, cudaStream_t s, vr_err *err);
 int cu_h264_pfix(const struct h264_frame *f, cudaStream_t s, vr_err *err);

@@ -5,8 +5,9 @@
  * code of h264_mb_impl.h 16 lanes an MB, a 4x4 block a lane; an IDR's MBs
  * a warp an MB, a warp a row of MBs in one launch, a row waiting on the
  * one above (an MB predicts from its left, top and top-left neighbours;
- * k_intra_rows): the wavefront is 383 MBs long at 4096x2048, so an MB's
- * latency is the IDR's (a thread an MB took 28 ms an IDR on an H200; an
+ * k_intra_rows): the wavefront is 383 MBs long at 4096x2048 in one slice
+ * (mbw + rows a slice - 1 with slices, each slice's from its own top), so
+ * an MB's latency is the IDR's (a thread an MB took 28 ms an IDR on an H200; an
  * anti-diagonal a launch 2.8 ms). The warps' arithmetic is inter_mb's and
  * intra_mb's with the helpers of h264_mb_impl.h, split over lanes: the
  * four predictions' SADs 8 pixels a lane, then a 4x4 block a lane
@@ -427,8 +428,10 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
  * published after the MB's pixels, fenced). In a P frame only candidates
  * (intra_p_candidate, found 32 at a time by ballot) are visited: the other
  * MBs' reconstructions are final since k_inter, so a row publishes mx
- * before it waits for its candidate mx, and rows wait on each other only
- * where candidates meet. One launch: the wavefront's 383 steps at
+ * before it waits for its candidate mx, and a candidate waits for the row
+ * above only where the MB above or above left is a candidate too (its
+ * sad, nonzero for candidates only, is not written during the launch).
+ * A slice's top row waits for no row (h264_slice_impl.h). One launch: the wavefront's 383 steps at
  * 4096x2048 are an MB's latency each, not a launch each. A block takes its
  * rows by ticket (prog[mbh]) in the order blocks start, so a row waits
  * only on rows already running. The neighbours are read from L2 (__ldcg:

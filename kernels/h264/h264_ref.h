@@ -126,7 +126,8 @@ void ref_h264_inter(const struct h264_frame *f);
  * intra_p): after stage 1b, each P16 MB with levels turns I16x16 when its
  * best intra prediction's SAD + 4 lambda is below its inter SAD, predicting
  * from its neighbours' final reconstructions; raster order here (the GPU:
- * a wavefront, row y's MB x after row y - 1's MB x). */
+ * a wavefront, row y's MB x after row y - 1's MB x where that or its left
+ * neighbour is a candidate too; a slice's top row waits for none). */
 void ref_h264_intra_p(const struct h264_frame *f);
 
 /* Stage 1d, after 1c: every inter MB's P_Skip decision and mvd again, an
