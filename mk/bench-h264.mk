@@ -23,7 +23,7 @@ $(BENCH_H264): $(BUILD)/bench/vrbench_h264.o $(call lib,h264 common)
 $(H264_DIR)/matte-sbs.mkv: $(BINDIR)/vr-worker
 	@mkdir -p $(H264_DIR)
 	$(Q)echo '{"encoder": "ffv1"}' > $(H264_DIR)/ffv1.json
-	$(Q)$(BINDIR)/vr-worker process --cpu --profile fast -c $(H264_DIR)/ffv1.json --output mask \
+	$(Q)$(BINDIR)/vr-worker process -y --cpu --profile fast -c $(H264_DIR)/ffv1.json --output mask \
 	   tests/data/video/sbs.mkv -o $@ 2> $(H264_DIR)/process.log
 $(H264_DIR)/matte-4096x2048.mkv: $(H264_DIR)/matte-sbs.mkv
 	$(Q)ffmpeg -v error -y -i $< -vf scale=4096:2048:flags=bicubic,format=gray -c:v ffv1 $@
