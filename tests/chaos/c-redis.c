@@ -10,7 +10,8 @@
  * full mid-job (writes refused: status says so, workers go "silent", and
  * the job finishes by itself once memory is raised, well within the lease)
  * and at a chunk's delivery (the read is let through, the start report is
- * refused: the worker keeps the chunk instead of leaving it to its lease).
+ * refused: the worker keeps the chunk instead of leaving it to its lease)
+ * or at its commit (the controller handles the done report again).
  */
 #include "chaos.h"
 
@@ -308,4 +309,34 @@ Test(chaos_redis, maxmemory_oom_at_delivery)
     cr_assert(!strstr(ev, "requeued"), "a chunk waited out its lease:\n%s", ev);
     cr_assert_eq(held, 1, "the worker took another chunk before its first one started");
     cr_assert(chaos_log_has("start reported on try", 1000), "the start was never retried");
+}
+
+Test(chaos_redis, maxmemory_oom_at_report)
+{
+    /* A done report sent just before Redis refuses writes and read by the
+     * controller while it does (its read is let through, the commit
+     * script's writes are not): the report stays pending and is handled
+     * again once writes are taken. Before, it was acked unhandled: the
+     * worker had moved on, and the chunk waited out its 120 s lease. */
+    chaos_up(0, 120, 1, 0, 200);
+    const char *in = chaos_clip("in.mp4", 1, 160); /* one chunk */
+    char id[64], out[400], ref[400], needle[160];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_chunk(id, 0, "state", "running", 60000);
+    kill(CH.d.ctl, SIGSTOP); /* the report waits for the controller */
+    snprintf(needle, sizeof needle, "job %s chunk 0: 10 frames in", id);
+    int reported = chaos_log_has(needle, 60000);
+    if (reported)
+        config_set("maxmemory", "1");
+    kill(CH.d.ctl, SIGCONT);
+    cr_assert(reported, "the worker never reported its chunk done");
+    int met = chaos_log_has("report: redis: OOM command not allowed", 30000);
+    config_set("maxmemory", "0");
+    cr_assert(met, "the controller never met the refusal at the commit");
+    chaos_watch(id, 0, 60000); /* well within the lease */
+    chaos_check_done(id, in, out, ref);
+    const char *ev = chaos_events(id);
+    cr_assert(!strstr(ev, "requeued"), "the chunk waited out its lease:\n%s", ev);
+    cr_assert_eq(chaos_chunk_ll(id, 0, "attempts"), 1, "the finished chunk was recomputed");
 }
