@@ -327,7 +327,10 @@ void ctl_lost_job(struct ctl *c, const char *id);
 /* Handles one worker report (vr:reports, ctl_reports.c) on connection q:
  * the state change it asks for, once it proves its claim (rq_claim.h); one
  * that does not is logged and changes nothing. Returns what the change
- * returned. */
+ * returned, or CTL_REPORT_LATER when Redis refused its writes (maxmemory):
+ * nothing was changed, and the report is left pending, unacked, for
+ * ctl_reclaim to handle again. */
+#define CTL_REPORT_LATER (-9000)
 int ctl_report(struct rq *q, const struct rq_msg *m);
 
 /* Handles and acks up to max reports waiting, without blocking, on the

@@ -100,16 +100,19 @@ static int ctl_reclaim_stream(struct ctl *c, const char *stream)
 /* Acknowledges jobs/results entries that controllers which died left
  * pending: the audit does their work from Redis state; acking lets the
  * streams be trimmed. A report is handled first: a done chunk's report is
- * the only record of its result (its claim may still hold the entry). */
+ * the only record of its result (its claim may still hold the entry); so
+ * are the reports left pending because Redis refused their writes
+ * (CTL_REPORT_LATER). */
 static void ctl_ack_orphans(struct ctl *c, const char *stream, long long min_idle_ms)
 {
     for (int i = 0; i < 100; i++) {
         struct rq_msg m;
         if (rq_autoclaim(c->q, stream, RQ_G_CONTROLLERS, c->name, min_idle_ms, &m, NULL) <= 0)
             return;
-        if (!strcmp(stream, RQ_REPORTS))
-            ctl_report(c->q, &m);
-        rq_ack(c->q, stream, RQ_G_CONTROLLERS, m.id, NULL);
+        /* a report Redis refused to act on stays pending: claimed again
+         * here once min_idle_ms passed */
+        if (strcmp(stream, RQ_REPORTS) || ctl_report(c->q, &m) != CTL_REPORT_LATER)
+            rq_ack(c->q, stream, RQ_G_CONTROLLERS, m.id, NULL);
         rq_msg_release(&m);
     }
 }

@@ -210,10 +210,15 @@ int ctl_report(struct rq *q, const struct rq_msg *m)
     } else {
         rc = ctl_report_fail(q, &r, &e);
     }
+    /* Redis refusing writes (maxmemory) refuses the script's first write,
+     * so nothing of the change was made: the report is handled again later,
+     * not acked unhandled (a done report dropped so left its chunk to wait
+     * out its lease: its worker had moved on) */
+    int later = rc < 0 && strstr(e.msg, "OOM command not allowed");
     if (rc < 0)
-        log_warn("job %s chunk %d: a '%s' report: %s", r.job[0] ? r.job : "-", r.idx, r.kind,
-                 e.msg);
-    return rc;
+        log_warn("job %s chunk %d: a '%s' report: %s%s", r.job[0] ? r.job : "-", r.idx, r.kind,
+                 e.msg, later ? "; handled again once Redis takes writes" : "");
+    return later ? CTL_REPORT_LATER : rc;
 }
 
 /* Reads the next report on q (blocking up to block_ms), handles and acks
@@ -224,8 +229,8 @@ static int ctl_report_next(struct ctl *c, struct rq *q, int block_ms)
     struct rq_msg m;
     int rc = rq_read(q, RQ_G_CONTROLLERS, c->name, streams, 1, block_ms, &m, NULL);
     if (rc == 1) {
-        ctl_report(q, &m);
-        rq_ack(q, m.stream, RQ_G_CONTROLLERS, m.id, NULL);
+        if (ctl_report(q, &m) != CTL_REPORT_LATER) /* else ctl_reclaim's orphans pass */
+            rq_ack(q, m.stream, RQ_G_CONTROLLERS, m.id, NULL);
         rq_msg_release(&m);
     }
     return rc;

@@ -151,10 +151,41 @@ int serve_claim_next(struct serve *s, vr_err *err);
  * stays pending and is reclaimed after the lease). */
 int serve_chunk(struct serve *s, const struct rq_msg *m, const struct rq_claim *claim);
 
+/* Reports about the chunk in hand (its start, its done) are retried with
+ * backoff (rq_backoff) while Redis is unreachable or refuses writes (a
+ * restart, maxmemory), for at most SERVE_RETRY_S: past the controller's
+ * lease (30 s by default) the chunk has most likely been reclaimed, and
+ * the controller refuses the report once Redis is back; the limit only
+ * keeps a worker from waiting forever on a Redis that never returns
+ * (worker/serve_retry.c). */
+#define SERVE_RETRY_S 120.0
+
+struct serve_retry {
+    double t0;          /* monotonic time of the first try */
+    int tries;          /* tries failed so far */
+    char first[256];    /* the first failure's first line */
+};
+
+void serve_retry_begin(struct serve_retry *r);
+
+/* After a failed try (its error in e): 1 once q's backoff was slept and
+ * another try is due, 0 when the tries have lasted SERVE_RETRY_S. */
+int serve_retry_again(struct serve_retry *r, struct rq *q, const vr_err *e);
+
+/* Checks the delivered entry h against its chunk record (rq_chunk_peek,
+ * the task into st) and reports it started, retrying both while Redis is
+ * unreachable or refuses writes (worker/serve_start.c). Returns
+ * RQ_HELD_YES started, VR_EFORMAT started with a task that cannot be read
+ * (err says why: the chunk fails at once), RQ_HELD_LOST or
+ * RQ_HELD_JOB_ENDED (why, whyn bytes, says which: to be skipped), or
+ * another error <0, logged (given up: the entry waits out its lease). */
+int serve_start(struct serve *s, const struct rq_held *h, struct rq_start *st, char *why,
+                size_t whyn, vr_err *err);
+
 /* Reports the finished chunk done (rq_report_done, with its output's
  * checksum `sum` and `note` for the job's events), retrying with backoff
  * while Redis is unreachable or refuses writes, until the heartbeat sees
- * the chunk lost or the job ended, or SERVE_COMMIT_RETRY_S has passed.
+ * the chunk lost or the job ended, or SERVE_RETRY_S has passed.
  * Returns 1 reported, 0 lost, RQ_COMMIT_JOB_ENDED, or the last error
  * (<0). The controller commits it while the claim still holds the entry. */
 int serve_commit(struct serve *s, const struct rq_held *h, long long frames, double fps,

@@ -562,23 +562,16 @@ int serve_chunk(struct serve *s, const struct rq_msg *msg, const struct rq_claim
         goto out;
     }
     char why[128] = "";
-    rc = rq_chunk_peek(s->q, &h, st, why, sizeof why, &e);
+    rc = serve_start(s, &h, st, why, sizeof why, &e);
     if (rc == RQ_HELD_LOST || rc == RQ_HELD_JOB_ENDED) {
         log_info("job %s chunk %ld: skipped (%s)", job, idx, why);
         rc = rq_report_skip(s->q, &h, why, &e);
         goto out;
     }
-    if (rc < 0 && e.code != VR_EFORMAT) {
-        log_warn("job %s chunk %ld: cannot start: %s", job, idx, e.msg);
-        goto out;
-    }
     /* a task that cannot be read (missing, too long) fails the chunk
      * below, at once, instead of leaving it running to its lease */
-    if (rq_report_start(s->q, &h, &e) < 0) {
-        log_warn("job %s chunk %ld: cannot start: %s", job, idx, e.msg);
+    if (rc < 0 && rc != VR_EFORMAT)
         goto out;
-    }
-    rc = rc < 0 ? VR_EFORMAT : 1;
     serve_set_busy(s, &h, 1);
     log_info("job %s chunk %ld: attempt %d", job, idx, st->attempt);
     double t0 = clock_mono_s();

@@ -8,7 +8,10 @@
  * at a chunk's commit (the
  * finished chunk is committed once it is back, not recomputed); maxmemory
  * full mid-job (writes refused: status says so, workers go "silent", and
- * the job finishes by itself once memory is raised).
+ * the job finishes by itself once memory is raised, well within the lease)
+ * and at a chunk's delivery (the read is let through, the start report is
+ * refused: the worker keeps the chunk instead of leaving it to its lease)
+ * or at its commit (the controller handles the done report again).
  */
 #include "chaos.h"
 
@@ -252,10 +255,88 @@ Test(chaos_redis, maxmemory_oom_mid_job)
               "workers whose heartbeats Redis refuses are not shown as stalled by it:\n%s", buf);
 
     config_set("maxmemory", "0");
-    chaos_watch(id, 0, 180000);
+    /* well within the 120 s lease: no chunk waits it out (a chunk handed
+     * to a worker while writes were refused did, once: ci10) */
+    chaos_watch(id, 0, 60000);
     chaos_check_done(id, in, out, ref);
     const char *ev = chaos_events(id);
     /* the refusal itself could not be recorded; the commit that followed
      * names it */
     cr_assert(strstr(ev, "committed on try") && strstr(ev, "OOM command not allowed"), "%s", ev);
+    cr_assert(!strstr(ev, "requeued"), "a chunk waited out its lease:\n%s", ev);
+}
+
+/* Entries of vr:chunks pending to the workers' group: delivered, not acked. */
+static long long chunks_pending(void)
+{
+    vr_err e = { 0 };
+    redisReply *r = rq_cmd(CH.q, &e, "XPENDING %s %s", RQ_CHUNKS, RQ_G_WORKERS);
+    long long n = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
+                  r->element[0]->type == REDIS_REPLY_INTEGER ? r->element[0]->integer : -1;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+Test(chaos_redis, maxmemory_oom_at_delivery)
+{
+    /* A worker idle while Redis refuses writes is handed chunks: XREADGROUP
+     * is let through (the entry is pending under its claim), the start
+     * report (XADD) is refused. The worker keeps the entry and reports it
+     * once writes are taken again; before, it left it pending, took the
+     * next one alike, and every chunk waited out its 120 s lease (ci10). */
+    chaos_up(0, 120, 0, 0, 200);
+    const char *in = chaos_clip("in.mp4", 4, 160);
+    char id[64], out[400], ref[400];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_job(id, "state", "running", 60000); /* chunks enqueued, no worker yet */
+    config_set("maxmemory", "1");
+    chaos_worker(0, 0);
+    long long pending = 0;
+    for (int t = 0; t < 60000 && pending < 1; t += 50) {
+        pending = chunks_pending();
+        chaos_msleep(50);
+    }
+    cr_assert_geq(pending, 1, "no chunk was handed to the worker while writes were refused");
+    cr_assert(chaos_log_has("OOM command not allowed", 60000), "no write was refused");
+    chaos_msleep(1500); /* the refusal lasts: its start report is retried meanwhile */
+    long long held = chunks_pending();
+    config_set("maxmemory", "0");
+    chaos_watch(id, 0, 60000); /* well within the lease */
+    chaos_check_done(id, in, out, ref);
+    const char *ev = chaos_events(id);
+    cr_assert(!strstr(ev, "requeued"), "a chunk waited out its lease:\n%s", ev);
+    cr_assert_eq(held, 1, "the worker took another chunk before its first one started");
+    cr_assert(chaos_log_has("start reported on try", 1000), "the start was never retried");
+}
+
+Test(chaos_redis, maxmemory_oom_at_report)
+{
+    /* A done report sent just before Redis refuses writes and read by the
+     * controller while it does (its read is let through, the commit
+     * script's writes are not): the report stays pending and is handled
+     * again once writes are taken. Before, it was acked unhandled: the
+     * worker had moved on, and the chunk waited out its 120 s lease. */
+    chaos_up(0, 120, 1, 0, 200);
+    const char *in = chaos_clip("in.mp4", 1, 160); /* one chunk */
+    char id[64], out[400], ref[400], needle[160];
+    chaos_ref(in, "ref.mkv", ref);
+    chaos_submit(in, "out.mkv", NULL, id, out);
+    chaos_wait_chunk(id, 0, "state", "running", 60000);
+    kill(CH.d.ctl, SIGSTOP); /* the report waits for the controller */
+    snprintf(needle, sizeof needle, "job %s chunk 0: 10 frames in", id);
+    int reported = chaos_log_has(needle, 60000);
+    if (reported)
+        config_set("maxmemory", "1");
+    kill(CH.d.ctl, SIGCONT);
+    cr_assert(reported, "the worker never reported its chunk done");
+    int met = chaos_log_has("report: redis: OOM command not allowed", 30000);
+    config_set("maxmemory", "0");
+    cr_assert(met, "the controller never met the refusal at the commit");
+    chaos_watch(id, 0, 60000); /* well within the lease */
+    chaos_check_done(id, in, out, ref);
+    const char *ev = chaos_events(id);
+    cr_assert(!strstr(ev, "requeued"), "the chunk waited out its lease:\n%s", ev);
+    cr_assert_eq(chaos_chunk_ll(id, 0, "attempts"), 1, "the finished chunk was recomputed");
 }
