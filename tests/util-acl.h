@@ -56,9 +56,10 @@ int tacl_vrctl(const char *url, const char *pw, char *out, size_t n, const char 
 int tacl_submit(const struct tacl *a, const char *in, const char *out, const char *const *extra,
                 char *id, size_t n);
 
-/* A job record whose spec names in and out (profile fast, the defaults
- * else: it may not replace an existing output), written as the vrctl user
- * may with no vrctl check on the way; its id into id (n bytes). */
+/* A job whose spec names in and out (profile fast, the defaults else: it
+ * may not replace an existing output), asked for as the vrctl user may
+ * (an entry of vr:submit:@ops, which a controller records) with no vrctl
+ * check on the way; its id into id (n bytes). */
 void tacl_spec_by_hand(const struct tacl *a, const char *in, const char *out, char *id, size_t n);
 
 /* tacl_start and an admin connection (rq_free it, or tacl_down): the
