@@ -40,25 +40,7 @@ static struct rq *as_vrctl(void)
     return q;
 }
 
-/* argv as the vrctl user: 1 when the ACL refused it. */
-static int vrctl_refused(int argc, const char **argv)
-{
-    struct rq *q = as_vrctl();
-    vr_err e = { 0 };
-    redisReply *r = rq_cmdargv(q, &e, argc, argv, NULL);
-    int refused = !r && strstr(e.msg, "NOPERM");
-    cr_assert(r || refused, "vrctl's %s: %s", argv[0], e.msg);
-    freeReplyObject(r);
-    rq_free(&q);
-    return refused;
-}
-
-#define REFUSED(...)                                                                   \
-    do {                                                                               \
-        const char *av_[] = { __VA_ARGS__ };                                           \
-        cr_assert(vrctl_refused(sizeof av_ / sizeof *av_, av_), "vrctl may run %s %s", \
-                  av_[0], av_[1]);                                                     \
-    } while (0)
+#define REFUSED(...) TACL_VRCTL_REFUSED(&A, __VA_ARGS__)
 
 Test(dist_sec_submit, the_vrctl_user_has_no_eval_and_a_controller_records_its_job)
 {

@@ -206,6 +206,19 @@ void tacl_down(struct tdist *d, struct rq **q)
     tdist_stop(d, 0);
 }
 
+int tacl_refused(const struct tacl *a, const char *user, const char *pw, int argc,
+                 const char **argv)
+{
+    struct rq *q = tacl_connect(a, user, pw);
+    vr_err e = { 0 };
+    redisReply *r = rq_cmdargv(q, &e, argc, argv, NULL);
+    int refused = !r && strstr(e.msg, "NOPERM");
+    cr_assert(r || refused, "%s's %s: %s", user, argv[0], e.msg);
+    freeReplyObject(r);
+    rq_free(&q);
+    return refused;
+}
+
 struct rq *tacl_as_worker(const struct tacl *a)
 {
     return tacl_connect(a, "vr-worker", "pw-worker");
