@@ -280,19 +280,24 @@ static int submit_batch(char **args, int n, const char *outdir, const char *redi
         queued++;
         if (!vrctl_flags.json)
             printf("%s  %s -> %s\n", id, js.input, js.output);
-        else
-            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "input",
-                                                 js.input, "output", js.output, "state",
-                                                 "queued"));
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "input", js.input,
+                                             "output", js.output, "state", "queued"));
         fflush(stdout);
     }
     fprintf(stderr, "vrctl submit: %d job%s queued, %d file%s refused\n", queued,
             text_plural(queued), refused, text_plural(refused));
     if (rc == 0 && queued == 0)
         rc = 2;
+    /* the jobs (printed with --json); asked with no controller alive, a
+     * job is watched once one records it */
+    for (size_t i = 0; rc == 0 && wait && i < json_array_size(arr); i++) {
+        const char *id = json_string_value(json_object_get(json_array_get(arr, i), "id"));
+        if (id && vrctl_wait_recorded(q, id) < 0)
+            rc = cli_fail(1, "Redis failed while job %s waited to be recorded", id);
+    }
     if (rc == 0 && wait)
         rc = vrctl_watch_all(q, NULL);
-    struct rq_job_status *st = wait && q ? malloc(sizeof *st) : NULL;
+    struct rq_job_status *st = wait && q && vrctl_flags.json ? malloc(sizeof *st) : NULL;
     for (size_t i = 0; st && i < json_array_size(arr); i++) { /* as they ended */
         const char *id = json_string_value(json_object_get(json_array_get(arr, i), "id"));
         if (id && rq_job_status(q, id, 0, st, NULL) == 0)
