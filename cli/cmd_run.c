@@ -499,7 +499,7 @@ static int run_supervise(struct run *r, struct run_opts *o)
     } else {
         vrctl_new_id(o->js.id, sizeof o->js.id);
         o->js.created_ms = rq_now_ms();
-        if (vrctl_enqueue(q, &o->js, o->info.frames_est, &e) < 0 ||
+        if (vrctl_enqueue(q, &o->js, o->info.frames_est, &e) != 0 ||
             run_workdir_save_job(&r->wd, o->js.id, &e) < 0) {
             log_say(LOG_ERROR, "vrctl run: %s\n", e.msg);
             rq_free(&q);

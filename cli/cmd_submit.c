@@ -1,7 +1,9 @@
 /*
  * cmd_submit.c - `vrctl submit`: validate the input (exists, probes as video)
  * and the options before anything is enqueued, then record the job and
- * announce it in one MULTI/EXEC; prints the job id alone on stdout.
+ * announce it in one MULTI/EXEC; prints the job id alone on stdout. Logged
+ * in as a submitter or the operator's user `vrctl`, a controller records
+ * it (checking it again) and vrctl asks (vrctl_ask.c).
  */
 #include "vrctl.h"
 
@@ -48,9 +50,11 @@ int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est,
 {
     char *spec = NULL;
     int rc = job_spec_to_json(js, &spec, err);
-    const char *as = vrctl_submitter();
-    if (rc == 0 && as[0]) /* a controller checks it and records it as as's */
-        rc = rq_submit_as(q, as, js->id, spec, frames_est, js->priority, err);
+    const char *as = vrctl_asker();
+    if (rc == 0 && !strcmp(as, RQ_OPERATOR)) /* a controller checks it, records it, answers */
+        rc = vrctl_ask_submit(q, js, spec, frames_est, err);
+    else if (rc == 0 && as[0]) /* a controller checks it and records it as as's */
+        rc = rq_submit_as(q, as, js->id, spec, frames_est, js->priority, NULL, 0, err);
     else if (rc == 0)
         rc = rq_job_submit(q, js->id, spec, js->created_ms, frames_est, js->priority, err);
     free(spec);
@@ -236,8 +240,9 @@ static int submit_one(struct rq *q, struct job_spec *js, const struct remux_info
     }
     vrctl_new_id(js->id, sizeof js->id);
     js->created_ms = rq_now_ms();
-    if (vrctl_enqueue(q, js, info->frames_est, &e) < 0)
-        return cli_fail(1, "%s", e.msg);
+    int rc = vrctl_enqueue(q, js, info->frames_est, &e);
+    if (rc)
+        return cli_fail(rc < 0 ? 1 : rc, "%s", e.msg);
     snprintf(id, n, "%s", js->id);
     return 0;
 }
@@ -275,19 +280,24 @@ static int submit_batch(char **args, int n, const char *outdir, const char *redi
         queued++;
         if (!vrctl_flags.json)
             printf("%s  %s -> %s\n", id, js.input, js.output);
-        else
-            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "input",
-                                                 js.input, "output", js.output, "state",
-                                                 "queued"));
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "input", js.input,
+                                             "output", js.output, "state", "queued"));
         fflush(stdout);
     }
     fprintf(stderr, "vrctl submit: %d job%s queued, %d file%s refused\n", queued,
             text_plural(queued), refused, text_plural(refused));
     if (rc == 0 && queued == 0)
         rc = 2;
+    /* the jobs (printed with --json); asked with no controller alive, a
+     * job is watched once one records it */
+    for (size_t i = 0; rc == 0 && wait && i < json_array_size(arr); i++) {
+        const char *id = json_string_value(json_object_get(json_array_get(arr, i), "id"));
+        if (id && vrctl_wait_recorded(q, id) < 0)
+            rc = cli_fail(1, "Redis failed while job %s waited to be recorded", id);
+    }
     if (rc == 0 && wait)
         rc = vrctl_watch_all(q, NULL);
-    struct rq_job_status *st = wait && q ? malloc(sizeof *st) : NULL;
+    struct rq_job_status *st = wait && q && vrctl_flags.json ? malloc(sizeof *st) : NULL;
     for (size_t i = 0; st && i < json_array_size(arr); i++) { /* as they ended */
         const char *id = json_string_value(json_object_get(json_array_get(arr, i), "id"));
         if (id && rq_job_status(q, id, 0, st, NULL) == 0)
@@ -368,7 +378,10 @@ int cmd_submit(int argc, char **argv)
     int nh = wait ? 0 : vrctl_liveness_hints(q, hint); /* watch says it itself */
     for (int i = 0; i < nh; i++)
         fprintf(stderr, "vrctl submit: note: %s\n", hint[i]);
-    rc = wait ? vrctl_watch(q, id, NULL, 1) : 0;
+    /* asked with no controller alive: the job is recorded when one starts */
+    if (wait && (rc = vrctl_wait_recorded(q, id)) < 0)
+        rc = cli_fail(1, "Redis failed while job %s waited to be recorded", id);
+    rc = wait && rc == 0 ? vrctl_watch(q, id, NULL, 1) : rc;
     if (vrctl_flags.json)
         vrctl_print_result(q, id, rc);
     rq_free(&q);

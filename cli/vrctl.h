@@ -165,8 +165,22 @@ void vrctl_print_result(struct rq *q, const char *id, int exit_code);
 int vrctl_prepare(const char *in, const char *out, int replace, struct job_spec *js,
                   struct remux_info *info);
 
-/* Records job js (id and created_ms set): rq_job_submit with its JSON. */
+/* Records job js (id and created_ms set): rq_job_submit with its JSON; as
+ * a submitter, asked in its stream; as the operator's user `vrctl`,
+ * vrctl_ask_submit. 0, <0 failed (err), or >0 the exit code of a
+ * controller's refusal (err says it). */
 int vrctl_enqueue(struct rq *q, const struct job_spec *js, long long frames_est, vr_err *err);
+
+/* The operator's submit (vrctl_ask.c): job js (spec: its JSON) asked in
+ * vr:submit:@ops, and a live controller's answer awaited (30 s): 0
+ * recorded (or no controller alive: the first to start records it), <0
+ * Redis or no answer (err), >0 refused, the exit code (err: why). */
+int vrctl_ask_submit(struct rq *q, const struct job_spec *js, const char *spec,
+                     long long frames_est, vr_err *err);
+
+/* Waits until job id is recorded (a controller takes the operator's or a
+ * submitter's ask once it runs): 0, or <0 Redis failed. */
+int vrctl_wait_recorded(struct rq *q, const char *id);
 
 /* Shows a progress bar (fps, ETA, a line per worker, the last events) on
  * stderr until job `id` ends; prints the final line (vrctl_watch.c). The

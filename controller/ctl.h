@@ -106,6 +106,19 @@ void ctl_submitters_intake(struct ctl *c);
  * Redis failed (taken again). */
 int ctl_submitter_cmd(struct ctl *c, const struct ctl_submitter *s, const struct rq_msg *m);
 
+/* A job entry m of s's stream (ctl_submit_check.c), untrusted: its spec
+ * parsed into js (its id the entry's), its frame estimate into *frames.
+ * 0, or 1 malformed (why said, n bytes). */
+int ctl_submit_parse(const struct ctl_submitter *s, const struct rq_msg *m, struct job_spec *js,
+                     long long *frames, char *why, size_t n);
+
+/* Why s may not have job js ("" when it may): a path outside the roots
+ * (s's own NAME/ under them for a submitter), a profile or override the
+ * job's start would refuse, a submitter's limit reached. <0 when Redis
+ * failed (try again next turn). */
+int ctl_submit_refusal(struct ctl *c, const struct ctl_submitter *s, const struct job_spec *js,
+                       char *why, size_t n);
+
 /* The operator's purge (ctl_operator.c), asked in vr:submit:@ops: cmd
  * "purge" of job arg, or "purge-before" of every job ended before arg
  * (ms). The answer's code (0 done, 1 live, 2 none or malformed) and text;

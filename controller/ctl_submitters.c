@@ -16,11 +16,17 @@
  * job and its owner are recorded in one script, and an entry taken again
  * (its controller died before the ack) finds the job recorded and does no
  * more. A job's id must begin with NAME and its mark (rq_submit_new_id),
- * the keys NAME's Redis user may read. Cancel and retry entries: ctl_submit_cmd.c.
+ * the keys NAME's Redis user may read. Each job entry is answered in
+ * vr:reply:NAME:<entry> (the id, or why not). What is checked:
+ * ctl_submit_check.c. Cancel and retry entries: ctl_submit_cmd.c.
+ *
+ * The operator's user `vrctl` submits the same way, in vr:submit:@ops
+ * (issue 41: its ACL line has no EVAL and writes no job record): a job
+ * under the controller's own roots, no owner, no limit; vrctl waits for
+ * the answer and prints it.
  */
 #include "ctl.h"
 
-#include "beneath.h"
 #include "clock.h"
 #include "cmdtable.h"
 #include "log.h"
@@ -63,81 +69,56 @@ int ctl_submitter_option(struct ctl *c, const char *arg)
     return 0;
 }
 
-/* Why s may not have job js ("" when it may): a path outside its roots,
- * or its limit reached. <0 when Redis failed (try again next turn). */
-static int ctl_submitter_refusal(struct ctl *c, const struct ctl_submitter *s,
-                                 const struct job_spec *js, char *why, size_t n)
-{
-    char root[STORAGE_PATH_MAX + RQ_SUBMITTER_MAX + 2], rel[STORAGE_PATH_MAX];
-    why[0] = '\0';
-    snprintf(root, sizeof root, "%s/%s", c->input_root, s->name);
-    if (strstr(js->input, "://") || beneath_rel(root, js->input, rel, sizeof rel) < 0) {
-        snprintf(why, n, "input %.200s is outside submitter %s's input root %.200s", js->input,
-                 s->name, root);
-        return 0;
-    }
-    snprintf(root, sizeof root, "%s/%s", c->output_root, s->name);
-    if (strstr(js->output, "://") || beneath_rel(root, js->output, rel, sizeof rel) < 0) {
-        snprintf(why, n, "output %.200s is outside submitter %s's output root %.200s",
-                 js->output, s->name, root);
-        return 0;
-    }
-    vr_err e = { 0 };
-    long long live = rq_owned_live(c->q, s->name, &e);
-    if (live < 0)
-        return (int)live;
-    if (live >= s->max_live)
-        snprintf(why, n, "submitter %s has %lld jobs queued or running (at most %d: "
-                 "vr-controller --submitter)", s->name, live, s->max_live);
-    return 0;
-}
-
-/* The job of entry m (an id and a spec) of s's stream: recorded, recorded
- * failed, or dropped. <0 when Redis failed: the entry is left pending, to
- * be taken again (ctl_submitters_intake). */
+/* The job of entry m (an id and a spec) of s's stream, checked
+ * (ctl_submit_check.c): recorded, recorded failed saying why, or dropped
+ * when malformed; answered in vr:reply:NAME:<entry> (vrctl, logged in as
+ * the operator's user, waits for it). The operator's job has no owner and
+ * no limit. <0 when Redis failed: the entry is left pending, to be taken
+ * again (ctl_submitters_intake). */
 static int ctl_submitter_job(struct ctl *c, const struct ctl_submitter *s,
                              const struct rq_msg *m)
 {
-    const char *id = rq_msg_get(m, "id"), *spec = rq_msg_get(m, "spec");
-    const char *fe = rq_msg_get(m, "frames_est");
-    struct job_spec *js = calloc(1, sizeof *js);
     vr_err e = { 0 };
     char *json = NULL, why[512], was[512];
+    long long frames = 0;
+    int op = !strcmp(s->name, RQ_OPERATOR), was_code = 0;
+    if (rq_submit_answer_get(c->q, s->name, m->id, &was_code, why, sizeof why, &e) != 0)
+        return e.code < 0 ? e.code : 0; /* answered before its controller's ack, or Redis */
+    struct job_spec *js = calloc(1, sizeof *js);
     if (!js)
         return VR_ENOMEM;
-    if (!id || !job_id_valid(id) || !spec ||
-        job_spec_parse(spec, strnlen(spec, JOB_MAX_JSON + 1), js, &e) < 0) {
-        log_warn("submitter %s: entry %s dropped: %s", s->name, m->id,
-                 e.msg[0] ? e.msg : "no valid job id or spec");
+    if (ctl_submit_parse(s, m, js, &frames, why, sizeof why)) {
+        log_warn("submitter %s: entry %s dropped: %s", s->name, m->id, why);
+        rq_submit_answer(c->q, s->name, m->id, 2, why);
         free(js);
         return 0;
     }
-    if (!rq_submit_id_of(s->name, id)) { /* its record would lie outside its user's reads */
-        log_warn("submitter %s: entry %s dropped: job id %s is not of the form %s%c... "
-                 "(a vrctl older than the controller?)", s->name, m->id, id, s->name,
-                 RQ_SUBMITTER_ID_MARK);
-        free(js);
-        return 0;
-    }
-    snprintf(js->id, sizeof js->id, "%s", id);
-    int rc = ctl_submitter_refusal(c, s, js, why, sizeof why);
+    const char *id = js->id;
+    int rc = ctl_submit_refusal(c, s, js, why, sizeof why);
     if (rc >= 0)
         rc = job_spec_to_json(js, &json, &e);
-    long long frames = fe ? rq_record_ll(fe) : 0;
     if (rc >= 0)
-        rc = rq_submit_record(c->q, s->name, id, json, frames, js->priority, why, was,
-                              sizeof was, &e);
+        rc = rq_submit_record(c->q, op ? "" : s->name, id, json, frames, js->priority, why,
+                              was, sizeof was, &e);
+    int code = 0;
     if (rc < 0)
         log_warn("submitter %s: job %s not recorded yet: %s", s->name, id, e.msg);
-    else if (rc == 0)
+    else if (rc == 0) {
         log_warn("submitter %s: job %s refused: the id is another job's", s->name, id);
-    else if (rc == 2)
+        snprintf(why, sizeof why, "job %s exists already", id);
+        code = 1;
+    } else if (rc == 2)
         log_info("submitter %s: job %s recorded already (its entry is taken again)", s->name, id);
     else if (rc == 3 || why[0]) {
-        log_warn("submitter %s: job %s refused: %s", s->name, id, rc == 3 ? was : why);
-        rc = ctl_jobfiles_fail(c, id, 0, rc == 3 ? was : why) == VR_EREDIS ? VR_EREDIS : 0;
+        if (rc == 3)
+            snprintf(why, sizeof why, "%s", was);
+        log_warn("submitter %s: job %s refused: %s", s->name, id, why);
+        rc = ctl_jobfiles_fail(c, id, 0, why) == VR_EREDIS ? VR_EREDIS : 0;
+        code = 2;
     } else
         log_info("submitter %s: job %s recorded (%s -> %s)", s->name, id, js->input, js->output);
+    if (rc >= 0)
+        rq_submit_answer(c->q, s->name, m->id, code, code ? why : id);
     free(json);
     free(js);
     return rc < 0 ? rc : 0;
@@ -198,9 +179,8 @@ void ctl_submitters_intake(struct ctl *c)
         ctl_submitter_drain(c, s, key, 1);
         ctl_submitter_drain(c, s, key, 0);
     }
-    /* the operator's user `vrctl`: cancel, retry and purge of any job
-     * (ctl_submit_cmd.c); max_live 0, no limit; a job entry there is
-     * dropped (no id is of its form) */
+    /* the operator's user `vrctl`: submit, cancel, retry and purge of any
+     * job (ctl_submit_cmd.c); max_live 0, no limit, no owner */
     static const struct ctl_submitter op = { .name = RQ_OPERATOR };
     char key[64];
     rq_submit_key(op.name, key, sizeof key);

@@ -58,7 +58,7 @@ void rq_submit_key(const char *name, char *key, size_t n)
 }
 
 int rq_submit_as(struct rq *q, const char *name, const char *id, const char *spec_json,
-                 long long frames_est, int priority, vr_err *err)
+                 long long frames_est, int priority, char *entry, size_t n, vr_err *err)
 {
     char key[64], fe[32], pr[16], cap[16];
     rq_submit_key(name, key, sizeof key);
@@ -70,8 +70,9 @@ int rq_submit_as(struct rq *q, const char *name, const char *id, const char *spe
     redisReply *r = rq_cmdargv(q, err, 14, argv, NULL);
     if (!r)
         return err && err->code ? err->code : VR_EREDIS;
+    int rc = !entry || rq_reply_str(r, entry, n, err) > 0 ? 0 : VR_EREDIS;
     freeReplyObject(r);
-    return 0;
+    return rc;
 }
 
 void rq_submit_trim(struct rq *q, const char *name)
@@ -138,18 +139,19 @@ int rq_owned_add(struct rq *q, const char *name, const char *id, vr_err *err)
 /* ---- the controller's record of a submitter's job ---- */
 
 /* KEYS: job, index, active, jobs, owned. ARGV: id, spec, created, frames,
- * priority, owner, refusal ("" admitted). See rq_submit_record. */
+ * priority, owner ("": the operator's job, none), refusal ("" admitted).
+ * See rq_submit_record. */
 static const char RECORD_LUA[] =
     LUA_JSTATE
     "if redis.call('EXISTS', KEYS[1]) == 1 then\n"
-    "  local f = redis.call('HMGET', KEYS[1], 'owner', 'state')\n"
-    "  if f[1] ~= ARGV[6] then return 0 end\n"
+    "  local f = redis.call('HMGET', KEYS[1], 'owner', 'state', 'spec')\n"
+    "  if (f[1] or '') ~= ARGV[6] or f[3] ~= ARGV[2] then return 0 end\n"
     "  if f[2] == 'queued' and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 then return 3 end\n"
     "  return 2\n"
     "end\n"
     "redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'state', 'queued', 'created_ms', ARGV[3],\n"
-    "           'chunks_done', 0, 'frames_done', 0, 'frames_total', ARGV[4], 'priority', ARGV[5],\n"
-    "           'owner', ARGV[6])\n"
+    "           'chunks_done', 0, 'frames_done', 0, 'frames_total', ARGV[4], 'priority', ARGV[5])\n"
+    "if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'owner', ARGV[6]) end\n"
     "jstate(KEYS[1], 'queued')\n"
     "local okj, sp = pcall(cjson.decode, ARGV[2])\n"
     "if okj and type(sp) == 'table' and type(sp.notify) == 'string' and sp.notify ~= '' then\n"
@@ -157,7 +159,7 @@ static const char RECORD_LUA[] =
     "redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])\n"
     "if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[7]) return 1 end\n"
     "redis.call('SADD', KEYS[3], ARGV[1])\n"
-    "redis.call('SADD', KEYS[5], ARGV[1])\n"
+    "if ARGV[6] ~= '' then redis.call('SADD', KEYS[5], ARGV[1]) end\n"
     "redis.call('XADD', KEYS[4], '*', 'job', ARGV[1])\n"
     "return 1\n";
 

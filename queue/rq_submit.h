@@ -37,11 +37,13 @@
 #define RQ_REPLY_TTL_MS     600000     /* an answer is kept this long */
 
 /* The shared operator's user `vrctl` (RQ_OPERATOR_USER) asks the same way
- * for cancel, retry and purge, under the name RQ_OPERATOR (no submitter's
- * name: '@' is none of a-z0-9_-): its stream vr:submit:@ops, its answers
+ * for submit, cancel, retry and purge, under the name RQ_OPERATOR (no
+ * submitter's name: '@' is none of a-z0-9_-): its stream vr:submit:@ops, its answers
  * vr:reply:@ops:<entry>; any job, whoever owns it. Purge entries: {cmd:
  * purge, id} one ended job, {cmd: purge-before, id: <ms>} every job ended
- * before then (vrctl purge --older-than). */
+ * before then (vrctl purge --older-than). Job entries {id, spec,
+ * frames_est, priority} as a submitter's, answered (the id, or why not);
+ * the job has no owner. */
 #define RQ_OPERATOR         "@ops"
 #define RQ_OPERATOR_USER    "vrctl"
 
@@ -52,9 +54,11 @@ int rq_submitter_name_valid(const char *name);
  * 1, or 0 when user is no submitter's. */
 int rq_submitter_of_user(const char *user, char *name, size_t n);
 
-/* As submitter `name`: asks for job id with spec_json. 0 or VR_E*. */
+/* As submitter `name` (or RQ_OPERATOR): asks for job id with spec_json;
+ * the entry's id, which the controller's answer is kept under, into entry
+ * (n bytes; NULL: not wanted). 0 or VR_E*. */
 int rq_submit_as(struct rq *q, const char *name, const char *id, const char *spec_json,
-                 long long frames_est, int priority, vr_err *err);
+                 long long frames_est, int priority, char *entry, size_t n, vr_err *err);
 
 /* As submitter `name`: asks a controller for cmd ("cancel" | "retry") on
  * job id; the entry's id, which the answer is kept under, into entry (n
@@ -79,10 +83,12 @@ int rq_submit_answer_get(struct rq *q, const char *name, const char *entry, int 
  * owner is written: the hash (spec, state queued, counters, owner) and the
  * index; admitted (refusal ""), the active set, owner's live jobs and
  * vr:jobs too; refused, the refusal in its `error` and nothing a
- * controller takes a job from, for the caller to fail it. Returns 1
- * recorded; 2 this owner's already (an entry handled twice: a controller
- * died before its ack); 3 the same, but refused and not failed yet (its
- * refusal into refusal_out, rn bytes); 0 the id is someone else's; <0. */
+ * controller takes a job from, for the caller to fail it. Owner "": the
+ * operator's job, with no owner and no live set. Returns 1 recorded; 2
+ * this owner's already, with this spec (an entry handled twice: a
+ * controller died before its ack); 3 the same, but refused and not
+ * failed yet (its refusal into refusal_out, rn bytes); 0 the id is
+ * another job's; <0. */
 int rq_submit_record(struct rq *q, const char *owner, const char *id, const char *spec_json,
                      long long frames_est, int priority, const char *refusal,
                      char *refusal_out, size_t rn, vr_err *err);

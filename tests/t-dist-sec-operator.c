@@ -28,28 +28,7 @@ static void teardown(void)
 
 TestSuite(dist_sec_operator, .fini = teardown, .timeout = 200);
 
-/* argv as the vrctl user: 1 when the ACL refused it. */
-static int vrctl_refused(int argc, const char **argv)
-{
-    char url[200];
-    snprintf(url, sizeof url, "redis://vrctl:pw-vrctl@127.0.0.1:%d", A.port);
-    struct rq *q = NULL;
-    vr_err e = { 0 };
-    cr_assert_eq(rq_open(url, 2000, &q, &e), 0, "%s", e.msg);
-    redisReply *r = rq_cmdargv(q, &e, argc, argv, NULL);
-    int refused = !r && strstr(e.msg, "NOPERM");
-    cr_assert(r || refused, "vrctl's %s: %s", argv[0], e.msg);
-    freeReplyObject(r);
-    rq_free(&q);
-    return refused;
-}
-
-#define REFUSED(...)                                                                   \
-    do {                                                                               \
-        const char *av_[] = { __VA_ARGS__ };                                           \
-        cr_assert(vrctl_refused(sizeof av_ / sizeof *av_, av_), "vrctl may run %s %s", \
-                  av_[0], av_[1]);                                                     \
-    } while (0)
+#define REFUSED(...) TACL_VRCTL_REFUSED(&A, __VA_ARGS__)
 
 /* vrctl CMD ARG as the vrctl user: its exit status. */
 static int op(const char *cmd, const char *arg)

@@ -19,6 +19,8 @@
  *   whatever --chunk-seconds she asks, a live count: alone a job gets 5
  *   (one kept for her second), the second what the first leaves, and a
  *   cancelled job's chunks are hers no longer;
+ * - `--submitter alice:1:2`: no elastic cut for an idle worker takes her
+ *   job past her 2 chunks in flight (the cut's guard, finding 9);
  * - a controller killed between reading her entry and recording the job
  *   (a test hook stalls it there) loses nothing: the entry was not acked,
  *   and the next controller records the job;
@@ -282,6 +284,29 @@ Test(dist_sec_submitters, a_submitters_live_jobs_hold_at_most_its_chunks_in_flig
     /* bob has no chunk limit: his 0.2 s chunks are his */
     cr_assert_eq(submit_cs(ub, pb, "bob/b.mp4", "bob/k.mkv", "0.2", id, sizeof id), 0);
     cr_assert_gt(chunks_of(id), 6, "bob's job");
+}
+
+Test(dist_sec_submitters, a_cut_for_an_idle_worker_never_passes_her_chunks_in_flight)
+{
+    /* alice:1:2: her one elastic job holds both her chunks; of three slowed
+     * workers one stays idle, which a cut would feed (ctl_cut.c): the cut
+     * must be refused (ctl_submitter_may_add_chunk), the job end uncut */
+    start_with("alice:1:2", 4, 5);
+    setenv("VR_TEST_FRAME_DELAY_MS", "200", 1);
+    for (int i = 0; i < 3; i++)
+        cr_assert_gt(tacl_worker(&D, &A), 0);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
+    tmsleep(1500); /* the workers are up and idle: the plan counts three */
+    char id[64], st[32], cuts[32] = "";
+    cr_assert_eq(submit_as(ua, pa, "alice/a.mp4", "alice/g.mkv", id, sizeof id), 0, "%s", id);
+    int n = chunks_of(id);
+    cr_assert(n >= 1 && n <= 2, "alice's job %s has %d chunks (at most 2)", id, n);
+    tacl_wait_state(Q, &D, id, "done", 120000, st, sizeof st);
+    cr_assert_str_eq(st, "done", "job %s", id);
+    tacl_job_field(Q, id, "cuts", cuts, sizeof cuts);
+    tacl_job_field(Q, id, "chunks_total", st, sizeof st);
+    cr_assert(atoi(cuts) == 0 && atoi(st) == n, "job %s was cut %s times to %s chunks, past "
+              "alice's 2 in flight", id, cuts[0] ? cuts : "0", st);
 }
 
 /* Entries of alice's stream read and not acknowledged. */

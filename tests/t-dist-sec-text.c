@@ -49,6 +49,7 @@ Test(dist_sec_text, every_bidi_control_is_stripped_and_other_utf8_kept)
 Test(dist_sec_text, a_right_to_left_override_in_a_name_is_shown_as_a_question_mark)
 {
     tacl_start(&D, &A);
+    tacl_controller(&D, &A, NULL); /* the vrctl user's submit is recorded by a controller */
     char in[400], out[400], id[128], page[400];
     static char buf[65536];
     snprintf(in, sizeof in, "%s/in\xe2\x80\xae" "4pm.exe.mp4", D.r.dir);

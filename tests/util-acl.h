@@ -56,10 +56,24 @@ int tacl_vrctl(const char *url, const char *pw, char *out, size_t n, const char 
 int tacl_submit(const struct tacl *a, const char *in, const char *out, const char *const *extra,
                 char *id, size_t n);
 
-/* A job record whose spec names in and out (profile fast, the defaults
- * else: it may not replace an existing output), written as the vrctl user
- * may with no vrctl check on the way; its id into id (n bytes). */
+/* A job whose spec names in and out (profile fast, the defaults else: it
+ * may not replace an existing output), asked for as the vrctl user may
+ * (an entry of vr:submit:@ops, which a controller records) with no vrctl
+ * check on the way; its id into id (n bytes). */
 void tacl_spec_by_hand(const struct tacl *a, const char *in, const char *out, char *id, size_t n);
+
+/* argv sent as user (password pw) to a's server: 1 when the ACL refused
+ * it (NOPERM), 0 when Redis answered; any other error fails the test. */
+int tacl_refused(const struct tacl *a, const char *user, const char *pw, int argc,
+                 const char **argv);
+
+/* The command given (words) must be refused to the vrctl user of a. */
+#define TACL_VRCTL_REFUSED(a, ...)                                                      \
+    do {                                                                                \
+        const char *av_[] = { __VA_ARGS__ };                                            \
+        cr_assert(tacl_refused(a, "vrctl", "pw-vrctl", sizeof av_ / sizeof *av_, av_),  \
+                  "vrctl may run %s %s", av_[0], av_[1]);                               \
+    } while (0)
 
 /* tacl_start and an admin connection (rq_free it, or tacl_down): the
  * set-up every t-dist-sec-* test begins with. */
