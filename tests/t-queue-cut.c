@@ -190,3 +190,23 @@ Test(queue_cut, a_worker_dead_after_the_cut_leaves_the_shorter_task)
     cr_assert_eq(seen, 1);
     rq_msg_release(&a);
 }
+
+/* A cut for its worker's slowness marks the chunk's record with the entry
+ * that worker runs it under (rq_cut_aside: it steps aside from the tails
+ * once it ends it); an idle worker's cut does not, and the chunk requeued
+ * under another entry (another worker) is not that worker's. */
+Test(queue_cut, a_cut_for_slowness_marks_its_worker_to_step_aside)
+{
+    vr_err e = { 0 };
+    struct rq_msg a = { 0 };
+    running_chunk(&a);
+    cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{\"h\":1}", "100:90", 5, "{\"t\":5}", 3,
+                              "B:cpu:2", 0, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_cut_aside(Q, "j1", 0, a.id, &e), 0, "a cut for an idle worker");
+    cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "100:90", "{\"h\":2}", "50:40", 3, "{\"t\":3}",
+                              3, "B:cpu:2", 1, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_cut_aside(Q, "j1", 0, a.id, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_cut_aside(Q, "j1", 0, "1-1", &e), 0, "another entry's worker");
+    cr_assert_eq(rq_cut_aside(Q, "j1", 3, a.id, &e), 0, "the tail's");
+    rq_msg_release(&a);
+}
