@@ -290,6 +290,7 @@ static int ctl_cut_rates(struct ctl *c, const struct rq_worker_info *w, int n,
             int last = k->e - 1; /* a tail starts at one of its pieces: their warm-up alike */
             r[nr++] = (struct ctl_cut_rate){ .wi = i, .done = k->done, .left = k->left,
                                              .fps = ctl_cut_rate_of(&w[i]),
+                                             .fps_low = ctl_cut_fps(w[i].fps),
                                              .warmup = pl->chunks[last].warmup };
         }
     return nr;
