@@ -316,14 +316,15 @@ static double run_straggler(int slow, char *id, size_t n, char *out, size_t on, 
 
 /* One worker of four 5x slower: its running chunk is cut before anyone
  * is idle, once its rate says it would end well after the fleet
- * (controller/ctl_cut_slow.c); the job ends bit-identical, each chunk
- * committed once. Measured 1.26-1.46x (6 runs) on the 2-core box at load
- * 12-20, beside another dist test; cut only once the others were idle it
- * was 1.78-1.96x. The floor: the work alone gives 1.25x, and the straggler
- * keeps 2 pieces (20 frames), since its reader is 8 frames ahead and the
- * cut's margin 3 more by the time its rate is known. The bound asserted
- * is 1.7x, clear of that spread; without any cut its own chunk alone
- * takes about 5x. */
+ * (controller/ctl_cut_slow.c), and it then steps aside from the tails
+ * (worker/serve_aside.c: dist_elastic_aside shows it by who committed
+ * what); the job ends bit-identical, each chunk committed once. Measured
+ * 1.37-1.40x on the 2-core box at load 10-12 (docs/PERF.md); cut only
+ * once the others were idle it was 1.78-1.96x. The floor: the work alone
+ * gives 1.25x, and the straggler keeps 3 pieces (15 frames), since its
+ * reader is 8 frames ahead and the cut's margin 3 more by the time its
+ * rate is known. The bound asserted is 1.7x, clear of that spread; without
+ * any cut its own chunk alone takes about 5x. */
 Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
 {
     char id[64], out[400], in[400], cfg[400];
