@@ -12,6 +12,7 @@
  */
 #include "rq.h"
 #include "rq_fleet.h"
+#include "util-queue.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -82,11 +83,7 @@ static void worker_state(const char *name, char *buf, size_t n)
 
 static long long job_ll(const char *id, const char *f)
 {
-    char jk[128];
-    long long v = 0;
-    rq_key_job(jk, sizeof jk, id);
-    rq_hget_ll(Q, jk, f, &v, NULL);
-    return v;
+    return tqueue_job_ll(Q, id, f);
 }
 
 Test(dist_elastic_aside, a_straggler_leaves_the_tails_to_the_faster_worker)

@@ -14,6 +14,7 @@
  * (VR_TEST_CUT_DELAY_MS) each leave the job whole. */
 #include "rq.h"
 #include "rq_fleet.h"
+#include "util-queue.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -104,11 +105,7 @@ static void finish(const char *id)
 
 static long long job_ll(const char *id, const char *f)
 {
-    char jk[128];
-    long long v = 0;
-    rq_key_job(jk, sizeof jk, id);
-    rq_hget_ll(Q, jk, f, &v, NULL);
-    return v;
+    return tqueue_job_ll(Q, id, f);
 }
 
 /* Every chunk record of the job committed once; how many there are. The
