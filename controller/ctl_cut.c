@@ -6,7 +6,8 @@
  * pre-roll and warm-up) past what its worker has reported done, near the
  * middle of what is left; the tail is queued for the idle worker. Before
  * anyone is idle, a straggler's chunk is cut the same way, so that it ends
- * with the fleet (ctl_cut_slow.c). The pieces' plan is kept from the job's
+ * with the fleet (ctl_cut_slow.c), and that worker steps aside from the
+ * tails once it ends it (RQ_CUT_ASIDE_MS). The pieces' plan is kept from the job's
  * plan, or planned again, deterministically, from the job record's
  * piece_ms and piece_warmup (a controller that took the job over).
  */
@@ -245,7 +246,7 @@ static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, cons
         if (h && chunk_task_parse(ht, strlen(ht), h, NULL) == 0) {
             rq_cut_end_text(&h->range, hend, sizeof hend);
             rc = rq_chunk_cut(c->q, k->job, k->idx, k->seen.entry, k->seen.end, ht, hend, m, tt,
-                              js.max_attempts, for_w, &err);
+                              js.max_attempts, for_w, slow, &err);
         } else {
             rc = 0;
         }
@@ -289,6 +290,7 @@ static int ctl_cut_rates(struct ctl *c, const struct rq_worker_info *w, int n,
             int last = k->e - 1; /* a tail starts at one of its pieces: their warm-up alike */
             r[nr++] = (struct ctl_cut_rate){ .wi = i, .done = k->done, .left = k->left,
                                              .fps = ctl_cut_rate_of(&w[i]),
+                                             .fps_low = ctl_cut_fps(w[i].fps),
                                              .warmup = pl->chunks[last].warmup };
         }
     return nr;

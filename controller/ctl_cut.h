@@ -22,6 +22,7 @@ struct ctl_cut_rate {
     long long done;  /* frames encoded */
     long long left;  /* frames left to encode */
     double fps;      /* its worker's rate on it (0 unknown: ctl_cut_rate_of) */
+    double fps_low;  /* its heartbeat's rate, set-up in (lower; 0 unknown) */
     int warmup;      /* warm-up frames a tail of it starts with */
 };
 

@@ -72,8 +72,12 @@ long long ctl_cut_idle_for(const struct rq_worker_info *w, long long srv)
 
 int ctl_cut_idle_waited(const struct rq_worker_info *w, long long srv, int warmup)
 {
-    if (w->chunks_done <= 0) /* a worker that just joined: its wait is no gap, none will end it */
-        return 1;
+    /* a worker that just joined: its wait is no gap, none will end it; but
+     * a heartbeat since work was queued says so (one from before a job's
+     * plan said idle while the worker took a chunk of it: a cut for it at
+     * 0 frames done held the straggler's cut back until its tail was taken) */
+    if (w->chunks_done <= 0)
+        return ctl_cut_idle_for(w, srv) > 0;
     double fps = w->fps > 0 && w->fps < 1e5 ? w->fps : 0; /* its last chunk's rate */
     long long setup = CTL_CUT_SETUP_MS + (fps > 0 ? (long long)(warmup * 1000 / fps) : 0);
     return ctl_cut_idle_for(w, srv) > setup;

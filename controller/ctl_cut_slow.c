@@ -38,7 +38,10 @@ int ctl_cut_slow_pick(const struct ctl_cut_rate *r, int n, long long *want, int 
     double setup = CTL_CUT_SETUP_MS / 1000.0 + r[s].warmup / r[f].fps;
     if (r[s].left / r[s].fps <= drain * (1 + CTL_CUT_SLOW_SLACK) + setup)
         return -1;
-    *want = r[s].done + (long long)(r[s].fps * drain);
+    /* it keeps what the lower of its rates encodes: the one between its
+     * heartbeats, over the first few frames, read 3.3 fps for 2 */
+    double keep_fps = r[s].fps_low > 0 && r[s].fps_low < r[s].fps ? r[s].fps_low : r[s].fps;
+    *want = r[s].done + (long long)(keep_fps * drain);
     *first = f;
     return s;
 }

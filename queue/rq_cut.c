@@ -20,7 +20,8 @@ void rq_cut_end_text(const struct chunk_range *r, char *buf, size_t n)
 }
 
 /* KEYS: chunk, tail chunk, job, priority chunks. ARGV: entry, seen end,
- * head task, head end, tail task, max attempts, job, tail idx, worker. */
+ * head task, head end, tail task, max attempts, job, tail idx, worker,
+ * slow ("1": the chunk's `aside` names the entry its worker runs it under). */
 static const char CUT_LUA[] =
     "local h = redis.call('HMGET', KEYS[1], 'state', 'entry', 'end')\n"
     "if h[1] ~= 'running' or h[2] ~= ARGV[1] or (h[3] or '') ~= ARGV[2] then return 0 end\n"
@@ -28,6 +29,7 @@ static const char CUT_LUA[] =
     "if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'task', ARGV[3], 'end', ARGV[4])\n"
     "redis.call('HINCRBY', KEYS[1], 'cuts', 1)\n"
+    "if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'aside', ARGV[1]) end\n"
     "local nid = redis.call('XADD', KEYS[4], '*', 'job', ARGV[7], 'idx', ARGV[8])\n"
     "redis.call('HSET', KEYS[2], 'task', ARGV[5], 'state', 'queued', 'attempts', 0,\n"
     "           'max_attempts', ARGV[6], 'entry', nid, 'stream', KEYS[4], 'cut_for', ARGV[9])\n"
@@ -38,7 +40,7 @@ static const char CUT_LUA[] =
 int rq_chunk_cut(struct rq *q, const char *job, int idx, const char *entry,
                  const char *seen_end, const char *head_task, const char *head_end,
                  int tail_idx, const char *tail_task, int max_attempts, const char *worker,
-                 vr_err *err)
+                 int slow, vr_err *err)
 {
     char ck[128], tk[128], jk[128], ma[16], ti[16];
     rq_key_chunk(ck, sizeof ck, job, idx);
@@ -47,9 +49,9 @@ int rq_chunk_cut(struct rq *q, const char *job, int idx, const char *entry,
     snprintf(ma, sizeof ma, "%d", max_attempts);
     snprintf(ti, sizeof ti, "%d", tail_idx);
     const char *kv[] = { ck, tk, jk, RQ_CHUNKS_HI, entry, seen_end, head_task, head_end,
-                         tail_task, ma, job, ti, worker };
+                         tail_task, ma, job, ti, worker, slow ? "1" : "0" };
     long long v = 0;
-    int rc = rq_eval_int(q, err, CUT_LUA, 4, kv, 13, &v);
+    int rc = rq_eval_int(q, err, CUT_LUA, 4, kv, 14, &v);
     return rc < 0 ? rc : (int)v;
 }
 
@@ -66,6 +68,14 @@ int rq_cut_peek(struct rq *q, const char *job, int idx, char *end, size_t n, cha
     }
     rc = rq_hget(q, ck, "task", task, tn, err);
     return rc < 0 ? rc : rc > 0;
+}
+
+int rq_cut_aside(struct rq *q, const char *job, int idx, const char *entry, vr_err *err)
+{
+    char ck[128], aside[RQ_ID_MAX] = "";
+    rq_key_chunk(ck, sizeof ck, job, idx);
+    int rc = rq_hget(q, ck, "aside", aside, sizeof aside, err);
+    return rc < 0 ? rc : rc > 0 && !strcmp(aside, entry);
 }
 
 /* KEYS: chunk, job. What the cut needs of a running chunk, in one call:

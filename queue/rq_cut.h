@@ -42,12 +42,31 @@ void rq_cut_end_text(const struct chunk_range *r, char *buf, size_t n);
  * `seen_end` ("" while it was never cut), keeps head_task (its range up to
  * the cut, ending at head_end) and chunk tail_idx gets tail_task, queued in
  * the priority stream; `worker` names who the tail is cut for (events).
- * Returns 1 cut, 0 not (the chunk ended, was requeued or cut meanwhile,
- * the tail exists, the job is not running), <0 error. */
+ * `slow`: the cut is for its worker's slowness, and the chunk's record
+ * says so (`aside`: the entry it runs under), so that this worker steps
+ * aside from the tails once it ends it (rq_cut_aside). Returns 1 cut, 0 not
+ * (the chunk ended, was requeued or cut meanwhile, the tail exists, the job
+ * is not running), <0 error. */
 int rq_chunk_cut(struct rq *q, const char *job, int idx, const char *entry,
                  const char *seen_end, const char *head_task, const char *head_end,
                  int tail_idx, const char *tail_task, int max_attempts, const char *worker,
-                 vr_err *err);
+                 int slow, vr_err *err);
+
+/* A straggler steps aside (issue 44): the worker whose chunk was cut for
+ * its slowness reads nothing from the priority stream, where the tails
+ * wait, for this long after it ends that chunk, or until the chunk's job
+ * ends. Ending a chunk, it would read that stream at once, while idle
+ * workers look there only between their blocking reads of the normal
+ * stream: so it took the tails, its own among them, at a fifth of their
+ * speed. Its heartbeat says "aside" meanwhile, and no tail is cut for it.
+ * Bounded: with every faster worker dead or busy, a tail waits this long
+ * at most for one. */
+#define RQ_CUT_ASIDE_MS 10000
+
+/* Whether the worker running chunk job/idx under stream entry `entry` was
+ * cut for its slowness (the record's `aside` names that entry; a chunk
+ * requeued to another worker runs under another): 1 yes, 0 no, <0 error. */
+int rq_cut_aside(struct rq *q, const char *job, int idx, const char *entry, vr_err *err);
 
 /* What a worker reads of its chunk's record with each renewal: its `end`
  * into end (n bytes; "" when never cut) and, when it is not "", the task

@@ -13,7 +13,8 @@
 struct rq_worker_info {
     char name[160];               /* consumer name host:gpu:nonce */
     char gpu[16];                 /* device index, or "cpu" */
-    char state[16];               /* idle | busy | draining */
+    char state[16];               /* idle | busy | draining | warming | quarantined | paused
+                                   * | aside (a straggler off the tails, rq_cut.h) */
     char chunk[96];               /* "<job>/<idx>" while busy, else "-" */
     double fps;                   /* of its last chunk */
     double gpu_util;              /* mean GPU utilisation (percent) over its last

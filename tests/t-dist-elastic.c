@@ -14,6 +14,7 @@
  * (VR_TEST_CUT_DELAY_MS) each leave the job whole. */
 #include "rq.h"
 #include "rq_fleet.h"
+#include "util-queue.h"
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
@@ -104,11 +105,7 @@ static void finish(const char *id)
 
 static long long job_ll(const char *id, const char *f)
 {
-    char jk[128];
-    long long v = 0;
-    rq_key_job(jk, sizeof jk, id);
-    rq_hget_ll(Q, jk, f, &v, NULL);
-    return v;
+    return tqueue_job_ll(Q, id, f);
 }
 
 /* Every chunk record of the job committed once; how many there are. The
@@ -316,14 +313,15 @@ static double run_straggler(int slow, char *id, size_t n, char *out, size_t on, 
 
 /* One worker of four 5x slower: its running chunk is cut before anyone
  * is idle, once its rate says it would end well after the fleet
- * (controller/ctl_cut_slow.c); the job ends bit-identical, each chunk
- * committed once. Measured 1.26-1.46x (6 runs) on the 2-core box at load
- * 12-20, beside another dist test; cut only once the others were idle it
- * was 1.78-1.96x. The floor: the work alone gives 1.25x, and the straggler
- * keeps 2 pieces (20 frames), since its reader is 8 frames ahead and the
- * cut's margin 3 more by the time its rate is known. The bound asserted
- * is 1.7x, clear of that spread; without any cut its own chunk alone
- * takes about 5x. */
+ * (controller/ctl_cut_slow.c), and it then steps aside from the tails
+ * (worker/serve_aside.c: dist_elastic_aside shows it by who committed
+ * what); the job ends bit-identical, each chunk committed once. Measured
+ * 1.37-1.40x on the 2-core box at load 10-12 (docs/PERF.md); cut only
+ * once the others were idle it was 1.78-1.96x. The floor: the work alone
+ * gives 1.25x, and the straggler keeps 3 pieces (15 frames), since its
+ * reader is 8 frames ahead and the cut's margin 3 more by the time its
+ * rate is known. The bound asserted is 1.7x, clear of that spread; without
+ * any cut its own chunk alone takes about 5x. */
 Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
 {
     char id[64], out[400], in[400], cfg[400];

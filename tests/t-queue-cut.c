@@ -62,7 +62,7 @@ Test(queue_cut, cut_queues_the_tail_and_the_worker_commits_the_head)
     struct rq_start st;
     running_chunk(&a);
     cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{\"head\":1}", "100:90", 5, "{\"tail\":1}",
-                              3, "B:cpu:2", &e), 1, "%s", e.msg);
+                              3, "B:cpu:2", 0, &e), 1, "%s", e.msg);
     cr_assert_eq(rq_chunks_waiting(Q, &e), 1, "the tail waits for a worker");
     char end[RQ_CUT_END_MAX], task[256];
     cr_assert_eq(rq_cut_peek(Q, "j1", 0, end, sizeof end, task, sizeof task, &e), 1);
@@ -92,7 +92,7 @@ Test(queue_cut, a_worker_that_never_heard_of_the_cut_cannot_commit_past_it)
     struct rq_start st;
     running_chunk(&a);
     cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{\"head\":1}", "100:90", 5, "{\"tail\":1}",
-                              3, "B:cpu:2", &e), 1, "%s", e.msg);
+                              3, "B:cpu:2", 0, &e), 1, "%s", e.msg);
     /* A read to the chunk's planned end, the tail's frames included */
     cr_assert_eq(rq_chunk_commit_end(Q, a.stream, "A:cpu:1", a.id, "j1", 0, 20, 5.0, "{}", NULL,
                                      "open", &e), RQ_COMMIT_CUT_MISSED, "%s", e.msg);
@@ -126,17 +126,17 @@ Test(queue_cut, two_cutters_racing_cut_once)
     struct rq_msg a = { 0 };
     running_chunk(&a);
     cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{\"h\":1}", "100:90", 5, "{\"t\":5}", 3,
-                              "B:cpu:2", &e), 1, "%s", e.msg);
+                              "B:cpu:2", 0, &e), 1, "%s", e.msg);
     /* the second saw the chunk uncut: refused, whatever tail it chose */
     cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{\"h\":2}", "50:40", 3, "{\"t\":3}", 3,
-                              "C:cpu:3", &e), 0);
+                              "C:cpu:3", 0, &e), 0);
     cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{\"h\":2}", "100:90", 5, "{\"t\":5}", 3,
-                              "C:cpu:3", &e), 0);
+                              "C:cpu:3", 0, &e), 0);
     /* one who saw the cut may cut the head again, at another tail */
     cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "100:90", "{\"h\":3}", "50:40", 3, "{\"t\":3}",
-                              3, "C:cpu:3", &e), 1, "%s", e.msg);
+                              3, "C:cpu:3", 0, &e), 1, "%s", e.msg);
     cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "50:40", "{\"h\":4}", "30:20", 5, "{\"t\":5}",
-                              3, "D:cpu:4", &e), 0, "a tail that exists is not made twice");
+                              3, "D:cpu:4", 0, &e), 0, "a tail that exists is not made twice");
     cr_assert_eq(hll("vr:job:j1", "chunks_total"), 3);
     cr_assert_eq(hll("vr:job:j1", "cuts"), 2);
     redisReply *r = rq_cmd(Q, &e, "XLEN %s", RQ_CHUNKS_HI);
@@ -150,17 +150,17 @@ Test(queue_cut, no_cut_of_a_chunk_done_requeued_or_of_an_ended_job)
     vr_err e = { 0 };
     struct rq_msg a = { 0 };
     running_chunk(&a);
-    cr_assert_eq(rq_chunk_cut(Q, "j1", 0, "1-1", "", "{}", "1:1", 5, "{}", 3, "B", &e), 0,
+    cr_assert_eq(rq_chunk_cut(Q, "j1", 0, "1-1", "", "{}", "1:1", 5, "{}", 3, "B", 0, &e), 0,
                  "another entry");
     redisReply *r = rq_cmd(Q, &e, "HSET vr:job:j1 state cancelled");
     freeReplyObject(r);
-    cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{}", "1:1", 5, "{}", 3, "B", &e), 0,
+    cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{}", "1:1", 5, "{}", 3, "B", 0, &e), 0,
                  "job ended");
     r = rq_cmd(Q, &e, "HSET vr:job:j1 state running");
     freeReplyObject(r);
     cr_assert_eq(rq_chunk_commit(Q, a.stream, "A:cpu:1", a.id, "j1", 0, 20, 5.0, "{}", NULL, &e),
                  1, "uncut: any end commits");
-    cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{}", "1:1", 5, "{}", 3, "B", &e), 0,
+    cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{}", "1:1", 5, "{}", 3, "B", 0, &e), 0,
                  "done");
     cr_assert_eq(hll("vr:job:j1", "chunks_total"), 1);
     rq_msg_release(&a);
@@ -173,7 +173,7 @@ Test(queue_cut, a_worker_dead_after_the_cut_leaves_the_shorter_task)
     struct rq_start st;
     running_chunk(&a);
     cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{\"head\":1}", "100:90", 5, "{\"tail\":1}",
-                              3, "B:cpu:2", &e), 1, "%s", e.msg);
+                              3, "B:cpu:2", 0, &e), 1, "%s", e.msg);
     struct timespec ts = { 0, 120 * 1000000L };
     nanosleep(&ts, NULL);
     cr_assert_eq(rq_chunk_fail(Q, a.stream, NULL, a.id, "j1", 0, "lease lapsed", 100, &e), 1,
@@ -188,5 +188,25 @@ Test(queue_cut, a_worker_dead_after_the_cut_leaves_the_shorter_task)
         rq_msg_release(&c);
     }
     cr_assert_eq(seen, 1);
+    rq_msg_release(&a);
+}
+
+/* A cut for its worker's slowness marks the chunk's record with the entry
+ * that worker runs it under (rq_cut_aside: it steps aside from the tails
+ * once it ends it); an idle worker's cut does not, and the chunk requeued
+ * under another entry (another worker) is not that worker's. */
+Test(queue_cut, a_cut_for_slowness_marks_its_worker_to_step_aside)
+{
+    vr_err e = { 0 };
+    struct rq_msg a = { 0 };
+    running_chunk(&a);
+    cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "", "{\"h\":1}", "100:90", 5, "{\"t\":5}", 3,
+                              "B:cpu:2", 0, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_cut_aside(Q, "j1", 0, a.id, &e), 0, "a cut for an idle worker");
+    cr_assert_eq(rq_chunk_cut(Q, "j1", 0, a.id, "100:90", "{\"h\":2}", "50:40", 3, "{\"t\":3}",
+                              3, "B:cpu:2", 1, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_cut_aside(Q, "j1", 0, a.id, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_cut_aside(Q, "j1", 0, "1-1", &e), 0, "another entry's worker");
+    cr_assert_eq(rq_cut_aside(Q, "j1", 3, a.id, &e), 0, "the tail's");
     rq_msg_release(&a);
 }

@@ -39,3 +39,12 @@ int tqueue_take(struct rq *q, const char *consumer, struct rq_msg *m, struct rq_
     cr_assert_geq(rc, 0, "%s", e.msg);
     return rc;
 }
+
+long long tqueue_job_ll(struct rq *q, const char *id, const char *f)
+{
+    char jk[128];
+    long long v = 0;
+    rq_key_job(jk, sizeof jk, id);
+    rq_hget_ll(q, jk, f, &v, NULL);
+    return v;
+}

@@ -19,4 +19,7 @@ void tqueue_start(struct tredis *t, int aof, struct rq **q, int chunks_total);
  * fails the test on an error. */
 int tqueue_take(struct rq *q, const char *consumer, struct rq_msg *m, struct rq_start *st);
 
+/* Field f of job id's record as a number (0 when absent). */
+long long tqueue_job_ll(struct rq *q, const char *id, const char *f);
+
 #endif

@@ -65,8 +65,10 @@ static int serve_loop(struct serve *s)
         /* Priority jobs first (a non-blocking look), then the normal stream;
          * BLOCK stays well below the 10 s command timeout, and bounds how
          * long a new priority chunk waits for an idle worker. One stream per
-         * read: a read of both could deliver two entries at once. */
-        int rc = rq_read(s->q, RQ_G_WORKERS, s->claim.consumer, hi, 1, 0, &m, &e);
+         * read: a read of both could deliver two entries at once. A
+         * straggler steps aside from the priority stream (serve_aside.c). */
+        int rc = serve_aside(s) ? 0 : rq_read(s->q, RQ_G_WORKERS, s->claim.consumer, hi, 1, 0,
+                                              &m, &e);
         if (rc == 0)
             rc = rq_read(s->q, RQ_G_WORKERS, s->claim.consumer, normal, 1, 500, &m, &e);
         if (rc == VR_EINVAL) {

@@ -85,6 +85,10 @@ struct serve {
     long long cut_frames;         /* the frames of the range it was cut to (-1: unknown) */
     char cut_prev[48];            /* the cut asked before it, which the reader may have taken */
     long long cut_prev_frames;
+    int aside_heard;              /* the chunk in hand was cut for this worker's slowness */
+    double aside_until;           /* stepping aside from the tails until then (monotonic s;
+                                   * 0 not: serve_aside.c) */
+    char aside_job[48];           /* ... or until this job (the cut chunk's) ends */
 
     struct remux_cut cut;         /* the reader's end, moved by a cut (its own lock) */
 };
@@ -138,6 +142,16 @@ void serve_cut_reset(struct serve *s);
 void serve_cut_poll(struct serve *s, struct rq *q, const struct rq_held *h);
 int serve_cut_end(struct serve *s, const struct chunk_task *t, char *end, size_t n,
                   long long *frames);
+
+/* A straggler steps aside from the tails (worker/serve_aside.c, rq_cut.h
+ * RQ_CUT_ASIDE_MS). serve_aside_heard (the heartbeat, with a fresh cut of
+ * h): notes whether the cut was for this worker's slowness.
+ * serve_aside_begin (s->mu held, the chunk in hand ended): the step aside
+ * starts when it was. serve_aside (the pull loop, each turn): 1 while the
+ * worker steps aside (it reads no priority stream), 0 not. */
+void serve_aside_heard(struct serve *s, struct rq *q, const struct rq_held *h);
+void serve_aside_begin(struct serve *s);
+int serve_aside(struct serve *s);
 
 /* Heartbeat thread body (arg: struct serve *). */
 void *serve_hb_main(void *arg);

@@ -49,6 +49,8 @@ static void serve_set_busy(struct serve *s, const struct rq_held *h, int busy)
         pthread_mutex_unlock(&s->mu);
         serve_cut_reset(s);
         pthread_mutex_lock(&s->mu);
+    } else {
+        serve_aside_begin(s); /* before a heartbeat could say idle */
     }
     s->committing = 0;
     pthread_mutex_unlock(&s->mu);

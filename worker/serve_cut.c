@@ -21,6 +21,9 @@ void serve_cut_reset(struct serve *s)
     s->cut.state = REMUX_CUT_NONE;
     s->cut.taken_any = 0;
     pthread_mutex_unlock(&s->cut.mu);
+    pthread_mutex_lock(&s->mu);
+    s->aside_heard = 0;
+    pthread_mutex_unlock(&s->mu);
     s->cut_prev[0] = '\0';
     __atomic_store_n(&s->cut.read, 0, __ATOMIC_RELAXED);
     s->cut_seen[0] = '\0';
@@ -65,6 +68,7 @@ void serve_cut_poll(struct serve *s, struct rq *q, const struct rq_held *h)
     pthread_mutex_unlock(&s->mu);
     log_info("job %s chunk %d: cut by the controller (its range now ends at %s); stopping there",
              h->job, h->idx, end);
+    serve_aside_heard(s, q, h);
 out:
     free(task);
     free(t);

@@ -83,7 +83,7 @@ static void serve_hb_once(struct serve *s, struct rq *q)
     char why[1100];
     int paused = rq_pause_get(q, why, sizeof why, NULL) == 1;
     pthread_mutex_lock(&s->mu);
-    int quarantined = s->quarantined;
+    int quarantined = s->quarantined, aside = s->aside_until > 0;
     if (paused && !s->fleet_paused)
         log_warn("worker %s: the fleet is paused (storage errors on several workers): taking "
                  "no work until it ends", s->name);
@@ -92,7 +92,8 @@ static void serve_hb_once(struct serve *s, struct rq *q)
     s->fleet_paused = paused;
     pthread_mutex_unlock(&s->mu);
     snprintf(w.state, sizeof w.state, "%s", *s->drain ? "draining" : busy ? "busy"
-             : quarantined ? "quarantined" : paused ? "paused" : warming ? "warming" : "idle");
+             : quarantined ? "quarantined" : paused ? "paused" : warming ? "warming"
+             : aside ? "aside" : "idle");
     rq_worker_heartbeat(q, &w, s->hb_ms * 5 / 1000 + 2, NULL);
 }
 
