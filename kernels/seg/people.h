@@ -12,8 +12,8 @@
  * missed frame (people_track.h), so the tier does not flicker.
  *
  * CPU engine (seg_backend_ref.c) only for now: the CUDA net runs the pose
- * models, but not yet equal to the CPU engine (g_net_pose), the tier is
- * not wired to it, and the CUDA backend refuses the option.
+ * models (equal to the CPU engine: g_net_pose), but the tier is not wired
+ * to it, and the CUDA backend refuses the option.
  */
 #ifndef VR_PEOPLE_H
 #define VR_PEOPLE_H

@@ -10,9 +10,9 @@
  * 256x256 by pose_landmark_lite.tflite and pasted back (pose_segment.c).
  * The engine fuses the pasted masks with the selfie mask when the config
  * says `people: "pose"` (people.h, CPU engine). The GPU engine runs both
- * models too (net_cuda.h: netcu_create_outputs), but its outputs do not
- * yet equal the CPU's (g_net_pose, QUALITY.md), and this file and the tier
- * are not wired to it: they use the CPU's.
+ * models too (net_cuda.h: netcu_create_outputs, equal to the CPU's:
+ * g_net_pose), but this file and the tier are not wired to it: they use
+ * the CPU's.
  */
 #ifndef VR_POSE_H
 #define VR_POSE_H
