@@ -4,9 +4,9 @@
  * holes and the tiles' invented people cannot come back unnoticed:
  *
  *  - the bundled SBS sample (tests/data/video/sbs.mkv, make run's own, the
- *    issue's "frame 10" clip) as it is: 240 px eyes, a 2x2 of 160-px tiles
- *    (the grid by the eye's size); balanced and quality had 42% and 46%
- *    holes with the general model;
+ *    issue's "frame 10" clip) as it is: 240 px eyes, too small for tiles
+ *    (the grid by the eye's size), the models alone; balanced and quality
+ *    had 42% and 46% holes with the general model;
  *  - the same scaled to 2048x1024 (bicubic), where balanced and quality run
  *    their 3x3 grids under the whole pass: a tile's invented person or a
  *    tile rectangle shows here, and the tiles are held to the whole pass.

@@ -85,12 +85,13 @@ Test(seg_tile_grid, grown_tiles_cover_and_feather_their_band)
 }
 
 /* The shipped profiles choose the same way on the CPU and GPU engines (both
- * plan with tile_plan_make): balanced and quality run 3x3 at a 480 px eye
- * and at 8K, 2x2 at the bundled sample's 240 px eyes. */
+ * plan with tile_plan_make): balanced and quality (tile_min 0.66: 169 px)
+ * run 3x3 at a 480 px eye and at 8K, and none at the bundled sample's
+ * 240 px eyes (a 2x2 of 169-px tiles would share 0.58). */
 Test(seg_tile_grid, shipped_profiles)
 {
     const char *names[] = { "balanced", "quality" };
-    const int frame_w[] = { 480, 960, 1920, 8192 }, tiles[] = { 4, 9, 9, 9 };
+    const int frame_w[] = { 480, 960, 1920, 8192 }, tiles[] = { 0, 9, 9, 9 };
     for (int i = 0; i < 2; i++) {
         struct vr_config c;
         vr_err e = { 0 };

@@ -44,7 +44,9 @@ static void spread(int n, int t, int len, int *pos)
 }
 
 /* Tile width (eye px) of an n-column (m-row) grid covering w x h at overlap
- * ov with the model's aspect: the smallest whose grid covers the eye. */
+ * ov with the model's aspect: the smallest whose grid covers the eye. The
+ * plan clamps it to the eye, which distorts only when the grid asks for a
+ * tile wider (taller) than the eye itself. */
 static double grid_tile_w(int n, int m, double ov, int w, int h, double aspect)
 {
     double need_w = w / (n - (n - 1) * ov), need_h = h / (m - (m - 1) * ov);
