@@ -42,6 +42,7 @@ static const struct config_key config_keys[] = {
     KI(tile_cols, 0, CONFIG_TILE_MAX),
     KI(tile_rows, 0, CONFIG_TILE_MAX),
     KD(tile_overlap, 0.0, 0.75),
+    KD(tile_min, 0.25, 4.0),
     KB(whole_pass),
     KI(work_size, 64, 8192),
     KI(tile_gate, 0, 32),
@@ -79,6 +80,7 @@ void config_defaults(struct vr_config *c)
     c->tile_cols = 2;
     c->tile_rows = 2;
     c->tile_overlap = 0.25;
+    c->tile_min = 1.0;
     c->whole_pass = 1;
     c->work_size = 512;
     snprintf(c->people, sizeof c->people, "%s", "none");

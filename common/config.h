@@ -36,8 +36,11 @@ struct vr_config {
                                   * fail on different pictures */
     char precision[8];         /* "fp16" | "fp32" (GPU; CPU is always fp32) */
     /* tiling, per eye */
-    int tile_cols, tile_rows;  /* grid of overlapping model-size tiles; 0x0 = none */
+    int tile_cols, tile_rows;  /* the largest grid of overlapping tiles; 0x0 = none */
     double tile_overlap;       /* fraction of a tile shared with its neighbour */
+    double tile_min;           /* smallest tile side, in model inputs: an eye too small
+                                * for the grid's tiles gets a coarser grid
+                                * (kernels/seg/tiles.h, tile_grid_pick) */
     int whole_pass;            /* also run the whole eye once, blended under tiles */
     int work_size;             /* long side (px) of the eye mask tiles are blended into */
     int tile_gate;             /* >0: tiles bounded by the whole pass dilated by this many

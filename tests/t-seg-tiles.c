@@ -140,7 +140,7 @@ Test(seg_tiles, small_eye_is_never_magnified)
 {
     /* a 256x256 eye with a 2x2 grid would blow 147-px tiles up to 256:
      * the plan falls back to the whole pass alone; 600x600 with 3x3
-     * (240-px tiles) falls back to 2x2 (343-px tiles) */
+     * (240-px tiles) grows them to 256, sharing 0.33 (tile_grid_pick) */
     struct vr_config c = grid(2, 2, 0.25, 1);
     struct tile_plan p;
     cr_assert_eq(tile_plan_make(&c, SEG_LAYOUT_MONO, 256, 256, 256, 256, 256, 256,
@@ -150,7 +150,7 @@ Test(seg_tiles, small_eye_is_never_magnified)
     c = grid(3, 3, 0.25, 1);
     cr_assert_eq(tile_plan_make(&c, SEG_LAYOUT_MONO, 600, 600, 600, 600, 256, 256,
                                 &p, NULL), 0);
-    cr_assert_eq(p.eye[0].n, 5);
-    cr_assert_geq(p.eye[0].src[0].w, 256);
-    assert_covers(&p.eye[0], 4);
+    cr_assert_eq(p.eye[0].n, 10);
+    cr_assert_eq(p.eye[0].src[0].w, 256);
+    assert_covers(&p.eye[0], 9);
 }

@@ -43,6 +43,57 @@ static void spread(int n, int t, int len, int *pos)
         pos[i] = (int)lround((double)i * (len - t) / (n - 1));
 }
 
+/* Tile width (eye px) of an n-column (m-row) grid covering w x h at overlap
+ * ov with the model's aspect: the smallest whose grid covers the eye. The
+ * plan clamps it to the eye, which distorts only when the grid asks for a
+ * tile wider (taller) than the eye itself. */
+static double grid_tile_w(int n, int m, double ov, int w, int h, double aspect)
+{
+    double need_w = w / (n - (n - 1) * ov), need_h = h / (m - (m - 1) * ov);
+    return need_w > need_h * aspect ? need_w : need_h * aspect;
+}
+
+/* The overlap n tiles of length t need to cover len, at the least 0. */
+static double grid_overlap(int n, double t, int len)
+{
+    return n > 1 && n * t > len ? (n * t - len) / ((n - 1) * t) : 0.0;
+}
+
+void tile_grid_pick(const struct vr_config *cfg, int eye_w, int eye_h, int mw, int mh,
+                    struct tile_grid *g)
+{
+    int cols = cfg->tile_cols, rows = cfg->tile_rows;
+    double ov = cfg->tile_overlap, aspect = (double)mw / mh, tw = 0.0;
+    double tmin = cfg->tile_min * mw; /* the smallest tile's width, eye px */
+    g->grown = 0;
+    /* The largest grid up to the profile's whose tiles are at least tmin
+     * wide: at its overlap, or grown: a small eye gets fewer tiles, a large
+     * one all of them. */
+    while (cols > 1 || rows > 1) {
+        tw = grid_tile_w(cols, rows, ov, eye_w, eye_h, aspect);
+        if (tw >= tmin)
+            break;
+        /* Too small: the tiles grow to tmin, sharing more of each other (up
+         * to TILE_GROWN_OVERLAP), rather than fall to a coarser grid or out,
+         * leaving the whole pass alone, which misses small people. */
+        if (tmin <= eye_w && tmin / aspect <= eye_h
+            && grid_overlap(cols, tmin, eye_w) <= TILE_GROWN_OVERLAP
+            && grid_overlap(rows, tmin / aspect, eye_h) <= TILE_GROWN_OVERLAP) {
+            tw = tmin;
+            g->grown = 1;
+            break;
+        }
+        cols -= cols > 1;
+        rows -= rows > 1;
+    }
+    /* a 1x1 grid is the whole pass: none */
+    if (cols <= 1 && rows <= 1)
+        cols = rows = 0, tw = 0.0;
+    g->cols = cols;
+    g->rows = rows;
+    g->tile_w = tw;
+}
+
 static void plan_eye(const struct vr_config *cfg, int mw, int mh, struct tile_eye *te)
 {
     const struct frame_rect E = te->eye;
@@ -58,27 +109,10 @@ static void plan_eye(const struct vr_config *cfg, int mw, int mh, struct tile_ey
     double sx = (double)te->work_w / E.w, sy = (double)te->work_h / E.h;
 
     te->n = 0;
-    int cols = cfg->tile_cols, rows = cfg->tile_rows;
-    double ov = cfg->tile_overlap, aspect = (double)mw / mh, tw = 0.0;
-    /* Tiles exist to look closer at small people, never to magnify: while
-     * the grid's tiles would be smaller than the model input, use a coarser
-     * grid; a 1x1 grid is the whole pass, so it becomes none. */
-    while (cols > 0 && rows > 0) {
-        if (cols == 1 && rows == 1) {
-            cols = rows = 0;
-            break;
-        }
-        /* Smallest tile with the model's aspect whose grid covers the eye;
-         * clamped to the eye below, which distorts only when the grid asks
-         * for a tile wider (taller) than the eye itself. */
-        double need_w = E.w / (cols - (cols - 1) * ov);
-        double need_h = E.h / (rows - (rows - 1) * ov);
-        tw = need_w > need_h * aspect ? need_w : need_h * aspect;
-        if (tw >= mw)
-            break;
-        cols -= cols > 1;
-        rows -= rows > 1;
-    }
+    struct tile_grid g;
+    tile_grid_pick(cfg, E.w, E.h, mw, mh, &g);
+    int cols = g.cols, rows = g.rows;
+    double ov = cfg->tile_overlap, aspect = (double)mw / mh, tw = g.tile_w;
     if (cols > 0 && rows > 0) {
         double th = tw / aspect;
         int iw = (int)ceil(tw), ih = (int)ceil(th);
@@ -86,6 +120,10 @@ static void plan_eye(const struct vr_config *cfg, int mw, int mh, struct tile_ey
             iw = E.w;
         if (ih > E.h)
             ih = E.h;
+        if (g.grown) { /* feather across the whole shared band, as at tile_overlap */
+            double ox = grid_overlap(cols, iw, E.w), oy = grid_overlap(rows, ih, E.h);
+            ov = cols > 1 && rows > 1 ? fmin(ox, oy) : fmax(ox, oy);
+        }
         int xs[TILE_MAX_GRID], ys[TILE_MAX_GRID];
         spread(cols, iw, E.w, xs);
         spread(rows, ih, E.h, ys);

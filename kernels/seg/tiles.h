@@ -4,11 +4,12 @@
  * Plain C, computed once at seg_create() and shared by both backends.
  *
  * An eye (the whole frame for mono, a half for sbs/tb) gets a cols x rows
- * grid of overlapping tiles whose aspect matches the model's input, so the
- * network sees people undistorted; neighbours share `tile_overlap` of a
- * tile; the outer tiles touch the eye's borders. When whole_pass is set (or
- * the grid is 0 x 0) the whole eye is also one tile, blended with a low
- * weight under the others. The work mask keeps the eye's aspect with its
+ * grid, chosen by the eye's size (tile_grid_pick), of overlapping tiles
+ * whose aspect matches the model's input, so the network sees people
+ * undistorted; neighbours share `tile_overlap` of a tile (more when
+ * grown); the outer tiles touch the eye's borders. When whole_pass is set
+ * (or the grid is 0 x 0) the whole eye is also one tile, blended with a
+ * low weight under the others. The work mask keeps the eye's aspect with its
  * long side = work_size (never larger than the eye).
  */
 #ifndef VR_TILES_H
@@ -42,9 +43,29 @@ struct tile_plan {
     int max_tiles;          /* largest eye[i].n */
 };
 
+/* The most a grown grid's tiles share of each other (tile_grid_pick) */
+#define TILE_GROWN_OVERLAP 0.5
+
+/* The grid an eye gets (tile_grid_pick). */
+struct tile_grid {
+    int cols, rows;         /* 0 x 0: no tiles, the whole pass alone */
+    double tile_w;          /* a tile's width, eye px (height: / the model's aspect) */
+    int grown;              /* 1: the tiles grew to the smallest size, sharing more
+                             * than tile_overlap */
+};
+
+/* The grid of an eye_w x eye_h eye for a model of mw x mh: the largest, up to
+ * cfg's tile_cols x tile_rows, whose tiles are at least tile_min * mw eye
+ * pixels wide, either at tile_overlap or grown to that width while they
+ * share at most TILE_GROWN_OVERLAP; else none. So a small eye gets fewer
+ * tiles (or none), and a large one the profile's grid. Plain arithmetic,
+ * shared by the CPU and GPU engines through tile_plan_make. */
+void tile_grid_pick(const struct vr_config *cfg, int eye_w, int eye_h, int mw, int mh,
+                    struct tile_grid *g);
+
 /* Plans the eyes of an in_w x in_h frame (mask out_w x out_h) for a model of
- * mw x mh with cfg's tile_cols, tile_rows, tile_overlap, whole_pass and
- * work_size. Returns 0, or VR_EINVAL naming the bad value (a grid over
+ * mw x mh with cfg's tile_cols, tile_rows, tile_overlap, tile_min,
+ * whole_pass and work_size. Returns 0, or VR_EINVAL naming the bad value (a grid over
  * TILE_MAX_GRID, a frame too small for its layout). */
 int tile_plan_make(const struct vr_config *cfg, enum seg_layout layout,
                    int in_w, int in_h, int out_w, int out_h, int mw, int mh,
