@@ -381,7 +381,7 @@ int main(int argc, char **argv)
         return 1;
     printf("vrbench-h264: %s, %dx%d, %d frames, QP %d, IDR every %d, bitrate at %.0f fps, "
            "%d slices, intra in P %s\n", argv[1], c.w, c.h, c.n, qp, gop, fps,
-           env_slices() ? env_slices() : h264enc_slices_default(c.h),
+           env_slices() ? env_slices() : h264enc_slices_default(c.h, h264enc_intra_p_default()),
            h264enc_intra_p_default() ? "on" : "off");
     printf("%-30s %12s %10s %9s %12s\n", "encoder", "bytes", "Mbit/s", "PSNR dB", "CPU ms/frame");
     for (int i = 0; i < 2; i++)

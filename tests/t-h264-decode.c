@@ -506,6 +506,7 @@ Test(h264_decode, slices_outside_the_rows_refused)
     o.slices = 3;
     cr_assert_eq(h264enc_new(&o, &e, &err), 0, "%s", err.msg);
     h264enc_free(&e);
-    cr_assert_eq(h264enc_slices_default(2048), 4);
-    cr_assert_eq(h264enc_slices_default(480), 1);
+    cr_assert_eq(h264enc_slices_default(2048, 1), 4);
+    cr_assert_eq(h264enc_slices_default(480, 1), 1);
+    cr_assert_eq(h264enc_slices_default(2048, 0), 1); /* no P wavefront to shorten */
 }

@@ -209,17 +209,19 @@ int h264enc_intra_p_default(void)
     return INTRA_P_BUILTIN;
 }
 
-/* The default slices: one each SLICE_ROWS MB rows (rows / SLICE_ROWS,
- * at least 1), so that the intra wavefront of a P frame (intra_p) and of
- * an IDR runs a band at a time, the bands side by side. On the smooth
- * 4096x2048 matte 4 slices cost 3.2% bytes, 8 cost 6.0%, 16 11.9%
+/* The default slices: with intra_p on, one each SLICE_ROWS MB rows
+ * (rows / SLICE_ROWS, at least 1), so that the intra wavefront of a P
+ * frame runs a band at a time, the bands side by side; with it off, one
+ * (no P wavefront to shorten: slices would only cost bytes). On the smooth
+ * 4096x2048 matte 4 slices cost 3.2% bytes, 8 cost 6.0%, 16 11.9%, and
+ * on the H200 they took intra-in-P from 921 to 986, 1068, 1089 fps
  * (docs/notes/h264.md, "Slices"). */
 enum { SLICE_ROWS = 32 };
 
-int h264enc_slices_default(int h)
+int h264enc_slices_default(int h, int intra_p)
 {
     int rows = (h + 15) / 16, s = rows / SLICE_ROWS;
-    return s > 1 ? s : 1;
+    return intra_p && s > 1 ? s : 1;
 }
 
 int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
@@ -242,7 +244,7 @@ int h264enc_new(const struct h264enc_opts *o, struct h264enc **out, vr_err *err)
     e->mbw = (o->w + 15) / 16;
     e->mbh = (o->h + 15) / 16;
     e->ls = e->mbw * 16;
-    e->slices = o->slices ? o->slices : h264enc_slices_default(o->h);
+    e->slices = o->slices ? o->slices : h264enc_slices_default(o->h, e->o.intra_p);
     size_t n = (size_t)e->mbw * e->mbh, plane = n * 256;
     e->src = malloc(plane);
     e->rec[0] = malloc(plane);

@@ -105,10 +105,11 @@ int h264enc_level(int w, int h, double fps);
  * default (docs/notes/h264.md, "Intra in P frames"). */
 int h264enc_intra_p_default(void);
 
-/* The slices a frame of height h has by default: one a 32 MB rows (512
- * pixels), at least one: 4 at 2048. It depends on the size alone, so every
- * worker of a job cuts its frames alike (fleet = process). */
-int h264enc_slices_default(int h);
+/* The slices a frame of height h has by default: with intra_p on, one a
+ * 32 MB rows (512 pixels), at least one: 4 at 2048; with it off, one. It
+ * depends on the size and the job's intra_p alone, so every worker of a
+ * job cuts its frames alike (fleet = process). */
+int h264enc_slices_default(int h, int intra_p);
 
 /* The QP of an IDR of an encoder at QP qp: qp - 3, as x264's I frames. */
 int h264enc_idr_qp(int qp);
