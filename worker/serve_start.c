@@ -45,6 +45,8 @@ int serve_start(struct serve *s, const struct rq_held *h, struct rq_start *st, c
             if (r.tries > 0)
                 log_error("job %s chunk %d: cannot start, gave up after %d tries: %s; its entry "
                           "waits out its lease", h->job, h->idx, r.tries + 1, err->msg);
+            /* VR_EFORMAT tells the caller "reported started, unreadable":
+             * a report that never went through is not that */
             return sent == VR_EFORMAT ? VR_EREDIS : sent;
         }
     }
