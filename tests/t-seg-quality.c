@@ -67,10 +67,13 @@
  * these 4 frames both lose 13.6% of the people (fp 0.08%) with the grid
  * chosen by the eye's size: 3x3 of 178-px tiles at this 480 px eye. On a
  * 2x2 grid they lost 59.5%; with the tiles fallen out (3x3 at overlap 0.1
- * before tile_min), the whole pass alone, 100%. The far photo's players
- * are still missed (docs/QUALITY.md, "Against a truth"). */
-#define MADE_HOLES_BALANCED 0.18
-#define MADE_HOLES_QUALITY  0.18
+ * before tile_min), the whole pass alone, 100%. 15% fails the grids that
+ * cut other people with their borders (4x4: 15.7-22.4%, 3x3 at overlap
+ * 0.25: 18.2%). What is missed: the middle photo's left player, the far
+ * photo's players and the near woman's head on a tile border
+ * (docs/QUALITY.md, "Where the holes are"). */
+#define MADE_HOLES_BALANCED 0.15
+#define MADE_HOLES_QUALITY  0.15
 #define MADE_FP_BALANCED    0.003
 #define MADE_FP_QUALITY     0.003
 
