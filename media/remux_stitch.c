@@ -681,6 +681,11 @@ int remux_stitch_end(struct remux_stitcher **sp, vr_err *err)
     return remux_stitch_end_if(sp, NULL, NULL, err);
 }
 
+void remux_stitch_publish_as(struct remux_stitcher *s, const struct storage_publish *pub)
+{
+    s->st.o.pub = pub;
+}
+
 int remux_stitch_end_if(struct remux_stitcher **sp, remux_publish_fn may, void *ctx, vr_err *err)
 {
     struct remux_stitcher *s = *sp;
