@@ -599,6 +599,7 @@ static int ctl_stitch_rest(struct ctl *c, const char *id, long long token,
     if (rc == 0) {
         *frames = remux_stitch_frames(s);
         struct ctl_claim k = { c, id, token };
+        remux_stitch_publish_as(s, &p->pub); /* -n, owner and mode: ctl_paths_owner.c */
         rc = remux_stitch_end_if(&s, ctl_may_publish, &k, err);
         if (rc == 0)
             rc = ctl_url_out_publish(js, p, err);
