@@ -254,21 +254,25 @@ int config_apply_text(struct vr_config *c, const char *text, const char *src, vr
     return rc;
 }
 
+/* A config file's bytes at most: the largest profile is under 1 KB. */
+#define CONFIG_FILE_MAX (1 << 20)
+
 int config_apply_file(struct vr_config *c, const char *path, vr_err *err)
 {
+    /* read whole, then parsed: jansson's json_loadfd reads a byte a call
+     * (3-4 ms a profile, twice a job: the intake's check and the start);
+     * a FIFO or a device named with -c is refused, not waited on */
+    char *text = NULL;
+    size_t len = 0;
+    int rc = storage_read_file(path, CONFIG_FILE_MAX, &text, &len, err);
+    if (rc < 0)
+        return rc;
     json_error_t je;
-    /* a FIFO or a device named with -c is refused, not waited on */
-    int fd = storage_open_regular(path, err);
-    if (fd < 0)
-        return fd;
-    json_t *root = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
-    close(fd);
-    if (!root) {
-        if (je.line < 0)
-            return vr_err_set(err, VR_EIO, "%s: cannot read: %s", path, je.text);
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!root)
         return vr_err_set(err, VR_EINVAL, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    }
-    int rc = apply_object(c, root, path, err);
+    rc = apply_object(c, root, path, err);
     json_decref(root);
     return rc;
 }

@@ -197,30 +197,83 @@ int storage_temp(const char *path, char *tmp, size_t n, int *fd_out, vr_err *err
     return vr_err_set(err, VR_EIO, "cannot create a temporary file beside %s", path);
 }
 
+/* 1 when the regular files tmp and path hold the same bytes (path not
+ * followed, not waited on), else 0. */
+static int storage_same_bytes(const char *tmp, const char *path)
+{
+    int a = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int b = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat sa, sb;
+    int same = a >= 0 && b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 &&
+               S_ISREG(sb.st_mode) && sa.st_size == sb.st_size;
+    static char x[65536], y[65536]; /* the loop's thread or the stitch's, one at a time */
+    for (ssize_t k; same && (k = read(a, x, sizeof x)) != 0;)
+        same = k > 0 && read(b, y, (size_t)k) == k && !memcmp(x, y, (size_t)k);
+    if (a >= 0)
+        close(a);
+    if (b >= 0)
+        close(b);
+    return same;
+}
+
+/* rename(tmp, path) that never replaces: renameat2's RENAME_NOREPLACE, or
+ * link + unlink where the file system lacks it; -errno. */
+static int storage_rename_noreplace(const char *tmp, const char *path)
+{
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -errno;
+    if (link(tmp, path) < 0)
+        return -errno;
+    unlink(tmp);
+    return 0;
+}
+
 int storage_commit(const char *tmp, const char *path, vr_err *err)
+{
+    return storage_commit_as(tmp, path, NULL, err);
+}
+
+int storage_commit_as(const char *tmp, const char *path, const struct storage_publish *pub,
+                      vr_err *err)
 {
     int fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     int rc = fd < 0 ? storage_errno(errno, "cannot open", tmp, err) : 0;
+    unsigned most = pub && pub->mode ? pub->mode & 0777 : 0777;
+    if (rc == 0 && pub && pub->uid >= 0 && fchown(fd, (uid_t)pub->uid, (gid_t)pub->gid) < 0)
+        rc = storage_errno(errno, "cannot give the output's owner to", path, err);
+    if (rc == 0 && pub && fchmod(fd, (pub->mode ? pub->mode : 0644) & 0777) < 0)
+        rc = storage_errno(errno, "cannot set the mode of", path, err);
     if (rc == 0 && fsync(fd) < 0)
         rc = storage_errno(errno, "cannot sync", path, err);
     /* only a regular file is replaced (rename would replace a device
      * node or FIFO as root), and it keeps its permission bits */
     struct stat old;
-    if (rc == 0 && stat(path, &old) == 0) {
+    if (rc == 0 && !(pub && pub->noreplace) && stat(path, &old) == 0) {
         if (!S_ISREG(old.st_mode))
             rc = vr_err_set(err, VR_EINVAL, "%s is %s: an output replaces only a regular file",
                             path, storage_kind(old.st_mode));
-        else if (fchmod(fd, old.st_mode & 0777) < 0)
+        else if (fchmod(fd, old.st_mode & most) < 0)
             rc = storage_errno(errno, "cannot keep the mode of", path, err);
     }
     if (fd >= 0)
         close(fd);
-    if (rc == 0 && rename(tmp, path) < 0)
+    if (rc == 0 && pub && pub->noreplace) {
+        int r = storage_rename_noreplace(tmp, path);
+        if (r == -EEXIST && storage_same_bytes(tmp, path))
+            r = 0; /* its own earlier publish (a stitch resumed after it): kept */
+        if (r == -EEXIST)
+            rc = vr_err_set(err, VR_EINVAL, "%s exists and the job may not replace it (a file "
+                            "put there after the job was taken)", path);
+        else if (r < 0)
+            rc = storage_errno(-r, "cannot rename into", path, err);
+    } else if (rc == 0 && rename(tmp, path) < 0)
         rc = storage_errno(errno, "cannot rename into", path, err);
-    if (rc < 0) {
+    if (rc < 0 || (pub && pub->noreplace)) /* noreplace: tmp is gone, or kept a twin */
         unlink(tmp);
+    if (rc < 0)
         return rc;
-    }
     return storage_sync_dir_of(path, err);
 }
 

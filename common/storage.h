@@ -65,6 +65,22 @@ int storage_temp(const char *path, char *tmp, size_t n, int *fd_out, vr_err *err
  * path unchanged; a full disk gives VR_ENOSPC naming the path. */
 int storage_commit(const char *tmp, const char *path, vr_err *err);
 
+/* How storage_commit_as publishes (issue 41, finding 3: a job's output is
+ * made as its submitter's, and `-n` holds at the rename itself). */
+struct storage_publish {
+    int noreplace;      /* never replace a file at the name: an atomic
+                         * rename-noreplace; a file there of the same bytes
+                         * (this output, published before a restart) is kept
+                         * and counts as published, any other is VR_EINVAL */
+    unsigned mode;      /* permission bits at most (0: 0644): a new file gets
+                         * them, a replaced file keeps its own within them */
+    long long uid, gid; /* the file's owner (-1: left as made) */
+};
+
+/* storage_commit under pub (NULL: storage_commit). */
+int storage_commit_as(const char *tmp, const char *path, const struct storage_publish *pub,
+                      vr_err *err);
+
 /* ---- outputs: what a command may replace (storage_out.c) ----
  *
  * Every user-named output (process -o / --metrics / --trace, vrctl run and

@@ -434,6 +434,7 @@ struct ctl_paths {
     char in_path[JOB_PATH_MAX + 64];    /* /proc/self/fd/<in>, or the input's URL (in -1) */
     char out_path[JOB_PATH_MAX + 64];   /* /proc/self/fd/<out_dir>/<output's name> */
     char out_dir_real[JOB_PATH_MAX];    /* the output's directory, for messages */
+    struct storage_publish pub;         /* how the stitch publishes (ctl_paths_owner) */
 };
 #define CTL_PATHS_OUTPUT 1u             /* also create and open the output's directory */
 
@@ -444,6 +445,14 @@ struct ctl_paths {
  * created and opened beneath the output root too. On failure err names the
  * root and its option, nothing is created and nothing is left open;
  * ctl_paths_close releases a success. */
+/* The owned job's part of ctl_paths_open (ctl_paths_owner.c): its paths
+ * under its submitter's roots, its input (si; NULL for a URL) readable by
+ * that submitter's Unix user, and p->pub: the output's owner and mode, no
+ * replace unless js->replace. */
+struct stat;
+int ctl_paths_owner(struct ctl *c, const struct job_spec *js, const struct stat *si,
+                    struct ctl_paths *p, vr_err *err);
+
 int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
                    struct ctl_paths *p, vr_err *err);
 void ctl_paths_close(struct ctl_paths *p);

@@ -153,8 +153,8 @@ int ctl_job_start(struct ctl *c, const char *id)
     ctl_notify_urls(rc < 0 ? NULL : &js, &nt);
     struct ctl_paths paths;
     /* the spec's paths lie under the roots, or nothing is touched */
-    if (rc < 0 || ctl_paths_open(c, &js, 0, &paths, &e) < 0)
-        return ctl_start_fail(c, id, token, &nt, e.msg);
+    if (rc < 0 || (rc = ctl_paths_open(c, &js, 0, &paths, &e)) < 0)
+        return rc == VR_EREDIS ? rc : ctl_start_fail(c, id, token, &nt, e.msg);
     rc = ctl_job_start_with(c, id, token, &js, &paths, &nt);
     ctl_paths_close(&paths);
     return rc;

@@ -105,6 +105,8 @@ int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
                                  err)) < 0)
             return rc;
         snprintf(p->in_path, sizeof p->in_path, "%s", js->input);
+        if ((rc = ctl_paths_owner(c, js, NULL, p, err)) < 0)
+            return rc;
         return ctl_paths_output(c, js, flags, out_rel, slash, &si, p, err);
     }
     /* O_NONBLOCK: a FIFO at the input's name must not hang the controller */
@@ -121,6 +123,10 @@ int ctl_paths_open(struct ctl *c, const struct job_spec *js, unsigned flags,
     if (fstat(p->in, &si) < 0 || !S_ISREG(si.st_mode)) {
         ctl_paths_close(p);
         return vr_err_set(err, VR_EINVAL, "input %s: not a regular file", js->input);
+    }
+    if ((rc = ctl_paths_owner(c, js, &si, p, err)) < 0) {
+        ctl_paths_close(p);
+        return rc;
     }
     fcntl(p->in, F_SETFL, fcntl(p->in, F_GETFL) & ~O_NONBLOCK);
     beneath_fd_path(p->in, NULL, p->in_path, sizeof p->in_path);
@@ -172,7 +178,8 @@ static int ctl_paths_output(struct ctl *c, const struct job_spec *js, unsigned f
     }
     /* -n is the controller's to enforce too: a spec written by hand does
      * not replace a file (issue 41, finding 3); checked when the job is
-     * taken, since a stitch resumed after its publish finds its own output */
+     * taken (a stitch resumed after its publish finds its own output), and
+     * at the publish by a rename-noreplace (ctl_paths_owner.c) */
     if (!(flags & CTL_PATHS_OUTPUT) && !js->replace && fstatat(fd, name, &so, 0) == 0) {
         close(fd);
         ctl_paths_close(p);

@@ -515,6 +515,8 @@ int ctl_stitch_chunk(struct ctl *c, const char *id, int i, struct remux_stitcher
         rc = *s ? remux_stitch_add(*s, fdp, ifd >= 0 ? inp : NULL, err)
                 : remux_stitch_begin(p->in_path, fdp, man->chunk_frames, man->nchunks,
                                      p->out_path, s, err);
+    if (rc == 0 && i == 0 && *s) /* its temp private from the start (ctl_paths_owner.c) */
+        remux_stitch_publish_as(*s, &p->pub);
     beneath_unmask(err, fd, real);
     if (tfd >= 0) {
         beneath_unmask(err, tfd, tsreal);
@@ -599,6 +601,7 @@ static int ctl_stitch_rest(struct ctl *c, const char *id, long long token,
     if (rc == 0) {
         *frames = remux_stitch_frames(s);
         struct ctl_claim k = { c, id, token };
+        remux_stitch_publish_as(s, &p->pub); /* -n, owner and mode: ctl_paths_owner.c */
         rc = remux_stitch_end_if(&s, ctl_may_publish, &k, err);
         if (rc == 0)
             rc = ctl_url_out_publish(js, p, err);

@@ -6,8 +6,9 @@
  *
  * A job asked for there is recorded by the controller itself, with owner
  * NAME, when its input lies under INPUT-ROOT/NAME and its output under
- * OUTPUT-ROOT/NAME (names only here; the job's start then opens both
- * beneath the roots, following no link, as for every job) and NAME has
+ * OUTPUT-ROOT/NAME (names only here; every open of the job's files
+ * checks them again against NAME's roots, the input's mode against the
+ * roots' owner too: ctl_paths_owner.c) and NAME has
  * fewer than MAX jobs queued or running. Otherwise it is recorded failed
  * with the reason, so `vrctl status ID` says it. An entry without a valid
  * id or spec is logged and dropped. Once a second (the loop's audit turn),

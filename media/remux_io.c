@@ -204,7 +204,7 @@ int remux_out_close(struct remux_out *o, vr_err *err)
 
 int remux_out_commit(struct remux_out *o, vr_err *err)
 {
-    int rc = storage_commit(o->tmp, o->path, err);
+    int rc = storage_commit_as(o->tmp, o->path, o->pub, err);
     o->tmp[0] = '\0';
     return rc;
 }

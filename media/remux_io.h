@@ -32,6 +32,7 @@ struct remux_out {
     AVFormatContext *oc;
     char tmp[STORAGE_PATH_MAX], path[STORAGE_PATH_MAX];
     int fd;                      /* the temporary file, open while tmp[0] (else -1) */
+    const struct storage_publish *pub; /* how remux_out_commit publishes (NULL: storage_commit) */
     /* remux_out_write: the last pts of stream 0, lowest first, from which a
      * packet without a dts gets one (remux_out_open fills it with NOPTS) */
     int64_t pts_buf[REMUX_MAX_REORDER + 1];

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct remux_stitch_state {
@@ -679,6 +680,15 @@ int remux_stitch_add_ts(struct remux_stitcher *s, const char *chunk, const char 
 int remux_stitch_end(struct remux_stitcher **sp, vr_err *err)
 {
     return remux_stitch_end_if(sp, NULL, NULL, err);
+}
+
+void remux_stitch_publish_as(struct remux_stitcher *s, const struct storage_publish *pub)
+{
+    s->st.o.pub = pub;
+    /* private while it is written: the publish gives it pub's owner and
+     * mode (a 0600 input's stitch is never a 0644 temp beside the output) */
+    if (pub && s->st.o.tmp[0])
+        chmod(s->st.o.tmp, 0600);
 }
 
 int remux_stitch_end_if(struct remux_stitcher **sp, remux_publish_fn may, void *ctx, vr_err *err)

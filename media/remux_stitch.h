@@ -70,4 +70,10 @@ void remux_stitch_abort(struct remux_stitcher **s);
 typedef int (*remux_publish_fn)(void *ctx, vr_err *err);
 int remux_stitch_end_if(struct remux_stitcher **s, remux_publish_fn may, void *ctx, vr_err *err);
 
+/* The end publishes under pub (storage_commit_as: no replace, owner, mode),
+ * which must outlive the stitcher or be given again before the end; NULL:
+ * storage_commit. With pub the temporary file is made 0600 till then. */
+struct storage_publish;
+void remux_stitch_publish_as(struct remux_stitcher *s, const struct storage_publish *pub);
+
 #endif
