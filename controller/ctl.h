@@ -129,10 +129,10 @@ int ctl_operator_purge(struct ctl *c, const char *cmd, const char *arg, char *te
  * or less for a job of a submitter with a chunk limit: what its other
  * live jobs leave of its CHUNKS, one kept for each job it may still start
  * (noted in the job's record as chunk_cap, and read back on a resumed
- * split). ctl_submitter_may_add_chunk: 1 when one more chunk of job id
- * (an elastic cut's tail) keeps its submitter within CHUNKS, else 0. */
+ * split). ctl_submitter_may_add_chunks: 1 when n more chunks of job id
+ * (an elastic cut's tails) keep its submitter within CHUNKS, else 0. */
 int ctl_submitter_chunk_cap(struct ctl *c, const char *id);
-int ctl_submitter_may_add_chunk(struct ctl *c, const char *id);
+int ctl_submitter_may_add_chunks(struct ctl *c, const char *id, int n);
 
 /* The loop made progress (ctl_run.c): a turn, a chunk of a copy split, a
  * chunk stitched. */

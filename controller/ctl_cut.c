@@ -6,8 +6,8 @@
  * pre-roll and warm-up) past what its worker has reported done, near the
  * middle of what is left; the tail is queued for the idle worker. Before
  * anyone is idle, a straggler's chunk is cut the same way, so that it ends
- * with the fleet (ctl_cut_slow.c), and that worker steps aside from the
- * tails once it ends it (RQ_CUT_ASIDE_MS). The pieces' plan is kept from the job's
+ * with the fleet (ctl_cut_slow.c), its tail parted among the others, and
+ * that worker steps aside from the tails once it ends it (RQ_CUT_ASIDE_MS). The pieces' plan is kept from the job's
  * plan, or planned again, deterministically, from the job record's
  * piece_ms and piece_warmup (a controller that took the job over).
  */
@@ -37,6 +37,10 @@
  * heartbeats at its own rate, plus a turn and this many frames. */
 #define CTL_CUT_MARGIN_HB 2
 #define CTL_CUT_MARGIN_FRAMES 2
+/* A straggler's tail is parted among the workers free first; a part lasts
+ * this many chunk set-ups at least (CTL_CUT_SETUP_MS), at the rate of the
+ * worker expected free first, or it costs more than it spreads. */
+#define CTL_CUT_PART_SETUPS 4
 
 struct ctl_cut_plan {
     char id[JOB_ID_MAX];
@@ -218,49 +222,81 @@ static int ctl_cut_point(const struct ctl_cut_cand *k, long long want)
     return best;
 }
 
-/* Cuts k at piece m for worker `for_w` (idle), or, `slow`, because k's
- * worker is slow, its tail for the first worker free (`for_w` is expected
- * to be): 1 cut, 0 not, <0 error. */
-static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, int m, const char *for_w,
-                        int slow)
+/* Parts k's tail, from piece m to its end, into at most `parts` chunks of
+ * near-equal frames, each `min_frames` at least (a piece at least): their
+ * first pieces into at[0..), at[0] = m. Returns how many. */
+static int ctl_cut_tails(const struct ctl_cut_cand *k, int m, int parts, long long min_frames,
+                         int at[RQ_CUT_TAILS_MAX])
 {
+    const struct remux_plan *pl = &k->cp->pl;
+    long long tail = 0;
+    for (int i = m; i < k->e; i++)
+        tail += pl->chunks[i].frames_est;
+    parts = parts < 1 ? 1 : parts > RQ_CUT_TAILS_MAX ? RQ_CUT_TAILS_MAX : parts;
+    while (parts > 1 && tail / parts < (min_frames > 0 ? min_frames : 1))
+        parts--;
+    int n = 1;
+    at[0] = m;
+    long long acc = 0;
+    for (int i = m; i < k->e - 1 && n < parts; i++) {
+        acc += pl->chunks[i].frames_est; /* frames of the tail before piece i + 1 */
+        if (acc * parts >= tail * n) /* the n-th share's end reached: piece i + 1 starts a part */
+            at[n++] = i + 1;
+    }
+    return n;
+}
+
+/* Cuts k at piece starts[0] for worker `for_w` (idle), or, `slow`, because
+ * k's worker is slow, its tail for the first workers free (`for_w` is
+ * expected first); the tail is nt chunks, the i-th from piece starts[i]:
+ * 1 cut, 0 not, <0 error. */
+static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, const int *starts, int nt,
+                        const char *for_w, int slow)
+{
+    int m = starts[0];
     const struct ctl_cut_plan *cp = k->cp;
     int e = k->e;
     struct job_spec js;
     vr_err err = { 0 };
-    if (!ctl_submitter_may_add_chunk(c, k->job)) /* a tail is one more chunk in flight */
+    if (!ctl_submitter_may_add_chunks(c, k->job, nt)) /* each tail is one more chunk in flight */
         return 0;
     if (ctl_jobfiles_spec(c, k->job, &js, &err) < 0)
         return 0;
     struct chunk_range head, tail;
     ctl_range_merge(&cp->pl, k->idx, m, &head);
-    ctl_range_merge(&cp->pl, m, e, &tail);
-    char *ht = NULL, *tt = NULL, hend[RQ_CUT_END_MAX];
+    char *ht = NULL, *tt[RQ_CUT_TAILS_MAX] = { 0 }, hend[RQ_CUT_END_MAX];
     int rc = ctl_range_task_json(k->job, &js, k->t.layout, k->idx, &head, k->t.range.fingerprint,
                                  &ht, &err);
-    if (rc == 0)
-        rc = ctl_range_task_json(k->job, &js, k->t.layout, m, &tail, k->t.range.fingerprint,
-                                 &tt, &err);
+    for (int i = 0; i < nt && rc == 0; i++) {
+        ctl_range_merge(&cp->pl, starts[i], i + 1 < nt ? starts[i + 1] : e, &tail);
+        rc = ctl_range_task_json(k->job, &js, k->t.layout, starts[i], &tail,
+                                 k->t.range.fingerprint, &tt[i], &err);
+    }
     if (rc == 0) {
         struct chunk_task *h = calloc(1, sizeof *h);
         if (h && chunk_task_parse(ht, strlen(ht), h, NULL) == 0) {
             rq_cut_end_text(&h->range, hend, sizeof hend);
-            rc = rq_chunk_cut(c->q, k->job, k->idx, k->seen.entry, k->seen.end, ht, hend, m, tt,
-                              js.max_attempts, for_w, slow, &err);
+            rc = rq_chunk_cut_tails(c->q, k->job, k->idx, k->seen.entry, k->seen.end, ht, hend,
+                                    nt, starts, (const char *const *)tt, js.max_attempts, for_w,
+                                    slow, &err);
         } else {
             rc = 0;
         }
         free(h);
     }
     free(ht);
-    free(tt);
+    for (int i = 0; i < nt; i++)
+        free(tt[i]);
+    int at_last = starts[nt - 1];
     if (rc == 1 && slow) {
         double at = cp->pl.chunks[m].start_s;
         log_info("job %s: chunk %d cut at %.2f s: its worker runs slow (%.2f fps, %lld of its "
-                 "frames done, %lld left); chunk %d takes the tail, for the first worker free "
-                 "(%s expected)", k->job, k->idx, at, k->fps, k->done, k->left, m, for_w);
+                 "frames done, %lld left); chunks %d..%d take the tail in %d parts, for the "
+                 "first workers free (%s expected first)", k->job, k->idx, at, k->fps, k->done,
+                 k->left, m, at_last, nt, for_w);
         rq_event(c->q, k->job, "chunk %d cut at %.1f s, its worker slow (%.1f fps), for worker "
-                 "%s or the first free (chunk %d)", k->idx, at, k->fps, for_w, m);
+                 "%s or the first free (chunks %d..%d, %d parts)", k->idx, at, k->fps, for_w, m,
+                 at_last, nt);
     } else if (rc == 1) {
         double at = cp->pl.chunks[m].start_s;
         log_info("job %s: chunk %d cut at %.2f s for worker %s (%lld of its frames done, %lld "
@@ -299,10 +335,13 @@ static int ctl_cut_rates(struct ctl *c, const struct rq_worker_info *w, int n,
 /* The chunk to cut this turn, read afresh into best, the frames its worker
  * keeps into *want, the worker the tail is for into *for_w (the idle one
  * waiting longest, or the one expected free first), *slow when it is a
- * straggler's: 1, or 0 none. */
+ * straggler's, then with the parts its tail is cut into (one for each
+ * other worker running a chunk that may be cut: they end before it) into
+ * *parts and the fewest frames a part may have into *part_min (0 for an
+ * idle worker's cut, in one part): 1, or 0 none. */
 static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, long long srv,
                           struct ctl_cut_cand *k, struct ctl_cut_cand *best, long long *want,
-                          const char **for_w, int *slow)
+                          const char **for_w, int *slow, int *parts, long long *part_min)
 {
     int pick = -1, idle = -1;
     long long waited = 0;
@@ -325,6 +364,11 @@ static int ctl_cut_choose(struct ctl *c, const struct rq_worker_info *w, int n, 
     }
     int wi = pick >= 0 ? r[pick].wi : -1;
     *slow = idle < 0;
+    *parts = idle < 0 && nr > 1 ? nr - 1 : 1;
+    /* a part lasts a few set-ups at the rate of the worker free first */
+    *part_min = idle < 0 && first >= 0
+                    ? (long long)(r[first].fps * CTL_CUT_PART_SETUPS * CTL_CUT_SETUP_MS / 1000)
+                    : 0;
     *for_w = idle >= 0 ? w[idle].name : first >= 0 ? w[r[first].wi].name : "";
     free(r);
     /* afresh: another job's candidate may have taken its pieces' slot */
@@ -359,19 +403,22 @@ void ctl_cut_turn(struct ctl *c)
         ctl_cut_idle_note(w, n, srv);
         ctl_cut_rate_note(w, n);
     }
-    long long want = 0;
+    long long want = 0, part_min = 0;
     const char *for_w = "";
-    int slow = 0;
+    int slow = 0, parts = 1, starts[RQ_CUT_TAILS_MAX], nt = 0;
     int m = n > 0 && rq_chunks_waiting(c->q, NULL) == 0 &&
-                    ctl_cut_choose(c, w, n, srv, k, best, &want, &for_w, &slow)
+                    ctl_cut_choose(c, w, n, srv, k, best, &want, &for_w, &slow, &parts,
+                                   &part_min)
                 ? ctl_cut_point(best, want)
                 : -1;
+    if (m > 0)
+        nt = ctl_cut_tails(best, m, parts, part_min, starts);
     /* VR_TEST_CUT_DELAY_MS (tests only): a stall between what was read
      * and the cut, so two controllers race for one (rq_cut.h) */
     unsigned delay = m > 0 ? clock_test_delay_ms("VR_TEST_CUT_DELAY_MS") : 0;
     if (delay)
         usleep(delay * 1000u);
-    if (m > 0 && ctl_cut_make(c, best, m, for_w, slow) == 1 && !slow)
+    if (m > 0 && ctl_cut_make(c, best, starts, nt, for_w, slow) == 1 && !slow)
         ctl_cut_idle_served(for_w, srv);
     free(w);
     free(k);

@@ -180,9 +180,11 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     }
     ctl_note(nt, "layout", dec.layout);
     dec.wave_slots = wave;
-    /* an elastic job: pieces of a second at most, half a chunk for short ones */
-    dec.piece_s = !elastic ? 0 : js.chunk_seconds / 2 < JOB_CUT_PIECE_S ? js.chunk_seconds / 2
-                                                                          : JOB_CUT_PIECE_S;
+    /* an elastic job: pieces of half a second, half a chunk for short
+     * ones, longer for a source that long pieces would plan past the limit */
+    struct remux_info info;
+    double dur = elastic && remux_probe(paths->in_path, &info, NULL) == 0 ? info.duration_s : 0;
+    dec.piece_s = elastic ? job_cut_piece_seconds(js.chunk_seconds, dur) : 0;
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
              dec.warmup);
     struct job_manifest man = { 0 };

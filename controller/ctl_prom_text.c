@@ -166,18 +166,17 @@ static void ctl_prom_jobs(struct pbuf *b, const struct rq_fleetstats *fs)
 
 static void ctl_prom_workers(struct pbuf *b, const struct rq_fleetstats *fs)
 {
-    static const char *const states[] = { "idle", "busy", "draining", "warming" };
     char lb[400];
     double fleet = 0;
     for (int i = 0; i < fs->nworkers; i++)
         if (!strcmp(fs->workers[i].state, "busy"))
             fleet += fs->workers[i].fps;
     pb_head(b, "vrseg_workers", "gauge", "Live workers by state.");
-    for (size_t s = 0; s < sizeof states / sizeof states[0]; s++) {
+    for (int s = 0; s < RQ_WORKER_NSTATES; s++) {
         int n = 0;
         for (int i = 0; i < fs->nworkers; i++)
-            n += !strcmp(fs->workers[i].state, states[s]);
-        pb_printf(b, "vrseg_workers{state=\"%s\"} %d\n", states[s], n);
+            n += !strcmp(fs->workers[i].state, rq_worker_states[s]);
+        pb_printf(b, "vrseg_workers{state=\"%s\"} %d\n", rq_worker_states[s], n);
     }
     pb_head(b, "vrseg_worker_last_seen_timestamp_seconds", "gauge",
             "Unix time of the last heartbeat of any worker (0: none yet).");

@@ -4,7 +4,7 @@
  * NAME's live jobs hold at once (queued or running: a job's chunks_total
  * less its chunks_done) at CHUNKS at most, whatever --chunk-seconds NAME
  * asks and however the elastic cuts split its chunks (ctl_cut.c asks
- * ctl_submitter_may_add_chunk before each cut).
+ * ctl_submitter_may_add_chunks before each cut).
  *
  * A job about to be chunked gets what its submitter's other live jobs
  * leave, less one chunk kept for each of its MAX jobs not live yet (so
@@ -111,7 +111,7 @@ int ctl_submitter_chunk_cap(struct ctl *c, const char *id)
     return left < c->max_chunks ? (int)left : c->max_chunks;
 }
 
-int ctl_submitter_may_add_chunk(struct ctl *c, const char *id)
+int ctl_submitter_may_add_chunks(struct ctl *c, const char *id, int n)
 {
     const struct ctl_submitter *s = ctl_chunk_limited_owner(c, id);
     long long held = 0;
@@ -121,7 +121,7 @@ int ctl_submitter_may_add_chunk(struct ctl *c, const char *id)
     if (ctl_submitter_holds(c, s, NULL, &jobs, &held) < 0)
         return 0; /* unknown: no cut this turn */
     long long unborn = s->max_live - jobs;
-    if (held + 1 + (unborn > 0 ? unborn : 0) <= s->max_chunks)
+    if (held + n + (unborn > 0 ? unborn : 0) <= s->max_chunks)
         return 1;
     log_debug("job %s: no cut: submitter %s's live jobs hold %lld chunks (at most %d: "
              "vr-controller --submitter)", id, s->name, held, s->max_chunks);

@@ -275,6 +275,15 @@ double job_auto_chunk_seconds(double duration_s, int slots, int picture)
     return c < floor_s ? floor_s : c;
 }
 
+double job_cut_piece_seconds(double chunk_s, double duration_s)
+{
+    double piece = chunk_s / 2 < JOB_CUT_PIECE_S ? chunk_s / 2 : JOB_CUT_PIECE_S;
+    double need = duration_s > 0 && duration_s < 1e9 ? duration_s / JOB_CUT_PIECES_MAX : 0;
+    if (need > piece)
+        piece = need;
+    return ceil(piece * 1000 - 1e-6) / 1000; /* whole ms, rounded up: never more pieces */
+}
+
 void job_new_id(char *buf, size_t n)
 {
     unsigned char r[4] = { 0 };

@@ -99,6 +99,9 @@ struct chunk_task {
  * read ahead rounded up to the next piece (issue 44); at 1 s it kept 20
  * frames of a 10 fps test clip where 15 were enough. */
 #define JOB_CUT_PIECE_S 0.5
+/* The most pieces an elastic job is planned in: its plan's limit
+ * (JOB_MAX_CHUNKS) less a tenth, for a duration the container misstates. */
+#define JOB_CUT_PIECES_MAX (JOB_MAX_CHUNKS / 10 * 9)
 #define JOB_WAVE_SLOTS_MAX 4096        /* a job record's chunk_wave, range-checked */
 
 /* A picture output (alpha-packed, greenscreen) re-encodes the whole frame:
@@ -120,6 +123,14 @@ int job_output_is_picture(const char *kind);
  * output at least JOB_PICTURE_CHUNKS_PER_SLOT waves, at least
  * JOB_CHUNK_SECONDS_MIN_PICTURE. Unknown duration or slots: the default. */
 double job_auto_chunk_seconds(double duration_s, int slots, int picture);
+
+/* An elastic job's piece length for chunks of chunk_s over a source of
+ * duration_s (0 unknown): JOB_CUT_PIECE_S, half a chunk for short chunks,
+ * and longer for a long source, so that it is planned in
+ * JOB_CUT_PIECES_MAX pieces at most (0.5 s up to 12.5 h; 1.92 s at 48 h),
+ * in whole milliseconds: the job record keeps it so, and a controller
+ * that takes the job over plans the same pieces again. */
+double job_cut_piece_seconds(double chunk_s, double duration_s);
 
 /* Defaults: balanced, mask, chunk length chosen from the fleet (0),
  * priority 0, 3 attempts. */

@@ -19,40 +19,72 @@ void rq_cut_end_text(const struct chunk_range *r, char *buf, size_t n)
         snprintf(buf, n, "open");
 }
 
-/* KEYS: chunk, tail chunk, job, priority chunks. ARGV: entry, seen end,
- * head task, head end, tail task, max attempts, job, tail idx, worker,
- * slow ("1": the chunk's `aside` names the entry its worker runs it under). */
+/* KEYS: chunk, job, priority chunks, then each tail's chunk. ARGV: entry,
+ * seen end, head task, head end, max attempts, job, worker, slow ("1": the
+ * chunk's `aside` names the entry its worker runs it under), then each
+ * tail's task and index. */
 static const char CUT_LUA[] =
     "local h = redis.call('HMGET', KEYS[1], 'state', 'entry', 'end')\n"
     "if h[1] ~= 'running' or h[2] ~= ARGV[1] or (h[3] or '') ~= ARGV[2] then return 0 end\n"
-    "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end\n"
-    "if redis.call('HGET', KEYS[3], 'state') ~= 'running' then return 0 end\n"
+    "for i = 4, #KEYS do\n"
+    "  if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end\n"
+    "end\n"
+    "if redis.call('HGET', KEYS[2], 'state') ~= 'running' then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'task', ARGV[3], 'end', ARGV[4])\n"
     "redis.call('HINCRBY', KEYS[1], 'cuts', 1)\n"
-    "if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'aside', ARGV[1]) end\n"
-    "local nid = redis.call('XADD', KEYS[4], '*', 'job', ARGV[7], 'idx', ARGV[8])\n"
-    "redis.call('HSET', KEYS[2], 'task', ARGV[5], 'state', 'queued', 'attempts', 0,\n"
-    "           'max_attempts', ARGV[6], 'entry', nid, 'stream', KEYS[4], 'cut_for', ARGV[9])\n"
-    "redis.call('HINCRBY', KEYS[3], 'chunks_total', 1)\n"
-    "redis.call('HINCRBY', KEYS[3], 'cuts', 1)\n"
+    "if ARGV[8] == '1' then redis.call('HSET', KEYS[1], 'aside', ARGV[1]) end\n"
+    "for i = 4, #KEYS do\n"
+    "  local a = 9 + (i - 4) * 2\n"
+    "  local nid = redis.call('XADD', KEYS[3], '*', 'job', ARGV[6], 'idx', ARGV[a + 1])\n"
+    "  redis.call('HSET', KEYS[i], 'task', ARGV[a], 'state', 'queued', 'attempts', 0,\n"
+    "             'max_attempts', ARGV[5], 'entry', nid, 'stream', KEYS[3], 'cut_for', ARGV[7])\n"
+    "end\n"
+    "redis.call('HINCRBY', KEYS[2], 'chunks_total', #KEYS - 3)\n"
+    "redis.call('HINCRBY', KEYS[2], 'cuts', #KEYS - 3)\n"
     "return 1\n";
+
+int rq_chunk_cut_tails(struct rq *q, const char *job, int idx, const char *entry,
+                       const char *seen_end, const char *head_task, const char *head_end,
+                       int ntails, const int *tail_idx, const char *const *tail_task,
+                       int max_attempts, const char *worker, int slow, vr_err *err)
+{
+    if (ntails < 1 || ntails > RQ_CUT_TAILS_MAX)
+        return vr_err_set(err, VR_EINVAL, "a cut queues 1..%d tails, not %d", RQ_CUT_TAILS_MAX,
+                          ntails);
+    char keys[3 + RQ_CUT_TAILS_MAX][128], ma[16], ti[RQ_CUT_TAILS_MAX][16];
+    const char *kv[3 + RQ_CUT_TAILS_MAX + 8 + 2 * RQ_CUT_TAILS_MAX];
+    rq_key_chunk(keys[0], sizeof keys[0], job, idx);
+    rq_key_job(keys[1], sizeof keys[1], job);
+    snprintf(keys[2], sizeof keys[2], "%s", RQ_CHUNKS_HI);
+    snprintf(ma, sizeof ma, "%d", max_attempts);
+    int k = 0;
+    for (int i = 0; i < 3 + ntails; i++) {
+        if (i >= 3)
+            rq_key_chunk(keys[i], sizeof keys[i], job, tail_idx[i - 3]);
+        kv[k++] = keys[i];
+    }
+    const char *fixed[] = { entry, seen_end, head_task, head_end, ma, job, worker,
+                            slow ? "1" : "0" };
+    for (int i = 0; i < 8; i++)
+        kv[k++] = fixed[i];
+    for (int i = 0; i < ntails; i++) {
+        snprintf(ti[i], sizeof ti[i], "%d", tail_idx[i]);
+        kv[k++] = tail_task[i];
+        kv[k++] = ti[i];
+    }
+    long long v = 0;
+    int rc = rq_eval_int(q, err, CUT_LUA, 3 + ntails, kv, k, &v);
+    return rc < 0 ? rc : (int)v;
+}
 
 int rq_chunk_cut(struct rq *q, const char *job, int idx, const char *entry,
                  const char *seen_end, const char *head_task, const char *head_end,
                  int tail_idx, const char *tail_task, int max_attempts, const char *worker,
                  int slow, vr_err *err)
 {
-    char ck[128], tk[128], jk[128], ma[16], ti[16];
-    rq_key_chunk(ck, sizeof ck, job, idx);
-    rq_key_chunk(tk, sizeof tk, job, tail_idx);
-    rq_key_job(jk, sizeof jk, job);
-    snprintf(ma, sizeof ma, "%d", max_attempts);
-    snprintf(ti, sizeof ti, "%d", tail_idx);
-    const char *kv[] = { ck, tk, jk, RQ_CHUNKS_HI, entry, seen_end, head_task, head_end,
-                         tail_task, ma, job, ti, worker, slow ? "1" : "0" };
-    long long v = 0;
-    int rc = rq_eval_int(q, err, CUT_LUA, 4, kv, 14, &v);
-    return rc < 0 ? rc : (int)v;
+    const char *tt[] = { tail_task };
+    return rq_chunk_cut_tails(q, job, idx, entry, seen_end, head_task, head_end, 1, &tail_idx,
+                              tt, max_attempts, worker, slow, err);
 }
 
 int rq_cut_peek(struct rq *q, const char *job, int idx, char *end, size_t n, char *task,

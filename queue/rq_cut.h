@@ -52,6 +52,20 @@ int rq_chunk_cut(struct rq *q, const char *job, int idx, const char *entry,
                  int tail_idx, const char *tail_task, int max_attempts, const char *worker,
                  int slow, vr_err *err);
 
+/* The tails one cut may queue: a straggler's is parted among the workers
+ * expected free first, so that none of them holds the job's end alone
+ * (controller/ctl_cut_slow.c). 7: a script takes 32 keys and arguments. */
+#define RQ_CUT_TAILS_MAX 7
+
+/* rq_chunk_cut with the tail parted into ntails (1..RQ_CUT_TAILS_MAX)
+ * chunks, tail_idx[i] getting tail_task[i], all queued in the priority
+ * stream in that order: one cut, whole or absent; the job's `cuts` and
+ * chunks_total grow by ntails. Returns as rq_chunk_cut does. */
+int rq_chunk_cut_tails(struct rq *q, const char *job, int idx, const char *entry,
+                       const char *seen_end, const char *head_task, const char *head_end,
+                       int ntails, const int *tail_idx, const char *const *tail_task,
+                       int max_attempts, const char *worker, int slow, vr_err *err);
+
 /* A straggler steps aside (issue 44): the worker whose chunk was cut for
  * its slowness reads nothing from the priority stream, where the tails
  * wait, for this long after it ends that chunk, or until the chunk's job

@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const rq_worker_states[RQ_WORKER_NSTATES] = { "idle",        "busy",   "draining",
+                                                          "warming",     "paused", "quarantined",
+                                                          "aside" };
+
 static void rq_key_worker(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, RQ_WORKER_PREFIX "%s", name);

@@ -29,6 +29,12 @@ struct rq_worker_info {
                                    * clocks may jump (rq_server_ms; read only) */
 };
 
+/* Every state a worker's heartbeat says (rq_worker_info.state), in the
+ * order metrics list them (controller/ctl_prom_text.c): a state left out
+ * there would hide its workers from vrseg_workers. */
+#define RQ_WORKER_NSTATES 7
+extern const char *const rq_worker_states[RQ_WORKER_NSTATES];
+
 /* A worker silent for 3 heartbeats (killed, stopped, or Redis refusing its
  * writes) while its key has not expired yet: lists show it as "silent",
  * `watch` leaves it out. */

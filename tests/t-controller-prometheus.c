@@ -8,6 +8,7 @@
  * its HTTP API (the job's series stored with job_id, the target's job kept),
  * and `promtool check metrics` on a scrape.
  */
+#include "rq_fleet.h"
 #include "util-http.h"
 #include "util-redis.h"
 
@@ -462,6 +463,49 @@ Test(controller_prometheus, prometheus_scrapes_the_controller_and_promtool_check
     int rc = tsh_out(out, sizeof out, "promtool check metrics < '%s' 2>&1", path);
     cr_assert_eq(rc, 0, "promtool check metrics: %s", out);
     cr_assert_str_eq(out, "", "promtool check metrics: %s", out);
+}
+
+/* Every state a worker's heartbeat may say is counted in vrseg_workers
+ * (a straggler stepping aside from the tails says "aside", issue 44): the
+ * heartbeats are written to the real Redis as workers write them, and the
+ * controller's scrape counts each state, the counts summing to the fleet. */
+Test(controller_prometheus, every_worker_state_is_counted_aside_too)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    char base[96], murl[128];
+    start_controller(base, sizeof base);
+    snprintf(murl, sizeof murl, "%s/metrics", base);
+    struct rq *q = NULL;
+    vr_err e = { 0 };
+    cr_assert_eq(rq_open(D.r.url, 2000, &q, &e), 0, "%s", e.msg);
+    static const struct { const char *state; int n; } fleet[] = {
+        { "aside", 2 }, { "quarantined", 1 }, { "paused", 1 }, { "idle", 1 }, { "warming", 1 },
+    };
+    int total = 0;
+    for (size_t i = 0; i < sizeof fleet / sizeof fleet[0]; i++)
+        for (int k = 0; k < fleet[i].n; k++, total++) {
+            struct rq_worker_info w = { .hb_ms = 1000, .gpu_util = -1 };
+            snprintf(w.name, sizeof w.name, "host:cpu:%s%d", fleet[i].state, k);
+            snprintf(w.gpu, sizeof w.gpu, "cpu");
+            snprintf(w.state, sizeof w.state, "%s", fleet[i].state);
+            snprintf(w.chunk, sizeof w.chunk, "-");
+            cr_assert_eq(rq_worker_heartbeat(q, &w, 60, &e), 0, "%s", e.msg);
+        }
+    rq_free(&q);
+    int ok;
+    char *t = scrape_until(murl, has_text, "vrseg_workers{state=\"aside\"} 2\n", 30, &ok);
+    cr_assert(ok, "the workers stepping aside are not counted (vrseg_workers{state=\"aside\"} "
+                  "%g)", series(t, "vrseg_workers{state=\"aside\"}"));
+    double sum = 0;
+    for (size_t i = 0; i < sizeof fleet / sizeof fleet[0]; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "vrseg_workers{state=\"%s\"}", fleet[i].state);
+        cr_assert_eq(series(t, name), fleet[i].n, "%s %g", name, series(t, name));
+    }
+    for (const char *l = t; (l = strstr(l, "\nvrseg_workers{state=\"")); l++)
+        sum += strtod(strchr(l, '}') + 1, NULL);
+    cr_assert_eq(sum, total, "vrseg_workers sums to %g of %d workers", sum, total);
+    free(t);
 }
 
 /* ---- refusals and a Redis that is not there yet ---- */

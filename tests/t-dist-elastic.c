@@ -311,17 +311,52 @@ static double run_straggler(int slow, char *id, size_t n, char *out, size_t on, 
     return now_s() - t0;
 }
 
+/* The workers that committed a cut's tail of job id (records with a
+ * `cut_for`): how many, none of them the one whose chunk was cut for its
+ * slowness (its record's `aside`) when *straggler_took is 0. */
+static int tail_workers(const char *id, int *straggler_took)
+{
+    char names[16][160], slow[160] = "";
+    int n = 0;
+    for (int i = 0; i < 1000; i++) {
+        char ck[128], v[160] = "";
+        rq_key_chunk(ck, sizeof ck, id, i);
+        if (rq_hget(Q, ck, "aside", v, sizeof v, NULL) > 0 && v[0])
+            rq_hget(Q, ck, "worker", slow, sizeof slow, NULL);
+    }
+    *straggler_took = 0;
+    for (int i = 0; i < 1000; i++) {
+        char ck[128], v[160] = "", w[160] = "";
+        rq_key_chunk(ck, sizeof ck, id, i);
+        if (rq_hget(Q, ck, "cut_for", v, sizeof v, NULL) <= 0 || !v[0] ||
+            rq_hget(Q, ck, "worker", w, sizeof w, NULL) <= 0)
+            continue;
+        *straggler_took |= slow[0] && !strcmp(w, slow);
+        int j = 0;
+        while (j < n && strcmp(names[j], w))
+            j++;
+        if (j == n && n < 16)
+            snprintf(names[n++], sizeof names[0], "%s", w);
+    }
+    return n;
+}
+
 /* One worker of four 5x slower: its running chunk is cut before anyone
  * is idle, once its rate says it would end well after the fleet
- * (controller/ctl_cut_slow.c), and it then steps aside from the tails
- * (worker/serve_aside.c: dist_elastic_aside shows it by who committed
- * what); the job ends bit-identical, each chunk committed once. Measured
- * 1.37-1.40x on the 2-core box at load 10-12 (docs/PERF.md); cut only
- * once the others were idle it was 1.78-1.96x. The floor: the work alone
- * gives 1.25x, and the straggler keeps 3 pieces (15 frames), since its
- * reader is 8 frames ahead and the cut's margin 3 more by the time its
- * rate is known. The bound asserted is 1.7x, clear of that spread; without
- * any cut its own chunk alone takes about 5x. */
+ * (controller/ctl_cut_slow.c), its tail parted among the three others
+ * (one part each, queued in the priority stream they read first), and it
+ * then steps aside from the tails (worker/serve_aside.c: dist_elastic_aside
+ * shows it by who committed what); the job ends bit-identical, each chunk
+ * committed once, its tail committed by the three others, in 1.3x the
+ * time without the straggler at most (issue 44). The floor: the work
+ * alone gives 1.25x of the bare frames (32 fps of the fleet against 40),
+ * less with the set-ups both runs pay. Measured 1.16-1.29x on the 2-core
+ * box at load 2-11 in 16 runs of 17 (docs/PERF.md; one 1.80x, cause not
+ * known: a failure prints the job's events); in one part, the first
+ * worker free took it alone, one more a part of it by an idle cut:
+ * 1.28-1.48x (so the time alone does not tell, the tails' workers do);
+ * cut only once the others were idle, 1.78-1.96x; without any cut its own
+ * chunk alone takes about 5x. */
 Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
 {
     char id[64], out[400], in[400], cfg[400];
@@ -334,11 +369,22 @@ Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
     cr_log_info("straggler: %.2f s with one worker of 4 slowed 5x, %.2f s without (%.2fx); "
                 "%lld cuts", t, base, t / base, cuts);
     cr_assert_geq(cuts, 1, "the straggler's chunk was not cut");
+    /* its tail went to all three others (in one part, the first free took
+     * it alone and one more had a part of it at most: 1.28-1.47x) */
+    int straggler_took, tw = tail_workers(id, &straggler_took);
+    if (tw != 3 || straggler_took || t > 1.3 * base) { /* what the cuts were, for the log */
+        static char ev[16384];
+        const char *eargs[] = { "events", id, NULL };
+        if (tdist_vrctl(&D, ev, sizeof ev, eargs) == 0)
+            cr_log_warn("the job's events:\n%s", ev);
+    }
+    cr_assert_eq(tw, 3, "the tails were committed by %d workers, not the 3 fast ones", tw);
+    cr_assert_not(straggler_took, "the straggler committed a tail");
     int chunks = chunks_once(id);
     cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
     cr_assert_eq(job_ll(id, "chunks_done"), chunks);
     same_as_process(in, cfg, out);
-    cr_assert_leq(t, 1.7 * base, "%.2f s against %.2f s without the straggler", t, base);
+    cr_assert_leq(t, 1.3 * base, "%.2f s against %.2f s without the straggler", t, base);
 }
 
 /* `status --json` counts the cuts, and its figures from the chunk records

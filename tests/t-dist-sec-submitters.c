@@ -290,7 +290,7 @@ Test(dist_sec_submitters, a_cut_for_an_idle_worker_never_passes_her_chunks_in_fl
 {
     /* alice:1:2: her one elastic job holds both her chunks; of three slowed
      * workers one stays idle, which a cut would feed (ctl_cut.c): the cut
-     * must be refused (ctl_submitter_may_add_chunk), the job end uncut */
+     * must be refused (ctl_submitter_may_add_chunks), the job end uncut */
     start_with("alice:1:2", 4, 5);
     setenv("VR_TEST_FRAME_DELAY_MS", "200", 1);
     for (int i = 0; i < 3; i++)

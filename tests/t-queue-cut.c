@@ -5,7 +5,8 @@
  * meanwhile, requeued or done are refused); the worker that stopped at the
  * cut commits, one that never heard of it cannot commit past it (its chunk
  * runs again, shorter); a worker dying after the cut leaves the shorter
- * task to the next; work waiting in the streams is seen, delivered work not.
+ * task to the next; work waiting in the streams is seen, delivered work not;
+ * a straggler's tail parted in three is queued whole or not at all.
  */
 #include "rq.h"
 #include "rq_cut.h"
@@ -208,5 +209,54 @@ Test(queue_cut, a_cut_for_slowness_marks_its_worker_to_step_aside)
     cr_assert_eq(rq_cut_aside(Q, "j1", 0, a.id, &e), 1, "%s", e.msg);
     cr_assert_eq(rq_cut_aside(Q, "j1", 0, "1-1", &e), 0, "another entry's worker");
     cr_assert_eq(rq_cut_aside(Q, "j1", 3, a.id, &e), 0, "the tail's");
+    rq_msg_release(&a);
+}
+
+/* A straggler's cut parts its tail (controller/ctl_cut.c): one script
+ * queues every part in order, or none when one of them exists already;
+ * the job counts a cut and a chunk for each part; each part is taken and
+ * committed once. */
+Test(queue_cut, a_tail_parted_in_three_is_queued_whole_or_not_at_all)
+{
+    vr_err e = { 0 };
+    struct rq_msg a = { 0 }, t = { 0 };
+    struct rq_start st;
+    running_chunk(&a);
+    const int idx[] = { 5, 7, 9 };
+    const char *tasks[] = { "{\"t\":5}", "{\"t\":7}", "{\"t\":9}" };
+    cr_assert_eq(rq_chunk_create(Q, "j1", 7, "{\"other\":1}", 3, 0, &e), 1, "%s", e.msg);
+    cr_assert_eq(rq_chunk_cut_tails(Q, "j1", 0, a.id, "", "{\"h\":1}", "100:90", 3, idx, tasks,
+                                    3, "B:cpu:2", 1, &e), 0, "a part's record exists: no cut");
+    char end[RQ_CUT_END_MAX] = "", task[64];
+    cr_assert_eq(rq_cut_peek(Q, "j1", 0, end, sizeof end, task, sizeof task, &e), 0);
+    char st5[32];
+    hstr("vr:chunk:j1:5", "state", st5, sizeof st5);
+    cr_assert_str_eq(st5, "", "no part was written");
+    cr_assert_eq(rq_cut_aside(Q, "j1", 0, a.id, &e), 0);
+    /* chunk 7 taken and done: it was the stream's; now cut anew at 11, 13, 15 */
+    struct rq_msg o = { 0 };
+    cr_assert_eq(tqueue_take(Q, "B:cpu:2", &o, &st), 1);
+    rq_msg_release(&o);
+    const int idx2[] = { 11, 13, 15 };
+    const char *tasks2[] = { "{\"t\":11}", "{\"t\":13}", "{\"t\":15}" };
+    long long total = hll("vr:job:j1", "chunks_total");
+    cr_assert_eq(rq_chunk_cut_tails(Q, "j1", 0, a.id, "", "{\"h\":1}", "100:90", 3, idx2, tasks2,
+                                    3, "B:cpu:2", 1, &e), 1, "%s", e.msg);
+    cr_assert_eq(hll("vr:job:j1", "chunks_total"), total + 3);
+    cr_assert_eq(hll("vr:job:j1", "cuts"), 3);
+    cr_assert_eq(rq_cut_aside(Q, "j1", 0, a.id, &e), 1, "the cut for slowness is marked");
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(tqueue_take(Q, "C:cpu:3", &t, &st), 1);
+        char want[8];
+        snprintf(want, sizeof want, "%d", idx2[i]);
+        cr_assert_str_eq(rq_msg_get(&t, "idx"), want, "the parts in source order");
+        cr_assert_str_eq(st.task, tasks2[i]);
+        cr_assert_eq(rq_chunk_commit_end(Q, t.stream, "C:cpu:3", t.id, "j1", idx2[i], 5, 5.0,
+                                         "{}", NULL, "open", &e), 1, "%s", e.msg);
+        rq_msg_release(&t);
+    }
+    cr_assert_eq(rq_chunks_waiting(Q, &e), 0);
+    cr_assert_eq(rq_chunk_cut_tails(Q, "j1", 0, a.id, "100:90", "{}", "1:1", 8, idx2, tasks2, 3,
+                                    "B", 1, &e), VR_EINVAL, "more parts than a script takes");
     rq_msg_release(&a);
 }
