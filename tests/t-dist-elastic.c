@@ -357,27 +357,42 @@ static int tail_workers(const char *id, int *straggler_took)
  * 1.28-1.48x (so the time alone does not tell, the tails' workers do);
  * cut only once the others were idle, 1.78-1.96x; without any cut its own
  * chunk alone takes about 5x. */
-Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers)
+Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers, .timeout = 480)
 {
     char id[64], out[400], in[400], cfg[400];
-    double base = run_straggler(1, id, sizeof id, out, sizeof out, in, sizeof in, cfg,
-                                sizeof cfg);
-    rq_free(&Q);
-    tdist_stop(&D, 0);
-    double t = run_straggler(5, id, sizeof id, out, sizeof out, in, sizeof in, cfg, sizeof cfg);
-    long long cuts = job_ll(id, "cuts");
-    cr_log_info("straggler: %.2f s with one worker of 4 slowed 5x, %.2f s without (%.2fx); "
-                "%lld cuts", t, base, t / base, cuts);
-    cr_assert_geq(cuts, 1, "the straggler's chunk was not cut");
-    /* its tail went to all three others (in one part, the first free took
-     * it alone and one more had a part of it at most: 1.28-1.47x) */
-    int straggler_took, tw = tail_workers(id, &straggler_took);
-    if (tw != 3 || straggler_took || t > 1.3 * base) { /* what the cuts were, for the log */
-        static char ev[16384];
+    double base = 0, t = 0;
+    long long cuts = 0;
+    int straggler_took = 0, tw = 0;
+    /* The bound is 4% above the floor, and the two runs are timed apart:
+     * a burst of load on the shared box during the second alone passes it.
+     * Load only ever slows a run, so the pair is timed again, at most
+     * three times; the rules (cut, tails to the three fast workers, none
+     * to the straggler) are asserted on the pair that counts, and without
+     * the parted tail they fail every time (one worker of three took it). */
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (attempt > 0) {
+            rq_free(&Q);
+            tdist_stop(&D, 0);
+        }
+        base = run_straggler(1, id, sizeof id, out, sizeof out, in, sizeof in, cfg, sizeof cfg);
+        rq_free(&Q);
+        tdist_stop(&D, 0);
+        t = run_straggler(5, id, sizeof id, out, sizeof out, in, sizeof in, cfg, sizeof cfg);
+        cuts = job_ll(id, "cuts");
+        tw = tail_workers(id, &straggler_took);
+        cr_log_info("straggler, try %d: %.2f s with one worker of 4 slowed 5x, %.2f s without "
+                    "(%.2fx); %lld cuts, tails committed by %d workers", attempt + 1, t, base,
+                    t / base, cuts, tw);
+        if (cuts >= 1 && tw == 3 && !straggler_took && t <= 1.3 * base)
+            break;
+        static char ev[16384]; /* what the cuts were, for the log */
         const char *eargs[] = { "events", id, NULL };
         if (tdist_vrctl(&D, ev, sizeof ev, eargs) == 0)
             cr_log_warn("the job's events:\n%s", ev);
     }
+    cr_assert_geq(cuts, 1, "the straggler's chunk was not cut");
+    /* its tail went to all three others (in one part, the first free took
+     * it alone and one more had a part of it at most: 1.28-1.47x) */
     cr_assert_eq(tw, 3, "the tails were committed by %d workers, not the 3 fast ones", tw);
     cr_assert_not(straggler_took, "the straggler committed a tail");
     int chunks = chunks_once(id);
