@@ -82,15 +82,18 @@ static int frames_of(const char *path)
 
 Test(dist_failures, kill9_worker_mid_chunk_output_identical_to_clean_run)
 {
+    /* the first worker slowed (100 ms a frame, 2 s a chunk) so the kill
+     * lands mid-chunk; the profile (fast) is not what is tested */
+    setenv("VR_TEST_FRAME_DELAY_MS", "100", 1);
     cr_assert_eq(tdist_start(&D, 0, 2, 1, 1), 0);
+    unsetenv("VR_TEST_FRAME_DELAY_MS");
     connect_q();
     char in[400], out1[400], out2[400], id1[64], id2[64], ck[128];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out1, sizeof out1, "%s/killed.mp4", D.r.dir);
     snprintf(out2, sizeof out2, "%s/clean.mp4", D.r.dir);
     cr_assert_eq(tclip_make(in, 4, 240, 10, 1), 0);
-    /* balanced: slow enough on the CPU that the kill lands mid-chunk */
-    const char *two_s[] = { "--chunk-seconds", "2", "--profile", "balanced", NULL };
+    const char *two_s[] = { "--chunk-seconds", "2", NULL };
     cr_assert_eq(tdist_submit(&D, in, out1, two_s, id1, sizeof id1), 0);
 
     /* The only worker dies with SIGKILL while it holds chunk 0. */
