@@ -30,6 +30,13 @@ TestSuite(dist_elastic_long, .fini = teardown, .timeout = 240);
 
 Test(dist_elastic_long, a_30_hour_source_plans_in_longer_pieces)
 {
+#if defined(__SANITIZE_ADDRESS__)
+    /* The plan reads the source at each of ~90 000 pieces through libav,
+     * whose every allocation ASan intercepts: over 120 s there on the
+     * loaded 2-core box (ci12), against 1.5 s in the unit pass, which runs
+     * it. Memory errors in the plan are the other ASan tests' to find. */
+    cr_skip_test("under ASan the 90 000-piece plan takes minutes; the unit pass runs it");
+#endif
     cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0); /* no worker: the plan is what is looked at */
     vr_err e = { 0 };
     cr_assert_eq(rq_open(D.r.url, 2000, &Q, &e), 0, "%s", e.msg);
