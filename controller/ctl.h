@@ -380,6 +380,7 @@ struct ctl_decision {
     double piece_s;               /* > 0: an elastic job (auto chunk length, ranges): planned
                                    * in pieces this long, its chunks whole pieces that a cut
                                    * may part again (ctl_cut.c); 0: chunks never cut */
+    double duration_s;            /* the source's, from ctl_decide's probe (0: unknown) */
 };
 
 /* Decides from the spec and the source (opened as `in`, named by

@@ -32,6 +32,7 @@ int ctl_decide(const struct job_spec *js, const char *in, struct ctl_decision *d
     if ((rc = remux_probe(in, &info, err)) < 0 ||
         (rc = remux_ts_streams_check(js->input, info.streams, err)) < 0)
         return rc;
+    d->duration_s = info.duration_s > 0 ? info.duration_s : 0;
     int given = vio_layout_parse(js->layout);
     if (given >= 0) {
         snprintf(d->layout, sizeof d->layout, "%s", vio_layout_name(given));

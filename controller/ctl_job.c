@@ -182,9 +182,7 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     dec.wave_slots = wave;
     /* an elastic job: pieces of half a second, half a chunk for short
      * ones, longer for a source that long pieces would plan past the limit */
-    struct remux_info info;
-    double dur = elastic && remux_probe(paths->in_path, &info, NULL) == 0 ? info.duration_s : 0;
-    dec.piece_s = elastic ? job_cut_piece_seconds(js.chunk_seconds, dur) : 0;
+    dec.piece_s = elastic ? job_cut_piece_seconds(js.chunk_seconds, dec.duration_s) : 0;
     log_info("job %s: layout %s (%s); %d frames of warm-up a chunk", id, dec.layout, dec.why,
              dec.warmup);
     struct job_manifest man = { 0 };
