@@ -206,9 +206,14 @@ static int storage_same_bytes(const char *tmp, const char *path)
     struct stat sa, sb;
     int same = a >= 0 && b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 &&
                S_ISREG(sb.st_mode) && sa.st_size == sb.st_size;
-    static char x[65536], y[65536]; /* the loop's thread or the stitch's, one at a time */
-    for (ssize_t k; same && (k = read(a, x, sizeof x)) != 0;)
+    /* the buffers are this call's own: the loop and the stitch thread may
+     * both publish (static ones were shared between them) */
+    enum { BUF = 65536 };
+    char *x = same ? malloc(2 * BUF) : NULL, *y = x ? x + BUF : NULL;
+    same = same && x;
+    for (ssize_t k; same && (k = read(a, x, BUF)) != 0;)
         same = k > 0 && read(b, y, (size_t)k) == k && !memcmp(x, y, (size_t)k);
+    free(x);
     if (a >= 0)
         close(a);
     if (b >= 0)
