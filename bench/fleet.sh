@@ -134,6 +134,19 @@ fleet_down() {
     rm -rf "$S"
 }
 
+# Waits (90 s at most) until every worker of a serve log has said it is
+# ready: warmed, or not warming (N workers per GPU on M GPUs).
+wait_ready() { # workers-log
+    for _ in $(seq 900); do
+        want=$(sed -n 's/.* \([0-9]*\) workers per GPU on \([0-9]*\) GPU.*/\1 \2/p' "$1" | head -1 |
+            awk '{ print $1 * $2 }')
+        got=$(grep -c ': ready (' "$1")
+        [ -n "$want" ] && [ "$got" -ge "$want" ] && return 0
+        sleep 0.1
+    done
+    log "    (not every worker was ready after 90 s: $got of ${want:-?})"
+}
+
 # ---- the warm serve fleet ----
 run_serve() { # name ngpus clip frames
     fleet_up "$1"
@@ -146,7 +159,7 @@ run_serve() { # name ngpus clip frames
         --input-root "$W" --gpu all --warm-from "$SHORT" ${WORKER_ARGS:-} \
         > "$R/$1-workers.log" 2>&1 &
     WPID=$!
-    sleep 5 # the workers register; their CUDA start is not the job's
+    wait_ready "$R/$1-workers.log" # the workers warm; their start is not the job's
     if [ "${WARM:-1}" = 1 ]; then # a chunk for slots: engines, x264 warm
         wid=$("$B/vrctl" submit "$WARMCLIP" -o "$S/warm.mkv" --chunk-seconds 1 --redis "$U" 2>> "$R/$1.log")
         timeout 300 "$B/vrctl" watch "$wid" --redis "$U" > /dev/null 2>&1
@@ -234,7 +247,7 @@ run_late() { # name ngpus clip frames
         --input-root "$W" --gpu all --warm-from "$SHORT" ${WORKER_ARGS:-} \
         > "$R/$1-workers.log" 2>&1 &
     WPID=$!
-    sleep 5 # the first GPU's workers register and warm
+    wait_ready "$R/$1-workers.log" # the first GPU's workers register and warm
     t0=$(now)
     start_samplers "$1"
     id=$("$B/vrctl" submit "$3" -o "$S/out.mkv" --redis "$U" 2> "$R/$1.log")

@@ -82,9 +82,11 @@ void pipeline_format(const struct vio_in *in, char *buf, size_t n);
  * for `o` and the stream (mask output, layout guessed from `name`, the
  * source's own name); asks the NVENC probe. The format it found goes into
  * fmt (pipeline_format); when `want` is given and
- * differs, nothing is kept and 0 returned with err saying so. Returns 1
- * warmed, 0 not (err says why) or VR_E*. */
+ * differs, nothing is kept and 0 returned with err saying so. took_ms
+ * (or NULL) gets the ms of its parts: the decoder (open and first frame),
+ * the engine (the CUDA context's join included), the NVENC probe. Returns
+ * 1 warmed, 0 not (err says why) or VR_E*. */
 int pipeline_warm_up(const struct pipe_opts *o, const char *in, const char *name,
-                     const char *want, char *fmt, size_t nf, vr_err *err);
+                     const char *want, char *fmt, size_t nf, double took_ms[3], vr_err *err);
 
 #endif

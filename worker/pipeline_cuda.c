@@ -46,6 +46,18 @@ int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err)
     return 0;
 }
 
+int pcuda_pci_id(int gpu, char *buf, size_t n)
+{
+    if (!n)
+        return -1;
+    buf[0] = '\0';
+    if (cudaDeviceGetPCIBusId(buf, (int)n, gpu) != cudaSuccess) {
+        buf[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
 void pcuda_bind(int gpu)
 {
     cudaSetDevice(gpu);
@@ -135,6 +147,14 @@ int pcuda_host_alloc(void **p, size_t bytes, vr_err *err)
 }
 
 void pcuda_bind(int gpu) { (void)gpu; }
+
+int pcuda_pci_id(int gpu, char *buf, size_t n)
+{
+    (void)gpu;
+    if (n)
+        buf[0] = '\0';
+    return -1;
+}
 void pcuda_host_free(void *p) { (void)p; }
 
 int pcuda_dev_alloc2d(void **p, size_t *pitch, int w, int h, vr_err *err)

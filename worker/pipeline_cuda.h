@@ -22,6 +22,11 @@ int pcuda_check(int gpu, vr_err *err);
  * VR_ENOTBUILT in a CPU-only build. Writes its PCI bus id (for NVML). */
 int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err);
 
+/* GPU `gpu`'s PCI bus id ("0000:17:00.0"), which names the device whatever
+ * CUDA_VISIBLE_DEVICES makes its index, without creating a context. 0, or
+ * <0 (buf "") without CUDA or such a device. */
+int pcuda_pci_id(int gpu, char *buf, size_t n);
+
 /* Makes `gpu` current on the calling thread (the runtime's current device
  * is per thread); no-op without CUDA. */
 void pcuda_bind(int gpu);

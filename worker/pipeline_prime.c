@@ -12,6 +12,7 @@
  */
 #include "pipeline.h"
 
+#include "clock.h"
 #include "log.h"
 #include "output_kinds.h"
 #include "pipeline_cuda.h"
@@ -69,9 +70,10 @@ static int warm_engine(const struct pipe_opts *o, const struct vio_in *in, const
 }
 
 int pipeline_warm_up(const struct pipe_opts *o, const char *in, const char *name,
-                     const char *want, char *fmt, size_t nf, vr_err *err)
+                     const char *want, char *fmt, size_t nf, double took_ms[3], vr_err *err)
 {
     int gpu = o->backend == SEG_CUDA;
+    double part[3] = { 0, 0, 0 }, t = clock_mono_ms();
     struct vio_in_opts io;
     pipeline_input_opts(o, in, &io);
     struct vio_in *vin = NULL;
@@ -91,16 +93,23 @@ int pipeline_warm_up(const struct pipe_opts *o, const char *in, const char *name
         return 0;
     }
     rc = first_frame(vin, err);
+    part[0] = clock_mono_ms() - t;
+    t = clock_mono_ms();
     char pci[32];
     if (rc == 0 && gpu)
         rc = pcuda_init(o->gpu, pci, sizeof pci, err); /* the runtime joins NVDEC's context */
     if (rc == 0)
         rc = warm_engine(o, vin, name, err);
+    part[1] = clock_mono_ms() - t;
+    t = clock_mono_ms();
     if (rc == 0) {
         pipe_warm_keep_warmed(o->warm, &vin);
         if (gpu)
             pipeline_nvenc_probe(o->gpu);
     }
+    part[2] = clock_mono_ms() - t;
+    if (took_ms)
+        memcpy(took_ms, part, sizeof part);
     vio_in_free(&vin);
     if (gpu)
         pcuda_release();

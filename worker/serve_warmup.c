@@ -18,6 +18,7 @@
 #include "beneath.h"
 #include "clock.h"
 #include "log.h"
+#include "pipeline_cuda.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,9 +29,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The device whose warm-ups queue behind each other: "gpu<N>", or "cpu".
- * Tests without a GPU pretend to be on one with VR_TEST_WARM_LANE (letters
- * and digits, at most 15), so that two CPU workers can stand for two GPUs. */
+/* "pci" and the bus id's hex digits ("0000:17:00.0" -> "pci000017000"),
+ * lower case: a file name part with nothing to escape. */
+static void warm_lane_pci(const char *pci, char *lane, size_t n)
+{
+    size_t k = (size_t)snprintf(lane, n, "pci");
+    for (const char *c = pci; *c && k + 1 < n; c++)
+        if ((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'))
+            lane[k++] = *c;
+        else if (*c >= 'A' && *c <= 'F')
+            lane[k++] = (char)(*c - 'A' + 'a');
+    lane[k] = '\0';
+}
+
+/* The device whose warm-ups queue behind each other: "pci<bus id>" (the GPU
+ * itself: two serve processes given different GPUs by CUDA_VISIBLE_DEVICES
+ * both call theirs GPU 0, and queued behind each other when the lane was
+ * named by index), "gpu<N>" where the bus id is not known, or "cpu". Tests
+ * without a GPU pretend to be on one with VR_TEST_WARM_LANE (letters and
+ * digits, at most 15), so that two CPU workers can stand for two GPUs. */
 static void warm_lane(const struct serve *s, char *lane, size_t n)
 {
     const char *t = getenv("VR_TEST_WARM_LANE");
@@ -38,8 +55,11 @@ static void warm_lane(const struct serve *s, char *lane, size_t n)
     int ok = len > 0 && len < 16 && len < n;
     for (size_t i = 0; ok && i < len; i++)
         ok = (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9');
+    char pci[32];
     if (ok)
         snprintf(lane, n, "%s", t);
+    else if (s->backend == SEG_CUDA && pcuda_pci_id(s->gpu, pci, sizeof pci) == 0 && pci[0])
+        warm_lane_pci(pci, lane, n);
     else if (s->backend == SEG_CUDA)
         snprintf(lane, n, "gpu%d", s->gpu);
     else
@@ -149,9 +169,10 @@ void serve_warmup(struct serve *s)
     long long waited = 0;
     double t0 = 0;
     int lock = -1;
-    char lane[16];
+    char lane[24];
     warm_lane(s, lane, sizeof lane);
     char fmt[RQ_WARM_FORMAT_MAX] = "";
+    double took[3] = { 0, 0, 0 }; /* decoder, engine, NVENC probe */
     if (rc == 0) {
         lock = warm_lock(lane, &waited);
         t0 = clock_mono_ms();
@@ -168,7 +189,8 @@ void serve_warmup(struct serve *s)
          * engine, as it would have anyway; the decoder serves either way */
         rc = config_load_profile(&o.cfg, "balanced", &e);
         if (rc == 0 && !*s->drain)
-            rc = pipeline_warm_up(&o, fd_path, src, want[0] ? want : NULL, fmt, sizeof fmt, &e);
+            rc = pipeline_warm_up(&o, fd_path, src, want[0] ? want : NULL, fmt, sizeof fmt, took,
+                                  &e);
         if (lock >= 0)
             close(lock); /* the next worker of this GPU may warm */
     }
@@ -178,8 +200,8 @@ void serve_warmup(struct serve *s)
     }
     if (rc == 1) {
         log_info("worker %s: warmed for %s from %s (%s) in %.0f ms, after waiting %lld ms for "
-                 "the %s warm-up lock", s->name, fmt, src, from, clock_mono_ms() - t0,
-                 waited, lane);
+                 "the %s warm-up lock (decoder %.0f, engine %.0f, NVENC probe %.0f ms)", s->name,
+                 fmt, src, from, clock_mono_ms() - t0, waited, lane, took[0], took[1], took[2]);
         snprintf(s->warm_src, sizeof s->warm_src, "%s", src);
         snprintf(s->warm_fmt, sizeof s->warm_fmt, "%s", fmt);
     } else {
