@@ -652,9 +652,9 @@ enum { CAND_RUN = 8 }; /* MBs of a row a ticket of k_intra_cands */
  * candidate waits only on MBs of earlier tickets, which running warps
  * hold: the earliest unfinished candidate never waits, so the launch
  * cannot deadlock whatever the GPU keeps resident. The pixels of
- * neighbours that are not candidates, and the source, are loaded before
- * the wait. The decisions are intra_mb_bar's, from the same neighbours'
- * same pixels: the result is the twin's raster order's. */
+ * neighbours that are not candidates are loaded before the wait, the
+ * source one candidate ahead. The decisions are intra_mb_bar's, from the
+ * same neighbours' same pixels: the result is the twin's raster order's. */
 __global__ static void k_intra_cands(struct h264_frame f, int *prog)
 {
     __shared__ uint8_t pred[INTRA_WARPS][256];
@@ -684,14 +684,19 @@ __global__ static void k_intra_cands(struct h264_frame f, int *prog)
         const unsigned above = __ballot_sync(FULL_MASK, top && lane <= CAND_RUN && xa >= 0 && xa < mbw &&
                                                             f.mb[(size_t)(my - 1) * mbw + xa].sad != 0);
         const int left = x0 > 0 && row[x0 - 1].sad != 0;
+        /* each candidate's source loaded one candidate ahead (src is
+         * read only): the next MB's loads wait on nothing of this one's */
+        struct intra_src s, next;
+        intra_src_load(&f, x0 + __ffs(todo0) - 1, my, lane, &next);
         for (unsigned todo = todo0; todo; todo &= todo - 1) {
             const int j = __ffs(todo) - 1, mx = x0 + j, i = my * mbw + mx;
+            s = next;
+            if (todo & (todo - 1))
+                intra_src_load(&f, x0 + __ffs(todo & (todo - 1)) - 1, my, lane, &next);
             const uint8_t *o = f.rec + (size_t)my * 16 * ls + (size_t)mx * 16;
             /* neighbours another warp may still be coding (the left one
              * inside the run, if a candidate, this warp has coded) */
             const int wl = mx == x0 && left, wt = (above >> (j + 1)) & 1, wtl = (above >> j) & 1;
-            struct intra_src s;
-            intra_src_load(&f, mx, my, lane, &s);
             /* lane l < 17: the top row's pixel l - 1 (lane 0: the top-left
              * MB's); lanes 17..31 the left column's rows 0..14, lane 0 its
              * row 15. Each loaded now if its MB is final, else after the wait */
