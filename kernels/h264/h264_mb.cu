@@ -12,7 +12,9 @@
  * intra_mb's with the helpers of h264_mb_impl.h, split over lanes: the
  * four predictions' SADs 8 pixels a lane, then a 4x4 block a lane
  * (transform, quantiser, reconstruction), the DC's Hadamard on lane 0;
- * g_h264_encode holds its bytes to the C twin's.
+ * g_h264_encode holds its bytes to the C twin's. A P frame's intra
+ * candidates (intra in P) run as a dataflow instead (k_intra_cands): a
+ * candidate waits only for its candidate neighbours.
  */
 #include "h264_cuda.h"
 #include "h264_mb_impl.h"
@@ -421,6 +423,132 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
     }
 }
 
+/* The MB's source for intra_mb_lanes, loaded before the MB waits on its
+ * neighbours (nothing in the launch writes src), so no load of it is on
+ * the wavefront's chain: row lane >> 1 from pixel (lane & 1) * 8 (the
+ * modes' SADs), and the 4x4 block lane & 15's rows (the transform). */
+struct intra_src {
+    uint2 row;
+    uint32_t blk[4];
+};
+
+__device__ static inline void intra_src_load(const struct h264_frame *fr, int mx, int my, int lane,
+                                             struct intra_src *s)
+{
+    const int ls = fr->ls; /* mbw * 16: every row 16-byte aligned */
+    const uint8_t *src = fr->src + (size_t)my * 16 * ls + (size_t)mx * 16;
+    s->row = *(const uint2 *)(src + (size_t)(lane >> 1) * ls + (lane & 1) * 8);
+    const int bx = (lane & 3) * 4, by = ((lane >> 2) & 3) * 4;
+    for (int r = 0; r < 4; r++)
+        s->blk[r] = *(const uint32_t *)(src + (size_t)(by + r) * ls + bx);
+}
+
+/* The wavefronts' fences with the new kernels: a release before a count or
+ * flag is published, an acquire after it is read (the message-passing
+ * pattern of the PTX memory model; __threadfence is fence.sc, costlier,
+ * and on the chain of every step twice). */
+__device__ static inline void fence_acq_rel(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+/* Byte k (0..3) of a little-endian word. */
+__device__ static inline int byte_of(uint32_t v, int k) { return (int)((v >> (8 * k)) & 255u); }
+
+/* intra_mb_warp's decisions and arithmetic with less on the chain of an
+ * MB's latency: the source from registers (intra_src, loaded before the
+ * wait), the four modes' SADs summed together (one 5-step shuffle
+ * reduction of four sums, not four in a row). Returns whether the MB was
+ * coded (an IDR's always; a candidate's when it beat bar). */
+__device__ static int intra_mb_lanes(const struct h264_frame *fr, int mx, int my, int lane,
+                                     const struct intra_src *s, uint8_t *pred, int *dcs, int *dcy,
+                                     const uint8_t *rec, int rls, unsigned bar)
+{
+    const int ls = fr->ls;
+    const size_t o = (size_t)my * 16 * ls + (size_t)mx * 16;
+    const uint8_t *top = rec - rls;
+    const int hl = mx > 0, ht = slice_has_top(fr, my);
+    /* the modes each MB may use: V, H, DC, plane (predict16's) */
+    const unsigned avail = (ht ? 1u : 0u) | (hl ? 2u : 0u) | 4u | (hl && ht ? 8u : 0u);
+    int dc = dc16(rec, rls, hl, ht), pa = 0, pb = 0, pc = 0;
+    if (hl && ht)
+        plane16(rec, rls, &pa, &pb, &pc);
+    const int py = lane >> 1, px0 = (lane & 1) * 8;
+    unsigned sad[4] = { 0, 0, 0, 0 };
+    for (int k = 0; k < 8; k++) {
+        const int v = byte_of(k < 4 ? s->row.x : s->row.y, k & 3);
+        for (int mode = 0; mode < 4; mode++)
+            if (avail >> mode & 1) /* the same on every lane */
+                sad[mode] += (unsigned)h264_abs(v - pred_px(mode, px0 + k, py, top, rec, rls, dc, pa, pb, pc));
+    }
+    for (int off = 16; off; off >>= 1)
+        for (int mode = 0; mode < 4; mode++)
+            sad[mode] += __shfl_xor_sync(FULL_MASK, sad[mode], off);
+    /* the cheapest available mode by SAD, the first of equals (intra_mb's) */
+    unsigned best_sad = ~0u;
+    int best = 2;
+    for (int mode = 0; mode < 4; mode++)
+        if ((avail >> mode & 1) && sad[mode] < best_sad) {
+            best_sad = sad[mode];
+            best = mode;
+        }
+    if (bar != ~0u && best_sad + 4u * MV_LAMBDA[fr->qp] >= bar) /* every lane alike */
+        return 0;
+    for (int k = 0; k < 8; k++)
+        pred[py * 16 + px0 + k] = (uint8_t)pred_px(best, px0 + k, py, top, rec, rls, dc, pa, pb, pc);
+    __syncwarp();
+    /* code_residual(intra): a 4x4 block a lane of the first 16 */
+    struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
+    const int q6 = fr->qp / 6, qm = fr->qp % 6, qbits = 15 + q6, f = (1 << qbits) / 3;
+    const int bx = (lane & 3) * 4, by = ((lane >> 2) & 3) * 4;
+    int lv[16], nc = 0;
+    if (lane < 16) {
+        int c[16];
+        for (int i = 0; i < 16; i++)
+            c[i] = byte_of(s->blk[i >> 2], i & 3) - pred[(by + (i >> 2)) * 16 + bx + (i & 3)];
+        fdct4(c);
+        lv[0] = 0;
+        m->lv[lane][0] = 0;
+        for (int k = 1; k < 16; k++) {
+            int r = ZZ[k];
+            lv[k] = quant(c[r], MF[qm][pos_class(r)], f, qbits);
+            m->lv[lane][k] = (int16_t)lv[k];
+            nc += lv[k] != 0;
+        }
+        m->nc[lane] = (uint8_t)nc;
+        dcs[lane] = c[0];
+    }
+    int ac = __any_sync(FULL_MASK, nc != 0);
+    __syncwarp();
+    if (lane == 0) { /* the DC: Hadamard, quantiser, and back as the decoder does */
+        int d[16], cc[16];
+        for (int r = 0; r < 16; r++)
+            d[r] = dcs[r];
+        hadamard4(d);
+        for (int k = 0; k < 16; k++) {
+            int r = ZZ[k];
+            int l = quant(d[r] / 2, MF[qm][0], 2 * f, qbits + 1);
+            m->dc[k] = (int16_t)l;
+            cc[r] = l;
+        }
+        hadamard4(cc);
+        for (int r = 0; r < 16; r++)
+            dcy[r] = (cc[r] * DQ[qm][0] * (1 << q6) + 2) >> 2;
+        m->type = H264_MB_I16;
+        m->mode = (uint8_t)best;
+        m->mv[0] = m->mv[1] = m->mvd[0] = m->mvd[1] = 0; /* intra_mb's */
+        m->cbp = ac ? 15 : 0;
+    }
+    __syncwarp();
+    if (lane < 16) {
+        int d[16] = { 0 };
+        for (int k = 1; k < 16; k++) {
+            int r = ZZ[k];
+            d[r] = lv[k] * DQ[qm][pos_class(r)] * (1 << q6);
+        }
+        d[0] = dcy[lane];
+        idct4_add2(d, pred + by * 16 + bx, 16, fr->rec + o + (size_t)by * ls + bx, ls);
+    }
+    return 1;
+}
+
 /* The IDR's MBs (p 0), or a P frame's MBs that may turn intra (p 1,
  * stage 1c), a warp a row of MBs, left to right: an MB predicts from its
  * left (the warp's own last MB), top and top-left neighbours, so row my's
@@ -437,7 +565,7 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
  * only on rows already running. The neighbours are read from L2 (__ldcg:
  * another SM wrote them during the launch) into nb, 17 x 17 (top-left,
  * top row; left column below). */
-__global__ static void k_intra_rows(struct h264_frame f, int *prog, int p)
+__global__ static void k_intra_rows(struct h264_frame f, int *prog, int p, int lanes)
 {
     __shared__ uint8_t pred[INTRA_WARPS][256];
     __shared__ int dcs[INTRA_WARPS][16], dcy[INTRA_WARPS][16];
@@ -461,6 +589,9 @@ __global__ static void k_intra_rows(struct h264_frame f, int *prog, int p)
             const int mx = x0 + __ffs(todo) - 1;
             todo &= todo - 1;
             const uint8_t *o = f.rec + (size_t)my * 16 * ls + (size_t)mx * 16;
+            struct intra_src s;
+            if (lanes) /* before the wait: off the wavefront's chain */
+                intra_src_load(&f, mx, my, lane, &s);
             if (p && lane == 0)
                 atomicExch(&prog[my], mx); /* the MBs before mx are final */
             /* in a P frame only a candidate above (or above left) is
@@ -473,7 +604,10 @@ __global__ static void k_intra_rows(struct h264_frame f, int *prog, int p)
                     while ((done_above = *above) < mx + 1)
                         ;
                 done_above = __shfl_sync(FULL_MASK, done_above, 0);
-                __threadfence(); /* the count read before the pixels */
+                if (lanes) /* the count read before the pixels */
+                    fence_acq_rel();
+                else
+                    __threadfence();
             }
             /* lane l < 17: the top row's pixel l - 1; lanes 17..31 the left
              * column's rows 0..14, lane 0 its row 15 */
@@ -483,9 +617,15 @@ __global__ static void k_intra_rows(struct h264_frame f, int *prog, int p)
             if (mx > 0 && ly >= 0)
                 nb[w][(ly + 1) * 17] = __ldcg(o + (size_t)ly * ls - 1);
             __syncwarp();
-            intra_mb_warp(&f, mx, my, lane, pred[w], dcs[w], dcy[w], nb[w] + 18, 17,
-                          p ? f.mb[my * f.mbw + mx].sad : ~0u);
-            __threadfence(); /* this lane's pixels before the count */
+            const unsigned bar = p ? f.mb[my * f.mbw + mx].sad : ~0u;
+            if (lanes)
+                intra_mb_lanes(&f, mx, my, lane, &s, pred[w], dcs[w], dcy[w], nb[w] + 18, 17, bar);
+            else
+                intra_mb_warp(&f, mx, my, lane, pred[w], dcs[w], dcy[w], nb[w] + 18, 17, bar);
+            if (lanes) /* this lane's pixels before the count */
+                fence_acq_rel();
+            else
+                __threadfence();
             __syncwarp();
             if (lane == 0)
                 atomicExch(&prog[my], mx + 1);
@@ -493,6 +633,103 @@ __global__ static void k_intra_rows(struct h264_frame f, int *prog, int p)
     }
     if (p && lane == 0)
         atomicExch(&prog[my], f.mbw);
+}
+
+enum { CAND_RUN = 8 }; /* MBs of a row a ticket of k_intra_cands */
+
+
+/* Stage 1c (intra in P) as a dataflow: a candidate waits only for the
+ * candidates among its left, top and top-left neighbours (the others'
+ * reconstructions are final since k_inter), each on its own flag, not
+ * for every candidate of the row above up to it, nor for the candidates
+ * before it in its row (k_intra_rows walks a row's ~35 candidates one
+ * after another: its chain at 4096x2048 was 180-200 candidates long, the
+ * dependencies' 70-130; docs/PERF.md, eleventh pass). A warp takes runs of
+ * CAND_RUN MBs of a row by ticket (prog[mbh]) in raster order and codes
+ * their candidates left to right with intra_mb_lanes; done[i] (prog + mbh
+ * + 1, mbw * mbh ints cleared before the launch) says MB i's
+ * reconstruction is final, published after its pixels, fenced. A
+ * candidate waits only on MBs of earlier tickets, which running warps
+ * hold: the earliest unfinished candidate never waits, so the launch
+ * cannot deadlock whatever the GPU keeps resident. The pixels of
+ * neighbours that are not candidates are loaded before the wait, the
+ * source one candidate ahead. The decisions are intra_mb_bar's, from the
+ * same neighbours' same pixels: the result is the twin's raster order's. */
+__global__ static void k_intra_cands(struct h264_frame f, int *prog)
+{
+    __shared__ uint8_t pred[INTRA_WARPS][256];
+    __shared__ int dcs[INTRA_WARPS][16], dcy[INTRA_WARPS][16];
+    __shared__ uint8_t nb[INTRA_WARPS][17 * 17];
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, ls = f.ls, mbw = f.mbw;
+    const int runs = (mbw + CAND_RUN - 1) / CAND_RUN, n = runs * f.mbh;
+    int *const done = prog + f.mbh + 1;
+    for (;;) {
+        int t = 0;
+        if (lane == 0)
+            t = atomicAdd(&prog[f.mbh], 1);
+        t = __shfl_sync(FULL_MASK, t, 0);
+        if (t >= n) /* the whole warp leaves together */
+            return;
+        const int my = t / runs, x0 = t % runs * CAND_RUN, xl = x0 + lane;
+        const struct h264_mb *row = f.mb + (size_t)my * mbw;
+        const int cand = lane < CAND_RUN && xl < mbw && intra_p_candidate(&row[xl]);
+        const unsigned todo0 = __ballot_sync(FULL_MASK, cand);
+        if (!todo0)
+            continue;
+        const unsigned mysad = cand ? row[xl].sad : 0; /* the bar lane j's MB must beat */
+        /* which neighbours are candidates: sad is nonzero in candidates
+         * only, and nothing writes it during the launch. above: bit b the
+         * MB above x0 - 1 + b; left: the MB left of the run */
+        const int top = slice_has_top(&f, my), xa = x0 - 1 + lane;
+        const unsigned above = __ballot_sync(FULL_MASK, top && lane <= CAND_RUN && xa >= 0 && xa < mbw &&
+                                                            f.mb[(size_t)(my - 1) * mbw + xa].sad != 0);
+        const int left = x0 > 0 && row[x0 - 1].sad != 0;
+        /* each candidate's source loaded one candidate ahead (src is
+         * read only): the next MB's loads wait on nothing of this one's */
+        struct intra_src s, next;
+        intra_src_load(&f, x0 + __ffs(todo0) - 1, my, lane, &next);
+        for (unsigned todo = todo0; todo; todo &= todo - 1) {
+            const int j = __ffs(todo) - 1, mx = x0 + j, i = my * mbw + mx;
+            s = next;
+            if (todo & (todo - 1))
+                intra_src_load(&f, x0 + __ffs(todo & (todo - 1)) - 1, my, lane, &next);
+            const uint8_t *o = f.rec + (size_t)my * 16 * ls + (size_t)mx * 16;
+            /* neighbours another warp may still be coding (the left one
+             * inside the run, if a candidate, this warp has coded) */
+            const int wl = mx == x0 && left, wt = (above >> (j + 1)) & 1, wtl = (above >> j) & 1;
+            /* lane l < 17: the top row's pixel l - 1 (lane 0: the top-left
+             * MB's); lanes 17..31 the left column's rows 0..14, lane 0 its
+             * row 15. Each loaded now if its MB is final, else after the wait */
+            const int ly = lane >= 17 ? lane - 17 : lane == 0 ? 15 : -1;
+            const int gt = top && lane < 17 && (lane > 0 || mx > 0), pt = lane == 0 ? wtl : wt;
+            const int gl = mx > 0 && ly >= 0;
+            __syncwarp(); /* the last MB's reads of nb are over */
+            if (gt && !pt)
+                nb[w][lane] = __ldcg(o - ls - 1 + lane);
+            if (gl && !wl)
+                nb[w][(ly + 1) * 17] = __ldcg(o + (size_t)ly * ls - 1);
+            if (wl || wt || wtl) { /* the whole warp alike */
+                const int d = lane == 0 && wl ? i - 1 : lane == 1 && wt ? i - mbw : lane == 2 && wtl ? i - mbw - 1 : -1;
+                if (d >= 0)
+                    while (!*(volatile int *)&done[d])
+                        ;
+                __syncwarp();
+                fence_acq_rel(); /* the flags read before the pixels */
+                if (gt && pt)
+                    nb[w][lane] = __ldcg(o - ls - 1 + lane);
+                if (gl && wl)
+                    nb[w][(ly + 1) * 17] = __ldcg(o + (size_t)ly * ls - 1);
+            }
+            __syncwarp();
+            const int coded = intra_mb_lanes(&f, mx, my, lane, &s, pred[w], dcs[w], dcy[w], nb[w] + 18,
+                                             17, __shfl_sync(FULL_MASK, mysad, j));
+            if (coded)
+                fence_acq_rel(); /* this lane's pixels before the flag */
+            __syncwarp();
+            if (lane == 0)
+                atomicExch(&done[i], 1);
+        }
+    }
 }
 
 /* Stage 1d: a thread an MB (every MB's type final after k_intra_rows). */
@@ -525,23 +762,31 @@ extern "C" int cu_h264_inter(const struct h264_frame *f, cudaStream_t s, vr_err 
     return launched("inter", err);
 }
 
-extern "C" int cu_h264_intra(const struct h264_frame *f, int *prog, cudaStream_t s, vr_err *err)
+extern "C" int cu_h264_intra(const struct h264_frame *f, int *prog, int lanes, cudaStream_t s,
+                             vr_err *err)
 {
     cudaError_t e = cudaMemsetAsync(prog, 0, (size_t)(f->mbh + 1) * sizeof *prog, s);
     if (e != cudaSuccess)
         return vr_err_set(err, VR_ECUDA, "matte encoder: intra: %s", cudaGetErrorString(e));
     int blocks = (f->mbh + INTRA_WARPS - 1) / INTRA_WARPS;
-    k_intra_rows<<<blocks, 32 * INTRA_WARPS, 0, s>>>(*f, prog, 0);
+    k_intra_rows<<<blocks, 32 * INTRA_WARPS, 0, s>>>(*f, prog, 0, lanes);
     return launched("intra", err);
 }
 
-extern "C" int cu_h264_intra_p(const struct h264_frame *f, int *prog, cudaStream_t s, vr_err *err)
+extern "C" int cu_h264_intra_p(const struct h264_frame *f, int *prog, int lanes, cudaStream_t s,
+                               vr_err *err)
 {
-    cudaError_t e = cudaMemsetAsync(prog, 0, (size_t)(f->mbh + 1) * sizeof *prog, s);
+    size_t words = (size_t)f->mbh + 1 + (lanes ? (size_t)f->mbw * f->mbh : 0);
+    cudaError_t e = cudaMemsetAsync(prog, 0, words * sizeof *prog, s);
     if (e != cudaSuccess)
         return vr_err_set(err, VR_ECUDA, "matte encoder: intra in P: %s", cudaGetErrorString(e));
-    int blocks = (f->mbh + INTRA_WARPS - 1) / INTRA_WARPS;
-    k_intra_rows<<<blocks, 32 * INTRA_WARPS, 0, s>>>(*f, prog, 1);
+    if (lanes) {
+        int n = (f->mbw + CAND_RUN - 1) / CAND_RUN * f->mbh;
+        k_intra_cands<<<(n + INTRA_WARPS - 1) / INTRA_WARPS, 32 * INTRA_WARPS, 0, s>>>(*f, prog);
+    } else {
+        int blocks = (f->mbh + INTRA_WARPS - 1) / INTRA_WARPS;
+        k_intra_rows<<<blocks, 32 * INTRA_WARPS, 0, s>>>(*f, prog, 1, 0);
+    }
     return launched("intra in P", err);
 }
 

@@ -48,12 +48,15 @@ struct h264_gpu {
     cudaEvent_t loaded;      /* the queued frame's luma is copied: its caller may reuse it */
     int head, npend;         /* the slot queued next; frames queued, not collected (0..2) */
     uint64_t *tmp;           /* the scans' scratch, H264_SCAN_TMP_WORDS */
-    int *prog;               /* the wavefronts' rows' counts and ticket, mbh + 1 */
+    int *prog;               /* the wavefronts' rows' counts and ticket, mbh + 1; and
+                              * with intra_p, each MB's "done" (mbw * mbh more) */
     size_t out_cap;
     size_t guess;            /* bytes read back before the length is known: twice the
                               * last frame's */
     int w, h;
     int intra_p;             /* P frames may have I16 MBs: stages 1c, 1d */
+    int lanes;               /* VR_H264_INTRA_LANES (default 1): the intra stages'
+                              * faster kernels (h264_cuda.h); 0: the tenth pass's */
     int prof;                /* VR_H264_PROFILE: ev[] recorded, ms[kind][stage] summed */
     cudaEvent_t ev[2][PROF_STAGES + 1];
     double ms[2][PROF_STAGES];
@@ -163,15 +166,17 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, int slice
     CK(cudaMalloc((void **)&g->f.counts, 3 * sizeof *g->f.counts), "out of device memory");
     CK(cudaMalloc((void **)&g->f.bits, n * H264_MB_MAX_BYTES), "out of device memory");
     CK(cudaMalloc((void **)&g->tmp, H264_SCAN_TMP_WORDS * sizeof *g->tmp), "out of device memory");
-    CK(cudaMalloc((void **)&g->prog, ((size_t)mbh + 1) * sizeof *g->prog), "out of device memory");
+    CK(cudaMalloc((void **)&g->prog, ((size_t)mbh + 1 + (intra_p ? n : 0)) * sizeof *g->prog),
+       "out of device memory");
     CK(cudaMalloc((void **)&g->f.sbyte, ((size_t)slices + 1) * sizeof *g->f.sbyte),
        "out of device memory");
     CK(cudaMallocHost((void **)&g->tail, 2 * (size_t)g->tail_words * sizeof *g->tail),
        "out of pinned memory");
     CK(cudaEventCreateWithFlags(&g->loaded, cudaEventBlockingSync | cudaEventDisableTiming),
        "cannot create an event");
-    const char *pe = getenv("VR_H264_PROFILE");
+    const char *pe = getenv("VR_H264_PROFILE"), *pl = getenv("VR_H264_INTRA_LANES");
     g->prof = pe && pe[0] == '1';
+    g->lanes = !(pl && pl[0] == '0' && !pl[1]);
     for (int slot = 0; slot < 2; slot++) {
         CK(cudaMalloc((void **)&g->out[slot], g->out_cap), "out of device memory");
         CK(cudaEventCreateWithFlags(&g->done[slot], cudaEventBlockingSync | cudaEventDisableTiming),
@@ -254,7 +259,7 @@ int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
         return rc;
     prof_mark(g, slot, PROF_MB);
     if (idr) {
-        rc = cu_h264_intra(f, g->prog, g->s, err);
+        rc = cu_h264_intra(f, g->prog, g->lanes, g->s, err);
     } else {
         rc = cu_h264_inter(f, g->s, err);
     }
@@ -262,7 +267,8 @@ int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
         return rc;
     prof_mark(g, slot, PROF_INTRA_P);
     if (!idr && g->intra_p &&
-        ((rc = cu_h264_intra_p(f, g->prog, g->s, err)) < 0 || (rc = cu_h264_pfix(f, g->s, err)) < 0))
+        ((rc = cu_h264_intra_p(f, g->prog, g->lanes, g->s, err)) < 0 ||
+         (rc = cu_h264_pfix(f, g->s, err)) < 0))
         return rc;
     prof_mark(g, slot, PROF_SKIPRUNS);
     if ((rc = cu_h264_skipruns(f, g->tmp, g->s, err)) < 0)

@@ -441,3 +441,46 @@ Test(g_h264_encode, slices_same_bytes)
     }
     twin_slices = 0;
 }
+
+/* Both kernels of the intra stages (VR_H264_INTRA_LANES, h264_cuda.h):
+ * the default's (k_intra_cands for intra in P, a candidate waiting on
+ * its candidate neighbours' flags; intra_mb_lanes in the IDR's
+ * wavefront) and the tenth pass's (0), each against the twin byte for
+ * byte: a moving disc at 320x240 (IDRs and P frames) and 4096x2048 (few
+ * candidates: most neighbours final, their pixels read before the wait),
+ * noise at 4096x2048 in 1 and 4 slices (every MB a candidate: every
+ * candidate waits on three), the sbs clip's matte. */
+Test(g_h264_encode, intra_kernels_same_bytes)
+{
+    cr_assert_eq(setenv("VR_H264_INTRA_P", "1", 1), 0);
+    const char *lanes[] = { "1", "0" };
+    const int ss[] = { 1, 4 };
+    uint8_t idr[12] = { [0] = 1, [5] = 1, [6] = 1 };
+    for (int l = 0; l < 2; l++) {
+        char what[96];
+        cr_assert_eq(setenv("VR_H264_INTRA_LANES", lanes[l], 1), 0);
+        uint8_t *f = masks(0, 12, 320, 240, 3);
+        snprintf(what, sizeof what, "intra lanes %s: moving disc", lanes[l]);
+        same(f, 12, 320, 240, 25, idr, 1, what);
+        same_queued(f, 12, 320, 240, 25, idr, 1, what);
+        free(f);
+        f = masks(0, 3, 4096, 2048, 12);
+        snprintf(what, sizeof what, "intra lanes %s: 4096x2048 disc", lanes[l]);
+        same(f, 3, 4096, 2048, 25, NULL, 1, what);
+        free(f);
+        for (size_t k = 0; k < sizeof ss / sizeof ss[0]; k++) {
+            twin_slices = ss[k];
+            f = masks(1, 3, 4096, 2048, 0);
+            snprintf(what, sizeof what, "intra lanes %s: 4096x2048 noise, %d slices", lanes[l], ss[k]);
+            same(f, 3, 4096, 2048, 26, NULL, 1, what);
+            free(f);
+        }
+        twin_slices = 0;
+        uint8_t ridr[TV_MAX_FRAMES] = { 0 };
+        int w, h, n = real_matte(&f, ridr, &w, &h);
+        snprintf(what, sizeof what, "intra lanes %s: the sbs clip's matte", lanes[l]);
+        same(f, n, w, h, 25, ridr, 0, what);
+        free(f);
+    }
+    cr_assert_eq(unsetenv("VR_H264_INTRA_LANES"), 0);
+}
