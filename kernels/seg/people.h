@@ -11,9 +11,9 @@
  * pasted once seen in two frames of a short window, and carried over a
  * missed frame (people_track.h), so the tier does not flicker.
  *
- * CPU engine (seg_backend_ref.c) only for now: the CUDA net runs the pose
- * models (equal to the CPU engine: g_net_pose), but the tier is not wired
- * to it, and the CUDA backend refuses the option.
+ * Both engines: the CPU engine's (seg_backend_ref.c) is people_ref.c; the
+ * CUDA backend's (seg_backend.cu) is people.cu (people_cuda.h), the same
+ * steps with the pixel steps and nets on the GPU (g_seg_people_cuda).
  */
 #ifndef VR_PEOPLE_H
 #define VR_PEOPLE_H
@@ -61,8 +61,8 @@ void people_reset(struct people *p);
 /* Frees and clears *p; accepts NULL. */
 void people_free(struct people **p);
 
-/* ---- the steps both engines share (people.c; the CUDA backend's tier,
- * people_cuda.cu, runs the same steps around its own kernels) ---- */
+/* ---- the steps both engines share (people_ref.c; the CUDA backend's tier,
+ * people.cu, runs the same steps around its own kernels) ---- */
 
 #define PEOPLE_CROPS 17         /* detector inputs an eye at most: whole + 4x4 */
 

@@ -12,7 +12,7 @@
  * The engine fuses the pasted masks with the selfie mask when the config
  * says `people: "pose"` (people.h, CPU engine). The GPU engine runs both
  * models too (net_cuda.h: netcu_create_outputs, equal to the CPU's:
- * g_net_pose); the CUDA backend's tier (people_cuda.cu) runs them there,
+ * g_net_pose); the CUDA backend's tier (people.cu) runs them there,
  * with this file's decoding (pose_detections) and the pixel steps'
  * CUDA twins.
  */
@@ -74,7 +74,7 @@ int pose_detect(struct pose_detector *d, const uint8_t *rgb, int w, int h, int l
                 struct pose_person *out, int max, int *n, vr_err *err);
 
 /* pose_detect's last half, for a detector run elsewhere (the CUDA
- * backend, people_cuda.cu): the model's outputs of a w x h picture
+ * backend, people.cu): the model's outputs of a w x h picture
  * letterboxed as pose_letterbox_ref does, decoded (score >= 0.5),
  * suppressed and mapped back to the picture's pixels. cand: scratch of
  * POSE_ANCHORS people. Writes at most `max` to out; returns the count. */

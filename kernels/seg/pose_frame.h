@@ -4,8 +4,8 @@
  * 224x224 input, a person's turned ROI sampled to the landmark model's
  * 256x256 input, the model's logits to a mask, and that mask pasted back
  * into a work mask. The C twins (pose_frame_ref.c) are what the CPU
- * engine runs (pose_detect.c, pose_segment.c, people.c); the CUDA twins
- * (pose_frame.cu) are the CUDA backend's (people_cuda.cu).
+ * engine runs (pose_detect.c, pose_segment.c, people_ref.c); the CUDA twins
+ * (pose_frame.cu) are the CUDA backend's (people.cu).
  *
  * Every rule is spelled out below and each twin follows it to the float
  * op (no FMA contraction on either side; the ROI's cosine and sine are

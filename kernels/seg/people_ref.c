@@ -1,5 +1,6 @@
 /*
- * people.c - the people tier (people.h): the eye sampled to an RGB picture,
+ * people_ref.c - the people tier (people.h) of the CPU engine, the C twin of
+ * the CUDA backend's (people.cu, people_cuda.h): the eye sampled to an RGB picture,
  * the detector run on it whole and on overlapping crops, the detections
  * merged, each person's ROI segmented and pasted into the work mask, as
  * the eye's window of past frames confirms or carries it (people_track.h).
@@ -89,7 +90,7 @@ void people_free(struct people **pp)
     *pp = NULL;
 }
 
-/* ---- shared with the CUDA backend's tier (people_cuda.cu) ---- */
+/* ---- shared with the CUDA backend's tier (people.cu) ---- */
 
 void people_pic_max(const struct vr_config *cfg, int eye_w, int eye_h, int *pw_max, int *ph_max)
 {
