@@ -521,7 +521,8 @@ int main(int argc, char **argv)
         double gbs = r->frame_bytes / ((r->pre + r->post) * 1e-3) / 1e9;
         printf("%-14s %-6s %-9s %-5s %5d %-9s %9.1f %9.0f %8.4f %8.4f %8.4f %8.4f %8.0f %9.0f "
                "%9.0f\n", r->profile, r->g->name, size, r->fp16 ? "fp16" : "fp32", r->batch, mask,
-               r->fps, r->tiles_s, r->ms_frame, r->pre, r->net, r->post, gbs, r->engine_mb, r->used_mb);
+               r->fps, r->tiles_s, r->ms_frame, r->pre, r->net, r->post, gbs, r->engine_mb,
+               r->used_mb);
     }
     if (json) {
         FILE *f = fopen(json, "w");
@@ -533,7 +534,8 @@ int main(int argc, char **argv)
                 "\"results\": [\n", prop.name, prop.multiProcessorCount, profile, bw);
         for (int i = 0; i < nres; i++) {
             const struct result *r = &res[i];
-            fprintf(f, "  {\"profile\": \"%s\", \"case\": \"%s\", \"w\": %d, \"h\": %d, \"layout\": \"%s\", "
+            fprintf(f, "  {\"profile\": \"%s\", \"case\": \"%s\", \"w\": %d, \"h\": %d, "
+                    "\"layout\": \"%s\", "
                     "\"precision\": \"%s\", \"batch\": %d, \"mask_w\": %d, \"mask_h\": %d, "
                     "\"ok\": %s, \"frames_per_s\": %.2f, \"tiles_per_s\": %.1f, "
                     "\"ms_per_frame\": %.5f, \"pre_ms\": %.5f, \"net_ms\": %.5f, "

@@ -151,7 +151,8 @@ static __global__ void k_paste(float cx, float cy, float size, float c, float s,
         return;
     const float dx = __fsub_rn((float)x + 0.5f, cx), dy = __fsub_rn((float)y + 0.5f, cy);
     const float u = __fadd_rn(__fdiv_rn(__fadd_rn(__fmul_rn(dx, c), __fmul_rn(dy, s)), size), 0.5f);
-    const float v = __fadd_rn(__fdiv_rn(__fadd_rn(__fmul_rn(-dx, s), __fmul_rn(dy, c)), size), 0.5f);
+    const float v =
+        __fadd_rn(__fdiv_rn(__fadd_rn(__fmul_rn(-dx, s), __fmul_rn(dy, c)), size), 0.5f);
     if (!(u >= 0 && u < 1 && v >= 0 && v < 1))
         return;
     const float mu = __fsub_rn(__fmul_rn(u, (float)S), 0.5f);
