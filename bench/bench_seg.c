@@ -3,7 +3,9 @@
  * throughput of the SEG_CUDA engine (preprocess from NV12 in device memory
  * + tiles + network + blend + guided refinement to the output size +
  * smoothing), for 1080p mono, 4K, 6K and 8K side-by-side x batch sizes x
- * fp16 / fp32, in the balanced profile unless --profile says otherwise.
+ * fp16 / fp32, in the balanced profile unless --profile says otherwise
+ * (a comma list measures each profile in the same run, e.g. the people
+ * tier's cost at 8K: --profile balanced,quality,quality-people --cases 8k).
  *
  * Prints a table (frames/s, tiles/s, ms per frame by stage, peak GPU
  * memory) and writes the same as JSON (--json PATH). Also measures the
@@ -11,7 +13,7 @@
  * kernels must move per frame, so a shortfall can be read as "bytes" or
  * "not bytes" (launches, network arithmetic, occupancy).
  *
- *   bench_seg [--profile P] [--json PATH] [--cases 1080p,4k,6k,8k]
+ *   bench_seg [--profile P[,P2...]] [--json PATH] [--cases 1080p,4k,6k,8k]
  *             [--batches 1,8,16] [--precisions fp16,fp32] [--seconds S] [--gpu N]
  *             [--tuned] [--breakdown]
  *
@@ -49,7 +51,10 @@ static const struct geom geoms[] = {
     { "8k", 8192, 4096, SEG_LAYOUT_SBS },
 };
 
+#define MAX_PROFILES 8
+
 struct result {
+    const char *profile;
     const struct geom *g;
     int batch, fp16, ow, oh, tiles_per_frame;
     double fps, tiles_s, ms_frame, pre, net, post; /* per frame, ms */
@@ -421,10 +426,25 @@ int main(int argc, char **argv)
     if (!tuned)
         setenv("VR_NO_TUNE", "1", 1); /* measure the precision asked, not a cached choice */
     vr_err err = { 0, "" };
-    struct vr_config cfg;
-    if (config_load_profile(&cfg, profile, &err) < 0) {
-        fprintf(stderr, "bench_seg: %s\n", err.msg);
-        return 1;
+    static char plist[256];
+    static struct vr_config cfgs[MAX_PROFILES];
+    const char *pname[MAX_PROFILES];
+    int np = 0;
+    snprintf(plist, sizeof plist, "%s", profile);
+    for (char *tok = strtok(plist, ","); tok; tok = strtok(NULL, ",")) {
+        if (np == MAX_PROFILES) {
+            fprintf(stderr, "bench_seg: at most %d profiles\n", MAX_PROFILES);
+            return 2;
+        }
+        if (config_load_profile(&cfgs[np], tok, &err) < 0) {
+            fprintf(stderr, "bench_seg: %s\n", err.msg);
+            return 1;
+        }
+        pname[np++] = tok;
+    }
+    if (np == 0) {
+        fprintf(stderr, "bench_seg: --profile names no profile\n");
+        return 2;
     }
     if (cudaSetDevice(gpu) != cudaSuccess) {
         fprintf(stderr, "bench_seg: no CUDA GPU %d\n", gpu);
@@ -460,28 +480,31 @@ int main(int argc, char **argv)
             int bmax = 1;
             for (int i = 0; i < nb; i++)
                 bmax = batches[i] > bmax ? batches[i] : bmax;
-            breakdown(g, bmax, &cfg, bw, dframes);
+            breakdown(g, bmax, &cfgs[0], bw, dframes);
         }
-        for (int pi = 0; pi < 2; pi++) {
-            int fp16 = pi == 0;
-            if (!strstr(precs, fp16 ? "fp16" : "fp32"))
-                continue;
-            for (int bi = 0; bi < nb && nres < 128; bi++) {
-                struct result *r = &res[nres++];
-                run_case(g, batches[bi], fp16, &cfg, gpu, seconds, dframes, r);
-                if (!r->ok)
-                    fprintf(stderr, "bench_seg: %s batch %d %s: %s\n", g->name, batches[bi],
-                            fp16 ? "fp16" : "fp32", r->err);
-                else
-                    fprintf(stderr, "  %s b%d %s: %.0f fps\n", g->name, batches[bi],
-                            fp16 ? "fp16" : "fp32", r->fps);
+        for (int q = 0; q < np; q++)
+            for (int pi = 0; pi < 2; pi++) {
+                int fp16 = pi == 0;
+                if (!strstr(precs, fp16 ? "fp16" : "fp32"))
+                    continue;
+                for (int bi = 0; bi < nb && nres < 128; bi++) {
+                    struct result *r = &res[nres++];
+                    run_case(g, batches[bi], fp16, &cfgs[q], gpu, seconds, dframes, r);
+                    r->profile = pname[q];
+                    if (!r->ok)
+                        fprintf(stderr, "bench_seg: %s %s batch %d %s: %s\n", pname[q],
+                                g->name, batches[bi], fp16 ? "fp16" : "fp32", r->err);
+                    else
+                        fprintf(stderr, "  %s %s b%d %s: %.0f fps\n", pname[q], g->name,
+                                batches[bi], fp16 ? "fp16" : "fp32", r->fps);
+                }
             }
-        }
         for (int i = 0; i < MAX_FRAMES_DISTINCT; i++)
             cudaFree(dframes[i]);
     }
 
-    printf("\n%-6s %-9s %-5s %5s %-9s %9s %9s %8s %8s %8s %8s %8s %9s %9s\n", "case", "size",
+    printf("\n%-14s %-6s %-9s %-5s %5s %-9s %9s %9s %8s %8s %8s %8s %8s %9s %9s\n", "profile",
+           "case", "size",
            "prec", "batch", "mask", "frames/s", "tiles/s", "ms/frm", "pre", "net", "post",
            "GB/s fr", "engineMB", "usedMB");
     for (int i = 0; i < nres; i++) {
@@ -490,15 +513,16 @@ int main(int argc, char **argv)
         snprintf(size, sizeof size, "%dx%d", r->g->w, r->g->h);
         snprintf(mask, sizeof mask, "%dx%d", r->ow, r->oh);
         if (!r->ok) {
-            printf("%-6s %-9s %-5s %5d %-9s failed: %s\n", r->g->name, size,
+            printf("%-14s %-6s %-9s %-5s %5d %-9s failed: %s\n", r->profile, r->g->name, size,
                    r->fp16 ? "fp16" : "fp32", r->batch, mask, r->err);
             continue;
         }
         /* achieved bandwidth of the frame stages (pre + post) */
         double gbs = r->frame_bytes / ((r->pre + r->post) * 1e-3) / 1e9;
-        printf("%-6s %-9s %-5s %5d %-9s %9.1f %9.0f %8.4f %8.4f %8.4f %8.4f %8.0f %9.0f %9.0f\n",
-               r->g->name, size, r->fp16 ? "fp16" : "fp32", r->batch, mask, r->fps, r->tiles_s,
-               r->ms_frame, r->pre, r->net, r->post, gbs, r->engine_mb, r->used_mb);
+        printf("%-14s %-6s %-9s %-5s %5d %-9s %9.1f %9.0f %8.4f %8.4f %8.4f %8.4f %8.0f %9.0f "
+               "%9.0f\n", r->profile, r->g->name, size, r->fp16 ? "fp16" : "fp32", r->batch, mask,
+               r->fps, r->tiles_s, r->ms_frame, r->pre, r->net, r->post, gbs, r->engine_mb,
+               r->used_mb);
     }
     if (json) {
         FILE *f = fopen(json, "w");
@@ -510,12 +534,13 @@ int main(int argc, char **argv)
                 "\"results\": [\n", prop.name, prop.multiProcessorCount, profile, bw);
         for (int i = 0; i < nres; i++) {
             const struct result *r = &res[i];
-            fprintf(f, "  {\"case\": \"%s\", \"w\": %d, \"h\": %d, \"layout\": \"%s\", "
+            fprintf(f, "  {\"profile\": \"%s\", \"case\": \"%s\", \"w\": %d, \"h\": %d, "
+                    "\"layout\": \"%s\", "
                     "\"precision\": \"%s\", \"batch\": %d, \"mask_w\": %d, \"mask_h\": %d, "
                     "\"ok\": %s, \"frames_per_s\": %.2f, \"tiles_per_s\": %.1f, "
                     "\"ms_per_frame\": %.5f, \"pre_ms\": %.5f, \"net_ms\": %.5f, "
                     "\"post_ms\": %.5f, \"frame_bytes\": %.0f, \"engine_mb\": %.1f, "
-                    "\"used_mb\": %.1f}%s\n", r->g->name, r->g->w, r->g->h,
+                    "\"used_mb\": %.1f}%s\n", r->profile, r->g->name, r->g->w, r->g->h,
                     seg_layout_name(r->g->layout), r->fp16 ? "fp16" : "fp32", r->batch, r->ow,
                     r->oh, r->ok ? "true" : "false", r->fps, r->tiles_s, r->ms_frame, r->pre,
                     r->net, r->post, r->frame_bytes, r->engine_mb, r->used_mb,

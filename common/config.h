@@ -48,7 +48,7 @@ struct vr_config {
     int morph;                 /* close+open radius (work px) of the eye mask, 0 = off */
     int stereo_bands;          /* >0: each eye's mask fused with the other's warped by the
                                 * disparity of this many row bands (frame_stereo.h); 0 off */
-    /* the people tier (kernels/seg/people.h; CPU engine only for now) */
+    /* the people tier (kernels/seg/people.h; both engines) */
     char people[16];           /* "none" | "pose": MediaPipe Pose's detector finds people
                                 * in each eye, each one's ROI is segmented and pasted in */
     int people_size;           /* long side (px) of the eye picture the tier reads */

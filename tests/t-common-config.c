@@ -146,8 +146,8 @@ Test(common_config, people_option_is_checked_and_travels)
     cr_assert_eq(back.people_size, 2048);
 }
 
-/* quality-people is quality with the people tier on, nothing else (the
- * GPU refuses the tier, so quality itself keeps it off). */
+/* quality-people is quality with the people tier on, nothing else
+ * (quality itself keeps it off until its GPU cost is measured). */
 Test(common_config, quality_people_is_quality_with_the_tier)
 {
     struct vr_config q, p;

@@ -7,6 +7,7 @@
  * the photo) and the wall must not.
  */
 #include "pose.h"
+#include "pose_frame.h"
 #include "vio_image.h"
 
 #include <criterion/criterion.h>
@@ -35,7 +36,7 @@ Test(seg_pose_segment, paste_covers_the_turned_square_only)
         ones[i] = 1.0f;
     float mask[100 * 100] = { 0 };
     struct pose_roi r = { 50, 50, 20, 0 };
-    pose_paste(&r, ones, 100, 100, mask);
+    pose_paste_ref(&r, ones, 1.0f, 100, 100, mask);
     cr_assert_float_eq(mask[50 * 100 + 40], 1.0f, 1e-6); /* x 40..59 inside */
     cr_assert_float_eq(mask[50 * 100 + 59], 1.0f, 1e-6);
     cr_assert_eq(mask[50 * 100 + 39], 0.0f);
@@ -44,7 +45,7 @@ Test(seg_pose_segment, paste_covers_the_turned_square_only)
      * (50, 62) is in, the square's old corner (58, 58) out */
     float m2[100 * 100] = { 0 };
     r.angle = (float)M_PI / 4;
-    pose_paste(&r, ones, 100, 100, m2);
+    pose_paste_ref(&r, ones, 1.0f, 100, 100, m2);
     cr_assert_float_eq(m2[62 * 100 + 50], 1.0f, 1e-6);
     cr_assert_eq(m2[58 * 100 + 58], 0.0f);
 }
@@ -82,7 +83,7 @@ Test(seg_pose_segment, left_player_head_to_feet, .timeout = 180)
     cr_assert_eq(pose_segment(s, img->data, img->w, img->h, img->linesize, &r, roi, &presence,
                               &e), 0, "%s", e.msg);
     cr_assert_gt(presence, 0.9f);
-    pose_paste(&r, roi, img->w, img->h, mask);
+    pose_paste_ref(&r, roi, 1.0f, img->w, img->h, mask);
     /* measured on the photo (640x480) */
     const double torso = mean(mask, img->w, 50, 150, 120, 280);
     const double left_leg = mean(mask, img->w, 50, 340, 75, 440);

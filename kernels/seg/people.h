@@ -11,9 +11,9 @@
  * pasted once seen in two frames of a short window, and carried over a
  * missed frame (people_track.h), so the tier does not flicker.
  *
- * CPU engine (seg_backend_ref.c) only for now: the CUDA net runs the pose
- * models (equal to the CPU engine: g_net_pose), but the tier is not wired
- * to it, and the CUDA backend refuses the option.
+ * Both engines: the CPU engine's (seg_backend_ref.c) is people_ref.c; the
+ * CUDA backend's (seg_backend.cu) is people.cu (people_cuda.h), the same
+ * steps with the pixel steps and nets on the GPU (g_seg_people_cuda).
  */
 #ifndef VR_PEOPLE_H
 #define VR_PEOPLE_H
@@ -21,6 +21,7 @@
 #include "config.h"
 #include "frame_ref.h"
 #include "people_track.h"
+#include "pose.h"
 #include "vr_err.h"
 
 #ifdef __cplusplus
@@ -59,6 +60,34 @@ void people_reset(struct people *p);
 
 /* Frees and clears *p; accepts NULL. */
 void people_free(struct people **p);
+
+/* ---- the steps both engines share (people_ref.c; the CUDA backend's tier,
+ * people.cu, runs the same steps around its own kernels) ---- */
+
+#define PEOPLE_CROPS 17         /* detector inputs an eye at most: whole + 4x4 */
+
+/* The eye picture's largest size for eyes of eye_w x eye_h (long side
+ * cfg->people_size at most), and its size for the eye `eye`. */
+void people_pic_max(const struct vr_config *cfg, int eye_w, int eye_h, int *pw_max,
+                    int *ph_max);
+void people_pic_size(int pw_max, int ph_max, struct frame_rect eye, int *pw, int *ph);
+
+/* The detector's inputs on a pw x ph eye picture: the whole picture, then
+ * grid x grid crops (each 1.5 cells, so a person on a cell border is
+ * whole in one; none when smaller than the detector's input), in picture
+ * pixels; crop holds PEOPLE_CROPS; returns the count (grid <= 4). */
+int people_crops(int pw, int ph, int grid, struct frame_rect *crop);
+
+/* The k people c[0..k-1] found in `crop` moved to the picture's pixels. */
+void people_from_crop(struct pose_person *c, int k, const struct frame_rect *crop);
+
+/* A person's ROI (picture pixels) into *r; 0 when the tier leaves it: a
+ * few pixels, or over PEOPLE_ROI_MAX of the picture. */
+int people_roi_of(const struct pose_person *c, int pw, int ph, struct pose_roi *r);
+
+/* An ROI from picture pixels to work-mask pixels (sx, sy: work px a
+ * picture px). */
+void people_roi_to_work(struct pose_roi *r, float sx, float sy);
 
 #ifdef __cplusplus
 }

@@ -7,12 +7,14 @@
  *
  * What exists: detection (pose_detector_*) and the decoding it rests on
  * (pose_anchors, pose_decode, pose_nms); each person's ROI segmented at
- * 256x256 by pose_landmark_lite.tflite and pasted back (pose_segment.c).
+ * 256x256 by pose_landmark_lite.tflite (pose_segment.c) and pasted back
+ * (pose_frame.h: the pixel steps, C and CUDA twins).
  * The engine fuses the pasted masks with the selfie mask when the config
  * says `people: "pose"` (people.h, CPU engine). The GPU engine runs both
  * models too (net_cuda.h: netcu_create_outputs, equal to the CPU's:
- * g_net_pose), but this file and the tier are not wired to it: they use
- * the CPU's.
+ * g_net_pose); the CUDA backend's tier (people.cu) runs them there,
+ * with this file's decoding (pose_detections) and the pixel steps'
+ * CUDA twins.
  */
 #ifndef VR_POSE_H
 #define VR_POSE_H
@@ -71,12 +73,23 @@ int pose_detector_create(const char *model_path, struct pose_detector **out, vr_
 int pose_detect(struct pose_detector *d, const uint8_t *rgb, int w, int h, int linesize,
                 struct pose_person *out, int max, int *n, vr_err *err);
 
+/* pose_detect's last half, for a detector run elsewhere (the CUDA
+ * backend, people.cu): the model's outputs of a w x h picture
+ * letterboxed as pose_letterbox_ref does, decoded (score >= 0.5),
+ * suppressed and mapped back to the picture's pixels. cand: scratch of
+ * POSE_ANCHORS people. Writes at most `max` to out; returns the count. */
+int pose_detections(const float *regressors, const float *logits, int w, int h,
+                    struct pose_person *cand, struct pose_person *out, int max);
+
 /* Frees and clears *d; accepts NULL. */
 void pose_detector_free(struct pose_detector **d);
 
 /* ---- a person's ROI through the landmark model (pose_segment.c) ---- */
 
 #define POSE_SEG_SIZE 256  /* pose_landmark_*'s input and mask, square */
+#define POSE_SEG_OUTPUTS      5  /* its graph outputs */
+#define POSE_SEG_OUT_PRESENCE 1  /* [1,1], already a sigmoid */
+#define POSE_SEG_OUT_MASK     2  /* [1,256,256,1] segmentation logits */
 
 /* A person's region of interest in picture pixels: a square of side
  * `size` centred on (cx, cy), turned by `angle` radians (clockwise on the
@@ -102,9 +115,7 @@ int pose_segmenter_create(const char *model_path, struct pose_segmenter **out, v
 int pose_segment(struct pose_segmenter *s, const uint8_t *rgb, int w, int h, int linesize,
                  const struct pose_roi *roi, float *roi_mask, float *presence, vr_err *err);
 
-/* Pastes an ROI mask back into a w x h picture mask (0..1), keeping the
- * larger of the two at each pixel the ROI covers. */
-void pose_paste(const struct pose_roi *roi, const float *roi_mask, int w, int h, float *mask);
+/* The mask goes back into a picture with pose_paste_ref (pose_frame.h). */
 
 /* Frees and clears *s; accepts NULL. */
 void pose_segmenter_free(struct pose_segmenter **s);

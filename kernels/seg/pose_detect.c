@@ -8,6 +8,7 @@
 
 #include "model.h"
 #include "net.h"
+#include "pose_frame.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -75,39 +76,6 @@ void pose_detector_free(struct pose_detector **pd)
     *pd = NULL;
 }
 
-/* Bilinear sample of channel c at (x, y) in source pixels (centres at
- * integers), edges clamped. */
-static float sample(const uint8_t *rgb, int w, int h, int ls, float x, float y, int c)
-{
-    x = fminf(fmaxf(x, 0.0f), (float)(w - 1));
-    y = fminf(fmaxf(y, 0.0f), (float)(h - 1));
-    const int x0 = (int)x, y0 = (int)y;
-    const int x1 = x0 + 1 < w ? x0 + 1 : x0, y1 = y0 + 1 < h ? y0 + 1 : y0;
-    const float fx = x - (float)x0, fy = y - (float)y0;
-    const uint8_t *r0 = rgb + (size_t)y0 * ls, *r1 = rgb + (size_t)y1 * ls;
-    const float top = r0[x0 * 3 + c] + fx * (r0[x1 * 3 + c] - r0[x0 * 3 + c]);
-    const float bot = r1[x0 * 3 + c] + fx * (r1[x1 * 3 + c] - r1[x0 * 3 + c]);
-    return top + fy * (bot - top);
-}
-
-/* The picture scaled by `scale` into the square input at offset (ox, oy);
- * outside it black, as MediaPipe's zero border: -1 in [-1,1]. */
-static void letterbox(float *in, const uint8_t *rgb, int w, int h, int ls, float scale,
-                      float ox, float oy)
-{
-    const int S = POSE_DET_SIZE;
-    for (int y = 0; y < S; y++)
-        for (int x = 0; x < S; x++) {
-            float *px = in + ((size_t)y * S + x) * 3;
-            const float sx = ((float)x + 0.5f - ox) / scale - 0.5f;
-            const float sy = ((float)y + 0.5f - oy) / scale - 0.5f;
-            const int inside = (float)x + 0.5f >= ox && (float)x + 0.5f < ox + w * scale &&
-                               (float)y + 0.5f >= oy && (float)y + 0.5f < oy + h * scale;
-            for (int c = 0; c < 3; c++)
-                px[c] = inside ? sample(rgb, w, h, ls, sx, sy, c) / 127.5f - 1.0f : -1.0f;
-        }
-}
-
 int pose_detect(struct pose_detector *d, const uint8_t *rgb, int w, int h, int linesize,
                 struct pose_person *out, int max, int *n, vr_err *err)
 {
@@ -116,21 +84,29 @@ int pose_detect(struct pose_detector *d, const uint8_t *rgb, int w, int h, int l
         h > MODEL_MAX_DIM || linesize < 3 * w)
         return vr_err_set(err, VR_EINVAL, "pose_detect: bad picture %dx%d (linesize %d)", w,
                           h, linesize);
-    const float S = (float)POSE_DET_SIZE;
-    const float scale = S / (float)(w > h ? w : h);
-    const float ox = (S - w * scale) / 2, oy = (S - h * scale) / 2;
-    letterbox(d->in, rgb, w, h, linesize, scale, ox, oy);
+    pose_letterbox_ref(rgb, w, h, linesize, d->in);
     float *outs[2] = { d->reg, d->logit };
     int rc = net_run_outputs(d->net, d->in, 1, outs, err);
     if (rc)
         return rc;
-    int k = pose_decode(d->reg, d->logit, 0.5f, d->cand, POSE_ANCHORS);
-    k = pose_nms(d->cand, k, 0.3f);
+    const int k = pose_detections(d->reg, d->logit, w, h, d->cand, out, max);
+    *n = k;
+    return 0;
+}
+
+int pose_detections(const float *regressors, const float *logits, int w, int h,
+                    struct pose_person *cand, struct pose_person *out, int max)
+{
+    const float S = (float)POSE_DET_SIZE;
+    float scale, ox, oy;
+    pose_letterbox_fit(w, h, &scale, &ox, &oy);
+    int k = pose_decode(regressors, logits, 0.5f, cand, POSE_ANCHORS);
+    k = pose_nms(cand, k, 0.3f);
     if (k > max)
         k = max;
     /* From the square's [0,1] back to the picture's pixels. */
     for (int i = 0; i < k; i++) {
-        struct pose_person p = d->cand[i];
+        struct pose_person p = cand[i];
         p.x0 = (p.x0 * S - ox) / scale;
         p.x1 = (p.x1 * S - ox) / scale;
         p.y0 = (p.y0 * S - oy) / scale;
@@ -141,6 +117,5 @@ int pose_detect(struct pose_detector *d, const uint8_t *rgb, int w, int h, int l
         }
         out[i] = p;
     }
-    *n = k;
-    return 0;
+    return k;
 }

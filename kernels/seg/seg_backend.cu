@@ -12,6 +12,8 @@
  *      temporal lumas and change sums (1)
  *   -> the tiles bounded by the whole pass (per eye, when on: 2)
  *   -> blend (1) -> close/open (per eye, when on: 8)
+ *   -> the people tier (people: "pose", people_cuda.h: per frame and eye,
+ *      its nets and small kernels, two or three waits for the stream)
  *   -> the eyes' masks fused with each other (stereo_bands, when on: 5)
  *   -> guided coefficients (2; 4 for r > 16)
  *   -> refine into the output masks (1, all frames) -> temporal filter (1)
@@ -30,6 +32,7 @@ extern "C" {
 #include "model.h"
 }
 #include "net_cuda.h"
+#include "people_cuda.h"
 #include "seg_impl.h"
 #include "tune.h"
 
@@ -84,6 +87,7 @@ struct seg_cu {
     float *d_fin, *d_fout;        /* its batch in / out: [max_batch][n_eyes] eyes */
     unsigned long long *d_gate_sums; /* [max tiles of an eye]: the gate's tile claims */
     void *d_stereo;               /* frame_stereo_batch_cuda's workspace, or NULL */
+    struct people_cu *people;     /* the people tier (cfg.people "pose"), or NULL */
     struct temporal_opts topt;    /* the temporal filter (frame_temporal.h) */
     struct temporal_state tst;    /* its window's bookkeeping, replayed on the host */
     uint8_t *d_ring_m, *d_ring_y; /* its window: K-1 slots of out_w x out_h */
@@ -370,6 +374,14 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
                                         c->st, err)) < 0
         || (rc = matte_cleanup(s, c, n, 1, err)) < 0)
         return rc;
+    /* the people tier lifts each eye's work mask before the eyes are fused
+     * (seg_backend_ref.c's order), frame by frame: its window is in time */
+    for (int f = 0; c->people && f < n; f++)
+        for (int e = 0; e < p->n_eyes; e++)
+            if ((rc = people_cu_eye(c->people, e, &fb, f,
+                                    c->d_work + (size_t)f * p->work_per_frame + p->e[e].work_off,
+                                    p->e[e].work_w, p->e[e].work_h, NULL, c->st, err)) < 0)
+                return vr_err_prefix(err, "seg (cuda): people");
     CU_TRY(cudaStreamWaitEvent(c->st, c->join, 0), "join");
     if (stereo && (rc = frame_stereo_batch_cuda(c->d_work, c->d_luma, n, p, s->cfg.stereo_bands,
                                                 c->d_scratch, c->d_stereo, c->st, err)) < 0)
@@ -423,8 +435,10 @@ fail:
 static void cu_reset(struct seg *s)
 {
     struct seg_cu *c = (struct seg_cu *)s->priv;
-    if (c)
+    if (c) {
         temporal_reset(&c->tst);
+        people_cu_reset(c->people);
+    }
 }
 
 static void cu_destroy(struct seg *s)
@@ -437,6 +451,7 @@ static void cu_destroy(struct seg *s)
         cudaStreamSynchronize(c->st);
     netcu_free(&c->net);
     netcu_free(&c->fnet);
+    people_cu_free(&c->people);
     void *dev[] = { c->d_rects, c->d_tiles, c->d_in, c->d_out, c->d_work, c->d_luma,
                     c->d_a, c->d_b, c->d_scratch, c->d_ring_m, c->d_ring_y, c->d_ycur,
                     c->d_held, c->d_sad, c->d_frames, c->d_masks, c->d_gate, c->d_gate_sums,
@@ -515,13 +530,6 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
         return vr_err_set(err, VR_ENOMEM, "seg: out of memory");
     if ((rc = seg_common_init(s, o, err)) < 0)
         goto fail;
-    if (strcmp(s->cfg.people, "none") != 0) {
-        /* not yet: the CUDA net runs the pose models (netcu_create_outputs),
-         * but the tier (people.c) runs them on the CPU engine only */
-        rc = vr_err_set(err, VR_ENOTSUP, "seg (cuda): people \"%s\" runs on the CPU engine "
-                        "only (--cpu), not yet on the GPU", s->cfg.people);
-        goto fail;
-    }
     s->ops = &cuda_ops;
     if (!(c = (struct seg_cu *)calloc(1, sizeof *c))) {
         rc = vr_err_set(err, VR_ENOMEM, "seg: out of memory");
@@ -621,6 +629,17 @@ extern "C" int seg_cuda_create_variant(const struct seg_opts *o, const struct ne
                 vr_err_prefix(err, "seg (cuda): fused network");
                 goto fail;
             }
+        }
+        if (strcmp(s->cfg.people, "none") != 0) {
+            struct frame_rect eyes[FRAME_CU_MAX_EYES];
+            size_t bytes = 0;
+            for (int e = 0; e < p->n_eyes; e++)
+                eyes[e] = s->plan.eye[e].eye;
+            if ((rc = people_cu_create(&s->cfg, eyes, p->n_eyes, &c->people, &bytes, err)) < 0) {
+                vr_err_prefix(err, "seg (cuda): people");
+                goto fail;
+            }
+            c->dev_bytes += bytes;
         }
     }
     *out = s;

@@ -1,5 +1,6 @@
 /*
- * people.c - the people tier (people.h): the eye sampled to an RGB picture,
+ * people_ref.c - the people tier (people.h) of the CPU engine, the C twin of
+ * the CUDA backend's (people.cu, people_cuda.h): the eye sampled to an RGB picture,
  * the detector run on it whole and on overlapping crops, the detections
  * merged, each person's ROI segmented and pasted into the work mask, as
  * the eye's window of past frames confirms or carries it (people_track.h).
@@ -8,6 +9,7 @@
 
 #include "paths.h"
 #include "pose.h"
+#include "pose_frame.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,7 @@ struct people {
     float *roi;                  /* [256][256] */
     float *pasted;               /* [wh][ww], allocated at the first eye */
     size_t pasted_sz;
-    struct pose_person cand[POSE_MAX_PEOPLE * 17];
+    struct pose_person cand[POSE_MAX_PEOPLE * PEOPLE_CROPS];
     struct people_window win[PEOPLE_EYES];
 };
 
@@ -51,14 +53,7 @@ int people_create(const struct vr_config *cfg, int eye_w, int eye_h, struct peop
         || (rc = pose_segmenter_create(path, &p->seg, err)) < 0)
         goto fail;
     p->grid = cfg->people_grid;
-    const int lng = eye_w > eye_h ? eye_w : eye_h;
-    const int side = lng < cfg->people_size ? lng : cfg->people_size;
-    p->pw_max = (int)((long long)eye_w * side / lng);
-    p->ph_max = (int)((long long)eye_h * side / lng);
-    if (p->pw_max < 1)
-        p->pw_max = 1;
-    if (p->ph_max < 1)
-        p->ph_max = 1;
+    people_pic_max(cfg, eye_w, eye_h, &p->pw_max, &p->ph_max);
     const size_t px = (size_t)p->pw_max * p->ph_max;
     p->fpic = malloc(px * 3 * sizeof *p->fpic);
     p->pic = malloc(px * 3);
@@ -95,15 +90,34 @@ void people_free(struct people **pp)
     *pp = NULL;
 }
 
-/* Detections of the whole picture and of grid x grid crops (each 1.5 times
- * a grid cell, so a person on a cell border is whole in one; none smaller
- * than the detector's input), in picture pixels, merged; returns their
- * count. */
-static int detect_all(struct people *p, int pw, int ph, vr_err *err)
+/* ---- shared with the CUDA backend's tier (people.cu) ---- */
+
+void people_pic_max(const struct vr_config *cfg, int eye_w, int eye_h, int *pw_max, int *ph_max)
 {
-    int n = 0, rc;
-    for (int g = 1; g <= (p->grid > 1 ? 2 : 1); g++) {
-        const int cells = g == 1 ? 1 : p->grid;
+    const int lng = eye_w > eye_h ? eye_w : eye_h;
+    const int side = lng < cfg->people_size ? lng : cfg->people_size;
+    *pw_max = (int)((long long)eye_w * side / lng);
+    *ph_max = (int)((long long)eye_h * side / lng);
+    if (*pw_max < 1)
+        *pw_max = 1;
+    if (*ph_max < 1)
+        *ph_max = 1;
+}
+
+void people_pic_size(int pw_max, int ph_max, struct frame_rect eye, int *pw, int *ph)
+{
+    const int lng = eye.w > eye.h ? eye.w : eye.h;
+    const int side = pw_max > ph_max ? pw_max : ph_max;
+    int w = (int)((long long)eye.w * side / lng), h = (int)((long long)eye.h * side / lng);
+    *pw = w < 1 ? 1 : (w > pw_max ? pw_max : w);
+    *ph = h < 1 ? 1 : (h > ph_max ? ph_max : h);
+}
+
+int people_crops(int pw, int ph, int grid, struct frame_rect *crop)
+{
+    int n = 0;
+    for (int g = 1; g <= (grid > 1 ? 2 : 1); g++) {
+        const int cells = g == 1 ? 1 : grid;
         int cw = g == 1 ? pw : (int)(pw * 1.5 / cells), ch = g == 1 ? ph : (int)(ph * 1.5 / cells);
         cw = cw > pw ? pw : cw;
         ch = ch > ph ? ph : ch;
@@ -114,23 +128,57 @@ static int detect_all(struct people *p, int pw, int ph, vr_err *err)
             for (int i = 0; i < cells; i++) {
                 const int x0 = cells > 1 ? (pw - cw) * i / (cells - 1) : 0;
                 const int y0 = cells > 1 ? (ph - ch) * j / (cells - 1) : 0;
-                int k = 0;
-                const int room = (int)(sizeof p->cand / sizeof p->cand[0]) - n;
-                if (room <= 0)
-                    break;
-                rc = pose_detect(p->det, p->pic + ((size_t)y0 * pw + x0) * 3, cw, ch, pw * 3,
-                                 p->cand + n, room < POSE_MAX_PEOPLE ? room : POSE_MAX_PEOPLE,
-                                 &k, err);
-                if (rc < 0)
-                    return rc;
-                for (int q = n; q < n + k; q++) {
-                    struct pose_person *c = &p->cand[q];
-                    c->x0 += x0, c->x1 += x0, c->y0 += y0, c->y1 += y0;
-                    for (int t = 0; t < 4; t++)
-                        c->kp[t][0] += x0, c->kp[t][1] += y0;
-                }
-                n += k;
+                crop[n++] = (struct frame_rect){ x0, y0, cw, ch };
             }
+    }
+    return n;
+}
+
+void people_from_crop(struct pose_person *c, int k, const struct frame_rect *crop)
+{
+    for (int q = 0; q < k; q++, c++) {
+        c->x0 += crop->x, c->x1 += crop->x, c->y0 += crop->y, c->y1 += crop->y;
+        for (int t = 0; t < 4; t++)
+            c->kp[t][0] += crop->x, c->kp[t][1] += crop->y;
+    }
+}
+
+int people_roi_of(const struct pose_person *c, int pw, int ph, struct pose_roi *r)
+{
+    pose_roi_from_person(c, r);
+    if (!(r->size >= 4.0f))
+        return 0; /* a few pixels: nothing to segment */
+    if (r->size > PEOPLE_ROI_MAX * (pw > ph ? pw : ph))
+        return 0; /* not a far person (docs/QUALITY.md) */
+    return 1;
+}
+
+void people_roi_to_work(struct pose_roi *r, float sx, float sy)
+{
+    r->cx *= sx, r->cy *= sy, r->size *= 0.5f * (sx + sy);
+}
+
+/* ---- the CPU engine's tier ---- */
+
+/* Detections of the whole picture and of its crops (people_crops), in
+ * picture pixels, merged; returns their count. */
+static int detect_all(struct people *p, int pw, int ph, vr_err *err)
+{
+    struct frame_rect crop[PEOPLE_CROPS];
+    const int nc = people_crops(pw, ph, p->grid, crop);
+    int n = 0, rc;
+    for (int q = 0; q < nc; q++) {
+        int k = 0;
+        const int room = (int)(sizeof p->cand / sizeof p->cand[0]) - n;
+        if (room <= 0)
+            break;
+        rc = pose_detect(p->det, p->pic + ((size_t)crop[q].y * pw + crop[q].x) * 3, crop[q].w,
+                         crop[q].h, pw * 3, p->cand + n,
+                         room < POSE_MAX_PEOPLE ? room : POSE_MAX_PEOPLE, &k, err);
+        if (rc < 0)
+            return rc;
+        people_from_crop(p->cand + n, k, &crop[q]);
+        n += k;
     }
     return pose_nms(p->cand, n, 0.3f);
 }
@@ -148,11 +196,8 @@ static int segment_paste(struct people *p, int pw, int ph, struct pose_roi r, fl
     *present = presence >= PEOPLE_PRESENCE;
     if (!*present || weight <= 0)
         return 0;
-    if (weight < 1)
-        for (int i = 0; i < POSE_SEG_SIZE * POSE_SEG_SIZE; i++)
-            p->roi[i] *= weight;
-    r.cx *= sx, r.cy *= sy, r.size *= 0.5f * (sx + sy);
-    pose_paste(&r, p->roi, ww, wh, p->pasted);
+    people_roi_to_work(&r, sx, sy);
+    pose_paste_ref(&r, p->roi, weight, ww, wh, p->pasted);
     return 1;
 }
 
@@ -163,11 +208,8 @@ int people_eye(struct people *p, int e, const struct seg_frame *f, struct frame_
         *found = 0;
     if (e < 0 || e >= PEOPLE_EYES)
         return vr_err_set(err, VR_EINVAL, "people: eye %d", e);
-    const int lng = eye.w > eye.h ? eye.w : eye.h;
-    const int side = p->pw_max > p->ph_max ? p->pw_max : p->ph_max;
-    int pw = (int)((long long)eye.w * side / lng), ph = (int)((long long)eye.h * side / lng);
-    pw = pw < 1 ? 1 : (pw > p->pw_max ? p->pw_max : pw);
-    ph = ph < 1 ? 1 : (ph > p->ph_max ? p->ph_max : ph);
+    int pw, ph;
+    people_pic_size(p->pw_max, p->ph_max, eye, &pw, &ph);
     if ((size_t)ww * wh > p->pasted_sz) {
         free(p->pasted);
         if (!(p->pasted = malloc((size_t)ww * wh * sizeof *p->pasted)))
@@ -175,8 +217,7 @@ int people_eye(struct people *p, int e, const struct seg_frame *f, struct frame_
         p->pasted_sz = (size_t)ww * wh;
     }
     frame_preprocess_ref(f, &eye, 1, pw, ph, p->fpic);
-    for (size_t i = 0; i < (size_t)pw * ph * 3; i++)
-        p->pic[i] = frame_to_u8(p->fpic[i]);
+    pose_pic_u8_ref(p->fpic, (size_t)pw * ph * 3, p->pic);
     int n = detect_all(p, pw, ph, err);
     if (n < 0)
         return n;
@@ -189,11 +230,8 @@ int people_eye(struct people *p, int e, const struct seg_frame *f, struct frame_
     /* this frame's people: seen(t); pasted when the window confirms them */
     for (int i = 0; i < n; i++) {
         struct pose_roi r;
-        pose_roi_from_person(&p->cand[i], &r);
-        if (!(r.size >= 4.0f))
-            continue; /* a few pixels: nothing to segment */
-        if (r.size > PEOPLE_ROI_MAX * (pw > ph ? pw : ph))
-            continue; /* not a far person (docs/QUALITY.md) */
+        if (!people_roi_of(&p->cand[i], pw, ph, &r))
+            continue;
         /* seen(t) is judged at the detector's own ROI, a function of
          * frame t alone; a confirmed person is pasted at the smoothed one */
         if ((rc = segment_paste(p, pw, ph, r, 0, sx, sy, ww, wh, &present, err)) < 0)
