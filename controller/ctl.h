@@ -63,6 +63,8 @@ struct ctl {
     int keep_chunks;              /* keep storage/jobs/<id>/ after success */
     long long keep_jobs_ms;       /* --keep-jobs: an ended job is purged this long after its
                                    * end (0: kept for ever) */
+    int retain_each_audit;        /* tests only (VR_TEST_RETAIN_EACH_AUDIT=1): retention
+                                   * every audit (a second), not every fifth */
     volatile sig_atomic_t *stop;
     struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c): the stitch
                                    * thread's copy holds them, the loop's none */
