@@ -15,6 +15,7 @@
 #define VR_CTL_H
 
 #include "job.h"
+#include "remux.h"
 #include "rq.h"
 #include "storage.h"
 #include "url_root.h"
@@ -62,6 +63,8 @@ struct ctl {
     int keep_chunks;              /* keep storage/jobs/<id>/ after success */
     long long keep_jobs_ms;       /* --keep-jobs: an ended job is purged this long after its
                                    * end (0: kept for ever) */
+    int retain_each_audit;        /* tests only (VR_TEST_RETAIN_EACH_AUDIT=1): retention
+                                   * every audit (a second), not every fifth */
     volatile sig_atomic_t *stop;
     struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c): the stitch
                                    * thread's copy holds them, the loop's none */
@@ -380,13 +383,24 @@ struct ctl_decision {
     double piece_s;               /* > 0: an elastic job (auto chunk length, ranges): planned
                                    * in pieces this long, its chunks whole pieces that a cut
                                    * may part again (ctl_cut.c); 0: chunks never cut */
-    double duration_s;            /* the source's, from ctl_decide's probe (0: unknown) */
+    double duration_s;            /* the source's, from the start's probe (0: unknown) */
+};
+
+/* The source's probe at a job's start: taken once (ctl_job.c) and read by
+ * each step that needs it (the chunk length, its bound, ctl_decide), where
+ * each probed the source again before. */
+struct ctl_probe {
+    int rc;                       /* remux_probe's: 0, or VR_E* with the reason in err */
+    vr_err err;
+    struct remux_info info;       /* the source's, when rc is 0 */
 };
 
 /* Decides from the spec and the source (opened as `in`, named by
- * js->input): the config (profile + overrides) must load, the source must
- * open. Returns 0 or VR_E* with the reason. */
-int ctl_decide(const struct job_spec *js, const char *in, struct ctl_decision *d, vr_err *err);
+ * js->input; p: its probe): the config (profile + overrides) must load,
+ * the source must have probed and open. Returns 0 or VR_E* with the
+ * reason (the probe's own when it failed). */
+int ctl_decide(const struct job_spec *js, const char *in, const struct ctl_probe *p,
+               struct ctl_decision *d, vr_err *err);
 
 /* ---- chunking a job: ranges (ctl_plan.c) or the copy split (ctl_split.c) ---- */
 

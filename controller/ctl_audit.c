@@ -209,8 +209,9 @@ int ctl_audit(struct ctl *c, int deep)
     ctl_cleanup_due(c);
     if (n < 0)
         return e.code;
-    if (deep) {
+    if (deep || c->retain_each_audit)
         ctl_retain(c);
+    if (deep) {
         ctl_ack_orphans(c, RQ_JOBS, 60000);
         ctl_ack_orphans(c, RQ_RESULTS, 60000);
         /* a live controller handles a report in milliseconds: one pending

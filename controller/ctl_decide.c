@@ -11,14 +11,14 @@
 
 #include "config.h"
 #include "log.h"
-#include "remux.h"
 #include "remux_ts.h"
 #include "vio_layout.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int ctl_decide(const struct job_spec *js, const char *in, struct ctl_decision *d, vr_err *err)
+int ctl_decide(const struct job_spec *js, const char *in, const struct ctl_probe *p,
+               struct ctl_decision *d, vr_err *err)
 {
     memset(d, 0, sizeof *d);
     struct vr_config cfg;
@@ -28,11 +28,15 @@ int ctl_decide(const struct job_spec *js, const char *in, struct ctl_decision *d
     if (rc < 0)
         return rc;
     d->warmup = config_history_frames(&cfg);
-    struct remux_info info; /* what the stitch would refuse, refused before any work */
-    if ((rc = remux_probe(in, &info, err)) < 0 ||
-        (rc = remux_ts_streams_check(js->input, info.streams, err)) < 0)
+    if (p->rc < 0) {
+        if (err)
+            *err = p->err;
+        return p->rc;
+    }
+    /* what the stitch would refuse, refused before any work */
+    if ((rc = remux_ts_streams_check(js->input, p->info.streams, err)) < 0)
         return rc;
-    d->duration_s = info.duration_s > 0 ? info.duration_s : 0;
+    d->duration_s = p->info.duration_s > 0 ? p->info.duration_s : 0;
     int given = vio_layout_parse(js->layout);
     if (given >= 0) {
         snprintf(d->layout, sizeof d->layout, "%s", vio_layout_name(given));

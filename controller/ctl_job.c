@@ -29,20 +29,19 @@
  * chunk_cap), so no job has more than about that many chunks, whoever
  * submits it. The same source and limit give the same length, so a split
  * resumed by another controller cuts alike. */
-static void ctl_chunk_bound(struct ctl *c, const char *id, struct job_spec *js, const char *in,
-                            struct ctl_notes *nt)
+static void ctl_chunk_bound(struct ctl *c, const char *id, struct job_spec *js,
+                            const struct ctl_probe *p, struct ctl_notes *nt)
 {
-    struct remux_info info;
     int most = ctl_submitter_chunk_cap(c, id);
     if (most < c->max_chunks)
         ctl_note_ll(nt, "chunk_cap", most); /* a submitter's live share: kept for a resume */
-    if (remux_probe(in, &info, NULL) < 0 || !(info.duration_s > 0) || most <= 0)
+    if (p->rc < 0 || !(p->info.duration_s > 0) || most <= 0)
         return; /* the split says what is wrong with the source */
-    double least = ceil(info.duration_s * 1000 / most) / 1000;
+    double least = ceil(p->info.duration_s * 1000 / most) / 1000;
     if (js->chunk_seconds >= least)
         return;
     log_info("job %s: chunks of %.3f s, not %.3f s: %.1f s of source in at most %d chunks "
-             "(%s)", id, least, js->chunk_seconds, info.duration_s, most,
+             "(%s)", id, least, js->chunk_seconds, p->info.duration_s, most,
              most < c->max_chunks ? "its submitter's chunk limit" : "--max-chunks");
     rq_event(c->q, id, "chunk length widened to %.3f s (at most %d chunks a job)", least, most);
     js->chunk_seconds = least;
@@ -71,22 +70,22 @@ static int ctl_start_fail(struct ctl *c, const char *id, long long token,
  * its record (chunk_ms, chunk_wave, in nt) before the split, so a split resumed
  * by another controller cuts at the same places whatever the fleet is by
  * then. A length the job asks for is kept as it is, not graded. */
-static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, const char *in,
-                            int *wave, struct ctl_notes *nt, vr_err *err)
+static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js,
+                            const struct ctl_probe *p, int *wave, struct ctl_notes *nt,
+                            vr_err *err)
 {
     long long ms = 0, w = 0, noted = 0;
     *wave = js->chunk_wave; /* vrctl run's, with the length it chose */
     int rc = rq_job_number(c->q, id, "chunk_ms", &ms, err);
     if (rc < 0 || js->chunk_seconds > 0) {
         if (rc >= 0)
-            ctl_chunk_bound(c, id, js, in, nt);
+            ctl_chunk_bound(c, id, js, p, nt);
         return rc < 0 ? rc : 0;
     }
     if (ms <= 0) {
-        struct remux_info info;
         struct rq_worker_info w[128];
         int n = rq_workers_list(c->q, w, 128, NULL);
-        double dur = remux_probe(in, &info, NULL) == 0 ? info.duration_s : 0;
+        double dur = p->rc == 0 ? p->info.duration_s : 0;
         int picture = job_output_is_picture(js->output_kind);
         double s = job_auto_chunk_seconds(dur, n > 0 ? n : 1, picture);
         ms = (long long)(s * 1000 + 0.5);
@@ -100,7 +99,7 @@ static int ctl_chunk_length(struct ctl *c, const char *id, struct job_spec *js, 
         noted = n > 0 ? n : 1; /* not in the record until the notes go */
     }
     js->chunk_seconds = ms / 1000.0;
-    ctl_chunk_bound(c, id, js, in, nt);
+    ctl_chunk_bound(c, id, js, p, nt);
     w = noted;
     if (!w && (rc = rq_job_number(c->q, id, "chunk_wave", &w, err)) < 0)
         return rc;
@@ -171,10 +170,12 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     int rc;
     ctl_note_ll(nt, "started_ms", rq_now_ms());
     int wave, elastic = !(js.chunk_seconds > 0); /* --chunk-seconds N: never cut */
-    if ((rc = ctl_chunk_length(c, id, &js, paths->in_path, &wave, nt, &e)) < 0)
+    struct ctl_probe probe = { 0 }; /* the source probed once for the steps below */
+    probe.rc = remux_probe(paths->in_path, &probe.info, &probe.err);
+    if ((rc = ctl_chunk_length(c, id, &js, &probe, &wave, nt, &e)) < 0)
         return rc;
     struct ctl_decision dec;
-    if (ctl_decide(&js, paths->in_path, &dec, &e) < 0) {
+    if (ctl_decide(&js, paths->in_path, &probe, &dec, &e) < 0) {
         ctl_paths_unmask(paths, &js, &e);
         return ctl_start_fail(c, id, token, nt, e.msg);
     }

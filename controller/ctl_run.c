@@ -250,6 +250,8 @@ static void ctl_defaults(struct ctl *c, struct ctl_args *a)
     c->notify.retry_ms = test_retry ? test_retry : CTL_NOTIFY_RETRY_MS;
     const char *tpp = getenv("VR_TEST_NOTIFY_PUBLIC_PORT"); /* tests only */
     c->notify.test_public_port = tpp ? atoi(tpp) : 0;
+    const char *tre = getenv("VR_TEST_RETAIN_EACH_AUDIT"); /* tests only */
+    c->retain_each_audit = tre && !strcmp(tre, "1");
 }
 
 /* One option of the controller's own (not the shared block): 0, or the

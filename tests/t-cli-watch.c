@@ -28,9 +28,9 @@ static void teardown(void)
     tdist_stop(&D, 0);
 }
 
-/* A 4 s clip of two 20-frame chunks on `workers` CPU workers that take
- * 300 ms a frame (a test hook): a chunk runs 6 s at least. */
-static void slow_job(int workers, double lease_s, char *id, size_t n)
+/* A `secs` long clip in 20-frame chunks on `workers` CPU workers that
+ * take 300 ms a frame (a test hook): a chunk runs 6 s at least. */
+static void slow_job_of(double secs, int workers, double lease_s, char *id, size_t n)
 {
     cr_assert_eq(tdist_start(&D, 1, lease_s, 1, 0), 0);
     D.hb_ms = 200;
@@ -41,9 +41,15 @@ static void slow_job(int workers, double lease_s, char *id, size_t n)
     char in[400], out[400];
     snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
-    cr_assert_eq(tclip_make(in, 4, 160, 20, 0), 0);
+    cr_assert_eq(tclip_make(in, secs, 160, 20, 0), 0);
     const char *two[] = { "--chunk-seconds", "2", NULL };
     cr_assert_eq(tdist_submit(&D, in, out, two, id, n), 0);
+}
+
+/* slow_job_of a 4 s clip: two chunks. */
+static void slow_job(int workers, double lease_s, char *id, size_t n)
+{
+    slow_job_of(4, workers, lease_s, id, n);
 }
 
 /* `status ID --json` as an object (caller frees), NULL when it failed. */
@@ -238,7 +244,9 @@ Test(cli_watch, a_killed_worker_on_a_narrow_terminal, .fini = teardown, .timeout
 Test(cli_watch, a_redis_outage_is_said, .fini = teardown, .timeout = 180)
 {
     char id[64];
-    slow_job(1, 30, id, sizeof id);
+    /* one chunk: the job cannot end while Redis is down, whatever the
+     * chunk's length, so a second one only made the watch's tail longer */
+    slow_job_of(2, 1, 30, id, sizeof id);
     struct pty_watch p;
     pty_watch_start(&p, id, 100);
     for (int t = 0; t < 300 && !pty_has(&p, "frames, "); t++) /* a worker line */

@@ -700,7 +700,8 @@ Test(dist_failures, blind_worker_quarantined_and_the_job_finishes)
 Test(dist_failures, a_worker_whose_clock_is_behind_is_not_called_silent)
 {
     cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
-    const char *prefix[] = { "faketime", "-f", "-2h", NULL };
+    const char *const *prefix = tfaketime("-2h");
+    cr_assert(prefix, "libfaketime is not installed");
     const char *argv[] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage,
                            "--input-root", D.r.dir, "--cpu", "--heartbeat-ms", "200",
                            "--name", "behind:cpu:0", NULL };
@@ -722,4 +723,5 @@ Test(dist_failures, a_worker_whose_clock_is_behind_is_not_called_silent)
     cr_assert(strstr(buf, "idle") && !strstr(buf, "silent"), "a live worker is called:\n%s", buf);
     kill(w, SIGKILL);
     waitpid(w, NULL, 0);
+    cr_assert_eq(tproc_left("vr-worker", D.r.dir), 0, "the worker outlived its kill");
 }

@@ -51,9 +51,21 @@ int tredis_cmd(struct tredis *t, const char *const *argv);
  * the test. Returns the pid or -1. */
 pid_t tproc_spawn(const char *bin, const char *const *argv, const char *log);
 /* tproc_spawn run under a wrapper command (prefix, NULL-terminated, found
- * on PATH): `unshare --pid --fork --mount-proc`, `faketime +2h`. */
+ * on PATH): `unshare --pid --fork --mount-proc --kill-child`. Leading
+ * NAME=VALUE entries of prefix are set in the child's environment instead
+ * (an LD_PRELOAD before one already there), as with env(1). */
 pid_t tproc_spawn_under(const char *const *prefix, const char *bin, const char *const *argv,
                         const char *log);
+/* A prefix for tproc_spawn_under that runs the binary with its clock
+ * `offset` off ("+2h", "-2h"): libfaketime preloaded into the binary itself.
+ * Not the faketime wrapper: it forks the binary as its child, which
+ * outlived a SIGKILL of the pid returned (the wrapper's). NULL when
+ * libfaketime is not installed. Static storage: one at a time. */
+const char *const *tfaketime(const char *offset);
+
+/* The number of processes running $VR_BIN_DIR/<bin> with `arg` within one
+ * of their arguments (a test's own directory): what a test left running. */
+int tproc_left(const char *bin, const char *arg);
 
 /* Runs $VR_BIN_DIR/<bin> to completion; stdout into out (size n, may be
  * NULL). Returns the exit status (or -1). */

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,7 +15,10 @@ void tretain_start(struct tdist *d, struct rq **q, struct tretain *t)
     cr_assert_eq(tdist_start(d, 0, 30, 0, 1), 0);
     const char *args[] = { "--keep-jobs", "4s", NULL };
     memcpy(d->ctl_args, args, sizeof args);
-    cr_assert_gt(tdist_controller(d), 0);
+    setenv("VR_TEST_RETAIN_EACH_AUDIT", "1", 1); /* a pass a second, not every fifth */
+    pid_t ctl = tdist_controller(d);
+    unsetenv("VR_TEST_RETAIN_EACH_AUDIT");
+    cr_assert_gt(ctl, 0);
     vr_err e = { 0 };
     cr_assert_eq(rq_open(d->r.url, 2000, q, &e), 0, "%s", e.msg);
     snprintf(t->in, sizeof t->in, "%s/in.mp4", d->r.dir);

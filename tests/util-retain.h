@@ -1,8 +1,9 @@
 /*
  * util-retain.h - the fleet the retention tests start from (the purge of
  * ended jobs, t-controller-retention.c; a directory without a record,
- * t-dist-orphan-dirs.c): a controller with --keep-jobs 4s and one CPU
- * worker, and one job, cut into files, run to its end.
+ * t-dist-orphan-dirs.c): a controller with --keep-jobs 4s (its retention
+ * pass each second: VR_TEST_RETAIN_EACH_AUDIT) and one CPU worker, and one
+ * job, cut into files, run to its end.
  */
 #ifndef VR_UTIL_RETAIN_H
 #define VR_UTIL_RETAIN_H
