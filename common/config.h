@@ -71,9 +71,10 @@ struct vr_config {
     char encoder[32];          /* "auto" or an FFmpeg encoder name */
     int crf;                   /* encoder quality (x264/x265 CRF) */
     char preset[16];           /* encoder preset ("ultrafast", ...) */
-    int matte_intra_p;         /* vrh264: Intra 16x16 MBs in P frames (smaller, sharper
-                                * smooth mattes; ~2.6x slower on the GPU); travels with
-                                * the job, so every worker codes alike */
+    int matte_intra_p;         /* vrh264: Intra 16x16 MBs in P frames (on by default:
+                                * smaller, sharper smooth mattes; ~1.7x the GPU time
+                                * a frame); travels with the job, so every worker
+                                * codes alike */
 };
 
 /* Built-in defaults (the "balanced" values); never fails. */

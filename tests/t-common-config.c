@@ -170,14 +170,14 @@ Test(common_config, matte_intra_p_travels_with_the_job)
 {
     struct vr_config c;
     config_defaults(&c);
-    cr_assert_eq(c.matte_intra_p, 0);
+    cr_assert_eq(c.matte_intra_p, 1, "on by default since the eleventh pass");
     vr_err e = { 0 };
     cr_assert_eq(config_apply_text(&c, "{\"matte_intra_p\": 2}", "a.json", &e), VR_EINVAL);
-    cr_assert_eq(config_apply_text(&c, "{\"matte_intra_p\": true}", "a.json", &e), 0, "%s", e.msg);
+    cr_assert_eq(config_apply_text(&c, "{\"matte_intra_p\": false}", "a.json", &e), 0, "%s", e.msg);
     char buf[8192];
     cr_assert_gt(config_to_json(&c, buf, sizeof buf), 0);
     struct vr_config back;
     config_defaults(&back);
     cr_assert_eq(config_apply_text(&back, buf, "job", &e), 0, "%s", e.msg);
-    cr_assert_eq(back.matte_intra_p, 1);
+    cr_assert_eq(back.matte_intra_p, 0, "a job that turned it off is coded without it everywhere");
 }
