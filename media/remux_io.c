@@ -8,6 +8,7 @@
 #include "beneath.h"
 #include "url_root.h"
 #include "src_io.h"
+#include "vio_streams.h"
 #include "vio_video.h"
 
 #include <fcntl.h>
@@ -154,7 +155,7 @@ int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
         remux_out_abort(o);
         return remux_averr(ret, "cannot create", path, err);
     }
-    o->oc->flags |= AVFMT_FLAG_BITEXACT; /* no random Matroska UIDs: vio_encode.c says why */
+    vio_streams_mux_settings(o->oc); /* as `process` writes: vio_streams.h */
     for (int i = 0; i < ncopy; i++) {
         AVStream *is = ic->streams[copy[i]];
         AVStream *os = avformat_new_stream(o->oc, NULL);
