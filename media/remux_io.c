@@ -49,8 +49,8 @@ static int remux_open_as(const char *path, int made, AVFormatContext **ic, int *
     if (ret < 0)
         return remux_averr(ret, "cannot open", path, err);
     /* Matroska's header holds every track's codec, size and time base; the
-     * probe would decode 7 frames of each chunk for its decode delay (0.4 s
-     * of CPU an 8K chunk, half a stitch's time: docs/PERF.md) */
+     * probe would decode 7 frames of each chunk for its decode delay (an 8K
+     * chunk's were most of a stitch's CPU: docs/PERF.md) */
     int mkv = !strncmp((*ic)->iformat->name, "matroska", 8);
     ret = made && mkv ? 0 : avformat_find_stream_info(*ic, NULL);
     if (ret < 0) {
