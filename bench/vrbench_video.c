@@ -23,6 +23,10 @@
  *   vrbench-video repeat IN OUT TIMES
  *       IN copied TIMES times end to end by stream copy (vrbench_repeat.c):
  *       a long clip for the price of a short encode
+ *   vrbench-video stitch CHUNK TIMES OUT
+ *       the controller's stitch of TIMES copies of the matte chunk CHUNK
+ *       read in place, each with its sidecar: MB/s, wall and CPU seconds
+ *       (vrbench_stitch.c)
  *   vrbench-video diff A B
  *       mean and max absolute luma difference of two videos' frames, after
  *       scaling B to A's size (GPU matte vs CPU matte; the fleet's matte vs
@@ -57,6 +61,7 @@ int cmd_source(int argc, char **argv);         /* vrbench_source.c */
 int cmd_preroll(int argc, char **argv);        /* vrbench_preroll.c */
 int cmd_encode_picture(int argc, char **argv); /* vrbench_encode_picture.c */
 int cmd_quality(int argc, char **argv);        /* vrbench_quality.c */
+int cmd_stitch(int argc, char **argv);         /* vrbench_stitch.c */
 
 static int die(const char *what, const vr_err *e)
 {
@@ -475,7 +480,9 @@ int main(int argc, char **argv)
         return cmd_source(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "preroll"))
         return cmd_preroll(argc, argv);
-    fprintf(stderr, "usage: vrbench-video gen|decode|encode|encode-picture|repeat|diff|quality|source|preroll ... (see the file's "
+    if (argc > 1 && !strcmp(argv[1], "stitch"))
+        return cmd_stitch(argc, argv);
+    fprintf(stderr, "usage: vrbench-video gen|decode|encode|encode-picture|repeat|diff|quality|source|preroll|stitch ... (see the file's "
             "header)\n");
     return 2;
 }

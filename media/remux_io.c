@@ -8,6 +8,7 @@
 #include "beneath.h"
 #include "url_root.h"
 #include "src_io.h"
+#include "vio_streams.h"
 #include "vio_video.h"
 
 #include <fcntl.h>
@@ -35,8 +36,9 @@ int remux_averr(int ret, const char *what, const char *path, vr_err *err)
     return vr_err_set(err, VR_ECODEC, "%s %s: %s", what, path, buf);
 }
 
-/* Opens `path` and finds its best video stream. */
-int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
+/* Opens `path` and finds its best video stream; `made` (remux_open_made)
+ * skips avformat_find_stream_info for a Matroska file. */
+static int remux_open_as(const char *path, int made, AVFormatContext **ic, int *vs, vr_err *err)
 {
     *ic = NULL;
     /* only a regular file: libav's open() of a FIFO would wait for ever */
@@ -46,7 +48,11 @@ int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
     int ret = src_open_input(ic, path, NULL);
     if (ret < 0)
         return remux_averr(ret, "cannot open", path, err);
-    ret = avformat_find_stream_info(*ic, NULL);
+    /* Matroska's header holds every track's codec, size and time base; the
+     * probe would decode 7 frames of each chunk for its decode delay (an 8K
+     * chunk's were most of a stitch's CPU: docs/PERF.md) */
+    int mkv = !strncmp((*ic)->iformat->name, "matroska", 8);
+    ret = made && mkv ? 0 : avformat_find_stream_info(*ic, NULL);
     if (ret < 0) {
         src_close_input(ic);
         return remux_averr(ret, "cannot read stream info of", path, err);
@@ -73,6 +79,16 @@ int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
         return rc;
     }
     return 0;
+}
+
+int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
+{
+    return remux_open_as(path, 0, ic, vs, err);
+}
+
+int remux_open_made(const char *path, AVFormatContext **ic, int *vs, vr_err *err)
+{
+    return remux_open_as(path, 1, ic, vs, err);
 }
 
 /* ---- outputs ---- */
@@ -139,7 +155,7 @@ int remux_out_open(struct remux_out *o, const char *path, const char *fmt,
         remux_out_abort(o);
         return remux_averr(ret, "cannot create", path, err);
     }
-    o->oc->flags |= AVFMT_FLAG_BITEXACT; /* no random Matroska UIDs: vio_encode.c says why */
+    vio_streams_mux_settings(o->oc); /* as `process` writes: vio_streams.h */
     for (int i = 0; i < ncopy; i++) {
         AVStream *is = ic->streams[copy[i]];
         AVStream *os = avformat_new_stream(o->oc, NULL);
@@ -264,14 +280,15 @@ static int remux_cmp64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Reads every video pts of `path` into a malloc'd sorted array. */
-int remux_pts_list(const char *path, int64_t **pts, long long *n, AVRational *tb,
-                          int64_t *frame_dur, vr_err *err)
+/* Reads every video pts of `path` (opened as remux_open_as) into a
+ * malloc'd sorted array. */
+static int remux_pts_list_as(const char *path, int made, int64_t **pts, long long *n,
+                             AVRational *tb, int64_t *frame_dur, vr_err *err)
 {
     *pts = NULL;
     *n = 0;
     AVFormatContext *ic;
-    int vs, rc = remux_open(path, &ic, &vs, err);
+    int vs, rc = remux_open_as(path, made, &ic, &vs, err);
     if (rc < 0)
         return rc;
     *tb = ic->streams[vs]->time_base;
@@ -323,6 +340,18 @@ out:
     }
     *pts = a;
     return 0;
+}
+
+int remux_pts_list(const char *path, int64_t **pts, long long *n, AVRational *tb,
+                   int64_t *frame_dur, vr_err *err)
+{
+    return remux_pts_list_as(path, 0, pts, n, tb, frame_dur, err);
+}
+
+int remux_pts_list_made(const char *path, int64_t **pts, long long *n, AVRational *tb,
+                        int64_t *frame_dur, vr_err *err)
+{
+    return remux_pts_list_as(path, 1, pts, n, tb, frame_dur, err);
 }
 
 int remux_count(const char *path, long long *frames, double *duration_s, vr_err *err)

@@ -19,6 +19,13 @@ int remux_averr(int ret, const char *what, const char *path, vr_err *err);
  * decodes is refused (VR_ENOTSUP) now rather than in every worker later. */
 int remux_open(const char *path, AVFormatContext **ic, int *vs, vr_err *err);
 
+/* remux_open for a file only read for its packets (a chunk output after
+ * the first, a stitch's output read back): a Matroska file is not probed
+ * (avformat_find_stream_info), so its codec parameters are only the
+ * header's (no pixel format, no video_delay) and its best video stream is
+ * chosen without frame counts. Other containers are probed as before. */
+int remux_open_made(const char *path, AVFormatContext **ic, int *vs, vr_err *err);
+
 /* A packet's presentation time, else its decode time. */
 static inline int64_t remux_ts(const AVPacket *p)
 {
@@ -69,6 +76,10 @@ void remux_out_abort(struct remux_out *o);
  * and the duration of one frame (0 when the packets carry none). */
 int remux_pts_list(const char *path, int64_t **pts, long long *n, AVRational *tb,
                    int64_t *frame_dur, vr_err *err);
+
+/* The same, the file opened with remux_open_made. */
+int remux_pts_list_made(const char *path, int64_t **pts, long long *n, AVRational *tb,
+                        int64_t *frame_dur, vr_err *err);
 
 /* Position of v in the sorted array a (binary search; -1 when absent). */
 long long remux_rank(const int64_t *a, long long n, int64_t v);

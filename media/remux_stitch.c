@@ -260,7 +260,7 @@ static int stitch_copy_chunk(struct remux_stitch_state *s, int c, const char *pa
     AVRational ctb;
     AVFormatContext *cc = NULL;
     int cvs, ret = 0;
-    int rc = remux_pts_list(path, &cpts, &cn, &ctb, &cfd, err);
+    int rc = remux_pts_list_made(path, &cpts, &cn, &ctb, &cfd, err);
     if (rc < 0) {
         vr_err_prefix(err, "chunk %d", c);
         goto out;
@@ -280,7 +280,7 @@ static int stitch_copy_chunk(struct remux_stitch_state *s, int c, const char *pa
             goto out;
         }
     }
-    if ((rc = remux_open(path, &cc, &cvs, err)) < 0)
+    if ((rc = remux_open_made(path, &cc, &cvs, err)) < 0)
         goto out;
     while (rc == 0 && (ret = av_read_frame(cc, s->pkt)) >= 0) {
         long long r = s->pkt->stream_index == cvs ? remux_rank(cpts, cn, remux_ts(s->pkt)) : -2;
@@ -437,9 +437,10 @@ static int stitch_copy_range(struct remux_stitch_state *s, int c, const char *pa
     int rc = remux_ts_read(tspath, &t, err);
     if (rc < 0)
         return vr_err_prefix(err, "chunk %d", c);
-    if ((rc = remux_open(path, &cc, &cvs, err)) < 0)
+    if ((rc = remux_open_made(path, &cc, &cvs, err)) < 0)
         goto out;
     AVRational ctb = cc->streams[cvs]->time_base;
+    /* known when probed (not Matroska); else the order check below */
     if (cc->streams[cvs]->codecpar->video_delay > 0) {
         rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): its frames are reordered (B-frames); "
                         "the stitch takes chunks coded in presentation order", c, path);
@@ -461,7 +462,8 @@ static int stitch_copy_range(struct remux_stitch_state *s, int c, const char *pa
                 rc = vr_err_set(err, VR_EFORMAT, "chunk %d: packet without timestamp", c);
             else if (last != AV_NOPTS_VALUE && ts <= last)
                 rc = vr_err_set(err, VR_EFORMAT, "chunk %d: frame %lld is stored before the one "
-                                "it follows", c, nv);
+                                "it follows (its frames are reordered: B-frames?); the stitch "
+                                "takes chunks coded in presentation order", c, nv);
             else if (nv >= t.s[0].n)
                 rc = vr_err_set(err, VR_EFORMAT, "chunk %d (%s): more frames than the %lld its "
                                 "timestamps list", c, path, t.s[0].n);
@@ -528,7 +530,7 @@ static int stitch_finish(struct remux_stitch_state *s, remux_publish_fn may, voi
     int64_t *opts, ofd;
     long long got;
     AVRational otb;
-    if ((rc = remux_pts_list(s->o.tmp, &opts, &got, &otb, &ofd, err)) < 0)
+    if ((rc = remux_pts_list_made(s->o.tmp, &opts, &got, &otb, &ofd, err)) < 0)
         return rc;
     if (got != s->written || s->written + s->dropped != s->sn)
         rc = vr_err_set(err, VR_EFORMAT, "stitch %s: %lld frames written%s, %s %lld", s->o.path,

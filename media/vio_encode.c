@@ -490,8 +490,9 @@ int vio_out_open(const struct vio_out_opts *op, struct vio_out **out, vr_err *er
     }
     /* Matroska draws its Segment and Track UIDs at random otherwise: two
      * runs of one input (a fleet's stitch and a process, a file and its
-     * URL) then differ in 44 header bytes though every frame is equal */
-    o->oc->flags |= AVFMT_FLAG_BITEXACT;
+     * URL) then differ in 44 header bytes though every frame is equal;
+     * and no CRC-32s, as the stitch writes none (vio_streams.h) */
+    vio_streams_mux_settings(o->oc);
     o->pkt = av_packet_alloc();
     o->nmap = (int)ic->nb_streams;
     o->map = av_malloc_array(o->nmap ? o->nmap : 1, sizeof *o->map);

@@ -8,6 +8,7 @@
 
 #include <libavcodec/avcodec.h>
 #include <libavutil/display.h>
+#include <libavutil/opt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,4 +108,14 @@ void vio_streams_rotation(AVStream *dst, const int32_t *m, const AVOutputFormat 
     uint8_t *copy = av_stream_new_side_data(dst, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof *m);
     if (copy)
         memcpy(copy, m, 9 * sizeof *m);
+}
+
+/* ---- muxer settings ---- */
+
+void vio_streams_mux_settings(AVFormatContext *oc)
+{
+    oc->flags |= AVFMT_FLAG_BITEXACT;
+    if (oc->oformat->priv_class && oc->priv_data &&
+        av_opt_find(oc->priv_data, "write_crc32", NULL, 0, 0))
+        av_opt_set_int(oc->priv_data, "write_crc32", 0, 0);
 }

@@ -12,6 +12,15 @@
 
 #include <libavformat/avformat.h>
 
+/* The muxer settings every output here shares (`process`, a chunk, a
+ * split's chunk copy, the stitch), so that a fleet's output and one
+ * process's are equal byte for byte: no random Matroska UIDs
+ * (AVFMT_FLAG_BITEXACT) and no Matroska CRC-32 elements (write_crc32 0:
+ * the muxer's CRC was a quarter of a stitch's CPU; a chunk is checked by
+ * its SHA-256, a stitch's output by reading it back). Before
+ * avformat_write_header; other muxers only get the flag. */
+void vio_streams_mux_settings(AVFormatContext *oc);
+
 /* Decides, for each stream of ic, whether an output of format `of` copies
  * it: copy[i] (ic->nb_streams entries, filled) is 1 for every audio,
  * subtitle, data and video stream other than the matte's source `vi` that

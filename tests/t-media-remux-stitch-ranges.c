@@ -5,7 +5,8 @@
  * from their ranges by the real pipeline on the CPU, stitched with the
  * source deleted: the output has the source's frame times, its audio
  * packets bit for bit, and a damaged sidecar or overlapping chunks fail
- * with the chunk named.
+ * with the chunk named; neither the chunks nor the stitch hold Matroska
+ * CRC-32 elements (vio_streams_mux_settings).
  */
 #include "config.h"
 #include "pipeline.h"
@@ -229,4 +230,93 @@ Test(media_remux_stitch_ranges, a_chunk_with_b_frames_is_refused)
                      "-b_strategy 0 '%s/b.mkv' && mv '%s/b.mkv' '%s/00001.mkv'", D, D, D, D), 0);
     cr_assert_eq(stitch(n, out, &e), VR_EFORMAT, "%s", e.msg);
     cr_assert(strstr(e.msg, "chunk 1") && strstr(e.msg, "reordered"), "%s", e.msg);
+}
+
+/* ---- no CRC-32 elements (vio_streams_mux_settings) ---- */
+
+/* An EBML variable-length number at p (before end), its length in *len:
+ * an ID keeps its marker bit, a size does not (strip). -1 when cut off. */
+static long long ebml_vint(const unsigned char *p, const unsigned char *end, int strip, int *len)
+{
+    if (p >= end || !*p)
+        return -1;
+    int l = 1;
+    while (!(*p & (0x80 >> (l - 1))))
+        l++;
+    if (p + l > end)
+        return -1;
+    unsigned long long v = strip ? (unsigned)(*p & (0xFF >> l)) : *p;
+    for (int i = 1; i < l; i++)
+        v = v << 8 | p[i];
+    *len = l;
+    return (long long)v;
+}
+
+/* The Segment's top-level elements of the Matroska file path (SeekHead,
+ * Info, Tracks, Cluster, Cues, Tags, ...) in *level1, and how many of them
+ * open with a CRC-32 element (ID 0xBF), which the muxer writes first. */
+static int mkv_crc32s(const char *path, int *level1)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)n);
+    cr_assert(b && fread(b, 1, (size_t)n, f) == (size_t)n, "%s", path);
+    fclose(f);
+    const unsigned char *p = b, *end = b + n;
+    int l, crcs = 0;
+    *level1 = 0;
+    while (p < end) { /* the EBML header, then the Segment */
+        long long id = ebml_vint(p, end, 0, &l);
+        int li;
+        long long size = ebml_vint(p + l, end, 1, &li);
+        cr_assert(id >= 0 && size >= 0, "%s: not EBML at %ld", path, (long)(p - b));
+        p += l + li;
+        if (id != 0x18538067) {
+            p += size;
+            continue;
+        }
+        const unsigned char *send = size < end - p ? p + size : end;
+        while (p < send) {
+            long long cid = ebml_vint(p, send, 0, &l);
+            long long csize = ebml_vint(p + l, send, 1, &li);
+            cr_assert(cid >= 0 && csize >= 0 && csize <= send - p - l - li,
+                      "%s: a damaged element at %ld", path, (long)(p - b));
+            p += l + li;
+            int il;
+            (*level1)++;
+            if (csize > 0 && ebml_vint(p, p + csize, 0, &il) == 0xBF)
+                crcs++;
+            p += csize;
+        }
+    }
+    free(b);
+    return crcs;
+}
+
+/* The workers' chunk outputs (written as `process` writes its output:
+ * vio_encode.c) and the stitch of them carry no CRC-32: the muxer's CRC
+ * was a quarter of the stitch's CPU, and both writers must agree for the
+ * fleet's output to equal one process's byte for byte. */
+Test(media_remux_stitch_ranges, no_crc32_elements_in_the_chunks_or_the_stitch)
+{
+    char src[128], out[128], c0[128];
+    snprintf(src, sizeof src, "%s/src.mkv", D);
+    snprintf(out, sizeof out, "%s/out.mkv", D);
+    snprintf(c0, sizeof c0, "%s/00000.mkv", D);
+    cr_assert_eq(tsh("ffmpeg -v error -y -f lavfi -i testsrc=size=160x96:rate=25 -t 3 -c:v "
+                     "libx264 -preset veryfast -g 25 -bf 0 -pix_fmt yuv420p '%s'", src), 0);
+    int n = process_ranges(src, 1.0, 3);
+    cr_assert_geq(n, 3, "%d chunks", n);
+    vr_err e = { 0 };
+    cr_assert_eq(stitch(n, out, &e), 0, "%s", e.msg);
+    int level1;
+    /* the source (ffmpeg's default muxer) has them: the walk sees them */
+    cr_assert_gt(mkv_crc32s(src, &level1), 3, "%s", src);
+    cr_assert_eq(mkv_crc32s(c0, &level1), 0, "%s: CRC-32 elements", c0);
+    cr_assert_geq(level1, 4, "%s: %d top-level elements", c0, level1);
+    cr_assert_eq(mkv_crc32s(out, &level1), 0, "%s: CRC-32 elements", out);
+    cr_assert_geq(level1, 4, "%s: %d top-level elements", out, level1);
 }
