@@ -96,7 +96,9 @@ Test(dist_warm, a_worker_keeps_its_decoder_across_a_30_s_idle_gap)
 
 /* A CPU worker like tdist_worker's, warmed from `from` (NULL: from what its
  * host remembers in Redis). */
-static pid_t warm_worker(const char *from)
+/* A CPU worker warming from `from` (or NULL), `together` of its lane's
+ * warm-ups at once (or NULL: the default, one). */
+static pid_t warm_worker_n(const char *from, const char *together)
 {
     const char *argv[16] = { "vr-worker", "serve", "--redis", D.r.url, "--storage", D.storage,
                              "--input-root", D.r.dir, "--cpu", "--heartbeat-ms", "300" };
@@ -105,11 +107,20 @@ static pid_t warm_worker(const char *from)
         argv[k++] = "--warm-from";
         argv[k++] = from;
     }
+    if (together) {
+        argv[k++] = "--warm-together";
+        argv[k++] = together;
+    }
     pid_t p = tproc_spawn("vr-worker", argv, D.log);
     cr_assert(p > 0);
     if (D.nw < 8)
         D.w[D.nw++] = p;
     return p;
+}
+
+static pid_t warm_worker(const char *from)
+{
+    return warm_worker_n(from, NULL);
 }
 
 /* Waits (up to 20 s) until the log holds `n` lines matching `re`. */
@@ -257,4 +268,35 @@ Test(dist_warm, warm_ups_of_two_gpus_overlap_those_of_one_do_not)
         }
     cr_assert(across >= 2, "warm-ups of gpu0 and gpu1 did not run side by side (%d overlaps)",
               across);
+}
+
+/* --warm-together 2: two of a lane's warm-ups run at once, never a third
+ * (a GPU's 16 slots warmed one at a time took 15 s on an H200, while 16
+ * decoders made at once were all ready in 5.6 s: docs/PERF.md). */
+Test(dist_warm, warm_together_runs_that_many_of_a_lane_at_once)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
+    char a[400];
+    clip("a.mkv", "testsrc=size=192x96:rate=25", a, sizeof a);
+    setenv("VR_TEST_WARM_DELAY_MS", "1500", 1);
+    setenv("VR_TEST_WARM_LANE", "gpu0", 1);
+    for (int i = 0; i < 3; i++)
+        warm_worker_n(a, "2");
+    unsetenv("VR_TEST_WARM_LANE");
+    unsetenv("VR_TEST_WARM_DELAY_MS");
+    wait_log("warmed for h264:192x96:yuv420p", 3);
+    char lane[3][8];
+    double st[3], en[3];
+    cr_assert_eq(warm_spans(lane, st, en, 3), 3);
+    int pairs = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            pairs += st[j] < en[i] - 20 && st[i] < en[j] - 20;
+    cr_assert(pairs >= 1, "no two warm-ups of gpu0 ran at once with --warm-together 2");
+    int three = 1;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            three &= st[j] < en[i] - 20;
+    cr_assert(!three, "three warm-ups ran at once with --warm-together 2: %.0f-%.0f, %.0f-%.0f, "
+              "%.0f-%.0f", st[0], en[0], st[1], en[1], st[2], en[2]);
 }

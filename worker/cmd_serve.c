@@ -159,6 +159,7 @@ static int serve_options(int argc, char **argv, struct serve *s, struct serve_ar
         { "host-slots", required_argument, 0, 'H' },
         { "name", required_argument, 0, 'n' },
         { "warm-from", required_argument, 0, 'w' },
+        { "warm-together", required_argument, 0, 'W' },
         { 0, 0, 0, 0 }
     };
     int o;
@@ -200,6 +201,10 @@ static int serve_options(int argc, char **argv, struct serve *s, struct serve_ar
             a->name = optarg;
             break;
         case 'w': a->warm_from = optarg; break;
+        case 'W':
+            if (cli_opt_int("--warm-together", optarg, 1, 16, &s->warm_together))
+                return 2;
+            break;
         default: return 2; /* '?': cli_getopt said why */
         }
     }

@@ -59,7 +59,8 @@ static const struct cli_cmd worker_cmds[] = {
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR|URL [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
       "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N] [--host-slots N]\n"
-      "                [--name NAME] [--warm-from FILE] [--storage-allow-private]",
+      "                [--name NAME] [--warm-from FILE] [--warm-together N]\n"
+      "                [--storage-allow-private]",
       "pull chunks from Redis and process them",
       "  --storage DIR      the storage root the controller writes to (same files)\n"
       "  --storage URL      chunk outputs go up by WebDAV PUT and MOVE under URL\n"
@@ -96,8 +97,9 @@ static const struct cli_cmd worker_cmds[] = {
       "                     decoded), the engine and the encoder probe for FILE's format\n"
       "                     (FILE under --input-root). Without it the worker warms for\n"
       "                     the source this host's last job read (remembered in Redis).\n"
-      "                     The host's workers warm one at a time; `vrctl workers` says\n"
-      "                     \"warming\" until they are ready\n"
+      "                     A GPU's workers warm one at a time (different GPUs side by\n"
+      "                     side); `vrctl workers` says \"warming\" until they are ready\n"
+      "  --warm-together N  up to N of a GPU's workers warm at once (1..16, default 1)\n"
       "SIGTERM drains: the chunk in hand is finished, no more are taken.\n"
       "The engine (model, weights, CUDA graphs) stays loaded from one chunk to the\n"
       "next of the same profile and geometry, and the decoder while the streams fit\n"

@@ -66,27 +66,48 @@ static void warm_lane(const struct serve *s, char *lane, size_t n)
         snprintf(lane, n, "cpu");
 }
 
-/* The device's warm-up lock: under $XDG_RUNTIME_DIR (the user's own) when
- * set, else /tmp with the uid in the name; never through a link. Returns
- * the locked descriptor, or -1 (no lock: warm anyway). */
-static int warm_lock(const char *lane, long long *waited_ms)
+/* One of the device's warm-up locks: under $XDG_RUNTIME_DIR (the user's
+ * own) when set, else /tmp with the uid in the name; never through a link.
+ * With `together` > 1 the lane has that many (".k" added), so that many
+ * warm-ups run at once. -1 when it cannot be opened. */
+static int warm_lock_open(const char *lane, int k, int together)
 {
-    char path[512];
+    char path[512], suffix[16] = "";
+    if (together > 1)
+        snprintf(suffix, sizeof suffix, ".%d", k);
     const char *run = getenv("XDG_RUNTIME_DIR");
     struct stat st;
     if (run && run[0] == '/' && stat(run, &st) == 0 && S_ISDIR(st.st_mode))
-        snprintf(path, sizeof path, "%s/vrseg-warm-%s.lock", run, lane);
+        snprintf(path, sizeof path, "%s/vrseg-warm-%s%s.lock", run, lane, suffix);
     else
-        snprintf(path, sizeof path, "/tmp/vrseg-warm-%u-%s.lock", (unsigned)getuid(), lane);
+        snprintf(path, sizeof path, "/tmp/vrseg-warm-%u-%s%s.lock", (unsigned)getuid(), lane,
+                 suffix);
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    if (fd < 0)
         log_warn("warm-up lock %s: %s; warming without it", path, strerror(errno));
-        return -1;
-    }
+    return fd;
+}
+
+/* A warm-up lock of the device, held: the first of its `together` locks
+ * free, else (all taken) the wait on one of them, by pid. Returns the
+ * locked descriptor, or -1 (no lock: warm anyway). */
+static int warm_lock(const char *lane, int together, long long *waited_ms)
+{
     double t0 = clock_mono_ms();
+    *waited_ms = 0;
+    for (int k = 0; together > 1 && k < together; k++) {
+        int fd = warm_lock_open(lane, k, together);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return fd;
+        if (fd >= 0)
+            close(fd);
+    }
+    int fd = warm_lock_open(lane, (int)(getpid() % (together > 1 ? together : 1)), together);
+    if (fd < 0)
+        return -1;
     while (flock(fd, LOCK_EX) < 0) {
         if (errno != EINTR) {
-            log_warn("warm-up lock %s: %s; warming without it", path, strerror(errno));
+            log_warn("warm-up lock of %s: %s; warming without it", lane, strerror(errno));
             break;
         }
     }
@@ -174,7 +195,7 @@ void serve_warmup(struct serve *s)
     char fmt[RQ_WARM_FORMAT_MAX] = "";
     double took[3] = { 0, 0, 0 }; /* decoder, engine, NVENC probe */
     if (rc == 0) {
-        lock = warm_lock(lane, &waited);
+        lock = warm_lock(lane, s->warm_together, &waited);
         t0 = clock_mono_ms();
         unsigned delay = clock_test_delay_ms("VR_TEST_WARM_DELAY_MS"); /* tests: a slow warm-up */
         if (delay)
