@@ -291,12 +291,12 @@ static int ctl_cut_make(struct ctl *c, const struct ctl_cut_cand *k, const int *
     if (rc == 1 && slow) {
         double at = cp->pl.chunks[m].start_s;
         log_info("job %s: chunk %d cut at %.2f s: its worker runs slow (%.2f fps, %lld of its "
-                 "frames done, %lld left); chunks %d..%d take the tail in %d parts, for the "
+                 "frames done, %lld left); chunks %d..%d take the tail in %d part%s, for the "
                  "first workers free (%s expected first)", k->job, k->idx, at, k->fps, k->done,
-                 k->left, m, at_last, nt, for_w);
+                 k->left, m, at_last, nt, nt == 1 ? "" : "s", for_w);
         rq_event(c->q, k->job, "chunk %d cut at %.1f s, its worker slow (%.1f fps), for worker "
-                 "%s or the first free (chunks %d..%d, %d parts)", k->idx, at, k->fps, for_w, m,
-                 at_last, nt);
+                 "%s or the first free (chunks %d..%d, %d part%s)", k->idx, at, k->fps, for_w, m,
+                 at_last, nt, nt == 1 ? "" : "s");
     } else if (rc == 1) {
         double at = cp->pl.chunks[m].start_s;
         log_info("job %s: chunk %d cut at %.2f s for worker %s (%lld of its frames done, %lld "

@@ -47,7 +47,7 @@ struct serve {
     struct pipe_warm warm;        /* main thread's engine, kept across chunks */
     int cold;                     /* VR_WARM_ENGINE=0: a new engine per chunk */
     char warm_from[STORAGE_PATH_MAX]; /* --warm-from (resolved), or "" */
-    int warm_together;            /* --warm-together: a GPU's warm-ups at once (0: 1) */
+    int warm_together;            /* --warm-together: a lane's warm-ups at once (0: auto) */
     char host[65];                /* this host's name for vr:warm:<host>, or "" (none fits) */
     char warm_src[RQ_WARM_SOURCE_MAX]; /* what this worker last remembered there */
     char warm_fmt[RQ_WARM_FORMAT_MAX];

@@ -66,6 +66,17 @@ static void warm_lane(const struct serve *s, char *lane, size_t n)
         snprintf(lane, n, "cpu");
 }
 
+/* How many of a lane's warm-ups run at once: --warm-together, else 4 on a
+ * GPU (an H200's warm-up took 0.96 s alone and 2.3 s four at once: its 16
+ * slots ready in ~8 s instead of ~15, docs/PERF.md) and 1 for CPU workers,
+ * whose warm-ups share the cores they would run on. */
+static int serve_warm_together(const struct serve *s)
+{
+    if (s->warm_together > 0)
+        return s->warm_together;
+    return s->backend == SEG_CUDA ? 4 : 1;
+}
+
 /* One of the device's warm-up locks: under $XDG_RUNTIME_DIR (the user's
  * own) when set, else /tmp with the uid in the name; never through a link.
  * With `together` > 1 the lane has that many (".k" added), so that many
@@ -195,7 +206,7 @@ void serve_warmup(struct serve *s)
     char fmt[RQ_WARM_FORMAT_MAX] = "";
     double took[3] = { 0, 0, 0 }; /* decoder, engine, NVENC probe */
     if (rc == 0) {
-        lock = warm_lock(lane, s->warm_together, &waited);
+        lock = warm_lock(lane, serve_warm_together(s), &waited);
         t0 = clock_mono_ms();
         unsigned delay = clock_test_delay_ms("VR_TEST_WARM_DELAY_MS"); /* tests: a slow warm-up */
         if (delay)
