@@ -327,57 +327,20 @@ __device__ static inline int pred_px(int mode, int x, int y, const uint8_t *top,
     }
 }
 
-/* intra_mb_bar by one warp: pred[256] (the chosen prediction), dcs[16] and
- * dcy[16] are the warp's shared scratch; the reconstructed neighbours are
- * read at rec (stride rls: the MB's pixel (0, 0), so rec[-rls] is the top
- * row and rec[y * rls - 1] the left column), their copy in shared memory.
- * bar: ~0u (an IDR) or the P MB's inter SAD, to beat by 4 lambda. */
-__device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my, int lane,
-                                     uint8_t *pred, int *dcs, int *dcy, const uint8_t *rec,
-                                     int rls, unsigned bar)
+/* code_residual(intra) of an I16x16 MB, both intra kernels' last step:
+ * lane < 16 holds its 4x4 block's residual c (raster) against pred; the AC
+ * levels a lane, the DC by lane 0, the MB's fields, the reconstruction at
+ * fr->rec + o. */
+__device__ __forceinline__ static void i16_code(const struct h264_frame *fr, int mx, int my,
+                                                int lane, int *c, int best, const uint8_t *pred,
+                                                int *dcs, int *dcy, size_t o)
 {
     const int ls = fr->ls;
-    const size_t o = (size_t)my * 16 * ls + (size_t)mx * 16;
-    const uint8_t *src = fr->src + o, *top = rec - rls;
-    const int hl = mx > 0, ht = slice_has_top(fr, my);
-    /* DC and plane parameters (predict16's), on every lane alike */
-    int dc = dc16(rec, rls, hl, ht), pa = 0, pb = 0, pc = 0;
-    if (hl && ht)
-        plane16(rec, rls, &pa, &pb, &pc);
-    /* the cheapest available mode by SAD, the first of equals (intra_mb's) */
-    const int py = lane >> 1, px0 = (lane & 1) * 8;
-    unsigned best_sad = ~0u;
-    int best = 2;
-    for (int mode = 0; mode < 4; mode++) {
-        if ((mode == 0 && !ht) || (mode == 1 && !hl) || (mode == 3 && !(hl && ht)))
-            continue;
-        unsigned sad = 0;
-        for (int k = 0; k < 8; k++)
-            sad += (unsigned)h264_abs(src[(size_t)py * ls + px0 + k] -
-                                      pred_px(mode, px0 + k, py, top, rec, rls, dc, pa, pb, pc));
-        for (int off = 16; off; off >>= 1)
-            sad += __shfl_xor_sync(FULL_MASK, sad, off);
-        if (sad < best_sad) {
-            best_sad = sad;
-            best = mode;
-        }
-    }
-    if (bar != ~0u && best_sad + 4u * MV_LAMBDA[fr->qp] >= bar) /* every lane alike */
-        return;
-    for (int k = 0; k < 8; k++)
-        pred[py * 16 + px0 + k] = (uint8_t)pred_px(best, px0 + k, py, top, rec, rls, dc, pa, pb, pc);
-    __syncwarp();
-    /* code_residual(intra): a 4x4 block a lane of the first 16 */
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
     const int q6 = fr->qp / 6, qm = fr->qp % 6, qbits = 15 + q6, f = (1 << qbits) / 3;
     const int bx = (lane & 3) * 4, by = ((lane >> 2) & 3) * 4;
     int lv[16], nc = 0;
     if (lane < 16) {
-        int c[16];
-        for (int i = 0; i < 16; i++) {
-            int yy = by + (i >> 2), xx = bx + (i & 3);
-            c[i] = src[(size_t)yy * ls + xx] - pred[yy * 16 + xx];
-        }
         fdct4(c);
         lv[0] = 0;
         m->lv[lane][0] = 0;
@@ -421,6 +384,57 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
         d[0] = dcy[lane];
         idct4_add2(d, pred + by * 16 + bx, 16, fr->rec + o + (size_t)by * ls + bx, ls);
     }
+}
+
+/* intra_mb_bar by one warp: pred[256] (the chosen prediction), dcs[16] and
+ * dcy[16] are the warp's shared scratch; the reconstructed neighbours are
+ * read at rec (stride rls: the MB's pixel (0, 0), so rec[-rls] is the top
+ * row and rec[y * rls - 1] the left column), their copy in shared memory.
+ * bar: ~0u (an IDR) or the P MB's inter SAD, to beat by 4 lambda. */
+__device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my, int lane,
+                                     uint8_t *pred, int *dcs, int *dcy, const uint8_t *rec,
+                                     int rls, unsigned bar)
+{
+    const int ls = fr->ls;
+    const size_t o = (size_t)my * 16 * ls + (size_t)mx * 16;
+    const uint8_t *src = fr->src + o, *top = rec - rls;
+    const int hl = mx > 0, ht = slice_has_top(fr, my);
+    /* DC and plane parameters (predict16's), on every lane alike */
+    int dc = dc16(rec, rls, hl, ht), pa = 0, pb = 0, pc = 0;
+    if (hl && ht)
+        plane16(rec, rls, &pa, &pb, &pc);
+    /* the cheapest available mode by SAD, the first of equals (intra_mb's) */
+    const int py = lane >> 1, px0 = (lane & 1) * 8;
+    unsigned best_sad = ~0u;
+    int best = 2;
+    for (int mode = 0; mode < 4; mode++) {
+        if ((mode == 0 && !ht) || (mode == 1 && !hl) || (mode == 3 && !(hl && ht)))
+            continue;
+        unsigned sad = 0;
+        for (int k = 0; k < 8; k++)
+            sad += (unsigned)h264_abs(src[(size_t)py * ls + px0 + k] -
+                                      pred_px(mode, px0 + k, py, top, rec, rls, dc, pa, pb, pc));
+        for (int off = 16; off; off >>= 1)
+            sad += __shfl_xor_sync(FULL_MASK, sad, off);
+        if (sad < best_sad) {
+            best_sad = sad;
+            best = mode;
+        }
+    }
+    if (bar != ~0u && best_sad + 4u * MV_LAMBDA[fr->qp] >= bar) /* every lane alike */
+        return;
+    for (int k = 0; k < 8; k++)
+        pred[py * 16 + px0 + k] = (uint8_t)pred_px(best, px0 + k, py, top, rec, rls, dc, pa, pb, pc);
+    __syncwarp();
+    /* code_residual(intra): a 4x4 block a lane of the first 16 */
+    const int bx = (lane & 3) * 4, by = ((lane >> 2) & 3) * 4;
+    int c[16];
+    if (lane < 16)
+        for (int i = 0; i < 16; i++) {
+            int yy = by + (i >> 2), xx = bx + (i & 3);
+            c[i] = src[(size_t)yy * ls + xx] - pred[yy * 16 + xx];
+        }
+    i16_code(fr, mx, my, lane, c, best, pred, dcs, dcy, o);
 }
 
 /* The MB's source for intra_mb_lanes, loaded before the MB waits on its
@@ -495,57 +509,12 @@ __device__ static int intra_mb_lanes(const struct h264_frame *fr, int mx, int my
         pred[py * 16 + px0 + k] = (uint8_t)pred_px(best, px0 + k, py, top, rec, rls, dc, pa, pb, pc);
     __syncwarp();
     /* code_residual(intra): a 4x4 block a lane of the first 16 */
-    struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
-    const int q6 = fr->qp / 6, qm = fr->qp % 6, qbits = 15 + q6, f = (1 << qbits) / 3;
     const int bx = (lane & 3) * 4, by = ((lane >> 2) & 3) * 4;
-    int lv[16], nc = 0;
-    if (lane < 16) {
-        int c[16];
+    int c[16];
+    if (lane < 16)
         for (int i = 0; i < 16; i++)
             c[i] = byte_of(s->blk[i >> 2], i & 3) - pred[(by + (i >> 2)) * 16 + bx + (i & 3)];
-        fdct4(c);
-        lv[0] = 0;
-        m->lv[lane][0] = 0;
-        for (int k = 1; k < 16; k++) {
-            int r = ZZ[k];
-            lv[k] = quant(c[r], MF[qm][pos_class(r)], f, qbits);
-            m->lv[lane][k] = (int16_t)lv[k];
-            nc += lv[k] != 0;
-        }
-        m->nc[lane] = (uint8_t)nc;
-        dcs[lane] = c[0];
-    }
-    int ac = __any_sync(FULL_MASK, nc != 0);
-    __syncwarp();
-    if (lane == 0) { /* the DC: Hadamard, quantiser, and back as the decoder does */
-        int d[16], cc[16];
-        for (int r = 0; r < 16; r++)
-            d[r] = dcs[r];
-        hadamard4(d);
-        for (int k = 0; k < 16; k++) {
-            int r = ZZ[k];
-            int l = quant(d[r] / 2, MF[qm][0], 2 * f, qbits + 1);
-            m->dc[k] = (int16_t)l;
-            cc[r] = l;
-        }
-        hadamard4(cc);
-        for (int r = 0; r < 16; r++)
-            dcy[r] = (cc[r] * DQ[qm][0] * (1 << q6) + 2) >> 2;
-        m->type = H264_MB_I16;
-        m->mode = (uint8_t)best;
-        m->mv[0] = m->mv[1] = m->mvd[0] = m->mvd[1] = 0; /* intra_mb's */
-        m->cbp = ac ? 15 : 0;
-    }
-    __syncwarp();
-    if (lane < 16) {
-        int d[16] = { 0 };
-        for (int k = 1; k < 16; k++) {
-            int r = ZZ[k];
-            d[r] = lv[k] * DQ[qm][pos_class(r)] * (1 << q6);
-        }
-        d[0] = dcy[lane];
-        idct4_add2(d, pred + by * 16 + bx, 16, fr->rec + o + (size_t)by * ls + bx, ls);
-    }
+    i16_code(fr, mx, my, lane, c, best, pred, dcs, dcy, o);
     return 1;
 }
 
