@@ -341,21 +341,6 @@ int tproc_run(const char *bin, const char *const *argv, char *out, size_t n)
         return -1;
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        /* leading NAME=VALUE entries go to the environment, as env(1) does;
-         * an LD_PRELOAD goes before one already set */
-        int first = 0;
-        for (; av[first] && strchr(av[first], '=') && av[first][0] != '/'; first++) {
-            char *kv = strdup(av[first]), *eq = strchr(kv, '=');
-            *eq = '\0';
-            const char *had = getenv(kv);
-            char joined[1024];
-            if (!strcmp(kv, "LD_PRELOAD") && had && *had) {
-                snprintf(joined, sizeof joined, "%s:%s", eq + 1, had);
-                setenv(kv, joined, 1);
-            } else {
-                setenv(kv, eq + 1, 1);
-            }
-        }
         dup2(pfd[1], 1);
         close(pfd[0]);
         execv(path, (char *const *)av);
