@@ -27,6 +27,7 @@
 #define CTL_NOTIFY_SECRET_MAX   1024      /* bytes of the signing secret */
 #define CTL_NOTIFY_RETRY_MS     1000      /* the first retry's delay; it doubles */
 #define CTL_NOTIFY_RETRY_MAX_MS 300000    /* ... up to 5 minutes */
+#define CTL_HB_TTL_MS           10000     /* the heartbeat key lapses this long after a beat */
 
 /* What `vr-controller run` was told about webhooks. */
 struct ctl_notify_cfg {
@@ -65,6 +66,8 @@ struct ctl {
                                    * end (0: kept for ever) */
     int retain_each_audit;        /* tests only (VR_TEST_RETAIN_EACH_AUDIT=1): retention
                                    * every audit (a second), not every fifth */
+    int hb_ttl_ms;                /* the heartbeat key's TTL (CTL_HB_TTL_MS; tests may
+                                   * shorten it: VR_TEST_CTL_HB_TTL_MS), a beat a fifth of it */
     volatile sig_atomic_t *stop;
     struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c): the stitch
                                    * thread's copy holds them, the loop's none */

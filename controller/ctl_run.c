@@ -61,7 +61,7 @@ static void ctl_hb_beat(struct rq *q, struct ctl *c, int *withheld)
     if (*withheld)
         log_info("controller %s: its loop turns again; heartbeat back", c->name);
     *withheld = 0;
-    rq_controller_heartbeat(q, c->name, 10000, NULL);
+    rq_controller_heartbeat(q, c->name, c->hb_ttl_ms, NULL);
 }
 
 static void *ctl_hb_main(void *arg)
@@ -72,8 +72,8 @@ static void *ctl_hb_main(void *arg)
     rq_open(hb->c->url, 5000, &q, NULL);
     while (!ctl_stop && q) {
         ctl_hb_beat(q, hb->c, &withheld);
-        for (int i = 0; i < 20 && !ctl_stop; i++)
-            usleep(100000);
+        for (int i = 0; i < hb->c->hb_ttl_ms / 500 && !ctl_stop; i++)
+            usleep(100000); /* a fifth of the TTL: 2 s by default */
     }
     if (q)
         rq_controller_gone(q, hb->c->name, NULL);
@@ -252,6 +252,11 @@ static void ctl_defaults(struct ctl *c, struct ctl_args *a)
     c->notify.test_public_port = tpp ? atoi(tpp) : 0;
     const char *tre = getenv("VR_TEST_RETAIN_EACH_AUDIT"); /* tests only */
     c->retain_each_audit = tre && !strcmp(tre, "1");
+    /* VR_TEST_CTL_HB_TTL_MS (tests only, 1000-10000): a killed controller's
+     * key lapses sooner, for the tests of who is alive */
+    const char *ttl = getenv("VR_TEST_CTL_HB_TTL_MS");
+    long t = ttl ? strtol(ttl, NULL, 10) : 0;
+    c->hb_ttl_ms = t >= 1000 && t <= CTL_HB_TTL_MS ? (int)t : CTL_HB_TTL_MS;
 }
 
 /* One option of the controller's own (not the shared block): 0, or the

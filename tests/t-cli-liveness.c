@@ -79,14 +79,24 @@ Test(cli_liveness, status_watch_and_submit_say_who_is_missing)
     snprintf(args, sizeof args, "status %s --json", id);
     vrctl_all(buf, sizeof buf, args);
     cr_assert(strstr(buf, "\"hints\""), "%s", buf);
-    snprintf(args, sizeof args, "watch %s", id);
-    tsh_out(buf, sizeof buf, "timeout 4 '%s/vrctl' %s --redis '%s' 2>&1", getenv("VR_BIN_DIR"),
-            args, D.r.url);
+    /* the watch runs until both lines are out (60 s at most), not a fixed 4 s */
+    char wlog[400];
+    snprintf(wlog, sizeof wlog, "%s/watch.log", D.storage);
+    tsh_out(buf, sizeof buf,
+            "timeout 60 '%s/vrctl' watch %s --redis '%s' >'%s' 2>&1 & p=$!; "
+            "for i in $(seq 600); do grep -q 'no controller alive' '%s' && "
+            "grep -q 'no worker has been seen yet' '%s' && break; sleep 0.1; done; "
+            "kill $p 2>/dev/null; wait $p; cat '%s'",
+            getenv("VR_BIN_DIR"), id, D.r.url, wlog, wlog, wlog, wlog);
     cr_assert(strstr(buf, "no controller alive"), "%s", buf);
     cr_assert(strstr(buf, "no worker has been seen yet"), "%s", buf);
 
-    /* a controller: only the worker is missing */
-    cr_assert_gt(tdist_controller(&D), 0);
+    /* a controller: only the worker is missing; its heartbeat key lapses
+     * 3 s after it is killed, not 10 (beats 0.6 s apart) */
+    setenv("VR_TEST_CTL_HB_TTL_MS", "3000", 1);
+    pid_t ctl = tdist_controller(&D);
+    unsetenv("VR_TEST_CTL_HB_TTL_MS");
+    cr_assert_gt(ctl, 0);
     cr_assert(status_until(id, "no worker has been seen yet", "no controller alive", 60, buf,
                            sizeof buf), "%s", buf);
 
@@ -107,7 +117,7 @@ Test(cli_liveness, status_watch_and_submit_say_who_is_missing)
     cr_assert(strstr(buf, " s: chunks wait until one runs"), "%s", buf);
 
     /* the controller killed: no controller alive, last seen N s ago (its
-     * heartbeat key lapses after 10 s) */
+     * heartbeat key lapses after VR_TEST_CTL_HB_TTL_MS) */
     kill(D.ctl, SIGKILL);
     tproc_wait(D.ctl, 10000);
     D.ctl = 0;

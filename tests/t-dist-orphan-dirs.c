@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static struct tdist D;
@@ -43,6 +44,12 @@ Test(dist_orphan_dirs, flushall_leftover_dir_removed_live_job_dir_kept)
     for (int t = 0; t < 300 && access(live_dir, F_OK) != 0; t++)
         tmsleep(100);
     cr_assert_eq(access(live_dir, F_OK), 0, "the live job's directory was never made");
+    /* A witness made after the live directory: an orphan of its own, whose
+     * removal is a pass at which the live directory was older than the
+     * grace too (a proof that it was audited so, not a sleep hoping so). */
+    char decoy[600];
+    snprintf(decoy, sizeof decoy, "%s/jobs/orphan-witness", D.storage);
+    cr_assert_eq(mkdir(decoy, 0755), 0);
 
     int gone = 0;
     for (int t = 0; t < 400 && !gone; t++, tmsleep(100))
@@ -53,7 +60,10 @@ Test(dist_orphan_dirs, flushall_leftover_dir_removed_live_job_dir_kept)
             done_id, D.log);
     cr_assert_eq(atoi(n), 1, "the removal was not logged once (%s)", n);
 
-    tmsleep(6000); /* the live directory is older than the grace now, audited again */
+    gone = 0;
+    for (int t = 0; t < 400 && !gone; t++, tmsleep(100))
+        gone = access(decoy, F_OK) != 0;
+    cr_assert(gone, "the witness orphan still there after 40 s (--keep-jobs 4s)");
     cr_assert_eq(access(live_dir, F_OK), 0, "the live job's directory was removed");
     rq_key_job(key, sizeof key, live_id);
     r = rq_cmd(Q, NULL, "EXISTS %s", key);

@@ -331,18 +331,64 @@ static void wait_running(const char *id)
     cr_assert_str_eq(st, "running");
 }
 
+/* `vrctl ARGS` as the vrctl user, started and not waited for: its output
+ * into `log`. The controller takes asks in once a second, so the submits
+ * go at once, not one a second. */
+static pid_t vrctl_start(const char *const *args, const char *log)
+{
+    const char *argv[24] = { "vrctl" };
+    int k = 1;
+    for (int i = 0; args[i] && k < 19; i++)
+        argv[k++] = args[i];
+    const char *tail[] = { "--redis", A.uv, "--redis-password-file", A.pv, NULL };
+    for (int i = 0; tail[i]; i++)
+        argv[k++] = tail[i];
+    argv[k] = NULL;
+    return tproc_spawn("vrctl", argv, log);
+}
+
+/* The job id `vrctl submit` printed into `log` (its notes are lines too). */
+static void id_from(const char *log, char *id, size_t n)
+{
+    FILE *f = fopen(log, "r");
+    cr_assert_not_null(f, "%s", log);
+    char line[256];
+    id[0] = '\0';
+    while (!id[0] && fgets(line, sizeof line, f)) {
+        size_t len = strcspn(line, "\n");
+        line[len] = '\0';
+        if (len < n && job_id_valid(line))
+            memcpy(id, line, len + 1);
+    }
+    fclose(f);
+    cr_assert(id[0], "no job id in %s", log);
+}
+
 Test(dist_sec_webhook, a_tarpit_receiver_delays_no_other_and_its_queue_is_bounded)
 {
     tarpit_start();
     start_at(T.port, "60"); /* each tarpit POST holds its sender for a minute */
-    char id[JOBS][64];
+    char id[JOBS][64], in[400], out[JOBS][400], own[160], log[JOBS][400];
+    pid_t p[JOBS];
+    snprintf(in, sizeof in, "%s/t.mp4", D.r.dir);
+    cr_assert_eq(tclip_make(in, 1, 160, 5, 0), 0); /* one clip for all: what differs is the job */
+    hook_url(own, sizeof own, "/own");
     for (int i = 0; i < JOBS; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "t%d", i);
-        submit(name, "/own", id[i], sizeof id[i]);
+        snprintf(out[i], sizeof out[i], "%s/t%d_mask.mkv", D.r.dir, i);
+        snprintf(log[i], sizeof log[i], "%s/submit%d.log", D.r.dir, i);
+        const char *args[] = { "submit", in, "-o", out[i], "--profile", "fast", "--notify", own,
+                               NULL };
+        p[i] = vrctl_start(args, log[i]);
+        cr_assert_gt(p[i], 0);
+    }
+    for (int i = 0; i < JOBS; i++) {
+        cr_assert_eq(tproc_wait(p[i], 60000), 0, "submit %d failed (%s)", i, log[i]);
+        id_from(log[i], id[i], sizeof id[i]);
     }
     for (int i = 0; i < JOBS; i++)
         wait_running(id[i]);
+    /* the cancels one by one: 12 ends at once to the one healthy /own
+     * would overflow its own queue (8) */
     long long t0 = now_ms();
     for (int i = 0; i < JOBS; i++)
         cancel(id[i]);
