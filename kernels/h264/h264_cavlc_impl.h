@@ -189,7 +189,8 @@ H264_DEV static void cavlc_mb(const struct h264_frame *f, int idr, int i)
 {
     const struct h264_mb *m = &f->mb[i];
     int mx = i % f->mbw, my = i / f->mbw;
-    struct h264_bw w = { f->bits + (size_t)i * H264_MB_MAX_BYTES, H264_MB_MAX_BYTES, 0, 0 };
+    struct h264_bw w = { f->bits + (size_t)i * H264_MB_MAX_BYTES, H264_MB_MAX_BYTES, 0, 0,
+                         0, 0, f->byte_writer };
     if (m->type == H264_MB_SKIP) {
         f->nbits[i] = 0;
         return;
@@ -225,6 +226,7 @@ H264_DEV static void cavlc_mb(const struct h264_frame *f, int idr, int i)
             }
         }
     }
+    h264_flush(&w); /* the GPU's word writer: its last bits */
     f->nbits[i] = w.bit;
 }
 
@@ -290,11 +292,12 @@ H264_DEV static void pack_slice_end(const struct h264_frame *f, uint8_t *out, in
     uint64_t at = f->sbyte[k] * 8 + f->hdr_bits + (uint64_t)ue_len((uint32_t)first) + f->pos[end] -
                   f->pos[first];
     uint8_t b[8] = { 0 };
-    struct h264_bw w = { b, sizeof b, 0, 0 };
+    struct h264_bw w = { b, sizeof b, 0, 0, 0, 0, f->byte_writer };
     uint32_t run = idr ? 0 : slice_run(f, end, k);
     if (run)
         h264_ue(&w, run);
     h264_put(&w, 1, 1);
+    h264_flush(&w);
     or_bits(out, at, b, w.bit);
 }
 

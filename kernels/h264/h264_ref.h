@@ -107,6 +107,9 @@ struct h264_frame {
     uint32_t hdr_bits;        /* a slice header's bits less its first_mb_in_slice's */
     uint64_t *sbyte;          /* [slices + 1]: each slice's first byte in the packed
                                * output (stage 4b); [slices]: the end */
+    int byte_writer;          /* the GPU's stages 3 and 5 with the twins' byte writer
+                               * (h264_bits.h; VR_H264_CAVLC_WORDS=0, to compare); the
+                               * C twin always writes bytes */
 };
 
 /* Stage 0: the w x h luma y (stride yls) into f->src (stride f->ls), padded

@@ -126,7 +126,7 @@ static void trailing_bits(struct h264_bw *w)
 static void write_headers(struct h264enc *e)
 {
     uint8_t b[64];
-    struct h264_bw w = { b, sizeof b, 0, 0 };
+    struct h264_bw w = { b, sizeof b, 0, 0, 0, 0, 0 };
     double fps = e->o.fps_num > 0 && e->o.fps_den > 0 ? (double)e->o.fps_num / e->o.fps_den : 60;
     /* SPS */
     h264_put(&w, 66, 8);   /* profile_idc: Baseline */
@@ -175,7 +175,7 @@ static void write_headers(struct h264enc *e)
     trailing_bits(&w);
     size_t n = nal_write(e->hdr, 3, 7, b, w.bit / 8);
     /* PPS */
-    w = (struct h264_bw){ b, sizeof b, 0, 0 };
+    w = (struct h264_bw){ b, sizeof b, 0, 0, 0, 0, 0 };
     h264_ue(&w, 0);              /* pic_parameter_set_id */
     h264_ue(&w, 0);              /* seq_parameter_set_id */
     h264_put(&w, 0, 1);          /* entropy_coding_mode_flag: CAVLC */
@@ -315,7 +315,11 @@ const uint8_t *h264enc_recon(struct h264enc *e, int *ls)
     return e->rec[e->cur];
 }
 
-void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s) { *s = e->st; }
+void h264enc_stats(const struct h264enc *e, struct h264enc_stats *s)
+{
+    *s = e->st;
+    s->graph_frames = e->gpu ? h264_gpu_graph_frames(e->gpu) : 0;
+}
 
 int h264enc_on_gpu(const struct h264enc *e) { return e->gpu != NULL; }
 
@@ -368,7 +372,7 @@ static void slice_header(const struct h264enc *e, struct h264_bw *w, const struc
 static uint32_t header_bits(const struct h264enc *e, const struct fhdr *h)
 {
     uint8_t b[32];
-    struct h264_bw w = { b, sizeof b, 0, 0 };
+    struct h264_bw w = { b, sizeof b, 0, 0, 0, 0, 0 };
     slice_header(e, &w, h, 0);
     return w.bit - 1; /* ue(0) is one bit */
 }
@@ -430,7 +434,7 @@ static int finish(struct h264enc *e, const struct fhdr *h, const uint8_t **pkt, 
     size_t len = 0;
     for (int k = 0; k < e->slices; k++) {
         uint8_t b[32] = { 0 };
-        struct h264_bw w = { b, sizeof b, 0, 0 };
+        struct h264_bw w = { b, sizeof b, 0, 0, 0, 0, 0 };
         slice_header(e, &w, h, (uint32_t)(slice_first_row(&geo, k) * e->mbw));
         uint8_t *s = e->rbsp + e->sbyte[k];
         for (uint32_t i = 0; i < (w.bit + 7) / 8; i++)

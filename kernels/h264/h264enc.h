@@ -48,6 +48,7 @@ enum { H264ENC_MAX_DIM = 8192 };
 struct h264enc_stats {
     long long idr, p;              /* frames */
     long long mb_i16, mb_p16, mb_skip;
+    long long graph_frames;        /* on the GPU: P frames launched as one CUDA graph */
 };
 
 struct h264enc;

@@ -4,7 +4,10 @@
  * slices' places read back, the pack, the packed slices read back. One wait a frame: the buffer is cleared to the length on the
  * device and read back as long as twice the last frame's (a longer one
  * waits again for the rest). Queue and collect are apart, with two slots,
- * so the CPU escapes frame n while the GPU codes frame n+1.
+ * so the CPU escapes frame n while the GPU codes frame n+1. A P frame's
+ * stages from the search to the read-back of the slices' places run as
+ * one CUDA graph (captured once for each reference and slot), so the host
+ * makes one call for ~20 (VR_H264_GRAPH=0: launched one by one).
  */
 #include "h264enc_gpu.h"
 
@@ -38,7 +41,8 @@ struct h264_gpu {
      * pinned read-back and tail, its events. The per-MB buffers are
      * shared: the stream orders frame n's pack before frame n+1's stages. */
     uint8_t *out[2];         /* the packed slices */
-    uint64_t *tail;          /* pinned, tail_words a slot: sbyte[slices + 1], counts[3] */
+    uint64_t *tail;          /* pinned, tail_words a slot: sbyte[slices + 1], counts[3];
+                              * f.sbyte and f.counts alike on the device */
     int tail_words;
     uint8_t *pin[2];         /* pinned: the slice data read back (an async copy), grown */
     size_t pin_cap[2];
@@ -57,6 +61,14 @@ struct h264_gpu {
     int intra_p;             /* P frames may have I16 MBs: stages 1c, 1d */
     int lanes;               /* VR_H264_INTRA_LANES (default 1): the intra stages'
                               * faster kernels (h264_cuda.h); 0: the tenth pass's */
+    int graph;               /* VR_H264_GRAPH (default 1): a P frame's stages as a graph */
+    /* [cur][slot]: the P frames' stages captured from the search to the
+     * places' read-back against rec[cur] into slot's buffers, with the qp
+     * and header bits they were captured with (kernel arguments) */
+    cudaGraphExec_t gx[2][2];
+    int gx_qp[2][2];
+    uint32_t gx_hdr[2][2];
+    long long graph_frames;  /* P frames launched as a graph */
     int prof;                /* VR_H264_PROFILE: ev[] recorded, ms[kind][stage] summed */
     cudaEvent_t ev[2][PROF_STAGES + 1];
     double ms[2][PROF_STAGES];
@@ -94,6 +106,9 @@ static void prof_print(const struct h264_gpu *g)
             fprintf(stderr, " %s %.3f%s", prof_name[k], g->ms[kind][k] / (double)g->nprof[kind],
                     k + 1 < PROF_STAGES ? "," : "\n");
     }
+    if (g->prof && g->graph_frames)
+        fprintf(stderr, "h264 GPU stages: %lld P frames as a CUDA graph, whose whole time is under "
+                "\"search\" (VR_H264_GRAPH=0: each stage's)\n", g->graph_frames);
 }
 
 /* The slot's pinned buffer at least `bytes` long (grown with room). */
@@ -163,20 +178,25 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, int slice
     CK(cudaMalloc((void **)&g->f.run, (n + 1) * sizeof *g->f.run), "out of device memory");
     CK(cudaMalloc((void **)&g->f.nbits, n * sizeof *g->f.nbits), "out of device memory");
     CK(cudaMalloc((void **)&g->f.pos, (n + 1) * sizeof *g->f.pos), "out of device memory");
-    CK(cudaMalloc((void **)&g->f.counts, 3 * sizeof *g->f.counts), "out of device memory");
     CK(cudaMalloc((void **)&g->f.bits, n * H264_MB_MAX_BYTES), "out of device memory");
     CK(cudaMalloc((void **)&g->tmp, H264_SCAN_TMP_WORDS * sizeof *g->tmp), "out of device memory");
     CK(cudaMalloc((void **)&g->prog, ((size_t)mbh + 1 + (intra_p ? n : 0)) * sizeof *g->prog),
        "out of device memory");
-    CK(cudaMalloc((void **)&g->f.sbyte, ((size_t)slices + 1) * sizeof *g->f.sbyte),
+    /* the slices' places and the counts after them, as in a slot's tail:
+     * one read-back */
+    CK(cudaMalloc((void **)&g->f.sbyte, (size_t)g->tail_words * sizeof *g->f.sbyte),
        "out of device memory");
+    g->f.counts = (uint32_t *)(g->f.sbyte + slices + 1);
     CK(cudaMallocHost((void **)&g->tail, 2 * (size_t)g->tail_words * sizeof *g->tail),
        "out of pinned memory");
     CK(cudaEventCreateWithFlags(&g->loaded, cudaEventBlockingSync | cudaEventDisableTiming),
        "cannot create an event");
     const char *pe = getenv("VR_H264_PROFILE"), *pl = getenv("VR_H264_INTRA_LANES");
+    const char *pg = getenv("VR_H264_GRAPH"), *pw = getenv("VR_H264_CAVLC_WORDS");
     g->prof = pe && pe[0] == '1';
     g->lanes = !(pl && pl[0] == '0' && !pl[1]);
+    g->graph = !(pg && pg[0] == '0' && !pg[1]);
+    g->f.byte_writer = pw && pw[0] == '0' && !pw[1];
     for (int slot = 0; slot < 2; slot++) {
         CK(cudaMalloc((void **)&g->out[slot], g->out_cap), "out of device memory");
         CK(cudaEventCreateWithFlags(&g->done[slot], cudaEventBlockingSync | cudaEventDisableTiming),
@@ -200,6 +220,10 @@ void h264_gpu_free(struct h264_gpu **gp)
     if (g->s)
         cudaStreamSynchronize(g->s);
     prof_print(g);
+    for (int c = 0; c < 2; c++)
+        for (int slot = 0; slot < 2; slot++)
+            if (g->gx[c][slot])
+                cudaGraphExecDestroy(g->gx[c][slot]);
     for (int slot = 0; slot < 2; slot++) {
         for (int k = 0; k <= PROF_STAGES; k++)
             if (g->ev[slot][k])
@@ -220,7 +244,6 @@ void h264_gpu_free(struct h264_gpu **gp)
     cudaFree(g->f.nbits);
     cudaFree(g->f.pos);
     cudaFree(g->f.sbyte);
-    cudaFree(g->f.counts);
     cudaFree(g->f.bits);
     cudaFree(g->tmp);
     cudaFree(g->prog);
@@ -229,6 +252,110 @@ void h264_gpu_free(struct h264_gpu **gp)
         cudaStreamDestroy(g->s);
     free(g);
     *gp = NULL;
+}
+
+/* The stages after the load, to the slices' places and counts read back
+ * into the slot's tail (marks: the profile's events recorded between
+ * them; never while the stream is captured). */
+static int stages(struct h264_gpu *g, int slot, int idr, int marks, vr_err *err)
+{
+    int rc = 0;
+    struct h264_frame *f = &g->f;
+    const int prof = g->prof && marks;
+#define MARK(k) (prof ? (void)cudaEventRecord(g->ev[slot][k], g->s) : (void)0)
+    MARK(PROF_SEARCH);
+    if (!idr && (rc = cu_h264_search(f, g->s, err)) < 0)
+        return rc;
+    MARK(PROF_MB);
+    if (idr) {
+        rc = cu_h264_intra(f, g->prog, g->lanes, g->s, err);
+    } else {
+        rc = cu_h264_inter(f, g->s, err);
+    }
+    if (rc < 0)
+        return rc;
+    MARK(PROF_INTRA_P);
+    if (!idr && g->intra_p &&
+        ((rc = cu_h264_intra_p(f, g->prog, g->lanes, g->s, err)) < 0 ||
+         (rc = cu_h264_pfix(f, g->s, err)) < 0))
+        return rc;
+    MARK(PROF_SKIPRUNS);
+    if ((rc = cu_h264_skipruns(f, g->tmp, g->s, err)) < 0)
+        return rc;
+    MARK(PROF_CAVLC);
+    if ((rc = cu_h264_cavlc(f, idr, g->tmp, g->s, err)) < 0)
+        return rc;
+    MARK(PROF_SCAN);
+    if ((rc = cu_h264_scan(f, g->tmp, g->s, err)) < 0)
+        return rc;
+    /* the slices placed, the buffer cleared to the length the device
+     * knows, the pack, the places and counts read back */
+    uint64_t *tail = g->tail + (size_t)g->tail_words * slot;
+    MARK(PROF_PACK);
+#undef MARK
+    if ((rc = cu_h264_slices(f, idr, g->s, err)) < 0 ||
+        (rc = cu_h264_clear(f, g->out[slot], 4, g->s, err)) < 0 ||
+        (rc = cu_h264_pack(f, g->out[slot], idr, g->s, err)) < 0)
+        return rc;
+    CK(cudaMemcpyAsync(tail, f->sbyte, ((size_t)f->slices + 1) * sizeof(uint64_t) +
+                                           3 * sizeof(uint32_t),
+                       cudaMemcpyDeviceToHost, g->s), "cannot read the length back");
+    return 0;
+fail:
+    return rc;
+}
+
+/* The graph's failure: said once, and the stages launched one by one from
+ * then on (the frame's bytes are the same either way). */
+static void graph_off(struct h264_gpu *g, const char *what, cudaError_t e)
+{
+    fprintf(stderr, "matte encoder: CUDA graph off (%s: %s): the stages launched one by one\n",
+            what, cudaGetErrorString(e));
+    cudaGetLastError(); /* a capture's failed launch is not the next one's */
+    g->graph = 0;
+}
+
+/* The P frame's stages for rec[g->cur] as reference and the slot's
+ * buffers, captured once (again when qp or the header's bits change:
+ * they are kernel arguments); NULL when the graph is off. Capture only
+ * records the launches (ThreadLocal: other threads' CUDA calls go on). */
+static cudaGraphExec_t graph_for(struct h264_gpu *g, int slot)
+{
+    const int c = g->cur;
+    cudaGraphExec_t *x = &g->gx[c][slot];
+    if (!g->graph)
+        return NULL;
+    if (*x && g->gx_qp[c][slot] == g->f.qp && g->gx_hdr[c][slot] == g->f.hdr_bits)
+        return *x;
+    if (*x) {
+        cudaGraphExecDestroy(*x);
+        *x = NULL;
+    }
+    vr_err cerr = { 0 };
+    cudaGraph_t gr = NULL;
+    cudaError_t e = cudaStreamBeginCapture(g->s, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        graph_off(g, "cannot capture", e);
+        return NULL;
+    }
+    int rc = stages(g, slot, 0, 0, &cerr);
+    e = cudaStreamEndCapture(g->s, &gr); /* always: the stream leaves capture */
+    if (rc < 0 || e != cudaSuccess) {
+        if (gr)
+            cudaGraphDestroy(gr);
+        graph_off(g, rc < 0 ? cerr.msg : "capture", e != cudaSuccess ? e : cudaErrorUnknown);
+        return NULL;
+    }
+    e = cudaGraphInstantiate(x, gr, 0);
+    cudaGraphDestroy(gr);
+    if (e != cudaSuccess) {
+        *x = NULL;
+        graph_off(g, "cannot instantiate", e);
+        return NULL;
+    }
+    g->gx_qp[c][slot] = g->f.qp;
+    g->gx_hdr[c][slot] = g->f.hdr_bits;
+    return *x;
 }
 
 int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int qp, int idr,
@@ -254,45 +381,19 @@ int h264_gpu_queue(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
     if ((rc = cu_h264_load(f, y, ls, g->w, g->h, g->s, err)) < 0)
         return rc;
     CK(cudaEventRecord(g->loaded, g->s), "cannot record an event");
-    prof_mark(g, slot, PROF_SEARCH);
-    if (!idr && (rc = cu_h264_search(f, g->s, err)) < 0)
+    /* the load stays out of the graph: y changes from frame to frame */
+    cudaGraphExec_t x = idr ? NULL : graph_for(g, slot);
+    if (x) {
+        prof_mark(g, slot, PROF_SEARCH);
+        CK(cudaGraphLaunch(x, g->s), "cannot launch the frame's graph");
+        for (int k = PROF_MB; k <= PROF_PACK; k++) /* the graph's whole time under "search" */
+            prof_mark(g, slot, k);
+        g->graph_frames++;
+    } else if ((rc = stages(g, slot, idr, 1, err)) < 0) {
         return rc;
-    prof_mark(g, slot, PROF_MB);
-    if (idr) {
-        rc = cu_h264_intra(f, g->prog, g->lanes, g->s, err);
-    } else {
-        rc = cu_h264_inter(f, g->s, err);
     }
-    if (rc < 0)
-        return rc;
-    prof_mark(g, slot, PROF_INTRA_P);
-    if (!idr && g->intra_p &&
-        ((rc = cu_h264_intra_p(f, g->prog, g->lanes, g->s, err)) < 0 ||
-         (rc = cu_h264_pfix(f, g->s, err)) < 0))
-        return rc;
-    prof_mark(g, slot, PROF_SKIPRUNS);
-    if ((rc = cu_h264_skipruns(f, g->tmp, g->s, err)) < 0)
-        return rc;
-    prof_mark(g, slot, PROF_CAVLC);
-    if ((rc = cu_h264_cavlc(f, idr, g->tmp, g->s, err)) < 0)
-        return rc;
-    prof_mark(g, slot, PROF_SCAN);
-    if ((rc = cu_h264_scan(f, g->tmp, g->s, err)) < 0)
-        return rc;
-    /* one wait a frame: the slices placed, the buffer cleared to the length
-     * the device knows, the pack, and a read-back of as many bytes as a
-     * frame may take (twice the last one's); a bigger one reads the rest
-     * at the collect */
-    uint64_t *tail = g->tail + (size_t)g->tail_words * slot;
-    prof_mark(g, slot, PROF_PACK);
-    if ((rc = cu_h264_slices(f, idr, g->s, err)) < 0 ||
-        (rc = cu_h264_clear(f, g->out[slot], 4, g->s, err)) < 0 ||
-        (rc = cu_h264_pack(f, g->out[slot], idr, g->s, err)) < 0)
-        return rc;
-    CK(cudaMemcpyAsync(tail, f->sbyte, ((size_t)f->slices + 1) * sizeof(uint64_t),
-                       cudaMemcpyDeviceToHost, g->s), "cannot read the length back");
-    CK(cudaMemcpyAsync(tail + f->slices + 1, f->counts, 3 * sizeof(uint32_t),
-                       cudaMemcpyDeviceToHost, g->s), "cannot read the length back");
+    /* one wait a frame: a read-back of as many bytes as a frame may take
+     * (twice the last one's); a bigger one reads the rest at the collect */
     size_t guess = g->guess < g->out_cap ? g->guess : g->out_cap;
     CK(pin_room(g, slot, guess), "out of pinned memory");
     CK(cudaMemcpyAsync(g->pin[slot], g->out[slot], guess, cudaMemcpyDeviceToHost, g->s),
@@ -353,6 +454,8 @@ int h264_gpu_frame(struct h264_gpu *g, const uint8_t *y, int ls, int y_dev, int 
 
 int h264_gpu_pending(const struct h264_gpu *g) { return g->npend; }
 
+long long h264_gpu_graph_frames(const struct h264_gpu *g) { return g->graph_frames; }
+
 int h264_gpu_recon(struct h264_gpu *g, uint8_t *dst, vr_err *err)
 {
     int rc = 0;
@@ -400,6 +503,12 @@ int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint64_t *sbyte, uint32_
 }
 
 int h264_gpu_pending(const struct h264_gpu *g)
+{
+    (void)g;
+    return 0;
+}
+
+long long h264_gpu_graph_frames(const struct h264_gpu *g)
 {
     (void)g;
     return 0;

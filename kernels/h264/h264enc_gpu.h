@@ -46,6 +46,10 @@ int h264_gpu_collect(struct h264_gpu *g, uint8_t *rbsp, uint64_t *sbyte, uint32_
 /* Frames queued and not collected yet. */
 int h264_gpu_pending(const struct h264_gpu *g);
 
+/* P frames whose stages ran as one CUDA graph (VR_H264_GRAPH, default on;
+ * 0: launched one by one, as before issue 40's twelfth pass). */
+long long h264_gpu_graph_frames(const struct h264_gpu *g);
+
 /* The last frame queued's reconstruction into host memory dst (stride
  * mbw*16). */
 int h264_gpu_recon(struct h264_gpu *g, uint8_t *dst, vr_err *err);

@@ -76,6 +76,9 @@ static struct h264enc_stats nvdec(const uint8_t *f, int n, int w, int h, int qp,
 
 /* The C twin's MB counts of the last call of same(). */
 static struct h264enc_stats same_st;
+/* The CUDA encoder's P frames launched as a graph in the last same() or
+ * same_queued(). */
+static long long same_graphs;
 
 /* CPU and GPU encoders on the same frames: equal bytes and recons. With
  * dev, the GPU's frames come from device memory. Returns the GPU's bytes. */
@@ -126,6 +129,7 @@ static long long same(const uint8_t *f, int n, int w, int h, int qp, const uint8
     cr_assert(sc.mb_skip == sg.mb_skip && sc.mb_p16 == sg.mb_p16 && sc.mb_i16 == sg.mb_i16,
               "%s: MB counts differ", what);
     same_st = sc;
+    same_graphs = sg.graph_frames;
     cudaFree(d);
     h264enc_free(&c);
     h264enc_free(&g);
@@ -233,6 +237,9 @@ static void same_queued(const uint8_t *f, int n, int w, int h, int qp, const uin
     cr_assert(rg && lc == lg);
     cr_assert_eq(memcmp(rc_, rg, (size_t)lc * ((h + 15) / 16 * 16)), 0,
                  "%s: the last reconstructions differ", what);
+    struct h264enc_stats sg;
+    h264enc_stats(g, &sg);
+    same_graphs = sg.graph_frames;
     for (int i = 0; i < n; i++)
         free(want[i]);
     free(want);
@@ -483,4 +490,99 @@ Test(g_h264_encode, intra_kernels_same_bytes)
         free(f);
     }
     cr_assert_eq(unsetenv("VR_H264_INTRA_LANES"), 0);
+}
+
+/* Both launch paths (VR_H264_GRAPH, h264enc_gpu.c): a P frame's stages
+ * as one CUDA graph (the default: captured for each reference and slot,
+ * replayed) and launched one by one (0), each against the twin byte for
+ * byte, frame by frame and queued, from device and host memory, intra in
+ * P on and off, 1 and 4 slices, IDRs between P frames (the IDR's stages
+ * launched one by one, the graphs replayed after it), and the sbs clip's
+ * matte; the graph path must have run as a graph. */
+Test(g_h264_encode, graph_and_launches_same_bytes)
+{
+    const char *graph[] = { "1", "0" };
+    uint8_t idr[12] = { [0] = 1, [5] = 1, [6] = 1 };
+    for (int gi = 0; gi < 2; gi++) {
+        const int on = graph[gi][0] == '1';
+        cr_assert_eq(setenv("VR_H264_GRAPH", graph[gi], 1), 0);
+        for (int ip = 0; ip <= 1; ip++) {
+            char what[96];
+            cr_assert_eq(setenv("VR_H264_INTRA_P", ip ? "1" : "0", 1), 0);
+            uint8_t *f = masks(0, 12, 320, 240, 3);
+            snprintf(what, sizeof what, "graph %s, intra in P %d: moving disc", graph[gi], ip);
+            same(f, 12, 320, 240, 25, idr, 1, what);
+            cr_assert(on ? same_graphs == 9 : same_graphs == 0, "%s: %lld P frames as a graph",
+                      what, same_graphs);
+            same_queued(f, 12, 320, 240, 25, idr, 1, what);
+            cr_assert(on ? same_graphs == 9 : same_graphs == 0, "%s, queued: %lld P frames as a graph",
+                      what, same_graphs);
+            same_queued(f, 12, 320, 240, 25, idr, 0, what);
+            free(f);
+            for (int s = 1; s <= 4; s += 3) {
+                twin_slices = s;
+                f = masks(1, 3, 4096, 2048, 0);
+                snprintf(what, sizeof what, "graph %s, intra in P %d: 4096x2048 noise, %d slices",
+                         graph[gi], ip, s);
+                same(f, 3, 4096, 2048, 26, NULL, 1, what);
+                same_queued(f, 3, 4096, 2048, 26, NULL, 1, what);
+                free(f);
+            }
+            twin_slices = 0;
+        }
+        uint8_t ridr[TV_MAX_FRAMES] = { 0 };
+        uint8_t *f;
+        int w, h, n = real_matte(&f, ridr, &w, &h);
+        char what[96];
+        snprintf(what, sizeof what, "graph %s: the sbs clip's matte", graph[gi]);
+        same(f, n, w, h, 25, ridr, 1, what);
+        cr_assert(on ? same_graphs > 0 : same_graphs == 0, "%s: %lld P frames as a graph", what,
+                  same_graphs);
+        same_queued(f, n, w, h, 25, ridr, 1, what);
+        free(f);
+    }
+    cr_assert_eq(unsetenv("VR_H264_GRAPH"), 0);
+    cr_assert_eq(unsetenv("VR_H264_INTRA_P"), 0);
+}
+
+/* Both bit writers of k_cavlc and k_pack (VR_H264_CAVLC_WORDS,
+ * h264_bits.h): the word writer (the default: bits gathered in a
+ * register, stored a word at a time) and the twins' byte writer (0), each
+ * against the twin byte for byte: noise at QP 0 (levels of every length,
+ * the escapes) and at QP 26 in 4096x2048 in 4 slices, a moving disc
+ * (skip runs, slice ends), IDRs and P frames, intra in P on and off, and
+ * the sbs clip's matte. */
+Test(g_h264_encode, cavlc_writers_same_bytes)
+{
+    const char *words[] = { "1", "0" };
+    uint8_t idr[12] = { [0] = 1, [5] = 1, [6] = 1 };
+    for (int wi = 0; wi < 2; wi++) {
+        char what[96];
+        cr_assert_eq(setenv("VR_H264_CAVLC_WORDS", words[wi], 1), 0);
+        for (int ip = 0; ip <= 1; ip++) {
+            cr_assert_eq(setenv("VR_H264_INTRA_P", ip ? "1" : "0", 1), 0);
+            uint8_t *f = masks(1, 3, 64, 48, 0);
+            snprintf(what, sizeof what, "cavlc words %s, intra in P %d: noise QP 0", words[wi], ip);
+            same(f, 3, 64, 48, 0, NULL, 1, what);
+            free(f);
+            f = masks(0, 12, 320, 240, 3);
+            snprintf(what, sizeof what, "cavlc words %s, intra in P %d: moving disc", words[wi], ip);
+            same(f, 12, 320, 240, 25, idr, 1, what);
+            same_queued(f, 12, 320, 240, 25, idr, 1, what);
+            free(f);
+        }
+        twin_slices = 4;
+        uint8_t *f = masks(1, 3, 4096, 2048, 0);
+        snprintf(what, sizeof what, "cavlc words %s: 4096x2048 noise, 4 slices", words[wi]);
+        same(f, 3, 4096, 2048, 26, NULL, 1, what);
+        free(f);
+        twin_slices = 0;
+        uint8_t ridr[TV_MAX_FRAMES] = { 0 };
+        int w, h, n = real_matte(&f, ridr, &w, &h);
+        snprintf(what, sizeof what, "cavlc words %s: the sbs clip's matte", words[wi]);
+        same(f, n, w, h, 25, ridr, 1, what);
+        free(f);
+    }
+    cr_assert_eq(unsetenv("VR_H264_CAVLC_WORDS"), 0);
+    cr_assert_eq(unsetenv("VR_H264_INTRA_P"), 0);
 }
