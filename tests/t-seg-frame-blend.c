@@ -93,3 +93,31 @@ Test(seg_frame_blend, floor_tile_raises_but_never_lowers)
     cr_assert_float_eq(out[2], 0.7f, TOL, "%f", out[2]);
     cr_assert_float_eq(out[3], 0.7f, TOL, "%f", out[3]);
 }
+
+Test(seg_frame_blend, favor_lets_the_whole_view_win)
+{
+    /* work 4x1; A (says 0.9: it sees the person whole) and B (says 0.1: a
+     * border cuts him) both cover it, unfeathered, weight 1. The mean is
+     * 0.5; favor 1 weighs each by its value: (0.81 + 0.01) / (0.9 + 0.1)
+     * = 0.82; favor 2: (0.729 + 0.001) / (0.81 + 0.01) = 0.8902. Where
+     * both agree nothing moves. */
+    float t[2] = { 0.9f, 0.1f };
+    struct frame_tile tiles[2] = {
+        { 0, 0, 4, 1, 1.0f, 0.0f, 0, 0 },
+        { 0, 0, 4, 1, 1.0f, 0.0f, 0, 0 },
+    };
+    const float want[3] = { 0.5f, 0.82f, 0.73f / 0.82f };
+    float out[4];
+    for (int f = 0; f < 3; f++) {
+        tiles[0].favor = tiles[1].favor = f;
+        frame_blend_ref(t, 2, 1, 1, tiles, 4, 1, out);
+        for (int i = 0; i < 4; i++)
+            cr_assert_float_eq(out[i], want[f], TOL, "favor %d, x=%d: %f", f, i, out[i]);
+    }
+    float same[2] = { 0.3f, 0.3f };
+    frame_blend_ref(same, 2, 1, 1, tiles, 4, 1, out);
+    cr_assert_float_eq(out[0], 0.3f, TOL);
+    float none[2] = { 0.0f, 0.0f };
+    frame_blend_ref(none, 2, 1, 1, tiles, 4, 1, out);
+    cr_assert_float_eq(out[0], 0.0f, TOL, "all say no: 0, not 0/0");
+}
