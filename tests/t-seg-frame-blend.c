@@ -15,7 +15,7 @@ Test(seg_frame_blend, single_tile_is_copied)
     float t[4 * 2];
     for (int i = 0; i < 8; i++)
         t[i] = (float)i / 8.0f;
-    struct frame_tile tile = { 0, 0, 4, 2, 1.0f, 0.25f, 0 };
+    struct frame_tile tile = { 0, 0, 4, 2, 1.0f, 0.25f, 0, 0 };
     float out[8];
     frame_blend_ref(t, 1, 4, 2, &tile, 4, 2, out);
     for (int i = 0; i < 8; i++)
@@ -31,8 +31,8 @@ Test(seg_frame_blend, overlap_cross_fades_and_borders_keep_weight)
      * with full weight right up to the eye border. */
     float t[2][2] = { { 1, 1 }, { 0, 0 } };
     struct frame_tile tiles[2] = {
-        { 0, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_R },
-        { 2, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_L },
+        { 0, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_R, 0 },
+        { 2, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_L, 0 },
     };
     float out[6];
     frame_blend_ref(&t[0][0], 2, 2, 1, tiles, 6, 1, out);
@@ -48,8 +48,8 @@ Test(seg_frame_blend, whole_pass_is_weighted_average_and_gaps_are_zero)
      * whole pass speaks); with no tile at all a pixel is 0. */
     float t[2] = { 1, 0 };
     struct frame_tile tiles[2] = {
-        { 0, 0, 2, 1, 1.0f, 0.0f, 0 },
-        { 0, 0, 4, 1, 0.05f, 0.0f, 0 },
+        { 0, 0, 2, 1, 1.0f, 0.0f, 0, 0 },
+        { 0, 0, 4, 1, 0.05f, 0.0f, 0, 0 },
     };
     float out[4];
     frame_blend_ref(t, 2, 1, 1, tiles, 4, 1, out);
@@ -65,7 +65,7 @@ Test(seg_frame_blend, tile_output_is_resampled_bilinearly)
     /* a 2x1 tile [0, 1] stretched over 4 work pixels: u*2-0.5 =
      * -0.25, 0.25, 0.75, 1.25 -> 0, 0.25, 0.75, 1 */
     float t[2] = { 0, 1 };
-    struct frame_tile tile = { 0, 0, 4, 1, 1.0f, 0.0f, 0 };
+    struct frame_tile tile = { 0, 0, 4, 1, 1.0f, 0.0f, 0, 0 };
     float out[4];
     frame_blend_ref(t, 1, 2, 1, &tile, 4, 1, out);
     const float want[4] = { 0, 0.25f, 0.75f, 1 };
@@ -82,9 +82,9 @@ Test(seg_frame_blend, floor_tile_raises_but_never_lowers)
      * a tile (a second tile over [2,4) says 0.7: x=2,3 stay 0.7). */
     float t[3][2] = { { 0.2f, 0.2f }, { 0.7f, 0.7f }, { 0.9f, 0.1f } };
     struct frame_tile tiles[3] = {
-        { 0, 0, 2, 1, 1.0f, 0.0f, 0 },
-        { 2, 0, 2, 1, 1.0f, 0.0f, 0 },
-        { 0, 0, 4, 1, 1.0f, 0.0f, FRAME_TILE_FLOOR },
+        { 0, 0, 2, 1, 1.0f, 0.0f, 0, 0 },
+        { 2, 0, 2, 1, 1.0f, 0.0f, 0, 0 },
+        { 0, 0, 4, 1, 1.0f, 0.0f, FRAME_TILE_FLOOR, 0 },
     };
     float out[4];
     frame_blend_ref(&t[0][0], 3, 2, 1, tiles, 4, 1, out);

@@ -28,11 +28,11 @@ Test(g_seg_frame_blend, blend_random_layout)
                             | (r > 0 ? FRAME_EDGE_T : 0) | (r < rows - 1 ? FRAME_EDGE_B : 0);
                 t[n++] = (struct frame_tile){ c * tw * (1 - ov), r * th * (1 - ov), tw, th,
                                               gf_unif(0.5f, 1.5f), ov > 0.02f ? ov : 0.02f,
-                                              edges };
+                                              edges, 0 };
             }
-        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, 0 };
+        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, 0, 0 };
         /* partly outside the work image, all edges feathered */
-        t[n++] = (struct frame_tile){ ww * 0.6f, wh * 0.7f, ww * 0.7f, wh * 0.5f, 1.0f, 0.3f, 15 };
+        t[n++] = (struct frame_tile){ ww * 0.6f, wh * 0.7f, ww * 0.7f, wh * 0.5f, 1.0f, 0.3f, 15, 0 };
         size_t tsz = (size_t)n * mw * mh, cnt = (size_t)ww * wh;
         float *tiles = malloc(tsz * sizeof *tiles), *want = malloc(cnt * sizeof *want);
         cr_assert(tiles && want);
@@ -77,17 +77,18 @@ static int blend_layout(struct frame_tile *t, int max, int cols, int rows, int w
             int edges = (c > 0 ? FRAME_EDGE_L : 0) | (c < cols - 1 ? FRAME_EDGE_R : 0)
                         | (r > 0 ? FRAME_EDGE_T : 0) | (r < rows - 1 ? FRAME_EDGE_B : 0);
             t[n++] = (struct frame_tile){ c * tw * (1 - ov), r * th * (1 - ov), tw, th,
-                                          gf_unif(0.5f, 1.5f), ov > 0.02f ? ov : 0.02f, edges };
+                                          gf_unif(0.5f, 1.5f), ov > 0.02f ? ov : 0.02f, edges,
+                                          0 };
         }
     if (whole && n < max)
-        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, FRAME_TILE_FLOOR };
+        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, FRAME_TILE_FLOOR, 0 };
     for (int k = 0; k < odd && n < max; k++)
         t[n++] = (struct frame_tile){ gf_unif(-0.3f * ww, (float)ww),
                                       gf_unif(-0.3f * wh, (float)wh),
                                       gf_unif(0.5f, 1.2f * ww), gf_unif(0.5f, 1.2f * wh),
                                       gf_unif(0.1f, 2.0f),
                                       gf_int(0, 4) ? gf_unif(0.01f, 0.6f) : 0.0f,
-                                      (int)(gf_u32() % 32) };
+                                      (int)(gf_u32() % 32), 0 };
     return n;
 }
 
