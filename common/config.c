@@ -43,6 +43,8 @@ static const struct config_key config_keys[] = {
     KI(tile_rows, 0, CONFIG_TILE_MAX),
     KD(tile_overlap, 0.0, 0.75),
     KD(tile_min, 0.25, 4.0),
+    KB(tile_stagger),
+    KI(tile_favor, 0, CONFIG_TILE_FAVOR_MAX),
     KB(whole_pass),
     KI(work_size, 64, 8192),
     KI(tile_gate, 0, 32),

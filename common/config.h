@@ -21,6 +21,7 @@ extern "C" {
 
 #define CONFIG_STR 256
 #define CONFIG_TILE_MAX 8  /* tile_cols / tile_rows: the engine's grid limit (kernels/seg/tiles.h) */
+#define CONFIG_TILE_FAVOR_MAX 3 /* tile_favor: the blend's largest power (kernels/seg/frame_ref.h) */
 
 struct vr_config {
     char profile[64];          /* name of the profile loaded first */
@@ -41,6 +42,11 @@ struct vr_config {
     double tile_min;           /* smallest tile side, in model inputs: an eye too small
                                 * for the grid's tiles gets a coarser grid
                                 * (kernels/seg/tiles.h, tile_grid_pick) */
+    int tile_stagger;          /* 1: a second grid of (cols-1) x (rows-1) tiles centred on the
+                                * grid's inner crossings, so a person a border cuts is seen
+                                * whole by one tile (kernels/seg/tiles.h) */
+    int tile_favor;            /* the blend's lean to "person": a tile's weight times its
+                                * value to this power (frame_blend_ref); 0: the mean */
     int whole_pass;            /* also run the whole eye once, blended under tiles */
     int work_size;             /* long side (px) of the eye mask tiles are blended into */
     int tile_gate;             /* >0: tiles bounded by the whole pass dilated by this many

@@ -84,14 +84,49 @@ Test(seg_tile_grid, grown_tiles_cover_and_feather_their_band)
     }
 }
 
+/* tile_stagger: a 3x3 grid gets 2x2 more tiles of its size, each half way
+ * between its four neighbours (on the grid's inner crossings), feathered on
+ * every side, before the whole pass (still the last tile, the gate's
+ * floor); tile_favor reaches every tile. */
+Test(seg_tile_grid, staggered_tiles_sit_on_the_crossings)
+{
+    struct vr_config c = grid(3, 0.15, 0.66);
+    c.tile_stagger = 1;
+    c.tile_favor = 2;
+    struct tile_plan p;
+    vr_err e = { 0 };
+    cr_assert_eq(tile_plan_make(&c, SEG_LAYOUT_SBS, 1920, 960, 1920, 960, MODEL_IN, MODEL_IN,
+                                &p, &e), 0, "%s", e.msg);
+    for (int k = 0; k < 2; k++) {
+        const struct tile_eye *te = &p.eye[k];
+        cr_assert_eq(te->n, 9 + 4 + 1, "eye %d: 3x3, its 2x2 stagger and the whole pass", k);
+        for (int r = 0; r < 2; r++)
+            for (int q = 0; q < 2; q++) {
+                const struct frame_rect *s = &te->src[9 + r * 2 + q];
+                const struct frame_rect *a = &te->src[r * 3 + q], *b = &te->src[(r + 1) * 3 + q + 1];
+                cr_expect_eq(s->w, a->w);
+                cr_expect_eq(s->x, (a->x + b->x) / 2, "tile %d: x %d", 9 + r * 2 + q, s->x);
+                cr_expect_eq(s->y, (a->y + b->y) / 2, "tile %d: y %d", 9 + r * 2 + q, s->y);
+                cr_expect_eq(te->dst[9 + r * 2 + q].edges, 15, "feathered all round");
+            }
+        for (int i = 0; i < 13; i++)
+            cr_expect_eq(te->dst[i].favor, 2);
+        cr_expect(te->dst[13].edges & FRAME_TILE_FLOOR, "the whole pass last");
+    }
+    c.tile_stagger = 0;
+    cr_assert_eq(tile_plan_make(&c, SEG_LAYOUT_SBS, 1920, 960, 1920, 960, MODEL_IN, MODEL_IN,
+                                &p, &e), 0, "%s", e.msg);
+    cr_expect_eq(p.eye[0].n, 10, "off: the grid and the whole pass");
+}
+
 /* The shipped profiles choose the same way on the CPU and GPU engines (both
  * plan with tile_plan_make): balanced and quality (tile_min 0.66: 169 px)
- * run 3x3 at a 480 px eye and at 8K, and none at the bundled sample's
- * 240 px eyes (a 2x2 of 169-px tiles would share 0.58). */
+ * run 3x3 and its 2x2 stagger at a 480 px eye and at 8K, and none at the
+ * bundled sample's 240 px eyes (a 2x2 of 169-px tiles would share 0.58). */
 Test(seg_tile_grid, shipped_profiles)
 {
     const char *names[] = { "balanced", "quality" };
-    const int frame_w[] = { 480, 960, 1920, 8192 }, tiles[] = { 0, 9, 9, 9 };
+    const int frame_w[] = { 480, 960, 1920, 8192 }, tiles[] = { 0, 13, 13, 13 };
     for (int i = 0; i < 2; i++) {
         struct vr_config c;
         vr_err e = { 0 };

@@ -92,6 +92,8 @@ k_blend(const float *__restrict__ tiles, int mw, int mh, const frame_tile *__res
             floor_v = fmaxf(floor_v, __fsub_rn(__fmul_rn(2.0f, val), 1.0f));
             continue;
         }
+        for (int k = 0; k < t.favor; k++)
+            w = __fmul_rn(w, val);
         sw = __fadd_rn(sw, w);
         sv = __fadd_rn(sv, __fmul_rn(w, val));
     }
@@ -132,7 +134,7 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
 {
     __shared__ blend_col cols[BLEND_MAX_TILES][BLEND_BW];
     __shared__ blend_row rows[BLEND_MAX_TILES][BLEND_BH];
-    __shared__ int is_floor[BLEND_MAX_TILES];
+    __shared__ int is_floor[BLEND_MAX_TILES], favor[BLEND_MAX_TILES];
     const frame_cu_eye &e = p.e[blockIdx.y];
     const int nbx = (e.work_w + BLEND_BW - 1) / BLEND_BW;
     const int nby = (e.work_h + BLEND_BH - 1) / BLEND_BH;
@@ -144,8 +146,10 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
     for (int k = threadIdx.x; k < nt * (BLEND_BW + BLEND_BH); k += BLEND_THREADS) {
         const int i = k / (BLEND_BW + BLEND_BH), j = k % (BLEND_BW + BLEND_BH);
         const frame_tile t = td[e.tile0 + i];
-        if (j == 0)
+        if (j == 0) {
             is_floor[i] = t.edges & FRAME_TILE_FLOOR;
+            favor[i] = t.favor;
+        }
         int i0, i1;
         float f;
         if (j < BLEND_BW) {
@@ -190,6 +194,7 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
         if (c.x0 < 0)
             continue;
         const bool floor_tile = is_floor[i];
+        const int fv = favor[i];
         const float *src = tiles + ((size_t)f0 * p.tiles_per_frame + e.tile0 + i) * plane;
 #pragma unroll
         for (int r = 0; r < BLEND_RT; r++) {
@@ -208,8 +213,11 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
                 if (floor_tile) {
                     fl[r][f] = fmaxf(fl[r][f], __fsub_rn(__fmul_rn(2.0f, val), 1.0f));
                 } else {
-                    sw[r][f] = __fadd_rn(sw[r][f], w);
-                    sv[r][f] = __fadd_rn(sv[r][f], __fmul_rn(w, val));
+                    float wv = w;
+                    for (int k = 0; k < fv; k++)
+                        wv = __fmul_rn(wv, val);
+                    sw[r][f] = __fadd_rn(sw[r][f], wv);
+                    sv[r][f] = __fadd_rn(sv[r][f], __fmul_rn(wv, val));
                 }
             }
         }

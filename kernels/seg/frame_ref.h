@@ -106,6 +106,9 @@ struct frame_tile {
     float weight;       /* base weight: 1 for tiles, low for the whole pass */
     float feather;      /* ramp width as a fraction of the tile's w (h) */
     int edges;          /* enum frame_edge bits: interior edges, feathered */
+    int favor;          /* the weight times the value to this power (0: a plain
+                         * weighted mean): the tile that sees a person whole wins
+                         * over one a border cuts, which calls him background */
 };
 
 /* A network output t [mh][mw] sampled bilinearly at (sx, sy), clamped to
@@ -133,7 +136,8 @@ static inline float frame_tile_sample(const float *t, int mw, int mh, float sx, 
  * [0, mh-1]. The weight is t.weight * ramp_x * ramp_y where, for a
  * feathered left edge, ramp_x = clamp(u / t.feather, 1e-3, 1) (right edge:
  * 1 - u; both edges: the smaller; no feathered edge or feather <= 0: 1),
- * same for y with v. out = sum(w*value) / sum(w) over the tiles without
+ * same for y with v; then w = w * value, t.favor times (in that order). out =
+ * sum(w*value) / sum(w) over the tiles without
  * FRAME_TILE_FLOOR (0 where none covers the pixel), then raised to
  * 2*value - 1 of the covering FRAME_TILE_FLOOR tiles (weights unused): only
  * where the floor is sure (> 0.5) does it lift the tiles, so its soft,

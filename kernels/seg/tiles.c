@@ -94,6 +94,41 @@ void tile_grid_pick(const struct vr_config *cfg, int eye_w, int eye_h, int mw, i
     g->tile_w = tw;
 }
 
+/* What every tile of an eye's grid shares. */
+struct tile_grid_at {
+    struct frame_rect eye;  /* frame pixels */
+    int iw, ih;             /* a tile, eye pixels */
+    double sx, sy;          /* eye to work pixels */
+    double ov;              /* the feather */
+    int favor;              /* cfg.tile_favor */
+};
+
+/* Appends the tile at (x, y) of the eye: its interior edges feathered. */
+static void add_tile(struct tile_eye *te, const struct tile_grid_at *g, int x, int y)
+{
+    const struct frame_rect E = g->eye;
+    int edges = 0;
+    if (x > 0)
+        edges |= FRAME_EDGE_L;
+    if (x + g->iw < E.w)
+        edges |= FRAME_EDGE_R;
+    if (y > 0)
+        edges |= FRAME_EDGE_T;
+    if (y + g->ih < E.h)
+        edges |= FRAME_EDGE_B;
+    te->src[te->n] = (struct frame_rect){ E.x + x, E.y + y, g->iw, g->ih };
+    te->dst[te->n] = (struct frame_tile){
+        .x = (float)(x * g->sx), .y = (float)(y * g->sy),
+        .w = (float)(g->iw * g->sx), .h = (float)(g->ih * g->sy),
+        .weight = 1.0f,
+        /* ramp across the shared band; a hairline when tiles only abut */
+        .feather = g->ov > 0.02 ? (float)g->ov : 0.02f,
+        .edges = edges,
+        .favor = g->favor,
+    };
+    te->n++;
+}
+
 static void plan_eye(const struct vr_config *cfg, int mw, int mh, struct tile_eye *te)
 {
     const struct frame_rect E = te->eye;
@@ -127,29 +162,16 @@ static void plan_eye(const struct vr_config *cfg, int mw, int mh, struct tile_ey
         int xs[TILE_MAX_GRID], ys[TILE_MAX_GRID];
         spread(cols, iw, E.w, xs);
         spread(rows, ih, E.h, ys);
+        struct tile_grid_at at = { E, iw, ih, sx, sy, ov, cfg->tile_favor };
         for (int r = 0; r < rows; r++)
-            for (int c = 0; c < cols; c++) {
-                struct frame_rect s = { E.x + xs[c], E.y + ys[r], iw, ih };
-                int edges = 0;
-                if (xs[c] > 0)
-                    edges |= FRAME_EDGE_L;
-                if (xs[c] + iw < E.w)
-                    edges |= FRAME_EDGE_R;
-                if (ys[r] > 0)
-                    edges |= FRAME_EDGE_T;
-                if (ys[r] + ih < E.h)
-                    edges |= FRAME_EDGE_B;
-                te->src[te->n] = s;
-                te->dst[te->n] = (struct frame_tile){
-                    .x = (float)(xs[c] * sx), .y = (float)(ys[r] * sy),
-                    .w = (float)(iw * sx), .h = (float)(ih * sy),
-                    .weight = 1.0f,
-                    /* ramp across the shared band; a hairline when tiles only abut */
-                    .feather = ov > 0.02 ? (float)ov : 0.02f,
-                    .edges = edges,
-                };
-                te->n++;
-            }
+            for (int c = 0; c < cols; c++)
+                add_tile(te, &at, xs[c], ys[r]);
+        /* The staggered grid: a tile centred on each inner crossing, half
+         * way between its four neighbours, sees whole whom their borders cut. */
+        if (cfg->tile_stagger)
+            for (int r = 0; r + 1 < rows; r++)
+                for (int c = 0; c + 1 < cols; c++)
+                    add_tile(te, &at, (xs[c] + xs[c + 1]) / 2, (ys[r] + ys[r + 1]) / 2);
     }
     if (cfg->whole_pass || te->n == 0) {
         te->src[te->n] = E;

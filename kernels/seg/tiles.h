@@ -7,7 +7,12 @@
  * grid, chosen by the eye's size (tile_grid_pick), of overlapping tiles
  * whose aspect matches the model's input, so the network sees people
  * undistorted; neighbours share `tile_overlap` of a tile (more when
- * grown); the outer tiles touch the eye's borders. When whole_pass is set
+ * grown); the outer tiles touch the eye's borders. With tile_stagger a
+ * second grid of (cols-1) x (rows-1) tiles of the same size is centred on
+ * the first's inner crossings (each half way between its four neighbours),
+ * so a person one grid's border cuts is whole in a tile of the other; the
+ * blend's tile_favor lets that tile's "person" win (frame_blend_ref).
+ * When whole_pass is set
  * (or the grid is 0 x 0) the whole eye is also one tile, blended with a
  * low weight under the others. The work mask keeps the eye's aspect with its
  * long side = work_size (never larger than the eye).
@@ -25,7 +30,8 @@ extern "C" {
 #endif
 
 #define TILE_MAX_GRID CONFIG_TILE_MAX                     /* per axis (config.h checks it) */
-#define TILE_MAX_PER_EYE (TILE_MAX_GRID * TILE_MAX_GRID + 1)
+/* the grid, its staggered twin (tile_stagger) and the whole pass */
+#define TILE_MAX_PER_EYE (TILE_MAX_GRID * TILE_MAX_GRID + (TILE_MAX_GRID - 1) * (TILE_MAX_GRID - 1) + 1)
 
 /* The plan of one eye. */
 struct tile_eye {

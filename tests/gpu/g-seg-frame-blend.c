@@ -6,6 +6,7 @@
  * blend_exact: the batched call, every bit against the twin, over the
  * tiled kernel's edge cases and its per-pixel fallback.
  */
+#include "config.h"
 #include "util-frame.h"
 
 #define BLEND_TOL 1e-5
@@ -27,11 +28,11 @@ Test(g_seg_frame_blend, blend_random_layout)
                             | (r > 0 ? FRAME_EDGE_T : 0) | (r < rows - 1 ? FRAME_EDGE_B : 0);
                 t[n++] = (struct frame_tile){ c * tw * (1 - ov), r * th * (1 - ov), tw, th,
                                               gf_unif(0.5f, 1.5f), ov > 0.02f ? ov : 0.02f,
-                                              edges };
+                                              edges, 0 };
             }
-        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, 0 };
+        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, 0, 0 };
         /* partly outside the work image, all edges feathered */
-        t[n++] = (struct frame_tile){ ww * 0.6f, wh * 0.7f, ww * 0.7f, wh * 0.5f, 1.0f, 0.3f, 15 };
+        t[n++] = (struct frame_tile){ ww * 0.6f, wh * 0.7f, ww * 0.7f, wh * 0.5f, 1.0f, 0.3f, 15, 0 };
         size_t tsz = (size_t)n * mw * mh, cnt = (size_t)ww * wh;
         float *tiles = malloc(tsz * sizeof *tiles), *want = malloc(cnt * sizeof *want);
         cr_assert(tiles && want);
@@ -76,17 +77,18 @@ static int blend_layout(struct frame_tile *t, int max, int cols, int rows, int w
             int edges = (c > 0 ? FRAME_EDGE_L : 0) | (c < cols - 1 ? FRAME_EDGE_R : 0)
                         | (r > 0 ? FRAME_EDGE_T : 0) | (r < rows - 1 ? FRAME_EDGE_B : 0);
             t[n++] = (struct frame_tile){ c * tw * (1 - ov), r * th * (1 - ov), tw, th,
-                                          gf_unif(0.5f, 1.5f), ov > 0.02f ? ov : 0.02f, edges };
+                                          gf_unif(0.5f, 1.5f), ov > 0.02f ? ov : 0.02f, edges,
+                                          0 };
         }
     if (whole && n < max)
-        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, FRAME_TILE_FLOOR };
+        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, FRAME_TILE_FLOOR, 0 };
     for (int k = 0; k < odd && n < max; k++)
         t[n++] = (struct frame_tile){ gf_unif(-0.3f * ww, (float)ww),
                                       gf_unif(-0.3f * wh, (float)wh),
                                       gf_unif(0.5f, 1.2f * ww), gf_unif(0.5f, 1.2f * wh),
                                       gf_unif(0.1f, 2.0f),
                                       gf_int(0, 4) ? gf_unif(0.01f, 0.6f) : 0.0f,
-                                      (int)(gf_u32() % 32) };
+                                      (int)(gf_u32() % 32), 0 };
     return n;
 }
 
@@ -192,4 +194,50 @@ Test(g_seg_frame_blend, blend_exact)
     for (int i = 0; i < 2; i++)
         bal[i] = blend_layout(lay[i], 5, 2, 2, 1, 0, 512, 512);
     blend_exact(2, (const int[][2]){ { 512, 512 }, { 512, 512 } }, bal, lay, 16, 256, 256);
+}
+
+/* tile_favor (each tile's weight times its value to a power, 0-3) and the
+ * staggered grid (tile_stagger): the tiled kernel and the per-pixel one
+ * equal the twin to the bit on random layouts whose tiles favour at random,
+ * and on the engine's own plan at 8K side by side (3 x 3 at 0.15, its 2 x 2
+ * stagger and the whole pass: 14 tiles an eye). */
+Test(g_seg_frame_blend, blend_exact_favor)
+{
+    gf_seed("blend_exact_favor");
+    static struct frame_tile lay[2][BLEND_MAX_LAYOUT];
+    static const int sizes[][2] = { { 1, 1 }, { 63, 15 }, { 65, 17 }, { 129, 31 }, { 300, 200 } };
+    static const int maxes[] = { 1, 5, 14, 17, 18 };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t m = 0; m < sizeof maxes / sizeof maxes[0]; m++) {
+            int nt = blend_layout(lay[0], maxes[m], gf_int(1, 4), gf_int(1, 4), gf_int(0, 1),
+                                  gf_int(0, 3), sizes[s][0], sizes[s][1]);
+            for (int i = 0; i < nt; i++)
+                lay[0][i].favor = gf_int(0, CONFIG_TILE_FAVOR_MAX);
+            blend_exact(1, &sizes[s], &nt, lay, gf_int(1, 3), gf_int(1, 60), gf_int(1, 60));
+        }
+    int nt = blend_layout(lay[0], BLEND_MAX_LAYOUT, 8, 8, 1, 0, 333, 222);
+    for (int i = 0; i < nt; i++)
+        lay[0][i].favor = gf_int(0, CONFIG_TILE_FAVOR_MAX);
+    blend_exact(1, (const int[][2]){ { 333, 222 } }, &nt, lay, 2, 32, 32);
+
+    struct vr_config cfg;
+    config_defaults(&cfg);
+    cfg.tile_cols = cfg.tile_rows = 3;
+    cfg.tile_overlap = 0.15;
+    cfg.tile_min = 0.66;
+    cfg.tile_stagger = 1;
+    cfg.tile_favor = 1;
+    static struct tile_plan plan;
+    vr_err err = { 0, "" };
+    cr_assert_eq(tile_plan_make(&cfg, SEG_LAYOUT_SBS, 8192, 4096, 4096, 2048, 256, 256, &plan,
+                                &err), 0, "%s", err.msg);
+    int n8k[2], eyes[2][2];
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(plan.eye[i].n, 3 * 3 + 2 * 2 + 1, "eye %d: %d tiles", i, plan.eye[i].n);
+        n8k[i] = plan.eye[i].n;
+        memcpy(lay[i], plan.eye[i].dst, n8k[i] * sizeof lay[i][0]);
+        eyes[i][0] = plan.eye[i].work_w;
+        eyes[i][1] = plan.eye[i].work_h;
+    }
+    blend_exact(2, (const int(*)[2])eyes, n8k, lay, 16, 256, 256);
 }
