@@ -62,7 +62,7 @@ struct run_opts {
                                    * "" = none (VR_NOTIFY_SECRET_FILE still reaches it) */
     int workers;                  /* CPU workers */
     int cpu;                      /* the CPU engine */
-    int per_gpu;                  /* GPU worker processes per GPU */
+    int per_gpu;                  /* GPU workers (serve slots) per GPU */
     int gpus;                     /* GPUs to use (0 with cpu) */
     int encode_threads;           /* each worker's CPU encoder threads; 0 = one per core */
     int keep;                     /* keep the temp dir */
@@ -314,33 +314,42 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
     if (run_add(r, &r->procs, "vr-controller", cargs, "controller") < 0)
         return -1;
     int n = o->cpu ? o->workers : o->gpus * o->per_gpu;
-    for (int i = 0; i < n; i++) {
-        char name[48], gpu[16];
-        snprintf(gpu, sizeof gpu, "%d", o->cpu ? 0 : i / o->per_gpu);
+    /* The GPUs' workers: one `serve --gpu all --slots per_gpu`, which runs
+     * them the way a serve fleet does (its slot mode, its restarts), so
+     * that `run` measures what `serve` does. CPU workers: a process each. */
+    int procs = o->cpu ? n : 1;
+    for (int i = 0; i < procs; i++) {
+        char name[48], per[16], threads[16], host[16];
         if (o->cpu)
             snprintf(name, sizeof name, "worker-cpu%d", i);
         else
-            snprintf(name, sizeof name, "worker-gpu%s-%d", gpu, i % o->per_gpu);
+            snprintf(name, sizeof name, "workers-gpu");
+        snprintf(per, sizeof per, "%d", o->per_gpu);
         /* Each worker's encoder keeps a thread per core unless told: its
          * encodes come in bursts between decodes, and sharing the cores out
          * measured slower on the H100 (docs/PERF.md) */
-        char threads[16], host[16];
         snprintf(threads, sizeof threads, "%d", o->encode_threads);
         snprintf(host, sizeof host, "%d", n);
         /* --warm-from the source: each worker makes its decoder, engine and
          * encoder probe for it (one after another on the host) while the
          * controller plans the job, instead of inside its first chunk */
-        char *wargs[16] = { "serve", "--redis", r->url, "--storage", r->storage, "--input-root",
-                            in_dir, "--host-slots", host, "--warm-from", (char *)o->js.input,
-                            o->cpu ? "--cpu" : "--gpu" };
-        int k = 12;
+        char *wargs[20] = { "serve", "--redis", r->url, "--storage", r->storage,
+                            "--input-root", in_dir, "--host-slots", host };
+        int k = 9;
         if (url) { /* the warm-up probes a file; a URL's first chunk warms it */
-            wargs[9] = "--storage-allow-private";
-            wargs[10] = o->cpu ? "--cpu" : "--gpu";
-            k = 11;
+            wargs[k++] = "--storage-allow-private";
+        } else {
+            wargs[k++] = "--warm-from";
+            wargs[k++] = (char *)o->js.input;
         }
-        if (!o->cpu)
-            wargs[k++] = gpu;
+        if (o->cpu) {
+            wargs[k++] = "--cpu";
+        } else {
+            wargs[k++] = "--gpu";
+            wargs[k++] = "all";
+            wargs[k++] = "--slots";
+            wargs[k++] = per;
+        }
         if (o->encode_threads) {
             wargs[k++] = "--encode-threads";
             wargs[k++] = threads;
