@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static struct tdist D;
@@ -68,13 +69,20 @@ static pid_t serve_threads(int delay_ms)
     return p;
 }
 
-/* Waits until `want` workers are listed: their names into names. */
+/* Waits until `want` workers are listed: their names into names. A serve
+ * that exits meanwhile (an option it does not know) fails at once. */
 static void wait_workers(int want, char *names, size_t n)
 {
-    int k = -1;
+    int k = -1, st = 0;
+    pid_t p = D.w[D.nw - 1];
     for (int i = 0; i < 600 && k != want; i++) {
         usleep(100000);
         k = live_workers(names, n);
+        if (k != want && waitpid(p, &st, WNOHANG) == p) {
+            D.w[D.nw - 1] = 0;
+            tsh("tail -20 '%s' >&2", D.log);
+            cr_assert_fail("serve exited (status %d) before %d workers were listed", st, want);
+        }
     }
     if (k != want)
         tsh("tail -20 '%s' >&2", D.log);
