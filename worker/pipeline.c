@@ -657,7 +657,9 @@ static void pipe_release(struct pipe *p)
  * none (nvenc_host.h); asked once per process. */
 int pipeline_nvenc_probe(int gpu)
 {
-    static int has = -1;
+    static int has = -1; /* a process's workers (--slot-mode threads) ask it once */
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&mu);
     if (has < 0) {
         const char *how;
         has = nvenc_host_available(gpu, &how);
@@ -666,7 +668,9 @@ int pipeline_nvenc_probe(int gpu)
                                          : "none; the matte's encoder: ",
                  has ? "" : vio_matte_encoder(1, 0, 4096, 2048, &why), how);
     }
-    return has;
+    int r = has;
+    pthread_mutex_unlock(&mu);
+    return r;
 }
 
 /* Where a run's fixed cost goes (ms from the start): what a short chunk
