@@ -275,3 +275,66 @@ Test(dist_threads, sigterm_drains_every_thread)
                      "no tagged drain line of %s", t);
     cr_assert_eq(live_workers(names, sizeof names), 0, "still listed: %s", names);
 }
+
+/* Each warm-up in the log as "start end" (ms of the day), in the order
+ * they ended (t-dist-warm.c's warm_spans, one lane). */
+static int warm_spans(double *start, double *end, int max)
+{
+    char out[1024] = "";
+    tsh_out(out, sizeof out, "grep 'warmed for' '%s' | sed -E 's/^[^T]*T([0-9]+):([0-9]+):"
+            "([0-9.]+).* in ([0-9]+) ms.*/\\1 \\2 \\3 \\4/' | awk '{ e = ($1 * 3600 + $2 * 60 + "
+            "$3) * 1000; printf \"%%.0f %%.0f\\n\", e - $4, e }'", D.log);
+    int n = 0;
+    for (char *p = out; n < max && *p; n++) {
+        int used = 0;
+        if (sscanf(p, "%lf %lf%n", &start[n], &end[n], &used) != 2)
+            break;
+        p += used;
+        while (*p == '\n')
+            p++;
+    }
+    return n;
+}
+
+/* The warm-up lock holds between threads (a flock belongs to each thread's
+ * own descriptor): three threads of one lane with --warm-together 2, each
+ * warm-up made 1.5 s slow, run two at once, never three. */
+Test(dist_threads, warm_together_limits_a_process_s_threads)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 1, 0), 0);
+    char a[400];
+    snprintf(a, sizeof a, "%s/a.mp4", D.r.dir);
+    cr_assert_eq(tclip_make(a, 1, 160, 10, 0), 0);
+    setenv("VR_TEST_WARM_DELAY_MS", "1500", 1);
+    setenv("VR_TEST_WARM_LANE", "gpu0", 1);
+    const char *argv[] = { "vr-worker", "serve", "--cpu", "--slots", "3", "--slot-mode",
+                           "threads", "--redis", D.r.url, "--storage", D.storage,
+                           "--input-root", D.r.dir, "--heartbeat-ms", "300", "--warm-from", a,
+                           "--warm-together", "2", NULL };
+    pid_t p = tproc_spawn("vr-worker", argv, D.log);
+    unsetenv("VR_TEST_WARM_LANE");
+    unsetenv("VR_TEST_WARM_DELAY_MS");
+    cr_assert_gt(p, 0);
+    D.w[D.nw++] = p;
+    char names[1024];
+    wait_workers(3, names, sizeof names);
+    cr_assert_eq(tsh("grep -q '3 workers as threads of process' '%s'", D.log), 0);
+    int n = 0;
+    for (int t = 0; t < 300 && n < 3; t++, tmsleep(100))
+        n = tsh("test $(grep -c 'warmed for' '%s') -ge 3", D.log) == 0 ? 3 : 0;
+    double st[3], en[3];
+    if (n < 3 || warm_spans(st, en, 3) != 3)
+        tsh("tail -30 '%s' >&2", D.log);
+    cr_assert_eq(warm_spans(st, en, 3), 3);
+    int pairs = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            pairs += st[j] < en[i] - 20 && st[i] < en[j] - 20;
+    cr_assert(pairs >= 1, "no two warm-ups of the threads ran at once with --warm-together 2");
+    int three = 1;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            three &= st[j] < en[i] - 20;
+    cr_assert(!three, "three warm-ups ran at once with --warm-together 2: %.0f-%.0f, %.0f-%.0f, "
+              "%.0f-%.0f", st[0], en[0], st[1], en[1], st[2], en[2]);
+}
