@@ -27,7 +27,10 @@
 #   GEN=300 REPEAT=48 LONG=0 RUN=1 FRESH=1 IDLE=60 GPUS="1 2 4" choose what runs; WARM=1 warms
 #   the serve fleet with a job of 1 s chunks (one for every slot) before the
 #   timed one; CEIL=0 skips the ceilings; WORKER_ARGS are given to
-#   `vr-worker serve` (e.g. "--encode-threads 4").
+#   `vr-worker serve` (e.g. "--encode-threads 4"). SLOT_MODES="processes
+#   threads" runs the warm serve rows and the FRESH runs once per
+#   `serve --slot-mode` (rows 2gpu-serve[threads], ...); unset: once, with
+#   serve's default mode.
 set -u
 B=$1
 GEN=${GEN:-300}
@@ -147,8 +150,18 @@ wait_ready() { # workers-log
     log "    (not every worker was ready after 90 s: $got of ${want:-?})"
 }
 
+# ---- serve --slot-mode: SLOT_MODE (set by the loop below over SLOT_MODES)
+# names the rows ("2gpu-serve[threads]") and the files ("2gpu-serve-threads");
+# MODE_ARGS are given to `vr-worker serve` ----
+SLOT_MODE=
+MODE_ARGS=
+row_label() { echo "$1${SLOT_MODE:+[$SLOT_MODE]}"; }
+row_file() { echo "$1${SLOT_MODE:+-$SLOT_MODE}"; }
+
 # ---- the warm serve fleet ----
 run_serve() { # name ngpus clip frames
+    label=$(row_label "$1")
+    set -- "$(row_file "$1")" "$2" "$3" "$4"
     fleet_up "$1"
     devs=$(seq -s, 0 $(($2 - 1)))
     # shellcheck disable=SC2086
@@ -156,7 +169,7 @@ run_serve() { # name ngpus clip frames
     # warm job alone reached 10 of 32 slots on 2 GPUs (docs/PERF.md, "2 GPUs
     # against 1 in one run")
     CUDA_VISIBLE_DEVICES=$devs "$B/vr-worker" serve --redis "$U" --storage "$S/storage" \
-        --input-root "$W" --gpu all --warm-from "$SHORT" ${WORKER_ARGS:-} \
+        --input-root "$W" --gpu all --warm-from "$SHORT" $MODE_ARGS ${WORKER_ARGS:-} \
         > "$R/$1-workers.log" 2>&1 &
     WPID=$!
     wait_ready "$R/$1-workers.log" # the workers warm; their start is not the job's
@@ -178,7 +191,7 @@ run_serve() { # name ngpus clip frames
     stop_samplers "$1" "$2"
     # shellcheck disable=SC2086
     r1=$(io_sum rchar $pids) w1=$(io_sum wchar $pids)
-    report "$1" "$4" "$t0" "$t1" "$rc"
+    report "$label" "$4" "$t0" "$t1" "$rc"
     log "    first decoded frame, mean per chunk: $(first_decoded "$R/$1-workers.log" "$from")"
     out=$(stat -c %s "$S/out.mkv" 2>/dev/null || echo 0)
     log "    source $(mb "$(stat -c %s "$3")"); the fleet read $(mb $((r1 - r0))), wrote $(mb $((w1 - w0))) (output $(mb "$out"))"
@@ -210,6 +223,8 @@ first_decoded() { # log from-line
 }
 
 run_fresh() { # name ngpus clip frames
+    label=$(row_label "$1")
+    set -- "$(row_file "$1")" "$2" "$3" "$4"
     fleet_up "$1"
     wlog=$R/$1-workers.log
     # the job is submitted as the fleet starts: its start-up, warm-up and
@@ -218,7 +233,7 @@ run_fresh() { # name ngpus clip frames
     # shellcheck disable=SC2086
     CUDA_VISIBLE_DEVICES=$(seq -s, 0 $(($2 - 1))) "$B/vr-worker" serve --redis "$U" \
         --storage "$S/storage" --input-root "$W" --gpu all --warm-from "$SHORT" \
-        ${WORKER_ARGS:-} > "$wlog" 2>&1 &
+        $MODE_ARGS ${WORKER_ARGS:-} > "$wlog" 2>&1 &
     WPID=$!
     for k in first again idle; do
         if [ "$k" = idle ]; then sleep "${IDLE:-60}"; t0=$(now); fi
@@ -230,7 +245,7 @@ run_fresh() { # name ngpus clip frames
         rc=$?
         t1=$(now)
         stop_samplers "$1-$k" "$2"
-        report "$1 ($k)" "$4" "$t0" "$t1" "$rc"
+        report "$label ($k)" "$4" "$t0" "$t1" "$rc"
         log "    first decoded frame, mean per chunk: $(first_decoded "$wlog" "$from")"
         rm -f "$S/out.mkv"
     done
@@ -288,10 +303,15 @@ run_fleet() { # name ngpus
     rm -f "$W/$1.mkv"
 }
 
-for n in $GPUS; do
-    [ "$n" -le "$NGPU" ] && run_serve "${n}gpu-serve" "$n" "$CLIP" "$FRAMES"
+for mode in ${SLOT_MODES:-default}; do
+    SLOT_MODE='' MODE_ARGS=''
+    [ "$mode" = default ] || { SLOT_MODE=$mode; MODE_ARGS="--slot-mode $mode"; }
+    for n in $GPUS; do
+        [ "$n" -le "$NGPU" ] && run_serve "${n}gpu-serve" "$n" "$CLIP" "$FRAMES"
+    done
+    [ "${FRESH:-1}" = 1 ] && run_fresh "${NGPU}gpu-serve-fresh" "$NGPU" "$CLIP" "$FRAMES"
 done
-[ "${FRESH:-1}" = 1 ] && run_fresh "${NGPU}gpu-serve-fresh" "$NGPU" "$CLIP" "$FRAMES"
+SLOT_MODE='' MODE_ARGS=''
 [ "${LATE:-1}" = 1 ] && [ "$NGPU" -gt 1 ] && run_late "${NGPU}gpu-serve-late" "$NGPU" "$CLIP" "$FRAMES"
 [ "${RUN:-1}" = 1 ] && run_fleet "${NGPU}gpu-vrctl-run" "$NGPU"
 if [ "${LONG:-0}" = 1 ]; then

@@ -23,10 +23,15 @@ static enum log_format log_format_now = LOG_TEXT;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
-/* the context (log.h): the process's under ctx_mu, the thread's its own */
+/* the context (log.h): the process's, or the group's a thread joined
+ * (log_ctx_use), under ctx_mu; the thread's its own */
+struct log_ctx {
+    char worker[LOG_CTX_MAX], job[LOG_CTX_MAX];
+    int chunk;
+};
 static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
-static char ctx_worker[LOG_CTX_MAX], ctx_job[LOG_CTX_MAX];
-static int ctx_chunk = -1;
+static struct log_ctx ctx_proc = { .chunk = -1 };
+static _Thread_local struct log_ctx *ctx_group; /* NULL: the process's */
 static _Thread_local char ctx_tjob[LOG_CTX_MAX];
 static _Thread_local int ctx_tchunk = -1;
 
@@ -63,18 +68,47 @@ int log_set_format(const char *name)
 
 enum log_format log_get_format(void) { return log_format_now; }
 
+static struct log_ctx *ctx_now(void)
+{
+    return ctx_group ? ctx_group : &ctx_proc;
+}
+
+struct log_ctx *log_ctx_new(void)
+{
+    struct log_ctx *c = calloc(1, sizeof *c);
+    if (c)
+        c->chunk = -1;
+    return c;
+}
+
+void log_ctx_free(struct log_ctx *c)
+{
+    free(c);
+}
+
+void log_ctx_use(struct log_ctx *c)
+{
+    ctx_group = c;
+}
+
+struct log_ctx *log_ctx_current(void)
+{
+    return ctx_group;
+}
+
 void log_ctx_worker(const char *name)
 {
     pthread_mutex_lock(&ctx_mu);
-    snprintf(ctx_worker, sizeof ctx_worker, "%s", name ? name : "");
+    snprintf(ctx_now()->worker, sizeof ctx_now()->worker, "%s", name ? name : "");
     pthread_mutex_unlock(&ctx_mu);
 }
 
 void log_ctx_process(const char *job, int chunk)
 {
     pthread_mutex_lock(&ctx_mu);
-    snprintf(ctx_job, sizeof ctx_job, "%s", job ? job : "");
-    ctx_chunk = job ? chunk : -1;
+    struct log_ctx *c = ctx_now();
+    snprintf(c->job, sizeof c->job, "%s", job ? job : "");
+    c->chunk = job ? chunk : -1;
     pthread_mutex_unlock(&ctx_mu);
 }
 
@@ -163,9 +197,10 @@ static void log_json(enum log_level lvl, const char *stamp, const char *msg)
     char job[LOG_CTX_MAX], worker[LOG_CTX_MAX];
     int chunk;
     pthread_mutex_lock(&ctx_mu);
-    snprintf(worker, sizeof worker, "%s", ctx_worker);
-    snprintf(job, sizeof job, "%s", ctx_tjob[0] ? ctx_tjob : ctx_job);
-    chunk = ctx_tjob[0] ? ctx_tchunk : ctx_chunk;
+    const struct log_ctx *c = ctx_now();
+    snprintf(worker, sizeof worker, "%s", c->worker);
+    snprintf(job, sizeof job, "%s", ctx_tjob[0] ? ctx_tjob : c->job);
+    chunk = ctx_tjob[0] ? ctx_tchunk : c->chunk;
     pthread_mutex_unlock(&ctx_mu);
 
     /* "o" steals each value (json_pack fails, freeing the rest, on a NULL) */
@@ -202,6 +237,20 @@ static const char *log_format_msg(char *buf, size_t n, char **heap, const char *
     return *heap ? *heap : buf;
 }
 
+/* A text line; a thread of a group (one of several workers in one process)
+ * names its worker, so that their lines can be told apart. */
+static void log_text(enum log_level lvl, const char *stamp, const char *msg)
+{
+    char worker[LOG_CTX_MAX] = "";
+    if (ctx_group) {
+        pthread_mutex_lock(&ctx_mu);
+        snprintf(worker, sizeof worker, "%s", ctx_group->worker);
+        pthread_mutex_unlock(&ctx_mu);
+    }
+    fprintf(stderr, "%s %s: %s: %s%s%s%s\n", stamp, log_prog, level_names[lvl],
+            worker[0] ? "[" : "", worker, worker[0] ? "] " : "", msg);
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
     if (lvl > log_level_now)
@@ -215,7 +264,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
     if (log_format_now == LOG_JSON)
         log_json(lvl, stamp, line);
     else
-        fprintf(stderr, "%s %s: %s: %s\n", stamp, log_prog, level_names[lvl], line);
+        log_text(lvl, stamp, line);
     free(heap);
 }
 

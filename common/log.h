@@ -56,6 +56,19 @@ void log_ctx_worker(const char *name);
 void log_ctx_process(const char *job, int chunk);
 void log_ctx_thread(const char *job, int chunk);
 
+/* Groups: several workers in one process (`serve --slot-mode threads`)
+ * each keep a context of their own, which their threads join
+ * (log_ctx_use; NULL: the process's). log_ctx_worker and log_ctx_process
+ * set the calling thread's group's, or the process's; a group's thread's
+ * text lines name its worker. log_ctx_current: the calling thread's
+ * group, for the threads it starts to join. A group is freed after its
+ * threads ended. */
+struct log_ctx;
+struct log_ctx *log_ctx_new(void);
+void log_ctx_free(struct log_ctx *c);
+void log_ctx_use(struct log_ctx *c);
+struct log_ctx *log_ctx_current(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -177,7 +177,12 @@ int storage_temp_owner_set(const char *owner);
 /* Whether `o` is a valid owner tag (the set rule above): 1 or 0. */
 int storage_temp_owner_valid(const char *o);
 
-/* This process's owner tag, "" when none. */
+/* Sets the calling thread's owner tag, which wins over the process's (a
+ * worker of several in one process: `serve --slot-mode threads`). 0 or
+ * VR_EINVAL. */
+int storage_temp_owner_set_thread(const char *owner);
+
+/* The calling thread's owner tag, else this process's; "" when none. */
 const char *storage_temp_owner(void);
 
 /* Whether an owner's lease lives: 1 yes, 0 lapsed, <0 cannot tell (Redis

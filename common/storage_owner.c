@@ -10,6 +10,9 @@
 #include <string.h>
 
 static char storage_owner[STORAGE_OWNER_MAX];
+/* a thread's own, which wins: each worker of `serve --slot-mode threads`
+ * names its temporaries after itself */
+static _Thread_local char storage_owner_thread[STORAGE_OWNER_MAX];
 
 int storage_temp_owner_valid(const char *o)
 {
@@ -26,7 +29,15 @@ int storage_temp_owner_set(const char *owner)
     return 0;
 }
 
+int storage_temp_owner_set_thread(const char *owner)
+{
+    if (!owner || !storage_temp_owner_valid(owner))
+        return VR_EINVAL;
+    snprintf(storage_owner_thread, sizeof storage_owner_thread, "%s", owner);
+    return 0;
+}
+
 const char *storage_temp_owner(void)
 {
-    return storage_owner;
+    return storage_owner_thread[0] ? storage_owner_thread : storage_owner;
 }

@@ -32,7 +32,7 @@ static void serve_on_signal(int sig)
 
 /* A worker name given with --name: it becomes a Redis key and a consumer
  * name, and is shown in lists. */
-static int serve_name_valid(const char *s)
+int serve_name_valid(const char *s)
 {
     size_t n = strlen(s);
     return n >= 1 && n <= 100 &&
@@ -45,10 +45,10 @@ static int serve_loop(struct serve *s)
 {
     const char *hi[] = { RQ_CHUNKS_HI }, *normal[] = { RQ_CHUNKS };
     long long taken = 0;
-    int down = 0, idle = 0;
+    int down = 0, idle = 0, halt = 0; /* halt: this worker alone stops */
     log_info("worker %s: ready (storage %s)", s->name, s->storage_url[0] ? s->storage_url
                                                                           : s->storage);
-    while (!serve_drain && (!s->max_chunks || taken < s->max_chunks)) {
+    while (!*s->drain && !halt && (!s->max_chunks || taken < s->max_chunks)) {
         struct rq_msg m;
         vr_err e = { 0 };
         if (s->quarantined && clock_mono_s() < s->probe_at) {
@@ -107,14 +107,14 @@ static int serve_loop(struct serve *s)
         s->claims++;
         if (serve_claim_next(s, &e) < 0) {
             log_error("%s", e.msg);
-            serve_drain = 1;
+            halt = 1;
         }
         if (serve_chunk(s, &m, &claim) < 0)
             rq_backoff(s->q);
         rq_msg_release(&m);
     }
     log_info("worker %s: %s after %lld chunks", s->name,
-             serve_drain ? "drained" : "stopping", s->chunks_done);
+             *s->drain ? "drained" : "stopping", s->chunks_done);
     return 0;
 }
 
@@ -141,8 +141,31 @@ static void serve_report(struct serve *s, double secs)
 struct serve_args {
     struct rq_opts ro; /* --redis, --storage, --input-root, ... (rq_opts.h) */
     const char *gpu, *name, *warm_from;
+    const char *slot_names; /* --slot-names: this process runs them as threads */
+    char first_name[101];   /* ... the first of them: the process's own name */
     int cpu, slots; /* slots -1: 1 for --gpu N and --cpu, auto for --gpu all */
+    enum serve_slot_mode mode;
 };
+
+/* --slot-names (a `serve --slot-mode threads` parent's, for its child):
+ * 0 when it holds 1..SERVE_SLOTS_MAX valid names, the first into *first
+ * (the process's own name: its logs' and temporaries' outside a worker's
+ * threads); -1 not. */
+static int serve_names_check(const char *list, char *first, size_t fn)
+{
+    char buf[SERVE_SLOTS_MAX * 101 + 1], *save = NULL;
+    if (strlen(list) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++)
+        if (n >= SERVE_SLOTS_MAX || !serve_name_valid(t))
+            return -1;
+    if (n < 1 || list[0] == ',' || strstr(list, ",,") || list[strlen(list) - 1] == ',')
+        return -1;
+    snprintf(first, fn, "%.*s", (int)strcspn(list, ","), list);
+    return 0;
+}
 
 /* The options into s and a: 0, or the exit code (the usage error said). */
 static int serve_options(int argc, char **argv, struct serve *s, struct serve_args *a)
@@ -160,6 +183,8 @@ static int serve_options(int argc, char **argv, struct serve *s, struct serve_ar
         { "name", required_argument, 0, 'n' },
         { "warm-from", required_argument, 0, 'w' },
         { "warm-together", required_argument, 0, 'W' },
+        { "slot-mode", required_argument, 0, 'M' },
+        { "slot-names", required_argument, 0, 'N' },
         { 0, 0, 0, 0 }
     };
     int o;
@@ -201,6 +226,18 @@ static int serve_options(int argc, char **argv, struct serve *s, struct serve_ar
             a->name = optarg;
             break;
         case 'w': a->warm_from = optarg; break;
+        case 'M':
+            if (strcmp(optarg, "threads") && strcmp(optarg, "processes"))
+                return cli_usage_error("--slot-mode takes threads or processes");
+            a->mode = strcmp(optarg, "threads") ? SERVE_SLOTS_PROCESSES : SERVE_SLOTS_THREADS;
+            break;
+        case 'N':
+            if (serve_names_check(optarg, a->first_name, sizeof a->first_name))
+                return cli_usage_error("--slot-names takes 1..%d worker names, comma-separated",
+                                       SERVE_SLOTS_MAX);
+            a->slot_names = optarg;
+            a->name = a->first_name;
+            break;
         case 'W':
             if (cli_opt_int("--warm-together", optarg, 1, 16, &s->warm_together))
                 return 2;
@@ -298,22 +335,29 @@ static int serve_identity(struct serve *s, const struct serve_args *a)
     return 0;
 }
 
-/* Redis, the heartbeat thread, the warm-up and the pull loop, then the
- * report and the teardown: the loop's exit code. */
-static int serve_run(struct serve *s)
+/* The process's: libav quiet, SIGTERM/SIGINT drain every worker in it. */
+static void serve_process_setup(struct serve *s)
 {
     s->drain = &serve_drain;
     const char *warm = getenv("VR_WARM_ENGINE");
     s->cold = warm && !strcmp(warm, "0");
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_mutex_init(&s->cut.mu, NULL);
     av_log_set_level(AV_LOG_FATAL);
     struct sigaction sa = { 0 };
     sa.sa_handler = serve_on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
-    if (rq_ready(&s->q, s->url, RQ_G_WORKERS, &serve_drain, NULL) < 0) {
+}
+
+/* Redis, the heartbeat thread, the warm-up and the pull loop, then the
+ * report and the teardown: the loop's exit code. */
+int serve_run(struct serve *s)
+{
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->cut.mu, NULL);
+    if (rq_ready(&s->q, s->url, RQ_G_WORKERS, s->drain, NULL) < 0) {
         rq_free(&s->q);
+        pthread_mutex_destroy(&s->mu);
+        pthread_mutex_destroy(&s->cut.mu);
         return 1;
     }
     long long t_start = rq_now_ms();
@@ -339,7 +383,7 @@ int cmd_serve(int argc, char **argv)
 {
     struct serve s;
     memset(&s, 0, sizeof s);
-    struct serve_args a = { .slots = -1 };
+    struct serve_args a = { .slots = -1, .mode = SERVE_SLOT_MODE_DEFAULT };
     s.hb_ms = 1000;
     s.last_gpu_util = -1;
     int rc = serve_options(argc, argv, &s, &a);
@@ -352,10 +396,14 @@ int cmd_serve(int argc, char **argv)
         a.slots = all ? 0 : 1;
     if (a.cpu && a.slots == 0)
         return cli_usage_error("--slots auto is for GPU workers: give --cpu a number");
+    if (a.slot_names && (all || a.slots != 1))
+        return cli_usage_error("--slot-names is a worker process's own: give it --gpu N or "
+                               "--cpu, and --slots 1");
     if (all || a.slots != 1)
-        return serve_slots(argc, argv, all, a.gpu ? s.gpu : -1, a.slots, a.ro.redis);
+        return serve_slots(argc, argv, all, a.gpu ? s.gpu : -1, a.slots, a.mode, a.ro.redis);
     s.backend = a.gpu ? SEG_CUDA : SEG_CPU;
     if (serve_resolve(&s, &a) || serve_identity(&s, &a))
         return 1;
-    return serve_run(&s);
+    serve_process_setup(&s);
+    return a.slot_names ? serve_threads(&s, a.slot_names) : serve_run(&s);
 }

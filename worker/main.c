@@ -58,7 +58,8 @@ static const struct cli_cmd worker_cmds[] = {
       CLI_REPLACE_HELP },
     { "serve", cmd_serve, CLI_NEEDS_REDIS,
       "--redis URL --storage DIR|URL [--input-root DIR] (--gpu N | --gpu all | --cpu)\n"
-      "                [--slots N|auto] [--heartbeat-ms N] [--encode-threads N] [--host-slots N]\n"
+      "                [--slots N|auto] [--slot-mode threads|processes] [--heartbeat-ms N]\n"
+      "                [--encode-threads N] [--host-slots N]\n"
       "                [--name NAME] [--warm-from FILE] [--warm-together N]\n"
       "                [--storage-allow-private]",
       "pull chunks from Redis and process them",
@@ -83,6 +84,13 @@ static const struct cli_cmd worker_cmds[] = {
       "                     of it with 8; docs/notes/pipeline.md). A worker killed\n"
       "                     by a signal is replaced (after 1 s, doubling to 60 s while\n"
       "                     replacements die young) and its chunk requeued at once\n"
+      "  --slot-mode M      how a GPU's slots run: processes (the default), a worker\n"
+      "                     process each; threads, one worker process a GPU (one for\n"
+      "                     all CPU slots) whose threads are the slots, sharing one CUDA\n"
+      "                     context (each still a worker of its own in Redis). The\n"
+      "                     process killed: every thread's chunk requeued at once\n"
+      "  --slot-names A,B   run these workers as threads of this process (set by\n"
+      "                     serve --slot-mode threads for the processes it starts)\n"
       "  --name NAME        this worker's name in Redis (default host:gpuN|cpu:random;\n"
       "                     with --slots each worker gets its own)\n"
       "  --heartbeat-ms N   heartbeat and lease renewal period (1000); keep it well\n"

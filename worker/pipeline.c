@@ -97,6 +97,8 @@ struct pipe {
     int keep_in;                 /* keep it for the next run: this one succeeded */
     struct vr_nvml *nvml;
     uint64_t mem_base;           /* device memory in use before we started */
+    void *d2h;                   /* the masks' download stream (pcuda_stream_new) */
+    struct log_ctx *logctx;      /* the caller's log group, which its threads join */
     struct {                     /* µs on the trace clock, for the set-up log line */
         double start, in_open, out_open, gpu, pool, engine, first_dec, last_dec, first_enc;
         double first_out;        /* the first frame decoded that is output (not warm-up) */
@@ -210,6 +212,7 @@ static int frame_is_key(const AVFrame *f)
 static void *decode_main(void *arg)
 {
     struct pipe *p = arg;
+    log_ctx_use(p->logctx);
     trace_thread_name(p->trace, "decode");
     AVFrame *f = av_frame_alloc();
     AVPacket *pkt = av_packet_alloc();
@@ -383,7 +386,7 @@ static int segment_batch(struct pipe *p, struct item **b, int n, vr_err *e)
         for (int i = 0; i < n; i++) {
             double d0 = now_us();
             trace_nvtx_push("d2h");
-            rc = pcuda_d2h(b[i]->mask->data, (size_t)b[i]->mask->ls, p->dmask[i], p->dpitch,
+            rc = pcuda_d2h(p->d2h, b[i]->mask->data, (size_t)b[i]->mask->ls, p->dmask[i], p->dpitch,
                            p->plan.mask_w, p->plan.mask_h, e);
             trace_nvtx_pop();
             double d1 = now_us();
@@ -409,6 +412,7 @@ static int segment_batch(struct pipe *p, struct item **b, int n, vr_err *e)
 static void *segment_main(void *arg)
 {
     struct pipe *p = arg;
+    log_ctx_use(p->logctx);
     trace_thread_name(p->trace, "segment");
     if (p->gpu)
         pcuda_bind(p->o->gpu);
@@ -452,6 +456,7 @@ static void *segment_main(void *arg)
 static void *encode_main(void *arg)
 {
     struct pipe *p = arg;
+    log_ctx_use(p->logctx);
     trace_thread_name(p->trace, "encode");
     vr_err e = { 0 };
     int rc = 0;
@@ -545,6 +550,7 @@ out:
 static void *sampler_main(void *arg)
 {
     struct pipe *p = arg;
+    log_ctx_use(p->logctx);
     pcuda_bind(p->o->gpu);
     while (p->sampling) {
         unsigned util;
@@ -651,7 +657,9 @@ static void pipe_release(struct pipe *p)
  * none (nvenc_host.h); asked once per process. */
 int pipeline_nvenc_probe(int gpu)
 {
-    static int has = -1;
+    static int has = -1; /* a process's workers (--slot-mode threads) ask it once */
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&mu);
     if (has < 0) {
         const char *how;
         has = nvenc_host_available(gpu, &how);
@@ -660,7 +668,9 @@ int pipeline_nvenc_probe(int gpu)
                                          : "none; the matte's encoder: ",
                  has ? "" : vio_matte_encoder(1, 0, 4096, 2048, &why), how);
     }
-    return has;
+    int r = has;
+    pthread_mutex_unlock(&mu);
+    return r;
 }
 
 /* Where a run's fixed cost goes (ms from the start): what a short chunk
@@ -793,6 +803,8 @@ static int open_gpu(struct pipe *p, vr_err *err)
 {
     char pci[32] = "";
     int rc = pcuda_init(p->o->gpu, pci, sizeof pci, err);
+    if (rc == 0)
+        rc = pcuda_stream_new(&p->d2h, err);
     if (rc < 0)
         return rc;
     p->at.gpu = now_us();
@@ -890,6 +902,7 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
     p.in_path = in;
     p.gpu = o->backend == SEG_CUDA;
     p.test_delay_us = test_frame_delay_us();
+    p.logctx = log_ctx_current();
     pthread_mutex_init(&p.elock, NULL);
     metrics_reset(&p.m);
     double t_start = now_us();
@@ -934,7 +947,6 @@ int pipeline_run(const struct pipe_opts *o, const char *in, const char *out, str
     if (p.trace && trace_close(&p.trace, &te2) < 0)
         log_warn("%s", te2.msg);
     pipe_release(&p);
-    if (p.gpu)
-        pcuda_release();
+    pcuda_stream_free(p.d2h);
     return rc;
 }

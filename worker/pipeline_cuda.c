@@ -6,10 +6,7 @@
 
 #ifdef VR_HAVE_CUDA
 #include <cuda_runtime_api.h>
-#include <pthread.h>
 
-static cudaStream_t d2h_stream; /* one pipeline per process runs on the GPU */
-static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int pcuda_check(int gpu, vr_err *err)
 {
@@ -37,13 +34,23 @@ int pcuda_init(int gpu, char *pci_bus_id, size_t n, vr_err *err)
         return vr_err_set(err, VR_ECUDA, "GPU %d: %s", gpu, cudaGetErrorString(e));
     if (pci_bus_id && n && cudaDeviceGetPCIBusId(pci_bus_id, (int)n, gpu) != cudaSuccess)
         pci_bus_id[0] = '\0';
-    pthread_mutex_lock(&stream_lock);
-    if (!d2h_stream)
-        e = cudaStreamCreateWithFlags(&d2h_stream, cudaStreamNonBlocking);
-    pthread_mutex_unlock(&stream_lock);
-    if (e != cudaSuccess)
-        return vr_err_set(err, VR_ECUDA, "GPU %d: cannot create a stream: %s", gpu, cudaGetErrorString(e));
     return 0;
+}
+
+int pcuda_stream_new(void **stream, vr_err *err)
+{
+    cudaStream_t st = NULL;
+    cudaError_t e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+    *stream = e == cudaSuccess ? (void *)st : NULL;
+    if (e != cudaSuccess)
+        return vr_err_set(err, VR_ECUDA, "cannot create a stream: %s", cudaGetErrorString(e));
+    return 0;
+}
+
+void pcuda_stream_free(void *stream)
+{
+    if (stream)
+        cudaStreamDestroy((cudaStream_t)stream);
 }
 
 int pcuda_pci_id(int gpu, char *buf, size_t n)
@@ -97,12 +104,14 @@ void pcuda_dev_free(void *p)
         cudaFree(p);
 }
 
-int pcuda_d2h(void *dst, size_t dpitch, const void *src, size_t spitch, int w, int h, vr_err *err)
+int pcuda_d2h(void *stream, void *dst, size_t dpitch, const void *src, size_t spitch, int w,
+              int h, vr_err *err)
 {
+    cudaStream_t st = (cudaStream_t)stream;
     cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, (size_t)w, (size_t)h,
-                                      cudaMemcpyDeviceToHost, d2h_stream);
+                                      cudaMemcpyDeviceToHost, st);
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(d2h_stream);
+        e = cudaStreamSynchronize(st);
     if (e != cudaSuccess)
         return vr_err_set(err, VR_ECUDA, "mask download failed: %s", cudaGetErrorString(e));
     return 0;
@@ -116,14 +125,6 @@ uint64_t pcuda_mem_used(void)
     return (uint64_t)(tot - fr);
 }
 
-void pcuda_release(void)
-{
-    pthread_mutex_lock(&stream_lock);
-    if (d2h_stream)
-        cudaStreamDestroy(d2h_stream);
-    d2h_stream = NULL;
-    pthread_mutex_unlock(&stream_lock);
-}
 
 #else /* CPU-only build */
 
@@ -168,13 +169,22 @@ int pcuda_dev_alloc2d(void **p, size_t *pitch, int w, int h, vr_err *err)
 
 void pcuda_dev_free(void *p) { (void)p; }
 
-int pcuda_d2h(void *dst, size_t dpitch, const void *src, size_t spitch, int w, int h, vr_err *err)
+int pcuda_stream_new(void **stream, vr_err *err)
 {
+    *stream = NULL;
+    return vr_err_set(err, VR_ENOTBUILT, "built without CUDA");
+}
+
+void pcuda_stream_free(void *stream) { (void)stream; }
+
+int pcuda_d2h(void *stream, void *dst, size_t dpitch, const void *src, size_t spitch, int w,
+              int h, vr_err *err)
+{
+    (void)stream;
     (void)dst; (void)dpitch; (void)src; (void)spitch; (void)w; (void)h;
     return vr_err_set(err, VR_ENOTBUILT, "built without CUDA");
 }
 
 uint64_t pcuda_mem_used(void) { return 0; }
-void pcuda_release(void) {}
 
 #endif

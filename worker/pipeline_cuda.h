@@ -40,15 +40,20 @@ void pcuda_host_free(void *p);
 int pcuda_dev_alloc2d(void **p, size_t *pitch, int w, int h, vr_err *err);
 void pcuda_dev_free(void *p);
 
-/* Copies a w x h byte image from the device to the host on the pipeline's
- * own stream and waits for it. */
-int pcuda_d2h(void *dst, size_t dpitch, const void *src, size_t spitch, int w, int h, vr_err *err);
+/* A stream of the pipeline's own (a cudaStream_t): each pipeline has one,
+ * so that several in one process (`serve --slot-mode threads`) neither
+ * wait on nor free each other's. pcuda_stream_free accepts NULL. */
+int pcuda_stream_new(void **stream, vr_err *err);
+void pcuda_stream_free(void *stream);
+
+/* Copies a w x h byte image from the device to the host on `stream`
+ * (pcuda_stream_new) and waits for it. */
+int pcuda_d2h(void *stream, void *dst, size_t dpitch, const void *src, size_t spitch, int w,
+              int h, vr_err *err);
 
 /* Device memory the process holds now (cudaMemGetInfo total - free: whole
  * device), bytes; 0 when unknown. */
 uint64_t pcuda_mem_used(void);
 
-/* Releases the pipeline's stream. */
-void pcuda_release(void);
 
 #endif

@@ -111,8 +111,6 @@ int pipeline_warm_up(const struct pipe_opts *o, const char *in, const char *name
     if (took_ms)
         memcpy(took_ms, part, sizeof part);
     vio_in_free(&vin);
-    if (gpu)
-        pcuda_release();
     if (rc < 0) {
         pipe_warm_drop(o->warm); /* as a failed run: nothing half made is kept */
         return rc;

@@ -52,6 +52,9 @@ struct serve {
     char warm_src[RQ_WARM_SOURCE_MAX]; /* what this worker last remembered there */
     char warm_fmt[RQ_WARM_FORMAT_MAX];
     volatile sig_atomic_t *drain; /* SIGTERM: finish the chunk, take no more */
+    struct log_ctx *logctx;       /* its log group (a worker of several in one process:
+                                   * --slot-mode threads), which its threads join; NULL
+                                   * the process's */
     int env_fault;                /* the last chunk failed on this worker's own files
                                    * (serve_chunk.c serve_error_mine) */
     int storage_fault;            /* ... on the shared storage (its root, the output side):
@@ -110,12 +113,41 @@ struct serve {
  * claim key in (never on the command line, which `ps` shows). */
 #define SERVE_CLAIM_KEY_ENV "VR_WORKER_CLAIM_KEY"
 
+/* How a GPU's slots run (`serve --slot-mode`): a process each, or threads
+ * of one process a GPU (one for all CPU slots), which share one CUDA
+ * context: 16 NVDEC sessions decoded 8K HEVC at 382 fps as threads of one
+ * process, 296 fps as 16 processes (H200, issue 43). The default is
+ * SERVE_SLOT_MODE_DEFAULT, here, in one place. */
+enum serve_slot_mode { SERVE_SLOTS_PROCESSES, SERVE_SLOTS_THREADS };
+#define SERVE_SLOT_MODE_DEFAULT SERVE_SLOTS_PROCESSES
+
 /* `vr-worker serve --gpu all` / `--slots N` (worker/serve_slots.c): runs
- * `slots` worker processes on each GPU (all: every GPU, else GPU `gpu`;
- * gpu < 0: CPU workers; slots 0: auto), replaces those killed by a signal
- * and requeues their chunks through Redis at `url`; returns the exit
+ * `slots` workers on each GPU (all: every GPU, else GPU `gpu`; gpu < 0:
+ * CPU workers; slots 0: auto), as processes or as threads of a process
+ * per GPU (mode); replaces a worker process killed by a signal and
+ * requeues its workers' chunks through Redis at `url`; returns the exit
  * status (0 when every worker drained or ended well). */
-int serve_slots(int argc, char **argv, int all, int gpu, int slots, const char *url);
+int serve_slots(int argc, char **argv, int all, int gpu, int slots, enum serve_slot_mode mode,
+                const char *url);
+
+/* Most workers a process runs (--slots' bound). */
+#define SERVE_SLOTS_MAX 16
+
+/* A worker name's rule (--name, --slot-names): 1..100 of [A-Za-z0-9:._-].
+ * 1 or 0. */
+int serve_name_valid(const char *s);
+
+/* Runs the workers named in `names` (comma-separated, each valid, at most
+ * SERVE_SLOTS_MAX) as threads of this process (worker/serve_threads.c),
+ * each a copy of `base` (options resolved, claim key set) under its own
+ * name, Redis connections, heartbeat, claims and kept decoder and engine.
+ * Returns the exit status: 0 when every one drained or ended well. */
+int serve_threads(const struct serve *base, const char *names);
+
+/* One worker's run (cmd_serve.c): Redis, the heartbeat thread, the
+ * warm-up and the pull loop until a drain (s->drain) or its end; the exit
+ * status. */
+int serve_run(struct serve *s);
 
 /* A worker's name in Redis: host:dev:8 random hex digits (dev "gpu0",
  * "cpu"), into buf of size n. */

@@ -100,6 +100,7 @@ static void serve_hb_once(struct serve *s, struct rq *q)
 void *serve_hb_main(void *arg)
 {
     struct serve *s = arg;
+    log_ctx_use(s->logctx); /* its worker's lines, one of several in a process */
     struct rq *q = NULL;
     rq_open(s->url, 5000, &q, NULL);
     for (;;) {

@@ -1,7 +1,10 @@
 /*
  * serve_slots.c - `vr-worker serve --gpu all` and `--slots N`: worker child
  * processes, N on each GPU or N CPU workers, each exec'd afresh so CUDA is
- * initialised once per process, and workers' names.
+ * initialised once per process, and workers' names. With --slot-mode
+ * threads a child runs a GPU's N workers (or all CPU workers) as threads
+ * (serve_threads.c): one child a GPU, which the parent tends the same way,
+ * reporting each of its workers died when it dies.
  *
  * The parent tends its slots: a worker killed by a signal (a crash, the
  * OOM killer, kill -9) is replaced, after a restart delay that doubles
@@ -53,10 +56,13 @@ void serve_name_make(char *buf, size_t n, const char *dev)
     snprintf(buf, n, "%s:%s:%02x%02x%02x%02x", host, dev, r[0], r[1], r[2], r[3]);
 }
 
-/* One slot: what it runs as, and when its replacement is due. */
+/* One slot (a worker process): what it runs as, and when its replacement
+ * is due. */
 struct slot {
     char gpu[16];          /* "--gpu" argument, "" for --cpu */
-    char worker[128];      /* the running worker's name in Redis (--name) */
+    int workers;           /* workers it runs: 1, or its threads (--slot-mode threads) */
+    char worker[SERVE_SLOTS_MAX][128]; /* their names in Redis (--name, --slot-names) */
+    char names[SERVE_SLOTS_MAX * 101 + 1]; /* threads: the names, comma-separated */
     char key[RQ_CLAIM_KEY_HEX]; /* its claim key (SERVE_CLAIM_KEY_ENV) */
     double started_ms;     /* monotonic */
     double delay_ms;       /* the next restart delay */
@@ -65,10 +71,10 @@ struct slot {
 };
 
 /* The child's argv: this one's options, then `--gpu g` (unless --cpu),
- * `--slots 1` and `--name`, which win over the earlier ones as getopt
- * reads them, so a child never spawns again however the options were
- * spelled; `--host-slots`, so each encoder knows how many share the
- * cores. av: argc + 10 entries. */
+ * `--slots 1` and `--name` (threads: `--slot-names`), which win over the
+ * earlier ones as getopt reads them, so a child never spawns again however
+ * the options were spelled; `--host-slots`, so each encoder knows how many
+ * share the cores. av: argc + 10 entries. */
 static void slot_argv(int argc, char **argv, const char *exe, const struct slot *sl, char **av)
 {
     int k = 0;
@@ -82,21 +88,28 @@ static void slot_argv(int argc, char **argv, const char *exe, const struct slot 
     }
     av[k++] = "--slots";
     av[k++] = "1";
-    av[k++] = "--name";
-    av[k++] = (char *)sl->worker;
+    av[k++] = sl->workers > 1 ? "--slot-names" : "--name";
+    av[k++] = sl->workers > 1 ? (char *)sl->names : (char *)sl->worker[0];
     av[k++] = "--host-slots";
     av[k++] = (char *)sl->host_slots;
     av[k] = NULL;
 }
 
-/* Starts slot i (its entry in sup, new or reaped) under a fresh name. */
+/* Starts slot i (its entry in sup, new or reaped) under fresh names. */
 static int slot_start(struct sup *sup, int i, struct slot *sl, int argc, char **argv,
                       const char *exe, char **av, const char *label)
 {
     char dev[24] = "cpu";
     if (sl->gpu[0])
         snprintf(dev, sizeof dev, "gpu%s", sl->gpu);
-    serve_name_make(sl->worker, sizeof sl->worker, dev);
+    size_t at = 0;
+    sl->names[0] = '\0';
+    for (int w = 0; w < sl->workers; w++) {
+        serve_name_make(sl->worker[w], sizeof sl->worker[w], dev);
+        if (at < sizeof sl->names) /* 16 names of at most 80 bytes fit */
+            at += (size_t)snprintf(sl->names + at, sizeof sl->names - at, "%s%s", w ? "," : "",
+                                   sl->worker[w]);
+    }
     slot_argv(argc, argv, exe, sl, av);
     vr_err e = { 0 };
     if (rq_claim_key_new(sl->key, &e) < 0) {
@@ -113,12 +126,14 @@ static int slot_start(struct sup *sup, int i, struct slot *sl, int argc, char **
     }
     sl->started_ms = clock_mono_ms();
     sl->due_ms = 0;
-    log_info("%s: pid %d, worker %s", sup->child[i].name, (int)sup->child[i].pid, sl->worker);
+    log_info("%s: pid %d, worker%s %s", sup->child[i].name, (int)sup->child[i].pid,
+             sl->workers > 1 ? "s" : "", sl->workers > 1 ? sl->names : sl->worker[0]);
     return 0;
 }
 
-/* Slot i's worker died of a signal: its chunk back to the queue now, its
- * replacement scheduled. */
+/* Slot i's worker process died of a signal: the chunk each of its workers
+ * held back to the queue now (their claims were made under the key the
+ * process was given), its replacement scheduled. */
 static void slot_died(struct sup *sup, int i, struct slot *sl, struct rq **q, const char *url)
 {
     char how[96], reason[256];
@@ -126,13 +141,15 @@ static void slot_died(struct sup *sup, int i, struct slot *sl, struct rq **q, co
     double now = clock_mono_ms();
     if (now - sl->started_ms >= SLOT_HEALTHY_MS || sl->delay_ms <= 0)
         sl->delay_ms = SLOT_RESTART_FIRST_MS;
-    snprintf(reason, sizeof reason, "worker %s %s", sl->worker, how);
     vr_err e = { 0 };
     int rc = VR_EINVAL;
-    if (!*q)
-        rq_open(url, 5000, q, &e); /* unreachable: *q set all the same, and retried below */
-    if (*q && (rc = rq_report_died(*q, sl->worker, sl->key, reason, &e)) == 0)
-        rq_worker_gone(*q, sl->worker, NULL); /* off the list now, not when its TTL ends */
+    for (int w = 0; w < sl->workers; w++) {
+        snprintf(reason, sizeof reason, "worker %s %s", sl->worker[w], how);
+        if (!*q)
+            rq_open(url, 5000, q, &e); /* unreachable: *q set all the same, and retried */
+        if (*q && (rc = rq_report_died(*q, sl->worker[w], sl->key, reason, &e)) == 0)
+            rq_worker_gone(*q, sl->worker[w], NULL); /* off the list now, not at its TTL */
+    }
     if (rc < 0)
         log_warn("%s %s; its chunk is left to the lease reclaim (%s)", sup->child[i].name, how,
                  e.msg);
@@ -143,7 +160,8 @@ static void slot_died(struct sup *sup, int i, struct slot *sl, struct rq **q, co
     sl->delay_ms = sl->delay_ms * 2 < SLOT_RESTART_MAX_MS ? sl->delay_ms * 2 : SLOT_RESTART_MAX_MS;
 }
 
-int serve_slots(int argc, char **argv, int all, int gpu, int slots, const char *url)
+int serve_slots(int argc, char **argv, int all, int gpu, int slots, enum serve_slot_mode mode,
+                const char *url)
 {
     int first = gpu, n = 1;
     if (all) {
@@ -168,7 +186,13 @@ int serve_slots(int argc, char **argv, int all, int gpu, int slots, const char *
     }
     exe[len] = '\0';
     char **av = calloc((size_t)argc + 10, sizeof *av);
-    struct slot *sl = calloc((size_t)(n * slots), sizeof *sl);
+    /* threads: a child a GPU (one for the CPU workers), running its slots */
+    int threads = mode == SERVE_SLOTS_THREADS && slots > 1;
+    int per_child = threads ? slots : 1, children = n * slots / per_child;
+    if (threads)
+        log_info("--slot-mode threads: the %d workers of each %s are threads of one process",
+                 slots, gpu >= 0 || all ? "GPU" : "host");
+    struct slot *sl = calloc((size_t)children, sizeof *sl);
     if (!av || !sl) {
         free(av);
         free(sl);
@@ -181,12 +205,18 @@ int serve_slots(int argc, char **argv, int all, int gpu, int slots, const char *
     struct sup sup = { 0 };
     struct rq *q = NULL;
     int bad = 0, total = n * slots;
-    for (int k = 0; k < total && !bad; k++) {
+    for (int k = 0; k < children && !bad; k++) {
         char label[48];
         snprintf(sl[k].host_slots, sizeof sl[k].host_slots, "%d", total);
-        if (gpu >= 0 || all) {
+        sl[k].workers = per_child;
+        if ((gpu >= 0 || all) && threads) {
+            snprintf(sl[k].gpu, sizeof sl[k].gpu, "%d", first + k);
+            snprintf(label, sizeof label, "GPU %s workers", sl[k].gpu);
+        } else if (gpu >= 0 || all) {
             snprintf(sl[k].gpu, sizeof sl[k].gpu, "%d", first + k / slots);
             snprintf(label, sizeof label, "GPU %s worker %d", sl[k].gpu, k % slots);
+        } else if (threads) {
+            snprintf(label, sizeof label, "CPU workers");
         } else {
             snprintf(label, sizeof label, "CPU worker %d", k);
         }

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* "pci" and the bus id's hex digits ("0000:17:00.0" -> "pci000017000"),
@@ -99,8 +100,13 @@ static int warm_lock_open(const char *lane, int k, int together)
     return fd;
 }
 
+static long serve_tid(void)
+{
+    return (long)syscall(SYS_gettid);
+}
+
 /* A warm-up lock of the device, held: the first of its `together` locks
- * free, else (all taken) the wait on one of them, by pid. Returns the
+ * free, else (all taken) the wait on one of them, by thread id. Returns the
  * locked descriptor, or -1 (no lock: warm anyway). */
 static int warm_lock(const char *lane, int together, long long *waited_ms)
 {
@@ -113,7 +119,11 @@ static int warm_lock(const char *lane, int together, long long *waited_ms)
         if (fd >= 0)
             close(fd);
     }
-    int fd = warm_lock_open(lane, (int)(getpid() % (together > 1 ? together : 1)), together);
+    /* by thread id: the pid in a worker process, each worker's own among
+     * threads (--slot-mode threads), so they spread over the lane's locks;
+     * each opens its own descriptor, and flock locks belong to it: threads
+     * exclude each other as processes do (fcntl locks would not) */
+    int fd = warm_lock_open(lane, (int)(serve_tid() % (together > 1 ? together : 1)), together);
     if (fd < 0)
         return -1;
     while (flock(fd, LOCK_EX) < 0) {

@@ -365,17 +365,21 @@ static size_t ir_smem(const struct cu_ir_args *a, int *ce_max, int *cs_max, int 
 
 static size_t ir_optin_max(void)
 {
+    /* asked once a process (of one GPU, or GPUs of one kind); threads of a
+     * process (serve --slot-mode threads) racing here store the same value */
     static int max_optin = -1;
-    if (max_optin < 0) {
+    int v = __atomic_load_n(&max_optin, __ATOMIC_RELAXED);
+    if (v < 0) {
         int dev = 0;
         if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                   dev) != cudaSuccess) {
+            cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+                cudaSuccess) {
             cudaGetLastError();
-            max_optin = 48 * 1024;
+            v = 48 * 1024;
         }
+        __atomic_store_n(&max_optin, v, __ATOMIC_RELAXED);
     }
-    return (size_t)max_optin;
+    return (size_t)v;
 }
 
 extern "C" size_t cu_ir_smem(const struct cu_ir_args *a)

@@ -249,11 +249,14 @@ __global__ void __launch_bounds__(256) k_pw_global(struct pw_k k)
     pw_out8(k, gp, co0, acc);
 }
 
+/* per process (the attributes hold for the context, which a process's
+ * workers share: serve --slot-mode threads); threads racing to set them
+ * set the same values */
 static int pw_prepared;
 
 extern "C" int cu_ops_prepare(void)
 {
-    if (pw_prepared)
+    if (__atomic_load_n(&pw_prepared, __ATOMIC_ACQUIRE))
         return 0;
     const void *const kernels[] = {
         (const void *)k_pointwise<4>, (const void *)k_pointwise<1>, (const void *)k_pw_mma<0>,
@@ -269,7 +272,7 @@ extern "C" int cu_ops_prepare(void)
         cudaGetLastError();
         return VR_ECUDA;
     }
-    pw_prepared = 1;
+    __atomic_store_n(&pw_prepared, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
