@@ -28,7 +28,7 @@
 #   the serve fleet with a job of 1 s chunks (one for every slot) before the
 #   timed one; CEIL=0 skips the ceilings; WORKER_ARGS are given to
 #   `vr-worker serve` (e.g. "--encode-threads 4"). SLOT_MODES="processes
-#   threads" runs the warm serve rows and the FRESH runs once per
+#   threads" runs the warm serve rows, the FRESH runs and `vrctl run` once per
 #   `serve --slot-mode` (rows 2gpu-serve[threads], ...); unset: once, with
 #   serve's default mode.
 set -u
@@ -287,14 +287,17 @@ run_late() { # name ngpus clip frames
 
 # ---- vrctl run, everything in one command ----
 run_fleet() { # name ngpus
+    label=$(row_label "$1")
+    set -- "$(row_file "$1")" "$2"
     t0=$(now)
     start_samplers "$1"
+    # shellcheck disable=SC2086
     CUDA_VISIBLE_DEVICES=$(seq -s, 0 $(($2 - 1))) timeout 580 "$B/vrctl" run -y "$CLIP" \
-        -o "$W/$1.mkv" --keep-temp > "$R/$1.log" 2>&1
+        -o "$W/$1.mkv" --keep-temp $MODE_ARGS > "$R/$1.log" 2>&1
     rc=$?
     t1=$(now)
     stop_samplers "$1" "$2"
-    report "$1" "$FRAMES" "$t0" "$t1" "$rc"
+    report "$label" "$FRAMES" "$t0" "$t1" "$rc"
     tr '\r' '\n' < "$R/$1.log" | grep -E ": done in|workers:|error|cannot" | tail -3 \
         | sed 's/^/    /' | tee -a "$OUTDIR/fleet.txt"
     kept=$(sed -n 's/^vrctl run: kept \([^ ]*\) .*/\1/p' "$R/$1.log" | tail -1)
@@ -310,10 +313,10 @@ for mode in ${SLOT_MODES:-default}; do
         [ "$n" -le "$NGPU" ] && run_serve "${n}gpu-serve" "$n" "$CLIP" "$FRAMES"
     done
     [ "${FRESH:-1}" = 1 ] && run_fresh "${NGPU}gpu-serve-fresh" "$NGPU" "$CLIP" "$FRAMES"
+    [ "${RUN:-1}" = 1 ] && run_fleet "${NGPU}gpu-vrctl-run" "$NGPU"
 done
 SLOT_MODE='' MODE_ARGS=''
 [ "${LATE:-1}" = 1 ] && [ "$NGPU" -gt 1 ] && run_late "${NGPU}gpu-serve-late" "$NGPU" "$CLIP" "$FRAMES"
-[ "${RUN:-1}" = 1 ] && run_fleet "${NGPU}gpu-vrctl-run" "$NGPU"
 if [ "${LONG:-0}" = 1 ]; then
     LONGCLIP=$W/ten-minutes.mkv
     [ -f "$LONGCLIP" ] || "$B/vrbench-video" repeat "$SHORT" "$LONGCLIP" $((36000 / GEN)) \

@@ -65,6 +65,7 @@ struct run_opts {
     int per_gpu;                  /* GPU workers (serve slots) per GPU */
     int gpus;                     /* GPUs to use (0 with cpu) */
     int encode_threads;           /* each worker's CPU encoder threads; 0 = one per core */
+    const char *slot_mode;        /* --slot-mode for the GPUs' serve; NULL = serve's default */
     int keep;                     /* keep the temp dir */
     int allow_private;            /* --notify-allow-private, passed to the controller */
     int replace;                  /* -y: OUT may replace an existing file */
@@ -118,6 +119,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         { "per-gpu", required_argument, 0, 'g' },
         { "notify-secret-file", required_argument, 0, 'S' },
         { "encode-threads", required_argument, 0, 'E' },
+        { "slot-mode", required_argument, 0, 'M' },
         { "notify-allow-private", no_argument, 0, 'P' },
         { 0, 0, 0, 0 }
     };
@@ -154,6 +156,11 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
         case 'g':
             if (cli_opt_int("--per-gpu", optarg, 1, 16, &o->per_gpu))
                 return 2;
+            break;
+        case 'M': /* checked here, so a typo is said before anything starts */
+            if (strcmp(optarg, "threads") && strcmp(optarg, "processes"))
+                return cli_usage_error("--slot-mode takes threads or processes");
+            o->slot_mode = optarg;
             break;
         case 'E':
             if (cli_opt_int("--encode-threads", optarg, 1, 256, &o->encode_threads))
@@ -349,6 +356,10 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
             wargs[k++] = "all";
             wargs[k++] = "--slots";
             wargs[k++] = per;
+            if (o->slot_mode) {
+                wargs[k++] = "--slot-mode";
+                wargs[k++] = (char *)o->slot_mode;
+            }
         }
         if (o->encode_threads) {
             wargs[k++] = "--encode-threads";

@@ -155,7 +155,7 @@ static const struct cli_cmd vrctl_cmds[] = {
       "and stitch time, chunk errors and the job's events. It works while the job runs.\n"
       VRCTL_EXIT_HELP },
     { "run", cmd_run, 0,
-      "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--profile P] [-c FILE] [--layout L]\n"
+      "IN -o OUT [--workers N] [--cpu] [--per-gpu N] [--slot-mode M] [--profile P] [-c FILE] [--layout L]\n"
       "       [--output KIND] [--chunk-seconds S] [--chunking C] [--encode-threads N]\n"
       "       [--on-decode-error A] [--notify URL [--notify-secret-file FILE]\n"
       "       [--notify-allow-private]] [--crf N] [--encoder NAME] [--resume] [--keep-temp]\n"
@@ -170,6 +170,8 @@ static const struct cli_cmd vrctl_cmds[] = {
       "                     core a slot, 2..16 per GPU):\n"
       "                     one GPU reaches NVDEC's ceiling with 16 slots, 88% of\n"
       "                     it with 8\n"
+      "  --slot-mode M      how the GPU workers run: threads of one process a GPU or a\n"
+      "                     process each (serve --slot-mode; default: serve's)\n"
       "  --cpu              use the CPU engine even if a GPU is present\n"
       "  --encode-threads N each worker's CPU encoder threads (default: one per core)\n"
       VRCTL_SPEC_HELP
