@@ -266,7 +266,7 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
              && cudaMalloc((void **)&d_scr, work * 6 * 4) == cudaSuccess
              && cudaMalloc((void **)&d_mask, (size_t)batch * ow * oh) == cudaSuccess
              && cudaMalloc((void **)&d_ty, (size_t)batch * ow * oh) == cudaSuccess
-             && cudaMalloc((void **)&d_ring, (2 * slots + 1) * ow * oh) == cudaSuccess
+             && cudaMalloc((void **)&d_ring, (2 * slots + 1 + batch) * ow * oh) == cudaSuccess
              && cudaMalloc((void **)&d_sad, (size_t)batch * sizeof *d_sad) == cudaSuccess
              && cudaMalloc((void **)&d_rects, sizeof rects) == cudaSuccess
              && cudaMalloc((void **)&d_tiles, sizeof tiles) == cudaSuccess;
@@ -333,7 +333,8 @@ static void breakdown(const struct geom *g, int batch, const struct vr_config *c
                                                   d_ring + slots * ow * oh, d_sad, 0, &err); break;
             case 6: rc = frame_temporal_cuda(&topt, &tst, batch, &fm, d_ty, d_sad, d_ring,
                                              d_ring + slots * ow * oh,
-                                             d_ring + 2 * slots * ow * oh, 0, &err); break;
+                                             d_ring + 2 * slots * ow * oh,
+                                             d_ring + (2 * slots + 1) * ow * oh, 0, &err); break;
             default: rc = frame_preprocess_fold_batch_cuda(&fb, d_rects, &p, mw, mh, d_in,
                                                            d_luma, 0, &err); break;
             }

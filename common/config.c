@@ -59,6 +59,7 @@ static const struct config_key config_keys[] = {
     KD(smooth, 0.0, 0.95),
     KI(smooth_frames, 1, 8),
     KI(smooth_still, 0, 255),
+    KI(smooth_still_radius, 0, CONFIG_STILL_R_MAX),
     KI(smooth_hold, 0, 255),
     KD(scene_cut, 0.0, 255.0),
     KI(batch, 1, 256),

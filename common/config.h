@@ -68,6 +68,8 @@ struct vr_config {
     double smooth;             /* weight decay per frame back, 0 = off */
     int smooth_frames;         /* window, the current frame included (1 = off) */
     int smooth_still;          /* luma change (0..255) under which a pixel is still */
+    int smooth_still_radius;   /* the stillness test takes the largest luma change within
+                                * this many pixels (0: the pixel's own) */
     int smooth_hold;           /* >0: a still pixel keeps its output while the filtered
                                 * value stays within this many levels; 0 off */
     double scene_cut;          /* mean luma change (0..255) that starts a shot, 0 = never */
@@ -106,6 +108,10 @@ int config_load_profile(struct vr_config *c, const char *name, vr_err *err);
 
 /* The hold's longest run without a refresh (frames; frame_temporal.h). */
 #define CONFIG_HOLD_SPAN 8
+
+/* The temporal filter's stillness test: the largest neighbourhood radius
+ * (smooth_still_radius; frame_temporal.h). */
+#define CONFIG_STILL_R_MAX 4
 
 /* The people tier's window: frame t's people depend on frames t-W+1..t
  * (kernels/seg/people_track.h). */

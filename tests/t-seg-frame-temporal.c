@@ -65,6 +65,32 @@ Test(seg_frame_temporal, still_pixels_average_moving_ones_follow)
     cr_assert_eq(s.have, 2);
 }
 
+/* smooth_still_radius: a pixel is still only where its whole
+ * neighbourhood is; a neighbour that moved makes it follow its current
+ * mask (a walking person's coat over a background of its colour). */
+Test(seg_frame_temporal, still_on_a_neighbourhood)
+{
+    struct temporal_opts o;
+    struct temporal_state s;
+    uint8_t rm[2 * 3], ry[2 * 3], yc[3];
+    /* pixel 2 moves at frame 1; pixels 0 and 1 do not */
+    const uint8_t y0[3] = { 100, 100, 100 }, y1[3] = { 101, 100, 150 };
+    for (int r = 0; r <= 1; r++) {
+        temporal_opts_make(&o, 3, 0.5, 4, 0.0, 3, 1);
+        temporal_opts_still_r(&o, r);
+        temporal_reset(&s);
+        uint8_t m0[3] = { 0, 0, 0 }, m1[3] = { 200, 200, 200 };
+        step(&o, &s, y0, m0, rm, ry, yc);
+        step(&o, &s, y1, m1, rm, ry, yc);
+        /* (200 + 0.5*0) / 1.5 = 133.3 where still; 200 where moving */
+        cr_assert_eq(m1[0], 133, "radius %d", r);
+        cr_assert_eq(m1[1], r ? 200 : 133, "radius %d: pixel 1 beside the motion", r);
+        cr_assert_eq(m1[2], 200, "radius %d", r);
+    }
+    temporal_opts_still_r(&o, 99);
+    cr_assert_eq(o.still_r, TEMPORAL_STILL_R_MAX);
+}
+
 Test(seg_frame_temporal, scene_cut_empties_the_window)
 {
     struct temporal_opts o;
@@ -109,7 +135,8 @@ Test(seg_frame_temporal, luma_is_the_nearest_sample)
 
 /* The property a chunk relies on: started K-1 frames before its first
  * output frame, from an empty window, the filter gives the whole run's
- * masks from there on (random frames with still stretches and cuts). */
+ * masks from there on (random frames with still stretches and cuts), the
+ * stillness tested on the pixel alone and on neighbourhoods. */
 Test(seg_frame_temporal, warmup_of_k_minus_1_frames_reproduces_the_whole_run)
 {
     enum { W = 24, H = 10, N = 60 };
@@ -129,6 +156,7 @@ Test(seg_frame_temporal, warmup_of_k_minus_1_frames_reproduces_the_whole_run)
         struct temporal_opts o;
         temporal_opts_make(&o, K, 0.8, 5, 20.0, W, H);
         temporal_opts_hold(&o, holds[hi]);
+        temporal_opts_still_r(&o, hi); /* the neighbourhood test: radius 0, 1, 2 */
         static uint8_t rm[TEMPORAL_MAX_FRAMES * W * H], ry[TEMPORAL_MAX_FRAMES * W * H];
         uint8_t yc[W * H], m[W * H];
         struct temporal_state s;

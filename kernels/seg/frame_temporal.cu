@@ -261,12 +261,86 @@ extern "C" int frame_temporal_luma_cuda(const struct temporal_opts *o,
 struct ft_params {
     float weight[TEMPORAL_MAX_FRAMES];
     unsigned long long cut_sad;
-    int still, slots, have, head, w, h, n;
+    int still, still_r, slots, have, head, w, h, n;
     int hold, nkeys;                    /* the hold's margin (0 off) and key window */
     uint32_t keys[CONFIG_HOLD_SPAN];
     uint8_t *mask[FRAME_CU_MAX_FRAMES];
     int ls[FRAME_CU_MAX_FRAMES];
 };
+
+/* ---- the stillness test on a neighbourhood (still_r > 0) ---- */
+
+/* Pass 1, one thread a pixel: e[j][p] has bit i-1 set when
+ * |y_j(p) - y_{j-i}(p)| <= still, for the window's taps i = 1..slots of
+ * the batch's frame j. y_{j-i} is the batch's frame j-i, or for j < i the
+ * ring's (i-j-1)-th newest frame while the ring holds it (else the bit is
+ * 0: frame j never has that tap, as its window holds at most have + j
+ * frames). Pass 2 (ft_near, in k_temporal) ANDs the bits over the
+ * neighbourhood: all of it within `still` is the C twin's largest change
+ * within `still`. The filter kernel rewrites the ring, so the ring's
+ * lumas are read here, by a kernel before it. */
+__global__ void k_temporal_still(const __grid_constant__ ft_params a,
+                                 const uint8_t *__restrict__ y,
+                                 const uint8_t *__restrict__ ring_y, uint8_t *__restrict__ e)
+{
+    const size_t plane = (size_t)a.w * a.h;
+    const size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= plane)
+        return;
+    for (int j = 0; j < a.n; j++) {
+        const int yc = y[j * plane + p];
+        unsigned bits = 0;
+        for (int i = 1; i <= a.slots; i++) {
+            int yi;
+            if (i <= j)
+                yi = y[(j - i) * plane + p];
+            else if (i - j - 1 < a.have)
+                yi = ring_y[(size_t)((a.head - (i - j - 1) + a.slots) % a.slots) * plane + p];
+            else
+                continue;
+            if (abs(yc - yi) <= a.still)
+                bits |= 1u << (i - 1);
+        }
+        e[j * plane + p] = (uint8_t)bits;
+    }
+}
+
+/* Pass 2: for each of the V pixels from (px, py), the AND of e_j's bytes
+ * over the pixels within still_r (clipped to the plane), as byte k of the
+ * word. Outside the plane reads as all bits set (neutral). */
+template <int V>
+__device__ __forceinline__ uint32_t ft_near(const ft_params &a, const uint8_t *ej, int px,
+                                            int py)
+{
+    constexpr int R = TEMPORAL_STILL_R_MAX, MAXB = V + 2 * R;
+    const int r = a.still_r;
+    uint32_t acc[V];
+#pragma unroll
+    for (int k = 0; k < V; k++)
+        acc[k] = 0xffu;
+    for (int qy = py - r; qy <= py + r; qy++) {
+        if (qy < 0 || qy >= a.h)
+            continue;
+        const uint8_t *row = ej + (size_t)qy * a.w;
+        uint32_t b[MAXB];
+#pragma unroll
+        for (int t = 0; t < MAXB; t++) {
+            const int qx = px - r + t;
+            b[t] = t < V + 2 * r && qx >= 0 && qx < a.w ? row[qx] : 0xffu;
+        }
+#pragma unroll
+        for (int k = 0; k < V; k++)
+#pragma unroll
+            for (int t = 0; t <= 2 * R; t++)
+                if (t <= 2 * r)
+                    acc[k] &= b[k + t];
+    }
+    uint32_t out = 0;
+#pragma unroll
+    for (int k = 0; k < V; k++)
+        out |= acc[k] << 8 * k;
+    return out;
+}
 
 /* A thread owns V consecutive pixels of a row (V = 4: every mask, luma
  * and window access one 4-byte word; V = 1 where rows are not 4-aligned)
@@ -305,7 +379,7 @@ template <int V>
 __device__ __forceinline__ uint32_t ft_filter(const ft_params &a, uint32_t raw, uint32_t yc,
                                               const uint32_t (&hy)[TEMPORAL_MAX_FRAMES - 1],
                                               const uint32_t (&hm)[TEMPORAL_MAX_FRAMES - 1],
-                                              int have, uint32_t still4)
+                                              int have, uint32_t still4, uint32_t near)
 {
     constexpr int S = TEMPORAL_MAX_FRAMES - 1;
     float acc[V], wsum[V];
@@ -318,9 +392,12 @@ __device__ __forceinline__ uint32_t ft_filter(const ft_params &a, uint32_t raw, 
     for (int i = 1; i <= S; i++) {
         if (i > have)
             break;
-        /* per byte: |yc - y_i| <= still, four at a time (SIMD) */
+        /* per byte: |yc - y_i| <= still, four at a time (SIMD); on the
+         * neighbourhood: bit i-1 of each byte of `near`, as 0 / 0xff */
         const uint32_t still =
-            a.still >= 0 ? __vcmpleu4(__vabsdiffu4(yc, hy[i - 1]), still4) : 0u;
+            a.still_r > 0   ? ((near >> (i - 1)) & 0x01010101u) * 0xffu
+            : a.still >= 0 ? __vcmpleu4(__vabsdiffu4(yc, hy[i - 1]), still4)
+                           : 0u;
 #pragma unroll
         for (int k = 0; k < V; k++) {
             if (still >> 8 * k & 1u) {
@@ -368,7 +445,8 @@ template <int V>
 __global__ void __launch_bounds__(256, 4)
 k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
            const unsigned long long *__restrict__ sad, uint8_t *__restrict__ ring_m,
-           uint8_t *__restrict__ ring_y, uint8_t *__restrict__ held)
+           uint8_t *__restrict__ ring_y, uint8_t *__restrict__ held,
+           const uint8_t *__restrict__ e)
 {
     /* V pixels as one word; byte k = pixel k (little-endian) */
     typedef typename std::conditional<V == 4, uint32_t, uint8_t>::type word;
@@ -419,16 +497,20 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
             if (cuts >> q & 1u)
                 have = 0;
             const uint32_t raw = raws[q], yc = ycs[q];
+            /* the neighbourhood's bits (k_temporal_still), when the test
+             * is made on one */
+            const uint32_t near = a.still_r > 0 ? ft_near<V>(a, e + j * plane, px, py) : 0u;
             uint32_t out = ft_uniform(raw, hm, have, FULL) ? raw
-                           : ft_filter<V>(a, raw, yc, hy, hm, have, still4);
+                           : ft_filter<V>(a, raw, yc, hy, hm, have, still4, near);
             if (a.hold > 0) { /* the C twin's hold, a byte at a time as SIMD */
                 const uint32_t key = temporal_hold_key(sad[j]);
                 const unsigned refresh = temporal_hold_refresh(have, key, keys, nkeys);
                 temporal_hold_push(keys, &nkeys, key);
                 if (!refresh && have > 0) {
-                    const uint32_t still = a.still >= 0
-                                               ? __vcmpleu4(__vabsdiffu4(yc, hy[0]), still4)
-                                               : 0u;
+                    const uint32_t still =
+                        a.still_r > 0  ? (near & 0x01010101u) * 0xffu
+                        : a.still >= 0 ? __vcmpleu4(__vabsdiffu4(yc, hy[0]), still4)
+                                       : 0u;
                     const uint32_t keep = still & __vcmpleu4(__vabsdiffu4(out, hw), hold4);
                     out = (hw & keep) | (out & ~keep);
                 }
@@ -469,8 +551,8 @@ k_temporal(const __grid_constant__ ft_params a, const uint8_t *__restrict__ y,
 extern "C" int frame_temporal_cuda(const struct temporal_opts *o, const struct temporal_state *s,
                                    int n, const struct frame_masks *masks, const uint8_t *y,
                                    const unsigned long long *sad, uint8_t *ring_m,
-                                   uint8_t *ring_y, uint8_t *held, cudaStream_t st,
-                                   vr_err *err)
+                                   uint8_t *ring_y, uint8_t *held, uint8_t *still,
+                                   cudaStream_t st, vr_err *err)
 {
     if (o->frames < 2)
         return 0;
@@ -481,6 +563,7 @@ extern "C" int frame_temporal_cuda(const struct temporal_opts *o, const struct t
         a.weight[i] = o->weight[i];
     a.cut_sad = o->cut_sad;
     a.still = o->still;
+    a.still_r = o->still_r;
     a.slots = o->frames - 1;
     a.have = s->have;
     a.head = s->head;
@@ -493,6 +576,8 @@ extern "C" int frame_temporal_cuda(const struct temporal_opts *o, const struct t
         a.keys[i] = i < s->nkeys ? s->keys[i] : 0u;
     if (o->hold > 0 && !held)
         return vr_err_set(err, VR_EINVAL, "temporal: the hold needs its plane");
+    if (o->still_r > 0 && !still)
+        return vr_err_set(err, VR_EINVAL, "temporal: the neighbourhood test needs its planes");
     for (int j = 0; j < n; j++) {
         a.mask[j] = masks->data[j];
         a.ls[j] = masks->linesize[j];
@@ -503,9 +588,17 @@ extern "C" int frame_temporal_cuda(const struct temporal_opts *o, const struct t
     for (int j = 0; j < n; j++)
         v4 &= a.ls[j] % 4 == 0 && ((uintptr_t)a.mask[j] & 3) == 0;
     const int pix = o->w * o->h, per = v4 ? 4 : 1, threads = (pix + per - 1) / per;
+    if (o->still_r > 0) {
+        k_temporal_still<<<(pix + 255) / 256, 256, 0, st>>>(a, y, ring_y, still);
+        const int rc = ft_check("stillness", err);
+        if (rc < 0)
+            return rc;
+    }
     if (v4)
-        k_temporal<4><<<(threads + 255) / 256, 256, 0, st>>>(a, y, sad, ring_m, ring_y, held);
+        k_temporal<4><<<(threads + 255) / 256, 256, 0, st>>>(a, y, sad, ring_m, ring_y, held,
+                                                             still);
     else
-        k_temporal<1><<<(threads + 255) / 256, 256, 0, st>>>(a, y, sad, ring_m, ring_y, held);
+        k_temporal<1><<<(threads + 255) / 256, 256, 0, st>>>(a, y, sad, ring_m, ring_y, held,
+                                                             still);
     return ft_check("filter", err);
 }

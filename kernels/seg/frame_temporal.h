@@ -19,13 +19,20 @@
  *            window's frames i = 1 .. have, w_i = decay^i where the picture
  *            is still at p (|y_t(p) - y_{t-i}(p)| <= still), else 0: still
  *            areas average up to K frames, moving ones follow the current
- *            frame at once (no lag on motion).
+ *            frame at once (no lag on motion). "Still at p" is decided on
+ *            p's neighbourhood: the largest |y_t(q) - y_{t-i}(q)| over the
+ *            pixels q within R = smooth_still_radius of p (clipped to the
+ *            plane; R = 0: p alone). Tested at p alone, the pixels of a
+ *            walking person's textured coat whose luma happens to match
+ *            the background they cover averaged the background's mask in:
+ *            a dotted person. A neighbourhood makes her moving throughout.
  * The raw mask and luma of t then enter the window (a ring of K-1 slots).
  *
  * The hold (smooth_hold = M > 0), after the average: a still pixel keeps
  * its last output while the average stays near it, so a still area does
  * not follow the network's frame-to-frame noise:
- *   out_t(p) = held(p)  when t is no refresh, |y_t(p) - y_{t-1}(p)| <= still
+ *   out_t(p) = held(p)  when t is no refresh, p is still against t-1 (the
+ *                       same neighbourhood test)
  *                       and |avg_t(p) - held(p)| <= M;  else avg_t(p);
  *   held(p)  = out_t(p).
  * A hold that never ended would make frame t depend on the whole past, and
@@ -52,6 +59,7 @@ extern "C" {
 #endif
 
 #define TEMPORAL_MAX_FRAMES 8   /* K: the window, the current frame included */
+#define TEMPORAL_STILL_R_MAX CONFIG_STILL_R_MAX /* the stillness test's largest radius */
 
 #if defined(__CUDACC__)
 #define TEMPORAL_HD __host__ __device__
@@ -110,6 +118,8 @@ struct temporal_opts {
     int frames;                 /* K, 1..TEMPORAL_MAX_FRAMES; 1 = off */
     float weight[TEMPORAL_MAX_FRAMES]; /* [i] = decay^i, [0] = 1 (float products) */
     int still;                  /* luma levels under which a pixel is still */
+    int still_r;                /* smooth_still_radius: the test's neighbourhood, 0..
+                                 * TEMPORAL_STILL_R_MAX (0: the pixel alone) */
     int hold;                   /* smooth_hold: the hold's margin, 0 = no hold */
     uint64_t cut_sad;           /* sum |dy| above which a frame starts a shot; 0 = never */
     int w, h;                   /* mask size */
@@ -122,6 +132,9 @@ void temporal_opts_make(struct temporal_opts *o, int frames, double decay, int s
 
 /* The hold's margin (levels, 0 = off; ignored when the filter is off). */
 void temporal_opts_hold(struct temporal_opts *o, int hold);
+
+/* smooth_still_radius: clamped to 0..TEMPORAL_STILL_R_MAX. */
+void temporal_opts_still_r(struct temporal_opts *o, int r);
 
 /* The same from a config: smooth (decay), smooth_frames, smooth_still,
  * scene_cut; the window is config_history_frames(cfg) + 1. */
@@ -200,13 +213,14 @@ int frame_temporal_luma_cuda(const struct temporal_opts *o, const struct tempora
 /* Filters the n masks in place: per pixel, frame by frame, the cut
  * decisions of temporal_cut() and temporal_hold_step() from sad[], then
  * frame_temporal_ref's rule (held: the hold's plane, w*h, NULL without
- * it); ring slots advance as temporal_push() does. The caller replays
- * temporal_cut()/temporal_hold_step()/temporal_push() on the host with the
- * same sad[] (copied back) to keep *s in step. */
+ * it; still: n*w*h bytes of scratch for the neighbourhood test, NULL when
+ * o->still_r is 0); ring slots advance as temporal_push() does. The caller
+ * replays temporal_cut()/temporal_hold_step()/temporal_push() on the host
+ * with the same sad[] (copied back) to keep *s in step. */
 int frame_temporal_cuda(const struct temporal_opts *o, const struct temporal_state *s, int n,
                         const struct frame_masks *masks, const uint8_t *y,
                         const unsigned long long *sad, uint8_t *ring_m, uint8_t *ring_y,
-                        uint8_t *held, cudaStream_t st, vr_err *err);
+                        uint8_t *held, uint8_t *still, cudaStream_t st, vr_err *err);
 #endif
 
 #ifdef __cplusplus

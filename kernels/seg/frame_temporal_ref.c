@@ -32,12 +32,18 @@ void temporal_opts_hold(struct temporal_opts *o, int hold)
     o->hold = o->frames > 1 && hold > 0 ? (hold > 255 ? 255 : hold) : 0;
 }
 
+void temporal_opts_still_r(struct temporal_opts *o, int r)
+{
+    o->still_r = r < 0 ? 0 : r > TEMPORAL_STILL_R_MAX ? TEMPORAL_STILL_R_MAX : r;
+}
+
 void temporal_opts_from_config(struct temporal_opts *o, const struct vr_config *cfg, int w,
                                int h)
 {
     int k = cfg->smooth > 0.0 && cfg->smooth_frames > 1 ? cfg->smooth_frames : 1;
     temporal_opts_make(o, k, cfg->smooth, cfg->smooth_still, cfg->scene_cut, w, h);
     temporal_opts_hold(o, cfg->smooth_hold);
+    temporal_opts_still_r(o, cfg->smooth_still_radius);
 }
 
 int temporal_warmup_frames(const struct temporal_opts *o)
@@ -127,6 +133,26 @@ uint64_t frame_temporal_sad_ref(const uint8_t *a, const uint8_t *b, int w, int h
     return s;
 }
 
+/* The largest |a(q) - b(q)| over the pixels q within r of (px, py),
+ * clipped to the w x h plane. */
+static int temporal_change_near(const uint8_t *a, const uint8_t *b, int w, int h, int px,
+                                int py, int r)
+{
+    int m = 0;
+    for (int qy = py - r; qy <= py + r; qy++) {
+        if (qy < 0 || qy >= h)
+            continue;
+        for (int qx = px - r; qx <= px + r; qx++) {
+            if (qx < 0 || qx >= w)
+                continue;
+            const size_t q = (size_t)qy * w + qx;
+            int d = a[q] > b[q] ? a[q] - b[q] : b[q] - a[q];
+            m = d > m ? d : m;
+        }
+    }
+    return m;
+}
+
 void frame_temporal_ref(const struct temporal_opts *o, const struct temporal_state *s,
                         uint8_t *mask, int ls, const uint8_t *y, uint8_t *ring_m,
                         uint8_t *ring_y, uint8_t *held)
@@ -142,12 +168,11 @@ void frame_temporal_ref(const struct temporal_opts *o, const struct temporal_sta
         for (int px = 0; px < w; px++) {
             const size_t p = (size_t)py * w + px;
             uint8_t *m = mask + (size_t)py * ls + px;
-            const uint8_t raw = *m, yc = y[p];
+            const uint8_t raw = *m;
             float acc = (float)raw, wsum = 1.0f;
             for (int i = 1; i <= s->have; i++) {
                 int slot = ((s->head - (i - 1)) % slots + slots) % slots;
-                uint8_t yi = ring_y[slot * plane + p];
-                int d = yc > yi ? yc - yi : yi - yc;
+                int d = temporal_change_near(y, ring_y + slot * plane, w, h, px, py, o->still_r);
                 if (d <= o->still) {
                     acc = acc + o->weight[i] * (float)ring_m[slot * plane + p];
                     wsum = wsum + o->weight[i];
@@ -157,7 +182,7 @@ void frame_temporal_ref(const struct temporal_opts *o, const struct temporal_sta
             q = q + 0.5f;
             uint8_t out = (uint8_t)(int)q;
             if (hold) {
-                int dy = yc > y_prev[p] ? yc - y_prev[p] : y_prev[p] - yc;
+                int dy = temporal_change_near(y, y_prev, w, h, px, py, o->still_r);
                 int dm = out > held[p] ? out - held[p] : held[p] - out;
                 if (dy <= o->still && dm <= o->hold)
                     out = held[p];
@@ -166,6 +191,8 @@ void frame_temporal_ref(const struct temporal_opts *o, const struct temporal_sta
                 held[p] = out;
             *m = out;
             ring_m[next * plane + p] = raw;
-            ring_y[next * plane + p] = yc;
         }
+    /* after the loop: slot `next` may be the oldest tap, whose lumas the
+     * neighbourhoods above still read */
+    memcpy(ring_y + next * plane, y, plane);
 }

@@ -92,6 +92,8 @@ struct seg_cu {
     struct temporal_state tst;    /* its window's bookkeeping, replayed on the host */
     uint8_t *d_ring_m, *d_ring_y; /* its window: K-1 slots of out_w x out_h */
     uint8_t *d_held;              /* the hold's last outputs (smooth_hold), or NULL */
+    uint8_t *d_still;             /* [max_batch] planes of the neighbourhood test's bits
+                                   * (smooth_still_radius > 0), or NULL */
     uint8_t *d_ycur;              /* [max_batch][out_h][out_w] lumas of a call */
     unsigned long long *d_sad, *h_sad; /* [max_batch] luma change sums (h_: pinned) */
     /* host frames (allocated on first use) */
@@ -223,7 +225,10 @@ static int temporal_alloc(struct seg *s, struct seg_cu *c, vr_err *err)
         || (rc = dev_alloc(c, (void **)&c->d_ycur, B * plane, "temporal luma", err)) < 0
         || (rc = dev_alloc(c, (void **)&c->d_sad, B * sizeof *c->d_sad, "temporal sums", err)) < 0
         || (c->topt.hold > 0
-            && (rc = dev_alloc(c, (void **)&c->d_held, plane, "temporal hold", err)) < 0))
+            && (rc = dev_alloc(c, (void **)&c->d_held, plane, "temporal hold", err)) < 0)
+        || (c->topt.still_r > 0
+            && (rc = dev_alloc(c, (void **)&c->d_still, B * plane, "temporal stillness",
+                               err)) < 0))
         return rc;
     CU_TRY(cudaMallocHost((void **)&c->h_sad, B * sizeof *c->h_sad), "pinned temporal sums");
     return 0;
@@ -399,7 +404,8 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
         return rc;
     if (smoothing) {
         if ((rc = frame_temporal_cuda(&c->topt, &c->tst, n, &fm, c->d_ycur, c->d_sad,
-                                      c->d_ring_m, c->d_ring_y, c->d_held, c->st, err)) < 0)
+                                      c->d_ring_m, c->d_ring_y, c->d_held, c->d_still, c->st,
+                                      err)) < 0)
             return rc;
         CU_TRY(cudaMemcpyAsync(c->h_sad, c->d_sad, n * sizeof *c->h_sad,
                                cudaMemcpyDeviceToHost, c->st), "temporal sums");
@@ -454,8 +460,8 @@ static void cu_destroy(struct seg *s)
     people_cu_free(&c->people);
     void *dev[] = { c->d_rects, c->d_tiles, c->d_in, c->d_out, c->d_work, c->d_luma,
                     c->d_a, c->d_b, c->d_scratch, c->d_ring_m, c->d_ring_y, c->d_ycur,
-                    c->d_held, c->d_sad, c->d_frames, c->d_masks, c->d_gate, c->d_gate_sums,
-                    c->d_eyes, c->d_fin, c->d_fout, c->d_stereo };
+                    c->d_held, c->d_still, c->d_sad, c->d_frames, c->d_masks, c->d_gate,
+                    c->d_gate_sums, c->d_eyes, c->d_fin, c->d_fout, c->d_stereo };
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         cudaFree(dev[i]);
     for (int i = 0; i < 2; i++) {

@@ -111,8 +111,9 @@ static uint8_t raw_byte(int matte, int x, int y, int i)
  * twin in two calls (the window carried across them): masks, window and
  * bookkeeping equal to the bit. `aligned`: widths and mask rows multiples
  * of 4 (the kernel's 4-pixel path), else any. `hold`: smooth_hold's
- * margin (0 off); its plane and refresh keys equal too. */
-static void temporal_case(int fmt, int aligned, int matte, int hold)
+ * margin (0 off); its plane and refresh keys equal too. `still_r`:
+ * smooth_still_radius (0: the pixel alone). */
+static void temporal_case(int fmt, int aligned, int matte, int hold, int still_r)
 {
     enum { NF = 11, SPLIT = 5 };
     const int fw = gf_int(64, 400) & ~1, fh = gf_int(32, 300) & ~1;
@@ -122,6 +123,7 @@ static void temporal_case(int fmt, int aligned, int matte, int hold)
     struct temporal_opts o;
     temporal_opts_make(&o, K, gf_unif(0.3f, 0.9f), gf_int(2, 12), gf_unif(10.0f, 40.0f), w, h);
     temporal_opts_hold(&o, hold);
+    temporal_opts_still_r(&o, still_r);
     struct gf_frame g[NF];
     for (int i = 0; i < NF; i++) {
         gf_frame_alloc(&g[i], fmt, fw, fh, 0);
@@ -161,9 +163,11 @@ static void temporal_case(int fmt, int aligned, int matte, int hold)
     cr_expect(cuts >= 1, "the random frame 7 was not a cut (K %d)", K);
 
     uint8_t *dmask = gf_dev_copy(raw, (size_t)NF * ls * h), *dy = NULL, *drm = NULL, *dry = NULL;
-    uint8_t *dh = NULL;
+    uint8_t *dh = NULL, *dstill = NULL;
     if (hold)
         GF_CUDA(cudaMalloc((void **)&dh, plane));
+    if (still_r)
+        GF_CUDA(cudaMalloc((void **)&dstill, (size_t)NF * plane));
     unsigned long long *dsad = NULL, hsad[NF];
     GF_CUDA(cudaMalloc((void **)&dy, (size_t)NF * plane));
     GF_CUDA(cudaMalloc((void **)&drm, slots * plane));
@@ -191,8 +195,9 @@ static void temporal_case(int fmt, int aligned, int matte, int hold)
         }
         cr_assert_eq(frame_temporal_luma_cuda(&o, &gs, &fb, fw, fh, dy, dry, dsad, 0, &err), 0,
                      "%s", err.msg);
-        cr_assert_eq(frame_temporal_cuda(&o, &gs, n, &fm, dy, dsad, drm, dry, dh, 0, &err), 0,
-                     "%s", err.msg);
+        cr_assert_eq(frame_temporal_cuda(&o, &gs, n, &fm, dy, dsad, drm, dry, dh, dstill, 0,
+                                         &err),
+                     0, "%s", err.msg);
         GF_CUDA(cudaMemcpy(hsad, dsad, n * sizeof *hsad, cudaMemcpyDeviceToHost));
         for (int j = 0; j < n; j++) {
             temporal_cut(&o, &gs, hsad[j]);
@@ -210,8 +215,8 @@ static void temporal_case(int fmt, int aligned, int matte, int hold)
                 size_t k = (size_t)i * ls * h + (size_t)y * ls + x;
                 off += got[k] != want[k];
             }
-        cr_expect_eq(off, 0, "fmt %d K %d hold %d frame %d: %zu pixels differ", fmt, K, hold,
-                     i, off);
+        cr_expect_eq(off, 0, "fmt %d K %d hold %d still_r %d frame %d: %zu pixels differ", fmt,
+                     K, hold, still_r, i, off);
     }
     if (hold) {
         GF_CUDA(cudaMemcpy(gh, dh, plane, cudaMemcpyDeviceToHost));
@@ -232,6 +237,7 @@ static void temporal_case(int fmt, int aligned, int matte, int hold)
     cudaFree(dry);
     cudaFree(dsad);
     cudaFree(dh);
+    cudaFree(dstill);
     free(ch);
     free(gh);
     free(raw);
@@ -250,8 +256,8 @@ Test(g_seg_frame_temporal, temporal_twin_every_format)
     const int fmts[] = { SEG_PIX_NV12, SEG_PIX_P010, SEG_PIX_YUV420P, SEG_PIX_RGB24 };
     for (int r = 0; r < 3; r++)
         for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
-            temporal_case(fmts[i], 0, r == 2, 0);
-            temporal_case(fmts[i], 1, r > 0, 0);
+            temporal_case(fmts[i], 0, r == 2, 0, 0);
+            temporal_case(fmts[i], 1, r > 0, 0, 0);
         }
 }
 
@@ -263,8 +269,22 @@ Test(g_seg_frame_temporal, hold_twin_every_format)
     const int fmts[] = { SEG_PIX_NV12, SEG_PIX_P010, SEG_PIX_YUV420P, SEG_PIX_RGB24 };
     for (int r = 0; r < 3; r++)
         for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
-            temporal_case(fmts[i], 0, r == 2, r == 1 ? 255 : gf_int(1, 40));
-            temporal_case(fmts[i], 1, r > 0, r == 0 ? 255 : gf_int(1, 40));
+            temporal_case(fmts[i], 0, r == 2, r == 1 ? 255 : gf_int(1, 40), 0);
+            temporal_case(fmts[i], 1, r > 0, r == 0 ? 255 : gf_int(1, 40), 0);
+        }
+}
+
+/* The stillness test on a neighbourhood (smooth_still_radius 1..4, the
+ * profiles' 2 among them), with and without the hold: its bits from the
+ * batch's lumas and, for the first frames of a call, from the ring's. */
+Test(g_seg_frame_temporal, still_radius_twin_every_format)
+{
+    gf_seed("temporal still radius");
+    const int fmts[] = { SEG_PIX_NV12, SEG_PIX_P010, SEG_PIX_YUV420P, SEG_PIX_RGB24 };
+    for (int r = 0; r < 4; r++)
+        for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+            temporal_case(fmts[i], 0, r != 1, r == 1 ? gf_int(1, 40) : 0, r + 1);
+            temporal_case(fmts[i], 1, r > 0, r == 2 ? 32 : r == 3 ? 255 : 0, r == 0 ? 2 : r + 1);
         }
 }
 
