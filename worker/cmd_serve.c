@@ -383,7 +383,7 @@ int cmd_serve(int argc, char **argv)
 {
     struct serve s;
     memset(&s, 0, sizeof s);
-    struct serve_args a = { .slots = -1, .mode = SERVE_SLOT_MODE_DEFAULT };
+    struct serve_args a = { .slots = -1, .mode = SERVE_SLOTS_DEFAULT };
     s.hb_ms = 1000;
     s.last_gpu_util = -1;
     int rc = serve_options(argc, argv, &s, &a);
@@ -399,6 +399,8 @@ int cmd_serve(int argc, char **argv)
     if (a.slot_names && (all || a.slots != 1))
         return cli_usage_error("--slot-names is a worker process's own: give it --gpu N or "
                                "--cpu, and --slots 1");
+    if (a.mode == SERVE_SLOTS_DEFAULT)
+        a.mode = SERVE_SLOT_MODE_DEFAULT(a.gpu != NULL);
     if (all || a.slots != 1)
         return serve_slots(argc, argv, all, a.gpu ? s.gpu : -1, a.slots, a.mode, a.ro.redis);
     s.backend = a.gpu ? SEG_CUDA : SEG_CPU;

@@ -116,10 +116,12 @@ struct serve {
 /* How a GPU's slots run (`serve --slot-mode`): a process each, or threads
  * of one process a GPU (one for all CPU slots), which share one CUDA
  * context: 16 NVDEC sessions decoded 8K HEVC at 382 fps as threads of one
- * process, 296 fps as 16 processes (H200, issue 43). The default is
- * SERVE_SLOT_MODE_DEFAULT, here, in one place. */
-enum serve_slot_mode { SERVE_SLOTS_PROCESSES, SERVE_SLOTS_THREADS };
-#define SERVE_SLOT_MODE_DEFAULT SERVE_SLOTS_PROCESSES
+ * process, 296 fps as 16 processes (H200, issue 43), and the serve fleet
+ * ran 674 fps on 2 H200s as threads against 585 as processes. The default
+ * is SERVE_SLOT_MODE_DEFAULT, here, in one place: threads for GPU slots,
+ * processes for CPU slots (no context to share; a crash takes one). */
+enum serve_slot_mode { SERVE_SLOTS_PROCESSES, SERVE_SLOTS_THREADS, SERVE_SLOTS_DEFAULT };
+#define SERVE_SLOT_MODE_DEFAULT(gpu) ((gpu) ? SERVE_SLOTS_THREADS : SERVE_SLOTS_PROCESSES)
 
 /* `vr-worker serve --gpu all` / `--slots N` (worker/serve_slots.c): runs
  * `slots` workers on each GPU (all: every GPU, else GPU `gpu`; gpu < 0:

@@ -21,6 +21,7 @@
  */
 /* the C headers carry no extern "C" of their own */
 extern "C" {
+#include <unistd.h>
 #include "log.h"
 #include "model.h"
 #include "ops_ref.h"
@@ -545,6 +546,36 @@ size_t netcu_output_count(const struct netcu *net, int k)
     return (size_t)T->h * T->w * T->c;
 }
 
+/* Enqueues c's steps into a graph captured on cap. A capture is
+ * invalidated by what another thread of the process does to the whole
+ * context meanwhile (a cudaFree, NVENC's or NVDEC's set-up: serve
+ * --slot-mode threads), which says nothing of this capture: it is tried
+ * again, up to CAPTURE_TRIES times. Returns 0 or VR_E*. */
+#define CAPTURE_TRIES 4
+static int capture(struct ctx *c, cudaStream_t cap, cudaGraph_t *graph, vr_err *err)
+{
+    for (int t = 1;; t++) {
+        cudaError_t e = cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal);
+        if (e != cudaSuccess)
+            return vr_err_set(err, VR_ECUDA, "netcu: cannot capture a graph: %s",
+                              cudaGetErrorString(e));
+        *graph = NULL;
+        int rc = enqueue_split(c, cap, err);
+        e = cudaStreamEndCapture(cap, graph);
+        if (rc == 0 && e == cudaSuccess)
+            return 0;
+        if (*graph)
+            cudaGraphDestroy(*graph);
+        *graph = NULL;
+        cudaGetLastError();
+        if ((rc < 0 && rc != VR_ECUDA) || t == CAPTURE_TRIES)
+            return rc < 0 ? rc
+                          : vr_err_set(err, VR_ECUDA, "netcu: graph capture failed: %s",
+                                       cudaGetErrorString(e));
+        usleep(1000 * t);
+    }
+}
+
 /* Enqueues the plan for n tiles (d_out: the one output, NULL for a net of
  * all outputs), through the batch size's graph when use_graph. */
 static int launch(struct netcu *net, const float *d_in, int n, float *d_out, cudaStream_t st,
@@ -557,19 +588,9 @@ static int launch(struct netcu *net, const float *d_in, int n, float *d_out, cud
     cudaError_t e;
     if (!g->exec || g->in != d_in || g->out != d_out) {
         cudaGraph_t graph = NULL;
-        if ((e = cudaStreamBeginCapture(net->cap, cudaStreamCaptureModeThreadLocal)) != cudaSuccess)
-            return vr_err_set(err, VR_ECUDA, "netcu: cannot capture a graph: %s",
-                              cudaGetErrorString(e));
-        int rc = enqueue_split(&c, net->cap, err);
-        e = cudaStreamEndCapture(net->cap, &graph);
-        if (rc < 0) {
-            if (graph)
-                cudaGraphDestroy(graph);
+        int rc = capture(&c, net->cap, &graph, err);
+        if (rc < 0)
             return rc;
-        }
-        if (e != cudaSuccess)
-            return vr_err_set(err, VR_ECUDA, "netcu: graph capture failed: %s",
-                              cudaGetErrorString(e));
         if (g->exec) {
             cudaGraphExecUpdateResultInfo info;
             if (cudaGraphExecUpdate(g->exec, graph, &info) != cudaSuccess) {
