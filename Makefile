@@ -218,7 +218,7 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory check-circles
 	$(Q)$(MAKE) --no-print-directory check-systemd
 	$(Q)$(MAKE) --no-print-directory check-prometheus
-	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) fuzz
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory chaos
 
