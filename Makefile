@@ -170,8 +170,19 @@ $(BINDIR)/%:
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -Wl,-rpath,'$$ORIGIN/../lib'
 
-check-rooms:
+# A stamp: `make test` reaches it four times (itself, then `all` for the
+# build, the unit suite and the chaos suite); it checks again when a file it
+# reads, a folder's list of files or the room table (Makefile) changed.
+CHECK_ROOMS_DIRS := $(foreach r,$(ROOMS),$(call rdir,$(r))) tests tests/gpu
+CHECK_ROOMS_IN := $(CHECK_ROOMS_DIRS) \
+    $(foreach d,$(CHECK_ROOMS_DIRS),$(wildcard $(d)/*.c $(d)/*.h $(d)/*.cu $(d)/*.cuh)) \
+    tests/check-rooms.sh tests/room-dir.sh Makefile
+check-rooms: $(BUILD)/check-rooms.ok
+	@:
+$(BUILD)/check-rooms.ok: $(CHECK_ROOMS_IN)
+	@mkdir -p $(dir $@)
 	$(Q)$(foreach r,$(ROOMS),USES_$(r)="$(USES_$(r))") tests/check-rooms.sh $(ROOMS)
+	@touch $@
 
 # every CUDA kernel file X.cu beside its C twin X_ref.c (kernels/net/net.h)
 check-twins:
@@ -207,7 +218,7 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory check-circles
 	$(Q)$(MAKE) --no-print-directory check-systemd
 	$(Q)$(MAKE) --no-print-directory check-prometheus
-	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) fuzz
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory chaos
 

@@ -15,15 +15,24 @@ bad=0
 for r in "$@"; do
     edges=$(mktemp)
     d=$(room_dir "$r")
+    objs=
     for o in "$build/$d"/*.o; do
         [ -f "$o" ] || continue
         src=${o##*/}
         src=${src%.o}
         case $src in *.cu) ;; *) src=$src.c ;; esac
         [ -f "$d/$src" ] || continue # an object left from a file since removed
-        nm "$o" | awk -v f="$d/$src" '$1 == "U" { print "U", $2, f; next }
-                                      NF == 3 && $2 ~ /^[TDBRV]$/ { print "D", $3, f }'
-    done | awk '$1 == "D" { def[$2] = $3; next } { use[NR] = $2 " " $3 }
+        objs="$objs $o"
+    done
+    [ -n "$objs" ] || continue
+    # one nm a room, each line "OBJECT: SYMBOL TYPE [VALUE SIZE]" (-A -P),
+    # not one nm and awk an object (most of the time on a loaded box)
+    nm -A -P $objs | awk -v d="$d" '{ o = $1; sub(/:$/, "", o); sub(/.*\//, "", o)
+                                      sub(/\.o$/, "", o); if (o !~ /\.cu$/) o = o ".c"
+                                      f = d "/" o }
+                                    $3 == "U" { print "U", $2, f; next }
+                                    NF >= 4 && $3 ~ /^[TDBRV]$/ { print "D", $2, f }' |
+        awk '$1 == "D" { def[$2] = $3; next } { use[NR] = $2 " " $3 }
                 END { for (i in use) { split(use[i], u, " ");
                         if ((u[1] in def) && def[u[1]] != u[2]) print u[2], def[u[1]] } }' |
         sort -u >"$edges"

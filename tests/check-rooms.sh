@@ -22,9 +22,15 @@ rooms="$*"
 found=$(mktemp)
 trap 'rm -f "$found"' EXIT
 
-room_of_header() { # prints the room holding header $1, or nothing
-    for r in $rooms; do
-        [ -f "$(room_dir "$r")/$1" ] && { echo "$r"; return; }
+for r in $rooms; do eval "dir_$r=\$(room_dir \"\$r\")"; done
+
+# the room holding header $1 in $owner, or "" (a variable, not a $(...):
+# a subshell per include line was most of this script's time on a loaded box)
+room_of_header() {
+    owner=
+    for o in $rooms; do
+        eval "od=\$dir_$o"
+        [ -f "$od/$1" ] && { owner=$o; return; }
     done
 }
 
@@ -36,15 +42,23 @@ code_grep() { # code_grep ERE FILE... -> file:line:text
 # 1. includes follow the room table
 for r in $rooms; do
     eval "uses=\${USES_$r-}"
-    d=$(room_dir "$r")
+    eval "d=\$dir_$r"
+    files=
     for f in "$d"/*.c "$d"/*.h "$d"/*.cu "$d"/*.cuh; do
-        [ -f "$f" ] || continue
-        grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+        [ -f "$f" ] && files="$files $f"
+    done
+    [ -n "$files" ] || continue
+    # one grep a room (file:line:text), not one a file
+    grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $files |
         while IFS= read -r line; do
+            f=${line%%:*}
+            line=${line#*:}
             n=${line%%:*}
-            h=$(echo "$line" | sed 's/.*include[[:space:]]*"\([^"]*\)".*/\1/')
+            h=${line#*include} # the name between the quotes
+            h=${h#*\"}
+            h=${h%%\"*}
             [ -f "$d/$h" ] && continue
-            owner=$(room_of_header "$h")
+            room_of_header "$h"
             if [ -z "$owner" ]; then
                 echo "$f:$n includes \"$h\", which no room has"
                 continue
@@ -54,7 +68,6 @@ for r in $rooms; do
             *) echo "$f:$n includes $owner/$h: $r may use only: ${uses:-itself}" ;;
             esac
         done
-    done
 done >>"$found"
 
 for r in $rooms; do
