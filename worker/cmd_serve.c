@@ -407,5 +407,5 @@ int cmd_serve(int argc, char **argv)
     if (serve_resolve(&s, &a) || serve_identity(&s, &a))
         return 1;
     serve_process_setup(&s);
-    return a.slot_names ? serve_threads(&s, a.slot_names) : serve_run(&s);
+    return a.slot_names ? serve_threads(&s, a.slot_names, serve_run) : serve_run(&s);
 }

@@ -142,9 +142,11 @@ int serve_name_valid(const char *s);
 /* Runs the workers named in `names` (comma-separated, each valid, at most
  * SERVE_SLOTS_MAX) as threads of this process (worker/serve_threads.c),
  * each a copy of `base` (options resolved, claim key set) under its own
- * name, Redis connections, heartbeat, claims and kept decoder and engine.
- * Returns the exit status: 0 when every one drained or ended well. */
-int serve_threads(const struct serve *base, const char *names);
+ * name, Redis connections, heartbeat, claims and kept decoder and engine,
+ * each thread running `run` (serve_run: passed in, so that this file and
+ * cmd_serve.c do not call each other). Returns the exit status: 0 when
+ * every one drained or ended well. */
+int serve_threads(const struct serve *base, const char *names, int (*run)(struct serve *));
 
 /* One worker's run (cmd_serve.c): Redis, the heartbeat thread, the
  * warm-up and the pull loop until a drain (s->drain) or its end; the exit

@@ -21,6 +21,7 @@
 
 struct serve_thread {
     struct serve s;
+    int (*run)(struct serve *);
     pthread_t tid;
     int started;
     int rc;
@@ -36,11 +37,11 @@ static void *serve_thread_main(void *arg)
     snprintf(owner, sizeof owner, "w:%s", s->name);
     if (storage_temp_owner_set_thread(owner) < 0)
         log_warn("worker %s: its temporary files carry no owner and are never swept", s->name);
-    t->rc = serve_run(s);
+    t->rc = t->run(s);
     return NULL;
 }
 
-int serve_threads(const struct serve *base, const char *names)
+int serve_threads(const struct serve *base, const char *names, int (*run)(struct serve *))
 {
     char buf[SERVE_SLOTS_MAX * 101 + 1], *save = NULL;
     snprintf(buf, sizeof buf, "%s", names);
@@ -56,6 +57,7 @@ int serve_threads(const struct serve *base, const char *names)
         *s = *base; /* nothing of a run yet: no connection, no engine, no lock */
         snprintf(s->name, sizeof s->name, "%s", name);
         s->claims = 0;
+        t[n].run = run;
         vr_err e = { 0 };
         if (!(s->logctx = log_ctx_new()) || serve_claim_next(s, &e) < 0) {
             log_error("worker %s: %s", name, s->logctx ? e.msg : "out of memory");
