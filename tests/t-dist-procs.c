@@ -9,7 +9,6 @@
 #include "util-redis.h"
 
 #include <criterion/criterion.h>
-#include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,27 +21,23 @@ static void teardown(void)
     tdist_stop(&D, 0);
 }
 
-/* The live workers `vrctl workers --json` lists, or -1. */
+/* The live workers (names into `names`), or -1. */
 static int live_workers(char *names, size_t n)
 {
-    char out[8192];
-    const char *args[] = { "workers", "--json", NULL };
-    if (tdist_vrctl(&D, out, sizeof out, args) != 0)
-        return -1;
-    json_t *arr = json_loads(out, 0, NULL);
-    if (!json_is_array(arr)) {
-        json_decref(arr);
-        return -1;
+    int warming;
+    return tdist_workers(&D, names, n, &warming);
+}
+
+/* Waits until `want` workers run: listed, and past the parent's "warming"
+ * (their own heartbeat). */
+static int running_workers(int want, char *names, size_t n)
+{
+    int k = -1, warming = 0;
+    for (int i = 0; i < 600 && (k != want || warming); i++) {
+        usleep(100000);
+        k = tdist_workers(&D, names, n, &warming);
     }
-    names[0] = '\0';
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        const char *name = json_string_value(json_object_get(json_array_get(arr, i), "name"));
-        strncat(names, name ? name : "?", n - strlen(names) - 2);
-        strcat(names, " ");
-    }
-    int k = (int)json_array_size(arr);
-    json_decref(arr);
-    return k;
+    return warming ? -1 : k;
 }
 
 Test(dist_procs, one_parent_n_workers_one_sigterm, .fini = teardown, .timeout = 120)
@@ -55,11 +50,7 @@ Test(dist_procs, one_parent_n_workers_one_sigterm, .fini = teardown, .timeout = 
     cr_assert_gt(p, 0);
     D.w[D.nw++] = p;
     char names[1024] = "";
-    int k = -1;
-    for (int i = 0; i < 600 && k != 2; i++) {
-        usleep(100000);
-        k = live_workers(names, sizeof names);
-    }
+    int k = running_workers(2, names, sizeof names);
     if (k != 2)
         tsh("tail -20 '%s' >&2", D.log);
     cr_assert_eq(k, 2, "live workers: %d (%s)", k, names);

@@ -12,7 +12,6 @@
 #include "util-video.h"
 
 #include <criterion/criterion.h>
-#include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,27 +27,11 @@ static void teardown(void)
 
 TestSuite(dist_threads, .fini = teardown, .timeout = 240);
 
-/* The live workers `vrctl workers --json` lists (names into `names`), or -1. */
+/* The live workers (names into `names`), or -1. */
 static int live_workers(char *names, size_t n)
 {
-    char out[8192];
-    const char *args[] = { "workers", "--json", NULL };
-    if (tdist_vrctl(&D, out, sizeof out, args) != 0)
-        return -1;
-    json_t *arr = json_loads(out, 0, NULL);
-    if (!json_is_array(arr)) {
-        json_decref(arr);
-        return -1;
-    }
-    names[0] = '\0';
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        const char *name = json_string_value(json_object_get(json_array_get(arr, i), "name"));
-        strncat(names, name ? name : "?", n - strlen(names) - 2);
-        strcat(names, " ");
-    }
-    int k = (int)json_array_size(arr);
-    json_decref(arr);
-    return k;
+    int warming;
+    return tdist_workers(&D, names, n, &warming);
 }
 
 /* `serve --cpu --slots 2 --slot-mode threads` under the test's Redis; its
@@ -69,24 +52,25 @@ static pid_t serve_threads(int delay_ms)
     return p;
 }
 
-/* Waits until `want` workers are listed: their names into names. A serve
- * that exits meanwhile (an option it does not know) fails at once. */
+/* Waits until `want` workers run: listed, and past the parent's "warming"
+ * (their own heartbeat: their names into names). A serve that exits
+ * meanwhile (an option it does not know) fails at once. */
 static void wait_workers(int want, char *names, size_t n)
 {
-    int k = -1, st = 0;
+    int k = -1, st = 0, warming = 0;
     pid_t p = D.w[D.nw - 1];
-    for (int i = 0; i < 600 && k != want; i++) {
+    for (int i = 0; i < 600 && (k != want || warming); i++) {
         usleep(100000);
-        k = live_workers(names, n);
+        k = tdist_workers(&D, names, n, &warming);
         if (k != want && waitpid(p, &st, WNOHANG) == p) {
             D.w[D.nw - 1] = 0;
             tsh("tail -20 '%s' >&2", D.log);
             cr_assert_fail("serve exited (status %d) before %d workers were listed", st, want);
         }
     }
-    if (k != want)
+    if (k != want || warming)
         tsh("tail -20 '%s' >&2", D.log);
-    cr_assert_eq(k, want, "live workers: %d (%s)", k, names);
+    cr_assert(k == want && !warming, "live workers: %d (%s), %d warming", k, names, warming);
 }
 
 /* The pid of the worker process the parent logged last ("pid N, workers
@@ -337,4 +321,26 @@ Test(dist_threads, warm_together_limits_a_process_s_threads)
             three &= st[j] < en[i] - 20;
     cr_assert(!three, "three warm-ups ran at once with --warm-together 2: %.0f-%.0f, %.0f-%.0f, "
               "%.0f-%.0f", st[0], en[0], st[1], en[1], st[2], en[2]);
+}
+
+/* The parent lists its workers as "warming" as it starts them, before
+ * their own first heartbeat (here 4 s late), so a job submitted as the
+ * fleet starts is planned over all of them, not over the first to
+ * register. */
+Test(dist_threads, the_parent_lists_its_workers_before_they_start)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    setenv("VR_TEST_SERVE_START_DELAY_MS", "4000", 1);
+    serve_threads(0);
+    unsetenv("VR_TEST_SERVE_START_DELAY_MS");
+    char names[1024] = "";
+    int k = -1, warming = 0;
+    for (int i = 0; i < 20 && k != 2; i++) { /* 2 s: half the children's delay */
+        usleep(100000);
+        k = tdist_workers(&D, names, sizeof names, &warming);
+    }
+    cr_assert_eq(k, 2, "workers listed before they start: %d (%s)", k, names);
+    cr_assert_eq(warming, 2, "%d of them listed as warming (%s)", warming, names);
+    wait_workers(2, names, sizeof names);
+    worker_process(names); /* the names listed are the ones the parent started */
 }

@@ -477,6 +477,32 @@ int tdist_vrctl(struct tdist *d, char *out, size_t n, const char *const *args)
     return tproc_run("vrctl", argv, out, n);
 }
 
+int tdist_workers(struct tdist *d, char *names, size_t n, int *warming)
+{
+    char out[8192];
+    const char *args[] = { "workers", "--json", NULL };
+    *warming = 0;
+    if (tdist_vrctl(d, out, sizeof out, args) != 0)
+        return -1;
+    json_t *arr = json_loads(out, 0, NULL);
+    if (!json_is_array(arr)) {
+        json_decref(arr);
+        return -1;
+    }
+    names[0] = '\0';
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *w = json_array_get(arr, i);
+        const char *name = json_string_value(json_object_get(w, "name"));
+        const char *st = json_string_value(json_object_get(w, "state"));
+        strncat(names, name ? name : "?", n - strlen(names) - 2);
+        strcat(names, " ");
+        *warming += st && !strcmp(st, "warming");
+    }
+    int k = (int)json_array_size(arr);
+    json_decref(arr);
+    return k;
+}
+
 int tdist_submit(struct tdist *d, const char *in, const char *out, const char *const *extra,
                  char *id, size_t n)
 {

@@ -143,6 +143,12 @@ int tdist_watch(struct tdist *d, const char *id, int timeout_ms);
 /* `vrctl <cmd> [args] --redis URL` with stdout into out; returns the status. */
 int tdist_vrctl(struct tdist *d, char *out, size_t n, const char *const *args);
 
+/* The workers `vrctl workers --json` lists: their count (or -1), names
+ * (space-separated) into names, how many say "warming" into *warming
+ * (a `serve --slots` parent lists its workers so as it starts them, until
+ * their own first heartbeat). */
+int tdist_workers(struct tdist *d, char *names, size_t n, int *warming);
+
 /* Field f (a string or an integer) of `vrctl status ID --json` into out
  * ("" when absent); 0, or -1 when vrctl failed or f is absent. */
 int tdist_status_field(struct tdist *d, const char *id, const char *f, char *out, size_t n);

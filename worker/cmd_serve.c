@@ -407,5 +407,8 @@ int cmd_serve(int argc, char **argv)
     if (serve_resolve(&s, &a) || serve_identity(&s, &a))
         return 1;
     serve_process_setup(&s);
+    const char *delay = getenv("VR_TEST_SERVE_START_DELAY_MS"); /* tests: a slow start */
+    if (delay && atoi(delay) > 0 && atoi(delay) <= 60000)
+        usleep((useconds_t)atoi(delay) * 1000);
     return a.slot_names ? serve_threads(&s, a.slot_names, serve_run) : serve_run(&s);
 }

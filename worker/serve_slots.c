@@ -131,6 +131,28 @@ static int slot_start(struct sup *sup, int i, struct slot *sl, int argc, char **
     return 0;
 }
 
+/* The workers of a slot just started, listed as "warming" at once with a
+ * short TTL (their own first heartbeat, a moment later, takes over): a job
+ * submitted as the fleet starts is planned over every slot coming, not
+ * over the one or two workers that have registered by then (the first job
+ * on a fresh 2-GPU fleet was cut in chunks for 1 worker). */
+#define SLOT_ANNOUNCE_TTL_S 15
+static int slot_announce(const struct slot *sl, struct rq **q, const char *url)
+{
+    if (!*q && rq_open(url, 2000, q, NULL) < 0)
+        return -1; /* Redis away: the workers register themselves when it is back */
+    for (int w = 0; w < sl->workers; w++) {
+        struct rq_worker_info info = { .gpu_util = -1, .hb_ms = 1000 };
+        snprintf(info.name, sizeof info.name, "%s", sl->worker[w]);
+        snprintf(info.gpu, sizeof info.gpu, "%s", sl->gpu[0] ? sl->gpu : "cpu");
+        snprintf(info.state, sizeof info.state, "warming");
+        snprintf(info.chunk, sizeof info.chunk, "-");
+        if (rq_worker_heartbeat(*q, &info, SLOT_ANNOUNCE_TTL_S, NULL) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Slot i's worker process died of a signal: the chunk each of its workers
  * held back to the queue now (their claims were made under the key the
  * process was given), its replacement scheduled. */
@@ -222,6 +244,10 @@ int serve_slots(int argc, char **argv, int all, int gpu, int slots, enum serve_s
         }
         bad = slot_start(&sup, k, &sl[k], argc, argv, exe, av, label) < 0;
     }
+    /* after every spawn, the children starting meanwhile; the first failure
+     * ends it (Redis away: one wait, not one a slot) */
+    for (int k = 0; k < sup.n && slot_announce(&sl[k], &q, url) == 0; k++)
+        ;
     int passed_on = 0;
     for (;;) {
         int pending = 0;
@@ -237,19 +263,30 @@ int serve_slots(int argc, char **argv, int all, int gpu, int slots, enum serve_s
         if (i < 0) {
             double now = clock_mono_ms();
             for (int k = 0; k < sup.n && !slots_drain; k++)
-                if (sl[k].due_ms > 0 && now >= sl[k].due_ms &&
-                    slot_start(&sup, k, &sl[k], argc, argv, exe, av, NULL) < 0)
-                    sl[k].due_ms = now + SLOT_RESTART_MAX_MS;
+                if (sl[k].due_ms > 0 && now >= sl[k].due_ms) {
+                    if (slot_start(&sup, k, &sl[k], argc, argv, exe, av, NULL) < 0)
+                        sl[k].due_ms = now + SLOT_RESTART_MAX_MS;
+                    else
+                        slot_announce(&sl[k], &q, url);
+                }
             usleep(100000);
             continue;
         }
         int st = sup.child[i].status;
-        if (WIFSIGNALED(st) && !slots_drain) {
+        if (WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM && slots_drain) {
+            /* the SIGTERM passed on reached it before it set its handler
+             * (it had only just started): stopped, holding nothing */
+            log_info("%s stopped before it started", sup.child[i].name);
+            for (int w = 0; q && w < sl[i].workers; w++)
+                rq_worker_gone(q, sl[i].worker[w], NULL);
+        } else if (WIFSIGNALED(st) && !slots_drain) {
             slot_died(&sup, i, &sl[i], &q, url);
         } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             char how[96];
             sup_describe(st, how, sizeof how);
             log_warn("%s %s", sup.child[i].name, how);
+            for (int w = 0; q && w < sl[i].workers; w++) /* its announced records */
+                rq_worker_gone(q, sl[i].worker[w], NULL);
             bad = 1;
         }
     }
