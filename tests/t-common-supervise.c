@@ -105,16 +105,23 @@ Test(common_supervise, output_goes_to_the_log_and_a_missing_program_exits_127)
     tv_rmdir(dir);
 }
 
+/* `serve --gpu all` on GPUs no host has: every GPU's worker process says
+ * why it stopped, as a process a slot and as threads (the GPU default). */
 Test(common_supervise, serve_gpu_all_reports_every_failed_gpu_worker)
 {
     char dir[256], out[4096];
     tv_tmpdir(dir, sizeof dir);
     setenv("CUDA_VISIBLE_DEVICES", "97,98", 1); /* two GPUs no host has */
-    int rc = tsh_out(out, sizeof out, "'%s/vr-worker' serve --gpu all --slots 2 --redis unix:///nonexistent.sock "
-                     "--storage '%s' 2>&1", getenv("VR_BIN_DIR"), dir);
-    unsetenv("CUDA_VISIBLE_DEVICES");
+    int rc = tsh_out(out, sizeof out, "'%s/vr-worker' serve --gpu all --slots 2 --slot-mode processes "
+                     "--redis unix:///nonexistent.sock --storage '%s' 2>&1", getenv("VR_BIN_DIR"), dir);
     cr_assert_neq(rc, 0, "serve --gpu all succeeded without a GPU: %s", out);
     cr_assert(strstr(out, "GPU 0 worker 0 exited with status 1"), "%s", out);
     cr_assert(strstr(out, "GPU 1 worker 1 exited with status 1"), "%s", out);
+    rc = tsh_out(out, sizeof out, "'%s/vr-worker' serve --gpu all --slots 2 "
+                 "--redis unix:///nonexistent.sock --storage '%s' 2>&1", getenv("VR_BIN_DIR"), dir);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    cr_assert_neq(rc, 0, "serve --gpu all (threads) succeeded without a GPU: %s", out);
+    cr_assert(strstr(out, "GPU 0 workers exited with status 1"), "%s", out);
+    cr_assert(strstr(out, "GPU 1 workers exited with status 1"), "%s", out);
     tv_rmdir(dir);
 }
