@@ -153,7 +153,7 @@ struct serve_args {
  * threads); -1 not. */
 static int serve_names_check(const char *list, char *first, size_t fn)
 {
-    char buf[SERVE_SLOTS_MAX * 101 + 1], *save = NULL;
+    char buf[SERVE_SLOT_NAMES_LEN], *save = NULL;
     if (strlen(list) >= sizeof buf)
         return -1;
     snprintf(buf, sizeof buf, "%s", list);
@@ -408,7 +408,8 @@ int cmd_serve(int argc, char **argv)
         return 1;
     serve_process_setup(&s);
     const char *delay = getenv("VR_TEST_SERVE_START_DELAY_MS"); /* tests: a slow start */
-    if (delay && atoi(delay) > 0 && atoi(delay) <= 60000)
-        usleep((useconds_t)atoi(delay) * 1000);
+    int delay_ms = delay ? atoi(delay) : 0;
+    if (delay_ms > 0 && delay_ms <= 60000)
+        usleep((useconds_t)delay_ms * 1000);
     return a.slot_names ? serve_threads(&s, a.slot_names, serve_run) : serve_run(&s);
 }

@@ -134,6 +134,8 @@ int serve_slots(int argc, char **argv, int all, int gpu, int slots, enum serve_s
 
 /* Most workers a process runs (--slots' bound). */
 #define SERVE_SLOTS_MAX 16
+/* --slot-names: SERVE_SLOTS_MAX names of at most 100 bytes, comma-separated */
+#define SERVE_SLOT_NAMES_LEN (SERVE_SLOTS_MAX * 101 + 1)
 
 /* A worker name's rule (--name, --slot-names): 1..100 of [A-Za-z0-9:._-].
  * 1 or 0. */

@@ -62,7 +62,7 @@ struct slot {
     char gpu[16];          /* "--gpu" argument, "" for --cpu */
     int workers;           /* workers it runs: 1, or its threads (--slot-mode threads) */
     char worker[SERVE_SLOTS_MAX][128]; /* their names in Redis (--name, --slot-names) */
-    char names[SERVE_SLOTS_MAX * 101 + 1]; /* threads: the names, comma-separated */
+    char names[SERVE_SLOT_NAMES_LEN]; /* threads: the names, comma-separated */
     char key[RQ_CLAIM_KEY_HEX]; /* its claim key (SERVE_CLAIM_KEY_ENV) */
     double started_ms;     /* monotonic */
     double delay_ms;       /* the next restart delay */
@@ -151,6 +151,14 @@ static int slot_announce(const struct slot *sl, struct rq **q, const char *url)
             return -1;
     }
     return 0;
+}
+
+/* The slot's workers off the list now (they announced or had no time to
+ * register), not when their records' TTL ends. */
+static void slot_unlist(const struct slot *sl, struct rq *q)
+{
+    for (int w = 0; q && w < sl->workers; w++)
+        rq_worker_gone(q, sl->worker[w], NULL);
 }
 
 /* Slot i's worker process died of a signal: the chunk each of its workers
@@ -277,16 +285,14 @@ int serve_slots(int argc, char **argv, int all, int gpu, int slots, enum serve_s
             /* the SIGTERM passed on reached it before it set its handler
              * (it had only just started): stopped, holding nothing */
             log_info("%s stopped before it started", sup.child[i].name);
-            for (int w = 0; q && w < sl[i].workers; w++)
-                rq_worker_gone(q, sl[i].worker[w], NULL);
+            slot_unlist(&sl[i], q);
         } else if (WIFSIGNALED(st) && !slots_drain) {
             slot_died(&sup, i, &sl[i], &q, url);
         } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             char how[96];
             sup_describe(st, how, sizeof how);
             log_warn("%s %s", sup.child[i].name, how);
-            for (int w = 0; q && w < sl[i].workers; w++) /* its announced records */
-                rq_worker_gone(q, sl[i].worker[w], NULL);
+            slot_unlist(&sl[i], q);
             bad = 1;
         }
     }

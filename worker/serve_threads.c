@@ -43,7 +43,7 @@ static void *serve_thread_main(void *arg)
 
 int serve_threads(const struct serve *base, const char *names, int (*run)(struct serve *))
 {
-    char buf[SERVE_SLOTS_MAX * 101 + 1], *save = NULL;
+    char buf[SERVE_SLOT_NAMES_LEN], *save = NULL;
     snprintf(buf, sizeof buf, "%s", names);
     struct serve_thread *t = calloc(SERVE_SLOTS_MAX, sizeof *t);
     if (!t) {
