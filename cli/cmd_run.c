@@ -94,7 +94,7 @@ static int run_cpu_workers(void)
 static void run_auto(struct run_opts *o)
 {
     if (!o->cpu && !o->per_gpu)
-        o->per_gpu = vr_gpu_auto_slots(o->gpus);
+        o->per_gpu = vr_gpu_auto_slots(o->gpus, !o->slot_mode || !strcmp(o->slot_mode, "threads"));
     int slots = o->cpu ? o->workers : o->gpus * o->per_gpu;
     int picture = job_output_is_picture(o->js.output_kind);
     if (o->js.chunk_seconds == 0) {

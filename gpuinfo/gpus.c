@@ -29,14 +29,14 @@ int vr_gpu_count(void)
     return n;
 }
 
-int vr_gpu_slots_rule(long cores, int gpus)
+int vr_gpu_slots_rule(long cores, int gpus, int max)
 {
     long per = cores / (gpus > 0 ? gpus : 1);
-    return per < VR_GPU_SLOTS_MIN ? VR_GPU_SLOTS_MIN
-         : per > VR_GPU_SLOTS_MAX ? VR_GPU_SLOTS_MAX : (int)per;
+    return per < VR_GPU_SLOTS_MIN ? VR_GPU_SLOTS_MIN : per > max ? max : (int)per;
 }
 
-int vr_gpu_auto_slots(int gpus)
+int vr_gpu_auto_slots(int gpus, int threads)
 {
-    return vr_gpu_slots_rule(sysconf(_SC_NPROCESSORS_ONLN), gpus);
+    return vr_gpu_slots_rule(sysconf(_SC_NPROCESSORS_ONLN), gpus,
+                             threads ? VR_GPU_THREAD_SLOTS_MAX : VR_GPU_SLOTS_MAX);
 }

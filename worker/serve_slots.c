@@ -204,10 +204,12 @@ int serve_slots(int argc, char **argv, int all, int gpu, int slots, enum serve_s
     }
     int automatic = slots <= 0;
     if (automatic)
-        slots = vr_gpu_auto_slots(n);
+        slots = vr_gpu_auto_slots(n, mode == SERVE_SLOTS_THREADS);
     if (gpu >= 0 || all)
         log_info("%d worker%s per GPU on %d GPU%s%s", slots, slots > 1 ? "s" : "", n,
-                 n > 1 ? "s" : "", automatic ? " (--slots auto: a core a slot, 2..16 per GPU)" : "");
+                 n > 1 ? "s" : "", !automatic ? ""
+                 : mode == SERVE_SLOTS_THREADS ? " (--slots auto: a core a slot, 2..10 per GPU as threads)"
+                                               : " (--slots auto: a core a slot, 2..16 per GPU as processes)");
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) {
