@@ -18,13 +18,17 @@
  * memory, frame by frame (waiting for each frame's bytes) and queued
  * (h264enc_queue: frame n escaped while frame n+1 is coded; its packets
  * checked equal to the frame-by-frame run's), its fps (wall clock) and the
- * process's CPU time a frame. Prints a table and "RESULT name value unit"
+ * process's CPU time a frame; then K such queued encoders at once, a
+ * thread and a stream each as the product's worker slots have (K from
+ * VR_H264_ENCODERS, default "1 2 4"; vrbench_h264_gpus.c): the frames of
+ * all over the wall time, the GPU's fps ("per GPU"). Prints a table and "RESULT name value unit"
  * lines. Run by `make bench-h264` (mk/bench-h264.mk); numbers in
  * docs/PERF.md. VR_H264_SLICES=S in the environment codes S slices a frame
  * (1 .. the MB rows; else the encoder's default, h264enc_slices_default),
  * VR_H264_INTRA_P=1 Intra 16x16 MBs in P frames (h264enc_intra_p_default).
  */
 #include "h264enc.h"
+#include "vrbench_h264.h"
 
 #ifdef VR_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -44,11 +48,6 @@ static int env_slices(void)
     const char *v = getenv("VR_H264_SLICES");
     return v ? atoi(v) : 0;
 }
-
-struct clip {
-    int w, h, n;
-    uint8_t **y; /* n frames of w*h */
-};
 
 static double thread_cpu_s(void)
 {
@@ -127,13 +126,6 @@ static double proc_cpu_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static double wall_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
@@ -258,24 +250,6 @@ static int run_x264(const struct clip *c, int qp, int gop, double fps, struct ro
     return 0;
 }
 
-/* A hash of the packets (FNV-1a's step over 8-byte words, the tail bytewise),
- * to hold the queued runs to the frame-by-frame one's bytes: inside the
- * timed loop, so a word at a time: bytewise, FNV-1a takes 0.8 ms a 180 KB
- * frame on the 2-core build box (0.05 ms by words), and it weighed on the
- * fifth pass's measured runs (docs/PERF.md). */
-static uint64_t fnv(uint64_t h, const uint8_t *p, int n)
-{
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-    }
-    for (; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* The CUDA encoder over `total` frames (the clip's in turn), from device
  * memory (dev) or host memory, frame by frame (h264enc_frame*) or queued
  * (async: h264enc_queue, the CPU escaping frame n while the GPU codes
@@ -305,7 +279,7 @@ static int run_gpu(const struct clip *c, int qp, int gop, double fps, int dev, i
     for (int i = 0; i < 4; i++)
         if (h264enc_frame_dev(e, d[i % c->n], c->w, i == 0, &p, &size, &key, &err) < 0)
             return die(err.msg);
-    double w0 = wall_s(), c0 = proc_cpu_s();
+    double w0 = h264b_wall_s(), c0 = proc_cpu_s();
     for (int i = 0; i <= total; i++) {
         int k = i % c->n, idr = i % gop == 0, rc;
         if (i == total && !async)
@@ -324,9 +298,9 @@ static int run_gpu(const struct clip *c, int qp, int gop, double fps, int dev, i
             return die("async: a packet out of order");
         got += size > 0;
         bytes += size;
-        h = fnv(h, p, size);
+        h = h264b_hash(h, p, size);
     }
-    double wall = wall_s() - w0, cpu = proc_cpu_s() - c0;
+    double wall = h264b_wall_s() - w0, cpu = proc_cpu_s() - c0;
     if (got != total)
         return die("a packet lost");
     char name[64];
@@ -351,7 +325,9 @@ static int run_gpu(const struct clip *c, int qp, int gop, double fps, int dev, i
 }
 
 /* The CUDA rows: frame by frame and queued, from device and host memory;
- * the queued runs' packets must be the frame-by-frame run's. */
+ * the queued runs' packets must be the frame-by-frame run's. Then the
+ * per-GPU rows: K encoders at once (vrbench_h264_gpus.c), each's packets
+ * the same again. */
 static int run_gpus(const struct clip *c, int qp, int gop, double fps)
 {
     uint64_t h[4];
@@ -361,7 +337,7 @@ static int run_gpus(const struct clip *c, int qp, int gop, double fps)
     if (h[1] != h[0] || h[2] != h[0] || h[3] != h[0])
         return die("the CUDA runs' packets differ");
     printf("RESULT h264_cuda_async_same_bytes 1 bool\n");
-    return 0;
+    return h264b_per_gpu(c, qp, gop, fps, env_slices(), 600, h[0]);
 }
 
 int main(int argc, char **argv)

@@ -9,7 +9,9 @@
 # QP 25 is the balanced profile's (crf 23 + 2, media/vio_encode.c).
 # H264_GPU=gpu (a CUDA build on a GPU) adds the CUDA encoder's fps and CPU
 # a frame on the 4096x2048 matte, and (VR_H264_PROFILE) each stage's GPU
-# time a frame: what it takes from the segmentation. Prints
+# time a frame: what it takes from the segmentation; then the GPU's fps
+# with K encoders at once, as the product's worker slots run them
+# (VR_H264_ENCODERS="1 2 4" by default). Prints
 # bench/vrbench_h264.c's table for each; numbers in docs/PERF.md.
 
 H264_QP     ?= 25
@@ -18,7 +20,7 @@ H264_GPU    ?=
 BENCH_H264  := $(BINDIR)/vrbench-h264
 H264_DIR    := $(BUILD)/bench-h264
 
-$(BENCH_H264): $(BUILD)/bench/vrbench_h264.o $(call lib,h264 common)
+$(BENCH_H264): $(BUILD)/bench/vrbench_h264.o $(BUILD)/bench/vrbench_h264_gpus.o $(call lib,h264 common)
 
 $(H264_DIR)/matte-sbs.mkv: $(BINDIR)/vr-worker
 	@mkdir -p $(H264_DIR)

@@ -6,7 +6,8 @@
  * waits again for the rest). Queue and collect are apart, with two slots,
  * so the CPU escapes frame n while the GPU codes frame n+1. A P frame's
  * stages from the search to the read-back of the slices' places run as
- * one CUDA graph (captured once for each reference and slot), so the host
+ * one CUDA graph (captured once for each reference and slot, a capture
+ * that another thread spoils tried again: cuda_capture.h), so the host
  * makes one call for ~20 (VR_H264_GRAPH=0: launched one by one).
  */
 #include "h264enc_gpu.h"
@@ -15,6 +16,7 @@
 
 #ifdef VR_HAVE_CUDA
 
+#include "cuda_capture.h"
 #include "h264_cuda.h"
 
 #include <stdio.h>
@@ -60,7 +62,9 @@ struct h264_gpu {
     int w, h;
     int intra_p;             /* P frames may have I16 MBs: stages 1c, 1d */
     int lanes;               /* VR_H264_INTRA_LANES (default 1): the intra stages'
-                              * faster kernels (h264_cuda.h); 0: the tenth pass's */
+                              * faster kernels (h264_cuda.h); 0: the tenth pass's;
+                              * 2 with VR_H264_INTRA_SMEM=1: intra in P keeps a
+                              * coded MB in shared memory for its right neighbour */
     int graph;               /* VR_H264_GRAPH (default 1): a P frame's stages as a graph */
     /* [cur][slot]: the P frames' stages captured from the search to the
      * places' read-back against rec[cur] into slot's buffers, with the qp
@@ -193,8 +197,11 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, int slice
        "cannot create an event");
     const char *pe = getenv("VR_H264_PROFILE"), *pl = getenv("VR_H264_INTRA_LANES");
     const char *pg = getenv("VR_H264_GRAPH"), *pw = getenv("VR_H264_CAVLC_WORDS");
+    const char *pk = getenv("VR_H264_INTRA_SMEM");
     g->prof = pe && pe[0] == '1';
     g->lanes = !(pl && pl[0] == '0' && !pl[1]);
+    if (g->lanes && pk && pk[0] == '1' && !pk[1])
+        g->lanes = 2;
     g->graph = !(pg && pg[0] == '0' && !pg[1]);
     g->f.byte_writer = pw && pw[0] == '0' && !pw[1];
     for (int slot = 0; slot < 2; slot++) {
@@ -305,20 +312,34 @@ fail:
     return rc;
 }
 
-/* The graph's failure: said once, and the stages launched one by one from
- * then on (the frame's bytes are the same either way). */
-static void graph_off(struct h264_gpu *g, const char *what, cudaError_t e)
+/* The graph's failure (why): said once, and the stages launched one by
+ * one from then on (the frame's bytes are the same either way). */
+static void graph_off(struct h264_gpu *g, const char *why)
 {
-    fprintf(stderr, "matte encoder: CUDA graph off (%s: %s): the stages launched one by one\n",
-            what, cudaGetErrorString(e));
+    fprintf(stderr, "matte encoder: CUDA graph off (%s): the stages launched one by one\n", why);
     cudaGetLastError(); /* a capture's failed launch is not the next one's */
     g->graph = 0;
+}
+
+/* cuda_capture's callback: a P frame's stages into a slot's buffers, on
+ * g->s (the stream captured), without the profile's marks. */
+struct captured {
+    struct h264_gpu *g;
+    int slot;
+};
+
+static int stages_captured(void *arg, cudaStream_t s, vr_err *err)
+{
+    const struct captured *c = arg;
+    (void)s;
+    return stages(c->g, c->slot, 0, 0, err);
 }
 
 /* The P frame's stages for rec[g->cur] as reference and the slot's
  * buffers, captured once (again when qp or the header's bits change:
  * they are kernel arguments); NULL when the graph is off. Capture only
- * records the launches (ThreadLocal: other threads' CUDA calls go on). */
+ * records the launches (ThreadLocal: other threads' CUDA calls go on; a
+ * capture one of them spoils is tried again, cuda_capture.h). */
 static cudaGraphExec_t graph_for(struct h264_gpu *g, int slot)
 {
     const int c = g->cur;
@@ -333,24 +354,18 @@ static cudaGraphExec_t graph_for(struct h264_gpu *g, int slot)
     }
     vr_err cerr = { 0 };
     cudaGraph_t gr = NULL;
-    cudaError_t e = cudaStreamBeginCapture(g->s, cudaStreamCaptureModeThreadLocal);
-    if (e != cudaSuccess) {
-        graph_off(g, "cannot capture", e);
+    struct captured arg = { g, slot };
+    if (cuda_capture(g->s, stages_captured, &arg, "capture", &gr, &cerr) < 0) {
+        graph_off(g, cerr.msg);
         return NULL;
     }
-    int rc = stages(g, slot, 0, 0, &cerr);
-    e = cudaStreamEndCapture(g->s, &gr); /* always: the stream leaves capture */
-    if (rc < 0 || e != cudaSuccess) {
-        if (gr)
-            cudaGraphDestroy(gr);
-        graph_off(g, rc < 0 ? cerr.msg : "capture", e != cudaSuccess ? e : cudaErrorUnknown);
-        return NULL;
-    }
-    e = cudaGraphInstantiate(x, gr, 0);
+    cudaError_t e = cudaGraphInstantiate(x, gr, 0);
     cudaGraphDestroy(gr);
     if (e != cudaSuccess) {
+        char why[128];
+        snprintf(why, sizeof why, "cannot instantiate: %s", cudaGetErrorString(e));
         *x = NULL;
-        graph_off(g, "cannot instantiate", e);
+        graph_off(g, why);
         return NULL;
     }
     g->gx_qp[c][slot] = g->f.qp;

@@ -21,12 +21,12 @@
  */
 /* the C headers carry no extern "C" of their own */
 extern "C" {
-#include <unistd.h>
 #include "log.h"
 #include "model.h"
 #include "ops_ref.h"
 #include "vr_err.h"
 }
+#include "cuda_capture.h" /* has its own extern "C" */
 #include "net_cuda.h"
 #include "net_plan.h"
 #include "ops_cuda.h"
@@ -546,34 +546,10 @@ size_t netcu_output_count(const struct netcu *net, int k)
     return (size_t)T->h * T->w * T->c;
 }
 
-/* Enqueues c's steps into a graph captured on cap. A capture is
- * invalidated by what another thread of the process does to the whole
- * context meanwhile (a cudaFree, NVENC's or NVDEC's set-up: serve
- * --slot-mode threads), which says nothing of this capture: it is tried
- * again, up to CAPTURE_TRIES times. Returns 0 or VR_E*. */
-#define CAPTURE_TRIES 4
-static int capture(struct ctx *c, cudaStream_t cap, cudaGraph_t *graph, vr_err *err)
+/* cuda_capture's callback: c's steps on the capture stream. */
+static int enqueue_captured(void *c, cudaStream_t cap, vr_err *err)
 {
-    for (int t = 1;; t++) {
-        cudaError_t e = cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal);
-        if (e != cudaSuccess)
-            return vr_err_set(err, VR_ECUDA, "netcu: cannot capture a graph: %s",
-                              cudaGetErrorString(e));
-        *graph = NULL;
-        int rc = enqueue_split(c, cap, err);
-        e = cudaStreamEndCapture(cap, graph);
-        if (rc == 0 && e == cudaSuccess)
-            return 0;
-        if (*graph)
-            cudaGraphDestroy(*graph);
-        *graph = NULL;
-        cudaGetLastError();
-        if ((rc < 0 && rc != VR_ECUDA) || t == CAPTURE_TRIES)
-            return rc < 0 ? rc
-                          : vr_err_set(err, VR_ECUDA, "netcu: graph capture failed: %s",
-                                       cudaGetErrorString(e));
-        usleep(1000 * t);
-    }
+    return enqueue_split((const struct ctx *)c, cap, err);
 }
 
 /* Enqueues the plan for n tiles (d_out: the one output, NULL for a net of
@@ -587,8 +563,8 @@ static int launch(struct netcu *net, const float *d_in, int n, float *d_out, cud
     struct gslot *g = &net->graphs[n];
     cudaError_t e;
     if (!g->exec || g->in != d_in || g->out != d_out) {
-        cudaGraph_t graph = NULL;
-        int rc = capture(&c, net->cap, &graph, err);
+        cudaGraph_t graph = NULL; /* tried again if another thread spoils it */
+        int rc = cuda_capture(net->cap, enqueue_captured, &c, "netcu", &graph, err);
         if (rc < 0)
             return rc;
         if (g->exec) {
