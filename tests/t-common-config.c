@@ -146,7 +146,7 @@ Test(common_config, people_option_is_checked_and_travels)
     cr_assert_eq(back.people_size, 2048);
 }
 
-/* quality-people is quality with the people tier and the fine grid on, nothing else
+/* quality-people is quality with the people tier on, nothing else
  * (quality itself keeps it off until its GPU cost is measured). */
 Test(common_config, quality_people_is_quality_with_the_tier)
 {
@@ -155,11 +155,6 @@ Test(common_config, quality_people_is_quality_with_the_tier)
     cr_assert_eq(config_load_profile(&p, "quality-people", NULL), 0);
     cr_assert_str_eq(q.people, "none");
     cr_assert_str_eq(p.people, "pose");
-    /* and the fine grid, which finds the small people at eyes the tier's
-     * crops skip (docs/QUALITY.md, "The fine grid") */
-    cr_assert_eq(q.tile_fine, 0);
-    cr_assert_eq(p.tile_fine, 1);
-    p.tile_fine = q.tile_fine;
     snprintf(p.people, sizeof p.people, "%s", q.people);
     snprintf(p.profile, sizeof p.profile, "%s", q.profile);
     char a[8192], b[8192];

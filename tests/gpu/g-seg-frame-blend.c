@@ -241,8 +241,8 @@ Test(g_seg_frame_blend, blend_exact_favor)
     }
     blend_exact(2, (const int(*)[2])eyes, n8k, lay, 16, 256, 256);
 
-    /* quality-people's plan: the fine 4 x 4 grid too, 30 tiles an eye, so
-     * past the tiled kernel's 17: the per-pixel kernel (tile_fine) */
+    /* with the fine 4 x 4 grid too (tile_fine), 30 tiles an eye, so past
+     * the tiled kernel's 17: the per-pixel kernel */
     cfg.tile_fine = 1;
     cr_assert_eq(tile_plan_make(&cfg, SEG_LAYOUT_SBS, 8192, 4096, 4096, 2048, 256, 256, &plan,
                                 &err), 0, "%s", err.msg);
