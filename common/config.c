@@ -44,6 +44,7 @@ static const struct config_key config_keys[] = {
     KD(tile_overlap, 0.0, 0.75),
     KD(tile_min, 0.25, 4.0),
     KB(tile_stagger),
+    KB(tile_fine),
     KI(tile_favor, 0, CONFIG_TILE_FAVOR_MAX),
     KB(whole_pass),
     KI(work_size, 64, 8192),

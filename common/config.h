@@ -45,6 +45,9 @@ struct vr_config {
     int tile_stagger;          /* 1: a second grid of (cols-1) x (rows-1) tiles centred on the
                                 * grid's inner crossings, so a person a border cuts is seen
                                 * whole by one tile (kernels/seg/tiles.h) */
+    int tile_fine;             /* 1: a third grid, one tile more a side, at tile_overlap and
+                                * not held to tile_min: a person every tile of the grid
+                                * shows too small for the model is larger in one of it */
     int tile_favor;            /* the blend's lean to "person": a tile's weight times its
                                 * value to this power (frame_blend_ref); 0: the mean */
     int whole_pass;            /* also run the whole eye once, blended under tiles */

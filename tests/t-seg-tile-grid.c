@@ -119,15 +119,68 @@ Test(seg_tile_grid, staggered_tiles_sit_on_the_crossings)
     cr_expect_eq(p.eye[0].n, 10, "off: the grid and the whole pass");
 }
 
+/* tile_fine: a 3x3 grid at 0.15 gets a 4x4 of smaller tiles at the same
+ * overlap after its stagger (136 px at a 480 px eye, under tile_min's 169:
+ * the scale that finds made's middle player), spread edge to edge, its
+ * interior edges feathered, then the whole pass; none past the engine's
+ * grid limit, none when the grid itself is none. */
+Test(seg_tile_grid, fine_grid_one_tile_more_a_side)
+{
+    struct vr_config c = grid(3, 0.15, 0.66);
+    c.tile_stagger = 1;
+    c.tile_fine = 1;
+    c.tile_favor = 1;
+    struct tile_plan p;
+    vr_err e = { 0 };
+    cr_assert_eq(tile_plan_make(&c, SEG_LAYOUT_SBS, 960, 480, 960, 480, MODEL_IN, MODEL_IN,
+                                &p, &e), 0, "%s", e.msg);
+    for (int k = 0; k < 2; k++) {
+        const struct tile_eye *te = &p.eye[k];
+        cr_assert_eq(te->n, 9 + 4 + 16 + 1, "eye %d: 3x3, 2x2, 4x4 and the whole pass", k);
+        cr_expect_eq(te->src[0].w, 178, "the grid's tiles");
+        for (int r = 0; r < 4; r++)
+            for (int q = 0; q < 4; q++) {
+                const int i = 13 + r * 4 + q;
+                const struct frame_rect *s = &te->src[i];
+                cr_expect(s->w == 136 && s->h == 136, "tile %d: %dx%d", i, s->w, s->h);
+                cr_expect_eq(s->x - te->eye.x, (int)lround(q * (480.0 - 136) / 3), "tile %d x", i);
+                cr_expect_eq(s->y, (int)lround(r * (480.0 - 136) / 3), "tile %d y", i);
+                const int edges = (q > 0 ? FRAME_EDGE_L : 0) | (q < 3 ? FRAME_EDGE_R : 0)
+                                  | (r > 0 ? FRAME_EDGE_T : 0) | (r < 3 ? FRAME_EDGE_B : 0);
+                cr_expect_eq(te->dst[i].edges, edges, "tile %d: edges %d", i, te->dst[i].edges);
+                cr_expect_eq(te->dst[i].favor, 1);
+                cr_expect(fabsf(te->dst[i].feather - 0.15f) < 1e-6f);
+            }
+        cr_expect(te->dst[29].edges & FRAME_TILE_FLOOR, "the whole pass last");
+    }
+    c.tile_stagger = 0;
+    cr_assert_eq(tile_plan_make(&c, SEG_LAYOUT_SBS, 960, 480, 960, 480, MODEL_IN, MODEL_IN,
+                                &p, &e), 0, "%s", e.msg);
+    cr_expect_eq(p.eye[0].n, 9 + 16 + 1, "no stagger: the grid, the fine grid, the whole pass");
+    cr_assert_eq(tile_plan_make(&c, SEG_LAYOUT_SBS, 480, 240, 480, 240, MODEL_IN, MODEL_IN,
+                                &p, &e), 0, "%s", e.msg);
+    cr_expect_eq(p.eye[0].n, 1, "a 240 px eye: no grid, so no fine grid");
+    c = grid(TILE_MAX_GRID, 0.15, 0.25);
+    c.tile_stagger = c.tile_fine = 1;
+    cr_assert_eq(tile_plan_make(&c, SEG_LAYOUT_SBS, 16384, 8192, 16384, 8192, MODEL_IN,
+                                MODEL_IN, &p, &e), 0, "%s", e.msg);
+    cr_expect_eq(p.eye[0].n, TILE_MAX_GRID * TILE_MAX_GRID
+                 + (TILE_MAX_GRID - 1) * (TILE_MAX_GRID - 1) + 1, "the largest grid: no fine");
+    cr_expect_leq(p.max_tiles, TILE_MAX_PER_EYE);
+}
+
 /* The shipped profiles choose the same way on the CPU and GPU engines (both
  * plan with tile_plan_make): balanced and quality (tile_min 0.66: 169 px)
  * run 3x3 and its 2x2 stagger at a 480 px eye and at 8K, and none at the
- * bundled sample's 240 px eyes (a 2x2 of 169-px tiles would share 0.58). */
+ * bundled sample's 240 px eyes (a 2x2 of 169-px tiles would share 0.58);
+ * quality-people too: no profile turns tile_fine on (docs/QUALITY.md,
+ * "The fine grid"). */
 Test(seg_tile_grid, shipped_profiles)
 {
-    const char *names[] = { "balanced", "quality" };
-    const int frame_w[] = { 480, 960, 1920, 8192 }, tiles[] = { 0, 13, 13, 13 };
-    for (int i = 0; i < 2; i++) {
+    const char *names[] = { "balanced", "quality", "quality-people" };
+    const int frame_w[] = { 480, 960, 1920, 8192 };
+    const int tiles[][4] = { { 0, 13, 13, 13 }, { 0, 13, 13, 13 }, { 0, 13, 13, 13 } };
+    for (int i = 0; i < 3; i++) {
         struct vr_config c;
         vr_err e = { 0 };
         cr_assert_eq(config_load_profile(&c, names[i], &e), 0, "%s", e.msg);
@@ -136,7 +189,7 @@ Test(seg_tile_grid, shipped_profiles)
             int w = frame_w[k], h = w / 2;
             cr_assert_eq(tile_plan_make(&c, SEG_LAYOUT_SBS, w, h, w, h, MODEL_IN, MODEL_IN, &p,
                                         &e), 0, "%s", e.msg);
-            cr_expect_eq(p.eye[1].n, tiles[k] + 1, "%s, %dx%d: %d tiles and the whole pass",
+            cr_expect_eq(p.eye[1].n, tiles[i][k] + 1, "%s, %dx%d: %d tiles and the whole pass",
                          names[i], w, h, p.eye[1].n - 1);
         }
     }

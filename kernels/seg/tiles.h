@@ -12,6 +12,9 @@
  * the first's inner crossings (each half way between its four neighbours),
  * so a person one grid's border cuts is whole in a tile of the other; the
  * blend's tile_favor lets that tile's "person" win (frame_blend_ref).
+ * With tile_fine a third grid of (cols+1) x (rows+1) smaller tiles at
+ * tile_overlap shows a person every tile of the grid shows too small
+ * for the model larger (within TILE_MAX_PER_EYE; none when the grid is).
  * When whole_pass is set
  * (or the grid is 0 x 0) the whole eye is also one tile, blended with a
  * low weight under the others. The work mask keeps the eye's aspect with its

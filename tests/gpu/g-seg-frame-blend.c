@@ -200,7 +200,7 @@ Test(g_seg_frame_blend, blend_exact)
  * staggered grid (tile_stagger): the tiled kernel and the per-pixel one
  * equal the twin to the bit on random layouts whose tiles favour at random,
  * and on the engine's own plan at 8K side by side (3 x 3 at 0.15, its 2 x 2
- * stagger and the whole pass: 14 tiles an eye). */
+ * stagger and the whole pass: 14 tiles an eye; with tile_fine's 4 x 4, 30). */
 Test(g_seg_frame_blend, blend_exact_favor)
 {
     gf_seed("blend_exact_favor");
@@ -240,4 +240,17 @@ Test(g_seg_frame_blend, blend_exact_favor)
         eyes[i][1] = plan.eye[i].work_h;
     }
     blend_exact(2, (const int(*)[2])eyes, n8k, lay, 16, 256, 256);
+
+    /* with the fine 4 x 4 grid too (tile_fine), 30 tiles an eye, so past
+     * the tiled kernel's 17: the per-pixel kernel */
+    cfg.tile_fine = 1;
+    cr_assert_eq(tile_plan_make(&cfg, SEG_LAYOUT_SBS, 8192, 4096, 4096, 2048, 256, 256, &plan,
+                                &err), 0, "%s", err.msg);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(plan.eye[i].n, 3 * 3 + 2 * 2 + 4 * 4 + 1, "eye %d: %d tiles", i,
+                     plan.eye[i].n);
+        n8k[i] = plan.eye[i].n;
+        memcpy(lay[i], plan.eye[i].dst, n8k[i] * sizeof lay[i][0]);
+    }
+    blend_exact(2, (const int(*)[2])eyes, n8k, lay, 4, 256, 256);
 }
