@@ -16,6 +16,7 @@
 #include "http_io.h"
 #include "log.h"
 #include "out_dest.h"
+#include "rq_fleet.h"
 #include "rq_jobs.h"
 #include "rq_notify.h"
 #include "run_workdir.h"
@@ -390,12 +391,49 @@ static void run_tail(const char *path)
         fputs(lines[i % 8], stderr);
 }
 
+/* How long a done run waits for its controller to stop before it kills
+ * it too. */
+#define RUN_DONE_CTL_WAIT_MS 5000
+
+/* The job is done: its output stitched, fsync'd and renamed, complete and
+ * durable. No drain is worth waiting for now: the controller and workers
+ * are told to stop (SIGTERM: each may still log its figures) and woken
+ * from their reads (which block 0.5 s), the controller is waited for, and
+ * the workers still going then are killed with the processes they
+ * started, so that their release of decoders, engines and GPU contexts
+ * (about 2 s on 2 H200s, docs/PERF.md) is not `vrctl run`'s time; Redis
+ * stops meanwhile, and everyone is reaped. */
+static void run_stop_done(struct run *r)
+{
+    struct sup *p = &r->procs;
+    sup_signal(p, SIGTERM);
+    struct rq *q = NULL;
+    rq_open(r->url, 1000, &q, NULL);
+    /* woken more than once: a read begun before the signal was handled
+     * blocks again */
+    for (int t = 0; p->n > 0 && t < RUN_DONE_CTL_WAIT_MS / 20 && !sup_wait(p, 0, 20); t++)
+        if (q)
+            rq_unblock_all(q, NULL);
+    if (p->n > 0 && !sup_wait(p, 0, 0))
+        sup_kill(p, 0);
+    for (int i = 1; i < p->n; i++)
+        sup_kill(p, i);
+    if (q) /* Redis too (its AOF written), now */
+        rq_server_shutdown(q);
+    rq_free(&q);
+    sup_stop(p, 5000); /* reaps them: every one is stopped or killed */
+}
+
 /* Stops workers first (SIGTERM drains; interrupted: 2 s, their chunks run
  * again on --resume), then the controller, then Redis (its AOF written);
- * removes the work dir unless keep. */
-static void run_cleanup(struct run *r, int keep, int show_logs, int interrupted)
+ * a done job's fleet at once (run_stop_done). Removes the work dir unless
+ * keep. */
+static void run_cleanup(struct run *r, int keep, int show_logs, int interrupted, int done)
 {
-    sup_stop(&r->procs, interrupted ? 2000 : 10000);
+    if (done)
+        run_stop_done(r);
+    else
+        sup_stop(&r->procs, interrupted ? 2000 : 10000);
     sup_stop(&r->infra, 5000);
     for (int i = 0; show_logs && i < r->procs.n; i++)
         run_tail(r->procs.child[i].log);
@@ -477,7 +515,8 @@ static void *run_monitor_main(void *arg)
             snprintf(run_dead, sizeof run_dead, "no worker is left (all %d exited)", s->n - 1);
         if (run_dead[0])
             run_stop = 1;
-        usleep(200 * 1000);
+        for (int t = 0; t < 10 && !m->stop; t++) /* the run's end waits for this thread */
+            usleep(20 * 1000);
     }
     return NULL;
 }
@@ -592,7 +631,7 @@ int cmd_run(int argc, char **argv)
     if ((mkdir(r.storage, 0755) == 0 || (r.job[0] && errno == EEXIST)) && run_redis(&r) == 0 &&
         (!r.job[0] || run_resume_check(&r) == 0) && run_spawn_all(&r, &o) == 0)
         rc = run_supervise(&r, &o);
-    run_cleanup(&r, o.keep, rc != 0 && rc != 130, rc == 130);
+    run_cleanup(&r, o.keep, rc != 0 && rc != 130, rc == 130, rc == 0);
     if (rc == 0 && o.dest.url && out_dest_commit(&o.dest, o.replace, &we) < 0) {
         log_say(LOG_ERROR, "vrctl run: %s: the output is not uploaded\n", we.msg);
         rc = 1;
