@@ -232,6 +232,10 @@ Test(dist_threads, the_killed_process_s_chunks_requeued_at_once)
     const char *eargs[] = { "events", id, NULL };
     tdist_vrctl(&D, evs, sizeof evs, eargs);
     cr_assert(!strstr(evs, "stopped renewing its lease"), "the lease reclaimed one: %s", evs);
+    /* the parent's line counts every thread's chunk, not one */
+    cr_assert_eq(tsh("grep -q 'killed by signal 9 (Killed); the chunks its 2 workers held go "
+                     "back to the queue; 2 new workers in 1 s' '%s'", D.log), 0,
+                 "the parent's line does not say both chunks go back");
     same_matte(ref, out);
     rq_free(&q);
 }
