@@ -424,3 +424,29 @@ Test(dist_run, a_done_run_wakes_its_controller_from_its_read)
     cr_assert(stopped, "the controller did not stop by itself");
     cr_assert_lt(took, 4, "the run took %.1f s after the job was done", took);
 }
+
+/* The run ends with its job, not a watch's pause later: the watch waits
+ * for the job's next event, the "done" among them, instead of sleeping
+ * its pause out (lengthened to 60 s here by a test hook; 0.3 s). */
+Test(dist_run, the_run_ends_with_its_job_not_a_pause_later)
+{
+    char in[128], out[128], log[128];
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 2, 128, 5, 0), 0);
+    setenv("VR_TEST_WATCH_PAUSE_MS", "60000", 1);
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "1", "--profile",
+                           "fast", NULL };
+    pid_t p = tproc_spawn("vrctl", argv, log);
+    unsetenv("VR_TEST_WATCH_PAUSE_MS");
+    int t = 0;
+    for (; t < 1800 && access(out, F_OK) != 0; t++) /* published as the job is done */
+        tmsleep(50);
+    cr_assert_lt(t, 1800, "no output in 90 s");
+    double t0 = tnow_s();
+    cr_assert(log_seen(log, ": done in [0-9.]+ s", 90000), "the run never said the job ended");
+    double took = tnow_s() - t0;
+    cr_assert_eq(tproc_wait(p, 30000), 0);
+    cr_assert_lt(took, 10, "the run said its job ended %.1f s after the output was there", took);
+}
