@@ -273,7 +273,7 @@ static int run_redis(struct run *r)
                      "--daemonize", "no", NULL };
     if (run_add(r, &r->infra, "redis-server", args, "redis") < 0)
         return -1;
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 1000; i++) { /* 5 s, looked at every 5 ms: the fleet waits on it */
         if (access(sock, F_OK) == 0) {
             struct rq *q = NULL;
             int up = rq_open(r->url, 1000, &q, NULL) == 0;
@@ -286,7 +286,7 @@ static int run_redis(struct run *r)
                     r->infra.child[0].log);
             return -1;
         }
-        usleep(25000);
+        usleep(5000);
     }
     log_say(LOG_ERROR, "vrctl run: redis-server did not start (see %s)\n", r->infra.child[0].log);
     return -1;
