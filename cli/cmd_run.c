@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "vrctl.h"
 
+#include "clock.h"
 #include "cmdtable.h"
 #include "gpus.h"
 #include "job.h"
@@ -225,6 +226,7 @@ struct run {
     char storage[128];
     struct sup infra;             /* redis-server: stopped last */
     struct sup procs;             /* [0] the controller, then the workers */
+    double t0_ms;                 /* when the command began (monotonic) */
 };
 
 /* Starts `bin` (next to vrctl) with args, its output in <dir>/<name>.log. */
@@ -369,8 +371,8 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
         if (run_add(r, &r->procs, "vr-worker", wargs, name) < 0)
             return -1;
     }
-    log_say(LOG_INFO, "vrctl run: %d %s worker%s, temp dir %s\n", n, o->cpu ? "CPU" : "GPU",
-            text_plural(n), r->dir);
+    log_say(LOG_INFO, "vrctl run: %d %s worker%s, temp dir %s; started %.0f ms into the run\n", n,
+            o->cpu ? "CPU" : "GPU", text_plural(n), r->dir, clock_mono_ms() - r->t0_ms);
     return 0;
 }
 
@@ -430,9 +432,11 @@ static void run_stop_done(struct run *r)
  * keep. */
 static void run_cleanup(struct run *r, int keep, int show_logs, int interrupted, int done)
 {
-    if (done)
+    if (done) { /* its time said: what a done run adds after the job (docs/PERF.md) */
+        double t0 = clock_mono_ms();
         run_stop_done(r);
-    else
+        log_say(LOG_INFO, "vrctl run: its fleet stopped in %.0f ms\n", clock_mono_ms() - t0);
+    } else
         sup_stop(&r->procs, interrupted ? 2000 : 10000);
     sup_stop(&r->infra, 5000);
     for (int i = 0; show_logs && i < r->procs.n; i++)
@@ -591,6 +595,7 @@ static int run_supervise(struct run *r, struct run_opts *o)
 
 int cmd_run(int argc, char **argv)
 {
+    double t0 = clock_mono_ms();
     struct run_opts o;
     int rc = run_parse(argc, argv, &o);
     if (rc)
@@ -600,6 +605,7 @@ int cmd_run(int argc, char **argv)
     unsetenv("VR_REDIS_PASSWORD_FILE");
     struct run r;
     memset(&r, 0, sizeof r);
+    r.t0_ms = t0;
     ssize_t len = readlink("/proc/self/exe", r.exe_dir, sizeof r.exe_dir - 1);
     if (len <= 0) {
         log_say(LOG_ERROR, "vrctl run: cannot find my own binary\n");
