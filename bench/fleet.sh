@@ -298,7 +298,7 @@ run_fleet() { # name ngpus
     t1=$(now)
     stop_samplers "$1" "$2"
     report "$label" "$FRAMES" "$t0" "$t1" "$rc"
-    tr '\r' '\n' < "$R/$1.log" | grep -E ": done in|workers:|error|cannot" | tail -3 \
+    tr '\r' '\n' < "$R/$1.log" | grep -E ": done in|workers:|into the run|fleet stopped|error|cannot" | tail -4 \
         | sed 's/^/    /' | tee -a "$OUTDIR/fleet.txt"
     kept=$(sed -n 's/^vrctl run: kept \([^ ]*\) .*/\1/p' "$R/$1.log" | tail -1)
     [ -n "$kept" ] && grep -hE "planned|copy split|stitched ahead" "$kept/controller.log" \

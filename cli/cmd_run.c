@@ -10,12 +10,14 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "vrctl.h"
 
+#include "clock.h"
 #include "cmdtable.h"
 #include "gpus.h"
 #include "job.h"
 #include "http_io.h"
 #include "log.h"
 #include "out_dest.h"
+#include "rq_fleet.h"
 #include "rq_jobs.h"
 #include "rq_notify.h"
 #include "run_workdir.h"
@@ -224,6 +226,7 @@ struct run {
     char storage[128];
     struct sup infra;             /* redis-server: stopped last */
     struct sup procs;             /* [0] the controller, then the workers */
+    double t0_ms;                 /* when the command began (monotonic) */
 };
 
 /* Starts `bin` (next to vrctl) with args, its output in <dir>/<name>.log. */
@@ -272,7 +275,7 @@ static int run_redis(struct run *r)
                      "--daemonize", "no", NULL };
     if (run_add(r, &r->infra, "redis-server", args, "redis") < 0)
         return -1;
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 1000; i++) { /* 5 s, looked at every 5 ms: the fleet waits on it */
         if (access(sock, F_OK) == 0) {
             struct rq *q = NULL;
             int up = rq_open(r->url, 1000, &q, NULL) == 0;
@@ -285,7 +288,7 @@ static int run_redis(struct run *r)
                     r->infra.child[0].log);
             return -1;
         }
-        usleep(25000);
+        usleep(5000);
     }
     log_say(LOG_ERROR, "vrctl run: redis-server did not start (see %s)\n", r->infra.child[0].log);
     return -1;
@@ -368,8 +371,8 @@ static int run_spawn_all(struct run *r, const struct run_opts *o)
         if (run_add(r, &r->procs, "vr-worker", wargs, name) < 0)
             return -1;
     }
-    log_say(LOG_INFO, "vrctl run: %d %s worker%s, temp dir %s\n", n, o->cpu ? "CPU" : "GPU",
-            text_plural(n), r->dir);
+    log_say(LOG_INFO, "vrctl run: %d %s worker%s, temp dir %s; started %.0f ms into the run\n", n,
+            o->cpu ? "CPU" : "GPU", text_plural(n), r->dir, clock_mono_ms() - r->t0_ms);
     return 0;
 }
 
@@ -390,12 +393,51 @@ static void run_tail(const char *path)
         fputs(lines[i % 8], stderr);
 }
 
+/* How long a done run waits for its controller to stop before it kills
+ * it too. */
+#define RUN_DONE_CTL_WAIT_MS 5000
+
+/* The job is done: its output stitched, fsync'd and renamed, complete and
+ * durable. No drain is worth waiting for now: the controller and workers
+ * are told to stop (SIGTERM: each may still log its figures) and woken
+ * from their reads (which block 0.5 s), the controller is waited for, and
+ * the workers still going then are killed with the processes they
+ * started, so that their release of decoders, engines and GPU contexts
+ * (about 2 s on 2 H200s, docs/PERF.md) is not `vrctl run`'s time; Redis
+ * stops meanwhile, and everyone is reaped. */
+static void run_stop_done(struct run *r)
+{
+    struct sup *p = &r->procs;
+    sup_signal(p, SIGTERM);
+    struct rq *q = NULL;
+    rq_open(r->url, 1000, &q, NULL);
+    /* woken more than once: a read begun before the signal was handled
+     * blocks again */
+    for (int t = 0; p->n > 0 && t < RUN_DONE_CTL_WAIT_MS / 20 && !sup_wait(p, 0, 20); t++)
+        if (q)
+            rq_unblock_all(q, NULL);
+    if (p->n > 0 && !sup_wait(p, 0, 0))
+        sup_kill(p, 0);
+    for (int i = 1; i < p->n; i++)
+        sup_kill(p, i);
+    if (q) /* Redis too (its AOF written), now */
+        rq_server_shutdown(q);
+    rq_free(&q);
+    sup_stop(p, 5000); /* reaps them: every one is stopped or killed */
+}
+
 /* Stops workers first (SIGTERM drains; interrupted: 2 s, their chunks run
  * again on --resume), then the controller, then Redis (its AOF written);
- * removes the work dir unless keep. */
-static void run_cleanup(struct run *r, int keep, int show_logs, int interrupted)
+ * a done job's fleet at once (run_stop_done). Removes the work dir unless
+ * keep. */
+static void run_cleanup(struct run *r, int keep, int show_logs, int interrupted, int done)
 {
-    sup_stop(&r->procs, interrupted ? 2000 : 10000);
+    if (done) { /* its time said: what a done run adds after the job (docs/PERF.md) */
+        double t0 = clock_mono_ms();
+        run_stop_done(r);
+        log_say(LOG_INFO, "vrctl run: its fleet stopped in %.0f ms\n", clock_mono_ms() - t0);
+    } else
+        sup_stop(&r->procs, interrupted ? 2000 : 10000);
     sup_stop(&r->infra, 5000);
     for (int i = 0; show_logs && i < r->procs.n; i++)
         run_tail(r->procs.child[i].log);
@@ -477,7 +519,8 @@ static void *run_monitor_main(void *arg)
             snprintf(run_dead, sizeof run_dead, "no worker is left (all %d exited)", s->n - 1);
         if (run_dead[0])
             run_stop = 1;
-        usleep(200 * 1000);
+        for (int t = 0; t < 10 && !m->stop; t++) /* the run's end waits for this thread */
+            usleep(20 * 1000);
     }
     return NULL;
 }
@@ -552,6 +595,7 @@ static int run_supervise(struct run *r, struct run_opts *o)
 
 int cmd_run(int argc, char **argv)
 {
+    double t0 = clock_mono_ms();
     struct run_opts o;
     int rc = run_parse(argc, argv, &o);
     if (rc)
@@ -561,6 +605,7 @@ int cmd_run(int argc, char **argv)
     unsetenv("VR_REDIS_PASSWORD_FILE");
     struct run r;
     memset(&r, 0, sizeof r);
+    r.t0_ms = t0;
     ssize_t len = readlink("/proc/self/exe", r.exe_dir, sizeof r.exe_dir - 1);
     if (len <= 0) {
         log_say(LOG_ERROR, "vrctl run: cannot find my own binary\n");
@@ -592,7 +637,7 @@ int cmd_run(int argc, char **argv)
     if ((mkdir(r.storage, 0755) == 0 || (r.job[0] && errno == EEXIST)) && run_redis(&r) == 0 &&
         (!r.job[0] || run_resume_check(&r) == 0) && run_spawn_all(&r, &o) == 0)
         rc = run_supervise(&r, &o);
-    run_cleanup(&r, o.keep, rc != 0 && rc != 130, rc == 130);
+    run_cleanup(&r, o.keep, rc != 0 && rc != 130, rc == 130, rc == 0);
     if (rc == 0 && o.dest.url && out_dest_commit(&o.dest, o.replace, &we) < 0) {
         log_say(LOG_ERROR, "vrctl run: %s: the output is not uploaded\n", we.msg);
         rc = 1;

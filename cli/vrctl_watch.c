@@ -13,6 +13,7 @@
  */
 #include "vrctl.h"
 
+#include "clock.h"
 #include "cmdtable.h"
 #include "log.h"
 #include "rq_events.h"
@@ -418,7 +419,15 @@ struct watch {
     char (*ids)[48];
     char hint[2][200];
     enum log_level level;         /* the log level to give back */
+    int pause_ms;                 /* between turns (WATCH_PAUSE_MS) */
+    char woke[RQ_ID_MAX];         /* the job's newest event a pause woke for ("": none yet) */
+    int no_wake;                  /* its events cannot be waited on (an ACL without XREAD) */
 };
+
+/* Between two turns, unless the watched job logs an event first. */
+#define WATCH_PAUSE_MS 300
+/* A turn at most this often: a burst of events is one redraw. */
+#define WATCH_TURN_MIN_MS 50
 
 enum { WATCH_NEXT, WATCH_RETRY, WATCH_END };
 
@@ -484,6 +493,29 @@ static int watch_turn(struct watch *w, int *rc)
     return watch_show(w, live, gone, rc);
 }
 
+/* The pause between turns: for one job, until it logs an event (its end
+ * among them: the "done" event follows the state), so that the watch, and
+ * `vrctl run`, ends with the job instead of up to a pause later; else, or
+ * where the events cannot be waited on, the whole pause. */
+static void watch_pause(struct watch *w)
+{
+    double t0 = clock_mono_ms(), left = w->pause_ms;
+    /* in reads of at most 2 s: well within the connection's 5 s timeout */
+    for (int rc = 0; w->one && !w->no_wake && rc == 0 && left > 0;
+         left = w->pause_ms - (clock_mono_ms() - t0)) {
+        vr_err e = { 0 };
+        int ms = left > 2000 ? 2000 : left < 1 ? 1 : (int)left; /* BLOCK 0: for ever */
+        rc = rq_events_wait(w->q, w->one, w->woke, sizeof w->woke, ms, &e);
+        w->no_wake = rc == VR_EINVAL;
+        if (rc > 0) /* an event: the next turn now, or soon after the last */
+            left = WATCH_TURN_MIN_MS - (clock_mono_ms() - t0);
+        if (rc != 0)
+            break;
+    }
+    if (left > 0)
+        usleep((useconds_t)(left * 1000));
+}
+
 /* Watches job `one`, or with one NULL every job live now or submitted while
  * it runs, until they end. */
 static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, int hints)
@@ -496,7 +528,13 @@ static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, i
                          .sc = { .tty = isatty(2) && log_get_format() == LOG_TEXT,
                                  .cols = term_cols(2) },
                          .st = malloc(sizeof *w->st), .ids = calloc(VIEW_JOBS, 48),
-                         .level = log_get_level() };
+                         .level = log_get_level(), .pause_ms = WATCH_PAUSE_MS };
+    /* VR_TEST_WATCH_PAUSE_MS (tests only, 100-60000): a longer pause, so a
+     * test sees whether the watch waits it out */
+    const char *tp = getenv("VR_TEST_WATCH_PAUSE_MS");
+    long tpm = tp ? strtol(tp, NULL, 10) : 0;
+    if (tpm >= 100 && tpm <= 60000)
+        w->pause_ms = (int)tpm;
     w->sc.w = calloc(VIEW_WORKERS, sizeof *w->sc.w);
     int rc = 0;
     if (!w->views || !w->st || !w->ids || !w->sc.w) {
@@ -521,7 +559,7 @@ static int vrctl_watch_loop(struct rq *q, const char *one, volatile int *stop, i
             break;
         }
         if ((t = watch_turn(w, &rc)) == WATCH_NEXT)
-            usleep(300000);
+            watch_pause(w);
     }
 out:
     log_set_level(w->level);

@@ -46,8 +46,12 @@ static int sup_start(struct sup_child *c, const char *prog, char *const *argv, u
         fprintf(stderr, "cannot run %s: %s\n", prog, strerror(errno));
         _exit(127);
     }
+    /* the group made here too, so a kill of it right after the fork finds it */
+    if (flags & SUP_OWN_GROUP)
+        setpgid(pid, pid);
     c->pid = pid;
     c->status = 0;
+    c->group = (flags & SUP_OWN_GROUP) != 0;
     return 0;
 }
 
@@ -145,14 +149,39 @@ void sup_stop(struct sup *s, int grace_ms)
             if (waitpid(c->pid, &c->status, WNOHANG) == c->pid)
                 c->pid = 0;
             else
-                usleep(20000);
+                usleep(5000);
         }
         if (c->pid > 0) {
-            kill(c->pid, SIGKILL);
+            sup_kill(s, i);
             waitpid(c->pid, &c->status, 0);
             c->pid = 0;
         }
     }
+}
+
+void sup_kill(struct sup *s, int i)
+{
+    struct sup_child *c = &s->child[i];
+    if (c->pid <= 0)
+        return;
+    if (c->group)
+        kill(-c->pid, SIGKILL);
+    kill(c->pid, SIGKILL); /* its group may be gone (it left it): the child itself */
+}
+
+int sup_wait(struct sup *s, int i, int ms)
+{
+    struct sup_child *c = &s->child[i];
+    double deadline = clock_mono_ms() + ms;
+    while (c->pid > 0) {
+        if (waitpid(c->pid, &c->status, WNOHANG) == c->pid)
+            c->pid = 0;
+        else if (clock_mono_ms() >= deadline || sup_hurried)
+            return 0;
+        else
+            usleep(5000);
+    }
+    return 1;
 }
 
 void sup_release(struct sup *s)

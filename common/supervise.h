@@ -31,6 +31,8 @@ struct sup_child {
     char name[64];            /* for messages: "controller", "worker-gpu0-1" */
     char log[256];            /* its stdout+stderr file, or "" (inherited) */
     int status;               /* waitpid status once reaped */
+    int group;                /* leads its own process group (SUP_OWN_GROUP): killed
+                               * with the processes it started (serve --gpu all's) */
 };
 
 struct sup {
@@ -68,8 +70,17 @@ void sup_describe(int status, char *buf, size_t n);
 void sup_signal(struct sup *s, int sig);
 
 /* Stops every running child, the last spawned first: SIGTERM to all, then
- * each is given until grace_ms after the signal to exit, then SIGKILL. */
+ * each is given until grace_ms after the signal to exit, then SIGKILL
+ * (sup_kill). */
 void sup_stop(struct sup *s, int grace_ms);
+
+/* SIGKILL to child i if it runs, and to its process group when it leads
+ * one, so that the processes it started die with it (a `serve --gpu all`
+ * parent's workers would drain on their own, orphaned); not reaped. */
+void sup_kill(struct sup *s, int i);
+
+/* Waits up to ms for child i to exit: 1 reaped (or was), 0 still running. */
+int sup_wait(struct sup *s, int i, int ms);
 
 /* From a signal handler (async-signal-safe): every sup_stop, the one
  * running and those after, gives no more grace (a second Ctrl-C). */

@@ -28,6 +28,7 @@
 #define CTL_NOTIFY_RETRY_MS     1000      /* the first retry's delay; it doubles */
 #define CTL_NOTIFY_RETRY_MAX_MS 300000    /* ... up to 5 minutes */
 #define CTL_HB_TTL_MS           10000     /* the heartbeat key lapses this long after a beat */
+#define CTL_READ_BLOCK_MS       500       /* the loop's read of jobs and results blocks this long */
 
 /* What `vr-controller run` was told about webhooks. */
 struct ctl_notify_cfg {
@@ -68,6 +69,8 @@ struct ctl {
                                    * every audit (a second), not every fifth */
     int hb_ttl_ms;                /* the heartbeat key's TTL (CTL_HB_TTL_MS; tests may
                                    * shorten it: VR_TEST_CTL_HB_TTL_MS), a beat a fifth of it */
+    int read_block_ms;            /* the loop's read blocks this long (CTL_READ_BLOCK_MS; tests
+                                   * may lengthen it: VR_TEST_CTL_READ_BLOCK_MS) */
     volatile sig_atomic_t *stop;
     struct ctl_stitch *stitches;  /* jobs stitched ahead (ctl_stitch.c): the stitch
                                    * thread's copy holds them, the loop's none */

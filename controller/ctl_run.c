@@ -187,7 +187,8 @@ static int ctl_loop(struct ctl *c)
         ctl_loop_pulse(c);
         struct rq_msg m[2];
         vr_err e = { 0 };
-        int rc = rq_read_all(c->q, RQ_G_CONTROLLERS, c->name, streams, 2, 500, m, &e);
+        int rc = rq_read_all(c->q, RQ_G_CONTROLLERS, c->name, streams, 2, c->read_block_ms, m,
+                             &e);
         if (rc < 0) {
             if (!down)
                 log_warn("%s; retrying", e.msg);
@@ -257,6 +258,11 @@ static void ctl_defaults(struct ctl *c, struct ctl_args *a)
     const char *ttl = getenv("VR_TEST_CTL_HB_TTL_MS");
     long t = ttl ? strtol(ttl, NULL, 10) : 0;
     c->hb_ttl_ms = t >= 1000 && t <= CTL_HB_TTL_MS ? (int)t : CTL_HB_TTL_MS;
+    /* VR_TEST_CTL_READ_BLOCK_MS (tests only, 500-60000): the loop's read
+     * blocks that long, so a test sees whether a stop waits for it */
+    const char *blk = getenv("VR_TEST_CTL_READ_BLOCK_MS");
+    long b = blk ? strtol(blk, NULL, 10) : 0;
+    c->read_block_ms = b >= 500 && b <= 60000 ? (int)b : CTL_READ_BLOCK_MS;
 }
 
 /* One option of the controller's own (not the shared block): 0, or the

@@ -72,6 +72,34 @@ int rq_events_read(struct rq *q, const char *id, const char *after, struct rq_ev
     return n;
 }
 
+int rq_events_wait(struct rq *q, const char *id, char *after, size_t n, int ms, vr_err *err)
+{
+    char key[128];
+    rq_key_events(key, sizeof key, id);
+    redisReply *r = rq_cmd(q, err, "XREAD COUNT 100 BLOCK %d STREAMS %s %s", ms, key,
+                           after[0] ? after : "$");
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    /* [[key, [[id, fields], ...]]], or nil when none came */
+    int came = 0;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1) {
+        const redisReply *s = r->element[0];
+        const redisReply *es = s->type == REDIS_REPLY_ARRAY && s->elements == 2 ? s->element[1]
+                                                                                : NULL;
+        if (es && es->type == REDIS_REPLY_ARRAY && es->elements > 0) {
+            const redisReply *last = es->element[es->elements - 1];
+            char newest[RQ_ID_MAX];
+            came = 1;
+            if (last->type == REDIS_REPLY_ARRAY && last->elements == 2 &&
+                rq_reply_str(last->element[0], newest, sizeof newest, NULL) > 0 &&
+                strlen(newest) < n)
+                snprintf(after, n, "%s", newest);
+        }
+    }
+    freeReplyObject(r);
+    return came;
+}
+
 /* The number after "name:" in an INFO text, or -1. */
 static long long rq_info_ll(const char *info, const char *name)
 {

@@ -26,6 +26,13 @@ struct rq_event_entry {
 int rq_events_read(struct rq *q, const char *id, const char *after, struct rq_event_entry *out,
                    int max, vr_err *err);
 
+/* Waits up to ms for an event of job `id` logged after stream id `after`
+ * (n bytes, in and out: "" the first time, then events from now on; set
+ * to the newest one that came), by XREAD BLOCK. Returns 1 when one came, 0
+ * when none did in time, <0 on error (VR_EINVAL: this user may not XREAD;
+ * the caller sleeps instead). */
+int rq_events_wait(struct rq *q, const char *id, char *after, size_t n, int ms, vr_err *err);
+
 /* Whether Redis refuses writes for lack of memory (used_memory at or over
  * maxmemory): 1 with a sentence for the user in buf, 0 when not (buf ""),
  * <0 when INFO fails. */

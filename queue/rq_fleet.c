@@ -363,3 +363,50 @@ int rq_worker_died(struct rq *q, const char *name, const char *key, const char *
     int rc = key ? 0 : rq_worker_gone(q, name, err);
     return rc < 0 ? rc : released;
 }
+
+/* ---- waking blocked readers ---- */
+
+/* At most this many clients looked at: a fleet's own Redis has a few per
+ * process. */
+#define RQ_UNBLOCK_MAX 4096
+
+int rq_unblock_all(struct rq *q, vr_err *err)
+{
+    redisReply *r = rq_cmd(q, err, "CLIENT LIST");
+    if (!r)
+        return err ? err->code : VR_EREDIS;
+    if (r->type != REDIS_REPLY_STRING) {
+        freeReplyObject(r);
+        return vr_err_set(err, VR_EFORMAT, "CLIENT LIST: not a string");
+    }
+    int woken = 0, seen = 0;
+    /* a line: "id=7 addr=... flags=b ... cmd=xreadgroup ..."; flags b: blocked */
+    for (const char *line = r->str; line && *line && seen < RQ_UNBLOCK_MAX; seen++) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), line);
+        line = end ? end + 1 : NULL;
+        char *flags = strstr(buf, " flags=");
+        long long id = -1;
+        if (!flags || strncmp(buf, "id=", 3) || sscanf(buf + 3, "%lld", &id) != 1 || id < 0)
+            continue;
+        flags += strlen(" flags=");
+        size_t fl = strcspn(flags, " ");
+        if (!memchr(flags, 'b', fl))
+            continue;
+        redisReply *u = rq_cmd(q, NULL, "CLIENT UNBLOCK %lld", id);
+        woken += u && u->type == REDIS_REPLY_INTEGER && u->integer == 1;
+        if (u)
+            freeReplyObject(u);
+    }
+    freeReplyObject(r);
+    return woken;
+}
+
+void rq_server_shutdown(struct rq *q)
+{
+    redisReply *r = rq_cmd(q, NULL, "SHUTDOWN"); /* no answer when it went: it is gone */
+    if (r)
+        freeReplyObject(r);
+}

@@ -108,4 +108,16 @@ int rq_pending_idle(struct rq *q, const char *stream, long long min_idle_ms,
 int rq_worker_died(struct rq *q, const char *name, const char *key, const char *reason,
                    vr_err *err);
 
+/* Wakes every client blocked in a read (a loop's XREADGROUP ... BLOCK) as
+ * if its timeout had come (CLIENT UNBLOCK): processes told to stop leave
+ * their loops now, not when their reads end. For a Redis of one's own
+ * fleet (`vrctl run`'s): it takes CLIENT LIST. Returns how many were
+ * woken, or <0. */
+int rq_unblock_all(struct rq *q, vr_err *err);
+
+/* Stops a Redis of one's own (SHUTDOWN: its AOF written, then it exits at
+ * once, where a SIGTERM waits for its next cron tick, up to 0.1 s). The
+ * connection is lost with it. */
+void rq_server_shutdown(struct rq *q);
+
 #endif

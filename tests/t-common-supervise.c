@@ -81,6 +81,50 @@ Test(common_supervise, stop_waits_for_sigterm_then_kills)
     sup_release(&s);
 }
 
+/* A child of its own process group is killed with what it started: `vrctl
+ * run`'s `serve --gpu all` parent's workers would drain on, orphaned. */
+Test(common_supervise, kill_takes_the_child_s_group_along)
+{
+    char dir[256], pidf[300], cmd[400], got[32] = "";
+    tv_tmpdir(dir, sizeof dir);
+    snprintf(pidf, sizeof pidf, "%s/grandchild.pid", dir);
+    snprintf(cmd, sizeof cmd, "sleep 60 & echo $! > '%s'; wait", pidf);
+    char *argv[] = { "sh", "-c", cmd, NULL };
+    struct sup s = { 0 };
+    vr_err e = { 0 };
+    int i = sup_spawn(&s, "parent", "/bin/sh", argv, NULL, SUP_OWN_GROUP, &e);
+    cr_assert_geq(i, 0, "%s", e.msg);
+    for (int t = 0; t < 500 && !got[0]; t++) {
+        FILE *f = fopen(pidf, "r");
+        if (f && !fgets(got, sizeof got, f))
+            got[0] = '\0';
+        if (f)
+            fclose(f);
+        if (!got[0])
+            usleep(10000);
+    }
+    pid_t grandchild = (pid_t)atoi(got);
+    cr_assert_gt(grandchild, 0, "the child did not start its own");
+    sup_kill(&s, i);
+    cr_assert_eq(sup_wait(&s, i, 10000), 1, "the child outlived its kill");
+    int gone = 0;
+    for (int t = 0; t < 500 && !gone; t++) { /* reparented: its reaper is not us */
+        char st[64] = "";
+        snprintf(cmd, sizeof cmd, "/proc/%d/stat", (int)grandchild);
+        FILE *f = fopen(cmd, "r");
+        gone = !f || (fgets(st, sizeof st, f) && strstr(st, ") Z"));
+        if (f)
+            fclose(f);
+        if (!gone)
+            usleep(10000);
+    }
+    if (!gone)
+        kill(grandchild, SIGKILL);
+    sup_release(&s);
+    tv_rmdir(dir);
+    cr_assert(gone, "what the child started outlived the kill");
+}
+
 Test(common_supervise, output_goes_to_the_log_and_a_missing_program_exits_127)
 {
     char dir[256], log[300], got[64] = "";

@@ -356,3 +356,97 @@ Test(dist_run, its_workers_warm_for_the_source)
                      "chunk'", kept), 0, "no chunk took a warmed decoder");
     tsh("rm -rf '%s'", kept);
 }
+
+/* Once the job is done (its output complete and durable) the run ends
+ * without waiting for its workers' drain and teardown, which on a GPU
+ * takes seconds (releasing decoders, engines, the context: issue 43). The
+ * workers here take 60 s to exit after their drain (a test hook); the run
+ * gave them 10 s before it killed them, and now kills them once its
+ * controller is gone: nothing of theirs is left behind either way. */
+Test(dist_run, a_done_run_does_not_wait_for_its_workers_to_exit)
+{
+    char in[128], out[128], log[128], tmp[128], n[64];
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 3, 128, 5, 1), 0);
+    setenv("VR_TEST_SERVE_EXIT_DELAY_MS", "60000", 1);
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "2", "--profile",
+                           "fast", "--chunk-seconds", "1", NULL };
+    pid_t p = tproc_spawn("vrctl", argv, log);
+    unsetenv("VR_TEST_SERVE_EXIT_DELAY_MS");
+    cr_assert(log_seen(log, ": done in [0-9.]+ s", 90000), "the job never ended");
+    double t0 = tnow_s();
+    int rc = tproc_wait(p, 90000);
+    double took = tnow_s() - t0;
+    if (rc)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 0);
+    cr_assert_lt(took, 5, "the run took %.1f s after the job was done", took);
+    tsh_out(n, sizeof n, "ffprobe -v error -count_packets -select_streams v "
+            "-show_entries stream=nb_read_packets -of csv=p=0 '%s'", out);
+    cr_assert_eq(atoi(n), 30);
+    temp_dir_of(log, tmp, sizeof tmp);
+    cr_assert_neq(tmp[0], '\0', "no temp dir announced");
+    cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
+    cr_assert_neq(tsh("pgrep -f '[/]%s' >/dev/null", tmp + 1), 0, "processes of %s still run", tmp);
+}
+
+/* The same end with the controller's read blocking 30 s (a test hook; it
+ * blocks 0.5 s): the run wakes it (CLIENT UNBLOCK) instead of waiting for
+ * the read, or 5 s, before it kills it; the controller stops by itself
+ * and says so in its log. */
+Test(dist_run, a_done_run_wakes_its_controller_from_its_read)
+{
+    char in[128], out[128], log[128], kept[256] = "";
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 2, 128, 5, 0), 0);
+    setenv("VR_TEST_CTL_READ_BLOCK_MS", "30000", 1);
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "1", "--profile",
+                           "fast", "--keep-temp", NULL };
+    pid_t p = tproc_spawn("vrctl", argv, log);
+    unsetenv("VR_TEST_CTL_READ_BLOCK_MS");
+    cr_assert(log_seen(log, ": done in [0-9.]+ s", 90000), "the job never ended");
+    double t0 = tnow_s();
+    int rc = tproc_wait(p, 90000);
+    double took = tnow_s() - t0;
+    if (rc)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 0);
+    tsh_out(kept, sizeof kept, "sed -n 's/^vrctl run: kept \\([^ ]*\\) .*/\\1/p' '%s' | tail -1",
+            log);
+    kept[strcspn(kept, "\n")] = '\0';
+    cr_assert_neq(kept[0], '\0', "no kept dir announced");
+    int stopped = tsh("grep -q 'stopping; redis round trips' '%s/controller.log'", kept) == 0;
+    tsh("rm -rf '%s'", kept);
+    cr_assert(stopped, "the controller did not stop by itself");
+    cr_assert_lt(took, 4, "the run took %.1f s after the job was done", took);
+}
+
+/* The run ends with its job, not a watch's pause later: the watch waits
+ * for the job's next event, the "done" among them, instead of sleeping
+ * its pause out (lengthened to 60 s here by a test hook; 0.3 s). */
+Test(dist_run, the_run_ends_with_its_job_not_a_pause_later)
+{
+    char in[128], out[128], log[128];
+    snprintf(in, sizeof in, "%s/in.mp4", W);
+    snprintf(out, sizeof out, "%s/out.mkv", W);
+    snprintf(log, sizeof log, "%s/run.log", W);
+    cr_assert_eq(tclip_make(in, 2, 128, 5, 0), 0);
+    setenv("VR_TEST_WATCH_PAUSE_MS", "60000", 1);
+    const char *argv[] = { "vrctl", "run", in, "-o", out, "--cpu", "--workers", "1", "--profile",
+                           "fast", NULL };
+    pid_t p = tproc_spawn("vrctl", argv, log);
+    unsetenv("VR_TEST_WATCH_PAUSE_MS");
+    int t = 0;
+    for (; t < 1800 && access(out, F_OK) != 0; t++) /* published as the job is done */
+        tmsleep(50);
+    cr_assert_lt(t, 1800, "no output in 90 s");
+    double t0 = tnow_s();
+    cr_assert(log_seen(log, ": done in [0-9.]+ s", 90000), "the run never said the job ended");
+    double took = tnow_s() - t0;
+    cr_assert_eq(tproc_wait(p, 30000), 0);
+    cr_assert_lt(took, 10, "the run said its job ended %.1f s after the output was there", took);
+}

@@ -232,6 +232,10 @@ Test(dist_threads, the_killed_process_s_chunks_requeued_at_once)
     const char *eargs[] = { "events", id, NULL };
     tdist_vrctl(&D, evs, sizeof evs, eargs);
     cr_assert(!strstr(evs, "stopped renewing its lease"), "the lease reclaimed one: %s", evs);
+    /* the parent's line counts every thread's chunk, not one */
+    cr_assert_eq(tsh("grep -q 'killed by signal 9 (Killed); the chunks its 2 workers held go "
+                     "back to the queue; 2 new workers in 1 s' '%s'", D.log), 0,
+                 "the parent's line does not say both chunks go back");
     same_matte(ref, out);
     rq_free(&q);
 }
@@ -258,6 +262,24 @@ Test(dist_threads, sigterm_drains_every_thread)
         cr_assert_eq(tsh("grep -q '\\[%s\\] worker %s: drained after' '%s'", t, t, D.log), 0,
                      "no tagged drain line of %s", t);
     cr_assert_eq(live_workers(names, sizeof names), 0, "still listed: %s", names);
+}
+
+/* The process's own lines are no one worker's: in JSON its "workers as
+ * threads" line has no worker (it named the first thread's). */
+Test(dist_threads, the_process_s_own_lines_name_no_worker)
+{
+    cr_assert_eq(tdist_start(&D, 0, 5, 0, 0), 0);
+    char names[1024], line[1024] = "";
+    setenv("VR_LOG_FORMAT", "json", 1);
+    pid_t p = serve_threads(0);
+    unsetenv("VR_LOG_FORMAT");
+    wait_workers(2, names, sizeof names);
+    kill(p, SIGTERM);
+    cr_assert_eq(tproc_wait(p, 30000), 0);
+    D.w[0] = 0;
+    tsh_out(line, sizeof line, "grep 'workers as threads of process' '%s' | tail -1", D.log);
+    cr_assert(line[0], "no line of the worker process");
+    cr_assert(strstr(line, "\"worker\":null"), "the process's line names a worker: %s", line);
 }
 
 /* Each warm-up in the log as "start end" (ms of the day), in the order

@@ -348,6 +348,21 @@ static void serve_process_setup(struct serve *s)
     sigaction(SIGINT, &sa, NULL);
 }
 
+/* VR_TEST_SERVE_EXIT_DELAY_MS (tests only, up to 60000): a worker slow to
+ * exit once it has drained, as a GPU worker releasing its decoders,
+ * engines and context is; the whole time, whatever signals come. */
+static void serve_test_exit_delay(void)
+{
+    const char *v = getenv("VR_TEST_SERVE_EXIT_DELAY_MS");
+    int ms = v ? atoi(v) : 0;
+    if (ms <= 0 || ms > 60000)
+        return;
+    log_info("test hook: %d ms before the process exits", ms);
+    double end = clock_mono_ms() + ms;
+    for (double now; (now = clock_mono_ms()) < end;)
+        usleep((useconds_t)((end - now) * 1000));
+}
+
 /* Redis, the heartbeat thread, the warm-up and the pull loop, then the
  * report and the teardown: the loop's exit code. */
 int serve_run(struct serve *s)
@@ -411,5 +426,7 @@ int cmd_serve(int argc, char **argv)
     int delay_ms = delay ? atoi(delay) : 0;
     if (delay_ms > 0 && delay_ms <= 60000)
         usleep((useconds_t)delay_ms * 1000);
-    return a.slot_names ? serve_threads(&s, a.slot_names, serve_run) : serve_run(&s);
+    rc = a.slot_names ? serve_threads(&s, a.slot_names, serve_run) : serve_run(&s);
+    serve_test_exit_delay();
+    return rc;
 }

@@ -180,12 +180,18 @@ static void slot_died(struct sup *sup, int i, struct slot *sl, struct rq **q, co
         if (*q && (rc = rq_report_died(*q, sl->worker[w], sl->key, reason, &e)) == 0)
             rq_worker_gone(*q, sl->worker[w], NULL); /* off the list now, not at its TTL */
     }
+    /* a process of threads held a chunk a worker */
+    char held[64] = "its chunk", anew[32] = "a new worker";
+    if (sl->workers > 1) {
+        snprintf(held, sizeof held, "the chunks its %d workers held", sl->workers);
+        snprintf(anew, sizeof anew, "%d new workers", sl->workers);
+    }
     if (rc < 0)
-        log_warn("%s %s; its chunk is left to the lease reclaim (%s)", sup->child[i].name, how,
-                 e.msg);
+        log_warn("%s %s; %s %s left to the lease reclaim (%s)", sup->child[i].name, how, held,
+                 sl->workers > 1 ? "are" : "is", e.msg);
     else
-        log_warn("%s %s; its chunk goes back to the queue; a new worker in %.0f s",
-                 sup->child[i].name, how, sl->delay_ms / 1000);
+        log_warn("%s %s; %s %s back to the queue; %s in %.0f s", sup->child[i].name, how, held,
+                 sl->workers > 1 ? "go" : "goes", anew, sl->delay_ms / 1000);
     sl->due_ms = now + sl->delay_ms;
     sl->delay_ms = sl->delay_ms * 2 < SLOT_RESTART_MAX_MS ? sl->delay_ms * 2 : SLOT_RESTART_MAX_MS;
 }

@@ -50,6 +50,10 @@ int serve_threads(const struct serve *base, const char *names, int (*run)(struct
         log_error("worker threads: out of memory");
         return 1;
     }
+    /* the process's own lines (this thread's, and those of threads that
+     * join no worker's group: libav's, the CPU engine's lanes) are no one
+     * worker's: they named the first, whose --name the options set */
+    log_ctx_worker(NULL);
     int n = 0, rc = 0;
     for (char *name = strtok_r(buf, ",", &save); name && n < SERVE_SLOTS_MAX;
          name = strtok_r(NULL, ",", &save), n++) {

@@ -24,6 +24,7 @@
  */
 #include "net.h"
 
+#include "log.h"
 #include "ops_ref.h"
 
 #include <pthread.h>
@@ -66,6 +67,8 @@ struct lane {
     unsigned seen;          /* the last run generation this lane took */
     pthread_t tid;
     int started;
+    struct log_ctx *logctx; /* its creator's log group (a worker of several in one
+                             * process), which the lane's thread joins */
 };
 
 struct net {
@@ -873,6 +876,7 @@ static void *lane_main(void *arg)
 {
     struct lane *l = arg;
     struct net *net = l->net;
+    log_ctx_use(l->logctx); /* its lines are its creator's worker's */
     pthread_mutex_lock(&net->mu);
     for (;;) {
         while (!net->quit && net->gen == l->seen)
@@ -932,6 +936,7 @@ int net_set_threads(struct net *net, int threads, vr_err *err)
         if ((rc = lane_alloc(net, &lanes[k], net->lane_cap, err)))
             break;
         lanes[k].seen = net->gen; /* no run is in flight (contract) */
+        lanes[k].logctx = log_ctx_current();
         if (pthread_create(&lanes[k].tid, NULL, lane_main, &lanes[k]) != 0) {
             rc = vr_err_set(err, VR_ENOMEM, "net: cannot start thread %d of %d", k + 1,
                             threads);
