@@ -415,6 +415,14 @@ static int rq_ensure(struct rq *q, vr_err *err)
     return rc;
 }
 
+void rq_server_shutdown(struct rq *q)
+{
+    q->warned_down = 1; /* its going is asked for, not news */
+    redisReply *r = rq_cmd(q, NULL, "SHUTDOWN"); /* no answer when it went: it is gone */
+    if (r)
+        freeReplyObject(r);
+}
+
 redisReply *rq_cmd(struct rq *q, vr_err *err, const char *fmt, ...)
 {
     if (rq_ensure(q, err) < 0)

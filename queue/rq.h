@@ -125,6 +125,12 @@ int rq_open(const char *url, int timeout_ms, struct rq **out, vr_err *err);
 /* Closes and frees; accepts NULL and clears the pointer. */
 void rq_free(struct rq **q);
 
+/* Stops a Redis of one's own (SHUTDOWN: its AOF written, then it exits at
+ * once, where a SIGTERM waits for its next cron tick, up to 0.1 s). The
+ * connection goes with it, which is what was asked: no "connection lost"
+ * warning. */
+void rq_server_shutdown(struct rq *q);
+
 /* Runs one command (printf-style like redisCommand). Returns the reply,
  * owned by the caller (freeReplyObject), or NULL with err set: VR_EREDIS for
  * an error reply (message from Redis) or a lost connection (the context is

@@ -404,9 +404,3 @@ int rq_unblock_all(struct rq *q, vr_err *err)
     return woken;
 }
 
-void rq_server_shutdown(struct rq *q)
-{
-    redisReply *r = rq_cmd(q, NULL, "SHUTDOWN"); /* no answer when it went: it is gone */
-    if (r)
-        freeReplyObject(r);
-}

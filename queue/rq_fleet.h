@@ -115,9 +115,5 @@ int rq_worker_died(struct rq *q, const char *name, const char *key, const char *
  * woken, or <0. */
 int rq_unblock_all(struct rq *q, vr_err *err);
 
-/* Stops a Redis of one's own (SHUTDOWN: its AOF written, then it exits at
- * once, where a SIGTERM waits for its next cron tick, up to 0.1 s). The
- * connection is lost with it. */
-void rq_server_shutdown(struct rq *q);
 
 #endif
