@@ -33,11 +33,8 @@ int cu_h264_intra(const struct h264_frame *f, int *prog, int lanes, cudaStream_t
  * (k_intra_cands; prog: mbh + 1 + mbw * mbh ints, the last mbw * mbh
  * each MB's "done"); 0: a warp a row of MBs (the IDR's wavefront, waiting
  * only where an MB and the MB above or above left are candidates, each
- * slice from its own top row; prog as for cu_h264_intra). lanes 2: as 1,
- * and a coded MB kept in the warp's shared memory, whence the warp's next
- * MB, its right neighbour, reads its left column (VR_H264_INTRA_SMEM=1;
- * cu_h264_intra takes 2 as 1). Then every inter MB's skip and mvd, a
- * thread an MB. */
+ * slice from its own top row; prog as for cu_h264_intra). Then every inter
+ * MB's skip and mvd, a thread an MB. */
 int cu_h264_intra_p(const struct h264_frame *f, int *prog, int lanes, cudaStream_t s, vr_err *err);
 int cu_h264_pfix(const struct h264_frame *f, cudaStream_t s, vr_err *err);
 /* The scans' per-block scratch (tmp below, device memory): a frame has at

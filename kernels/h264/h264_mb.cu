@@ -330,12 +330,10 @@ __device__ static inline int pred_px(int mode, int x, int y, const uint8_t *top,
 /* code_residual(intra) of an I16x16 MB, both intra kernels' last step:
  * lane < 16 holds its 4x4 block's residual c (raster) against pred; the AC
  * levels a lane, the DC by lane 0, the MB's fields, the reconstruction at
- * fr->rec + o; with keep (16 x 16 of the warp's shared memory, else NULL)
- * there first, then copied out, so the warp's next MB reads its left
- * column from keep, not back from global memory. */
+ * fr->rec + o. */
 __device__ __forceinline__ static void i16_code(const struct h264_frame *fr, int mx, int my,
                                                 int lane, int *c, int best, const uint8_t *pred,
-                                                int *dcs, int *dcy, size_t o, uint8_t *keep)
+                                                int *dcs, int *dcy, size_t o)
 {
     const int ls = fr->ls;
     struct h264_mb *m = &fr->mb[my * fr->mbw + mx];
@@ -384,16 +382,7 @@ __device__ __forceinline__ static void i16_code(const struct h264_frame *fr, int
             d[r] = lv[k] * DQ[qm][pos_class(r)] * (1 << q6);
         }
         d[0] = dcy[lane];
-        uint8_t *out = fr->rec + o + (size_t)by * ls + bx;
-        if (keep) { /* the same bytes, through shared memory */
-            uint8_t *kb = keep + by * 16 + bx;
-            idct4_add2(d, pred + by * 16 + bx, 16, kb, 16);
-            for (int r = 0; r < 4; r++)
-                for (int k = 0; k < 4; k++)
-                    out[(size_t)r * ls + k] = kb[r * 16 + k];
-        } else {
-            idct4_add2(d, pred + by * 16 + bx, 16, out, ls);
-        }
+        idct4_add2(d, pred + by * 16 + bx, 16, fr->rec + o + (size_t)by * ls + bx, ls);
     }
 }
 
@@ -445,7 +434,7 @@ __device__ static void intra_mb_warp(const struct h264_frame *fr, int mx, int my
             int yy = by + (i >> 2), xx = bx + (i & 3);
             c[i] = src[(size_t)yy * ls + xx] - pred[yy * 16 + xx];
         }
-    i16_code(fr, mx, my, lane, c, best, pred, dcs, dcy, o, NULL);
+    i16_code(fr, mx, my, lane, c, best, pred, dcs, dcy, o);
 }
 
 /* The MB's source for intra_mb_lanes, loaded before the MB waits on its
@@ -481,11 +470,10 @@ __device__ static inline int byte_of(uint32_t v, int k) { return (int)((v >> (8 
  * MB's latency: the source from registers (intra_src, loaded before the
  * wait), the four modes' SADs summed together (one 5-step shuffle
  * reduction of four sums, not four in a row). Returns whether the MB was
- * coded (an IDR's always; a candidate's when it beat bar); keep as for
- * i16_code. */
+ * coded (an IDR's always; a candidate's when it beat bar). */
 __device__ static int intra_mb_lanes(const struct h264_frame *fr, int mx, int my, int lane,
                                      const struct intra_src *s, uint8_t *pred, int *dcs, int *dcy,
-                                     const uint8_t *rec, int rls, unsigned bar, uint8_t *keep)
+                                     const uint8_t *rec, int rls, unsigned bar)
 {
     const int ls = fr->ls;
     const size_t o = (size_t)my * 16 * ls + (size_t)mx * 16;
@@ -526,7 +514,7 @@ __device__ static int intra_mb_lanes(const struct h264_frame *fr, int mx, int my
     if (lane < 16)
         for (int i = 0; i < 16; i++)
             c[i] = byte_of(s->blk[i >> 2], i & 3) - pred[(by + (i >> 2)) * 16 + bx + (i & 3)];
-    i16_code(fr, mx, my, lane, c, best, pred, dcs, dcy, o, keep);
+    i16_code(fr, mx, my, lane, c, best, pred, dcs, dcy, o);
     return 1;
 }
 
@@ -600,8 +588,7 @@ __global__ static void k_intra_rows(struct h264_frame f, int *prog, int p, int l
             __syncwarp();
             const unsigned bar = p ? f.mb[my * f.mbw + mx].sad : ~0u;
             if (lanes)
-                intra_mb_lanes(&f, mx, my, lane, &s, pred[w], dcs[w], dcy[w], nb[w] + 18, 17, bar,
-                               NULL);
+                intra_mb_lanes(&f, mx, my, lane, &s, pred[w], dcs[w], dcy[w], nb[w] + 18, 17, bar);
             else
                 intra_mb_warp(&f, mx, my, lane, pred[w], dcs[w], dcy[w], nb[w] + 18, 17, bar);
             if (lanes) /* this lane's pixels before the count */
@@ -636,18 +623,12 @@ enum { CAND_RUN = 8 }; /* MBs of a row a ticket of k_intra_cands */
  * cannot deadlock whatever the GPU keeps resident. The pixels of
  * neighbours that are not candidates are loaded before the wait, the
  * source one candidate ahead. The decisions are intra_mb_bar's, from the
- * same neighbours' same pixels: the result is the twin's raster order's.
- * With keep (VR_H264_INTRA_SMEM=1) a coded MB's reconstruction stays in
- * the warp's shared memory (kept) too, and the next MB of the run, if it
- * is its right neighbour, takes its left column from there: one read of
- * L2 less on the chain of each such step (the same bytes: kept is what
- * was stored). */
-__global__ static void k_intra_cands(struct h264_frame f, int *prog, int keep)
+ * same neighbours' same pixels: the result is the twin's raster order's. */
+__global__ static void k_intra_cands(struct h264_frame f, int *prog)
 {
     __shared__ uint8_t pred[INTRA_WARPS][256];
     __shared__ int dcs[INTRA_WARPS][16], dcy[INTRA_WARPS][16];
     __shared__ uint8_t nb[INTRA_WARPS][17 * 17];
-    __shared__ uint8_t kept[INTRA_WARPS][256];
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, ls = f.ls, mbw = f.mbw;
     const int runs = (mbw + CAND_RUN - 1) / CAND_RUN, n = runs * f.mbh;
     int *const done = prog + f.mbh + 1;
@@ -676,7 +657,6 @@ __global__ static void k_intra_cands(struct h264_frame f, int *prog, int keep)
          * read only): the next MB's loads wait on nothing of this one's */
         struct intra_src s, next;
         intra_src_load(&f, x0 + __ffs(todo0) - 1, my, lane, &next);
-        int kept_mx = -2; /* the MB of this run whose pixels kept[w] holds (keep) */
         for (unsigned todo = todo0; todo; todo &= todo - 1) {
             const int j = __ffs(todo) - 1, mx = x0 + j, i = my * mbw + mx;
             s = next;
@@ -692,14 +672,11 @@ __global__ static void k_intra_cands(struct h264_frame f, int *prog, int keep)
             const int ly = lane >= 17 ? lane - 17 : lane == 0 ? 15 : -1;
             const int gt = top && lane < 17 && (lane > 0 || mx > 0), pt = lane == 0 ? wtl : wt;
             const int gl = mx > 0 && ly >= 0;
-            /* the left MB coded by this warp just before: its column in
-             * kept (never the run's first MB, so never wl's) */
-            const int kl = kept_mx == mx - 1;
             __syncwarp(); /* the last MB's reads of nb are over */
             if (gt && !pt)
                 nb[w][lane] = __ldcg(o - ls - 1 + lane);
             if (gl && !wl)
-                nb[w][(ly + 1) * 17] = kl ? kept[w][ly * 16 + 15] : __ldcg(o + (size_t)ly * ls - 1);
+                nb[w][(ly + 1) * 17] = __ldcg(o + (size_t)ly * ls - 1);
             if (wl || wt || wtl) { /* the whole warp alike */
                 const int d = lane == 0 && wl ? i - 1 : lane == 1 && wt ? i - mbw : lane == 2 && wtl ? i - mbw - 1 : -1;
                 if (d >= 0)
@@ -714,9 +691,7 @@ __global__ static void k_intra_cands(struct h264_frame f, int *prog, int keep)
             }
             __syncwarp();
             const int coded = intra_mb_lanes(&f, mx, my, lane, &s, pred[w], dcs[w], dcy[w], nb[w] + 18,
-                                             17, __shfl_sync(FULL_MASK, mysad, j),
-                                             keep ? kept[w] : NULL);
-            kept_mx = keep && coded ? mx : -2; /* coded: the same on every lane */
+                                             17, __shfl_sync(FULL_MASK, mysad, j));
             if (coded)
                 fence_acq_rel(); /* this lane's pixels before the flag */
             __syncwarp();
@@ -776,8 +751,7 @@ extern "C" int cu_h264_intra_p(const struct h264_frame *f, int *prog, int lanes,
         return vr_err_set(err, VR_ECUDA, "matte encoder: intra in P: %s", cudaGetErrorString(e));
     if (lanes) {
         int n = (f->mbw + CAND_RUN - 1) / CAND_RUN * f->mbh;
-        k_intra_cands<<<(n + INTRA_WARPS - 1) / INTRA_WARPS, 32 * INTRA_WARPS, 0, s>>>(*f, prog,
-                                                                                  lanes == 2);
+        k_intra_cands<<<(n + INTRA_WARPS - 1) / INTRA_WARPS, 32 * INTRA_WARPS, 0, s>>>(*f, prog);
     } else {
         int blocks = (f->mbh + INTRA_WARPS - 1) / INTRA_WARPS;
         k_intra_rows<<<blocks, 32 * INTRA_WARPS, 0, s>>>(*f, prog, 1, 0);

@@ -62,9 +62,7 @@ struct h264_gpu {
     int w, h;
     int intra_p;             /* P frames may have I16 MBs: stages 1c, 1d */
     int lanes;               /* VR_H264_INTRA_LANES (default 1): the intra stages'
-                              * faster kernels (h264_cuda.h); 0: the tenth pass's;
-                              * 2 with VR_H264_INTRA_SMEM=1: intra in P keeps a
-                              * coded MB in shared memory for its right neighbour */
+                              * faster kernels (h264_cuda.h); 0: the tenth pass's */
     int graph;               /* VR_H264_GRAPH (default 1): a P frame's stages as a graph */
     /* [cur][slot]: the P frames' stages captured from the search to the
      * places' read-back against rec[cur] into slot's buffers, with the qp
@@ -197,11 +195,8 @@ int h264_gpu_new(int dev, int w, int h, int mbw, int mbh, int intra_p, int slice
        "cannot create an event");
     const char *pe = getenv("VR_H264_PROFILE"), *pl = getenv("VR_H264_INTRA_LANES");
     const char *pg = getenv("VR_H264_GRAPH"), *pw = getenv("VR_H264_CAVLC_WORDS");
-    const char *pk = getenv("VR_H264_INTRA_SMEM");
     g->prof = pe && pe[0] == '1';
     g->lanes = !(pl && pl[0] == '0' && !pl[1]);
-    if (g->lanes && pk && pk[0] == '1' && !pk[1])
-        g->lanes = 2;
     g->graph = !(pg && pg[0] == '0' && !pg[1]);
     g->f.byte_writer = pw && pw[0] == '0' && !pw[1];
     for (int slot = 0; slot < 2; slot++) {

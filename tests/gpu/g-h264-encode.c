@@ -452,24 +452,20 @@ Test(g_h264_encode, slices_same_bytes)
 /* Both kernels of the intra stages (VR_H264_INTRA_LANES, h264_cuda.h):
  * the default's (k_intra_cands for intra in P, a candidate waiting on
  * its candidate neighbours' flags; intra_mb_lanes in the IDR's
- * wavefront), the default's with a coded MB kept in shared memory for
- * its right neighbour (VR_H264_INTRA_SMEM=1) and the tenth pass's (0),
- * each against the twin byte for byte: a moving disc at 320x240 (IDRs and
- * P frames) and 4096x2048 (few candidates: most neighbours final, their
- * pixels read before the wait),
+ * wavefront) and the tenth pass's (0), each against the twin byte for
+ * byte: a moving disc at 320x240 (IDRs and P frames) and 4096x2048 (few
+ * candidates: most neighbours final, their pixels read before the wait),
  * noise at 4096x2048 in 1 and 4 slices (every MB a candidate: every
  * candidate waits on three), the sbs clip's matte. */
 Test(g_h264_encode, intra_kernels_same_bytes)
 {
     cr_assert_eq(setenv("VR_H264_INTRA_P", "1", 1), 0);
-    /* VR_H264_INTRA_LANES, VR_H264_INTRA_SMEM */
-    const char *lanes[] = { "1", "1 smem", "0" };
+    const char *lanes[] = { "1", "0" };
     const int ss[] = { 1, 4 };
     uint8_t idr[12] = { [0] = 1, [5] = 1, [6] = 1 };
-    for (int l = 0; l < 3; l++) {
+    for (int l = 0; l < 2; l++) {
         char what[96];
-        cr_assert_eq(setenv("VR_H264_INTRA_LANES", l == 2 ? "0" : "1", 1), 0);
-        cr_assert_eq(setenv("VR_H264_INTRA_SMEM", l == 1 ? "1" : "0", 1), 0);
+        cr_assert_eq(setenv("VR_H264_INTRA_LANES", lanes[l], 1), 0);
         uint8_t *f = masks(0, 12, 320, 240, 3);
         snprintf(what, sizeof what, "intra lanes %s: moving disc", lanes[l]);
         same(f, 12, 320, 240, 25, idr, 1, what);
@@ -494,7 +490,6 @@ Test(g_h264_encode, intra_kernels_same_bytes)
         free(f);
     }
     cr_assert_eq(unsetenv("VR_H264_INTRA_LANES"), 0);
-    cr_assert_eq(unsetenv("VR_H264_INTRA_SMEM"), 0);
 }
 
 /* Both launch paths (VR_H264_GRAPH, h264enc_gpu.c): a P frame's stages
