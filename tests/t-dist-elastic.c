@@ -547,11 +547,13 @@ Test(dist_elastic, a_worker_deaf_to_its_cut_cannot_commit_past_it)
 /* Two controllers, each stalled between reading a running chunk and
  * cutting it (VR_TEST_CUT_DELAY_MS), and two workers joining at once: both
  * cut the same chunk as they saw it, the script takes one (the other is
- * logged "not cut"), so each cut queues one tail; the output is whole. */
+ * logged "not cut"), so each cut queues one tail; the output is whole. The
+ * stall is 1.2 s: at 0.4 s a loaded box (one Redis answer over 0.3 s) let
+ * one controller cut before the other had read, and there was no race. */
 Test(dist_elastic, two_controllers_racing_for_one_cut_cut_it_once)
 {
     char id[64], out[400], in[400], cfg[400];
-    setenv("VR_TEST_CUT_DELAY_MS", "400", 1);
+    setenv("VR_TEST_CUT_DELAY_MS", "1200", 1);
     start(1, 250);
     ctl_first = D.ctl;
     cr_assert_gt(tdist_controller(&D), 0);
