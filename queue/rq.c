@@ -417,7 +417,9 @@ static int rq_ensure(struct rq *q, vr_err *err)
 
 void rq_server_shutdown(struct rq *q)
 {
-    q->warned_down = 1; /* its going is asked for, not news */
+    /* its going is asked for, not news: as if the outage were said now */
+    q->warned_down = 1;
+    q->down_since_s = q->said_down_s = clock_mono_s();
     redisReply *r = rq_cmd(q, NULL, "SHUTDOWN"); /* no answer when it went: it is gone */
     if (r)
         freeReplyObject(r);
