@@ -398,10 +398,13 @@ Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers, .timeout = 4
                     t / base, cuts, tw);
         if (cuts >= 1 && tw == 3 && !straggler_took && t <= 1.3 * base)
             break;
-        static char ev[16384]; /* what the cuts were, for the log */
+        /* what the cuts were, for the log; info, not warn: Criterion
+         * counts a warning against the whole run (exit 1 with every test
+         * passed, as the ASan run of 2026-11-30 did after a retried pair) */
+        static char ev[16384];
         const char *eargs[] = { "events", id, NULL };
         if (tdist_vrctl(&D, ev, sizeof ev, eargs) == 0)
-            cr_log_warn("the job's events:\n%s", ev);
+            cr_log_info("the job's events (the pair is timed again):\n%s", ev);
     }
     cr_assert_geq(cuts, 1, "the straggler's chunk was not cut");
     /* its tail went to all three others (in one part, the first free took
