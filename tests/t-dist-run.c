@@ -357,6 +357,20 @@ Test(dist_run, its_workers_warm_for_the_source)
     tsh("rm -rf '%s'", kept);
 }
 
+
+/* Waits for run p's job to be done (its log), then for the run to exit
+ * well; returns the seconds from the one to the other. */
+static double exit_after_done(pid_t p, const char *log)
+{
+    cr_assert(log_seen(log, ": done in [0-9.]+ s", 90000), "the job never ended");
+    double t0 = tnow_s();
+    int rc = tproc_wait(p, 90000);
+    double took = tnow_s() - t0;
+    if (rc)
+        tsh("cat '%s' >&2", log);
+    cr_assert_eq(rc, 0);
+    return took;
+}
 /* Once the job is done (its output complete and durable) the run ends
  * without waiting for its workers' drain and teardown, which on a GPU
  * takes seconds (releasing decoders, engines, the context: issue 43). The
@@ -375,13 +389,7 @@ Test(dist_run, a_done_run_does_not_wait_for_its_workers_to_exit)
                            "fast", "--chunk-seconds", "1", NULL };
     pid_t p = tproc_spawn("vrctl", argv, log);
     unsetenv("VR_TEST_SERVE_EXIT_DELAY_MS");
-    cr_assert(log_seen(log, ": done in [0-9.]+ s", 90000), "the job never ended");
-    double t0 = tnow_s();
-    int rc = tproc_wait(p, 90000);
-    double took = tnow_s() - t0;
-    if (rc)
-        tsh("cat '%s' >&2", log);
-    cr_assert_eq(rc, 0);
+    double took = exit_after_done(p, log);
     cr_assert_lt(took, 5, "the run took %.1f s after the job was done", took);
     cr_assert_neq(tsh("grep -qE 'connection lost|unreachable' '%s'", log), 0,
                   "the Redis the run stopped itself is reported lost");
@@ -410,13 +418,7 @@ Test(dist_run, a_done_run_wakes_its_controller_from_its_read)
                            "fast", "--keep-temp", NULL };
     pid_t p = tproc_spawn("vrctl", argv, log);
     unsetenv("VR_TEST_CTL_READ_BLOCK_MS");
-    cr_assert(log_seen(log, ": done in [0-9.]+ s", 90000), "the job never ended");
-    double t0 = tnow_s();
-    int rc = tproc_wait(p, 90000);
-    double took = tnow_s() - t0;
-    if (rc)
-        tsh("cat '%s' >&2", log);
-    cr_assert_eq(rc, 0);
+    double took = exit_after_done(p, log);
     tsh_out(kept, sizeof kept, "sed -n 's/^vrctl run: kept \\([^ ]*\\) .*/\\1/p' '%s' | tail -1",
             log);
     kept[strcspn(kept, "\n")] = '\0';
