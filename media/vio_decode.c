@@ -211,6 +211,8 @@ static int open_decoder(struct vio_in *in, const AVCodec *codec, const struct vi
         const struct vio_info *inf = &in->info;
         if (!vio_nvdec_can(inf->codec, inf->w, inf->h, inf->bit_depth, NULL, why, sizeof why))
             return vr_err_set(err, VR_ENOTSUP, "%s: %s", o->path, why);
+        if (!o->threads)
+            in->dec->thread_count = vio_nvdec_threads();
         int rc = open_hw(in, codec, o, err);
         if (rc < 0)
             return rc;

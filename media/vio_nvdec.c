@@ -4,6 +4,7 @@
 #include "vio_nvdec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const struct vio_nvdec_cap vio_nvdec_caps_default[] = {
@@ -40,4 +41,12 @@ int vio_nvdec_can(const char *codec, int w, int h, int bit_depth,
     if (n)
         why[0] = '\0';
     return 1;
+}
+
+int vio_nvdec_threads(void)
+{
+    const char *v = getenv("VR_NVDEC_THREADS");
+    char *end;
+    long n = v && *v ? strtol(v, &end, 10) : -1;
+    return n >= 1 && n <= 16 && !*end ? (int)n : VIO_NVDEC_THREADS;
 }

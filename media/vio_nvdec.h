@@ -27,4 +27,14 @@ extern const struct vio_nvdec_cap vio_nvdec_caps_default[];
 int vio_nvdec_can(const char *codec, int w, int h, int bit_depth,
                   const struct vio_nvdec_cap *caps, char *why, size_t n);
 
+/* libavcodec threads for an NVDEC decoder whose caller left the count to
+ * auto: VR_NVDEC_THREADS (1..16, benches), else VIO_NVDEC_THREADS. The
+ * decoder's own work there is parsing. Auto's frame threads (16 on a
+ * 32-core host) each cost an extra decode surface (48 MiB at 8K) and a
+ * frame of delay: on an H200 one thread made 7 sessions' decode-only fps
+ * 325.5 (auto 298.9), a session's first frame 1.1 s (1.9 s) and its GPU
+ * memory half (docs/PERF.md, "One decoder thread"). */
+#define VIO_NVDEC_THREADS 1
+int vio_nvdec_threads(void);
+
 #endif

@@ -7,6 +7,7 @@
 #include "vio_nvdec.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 Test(media_video_nvdec, h264_8k_goes_to_cpu)
@@ -43,4 +44,21 @@ Test(media_video_nvdec, caps_given_by_the_caller)
     char why[200] = "";
     cr_assert_eq(vio_nvdec_can("h264", 8192, 4096, 8, caps, why, sizeof why), 1, "%s", why);
     cr_assert_eq(vio_nvdec_can("hevc", 1920, 1080, 8, caps, why, sizeof why), 0);
+}
+
+/* An NVDEC decoder left to auto gets one libavcodec thread: auto's frame
+ * threads each add a decode surface and a frame of delay (issue 43). A
+ * bench's VR_NVDEC_THREADS is taken only in 1..16. */
+Test(media_video_nvdec, one_parsing_thread_unless_a_bench_says)
+{
+    unsetenv("VR_NVDEC_THREADS");
+    cr_assert_eq(vio_nvdec_threads(), 1);
+    setenv("VR_NVDEC_THREADS", "4", 1);
+    cr_assert_eq(vio_nvdec_threads(), 4);
+    const char *bad[] = { "0", "17", "-2", "2x", "" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("VR_NVDEC_THREADS", bad[i], 1);
+        cr_assert_eq(vio_nvdec_threads(), 1, "'%s' taken", bad[i]);
+    }
+    unsetenv("VR_NVDEC_THREADS");
 }
