@@ -172,8 +172,9 @@ static int ctl_job_start_with(struct ctl *c, const char *id, long long token,
     /* --chunk-seconds N is never cut; a length chosen for a wave of workers
      * (auto, or vrctl run's: chunk_wave set) is, so a run's slots that warm
      * late take the tails of the early ones' chunks (issue 43). A URL's
-     * pieces are not kept for cuts (no descriptor to pin them by). */
-    int wave, elastic = !(js.chunk_seconds > 0) || (js.chunk_wave > 0 && paths->in >= 0);
+     * chunks are whole: its cuts would need the plan pinned by a
+     * descriptor (an auto-length URL job failed "cannot stat the source") */
+    int wave, elastic = (!(js.chunk_seconds > 0) || js.chunk_wave > 0) && paths->in >= 0;
     struct ctl_probe probe = { 0 }; /* the source probed once for the steps below */
     probe.rc = remux_probe(paths->in_path, &probe.info, &probe.err);
     if ((rc = ctl_chunk_length(c, id, &js, &probe, &wave, nt, &e)) < 0)

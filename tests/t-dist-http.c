@@ -141,6 +141,26 @@ Test(dist_http, a_job_read_by_ranges_from_nginx_equals_process)
     cr_assert_neq(tsh("ls '%s'/jobs/*/in 2>/dev/null | grep -q .", D.storage), 0);
 }
 
+/* A URL source with the chunk length left to the fleet (auto): planned by
+ * ranges like the others, and whole. */
+Test(dist_http, an_auto_length_job_read_by_ranges_equals_process)
+{
+    start("", 1);
+    worker(1);
+    worker(1);
+    char url[256], out[400], single[400], cfg[400], id[64];
+    snprintf(url, sizeof url, "%sclip.mp4", N.url);
+    snprintf(out, sizeof out, "%s/fleet.mkv", D.r.dir);
+    snprintf(single, sizeof single, "%s/single.mkv", D.r.dir);
+    lossless_cfg(cfg, sizeof cfg);
+    const char *extra[] = { "-c", cfg, "--chunk-seconds", "auto", NULL };
+    cr_assert_eq(tdist_submit(&D, url, out, extra, id, sizeof id), 0);
+    finish(id, 0);
+    process(url, cfg, single);
+    same_frames(out, single);
+    cr_assert_eq(tnginx_count(&N, "\" 200 "), 0, "a whole-object GET");
+}
+
 Test(dist_http, an_object_changed_mid_job_fails_the_job_saying_so)
 {
     start("", 1);
