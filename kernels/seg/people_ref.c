@@ -143,8 +143,9 @@ int people_zoom_crops(int pw, int ph, double zoom, struct frame_rect *crop)
     const int side = (int)(POSE_DET_SIZE / zoom + 0.5);
     if (side < 8 || side > pw || side > ph)
         return 0;
-    /* cells a row so neighbours overlap by a quarter side: a far person on
-     * one crop's edge is whole in the next */
+    /* cells a row so neighbours overlap by a quarter side (a far person on
+     * one crop's edge is whole in the next), 8 at most: the cost's bound
+     * (past it they spread: people.h) */
     const int step = side * 3 / 4;
     int nx = (pw - side + step - 1) / step + 1, ny = (ph - side + step - 1) / step + 1;
     nx = nx > 8 ? 8 : nx;
