@@ -8,8 +8,8 @@
  * segmented and pasted in both eyes; the grass beside him stays
  * background. With `people_zoom` the far photo's players (about 75 px tall
  * in a 960 eye, faces of 6-8 px), whom no profile finds, are found in
- * zoomed crops and pasted, and no background is painted. (Their scores
- * are near the detector's 0.5 cut: the case holds for this frame, eye size
+ * zoomed crops and pasted, and no background is painted. (The finds
+ * hang on where the crops fall: the case holds for this frame, eye size
  * and crop layout; docs/QUALITY.md, "Zoomed crops".)
  */
 #include "util-image.h"
