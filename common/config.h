@@ -63,6 +63,8 @@ struct vr_config {
     int people_size;           /* long side (px) of the eye picture the tier reads */
     int people_grid;           /* the detector also runs on N x N overlapping crops of
                                 * the eye (far people); 0: the whole eye only */
+    double people_zoom;        /* > 1: also zoomed crops, POSE_DET_SIZE / N px of the eye
+                                * picture, 8 x 8 at most (people far away); 0: off */
     /* refinement to full resolution */
     char refine[16];           /* "guided" | "bilinear" */
     int guided_radius;         /* box radius at work resolution */

@@ -24,21 +24,23 @@ struct people_cu {
     struct model *mdet, *mseg;
     struct netcu *det, *seg;
     int grid;
+    double zoom;                     /* cfg->people_zoom */
+    int max_crops;                   /* detector inputs an eye at most: the net's batch */
     int pw_max, ph_max;              /* the eye picture's largest size */
     int n_eyes;
     struct frame_rect eye[FRAME_CU_MAX_EYES]; /* frame pixels */
     struct frame_rect *d_eye;        /* the same on the device */
     float *d_fpic;                   /* [ph][pw][3] in [0,1] */
     uint8_t *d_pic;                  /* the same as RGB24 */
-    float *d_det_in;                 /* [PEOPLE_CROPS][224][224][3] */
-    float *d_reg, *d_logit;          /* the detector's outputs, [PEOPLE_CROPS] each */
+    float *d_det_in;                 /* [max_crops][224][224][3] */
+    float *d_reg, *d_logit;          /* the detector's outputs, [max_crops] each */
     float *h_reg, *h_logit;          /* pinned copies */
     float *d_seg_in;                 /* [SEG_MAX][256][256][3] */
     float *d_seg_out[POSE_SEG_OUTPUTS]; /* the landmark model's outputs, [SEG_MAX] each */
     float *d_mask;                   /* [SEG_MAX][256][256]: sigmoid of the logits */
     float *h_presence;               /* pinned, [SEG_MAX] */
     struct pose_person scratch[POSE_ANCHORS];
-    struct pose_person cand[POSE_MAX_PEOPLE * PEOPLE_CROPS];
+    struct pose_person cand[POSE_MAX_PEOPLE * PEOPLE_CROPS_ALL];
     struct people_window win[PEOPLE_EYES];
 };
 
@@ -87,7 +89,10 @@ int people_cu_create(const struct vr_config *cfg, const struct frame_rect *eye, 
     size_t held = 0;
     int rc;
     cudaError_t e;
-    if ((rc = load_net("models/pose_detection.tflite", PEOPLE_CROPS, &p->mdet, &p->det, err)) < 0
+    /* the zoomed crops ride in the detector's one batch */
+    p->max_crops = cfg->people_zoom > 1.0 ? PEOPLE_CROPS_ALL : PEOPLE_CROPS;
+    const size_t mc = (size_t)p->max_crops;
+    if ((rc = load_net("models/pose_detection.tflite", p->max_crops, &p->mdet, &p->det, err)) < 0
         || (rc = load_net("models/pose_landmark_lite.tflite", SEG_MAX, &p->mseg, &p->seg,
                           err)) < 0)
         goto fail;
@@ -103,6 +108,7 @@ int people_cu_create(const struct vr_config *cfg, const struct frame_rect *eye, 
         goto fail;
     }
     p->grid = cfg->people_grid;
+    p->zoom = cfg->people_zoom;
     p->n_eyes = n_eyes;
     memcpy(p->eye, eye, n_eyes * sizeof *eye);
     people_pic_max(cfg, eye[0].w, eye[0].h, &p->pw_max, &p->ph_max);
@@ -111,11 +117,11 @@ int people_cu_create(const struct vr_config *cfg, const struct frame_rect *eye, 
         if ((rc = dev_alloc((void **)&p->d_eye, n_eyes * sizeof *p->d_eye, &held, "eyes", err)) < 0
             || (rc = dev_alloc((void **)&p->d_fpic, pic * sizeof(float), &held, "picture", err)) < 0
             || (rc = dev_alloc((void **)&p->d_pic, pic, &held, "picture", err)) < 0
-            || (rc = dev_alloc((void **)&p->d_det_in, PEOPLE_CROPS * DET_IN * sizeof(float),
+            || (rc = dev_alloc((void **)&p->d_det_in, mc * DET_IN * sizeof(float),
                                &held, "detector input", err)) < 0
-            || (rc = dev_alloc((void **)&p->d_reg, PEOPLE_CROPS * DET_REG * sizeof(float), &held,
+            || (rc = dev_alloc((void **)&p->d_reg, mc * DET_REG * sizeof(float), &held,
                                "detector output", err)) < 0
-            || (rc = dev_alloc((void **)&p->d_logit, PEOPLE_CROPS * POSE_ANCHORS * sizeof(float),
+            || (rc = dev_alloc((void **)&p->d_logit, mc * POSE_ANCHORS * sizeof(float),
                                &held, "detector output", err)) < 0
             || (rc = dev_alloc((void **)&p->d_seg_in, SEG_MAX * SEG_PX * 3 * sizeof(float), &held,
                                "landmark input", err)) < 0
@@ -128,9 +134,9 @@ int people_cu_create(const struct vr_config *cfg, const struct frame_rect *eye, 
                                 "landmark output", err)) < 0)
                 goto fail;
     }
-    if ((e = cudaMallocHost((void **)&p->h_reg, PEOPLE_CROPS * DET_REG * sizeof(float)))
+    if ((e = cudaMallocHost((void **)&p->h_reg, mc * DET_REG * sizeof(float)))
             != cudaSuccess
-        || (e = cudaMallocHost((void **)&p->h_logit, PEOPLE_CROPS * POSE_ANCHORS * sizeof(float)))
+        || (e = cudaMallocHost((void **)&p->h_logit, mc * POSE_ANCHORS * sizeof(float)))
                != cudaSuccess
         || (e = cudaMallocHost((void **)&p->h_presence, SEG_MAX * sizeof(float))) != cudaSuccess
         || (e = cudaMemcpy(p->d_eye, eye, n_eyes * sizeof *eye, cudaMemcpyHostToDevice))
@@ -176,12 +182,13 @@ void people_cu_free(struct people_cu **pp)
     *pp = NULL;
 }
 
-/* people_ref.c's detect_all: every crop letterboxed and detected in one
- * batch, the outputs decoded on the host; returns the merged count. */
+/* people_ref.c's detect_all: every crop (the zoomed ones too) letterboxed
+ * and detected in one batch, the outputs decoded on the host; returns the merged count. */
 static int detect_all(struct people_cu *p, int pw, int ph, cudaStream_t st, vr_err *err)
 {
-    struct frame_rect crop[PEOPLE_CROPS];
-    const int nc = people_crops(pw, ph, p->grid, crop);
+    struct frame_rect crop[PEOPLE_CROPS_ALL];
+    int plain;
+    const int nc = people_crops_all(pw, ph, p->grid, p->zoom, crop, &plain);
     int rc;
     for (int q = 0; q < nc; q++)
         if ((rc = pose_letterbox_cuda(p->d_pic + ((size_t)crop[q].y * pw + crop[q].x) * 3,
@@ -203,9 +210,11 @@ static int detect_all(struct people_cu *p, int pw, int ph, cudaStream_t st, vr_e
         const int room = (int)(sizeof p->cand / sizeof p->cand[0]) - n;
         if (room <= 0)
             break;
-        const int k = pose_detections(p->h_reg + q * DET_REG, p->h_logit + q * POSE_ANCHORS,
-                                      crop[q].w, crop[q].h, p->scratch, p->cand + n,
-                                      room < POSE_MAX_PEOPLE ? room : POSE_MAX_PEOPLE);
+        int k = pose_detections(p->h_reg + q * DET_REG, p->h_logit + q * POSE_ANCHORS,
+                                crop[q].w, crop[q].h, p->scratch, p->cand + n,
+                                room < POSE_MAX_PEOPLE ? room : POSE_MAX_PEOPLE);
+        if (q >= plain)
+            k = people_zoom_keep(p->cand + n, k, &crop[q]);
         people_from_crop(p->cand + n, k, &crop[q]);
         n += k;
     }

@@ -65,6 +65,16 @@ void people_free(struct people **p);
  * people.cu, runs the same steps around its own kernels) ---- */
 
 #define PEOPLE_CROPS 17         /* detector inputs an eye at most: whole + 4x4 */
+/* Zoomed crops (config `people_zoom`): the detector keys on faces, and a
+ * far person's face is 6-8 px at the 4x4 grid's scale; a crop smaller than
+ * the detector's input, zoomed into it, finds them (docs/QUALITY.md, "Far
+ * people"). At most 8 x 8 of them an eye. */
+#define PEOPLE_ZOOM_CROPS 64
+#define PEOPLE_CROPS_ALL  (PEOPLE_CROPS + PEOPLE_ZOOM_CROPS)
+/* A zoomed crop's person is kept when its ROI is no larger than this times
+ * the crop's side: on made the true far people were 0.7-1.2, the zoomed
+ * crops' false ROIs (presence up to 0.99) 2.8 and more. */
+#define PEOPLE_ZOOM_ROI   1.6f
 
 /* The eye picture's largest size for eyes of eye_w x eye_h (long side
  * cfg->people_size at most), and its size for the eye `eye`. */
@@ -77,6 +87,25 @@ void people_pic_size(int pw_max, int ph_max, struct frame_rect eye, int *pw, int
  * whole in one; none when smaller than the detector's input), in picture
  * pixels; crop holds PEOPLE_CROPS; returns the count (grid <= 4). */
 int people_crops(int pw, int ph, int grid, struct frame_rect *crop);
+
+/* The zoomed crops on a pw x ph eye picture: squares of side
+ * POSE_DET_SIZE / zoom over the whole picture, neighbours overlapping by a
+ * quarter of the side (at most 8 a row and column: past that they spread,
+ * so zoom 2 on a 960 px picture, 112 px crops every 121 px, leaves 9 px
+ * gaps, a person there half in each); crop holds
+ * PEOPLE_ZOOM_CROPS. None when zoom <= 1 (off) or the side does not fit. */
+int people_zoom_crops(int pw, int ph, double zoom, struct frame_rect *crop);
+
+/* Every detector input of an eye: people_crops' then the zoomed ones;
+ * crop holds PEOPLE_CROPS_ALL; *n_plain gets the count of people_crops'
+ * (the first ones). Returns the count. */
+int people_crops_all(int pw, int ph, int grid, double zoom, struct frame_rect *crop,
+                     int *n_plain);
+
+/* The k people c[0..k-1] of a zoomed crop filtered in place: those whose
+ * ROI is no larger than PEOPLE_ZOOM_ROI times the crop's side are kept, in
+ * order; returns their count. */
+int people_zoom_keep(struct pose_person *c, int k, const struct frame_rect *crop);
 
 /* The k people c[0..k-1] found in `crop` moved to the picture's pixels. */
 void people_from_crop(struct pose_person *c, int k, const struct frame_rect *crop);

@@ -18,13 +18,14 @@ struct people {
     struct pose_detector *det;
     struct pose_segmenter *seg;
     int grid;
+    double zoom;                 /* cfg->people_zoom */
     int pw_max, ph_max;          /* the eye picture's largest size */
     float *fpic;                 /* [ph][pw][3] in [0,1] (frame_preprocess_ref) */
     uint8_t *pic;                /* the same as RGB24 */
     float *roi;                  /* [256][256] */
     float *pasted;               /* [wh][ww], allocated at the first eye */
     size_t pasted_sz;
-    struct pose_person cand[POSE_MAX_PEOPLE * PEOPLE_CROPS];
+    struct pose_person cand[POSE_MAX_PEOPLE * PEOPLE_CROPS_ALL];
     struct people_window win[PEOPLE_EYES];
 };
 
@@ -53,6 +54,7 @@ int people_create(const struct vr_config *cfg, int eye_w, int eye_h, struct peop
         || (rc = pose_segmenter_create(path, &p->seg, err)) < 0)
         goto fail;
     p->grid = cfg->people_grid;
+    p->zoom = cfg->people_zoom;
     people_pic_max(cfg, eye_w, eye_h, &p->pw_max, &p->ph_max);
     const size_t px = (size_t)p->pw_max * p->ph_max;
     p->fpic = malloc(px * 3 * sizeof *p->fpic);
@@ -134,6 +136,50 @@ int people_crops(int pw, int ph, int grid, struct frame_rect *crop)
     return n;
 }
 
+int people_zoom_crops(int pw, int ph, double zoom, struct frame_rect *crop)
+{
+    if (!(zoom > 1.0))
+        return 0;
+    const int side = (int)(POSE_DET_SIZE / zoom + 0.5);
+    if (side < 8 || side > pw || side > ph)
+        return 0;
+    /* cells a row so neighbours overlap by a quarter side (a far person on
+     * one crop's edge is whole in the next), 8 at most: the cost's bound
+     * (past it they spread: people.h) */
+    const int step = side * 3 / 4;
+    int nx = (pw - side + step - 1) / step + 1, ny = (ph - side + step - 1) / step + 1;
+    nx = nx > 8 ? 8 : nx;
+    ny = ny > 8 ? 8 : ny;
+    int n = 0;
+    for (int j = 0; j < ny; j++)
+        for (int i = 0; i < nx; i++) {
+            const int x0 = nx > 1 ? (pw - side) * i / (nx - 1) : (pw - side) / 2;
+            const int y0 = ny > 1 ? (ph - side) * j / (ny - 1) : (ph - side) / 2;
+            crop[n++] = (struct frame_rect){ x0, y0, side, side };
+        }
+    return n;
+}
+
+int people_crops_all(int pw, int ph, int grid, double zoom, struct frame_rect *crop,
+                     int *n_plain)
+{
+    *n_plain = people_crops(pw, ph, grid, crop);
+    return *n_plain + people_zoom_crops(pw, ph, zoom, crop + *n_plain);
+}
+
+int people_zoom_keep(struct pose_person *c, int k, const struct frame_rect *crop)
+{
+    const float side = (float)(crop->w > crop->h ? crop->w : crop->h);
+    int kept = 0;
+    for (int q = 0; q < k; q++) {
+        struct pose_roi r;
+        pose_roi_from_person(&c[q], &r);
+        if (r.size <= PEOPLE_ZOOM_ROI * side) /* false: NaN too */
+            c[kept++] = c[q];
+    }
+    return kept;
+}
+
 void people_from_crop(struct pose_person *c, int k, const struct frame_rect *crop)
 {
     for (int q = 0; q < k; q++, c++) {
@@ -160,12 +206,14 @@ void people_roi_to_work(struct pose_roi *r, float sx, float sy)
 
 /* ---- the CPU engine's tier ---- */
 
-/* Detections of the whole picture and of its crops (people_crops), in
- * picture pixels, merged; returns their count. */
+/* Detections of the whole picture and of its crops (people_crops_all: the
+ * zoomed ones' filtered by their ROI's size), in picture pixels, merged;
+ * returns their count. */
 static int detect_all(struct people *p, int pw, int ph, vr_err *err)
 {
-    struct frame_rect crop[PEOPLE_CROPS];
-    const int nc = people_crops(pw, ph, p->grid, crop);
+    struct frame_rect crop[PEOPLE_CROPS_ALL];
+    int plain;
+    const int nc = people_crops_all(pw, ph, p->grid, p->zoom, crop, &plain);
     int n = 0, rc;
     for (int q = 0; q < nc; q++) {
         int k = 0;
@@ -177,6 +225,8 @@ static int detect_all(struct people *p, int pw, int ph, vr_err *err)
                          room < POSE_MAX_PEOPLE ? room : POSE_MAX_PEOPLE, &k, err);
         if (rc < 0)
             return rc;
+        if (q >= plain)
+            k = people_zoom_keep(p->cand + n, k, &crop[q]);
         people_from_crop(p->cand + n, k, &crop[q]);
         n += k;
     }

@@ -11,6 +11,8 @@
  *   landmark logits within 1.6e-4 of their scale) and a u8 step of the
  *   eye picture (frame_preprocess's twins): mean |gpu - cpu| <= 2e-3 and
  *   at most 0.5% of the pixels off by more than 0.05.
+ * - tier_with_zoom_equals_cpu: the same with `people_zoom` 2 (the zoomed
+ *   crops batched with the plain ones).
  * - engine_equals_cpu: the whole engine with configs/quality-people.json,
  *   SEG_CUDA against SEG_CPU (the hold off, as g_seg_engine): where the
  *   CPU engine's tier changes the matte (> 32 levels against the profile
@@ -85,12 +87,15 @@ static void load_profile(struct vr_config *cfg, const char *name)
     cfg->smooth_hold = 0; /* as g_seg_engine: the engines' float paths compared */
 }
 
-Test(g_seg_people_cuda, tier_equals_cpu, .timeout = 300)
+/* people_cu_eye against people_eye on the made frames, quality-people
+ * with people_zoom = zoom (0: off). */
+static void tier_equals(double zoom)
 {
     struct gf_frame g[NF];
     made_frames(g);
     struct vr_config cfg;
     load_profile(&cfg, "quality-people");
+    cfg.people_zoom = zoom;
     const struct frame_rect eye[2] = { { 0, 0, W / 2, H }, { W / 2, 0, W / 2, H } };
     const int ww = 1024, wh = 1024;
     vr_err err = { 0, "" };
@@ -143,6 +148,19 @@ Test(g_seg_people_cuda, tier_equals_cpu, .timeout = 300)
     cr_assert_null(gpu);
     for (int f = 0; f < NF; f++)
         gf_frame_free(&g[f]);
+}
+
+Test(g_seg_people_cuda, tier_equals_cpu, .timeout = 300)
+{
+    tier_equals(0);
+}
+
+/* The zoomed crops (people_zoom 2: 64 crops of 112 px an eye, one
+ * detector batch of 81 with the plain ones) and their ROI filter, shared
+ * code (people_crops_all, people_zoom_keep), give the CPU's people. */
+Test(g_seg_people_cuda, tier_with_zoom_equals_cpu, .timeout = 600)
+{
+    tier_equals(2.0);
 }
 
 /* The NF masks of one engine on the frames (host frames for SEG_CPU,
