@@ -222,8 +222,13 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory chaos
 
+# Criterion's jobs for the unit suite, on any box (a -jN in TEST_ARGS, read
+# after it, wins). Its tests mostly wait (leases, heartbeats, the
+# frame-delay hooks, a 30 s idle gap): at -j2 a 2-core box was half idle,
+# 946 s of CPU in 987 s of wall (docs/notes/test-time.md, "Sixth pass").
+TEST_JOBS ?= 4
 test-unit: all $(TEST_BIN)
-	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(abspath $(BINDIR)) tests/run-suite.sh $(TEST_BIN) $(TEST_ARGS)
+	$(Q)VR_DATA_DIR=$(CURDIR) VR_BIN_DIR=$(abspath $(BINDIR)) tests/run-suite.sh $(TEST_BIN) -j$(TEST_JOBS) $(TEST_ARGS)
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all

@@ -70,7 +70,8 @@ static int ping(const char *url)
 Test(dist_sec_tls, a_job_through_an_stunnel_tunnel)
 {
     if (tsh("command -v stunnel >/dev/null && command -v openssl >/dev/null") != 0) {
-        cr_log_warn("stunnel4 or openssl is not installed (deploy/install-deps.sh installs "
+        /* info: Criterion counts a warning as a failed run */
+        cr_log_info("stunnel4 or openssl is not installed (deploy/install-deps.sh installs "
                     "them): the TLS tunnel recipe is not tested");
         cr_skip_test("stunnel4 or openssl not installed");
     }
