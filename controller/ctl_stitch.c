@@ -17,7 +17,7 @@
 
 #include "beneath.h"
 #include "clock.h"
-#include "ctl_test_gate.h"
+#include "test_gate.h"
 #include "log.h"
 #include "remux.h"
 #include "remux_ts.h"
@@ -757,7 +757,7 @@ int ctl_stitch_finish(struct ctl *c, const char *id)
     unsigned delay = clock_test_delay_ms("VR_TEST_STITCH_DELAY_MS"); /* tests only */
     if (delay)
         usleep(delay * 1000u);
-    ctl_test_gate("VR_TEST_STITCH_GATE", "the stitch"); /* tests only */
+    test_gate("VR_TEST_STITCH_GATE", "the stitch"); /* tests only */
     double t0 = clock_mono_s();
     int ahead = 0;
     long long frames = man.frames;

@@ -17,7 +17,7 @@
 #include "ctl.h"
 
 #include "beneath.h"
-#include "ctl_test_gate.h"
+#include "test_gate.h"
 #include "http_put.h"
 #include "log.h"
 #include "out_dest.h"
@@ -70,7 +70,7 @@ int ctl_url_out_publish(const struct job_spec *js, const struct ctl_paths *p, vr
 {
     if (!url_root_is_url(js->output))
         return 0;
-    ctl_test_gate("VR_TEST_URL_OUT_GATE", "the upload"); /* tests only: a slow store */
+    test_gate("VR_TEST_URL_OUT_GATE", "the upload"); /* tests only: a slow store */
     int rc = http_put_file(js->output, p->out_path, js->replace, err);
     unlink(p->out_path);
     rmdir(p->out_dir_real); /* when nothing else is left in it */

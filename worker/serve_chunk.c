@@ -11,6 +11,7 @@
 #include "beneath.h"
 #include "cmdtable.h"
 #include "clock.h"
+#include "test_gate.h"
 #include "job.h"
 #include "output_kinds.h"
 #include "log.h"
@@ -442,6 +443,7 @@ static int serve_chunk_done(struct serve *s, struct rq_held *h, const struct met
     unsigned delay = clock_test_delay_ms("VR_TEST_COMMIT_DELAY_MS");
     if (delay)
         usleep(delay * 1000u);
+    test_gate("VR_TEST_COMMIT_GATE", "the commit"); /* tests only: held as long as a test needs */
     char *mj = metrics_to_string(m);
     double fps = secs > 0 ? m->frames / secs : 0;
     char note[96] = "";

@@ -170,13 +170,20 @@ Test(chaos_worker, poison_chunk_beside_a_good_job)
 }
 
 /* Chunk 0 of a new 2-chunk job finished by the only worker, which holds
- * its commit back for commit_ms; the job cancelled and retried meanwhile
- * (issue 26, finding 4). Returns the worker's pid; id/out/ref filled. */
-static pid_t retry_mid_commit(int commit_ms, int stop, const char **in, char *id, char *out,
-                              char *ref)
+ * its commit back behind a gate file (VR_TEST_COMMIT_GATE: as long as the
+ * test needs, whatever the machine's speed; a 1 s delay lost the race on
+ * a loaded box); the job cancelled and retried meanwhile (issue 26,
+ * finding 4), then the gate opened. Returns the worker's pid; id/out/ref
+ * filled. */
+static pid_t retry_mid_commit(int stop, const char **in, char *id, char *out, char *ref)
 {
     chaos_up(0, 30, 0, 0, 100); /* leases far longer than the test: no reclaim */
-    pid_t w1 = chaos_worker(0, commit_ms);
+    char gate[600];
+    snprintf(gate, sizeof gate, "%s/commit.gate", CH.d.r.dir);
+    cr_assert_eq(tsh("touch '%s'", gate), 0);
+    setenv("VR_TEST_COMMIT_GATE", gate, 1);
+    pid_t w1 = chaos_worker(0, 0);
+    unsetenv("VR_TEST_COMMIT_GATE"); /* the test's other workers commit at once */
     *in = chaos_clip("in.mp4", 2, 160);
     chaos_ref(*in, "ref.mkv", ref);
     chaos_submit(*in, "out.mkv", NULL, id, out);
@@ -191,6 +198,7 @@ static pid_t retry_mid_commit(int commit_ms, int stop, const char **in, char *id
     cr_assert_eq(chaos_vrctl(buf, sizeof buf, cancel), 0, "%s", buf);
     cr_assert_eq(chaos_vrctl(buf, sizeof buf, retry), 0, "%s", buf);
     cr_assert_eq(chaos_chunk_ll(id, 0, "commits"), 0, "chunk 0 committed before the retry");
+    unlink(gate);
     return w1;
 }
 
@@ -202,7 +210,7 @@ Test(chaos_worker, retry_leaves_a_chunk_to_its_live_worker)
      * (commits 2). The second worker starts once chunk 0 is done. */
     const char *in;
     char id[64], out[400], ref[400];
-    retry_mid_commit(1000, 0, &in, id, out, ref);
+    retry_mid_commit(0, &in, id, out, ref);
     chaos_wait_chunk(id, 0, "state", "done", 60000);
     chaos_worker(0, 0);
     chaos_watch(id, 0, 120000);
@@ -221,7 +229,7 @@ Test(chaos_worker, a_stopped_workers_commit_after_a_retry_is_refused)
      * refuses it (only the record's current entry may commit). */
     const char *in;
     char id[64], out[400], ref[400];
-    pid_t w1 = retry_mid_commit(1000, 1, &in, id, out, ref);
+    pid_t w1 = retry_mid_commit(1, &in, id, out, ref);
     pid_t w2 = chaos_worker(0, 0);
     chaos_wait_chunk(id, 0, "state", "done", 60000);
     kill(w2, SIGSTOP);
