@@ -213,10 +213,7 @@ static int detect_all(struct people_cu *p, int pw, int ph, cudaStream_t st, vr_e
         int k = pose_detections(p->h_reg + q * DET_REG, p->h_logit + q * POSE_ANCHORS,
                                 crop[q].w, crop[q].h, p->scratch, p->cand + n,
                                 room < POSE_MAX_PEOPLE ? room : POSE_MAX_PEOPLE);
-        if (q >= plain)
-            k = people_zoom_keep(p->cand + n, k, &crop[q]);
-        people_from_crop(p->cand + n, k, &crop[q]);
-        n += k;
+        n += people_crop_found(p->cand + n, k, &crop[q], q >= plain);
     }
     return pose_nms(p->cand, n, 0.3f);
 }

@@ -102,13 +102,12 @@ int people_zoom_crops(int pw, int ph, double zoom, struct frame_rect *crop);
 int people_crops_all(int pw, int ph, int grid, double zoom, struct frame_rect *crop,
                      int *n_plain);
 
-/* The k people c[0..k-1] of a zoomed crop filtered in place: those whose
- * ROI is no larger than PEOPLE_ZOOM_ROI times the crop's side are kept, in
- * order; returns their count. */
-int people_zoom_keep(struct pose_person *c, int k, const struct frame_rect *crop);
-
-/* The k people c[0..k-1] found in `crop` moved to the picture's pixels. */
-void people_from_crop(struct pose_person *c, int k, const struct frame_rect *crop);
+/* The k people c[0..k-1] that the detector found in `crop`, made the
+ * picture's: a zoomed crop's first filtered in place (only those whose ROI
+ * is at most PEOPLE_ZOOM_ROI times the crop's side stay: the rest are the
+ * zoom's false finds), then moved to the picture's pixels. Returns the
+ * count kept. Both engines' tiers use it. */
+int people_crop_found(struct pose_person *c, int k, const struct frame_rect *crop, int zoomed);
 
 /* A person's ROI (picture pixels) into *r; 0 when the tier leaves it: a
  * few pixels, or over PEOPLE_ROI_MAX of the picture. */

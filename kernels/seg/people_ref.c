@@ -167,7 +167,9 @@ int people_crops_all(int pw, int ph, int grid, double zoom, struct frame_rect *c
     return *n_plain + people_zoom_crops(pw, ph, zoom, crop + *n_plain);
 }
 
-int people_zoom_keep(struct pose_person *c, int k, const struct frame_rect *crop)
+/* The zoomed crop's size filter: those of c[0..k-1] whose ROI is no larger
+ * than PEOPLE_ZOOM_ROI times the crop's side, kept in order; their count. */
+static int zoom_keep(struct pose_person *c, int k, const struct frame_rect *crop)
 {
     const float side = (float)(crop->w > crop->h ? crop->w : crop->h);
     int kept = 0;
@@ -180,13 +182,17 @@ int people_zoom_keep(struct pose_person *c, int k, const struct frame_rect *crop
     return kept;
 }
 
-void people_from_crop(struct pose_person *c, int k, const struct frame_rect *crop)
+int people_crop_found(struct pose_person *c, int k, const struct frame_rect *crop, int zoomed)
 {
-    for (int q = 0; q < k; q++, c++) {
-        c->x0 += crop->x, c->x1 += crop->x, c->y0 += crop->y, c->y1 += crop->y;
+    if (zoomed)
+        k = zoom_keep(c, k, crop);
+    for (int q = 0; q < k; q++) {
+        struct pose_person *m = &c[q];
+        m->x0 += crop->x, m->x1 += crop->x, m->y0 += crop->y, m->y1 += crop->y;
         for (int t = 0; t < 4; t++)
-            c->kp[t][0] += crop->x, c->kp[t][1] += crop->y;
+            m->kp[t][0] += crop->x, m->kp[t][1] += crop->y;
     }
+    return k;
 }
 
 int people_roi_of(const struct pose_person *c, int pw, int ph, struct pose_roi *r)
@@ -225,10 +231,7 @@ static int detect_all(struct people *p, int pw, int ph, vr_err *err)
                          room < POSE_MAX_PEOPLE ? room : POSE_MAX_PEOPLE, &k, err);
         if (rc < 0)
             return rc;
-        if (q >= plain)
-            k = people_zoom_keep(p->cand + n, k, &crop[q]);
-        people_from_crop(p->cand + n, k, &crop[q]);
-        n += k;
+        n += people_crop_found(p->cand + n, k, &crop[q], q >= plain);
     }
     return pose_nms(p->cand, n, 0.3f);
 }

@@ -157,7 +157,7 @@ Test(g_seg_people_cuda, tier_equals_cpu, .timeout = 300)
 
 /* The zoomed crops (people_zoom 2: 64 crops of 112 px an eye, one
  * detector batch of 81 with the plain ones) and their ROI filter, shared
- * code (people_crops_all, people_zoom_keep), give the CPU's people. */
+ * code (people_crops_all, people_crop_found), give the CPU's people. */
 Test(g_seg_people_cuda, tier_with_zoom_equals_cpu, .timeout = 600)
 {
     tier_equals(2.0);
