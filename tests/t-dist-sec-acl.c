@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct tdist D;
 
@@ -341,10 +342,14 @@ Test(dist_sec_acl, forged_reports_change_nothing_and_each_chunk_commits_once)
     for (int k = 0; k < 5; k++)
         forge(kinds[k], id, "0", entry, own.consumer, k < 2 ? own.proof : own.token);
 
-    /* a worker whose commits wait: chunk 0 is held while the rest is forged */
-    setenv("VR_TEST_COMMIT_DELAY_MS", "1500", 1);
+    /* a worker whose commits wait behind a gate file: chunk 0 is held
+     * while the rest is forged, however slow the box */
+    char gate[600];
+    snprintf(gate, sizeof gate, "%s/commit.gate", D.r.dir);
+    cr_assert_eq(tsh("touch '%s'", gate), 0);
+    setenv("VR_TEST_COMMIT_GATE", gate, 1);
     spawn_worker();
-    unsetenv("VR_TEST_COMMIT_DELAY_MS");
+    unsetenv("VR_TEST_COMMIT_GATE");
     char holder[RQ_CONSUMER_MAX] = "";
     for (int t = 0; t < 60000 && !holder[0]; t += 50) {
         redisReply *r = rq_cmd(q, &e, "XPENDING vr:chunks workers - + 10");
@@ -364,6 +369,10 @@ Test(dist_sec_acl, forged_reports_change_nothing_and_each_chunk_commits_once)
     const char *died[] = { "XADD", "vr:reports", "*", "kind", "died", "worker", name, "key", key,
                            "reason", "forged death", NULL };
     cr_assert_not(denied("worker", died));
+    long long held = -1;
+    rq_hget_ll(q, ck, "commits", &held, NULL);
+    cr_assert_eq(held, 0, "chunk 0 was committed while its gate was shut");
+    unlink(gate); /* the holder commits now */
 
     const char *watch[] = { "watch", id, NULL };
     int rc = tacl_vrctl(A.uv, A.pv, buf, sizeof buf, watch);
