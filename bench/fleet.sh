@@ -15,6 +15,9 @@
 #     is submitted, the same job again right after, and again after IDLE
 #     (60) s idle; each with the mean time to the first decoded frame of
 #     its chunks (the workers' set-up lines);
+#   - with FRESH_READY=1 (the default), a fresh fleet whose first job is
+#     submitted once every worker has warmed (started ahead of its work),
+#     and the same job again;
 #   - with LATE=1 (the default, on hosts of 2 or more GPUs), issue 44's
 #     late fleet: GPU 0's workers up at submit, the others' 5 s later;
 #   - with LONG=1, a 10-minute clip (36 000 frames) on the serve fleet of
@@ -24,7 +27,7 @@
 # mean NVDEC / SM / CPU use and the resource that limits it.
 # Usage: bench/fleet.sh BINDIR   (the summary in $OUT/fleet.txt, every log and
 #   sampler trace in $OUT/fleet-logs.tar.gz)
-#   GEN=300 REPEAT=48 LONG=0 RUN=1 FRESH=1 IDLE=60 GPUS="1 2 4" choose what runs; WARM=1 warms
+#   GEN=300 REPEAT=48 LONG=0 RUN=1 FRESH=1 FRESH_READY=1 IDLE=60 GPUS="1 2 4" choose what runs; WARM=1 warms
 #   the serve fleet with a job of 1 s chunks (one for every slot) before the
 #   timed one; CEIL=0 skips the ceilings; WORKER_ARGS are given to
 #   `vr-worker serve` (e.g. "--encode-threads 4"). SLOT_MODES="processes
@@ -222,20 +225,30 @@ first_decoded() { # log from-line
               "%d warmed)", fd / m, n, fo / m, io / m, eo / m, bu / m, pre / m, wu / m, new, kept, warm }'
 }
 
-run_fresh() { # name ngpus clip frames
+run_fresh() { # name ngpus clip frames [ready]
     label=$(row_label "$1")
+    ready=${5:-}
     set -- "$(row_file "$1")" "$2" "$3" "$4"
     fleet_up "$1"
     wlog=$R/$1-workers.log
     # the job is submitted as the fleet starts: its start-up, warm-up and
-    # the plan overlap, as for a user's first job
+    # the plan overlap, as for a user's first job; with `ready`, once every
+    # worker has warmed (a fleet started ahead of its work), timed from
+    # the submit
     t0=$(now)
     # shellcheck disable=SC2086
     CUDA_VISIBLE_DEVICES=$(seq -s, 0 $(($2 - 1))) "$B/vr-worker" serve --redis "$U" \
         --storage "$S/storage" --input-root "$W" --gpu all --warm-from "$SHORT" \
         $MODE_ARGS ${WORKER_ARGS:-} > "$wlog" 2>&1 &
     WPID=$!
-    for k in first again idle; do
+    rows="first again idle"
+    if [ -n "$ready" ]; then
+        wait_ready "$wlog"
+        log "    every worker ready $(secs "$t0" "$(now)") s after the fleet started"
+        t0=$(now)
+        rows="first again"
+    fi
+    for k in $rows; do
         if [ "$k" = idle ]; then sleep "${IDLE:-60}"; t0=$(now); fi
         [ "$k" = again ] && t0=$(now)
         from=$(wc -l < "$wlog")
@@ -313,6 +326,7 @@ for mode in ${SLOT_MODES:-default}; do
         [ "$n" -le "$NGPU" ] && run_serve "${n}gpu-serve" "$n" "$CLIP" "$FRAMES"
     done
     [ "${FRESH:-1}" = 1 ] && run_fresh "${NGPU}gpu-serve-fresh" "$NGPU" "$CLIP" "$FRAMES"
+    [ "${FRESH_READY:-1}" = 1 ] && run_fresh "${NGPU}gpu-serve-fresh-ready" "$NGPU" "$CLIP" "$FRAMES" ready
     [ "${RUN:-1}" = 1 ] && run_fleet "${NGPU}gpu-vrctl-run" "$NGPU"
 done
 SLOT_MODE='' MODE_ARGS=''
