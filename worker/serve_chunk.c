@@ -11,12 +11,12 @@
 #include "beneath.h"
 #include "cmdtable.h"
 #include "clock.h"
-#include "test_gate.h"
 #include "job.h"
 #include "output_kinds.h"
 #include "log.h"
 #include "remux_range.h"
 #include "remux_ts.h"
+#include "test_gate.h"
 #include "url_root.h"
 
 #include <errno.h>

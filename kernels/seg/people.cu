@@ -210,9 +210,9 @@ static int detect_all(struct people_cu *p, int pw, int ph, cudaStream_t st, vr_e
         const int room = (int)(sizeof p->cand / sizeof p->cand[0]) - n;
         if (room <= 0)
             break;
-        int k = pose_detections(p->h_reg + q * DET_REG, p->h_logit + q * POSE_ANCHORS,
-                                crop[q].w, crop[q].h, p->scratch, p->cand + n,
-                                room < POSE_MAX_PEOPLE ? room : POSE_MAX_PEOPLE);
+        const int k = pose_detections(p->h_reg + q * DET_REG, p->h_logit + q * POSE_ANCHORS,
+                                      crop[q].w, crop[q].h, p->scratch, p->cand + n,
+                                      room < POSE_MAX_PEOPLE ? room : POSE_MAX_PEOPLE);
         n += people_crop_found(p->cand + n, k, &crop[q], q >= plain);
     }
     return pose_nms(p->cand, n, 0.3f);
