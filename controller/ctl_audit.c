@@ -10,7 +10,6 @@
 #include "clock.h"
 #include "job.h"
 #include "log.h"
-#include "rq_bounds.h"
 #include "rq_claim.h"
 #include "rq_events.h"
 #include "rq_fleet.h"
@@ -141,10 +140,6 @@ int ctl_reclaim(struct ctl *c)
             log_warn("%s", full); /* once a minute while it lasts */
         c->oom_seen_s = clock_mono_s();
     }
-    long long dropped = rq_reports_cap(c->q, NULL);
-    if (dropped > 0)
-        log_warn("%s: %lld report(s) over its cap of %d dropped, the oldest (a flood from a "
-                 "worker's user?)", RQ_REPORTS, dropped, RQ_REPORTS_MAXLEN);
     int a = ctl_reclaim_stream(c, RQ_CHUNKS_HI);
     int b = ctl_reclaim_stream(c, RQ_CHUNKS);
     ctl_noack_sweep(c);
