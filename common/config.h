@@ -65,6 +65,8 @@ struct vr_config {
                                 * the eye (far people); 0: the whole eye only */
     double people_zoom;        /* > 1: also zoomed crops, POSE_DET_SIZE / N px of the eye
                                 * picture, 8 x 8 at most (people far away); 0: off */
+    double people_zoom2;       /* > 1: a second such layout at this zoom (a far person
+                                * one scale misses, the other finds); 0: off */
     /* refinement to full resolution */
     char refine[16];           /* "guided" | "bilinear" */
     int guided_radius;         /* box radius at work resolution */

@@ -136,8 +136,11 @@ Test(common_config, people_option_is_checked_and_travels)
     cr_assert(strstr(e.msg, "people_size") && strstr(e.msg, "[256, 4096]"), "%s", e.msg);
     cr_assert_eq(config_apply_text(&c, "{\"people_zoom\": 5}", "a.json", &e), VR_EINVAL);
     cr_assert(strstr(e.msg, "people_zoom"), "%s", e.msg);
+    cr_assert_eq(config_apply_text(&c, "{\"people_zoom2\": -1}", "a.json", &e), VR_EINVAL);
+    cr_assert(strstr(e.msg, "people_zoom2"), "%s", e.msg);
     cr_assert_eq(config_apply_text(&c, "{\"people\": \"pose\", \"people_grid\": 3, "
-                                   "\"people_size\": 2048, \"people_zoom\": 2}", "a.json", &e),
+                                   "\"people_size\": 2048, \"people_zoom\": 2, "
+                                   "\"people_zoom2\": 1.7}", "a.json", &e),
                  0, "%s", e.msg);
     char buf[8192];
     cr_assert_gt(config_to_json(&c, buf, sizeof buf), 0);
@@ -148,6 +151,7 @@ Test(common_config, people_option_is_checked_and_travels)
     cr_assert_eq(back.people_grid, 3);
     cr_assert_eq(back.people_size, 2048);
     cr_assert_float_eq(back.people_zoom, 2.0, 1e-9);
+    cr_assert_float_eq(back.people_zoom2, 1.7, 1e-9);
 }
 
 /* quality-people is quality with the people tier on, nothing else

@@ -23,8 +23,7 @@ extern "C" {
 struct people_cu {
     struct model *mdet, *mseg;
     struct netcu *det, *seg;
-    int grid;
-    double zoom;                     /* cfg->people_zoom */
+    struct vr_config cfg;            /* its people_grid and zooms lay out the crops */
     int max_crops;                   /* detector inputs an eye at most: the net's batch */
     int pw_max, ph_max;              /* the eye picture's largest size */
     int n_eyes;
@@ -90,7 +89,7 @@ int people_cu_create(const struct vr_config *cfg, const struct frame_rect *eye, 
     int rc;
     cudaError_t e;
     /* the zoomed crops ride in the detector's one batch */
-    p->max_crops = cfg->people_zoom > 1.0 ? PEOPLE_CROPS_ALL : PEOPLE_CROPS;
+    p->max_crops = people_crops_max(cfg);
     const size_t mc = (size_t)p->max_crops;
     if ((rc = load_net("models/pose_detection.tflite", p->max_crops, &p->mdet, &p->det, err)) < 0
         || (rc = load_net("models/pose_landmark_lite.tflite", SEG_MAX, &p->mseg, &p->seg,
@@ -107,8 +106,7 @@ int people_cu_create(const struct vr_config *cfg, const struct frame_rect *eye, 
                         "are not MediaPipe Pose's");
         goto fail;
     }
-    p->grid = cfg->people_grid;
-    p->zoom = cfg->people_zoom;
+    p->cfg = *cfg;
     p->n_eyes = n_eyes;
     memcpy(p->eye, eye, n_eyes * sizeof *eye);
     people_pic_max(cfg, eye[0].w, eye[0].h, &p->pw_max, &p->ph_max);
@@ -188,7 +186,7 @@ static int detect_all(struct people_cu *p, int pw, int ph, cudaStream_t st, vr_e
 {
     struct frame_rect crop[PEOPLE_CROPS_ALL];
     int plain;
-    const int nc = people_crops_all(pw, ph, p->grid, p->zoom, crop, &plain);
+    const int nc = people_crops_all(pw, ph, &p->cfg, crop, &plain);
     int rc;
     for (int q = 0; q < nc; q++)
         if ((rc = pose_letterbox_cuda(p->d_pic + ((size_t)crop[q].y * pw + crop[q].x) * 3,

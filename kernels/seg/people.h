@@ -70,7 +70,8 @@ void people_free(struct people **p);
  * the detector's input, zoomed into it, finds them (docs/QUALITY.md, "Far
  * people"). At most 8 x 8 of them an eye. */
 #define PEOPLE_ZOOM_CROPS 64
-#define PEOPLE_CROPS_ALL  (PEOPLE_CROPS + PEOPLE_ZOOM_CROPS)
+/* plain + people_zoom's + people_zoom2's */
+#define PEOPLE_CROPS_ALL  (PEOPLE_CROPS + 2 * PEOPLE_ZOOM_CROPS)
 /* A zoomed crop's person is kept when its ROI is no larger than this times
  * the crop's side: on made the true far people were 0.7-1.2, the zoomed
  * crops' false ROIs (presence up to 0.99) 2.8 and more. */
@@ -96,11 +97,16 @@ int people_crops(int pw, int ph, int grid, struct frame_rect *crop);
  * PEOPLE_ZOOM_CROPS. None when zoom <= 1 (off) or the side does not fit. */
 int people_zoom_crops(int pw, int ph, double zoom, struct frame_rect *crop);
 
-/* Every detector input of an eye: people_crops' then the zoomed ones;
- * crop holds PEOPLE_CROPS_ALL; *n_plain gets the count of people_crops'
- * (the first ones). Returns the count. */
-int people_crops_all(int pw, int ph, int grid, double zoom, struct frame_rect *crop,
+/* Every detector input of an eye: people_crops' then the zoomed ones of
+ * cfg->people_zoom, then of cfg->people_zoom2; crop holds
+ * PEOPLE_CROPS_ALL; *n_plain gets the count of people_crops' (the first
+ * ones). Returns the count. */
+int people_crops_all(int pw, int ph, const struct vr_config *cfg, struct frame_rect *crop,
                      int *n_plain);
+
+/* The detector inputs an eye has at most under cfg (its batch on the
+ * GPU). */
+int people_crops_max(const struct vr_config *cfg);
 
 /* The k people c[0..k-1] that the detector found in `crop`, made the
  * picture's: a zoomed crop's first filtered in place (only those whose ROI

@@ -17,8 +17,7 @@
 struct people {
     struct pose_detector *det;
     struct pose_segmenter *seg;
-    int grid;
-    double zoom;                 /* cfg->people_zoom */
+    struct vr_config cfg;        /* its people_grid and zooms lay out the crops */
     int pw_max, ph_max;          /* the eye picture's largest size */
     float *fpic;                 /* [ph][pw][3] in [0,1] (frame_preprocess_ref) */
     uint8_t *pic;                /* the same as RGB24 */
@@ -53,8 +52,7 @@ int people_create(const struct vr_config *cfg, int eye_w, int eye_h, struct peop
         || (rc = load("models/pose_landmark_lite.tflite", path, sizeof path, err)) < 0
         || (rc = pose_segmenter_create(path, &p->seg, err)) < 0)
         goto fail;
-    p->grid = cfg->people_grid;
-    p->zoom = cfg->people_zoom;
+    p->cfg = *cfg;
     people_pic_max(cfg, eye_w, eye_h, &p->pw_max, &p->ph_max);
     const size_t px = (size_t)p->pw_max * p->ph_max;
     p->fpic = malloc(px * 3 * sizeof *p->fpic);
@@ -160,11 +158,18 @@ int people_zoom_crops(int pw, int ph, double zoom, struct frame_rect *crop)
     return n;
 }
 
-int people_crops_all(int pw, int ph, int grid, double zoom, struct frame_rect *crop,
+int people_crops_all(int pw, int ph, const struct vr_config *cfg, struct frame_rect *crop,
                      int *n_plain)
 {
-    *n_plain = people_crops(pw, ph, grid, crop);
-    return *n_plain + people_zoom_crops(pw, ph, zoom, crop + *n_plain);
+    int n = *n_plain = people_crops(pw, ph, cfg->people_grid, crop);
+    n += people_zoom_crops(pw, ph, cfg->people_zoom, crop + n);
+    return n + people_zoom_crops(pw, ph, cfg->people_zoom2, crop + n);
+}
+
+int people_crops_max(const struct vr_config *cfg)
+{
+    return PEOPLE_CROPS + (cfg->people_zoom > 1.0) * PEOPLE_ZOOM_CROPS
+           + (cfg->people_zoom2 > 1.0) * PEOPLE_ZOOM_CROPS;
 }
 
 /* The zoomed crop's size filter: those of c[0..k-1] whose ROI is no larger
@@ -219,7 +224,7 @@ static int detect_all(struct people *p, int pw, int ph, vr_err *err)
 {
     struct frame_rect crop[PEOPLE_CROPS_ALL];
     int plain;
-    const int nc = people_crops_all(pw, ph, p->grid, p->zoom, crop, &plain);
+    const int nc = people_crops_all(pw, ph, &p->cfg, crop, &plain);
     int n = 0, rc;
     for (int q = 0; q < nc; q++) {
         int k = 0;

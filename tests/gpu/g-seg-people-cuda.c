@@ -12,7 +12,9 @@
  *   eye picture (frame_preprocess's twins): mean |gpu - cpu| <= 2e-3 and
  *   at most 0.5% of the pixels off by more than 0.05.
  * - tier_with_zoom_equals_cpu: the same with `people_zoom` 2 (the zoomed
- *   crops batched with the plain ones).
+ *   crops batched with the plain ones);
+ * - tier_with_two_zooms_equals_cpu: with `people_zoom` 2 and
+ *   `people_zoom2` 1.7 (a batch of 17 + 64 + 64).
  * - engine_equals_cpu: the whole engine with configs/quality-people.json,
  *   SEG_CUDA against SEG_CPU (the hold off, as g_seg_engine): where the
  *   CPU engine's tier changes the matte (> 32 levels against the profile
@@ -88,14 +90,15 @@ static void load_profile(struct vr_config *cfg, const char *name)
 }
 
 /* people_cu_eye against people_eye on the made frames, quality-people
- * with people_zoom = zoom (0: off). */
-static void tier_equals(double zoom)
+ * with people_zoom = zoom and people_zoom2 = zoom2 (0: off). */
+static void tier_equals(double zoom, double zoom2)
 {
     struct gf_frame g[NF];
     made_frames(g);
     struct vr_config cfg;
     load_profile(&cfg, "quality-people");
     cfg.people_zoom = zoom;
+    cfg.people_zoom2 = zoom2;
     const struct frame_rect eye[2] = { { 0, 0, W / 2, H }, { W / 2, 0, W / 2, H } };
     const int ww = 1024, wh = 1024;
     vr_err err = { 0, "" };
@@ -152,7 +155,7 @@ static void tier_equals(double zoom)
 
 Test(g_seg_people_cuda, tier_equals_cpu, .timeout = 300)
 {
-    tier_equals(0);
+    tier_equals(0, 0);
 }
 
 /* The zoomed crops (people_zoom 2: 64 crops of 112 px an eye, one
@@ -160,7 +163,14 @@ Test(g_seg_people_cuda, tier_equals_cpu, .timeout = 300)
  * code (people_crops_all, people_crop_found), give the CPU's people. */
 Test(g_seg_people_cuda, tier_with_zoom_equals_cpu, .timeout = 600)
 {
-    tier_equals(2.0);
+    tier_equals(2.0, 0);
+}
+
+/* A second zoom (people_zoom2 1.7: 64 more crops, of 132 px) in the
+ * same batch: the GPU's batch is sized by people_crops_max. */
+Test(g_seg_people_cuda, tier_with_two_zooms_equals_cpu, .timeout = 600)
+{
+    tier_equals(2.0, 1.7);
 }
 
 /* The NF masks of one engine on the frames (host frames for SEG_CPU,
