@@ -201,10 +201,8 @@ static void sheet_row(struct vio_image *img, int row, const AVFrame *f, const ui
             for (int k = 0; k < 3; k++) {
                 o[x * 3 + k] = s[k];
                 o[(cw + x) * 3 + k] = (uint8_t)a;
-                /* overlay: the person as it is, the background dimmed and tinted red */
-                int bg = k == 0 ? s[k] / 4 + 96 : s[k] / 4;
-                o[(2 * cw + x) * 3 + k] = (uint8_t)((s[k] * a + bg * (255 - a)) / 255);
             }
+            vio_overlay_px(o + (2 * cw + x) * 3, s, a);
         }
     }
     free(rgb);

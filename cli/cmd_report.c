@@ -497,7 +497,8 @@ static void report_write(const struct report *r)
     report_summary(r);
     fputs("<h2>Source and matte</h2>\n", f);
     vr_err e = { 0 };
-    if (report_sheet_html(f, r->st->input, r->st->output, &e) < 0) {
+    const int matte = !strcmp(r->st->output_kind, "mask");
+    if (report_sheet_html(f, r->st->input, r->st->output, matte, &e) < 0) {
         fputs("<p>No contact sheet: ", f);
         esc(f, e.msg);
         fputs("</p>\n", f);

@@ -1,8 +1,8 @@
 /*
  * report_sheet.c - the contact sheet of `vrctl report` (report_sheet.h):
  * frames 0, 10, 20, 30 of the job's source and of its output decoded side
- * by side, each row source | output at the same size, encoded as a PNG and
- * written into the page as base64.
+ * by side, each row source | output (| overlay, for a matte) at the same
+ * size, encoded as a PNG and written into the page as base64.
  */
 #include "report_sheet.h"
 
@@ -75,10 +75,22 @@ static int sheet_cell(struct vio_image *img, const AVFrame *f, int x0, int y0, i
     return 0;
 }
 
-/* The sheet: rows of source | output for frames 0, STEP, 2 STEP, ... while
- * both files have them. *rows gets how many were drawn. */
-static int sheet_draw(struct vio_in *a, struct vio_in *b, struct vio_image **img, int *rows,
-                      vr_err *err)
+/* The overlay cell at (2 cw, y0) from the row's source and matte cells
+ * (the matte's gray read from its red channel). */
+static void sheet_overlay(struct vio_image *img, int y0, int cw, int ch)
+{
+    for (int y = y0; y < y0 + ch; y++) {
+        uint8_t *row = img->data + (size_t)y * img->linesize;
+        for (int x = 0; x < cw; x++)
+            vio_overlay_px(row + 3 * (2 * cw + x), row + 3 * x, row[3 * (cw + x)]);
+    }
+}
+
+/* The sheet: rows of source | output (| overlay when `matte`) for frames
+ * 0, STEP, 2 STEP, ... while both files have them. *rows gets how many
+ * were drawn. */
+static int sheet_draw(struct vio_in *a, struct vio_in *b, int matte, struct vio_image **img,
+                      int *rows, vr_err *err)
 {
     const struct vio_info *ia = vio_in_info(a);
     int cw = ia->w < REPORT_SHEET_CELL ? ia->w : REPORT_SHEET_CELL;
@@ -89,7 +101,7 @@ static int sheet_draw(struct vio_in *a, struct vio_in *b, struct vio_image **img
     AVPacket *pkt = av_packet_alloc();
     int rc = !fa || !fb || !pkt ? vr_err_set(err, VR_ENOMEM, "out of memory") : 0;
     if (!rc)
-        rc = vio_image_alloc(2 * cw, REPORT_SHEET_ROWS * ch, img, err);
+        rc = vio_image_alloc((matte ? 3 : 2) * cw, REPORT_SHEET_ROWS * ch, img, err);
     if (!rc)
         memset((*img)->data, 0, (size_t)(*img)->linesize * (*img)->h);
     *rows = 0;
@@ -103,6 +115,8 @@ static int sheet_draw(struct vio_in *a, struct vio_in *b, struct vio_image **img
             rc = sheet_cell(*img, fa, 0, *rows * ch, cw, ch, err);
             if (!rc)
                 rc = sheet_cell(*img, fb, cw, *rows * ch, cw, ch, err);
+            if (!rc && matte)
+                sheet_overlay(*img, *rows * ch, cw, ch);
             ++*rows;
         }
     }
@@ -163,7 +177,7 @@ static void base64_put(FILE *f, const unsigned char *p, size_t n)
     }
 }
 
-int report_sheet_html(FILE *f, const char *src, const char *out, vr_err *err)
+int report_sheet_html(FILE *f, const char *src, const char *out, int matte, vr_err *err)
 {
     int fa = -1, fb = -1;
     char pa[BENEATH_FD_PATH_MAX], pb[BENEATH_FD_PATH_MAX];
@@ -189,13 +203,14 @@ int report_sheet_html(FILE *f, const char *src, const char *out, vr_err *err)
         beneath_unmask(err, fb, out);
     }
     if (!rc)
-        rc = sheet_draw(a, b, &img, &rows, err);
+        rc = sheet_draw(a, b, matte, &img, &rows, err);
     if (!rc)
         rc = sheet_png(img, &png, &len, err);
     if (!rc) {
         fprintf(f, "<img class=\"sheet\" width=\"%d\" height=\"%d\" alt=\"frames 0 to %d: "
-                   "source and output\" src=\"data:image/png;base64,",
-                img->w, img->h, (rows - 1) * REPORT_SHEET_STEP);
+                   "%s\" src=\"data:image/png;base64,",
+                img->w, img->h, (rows - 1) * REPORT_SHEET_STEP,
+                matte ? "source, matte and overlay" : "source and output");
         base64_put(f, png, len);
         fputs("\">\n", f);
     }

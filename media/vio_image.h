@@ -45,4 +45,14 @@ int vio_image_write_gray_png(const char *path, const uint8_t *data, int w, int h
 /* The same for an RGB24 picture (only read): a contact sheet. */
 int vio_image_write_rgb_png(const char *path, const struct vio_image *img, vr_err *err);
 
+/* A contact sheet's overlay pixel: source RGB s under matte a (0..255),
+ * the person as it is, the background dimmed and tinted red. */
+static inline void vio_overlay_px(uint8_t *out, const uint8_t *s, int a)
+{
+    for (int k = 0; k < 3; k++) {
+        const int bg = k == 0 ? s[k] / 4 + 96 : s[k] / 4;
+        out[k] = (uint8_t)((s[k] * a + bg * (255 - a)) / 255);
+    }
+}
+
 #endif

@@ -134,6 +134,7 @@ int rq_job_status_fill(struct rq_job_status *st, const redisReply *r, vr_err *er
             if (e->type == REDIS_REPLY_STRING && job_spec_parse(e->str, e->len, &js, NULL) == 0) {
                 snprintf(st->input, sizeof st->input, "%s", js.input);
                 snprintf(st->output, sizeof st->output, "%s", js.output);
+                snprintf(st->output_kind, sizeof st->output_kind, "%s", js.output_kind);
             }
             continue;
         }

@@ -26,6 +26,7 @@ struct rq_job_status {
     char state[16];             /* queued splitting running stitching done failed cancelled */
     char error[512];
     char input[1024], output[1024];
+    char output_kind[16];       /* the spec's: mask | alpha | greenscreen ("" unknown) */
     long long frames_total, frames_done;
     long long frames_running;   /* frames encoded so far by chunks still running (live
                                  * workers' heartbeats): progress within a chunk; 0 ended */

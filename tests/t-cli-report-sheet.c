@@ -1,7 +1,8 @@
 /*
  * t-cli-report-sheet.c - the contact sheet in `vrctl report` (issue 39): a
- * real CPU job's page shows frames of its source beside its matte as one
- * embedded PNG (the page still loads no file), and the files named in
+ * real CPU job's page shows frames of its source beside its matte and the
+ * matte over the source as one embedded PNG (the page still loads no
+ * file), and the files named in
  * Redis are opened only when they are local regular files: a FIFO there
  * (which would hang the decoder) or a missing output gives a line saying
  * why, escaped, and the page is still written; a link in a file's place
@@ -58,7 +59,7 @@ Test(cli_report_sheet, source_beside_matte_as_one_embedded_png)
     const char *src = strstr(img, " src=\"data:image/png;base64,");
     cr_assert_not_null(src, "the sheet is not an embedded PNG");
     cr_assert_null(strstr(src + 1, " src="), "the page loads a file");
-    /* the PNG decodes: two 160-wide cells a row, 4 rows (frames 0..30) */
+    /* the PNG decodes: three 160-wide cells a row, 4 rows (frames 0..30) */
     src += strlen(" src=\"data:image/png;base64,");
     const char *end = strchr(src, '"');
     cr_assert_not_null(end);
@@ -70,15 +71,21 @@ Test(cli_report_sheet, source_beside_matte_as_one_embedded_png)
     fwrite(src, 1, (size_t)(end - src), f);
     fclose(f);
     cr_assert_eq(tsh("base64 -d '%s' > '%s' && ffprobe -v error -show_entries stream=width,height "
-                     "-of csv=p=0 '%s' | grep -qx '320,480'", b64, png, png), 0,
-                 "the sheet is not a 320x480 PNG (2 x 160 wide, 4 rows of 120)");
-    /* the matte half is not the source: its mean differs */
-    cr_assert_eq(tsh("ffmpeg -v error -i '%s' -vf crop=160:480:0:0,format=gray,signalstats,"
-                     "metadata=print:file=- -f null - | grep -o 'YAVG=[0-9]*' > '%s.l' && "
-                     "ffmpeg -v error -i '%s' -vf crop=160:480:160:0,format=gray,signalstats,"
-                     "metadata=print:file=- -f null - | grep -o 'YAVG=[0-9]*' > '%s.r' && "
-                     "! cmp -s '%s.l' '%s.r'", png, png, png, png, png, png), 0,
-                 "the sheet's two halves are the same picture");
+                     "-of csv=p=0 '%s' | grep -qx '480,480'", b64, png, png), 0,
+                 "the sheet is not a 480x480 PNG (3 x 160 wide, 4 rows of 120)");
+    /* the columns are three pictures: their means differ, and the overlay
+     * is tinted red where the matte says background */
+    for (int col = 0; col < 3; col++)
+        cr_assert_eq(tsh("ffmpeg -v error -i '%s' -vf crop=160:480:%d:0,format=gray,signalstats,"
+                         "metadata=print:file=- -f null - | grep -o 'YAVG=[0-9.]*' > '%s.%d'",
+                         png, 160 * col, png, col), 0);
+    cr_assert_eq(tsh("! cmp -s '%s.0' '%s.1' && ! cmp -s '%s.0' '%s.2' && ! cmp -s '%s.1' '%s.2'",
+                     png, png, png, png, png, png), 0, "two of the sheet's columns are the same "
+                     "picture");
+    cr_assert_eq(tsh("ffmpeg -v error -i '%s' -vf crop=160:480:320:0,extractplanes=r,signalstats,"
+                     "metadata=print:file=- -f null - | grep -o 'YAVG=[0-9.]*' | head -1 "
+                     "| awk -F= '$2 < 96 { exit 1 }'", png), 0,
+                     "the overlay column is not tinted red (its red under 96)");
 
     /* files from Redis: a FIFO input is refused without opening it */
     snprintf(fifo, sizeof fifo, "%s/fifo<b>", D.r.dir);
