@@ -357,7 +357,6 @@ int ctl_report(struct rq *q, const struct rq_msg *m);
 
 /* Handles and acks up to max reports waiting, without blocking, on the
  * loop's connection. Returns how many, or <0 when Redis failed. */
-#define CTL_REPORTS_DRAIN_MAX 4096
 int ctl_reports_drain(struct ctl *c, int max);
 
 /* The thread that reads the reports as they come, with a connection of
