@@ -344,11 +344,11 @@ static int tail_workers(const char *id, int *straggler_took, int *slow_cut)
 /* One worker of four 5x slower: its running chunk is cut before anyone
  * is idle, once its rate says it would end well after the fleet
  * (controller/ctl_cut_slow.c: the record's `aside`), its tail parted among
- * the three others (one part each, queued in the priority stream they read
- * first), and it then steps aside from the tails (worker/serve_aside.c:
+ * the others free first (one part each, queued in the priority stream
+ * they read first), and it then steps aside from the tails (worker/serve_aside.c:
  * dist_elastic_aside shows it by who committed what); the job ends
- * bit-identical, each chunk committed once, its tail committed by the
- * three others (issue 44). Without the parted tail one worker of three
+ * bit-identical, each chunk committed once, its tail committed by two or
+ * three of the others (issue 44). Without the parted tail one worker of three
  * takes it; cut only once the others are idle, the record has no `aside`.
  * What that saves in time (1.16-1.29x the job without the straggler, 1.78-
  * 1.96x with idle cuts alone) is docs/PERF.md's: a bound on it here, timed
@@ -365,9 +365,12 @@ Test(dist_elastic, a_straggler_s_chunk_is_cut_for_the_idle_workers, .timeout = 4
                 tw);
     cr_assert_geq(cuts, 1, "the straggler's chunk was not cut");
     cr_assert(slow_cut, "no chunk was cut for its worker's slowness: only once others were idle");
-    /* its tail went to all three others (in one part, the first free took
-     * it alone and one more had a part of it at most) */
-    cr_assert_eq(tw, 3, "the tails were committed by %d workers, not the 3 fast ones", tw);
+    /* its tail was parted among the others (in one part, the first free
+     * took it alone); all three take a part when they are free together,
+     * two when one is still in its own chunk (seen under ASan on a loaded
+     * CI box), so two is the bound */
+    cr_assert_geq(tw, 2, "the tails were committed by %d worker(s): the straggler's tail was "
+                  "not parted", tw);
     cr_assert_not(straggler_took, "the straggler committed a tail");
     int chunks = chunks_once(id);
     cr_assert_eq(chunks, job_ll(id, "chunks_total"), "%d chunk records", chunks);
