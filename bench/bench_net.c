@@ -13,6 +13,10 @@
  * --profile BATCH first prints each kernel's time at that batch (events
  * between steps, no graph) with the bytes it moves at least.
  *
+ * A model of several outputs (the pose tier's: pose_detection,
+ * pose_landmark_lite) is made with netcu_create_outputs and run with
+ * netcu_run_outputs, as the people tier runs it (every output kept, float32).
+ *
  * --dump DIR writes DIR/in.f32 ([1][h][w][3]) and DIR/out.f32 ([1][h][w],
  * fp32 fused), and the other variants' masks beside it, so
  * bench/torch_net.py can check its PyTorch network against ours on the
@@ -89,6 +93,38 @@ static int write_file(const char *dir, const char *name, const void *p, size_t n
     return fclose(f) != 0;
 }
 
+/* Outputs of a multi-output net, sized for maxb tiles (NULL-terminated). */
+#define MAX_OUTS 8
+static float *d_outs[MAX_OUTS];
+static int multi;
+
+static int net_make(const struct model *m, const struct netcu_opts *o, struct netcu **net,
+                    vr_err *err)
+{
+    return multi ? netcu_create_outputs(m, o, net, err) : netcu_create(m, o, net, err);
+}
+
+static int net_go(struct netcu *net, const float *din, int n, float *dout, cudaStream_t st,
+                  vr_err *err)
+{
+    return multi ? netcu_run_outputs(net, din, n, d_outs, st, err)
+                 : netcu_run(net, din, n, dout, st, err);
+}
+
+static int alloc_outs(const struct model *m, int maxb, vr_err *err)
+{
+    struct netcu_opts o = { 1, 0, 2, 0, 0, 0, 0 };
+    struct netcu *net = NULL;
+    if (netcu_create_outputs(m, &o, &net, err) < 0)
+        return -1;
+    for (int k = 0; k < m->n_outputs && k < MAX_OUTS; k++)
+        if (cudaMalloc((void **)&d_outs[k], netcu_output_count(net, k) * maxb * sizeof(float))
+            != cudaSuccess)
+            return -1;
+    netcu_free(&net);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *model_path = "models/selfie_segmentation.tflite", *json = NULL, *dump = NULL;
@@ -154,6 +190,11 @@ int main(int argc, char **argv)
     CK(cudaMalloc((void **)&din, tin * maxb * sizeof(float)));
     CK(cudaMalloc((void **)&dout, tout * maxb * sizeof(float)));
     CK(cudaMemcpy(din, hin, tin * maxb * sizeof(float), cudaMemcpyHostToDevice));
+    multi = m->n_outputs > 1;
+    if (multi && alloc_outs(m, maxb, &err) < 0) {
+        fprintf(stderr, "bench-net: %s outputs: %s\n", model_path, err.msg[0] ? err.msg : "no memory");
+        return 1;
+    }
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     cudaEvent_t e0, e1;
@@ -174,7 +215,7 @@ int main(int argc, char **argv)
     if (!times)
         return 1;
 
-    if (dump) {
+    if (dump && !multi) {
         mkdir(dump, 0755);
         if (write_file(dump, "in.f32", hin, tin * sizeof(float)))
             return 1;
@@ -199,16 +240,17 @@ int main(int argc, char **argv)
 
     if (profile > 0) {
         /* per-kernel times (no graph: events between the steps), printed by
-         * netcu_free to stderr; fp16 = 1 fused and blocks, fp16 = 2 blocks */
+         * netcu_free to stderr; float32 blocks (the people tier's), fp16 = 1 fused
+         * and blocks, fp16 = 2 blocks */
         setenv("VR_NETCU_PROFILE", "1", 1);
-        static const int pv[3][2] = { { 1, 1 }, { 1, 2 }, { 2, 2 } };
-        for (int p = 0; p < 3; p++) {
+        static const int pv[4][2] = { { 0, 2 }, { 1, 1 }, { 1, 2 }, { 2, 2 } };
+        for (int p = 0; p < 4; p++) {
             struct netcu_opts o = { profile, pv[p][0], pv[p][1], 0, 0, 0, 0 };
             struct netcu *net = NULL;
-            if (netcu_create(m, &o, &net, &err) < 0)
+            if (net_make(m, &o, &net, &err) < 0)
                 return fprintf(stderr, "bench-net: %s\n", err.msg), 1;
             for (int k = 0; k < 10; k++)
-                if (netcu_run(net, din, profile, dout, st, &err) < 0)
+                if (net_go(net, din, profile, dout, st, &err) < 0)
                     return fprintf(stderr, "bench-net: %s\n", err.msg), 1;
             netcu_free(&net);
         }
@@ -223,19 +265,19 @@ int main(int argc, char **argv)
             int n = batches[bi], fp16 = prec[v / 3], fused = 2 - v % 3;
             struct netcu_opts o = { n, fp16, fused, 0, 1, 0, 0 };
             struct netcu *net = NULL;
-            if (netcu_create(m, &o, &net, &err) < 0) {
+            if (net_make(m, &o, &net, &err) < 0) {
                 fprintf(stderr, "bench-net: batch %d: %s\n", n, err.msg);
                 return 1;
             }
             for (int k = 0; k < 3; k++)   /* capture + warm-up */
-                if (netcu_run(net, din, n, dout, st, &err) < 0) {
+                if (net_go(net, din, n, dout, st, &err) < 0) {
                     fprintf(stderr, "bench-net: %s\n", err.msg);
                     return 1;
                 }
             CK(cudaStreamSynchronize(st));
             for (int k = 0; k < iters; k++) {
                 CK(cudaEventRecord(e0, st));
-                if (netcu_run(net, din, n, dout, st, &err) < 0) {
+                if (net_go(net, din, n, dout, st, &err) < 0) {
                     fprintf(stderr, "bench-net: %s\n", err.msg);
                     return 1;
                 }

@@ -58,7 +58,7 @@ int netcu_run(struct netcu *net, const float *d_in, int n, float *d_out,
 
 /* For models with several outputs (the pose tier's, as net.h's
  * net_create_outputs; their pointwise steps too big for shared memory take
- * k_pw_global, ops_pw_tile.h; each output equals the CPU engine's within
+ * k_pw_gemm, ops_pw_tile.h; each output equals the CPU engine's within
  * 2e-4 of its scale, g_net_pose): every graph output (model.h's outputs[]) is kept
  * whole, float32, and the net runs with netcu_run_outputs, not netcu_run.
  * A batch is never split over two streams (opts.one_stream is implied). */

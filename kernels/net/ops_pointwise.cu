@@ -12,8 +12,8 @@
  * epilogue. k_pointwise, on the CUDA cores (a thread 8 outputs of 1 or 4
  * pixels), takes the rest; it was 20% of the network at batch 64 (H100).
  * Steps whose weights do not fit in shared memory (the Pose models' 80->480
- * up to 1152->192; the selfie models have none) take k_pw_global, which
- * reads them from L1 / L2. Which kernel and tile a step gets is
+ * up to 1152->192; the selfie models have none) take k_pw_gemm, a tiled
+ * product with the weights staged a slice at a time. Which kernel and tile a step gets is
  * ops_pw_tile.h's arithmetic, which the planner's tests share.
  */
 #include "ops_mma.cuh"
@@ -214,39 +214,98 @@ __global__ void __launch_bounds__(PWM_THREADS) k_pw_mma(struct pw_k k)
     }
 }
 
-/* Weights too big for shared memory (cin a multiple of 8): a thread 8
- * outputs of one pixel, the weight rows read through L1 / L2 (a step's
- * threads of one pixel are neighbours, so its inputs are one broadcast
- * load), the sum in input-channel order as the C twin's. */
-__global__ void __launch_bounds__(256) k_pw_global(struct pw_k k)
+/* Weights too big for shared memory (cin a multiple of 8): a tiled
+ * product, 32 * TM pixels x PWG_BN output channels a block, the input
+ * channels in slices of PWG_BK staged in shared memory (inputs through the
+ * prologue, channel-major; weights transposed), a thread TM pixels x 8
+ * channels, so a weight read from shared memory serves TM pixels and an
+ * input 8 channels. Each output is the bias, then fmaf over the input
+ * channels in order: the C twin's sum. (It replaced a kernel that read
+ * every weight from L1 / L2 once a pixel: 41-58 GB/s on the detector's
+ * 14x14 and 7x7 steps, 43 ms of its 43 ms at 145 crops, H200.) */
+#define PWG_BK 16
+#define PWG_BN 64
+#define PWG_THREADS 256
+
+template <int TM>
+__global__ void __launch_bounds__(PWG_THREADS) k_pw_gemm(struct pw_k k)
 {
-    const unsigned nch = (unsigned)k.cout >> 3;
-    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (size_t)k.npix * nch)
-        return;
-    const unsigned gp = (unsigned)(i / nch);
-    const int co0 = (int)(i - (size_t)gp * nch) << 3;
-    float acc[8];
+    const int BM = 32 * TM;
+    __shared__ __align__(16) float xs[PWG_BK][32 * TM + 4];   /* [channel][pixel] */
+    __shared__ __align__(16) float ws[PWG_BK][PWG_BN + 4];    /* [channel][output] */
+    const int tid = threadIdx.x, tx = tid & 7, ty = tid >> 3;
+    const unsigned gp0 = blockIdx.x * (unsigned)BM;            /* npix < 2^31: launcher */
+    const int cb = blockIdx.y * PWG_BN, co0 = cb + tx * 8;
+    float acc[TM][8];
 #pragma unroll
-    for (int j = 0; j < 8; j++)
-        acc[j] = k.bias ? __ldg(k.bias + co0 + j) : 0.0f;
-    const float *w0 = k.w + (size_t)co0 * k.cin;
-    for (int c8 = 0; c8 < k.cin; c8 += 8) {
-        float x[8];
-        pw_in8(k, gp, c8, x);
+    for (int j = 0; j < 8; j++) {
+        const float bj = k.bias && co0 < k.cout ? __ldg(k.bias + co0 + j) : 0.0f;
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const float4 *w4 = reinterpret_cast<const float4 *>(w0 + (size_t)j * k.cin + c8);
-            const float4 a = __ldg(w4), b = __ldg(w4 + 1);
-            float s = acc[j];
-            s = fmaf(x[0], a.x, s); s = fmaf(x[1], a.y, s);
-            s = fmaf(x[2], a.z, s); s = fmaf(x[3], a.w, s);
-            s = fmaf(x[4], b.x, s); s = fmaf(x[5], b.y, s);
-            s = fmaf(x[6], b.z, s); s = fmaf(x[7], b.w, s);
-            acc[j] = s;
-        }
+        for (int p = 0; p < TM; p++)
+            acc[p][j] = bj;
     }
-    pw_out8(k, gp, co0, acc);
+    for (int k0 = 0; k0 < k.cin; k0 += PWG_BK) {
+        for (int i = tid; i < BM * 2; i += PWG_THREADS) {
+            const int p = i >> 1, h = (i & 1) * 8;
+            float v[8] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+            if (k0 + h < k.cin)
+                pw_in8(k, gp0 + p, k0 + h, v);
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                xs[h + j][p] = v[j];
+        }
+        {
+            /* 64 outputs x 4 groups of 4 channels: one float4 a thread
+             * (cin a multiple of 8, so a group is whole or past the end) */
+            const int co = tid >> 2, q = (tid & 3) * 4;
+            float4 w = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (cb + co < k.cout && k0 + q < k.cin)
+                w = __ldg(reinterpret_cast<const float4 *>(k.w + (size_t)(cb + co) * k.cin + k0 + q));
+            ws[q][co] = w.x;
+            ws[q + 1][co] = w.y;
+            ws[q + 2][co] = w.z;
+            ws[q + 3][co] = w.w;
+        }
+        __syncthreads();
+        const int kn = k.cin - k0 < PWG_BK ? k.cin - k0 : PWG_BK;
+        for (int c = 0; c < kn; c++) {
+            float xv[TM];
+#pragma unroll
+            for (int p = 0; p < TM; p++)
+                xv[p] = xs[c][ty * TM + p];
+            const float4 w0 = *reinterpret_cast<const float4 *>(&ws[c][tx * 8]);
+            const float4 w1 = *reinterpret_cast<const float4 *>(&ws[c][tx * 8 + 4]);
+            const float wv[8] = { w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w };
+#pragma unroll
+            for (int p = 0; p < TM; p++)
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    acc[p][j] = fmaf(xv[p], wv[j], acc[p][j]);
+        }
+        __syncthreads();
+    }
+    if (co0 >= k.cout)
+        return;
+#pragma unroll
+    for (int p = 0; p < TM; p++) {
+        const unsigned gp = gp0 + ty * TM + p;
+        if (gp >= (unsigned)k.npix)
+            break;
+        pw_out8(k, gp, co0, acc[p]);
+    }
+}
+
+/* k_pw_gemm's launch: 128-pixel tiles, 64 where those would give fewer
+ * than two blocks an SM (a batch of few crops). */
+static int pw_gemm_launch(const struct pw_k &k, cudaStream_t s)
+{
+    const unsigned ny = (unsigned)(k.cout + PWG_BN - 1) / PWG_BN;
+    const unsigned n4 = cu_blocks((size_t)k.npix, 128);
+    if ((size_t)n4 * ny >= 264)
+        k_pw_gemm<4><<<dim3(n4, ny), PWG_THREADS, 0, s>>>(k);
+    else
+        k_pw_gemm<2><<<dim3(cu_blocks((size_t)k.npix, 64), ny), PWG_THREADS, 0, s>>>(k);
+    return cu_check_launch();
 }
 
 /* per process (the attributes hold for the context, which a process's
@@ -349,10 +408,8 @@ extern "C" int cu_pointwise_dt(const struct cu_pw_args *p, unsigned dt, cudaStre
     struct pw_k k;
     if (pw_args(p, dt, t.P, &k))
         return VR_EINVAL;
-    if (t.kind == PW_GLOBAL) {
-        k_pw_global<<<cu_blocks(npix * (p->cout / 8), 256), 256, 0, s>>>(k);
-        return cu_check_launch();
-    }
+    if (t.kind == PW_GLOBAL)
+        return pw_gemm_launch(k, s);
     if (t.smem > 48 * 1024 && cu_ops_prepare() < 0)
         return VR_ECUDA;
     unsigned blocks = cu_blocks(npix, (unsigned)t.P);

@@ -11,12 +11,20 @@
 #include <stddef.h>
 
 #define PW_MAX_SMEM (200 * 1024)   /* the kernels' dynamic shared memory limit */
+/* k_pw_mma stages a step's whole weights (as float16 hi / lo halves) in
+ * every block; past this many bytes of them its blocks hold 16 pixels and
+ * the staging outweighs the product, so k_pw_gemm takes the step (the Pose
+ * detector's 192->192 and 480->80 at 14x14: 0.70 ms each at 145 crops,
+ * H200). The selfie models' largest is 20 KB. */
+#define PW_MMA_MAX_W (64 * 1024)
 
 /* Which kernel a step takes (pw_tile.kind). */
 #define PW_CORES 0    /* k_pointwise: CUDA cores, inputs and weights in shared memory */
 #define PW_MMA 1      /* k_pw_mma: cin a multiple of 8, tensor cores, the same */
-#define PW_GLOBAL 2   /* k_pw_global: cin a multiple of 8, weights too big for shared
-                       * memory (the Pose models' 80->480 .. 1152->192), read from L1/L2 */
+#define PW_GLOBAL 2   /* k_pw_gemm: cin a multiple of 8, weights too big for shared
+                       * memory or PW_MMA_MAX_W (the Pose models' 192->192, 80->480
+                       * .. 1152->192), staged a slice
+                       * at a time (its own tiling: pw_gemm_launch) */
 
 struct pw_tile {
     int kind;       /* PW_CORES, PW_MMA or PW_GLOBAL */
@@ -37,12 +45,16 @@ static inline size_t pw_mma_smem(int cin, int cout, int P)
 }
 
 /* The shared-memory kernels' tiling (cin, cout up to 1024); -1 when the
- * block would need more than PW_MAX_SMEM. */
+ * block would need more than PW_MAX_SMEM, or k_pw_mma more than
+ * PW_MMA_MAX_W of weights. */
 static inline int pw_tile_shared(int cin, int cout, size_t npix, struct pw_tile *t)
 {
     if (cin > 1024 || cout > 1024)
         return -1;
     if ((cin & 7) == 0) {
+        const size_t kp = (size_t)(cin + 15) & ~(size_t)15;
+        if ((size_t)2 * cout * (kp + 8) * 2 > PW_MMA_MAX_W)
+            return -1;
         /* 128-pixel tiles, smaller where the map would give fewer than two
          * blocks an SM (the 16x16 bottleneck) or the tile would not leave
          * room for two blocks */
@@ -73,8 +85,8 @@ static inline int pw_tile_shared(int cin, int cout, size_t npix, struct pw_tile 
 
 /* The tiling of a step of npix pixels, cin -> cout (cout a multiple of 8,
  * both up to 4096): the shared-memory kernels where they fit, as before;
- * else, for cin a multiple of 8, k_pw_global (a thread 8 outputs of a
- * pixel, 256 a block). 0, or -1 when no kernel takes it. */
+ * else, for cin a multiple of 8, k_pw_gemm (a tiled product, its tile
+ * chosen by its launcher). 0, or -1 when no kernel takes it. */
 static inline int pw_tile_of(int cin, int cout, size_t npix, struct pw_tile *t)
 {
     if (cin <= 0 || cin > 4096 || cout <= 0 || cout > 4096 || (cout & 7) || npix == 0)

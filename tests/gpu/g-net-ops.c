@@ -69,6 +69,11 @@ Test(g_net_ops, conv2d)
         { 3, 144, 256, 3, 16, 3, 2, 1, MPAD_SAME, MACT_NONE },
         { 2, 41, 70, 3, 16, 3, 2, 1, MPAD_VALID, MACT_RELU },
         { 1, 35, 67, 3, 8, 3, 2, 1, MPAD_SAME, MACT_NONE },     /* 8 outputs: generic */
+        /* weights past shared memory: few pixels, a thread an output (the
+         * Pose landmark model's heads; padded, strided), and many pixels */
+        { 4, 2, 2, 192, 195, 2, 1, 1, MPAD_VALID, MACT_NONE },
+        { 3, 5, 5, 96, 130, 3, 2, 1, MPAD_SAME, MACT_RELU6 },
+        { 1, 190, 190, 48, 16, 5, 1, 1, MPAD_SAME, MACT_RELU },
     };
     for (int f16 = 0; f16 <= 1; f16++)
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {

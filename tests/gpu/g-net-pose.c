@@ -10,7 +10,7 @@
  * Also: a graph re-run into other output buffers gives the same bits, and
  * netcu_run refuses a net of all outputs. Each variant's time a run is
  * printed (a record for the tier's cost, never asserted).
- * Before k_pw_global (ops_pw_tile.h) the two model tests failed on the
+ * Before k_pw_global (now k_pw_gemm, ops_pw_tile.h) the two model tests failed on the
  * H200 at the first large float32 pointwise step (80->480, 96->576: the
  * weights did not fit in shared memory). Since, every variant runs, the
  * float32 ones agree with each other within 1.3e-4, but the detector's
