@@ -17,7 +17,8 @@
     "  --crf N            the encoder's quality, 0..51 (the profile's crf: fast 26,\n"   \
     "                     balanced 23, quality 18; the matte is coded at QP N+2), over\n" \
     "                     -c's crf, as vr-worker process --crf\n"                        \
-    "  --encoder NAME     auto or an FFmpeg encoder (libx264, libx265, ...), over -c's,\n" \
+    "  --encoder NAME     auto, vrh264 (the matte on the GPU, any size) or an FFmpeg\n"  \
+    "                     encoder (libx264, libx265, ...), over -c's,\n"              \
     "                     as vr-worker process --encoder\n"                              \
     "  --json             print the result as one JSON object on stdout (id, state,\n"  \
     "                     input, output, frames, fps, wall_s, error, ..., exit)\n"       \

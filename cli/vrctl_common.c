@@ -13,9 +13,9 @@
 #include "rq_stats.h"
 #include "rq_submit.h"
 #include "vio_layout.h"
+#include "vio_video.h"
 
 #include <getopt.h>
-#include <libavcodec/avcodec.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,10 +234,8 @@ int vrctl_spec_option(int o, const char *arg, struct job_spec *js)
     case VRCTL_OPT_CRF:
         return cli_opt_int("--crf", arg, 0, 51, &vrctl_flags.crf) ? 2 : 1;
     case VRCTL_OPT_ENCODER:
-        if (strlen(arg) >= sizeof vrctl_flags.encoder ||
-            (strcmp(arg, "auto") && !avcodec_find_encoder_by_name(arg)))
-            return cli_usage_error("--encoder %s: no such encoder in this FFmpeg (auto, "
-                                   "libx264, libx265, ...)", arg);
+        if (strlen(arg) >= sizeof vrctl_flags.encoder || !vio_encoder_name_ok(arg))
+            return cli_usage_error("--encoder %s: no such encoder (" VIO_ENCODER_NAMES ")", arg);
         snprintf(vrctl_flags.encoder, sizeof vrctl_flags.encoder, "%s", arg);
         return 1;
     case VRCTL_OPT_JSON:

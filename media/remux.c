@@ -294,7 +294,8 @@ static int split_run(struct split *sp, vr_err *err)
     /* a file cut short is refused as `vr-worker process` refuses it, not
      * finished with the frames it still has */
     if (rc == 0)
-        rc = vio_check_duration(sp->in, sp->ic, sp->vs, sp->out->frames, sp->last_ts, err);
+        rc = vio_check_duration(sp->in, sp->ic, sp->vs, sp->out->frames, sp->first_ts,
+                                sp->last_ts, err);
     if (rc == 0)
         rc = split_end_chunk(sp, err);
     return rc;

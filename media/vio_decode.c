@@ -38,6 +38,7 @@ struct vio_in {
     int64_t frame_index;   /* frames returned */
     int64_t video_bytes;
     int64_t last_pts;      /* AV_NOPTS_VALUE before the first frame */
+    int64_t first_pts;     /* the first frame's, for the truncation check */
     int64_t last_dur;      /* pts units of the last frame, for the truncation check */
     int64_t last_pkt_pts;  /* of the last video packet sent, for error positions */
     int draining;          /* demuxer at EOF, decoder flushed */
@@ -178,7 +179,7 @@ static void reading_reset(struct vio_in *in, const struct vio_in_opts *o)
 {
     snprintf(in->path, sizeof in->path, "%s", o->path);
     in->pkt_index = in->frame_index = in->video_bytes = 0;
-    in->last_pts = in->last_pkt_pts = AV_NOPTS_VALUE;
+    in->last_pts = in->last_pkt_pts = in->first_pts = AV_NOPTS_VALUE;
     in->last_dur = 0;
     in->draining = 0;
     in->preroll_until = o->preroll_until_ms;
@@ -505,6 +506,8 @@ static int check_frame(struct vio_in *in, AVFrame *f, vr_err *err)
     in->last_dur = f->pkt_duration > 0 ? f->pkt_duration
                    : in->last_pts != AV_NOPTS_VALUE ? pts - in->last_pts : 0;
     f->pts = pts;
+    if (in->last_pts == AV_NOPTS_VALUE)
+        in->first_pts = pts;
     in->last_pts = pts;
     if (in->info.hw && in->frame_index == 0 && f->hw_frames_ctx)
         in->info.sw_fmt = ((AVHWFramesContext *)f->hw_frames_ctx->data)->sw_format;
@@ -545,13 +548,15 @@ double vio_declared_duration(const AVFormatContext *fmt, int vi)
 }
 
 int vio_check_duration(const char *path, AVFormatContext *fmt, int vi, long long frames,
-                       int64_t end, vr_err *err)
+                       int64_t first, int64_t end, vr_err *err)
 {
     const AVStream *st = fmt->streams[vi];
     double declared = vio_declared_duration(fmt, vi);
     if (declared <= 0 || frames <= 0)
         return 0;
     int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    if (first != AV_NOPTS_VALUE && (st->start_time == AV_NOPTS_VALUE || first < start))
+        start = first;
     double end_s = (double)(end - start) * av_q2d(st->time_base);
     AVRational g = av_guess_frame_rate(fmt, fmt->streams[vi], NULL);
     double fr = g.num > 0 && g.den > 0 ? av_q2d(g) : 25;
@@ -581,7 +586,7 @@ static int check_complete(struct vio_in *in, vr_err *err)
         /* a range before the end (planned, or cut while read): its end was checked by packet */
         return 0;
     return vio_check_duration(in->path, in->fmt, in->info.video_index, in->frame_index,
-                              in->last_pts + in->last_dur, err);
+                              in->first_pts, in->last_pts + in->last_dur, err);
 }
 
 /* The next packet of the file, or of its range: 0, AVERROR_EOF, or <0

@@ -270,6 +270,12 @@ const char *vio_matte_encoder(int gpu_run, int has_nvenc, int w, int h, const ch
     return VIO_MATTE_CPU;
 }
 
+int vio_encoder_name_ok(const char *name)
+{
+    return !strcmp(name, "auto") || !strcmp(name, VIO_MATTE_H264) ||
+           avcodec_find_encoder_by_name(name) != NULL;
+}
+
 int vio_encoder_probe(const char *name, vr_err *err)
 {
     char eb[128];

@@ -196,6 +196,11 @@ const char *vio_out_encoder(const struct vio_out *o);
  * `vr-worker info` prints it. */
 const char *vio_matte_encoder(int gpu_run, int has_nvenc, int w, int h, const char **why);
 
+/* Whether `name` may be asked for as --encoder: auto, the project's own
+ * matte encoder (VIO_MATTE_H264) or an encoder of this FFmpeg build. */
+int vio_encoder_name_ok(const char *name);
+#define VIO_ENCODER_NAMES "auto, " VIO_MATTE_H264 ", libx264, libx265, ..."
+
 /* Opens and closes a small encoder `name` (e.g. h264_nvenc): 0 when it
  * opens, VR_ENOTSUP / VR_ECODEC with libav's reason when not. How a host
  * learns once whether its GPUs have NVENC (worker/nvenc_host.c). */
@@ -248,13 +253,6 @@ void vio_out_free(struct vio_out **o);
 /* "name: position" text for errors: pts in seconds, or "no pts". */
 void vio_fmt_pts(char *buf, size_t n, int64_t pts, AVRational tb);
 
-/* The truncation check both readers make (a decode here, the split in
- * remux.c), so both refuse a cut-off file with the same words: `frames`
- * frames of stream vi of fmt were read and the last ends at `end` (pts +
- * duration, the stream's time base); VR_EFORMAT when that is well short of
- * the duration the container declares ("truncated: the video ends after
- * frame N at Xs but the container declares Ys"), 0 otherwise or when it
- * declares none. */
 /* How long stream vi of fmt is, as the file declares it, in seconds: the
  * stream's own duration, else its Matroska DURATION tag, else the
  * container's only when no other stream could outlast the video (Matroska
@@ -262,8 +260,19 @@ void vio_fmt_pts(char *buf, size_t n, int64_t pts, AVRational tb);
  * the last frame); 0 when unknown. */
 double vio_declared_duration(const AVFormatContext *fmt, int vi);
 
+/* The truncation check both readers make (a decode here, the split in
+ * remux.c), so both refuse a cut-off file with the same words: `frames`
+ * frames of stream vi of fmt were read, the first at `first`
+ * (AV_NOPTS_VALUE: unknown), and the last ends at `end` (pts + duration,
+ * the stream's time base); VR_EFORMAT when that is well short of the
+ * duration the container declares ("truncated: the video ends after frame
+ * N at Xs but the container declares Ys"), 0 otherwise or when it declares
+ * none. The video is measured from the stream's start time, or from its
+ * first frame where that is earlier: libavformat gives an 8K H.264 matte
+ * of big packets (its first 5 read with no dts while it probes) the 6th
+ * packet's time as its start, and the file would read as cut short. */
 int vio_check_duration(const char *path, AVFormatContext *fmt, int vi, long long frames,
-                       int64_t end, vr_err *err);
+                       int64_t first, int64_t end, vr_err *err);
 
 /* libav* error text. */
 const char *vio_av_err(int averr, char *buf, size_t n);

@@ -117,6 +117,19 @@ Test(cli_next, crf_encoder_and_json_reach_the_fleet, .fini = teardown, .timeout 
     cr_assert_eq(tsh("%s/vr-worker process --cpu --profile fast --crf 51 --encoder libx264 "
                      "%s -o %s >/dev/null 2>&1", bindir(), in, p2), 0);
     cr_assert_lt(fsize(p2), fsize(p1));
+    /* the project's own matte encoder is taken by name too, by both, and
+     * codes the matte (it is not one of FFmpeg's) */
+    char p3[400], v1[400];
+    snprintf(p3, sizeof p3, "%s/p3.mkv", D.r.dir);
+    snprintf(v1, sizeof v1, "%s/v1.mkv", D.r.dir);
+    cr_assert_eq(tsh_out(buf, sizeof buf, "%s/vr-worker process --cpu --profile fast --encoder "
+                         "vrh264 %s -o %s 2>&1", bindir(), in, p3), 0, "%s", buf);
+    cr_assert(strstr(buf, "encoder vrh264"), "%s", buf);
+    snprintf(args, sizeof args, "%s/vrctl submit %s -o %s --profile fast --encoder vrh264 "
+             "--json --wait --redis %s 2>/dev/null", bindir(), in, v1, D.r.url);
+    cr_assert_eq(tsh_out(buf, sizeof buf, "%s", args), 0, "%s", buf);
+    cr_assert(strstr(buf, "\"done\""), "%s", buf);
+    cr_assert_eq(tsh("grep -q 'encoder vrh264' '%s'", D.log), 0, "no worker coded with vrh264");
 }
 
 Test(cli_next, run_json, .timeout = 240)

@@ -18,9 +18,9 @@
 #include "seg.h"
 #include "storage.h"
 #include "url_root.h"
+#include "vio_video.h"
 
 #include <getopt.h>
-#include <libavcodec/avcodec.h>
 #include <libavutil/log.h>
 #include <signal.h>
 #include <stdio.h>
@@ -103,9 +103,9 @@ static int parse_args(int argc, char **argv, struct process_args *a)
                 return 2;
             break;
         case 'N':
-            if (strcmp(optarg, "auto") && !avcodec_find_encoder_by_name(optarg))
-                return cli_usage_error("--encoder %s: no such encoder in this FFmpeg (auto, "
-                                       "libx264, libx265, ...)", optarg);
+            if (!vio_encoder_name_ok(optarg))
+                return cli_usage_error("--encoder %s: no such encoder (" VIO_ENCODER_NAMES ")",
+                                       optarg);
             a->encoder = optarg;
             break;
         case 'T': a->trace = optarg; break;
