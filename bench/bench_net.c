@@ -93,7 +93,7 @@ static int write_file(const char *dir, const char *name, const void *p, size_t n
     return fclose(f) != 0;
 }
 
-/* Outputs of a multi-output net, sized for maxb tiles (NULL-terminated). */
+/* Outputs of a multi-output net, one buffer an output, sized for maxb tiles. */
 #define MAX_OUTS 8
 static float *d_outs[MAX_OUTS];
 static int multi;
@@ -191,8 +191,9 @@ int main(int argc, char **argv)
     CK(cudaMalloc((void **)&dout, tout * maxb * sizeof(float)));
     CK(cudaMemcpy(din, hin, tin * maxb * sizeof(float), cudaMemcpyHostToDevice));
     multi = m->n_outputs > 1;
-    if (multi && alloc_outs(m, maxb, &err) < 0) {
-        fprintf(stderr, "bench-net: %s outputs: %s\n", model_path, err.msg[0] ? err.msg : "no memory");
+    if (multi && (m->n_outputs > MAX_OUTS || alloc_outs(m, maxb, &err) < 0)) {
+        fprintf(stderr, "bench-net: %s: %d outputs: %s\n", model_path, m->n_outputs,
+                err.msg[0] ? err.msg : "more than bench-net holds, or no memory");
         return 1;
     }
     cudaStream_t st;
