@@ -233,6 +233,9 @@ Test(cli_edges, worker_info_says_what_it_finds, .timeout = 30)
     /* the matte's encoder and why (docs/notes/h264.md) */
     cr_assert(strstr(out, "\nmatte encoder (auto) on --cpu: libx264 (a CPU run: "),
               "no matte encoder line: %s", out);
+    cr_assert(strstr(out, "\nmatte encoder (auto) for a matte over 4096 (quality at 8K) on --cpu "
+                          "runs: libx265 (a matte wider or taller than 4096: HEVC"),
+              "no big matte line: %s", out);
     cr_assert(strstr(out, "tune.json (absent"), "tune cache not said absent: %s", out);
     tsh("echo '{}' > '%s/tune.json'", dir);
     cr_assert_eq(run_sh(out, sizeof out, "vr-worker", "info"), 0, "%s", out);

@@ -61,6 +61,11 @@ static void info_matte_encoder(void)
     name = vio_matte_encoder(0, 0, 4096, 2048, &why);
     printf("matte encoder (auto) on --cpu: %s (%s); `encoder` in the config names another "
            "(" VIO_MATTE_H264 ", libx264, h264_nvenc)\n", name, why);
+    /* quality's full-size matte of an 8K source */
+    const int gpu = vr_gpu_count() > 0;
+    name = vio_matte_encoder(gpu, gpu && nvenc_host_recorded(0, NULL, 0) == 1, 8192, 4096, &why);
+    printf("matte encoder (auto) for a matte over 4096 (quality at 8K) on %s runs: %s (%s)\n",
+           gpu ? "GPU" : "--cpu", name, why);
 }
 
 static void info_tune_cache(void)
