@@ -335,7 +335,7 @@ static int open_encoder(struct vio_out *o, const struct vio_out_opts *op,
             return open_matte_h264(o, op, inf, err);
         static int said_big; /* once a process: a fleet worker opens one a chunk */
         if (op->gpu_run && big && !__atomic_exchange_n(&said_big, 1, __ATOMIC_RELAXED))
-            log_warn("%s: matte %dx%d, encoder %s: %s", o->path, op->w, op->h, name, why);
+            log_warn("matte %dx%d, encoder %s: %s", op->w, op->h, name, why); /* o->path: a temp fd */
         return try_encoder(o, name, op, inf, err);
     }
     return try_encoder(o, hevc ? "libx265" : "libx264", op, inf, err);
