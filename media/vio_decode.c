@@ -555,7 +555,7 @@ int vio_check_duration(const char *path, AVFormatContext *fmt, int vi, long long
     if (declared <= 0 || frames <= 0)
         return 0;
     int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
-    if (first != AV_NOPTS_VALUE && (st->start_time == AV_NOPTS_VALUE || first < start))
+    if (first != AV_NOPTS_VALUE && first < start)
         start = first;
     double end_s = (double)(end - start) * av_q2d(st->time_base);
     AVRational g = av_guess_frame_rate(fmt, fmt->streams[vi], NULL);

@@ -267,8 +267,8 @@ double vio_declared_duration(const AVFormatContext *fmt, int vi);
  * the stream's time base); VR_EFORMAT when that is well short of the
  * duration the container declares ("truncated: the video ends after frame
  * N at Xs but the container declares Ys"), 0 otherwise or when it declares
- * none. The video is measured from the stream's start time, or from its
- * first frame where that is earlier: libavformat gives an 8K H.264 matte
+ * none. The video is measured from the stream's start time (0 when
+ * unknown), or from its first frame where that is earlier: libavformat gives an 8K H.264 matte
  * of big packets (its first 5 read with no dts while it probes) the 6th
  * packet's time as its start, and the file would read as cut short. */
 int vio_check_duration(const char *path, AVFormatContext *fmt, int vi, long long frames,
