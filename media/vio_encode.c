@@ -250,11 +250,13 @@ static int matte_h264_stream(struct vio_out *o, const struct vio_out_opts *op, v
 const char *vio_matte_encoder(int gpu_run, int has_nvenc, int w, int h, const char **why)
 {
     if (w > 4096 || h > 4096) {
+#define BIG_WHY "a matte wider or taller than 4096: HEVC, as for any output that large"
         *why = gpu_run && !has_nvenc
-                   ? "a matte wider or taller than 4096: HEVC, as for any output that large, "
-                     "by the CPU (no NVENC on this GPU): about 2 fps at 8192x4096 on 16 cores; "
-                     "--encoder " VIO_MATTE_H264 " codes it on the GPU, as H.264 level 6"
-                   : "a matte wider or taller than 4096: HEVC, as for any output that large";
+                   ? BIG_WHY ", by the CPU (no NVENC on this GPU): about 2 fps at 8192x4096 on "
+                             "16 cores; --encoder " VIO_MATTE_H264 " codes it on the GPU, as "
+                             "H.264 level 6"
+                   : BIG_WHY;
+#undef BIG_WHY
         return gpu_run && has_nvenc ? "hevc_nvenc" : "libx265";
     }
     if (gpu_run && has_nvenc) {

@@ -52,8 +52,9 @@ static void info_matte_encoder(void)
 {
     const char *why;
     const char *name;
-    if (vr_gpu_count() > 0) {
-        int nvenc = nvenc_host_recorded(0, NULL, 0);
+    const int gpu = vr_gpu_count() > 0;
+    const int nvenc = gpu ? nvenc_host_recorded(0, NULL, 0) : 0;
+    if (gpu) {
         name = vio_matte_encoder(1, nvenc != 0, 4096, 2048, &why);
         printf("matte encoder (auto) on GPU runs: %s%s (%s)\n", name,
                nvenc < 0 ? " if NVENC opens, else " VIO_MATTE_H264 : "", why);
@@ -62,10 +63,9 @@ static void info_matte_encoder(void)
     printf("matte encoder (auto) on --cpu: %s (%s); `encoder` in the config names another "
            "(" VIO_MATTE_H264 ", libx264, h264_nvenc)\n", name, why);
     /* quality's full-size matte of an 8K source */
-    const int gpu = vr_gpu_count() > 0;
-    name = vio_matte_encoder(gpu, gpu && nvenc_host_recorded(0, NULL, 0) == 1, 8192, 4096, &why);
-    printf("matte encoder (auto) for a matte over 4096 (quality at 8K) on %s runs: %s (%s)\n",
-           gpu ? "GPU" : "--cpu", name, why);
+    name = vio_matte_encoder(gpu, nvenc != 0, 8192, 4096, &why);
+    printf("matte encoder (auto) for a matte over 4096 (quality at 8K) on %s runs: %s%s (%s)\n",
+           gpu ? "GPU" : "--cpu", name, nvenc < 0 ? " if NVENC opens, else libx265" : "", why);
 }
 
 static void info_tune_cache(void)
