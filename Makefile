@@ -122,7 +122,7 @@ USES_cli        := common gpuinfo media queue
 # room's header may include its own (kernels/seg/tune.h names net/'s struct
 # netcu_opts).
 uses_all = $(sort $(foreach u,$(USES_$(1)),$(u) $(call uses_all,$(u))))
-ALL_INC := $(addprefix -I,$(foreach r,$(ROOMS),$(call rdir,$(r))) tests)
+ALL_INC := $(addprefix -I,$(foreach r,$(ROOMS),$(call rdir,$(r))) tests bench)
 $(foreach r,$(ROOMS),$(eval $(BUILD)/$(call rdir,$(r))/%.o: ROOM_INC := $(addprefix -I,$(foreach u,$(r) $(call uses_all,$(r)),$(call rdir,$(u))))))
 $(BUILD)/tests/%.o $(BUILD)/bench/%.o: ROOM_INC := $(ALL_INC)
 
@@ -136,7 +136,8 @@ WORKER_LIBS := $(call lib,worker seg net tflite media h264 queue gpuinfo common)
 CTL_LIBS    := $(call lib,controller media h264 queue common)
 CLI_LIBS    := $(call lib,cli media h264 queue gpuinfo common)
 ALL_LIBS    := $(call lib,cli controller worker seg net tflite media h264 queue gpuinfo common)
-TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c)
+# vrbench-video quality's people found is held in the unit suite too
+TEST_SRC    := $(wildcard tests/t-*.c tests/util-*.c) bench/vrbench_quality_people.c
 
 BINS := $(BINDIR)/vrctl $(BINDIR)/vr-controller $(BINDIR)/vr-worker
 TEST_BIN := $(BUILD)/tests/vrtests

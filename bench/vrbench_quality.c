@@ -4,8 +4,8 @@
  * side-by-side clip, and a contact sheet (source | matte | overlay, a row a
  * profile) to look at:
  *
- *   vrbench-video quality CLIP [--gpu N] [--frames N] [--sheet OUT.png]
- *                         [--width W] [--truth TRUTH] [PROFILE...]
+ *   vrbench-video quality CLIP [--cpu | --gpu N] [--frames N] [--sheet OUT.png]
+ *                         [--width W] [--truth TRUTH] [--people G] [PROFILE...]
  *
  * PROFILE is a name (configs/<name>.json) or a path to a .json file applied
  * over the defaults; the first one is the reference of the holes and false
@@ -16,7 +16,11 @@
  * the sheet's first row. The engine runs on the CPU (the
  * C twins) unless --gpu; mattes are made at the clip's size, or W wide when
  * the clip is wider (default 1024: 8K runs its tiles, the measures stay
- * cheap). Prints one "RESULT quality_<profile> ..." line a profile.
+ * cheap). People found: the pose detector's people of every frame and eye
+ * (whole eye and G x G crops, default 3; 0 leaves the measure out), each
+ * found when the matte holds 80% of their body's axis (neck to mid-hip),
+ * the axis drawn on the sheet's overlay green or red. Prints one "RESULT quality_<profile> ..."
+ * line a profile.
  */
 #include "config.h"
 #include "clock.h"
@@ -24,6 +28,7 @@
 #include "seg_quality.h"
 #include "vio_image.h"
 #include "vio_video.h"
+#include "vrbench_quality_people.h"
 
 #include <libavutil/frame.h>
 #include <libswscale/swscale.h>
@@ -210,10 +215,18 @@ static void sheet_row(struct vio_image *img, int row, const AVFrame *f, const ui
 
 /* ---- the command ---- */
 
+static int people_total(const struct qpeople *q, int n, int eye)
+{
+    int t = 0;
+    for (int i = 0; i < n; i++)
+        t += q[i].n[eye];
+    return t;
+}
+
 int cmd_quality(int argc, char **argv)
 {
     const char *clip = NULL, *sheet = NULL, *truth = NULL, *prof[QMAX_PROFILES];
-    int np = 0, frames = 10, gpu = -1, max_w = 1024;
+    int np = 0, frames = 10, gpu = -1, max_w = 1024, grid = 3;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--frames") && i + 1 < argc)
             frames = atoi(argv[++i]);
@@ -227,6 +240,8 @@ int cmd_quality(int argc, char **argv)
             max_w = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--truth") && i + 1 < argc)
             truth = argv[++i];
+        else if (!strcmp(argv[i], "--people") && i + 1 < argc)
+            grid = atoi(argv[++i]);
         else if (!clip)
             clip = argv[i];
         else if (np < QMAX_PROFILES)
@@ -234,10 +249,11 @@ int cmd_quality(int argc, char **argv)
         else
             return fprintf(stderr, "quality: at most %d profiles\n", QMAX_PROFILES), 2;
     }
-    if (!clip || frames < 1 || frames > QMAX_FRAMES || max_w < 16 || max_w > 16384)
+    if (!clip || frames < 1 || frames > QMAX_FRAMES || max_w < 16 || max_w > 16384 || grid < 0
+        || grid > 4)
         return fprintf(stderr, "usage: quality CLIP [--cpu | --gpu N] [--frames 1..%d] "
-                       "[--sheet OUT.png] [--width W] [--truth TRUTH] [PROFILE...]\n",
-                       QMAX_FRAMES), 2;
+                       "[--sheet OUT.png] [--width W] [--truth TRUTH] [--people 0..4] "
+                       "[PROFILE...]\n", QMAX_FRAMES), 2;
     if (np == 0) {
         prof[np++] = "fast";
         prof[np++] = "balanced";
@@ -251,7 +267,13 @@ int cmd_quality(int argc, char **argv)
     uint8_t *m[QMAX_PROFILES][QMAX_FRAMES], *t[QMAX_FRAMES];
     if (truth && read_truth(truth, &c, t, &e) < 0)
         return qdie(truth, &e);
+    struct qpeople *qp = NULL;
+    double t_people = clock_mono_ms();
+    if (grid > 0 && qpeople_clip(c.yuv, c.n, grid, c.mw, c.mh, &qp, &e) < 0)
+        return qdie("people found", &e);
+    t_people = clock_mono_ms() - t_people;
     int row0 = truth != NULL; /* the sheet's first row is the truth */
+    int found[2][QUALITY_PEOPLE_MAX];
     uint8_t *scratch = malloc(plane);
     int cw = c.mw > 960 ? 960 : c.mw, ch = (int)((long long)c.mh * cw / c.mw);
     struct vio_image *img = NULL;
@@ -259,8 +281,17 @@ int cmd_quality(int argc, char **argv)
         return qdie(sheet, &e);
     printf("clip %s: %d frames of %dx%d, mattes %dx%d on the %s; reference %s\n", clip, c.n,
            c.w, c.h, c.mw, c.mh, gpu >= 0 ? "GPU" : "CPU", truth ? truth : prof[0]);
-    if (img && truth)
+    if (qp)
+        printf("people: the detector's, %d in the left eyes and %d in the right over %d frames "
+               "(%.0f ms)\n", people_total(qp, c.n, 0), people_total(qp, c.n, 1), c.n, t_people);
+    if (img && truth) {
         sheet_row(img, 0, c.yuv[c.n / 2], t[c.n / 2], c.mw, c.mh, cw, ch);
+        if (qp) {
+            struct quality_count tc[2] = { 0 };
+            qpeople_cover(&qp[c.n / 2], t[c.n / 2], c.mw, c.mh, tc, found);
+            qpeople_draw(img, 0, 2, cw, ch, c.mw, &qp[c.n / 2], found);
+        }
+    }
     for (int p = 0; p < np; p++) {
         struct vr_config cfg;
         struct seg *s = NULL;
@@ -277,21 +308,32 @@ int cmd_quality(int argc, char **argv)
                               i ? m[p][i - 1] : NULL, i ? c.luma[i - 1] : NULL, c.mw, c.mh,
                               scratch);
         seg_free(&s);
+        struct quality_count pc[2] = { 0 };
+        for (int i = 0; qp && i < c.n; i++)
+            qpeople_cover(&qp[i], m[p][i], c.mw, c.mh, pc, i == c.n / 2 ? found : NULL);
+        char people[64] = "";
+        if (qp)
+            snprintf(people, sizeof people, " people %.0f/%.0f %.0f/%.0f", pc[0].num, pc[0].den,
+                     pc[1].num, pc[1].den);
         printf("RESULT quality_%s holes %.2f %% fp %.2f %% stereo %.3f IoU flicker %.3f "
-               "picture %.3f borders %.2f (%.1f ms a frame)\n", prof[p],
+               "picture %.3f borders %.2f%s (%.1f ms a frame)\n", prof[p],
                100 * quality_ratio(q.holes, 0), 100 * quality_ratio(q.fp, 0),
                quality_ratio(q.stereo, 1), quality_ratio(q.flicker, 0),
                quality_ratio(q.picture, 0),
-               quality_ratio(q.border, 0) / (quality_ratio(q.near, 0) + 1e-9), ms);
+               quality_ratio(q.border, 0) / (quality_ratio(q.near, 0) + 1e-9), people, ms);
         fflush(stdout);
         if (img)
             sheet_row(img, p + row0, c.yuv[c.n / 2], m[p][c.n / 2], c.mw, c.mh, cw, ch);
+        if (img && qp)
+            qpeople_draw(img, p + row0, 2, cw, ch, c.mw, &qp[c.n / 2], found);
     }
     if (img && vio_image_write_rgb_png(sheet, img, &e) < 0)
         return qdie(sheet, &e);
     if (img)
-        printf("sheet %s: frame %d, a row a profile (%s first): source | matte | overlay\n",
-               sheet, c.n / 2, truth ? "the truth" : prof[0]);
+        printf("sheet %s: frame %d, a row a profile (%s first): source | matte | overlay%s\n",
+               sheet, c.n / 2, truth ? "the truth" : prof[0],
+               qp ? " (the detector's people: their axes green where found, red where missed)" : "");
     vio_image_free(&img);
+    free(qp);
     return 0;
 }

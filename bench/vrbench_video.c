@@ -32,11 +32,11 @@
  *       scaling B to A's size (GPU matte vs CPU matte; the fleet's matte vs
  *       one process's), the worst frame and how many frames differ
  *   vrbench-video quality CLIP [--cpu | --gpu N] [--frames N] [--sheet PNG] [--width W]
- *                         [--truth TRUTH] [PROFILE...]
+ *                         [--truth TRUTH] [--people 0..4] [PROFILE...]
  *       the matte measures (holes, false positives against the first
  *       profile or the clip's truth matte, stereo agreement, flicker, tile
- *       borders) per profile, and a contact sheet (vrbench_quality.c;
- *       docs/QUALITY.md)
+ *       borders, the pose detector's people found in each eye) per
+ *       profile, and a contact sheet (vrbench_quality.c; docs/QUALITY.md)
  *
  * Each prints one "RESULT name value unit" line that bench/pipeline.sh
  * collects. Run by `make bench-pipeline`; see docs/notes/pipeline.md.

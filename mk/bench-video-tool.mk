@@ -9,7 +9,7 @@ BENCH_VIDEO := $(BINDIR)/vrbench-video
 $(BENCH_VIDEO): $(BUILD)/bench/vrbench_video.o $(BUILD)/bench/vrbench_repeat.o \
                 $(BUILD)/bench/vrbench_encode_picture.o $(BUILD)/bench/vrbench_quality.o \
                 $(BUILD)/bench/vrbench_source.o $(BUILD)/bench/vrbench_preroll.o \
-                $(BUILD)/bench/vrbench_stitch.o \
+                $(BUILD)/bench/vrbench_stitch.o $(BUILD)/bench/vrbench_quality_people.o \
                 $(WORKER_LIBS)
 
 .PHONY: bench-video-tool

@@ -25,18 +25,12 @@
  * (QUALITY_BORDER_MAX: the same people lie 4-16 px away, so a person is not
  * taken for a seam). `vrbench-video quality` prints the same numbers.
  */
-#include "config.h"
-#include "seg.h"
-#include "seg_quality.h"
-#include "vio_video.h"
+#include "util-quality.h"
 
 #include <criterion/criterion.h>
-#include <libavutil/frame.h>
-#include <libswscale/swscale.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CLIP   "tests/data/video/sbs.mkv"
 /* what the profiles reach with the eyes fused (0.956 as it is, 0.975
  * tiled; fast 0.77 and 0.55; without the fusion 0.70 and 0.76) */
 #define QUALITY_STEREO_MIN 0.93
@@ -61,7 +55,6 @@
  * rectangle shows (0.78 reached here, 0.71-0.83 on the 8K clips; the old measure,
  * against the whole eye, read 1.45 here for the people on the borders) */
 #define QUALITY_BORDER_MAX 1.0
-#define FRAMES 8
 /* The made clip against its truth (made_against_truth below), per
  * profile: the state the profiles are in, not the issue's 1% holes. Over
  * these 4 frames both lose 8.3% of the people (fp 0.21%) with the grid
@@ -77,92 +70,6 @@
 #define MADE_HOLES_QUALITY  0.09
 #define MADE_FP_BALANCED    0.003
 #define MADE_FP_QUALITY     0.003
-
-static const char *const profiles[] = { "fast", "balanced", "quality" };
-enum { NP = 3 };
-
-struct clip {
-    int n, w, h;
-    AVFrame *f[FRAMES];   /* YUV420P, w x h */
-    uint8_t *luma[FRAMES];/* the Y plane, rows of w */
-};
-
-/* The first `frames` (<= FRAMES) frames of `path`, scaled to w x h (0: as they are). */
-static void clip_read(struct clip *c, const char *path, int frames, int w, int h)
-{
-    struct vio_in *in = NULL;
-    struct vio_in_opts io = { .path = path };
-    vr_err e = { 0 };
-    cr_assert_eq(vio_in_open(&io, &in, &e), 0, "%s", e.msg);
-    AVFrame *f = av_frame_alloc();
-    AVPacket *p = av_packet_alloc();
-    struct SwsContext *sws = NULL;
-    int ev;
-    c->n = 0;
-    while (c->n < frames && (ev = vio_in_next(in, f, p, &e)) > 0) {
-        if (ev != VIO_FRAME) {
-            av_packet_unref(p);
-            continue;
-        }
-        c->w = w ? w : f->width;
-        c->h = h ? h : f->height;
-        AVFrame *o = av_frame_alloc();
-        o->format = AV_PIX_FMT_YUV420P;
-        o->width = c->w;
-        o->height = c->h;
-        cr_assert_geq(av_frame_get_buffer(o, 64), 0);
-        sws = sws_getCachedContext(sws, f->width, f->height, f->format, c->w, c->h,
-                                   AV_PIX_FMT_YUV420P, SWS_BICUBIC, NULL, NULL, NULL);
-        sws_scale(sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, o->data,
-                  o->linesize);
-        c->luma[c->n] = malloc((size_t)c->w * c->h);
-        for (int y = 0; y < c->h; y++)
-            memcpy(c->luma[c->n] + (size_t)y * c->w, o->data[0] + (size_t)y * o->linesize[0],
-                   (size_t)c->w);
-        c->f[c->n++] = o;
-        av_frame_unref(f);
-    }
-    cr_assert_eq(c->n, frames, "%s: %d frames (%s)", path, c->n, e.msg);
-    sws_freeContext(sws);
-    av_frame_free(&f);
-    av_packet_free(&p);
-    vio_in_free(&in);
-}
-
-static void clip_free(struct clip *c)
-{
-    for (int i = 0; i < c->n; i++) {
-        av_frame_free(&c->f[i]);
-        free(c->luma[i]);
-    }
-}
-
-/* The clip's mattes (m[i], allocated) by `profile`, with `over` (JSON or
- * NULL) applied over it; returns the engine, for its tile plan. */
-static struct seg *profile_run(const struct clip *c, const char *profile, const char *over,
-                               uint8_t **m)
-{
-    struct vr_config cfg;
-    vr_err e = { 0 };
-    cr_assert_eq(config_load_profile(&cfg, profile, &e), 0, "%s", e.msg);
-    if (over)
-        cr_assert_eq(config_apply_text(&cfg, over, "test", &e), 0, "%s", e.msg);
-    struct seg *s = NULL;
-    struct seg_opts o = { .backend = SEG_CPU, .cfg = &cfg, .layout = SEG_LAYOUT_SBS,
-                          .in_w = c->w, .in_h = c->h, .max_batch = 1 };
-    cr_assert_eq(seg_create(&o, &s, &e), 0, "%s: %s", profile, e.msg);
-    for (int i = 0; i < c->n; i++) {
-        const AVFrame *f = c->f[i];
-        struct seg_frame sf = { .fmt = SEG_PIX_YUV420P, .w = f->width, .h = f->height,
-                                .data = { f->data[0], f->data[1], f->data[2] },
-                                .linesize = { f->linesize[0], f->linesize[1],
-                                              f->linesize[2] } };
-        m[i] = malloc((size_t)c->w * c->h);
-        struct seg_mask sm = { .data = m[i], .w = c->w, .h = c->h, .linesize = c->w };
-        cr_assert_eq(seg_run(s, &sf, 1, &sm, NULL, &e), 0, "%s", e.msg);
-    }
-    return s;
-}
 
 /* Every profile's mattes of the clip at its own size, measured against
  * truth[i] when given, else against profiles[0]'s. */
@@ -352,35 +259,6 @@ Test(seg_quality, border_energy_tells_a_seam_from_a_person)
  * where the photo is). Against a truth, holes and false foreground count
  * what a user sees; against `fast`, which finds no one on this clip
  * (holes 100% against the truth), they meant nothing. */
-#define MADE       "tests/data/video/made.mkv"
-#define MADE_TRUTH "tests/data/video/made-truth.mkv"
-#define MADE_FRAMES 4
-
-/* the truth's first n frames at w x h (rows of w) */
-static void truth_read(uint8_t **t, int n, int w, int h)
-{
-    struct vio_in *in = NULL;
-    struct vio_in_opts io = { .path = MADE_TRUTH };
-    vr_err e = { 0 };
-    cr_assert_eq(vio_in_open(&io, &in, &e), 0, "%s", e.msg);
-    AVFrame *f = av_frame_alloc();
-    AVPacket *p = av_packet_alloc();
-    int ev, k = 0;
-    while (k < n && (ev = vio_in_next(in, f, p, &e)) > 0) {
-        if (ev != VIO_FRAME) {
-            av_packet_unref(p);
-            continue;
-        }
-        cr_assert_eq(f->format, AV_PIX_FMT_GRAY8, "the truth is 8-bit gray");
-        t[k] = malloc((size_t)w * h);
-        quality_plane_at(f->data[0], f->linesize[0], f->width, f->height, t[k++], w, h);
-        av_frame_unref(f);
-    }
-    cr_assert_eq(k, n, "%s: %d frames (%s)", MADE_TRUTH, k, e.msg);
-    av_frame_free(&f);
-    av_packet_free(&p);
-    vio_in_free(&in);
-}
 
 /* Per profile (fast, balanced, quality): holes and false foreground at
  * most these, against the truth (fast finds no one here: 99.99% holes). */
@@ -393,7 +271,7 @@ Test(seg_quality, made_against_truth, .timeout = 240)
     struct quality_sums q[NP];
     uint8_t *t[MADE_FRAMES];
     clip_read(&c, MADE, MADE_FRAMES, 0, 0);
-    truth_read(t, MADE_FRAMES, c.w, c.h);
+    truth_read(t, MADE_TRUTH, MADE_FRAMES, c.w, c.h);
     measure(&c, t, q);
     cr_expect_gt(q[1].border.den, 0, "balanced runs its tiles at 960x480");
     for (int p = 0; p < NP; p++) {
@@ -428,7 +306,7 @@ Test(seg_quality, made_fine_grid_finds_the_middle_player, .timeout = 240)
     struct clip c;
     uint8_t *t[MADE_FRAMES], *m[2][MADE_FRAMES], *scratch;
     clip_read(&c, MADE, MADE_FRAMES, 0, 0);
-    truth_read(t, MADE_FRAMES, c.w, c.h);
+    truth_read(t, MADE_TRUTH, MADE_FRAMES, c.w, c.h);
     scratch = malloc((size_t)c.w * c.h);
     const char *over[2] = { "{\"tile_fine\": true}", NULL };
     double holes[2], fp[2];
