@@ -88,7 +88,8 @@ static void everyone_in_both_eyes(const char *what, struct quality_count found[N
 
 /* The sample as it is (240 px eyes): the detector finds the walking man in
  * every frame and eye (8 and 8); fast's speckled matte of him misses him
- * in 2 left and 1 right (viewed on the sheet). */
+ * in one frame of each eye (viewed on the sheet; 2 and 1 before fast
+ * fused its eyes). */
 Test(seg_quality_people, sample_everyone_found, .timeout = 120)
 {
     struct clip c;

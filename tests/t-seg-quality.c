@@ -16,7 +16,7 @@
  * Per profile: holes <= 1% against `fast` (the general model alone: 42-56%
  * holes; fused with the landscape model: 0.01%), false positives <= 1%
  * (tiled: QUALITY_FP_TILED), stereo agreement >= QUALITY_STEREO_MIN for
- * balanced and quality (the eyes fused with each other, stereo_bands:
+ * every profile (the eyes fused with each other, stereo_bands:
  * 0.96-0.98; 0.70-0.77 before), still-area flicker at most
  * QUALITY_FLICKER_OF_FAST of fast's (0.25-0.29 reached with the hold; the
  * picture's own still areas change by 0.06-0.1 levels, the mattes' by
@@ -32,20 +32,22 @@
 #include <string.h>
 
 /* what the profiles reach with the eyes fused (0.956 as it is, 0.975
- * tiled; fast 0.77 and 0.55; without the fusion 0.70 and 0.76) */
+ * tiled; without the fusion 0.70 and 0.76, and fast, unfused until
+ * 2026-12-01, 0.77 and 0.55) */
 #define QUALITY_STEREO_MIN 0.93
 /* fast's still-area flicker times this at most (reached with the hold:
  * 0.27 as it is, 0.25-0.29 tiled; 0.52-0.53 before it) */
 #define QUALITY_FLICKER_OF_FAST 0.4
 /* The tiled sample's false foreground against fast: 1.25% on a 2x2 grid,
- * 1.83-1.88% on the 3x3 the eye's size now gives (tile_grid_pick). The
+ * 1.83-1.88% on the 3x3 the eye's size now gives (tile_grid_pick), 1.34%
+ * since fast fuses its eyes (it sees more of her: 2026-12-01). The
  * difference is a person: the dark-coated woman at the right edge, whom
  * fast misses, 2x2 half sees and 3x3 finds solid in both eyes (viewed:
  * docs/QUALITY.md, "The grid by the eye's size"; 1.76% at overlap 0.15).
  * Against the whole pass (the same profile without tiles, which sees her),
  * the tiles' false foreground is 0.04-0.06%: QUALITY_FP_OVER_WHOLE holds
  * that. */
-#define QUALITY_FP_TILED 0.022
+#define QUALITY_FP_TILED 0.018
 #define QUALITY_FP_OVER_WHOLE 0.003
 /* holes and false foreground of the sample as it is: the issue's 1% each,
  * tightened to what the profiles reach with headroom (0.01% and 0.52% over these 8 frames) */
@@ -105,9 +107,9 @@ static void check(const char *what, const struct quality_sums *q, double fp_max)
         cr_expect_gt(q[p].holes.den, 1000, "%s: fast is sure of a person somewhere", what);
         cr_expect_leq(holes, QUALITY_HOLES_MAX, "%s %s: %.2f%% holes", what, profiles[p], 100 * holes);
         cr_expect_leq(fp, fp_max, "%s %s: %.2f%% false foreground", what, profiles[p], 100 * fp);
-        if (p > 0) /* fast, the reference, as it was: 0.55 tiled */
-            cr_expect_geq(stereo, QUALITY_STEREO_MIN, "%s %s: stereo %.3f (fast %.3f)", what,
-                          profiles[p], stereo, fast_stereo);
+        /* every profile, fast too since it fuses the eyes (0.55 tiled before) */
+        cr_expect_geq(stereo, QUALITY_STEREO_MIN, "%s %s: stereo %.3f (fast %.3f)", what,
+                      profiles[p], stereo, fast_stereo);
         if (p > 0)
             cr_expect_leq(flicker, fast_flicker * QUALITY_FLICKER_OF_FAST, "%s %s: flicker "
                           "%.3f, fast %.3f", what, profiles[p], flicker, fast_flicker);
