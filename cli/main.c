@@ -11,7 +11,7 @@
 
 /* The job options submit and run share with `vr-worker process`. */
 #define VRCTL_SPEC_HELP                                                                         \
-    "  --profile P        fast, balanced (default) or quality\n"                               \
+    "  --profile P        fast, balanced (default), quality or quality-people\n"      \
     "  -c FILE            JSON overrides on the profile (as vr-worker process -c), checked\n"  \
     "                     now and applied to every chunk\n"                                     \
     "  --crf N            the encoder's quality, 0..51 (the profile's crf: fast 26,\n"   \

@@ -14,21 +14,23 @@ static const struct cli_cmd worker_cmds[] = {
       "  --layout L       auto (default, as process: file name tag _LR/_TB/..., then\n"
       "                   2:1 or 1:2 aspect), mono, sbs (side-by-side) or tb (top-bottom)\n"
       "  OUT.png          the mask is PNG; other names are refused\n"
-      "  --profile NAME   fast, balanced (default) or quality (configs/NAME.json)\n"
+      "  --profile NAME   fast, balanced (default), quality or quality-people\n"
+      "                   (configs/NAME.json)\n"
       "  -c FILE          JSON overrides on top of the profile\n"
       "  --raw            IN must be the model's input size: one network pass, no\n"
       "                   tiling or refinement; writes sigmoid*255, rounded\n" },
     { "info", cmd_info, 0, "",
       "show the version, build, libav and its encoders, GPUs (NVENC as recorded), tune cache, models", NULL },
     { "process", cmd_process, 0,
-      "[--gpu N | --cpu] [--profile fast|balanced|quality] [-c FILE] [--layout auto|mono|sbs|tb]\n"
+      "[--gpu N | --cpu] [--profile NAME] [-c FILE] [--layout auto|mono|sbs|tb]\n"
       "        [--output mask|alpha-packed|greenscreen] [--alpha-area auto|corners]\n"
       "        [--on-decode-error conceal|fail] [--metrics FILE] [--trace FILE]\n"
       "        [--crf N] [--encoder NAME] [--encode-threads N] [-y|-n] IN -o OUT",
       "segment a whole video: decode, segment, encode (audio and other streams copied)",
       "  --gpu N          NVDEC decode + CUDA engine on GPU N (default: GPU 0 if any, else CPU)\n"
       "  --cpu            CPU decode + C reference engine\n"
-      "  --profile NAME   fast, balanced (default) or quality (configs/NAME.json)\n"
+      "  --profile NAME   fast, balanced (default), quality or quality-people\n"
+      "                   (configs/NAME.json)\n"
       "  -c FILE          JSON overrides (batch, output_scale, encoder, crf, preset, ...;\n"
       "                   \"people\": \"pose\", the Pose tier for far people, GPU or\n"
       "                   --cpu; --profile quality-people turns it on)\n"
@@ -122,7 +124,7 @@ static const struct cli_cmd worker_cmds[] = {
       "auto-tune the CUDA kernels for this GPU and print the table",
       "  --force          re-tune even when the cache has a result for this key\n"
       "  --gpu N          CUDA device index (default 0)\n"
-      "  --profile P      fast, balanced (default) or quality; -c FILE overrides\n"
+      "  --profile P      fast, balanced (default), quality or quality-people; -c FILE overrides\n"
       "  --size WxH       frame size to tune for (default 8192x4096)\n"
       "  --layout L       mono, sbs (default) or tb\n"
       "  --image PATH     PNG/JPEG stretched into each eye as the tiles' content\n"
