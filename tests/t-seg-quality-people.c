@@ -86,22 +86,30 @@ static void everyone_in_both_eyes(const char *what, struct quality_count found[N
                          found[p][eye].den);
 }
 
+/* The first `frames` of `path`, every profile's people found in found[],
+ * balanced and quality held to everyone in both eyes. */
+static void clip_people(const char *what, const char *path, int frames,
+                        struct quality_count found[NP][2])
+{
+    struct clip c;
+    clip_read(&c, path, frames, 0, 0);
+    struct qpeople *q = people_of(&c, 1);
+    cover_all(&c, q, found);
+    everyone_in_both_eyes(what, found);
+    free(q);
+    clip_free(&c);
+}
+
 /* The sample as it is (240 px eyes): the detector finds the walking man in
  * every frame and eye (8 and 8); fast's speckled matte of him misses him
  * in one frame of each eye (viewed on the sheet; 2 and 1 before fast
  * fused its eyes). */
 Test(seg_quality_people, sample_everyone_found, .timeout = 120)
 {
-    struct clip c;
     struct quality_count found[NP][2];
-    clip_read(&c, CLIP, FRAMES, 0, 0);
-    struct qpeople *q = people_of(&c, 1);
-    cover_all(&c, q, found);
-    everyone_in_both_eyes("sample", found);
+    clip_people("sample", CLIP, FRAMES, found);
     cr_expect_lt(found[0][0].num + found[0][1].num, found[0][0].den + found[0][1].den,
                  "fast misses the speckled man somewhere");
-    free(q);
-    clip_free(&c);
 }
 
 /* made (480 px eyes): the near photo's two players in every frame and eye;
@@ -109,13 +117,7 @@ Test(seg_quality_people, sample_everyone_found, .timeout = 120)
  * finds no one. */
 Test(seg_quality_people, made_everyone_found, .timeout = 240)
 {
-    struct clip c;
     struct quality_count found[NP][2];
-    clip_read(&c, MADE, MADE_FRAMES, 0, 0);
-    struct qpeople *q = people_of(&c, 1);
-    cover_all(&c, q, found);
-    everyone_in_both_eyes("made", found);
+    clip_people("made", MADE, MADE_FRAMES, found);
     cr_expect_eq(found[0][0].num + found[0][1].num, 0, "fast finds no one on made");
-    free(q);
-    clip_free(&c);
 }

@@ -10,22 +10,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A video read frame by frame (the clip and its truth). */
+struct reader {
+    struct vio_in *in;
+    AVFrame *f;
+    AVPacket *p;
+    vr_err e;
+};
+
+static void reader_open(struct reader *r, const char *path)
+{
+    struct vio_in_opts io = { .path = path };
+    memset(r, 0, sizeof *r);
+    cr_assert_eq(vio_in_open(&io, &r->in, &r->e), 0, "%s", r->e.msg);
+    r->f = av_frame_alloc();
+    r->p = av_packet_alloc();
+}
+
+/* The next decoded frame into r->f (unref it after use); 0 at the end. */
+static int reader_next(struct reader *r)
+{
+    int ev;
+    while ((ev = vio_in_next(r->in, r->f, r->p, &r->e)) > 0) {
+        if (ev == VIO_FRAME)
+            return 1;
+        av_packet_unref(r->p);
+    }
+    return 0;
+}
+
+static void reader_close(struct reader *r)
+{
+    av_frame_free(&r->f);
+    av_packet_free(&r->p);
+    vio_in_free(&r->in);
+}
+
 void clip_read(struct clip *c, const char *path, int frames, int w, int h)
 {
-    struct vio_in *in = NULL;
-    struct vio_in_opts io = { .path = path };
-    vr_err e = { 0 };
-    cr_assert_eq(vio_in_open(&io, &in, &e), 0, "%s", e.msg);
-    AVFrame *f = av_frame_alloc();
-    AVPacket *p = av_packet_alloc();
+    struct reader r;
     struct SwsContext *sws = NULL;
-    int ev;
+    reader_open(&r, path);
     c->n = 0;
-    while (c->n < frames && (ev = vio_in_next(in, f, p, &e)) > 0) {
-        if (ev != VIO_FRAME) {
-            av_packet_unref(p);
-            continue;
-        }
+    while (c->n < frames && reader_next(&r)) {
+        const AVFrame *f = r.f;
         c->w = w ? w : f->width;
         c->h = h ? h : f->height;
         AVFrame *o = av_frame_alloc();
@@ -42,13 +70,11 @@ void clip_read(struct clip *c, const char *path, int frames, int w, int h)
             memcpy(c->luma[c->n] + (size_t)y * c->w, o->data[0] + (size_t)y * o->linesize[0],
                    (size_t)c->w);
         c->f[c->n++] = o;
-        av_frame_unref(f);
+        av_frame_unref(r.f);
     }
-    cr_assert_eq(c->n, frames, "%s: %d frames (%s)", path, c->n, e.msg);
+    cr_assert_eq(c->n, frames, "%s: %d frames (%s)", path, c->n, r.e.msg);
     sws_freeContext(sws);
-    av_frame_free(&f);
-    av_packet_free(&p);
-    vio_in_free(&in);
+    reader_close(&r);
 }
 
 void clip_free(struct clip *c)
@@ -60,7 +86,7 @@ void clip_free(struct clip *c)
 }
 
 struct seg *profile_run(const struct clip *c, const char *profile, const char *over,
-                               uint8_t **m)
+                        uint8_t **m)
 {
     struct vr_config cfg;
     vr_err e = { 0 };
@@ -86,25 +112,15 @@ struct seg *profile_run(const struct clip *c, const char *profile, const char *o
 
 void truth_read(uint8_t **t, const char *path, int n, int w, int h)
 {
-    struct vio_in *in = NULL;
-    struct vio_in_opts io = { .path = path };
-    vr_err e = { 0 };
-    cr_assert_eq(vio_in_open(&io, &in, &e), 0, "%s", e.msg);
-    AVFrame *f = av_frame_alloc();
-    AVPacket *p = av_packet_alloc();
-    int ev, k = 0;
-    while (k < n && (ev = vio_in_next(in, f, p, &e)) > 0) {
-        if (ev != VIO_FRAME) {
-            av_packet_unref(p);
-            continue;
-        }
-        cr_assert_eq(f->format, AV_PIX_FMT_GRAY8, "the truth is 8-bit gray");
+    struct reader r;
+    int k = 0;
+    reader_open(&r, path);
+    while (k < n && reader_next(&r)) {
+        cr_assert_eq(r.f->format, AV_PIX_FMT_GRAY8, "the truth is 8-bit gray");
         t[k] = malloc((size_t)w * h);
-        quality_plane_at(f->data[0], f->linesize[0], f->width, f->height, t[k++], w, h);
-        av_frame_unref(f);
+        quality_plane_at(r.f->data[0], r.f->linesize[0], r.f->width, r.f->height, t[k++], w, h);
+        av_frame_unref(r.f);
     }
-    cr_assert_eq(k, n, "%s: %d frames (%s)", path, k, e.msg);
-    av_frame_free(&f);
-    av_packet_free(&p);
-    vio_in_free(&in);
+    cr_assert_eq(k, n, "%s: %d frames (%s)", path, k, r.e.msg);
+    reader_close(&r);
 }
