@@ -17,10 +17,11 @@
  * C twins) unless --gpu; mattes are made at the clip's size, or W wide when
  * the clip is wider (default 1024: 8K runs its tiles, the measures stay
  * cheap). People found: the pose detector's people of every frame and eye
- * (whole eye and G x G crops, default 3; 0 leaves the measure out), each
- * found when the matte holds 80% of their body's axis (neck to mid-hip),
- * the axis drawn on the sheet's overlay green or red. Prints one "RESULT quality_<profile> ..."
- * line a profile.
+ * (whole eye and G x G crops, default 3; 0 leaves the measure out; the
+ * detector runs on the CPU engine, once a clip), each found when the
+ * matte holds 80% of their body's axis (neck to mid-hip), the axis drawn
+ * on the sheet's overlay green or red. Prints one "RESULT
+ * quality_<profile> ..." line a profile.
  */
 #include "config.h"
 #include "clock.h"
@@ -332,7 +333,8 @@ int cmd_quality(int argc, char **argv)
     if (img)
         printf("sheet %s: frame %d, a row a profile (%s first): source | matte | overlay%s\n",
                sheet, c.n / 2, truth ? "the truth" : prof[0],
-               qp ? " (the detector's people: their axes green where found, red where missed)" : "");
+               qp ? " (the detector's people: their axes green where found, red where "
+                    "missed)" : "");
     vio_image_free(&img);
     free(qp);
     return 0;
