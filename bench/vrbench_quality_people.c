@@ -88,7 +88,7 @@ void qpeople_cover(const struct qpeople *q, const uint8_t *m, int mw, int mh,
                    struct quality_count c[2], int found[2][QUALITY_PEOPLE_MAX])
 {
     for (int e = 0; e < 2; e++)
-        quality_people_cover(q->p[e], q->n[e], 1, 1, m + e * (mw / 2), mw / 2, mh, mw, &c[e],
+        quality_people_cover(q->p[e], q->n[e], m + e * (mw / 2), mw / 2, mh, mw, &c[e],
                              found ? found[e] : NULL);
 }
 

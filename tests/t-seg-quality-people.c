@@ -35,7 +35,7 @@ Test(seg_quality_people, axis_cover_counts_the_points_inside)
     p[2].kp[0][0] = -80, p[2].kp[0][1] = 30;
     struct quality_count q = { 0 };
     int found[3];
-    quality_people_cover(p, 3, 1, 1, m, W, W, W, &q, found);
+    quality_people_cover(p, 3, m, W, W, W, &q, found);
     cr_expect_eq(found[0], 1);
     cr_expect_eq(found[1], 0);
     cr_expect_eq(found[2], -1);

@@ -1,6 +1,6 @@
 /*
  * seg_quality_people.c - people found (seg_quality_people.h): the
- * detector over an eye and its crops, and each person's box held against
+ * detector over an eye and its crops, and each person's axis held against
  * the matte.
  */
 #include "seg_quality_people.h"
@@ -87,14 +87,13 @@ double quality_axis_cover(const uint8_t *m, int w, int h, int ls, float ax, floa
     return in ? (double)on / in : -1;
 }
 
-void quality_people_cover(const struct pose_person *p, int n, float sx, float sy,
-                          const uint8_t *m, int w, int h, int ls, struct quality_count *c,
-                          int *found)
+void quality_people_cover(const struct pose_person *p, int n, const uint8_t *m, int w, int h,
+                          int ls, struct quality_count *c, int *found)
 {
     for (int i = 0; i < n; i++) {
         float ax, ay, bx, by;
         quality_person_axis(&p[i], &ax, &ay, &bx, &by);
-        const double cov = quality_axis_cover(m, w, h, ls, ax * sx, ay * sy, bx * sx, by * sy);
+        const double cov = quality_axis_cover(m, w, h, ls, ax, ay, bx, by);
         const int v = cov < 0 ? -1 : cov >= QUALITY_PEOPLE_COVER;
         if (v >= 0) {
             c->den += 1;

@@ -32,8 +32,8 @@ extern "C" {
 
 /* The people of an RGB24 eye picture (w x h, rows `ls` bytes): the
  * detector on the whole picture and on grid x grid crops (grid 0 or 1:
- * the whole only; at most 4), merged and filtered as above. Writes at most `max` to out (picture
- * pixels) and their count to *n. */
+ * the whole only; at most 4), merged and filtered as above. Writes at
+ * most `max` to out (picture pixels) and their count to *n. */
 int quality_people_find(struct pose_detector *d, const uint8_t *rgb, int w, int h, int ls,
                         int grid, struct pose_person *out, int max, int *n, vr_err *err);
 
@@ -48,15 +48,13 @@ void quality_person_axis(const struct pose_person *p, float *ax, float *ay, floa
 double quality_axis_cover(const uint8_t *m, int w, int h, int ls, float ax, float ay, float bx,
                           float by);
 
-/* Adds the n people p[] (picture pixels; the picture maps to the matte's
- * eye by sx, sy matte pixels a picture pixel) to c: den += the people
- * whose axis is in the eye, num += those whose axis is at least
+/* Adds the n people p[] (in the eye's matte pixels) to c: den += the
+ * people whose axis is in the eye, num += those whose axis is at least
  * QUALITY_PEOPLE_COVER person in the eye's matte (w x h, rows `ls`
  * bytes). found[i], when not NULL, gets each one's verdict (1 found, 0
  * missed, -1 outside). */
-void quality_people_cover(const struct pose_person *p, int n, float sx, float sy,
-                          const uint8_t *m, int w, int h, int ls, struct quality_count *c,
-                          int *found);
+void quality_people_cover(const struct pose_person *p, int n, const uint8_t *m, int w, int h,
+                          int ls, struct quality_count *c, int *found);
 
 #ifdef __cplusplus
 }
