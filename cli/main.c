@@ -3,6 +3,7 @@
  * table; help is generated from it.
  */
 #include "cmdtable.h"
+#include "config.h"
 #include "vio_lib.h"
 #include "vrctl.h"
 
@@ -11,7 +12,7 @@
 
 /* The job options submit and run share with `vr-worker process`. */
 #define VRCTL_SPEC_HELP                                                                         \
-    "  --profile P        fast, balanced (default), quality or quality-people\n"      \
+    "  --profile P        " CONFIG_PROFILES_HELP "\n"                                          \
     "  -c FILE            JSON overrides on the profile (as vr-worker process -c), checked\n"  \
     "                     now and applied to every chunk\n"                                     \
     "  --crf N            the encoder's quality, 0..51 (the profile's crf: fast 26,\n"   \

@@ -109,6 +109,9 @@ int config_apply_text(struct vr_config *c, const char *json, const char *src,
  * after -c's file, so a flag wins over the file. */
 char *config_flags_json(int crf, const char *encoder);
 
+/* The shipped profiles, as the commands' --help names them. */
+#define CONFIG_PROFILES_HELP "fast, balanced (default), quality or quality-people"
+
 /* Defaults, then configs/<name>.json (found with vr_data_path). An unknown
  * profile is an error listing the known ones. */
 int config_load_profile(struct vr_config *c, const char *name, vr_err *err);

@@ -4,6 +4,7 @@
  */
 #include "cmdtable.h"
 #include "commands.h"
+#include "config.h"
 #include "vio_lib.h"
 
 static const struct cli_cmd worker_cmds[] = {
@@ -14,7 +15,7 @@ static const struct cli_cmd worker_cmds[] = {
       "  --layout L       auto (default, as process: file name tag _LR/_TB/..., then\n"
       "                   2:1 or 1:2 aspect), mono, sbs (side-by-side) or tb (top-bottom)\n"
       "  OUT.png          the mask is PNG; other names are refused\n"
-      "  --profile NAME   fast, balanced (default), quality or quality-people\n"
+      "  --profile NAME   " CONFIG_PROFILES_HELP "\n"
       "                   (configs/NAME.json)\n"
       "  -c FILE          JSON overrides on top of the profile\n"
       "  --raw            IN must be the model's input size: one network pass, no\n"
@@ -29,7 +30,7 @@ static const struct cli_cmd worker_cmds[] = {
       "segment a whole video: decode, segment, encode (audio and other streams copied)",
       "  --gpu N          NVDEC decode + CUDA engine on GPU N (default: GPU 0 if any, else CPU)\n"
       "  --cpu            CPU decode + C reference engine\n"
-      "  --profile NAME   fast, balanced (default), quality or quality-people\n"
+      "  --profile NAME   " CONFIG_PROFILES_HELP "\n"
       "                   (configs/NAME.json)\n"
       "  -c FILE          JSON overrides (batch, output_scale, encoder, crf, preset, ...;\n"
       "                   \"people\": \"pose\", the Pose tier for far people, GPU or\n"
@@ -124,7 +125,7 @@ static const struct cli_cmd worker_cmds[] = {
       "auto-tune the CUDA kernels for this GPU and print the table",
       "  --force          re-tune even when the cache has a result for this key\n"
       "  --gpu N          CUDA device index (default 0)\n"
-      "  --profile P      fast, balanced (default), quality or quality-people; -c FILE overrides\n"
+      "  --profile P      " CONFIG_PROFILES_HELP "; -c FILE overrides\n"
       "  --size WxH       frame size to tune for (default 8192x4096)\n"
       "  --layout L       mono, sbs (default) or tb\n"
       "  --image PATH     PNG/JPEG stretched into each eye as the tiles' content\n"
