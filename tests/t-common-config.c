@@ -154,8 +154,8 @@ Test(common_config, people_option_is_checked_and_travels)
     cr_assert_float_eq(back.people_zoom2, 1.7, 1e-9);
 }
 
-/* quality-people is quality with the people tier on, nothing else
- * (quality itself keeps it off until its GPU cost is measured). */
+/* quality-people is quality with the people tier and both zoomed crop
+ * layouts on, nothing else (quality keeps the tier off: its GPU cost). */
 Test(common_config, quality_people_is_quality_with_the_tier)
 {
     struct vr_config q, p;
@@ -163,7 +163,11 @@ Test(common_config, quality_people_is_quality_with_the_tier)
     cr_assert_eq(config_load_profile(&p, "quality-people", NULL), 0);
     cr_assert_str_eq(q.people, "none");
     cr_assert_str_eq(p.people, "pose");
+    cr_assert_float_eq(p.people_zoom, 2.0, 1e-9);
+    cr_assert_float_eq(p.people_zoom2, 1.7, 1e-9);
     snprintf(p.people, sizeof p.people, "%s", q.people);
+    p.people_zoom = q.people_zoom;
+    p.people_zoom2 = q.people_zoom2;
     snprintf(p.profile, sizeof p.profile, "%s", q.profile);
     char a[8192], b[8192];
     cr_assert_gt(config_to_json(&q, a, sizeof a), 0);

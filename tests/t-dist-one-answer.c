@@ -6,7 +6,8 @@
  * file name and their aspect ratio, and an open-GOP HEVC source; with the
  * default lossy encoder too, with 1 s and 2 s chunks, and with the matte
  * encoder of kernels/h264 (vrh264) named in the config. Every
- * profile: fast and balanced on the layout clips, quality on its own. A job
+ * profile: fast and balanced on the layout clips, quality and
+ * quality-people on their own. A job
  * whose layout or config is bad is refused before anything is queued.
  */
 #include "util-video.h"
@@ -245,6 +246,26 @@ Test(dist_one_answer, quality_profile_equal_too)
     double worst = worst_frame_diff(a, b, &differing);
     cr_assert_eq(differing, 0, "quality: %d frames differ between process and the fleet (worst "
                  "mean |diff| %.3f)", differing, worst);
+}
+
+/* quality-people: the people tier's 4-frame window and its zoomed crops
+ * (people_zoom 2 and 1.7) on vtest's pedestrians, 2 s chunks; without
+ * the tiles, which only make the CPU run longer */
+Test(dist_one_answer, quality_people_profile_equal_too, .timeout = 480)
+{
+    char clip[300], cfg[300], a[300], b[300];
+    snprintf(clip, sizeof clip, "%s/people.mp4", W);
+    snprintf(cfg, sizeof cfg, "%s/people.json", W);
+    snprintf(a, sizeof a, "%s/process.mkv", W);
+    snprintf(b, sizeof b, "%s/fleet.mkv", W);
+    make_clip(clip, 4, 320, 240, H264);
+    cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\", \"tile_cols\": 0, \"tile_rows\": 0}' > '%s'",
+                     cfg), 0);
+    both_paths(clip, cfg, "quality-people", a, b);
+    int differing;
+    double worst = worst_frame_diff(a, b, &differing);
+    cr_assert_eq(differing, 0, "quality-people: %d frames differ between process and the fleet "
+                 "(worst mean |diff| %.3f)", differing, worst);
 }
 
 /* The default (lossy) encoder: the matte's GOPs start at the source's
