@@ -205,6 +205,14 @@ static int status_jobs(struct status_run *r, char (*ids)[48], int n)
     vr_err e = { 0 };
     for (int i = 0; i < n; i++) {
         if (rq_job_status(r->q, ids[i], id != NULL, st, &e) < 0) {
+            char entry[64];
+            if (id && e.code == VR_ENOENT && vrctl_asked(r->q, id, entry) > 0) {
+                if (r->v->json)
+                    json_array_append_new(r->arr, json_pack("{s:s, s:s}", "id", id, "state", "asked"));
+                else
+                    printf("%s  asked, not recorded yet: no controller has taken it\n", id);
+                return 0;
+            }
             if (id && e.code == VR_ENOENT)
                 return vrctl_no_job(id);
             fprintf(stderr, "vrctl status: %s\n", e.msg);
@@ -350,7 +358,12 @@ int cmd_watch(int argc, char **argv)
     int rc = vrctl_begin(argc, argv, VRCTL_MAY_ID, &v);
     if (rc)
         return rc;
-    rc = v.id ? vrctl_watch(v.q, v.id, NULL, 1) : vrctl_watch_all(v.q, NULL);
+    char entry[64];
+    int asked = v.id ? vrctl_asked(v.q, v.id, entry) : 0;
+    rc = asked < 0 ? cli_fail(1, "Redis failed reading job %s", v.id)
+         : asked ? vrctl_await_asked(v.q, v.id, entry) : 0;
+    if (rc == 0)
+        rc = v.id ? vrctl_watch(v.q, v.id, NULL, 1) : vrctl_watch_all(v.q, NULL);
     vrctl_end(&v);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include "vrctl.h"
 
 #include "clock.h"
+#include "cmdtable.h"
 #include "rq_fleet.h"
 #include "rq_jobs.h"
 #include "rq_submit.h"
@@ -122,6 +123,48 @@ int vrctl_wait_recorded(struct rq *q, const char *id)
         int rc = rq_job_state(q, id, state, sizeof state, NULL);
         if (rc != 0)
             return rc < 0 ? rc : 0;
+        usleep(200000);
+    }
+}
+
+int vrctl_asked(struct rq *q, const char *id, char *entry)
+{
+    const char *as = vrctl_asker();
+    char state[32];
+    if (!as[0])
+        return 0; /* a user who writes job records: none is asked */
+    int rc = rq_job_state(q, id, state, sizeof state, NULL);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    rc = rq_submit_asked(q, as, id, entry, 64, NULL);
+    if (rc <= 0)
+        return rc;
+    int code = 0;
+    char text[600];
+    /* answered with a refusal: nothing will record it (submit said why) */
+    rc = rq_submit_answer_get(q, as, entry, &code, text, sizeof text, NULL);
+    return rc < 0 ? rc : rc == 0 || code == 0;
+}
+
+int vrctl_await_asked(struct rq *q, const char *id, const char *entry)
+{
+    const char *as = vrctl_asker();
+    char state[32], text[600];
+    vr_err e = { 0 };
+    fprintf(stderr, "vrctl: job %s is asked for and not recorded yet; waiting for a controller "
+            "to take it\n", id);
+    for (;;) {
+        int code = 0, rc = rq_job_state(q, id, state, sizeof state, &e);
+        if (rc > 0)
+            return 0;
+        if (rc == 0)
+            rc = rq_submit_answer_get(q, as, entry, &code, text, sizeof text, &e);
+        if (rc < 0)
+            return cli_fail(1, "Redis failed while job %s waited to be recorded: %s", id, e.msg);
+        if (rc == 1 && code != 0) { /* refused: nothing will record it */
+            text_strip_controls(text);
+            return cli_fail(code, "%s", text);
+        }
         usleep(200000);
     }
 }

@@ -75,6 +75,52 @@ int rq_submit_as(struct rq *q, const char *name, const char *id, const char *spe
     return rc;
 }
 
+/* 1 when the stream entry e is a job entry (no `cmd`) whose id is id. */
+static int asked_entry(const redisReply *e, const char *id)
+{
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 || e->element[1]->type != REDIS_REPLY_ARRAY)
+        return 0;
+    const redisReply *f = e->element[1];
+    int match = 0;
+    for (size_t i = 0; i + 1 < f->elements; i += 2) {
+        const char *k = f->element[i]->str, *v = f->element[i + 1]->str;
+        if (!k || !v)
+            continue;
+        if (!strcmp(k, "cmd"))
+            return 0;
+        match |= !strcmp(k, "id") && !strcmp(v, id);
+    }
+    return match;
+}
+
+int rq_submit_asked(struct rq *q, const char *name, const char *id, char *entry, size_t n,
+                    vr_err *err)
+{
+    char key[64], cap[16];
+    rq_submit_key(name, key, sizeof key);
+    snprintf(cap, sizeof cap, "%d", RQ_SUBMIT_STREAM_MAX);
+    const char *argv[] = { "XREVRANGE", key, "+", "-", "COUNT", cap };
+    vr_err e = { 0 };
+    redisReply *r = rq_cmdargv(q, &e, 6, argv, NULL);
+    if (!r) { /* VR_EINVAL: this user may not read the stream */
+        if (e.code == VR_EINVAL)
+            return 0;
+        if (err)
+            *err = e;
+        return e.code ? e.code : VR_EREDIS;
+    }
+    int found = 0;
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && !found; i++) {
+        const redisReply *x = r->element[i];
+        if (asked_entry(x, id) && x->element[0]->str) {
+            found = 1;
+            snprintf(entry, n, "%s", x->element[0]->str);
+        }
+    }
+    freeReplyObject(r);
+    return found;
+}
+
 void rq_submit_trim(struct rq *q, const char *name)
 {
     char key[64];

@@ -73,6 +73,13 @@ int rq_submit_cmd(struct rq *q, const char *name, const char *cmd, const char *i
 void rq_submit_answer(struct rq *q, const char *name, const char *entry, int code,
                       const char *text);
 
+/* 1 when name's stream holds a job entry for id (asked for; a controller
+ * may not have recorded it yet), its entry id into entry (n bytes); 0 when
+ * it holds none or this user may not read it (a submitter's user made
+ * before it could); <0 Redis failed. */
+int rq_submit_asked(struct rq *q, const char *name, const char *id, char *entry, size_t n,
+                    vr_err *err);
+
 /* The answer to entry of name's (rq_submit_answer), its code into *code
  * and its text into text (n bytes): 1, 0 none yet, <0 error. */
 int rq_submit_answer_get(struct rq *q, const char *name, const char *entry, int *code,

@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,4 +204,44 @@ Test(dist_sec_submit, every_field_of_a_hand_written_ask_is_checked)
     check("20261129-000001-00000011", "priority", json_integer(5), "10",
           "1 job 20261129-000001-00000011 exists already", "live");
     checks_answered();
+}
+
+/* Submitted as the vrctl user with no controller alive, a job is recorded
+ * when one starts, and submit returns at once. `vrctl status ID` says it
+ * is asked, and `vrctl watch ID` waits for a controller to record it and
+ * follows it to done: it said "no job" before (seen in CI, watch right
+ * after submit while the test's controller was still starting). An id
+ * nobody asked for is still "no job" at once. */
+Test(dist_sec_submit, watch_waits_for_a_job_asked_before_any_controller, .timeout = 150)
+{
+    Q = tacl_up(&D, &A);
+    char in[400], out[400], id[128], buf[2048], log[400];
+    snprintf(in, sizeof in, "%s/in.mp4", D.r.dir);
+    snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);
+    snprintf(log, sizeof log, "%s/watch.log", D.r.dir);
+    cr_assert_eq(tclip_make(in, 1, 96, 5, 0), 0);
+    cr_assert_eq(tacl_submit(&A, in, out, NULL, id, sizeof id), 0, "%s", id);
+    cr_assert(job_id_valid(id), "not an id: '%s'", id);
+
+    const char *status[] = { "status", id, NULL };
+    cr_assert_eq(tacl_vrctl(A.uv, A.pv, buf, sizeof buf, status), 0, "%s", buf);
+    cr_assert(strstr(buf, "asked, not recorded yet"), "%s", buf);
+    const char *other[] = { "watch", "20261129-000002-00000001", NULL };
+    cr_assert_eq(tacl_vrctl(A.uv, A.pv, buf, sizeof buf, other), 2, "%s", buf);
+
+    const char *watch[] = { "vrctl", "watch", id, "--redis", A.uv, "--redis-password-file", A.pv,
+                            NULL };
+    pid_t w = tproc_spawn("vrctl", watch, log);
+    tmsleep(1500); /* watch is waiting: no controller has recorded it */
+    cr_assert_eq(kill(w, 0), 0, "watch ended before any controller ran");
+    cr_assert_gt(tacl_controller(&D, &A, NULL), 0);
+    cr_assert_gt(tacl_worker(&D, &A), 0);
+    int rc = tproc_wait(w, 120000);
+    if (rc)
+        tsh("tail -20 '%s' >&2", log);
+    cr_assert_eq(rc, 0, "watch did not follow job %s to done", id);
+    cr_assert_eq(tsh("grep -q 'waiting for a controller' '%s'", log), 0);
+    char st[32];
+    tacl_job_field(Q, id, "state", st, sizeof st);
+    cr_assert_str_eq(st, "done");
 }

@@ -406,6 +406,12 @@ Test(dist_sec_submitters, a_submitter_reads_its_own_jobs_and_no_one_elses)
     alice_refused(4, jobs);
     const char *owned[] = { "SMEMBERS", "vr:owned:bob" };
     alice_refused(2, owned);
+    /* her own asks she may read back (status/watch of a job not recorded
+     * yet), bob's not */
+    const char *asks_a[] = { "XRANGE", "vr:submit:alice", "-", "+" };
+    cr_assert(alice_may(4, asks_a), "alice cannot read her own stream");
+    const char *asks_b[] = { "XRANGE", "vr:submit:bob", "-", "+" };
+    alice_refused(4, asks_b);
     const char *st_b[] = { "status", b1, NULL };
     cr_assert_neq(tacl_vrctl(ua, pa, out, sizeof out, st_b), 0, "%s", out);
     cr_assert(!strstr(out, "secret-name"), "%s", out);
