@@ -360,8 +360,12 @@ int cmd_watch(int argc, char **argv)
         return rc;
     char entry[64];
     int asked = v.id ? vrctl_asked(v.q, v.id, entry) : 0;
-    rc = asked < 0 ? cli_fail(1, "Redis failed reading job %s", v.id)
-         : asked ? vrctl_await_asked(v.q, v.id, entry) : 0;
+    if (asked > 0) {
+        fprintf(stderr, "vrctl: job %s is asked for and not recorded yet; waiting for a "
+                "controller to take it\n", v.id);
+        asked = vrctl_wait_recorded(v.q, v.id, entry);
+    }
+    rc = asked < 0 ? cli_fail(1, "Redis failed while job %s waited to be recorded", v.id) : asked;
     if (rc == 0)
         rc = v.id ? vrctl_watch(v.q, v.id, NULL, 1) : vrctl_watch_all(v.q, NULL);
     vrctl_end(&v);

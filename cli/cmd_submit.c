@@ -292,7 +292,7 @@ static int submit_batch(char **args, int n, const char *outdir, const char *redi
      * job is watched once one records it */
     for (size_t i = 0; rc == 0 && wait && i < json_array_size(arr); i++) {
         const char *id = json_string_value(json_object_get(json_array_get(arr, i), "id"));
-        if (id && vrctl_wait_recorded(q, id) < 0)
+        if (id && vrctl_wait_recorded(q, id, NULL) < 0)
             rc = cli_fail(1, "Redis failed while job %s waited to be recorded", id);
     }
     if (rc == 0 && wait)
@@ -379,7 +379,7 @@ int cmd_submit(int argc, char **argv)
     for (int i = 0; i < nh; i++)
         fprintf(stderr, "vrctl submit: note: %s\n", hint[i]);
     /* asked with no controller alive: the job is recorded when one starts */
-    if (wait && (rc = vrctl_wait_recorded(q, id)) < 0)
+    if (wait && (rc = vrctl_wait_recorded(q, id, NULL)) < 0)
         rc = cli_fail(1, "Redis failed while job %s waited to be recorded", id);
     rc = wait && rc == 0 ? vrctl_watch(q, id, NULL, 1) : rc;
     if (vrctl_flags.json)

@@ -179,18 +179,16 @@ int vrctl_ask_submit(struct rq *q, const struct job_spec *js, const char *spec,
                      long long frames_est, vr_err *err);
 
 /* Waits until job id is recorded (a controller takes the operator's or a
- * submitter's ask once it runs): 0, or <0 Redis failed. */
-int vrctl_wait_recorded(struct rq *q, const char *id);
+ * submitter's ask once it runs): 0, or <0 Redis failed. With the ask's
+ * stream entry (vrctl_asked()), a controller's refusal of it ends the wait:
+ * its exit code, the answer said on stderr. */
+int vrctl_wait_recorded(struct rq *q, const char *id, const char *entry);
 
 /* For `watch ID` and `status ID` of a job this user asked for that no
  * controller has recorded yet (submit returns at once when none is
  * alive): 1 when id is such a job, with its stream entry into entry (64
  * bytes), 0 when not (or a controller refused it), <0 Redis failed. */
 int vrctl_asked(struct rq *q, const char *id, char *entry);
-
-/* Waits until a job vrctl_asked() found is recorded: 0, the controller's
- * refusal's exit code (said on stderr), or 1 when Redis failed. */
-int vrctl_await_asked(struct rq *q, const char *id, const char *entry);
 
 /* Shows a progress bar (fps, ETA, a line per worker, the last events) on
  * stderr until job `id` ends; prints the final line (vrctl_watch.c). The

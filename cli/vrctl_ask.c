@@ -116,13 +116,20 @@ int vrctl_ask_submit(struct rq *q, const struct job_spec *js, const char *spec,
     return code;
 }
 
-int vrctl_wait_recorded(struct rq *q, const char *id)
+int vrctl_wait_recorded(struct rq *q, const char *id, const char *entry)
 {
-    char state[32];
+    char state[32], text[600];
     for (;;) {
-        int rc = rq_job_state(q, id, state, sizeof state, NULL);
+        int code = 0, rc = rq_job_state(q, id, state, sizeof state, NULL);
         if (rc != 0)
             return rc < 0 ? rc : 0;
+        if (entry && (rc = rq_submit_answer_get(q, vrctl_asker(), entry, &code, text,
+                                                sizeof text, NULL)) < 0)
+            return rc;
+        if (entry && rc == 1 && code != 0) { /* refused: nothing will record it */
+            text_strip_controls(text);
+            return cli_fail(code, "%s", text);
+        }
         usleep(200000);
     }
 }
@@ -144,29 +151,6 @@ int vrctl_asked(struct rq *q, const char *id, char *entry)
     /* answered with a refusal: nothing will record it (submit said why) */
     rc = rq_submit_answer_get(q, as, entry, &code, text, sizeof text, NULL);
     return rc < 0 ? rc : rc == 0 || code == 0;
-}
-
-int vrctl_await_asked(struct rq *q, const char *id, const char *entry)
-{
-    const char *as = vrctl_asker();
-    char state[32], text[600];
-    vr_err e = { 0 };
-    fprintf(stderr, "vrctl: job %s is asked for and not recorded yet; waiting for a controller "
-            "to take it\n", id);
-    for (;;) {
-        int code = 0, rc = rq_job_state(q, id, state, sizeof state, &e);
-        if (rc > 0)
-            return 0;
-        if (rc == 0)
-            rc = rq_submit_answer_get(q, as, entry, &code, text, sizeof text, &e);
-        if (rc < 0)
-            return cli_fail(1, "Redis failed while job %s waited to be recorded: %s", id, e.msg);
-        if (rc == 1 && code != 0) { /* refused: nothing will record it */
-            text_strip_controls(text);
-            return cli_fail(code, "%s", text);
-        }
-        usleep(200000);
-    }
 }
 
 int vrctl_ask_controller(struct vrctl_session *v, const char *cmd)
