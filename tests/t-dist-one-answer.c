@@ -219,10 +219,11 @@ Test(dist_one_answer, short_gop_x264_warms_up_by_frames)
                     "-sc_threshold 0");
 }
 
-/* 4 s of vtest at 320x240 through both paths with the quality profile and
- * config `json`; the source and the outputs (of extension ext) into clip,
- * a and b. */
-static void quality_both_paths(const char *json, const char *ext, char *clip, char *a, char *b)
+/* 4 s of vtest at 320x240 through both paths with `profile` and config
+ * `json`; the source and the outputs (of extension ext) into clip, a and
+ * b. */
+static void profile_both_paths(const char *profile, const char *json, const char *ext,
+                               char *clip, char *a, char *b)
 {
     char cfg[300];
     snprintf(clip, 300, "%s/clip.mp4", W);
@@ -232,7 +233,7 @@ static void quality_both_paths(const char *json, const char *ext, char *clip, ch
     cr_assert_eq(tsh("ffmpeg -v error -y -i " VTEST " -t 4 -vf scale=320:240 -pix_fmt yuv420p %s "
                      "'%s'", H264, clip), 0);
     cr_assert_eq(tsh("echo '%s' > '%s'", json, cfg), 0);
-    both_paths(clip, cfg, "quality", a, b);
+    both_paths(clip, cfg, profile, a, b);
 }
 
 Test(dist_one_answer, quality_profile_equal_too)
@@ -240,8 +241,8 @@ Test(dist_one_answer, quality_profile_equal_too)
     /* the quality profile's larger work size and edge refinement, without
      * its tiles (they only make the CPU run longer) */
     char clip[300], a[300], b[300];
-    quality_both_paths("{\"encoder\": \"ffv1\", \"tile_cols\": 0, \"tile_rows\": 0}", "mkv",
-                       clip, a, b);
+    profile_both_paths("quality", "{\"encoder\": \"ffv1\", \"tile_cols\": 0, \"tile_rows\": 0}",
+                       "mkv", clip, a, b);
     int differing;
     double worst = worst_frame_diff(a, b, &differing);
     cr_assert_eq(differing, 0, "quality: %d frames differ between process and the fleet (worst "
@@ -253,15 +254,10 @@ Test(dist_one_answer, quality_profile_equal_too)
  * the tiles, which only make the CPU run longer */
 Test(dist_one_answer, quality_people_profile_equal_too, .timeout = 480)
 {
-    char clip[300], cfg[300], a[300], b[300];
-    snprintf(clip, sizeof clip, "%s/people.mp4", W);
-    snprintf(cfg, sizeof cfg, "%s/people.json", W);
-    snprintf(a, sizeof a, "%s/process.mkv", W);
-    snprintf(b, sizeof b, "%s/fleet.mkv", W);
-    make_clip(clip, 4, 320, 240, H264);
-    cr_assert_eq(tsh("echo '{\"encoder\": \"ffv1\", \"tile_cols\": 0, \"tile_rows\": 0}' > '%s'",
-                     cfg), 0);
-    both_paths(clip, cfg, "quality-people", a, b);
+    char clip[300], a[300], b[300];
+    profile_both_paths("quality-people",
+                       "{\"encoder\": \"ffv1\", \"tile_cols\": 0, \"tile_rows\": 0}", "mkv",
+                       clip, a, b);
     int differing;
     double worst = worst_frame_diff(a, b, &differing);
     cr_assert_eq(differing, 0, "quality-people: %d frames differ between process and the fleet "
@@ -381,7 +377,7 @@ Test(dist_one_answer, bad_layout_and_bad_config_refused_at_submit)
 Test(dist_one_answer, quality_profile_keeps_the_source_timestamps)
 {
     char clip[300], a[300], b[300];
-    quality_both_paths("{\"tile_cols\": 0, \"tile_rows\": 0}", "mp4", clip, a, b);
+    profile_both_paths("quality", "{\"tile_cols\": 0, \"tile_rows\": 0}", "mp4", clip, a, b);
     struct tv_file src, fa, fb;
     cr_assert_eq(tv_read(clip, 0, &src), 0);
     cr_assert_eq(tv_read(a, 0, &fa), 0);

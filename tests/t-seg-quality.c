@@ -294,6 +294,25 @@ Test(seg_quality, made_against_truth, .timeout = 240)
     clip_free(&c);
 }
 
+/* Holes and false foreground of profile (with JSON overrides `over`, may
+ * be NULL) on the made clip c against its truth t, logged under `what`. */
+static void made_profile(const struct clip *c, uint8_t *const *t, const char *profile,
+                         const char *over, const char *what, double *holes, double *fp)
+{
+    uint8_t *m[MADE_FRAMES], *scratch = malloc((size_t)c->w * c->h);
+    struct quality_sums q = { 0 };
+    struct seg *s = profile_run(c, profile, over, m);
+    for (int i = 0; i < c->n; i++)
+        quality_add_frame(&q, s, t[i], m[i], c->luma[i], i ? m[i - 1] : NULL,
+                          i ? c->luma[i - 1] : NULL, c->w, c->h, scratch);
+    seg_free(&s);
+    *holes = quality_ratio(q.holes, 0), *fp = quality_ratio(q.fp, 0);
+    cr_log_info("made %s: holes %.2f%% fp %.2f%%", what, 100 * *holes, 100 * *fp);
+    for (int i = 0; i < c->n; i++)
+        free(m[i]);
+    free(scratch);
+}
+
 /* The fine grid (tile_fine, off in the profiles: twice the tiles, and at
  * 8K the tier finds him anyway; here on over quality-people without its
  * zoomed crops, which find him too: the grid's plan is what is tested): made's middle photo's
@@ -309,26 +328,15 @@ Test(seg_quality, made_against_truth, .timeout = 240)
 Test(seg_quality, made_fine_grid_finds_the_middle_player, .timeout = 240)
 {
     struct clip c;
-    uint8_t *t[MADE_FRAMES], *m[2][MADE_FRAMES], *scratch;
+    uint8_t *t[MADE_FRAMES];
     clip_read(&c, MADE, MADE_FRAMES, 0, 0);
     truth_read(t, MADE_TRUTH, MADE_FRAMES, c.w, c.h);
-    scratch = malloc((size_t)c.w * c.h);
-    const char *over[2] = { "{\"tile_fine\": true, \"people_zoom\": 0, \"people_zoom2\": 0}",
-                            "{\"people_zoom\": 0, \"people_zoom2\": 0}" };
     double holes[2], fp[2];
-    for (int v = 0; v < 2; v++) {
-        struct quality_sums q = { 0 };
-        struct seg *s = profile_run(&c, "quality-people", over[v], m[v]);
-        for (int i = 0; i < c.n; i++)
-            quality_add_frame(&q, s, t[i], m[v][i], c.luma[i], i ? m[v][i - 1] : NULL,
-                              i ? c.luma[i - 1] : NULL, c.w, c.h, scratch);
-        seg_free(&s);
-        holes[v] = quality_ratio(q.holes, 0), fp[v] = quality_ratio(q.fp, 0);
-        cr_log_info("made quality-people%s: holes %.2f%% fp %.2f%%", v ? "" : " + tile_fine",
-                    100 * holes[v], 100 * fp[v]);
-        for (int i = 0; i < c.n; i++)
-            free(m[v][i]);
-    }
+    made_profile(&c, t, "quality-people",
+                 "{\"tile_fine\": true, \"people_zoom\": 0, \"people_zoom2\": 0}",
+                 "quality-people + tile_fine", &holes[0], &fp[0]);
+    made_profile(&c, t, "quality-people", "{\"people_zoom\": 0, \"people_zoom2\": 0}",
+                 "quality-people", &holes[1], &fp[1]);
     cr_expect_leq(holes[0], MADE_HOLES_FINE, "made quality-people + tile_fine: %.2f%% holes",
                   100 * holes[0]);
     cr_expect_leq(fp[0], MADE_FP_FINE, "made quality-people + tile_fine: %.2f%% false foreground",
@@ -337,7 +345,6 @@ Test(seg_quality, made_fine_grid_finds_the_middle_player, .timeout = 240)
                  100 * holes[0], 100 * holes[1]);
     for (int i = 0; i < MADE_FRAMES; i++)
         free(t[i]);
-    free(scratch);
     clip_free(&c);
 }
 
@@ -354,24 +361,14 @@ Test(seg_quality, made_fine_grid_finds_the_middle_player, .timeout = 240)
 Test(seg_quality, made_quality_people_zooms_find_the_middle_player, .timeout = 300)
 {
     struct clip c;
-    uint8_t *t[MADE_FRAMES], *m[MADE_FRAMES], *scratch;
+    uint8_t *t[MADE_FRAMES];
     clip_read(&c, MADE, MADE_FRAMES, 0, 0);
     truth_read(t, MADE_TRUTH, MADE_FRAMES, c.w, c.h);
-    scratch = malloc((size_t)c.w * c.h);
-    struct quality_sums q = { 0 };
-    struct seg *s = profile_run(&c, "quality-people", NULL, m);
-    for (int i = 0; i < c.n; i++)
-        quality_add_frame(&q, s, t[i], m[i], c.luma[i], i ? m[i - 1] : NULL,
-                          i ? c.luma[i - 1] : NULL, c.w, c.h, scratch);
-    seg_free(&s);
-    double holes = quality_ratio(q.holes, 0), fp = quality_ratio(q.fp, 0);
-    cr_log_info("made quality-people: holes %.2f%% fp %.2f%%", 100 * holes, 100 * fp);
+    double holes, fp;
+    made_profile(&c, t, "quality-people", NULL, "quality-people", &holes, &fp);
     cr_expect_leq(holes, MADE_HOLES_PEOPLE, "made quality-people: %.2f%% holes", 100 * holes);
     cr_expect_leq(fp, MADE_FP_PEOPLE, "made quality-people: %.2f%% false foreground", 100 * fp);
-    for (int i = 0; i < MADE_FRAMES; i++) {
+    for (int i = 0; i < MADE_FRAMES; i++)
         free(t[i]);
-        free(m[i]);
-    }
-    free(scratch);
     clip_free(&c);
 }
