@@ -264,6 +264,21 @@ Test(seg_quality, border_energy_tells_a_seam_from_a_person)
  * what a user sees; against `fast`, which finds no one on this clip
  * (holes 100% against the truth), they meant nothing. */
 
+/* The made clip's first MADE_FRAMES frames and their truth; made_free
+ * lets both go. */
+static void made_read(struct clip *c, uint8_t **t)
+{
+    clip_read(c, MADE, MADE_FRAMES, 0, 0);
+    truth_read(t, MADE_TRUTH, MADE_FRAMES, c->w, c->h);
+}
+
+static void made_free(struct clip *c, uint8_t **t)
+{
+    for (int i = 0; i < MADE_FRAMES; i++)
+        free(t[i]);
+    clip_free(c);
+}
+
 /* Per profile (fast, balanced, quality): holes and false foreground at
  * most these, against the truth (fast finds no one here: 99.99% holes). */
 static const double made_holes_max[NP] = { 1.0, MADE_HOLES_BALANCED, MADE_HOLES_QUALITY };
@@ -274,8 +289,7 @@ Test(seg_quality, made_against_truth, .timeout = 240)
     struct clip c;
     struct quality_sums q[NP];
     uint8_t *t[MADE_FRAMES];
-    clip_read(&c, MADE, MADE_FRAMES, 0, 0);
-    truth_read(t, MADE_TRUTH, MADE_FRAMES, c.w, c.h);
+    made_read(&c, t);
     measure(&c, t, q);
     cr_expect_gt(q[1].border.den, 0, "balanced runs its tiles at 960x480");
     for (int p = 0; p < NP; p++) {
@@ -289,9 +303,7 @@ Test(seg_quality, made_against_truth, .timeout = 240)
     }
     /* balanced, the default, finds at least what fast finds */
     cr_expect_leq(quality_ratio(q[1].holes, 0), quality_ratio(q[0].holes, 0));
-    for (int i = 0; i < MADE_FRAMES; i++)
-        free(t[i]);
-    clip_free(&c);
+    made_free(&c, t);
 }
 
 /* Holes and false foreground of profile (with JSON overrides `over`, may
@@ -329,8 +341,7 @@ Test(seg_quality, made_fine_grid_finds_the_middle_player, .timeout = 240)
 {
     struct clip c;
     uint8_t *t[MADE_FRAMES];
-    clip_read(&c, MADE, MADE_FRAMES, 0, 0);
-    truth_read(t, MADE_TRUTH, MADE_FRAMES, c.w, c.h);
+    made_read(&c, t);
     double holes[2], fp[2];
     made_profile(&c, t, "quality-people",
                  "{\"tile_fine\": true, \"people_zoom\": 0, \"people_zoom2\": 0}",
@@ -343,9 +354,7 @@ Test(seg_quality, made_fine_grid_finds_the_middle_player, .timeout = 240)
                   100 * fp[0]);
     cr_expect_lt(holes[0], holes[1] - 0.02, "the fine grid finds someone: %.2f%% against %.2f%%",
                  100 * holes[0], 100 * holes[1]);
-    for (int i = 0; i < MADE_FRAMES; i++)
-        free(t[i]);
-    clip_free(&c);
+    made_free(&c, t);
 }
 
 /* quality-people as shipped, zoomed crops on (people_zoom 2, people_zoom2
@@ -362,13 +371,10 @@ Test(seg_quality, made_quality_people_zooms_find_the_middle_player, .timeout = 3
 {
     struct clip c;
     uint8_t *t[MADE_FRAMES];
-    clip_read(&c, MADE, MADE_FRAMES, 0, 0);
-    truth_read(t, MADE_TRUTH, MADE_FRAMES, c.w, c.h);
+    made_read(&c, t);
     double holes, fp;
     made_profile(&c, t, "quality-people", NULL, "quality-people", &holes, &fp);
     cr_expect_leq(holes, MADE_HOLES_PEOPLE, "made quality-people: %.2f%% holes", 100 * holes);
     cr_expect_leq(fp, MADE_FP_PEOPLE, "made quality-people: %.2f%% false foreground", 100 * fp);
-    for (int i = 0; i < MADE_FRAMES; i++)
-        free(t[i]);
-    clip_free(&c);
+    made_free(&c, t);
 }
