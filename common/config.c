@@ -56,6 +56,7 @@ static const struct config_key config_keys[] = {
     KI(people_grid, 0, 4),
     KD(people_zoom, 0.0, 4.0),
     KD(people_zoom2, 0.0, 4.0),
+    KB(people_zoom_split),
     KS(refine, "guided|bilinear"),
     KI(guided_radius, 1, 64),
     KD(guided_eps, 1e-8, 1.0),

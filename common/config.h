@@ -67,6 +67,10 @@ struct vr_config {
                                 * picture, 8 x 8 at most (people far away); 0: off */
     double people_zoom2;       /* > 1: a second such layout at this zoom (a far person
                                 * one scale misses, the other finds); 0: off */
+    int people_zoom_split;     /* stereo with both zooms and stereo_bands: the left eye
+                                * takes people_zoom's layout, the right people_zoom2's;
+                                * the eyes' fusion carries each eye's finds to the other
+                                * (kernels/seg/people.h) */
     /* refinement to full resolution */
     char refine[16];           /* "guided" | "bilinear" */
     int guided_radius;         /* box radius at work resolution */

@@ -140,7 +140,8 @@ Test(common_config, people_option_is_checked_and_travels)
     cr_assert(strstr(e.msg, "people_zoom2"), "%s", e.msg);
     cr_assert_eq(config_apply_text(&c, "{\"people\": \"pose\", \"people_grid\": 3, "
                                    "\"people_size\": 2048, \"people_zoom\": 2, "
-                                   "\"people_zoom2\": 1.7}", "a.json", &e),
+                                   "\"people_zoom2\": 1.7, \"people_zoom_split\": true}",
+                                   "a.json", &e),
                  0, "%s", e.msg);
     char buf[8192];
     cr_assert_gt(config_to_json(&c, buf, sizeof buf), 0);
@@ -152,10 +153,12 @@ Test(common_config, people_option_is_checked_and_travels)
     cr_assert_eq(back.people_size, 2048);
     cr_assert_float_eq(back.people_zoom, 2.0, 1e-9);
     cr_assert_float_eq(back.people_zoom2, 1.7, 1e-9);
+    cr_assert_eq(back.people_zoom_split, 1);
 }
 
 /* quality-people is quality with the people tier and both zoomed crop
- * layouts on, nothing else (quality keeps the tier off: its GPU cost). */
+ * layouts on, split between the eyes, nothing else (quality keeps the
+ * tier off: its GPU cost). */
 Test(common_config, quality_people_is_quality_with_the_tier)
 {
     struct vr_config q, p;
@@ -165,9 +168,11 @@ Test(common_config, quality_people_is_quality_with_the_tier)
     cr_assert_str_eq(p.people, "pose");
     cr_assert_float_eq(p.people_zoom, 2.0, 1e-9);
     cr_assert_float_eq(p.people_zoom2, 1.7, 1e-9);
+    cr_assert_eq(p.people_zoom_split, 1);
     snprintf(p.people, sizeof p.people, "%s", q.people);
     p.people_zoom = q.people_zoom;
     p.people_zoom2 = q.people_zoom2;
+    p.people_zoom_split = q.people_zoom_split;
     snprintf(p.profile, sizeof p.profile, "%s", q.profile);
     char a[8192], b[8192];
     cr_assert_gt(config_to_json(&q, a, sizeof a), 0);

@@ -89,7 +89,7 @@ int people_cu_create(const struct vr_config *cfg, const struct frame_rect *eye, 
     int rc;
     cudaError_t e;
     /* the zoomed crops ride in the detector's one batch */
-    p->max_crops = people_crops_max(cfg);
+    p->max_crops = people_crops_max(cfg, people_split(cfg, n_eyes));
     const size_t mc = (size_t)p->max_crops;
     if ((rc = load_net("models/pose_detection.tflite", p->max_crops, &p->mdet, &p->det, err)) < 0
         || (rc = load_net("models/pose_landmark_lite.tflite", SEG_MAX, &p->mseg, &p->seg,
@@ -180,13 +180,15 @@ void people_cu_free(struct people_cu **pp)
     *pp = NULL;
 }
 
-/* people_ref.c's detect_all: every crop (the zoomed ones too) letterboxed
- * and detected in one batch, the outputs decoded on the host; returns the merged count. */
-static int detect_all(struct people_cu *p, int pw, int ph, cudaStream_t st, vr_err *err)
+/* people_ref.c's detect_all: every crop of eye `eye` (the zoomed ones too)
+ * letterboxed and detected in one batch, the outputs decoded on the host;
+ * returns the merged count. */
+static int detect_all(struct people_cu *p, int eye, int pw, int ph, cudaStream_t st, vr_err *err)
 {
     struct frame_rect crop[PEOPLE_CROPS_ALL];
     int plain;
-    const int nc = people_crops_all(pw, ph, &p->cfg, crop, &plain);
+    const int nc = people_crops_all(pw, ph, &p->cfg, people_split(&p->cfg, p->n_eyes), eye, crop,
+                                    &plain);
     int rc;
     for (int q = 0; q < nc; q++)
         if ((rc = pose_letterbox_cuda(p->d_pic + ((size_t)crop[q].y * pw + crop[q].x) * 3,
@@ -266,7 +268,7 @@ int people_cu_eye(struct people_cu *p, int e, const struct frame_batch *fb, int 
     if ((rc = frame_preprocess_batch_cuda(&one, p->d_eye + e, 1, pw, ph, p->d_fpic, st, err)) < 0
         || (rc = pose_pic_u8_cuda(p->d_fpic, (size_t)pw * ph * 3, p->d_pic, st, err)) < 0)
         return rc;
-    int n = detect_all(p, pw, ph, st, err);
+    int n = detect_all(p, e, pw, ph, st, err);
     if (n < 0)
         return n;
     n = n > PEOPLE_MAX ? PEOPLE_MAX : n;

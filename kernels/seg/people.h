@@ -9,7 +9,10 @@
  * present. The whole-frame pass stays the prior: the tier only adds
  * people, it never removes what the selfie models found. A person is
  * pasted once seen in two frames of a short window, and carried over a
- * missed frame (people_track.h), so the tier does not flicker.
+ * missed frame (people_track.h), so the tier does not flicker. In a
+ * stereo frame the zoomed crop layouts may be split between the eyes
+ * (people_zoom_split): the eyes' fusion after the tier carries each eye's
+ * finds to the other.
  *
  * Both engines: the CPU engine's (seg_backend_ref.c) is people_ref.c; the
  * CUDA backend's (seg_backend.cu) is people.cu (people_cuda.h), the same
@@ -41,9 +44,10 @@ struct people;
 
 /* Loads models/pose_detection.tflite and models/pose_landmark_lite.tflite
  * (found with vr_data_path) and sizes the eye picture for eyes of at most
- * eye_w x eye_h frame pixels (long side cfg->people_size at most). */
-int people_create(const struct vr_config *cfg, int eye_w, int eye_h, struct people **out,
-                  vr_err *err);
+ * eye_w x eye_h frame pixels (long side cfg->people_size at most); n_eyes:
+ * the frame's eyes (1 or 2: people_zoom_split). */
+int people_create(const struct vr_config *cfg, int eye_w, int eye_h, int n_eyes,
+                  struct people **out, vr_err *err);
 
 #define PEOPLE_EYES 2           /* a window of past frames per eye */
 
@@ -100,13 +104,23 @@ int people_zoom_crops(int pw, int ph, double zoom, struct frame_rect *crop);
 /* Every detector input of an eye: people_crops' then the zoomed ones of
  * cfg->people_zoom, then of cfg->people_zoom2; crop holds
  * PEOPLE_CROPS_ALL; *n_plain gets the count of people_crops' (the first
- * ones). Returns the count. */
-int people_crops_all(int pw, int ph, const struct vr_config *cfg, struct frame_rect *crop,
-                     int *n_plain);
+ * ones). Returns the count. `split` (people_split's answer for the
+ * frame's eyes) and eye e: the eye takes one zoomed layout, people_zoom's
+ * for eye 0 and people_zoom2's for eye 1. */
+int people_crops_all(int pw, int ph, const struct vr_config *cfg, int split, int e,
+                     struct frame_rect *crop, int *n_plain);
 
-/* The detector inputs an eye has at most under cfg (its batch on the
- * GPU). */
-int people_crops_max(const struct vr_config *cfg);
+/* 1 when the eyes of a frame of n_eyes share the zoomed layouts
+ * (people_zoom_split): two eyes, both zooms on and the eyes fused
+ * (stereo_bands), which carries a person one eye's layout finds to the
+ * other eye. On made the two layouts find different far people; one each
+ * costs ~45% fewer detector inputs for ~0.25 points of holes
+ * (docs/QUALITY.md, "Zoomed layouts split between the eyes"). */
+int people_split(const struct vr_config *cfg, int n_eyes);
+
+/* The detector inputs an eye has at most under cfg, its layouts split
+ * between the eyes or not (people_split): its batch on the GPU. */
+int people_crops_max(const struct vr_config *cfg, int split);
 
 /* The k people c[0..k-1] that the detector found in `crop`, made the
  * picture's: a zoomed crop's first filtered in place (only those whose ROI

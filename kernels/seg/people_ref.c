@@ -18,6 +18,7 @@ struct people {
     struct pose_detector *det;
     struct pose_segmenter *seg;
     struct vr_config cfg;        /* its people_grid and zooms lay out the crops */
+    int split;                   /* people_split */
     int pw_max, ph_max;          /* the eye picture's largest size */
     float *fpic;                 /* [ph][pw][3] in [0,1] (frame_preprocess_ref) */
     uint8_t *pic;                /* the same as RGB24 */
@@ -36,8 +37,8 @@ static int load(const char *rel, char *path, size_t n, vr_err *err)
     return 0;
 }
 
-int people_create(const struct vr_config *cfg, int eye_w, int eye_h, struct people **out,
-                  vr_err *err)
+int people_create(const struct vr_config *cfg, int eye_w, int eye_h, int n_eyes,
+                  struct people **out, vr_err *err)
 {
     *out = NULL;
     if (eye_w < 1 || eye_h < 1)
@@ -53,6 +54,7 @@ int people_create(const struct vr_config *cfg, int eye_w, int eye_h, struct peop
         || (rc = pose_segmenter_create(path, &p->seg, err)) < 0)
         goto fail;
     p->cfg = *cfg;
+    p->split = people_split(cfg, n_eyes);
     people_pic_max(cfg, eye_w, eye_h, &p->pw_max, &p->ph_max);
     const size_t px = (size_t)p->pw_max * p->ph_max;
     p->fpic = malloc(px * 3 * sizeof *p->fpic);
@@ -158,18 +160,27 @@ int people_zoom_crops(int pw, int ph, double zoom, struct frame_rect *crop)
     return n;
 }
 
-int people_crops_all(int pw, int ph, const struct vr_config *cfg, struct frame_rect *crop,
-                     int *n_plain)
+int people_split(const struct vr_config *cfg, int n_eyes)
 {
-    int n = *n_plain = people_crops(pw, ph, cfg->people_grid, crop);
-    n += people_zoom_crops(pw, ph, cfg->people_zoom, crop + n);
-    return n + people_zoom_crops(pw, ph, cfg->people_zoom2, crop + n);
+    return cfg->people_zoom_split && n_eyes == 2 && cfg->stereo_bands > 0
+           && cfg->people_zoom > 1.0 && cfg->people_zoom2 > 1.0;
 }
 
-int people_crops_max(const struct vr_config *cfg)
+int people_crops_all(int pw, int ph, const struct vr_config *cfg, int split, int e,
+                     struct frame_rect *crop, int *n_plain)
 {
-    return PEOPLE_CROPS + (cfg->people_zoom > 1.0) * PEOPLE_ZOOM_CROPS
-           + (cfg->people_zoom2 > 1.0) * PEOPLE_ZOOM_CROPS;
+    int n = *n_plain = people_crops(pw, ph, cfg->people_grid, crop);
+    if (!split || e == 0)
+        n += people_zoom_crops(pw, ph, cfg->people_zoom, crop + n);
+    if (!split || e == 1)
+        n += people_zoom_crops(pw, ph, cfg->people_zoom2, crop + n);
+    return n;
+}
+
+int people_crops_max(const struct vr_config *cfg, int split)
+{
+    const int layouts = split ? 1 : (cfg->people_zoom > 1.0) + (cfg->people_zoom2 > 1.0);
+    return PEOPLE_CROPS + layouts * PEOPLE_ZOOM_CROPS;
 }
 
 /* The zoomed crop's size filter: those of c[0..k-1] whose ROI is no larger
@@ -217,14 +228,14 @@ void people_roi_to_work(struct pose_roi *r, float sx, float sy)
 
 /* ---- the CPU engine's tier ---- */
 
-/* Detections of the whole picture and of its crops (people_crops_all: the
+/* Detections of eye e's whole picture and of its crops (people_crops_all: the
  * zoomed ones' filtered by their ROI's size), in picture pixels, merged;
  * returns their count. */
-static int detect_all(struct people *p, int pw, int ph, vr_err *err)
+static int detect_all(struct people *p, int e, int pw, int ph, vr_err *err)
 {
     struct frame_rect crop[PEOPLE_CROPS_ALL];
     int plain;
-    const int nc = people_crops_all(pw, ph, &p->cfg, crop, &plain);
+    const int nc = people_crops_all(pw, ph, &p->cfg, p->split, e, crop, &plain);
     int n = 0, rc;
     for (int q = 0; q < nc; q++) {
         int k = 0;
@@ -276,7 +287,7 @@ int people_eye(struct people *p, int e, const struct seg_frame *f, struct frame_
     }
     frame_preprocess_ref(f, &eye, 1, pw, ph, p->fpic);
     pose_pic_u8_ref(p->fpic, (size_t)pw * ph * 3, p->pic);
-    int n = detect_all(p, pw, ph, err);
+    int n = detect_all(p, e, pw, ph, err);
     if (n < 0)
         return n;
     n = n > PEOPLE_MAX ? PEOPLE_MAX : n;

@@ -279,7 +279,8 @@ int seg_cpu_create(const struct seg_opts *o, struct seg **out, vr_err *err)
             goto nomem;
     }
     if (strcmp(s->cfg.people, "none") != 0
-        && (rc = people_create(&s->cfg, p->eye[0].eye.w, p->eye[0].eye.h, &c->people, err)) < 0)
+        && (rc = people_create(&s->cfg, p->eye[0].eye.w, p->eye[0].eye.h, p->n_eyes,
+                                &c->people, err)) < 0)
         goto fail;
     c->in = malloc((size_t)total * mwh * 3 * sizeof(float));
     c->out = malloc((size_t)total * mwh * sizeof(float));

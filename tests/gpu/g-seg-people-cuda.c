@@ -90,8 +90,9 @@ static void load_profile(struct vr_config *cfg, const char *name)
 }
 
 /* people_cu_eye against people_eye on the made frames, quality-people
- * with people_zoom = zoom and people_zoom2 = zoom2 (0: off). */
-static void tier_equals(double zoom, double zoom2)
+ * with people_zoom = zoom and people_zoom2 = zoom2 (0: off), the layouts
+ * split between the eyes or not. */
+static void tier_equals(double zoom, double zoom2, int split)
 {
     struct gf_frame g[NF];
     made_frames(g);
@@ -99,12 +100,13 @@ static void tier_equals(double zoom, double zoom2)
     load_profile(&cfg, "quality-people");
     cfg.people_zoom = zoom;
     cfg.people_zoom2 = zoom2;
+    cfg.people_zoom_split = split;
     const struct frame_rect eye[2] = { { 0, 0, W / 2, H }, { W / 2, 0, W / 2, H } };
     const int ww = 1024, wh = 1024;
     vr_err err = { 0, "" };
     struct people *cpu = NULL;
     struct people_cu *gpu = NULL;
-    cr_assert_eq(people_create(&cfg, eye[0].w, eye[0].h, &cpu, &err), 0, "%s", err.msg);
+    cr_assert_eq(people_create(&cfg, eye[0].w, eye[0].h, 2, &cpu, &err), 0, "%s", err.msg);
     cr_assert_eq(people_cu_create(&cfg, eye, 2, &gpu, NULL, &err), 0, "%s", err.msg);
     float *want = calloc((size_t)ww * wh, sizeof *want);
     float *d_work = NULL;
@@ -155,7 +157,7 @@ static void tier_equals(double zoom, double zoom2)
 
 Test(g_seg_people_cuda, tier_equals_cpu, .timeout = 300)
 {
-    tier_equals(0, 0);
+    tier_equals(0, 0, 0);
 }
 
 /* The zoomed crops (people_zoom 2: 64 crops of 112 px an eye, one
@@ -163,14 +165,22 @@ Test(g_seg_people_cuda, tier_equals_cpu, .timeout = 300)
  * code (people_crops_all, people_crop_found), give the CPU's people. */
 Test(g_seg_people_cuda, tier_with_zoom_equals_cpu, .timeout = 600)
 {
-    tier_equals(2.0, 0);
+    tier_equals(2.0, 0, 0);
 }
 
 /* A second zoom (people_zoom2 1.7: 64 more crops, of 132 px) in the
  * same batch: the GPU's batch is sized by people_crops_max. */
 Test(g_seg_people_cuda, tier_with_two_zooms_equals_cpu, .timeout = 600)
 {
-    tier_equals(2.0, 1.7);
+    tier_equals(2.0, 1.7, 0);
+}
+
+/* The two layouts split between the eyes (people_zoom_split: eye 0 takes
+ * zoom 2's 64 crops, eye 1 zoom 1.7's): each eye's batch is its own
+ * layout's, and the people equal the CPU's. */
+Test(g_seg_people_cuda, tier_with_split_zooms_equals_cpu, .timeout = 600)
+{
+    tier_equals(2.0, 1.7, 1);
 }
 
 /* The NF masks of one engine on the frames (host frames for SEG_CPU,
