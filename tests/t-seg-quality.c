@@ -358,10 +358,11 @@ Test(seg_quality, made_fine_grid_finds_the_middle_player, .timeout = 240)
 }
 
 /* quality-people as shipped, zoomed crops on (people_zoom 2, people_zoom2
- * 1.7): made's middle photo's left player, whom the selfie models and the
- * tier's plain crops miss at this 480 px eye, is found by a zoomed crop;
- * 3.45% holes (fp 0.19%) against 8.58% with the zooms off, which 4%
- * fails. The far photo's players (37 px tall, 3-4 px faces) stay missed
+ * 1.7, split between the eyes): made's middle photo's left player, whom
+ * the selfie models and the tier's plain crops miss at this 480 px eye,
+ * is found by a zoomed crop of one eye and carried to the other by the
+ * eyes' fusion; 3.70% holes (fp 0.19%; 3.45% with both layouts in each
+ * eye) against 8.58% with the zooms off, which 4% fails. The far photo's players (37 px tall, 3-4 px faces) stay missed
  * here; at 960 px eyes the zooms find them too (docs/QUALITY.md,
  * "quality-people zooms"). */
 #define MADE_HOLES_PEOPLE 0.04
