@@ -391,6 +391,15 @@ Test(net_plan, bad_options)
     model_free(&m);
 }
 
+/* Pad ops of m that plan p has no step for. */
+static int folded_pads(const struct model *m, const struct netplan *p)
+{
+    int n = 0;
+    for (int i = 0; i < m->n_ops; i++)
+        n += m->ops[i].kind == MOP_PAD && p->st[i].kind == NETPLAN_DEAD;
+    return n;
+}
+
 /* The pose tier's models (every graph output kept, the move ops): sound
  * plans at every precision and fusion level; each move op is one step of
  * its own kind with the op's parameters, each concatenation's rows add up
@@ -449,7 +458,10 @@ static void check_pose_model(const char *rel, int n_ops)
                                   "%s: step %d's rows %d x %zu", what, k, s->mv.outer, row);
                     }
                 }
-                cr_assert_eq(seen, moves, "%s: %d move steps for %d move ops", what, seen, moves);
+                /* fused, the pads read only by convolutions are theirs
+                 * (pads_fold_into_their_convs) */
+                cr_assert_eq(seen + (o.fused ? folded_pads(m, p) : 0), moves,
+                             "%s: %d move steps for %d move ops", what, seen, moves);
                 netplan_free(&p);
             }
             cr_assert(steps[1] < steps[0] && steps[2] <= steps[1] && steps[3] <= steps[2],
@@ -467,6 +479,56 @@ Test(net_plan, pose_detection_model)
 Test(net_plan, pose_landmark_model)
 {
     check_pose_model("models/pose_landmark_lite.tflite", 129);
+}
+
+/* netplan_fold_pads: fused, every spatial pad of the pose models whose
+ * readers are all convolutions is gone, and each reader reads the pad's
+ * input with the pad added to its own leading padding and the output it
+ * had; unfused, every pad is its own step. */
+static void check_pads_fold(const char *rel, int n_ops, int want_folded)
+{
+    struct model *m = umo_load(rel, n_ops);
+    const struct netplan_opts o0 = { .max_batch = 4, .fused = 0, .all_outputs = 1 };
+    const struct netplan_opts o1 = { .max_batch = 4, .fused = 1, .all_outputs = 1 };
+    struct netplan *p0 = plan_checked(m, &o0, NULL, rel);
+    struct netplan *p1 = plan_checked(m, &o1, NULL, rel);
+    int folded = 0;
+    for (int i = 0; i < m->n_ops; i++) {
+        const struct model_op *op = &m->ops[i];
+        if (op->kind != MOP_PAD)
+            continue;
+        cr_assert_eq(p0->st[i].kind, NETPLAN_PAD, "%s: op %d unfused", rel, i);
+        if (p1->st[i].kind != NETPLAN_DEAD)
+            continue;
+        folded++;
+        cr_assert(op->pad_c0 == 0 && op->pad_c1 == 0, "%s: op %d pads channels", rel, i);
+        int readers = 0;
+        for (int j = 0; j < m->n_ops; j++) {
+            const struct netplan_step *a = &p0->st[j], *b = &p1->st[j];
+            cr_assert(b->kind == NETPLAN_DEAD || b->x != op->out, "%s: op %d still read", rel, i);
+            if (a->x != op->out)
+                continue;
+            readers++;
+            cr_assert((b->kind == NETPLAN_DW || b->kind == NETPLAN_CONV) && b->x == op->in[0] &&
+                          b->g.ih == a->g.ih - op->pad_h0 - op->pad_h1 &&
+                          b->g.iw == a->g.iw - op->pad_w0 - op->pad_w1 &&
+                          b->g.pad_top == a->g.pad_top + op->pad_h0 &&
+                          b->g.pad_left == a->g.pad_left + op->pad_w0 && b->g.oh == a->g.oh &&
+                          b->g.ow == a->g.ow && b->out == a->out,
+                      "%s: op %d's reader op %d", rel, i, j);
+        }
+        cr_assert(readers > 0, "%s: op %d has no reader", rel, i);
+    }
+    cr_assert_eq(folded, want_folded, "%s: %d pads folded", rel, folded);
+    netplan_free(&p0);
+    netplan_free(&p1);
+    model_free(&m);
+}
+
+Test(net_plan, pads_fold_into_their_convs)
+{
+    check_pads_fold("models/pose_detection.tflite", 109, 8);
+    check_pads_fold("models/pose_landmark_lite.tflite", 129, 5);
 }
 
 /* Without all_outputs the pose models are refused as before (a mask of one

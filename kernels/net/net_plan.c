@@ -783,6 +783,7 @@ static void fuse_pw_dw(struct netplan *plan)
  * after pass in this order: each sees what the earlier ones made. */
 static void fuse(struct netplan *plan)
 {
+    netplan_fold_pads(plan);
     fuse_squeeze_excite(plan);
     fuse_activations(plan);
     fuse_pw_scale(plan);

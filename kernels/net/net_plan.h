@@ -204,6 +204,16 @@ int netplan_is_move(int model_kind);
 int netplan_move_op(struct netplan *plan, int i, vr_err *err);
 void netplan_move_f32(struct netplan *plan);
 
+/* Fusion (opts.fused >= 1, before the others): a PAD of zeros along H and
+ * W whose every reader is a CONV_2D or DEPTHWISE_CONV_2D reading it as its
+ * input is folded into them: each reads the unpadded map with the pad
+ * added to its leading padding, and the kernels skip the taps outside the
+ * map (fmaf(0, w, acc) is acc), so the padded copy is never written. The
+ * Pose detector's eight pads (six before its strided depthwise convs: 10%
+ * of its time at 81 crops, H200) go, and the 1x1 conv before each strided
+ * one may then join it (fuse_pw_dw). */
+void netplan_fold_pads(struct netplan *plan);
+
 /* A step kind in words ("pointwise"), and opts.fused ("blocks"). */
 const char *netplan_kind_name(int kind);
 const char *netplan_fused_name(int fused);

@@ -1,9 +1,11 @@
 /*
  * net_plan_move.c - the GPU plan's steps for the ops the pose tier's
  * models add (PAD, DEPTH_TO_SPACE, MAX_POOL_2D, RESHAPE, CONCATENATION):
- * one step an op, never fused, run by ops_move.cu's float32 kernels (and a
- * copy for RESHAPE, the same values in the same order), so every tensor
- * such a step reads or writes is stored float32 whatever opts.fp16 says.
+ * one step an op, run by ops_move.cu's float32 kernels (and a copy for
+ * RESHAPE, the same values in the same order), so every tensor such a step
+ * reads or writes is stored float32 whatever opts.fp16 says. The one
+ * fusion: a spatial PAD read only by convolutions becomes their own
+ * leading padding (netplan_fold_pads).
  * Part of the planner (net_plan.h); plain C, no CUDA call.
  */
 #include "net_plan.h"
@@ -131,6 +133,56 @@ int netplan_move_op(struct netplan *plan, int i, vr_err *err)
     if (want.h != y->h || want.w != y->w || want.c != y->c)
         return mfail(err, m, i, "output shape differs from the computed geometry");
     return 0;
+}
+
+/* 1 when step s reads tensor t as its convolution input x, and nothing
+ * else of it, with room for `top` / `left` more leading rows / columns of
+ * padding (fewer than its kernel's side, as every conv kernel takes). */
+static int conv_reads_only_x(const struct netplan_step *s, int t, int top, int left)
+{
+    if (s->kind != NETPLAN_DW && s->kind != NETPLAN_CONV)
+        return 0;
+    int in[6], k = netplan_step_inputs(s, in), n = 0;
+    for (int j = 0; j < k; j++)
+        n += in[j] == t;
+    return s->x == t && n == 1 && s->g.pad_top + top < s->g.kh * s->g.dh &&
+           s->g.pad_left + left < s->g.kw * s->g.dw;
+}
+
+void netplan_fold_pads(struct netplan *plan)
+{
+    const int n_ops = plan->m->n_ops;
+    for (int i = 0; i < n_ops; i++) {
+        struct netplan_step *P = &plan->st[i];
+        if (P->kind != NETPLAN_PAD || P->mv.pad[4] || P->mv.pad[5] ||
+            P->out == plan->m->output || netplan_is_output(plan, P->out))
+            continue;
+        int readers = 0, convs = 0;
+        for (int j = 0; j < n_ops; j++) {
+            const struct netplan_step *s = &plan->st[j];
+            if (s->kind == NETPLAN_DEAD)
+                continue;
+            int in[6], k = netplan_step_inputs(s, in), reads = 0;
+            for (int q = 0; q < k; q++)
+                reads |= in[q] == P->out;
+            readers += reads;
+            convs += reads && conv_reads_only_x(s, P->out, P->mv.pad[0], P->mv.pad[2]);
+        }
+        if (readers == 0 || convs != readers)
+            continue;
+        const struct netplan_tens *x = &plan->t[P->x];
+        for (int j = 0; j < n_ops; j++) {
+            struct netplan_step *s = &plan->st[j];
+            if (s->kind == NETPLAN_DEAD || s->x != P->out)
+                continue;
+            s->x = P->x;
+            s->g.ih = x->h;
+            s->g.iw = x->w;
+            s->g.pad_top += P->mv.pad[0];
+            s->g.pad_left += P->mv.pad[2];
+        }
+        P->kind = NETPLAN_DEAD;
+    }
 }
 
 void netplan_move_f32(struct netplan *plan)
