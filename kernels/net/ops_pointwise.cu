@@ -295,13 +295,19 @@ __global__ void __launch_bounds__(PWG_THREADS) k_pw_gemm(struct pw_k k)
     }
 }
 
-/* k_pw_gemm's launch: 128-pixel tiles, 64 where those would give fewer
- * than two blocks an SM (a batch of few crops). */
+/* k_pw_gemm's launch: 128-pixel tiles, 64 where those would leave most
+ * SMs idle (under 66 blocks: the landmark model at 1-4 crops, where a
+ * block's time is the step's). More blocks of fewer pixels do not pay
+ * otherwise: each weight read from shared memory then serves fewer pixels,
+ * and that bounds it. On the detector at 81 crops (H200) the 14x14 and 7x7
+ * steps took 0.11 and 0.10 ms with 128 (250 and 96 blocks for 132 SMs),
+ * 0.17 and 0.13 with 64, and the net 6.8 ms against 7.4 when 64 came in
+ * under two blocks an SM. */
 static int pw_gemm_launch(const struct pw_k &k, cudaStream_t s)
 {
     const unsigned ny = (unsigned)(k.cout + PWG_BN - 1) / PWG_BN;
     const unsigned n4 = cu_blocks((size_t)k.npix, 128);
-    if ((size_t)n4 * ny >= 264)
+    if ((size_t)n4 * ny >= 66)
         k_pw_gemm<4><<<dim3(n4, ny), PWG_THREADS, 0, s>>>(k);
     else
         k_pw_gemm<2><<<dim3(cu_blocks((size_t)k.npix, 64), ny), PWG_THREADS, 0, s>>>(k);

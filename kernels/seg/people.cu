@@ -70,9 +70,12 @@ static int load_net(const char *rel, int batch, struct model **m, struct netcu *
     int rc = model_load(path, m, err);
     if (rc < 0)
         return rc;
-    /* float32 (the CPU engine's), fused stage kernels, no graph: batch
-     * sizes vary from call to call (g_net_pose: within 2e-4 of the CPU) */
-    struct netcu_opts o = { batch, 0, 2, 0, 0, 0, 0 };
+    /* float32 (the CPU engine's), fused steps without the stage kernels
+     * (fused 1: the pose nets' pointwise + depthwise pairs, 5x5 windows
+     * at 56x56, run slower as one stage kernel: the detector at 81 crops
+     * 6.6 ms against 6.8, H200), no graph: batch sizes vary from call to
+     * call (g_net_pose: within 2e-4 of the CPU) */
+    struct netcu_opts o = { batch, 0, 1, 0, 0, 0, 0 };
     return netcu_create_outputs(*m, &o, net, err);
 }
 

@@ -4,8 +4,8 @@
  * 112->672, 1152->192, 192->1152, 192->192, 480->80), which
  * cu_pointwise_dt sends to k_pw_gemm (ops_pw_tile.h), against the C twin (ref_pointwise): every prologue and epilogue operand,
  * a resize on load, float32 and float16 activations, outputs poisoned.
- * Small maps take its 64-pixel tiles, 112->672 and 1160->200 at 40 and 60
- * crops its 128-pixel ones; 1160 inputs end in a part slice of channels,
+ * Small maps take its 64-pixel tiles, 14x14 at 40-60 crops its 128-pixel
+ * ones (pw_gemm_launch); 1160 inputs end in a part slice of channels,
  * 96, 112, 200 and 672 outputs in a part block.
  */
 #include "util-net.h"
@@ -23,6 +23,7 @@ Test(g_net_ops_pw_big, global_weights_vs_twin)
         { 3, 7, 7, 1152, 192, 15 }, { 1, 4, 4, 192, 1152, 16 },  { 2, 16, 16, 576, 96, 8 },
         { 40, 14, 14, 112, 672, 13 }, { 60, 14, 14, 1160, 200, 6 }, { 40, 14, 14, 672, 112, 10 },
         { 5, 14, 14, 576, 96, 3 },   { 10, 14, 14, 192, 192, 9 }, { 3, 14, 14, 480, 80, 0 },
+        { 50, 14, 14, 480, 80, 8 },
     };
     for (int f16 = 0; f16 <= 1; f16++)
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
