@@ -224,6 +224,29 @@ static int people_total(const struct qpeople *q, int n, int eye)
     return t;
 }
 
+static int quality_usage(FILE *f, int rc)
+{
+    fprintf(f,
+            "usage: vrbench-video quality CLIP [--cpu | --gpu N] [--frames 1..%d] [--sheet OUT.png]\n"
+            "                             [--width W] [--truth TRUTH] [--people 0..4] [PROFILE...]\n"
+            "\n"
+            "the matte measures per profile on a side-by-side clip (docs/QUALITY.md):\n"
+            "holes and false positives (against the first profile, or TRUTH), stereo\n"
+            "agreement, flicker in still areas against the picture's, tile borders and\n"
+            "the pose detector's people found in each eye; one RESULT line a profile\n"
+            "\n"
+            "  --cpu | --gpu N  the engine: the C twins (default) or GPU N\n"
+            "  --frames N       frames of the clip to measure (default 10)\n"
+            "  --sheet OUT.png  contact sheet: source | matte | overlay, a row a profile\n"
+            "  --width W        mattes at most W wide (default 1024; 8K runs its tiles)\n"
+            "  --truth TRUTH    a truth matte video (8-bit gray; bench/quality-made.sh)\n"
+            "  --people G       the detector's crops, G x G (default 3; 0: no people measure)\n"
+            "  PROFILE          a name (configs/NAME.json) or a .json file over the\n"
+            "                   defaults, at most %d (default: fast balanced quality)\n",
+            QMAX_FRAMES, QMAX_PROFILES);
+    return rc;
+}
+
 int cmd_quality(int argc, char **argv)
 {
     const char *clip = NULL, *sheet = NULL, *truth = NULL, *prof[QMAX_PROFILES];
@@ -243,6 +266,11 @@ int cmd_quality(int argc, char **argv)
             truth = argv[++i];
         else if (!strcmp(argv[i], "--people") && i + 1 < argc)
             grid = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return quality_usage(stdout, 0);
+        else if (argv[i][0] == '-' && argv[i][1] == '-')
+            return fprintf(stderr, "quality: unknown option %s (or its value missing)\n",
+                           argv[i]), quality_usage(stderr, 2);
         else if (!clip)
             clip = argv[i];
         else if (np < QMAX_PROFILES)
@@ -252,9 +280,7 @@ int cmd_quality(int argc, char **argv)
     }
     if (!clip || frames < 1 || frames > QMAX_FRAMES || max_w < 16 || max_w > 16384 || grid < 0
         || grid > 4)
-        return fprintf(stderr, "usage: quality CLIP [--cpu | --gpu N] [--frames 1..%d] "
-                       "[--sheet OUT.png] [--width W] [--truth TRUTH] [--people 0..4] "
-                       "[PROFILE...]\n", QMAX_FRAMES), 2;
+        return quality_usage(stderr, 2);
     if (np == 0) {
         prof[np++] = "fast";
         prof[np++] = "balanced";
