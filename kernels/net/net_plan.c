@@ -221,28 +221,6 @@ static int plan_op(struct netplan *plan, int i, vr_err *err)
 
 /* ---- fusion (plan stage 2) ---- */
 
-int netplan_step_inputs(const struct netplan_step *s, int in[6])
-{
-    int k = 0;
-    const int c[5] = {s->x, s->x2, s->a_scale, s->bsum, s->e_scale};
-    for (int i = 0; i < 5; i++)
-        if (c[i] >= 0)
-            in[k++] = c[i];
-    if (s->res >= 0)
-        in[k++] = s->res;
-    if (s->kind == NETPLAN_CONCAT && s->mv.x3 >= 0)   /* x, x2 and x3 only: k < 6 here */
-        in[k++] = s->mv.x3;
-    return k;
-}
-
-int netplan_is_output(const struct netplan *plan, int t)
-{
-    for (int k = 0; plan->o.all_outputs && k < plan->m->n_outputs; k++)
-        if (plan->m->outputs[k] == t)
-            return 1;
-    return 0;
-}
-
 /* Number of reads of tensor t by live steps (+1 if it is a graph output). */
 static int uses(const struct netplan *plan, int t)
 {
