@@ -221,24 +221,10 @@ static int plan_op(struct netplan *plan, int i, vr_err *err)
 
 /* ---- fusion (plan stage 2) ---- */
 
-/* Number of reads of tensor t by live steps (+1 if it is a graph output). */
-static int uses(const struct netplan *plan, int t)
-{
-    int u = t == plan->m->output || netplan_is_output(plan, t);
-    for (int i = 0; i < plan->m->n_ops; i++) {
-        if (plan->st[i].kind == NETPLAN_DEAD)
-            continue;
-        int in[6], k = netplan_step_inputs(&plan->st[i], in);
-        for (int j = 0; j < k; j++)
-            u += in[j] == t;
-    }
-    return u;
-}
-
 /* The one live step reading t, when t has exactly one use, else NULL. */
 static struct netplan_step *sole_consumer(struct netplan *plan, int t)
 {
-    if (t < 0 || uses(plan, t) != 1)
+    if (t < 0 || netplan_uses(plan, t) != 1)
         return NULL;
     for (int i = 0; i < plan->m->n_ops; i++) {
         struct netplan_step *s = &plan->st[i];
@@ -370,7 +356,7 @@ static void fuse_pool_add(struct netplan *plan)
             continue;
         struct netplan_step *p = producer(plan, s->x);
         if (p && p->kind == NETPLAN_ADD && p->b_full && p->act1 == MACT_NONE && p->x != p->x2 &&
-            uses(plan, s->x) == 1) {
+            netplan_uses(plan, s->x) == 1) {
             s->x = p->x;
             s->x2 = p->x2;
             p->kind = NETPLAN_DEAD;
@@ -388,7 +374,7 @@ static void fuse_pw_prologue(struct netplan *plan)
         if (s->kind != NETPLAN_PW || s->a_scale >= 0 || s->bsum >= 0)
             continue;
         struct netplan_step *p = producer(plan, s->x);
-        if (!p || uses(plan, s->x) != 1)
+        if (!p || netplan_uses(plan, s->x) != 1)
             continue;
         if (p->kind == NETPLAN_MUL && !p->b_full && p->act1 == MACT_NONE) {
             s->x = p->x;
@@ -400,7 +386,7 @@ static void fuse_pw_prologue(struct netplan *plan)
             for (int k = 0; k < 2 && !done; k++) {
                 struct netplan_step *q = producer(plan, ins[k]);
                 if (q && q->kind == NETPLAN_MUL && !q->b_full && q->act1 == MACT_NONE &&
-                    uses(plan, ins[k]) == 1) {
+                    netplan_uses(plan, ins[k]) == 1) {
                     s->x = q->x;
                     s->a_scale = q->x2;
                     s->bsum = ins[1 - k];
@@ -428,7 +414,7 @@ static void fuse_resize_into_pw(struct netplan *plan)
         if (s->kind != NETPLAN_PW || s->a_scale >= 0 || s->bsum >= 0 || s->rs || s->g.cin % 8)
             continue;
         struct netplan_step *p = producer(plan, s->x);
-        if (p && p->kind == NETPLAN_RESIZE && uses(plan, s->x) == 1) {
+        if (p && p->kind == NETPLAN_RESIZE && netplan_uses(plan, s->x) == 1) {
             s->x = p->x;
             s->rs = 1;
             s->align = p->align;
@@ -591,13 +577,13 @@ static int match_ir(struct netplan *plan, struct netplan_step *D, struct netplan
         return 0;
     struct netplan_step *C = producer(plan, D->a_scale), *B = producer(plan, D->x);
     if (!C || C->kind != NETPLAN_SE || C->x != D->x || C->x2 >= 0 || C->n_layers != 2 ||
-        uses(plan, C->out) != 1 || C->l[0].cin != D->g.cin || C->l[1].cout != D->g.cin)
+        netplan_uses(plan, C->out) != 1 || C->l[0].cin != D->g.cin || C->l[1].cout != D->g.cin)
         return 0;
-    if (!B || !is_same_dw(B) || B->res >= 0 || uses(plan, B->out) != 2)
+    if (!B || !is_same_dw(B) || B->res >= 0 || netplan_uses(plan, B->out) != 2)
         return 0;
     struct netplan_step *A = producer(plan, B->x);
     if (!A || A->kind != NETPLAN_PW || A->a_scale >= 0 || A->bsum >= 0 || A->e_scale >= 0 ||
-        A->res >= 0 || A->rs || uses(plan, A->out) != 1 || A->g.cout != B->g.cin ||
+        A->res >= 0 || A->rs || netplan_uses(plan, A->out) != 1 || A->g.cout != B->g.cin ||
         A->g.cin != D->g.cout || (D->res >= 0 && D->res != A->x))
         return 0;
     *pa = A; *pb = B; *pc = C;
@@ -660,11 +646,11 @@ static void fuse_ir_blocks(struct netplan *plan)
 static int stage_head(struct netplan *plan, int x, struct netplan_step **P, struct netplan_step **D)
 {
     struct netplan_step *d = producer(plan, x);
-    if (!d || !is_same_dw(d) || uses(plan, x) != 1 || d->res < 0 || d->res != d->x)
+    if (!d || !is_same_dw(d) || netplan_uses(plan, x) != 1 || d->res < 0 || d->res != d->x)
         return 0;
     struct netplan_step *p = producer(plan, d->x);
     if (!p || p->kind != NETPLAN_PW || p->rs || p->e_scale >= 0 || p->res >= 0 ||
-        uses(plan, d->x) != 2)
+        netplan_uses(plan, d->x) != 2)
         return 0;
     *P = p;
     *D = d;
@@ -742,7 +728,7 @@ static void fuse_pw_dw(struct netplan *plan)
             continue;
         struct netplan_step *P = producer(plan, D->x);
         if (!P || P->kind != NETPLAN_PW || P->rs || P->a_scale >= 0 || P->bsum >= 0 ||
-            P->e_scale >= 0 || P->res >= 0 || uses(plan, D->x) != 1)
+            P->e_scale >= 0 || P->res >= 0 || netplan_uses(plan, D->x) != 1)
             continue;
         struct cu_pwdw_args a = { .g = D->g, .cin = P->g.cin, .wp = plan->m->tensors[P->wt].data,
                                   .wd = plan->m->tensors[D->wt].data };

@@ -186,6 +186,10 @@ int netplan_step_inputs(const struct netplan_step *s, int in[6]);
 /* 1 when tensor t is a graph output the plan keeps (all_outputs). */
 int netplan_is_output(const struct netplan *plan, int t);
 
+/* Reads of tensor t by the plan's live steps, plus 1 when it is a graph
+ * output (the network's output or one all_outputs keeps). */
+int netplan_uses(const struct netplan *plan, int t);
+
 /* Bytes a tile of tensor T takes as stored. */
 size_t netplan_tile_bytes(const struct netplan_tens *T);
 

@@ -154,21 +154,16 @@ void netplan_fold_pads(struct netplan *plan)
     const int n_ops = plan->m->n_ops;
     for (int i = 0; i < n_ops; i++) {
         struct netplan_step *P = &plan->st[i];
-        if (P->kind != NETPLAN_PAD || P->mv.pad[4] || P->mv.pad[5] ||
-            P->out == plan->m->output || netplan_is_output(plan, P->out))
+        if (P->kind != NETPLAN_PAD || P->mv.pad[4] || P->mv.pad[5])
             continue;
-        int readers = 0, convs = 0;
-        for (int j = 0; j < n_ops; j++) {
-            const struct netplan_step *s = &plan->st[j];
-            if (s->kind == NETPLAN_DEAD)
-                continue;
-            int in[6], k = netplan_step_inputs(s, in), reads = 0;
-            for (int q = 0; q < k; q++)
-                reads |= in[q] == P->out;
-            readers += reads;
-            convs += reads && conv_reads_only_x(s, P->out, P->mv.pad[0], P->mv.pad[2]);
-        }
-        if (readers == 0 || convs != readers)
+        /* every read of the padded map (a graph output counts as one) is a
+         * convolution's input */
+        const int uses = netplan_uses(plan, P->out);
+        int convs = 0;
+        for (int j = 0; j < n_ops; j++)
+            convs += plan->st[j].kind != NETPLAN_DEAD &&
+                     conv_reads_only_x(&plan->st[j], P->out, P->mv.pad[0], P->mv.pad[2]);
+        if (uses == 0 || convs != uses)
             continue;
         const struct netplan_tens *x = &plan->t[P->x];
         for (int j = 0; j < n_ops; j++) {

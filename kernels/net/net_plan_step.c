@@ -1,6 +1,7 @@
 /*
  * net_plan_step.c - what a step of the GPU plan reads (net_plan.h): its
- * input tensors, and whether a tensor is a graph output the plan keeps.
+ * input tensors, whether a tensor is a graph output the plan keeps, and
+ * how many reads a tensor has.
  * The planner's fusions (net_plan.c) and the move ops' (net_plan_move.c)
  * both ask; plain C, no CUDA call.
  */
@@ -26,4 +27,17 @@ int netplan_is_output(const struct netplan *plan, int t)
         if (plan->m->outputs[k] == t)
             return 1;
     return 0;
+}
+
+int netplan_uses(const struct netplan *plan, int t)
+{
+    int u = t == plan->m->output || netplan_is_output(plan, t);
+    for (int i = 0; i < plan->m->n_ops; i++) {
+        if (plan->st[i].kind == NETPLAN_DEAD)
+            continue;
+        int in[6], k = netplan_step_inputs(&plan->st[i], in);
+        for (int j = 0; j < k; j++)
+            u += in[j] == t;
+    }
+    return u;
 }
