@@ -10,6 +10,7 @@
  * quality-people on their own. A job
  * whose layout or config is bad is refused before anything is queued.
  */
+#include "clock.h"
 #include "util-video.h"
 #include "util-redis.h"
 
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static char W[256];
 
@@ -55,13 +55,6 @@ static void make_clip(const char *path, int seconds, int w, int h, const char *e
 
 static const char *H264 = "-c:v libx264 -preset ultrafast -g 10 -keyint_min 10 -sc_threshold 0";
 
-static double mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 /* `vr-worker process` and `vrctl run` (2 CPU workers, chunks of `secs`
  * seconds) on `in` with config `cfg` (a file), `profile` and output kind
  * `output`; outputs into a and b. */
@@ -74,12 +67,12 @@ static void both_paths_output(const char *in, const char *cfg, const char *profi
     snprintf(log, sizeof log, "%s/run.log", W);
     const char *pargv[] = { "vr-worker", "process", "--cpu", "--profile", profile, "-c", cfg,
                             "--output", output, in, "-o", a, NULL };
-    const double t0 = mono_ms();
+    const double t0 = clock_mono_ms();
     cr_assert_eq(tproc_run("vr-worker", pargv, NULL, 0), 0, "process failed on %s", in);
     /* the fleet's deadline from what this machine just took for the same
      * work in one process (an ASan build on 2 busy cores: quality-people's
      * fleet ran past a fixed 180 s), never under 180 s */
-    const double took = mono_ms() - t0;
+    const double took = clock_mono_ms() - t0;
     const int deadline = took * 4 + 60000 > 180000 ? (int)(took * 4 + 60000) : 180000;
     const char *rargv[] = { "vrctl", "run", in, "-o", b, "--cpu", "--workers", "2",
                             "--chunk-seconds", chunk, "--profile", profile, "-c", cfg,
