@@ -334,6 +334,13 @@ int cmd_quality(int argc, char **argv)
             quality_add_frame(&q, s, truth ? t[i] : m[0][i], m[p][i], c.luma[i],
                               i ? m[p][i - 1] : NULL, i ? c.luma[i - 1] : NULL, c.mw, c.mh,
                               scratch);
+        if (truth && p == 0) { /* the measure's own ceiling on this clip */
+            struct quality_sums qt = { 0 };
+            for (int i = 0; i < c.n; i++)
+                quality_add_frame(&qt, s, t[i], t[i], c.luma[i], NULL, NULL, c.mw, c.mh, scratch);
+            printf("RESULT quality_truth stereo %.3f IoU (the truth against itself)\n",
+                   quality_ratio(qt.stereo, 1));
+        }
         seg_free(&s);
         struct quality_count pc[2] = { 0 };
         for (int i = 0; qp && i < c.n; i++)

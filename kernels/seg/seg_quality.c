@@ -44,13 +44,17 @@ void quality_sure(const uint8_t *ref, const uint8_t *m, int w, int h, int fg,
 
 /* ---- stereo ---- */
 
-int quality_disparity(const uint8_t *yl, const uint8_t *yr, int w, int y0, int y1, int dmax)
+/* The shift d in [-dmax, dmax] minimising the mean |L(x) - R(x - d)| over
+ * rows [y0, y1) (every other one) and the columns x of [a, b) where x - d
+ * is inside the eye (at least half of them); ties to the smaller |d|. */
+static int disparity_cols(const uint8_t *yl, const uint8_t *yr, int w, int y0, int y1, int a,
+                          int b, int dmax)
 {
     int best = 0;
     double best_cost = 1e300;
     for (int d = -dmax; d <= dmax; d++) {
-        int x0 = d > 0 ? d : 0, x1 = d < 0 ? w + d : w; /* R(x - d) inside */
-        if (x1 - x0 < w / 2)
+        int x0 = a > d ? a : d, x1 = b < w + d ? b : w + d; /* R(x - d) inside */
+        if (x1 - x0 < (b - a + 1) / 2 || x1 <= x0)
             continue;
         long long sad = 0, n = 0;
         for (int y = y0; y < y1; y += 2) {
@@ -59,7 +63,7 @@ int quality_disparity(const uint8_t *yl, const uint8_t *yr, int w, int y0, int y
                 sad += abs(l[x] - rr[x - d]);
             n += x1 - x0;
         }
-        /* a tie goes to the smaller shift: flat bands keep d = 0 */
+        /* a tie goes to the smaller shift: flat pictures keep d = 0 */
         double cost = n ? (double)sad / n + 1e-6 * abs(d) : 1e300;
         if (cost < best_cost) {
             best_cost = cost;
@@ -67,6 +71,15 @@ int quality_disparity(const uint8_t *yl, const uint8_t *yr, int w, int y0, int y
         }
     }
     return best;
+}
+
+/* Whether column x of rows [y0, y1) holds matte (>= 128) in either eye. */
+static int column_matted(const uint8_t *ml, const uint8_t *mr, int ls, int y0, int y1, int x)
+{
+    for (int y = y0; y < y1; y++)
+        if (ml[(size_t)y * ls + x] >= 128 || mr[(size_t)y * ls + x] >= 128)
+            return 1;
+    return 0;
 }
 
 void quality_stereo(const uint8_t *ml, const uint8_t *mr, const uint8_t *yl,
@@ -78,14 +91,36 @@ void quality_stereo(const uint8_t *ml, const uint8_t *mr, const uint8_t *yl,
         int y0 = (int)((long long)h * b / bands), y1 = (int)((long long)h * (b + 1) / bands);
         if (y1 <= y0)
             continue;
-        int d = quality_disparity(yl, yr, w, y0, y1, dmax);
-        int x0 = d > 0 ? d : 0, x1 = d < 0 ? w + d : w;
-        for (int y = y0; y < y1; y++) {
-            const uint8_t *l = ml + (size_t)y * ls, *r = mr + (size_t)y * ls;
-            for (int x = x0; x < x1; x++) {
-                int a = l[x] >= 128, bb = r[x - d] >= 128;
-                c->num += a & bb;
-                c->den += a | bb;
+        /* each group of matted columns gets the disparity of its own
+         * picture: people at another depth than the band's background are
+         * compared at theirs; gaps under a quarter of dmax (an arm from
+         * its body) are joined, wider ones (people apart) are not */
+        const int join = dmax / 4 > 1 ? dmax / 4 : 1;
+        int x = 0;
+        while (x < w) {
+            while (x < w && !column_matted(ml, mr, ls, y0, y1, x))
+                x++;
+            if (x >= w)
+                break;
+            int s0 = x, s1 = x, gap = 0;
+            for (; x < w && gap < join; x++) {
+                if (column_matted(ml, mr, ls, y0, y1, x)) {
+                    s1 = x + 1;
+                    gap = 0;
+                } else {
+                    gap++;
+                }
+            }
+            x = s1;
+            int d = disparity_cols(yl, yr, w, y0, y1, s0, s1, dmax);
+            int x0 = s0 > d ? s0 : d, x1 = s1 < w + d ? s1 : w + d;
+            for (int y = y0; y < y1; y++) {
+                const uint8_t *l = ml + (size_t)y * ls, *r = mr + (size_t)y * ls;
+                for (int xx = x0; xx < x1; xx++) {
+                    int p = l[xx] >= 128, q = r[xx - d] >= 128;
+                    c->num += p & q;
+                    c->den += p | q;
+                }
             }
         }
     }

@@ -9,7 +9,8 @@
  *  - false positives: of the pixels the reference is sure are background
  *    (<= 25, eroded), the fraction the matte puts above 128;
  *  - stereo agreement: IoU of one eye's matte against the other's, shifted
- *    per row band by the disparity estimated on the luma;
+ *    by the disparity estimated on the luma of each group of matted
+ *    columns of a row band;
  *  - flicker: in still areas (luma moved at most a few levels nearby), the mean
  *    change of the matte against the mean change of the picture;
  *  - tile-border energy: the matte's mean step across the planned tile
@@ -62,17 +63,17 @@ static inline double quality_ratio(struct quality_count c, double if_empty)
 void quality_sure(const uint8_t *ref, const uint8_t *m, int w, int h, int fg,
                   uint8_t *scratch, struct quality_count *c);
 
-/* The horizontal shift d in [-dmax, dmax] that best maps the right eye onto
- * the left over rows [y0, y1): the smallest mean |L(x) - R(x - d)| of the
- * luma over the columns both see. Planes are eye-sized (w x h). */
-int quality_disparity(const uint8_t *yl, const uint8_t *yr, int w, int y0, int y1, int dmax);
-
-/* Stereo agreement of an eye pair: the eyes' rows split into `bands`, the
- * disparity estimated per band on the luma (quality_disparity, dmax), and
- * num += |L & R'|, den += |L | R'| where L, R' are the left matte and the
- * right matte shifted by the band's disparity, >= 128, over the columns
- * both see. Planes eye-sized, rows `ls` bytes apart (the eyes of one
- * side-by-side plane share its linesize). */
+/* Stereo agreement of an eye pair: the eyes' rows split into `bands`; in
+ * each band the columns where either eye's matte is >= 128 fall into
+ * groups (gaps under dmax / 4 joined), each group's disparity is estimated on
+ * the luma over its own columns (the shift d in [-dmax, dmax] with the
+ * smallest mean |L(x) - R(x - d)|), and num += |L & R'|, den += |L | R'|
+ * over the group's columns, L and R' the left matte and the right matte
+ * shifted by d, >= 128. A group is a person or people side by side, so
+ * each is compared at its own depth: one shift a band, estimated on the
+ * whole row, was the background's, and the made clip's own truth read
+ * 0.970 against it (0.995 by groups). Planes eye-sized, rows `ls` bytes
+ * apart (the eyes of one side-by-side plane share its linesize). */
 void quality_stereo(const uint8_t *ml, const uint8_t *mr, const uint8_t *yl,
                     const uint8_t *yr, int w, int h, int ls, int bands, int dmax,
                     struct quality_count *c);
