@@ -75,3 +75,46 @@ Test(seg_frame_stereo, no_person_no_shift)
         cr_assert_float_eq(mr[i], 0.2f, 1e-6f, "right %d: %g", i, mr[i]);
     }
 }
+
+/* The refined eyes (frame_stereo_out_ref): work shifts 6 and -3 at a work
+ * width of 96 become 13 and -6 at an output width of 200 (12.5 and -6.25;
+ * -6.5 at 208 gives -7: half away from 0); each pair gets one byte, the fused rule's: max from
+ * 192, else the mean rounded up; a band without a shift (NONE) and the
+ * columns whose partner lies outside the other eye are left as they were. */
+Test(seg_frame_stereo, refined_eyes_get_one_byte)
+{
+    enum { OW = 200, OH = 12, LS = 2 * OW + 8, B = 3 };
+    static uint8_t m[OH * LS], was[OH * LS];
+    const int disp[B] = { 6, -3, FRAME_STEREO_NONE };
+    cr_expect_eq(frame_stereo_scale(6, 96, OW), 13);
+    cr_expect_eq(frame_stereo_scale(-3, 96, OW), -6);
+    cr_expect_eq(frame_stereo_scale(-3, 96, 208), -7);
+    cr_expect_eq(frame_stereo_scale(FRAME_STEREO_NONE, 96, OW), FRAME_STEREO_NONE);
+    for (int i = 0; i < OH * LS; i++)
+        m[i] = was[i] = (uint8_t)(i * 37 + (i >> 3) * 11);
+    uint8_t *ml = m, *mr = m + OW;
+    frame_stereo_out_ref(ml, mr, LS, OW, OH, 96, B, disp);
+    int fused = 0;
+    for (int y = 0; y < OH; y++) {
+        int b = frame_stereo_band(OH, B, y), d = b == 0 ? 13 : b == 1 ? -6 : FRAME_STEREO_NONE;
+        for (int x = 0; x < OW; x++) {
+            const size_t l = (size_t)y * LS + x, r = l + OW;
+            int partner = d != FRAME_STEREO_NONE && x - d >= 0 && x - d < OW;
+            if (!partner) {
+                cr_expect_eq(m[l], was[l], "row %d x %d: left unfused", y, x);
+                continue;
+            }
+            uint8_t a = was[l], c = was[r - d], hi = a > c ? a : c;
+            uint8_t want = hi >= 192 ? hi : (uint8_t)((a + c + 1) / 2);
+            cr_expect_eq(m[l], want, "row %d x %d: left %u, want %u", y, x, m[l], want);
+            cr_expect_eq(m[r - d], want, "row %d x %d: right %u, want %u", y, x, m[r - d], want);
+            fused++;
+        }
+    }
+    cr_expect_gt(fused, OW, "pairs were fused");
+    /* the right eye's columns without a partner stay */
+    for (int y = 0; y < 4; y++)
+        for (int x = OW - 13; x < OW; x++)
+            cr_expect_eq(mr[(size_t)y * LS + x], was[(size_t)y * LS + OW + x],
+                         "row %d x %d of the right eye", y, x);
+}

@@ -5,7 +5,10 @@
  * copied aside), k_sad (one block a frame, band and shift: the band's sum
  * of luma differences, a block reduction), k_pick (one thread a frame and
  * band: the twin's order and comparison), k_fuse (one thread a pixel and
- * eye). Integer sums and max: the twin's bits, whatever the order.
+ * eye). Integer sums and max: the twin's bits, whatever the order. After
+ * the refinement, k_fuse_out4 (a thread four left output bytes and their
+ * right partners; k_fuse_out, a thread a byte, where rows are not word
+ * aligned) fuses the refined eyes at the same shifts.
  */
 #include "frame_cuda.h"
 #include "frame_stereo.h"
@@ -194,4 +197,80 @@ extern "C" int frame_stereo_batch_cuda(float *work, const float *luma, int n,
                       luma + r->work_off, scratch + l->work_off, scratch + r->work_off,
                       p->work_per_frame, l->work_w, l->work_h, bands, frame_stereo_dmax(l->work_w) };
     return stereo_run(v, n, ws, st, err);
+}
+
+/* blockIdx.y: output row, z: frame; a thread a byte of the left eye. */
+static __global__ void k_fuse_out(frame_masks m, frame_rect l, frame_rect r, int h,
+                                  int work_w, int bands, const int *disp)
+{
+    const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, f = blockIdx.z;
+    if (x >= l.w)
+        return;
+    const int d = frame_stereo_scale(disp[(size_t)f * bands + frame_stereo_band(h, bands, y)],
+                                     work_w, l.w);
+    if (x - d < 0 || x - d >= l.w)
+        return;
+    uint8_t *row = m.data[f] + (size_t)y * m.linesize[f];
+    uint8_t *a = row + (size_t)l.y * m.linesize[f] + l.x + x;
+    uint8_t *b = row + (size_t)r.y * m.linesize[f] + r.x + x - d;
+    *a = *b = frame_stereo_fuse_u8(*a, *b);
+}
+
+/* The same, a thread four bytes of the left eye (one aligned word: the
+ * caller checked that every frame's left rows start on a word) and their
+ * partners, read as the two aligned words around them: a quarter of the
+ * threads and of the loads. The right eye's bytes are stored one by one
+ * (another thread owns the rest of those words). */
+static __global__ void k_fuse_out4(frame_masks m, frame_rect l, frame_rect r, int h,
+                                   int work_w, int bands, const int *disp)
+{
+    const int x0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x), y = blockIdx.y, f = blockIdx.z;
+    if (x0 >= l.w)
+        return;
+    const int d = frame_stereo_scale(disp[(size_t)f * bands + frame_stereo_band(h, bands, y)],
+                                     work_w, l.w);
+    uint8_t *row = m.data[f] + (size_t)y * m.linesize[f];
+    uint8_t *a = row + (size_t)l.y * m.linesize[f] + l.x + x0;
+    uint8_t *b = row + (size_t)r.y * m.linesize[f] + r.x + x0 - d;
+    if (x0 - d < 0 || x0 + 3 - d >= l.w || x0 + 3 >= l.w) { /* an edge: byte by byte */
+        for (int k = 0; k < 4 && x0 + k < l.w; k++)
+            if (x0 + k - d >= 0 && x0 + k - d < l.w)
+                a[k] = b[k] = frame_stereo_fuse_u8(a[k], b[k]);
+        return;
+    }
+    const unsigned own = *(const unsigned *)a;
+    const uintptr_t ba = (uintptr_t)b;
+    const unsigned *bw = (const unsigned *)(ba & ~(uintptr_t)3);
+    const unsigned sh = 8u * (unsigned)(ba & 3);
+    const unsigned other = sh ? __funnelshift_r(bw[0], bw[1], sh) : bw[0];
+    unsigned out = 0;
+    for (int k = 0; k < 4; k++) {
+        uint8_t v = frame_stereo_fuse_u8((uint8_t)(own >> 8 * k), (uint8_t)(other >> 8 * k));
+        out |= (unsigned)v << 8 * k;
+        b[k] = v;
+    }
+    *(unsigned *)a = out;
+}
+
+extern "C" int frame_stereo_out_batch_cuda(const struct frame_masks *m, int n,
+                                           const struct frame_cu_plan *p, int bands,
+                                           const void *ws, cudaStream_t st, vr_err *err)
+{
+    const frame_cu_eye *l = &p->e[0], *r = &p->e[1];
+    if (p->n_eyes != 2 || l->out.w != r->out.w || l->out.h != r->out.h || n < 1
+        || n > FRAME_CU_MAX_FRAMES || bands < 1 || bands > FRAME_STEREO_MAX_BANDS)
+        return vr_err_set(err, VR_EINVAL, "stereo: refined eyes: %d frames, %d bands, "
+                          "eyes %dx%d and %dx%d", n, bands, l->out.w, l->out.h, r->out.w,
+                          r->out.h);
+    stereo_ws s = ws_split((void *)ws, n, bands, frame_stereo_dmax(l->work_w));
+    int words = 1; /* every left row starts on a 4-byte word */
+    for (int f = 0; f < n; f++)
+        words &= (((uintptr_t)m->data[f] + (uintptr_t)l->out.x) % 4 == 0) && m->linesize[f] % 4 == 0;
+    if (words)
+        k_fuse_out4<<<dim3((l->out.w + 511) / 512, l->out.h, n), 128, 0, st>>>(
+            *m, l->out, r->out, l->out.h, l->work_w, bands, s.disp);
+    else
+        k_fuse_out<<<dim3((l->out.w + 127) / 128, l->out.h, n), 128, 0, st>>>(
+            *m, l->out, r->out, l->out.h, l->work_w, bands, s.disp);
+    return fcu_check("stereo: refined eyes", err);
 }

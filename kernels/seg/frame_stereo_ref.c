@@ -87,3 +87,15 @@ void frame_stereo_ref(float *ml, float *mr, const float *yl, const float *yr, in
         }
     }
 }
+
+void frame_stereo_out_ref(uint8_t *ml, uint8_t *mr, int ls, int w, int h, int work_w,
+                          int bands, const int *disp)
+{
+    for (int y = 0; y < h; y++) {
+        const int d = frame_stereo_scale(disp[frame_stereo_band(h, bands, y)], work_w, w);
+        uint8_t *l = ml + (size_t)y * ls, *r = mr + (size_t)y * ls;
+        const int x0 = d > 0 ? d : 0, x1 = d < 0 ? w + d : w; /* x - d inside */
+        for (int x = x0; x < x1; x++)
+            l[x] = r[x - d] = frame_stereo_fuse_u8(l[x], r[x - d]);
+    }
+}

@@ -16,7 +16,8 @@
  *      its nets and small kernels, two or three waits for the stream)
  *   -> the eyes' masks fused with each other (stereo_bands, when on: 5)
  *   -> guided coefficients (2; 4 for r > 16)
- *   -> refine into the output masks (1, all frames) -> temporal filter (1)
+ *   -> refine into the output masks (1, all frames) -> the refined eyes
+ *      fused again (guided, stereo: 1) -> temporal filter (1)
  *
  * Frames and masks are device memory when on_device (NVDEC surfaces never
  * leave the GPU); host frames and masks go through pinned staging buffers,
@@ -401,6 +402,10 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
     rc = frame_refine_batch_cuda(s->refine_guided ? c->d_a : c->d_work, c->d_b,
                                  s->refine_guided, &fb, p, &fm, c->st, err);
     if (rc < 0)
+        return rc;
+    if (seg_stereo_refined(s)
+        && (rc = frame_stereo_out_batch_cuda(&fm, n, p, s->cfg.stereo_bands, c->d_stereo, c->st,
+                                             err)) < 0)
         return rc;
     if (smoothing) {
         if ((rc = frame_temporal_cuda(&c->topt, &c->tst, n, &fm, c->d_ycur, c->d_sad,

@@ -9,7 +9,8 @@
  * and the fused model (cfg.fuse_model) over each whole eye, then per frame
  * and eye bound the tiles by the whole pass, blend, fuse, close and open
  * (frame_matte_ref.c), fuse the two eyes' masks (frame_stereo_ref.c),
- * refine each and, over the whole mask, smooth.
+ * refine each (guided: fuse the refined eyes again) and, over the whole
+ * mask, smooth.
  * At the end, seg_run_network(): the CPU network alone on one picture.
  */
 #include "seg_impl.h"
@@ -124,12 +125,19 @@ static int frame_eyes(struct seg *s, struct seg_cpu *c, const struct seg_frame *
         if (s->refine_guided || stereo)
             frame_luma_ref(f, te->eye, te->work_w, te->work_h, c->luma + e * c->work_sz);
     }
+    int disp[FRAME_STEREO_MAX_BANDS];
     if (stereo)
         frame_stereo_ref(c->work, c->work + c->work_sz, c->luma, c->luma + c->work_sz,
                          p->eye[0].work_w, p->eye[0].work_h, s->cfg.stereo_bands, c->scratch,
-                         NULL);
+                         disp);
     for (int e = 0; e < p->n_eyes; e++)
         refine_eye(s, c, f, &p->eye[e], c->work + e * c->work_sz, c->luma + e * c->work_sz, m);
+    if (seg_stereo_refined(s)) { /* the guided edges part the eyes again */
+        const struct frame_rect l = p->eye[0].out, r = p->eye[1].out;
+        frame_stereo_out_ref(m->data + (size_t)l.y * m->linesize + l.x,
+                             m->data + (size_t)r.y * m->linesize + r.x, m->linesize, l.w, l.h,
+                             p->eye[0].work_w, s->cfg.stereo_bands, disp);
+    }
     return 0;
 }
 

@@ -69,6 +69,16 @@ static inline int seg_stereo(const struct seg *s)
            && p->eye[0].work_h == p->eye[1].work_h;
 }
 
+/* Whether the refined eyes are fused again (frame_stereo.h, "the refined
+ * eyes"): the eyes are fused, the refinement is guided (bilinear edges of
+ * fused masks already agree) and both eyes have one output size. */
+static inline int seg_stereo_refined(const struct seg *s)
+{
+    const struct tile_plan *p = &s->plan;
+    return seg_stereo(s) && s->refine_guided && p->eye[0].out.w == p->eye[1].out.w
+           && p->eye[0].out.h == p->eye[1].out.h;
+}
+
 /* Checks the options, copies the config, loads the model (config_model_file:
  * models/<cfg.model>.tflite, or the command line's file) and plans the tiles into `s` (zeroed by the caller).
  * On failure what it made stays in `s` for seg_common_release(). */
