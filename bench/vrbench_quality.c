@@ -21,7 +21,11 @@
  * detector runs on the CPU engine, once a clip), each found when the
  * matte holds 80% of their body's axis (neck to mid-hip), the axis drawn
  * on the sheet's overlay green or red. Prints one "RESULT
- * quality_<profile> ..." line a profile.
+ * quality_<profile> ..." line a profile; its borders come with the
+ * reference's across the same lines ("reference"): the reference has no
+ * tiles of that plan, so its ratio is what the scene alone puts there (a
+ * pole or a photo's edge along a border). With --truth, first the truth's
+ * stereo agreement with itself: the measure's ceiling on the clip.
  */
 #include "config.h"
 #include "clock.h"
@@ -329,18 +333,18 @@ int cmd_quality(int argc, char **argv)
             seg_free(&s);
             return qdie(prof[p], &e);
         }
-        struct quality_sums q = { 0 };
-        for (int i = 0; i < c.n; i++)
-            quality_add_frame(&q, s, truth ? t[i] : m[0][i], m[p][i], c.luma[i],
-                              i ? m[p][i - 1] : NULL, i ? c.luma[i - 1] : NULL, c.mw, c.mh,
-                              scratch);
-        if (truth && p == 0) { /* the measure's own ceiling on this clip */
-            struct quality_sums qt = { 0 };
-            for (int i = 0; i < c.n; i++)
-                quality_add_frame(&qt, s, t[i], t[i], c.luma[i], NULL, NULL, c.mw, c.mh, scratch);
-            printf("RESULT quality_truth stereo %.3f IoU (the truth against itself)\n",
-                   quality_ratio(qt.stereo, 1));
+        struct quality_sums q = { 0 }, rq = { 0 };
+        for (int i = 0; i < c.n; i++) {
+            const uint8_t *ref = truth ? t[i] : m[0][i];
+            quality_add_frame(&q, s, ref, m[p][i], c.luma[i], i ? m[p][i - 1] : NULL,
+                              i ? c.luma[i - 1] : NULL, c.mw, c.mh, scratch);
+            /* the reference, which has no tiles of this plan, across the
+             * same lines: what the scene alone puts there */
+            quality_add_frame(&rq, s, ref, ref, c.luma[i], NULL, NULL, c.mw, c.mh, scratch);
         }
+        if (truth && p == 0) /* the measure's own ceiling on this clip */
+            printf("RESULT quality_truth stereo %.3f IoU (the truth against itself)\n",
+                   quality_ratio(rq.stereo, 1));
         seg_free(&s);
         struct quality_count pc[2] = { 0 };
         for (int i = 0; qp && i < c.n; i++)
@@ -350,11 +354,12 @@ int cmd_quality(int argc, char **argv)
             snprintf(people, sizeof people, " people %.0f/%.0f %.0f/%.0f", pc[0].num, pc[0].den,
                      pc[1].num, pc[1].den);
         printf("RESULT quality_%s holes %.2f %% fp %.2f %% stereo %.3f IoU flicker %.3f "
-               "picture %.3f borders %.2f%s (%.1f ms a frame)\n", prof[p],
+               "picture %.3f borders %.2f (reference %.2f)%s (%.1f ms a frame)\n", prof[p],
                100 * quality_ratio(q.holes, 0), 100 * quality_ratio(q.fp, 0),
                quality_ratio(q.stereo, 1), quality_ratio(q.flicker, 0),
                quality_ratio(q.picture, 0),
-               quality_ratio(q.border, 0) / (quality_ratio(q.near, 0) + 1e-9), people, ms);
+               quality_ratio(q.border, 0) / (quality_ratio(q.near, 0) + 1e-9),
+               quality_ratio(rq.border, 0) / (quality_ratio(rq.near, 0) + 1e-9), people, ms);
         fflush(stdout);
         if (img)
             sheet_row(img, p + row0, c.yuv[c.n / 2], m[p][c.n / 2], c.mw, c.mh, cw, ch);
