@@ -333,18 +333,20 @@ int cmd_quality(int argc, char **argv)
             seg_free(&s);
             return qdie(prof[p], &e);
         }
-        struct quality_sums q = { 0 }, rq = { 0 };
+        struct quality_sums q = { 0 }, rq = { 0 }, tq = { 0 };
         for (int i = 0; i < c.n; i++) {
             const uint8_t *ref = truth ? t[i] : m[0][i];
             quality_add_frame(&q, s, ref, m[p][i], c.luma[i], i ? m[p][i - 1] : NULL,
                               i ? c.luma[i - 1] : NULL, c.mw, c.mh, scratch);
             /* the reference, which has no tiles of this plan, across the
              * same lines: what the scene alone puts there */
-            quality_add_frame(&rq, s, ref, ref, c.luma[i], NULL, NULL, c.mw, c.mh, scratch);
+            quality_add_borders(&rq, s, ref, c.mw);
+            if (truth && p == 0) /* the measure's own ceiling on this clip */
+                quality_add_frame(&tq, s, ref, ref, c.luma[i], NULL, NULL, c.mw, c.mh, scratch);
         }
-        if (truth && p == 0) /* the measure's own ceiling on this clip */
+        if (truth && p == 0)
             printf("RESULT quality_truth stereo %.3f IoU (the truth against itself)\n",
-                   quality_ratio(rq.stereo, 1));
+                   quality_ratio(tq.stereo, 1));
         seg_free(&s);
         struct quality_count pc[2] = { 0 };
         for (int i = 0; qp && i < c.n; i++)

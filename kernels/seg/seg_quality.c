@@ -224,14 +224,8 @@ void quality_seg_borders(const struct seg *s, int eye, int *xs, int *nx, int *ys
     }
 }
 
-void quality_add_frame(struct quality_sums *q, const struct seg *s, const uint8_t *ref,
-                       const uint8_t *m, const uint8_t *y, const uint8_t *prev_m,
-                       const uint8_t *prev_y, int w, int h, uint8_t *scratch)
+void quality_add_borders(struct quality_sums *q, const struct seg *s, const uint8_t *m, int w)
 {
-    quality_sure(ref, m, w, h, 1, scratch, &q->holes);
-    quality_sure(ref, m, w, h, 0, scratch, &q->fp);
-    if (prev_m && prev_y)
-        quality_flicker(prev_m, m, prev_y, y, w, h, scratch, &q->flicker, &q->picture);
     const struct tile_plan *p = &s->plan;
     for (int e = 0; e < p->n_eyes; e++) {
         int xs[QUALITY_MAX_BORDERS], ys[QUALITY_MAX_BORDERS], nx, ny;
@@ -240,6 +234,18 @@ void quality_add_frame(struct quality_sums *q, const struct seg *s, const uint8_
         quality_borders(m + (size_t)o.y * w + o.x, o.w, o.h, w, xs, nx, ys, ny,
                         &q->border, &q->near);
     }
+}
+
+void quality_add_frame(struct quality_sums *q, const struct seg *s, const uint8_t *ref,
+                       const uint8_t *m, const uint8_t *y, const uint8_t *prev_m,
+                       const uint8_t *prev_y, int w, int h, uint8_t *scratch)
+{
+    quality_sure(ref, m, w, h, 1, scratch, &q->holes);
+    quality_sure(ref, m, w, h, 0, scratch, &q->fp);
+    if (prev_m && prev_y)
+        quality_flicker(prev_m, m, prev_y, y, w, h, scratch, &q->flicker, &q->picture);
+    quality_add_borders(q, s, m, w);
+    const struct tile_plan *p = &s->plan;
     if (p->n_eyes == 2 && p->eye[0].out.h == p->eye[1].out.h
         && p->eye[0].out.w == p->eye[1].out.w && p->eye[0].out.y == p->eye[1].out.y) {
         /* side by side: the eyes' luma copied out contiguous for the search */

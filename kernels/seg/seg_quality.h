@@ -111,6 +111,10 @@ struct quality_sums {
  * QUALITY_MAX_BORDERS each; none for a plan without a grid. */
 void quality_seg_borders(const struct seg *s, int eye, int *xs, int *nx, int *ys, int *ny);
 
+/* The tile-border step of matte `m` (rows of w) across `s`'s planned
+ * borders, every eye, into q->border and q->near (quality_borders). */
+void quality_add_borders(struct quality_sums *q, const struct seg *s, const uint8_t *m, int w);
+
 /* Adds one side-by-side frame: `m` the matte, `ref` the reference profile's
  * matte of the same frame, `y` the picture's luma (all w x h, rows of w),
  * prev_m/prev_y the previous frame's (NULL for the first: no flicker);
