@@ -2,7 +2,7 @@
  * t-seg-frame-blend.c - frame_blend_ref on hand-computed layouts: one tile is
  * copied, two overlapping tiles cross-fade over their feathered band with
  * weight 1 at the eye borders, and a low-weight whole pass only matters
- * where tiles say little.
+ * where tiles say little; a fine-grid tile votes only where it is sure.
  */
 #include "frame_ref.h"
 
@@ -120,4 +120,23 @@ Test(seg_frame_blend, favor_lets_the_whole_view_win)
     float none[2] = { 0.0f, 0.0f };
     frame_blend_ref(none, 2, 1, 1, tiles, 4, 1, out);
     cr_assert_float_eq(out[0], 0.0f, TOL, "all say no: 0, not 0/0");
+}
+
+Test(seg_frame_blend, sure_tile_votes_only_where_sure)
+{
+    /* work 3x1, favor 1, unfeathered. A fine-grid tile (FRAME_TILE_SURE)
+     * over all of it says 0.9, 0.4 and 0.4; a plain tile over x=2 says 0.3.
+     * x=0: alone and sure, 2*0.9-1 = 0.8. x=1: alone and unsure, its 0.4
+     * counts as 0 and weighs 0: 0, not 0.4 (the grey a doorway got). x=2:
+     * the plain tile alone decides, 0.3. */
+    float t[2][3] = { { 0.9f, 0.4f, 0.4f }, { 0.3f, 0.3f, 0.3f } };
+    struct frame_tile tiles[2] = {
+        { 0, 0, 3, 1, 1.0f, 0.0f, FRAME_TILE_SURE, 1 },
+        { 2, 0, 1, 1, 1.0f, 0.0f, 0, 1 },
+    };
+    float out[3];
+    frame_blend_ref(&t[0][0], 2, 3, 1, tiles, 3, 1, out);
+    cr_assert_float_eq(out[0], 0.8f, TOL, "sure: %f", out[0]);
+    cr_assert_float_eq(out[1], 0.0f, TOL, "unsure: %f", out[1]);
+    cr_assert_float_eq(out[2], 0.3f, TOL, "the plain tile: %f", out[2]);
 }

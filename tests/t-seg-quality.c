@@ -28,6 +28,7 @@
 #include "util-quality.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,36 +58,47 @@
 #define QUALITY_FP_MAX    0.008
 /* the tile borders' step against the step 4-16 px beside them: 1 when no
  * rectangle shows (0.78 reached here, 0.71-0.83 on the 8K clips; the old measure,
- * against the whole eye, read 1.45 here for the people on the borders) */
+ * against the whole eye, read 1.45 here for the people on the borders)... */
 #define QUALITY_BORDER_MAX 1.0
+/* ...or at most this times the reference's across the same lines, which
+ * has no tiles of that plan: what the scene itself puts there. The fine
+ * grid's lines cross the sample's people and poles more than the 3x3's
+ * (fast reads 1.00-1.05 across them at 2048, balanced 1.01-1.09; a seam
+ * reads over 4: border_energy_tells_a_seam_from_a_person). */
+#define QUALITY_BORDER_OF_SCENE 1.1
 /* The made clip against its truth (made_against_truth below), per
  * profile: the state the profiles are in, not the issue's 1% holes. Over
- * these 4 frames both lose 8.3% of the people (fp 0.21%) with the grid
- * chosen by the eye's size (3x3 of 178-px tiles at this 480 px eye), its
- * staggered 2x2 and the blend that favours "person" (tile_stagger,
- * tile_favor 1). Without them (main before h39g) 13.6%, which 9% fails:
- * the near woman's head on a tile-row border was lost. On a 2x2 grid
- * they lost 59.5%; with the tiles fallen out, the whole pass alone, 100%.
- * What is missed: the middle photo's left player and the far photo's
- * players (docs/QUALITY.md, "Staggered tiles (h39g)"); the fine grid
- * finds the first (made_fine_grid_finds_the_middle_player). */
-#define MADE_HOLES_BALANCED 0.09
-#define MADE_HOLES_QUALITY  0.09
+ * these 4 frames both lose 4.8% of the people (fp 0.19%) with the grid
+ * chosen by the eye's size (3x3 of 178-px tiles at this 480 px eye), the
+ * fine 4x4 that votes where it is sure and the blend that favours
+ * "person" (tile_fine, tile_favor 1). With the 3x3's staggered 2x2 in the
+ * fine grid's place 8.58%; with neither and no favour (main before h39g)
+ * 13.6%: the near woman's head on a tile-row border was lost.
+ * On a 2x2 grid they lost 59.5%; with the tiles fallen out, the whole
+ * pass alone, 100%. What is missed: the far photo's players (docs/QUALITY.md,
+ * "The fine grid votes where it is sure"). */
+#define MADE_HOLES_BALANCED 0.055
+#define MADE_HOLES_QUALITY  0.055
 #define MADE_FP_BALANCED    0.003
 #define MADE_FP_QUALITY     0.003
 
 /* Every profile's mattes of the clip at its own size, measured against
- * truth[i] when given, else against profiles[0]'s. */
-static void measure(const struct clip *c, uint8_t *const *truth, struct quality_sums *q)
+ * truth[i] when given, else against profiles[0]'s; scene[p]: that
+ * reference's tile-border steps across profile p's plan. */
+static void measure(const struct clip *c, uint8_t *const *truth, struct quality_sums *q,
+                    struct quality_sums *scene)
 {
     uint8_t *m[NP][FRAMES], *scratch = malloc((size_t)c->w * c->h);
     for (int p = 0; p < NP; p++) {
         struct seg *s = profile_run(c, profiles[p], NULL, m[p]);
         memset(&q[p], 0, sizeof q[p]);
-        for (int i = 0; i < c->n; i++)
+        memset(&scene[p], 0, sizeof scene[p]);
+        for (int i = 0; i < c->n; i++) {
             quality_add_frame(&q[p], s, truth ? truth[i] : m[0][i], m[p][i], c->luma[i],
                               i ? m[p][i - 1] : NULL, i ? c->luma[i - 1] : NULL, c->w, c->h,
                               scratch);
+            quality_add_borders(&scene[p], s, truth ? truth[i] : m[0][i], c->w);
+        }
         seg_free(&s);
     }
     for (int p = 0; p < NP; p++)
@@ -95,7 +107,8 @@ static void measure(const struct clip *c, uint8_t *const *truth, struct quality_
     free(scratch);
 }
 
-static void check(const char *what, const struct quality_sums *q, double fp_max)
+static void check(const char *what, const struct quality_sums *q,
+                  const struct quality_sums *scene, double fp_max)
 {
     double fast_stereo = quality_ratio(q[0].stereo, 1), fast_flicker = quality_ratio(q[0].flicker, 0);
     for (int p = 0; p < NP; p++) {
@@ -103,9 +116,11 @@ static void check(const char *what, const struct quality_sums *q, double fp_max)
         double stereo = quality_ratio(q[p].stereo, 1), flicker = quality_ratio(q[p].flicker, 0);
         double picture = quality_ratio(q[p].picture, 0);
         double border = quality_ratio(q[p].border, 0), near = quality_ratio(q[p].near, 0);
+        double own = quality_ratio(scene[p].near, 0) > 0
+                         ? quality_ratio(scene[p].border, 0) / quality_ratio(scene[p].near, 0) : 0;
         cr_log_info("%s %s: holes %.2f%% fp %.2f%% stereo %.3f flicker %.3f (picture %.3f) "
-                    "borders %.3f / %.3f", what, profiles[p], 100 * holes, 100 * fp, stereo,
-                    flicker, picture, border, near);
+                    "borders %.3f / %.3f (the reference's ratio %.3f)", what, profiles[p],
+                    100 * holes, 100 * fp, stereo, flicker, picture, border, near, own);
         cr_expect_gt(q[p].holes.den, 1000, "%s: fast is sure of a person somewhere", what);
         cr_expect_leq(holes, QUALITY_HOLES_MAX, "%s %s: %.2f%% holes", what, profiles[p], 100 * holes);
         cr_expect_leq(fp, fp_max, "%s %s: %.2f%% false foreground", what, profiles[p], 100 * fp);
@@ -116,8 +131,9 @@ static void check(const char *what, const struct quality_sums *q, double fp_max)
             cr_expect_leq(flicker, fast_flicker * QUALITY_FLICKER_OF_FAST, "%s %s: flicker "
                           "%.3f, fast %.3f", what, profiles[p], flicker, fast_flicker);
         if (q[p].border.den > 0)
-            cr_expect_leq(border, QUALITY_BORDER_MAX * near, "%s %s: tile borders step %.3f, "
-                          "beside them %.3f", what, profiles[p], border, near);
+            cr_expect_leq(border, fmax(QUALITY_BORDER_MAX, QUALITY_BORDER_OF_SCENE * own) * near,
+                          "%s %s: tile borders step %.3f, beside them %.3f (the reference's "
+                          "ratio %.3f)", what, profiles[p], border, near, own);
     }
 }
 
@@ -151,21 +167,21 @@ static void tiles_never_invent(const struct clip *c)
 Test(seg_quality, sample_as_is, .timeout = 120)
 {
     struct clip c;
-    struct quality_sums q[NP];
+    struct quality_sums q[NP], scene[NP];
     clip_read(&c, CLIP, FRAMES, 0, 0);
-    measure(&c, NULL, q);
-    check("480x240", q, QUALITY_FP_MAX);
+    measure(&c, NULL, q, scene);
+    check("480x240", q, scene, QUALITY_FP_MAX);
     clip_free(&c);
 }
 
 Test(seg_quality, sample_tiled, .timeout = 240)
 {
     struct clip c;
-    struct quality_sums q[NP];
+    struct quality_sums q[NP], scene[NP];
     clip_read(&c, CLIP, 4, 2048, 1024);
-    measure(&c, NULL, q);
+    measure(&c, NULL, q, scene);
     cr_expect_gt(q[1].border.den, 0, "balanced runs its tiles at 2048x1024");
-    check("2048x1024", q, QUALITY_FP_TILED);
+    check("2048x1024", q, scene, QUALITY_FP_TILED);
     tiles_never_invent(&c);
     clip_free(&c);
 }
@@ -318,10 +334,10 @@ static const double made_fp_max[NP] = { 0.005, MADE_FP_BALANCED, MADE_FP_QUALITY
 Test(seg_quality, made_against_truth, .timeout = 240)
 {
     struct clip c;
-    struct quality_sums q[NP];
+    struct quality_sums q[NP], scene[NP];
     uint8_t *t[MADE_FRAMES];
     made_read(&c, t);
-    measure(&c, t, q);
+    measure(&c, t, q, scene);
     cr_expect_gt(q[1].border.den, 0, "balanced runs its tiles at 960x480");
     for (int p = 0; p < NP; p++) {
         double holes = quality_ratio(q[p].holes, 0), fp = quality_ratio(q[p].fp, 0);
@@ -356,17 +372,16 @@ static void made_profile(const struct clip *c, uint8_t *const *t, const char *pr
     free(scratch);
 }
 
-/* The fine grid (tile_fine, off in the profiles: twice the tiles, and at
- * 8K the tier finds him anyway; here on over quality-people without its
- * zoomed crops, which find him too: the grid's plan is what is tested): made's middle photo's
- * left player is 129 px of the model's 256 in every tile of the 3x3 and
- * its stagger (the clip scales with the eye, so at 8K too), under what the
- * selfie models see as a person (found at 145 px: a 160-px crop, docs/QUALITY.md
- * "The fine grid (h39f)"); the 4x4 of 135-px tiles shows him at 190.
- * quality-people loses 4.4% of the people with it (fp 0.25%), 8.6% without
- * (0.19%): 6% holes fails without the fine grid's plan. */
-#define MADE_HOLES_FINE 0.06
-#define MADE_FP_FINE    0.004
+/* The fine grid (tile_fine, on in balanced, quality and quality-people):
+ * made's middle photo's left player is 129 px of the model's 256 in every
+ * tile of the 3x3 and its stagger (the clip scales with the eye, so at 8K
+ * too), under what the selfie models see as a person (found at 145 px: a
+ * 160-px crop, docs/QUALITY.md "The fine grid (h39f)"); the 4x4 of 135-px
+ * tiles shows him at 190. balanced loses 4.8% of the people with it (fp
+ * 0.19%), 8.6% with the 3x3's staggered 2x2 instead (0.20%: balanced until
+ * 2026-12-02), 10.5% with neither. */
+#define MADE_HOLES_FINE 0.055
+#define MADE_FP_FINE    0.003
 
 Test(seg_quality, made_fine_grid_finds_the_middle_player, .timeout = 240)
 {
@@ -374,15 +389,11 @@ Test(seg_quality, made_fine_grid_finds_the_middle_player, .timeout = 240)
     uint8_t *t[MADE_FRAMES];
     made_read(&c, t);
     double holes[2], fp[2];
-    made_profile(&c, t, "quality-people",
-                 "{\"tile_fine\": true, \"people_zoom\": 0, \"people_zoom2\": 0}",
-                 "quality-people + tile_fine", &holes[0], &fp[0]);
-    made_profile(&c, t, "quality-people", "{\"people_zoom\": 0, \"people_zoom2\": 0}",
-                 "quality-people", &holes[1], &fp[1]);
-    cr_expect_leq(holes[0], MADE_HOLES_FINE, "made quality-people + tile_fine: %.2f%% holes",
-                  100 * holes[0]);
-    cr_expect_leq(fp[0], MADE_FP_FINE, "made quality-people + tile_fine: %.2f%% false foreground",
-                  100 * fp[0]);
+    made_profile(&c, t, "balanced", NULL, "balanced", &holes[0], &fp[0]);
+    made_profile(&c, t, "balanced", "{\"tile_fine\": false, \"tile_stagger\": true}",
+                 "balanced with the stagger instead", &holes[1], &fp[1]);
+    cr_expect_leq(holes[0], MADE_HOLES_FINE, "made balanced: %.2f%% holes", 100 * holes[0]);
+    cr_expect_leq(fp[0], MADE_FP_FINE, "made balanced: %.2f%% false foreground", 100 * fp[0]);
     cr_expect_lt(holes[0], holes[1] - 0.02, "the fine grid finds someone: %.2f%% against %.2f%%",
                  100 * holes[0], 100 * holes[1]);
     made_free(&c, t);
@@ -392,8 +403,8 @@ Test(seg_quality, made_fine_grid_finds_the_middle_player, .timeout = 240)
  * 1.7, split between the eyes): made's middle photo's left player, whom
  * the selfie models and the tier's plain crops miss at this 480 px eye,
  * is found by a zoomed crop of one eye and carried to the other by the
- * eyes' fusion; 3.70% holes (fp 0.19%; 3.45% with both layouts in each
- * eye) against 8.58% with the zooms off, which 4% fails. The far photo's players (37 px tall, 3-4 px faces) stay missed
+ * eyes' fusion; 3.46% holes with the fine grid (fp 0.19%; 3.70% with the
+ * stagger instead) against 4.79% with the zooms off, which 4% fails. The far photo's players (37 px tall, 3-4 px faces) stay missed
  * here; at 960 px eyes the zooms find them too (docs/QUALITY.md,
  * "quality-people zooms"). */
 #define MADE_HOLES_PEOPLE 0.04

@@ -122,7 +122,8 @@ Test(seg_tile_grid, staggered_tiles_sit_on_the_crossings)
 /* tile_fine: a 3x3 grid at 0.15 gets a 4x4 of smaller tiles at the same
  * overlap after its stagger (136 px at a 480 px eye, under tile_min's 169:
  * the scale that finds made's middle player), spread edge to edge, its
- * interior edges feathered, then the whole pass; none past the engine's
+ * interior edges feathered, each a vote only where sure (FRAME_TILE_SURE),
+ * then the whole pass; none past the engine's
  * grid limit, none when the grid itself is none. */
 Test(seg_tile_grid, fine_grid_one_tile_more_a_side)
 {
@@ -146,7 +147,8 @@ Test(seg_tile_grid, fine_grid_one_tile_more_a_side)
                 cr_expect_eq(s->x - te->eye.x, (int)lround(q * (480.0 - 136) / 3), "tile %d x", i);
                 cr_expect_eq(s->y, (int)lround(r * (480.0 - 136) / 3), "tile %d y", i);
                 const int edges = (q > 0 ? FRAME_EDGE_L : 0) | (q < 3 ? FRAME_EDGE_R : 0)
-                                  | (r > 0 ? FRAME_EDGE_T : 0) | (r < 3 ? FRAME_EDGE_B : 0);
+                                  | (r > 0 ? FRAME_EDGE_T : 0) | (r < 3 ? FRAME_EDGE_B : 0)
+                                  | FRAME_TILE_SURE;
                 cr_expect_eq(te->dst[i].edges, edges, "tile %d: edges %d", i, te->dst[i].edges);
                 cr_expect_eq(te->dst[i].favor, 1);
                 cr_expect(fabsf(te->dst[i].feather - 0.15f) < 1e-6f);
@@ -171,15 +173,15 @@ Test(seg_tile_grid, fine_grid_one_tile_more_a_side)
 
 /* The shipped profiles choose the same way on the CPU and GPU engines (both
  * plan with tile_plan_make): balanced and quality (tile_min 0.66: 169 px)
- * run 3x3 and its 2x2 stagger at a 480 px eye and at 8K, and none at the
- * bundled sample's 240 px eyes (a 2x2 of 169-px tiles would share 0.58);
- * quality-people too: no profile turns tile_fine on (docs/QUALITY.md,
- * "The fine grid"). */
+ * run 3x3 and the fine 4x4 at a 480 px eye and at 8K (no stagger: the fine
+ * grid's borders lie elsewhere), and none at the bundled sample's 240 px
+ * eyes (a 2x2 of 169-px tiles would share 0.58); quality-people too
+ * (docs/QUALITY.md, "The fine grid votes where it is sure"). */
 Test(seg_tile_grid, shipped_profiles)
 {
     const char *names[] = { "balanced", "quality", "quality-people" };
     const int frame_w[] = { 480, 960, 1920, 8192 };
-    const int tiles[][4] = { { 0, 13, 13, 13 }, { 0, 13, 13, 13 }, { 0, 13, 13, 13 } };
+    const int tiles[][4] = { { 0, 25, 25, 25 }, { 0, 25, 25, 25 }, { 0, 25, 25, 25 } };
     for (int i = 0; i < 3; i++) {
         struct vr_config c;
         vr_err e = { 0 };

@@ -92,6 +92,8 @@ k_blend(const float *__restrict__ tiles, int mw, int mh, const frame_tile *__res
             floor_v = fmaxf(floor_v, __fsub_rn(__fmul_rn(2.0f, val), 1.0f));
             continue;
         }
+        if (t.edges & FRAME_TILE_SURE)
+            val = fmaxf(__fsub_rn(__fmul_rn(2.0f, val), 1.0f), 0.0f);
         for (int k = 0; k < t.favor; k++)
             w = __fmul_rn(w, val);
         sw = __fadd_rn(sw, w);
@@ -134,7 +136,7 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
 {
     __shared__ blend_col cols[BLEND_MAX_TILES][BLEND_BW];
     __shared__ blend_row rows[BLEND_MAX_TILES][BLEND_BH];
-    __shared__ int is_floor[BLEND_MAX_TILES], favor[BLEND_MAX_TILES];
+    __shared__ int kind[BLEND_MAX_TILES], favor[BLEND_MAX_TILES]; /* FLOOR / SURE bits */
     const frame_cu_eye &e = p.e[blockIdx.y];
     const int nbx = (e.work_w + BLEND_BW - 1) / BLEND_BW;
     const int nby = (e.work_h + BLEND_BH - 1) / BLEND_BH;
@@ -147,7 +149,7 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
         const int i = k / (BLEND_BW + BLEND_BH), j = k % (BLEND_BW + BLEND_BH);
         const frame_tile t = td[e.tile0 + i];
         if (j == 0) {
-            is_floor[i] = t.edges & FRAME_TILE_FLOOR;
+            kind[i] = t.edges & (FRAME_TILE_FLOOR | FRAME_TILE_SURE);
             favor[i] = t.favor;
         }
         int i0, i1;
@@ -193,7 +195,7 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
         const blend_col c = cols[i][cx];
         if (c.x0 < 0)
             continue;
-        const bool floor_tile = is_floor[i];
+        const bool floor_tile = kind[i] & FRAME_TILE_FLOOR, sure = kind[i] & FRAME_TILE_SURE;
         const int fv = favor[i];
         const float *src = tiles + ((size_t)f0 * p.tiles_per_frame + e.tile0 + i) * plane;
 #pragma unroll
@@ -207,9 +209,11 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
                 if (f >= nf)
                     break;
                 const float *s0 = src + f * fstride + rw.o0, *s1 = src + f * fstride + rw.o1;
-                const float val = fcu_lerp(fcu_lerp(__ldg(s0 + c.x0), __ldg(s0 + c.x1), c.tx),
-                                           fcu_lerp(__ldg(s1 + c.x0), __ldg(s1 + c.x1), c.tx),
-                                           rw.ty);
+                float val = fcu_lerp(fcu_lerp(__ldg(s0 + c.x0), __ldg(s0 + c.x1), c.tx),
+                                     fcu_lerp(__ldg(s1 + c.x0), __ldg(s1 + c.x1), c.tx),
+                                     rw.ty);
+                if (sure)
+                    val = fmaxf(__fsub_rn(__fmul_rn(2.0f, val), 1.0f), 0.0f);
                 if (floor_tile) {
                     fl[r][f] = fmaxf(fl[r][f], __fsub_rn(__fmul_rn(2.0f, val), 1.0f));
                 } else {

@@ -47,6 +47,8 @@ void frame_blend_ref(const float *tiles, int n, int mw, int mh,
                     floor_v = fmaxf(floor_v, 2.0f * val - 1.0f);
                     continue;
                 }
+                if (t->edges & FRAME_TILE_SURE)
+                    val = fmaxf(2.0f * val - 1.0f, 0.0f);
                 for (int k = 0; k < t->favor; k++)
                     w *= val;
                 sw += w;

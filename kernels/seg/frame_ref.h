@@ -98,6 +98,13 @@ enum frame_edge {
      * background; averaging would let it erase what the whole pass found, so
      * the floor's confident values bound the blend from below instead. */
     FRAME_TILE_FLOOR = 1 << 4,
+    /* A vote only where the tile is sure: its value v counts as
+     * max(2v - 1, 0), so the grey it puts on what it is unsure of (a
+     * doorway, a tripod) neither votes nor weighs. The fine grid's tiles:
+     * alone over such a thing, their grey would be the blend's, and it
+     * drifts from frame to frame (docs/QUALITY.md, "The fine grid votes
+     * where it is sure"). */
+    FRAME_TILE_SURE = 1 << 5,
 };
 
 /* Where one network output lands in the eye's work mask. */
@@ -136,7 +143,8 @@ static inline float frame_tile_sample(const float *t, int mw, int mh, float sx, 
  * [0, mh-1]. The weight is t.weight * ramp_x * ramp_y where, for a
  * feathered left edge, ramp_x = clamp(u / t.feather, 1e-3, 1) (right edge:
  * 1 - u; both edges: the smaller; no feathered edge or feather <= 0: 1),
- * same for y with v; then w = w * value, t.favor times (in that order). out =
+ * same for y with v; a FRAME_TILE_SURE tile's value is then max(2*value - 1,
+ * 0); then w = w * value, t.favor times (in that order). out =
  * sum(w*value) / sum(w) over the tiles without
  * FRAME_TILE_FLOOR (0 where none covers the pixel), then raised to
  * 2*value - 1 of the covering FRAME_TILE_FLOOR tiles (weights unused): only

@@ -101,6 +101,7 @@ struct tile_grid_at {
     double sx, sy;          /* eye to work pixels */
     double ov;              /* the feather */
     int favor;              /* cfg.tile_favor */
+    int sure;               /* FRAME_TILE_SURE: the fine grid's, a vote only where sure */
 };
 
 /* Appends the tile at (x, y) of the eye: its interior edges feathered. */
@@ -116,6 +117,7 @@ static void add_tile(struct tile_eye *te, const struct tile_grid_at *g, int x, i
         edges |= FRAME_EDGE_T;
     if (y + g->ih < E.h)
         edges |= FRAME_EDGE_B;
+    edges |= g->sure;
     te->src[te->n] = (struct frame_rect){ E.x + x, E.y + y, g->iw, g->ih };
     te->dst[te->n] = (struct frame_tile){
         .x = (float)(x * g->sx), .y = (float)(y * g->sy),
@@ -162,7 +164,7 @@ static void plan_eye(const struct vr_config *cfg, int mw, int mh, struct tile_ey
         int xs[TILE_MAX_GRID], ys[TILE_MAX_GRID];
         spread(cols, iw, E.w, xs);
         spread(rows, ih, E.h, ys);
-        struct tile_grid_at at = { E, iw, ih, sx, sy, ov, cfg->tile_favor };
+        struct tile_grid_at at = { E, iw, ih, sx, sy, ov, cfg->tile_favor, 0 };
         for (int r = 0; r < rows; r++)
             for (int c = 0; c < cols; c++)
                 add_tile(te, &at, xs[c], ys[r]);
@@ -182,6 +184,9 @@ static void plan_eye(const struct vr_config *cfg, int mw, int mh, struct tile_ey
             && te->n + fc * fr + 1 <= TILE_MAX_PER_EYE) {
             const double ftw = grid_tile_w(fc, fr, cfg->tile_overlap, E.w, E.h, aspect);
             struct tile_grid_at fa = at;
+            /* grey from a smaller view is the tile's doubt (a doorway, a
+             * tripod), and it drifts: it neither votes nor weighs */
+            fa.sure = FRAME_TILE_SURE;
             fa.iw = (int)ceil(ftw), fa.ih = (int)ceil(ftw / aspect);
             fa.iw = fa.iw > E.w ? E.w : fa.iw < 1 ? 1 : fa.iw;
             fa.ih = fa.ih > E.h ? E.h : fa.ih < 1 ? 1 : fa.ih;

@@ -200,7 +200,8 @@ Test(g_seg_frame_blend, blend_exact)
  * staggered grid (tile_stagger): the tiled kernel and the per-pixel one
  * equal the twin to the bit on random layouts whose tiles favour at random,
  * and on the engine's own plan at 8K side by side (3 x 3 at 0.15, its 2 x 2
- * stagger and the whole pass: 14 tiles an eye; with tile_fine's 4 x 4, 30). */
+ * stagger and the whole pass: 14 tiles an eye; with tile_fine's 4 x 4, 30),
+ * tiles that vote only where sure (FRAME_TILE_SURE) among them. */
 Test(g_seg_frame_blend, blend_exact_favor)
 {
     gf_seed("blend_exact_favor");
@@ -211,8 +212,11 @@ Test(g_seg_frame_blend, blend_exact_favor)
         for (size_t m = 0; m < sizeof maxes / sizeof maxes[0]; m++) {
             int nt = blend_layout(lay[0], maxes[m], gf_int(1, 4), gf_int(1, 4), gf_int(0, 1),
                                   gf_int(0, 3), sizes[s][0], sizes[s][1]);
-            for (int i = 0; i < nt; i++)
+            for (int i = 0; i < nt; i++) {
                 lay[0][i].favor = gf_int(0, CONFIG_TILE_FAVOR_MAX);
+                if (!(lay[0][i].edges & FRAME_TILE_FLOOR) && gf_int(0, 1))
+                    lay[0][i].edges |= FRAME_TILE_SURE;
+            }
             blend_exact(1, &sizes[s], &nt, lay, gf_int(1, 3), gf_int(1, 60), gf_int(1, 60));
         }
     int nt = blend_layout(lay[0], BLEND_MAX_LAYOUT, 8, 8, 1, 0, 333, 222);
@@ -249,6 +253,19 @@ Test(g_seg_frame_blend, blend_exact_favor)
     for (int i = 0; i < 2; i++) {
         cr_assert_eq(plan.eye[i].n, 3 * 3 + 2 * 2 + 4 * 4 + 1, "eye %d: %d tiles", i,
                      plan.eye[i].n);
+        n8k[i] = plan.eye[i].n;
+        memcpy(lay[i], plan.eye[i].dst, n8k[i] * sizeof lay[i][0]);
+    }
+    blend_exact(2, (const int(*)[2])eyes, n8k, lay, 4, 256, 256);
+
+    /* a 2 x 2 grid's fine 3 x 3 (FRAME_TILE_SURE) fits the tiled kernel:
+     * 4 + 1 + 9 + 1 = 15 tiles an eye */
+    cfg.tile_cols = cfg.tile_rows = 2;
+    cr_assert_eq(tile_plan_make(&cfg, SEG_LAYOUT_SBS, 8192, 4096, 4096, 2048, 256, 256, &plan,
+                                &err), 0, "%s", err.msg);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(plan.eye[i].n, 2 * 2 + 1 + 3 * 3 + 1, "eye %d: %d tiles", i, plan.eye[i].n);
+        cr_assert(plan.eye[i].dst[5].edges & FRAME_TILE_SURE, "the fine grid's tiles are sure");
         n8k[i] = plan.eye[i].n;
         memcpy(lay[i], plan.eye[i].dst, n8k[i] * sizeof lay[i][0]);
     }
