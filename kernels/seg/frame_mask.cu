@@ -30,6 +30,12 @@
  * taps) once per column and row of a block, into shared tables; each pixel
  * then combines them in the twin's order, so the bits are the same. */
 
+/* the twin's sure_value: the floor's rule and a FRAME_TILE_SURE tile's */
+static __device__ __forceinline__ float sure_value(float v)
+{
+    return fmaxf(__fsub_rn(__fmul_rn(2.0f, v), 1.0f), 0.0f);
+}
+
 static __device__ __forceinline__ float ramp(float u, float feather, int lo, int hi)
 {
     if (feather <= 0.0f || !(lo || hi))
@@ -88,12 +94,12 @@ k_blend(const float *__restrict__ tiles, int mw, int mh, const frame_tile *__res
         const float *src = tiles + ((size_t)fr * p.tiles_per_frame + i) * mw * mh;
         float val = tile_sample(src, mw, mh, __fsub_rn(__fmul_rn(u, (float)mw), 0.5f),
                                 __fsub_rn(__fmul_rn(v, (float)mh), 0.5f));
+        if (t.edges & (FRAME_TILE_FLOOR | FRAME_TILE_SURE))
+            val = sure_value(val);
         if (t.edges & FRAME_TILE_FLOOR) {
-            floor_v = fmaxf(floor_v, __fsub_rn(__fmul_rn(2.0f, val), 1.0f));
+            floor_v = fmaxf(floor_v, val);
             continue;
         }
-        if (t.edges & FRAME_TILE_SURE)
-            val = fmaxf(__fsub_rn(__fmul_rn(2.0f, val), 1.0f), 0.0f);
         for (int k = 0; k < t.favor; k++)
             w = __fmul_rn(w, val);
         sw = __fadd_rn(sw, w);
@@ -195,7 +201,7 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
         const blend_col c = cols[i][cx];
         if (c.x0 < 0)
             continue;
-        const bool floor_tile = kind[i] & FRAME_TILE_FLOOR, sure = kind[i] & FRAME_TILE_SURE;
+        const bool floor_tile = kind[i] & FRAME_TILE_FLOOR, sure = kind[i] != 0;
         const int fv = favor[i];
         const float *src = tiles + ((size_t)f0 * p.tiles_per_frame + e.tile0 + i) * plane;
 #pragma unroll
@@ -212,10 +218,10 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
                 float val = fcu_lerp(fcu_lerp(__ldg(s0 + c.x0), __ldg(s0 + c.x1), c.tx),
                                      fcu_lerp(__ldg(s1 + c.x0), __ldg(s1 + c.x1), c.tx),
                                      rw.ty);
-                if (sure)
-                    val = fmaxf(__fsub_rn(__fmul_rn(2.0f, val), 1.0f), 0.0f);
+                if (sure) /* the floor's rule too */
+                    val = sure_value(val);
                 if (floor_tile) {
-                    fl[r][f] = fmaxf(fl[r][f], __fsub_rn(__fmul_rn(2.0f, val), 1.0f));
+                    fl[r][f] = fmaxf(fl[r][f], val);
                 } else {
                     float wv = w;
                     for (int k = 0; k < fv; k++)

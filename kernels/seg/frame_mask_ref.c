@@ -12,6 +12,13 @@
 
 /* ---- (2) blend ---- */
 
+/* What a value says where only sureness counts: the whole pass's floor
+ * and a FRAME_TILE_SURE tile (frame_ref.h). */
+static inline float sure_value(float v)
+{
+    return fmaxf(2.0f * v - 1.0f, 0.0f);
+}
+
 static inline float ramp(float u, float feather, int lo_edge, int hi_edge)
 {
     if (feather <= 0.0f || !(lo_edge || hi_edge))
@@ -43,12 +50,12 @@ void frame_blend_ref(const float *tiles, int n, int mw, int mh,
                           * ramp(v, t->feather, t->edges & FRAME_EDGE_T, t->edges & FRAME_EDGE_B);
                 float val = frame_tile_sample(tiles + (size_t)i * mw * mh, mw, mh,
                                         u * (float)mw - 0.5f, v * (float)mh - 0.5f);
+                if (t->edges & (FRAME_TILE_FLOOR | FRAME_TILE_SURE))
+                    val = sure_value(val);
                 if (t->edges & FRAME_TILE_FLOOR) {
-                    floor_v = fmaxf(floor_v, 2.0f * val - 1.0f);
+                    floor_v = fmaxf(floor_v, val);
                     continue;
                 }
-                if (t->edges & FRAME_TILE_SURE)
-                    val = fmaxf(2.0f * val - 1.0f, 0.0f);
                 for (int k = 0; k < t->favor; k++)
                     w *= val;
                 sw += w;
