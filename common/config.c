@@ -46,6 +46,7 @@ static const struct config_key config_keys[] = {
     KB(tile_stagger),
     KB(tile_fine),
     KI(tile_favor, 0, CONFIG_TILE_FAVOR_MAX),
+    KD(tile_favor_floor, 0.0, 1.0),
     KB(whole_pass),
     KI(work_size, 64, 8192),
     KI(tile_gate, 0, 32),

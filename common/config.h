@@ -50,6 +50,9 @@ struct vr_config {
                                 * shows too small for the model is larger in one of it */
     int tile_favor;            /* the blend's lean to "person": a tile's weight times its
                                 * value to this power (frame_blend_ref); 0: the mean */
+    double tile_favor_floor;   /* the factor's least, f + (1 - f) * value: a tile that says
+                                * "no one" keeps that share of its vote, so its feather
+                                * still ramps where a neighbour's find ends (0: none) */
     int whole_pass;            /* also run the whole eye once, blended under tiles */
     int work_size;             /* long side (px) of the eye mask tiles are blended into */
     int tile_gate;             /* >0: tiles bounded by the whole pass dilated by this many

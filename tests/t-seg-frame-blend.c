@@ -15,7 +15,7 @@ Test(seg_frame_blend, single_tile_is_copied)
     float t[4 * 2];
     for (int i = 0; i < 8; i++)
         t[i] = (float)i / 8.0f;
-    struct frame_tile tile = { 0, 0, 4, 2, 1.0f, 0.25f, 0, 0 };
+    struct frame_tile tile = { 0, 0, 4, 2, 1.0f, 0.25f, 0, 0, 0.0f };
     float out[8];
     frame_blend_ref(t, 1, 4, 2, &tile, 4, 2, out);
     for (int i = 0; i < 8; i++)
@@ -31,8 +31,8 @@ Test(seg_frame_blend, overlap_cross_fades_and_borders_keep_weight)
      * with full weight right up to the eye border. */
     float t[2][2] = { { 1, 1 }, { 0, 0 } };
     struct frame_tile tiles[2] = {
-        { 0, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_R, 0 },
-        { 2, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_L, 0 },
+        { 0, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_R, 0, 0.0f },
+        { 2, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_L, 0, 0.0f },
     };
     float out[6];
     frame_blend_ref(&t[0][0], 2, 2, 1, tiles, 6, 1, out);
@@ -48,8 +48,8 @@ Test(seg_frame_blend, whole_pass_is_weighted_average_and_gaps_are_zero)
      * whole pass speaks); with no tile at all a pixel is 0. */
     float t[2] = { 1, 0 };
     struct frame_tile tiles[2] = {
-        { 0, 0, 2, 1, 1.0f, 0.0f, 0, 0 },
-        { 0, 0, 4, 1, 0.05f, 0.0f, 0, 0 },
+        { 0, 0, 2, 1, 1.0f, 0.0f, 0, 0, 0.0f },
+        { 0, 0, 4, 1, 0.05f, 0.0f, 0, 0, 0.0f },
     };
     float out[4];
     frame_blend_ref(t, 2, 1, 1, tiles, 4, 1, out);
@@ -65,7 +65,7 @@ Test(seg_frame_blend, tile_output_is_resampled_bilinearly)
     /* a 2x1 tile [0, 1] stretched over 4 work pixels: u*2-0.5 =
      * -0.25, 0.25, 0.75, 1.25 -> 0, 0.25, 0.75, 1 */
     float t[2] = { 0, 1 };
-    struct frame_tile tile = { 0, 0, 4, 1, 1.0f, 0.0f, 0, 0 };
+    struct frame_tile tile = { 0, 0, 4, 1, 1.0f, 0.0f, 0, 0, 0.0f };
     float out[4];
     frame_blend_ref(t, 1, 2, 1, &tile, 4, 1, out);
     const float want[4] = { 0, 0.25f, 0.75f, 1 };
@@ -82,9 +82,9 @@ Test(seg_frame_blend, floor_tile_raises_but_never_lowers)
      * a tile (a second tile over [2,4) says 0.7: x=2,3 stay 0.7). */
     float t[3][2] = { { 0.2f, 0.2f }, { 0.7f, 0.7f }, { 0.9f, 0.1f } };
     struct frame_tile tiles[3] = {
-        { 0, 0, 2, 1, 1.0f, 0.0f, 0, 0 },
-        { 2, 0, 2, 1, 1.0f, 0.0f, 0, 0 },
-        { 0, 0, 4, 1, 1.0f, 0.0f, FRAME_TILE_FLOOR, 0 },
+        { 0, 0, 2, 1, 1.0f, 0.0f, 0, 0, 0.0f },
+        { 2, 0, 2, 1, 1.0f, 0.0f, 0, 0, 0.0f },
+        { 0, 0, 4, 1, 1.0f, 0.0f, FRAME_TILE_FLOOR, 0, 0.0f },
     };
     float out[4];
     frame_blend_ref(&t[0][0], 3, 2, 1, tiles, 4, 1, out);
@@ -103,8 +103,8 @@ Test(seg_frame_blend, favor_lets_the_whole_view_win)
      * both agree nothing moves. */
     float t[2] = { 0.9f, 0.1f };
     struct frame_tile tiles[2] = {
-        { 0, 0, 4, 1, 1.0f, 0.0f, 0, 0 },
-        { 0, 0, 4, 1, 1.0f, 0.0f, 0, 0 },
+        { 0, 0, 4, 1, 1.0f, 0.0f, 0, 0, 0.0f },
+        { 0, 0, 4, 1, 1.0f, 0.0f, 0, 0, 0.0f },
     };
     const float want[3] = { 0.5f, 0.82f, 0.73f / 0.82f };
     float out[4];
@@ -122,6 +122,32 @@ Test(seg_frame_blend, favor_lets_the_whole_view_win)
     cr_assert_float_eq(out[0], 0.0f, TOL, "all say no: 0, not 0/0");
 }
 
+Test(seg_frame_blend, favor_floor_keeps_the_feather)
+{
+    /* The overlap of the cross-fade test, A saying 1 (a find) and B 0, with
+     * favor 1. Without a floor B weighs 0, so A rules its whole ramp and
+     * the matte steps from 1 to 0 at A's edge (x=4). With floor 0.2, B keeps
+     * 0.2 of its vote: x=2: 0.75 / (0.75 + 0.25 * 0.2) = 0.9375; x=3:
+     * 0.25 / (0.25 + 0.75 * 0.2) = 0.625. Floor 1 is the plain mean. */
+    float t[2][2] = { { 1, 1 }, { 0, 0 } };
+    struct frame_tile tiles[2] = {
+        { 0, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_R, 1, 0.0f },
+        { 2, 0, 4, 1, 1.0f, 0.5f, FRAME_EDGE_L, 1, 0.0f },
+    };
+    const float floors[3] = { 0.0f, 0.2f, 1.0f };
+    const float want[3][6] = { { 1, 1, 1, 1, 0, 0 },
+                               { 1, 1, 0.9375f, 0.625f, 0, 0 },
+                               { 1, 1, 0.75f, 0.25f, 0, 0 } };
+    float out[6];
+    for (int f = 0; f < 3; f++) {
+        tiles[0].favor_floor = tiles[1].favor_floor = floors[f];
+        frame_blend_ref(&t[0][0], 2, 2, 1, tiles, 6, 1, out);
+        for (int i = 0; i < 6; i++)
+            cr_assert_float_eq(out[i], want[f][i], TOL, "floor %.1f, x=%d: %f", floors[f], i,
+                               out[i]);
+    }
+}
+
 Test(seg_frame_blend, sure_tile_votes_only_where_sure)
 {
     /* work 3x1, favor 1, unfeathered. A fine-grid tile (FRAME_TILE_SURE)
@@ -131,8 +157,8 @@ Test(seg_frame_blend, sure_tile_votes_only_where_sure)
      * the plain tile alone decides, 0.3. */
     float t[2][3] = { { 0.9f, 0.4f, 0.4f }, { 0.3f, 0.3f, 0.3f } };
     struct frame_tile tiles[2] = {
-        { 0, 0, 3, 1, 1.0f, 0.0f, FRAME_TILE_SURE, 1 },
-        { 2, 0, 1, 1, 1.0f, 0.0f, 0, 1 },
+        { 0, 0, 3, 1, 1.0f, 0.0f, FRAME_TILE_SURE, 1, 0.0f },
+        { 2, 0, 1, 1, 1.0f, 0.0f, 0, 1, 0.0f },
     };
     float out[3];
     frame_blend_ref(&t[0][0], 2, 3, 1, tiles, 3, 1, out);

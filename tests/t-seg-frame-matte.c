@@ -22,9 +22,9 @@ Test(seg_frame_matte, gate_removes_invented_keeps_found)
     enum { M = 16, NP = M * M };
     float t[3 * NP], scratch[NP];
     struct frame_tile tile[3] = {
-        { 0, 0, 16, 32, 1.0f, 0.25f, FRAME_EDGE_R, 0 },
-        { 16, 0, 16, 32, 1.0f, 0.25f, FRAME_EDGE_L, 0 },
-        { 0, 0, 32, 32, 1.0f, 0.0f, FRAME_TILE_FLOOR, 0 },
+        { 0, 0, 16, 32, 1.0f, 0.25f, FRAME_EDGE_R, 0, 0.0f },
+        { 16, 0, 16, 32, 1.0f, 0.25f, FRAME_EDGE_L, 0, 0.0f },
+        { 0, 0, 32, 32, 1.0f, 0.0f, FRAME_TILE_FLOOR, 0, 0.0f },
     };
     float *a = t, *b = t + NP, *whole = t + 2 * NP;
     for (int i = 0; i < NP; i++) {

@@ -36,6 +36,12 @@ static __device__ __forceinline__ float sure_value(float v)
     return fmaxf(__fsub_rn(__fmul_rn(2.0f, v), 1.0f), 0.0f);
 }
 
+/* the twin's favor_factor: floor + (1 - floor) * v (floor 0: v, exactly) */
+static __device__ __forceinline__ float favor_factor(float floor, float v)
+{
+    return __fadd_rn(floor, __fmul_rn(__fsub_rn(1.0f, floor), v));
+}
+
 static __device__ __forceinline__ float ramp(float u, float feather, int lo, int hi)
 {
     if (feather <= 0.0f || !(lo || hi))
@@ -100,8 +106,9 @@ k_blend(const float *__restrict__ tiles, int mw, int mh, const frame_tile *__res
             floor_v = fmaxf(floor_v, val);
             continue;
         }
+        const float fv = favor_factor(t.favor_floor, val);
         for (int k = 0; k < t.favor; k++)
-            w = __fmul_rn(w, val);
+            w = __fmul_rn(w, fv);
         sw = __fadd_rn(sw, w);
         sv = __fadd_rn(sv, __fmul_rn(w, val));
     }
@@ -143,6 +150,7 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
     __shared__ blend_col cols[BLEND_MAX_TILES][BLEND_BW];
     __shared__ blend_row rows[BLEND_MAX_TILES][BLEND_BH];
     __shared__ int kind[BLEND_MAX_TILES], favor[BLEND_MAX_TILES]; /* FLOOR / SURE bits */
+    __shared__ float ffloor[BLEND_MAX_TILES];
     const frame_cu_eye &e = p.e[blockIdx.y];
     const int nbx = (e.work_w + BLEND_BW - 1) / BLEND_BW;
     const int nby = (e.work_h + BLEND_BH - 1) / BLEND_BH;
@@ -157,6 +165,7 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
         if (j == 0) {
             kind[i] = t.edges & (FRAME_TILE_FLOOR | FRAME_TILE_SURE);
             favor[i] = t.favor;
+            ffloor[i] = t.favor_floor;
         }
         int i0, i1;
         float f;
@@ -203,6 +212,7 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
             continue;
         const bool floor_tile = kind[i] & FRAME_TILE_FLOOR, sure = kind[i] != 0;
         const int fv = favor[i];
+        const float ff = ffloor[i];
         const float *src = tiles + ((size_t)f0 * p.tiles_per_frame + e.tile0 + i) * plane;
 #pragma unroll
         for (int r = 0; r < BLEND_RT; r++) {
@@ -224,8 +234,9 @@ k_blend_rect(const float *__restrict__ tiles, int n, int mw, int mh,
                     fl[r][f] = fmaxf(fl[r][f], val);
                 } else {
                     float wv = w;
+                    const float fac = favor_factor(ff, val);
                     for (int k = 0; k < fv; k++)
-                        wv = __fmul_rn(wv, val);
+                        wv = __fmul_rn(wv, fac);
                     sw[r][f] = __fadd_rn(sw[r][f], wv);
                     sv[r][f] = __fadd_rn(sv[r][f], __fmul_rn(wv, val));
                 }

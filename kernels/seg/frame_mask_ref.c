@@ -19,6 +19,12 @@ static inline float sure_value(float v)
     return fmaxf(2.0f * v - 1.0f, 0.0f);
 }
 
+/* A tile's favor factor: its value, lifted to at least the floor. */
+static inline float favor_factor(float floor, float v)
+{
+    return floor + (1.0f - floor) * v;
+}
+
 static inline float ramp(float u, float feather, int lo_edge, int hi_edge)
 {
     if (feather <= 0.0f || !(lo_edge || hi_edge))
@@ -56,8 +62,9 @@ void frame_blend_ref(const float *tiles, int n, int mw, int mh,
                     floor_v = fmaxf(floor_v, val);
                     continue;
                 }
+                const float fv = favor_factor(t->favor_floor, val);
                 for (int k = 0; k < t->favor; k++)
-                    w *= val;
+                    w *= fv;
                 sw += w;
                 sv += w * val;
             }

@@ -116,6 +116,10 @@ struct frame_tile {
     int favor;          /* the weight times the value to this power (0: a plain
                          * weighted mean): the tile that sees a person whole wins
                          * over one a border cuts, which calls him background */
+    float favor_floor;  /* each factor is favor_floor + (1 - favor_floor) * value:
+                         * with 0 a tile saying 0 has no weight, so where a
+                         * neighbour's find meets its border the neighbour's ramp
+                         * ends in a step; a floor keeps the ramp */
 };
 
 /* A network output t [mh][mw] sampled bilinearly at (sx, sy), clamped to
@@ -144,7 +148,8 @@ static inline float frame_tile_sample(const float *t, int mw, int mh, float sx, 
  * feathered left edge, ramp_x = clamp(u / t.feather, 1e-3, 1) (right edge:
  * 1 - u; both edges: the smaller; no feathered edge or feather <= 0: 1),
  * same for y with v; a FRAME_TILE_SURE tile's value is then max(2*value - 1,
- * 0); then w = w * value, t.favor times (in that order). out =
+ * 0); then w = w * (t.favor_floor + (1 - t.favor_floor) * value), t.favor
+ * times (in that order; favor_floor 0: w * value). out =
  * sum(w*value) / sum(w) over the tiles without
  * FRAME_TILE_FLOOR (0 where none covers the pixel), then raised to
  * 2*value - 1 of the covering FRAME_TILE_FLOOR tiles (weights unused): only

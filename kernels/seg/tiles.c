@@ -101,6 +101,7 @@ struct tile_grid_at {
     double sx, sy;          /* eye to work pixels */
     double ov;              /* the feather */
     int favor;              /* cfg.tile_favor */
+    float favor_floor;      /* cfg.tile_favor_floor */
     int sure;               /* FRAME_TILE_SURE: the fine grid's, a vote only where sure */
 };
 
@@ -127,6 +128,7 @@ static void add_tile(struct tile_eye *te, const struct tile_grid_at *g, int x, i
         .feather = g->ov > 0.02 ? (float)g->ov : 0.02f,
         .edges = edges,
         .favor = g->favor,
+        .favor_floor = g->favor_floor,
     };
     te->n++;
 }
@@ -164,7 +166,8 @@ static void plan_eye(const struct vr_config *cfg, int mw, int mh, struct tile_ey
         int xs[TILE_MAX_GRID], ys[TILE_MAX_GRID];
         spread(cols, iw, E.w, xs);
         spread(rows, ih, E.h, ys);
-        struct tile_grid_at at = { E, iw, ih, sx, sy, ov, cfg->tile_favor, 0 };
+        struct tile_grid_at at = { E, iw, ih, sx, sy, ov, cfg->tile_favor,
+                                   (float)cfg->tile_favor_floor, 0 };
         for (int r = 0; r < rows; r++)
             for (int c = 0; c < cols; c++)
                 add_tile(te, &at, xs[c], ys[r]);

@@ -28,11 +28,11 @@ Test(g_seg_frame_blend, blend_random_layout)
                             | (r > 0 ? FRAME_EDGE_T : 0) | (r < rows - 1 ? FRAME_EDGE_B : 0);
                 t[n++] = (struct frame_tile){ c * tw * (1 - ov), r * th * (1 - ov), tw, th,
                                               gf_unif(0.5f, 1.5f), ov > 0.02f ? ov : 0.02f,
-                                              edges, 0 };
+                                              edges, 0, 0.0f };
             }
-        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, 0, 0 };
+        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, 0, 0, 0.0f };
         /* partly outside the work image, all edges feathered */
-        t[n++] = (struct frame_tile){ ww * 0.6f, wh * 0.7f, ww * 0.7f, wh * 0.5f, 1.0f, 0.3f, 15, 0 };
+        t[n++] = (struct frame_tile){ ww * 0.6f, wh * 0.7f, ww * 0.7f, wh * 0.5f, 1.0f, 0.3f, 15, 0, 0.0f };
         size_t tsz = (size_t)n * mw * mh, cnt = (size_t)ww * wh;
         float *tiles = malloc(tsz * sizeof *tiles), *want = malloc(cnt * sizeof *want);
         cr_assert(tiles && want);
@@ -78,17 +78,17 @@ static int blend_layout(struct frame_tile *t, int max, int cols, int rows, int w
                         | (r > 0 ? FRAME_EDGE_T : 0) | (r < rows - 1 ? FRAME_EDGE_B : 0);
             t[n++] = (struct frame_tile){ c * tw * (1 - ov), r * th * (1 - ov), tw, th,
                                           gf_unif(0.5f, 1.5f), ov > 0.02f ? ov : 0.02f, edges,
-                                          0 };
+                                           0, 0.0f };
         }
     if (whole && n < max)
-        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, FRAME_TILE_FLOOR, 0 };
+        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, FRAME_TILE_FLOOR, 0, 0.0f };
     for (int k = 0; k < odd && n < max; k++)
         t[n++] = (struct frame_tile){ gf_unif(-0.3f * ww, (float)ww),
                                       gf_unif(-0.3f * wh, (float)wh),
                                       gf_unif(0.5f, 1.2f * ww), gf_unif(0.5f, 1.2f * wh),
                                       gf_unif(0.1f, 2.0f),
                                       gf_int(0, 4) ? gf_unif(0.01f, 0.6f) : 0.0f,
-                                      (int)(gf_u32() % 32), 0 };
+                                      (int)(gf_u32() % 32), 0, 0.0f };
     return n;
 }
 
@@ -196,7 +196,8 @@ Test(g_seg_frame_blend, blend_exact)
     blend_exact(2, (const int[][2]){ { 512, 512 }, { 512, 512 } }, bal, lay, 16, 256, 256);
 }
 
-/* tile_favor (each tile's weight times its value to a power, 0-3) and the
+/* tile_favor (each tile's weight times its value to a power, 0-3, each
+ * factor lifted to tile_favor_floor, random or 0) and the
  * staggered grid (tile_stagger): the tiled kernel and the per-pixel one
  * equal the twin to the bit on random layouts whose tiles favour at random,
  * and on the engine's own plan at 8K side by side (3 x 3 at 0.15, its 2 x 2
@@ -214,14 +215,17 @@ Test(g_seg_frame_blend, blend_exact_favor)
                                   gf_int(0, 3), sizes[s][0], sizes[s][1]);
             for (int i = 0; i < nt; i++) {
                 lay[0][i].favor = gf_int(0, CONFIG_TILE_FAVOR_MAX);
+                lay[0][i].favor_floor = gf_int(0, 1) ? gf_unif(0.0f, 1.0f) : 0.0f;
                 if (!(lay[0][i].edges & FRAME_TILE_FLOOR) && gf_int(0, 1))
                     lay[0][i].edges |= FRAME_TILE_SURE;
             }
             blend_exact(1, &sizes[s], &nt, lay, gf_int(1, 3), gf_int(1, 60), gf_int(1, 60));
         }
     int nt = blend_layout(lay[0], BLEND_MAX_LAYOUT, 8, 8, 1, 0, 333, 222);
-    for (int i = 0; i < nt; i++)
+    for (int i = 0; i < nt; i++) {
         lay[0][i].favor = gf_int(0, CONFIG_TILE_FAVOR_MAX);
+        lay[0][i].favor_floor = gf_unif(0.0f, 0.3f);
+    }
     blend_exact(1, (const int[][2]){ { 333, 222 } }, &nt, lay, 2, 32, 32);
 
     struct vr_config cfg;
@@ -231,6 +235,7 @@ Test(g_seg_frame_blend, blend_exact_favor)
     cfg.tile_min = 0.66;
     cfg.tile_stagger = 1;
     cfg.tile_favor = 1;
+    cfg.tile_favor_floor = 0.05; /* the floor, as a profile would set it */
     static struct tile_plan plan;
     vr_err err = { 0, "" };
     cr_assert_eq(tile_plan_make(&cfg, SEG_LAYOUT_SBS, 8192, 4096, 4096, 2048, 256, 256, &plan,

@@ -19,9 +19,9 @@ Test(g_seg_frame_matte, gate_exact)
         for (int i = 0; i < n - 1; i++) { /* tiles anywhere, some past the border */
             float tw = gf_unif(0.2f, 0.7f) * ww, th = gf_unif(0.2f, 0.7f) * wh;
             t[i] = (struct frame_tile){ gf_unif(0.0f, ww - tw * 0.5f), gf_unif(0.0f, wh - th * 0.5f),
-                                        tw, th, 1.0f, 0.25f, 15, 0 };
+                                        tw, th, 1.0f, 0.25f, 15, 0, 0.0f };
         }
-        t[n - 1] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 1.0f, 0.0f, FRAME_TILE_FLOOR, 0 };
+        t[n - 1] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 1.0f, 0.0f, FRAME_TILE_FLOOR, 0, 0.0f };
         size_t np = (size_t)mw * mh, cnt = (size_t)n * np;
         float *want = malloc(cnt * sizeof *want), *scratch = malloc(np * sizeof *scratch);
         cr_assert(want && scratch);
