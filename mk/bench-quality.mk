@@ -22,8 +22,8 @@ bench-quality: $$(BENCH_VIDEO)
 # bench/quality-made.sh: its pictures at their own detail, not a 960 clip
 # enlarged) against its truth, and the sample enlarged to 8192x4096
 # against fast; 3 frames each, mattes 1024 wide. The clips are made once
-# into $(QUALITY_OUT)/. ~4 min on 2 cores with the CPU engine (quality-
-# people ~13 s a frame); QUALITY_GPU=N as above.
+# into $(QUALITY_OUT)/. ~2.5 min on 2 cores with the CPU engine
+# (quality-people ~12 s a frame); QUALITY_GPU=N as above.
 QUALITY_8K_MADE := $(QUALITY_OUT)/made4080.mkv
 QUALITY_8K_SBS := $(QUALITY_OUT)/sbs8k.mkv
 

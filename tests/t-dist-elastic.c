@@ -8,11 +8,11 @@
  * the same job with the four from the start on an unloaded box (docs/
  * PERF.md; here the wait is bounded at 5 s, see late_joins_checked); a
  * straggler (one worker of four 5x slower) has its chunk cut; its output
- * (FFV1) equals one `process` frame for frame, no chunk is committed twice, the events,
- * `status --json` and the report show the cuts. The faults: a controller
- * killed -9 after a cut, a worker killed mid-cut, one deaf to its cut
- * (VR_TEST_CUT_DEAF), two controllers racing for one cut
- * (VR_TEST_CUT_DELAY_MS) each leave the job whole. */
+ * (FFV1) equals one `process` frame for frame, no chunk is committed
+ * twice, the events, `status --json` and the report show the cuts. The
+ * faults: a controller killed -9 after a cut, a worker killed mid-cut,
+ * one deaf to its cut (VR_TEST_CUT_DEAF), two controllers racing for one
+ * cut (VR_TEST_CUT_DELAY_MS) each leave the job whole. */
 #include "rq.h"
 #include "rq_fleet.h"
 #include "util-queue.h"

@@ -32,7 +32,8 @@ Test(g_seg_frame_blend, blend_random_layout)
             }
         t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, 0, 0, 0.0f };
         /* partly outside the work image, all edges feathered */
-        t[n++] = (struct frame_tile){ ww * 0.6f, wh * 0.7f, ww * 0.7f, wh * 0.5f, 1.0f, 0.3f, 15, 0, 0.0f };
+        t[n++] = (struct frame_tile){ ww * 0.6f, wh * 0.7f, ww * 0.7f, wh * 0.5f, 1.0f, 0.3f, 15, 0,
+                                      0.0f };
         size_t tsz = (size_t)n * mw * mh, cnt = (size_t)ww * wh;
         float *tiles = malloc(tsz * sizeof *tiles), *want = malloc(cnt * sizeof *want);
         cr_assert(tiles && want);
@@ -78,10 +79,11 @@ static int blend_layout(struct frame_tile *t, int max, int cols, int rows, int w
                         | (r > 0 ? FRAME_EDGE_T : 0) | (r < rows - 1 ? FRAME_EDGE_B : 0);
             t[n++] = (struct frame_tile){ c * tw * (1 - ov), r * th * (1 - ov), tw, th,
                                           gf_unif(0.5f, 1.5f), ov > 0.02f ? ov : 0.02f, edges,
-                                           0, 0.0f };
+                                          0, 0.0f };
         }
     if (whole && n < max)
-        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, FRAME_TILE_FLOOR, 0, 0.0f };
+        t[n++] = (struct frame_tile){ 0, 0, (float)ww, (float)wh, 0.05f, 0.0f, FRAME_TILE_FLOOR, 0,
+                                      0.0f };
     for (int k = 0; k < odd && n < max; k++)
         t[n++] = (struct frame_tile){ gf_unif(-0.3f * ww, (float)ww),
                                       gf_unif(-0.3f * wh, (float)wh),
