@@ -49,8 +49,8 @@ Test(dist_sec_submit, the_vrctl_user_has_no_eval_and_a_controller_records_its_jo
     char indir[400], in[480], out[480], outside[480], id[128], st[32], log[480];
     snprintf(indir, sizeof indir, "%s/in", D.r.dir);
     const char *extra[] = { "--input-root", indir, NULL };
+    cr_assert_eq(tsh("mkdir -p '%s'", indir), 0); /* before the controller that checks it */
     cr_assert_gt(tacl_controller(&D, &A, extra), 0);
-    cr_assert_eq(tsh("mkdir -p '%s'", indir), 0);
     snprintf(in, sizeof in, "%s/a.mp4", indir);
     snprintf(outside, sizeof outside, "%s/b.mp4", D.r.dir);
     snprintf(out, sizeof out, "%s/out.mkv", D.r.dir);

@@ -6,6 +6,7 @@
 
 #include "job.h"
 #include "rq.h"
+#include "rq_fleet.h"
 #include "rq_jobs.h"
 #include "rq_submit.h"
 
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 int tacl_load_file(struct tdist *d, const char *path)
 {
@@ -133,7 +135,27 @@ pid_t tacl_controller(struct tdist *d, const struct tacl *a, const char *const *
     for (int i = 0; extra && extra[i] && k < 39; i++)
         ctl[k++] = extra[i];
     ctl[k] = NULL;
-    return d->ctl = tproc_spawn("vr-controller", ctl, d->log);
+    d->ctl = tproc_spawn("vr-controller", ctl, d->log);
+    /* alive before the test goes on: vrctl's submit with no controller
+     * alive leaves the job for the first to start (so it is not recorded
+     * when submit returns), and a loaded box starts one late */
+    struct rq *q = tacl_admin(a);
+    struct rq_liveness lv = { 0 };
+    int gone = 0;
+    for (int t = 0; t < 30000 && d->ctl > 0 && !gone; t += 50) {
+        if (rq_liveness_read(q, &lv, NULL) == 0 && lv.controllers > 0)
+            break;
+        gone = waitpid(d->ctl, NULL, WNOHANG) == d->ctl;
+        tmsleep(50);
+    }
+    rq_free(&q);
+    if (gone)
+        d->ctl = 0;
+    if (lv.controllers == 0)
+        tsh("tail -20 '%s' >&2", d->log);
+    cr_assert(!gone, "the controller exited at start");
+    cr_assert_gt(lv.controllers, 0, "the controller is not alive after 30 s");
+    return d->ctl;
 }
 
 pid_t tacl_worker(struct tdist *d, const struct tacl *a)

@@ -41,7 +41,8 @@ struct rq *tacl_admin(const struct tacl *a);
 
 /* A controller as the controller's user (roots: d's dir, lease 5 s,
  * webhooks tried once, private addresses allowed), with `extra` options
- * (NULL-terminated, may be NULL); its pid in d->ctl. */
+ * (NULL-terminated, may be NULL); its pid in d->ctl, once its heartbeat
+ * shows it alive (30 s at most, else the test fails). */
 pid_t tacl_controller(struct tdist *d, const struct tacl *a, const char *const *extra);
 
 /* One more CPU worker as the worker's user; its pid. */
