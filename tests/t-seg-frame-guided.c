@@ -2,8 +2,9 @@
  * t-seg-frame-guided.c - the fast guided filter and the bilinear refine on
  * hand-computed cases: a flat guide reduces to a double box blur of the
  * mask, a mask equal to its guide passes through, coefficients are
- * upsampled and applied to the full-resolution luma, and the bilinear
- * upsample hits the expected u8 values.
+ * upsampled and applied to the full-resolution luma, the bilinear
+ * upsample hits the expected u8 values, and the band (guided_band) keeps
+ * the filter at an edge and gives the mask itself where it is flat.
  */
 #include "frame_ref.h"
 
@@ -96,4 +97,38 @@ Test(seg_frame_guided, to_u8_rounds_and_clamps)
     cr_assert_eq(frame_to_u8(0.5f), 128);   /* 127.5 + 0.5 */
     cr_assert_eq(frame_to_u8(1.7f), 255);
     cr_assert_eq(frame_to_u8(2.0f / 255.0f), 2);
+}
+
+Test(seg_frame_guided, band_keeps_the_edge_and_smooths_the_flat)
+{
+    /* p = step [0,0,0,0,1,1,1,1], r = 1. Edge e over the 3-wide window:
+     * [0,0,0,1,1,0,0,0] (a change of 1, times FRAME_BAND_GAIN, clamped);
+     * its mean over 3 (2 at the ends) wgt = [0,0,1/3,2/3,2/3,1/3,0,0].
+     * a = 1, b = 1/2 become a = wgt, b = wgt/2 + (1 - wgt) * flat, flat
+     * the mean of p over rbox: rbox 0 gives p itself, rbox 1
+     * [0,0,0,1/3,2/3,1,1,1]. The flat parts lose the guide (a = 0). */
+    float p[8] = { 0, 0, 0, 0, 1, 1, 1, 1 }, a[8], b[8], band[8];
+    const float wa[8] = { 0, 0, 1 / 3.0f, 2 / 3.0f, 2 / 3.0f, 1 / 3.0f, 0, 0 };
+    const float wb[2][8] = { { 0, 0, 1 / 6.0f, 1 / 3.0f, 2 / 3.0f, 5 / 6.0f, 1, 1 },
+                             { 0, 0, 1 / 6.0f, 4 / 9.0f, 5 / 9.0f, 5 / 6.0f, 1, 1 } };
+    for (int rbox = 0; rbox <= 1; rbox++) {
+        for (int i = 0; i < 8; i++)
+            a[i] = 1.0f, b[i] = 0.5f;
+        frame_guided_band_ref(p, 8, 1, 1, rbox, a, b, band);
+        for (int i = 0; i < 8; i++) {
+            cr_assert_float_eq(a[i], wa[i], TOL, "rbox %d: a[%d] = %f", rbox, i, a[i]);
+            cr_assert_float_eq(b[i], wb[rbox][i], TOL, "rbox %d: b[%d] = %f", rbox, i, b[i]);
+        }
+    }
+    /* a small change (0.1 over the window) is a fifth of an edge */
+    float q[3] = { 0.2f, 0.3f, 0.2f };
+    for (int i = 0; i < 3; i++)
+        a[i] = 1.0f, b[i] = 0.0f;
+    frame_guided_band_ref(q, 3, 1, 1, 0, a, b, band);
+    for (int i = 0; i < 3; i++)
+        cr_assert_float_eq(a[i], 0.2f, TOL, "a[%d] = %f", i, a[i]);
+    /* r = 0: nothing changes */
+    a[0] = 0.7f, b[0] = 0.1f;
+    frame_guided_band_ref(q, 3, 1, 0, 4, a, b, band);
+    cr_assert(a[0] == 0.7f && b[0] == 0.1f);
 }

@@ -70,6 +70,10 @@ int frame_guided_coeffs_cuda(const float *I, const float *p, int w, int h, int r
                              float eps, float *a, float *b, float *scratch,
                              cudaStream_t st, vr_err *err);
 
+/* frame_guided_band_ref's twin; band: w*h device floats. */
+int frame_guided_band_cuda(const float *p, int w, int h, int r, int rbox, float *a, float *b,
+                           float *band, cudaStream_t st, vr_err *err);
+
 int frame_guided_apply_cuda(const float *a, const float *b, int w, int h,
                             const struct seg_frame *f, struct frame_rect rect,
                             uint8_t *dst, int dst_linesize, int dw, int dh,
@@ -159,6 +163,13 @@ int frame_guided_coeffs_batch_cuda(const float *I, const float *p, int n,
                                    const struct frame_cu_plan *pl, int r, float eps,
                                    float *a, float *b, float *scratch,
                                    cudaStream_t st, vr_err *err);
+
+/* frame_guided_band_ref on n * n_eyes work images (work layout): p the
+ * work masks, a and b their coefficients (changed in place); band: n *
+ * work_per_frame floats of scratch. r <= 0: nothing. */
+int frame_guided_band_batch_cuda(const float *p, int n, const struct frame_cu_plan *pl, int r,
+                                 int rbox, float *a, float *b, float *band, cudaStream_t st,
+                                 vr_err *err);
 
 /* The refinement of a whole call in one pass per output pixel: for each
  * frame, guided apply (a, b from the guided coefficients; guided = 0:

@@ -721,6 +721,90 @@ extern "C" int frame_guided_coeffs_batch_cuda(const float *I, const float *p, in
     return fcu_check("guided coefficients", err);
 }
 
+/* ---- (3b) guided coefficients held to the edge band ----
+ * frame_guided_band_ref's loops, term for term; the intrinsics keep nvcc
+ * from fusing multiplies and adds the C twin rounds apart. Grid: (pixels
+ * of the largest eye; eye; frame). */
+
+/* The work pixel of this thread (grid: pixels of the largest eye; eye;
+ * frame): its eye's size, its place and its eye plane's offset; false past
+ * the eye's pixels. */
+struct band_px {
+    int w, h, x, y, i;
+    size_t off;
+};
+
+static __device__ __forceinline__ bool band_pixel(const frame_cu_plan &pl, band_px *q)
+{
+    const frame_cu_eye &E = pl.e[blockIdx.y];
+    q->w = E.work_w, q->h = E.work_h;
+    q->i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (q->i >= q->w * q->h)
+        return false;
+    q->off = widx(pl, E, blockIdx.z, 0);
+    q->x = q->i % q->w, q->y = q->i / q->w;
+    return true;
+}
+
+__global__ void k_band_edge(const float *__restrict__ p, float *__restrict__ band,
+                            const __grid_constant__ frame_cu_plan pl)
+{
+    band_px q;
+    if (!band_pixel(pl, &q))
+        return;
+    const float *m = p + q.off;
+    float mx = m[q.i], mn = mx;
+    for (int yy = q.y - 1 < 0 ? 0 : q.y - 1; yy <= q.y + 1 && yy < q.h; yy++)
+        for (int xx = q.x - 1 < 0 ? 0 : q.x - 1; xx <= q.x + 1 && xx < q.w; xx++) {
+            const float v = m[yy * q.w + xx];
+            mx = v > mx ? v : mx;
+            mn = v < mn ? v : mn;
+        }
+    const float e = __fmul_rn(__fsub_rn(mx, mn), FRAME_BAND_GAIN);
+    band[q.off + q.i] = e < 1.0f ? e : 1.0f;
+}
+
+/* frame_mask_ref.c's window_mean, term for term. */
+static __device__ __forceinline__ float band_mean(const float *x, int w, int h, int cx, int cy,
+                                                  int r)
+{
+    const int y0 = cy - r < 0 ? 0 : cy - r, y1 = cy + r >= h ? h - 1 : cy + r;
+    const int x0 = cx - r < 0 ? 0 : cx - r, x1 = cx + r >= w ? w - 1 : cx + r;
+    float s = 0.0f;
+    for (int y = y0; y <= y1; y++)
+        for (int k = x0; k <= x1; k++)
+            s = __fadd_rn(s, x[y * w + k]);
+    return __fdiv_rn(s, (float)((y1 - y0 + 1) * (x1 - x0 + 1)));
+}
+
+__global__ void k_band_apply(const float *__restrict__ p, const float *__restrict__ band,
+                             float *__restrict__ a, float *__restrict__ b,
+                             const __grid_constant__ frame_cu_plan pl, int r, int rbox)
+{
+    band_px q;
+    if (!band_pixel(pl, &q))
+        return;
+    const float wgt = band_mean(band + q.off, q.w, q.h, q.x, q.y, r);
+    const float flat = band_mean(p + q.off, q.w, q.h, q.x, q.y, rbox);
+    const size_t k = q.off + q.i;
+    a[k] = __fmul_rn(wgt, a[k]);
+    b[k] = __fadd_rn(__fmul_rn(wgt, b[k]), __fmul_rn(__fsub_rn(1.0f, wgt), flat));
+}
+
+extern "C" int frame_guided_band_batch_cuda(const float *p, int n, const struct frame_cu_plan *pl,
+                                            int r, int rbox, float *a, float *b, float *band,
+                                            cudaStream_t st, vr_err *err)
+{
+    if (r <= 0)
+        return 0;
+    if (n < 1 || n > 65535)
+        return vr_err_set(err, VR_EINVAL, "guided band: %d frames", n);
+    dim3 grid((pl->max_work + 255) / 256, pl->n_eyes, n);
+    k_band_edge<<<grid, 256, 0, st>>>(p, band, *pl);
+    k_band_apply<<<grid, 256, 0, st>>>(p, band, a, b, *pl, r, rbox);
+    return fcu_check("guided band", err);
+}
+
 /* ---- twins (one image) ---- */
 
 static void one_image(struct frame_cu_plan *p, int w, int h)
@@ -745,6 +829,14 @@ extern "C" int frame_blend_cuda(const float *tiles, int n, int mw, int mh,
     p.e[0].ntiles = n;
     p.tiles_per_frame = n;
     return frame_blend_batch_cuda(tiles, 1, mw, mh, tile, &p, out, st, err);
+}
+
+extern "C" int frame_guided_band_cuda(const float *p, int w, int h, int r, int rbox, float *a,
+                                      float *b, float *band, cudaStream_t st, vr_err *err)
+{
+    struct frame_cu_plan pl;
+    one_image(&pl, w, h);
+    return frame_guided_band_batch_cuda(p, 1, &pl, r, rbox, a, b, band, st, err);
 }
 
 extern "C" int frame_guided_coeffs_cuda(const float *I, const float *p, int w, int h, int r,

@@ -132,3 +132,46 @@ void frame_guided_coeffs_ref(const float *I, const float *p, int w, int h,
     box_mean(mIp, a, tmp, w, h, r);
     box_mean(mII, b, tmp, w, h, r);
 }
+
+/* ---- (3b) guided filter: held to the edge band ---- */
+
+/* Mean of x over the (2r+1)^2 window at (cx, cy) clipped to the image:
+ * summed row by row, left to right, then divided by the count (the CUDA
+ * twin's order, term for term). */
+static float window_mean(const float *x, int w, int h, int cx, int cy, int r)
+{
+    const int y0 = cy - r < 0 ? 0 : cy - r, y1 = cy + r >= h ? h - 1 : cy + r;
+    const int x0 = cx - r < 0 ? 0 : cx - r, x1 = cx + r >= w ? w - 1 : cx + r;
+    float s = 0.0f;
+    for (int y = y0; y <= y1; y++)
+        for (int k = x0; k <= x1; k++)
+            s += x[(size_t)y * w + k];
+    return s / (float)((y1 - y0 + 1) * (x1 - x0 + 1));
+}
+
+void frame_guided_band_ref(const float *p, int w, int h, int r, int rbox, float *a, float *b,
+                           float *band)
+{
+    if (r <= 0)
+        return;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            float mx = p[(size_t)y * w + x], mn = mx;
+            for (int yy = y - 1 < 0 ? 0 : y - 1; yy <= y + 1 && yy < h; yy++)
+                for (int xx = x - 1 < 0 ? 0 : x - 1; xx <= x + 1 && xx < w; xx++) {
+                    const float v = p[(size_t)yy * w + xx];
+                    mx = v > mx ? v : mx;
+                    mn = v < mn ? v : mn;
+                }
+            const float e = (mx - mn) * FRAME_BAND_GAIN;
+            band[(size_t)y * w + x] = e < 1.0f ? e : 1.0f;
+        }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const float wgt = window_mean(band, w, h, x, y, r);
+            const float flat = window_mean(p, w, h, x, y, rbox);
+            const size_t i = (size_t)y * w + x;
+            a[i] = wgt * a[i];
+            b[i] = wgt * b[i] + (1.0f - wgt) * flat;
+        }
+}

@@ -226,6 +226,21 @@ void frame_morph_ref(float *work, int w, int h, int r, float *scratch);
 void frame_guided_coeffs_ref(const float *I, const float *p, int w, int h,
                              int r, float eps, float *a, float *b, float *scratch);
 
+/* The guided filter held to the edge band (config guided_band r > 0):
+ * where the work mask p ([h][w]) is flat the coefficients become a = 0,
+ * b = the mean of p over the filter's own window (radius rbox), so the
+ * apply step gives a smoothed p there: no texture of the guide inside a
+ * person, no glow spread from an edge onto a flat wall, and a seam
+ * between tiles still smoothed as the filter did. Around p's edges the
+ * coefficients stay. The band: e = min(1, FRAME_BAND_GAIN * (max - min of
+ * p over the clipped 3x3)), wgt = the mean of e over the clipped
+ * (2r+1)^2 window; a = wgt * a, b = wgt * b + (1 - wgt) * mean_rbox(p), in
+ * place (means: summed row by row, left to right, then divided by the
+ * count). band: w*h floats of scratch. r <= 0: nothing. */
+#define FRAME_BAND_GAIN 2.0f /* a change of 0.5 over 3x3 is a whole edge */
+void frame_guided_band_ref(const float *p, int w, int h, int r, int rbox, float *a, float *b,
+                           float *band);
+
 /* Full-resolution half: a, b ([h][w], work resolution) are upsampled
  * bilinearly (half-pixel centres, clamped) to dw x dh, and each output pixel
  * gets frame_to_u8(a*I + b) where I is the luma of the frame's `rect`

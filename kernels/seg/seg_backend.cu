@@ -396,7 +396,10 @@ static int cu_run(struct seg *s, const struct seg_frame *frames, int n,
         if ((rc = frame_guided_coeffs_batch_cuda(c->d_luma, c->d_work, n, p,
                                                     s->cfg.guided_radius,
                                                     (float)s->cfg.guided_eps, c->d_a, c->d_b,
-                                                    c->d_scratch, c->st, err)) < 0)
+                                                    c->d_scratch, c->st, err)) < 0
+            || (rc = frame_guided_band_batch_cuda(c->d_work, n, p, s->cfg.guided_band,
+                                                  s->cfg.guided_radius, c->d_a, c->d_b,
+                                                  c->d_scratch, c->st, err)) < 0)
             return rc;
     }
     rc = frame_refine_batch_cuda(s->refine_guided ? c->d_a : c->d_work, c->d_b,

@@ -101,6 +101,8 @@ static void refine_eye(struct seg *s, struct seg_cpu *c, const struct seg_frame 
     }
     frame_guided_coeffs_ref(luma, work, ww, wh, s->cfg.guided_radius,
                             (float)s->cfg.guided_eps, c->a, c->b, c->scratch);
+    frame_guided_band_ref(work, ww, wh, s->cfg.guided_band, s->cfg.guided_radius, c->a, c->b,
+                          c->scratch);
     frame_guided_apply_ref(c->a, c->b, ww, wh, f, te->eye, dst, m->linesize,
                            te->out.w, te->out.h);
 }

@@ -70,16 +70,7 @@ static void coeffs_inputs(float *I, float *p, size_t n)
 static void coeffs_exact(int n_eyes, const int (*eyes)[2], int n, int r)
 {
     struct frame_cu_plan pl;
-    memset(&pl, 0, sizeof pl);
-    pl.n_eyes = n_eyes;
-    for (int i = 0; i < n_eyes; i++) {
-        pl.e[i].work_w = eyes[i][0];
-        pl.e[i].work_h = eyes[i][1];
-        pl.e[i].work_off = pl.work_per_frame;
-        pl.work_per_frame += (size_t)eyes[i][0] * eyes[i][1];
-        if (eyes[i][0] * eyes[i][1] > pl.max_work)
-            pl.max_work = eyes[i][0] * eyes[i][1];
-    }
+    gf_work_plan(&pl, n_eyes, eyes);
     const size_t np = (size_t)n * pl.work_per_frame;
     const float eps = gf_unif(1e-4f, 1e-2f);
     float *I = malloc(np * sizeof *I), *p = malloc(np * sizeof *p);

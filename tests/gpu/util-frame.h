@@ -199,6 +199,23 @@ static inline void gf_clip_frame(const struct vio_image *img, int i, int w, int 
         }
 }
 
+/* A plan of n_eyes work images of sizes eyes[i] (w, h), one after the
+ * other in a frame's work layout (no tiles, no output): what the work
+ * mask kernels' batched twins take. */
+static inline void gf_work_plan(struct frame_cu_plan *pl, int n_eyes, const int (*eyes)[2])
+{
+    memset(pl, 0, sizeof *pl);
+    pl->n_eyes = n_eyes;
+    for (int i = 0; i < n_eyes; i++) {
+        pl->e[i].work_w = eyes[i][0];
+        pl->e[i].work_h = eyes[i][1];
+        pl->e[i].work_off = pl->work_per_frame;
+        pl->work_per_frame += (size_t)eyes[i][0] * eyes[i][1];
+        if (eyes[i][0] * eyes[i][1] > pl->max_work)
+            pl->max_work = eyes[i][0] * eyes[i][1];
+    }
+}
+
 /* Device buffer of n floats poisoned with NaN (0xff bytes). */
 static inline float *gf_dev_poisoned(size_t n)
 {
