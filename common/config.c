@@ -60,7 +60,7 @@ static const struct config_key config_keys[] = {
     KB(people_zoom_split),
     KS(refine, "guided|bilinear"),
     KI(guided_radius, 1, 64),
-    KI(guided_band, 0, FRAME_BAND_RMAX),
+    KI(guided_band, 0, CONFIG_GUIDED_BAND_MAX),
     KD(guided_eps, 1e-8, 1.0),
     KD(smooth, 0.0, 0.95),
     KI(smooth_frames, 1, 8),

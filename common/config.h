@@ -79,8 +79,9 @@ struct vr_config {
     int guided_radius;         /* box radius at work resolution */
     int guided_band;           /* >0: the guided filter held to the edge band, a ramp this
                                 * many work px wide around where the work mask changes;
-                                * flat parts keep the work mask upsampled (no glow, no
-                                * texture of the guide); 0: everywhere (frame_guided_band_ref) */
+                                * flat parts take the mask's mean over guided_radius (no
+                                * glow, no texture of the guide); 0: everywhere
+                                * (frame_guided_band_ref) */
     double guided_eps;         /* regularisation, in [0,1]^2 intensity units */
     /* temporal filter over a window of frames (kernels/seg/frame_temporal.h) */
     double smooth;             /* weight decay per frame back, 0 = off */
@@ -134,9 +135,10 @@ int config_load_profile(struct vr_config *c, const char *name, vr_err *err);
  * (smooth_still_radius; frame_temporal.h). */
 #define CONFIG_STILL_R_MAX 4
 
+#define CONFIG_GUIDED_BAND_MAX 16 /* guided_band's largest ramp (work px) */
+
 /* The people tier's window: frame t's people depend on frames t-W+1..t
  * (kernels/seg/people_track.h). */
-#define FRAME_BAND_RMAX 16      /* guided_band's largest ramp (work px) */
 #define CONFIG_PEOPLE_WINDOW 4
 
 /* Frames before the current one that a frame's matte depends on: the

@@ -3,7 +3,7 @@
  * (frame_guided_band_cuda, config guided_band) against its C twin, bit for
  * bit: work masks of flat blocks, steps and noise (so the band has edges,
  * ramps and flat parts), images smaller than the window, radii 0 to
- * FRAME_BAND_RMAX with window radii 0 to 8, batches of two eyes of different sizes, and the 8K
+ * CONFIG_GUIDED_BAND_MAX with window radii 0 to 8, batches of two eyes of different sizes, and the 8K
  * engine's call (two 512x512 eyes, 16 frames).
  */
 #include "config.h"
@@ -73,7 +73,7 @@ Test(g_seg_frame_band, band_exact)
     gf_seed("band_exact");
     static const int sizes[][2] = { { 1, 1 }, { 1, 37 }, { 37, 1 }, { 3, 5 },
                                     { 33, 47 }, { 129, 31 }, { 512, 512 } };
-    static const int radii[] = { 0, 1, 2, 3, 8, FRAME_BAND_RMAX };
+    static const int radii[] = { 0, 1, 2, 3, 8, CONFIG_GUIDED_BAND_MAX };
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (size_t k = 0; k < sizeof radii / sizeof radii[0]; k++)
             band_exact(1, &sizes[s], 1, radii[k], gf_int(0, 8));
